@@ -1,0 +1,66 @@
+// Bundles the extension client, the language server and the CLI with esbuild, and copies the two
+// .wasm files that web-tree-sitter needs beside the bundles (dist/ is all the .vsix ships).
+import * as esbuild from 'esbuild';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
+const dist = path.join(root, 'dist');
+fs.mkdirSync(dist, { recursive: true });
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  sourcemap: true,
+  logLevel: 'warning',
+  minifySyntax: true,
+};
+
+const entries = [
+  { in: 'extension/src/extension.ts', out: 'extension', external: ['vscode'] },
+  { in: 'server/src/server.ts', out: 'server', banner: '#!/usr/bin/env node' },
+  { in: 'server/src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
+];
+
+await Promise.all(
+  entries
+    .filter((entry) => fs.existsSync(path.join(root, entry.in)))
+    .map((entry) =>
+      esbuild.build({
+        ...common,
+        entryPoints: [path.join(root, entry.in)],
+        outfile: path.join(dist, `${entry.out}.js`),
+        external: entry.external ?? [],
+        banner: entry.banner ? { js: entry.banner } : undefined,
+      }),
+    ),
+);
+
+// Webview bundles run in the browser, not in Node.
+const webviewEntry = path.join(root, 'extension/src/webview/main.ts');
+if (fs.existsSync(webviewEntry)) {
+  await esbuild.build({
+    ...common,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    entryPoints: [webviewEntry],
+    outfile: path.join(dist, 'webview.js'),
+  });
+}
+
+for (const [pkg, file] of [
+  ['web-tree-sitter', 'tree-sitter.wasm'],
+  ['tree-sitter-python', 'tree-sitter-python.wasm'],
+]) {
+  const source = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), file);
+  fs.copyFileSync(source, path.join(dist, file));
+}
+for (const file of ['cli.js', 'server.js']) {
+  const target = path.join(dist, file);
+  if (fs.existsSync(target)) fs.chmodSync(target, 0o755);
+}

@@ -1,0 +1,66 @@
+// Owns the tree-sitter runtime: loads the two .wasm files once and parses Python.
+// Positions from web-tree-sitter count UTF-16 code units when it is given a JS string,
+// which is exactly what LSP counts, so ranges pass through without conversion.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Language, Parser, Query } from 'web-tree-sitter';
+import type { Edit, Node, Point, Tree } from 'web-tree-sitter';
+
+export type { Node, Point, Tree, Query };
+
+let languagePromise: Promise<Language> | undefined;
+
+/** Finds a file that the bundle ships beside itself (dist/) or that node_modules holds (tests run from source). */
+function locateWasm(fileName: string, packageName: string): string {
+  const candidates = [
+    path.join(__dirname, fileName),
+    path.join(__dirname, '..', 'dist', fileName),
+  ];
+  for (const candidate of candidates) {
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  const packageJson = require.resolve(`${packageName}/package.json`, { paths: [__dirname, process.cwd()] });
+  return path.join(path.dirname(packageJson), fileName);
+}
+
+/** Loads tree-sitter and the Python grammar once per process. */
+export function loadPython(): Promise<Language> {
+  languagePromise ??= (async () => {
+    const runtimeWasm = locateWasm('tree-sitter.wasm', 'web-tree-sitter');
+    await Parser.init({ locateFile: () => runtimeWasm });
+    return Language.load(locateWasm('tree-sitter-python.wasm', 'tree-sitter-python'));
+  })();
+  return languagePromise;
+}
+
+let sharedParser: Parser | undefined;
+
+/** A parser for Python; the language must have been loaded with loadPython(). */
+export async function pythonParser(): Promise<Parser> {
+  const language = await loadPython();
+  if (!sharedParser) {
+    sharedParser = new Parser();
+    sharedParser.setLanguage(language);
+  }
+  return sharedParser;
+}
+
+/** Parses a whole file (CLI, tests). Returns undefined only if tree-sitter gives up. */
+export async function parsePython(text: string, previous?: Tree): Promise<Tree | undefined> {
+  const parser = await pythonParser();
+  return parser.parse(text, previous) ?? undefined;
+}
+
+const queryCache = new Map<string, Query>();
+
+/** Compiles a tree-sitter query once and caches it by its source. */
+export async function compileQuery(source: string): Promise<Query> {
+  let query = queryCache.get(source);
+  if (!query) {
+    query = new Query(await loadPython(), source);
+    queryCache.set(source, query);
+  }
+  return query;
+}
+
+export type { Edit };

@@ -1,0 +1,36 @@
+// Plain data types shared by the engine, the language server, the CLI and the panel.
+// Positions are 0-based and count UTF-16 code units, as LSP does; the CLI adds 1 when it prints.
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export type Severity = 'error' | 'warning' | 'information' | 'hint';
+
+export interface TextEdit {
+  range: Range;
+  newText: string;
+}
+
+/** One way to resolve a finding. `safe` fixes cannot change what the program computes; only they run under --fix. */
+export interface Fix {
+  title: string;
+  safe: boolean;
+  preferred?: boolean;
+  edits: TextEdit[];
+}
+
+export interface Finding {
+  code: string;
+  name: string;
+  severity: Severity;
+  range: Range;
+  message: string;
+  fixes: Fix[];
+}
