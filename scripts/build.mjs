@@ -10,7 +10,18 @@ const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const dist = path.join(root, 'dist');
 fs.mkdirSync(dist, { recursive: true });
 
+// web-tree-sitter's ESM build reads import.meta.url, which a CommonJS bundle lacks; bundle its CJS build instead.
+const webTreeSitterCjs = {
+  name: 'web-tree-sitter-cjs',
+  setup(build) {
+    build.onResolve({ filter: /^web-tree-sitter$/ }, () => ({
+      path: path.join(path.dirname(require.resolve('web-tree-sitter')), 'tree-sitter.cjs'),
+    }));
+  },
+};
+
 const common = {
+  plugins: [webTreeSitterCjs],
   bundle: true,
   platform: 'node',
   format: 'cjs',
@@ -18,6 +29,7 @@ const common = {
   sourcemap: true,
   logLevel: 'warning',
   minifySyntax: true,
+  define: { VERSION: JSON.stringify(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version) },
 };
 
 const entries = [
@@ -57,7 +69,9 @@ for (const [pkg, file] of [
   ['web-tree-sitter', 'tree-sitter.wasm'],
   ['tree-sitter-python', 'tree-sitter-python.wasm'],
 ]) {
-  const source = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), file);
+  let dir = path.dirname(require.resolve(pkg));
+  while (!fs.existsSync(path.join(dir, file)) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  const source = path.join(dir, file);
   fs.copyFileSync(source, path.join(dist, file));
 }
 for (const file of ['cli.js', 'server.js']) {

@@ -19,8 +19,11 @@ function locateWasm(fileName: string, packageName: string): string {
   for (const candidate of candidates) {
     if (fs.existsSync(candidate)) return candidate;
   }
-  const packageJson = require.resolve(`${packageName}/package.json`, { paths: [__dirname, process.cwd()] });
-  return path.join(path.dirname(packageJson), fileName);
+  // Running from source (tests): the package in node_modules. Its package.json may not be exported, so
+  // resolve its entry point and walk up to the folder that holds the file.
+  let dir = path.dirname(require.resolve(packageName, { paths: [__dirname, process.cwd()] }));
+  while (!fs.existsSync(path.join(dir, fileName)) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return path.join(dir, fileName);
 }
 
 /** Loads tree-sitter and the Python grammar once per process. */

@@ -1,0 +1,106 @@
+// `oomguard check [PATH ...]`: the language server's analysis for a terminal or CI (../shared/spec/cli.md).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { analyze, MAX_ANALYZED_CHARACTERS, tooLargeMessage } from '../engine/analyze';
+import { parsePython } from '../engine/parser';
+import { SemanticModel } from '../engine/semantic/model';
+import type { Finding } from '../engine/types';
+import { t } from '../l10n';
+import { collectPythonFiles } from './files';
+import type { CliIO } from './io';
+import { findingToJson, formatText } from './output';
+
+export interface FileFindings {
+  file: string;
+  text: string;
+  findings: Finding[];
+}
+
+/** Decodes a file as UTF-8, or returns undefined when it is not valid UTF-8 text. */
+export function readUtf8(file: string): string | undefined {
+  const bytes = fs.readFileSync(file);
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    // NUL bytes mean binary junk with a .py name.
+    return text.includes('\u0000') ? undefined : text;
+  } catch {
+    return undefined;
+  }
+}
+
+function splitCodes(value: string | undefined): string[] | undefined {
+  return value?.split(',').map((code) => code.trim()).filter((code) => code.length > 0);
+}
+
+export async function runCheck(argv: string[], io: CliIO): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'output-format': { type: 'string', default: 'text' },
+        select: { type: 'string' },
+        ignore: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    io.stderr(`${(error as Error).message}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout(t('Usage: oomguard check [PATH ...] [--output-format text|json] [--select CODES] [--ignore CODES]') + '\n');
+    return 0;
+  }
+  const format = values['output-format'];
+  if (format !== 'text' && format !== 'json') {
+    io.stderr(t('Unknown output format "{0}" (use text or json).', format ?? '') + '\n');
+    return 2;
+  }
+  const { files, missing } = collectPythonFiles(positionals.length > 0 ? positionals : ['.']);
+  if (missing.length > 0) {
+    for (const target of missing) io.stderr(t('{0}: no such file or directory', target) + '\n');
+    return 2;
+  }
+  const options = { select: splitCodes(values.select), ignore: splitCodes(values.ignore) };
+  const results: FileFindings[] = [];
+  for (const file of files) {
+    const display = path.relative(process.cwd(), file) || file;
+    let text: string | undefined;
+    try {
+      text = readUtf8(file);
+    } catch (error) {
+      io.stderr(t('{0}: cannot read the file ({1}); skipped.', display, (error as Error).message) + '\n');
+      continue;
+    }
+    if (text === undefined) {
+      io.stderr(t('{0}: not UTF-8 text; skipped.', display) + '\n');
+      continue;
+    }
+    if (text.length > MAX_ANALYZED_CHARACTERS) {
+      io.stderr(`${display}: ${tooLargeMessage(text.length)}\n`);
+      continue;
+    }
+    const tree = await parsePython(text);
+    if (!tree) {
+      io.stderr(t('{0}: could not be parsed; skipped.', display) + '\n');
+      continue;
+    }
+    const findings = analyze(new SemanticModel(tree), text, {
+      ...options,
+      onRuleError: (code, error) => io.stderr(t('{0}: rule {1} failed: {2}', display, code, String(error)) + '\n'),
+    });
+    tree.delete();
+    results.push({ file: display, text, findings });
+  }
+  const count = results.reduce((sum, result) => sum + result.findings.length, 0);
+  if (format === 'json') {
+    io.stdout(JSON.stringify(results.flatMap((result) => result.findings.map((finding) => findingToJson(result.file, finding)))) + '\n');
+  } else {
+    io.stdout(formatText(results, count));
+  }
+  return count > 0 ? 1 : 0;
+}

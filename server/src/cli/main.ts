@@ -1,0 +1,42 @@
+// `oomguard`: dispatches to the subcommands of the command-line contract (../shared/spec/cli.md).
+import { t } from '../l10n';
+import { runCheck } from './check';
+import type { CliIO } from './io';
+import { processIO } from './io';
+
+declare const VERSION: string;
+
+type Subcommand = (argv: string[], io: CliIO) => Promise<number>;
+
+const COMMANDS: Record<string, Subcommand> = { check: runCheck };
+
+export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+  const [command, ...rest] = argv;
+  const usage = t('Usage: oomguard <command> [options]\n\nCommands:\n  check [PATH ...]    report GPU-memory leaks and anti-patterns in PyTorch scripts\n  estimate SCRIPT     estimate the peak GPU memory of one training step\n\nRun "oomguard <command> --help" for the options of a command.');
+  if (!command || command === '--help' || command === '-h') {
+    io.stdout(usage + '\n');
+    return command ? 0 : 2;
+  }
+  if (command === '--version') {
+    io.stdout(`${VERSION}\n`);
+    return 0;
+  }
+  const run = COMMANDS[command];
+  if (!run) {
+    io.stderr(t('Unknown command "{0}".', command) + '\n' + usage + '\n');
+    return 2;
+  }
+  return run(rest, io);
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}

@@ -1,0 +1,70 @@
+// Runs the rules over one document version and turns their reports into findings: severity from the settings,
+// suppression comments applied, each rule isolated so that one that throws cannot silence the others.
+import { RULES } from '../rules';
+import type { Rule } from '../rules';
+import { t } from '../l10n';
+import type { Tree } from './parser';
+import { SemanticModel } from './semantic/model';
+import { rangeOf } from './syntax';
+import type { Finding, Severity } from './types';
+import { isSuppressed } from './suppression';
+
+export interface AnalysisOptions {
+  /** Codes or prefixes to run (`OOM10`); empty or absent means all. */
+  select?: readonly string[];
+  /** Codes or prefixes to skip. */
+  ignore?: readonly string[];
+  severity?: Readonly<Record<string, Severity>>;
+  /** Called when a rule throws; the other rules still report. */
+  onRuleError?: (code: string, error: unknown) => void;
+}
+
+/** Files above this size are not analysed: tree-sitter copes, but the dataflow rules would make the editor wait. */
+export const MAX_ANALYZED_CHARACTERS = 2_000_000;
+
+export function ruleEnabled(code: string, options: AnalysisOptions): boolean {
+  const matches = (patterns: readonly string[] | undefined) => !!patterns?.some((pattern) => code.startsWith(pattern.trim().toUpperCase()));
+  if (options.select && options.select.length > 0 && !matches(options.select)) return false;
+  return !matches(options.ignore);
+}
+
+export function activeRules(options: AnalysisOptions): Rule[] {
+  return RULES.filter((rule) => ruleEnabled(rule.code, options));
+}
+
+/** Builds the shared semantic model for a tree once; callers cache it per document version. */
+export function buildModel(tree: Tree): SemanticModel {
+  return new SemanticModel(tree);
+}
+
+export function analyze(model: SemanticModel, text: string, options: AnalysisOptions = {}): Finding[] {
+  const findings: Finding[] = [];
+  const lines = text.split(/\r\n|\r|\n/);
+  for (const rule of activeRules(options)) {
+    let reports;
+    try {
+      reports = rule.check({ model, text });
+    } catch (error) {
+      options.onRuleError?.(rule.code, error);
+      continue;
+    }
+    for (const report of reports) {
+      const range = rangeOf(report.node);
+      if (isSuppressed(lines[range.start.line] ?? '', rule.code)) continue;
+      findings.push({
+        code: rule.code,
+        name: rule.name,
+        severity: options.severity?.[rule.code] ?? rule.defaultSeverity,
+        range,
+        message: report.message,
+        fixes: report.fixes ?? [],
+      });
+    }
+  }
+  findings.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
+  return findings;
+}
+
+export function tooLargeMessage(characters: number): string {
+  return t('OOM Guard skipped this file: it has {0} characters, more than the {1} it analyses.', characters, MAX_ANALYZED_CHARACTERS);
+}

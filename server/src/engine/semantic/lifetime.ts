@@ -1,0 +1,122 @@
+// How long a container or accumulator lives compared with one iteration of a batch loop: the question behind
+// OOM101 and OOM102. A value kept in something that outlives the iteration keeps its autograd graph alive.
+import type { Node } from '../parser';
+import { children, contains, dottedName, enclosingFunction, enclosingLoops, calleeName, callReceiver } from '../syntax';
+import type { SemanticModel } from './model';
+
+/** `history["loss"]` → `history`; `self.outs` → `self.outs`; `x` → `x`. */
+export function containerBase(node: Node): Node {
+  let current = node;
+  while (current.type === 'subscript') current = current.childForFieldName('value') ?? current;
+  return current;
+}
+
+export interface IterationScope {
+  /** The batch loop whose iterations the value should not outlive, if the site is in a loop. */
+  loop?: Node;
+}
+
+/** The loop whose iteration matters: the innermost enclosing batch loop, else the innermost loop. */
+export function iterationLoop(model: SemanticModel, site: Node): Node | undefined {
+  const loops = enclosingLoops(site);
+  return loops.find((loop) => model.isBatchLoop(loop)) ?? loops[0];
+}
+
+/** Whether `name` is (re)bound anywhere inside `region` (assignment, loop target, with-as, walrus). */
+function assignedWithin(model: SemanticModel, name: string, region: Node): boolean {
+  for (const assignment of model.assignments) {
+    if (!contains(region, assignment)) continue;
+    const left = assignment.childForFieldName('left');
+    if (left && model.targetNames(left).includes(name)) return true;
+  }
+  for (const loop of model.loops) {
+    if (loop.type !== 'for_statement' || !contains(region, loop) || loop.id === region.id) continue;
+    const left = loop.childForFieldName('left');
+    if (left && model.targetNames(left).includes(name)) return true;
+  }
+  return false;
+}
+
+/** Whether `name` is a local of the function holding `site` (assigned there and not declared global). */
+function isFunctionLocal(model: SemanticModel, name: string, site: Node): boolean {
+  if (name.includes('.')) return false;
+  const fn = enclosingFunction(site);
+  if (fn.type !== 'function_definition') return false;
+  return assignedWithin(model, name, fn);
+}
+
+/**
+ * Whether a container or accumulator named by `target` outlives one iteration of the batch loop around `site`
+ * (or, outside any loop, one call of a function that runs once per batch).
+ */
+export function outlivesIteration(model: SemanticModel, site: Node, target: Node): boolean {
+  const base = containerBase(target);
+  const name = dottedName(base);
+  if (!name) return false;
+  const loop = iterationLoop(model, site);
+  if (loop) {
+    // Created inside the iteration: rebuilt every time, so it dies with the iteration.
+    if (assignedWithin(model, name, loop)) return false;
+    // A helper's local list over layers or decoding steps is consumed in the same call (U-Net skips, torch.cat).
+    if (!model.isBatchLoop(loop) && isFunctionLocal(model, name, site)) return false;
+    return !isClearedAfterBackward(model, name);
+  }
+  const fn = model.functionOf(site);
+  if (!fn) return false;
+  // Lightning calls training_step once per batch; a local function called from a loop runs once per iteration.
+  const perBatch = fn.name === 'training_step' || model.callersOf(fn).some((caller) => enclosingLoops(caller).length > 0);
+  if (!perBatch) return false;
+  // Outside a loop, only what outlives the call can pile up: attributes and names not local to the function.
+  if (isFunctionLocal(model, name, site)) return false;
+  if (!name.includes('.') && !isGlobalIn(model, name, fn.node)) return false;
+  return !isClearedAfterBackward(model, name);
+}
+
+function isGlobalIn(model: SemanticModel, name: string, fn: Node): boolean {
+  for (const statement of fn.descendantsOfType('global_statement')) {
+    if (statement && children(statement).some((child) => child.text === name)) return true;
+  }
+  // A module-level name that the function only reads and mutates.
+  return model.assignments.some((assignment) => {
+    if (enclosingFunction(assignment).type !== 'module') return false;
+    const left = assignment.childForFieldName('left');
+    return !!left && model.targetNames(left).includes(name);
+  });
+}
+
+/**
+ * REINFORCE's pattern: a buffer that a function reads into a loss, backpropagates, then clears
+ * (`del policy.saved_log_probs[:]`). The graphs it held are freed every episode.
+ */
+export function isClearedAfterBackward(model: SemanticModel, name: string): boolean {
+  const last = name.split('.').pop()!;
+  const matches = (node: Node | null | undefined) => {
+    const dotted = dottedName(node ? containerBase(node) : node);
+    return !!dotted && dotted.split('.').pop() === last;
+  };
+  const clearSites: Node[] = [];
+  for (const statement of model.deleteStatements) {
+    if (children(statement).some((target) => matches(target) || children(target).some((inner) => matches(inner)))) {
+      clearSites.push(statement);
+    }
+  }
+  for (const call of model.calls) {
+    if (calleeName(call) === 'clear' && matches(callReceiver(call))) clearSites.push(call);
+  }
+  for (const assignment of model.assignments) {
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
+    if (matches(left) && (right?.type === 'list' || right?.type === 'call') && children(right).length <= 1) clearSites.push(assignment);
+  }
+  for (const site of clearSites) {
+    const fn = enclosingFunction(site);
+    const backward = model.callsWithin(fn).find((call) => call.startIndex < site.startIndex && model.isBackwardCall(call));
+    if (!backward) continue;
+    // The buffer must feed the loss: some mention of it comes before the backward.
+    const readBefore = fn
+      .descendantsOfType('identifier')
+      .some((node) => !!node && node.text === last && node.startIndex < backward.startIndex);
+    if (readBefore) return true;
+  }
+  return false;
+}

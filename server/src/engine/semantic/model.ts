@@ -1,0 +1,846 @@
+// The semantic layer that every rule shares, built once per syntax tree: imports and their aliases, functions and
+// classes, loops, no-grad contexts, which expressions hold graph-attached tensors, and which calls are forwards,
+// backwards, optimizer steps and gradient clears (also through functions of the same file).
+import type { Node, Tree } from '../parser';
+import {
+  callArguments,
+  calleeName,
+  callReceiver,
+  children,
+  contains,
+  dottedName,
+  enclosingFunction,
+  enclosingLoops,
+  LOOP_TYPES,
+  nameWords,
+} from '../syntax';
+import {
+  DETACHING_ATTRIBUTES,
+  DETACHING_FUNCTIONS,
+  DETACHING_METHODS,
+  DETACHING_TORCH_FUNCTIONS,
+  FUNCTIONAL_LOSSES,
+  LIGHTNING_NO_GRAD_HOOKS,
+  looksLikeDataName,
+  looksLikeLossFunctionName,
+  looksLikeModelName,
+  looksLikeOptimizerName,
+  looksLikeSchedulerName,
+  VALUES_AND_INDICES,
+} from './names';
+
+export interface FunctionInfo {
+  node: Node;
+  name: string;
+  /** The class whose body defines this method, if any. */
+  classInfo?: ClassInfo;
+  decorators: Node[];
+  body: Node | null;
+}
+
+export interface ClassInfo {
+  node: Node;
+  name: string;
+  baseNames: string[];
+  isModule: boolean;
+  isLightning: boolean;
+}
+
+interface Definition {
+  /** The node whose value the name takes (an expression), or undefined for parameters and loop targets. */
+  value?: Node;
+  /** For `a, b = f()`: the position of the name in the pattern. */
+  index?: number;
+  /** The statement or target node, for ordering and no-grad checks. */
+  site: Node;
+  kind: 'assign' | 'augmented' | 'for' | 'param' | 'with' | 'import' | 'walrus';
+}
+
+interface FunctionSummary {
+  backward: boolean;
+  step: boolean;
+  clear: boolean;
+  forward: boolean;
+}
+
+const INTERESTING_TYPES = [
+  'call', 'assignment', 'augmented_assignment', 'for_statement', 'while_statement', 'function_definition',
+  'class_definition', 'with_statement', 'import_statement', 'import_from_statement', 'named_expression',
+  'delete_statement', 'return_statement',
+];
+
+export class SemanticModel {
+  readonly root: Node;
+  /** Every call in document order. */
+  readonly calls: Node[] = [];
+  readonly assignments: Node[] = [];
+  readonly augmentedAssignments: Node[] = [];
+  readonly loops: Node[] = [];
+  readonly withStatements: Node[] = [];
+  readonly deleteStatements: Node[] = [];
+  readonly returnStatements: Node[] = [];
+  readonly functions: FunctionInfo[] = [];
+  readonly classes: ClassInfo[] = [];
+  /** Local name → fully qualified name (`nn` → `torch.nn`, `DP` → `torch.nn.DataParallel`). */
+  readonly imports = new Map<string, string>();
+
+  private readonly functionsById = new Map<number, FunctionInfo>();
+  private readonly functionsByName = new Map<string, FunctionInfo[]>();
+  private readonly definitionsByScope = new Map<number, Map<string, Definition[]>>();
+  private readonly attachedMemo = new Map<number, boolean>();
+  private readonly attachedInProgress = new Set<number>();
+  private readonly summaryMemo = new Map<number, FunctionSummary>();
+  private readonly modelNames = new Set<string>();
+  private readonly lossFunctionNames = new Set<string>();
+  private readonly optimizerNames = new Set<string>();
+  private readonly scalerNames = new Set<string>();
+  private readonly classInstances = new Map<string, ClassInfo>();
+  private readonly gradModeCalls: Node[] = [];
+  private readonly noGradFunctionMemo = new Map<number, boolean>();
+  private readonly callersMemo = new Map<number, Node[]>();
+
+  constructor(readonly tree: Tree) {
+    this.root = tree.rootNode;
+    for (const node of this.root.descendantsOfType(INTERESTING_TYPES)) {
+      if (!node) continue;
+      switch (node.type) {
+        case 'call': this.calls.push(node); break;
+        case 'assignment': this.assignments.push(node); break;
+        case 'augmented_assignment': this.augmentedAssignments.push(node); break;
+        case 'for_statement': case 'while_statement': this.loops.push(node); break;
+        case 'with_statement': this.withStatements.push(node); break;
+        case 'delete_statement': this.deleteStatements.push(node); break;
+        case 'return_statement': this.returnStatements.push(node); break;
+        case 'import_statement': case 'import_from_statement': this.collectImport(node); break;
+        case 'class_definition': this.collectClass(node); break;
+        case 'function_definition': this.collectFunction(node); break;
+        default: break;
+      }
+    }
+    for (const info of this.functions) info.classInfo = this.classOfMethod(info.node);
+    this.learnRolesFromAssignments();
+    for (const call of this.calls) {
+      if (this.qualifiedTail(call.childForFieldName('function')) === 'set_grad_enabled' && call.parent?.type === 'expression_statement') {
+        this.gradModeCalls.push(call);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- structure
+
+  private collectImport(node: Node): void {
+    if (node.type === 'import_statement') {
+      for (const child of children(node)) {
+        if (child.type === 'dotted_name') {
+          const head = child.text.split('.')[0]!;
+          this.imports.set(head, head);
+        } else if (child.type === 'aliased_import') {
+          const name = child.childForFieldName('name')?.text;
+          const alias = child.childForFieldName('alias')?.text;
+          if (name && alias) this.imports.set(alias, name);
+        }
+      }
+      return;
+    }
+    const moduleName = node.childForFieldName('module_name')?.text;
+    if (!moduleName) return;
+    for (const child of node.childrenForFieldName('name')) {
+      if (!child) continue;
+      if (child.type === 'dotted_name') this.imports.set(child.text, `${moduleName}.${child.text}`);
+      else if (child.type === 'aliased_import') {
+        const name = child.childForFieldName('name')?.text;
+        const alias = child.childForFieldName('alias')?.text;
+        if (name && alias) this.imports.set(alias, `${moduleName}.${name}`);
+      }
+    }
+  }
+
+  private collectClass(node: Node): void {
+    const name = node.childForFieldName('name')?.text ?? '';
+    const superclasses = node.childForFieldName('superclasses');
+    const baseNames = superclasses ? children(superclasses).map((base) => this.qualify(base) ?? base.text) : [];
+    const isLightning = baseNames.some((base) => /LightningModule$/.test(base));
+    const hasForward = (node.childForFieldName('body')?.namedChildren ?? []).some((child) => {
+      const fn = child?.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
+      return fn?.type === 'function_definition' && fn.childForFieldName('name')?.text === 'forward';
+    });
+    const isModule =
+      isLightning || hasForward ||
+      baseNames.some((base) => /(^|\.)(Module|PreTrainedModel|Sequential|ModuleList)$|Model$|Net$/.test(base));
+    this.classes.push({ node, name, baseNames, isModule, isLightning });
+  }
+
+  private collectFunction(node: Node): void {
+    const name = node.childForFieldName('name')?.text ?? '';
+    const decorators: Node[] = [];
+    if (node.parent?.type === 'decorated_definition') {
+      for (const child of children(node.parent)) if (child.type === 'decorator') decorators.push(child);
+    }
+    const info: FunctionInfo = { node, name, decorators, body: node.childForFieldName('body') };
+    this.functions.push(info);
+    this.functionsById.set(node.id, info);
+    const list = this.functionsByName.get(name) ?? [];
+    list.push(info);
+    this.functionsByName.set(name, list);
+  }
+
+  private classOfMethod(fn: Node): ClassInfo | undefined {
+    let current = fn.parent;
+    while (current && current.type !== 'class_definition' && current.type !== 'function_definition') current = current.parent;
+    if (current?.type !== 'class_definition') return undefined;
+    return this.classes.find((info) => info.node.id === current!.id);
+  }
+
+  functionInfo(fn: Node): FunctionInfo | undefined {
+    return this.functionsById.get(fn.id);
+  }
+
+  /** The FunctionInfo of the function that holds `node`, or undefined at module level. */
+  functionOf(node: Node): FunctionInfo | undefined {
+    const fn = enclosingFunction(node);
+    return fn.type === 'function_definition' ? this.functionsById.get(fn.id) : undefined;
+  }
+
+  /** Fully qualified name of an identifier/attribute chain, following imports (`nn.Linear` → `torch.nn.Linear`). */
+  qualify(node: Node | null | undefined): string | undefined {
+    const dotted = dottedName(node);
+    if (!dotted) return undefined;
+    const [head, ...rest] = dotted.split('.');
+    const resolved = this.imports.get(head!);
+    return resolved ? [resolved, ...rest].join('.') : dotted;
+  }
+
+  private qualifiedTail(node: Node | null | undefined): string | undefined {
+    const qualified = this.qualify(node);
+    return qualified?.split('.').pop();
+  }
+
+  /** Whether a callee resolves into torch (`torch.x`, `nn.x`, `F.x`, a name imported from torch). */
+  private isTorchCallee(fn: Node | null | undefined): boolean {
+    const qualified = this.qualify(fn);
+    return !!qualified && /^torch(\.|$)/.test(qualified);
+  }
+
+  // ---------------------------------------------------------------- roles of names
+
+  /** Learns which names hold models, losses, optimizers and scalers from what they are assigned. */
+  private learnRolesFromAssignments(): void {
+    const moduleClassNames = new Set(this.classes.filter((c) => c.isModule).map((c) => c.name));
+    const classByName = new Map(this.classes.map((c) => [c.name, c] as const));
+    for (const assignment of this.assignments) {
+      const left = assignment.childForFieldName('left');
+      const right = assignment.childForFieldName('right');
+      if (!left || !right) continue;
+      const targets = this.targetNames(left);
+      if (targets.length === 0) continue;
+      const call = unwrapCall(right);
+      if (!call) continue;
+      const fn = call.childForFieldName('function');
+      const qualified = this.qualify(fn) ?? '';
+      const tail = qualified.split('.').pop() ?? '';
+      const receiver = callReceiver(call);
+      if (targets.length === 1) {
+        const target = targets[0]!;
+        if (
+          moduleClassNames.has(tail) || /from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) ||
+          /^torchvision\.models\./.test(qualified) || /^timm\./.test(qualified) || /^torch\.compile$/.test(qualified) ||
+          /(DistributedDataParallel|DataParallel|FullyShardedDataParallel|DDP|FSDP)$/.test(tail) ||
+          (/^torch\.nn\.[A-Z]/.test(qualified) && !/Loss$/.test(tail)) ||
+          (receiver && this.isModelRef(receiver) && /^(to|cuda|half|float|bfloat16|train|eval)$/.test(tail)) ||
+          /^(get|build|create|make|load|init)_?\w*(model|net|network)$/i.test(tail)
+        ) {
+          this.modelNames.add(target);
+        } else if (/Loss$/.test(tail) && /^torch\.nn\./.test(qualified)) {
+          this.lossFunctionNames.add(target);
+        } else if (/^torch\.optim\.[A-Z]/.test(qualified) || /(AdamW|Adam|SGD|Adafactor|Lion|RMSprop|Adagrad|LAMB|AdamW8bit|Adam8bit)$/.test(tail) || /create_optimizer/.test(tail)) {
+          this.optimizerNames.add(target);
+        } else if (/GradScaler$/.test(tail)) {
+          this.scalerNames.add(target);
+        }
+        const cls = classByName.get(tail);
+        if (cls) this.classInstances.set(target, cls);
+      }
+    }
+  }
+
+  /** Names bound by an assignment target: `x`, `self.x`, `(a, b)`. */
+  targetNames(target: Node): string[] {
+    if (target.type === 'identifier' || target.type === 'attribute') {
+      const name = dottedName(target);
+      return name ? [name] : [];
+    }
+    if (['pattern_list', 'tuple_pattern', 'list_pattern', 'tuple', 'list', 'expression_list'].includes(target.type)) {
+      return children(target).flatMap((child) => this.targetNames(child));
+    }
+    return [];
+  }
+
+  private lastName(node: Node): string | undefined {
+    const dotted = dottedName(node);
+    return dotted?.split('.').pop();
+  }
+
+  /** Whether `node` names a model: learned from assignments, a module class instance, or by convention. */
+  isModelRef(node: Node | null | undefined): boolean {
+    if (!node) return false;
+    if (node.type === 'identifier' && node.text === 'self') {
+      return !!this.functionOf(node)?.classInfo?.isModule;
+    }
+    // `model.module` (DDP), `self.model`, `accelerator.unwrap_model(model)` all count.
+    if (node.type === 'call') {
+      const tail = calleeName(node);
+      return tail === 'unwrap_model' || tail === 'compile' && callArguments(node).positional.some((arg) => this.isModelRef(arg));
+    }
+    const dotted = dottedName(node);
+    if (!dotted) return false;
+    if (this.modelNames.has(dotted)) return true;
+    const last = dotted.split('.').pop()!;
+    if (dotted.startsWith('self.') && this.modelNames.has(last)) return true;
+    if (this.imports.has(dotted)) return false;
+    if (last === 'module' && node.type === 'attribute') return this.isModelRef(node.childForFieldName('object'));
+    return looksLikeModelName(last);
+  }
+
+  isLossFunctionRef(node: Node | null | undefined): boolean {
+    if (!node) return false;
+    const dotted = dottedName(node);
+    if (!dotted) return false;
+    if (this.lossFunctionNames.has(dotted)) return true;
+    const qualified = this.qualify(node) ?? dotted;
+    const tail = qualified.split('.').pop()!;
+    if (/^torch\./.test(qualified) && FUNCTIONAL_LOSSES.has(tail)) return true;
+    return looksLikeLossFunctionName(tail);
+  }
+
+  isOptimizerRef(node: Node | null | undefined): boolean {
+    if (!node) return false;
+    const dotted = dottedName(node);
+    if (!dotted) return false;
+    const last = dotted.split('.').pop()!;
+    if (this.optimizerNames.has(dotted) || this.optimizerNames.has(last)) return true;
+    if (looksLikeSchedulerName(last)) return false;
+    return looksLikeOptimizerName(last);
+  }
+
+  isScalerRef(node: Node | null | undefined): boolean {
+    const dotted = dottedName(node);
+    if (!dotted) return false;
+    return this.scalerNames.has(dotted) || nameWords(dotted.split('.').pop()!).includes('scaler');
+  }
+
+  /** Whether a loop iterates over batches of data (a loader, an enumerate/tqdm of one, a batch iterator). */
+  iteratesOverData(loop: Node): boolean {
+    if (loop.type !== 'for_statement') return false;
+    const iterable = loop.childForFieldName('right');
+    if (!iterable) return false;
+    for (const name of identifiersIn(iterable)) {
+      if (looksLikeDataName(name)) return true;
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------- no-grad contexts
+
+  private isNoGradContextCall(call: Node): boolean | undefined {
+    const tail = this.qualifiedTail(call.childForFieldName('function'));
+    if (tail === 'no_grad' || tail === 'inference_mode') return true;
+    if (tail === 'enable_grad') return false;
+    if (tail === 'set_grad_enabled') {
+      const arg = callArguments(call).positional[0];
+      // Only a literal True turns gradients on for sure; `phase == 'train'` is off in evaluation.
+      return arg?.type !== 'true';
+    }
+    return undefined;
+  }
+
+  private isNoGradDecorator(decorator: Node): boolean {
+    const expression = children(decorator)[0];
+    if (!expression) return false;
+    const target = expression.type === 'call' ? expression.childForFieldName('function') : expression;
+    const tail = this.qualifiedTail(target);
+    return tail === 'no_grad' || tail === 'inference_mode';
+  }
+
+  /** Whether a function runs under no-grad for all its body: decorated, or a Lightning hook that does. */
+  isNoGradFunction(info: FunctionInfo): boolean {
+    const memo = this.noGradFunctionMemo.get(info.node.id);
+    if (memo !== undefined) return memo;
+    const result =
+      info.decorators.some((decorator) => this.isNoGradDecorator(decorator)) ||
+      (!!info.classInfo && LIGHTNING_NO_GRAD_HOOKS.has(info.name));
+    this.noGradFunctionMemo.set(info.node.id, result);
+    return result;
+  }
+
+  /** Whether `node` runs under a no-grad context (with-block, decorator, or `torch.set_grad_enabled(False)` earlier). */
+  isNoGrad(node: Node): boolean {
+    let current: Node | null = node.parent;
+    while (current) {
+      if (current.type === 'with_statement') {
+        for (const item of current.descendantsOfType('with_item')) {
+          if (!item || !contains(current, item) || contains(item, node)) continue;
+          const value = item.childForFieldName('value');
+          const call = value?.type === 'as_pattern' ? children(value)[0] : value;
+          if (call?.type === 'call') {
+            const context = this.isNoGradContextCall(call);
+            if (context !== undefined) return context;
+          }
+        }
+      }
+      if (current.type === 'function_definition') {
+        const info = this.functionsById.get(current.id);
+        if (info && this.isNoGradFunction(info)) return true;
+        break;
+      }
+      current = current.parent;
+    }
+    // `torch.set_grad_enabled(False)` as a statement switches gradients off for the code after it.
+    const scope = enclosingFunction(node);
+    let state: boolean | undefined;
+    for (const call of this.gradModeCalls) {
+      if (call.startIndex >= node.startIndex) break;
+      if (enclosingFunction(call).id !== scope.id) continue;
+      state = this.isNoGradContextCall(call);
+    }
+    return state === true;
+  }
+
+  // ---------------------------------------------------------------- definitions and dataflow
+
+  private definitions(scope: Node): Map<string, Definition[]> {
+    let table = this.definitionsByScope.get(scope.id);
+    if (table) return table;
+    table = new Map();
+    const add = (name: string, definition: Definition) => {
+      const list = table!.get(name) ?? [];
+      list.push(definition);
+      table!.set(name, list);
+    };
+    const inScope = (node: Node) => enclosingFunction(node).id === scope.id;
+    for (const assignment of this.assignments) {
+      if (!inScope(assignment)) continue;
+      const left = assignment.childForFieldName('left');
+      const right = assignment.childForFieldName('right');
+      if (!left) continue;
+      // `a = b = value` nests an assignment on the right.
+      let value = right;
+      while (value?.type === 'assignment') value = value.childForFieldName('right');
+      this.bindTarget(left, value ?? undefined, assignment, 'assign', add);
+    }
+    for (const augmented of this.augmentedAssignments) {
+      if (!inScope(augmented)) continue;
+      const left = augmented.childForFieldName('left');
+      const name = dottedName(left);
+      if (name) add(name, { value: augmented, site: augmented, kind: 'augmented' });
+    }
+    for (const loop of this.loops) {
+      if (loop.type !== 'for_statement' || !inScope(loop)) continue;
+      const left = loop.childForFieldName('left');
+      if (left) this.bindTarget(left, undefined, loop, 'for', add);
+    }
+    if (scope.type === 'function_definition') {
+      const parameters = scope.childForFieldName('parameters');
+      for (const parameter of parameters ? children(parameters) : []) {
+        const name = parameter.type === 'identifier' ? parameter.text : parameter.childForFieldName('name')?.text ?? children(parameter).find((c) => c.type === 'identifier')?.text;
+        if (name) add(name, { site: parameter, kind: 'param' });
+      }
+    }
+    for (const [, list] of table) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
+    this.definitionsByScope.set(scope.id, table);
+    return table;
+  }
+
+  private bindTarget(
+    target: Node,
+    value: Node | undefined,
+    site: Node,
+    kind: Definition['kind'],
+    add: (name: string, definition: Definition) => void,
+  ): void {
+    if (target.type === 'identifier' || target.type === 'attribute') {
+      const name = dottedName(target);
+      if (name) add(name, { value, site, kind });
+      return;
+    }
+    if (['pattern_list', 'tuple_pattern', 'list_pattern', 'tuple', 'list', 'expression_list'].includes(target.type)) {
+      children(target).forEach((element, index) => {
+        if (element.type === 'identifier' || element.type === 'attribute') {
+          const name = dottedName(element);
+          if (name) add(name, { value, index, site, kind });
+        } else {
+          this.bindTarget(element, undefined, site, kind, add);
+        }
+      });
+    }
+  }
+
+  /** The definitions of `name` that can reach `use`: the latest one before it, plus those later in an enclosing loop. */
+  reachingDefinitions(name: string, use: Node): Definition[] {
+    const scope = enclosingFunction(use);
+    const all = this.definitions(scope).get(name) ?? [];
+    const reaching: Definition[] = [];
+    let latest: Definition | undefined;
+    for (const definition of all) {
+      if (definition.site.startIndex < use.startIndex && !contains(definition.site, use)) latest = definition;
+      else if (contains(definition.site, use) && definition.kind === 'for') latest = definition;
+    }
+    if (latest) reaching.push(latest);
+    const loops = enclosingLoops(use);
+    if (loops.length > 0) {
+      const outer = loops[loops.length - 1]!;
+      for (const definition of all) {
+        if (definition.site.startIndex > use.startIndex && contains(outer, definition.site) && definition !== latest) {
+          reaching.push(definition);
+        }
+      }
+    }
+    return reaching;
+  }
+
+  /** Whether the value of `expression` may carry autograd history at that point of the program. */
+  isAttached(expression: Node | null | undefined): boolean {
+    if (!expression) return false;
+    const memo = this.attachedMemo.get(expression.id);
+    if (memo !== undefined) return memo;
+    if (this.attachedInProgress.has(expression.id)) return false;
+    this.attachedInProgress.add(expression.id);
+    const result = !this.isNoGrad(expression) && this.computeAttached(expression);
+    this.attachedInProgress.delete(expression.id);
+    this.attachedMemo.set(expression.id, result);
+    return result;
+  }
+
+  private computeAttached(node: Node): boolean {
+    switch (node.type) {
+      case 'identifier':
+      case 'attribute': {
+        if (node.type === 'attribute') {
+          const attribute = node.childForFieldName('attribute')?.text ?? '';
+          if (DETACHING_ATTRIBUTES.has(attribute)) return false;
+        }
+        const name = dottedName(node);
+        if (name) {
+          const definitions = this.reachingDefinitions(name, node);
+          if (definitions.length > 0) return definitions.some((definition) => this.isDefinitionAttached(definition));
+        }
+        // `outputs.loss`: an attribute of an attached value is attached.
+        if (node.type === 'attribute') return this.isAttached(node.childForFieldName('object'));
+        return false;
+      }
+      case 'call':
+        return this.isCallAttached(node);
+      case 'subscript': {
+        const value = node.childForFieldName('value');
+        if (value?.type === 'call' && VALUES_AND_INDICES.has(calleeName(value) ?? '')) {
+          const index = node.childForFieldName('subscript');
+          if (index?.type === 'integer' && index.text !== '0') return false;
+        }
+        return this.isAttached(value);
+      }
+      case 'binary_operator': {
+        return this.isAttached(node.childForFieldName('left')) || this.isAttached(node.childForFieldName('right'));
+      }
+      case 'unary_operator':
+        return this.isAttached(node.childForFieldName('argument'));
+      case 'parenthesized_expression':
+      case 'list':
+      case 'tuple':
+      case 'expression_list':
+      case 'list_splat':
+      case 'await':
+        return children(node).some((child) => this.isAttached(child));
+      case 'conditional_expression':
+        return children(node).slice(0, 1).concat(children(node).slice(2)).some((child) => this.isAttached(child));
+      case 'boolean_operator':
+        return this.isAttached(node.childForFieldName('left')) || this.isAttached(node.childForFieldName('right'));
+      case 'named_expression':
+        return this.isAttached(node.childForFieldName('value'));
+      default:
+        return false;
+    }
+  }
+
+  private isDefinitionAttached(definition: Definition): boolean {
+    if (definition.kind === 'param' || definition.kind === 'with' || definition.kind === 'import') return false;
+    if (this.isNoGrad(definition.site)) return false;
+    if (definition.kind === 'augmented') {
+      const augmented = definition.site;
+      return this.isAttached(augmented.childForFieldName('right'));
+    }
+    if (definition.kind === 'for') {
+      const iterable = definition.site.childForFieldName('right');
+      return !!iterable && this.isAttached(iterable);
+    }
+    const value = definition.value;
+    if (!value) return false;
+    if (definition.index !== undefined && definition.index > 0 && value.type === 'call' && VALUES_AND_INDICES.has(calleeName(value) ?? '')) {
+      return false;
+    }
+    if (definition.index !== undefined && (value.type === 'tuple' || value.type === 'expression_list')) {
+      return this.isAttached(children(value)[definition.index]);
+    }
+    return this.isAttached(value);
+  }
+
+  private isCallAttached(call: Node): boolean {
+    const fn = call.childForFieldName('function');
+    if (!fn) return false;
+    const args = callArguments(call);
+    const anyArgAttached = () =>
+      args.positional.some((arg) => this.isAttached(arg)) || [...args.keywords.values()].some((arg) => this.isAttached(arg));
+    if (fn.type === 'attribute') {
+      const method = fn.childForFieldName('attribute')?.text ?? '';
+      const receiver = fn.childForFieldName('object');
+      if (this.isTorchCallee(fn) && !this.isModelRef(receiver)) {
+        if (DETACHING_TORCH_FUNCTIONS.has(method)) return false;
+        return anyArgAttached();
+      }
+      if (method === 'forward' && this.isModelRef(receiver)) return true;
+      if (method === 'generate' || method === 'parameters' || method === 'state_dict' || method === 'named_parameters') return false;
+      if (DETACHING_METHODS.has(method)) return false;
+      if (receiver && this.isAttached(receiver)) return true;
+      if (this.isLossFunctionRef(fn)) return anyArgAttached();
+      const local = this.resolveLocalFunction(call);
+      if (local) return this.functionReturnsAttached(local) || (looksLikeLossFunctionName(local.name) && anyArgAttached());
+      return false;
+    }
+    if (fn.type === 'identifier') {
+      const name = fn.text;
+      if (DETACHING_FUNCTIONS.has(name)) return false;
+      if (name === 'sum' || name === 'max' || name === 'min' || name === 'abs') return anyArgAttached();
+      if (this.isTorchCallee(fn)) {
+        const tail = this.qualifiedTail(fn) ?? name;
+        if (DETACHING_TORCH_FUNCTIONS.has(tail)) return false;
+        if (/^torch\.nn\.[A-Z]/.test(this.qualify(fn) ?? '')) return false;
+        return anyArgAttached();
+      }
+      if (this.isModelRef(fn)) return true;
+      if (this.isLossFunctionRef(fn)) return anyArgAttached();
+      const local = this.resolveLocalFunction(call);
+      if (local) return this.functionReturnsAttached(local);
+      return false;
+    }
+    if (fn.type === 'call' || fn.type === 'subscript') {
+      // `model.module(x)` is handled above; `models[i](x)` and `make_model()(x)` are forwards of a model.
+      return this.isModelRef(fn.type === 'subscript' ? fn.childForFieldName('value') : fn);
+    }
+    return false;
+  }
+
+  private functionReturnsAttached(info: FunctionInfo): boolean {
+    if (this.isNoGradFunction(info)) return false;
+    for (const statement of this.returnStatements) {
+      if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
+      const value = children(statement)[0];
+      if (value && this.isAttached(value)) return true;
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------- calls of interest
+
+  /** Functions of this file that a call may run: `foo()`, `self.foo()`, `obj.foo()` on an instance of a local class. */
+  resolveLocalFunction(call: Node): FunctionInfo | undefined {
+    const fn = call.childForFieldName('function');
+    if (!fn) return undefined;
+    if (fn.type === 'identifier') {
+      const candidates = (this.functionsByName.get(fn.text) ?? []).filter((info) => !info.classInfo);
+      return candidates[0];
+    }
+    if (fn.type === 'attribute') {
+      const receiver = fn.childForFieldName('object');
+      const method = fn.childForFieldName('attribute')?.text ?? '';
+      const candidates = this.functionsByName.get(method) ?? [];
+      if (receiver?.type === 'identifier' && receiver.text === 'self') {
+        const cls = this.functionOf(call)?.classInfo;
+        return candidates.find((info) => info.classInfo && cls && info.classInfo.node.id === cls.node.id) ?? undefined;
+      }
+      const instanceOf = receiver ? this.classInstances.get(dottedName(receiver) ?? '') : undefined;
+      if (instanceOf) return candidates.find((info) => info.classInfo?.node.id === instanceOf.node.id);
+    }
+    return undefined;
+  }
+
+  /** Calls inside `node` that belong to the same function (calls in nested defs are excluded). */
+  callsWithin(node: Node): Node[] {
+    const owner = node.type === 'function_definition' ? node : enclosingFunction(node);
+    const result: Node[] = [];
+    for (const call of this.calls) {
+      if (call.startIndex < node.startIndex) continue;
+      if (call.startIndex >= node.endIndex) break;
+      if (enclosingFunction(call).id === owner.id) result.push(call);
+    }
+    return result;
+  }
+
+  isBackwardCall(call: Node): boolean {
+    const name = calleeName(call);
+    if (name === 'backward') {
+      const fn = call.childForFieldName('function');
+      // `torch.autograd.backward(loss)` and `loss.backward()` both count.
+      return fn?.type === 'attribute';
+    }
+    return name === 'manual_backward';
+  }
+
+  isRetainGraphBackward(call: Node): boolean {
+    if (calleeName(call) !== 'backward') return false;
+    const retain = callArguments(call).keywords.get('retain_graph');
+    return retain?.type === 'true';
+  }
+
+  /** `opt.step()` on an optimizer, or `scaler.step(opt)`; scheduler steps are not optimizer steps. */
+  isOptimizerStep(call: Node): boolean {
+    if (calleeName(call) !== 'step') return false;
+    const receiver = callReceiver(call);
+    if (!receiver) return false;
+    if (this.isScalerRef(receiver)) return true;
+    return this.isOptimizerRef(receiver);
+  }
+
+  /** Clears gradients: `x.zero_grad(...)`, `p.grad = None`, `p.grad.zero_()`, `p.grad.detach_()`. */
+  isGradClearCall(call: Node): boolean {
+    const name = calleeName(call);
+    if (name === 'zero_grad' || name === 'clear_grad' || name === 'zero_grads') return true;
+    if (name === 'zero_' || name === 'fill_') {
+      const receiver = callReceiver(call);
+      return receiver?.type === 'attribute' && receiver.childForFieldName('attribute')?.text === 'grad';
+    }
+    return false;
+  }
+
+  private isGradClearAssignment(assignment: Node): boolean {
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
+    return left?.type === 'attribute' && left.childForFieldName('attribute')?.text === 'grad' && right?.type === 'none';
+  }
+
+  /** A forward pass of a model (also `self(x)` in a module and `model.forward(x)`). */
+  isDirectForwardCall(call: Node): boolean {
+    const fn = call.childForFieldName('function');
+    if (!fn) return false;
+    if (fn.type === 'attribute') {
+      const object = fn.childForFieldName('object');
+      const method = fn.childForFieldName('attribute')?.text;
+      if (method === 'forward' || method === 'module') return this.isModelRef(object);
+      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || !this.isModelRef(fn)) return false;
+      if (object?.type === 'identifier' && object.text === 'self') return this.isSelfSubmoduleForward(fn);
+      // `model.encoder(x)` runs a submodule.
+      return true;
+    }
+    if (fn.type === 'identifier') {
+      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn)) return false;
+      if (this.functionsByName.has(fn.text) || this.classes.some((cls) => cls.name === fn.text)) return false;
+      return this.isModelRef(fn);
+    }
+    if (fn.type === 'subscript') return this.isModelRef(fn.childForFieldName('value'));
+    return false;
+  }
+
+  /** `self.model(x)` inside a class is a forward; `self.encoder_name(x)` that is a method of the class is not. */
+  private isSelfSubmoduleForward(fn: Node): boolean {
+    const name = fn.childForFieldName('attribute')?.text ?? '';
+    const cls = this.functionOf(fn)?.classInfo;
+    const isMethod = (this.functionsByName.get(name) ?? []).some((info) => info.classInfo?.node.id === cls?.node.id);
+    return !isMethod;
+  }
+
+  /** What a function does when it runs, following calls to functions of the same file (memoised, cycle-safe). */
+  summary(info: FunctionInfo): FunctionSummary {
+    const memo = this.summaryMemo.get(info.node.id);
+    if (memo) return memo;
+    const summary: FunctionSummary = { backward: false, step: false, clear: false, forward: false };
+    this.summaryMemo.set(info.node.id, summary);
+    const noGrad = this.isNoGradFunction(info);
+    for (const call of this.callsWithin(info.node)) {
+      if (this.isBackwardCall(call)) summary.backward = true;
+      if (this.isOptimizerStep(call)) summary.step = true;
+      if (this.isGradClearCall(call)) summary.clear = true;
+      if (!noGrad && this.isDirectForwardCall(call) && !this.isNoGrad(call)) summary.forward = true;
+      const callee = this.resolveLocalFunction(call);
+      if (callee && callee.node.id !== info.node.id) {
+        const inner = this.summary(callee);
+        summary.backward ||= inner.backward;
+        summary.step ||= inner.step;
+        summary.clear ||= inner.clear;
+        summary.forward ||= inner.forward && !this.isNoGrad(call) && !noGrad;
+      }
+    }
+    if (!summary.clear) summary.clear = this.assignmentsWithin(info.node).some((a) => this.isGradClearAssignment(a));
+    return summary;
+  }
+
+  private assignmentsWithin(node: Node): Node[] {
+    return this.assignments.filter((assignment) => contains(node, assignment));
+  }
+
+  /** Whether code inside `node` (a loop or block) clears gradients, directly or through a local function. */
+  clearsGradients(node: Node): boolean {
+    for (const call of this.calls) {
+      if (call.startIndex < node.startIndex) continue;
+      if (call.startIndex >= node.endIndex) break;
+      if (this.isGradClearCall(call)) return true;
+      const callee = this.resolveLocalFunction(call);
+      if (callee && this.summary(callee).clear) return true;
+    }
+    return this.assignmentsWithin(node).some((assignment) => this.isGradClearAssignment(assignment));
+  }
+
+  /** Whether code inside `node` runs a backward pass, directly or through a local function. */
+  runsBackward(node: Node): boolean {
+    for (const call of this.callsWithin(node)) {
+      if (this.isBackwardCall(call)) return true;
+      const callee = this.resolveLocalFunction(call);
+      if (callee && this.summary(callee).backward) return true;
+    }
+    return false;
+  }
+
+  /** Whether code inside `node` steps an optimizer, directly or through a local function. */
+  stepsOptimizer(node: Node): boolean {
+    for (const call of this.callsWithin(node)) {
+      if (this.isOptimizerStep(call)) return true;
+      const callee = this.resolveLocalFunction(call);
+      if (callee && this.summary(callee).step) return true;
+    }
+    return false;
+  }
+
+  /** A loop that processes batches: it iterates over data, or it trains (backward / optimizer step). */
+  isBatchLoop(loop: Node): boolean {
+    return this.iteratesOverData(loop) || this.runsBackward(loop) || this.stepsOptimizer(loop);
+  }
+
+  /** The calls of a local function from elsewhere in the file (memoised). */
+  callersOf(info: FunctionInfo): Node[] {
+    const memo = this.callersMemo.get(info.node.id);
+    if (memo) return memo;
+    const callers = this.calls.filter((call) => this.resolveLocalFunction(call)?.node.id === info.node.id);
+    this.callersMemo.set(info.node.id, callers);
+    return callers;
+  }
+
+  isLoop(node: Node): boolean {
+    return LOOP_TYPES.has(node.type);
+  }
+}
+
+/** `foo(...)`, also through `.to(device)` chains: `Model().to(device)` → the `Model()` call. */
+function unwrapCall(node: Node): Node | undefined {
+  if (node.type !== 'call') return undefined;
+  const fn = node.childForFieldName('function');
+  if (fn?.type === 'attribute') {
+    const method = fn.childForFieldName('attribute')?.text ?? '';
+    const receiver = fn.childForFieldName('object');
+    if (/^(to|cuda|half|float|bfloat16|train|eval|requires_grad_)$/.test(method) && receiver?.type === 'call') {
+      return unwrapCall(receiver) ?? node;
+    }
+  }
+  return node;
+}
+
+function identifiersIn(node: Node): string[] {
+  if (node.type === 'identifier') return [node.text];
+  if (node.type === 'attribute') return [node.childForFieldName('attribute')?.text ?? ''];
+  return node.descendantsOfType(['identifier']).map((child) => child?.text ?? '');
+}

@@ -1,0 +1,151 @@
+// Small helpers over tree-sitter nodes that every part of the engine uses.
+import type { Node } from './parser';
+import type { Range } from './types';
+
+export function rangeOf(node: Node): Range {
+  return {
+    start: { line: node.startPosition.row, character: node.startPosition.column },
+    end: { line: node.endPosition.row, character: node.endPosition.column },
+  };
+}
+
+/** Whether `inner` lies inside `outer` (or is it). Compares offsets, which are stable within one tree. */
+export function contains(outer: Node, inner: Node): boolean {
+  return outer.startIndex <= inner.startIndex && inner.endIndex <= outer.endIndex;
+}
+
+export function isBefore(a: Node, b: Node): boolean {
+  return a.startIndex < b.startIndex;
+}
+
+const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
+
+/** The nearest enclosing function, lambda, class body or module. */
+export function enclosingScope(node: Node): Node {
+  let current = node.parent;
+  while (current && !SCOPE_TYPES.has(current.type)) current = current.parent;
+  return current ?? node;
+}
+
+/** The nearest enclosing function definition (or the module for top-level code). Class bodies are skipped. */
+export function enclosingFunction(node: Node): Node {
+  let current = node.parent;
+  while (current && current.type !== 'function_definition' && current.type !== 'module') current = current.parent;
+  return current ?? node;
+}
+
+export const LOOP_TYPES = new Set(['for_statement', 'while_statement']);
+
+/** Loops around `node`, innermost first, stopping at the enclosing function. */
+export function enclosingLoops(node: Node): Node[] {
+  const loops: Node[] = [];
+  let current = node.parent;
+  while (current && current.type !== 'function_definition' && current.type !== 'module') {
+    // A node in a loop's `else:` or iterable is not repeated by that loop.
+    if (LOOP_TYPES.has(current.type)) {
+      const body = current.childForFieldName('body');
+      if (body && contains(body, node)) loops.push(current);
+    }
+    current = current.parent;
+  }
+  return loops;
+}
+
+/** The statement that holds `node` (its nearest ancestor whose parent is a block or the module). */
+export function enclosingStatement(node: Node): Node {
+  let current: Node = node;
+  while (current.parent && current.parent.type !== 'block' && current.parent.type !== 'module') {
+    current = current.parent;
+  }
+  return current;
+}
+
+/** Dotted text of an identifier/attribute chain (`self.model.encoder`), or undefined for anything else. */
+export function dottedName(node: Node | null | undefined): string | undefined {
+  if (!node) return undefined;
+  if (node.type === 'identifier') return node.text;
+  if (node.type === 'attribute') {
+    const object = dottedName(node.childForFieldName('object'));
+    const attribute = node.childForFieldName('attribute');
+    return object && attribute ? `${object}.${attribute.text}` : undefined;
+  }
+  return undefined;
+}
+
+/** The last name of a call's callee: `append` for `xs.append(…)`, `model` for `model(…)`. */
+export function calleeName(call: Node): string | undefined {
+  const fn = call.childForFieldName('function');
+  if (!fn) return undefined;
+  if (fn.type === 'identifier') return fn.text;
+  if (fn.type === 'attribute') return fn.childForFieldName('attribute')?.text;
+  return undefined;
+}
+
+/** The receiver of a method call: `xs` for `xs.append(…)`. */
+export function callReceiver(call: Node): Node | undefined {
+  const fn = call.childForFieldName('function');
+  if (fn?.type === 'attribute') return fn.childForFieldName('object') ?? undefined;
+  return undefined;
+}
+
+export interface CallArguments {
+  positional: Node[];
+  keywords: Map<string, Node>;
+}
+
+export function callArguments(call: Node): CallArguments {
+  const positional: Node[] = [];
+  const keywords = new Map<string, Node>();
+  const args = call.childForFieldName('arguments');
+  if (args?.type === 'argument_list') {
+    for (const child of args.namedChildren) {
+      if (!child) continue;
+      if (child.type === 'keyword_argument') {
+        const name = child.childForFieldName('name')?.text;
+        const value = child.childForFieldName('value');
+        if (name && value) keywords.set(name, value);
+      } else if (child.type !== 'comment') {
+        positional.push(child);
+      }
+    }
+  } else if (args) {
+    positional.push(args);
+  }
+  return { positional, keywords };
+}
+
+/** Splits `trainLoader`, `train_loader`, `netG` into lower-case words. */
+export function nameWords(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word.length > 0);
+}
+
+/** The literal value of a plain string node (no interpolation), or undefined. */
+export function stringLiteral(node: Node | null | undefined): string | undefined {
+  if (!node) return undefined;
+  if (node.type === 'concatenated_string') {
+    let text = '';
+    for (const part of node.namedChildren) {
+      const value = stringLiteral(part);
+      if (value === undefined) return undefined;
+      text += value;
+    }
+    return text;
+  }
+  if (node.type !== 'string') return undefined;
+  let text = '';
+  for (const child of node.namedChildren) {
+    if (!child) continue;
+    if (child.type === 'interpolation') return undefined;
+    if (child.type === 'string_content' || child.type === 'escape_sequence') text += child.text;
+  }
+  return text;
+}
+
+/** Named children without the nulls web-tree-sitter's typings allow. */
+export function children(node: Node): Node[] {
+  return node.namedChildren.filter((child): child is Node => child !== null);
+}

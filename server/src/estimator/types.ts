@@ -1,0 +1,157 @@
+// Plain data types of the memory estimator. Every size is in bytes and per GPU.
+// Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
+
+export type Precision = 'fp32' | 'fp16-amp' | 'bf16-amp' | 'bf16' | 'fp16';
+export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit';
+/** How torch.optim runs step(): foreach (the CUDA default) keeps one parameter-sized temporary. */
+export type OptimizerImpl = 'foreach' | 'fused' | 'for-loop';
+export type Strategy = 'ddp' | 'fsdp' | 'zero1' | 'zero2' | 'zero3';
+export type AttentionImpl = 'sdpa' | 'eager' | 'flash_attention_2';
+/** train: forward+backward+step; infer-no-grad: eval under torch.no_grad(); infer-grad: eval that still builds graphs. */
+export type RunMode = 'train' | 'infer-no-grad' | 'infer-grad';
+export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
+
+export type TransformerFamily =
+  | 'gpt2' | 'bert' | 'distilbert' | 'deberta' | 'llama' | 'opt' | 'phi' | 'gemma'
+  | 't5' | 'vit' | 'clip' | 'whisper';
+
+export type TransformerTask = 'causal-lm' | 'masked-lm' | 'seq-cls' | 'seq2seq' | 'image-cls' | 'contrastive' | 'speech-seq2seq' | 'base';
+
+/** The public config.json facts of a Hugging Face transformer, plus how its modelling code is written. */
+export interface TransformerSpec {
+  kind: 'transformer';
+  family: TransformerFamily;
+  hidden: number;
+  layers: number;
+  heads: number;
+  kvHeads: number;
+  /** Attention width per head; hidden / heads unless the config says otherwise (Gemma, T5). */
+  headDim: number;
+  intermediate: number;
+  vocab: number;
+  maxPositions: number;
+  tiedEmbeddings: boolean;
+  /** torch_dtype of the checkpoint: transformers 5 loads from_pretrained weights in it when the script names none. */
+  storedDtype: WeightDtype;
+  norm: 'layernorm' | 'rmsnorm';
+  /** 'post' for BERT-style blocks (LayerNorm after the residual add), 'parallel' for Phi-2 (attention and MLP share one norm). */
+  normPlacement: 'pre' | 'post' | 'parallel';
+  qkvFused: boolean;
+  mlp: 'gelu' | 'gelu_new' | 'relu' | 'swiglu' | 'geglu';
+  /** Bias vectors on attention projections: all four, q/k/v only, or none. */
+  attnBias: 'all' | 'qkv' | 'none';
+  mlpBias: boolean;
+  /** Dropout probability > 0 after attention and MLP outputs (masks are saved for backward). */
+  hiddenDropout: boolean;
+  attnDropout: boolean;
+  positions: 'learned' | 'rotary' | 'relative' | 'none';
+  typeVocab: number;
+  pooler: boolean;
+  /** Extra norms per layer beyond the two every block has (Gemma 2 has four). */
+  extraNormsPerLayer: number;
+  /** Encoder-decoder: decoder layer count (T5, Whisper); 0 for encoder-only or decoder-only. */
+  decoderLayers: number;
+  /** Vision transformers: image size and patch size of the config. */
+  imageSize?: number;
+  patchSize?: number;
+  /** CLIP: the vision tower of a two-tower model. */
+  vision?: TransformerSpec;
+  projectionDim?: number;
+  /** Whisper: mel bins and encoder frames. */
+  melBins?: number;
+  encoderFrames?: number;
+  /** OPT-350m projects embeddings from a smaller width. */
+  embedProjection?: number;
+  task: TransformerTask;
+  numLabels: number;
+}
+
+/** A network described layer by layer (torchvision/timm catalog entries and nn.Module classes found in the script). */
+export interface LayerNetSpec {
+  kind: 'layers';
+  /** Parameters, counted from the layers. */
+  parameters: number;
+  /** Elements saved for backward per sample, at the reference input size (activation dtype). */
+  savedElementsPerSample: number;
+  /** Bytes per sample that keep their dtype under AMP (max-pool indices, dropout masks). */
+  fixedBytesPerSample: number;
+  /** Largest single activation tensor per sample, for backward transients. */
+  largestElementsPerSample: number;
+  /** Saved elements of each top-level block, for checkpointing segments. */
+  blockSavedElements: number[];
+  /** Input elements of each top-level block (what a checkpoint keeps). */
+  blockInputElements: number[];
+  /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
+  castParameters: number;
+  /** Input kind and the size the per-sample figures were computed for. */
+  input: { kind: 'image'; channels: number; size: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
+  /** True when the shapes scale with image area or sequence length (conv nets, token models); false for MLPs. */
+  scalesWithInput: boolean;
+}
+
+export type ModelSpec = TransformerSpec | LayerNetSpec;
+
+/** Everything the estimate depends on; detection fills it, options override it, the panel edits it. */
+export interface TrainingConfig {
+  modelName: string;
+  model: ModelSpec;
+  /** How the layer net's per-sample figures scale: rebuild at another input size. */
+  rebuildAt?: (inputSize: number) => LayerNetSpec;
+  batchSize: number;
+  seqLen: number;
+  imageSize: number;
+  precision: Precision;
+  /** dtype of the weights as loaded (before any autocast): from torch_dtype, .half(), .to(bf16), or the checkpoint. */
+  weightDtype: WeightDtype;
+  optimizer: OptimizerKind;
+  optimizerImpl: OptimizerImpl;
+  checkpointing: boolean;
+  accumulation: number;
+  /** Gradients alive through the next forward: accumulation > 1 or a loop that never calls zero_grad. */
+  gradsKeptAcrossSteps: boolean;
+  mode: RunMode;
+  attention: AttentionImpl;
+  /** LoRA: rank and the module names it adapts; undefined when none. */
+  lora?: { rank: number; targetModules: string[] };
+  /** Trainable parameters when the script freezes some (0..parameters); undefined means all. */
+  frozenFraction?: number;
+  gpus: number;
+  strategy: Strategy;
+  /** ZeRO/FSDP offload of optimizer states to the CPU. */
+  offloadOptimizer: boolean;
+  gpuName?: string;
+}
+
+export interface Breakdown {
+  weights: number;
+  gradients: number;
+  optimizerStates: number;
+  activations: number;
+  other: number;
+}
+
+export type PeakPhase = 'forward' | 'backward' | 'optimizer-step';
+
+export interface EstimateNumbers {
+  parameters: number;
+  trainableParameters: number;
+  breakdown: Breakdown;
+  peakAllocated: number;
+  peakReserved: number;
+  cudaContext: number;
+  peakPhase: PeakPhase;
+  phases: Record<PeakPhase, number>;
+}
+
+export interface GpuFit {
+  gpu: string;
+  capacity: number;
+  fits: boolean;
+  maxBatchSize: number;
+}
+
+export interface Located<T> {
+  value: T;
+  /** 0-based line where the value came from; undefined when assumed or given as an option. */
+  line?: number;
+}

@@ -1,0 +1,58 @@
+// OOM105: a literal written to CUDA_VISIBLE_DEVICES, which pins every run of the script to the same GPUs.
+import type { Node } from '../engine/parser';
+import type { SemanticModel } from '../engine/semantic/model';
+import { callArguments, calleeName, callReceiver, children, stringLiteral } from '../engine/syntax';
+import { t } from '../l10n';
+import { ruleCode } from './codes';
+import type { Rule, RuleReport } from './rule';
+
+const VARIABLE = 'CUDA_VISIBLE_DEVICES';
+
+/** A value written in the source: a string without interpolation, a number, or `str(0)`. */
+function isLiteral(node: Node | null | undefined): boolean {
+  if (!node) return false;
+  if (stringLiteral(node) !== undefined || node.type === 'integer') return true;
+  if (node.type === 'call' && node.childForFieldName('function')?.text === 'str') {
+    const args = callArguments(node).positional;
+    return args.length === 1 && isLiteral(args[0]);
+  }
+  if (node.type === 'parenthesized_expression') return isLiteral(children(node)[0]);
+  return false;
+}
+
+function isEnviron(model: SemanticModel, node: Node | null | undefined): boolean {
+  const qualified = model.qualify(node);
+  return qualified === 'os.environ';
+}
+
+const message = () =>
+  t('CUDA_VISIBLE_DEVICES is pinned to a literal, so every run uses the same GPUs even when they are full and others are free. Set it when launching (CUDA_VISIBLE_DEVICES=1 python train.py) or use os.environ.setdefault(...).');
+
+export const pinnedCudaVisibleDevices: Rule = {
+  ...ruleCode('OOM105'),
+  code: 'OOM105',
+  check({ model }) {
+    const reports: RuleReport[] = [];
+    for (const assignment of model.assignments) {
+      const left = assignment.childForFieldName('left');
+      if (left?.type !== 'subscript' || !isEnviron(model, left.childForFieldName('value'))) continue;
+      if (stringLiteral(left.childForFieldName('subscript')) !== VARIABLE) continue;
+      if (!isLiteral(assignment.childForFieldName('right'))) continue;
+      reports.push({ node: assignment, message: message() });
+    }
+    for (const call of model.calls) {
+      const name = calleeName(call);
+      const { positional, keywords } = callArguments(call);
+      if (name === 'update' && isEnviron(model, callReceiver(call))) {
+        const keyword = keywords.get(VARIABLE);
+        const fromDict = positional[0]?.type === 'dictionary'
+          ? children(positional[0]).find((pair) => pair.type === 'pair' && stringLiteral(pair.childForFieldName('key')) === VARIABLE)?.childForFieldName('value')
+          : undefined;
+        if (isLiteral(keyword) || isLiteral(fromDict)) reports.push({ node: call, message: message() });
+      } else if (name === 'putenv' && model.qualify(call.childForFieldName('function')) === 'os.putenv') {
+        if (stringLiteral(positional[0]) === VARIABLE && isLiteral(positional[1])) reports.push({ node: call, message: message() });
+      }
+    }
+    return reports;
+  },
+};

@@ -1,0 +1,22 @@
+// What a rule module provides, and what it receives: the shared semantic model of one document version.
+import type { SemanticModel } from '../engine/semantic/model';
+import type { Node } from '../engine/parser';
+import type { Fix } from '../engine/types';
+import type { Code, RuleCode } from './codes';
+
+export interface RuleContext {
+  model: SemanticModel;
+  text: string;
+}
+
+/** A finding as a rule reports it: the node it is reported at, its message and the fixes it offers. */
+export interface RuleReport {
+  node: Node;
+  message: string;
+  fixes?: Fix[];
+}
+
+export interface Rule extends RuleCode {
+  code: Code;
+  check(context: RuleContext): RuleReport[];
+}

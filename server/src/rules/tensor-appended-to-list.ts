@@ -1,0 +1,78 @@
+// OOM101: a graph-attached tensor kept in a list or dict that outlives the loop iteration.
+import type { Node } from '../engine/parser';
+import { containerBase, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
+import type { SemanticModel } from '../engine/semantic/model';
+import { callArguments, calleeName, callReceiver, children, dottedName, nameWords } from '../engine/syntax';
+import { t } from '../l10n';
+import { ruleCode } from './codes';
+import type { Rule, RuleReport } from './rule';
+
+const STORING_METHODS = new Set(['append', 'extend', 'insert', 'appendleft']);
+
+/** The stored value of `xs.append(v)`, `xs.insert(i, v)`, `xs.extend([a, b])`. */
+function storedValue(call: Node): Node | undefined {
+  const { positional } = callArguments(call);
+  return calleeName(call) === 'insert' ? positional[1] : positional[0];
+}
+
+/** Whether the kept value is a scalar loss (small on the GPU once backward has freed its graph). */
+export function isScalarLoss(model: SemanticModel, value: Node): boolean {
+  const name = dottedName(value) ?? (value.type === 'call' ? dottedName(value.childForFieldName('function')) : undefined);
+  if (!name) return false;
+  return nameWords(name).some((word) => /^(loss|losses|nll|elbo|kld|kl|mse|bce|ce)$/.test(word)) || model.isLossFunctionRef(value.type === 'call' ? value.childForFieldName('function') : value);
+}
+
+export function keptValueMessage(model: SemanticModel, site: Node, value: Node, verb: 'appended' | 'stored'): string {
+  const text = value.text.length <= 40 ? value.text : `${value.text.slice(0, 37)}...`;
+  const loop = iterationLoop(model, site);
+  const freedByBackward = loop ? model.runsBackward(loop) : model.functionOf(site)?.name === 'training_step';
+  if (freedByBackward && isScalarLoss(model, value)) {
+    return verb === 'appended'
+      ? t("'{0}' is appended with its autograd graph; each step keeps a small GPU tensor and its graph nodes in host memory, unbounded over the run. Append {0}.item() (or {0}.detach()).", text)
+      : t("'{0}' is stored with its autograd graph; each step keeps a small GPU tensor and its graph nodes in host memory, unbounded over the run. Store {0}.item() (or {0}.detach()).", text);
+  }
+  return verb === 'appended'
+    ? t("'{0}' is appended with its autograd graph; every iteration's graph, activations included, stays in GPU memory until the list is freed. Append {0}.detach() (or {0}.item() for a number).", text)
+    : t("'{0}' is stored with its autograd graph; every iteration's graph, activations included, stays in GPU memory until the container is freed. Store {0}.detach() (or {0}.item() for a number).", text);
+}
+
+export const tensorAppendedToList: Rule = {
+  ...ruleCode('OOM101'),
+  code: 'OOM101',
+  check({ model }) {
+    const reports: RuleReport[] = [];
+    for (const call of model.calls) {
+      if (!STORING_METHODS.has(calleeName(call) ?? '')) continue;
+      const container = callReceiver(call);
+      const value = storedValue(call);
+      if (!container || !value) continue;
+      if (!model.isAttached(value)) continue;
+      // Under no-grad nothing carries a graph (isAttached already knows), but the call itself may be guarded too.
+      if (model.isNoGrad(call)) continue;
+      if (!outlivesIteration(model, call, container)) continue;
+      reports.push({ node: call, message: keptValueMessage(model, call, value, 'appended') });
+    }
+    // `outs += [logits]`
+    for (const augmented of model.augmentedAssignments) {
+      const operator = augmented.childForFieldName('operator')?.text;
+      const left = augmented.childForFieldName('left');
+      const right = augmented.childForFieldName('right');
+      if (operator !== '+=' || !left || (right?.type !== 'list' && right?.type !== 'tuple')) continue;
+      const element = children(right).find((child) => model.isAttached(child));
+      if (!element || model.isNoGrad(augmented)) continue;
+      if (!outlivesIteration(model, augmented, left)) continue;
+      reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended') });
+    }
+    // `history[step] = loss`
+    for (const assignment of model.assignments) {
+      const left = assignment.childForFieldName('left');
+      const right = assignment.childForFieldName('right');
+      if (left?.type !== 'subscript' || !right) continue;
+      if (!model.isAttached(right) || model.isNoGrad(assignment)) continue;
+      if (!dottedName(containerBase(left))) continue;
+      if (!outlivesIteration(model, assignment, left)) continue;
+      reports.push({ node: assignment, message: keptValueMessage(model, assignment, right, 'stored') });
+    }
+    return reports;
+  },
+};
