@@ -29,7 +29,6 @@ const common = {
   sourcemap: true,
   logLevel: 'warning',
   minifySyntax: true,
-  define: { VERSION: JSON.stringify(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version) },
 };
 
 const entries = [

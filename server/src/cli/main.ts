@@ -1,10 +1,9 @@
 // `oomguard`: dispatches to the subcommands of the command-line contract (../shared/spec/cli.md).
 import { t } from '../l10n';
+import { VERSION } from '../version';
 import { runCheck } from './check';
 import type { CliIO } from './io';
 import { processIO } from './io';
-
-declare const VERSION: string;
 
 type Subcommand = (argv: string[], io: CliIO) => Promise<number>;
 

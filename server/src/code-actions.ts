@@ -1,0 +1,74 @@
+// Code actions for the findings of one document. Everything an action needs travels in Diagnostic.data,
+// so this module reads the request and the text, never a cache of earlier analyses.
+import { CodeActionKind } from 'vscode-languageserver/node';
+import type { CodeAction, CodeActionParams, Diagnostic, TextEdit } from 'vscode-languageserver/node';
+import { computeLineStarts } from './engine/documents';
+import { findNoqa } from './engine/suppression';
+import { t } from './l10n';
+import { Commands, DIAGNOSTIC_SOURCE } from './protocol';
+import type { DiagnosticData } from './protocol';
+
+function lineText(text: string, line: number): string {
+  const starts = computeLineStarts(text);
+  const start = starts[line] ?? text.length;
+  const end = starts[line + 1] ?? text.length;
+  return text.slice(start, end).replace(/\r?\n$|\r$/, '');
+}
+
+/** The edit that adds `# noqa: CODE` to a line, or adds CODE to the noqa already there. */
+export function noqaEdit(text: string, line: number, code: string): TextEdit | undefined {
+  const current = lineText(text, line);
+  const noqa = findNoqa(current);
+  if (noqa) {
+    // A bare `# noqa` already silences everything on the line.
+    if (!noqa.codes || noqa.codes.includes(code)) return undefined;
+    return {
+      range: { start: { line, character: noqa.start }, end: { line, character: noqa.end } },
+      newText: `# noqa: ${[...noqa.codes, code].join(', ')}`,
+    };
+  }
+  const end = current.length;
+  return { range: { start: { line, character: end }, end: { line, character: end } }, newText: `  # noqa: ${code}` };
+}
+
+function isOurs(diagnostic: Diagnostic): diagnostic is Diagnostic & { data: DiagnosticData } {
+  const data = diagnostic.data as Partial<DiagnosticData> | undefined;
+  return diagnostic.source === DIAGNOSTIC_SOURCE && typeof data?.code === 'string' && Array.isArray(data.fixes);
+}
+
+export function codeActionsFor(text: string, params: CodeActionParams): CodeAction[] {
+  const uri = params.textDocument.uri;
+  const only = params.context.only;
+  const wantsQuickFix = !only || only.some((kind) => kind === CodeActionKind.QuickFix || CodeActionKind.QuickFix.startsWith(kind));
+  if (!wantsQuickFix) return [];
+  const actions: CodeAction[] = [];
+  for (const diagnostic of params.context.diagnostics) {
+    if (!isOurs(diagnostic)) continue;
+    const { code, fixes } = diagnostic.data;
+    for (const fix of fixes) {
+      actions.push({
+        title: fix.title,
+        kind: CodeActionKind.QuickFix,
+        diagnostics: [diagnostic],
+        isPreferred: fix.preferred ?? false,
+        edit: { changes: { [uri]: fix.edits } },
+      });
+    }
+    const noqa = noqaEdit(text, diagnostic.range.start.line, code);
+    if (noqa) {
+      actions.push({
+        title: t('Disable {0} for this line', code),
+        kind: CodeActionKind.QuickFix,
+        diagnostics: [diagnostic],
+        edit: { changes: { [uri]: [noqa] } },
+      });
+    }
+    actions.push({
+      title: t('Show documentation for {0}', code),
+      kind: CodeActionKind.QuickFix,
+      diagnostics: [diagnostic],
+      command: { title: t('Show documentation for {0}', code), command: Commands.showDocumentation, arguments: [code] },
+    });
+  }
+  return actions;
+}

@@ -1,0 +1,363 @@
+// Parameter counts and saved-for-backward bytes of Hugging Face transformers, derived from how their modelling
+// code runs under PyTorch's autograd: every op keeps what its backward needs (a linear keeps its input, a
+// LayerNorm its input, an RMSNorm written in Python its fp32 upcast, SDPA q/k/v/out, eager attention the
+// softmax scores), and autocast adds half-precision copies of fp32 tensors that feed a linear.
+import type { AttentionImpl, TransformerSpec } from './types';
+
+/** fp32: no autocast, fp32 weights. amp: autocast over fp32 weights. half: weights and activations in bf16/fp16. */
+export type ActivationMode = 'fp32' | 'amp' | 'half';
+
+export interface ActivationContext {
+  mode: ActivationMode;
+  training: boolean;
+  attention: AttentionImpl;
+  batch: number;
+  seqLen: number;
+  imageSize: number;
+  /** Base weights frozen (LoRA or requires_grad_(False)): a frozen linear keeps no input for backward. */
+  frozenBase: boolean;
+  /** LoRA target module names; their input stays saved (the adapter's A matrix needs it). */
+  loraTargets: ReadonlySet<string>;
+  loraDropout: boolean;
+}
+
+export interface ParameterCount {
+  total: number;
+  /** Token/position embeddings (kept out of autocast). */
+  embedding: number;
+  /** Weights of linears and convolutions that autocast casts to half (and caches for backward). */
+  castable: number;
+  /** Per decoder/encoder layer. */
+  perLayer: number;
+  /** Largest single parameter tensor (for-loop optimizers keep temporaries of its size). */
+  largestTensor: number;
+  /** LoRA parameters for the given targets and rank. */
+  lora: number;
+}
+
+/** Linear layers of one block, by the names PEFT's target_modules uses in each family. */
+interface LinearSite {
+  names: string[];
+  inFeatures: number;
+  outFeatures: number;
+  bias: boolean;
+}
+
+function blockLinears(s: TransformerSpec, cross = false): LinearSite[] {
+  const q = s.heads * s.headDim;
+  const kv = s.kvHeads * s.headDim;
+  const qkvBias = s.attnBias !== 'none';
+  const oBias = s.attnBias === 'all';
+  const sites: LinearSite[] = [];
+  if (s.qkvFused) {
+    sites.push({ names: ['c_attn', 'qkv_proj', 'query_key_value', 'Wqkv'], inFeatures: s.hidden, outFeatures: q + 2 * kv, bias: qkvBias });
+  } else {
+    sites.push({ names: ['q_proj', 'query', 'q', 'q_lin'], inFeatures: s.hidden, outFeatures: q, bias: qkvBias });
+    // Whisper's k_proj has no bias; the difference is 1/3 of h per layer, well below the catalog tolerance.
+    sites.push({ names: ['k_proj', 'key', 'k', 'k_lin'], inFeatures: s.hidden, outFeatures: kv, bias: qkvBias && s.family !== 'whisper' });
+    sites.push({ names: ['v_proj', 'value', 'v', 'v_lin'], inFeatures: s.hidden, outFeatures: kv, bias: qkvBias });
+  }
+  sites.push({ names: ['o_proj', 'dense', 'out_proj', 'o', 'c_proj', 'out_lin'], inFeatures: q, outFeatures: s.hidden, bias: oBias });
+  if (cross) return sites;
+  const gated = s.mlp === 'swiglu' || s.mlp === 'geglu';
+  if (gated && s.qkvFused) {
+    sites.push({ names: ['gate_up_proj'], inFeatures: s.hidden, outFeatures: 2 * s.intermediate, bias: s.mlpBias });
+  } else if (gated) {
+    sites.push({ names: ['gate_proj', 'wi_0'], inFeatures: s.hidden, outFeatures: s.intermediate, bias: s.mlpBias });
+    sites.push({ names: ['up_proj', 'wi_1'], inFeatures: s.hidden, outFeatures: s.intermediate, bias: s.mlpBias });
+  } else {
+    sites.push({ names: ['fc1', 'c_fc', 'intermediate.dense', 'lin1', 'wi', 'mlp.fc1', 'dense_h_to_4h'], inFeatures: s.hidden, outFeatures: s.intermediate, bias: s.mlpBias });
+  }
+  sites.push({ names: ['down_proj', 'fc2', 'c_proj', 'output.dense', 'lin2', 'wo', 'dense_4h_to_h'], inFeatures: s.intermediate, outFeatures: s.hidden, bias: s.mlpBias });
+  return sites;
+}
+
+function linearParams(site: LinearSite): number {
+  return site.inFeatures * site.outFeatures + (site.bias ? site.outFeatures : 0);
+}
+
+function siteTargeted(site: LinearSite, targets: ReadonlySet<string>): boolean {
+  if (targets.has('all-linear')) return true;
+  return site.names.some((n) => targets.has(n) || targets.has(n.split('.').pop() ?? n));
+}
+
+function normParams(s: TransformerSpec): number {
+  return s.norm === 'layernorm' ? 2 * s.hidden : s.hidden;
+}
+
+/** Parameters of one encoder/decoder stack layer. */
+function layerParams(s: TransformerSpec, withCross: boolean): number {
+  let total = blockLinears(s).reduce((sum, site) => sum + linearParams(site), 0);
+  const normsPerLayer = (s.normPlacement === 'parallel' ? 1 : 2) + (withCross ? 1 : 0) + Math.max(0, s.extraNormsPerLayer);
+  total += normsPerLayer * normParams(s);
+  if (withCross) total += blockLinears(s, true).reduce((sum, site) => sum + linearParams(site), 0);
+  return total;
+}
+
+/** Counts the parameters the config implies (base model + the task head), and the LoRA adapter size. */
+export function countTransformerParameters(s: TransformerSpec, lora?: { rank: number; targetModules: string[] }): ParameterCount {
+  const h = s.hidden;
+  let embedding = s.vocab * (s.embedProjection ?? h);
+  if (s.positions === 'learned') {
+    const positionCount = s.family === 'opt' ? s.maxPositions + 2 : s.maxPositions;
+    embedding += positionCount * h;
+  }
+  embedding += s.typeVocab * h;
+  if (s.family === 't5') embedding += 32 * s.heads * 2; // relative attention bias, one table per stack
+  let castable = 0;
+  let other = 0;
+  const perLayer = layerParams(s, false);
+  const layerCastable = blockLinears(s).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
+  let layerTotal = s.layers * perLayer;
+  castable += s.layers * layerCastable;
+  if (s.decoderLayers > 0) {
+    const crossCast = blockLinears(s, true).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
+    layerTotal += s.decoderLayers * layerParams(s, true);
+    castable += s.decoderLayers * (layerCastable + crossCast);
+  }
+  // Embedding LayerNorm (BERT family), final norms (pre-LN stacks; two for encoder-decoders).
+  if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
+  else other += normParams(s) * (s.decoderLayers > 0 ? 2 : 1);
+  if (s.family === 'whisper') other += normParams(s); // encoder and decoder layer_norm; the loop above added one
+  if (s.embedProjection) {
+    other += 2 * s.embedProjection * h;
+    castable += 2 * s.embedProjection * h;
+  }
+  if (s.pooler) {
+    other += h * h + h;
+    castable += h * h;
+  }
+  let head = 0;
+  let headCast = 0;
+  const lmHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq';
+  if (lmHead) {
+    if (!s.tiedEmbeddings) head += s.vocab * h + (s.family === 'phi' ? s.vocab : 0);
+    headCast += s.vocab * h;
+    if (s.task === 'masked-lm') head += h * h + h + 2 * h + s.vocab;
+  } else if (s.task === 'seq-cls' || s.task === 'image-cls') {
+    const extra = s.family === 'distilbert' || s.family === 'deberta' ? h * h + h : 0; // pre_classifier / pooler dense
+    head += extra + h * s.numLabels + s.numLabels;
+    headCast += extra + h * s.numLabels;
+  }
+  castable += headCast;
+  if (s.family === 'vit' || s.vision) {
+    const v = s.vision ?? s;
+    const patches = ((v.imageSize ?? 224) / (v.patchSize ?? 16)) ** 2;
+    const patchParams = 3 * (v.patchSize ?? 16) ** 2 * v.hidden + (s.family === 'vit' ? v.hidden : 0);
+    if (s.family === 'vit') {
+      embedding = patchParams + v.hidden * (patches + 2); // patch conv, cls token, position embeddings
+      castable += 3 * (v.patchSize ?? 16) ** 2 * v.hidden;
+    }
+  }
+  let total = embedding + layerTotal + other + head;
+  if (s.vision) {
+    const v = countTransformerParameters(s.vision);
+    const pre = 2 * s.vision.hidden; // CLIP's vision tower has a pre-LayerNorm
+    const visionEmbed = 3 * (s.vision.patchSize ?? 32) ** 2 * s.vision.hidden + s.vision.hidden * (((s.vision.imageSize ?? 224) / (s.vision.patchSize ?? 32)) ** 2 + 2);
+    total += v.total - v.embedding + visionEmbed + pre;
+    const proj = (s.projectionDim ?? h) * (h + s.vision.hidden);
+    total += proj + 1; // text and visual projections, logit_scale
+    castable += v.castable + proj;
+  }
+  if (s.family === 'whisper') {
+    const mel = s.melBins ?? 80;
+    total += mel * h * 3 + h + h * h * 3 + h + (s.encoderFrames ?? 1500) * h; // two convs and encoder positions
+    castable += mel * h * 3 + h * h * 3;
+  }
+  let loraCount = 0;
+  if (lora) {
+    const targets = new Set(lora.targetModules);
+    const perLayerLora = blockLinears(s).filter((site) => siteTargeted(site, targets))
+      .reduce((sum, site) => sum + lora.rank * (site.inFeatures + site.outFeatures), 0);
+    loraCount = perLayerLora * (s.layers + s.decoderLayers);
+  }
+  const largestTensor = Math.max(s.vocab * h, s.intermediate * h * (s.qkvFused && (s.mlp === 'swiglu') ? 2 : 1));
+  return { total, embedding, castable, perLayer, largestTensor, lora: loraCount };
+}
+
+const FP32 = 4;
+
+function bytesOf(mode: ActivationMode): { act: number; residual: number; normOut: number } {
+  if (mode === 'fp32') return { act: 4, residual: 4, normOut: 4 };
+  if (mode === 'amp') return { act: 2, residual: 4, normOut: 4 };
+  return { act: 2, residual: 2, normOut: 2 };
+}
+
+/** Bytes a norm keeps per element of its input. */
+function normSavedPerElement(s: TransformerSpec, mode: ActivationMode): number {
+  if (s.norm === 'layernorm') return bytesOf(mode).residual;
+  // HF RMSNorm upcasts to fp32 in Python: it keeps the fp32 input and the normalised fp32 tensor,
+  // or, in half mode, the fp32 upcast and the half copy the weight multiplies.
+  return mode === 'half' ? FP32 + 2 : 2 * FP32;
+}
+
+/** Saved bytes of the input of `consumers` linears reading one tensor of `elements` per token. */
+function linearInputBytes(mode: ActivationMode, producerBytes: number, elements: number, consumers: number, saving: number): number {
+  if (saving === 0) return 0;
+  // Autocast casts an fp32 input once per linear call: q, k and v each keep their own half copy.
+  if (mode === 'amp' && producerBytes === FP32) return saving * 2 * elements;
+  return producerBytes * elements;
+}
+
+/** Bytes per attention score (per head, per query, per key) that backward keeps. */
+function scoreBytes(mode: ActivationMode, dropout: boolean): number {
+  const softmaxOut = mode === 'half' ? 2 : FP32;
+  const act = bytesOf(mode).act;
+  return softmaxOut + (dropout ? 1 + act : mode === 'amp' ? 2 : 0);
+}
+
+export interface LayerActivation {
+  /** Bytes per token, independent of the sequence length. */
+  perToken: number;
+  /** Bytes per (query token x key token), the s^2 part of eager / math attention. */
+  perTokenPair: number;
+}
+
+/** What one self-attention (+ MLP) layer keeps for backward, per token. */
+export function layerActivation(s: TransformerSpec, ctx: ActivationContext, decoderCross = false): LayerActivation {
+  const { act, residual, normOut } = bytesOf(ctx.mode);
+  const h = s.hidden;
+  const q = s.heads * s.headDim;
+  const kv = s.kvHeads * s.headDim;
+  const i = s.intermediate;
+  const dropout = ctx.training;
+  const sites = blockLinears(s);
+  const savingCount = (from: number, to: number): number =>
+    sites.slice(from, to).filter((site) => !ctx.frozenBase || siteTargeted(site, ctx.loraTargets)).length;
+  const qkvSites = s.qkvFused ? 1 : 3;
+  let perToken = 0;
+  let perTokenPair = 0;
+  // Attention half: norm, q/k/v inputs, q/k/v, attention output.
+  const preNorm = s.normPlacement !== 'post';
+  if (preNorm) perToken += normSavedPerElement(s, ctx.mode) * h;
+  const attnInputProducer = preNorm ? normOut : residual;
+  const mlpConsumers = s.mlp === 'swiglu' || s.mlp === 'geglu' ? (s.qkvFused ? 1 : 2) : 1;
+  const parallel = s.normPlacement === 'parallel';
+  perToken += linearInputBytes(ctx.mode, attnInputProducer, h, qkvSites + (parallel ? mlpConsumers : 0),
+    savingCount(0, qkvSites) + (parallel ? savingCount(qkvSites + 1, qkvSites + 1 + mlpConsumers) : 0));
+  const gqaMath = ctx.attention === 'sdpa' && ctx.mode === 'fp32' && s.kvHeads < s.heads;
+  const eagerScores = ctx.attention === 'eager' || s.family === 't5' || s.family === 'deberta' || gqaMath;
+  if (gqaMath) {
+    // SDPA's math path expands k/v to all heads and scales q and k into new tensors; its output is copied contiguous.
+    perToken += act * (3 * q + q) + act * q;
+  } else {
+    perToken += act * (q + 2 * kv) + act * q;
+  }
+  if (eagerScores) {
+    const disentangled = s.family === 'deberta' ? 2 * FP32 : 0; // c2p and p2c position scores
+    perTokenPair += s.heads * (scoreBytes(ctx.mode, dropout && s.attnDropout) + disentangled);
+  }
+  if (eagerScores && !gqaMath && ctx.attention === 'eager' && s.family !== 't5') perToken += act * q; // contiguous copy before o_proj
+  if (dropout && s.hiddenDropout) perToken += h; // bool mask after o_proj
+  if (decoderCross) {
+    // Cross-attention: norm, q input, q, output; k/v of the encoder states are counted by the caller.
+    perToken += normSavedPerElement(s, ctx.mode) * h + linearInputBytes(ctx.mode, normOut, h, 1, 1) + 2 * act * q;
+    if (dropout && s.hiddenDropout) perToken += h;
+  }
+  // MLP half.
+  if (!preNorm) perToken += residual * h * 2; // post-LN: the LayerNorm keeps each residual sum
+  if (preNorm && !parallel) perToken += normSavedPerElement(s, ctx.mode) * h;
+  if (!parallel) {
+    const mlpProducer = preNorm ? normOut : residual;
+    perToken += linearInputBytes(ctx.mode, mlpProducer, h, mlpConsumers, savingCount(qkvSites + 1, qkvSites + 1 + mlpConsumers));
+  }
+  perToken += mlpInternals(s, ctx.mode, i);
+  if (dropout && s.hiddenDropout) perToken += h;
+  return { perToken, perTokenPair };
+}
+
+/** What the MLP keeps between its two projections, per token. */
+function mlpInternals(s: TransformerSpec, mode: ActivationMode, i: number): number {
+  const { act } = bytesOf(mode);
+  switch (s.mlp) {
+    case 'gelu': return 2 * act * i; // GELU keeps its input; the second linear keeps GELU's output
+    case 'relu': return act * i; // ReLU keeps its output, which the second linear keeps too
+    case 'swiglu': return 4 * act * i; // gate, SiLU(gate), up, and their product
+    case 'geglu': return s.family === 't5' ? geluNewBytes(mode) * i + 2 * act * i : 4 * act * i;
+    case 'gelu_new': return geluNewBytes(mode) * i + (mode === 'amp' ? 2 : act) * i;
+  }
+}
+
+/** GPT-2's tanh GELU is a Python expression: pow, tanh, 0.5*x and 1+tanh are all kept (fp32 under autocast: pow upcasts). */
+function geluNewBytes(mode: ActivationMode): number {
+  if (mode === 'fp32') return 4 * FP32;
+  if (mode === 'amp') return 3 * FP32 + 2;
+  return 4 * 2;
+}
+
+export interface TransformerActivation {
+  /** Saved for backward at the end of forward (all layers, embeddings, head and loss). */
+  saved: number;
+  /** One layer's saved bytes (checkpointing recomputes one at a time). */
+  oneLayer: number;
+  /** Forward transient on top of `saved` (fp32 copy of half logits for the loss). */
+  forwardTransient: number;
+  /** Backward transient at the start of backward (gradients of the loss over the vocabulary). */
+  backwardTransient: number;
+  /** Output tensors a loop keeps until they are rebound (logits). */
+  outputs: number;
+  /** Largest tensor a no-grad forward holds at once, for inference peaks. */
+  inferenceTransient: number;
+  tokens: number;
+}
+
+/** Tokens per sample the model sees: the sequence, or the image patches plus the class token. */
+export function tokensPerSample(s: TransformerSpec, seqLen: number, imageSize: number): number {
+  if (s.family === 'vit') return Math.round((imageSize / (s.patchSize ?? 16)) ** 2) + 1;
+  return seqLen;
+}
+
+export function transformerActivations(s: TransformerSpec, ctx: ActivationContext, checkpointing: boolean): TransformerActivation {
+  const { act, residual, normOut } = bytesOf(ctx.mode);
+  const seq = tokensPerSample(s, ctx.seqLen, ctx.imageSize);
+  const tokens = ctx.batch * seq;
+  const layer = layerActivation(s, ctx);
+  const layerBytes = tokens * layer.perToken + ctx.batch * seq * seq * layer.perTokenPair;
+  let stackBytes = s.layers * layerBytes;
+  let oneLayer = layerBytes;
+  let checkpointKeeps = s.layers * tokens * residual * s.hidden;
+  if (s.decoderLayers > 0) {
+    const encoderTokens = s.family === 'whisper' ? ctx.batch * (s.encoderFrames ?? 1500) : tokens;
+    const encoderSeq = encoderTokens / ctx.batch;
+    const encoderLayer = layerActivation(s, ctx);
+    const decoderLayer = layerActivation(s, ctx, true);
+    const kv = s.kvHeads * s.headDim;
+    const crossKv = encoderTokens * 2 * act * kv;
+    const encoderBytes = s.layers * (encoderTokens * encoderLayer.perToken + ctx.batch * encoderSeq * encoderSeq * encoderLayer.perTokenPair);
+    const decoderBytes = s.decoderLayers * (tokens * decoderLayer.perToken + ctx.batch * seq * seq * decoderLayer.perTokenPair +
+      crossKv + ctx.batch * seq * encoderSeq * decoderLayer.perTokenPair);
+    stackBytes = encoderBytes + decoderBytes;
+    oneLayer = Math.max(encoderBytes / s.layers, decoderBytes / s.decoderLayers);
+    checkpointKeeps = (s.layers * encoderTokens + s.decoderLayers * tokens) * residual * s.hidden;
+    if (s.family === 'whisper') {
+      const mel = s.melBins ?? 80;
+      stackBytes += ctx.batch * 3000 * (mel * act + 3 * act * s.hidden); // two convolutions and their GELUs
+    }
+  }
+  if (s.vision) {
+    const visionSeq = tokensPerSample({ ...s.vision, family: 'vit' }, seq, ctx.imageSize);
+    const visionCtx = { ...ctx };
+    const visionLayer = layerActivation(s.vision, visionCtx);
+    const visionBytes = s.vision.layers * ctx.batch * (visionSeq * visionLayer.perToken + visionSeq * visionSeq * visionLayer.perTokenPair);
+    stackBytes += visionBytes;
+    checkpointKeeps += s.vision.layers * ctx.batch * visionSeq * residual * s.vision.hidden;
+  }
+  // Embeddings and the final norm: the embedding sum (post-LN: its LayerNorm input and dropout), final norm and its output.
+  let edges = tokens * (normSavedPerElement(s, ctx.mode) * s.hidden + normOut * s.hidden);
+  if (ctx.training && s.hiddenDropout) edges += tokens * s.hidden;
+  // Head and loss over the vocabulary: logits kept by the output object, log_softmax's fp32 output kept for backward.
+  const vocabHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq';
+  const logitBytes = ctx.mode === 'fp32' ? FP32 : 2;
+  const logits = vocabHead ? tokens * s.vocab * logitBytes : 0;
+  const logSoftmax = vocabHead ? tokens * s.vocab * FP32 : 0;
+  const lossSaved = ctx.training || ctx.mode !== 'fp32' ? logSoftmax : logSoftmax;
+  const saved = (checkpointing && ctx.training ? checkpointKeeps : stackBytes) + edges + logits + lossSaved;
+  const forwardTransient = logitBytes === FP32 ? 0 : logSoftmax;
+  const backwardTransient = vocabHead ? 2 * logSoftmax : 2 * tokens * act * Math.max(s.intermediate, s.hidden);
+  const widest = Math.max(s.intermediate * (s.mlp === 'swiglu' || s.mlp === 'geglu' ? 2 : 1), 3 * s.hidden);
+  const inferenceTransient = Math.max(
+    tokens * act * widest * 2 + tokens * residual * s.hidden * 2,
+    ctx.attention === 'eager' || s.family === 't5' ? ctx.batch * s.heads * seq * seq * FP32 * 2 : 0,
+  );
+  return { saved, oneLayer, forwardTransient, backwardTransient, outputs: logits, inferenceTransient, tokens };
+}

@@ -1,0 +1,189 @@
+// The language server: wires LSP documents, settings and requests to the engine, and nothing more.
+// Start with `node dist/server.js --stdio` (any LSP client) or through the VS Code extension.
+import {
+  CodeAction,
+  CodeActionKind,
+  createConnection,
+  Diagnostic,
+  DiagnosticSeverity,
+  ProposedFeatures,
+  TextDocumentSyncKind,
+} from 'vscode-languageserver/node';
+import type { CodeActionParams, Connection, InitializeParams, InitializeResult } from 'vscode-languageserver/node';
+import { analyze, MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
+import type { AnalysisOptions } from './engine/analyze';
+import { DocumentStore } from './engine/documents';
+import type { DocumentState } from './engine/documents';
+import { loadPython } from './engine/parser';
+import type { Finding, Severity } from './engine/types';
+import { t } from './l10n';
+import { VERSION } from './version';
+import { codeActionsFor } from './code-actions';
+import { Commands, DEFAULT_SETTINGS, DIAGNOSTIC_SOURCE, normalizeSettings, ruleDocUrl } from './protocol';
+import type { DiagnosticData, Settings } from './protocol';
+
+const SEVERITY: Record<Severity, DiagnosticSeverity> = {
+  error: DiagnosticSeverity.Error,
+  warning: DiagnosticSeverity.Warning,
+  information: DiagnosticSeverity.Information,
+  hint: DiagnosticSeverity.Hint,
+};
+
+export function toDiagnostic(finding: Finding): Diagnostic {
+  const data: DiagnosticData = { code: finding.code, fixes: finding.fixes };
+  return {
+    range: finding.range,
+    severity: SEVERITY[finding.severity],
+    code: finding.code,
+    codeDescription: { href: ruleDocUrl(finding.code) },
+    source: DIAGNOSTIC_SOURCE,
+    message: finding.message,
+    data,
+  };
+}
+
+export function analysisOptions(settings: Settings): AnalysisOptions {
+  const severity: Record<string, Severity> = {};
+  const off: string[] = [];
+  for (const [code, level] of Object.entries(settings.rules.severity)) {
+    if (level === 'off') off.push(code);
+    else severity[code] = level;
+  }
+  return { select: settings.rules.select, ignore: [...settings.rules.ignore, ...off], severity };
+}
+
+export function startServer(connection: Connection): void {
+  const documents = new DocumentStore();
+  /** Per-document queue: LSP changes must be applied one after another, each on the tree of the last. */
+  const queues = new Map<string, Promise<unknown>>();
+  const pending = new Map<string, NodeJS.Immediate>();
+  const settingsCache = new Map<string, Promise<Settings>>();
+  let canPullConfiguration = false;
+  let initialSettings: Settings = DEFAULT_SETTINGS;
+
+  const enqueue = (uri: string, work: () => Promise<unknown>) => {
+    const next = (queues.get(uri) ?? Promise.resolve()).then(work, work);
+    queues.set(uri, next.catch(() => undefined));
+    return next;
+  };
+
+  const settingsFor = (uri: string): Promise<Settings> => {
+    if (!canPullConfiguration) return Promise.resolve(initialSettings);
+    let cached = settingsCache.get(uri);
+    if (!cached) {
+      cached = connection.workspace
+        .getConfiguration({ scopeUri: uri, section: 'oomguard' })
+        .then(normalizeSettings, () => initialSettings);
+      settingsCache.set(uri, cached);
+    }
+    return cached;
+  };
+
+  const publish = async (state: DocumentState) => {
+    const version = state.version;
+    const settings = await settingsFor(state.uri);
+    // A newer version arrived while settings were read: its own run will publish.
+    if (documents.get(state.uri)?.version !== version) return;
+    if (!settings.enable) {
+      await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: [] });
+      return;
+    }
+    if (state.text.length > MAX_ANALYZED_CHARACTERS) {
+      connection.console.info(`${state.uri}: ${tooLargeMessage(state.text.length)}`);
+      await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: [] });
+      return;
+    }
+    const model = documents.modelOf(state);
+    if (!model) return;
+    const findings = analyze(model, state.text, {
+      ...analysisOptions(settings),
+      onRuleError: (code, error) =>
+        connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
+    });
+    await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: findings.map(toDiagnostic) });
+  };
+
+  /** Re-analysis runs once the burst of changes read together has been applied (coalesced, not timed). */
+  const schedule = (uri: string) => {
+    const previous = pending.get(uri);
+    if (previous) clearImmediate(previous);
+    pending.set(
+      uri,
+      setImmediate(() => {
+        pending.delete(uri);
+        void enqueue(uri, async () => {
+          const state = documents.get(uri);
+          if (state) await publish(state);
+        });
+      }),
+    );
+  };
+
+  connection.onInitialize((params: InitializeParams): InitializeResult => {
+    canPullConfiguration = !!params.capabilities.workspace?.configuration;
+    const options = params.initializationOptions as { settings?: unknown } | undefined;
+    if (options?.settings) initialSettings = normalizeSettings(options.settings);
+    return {
+      capabilities: {
+        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+        executeCommandProvider: { commands: [Commands.showDocumentation] },
+      },
+      serverInfo: { name: 'oomguard', version: VERSION },
+    };
+  });
+
+  connection.onInitialized(() => {
+    // Warm up the parser so the first document does not pay for loading the .wasm files.
+    void loadPython();
+  });
+
+  connection.onDidChangeConfiguration((change) => {
+    settingsCache.clear();
+    const settings = (change.settings as { oomguard?: unknown } | undefined)?.oomguard;
+    if (settings) initialSettings = normalizeSettings(settings);
+    for (const uri of queues.keys()) if (documents.get(uri)) schedule(uri);
+  });
+
+  connection.onDidOpenTextDocument(({ textDocument }) => {
+    void enqueue(textDocument.uri, () => documents.open(textDocument.uri, textDocument.version, textDocument.text));
+    schedule(textDocument.uri);
+  });
+
+  connection.onDidChangeTextDocument(({ textDocument, contentChanges }) => {
+    void enqueue(textDocument.uri, () => documents.change(textDocument.uri, textDocument.version, contentChanges));
+    schedule(textDocument.uri);
+  });
+
+  connection.onDidCloseTextDocument(({ textDocument }) => {
+    const uri = textDocument.uri;
+    const timer = pending.get(uri);
+    if (timer) clearImmediate(timer);
+    pending.delete(uri);
+    void enqueue(uri, async () => {
+      documents.close(uri);
+      settingsCache.delete(uri);
+      queues.delete(uri);
+      await connection.sendDiagnostics({ uri, diagnostics: [] });
+    });
+  });
+
+  connection.onCodeAction(async (params: CodeActionParams): Promise<CodeAction[]> => {
+    await queues.get(params.textDocument.uri);
+    const state = documents.get(params.textDocument.uri);
+    if (!state) return [];
+    return codeActionsFor(state.text, params);
+  });
+
+  connection.onExecuteCommand(async ({ command, arguments: args }) => {
+    if (command === Commands.showDocumentation && typeof args?.[0] === 'string') {
+      await connection.window.showDocument({ uri: ruleDocUrl(args[0]), external: true });
+    }
+  });
+
+  connection.listen();
+}
+
+if (require.main === module) {
+  startServer(createConnection(ProposedFeatures.all));
+}
