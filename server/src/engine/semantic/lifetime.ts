@@ -22,10 +22,10 @@ export function iterationLoop(model: SemanticModel, site: Node): Node | undefine
   return loops.find((loop) => model.isBatchLoop(loop)) ?? loops[0];
 }
 
-/** Whether `name` is (re)bound anywhere inside `region` (assignment, loop target, with-as, walrus). */
-function assignedWithin(model: SemanticModel, name: string, region: Node): boolean {
+/** Whether `name` is (re)bound inside `region` (assignment or loop target), other than by `site` itself. */
+function assignedWithin(model: SemanticModel, name: string, region: Node, site?: Node): boolean {
   for (const assignment of model.assignments) {
-    if (!contains(region, assignment)) continue;
+    if (!contains(region, assignment) || (site && assignment.id === site.id)) continue;
     const left = assignment.childForFieldName('left');
     if (left && model.targetNames(left).includes(name)) return true;
   }
@@ -56,7 +56,7 @@ export function outlivesIteration(model: SemanticModel, site: Node, target: Node
   const loop = iterationLoop(model, site);
   if (loop) {
     // Created inside the iteration: rebuilt every time, so it dies with the iteration.
-    if (assignedWithin(model, name, loop)) return false;
+    if (assignedWithin(model, name, loop, site)) return false;
     // A helper's local list over layers or decoding steps is consumed in the same call (U-Net skips, torch.cat).
     if (!model.isBatchLoop(loop) && isFunctionLocal(model, name, site)) return false;
     return !isClearedAfterBackward(model, name);

@@ -1,0 +1,266 @@
+// Shape propagation through a network written layer by layer (torchvision models, nn.Module classes found in a
+// script). Each op records what its backward keeps, following PyTorch's autograd formulas: convolutions and
+// linears keep their input, BatchNorm its input, in-place ReLU its output, max-pooling its int64 indices,
+// dropout a bool mask. A tensor kept by several ops is counted once.
+import type { LayerNetSpec } from './types';
+
+type Shape = { kind: 'image'; c: number; h: number; w: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
+
+function elementsOf(s: Shape): number {
+  if (s.kind === 'image') return s.c * s.h * s.w;
+  if (s.kind === 'tokens') return s.seq * s.f;
+  return s.f;
+}
+
+/** Builds a LayerNetSpec by applying ops to a current tensor, per sample. */
+export class NetBuilder {
+  private shape: Shape;
+  private currentSaved = false;
+  parameters = 0;
+  castParameters = 0;
+  saved = 0;
+  fixedBytes = 0;
+  largest = 0;
+  private blockSaved: number[] = [];
+  private blockInputs: number[] = [];
+  private blockStartSaved = 0;
+  private readonly inputSpec: LayerNetSpec['input'];
+
+  constructor(input: LayerNetSpec['input']) {
+    this.inputSpec = input;
+    if (input.kind === 'image') this.shape = { kind: 'image', c: input.channels, h: input.size, w: input.size };
+    else if (input.kind === 'tokens') this.shape = { kind: 'tokens', seq: input.seqLen, f: 1 };
+    else this.shape = { kind: 'vector', f: input.features };
+    // The input batch is allocated before the step, not by forward.
+    this.currentSaved = true;
+  }
+
+  get elements(): number {
+    return elementsOf(this.shape);
+  }
+
+  get channels(): number {
+    const s = this.shape;
+    return s.kind === 'image' ? s.c : s.f;
+  }
+
+  private keepCurrent(): void {
+    if (!this.currentSaved) {
+      this.saved += this.elements;
+      this.currentSaved = true;
+    }
+  }
+
+  private produce(shape: Shape): void {
+    this.shape = shape;
+    this.currentSaved = false;
+    this.largest = Math.max(this.largest, elementsOf(shape));
+  }
+
+  /** Marks the start of a top-level block (what checkpoint_sequential would cut on). */
+  beginBlock(): void {
+    this.blockInputs.push(this.elements);
+    this.blockStartSaved = this.saved;
+  }
+
+  endBlock(): void {
+    this.keepCurrent();
+    this.blockSaved.push(this.saved - this.blockStartSaved);
+  }
+
+  conv(out: number, kernel: number, stride = 1, groups = 1, bias = false, padding = Math.floor(kernel / 2), savesInput = true): this {
+    const s = this.shape;
+    const c = s.kind === 'image' ? s.c : s.kind === 'tokens' ? s.f : s.f;
+    const weights = (out * c * kernel * kernel) / groups;
+    this.parameters += weights + (bias ? out : 0);
+    this.castParameters += weights;
+    if (savesInput) this.keepCurrent();
+    if (s.kind === 'image') {
+      const h = Math.floor((s.h + 2 * padding - kernel) / stride) + 1;
+      const w = Math.floor((s.w + 2 * padding - kernel) / stride) + 1;
+      this.produce({ kind: 'image', c: out, h: Math.max(1, h), w: Math.max(1, w) });
+    } else if (s.kind === 'tokens') {
+      const seq = Math.floor((s.seq + 2 * padding - kernel) / stride) + 1;
+      this.produce({ kind: 'tokens', seq: Math.max(1, seq), f: out });
+    } else {
+      this.produce({ kind: 'vector', f: out });
+    }
+    return this;
+  }
+
+  /** 1-D convolution over a token sequence (channels = features). */
+  conv1d(out: number, kernel: number, stride = 1, bias = true, padding = 0): this {
+    if (this.shape.kind === 'image') this.shape = { kind: 'tokens', seq: this.shape.h * this.shape.w, f: this.shape.c };
+    return this.conv(out, kernel, stride, 1, bias, padding);
+  }
+
+  batchNorm(): this {
+    this.parameters += 2 * this.channels;
+    this.keepCurrent();
+    this.produce(this.shape);
+    return this;
+  }
+
+  layerNorm(features = this.channels): this {
+    this.parameters += 2 * features;
+    this.keepCurrent();
+    this.produce(this.shape);
+    return this;
+  }
+
+  /** ReLU keeps its output; in place, that output is the tensor it was given. */
+  relu(inplace = true): this {
+    if (!inplace) this.produce(this.shape);
+    this.keepCurrent();
+    return this;
+  }
+
+  /** SiLU, GELU, Hardswish, Tanh-like activations: keep their input, return a new tensor. */
+  activation(): this {
+    this.keepCurrent();
+    this.produce(this.shape);
+    return this;
+  }
+
+  /** Sigmoid keeps its output. */
+  sigmoid(): this {
+    this.produce(this.shape);
+    this.keepCurrent();
+    return this;
+  }
+
+  maxPool(kernel: number, stride: number, padding = 0): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    this.keepCurrent();
+    const h = Math.floor((s.h + 2 * padding - kernel) / stride) + 1;
+    const w = Math.floor((s.w + 2 * padding - kernel) / stride) + 1;
+    this.produce({ kind: 'image', c: s.c, h, w });
+    this.fixedBytes += s.c * h * w * 8; // int64 indices
+    return this;
+  }
+
+  /** Global average pooling and flatten: the input is kept (its backward reads the shape from it). */
+  globalPool(): this {
+    this.keepCurrent();
+    this.produce({ kind: 'vector', f: this.channels });
+    return this;
+  }
+
+  flattenTo(features: number): this {
+    this.shape = { kind: 'vector', f: features };
+    return this;
+  }
+
+  linear(out: number, bias = true, inFeatures?: number): this {
+    const s = this.shape;
+    const inF = inFeatures ?? (s.kind === 'image' ? s.c * s.h * s.w : s.f);
+    if (s.kind === 'image' && inFeatures !== undefined && inFeatures !== s.c * s.h * s.w) {
+      // The script pools or flattens before the linear; take the declared in_features.
+      this.shape = { kind: 'vector', f: inF };
+    }
+    this.parameters += inF * out + (bias ? out : 0);
+    this.castParameters += inF * out;
+    this.keepCurrent();
+    const next = this.shape;
+    this.produce(next.kind === 'tokens' ? { kind: 'tokens', seq: next.seq, f: out } : { kind: 'vector', f: out });
+    return this;
+  }
+
+  embedding(vocab: number, dim: number): this {
+    this.parameters += vocab * dim;
+    const seq = this.shape.kind === 'tokens' ? this.shape.seq : 1;
+    this.produce({ kind: 'tokens', seq, f: dim });
+    return this;
+  }
+
+  dropout(p = 0.5): this {
+    if (p <= 0) return this;
+    this.fixedBytes += this.elements; // bool mask
+    this.produce(this.shape);
+    return this;
+  }
+
+  /** Residual add: nothing is kept; in torchvision the sum is made in place on the branch output. */
+  addResidual(): this {
+    return this;
+  }
+
+  /** Squeeze-and-excitation: pooled vector, two 1x1 convs, a gate; the scaled product keeps both operands. */
+  squeezeExcite(squeeze: number, gate: 'sigmoid' | 'hardsigmoid' = 'sigmoid'): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    this.keepCurrent();
+    const c = s.c;
+    this.parameters += 2 * c * squeeze + squeeze + c;
+    this.castParameters += 2 * c * squeeze;
+    this.saved += c + squeeze * 2 + c * 2; // pooled, fc1 out, activation, gate
+    void gate;
+    this.produce(s);
+    return this;
+  }
+
+  /** LSTM/GRU (cuDNN): keeps its input, every step's gates, cell states and outputs. */
+  recurrent(hidden: number, layers: number, bidirectional: boolean, gates: 3 | 4, inputFeatures?: number): this {
+    const s = this.shape;
+    const seq = s.kind === 'tokens' ? s.seq : 1;
+    const inF = inputFeatures ?? (s.kind === 'tokens' ? s.f : this.channels);
+    const dirs = bidirectional ? 2 : 1;
+    for (let l = 0; l < layers; l++) {
+      const layerIn = l === 0 ? inF : hidden * dirs;
+      this.parameters += dirs * gates * hidden * (layerIn + hidden + 2);
+      this.castParameters += dirs * gates * hidden * (layerIn + hidden);
+    }
+    this.keepCurrent();
+    // cuDNN's reserve space: gates plus cell and hidden states, per step, per layer and direction.
+    this.saved += seq * layers * dirs * hidden * (gates + 2);
+    this.produce({ kind: 'tokens', seq, f: hidden * dirs });
+    this.currentSaved = true;
+    return this;
+  }
+
+  /** nn.MultiheadAttention with need_weights (its default): the averaged and per-head weights are kept. */
+  multiheadAttention(embed: number, heads: number, needWeights = true, dropout = 0): this {
+    const s = this.shape;
+    const seq = s.kind === 'tokens' ? s.seq : 1;
+    this.parameters += 4 * embed * embed + 4 * embed;
+    this.castParameters += 4 * embed * embed;
+    this.keepCurrent();
+    this.saved += seq * embed * 4; // q, k, v, attention output
+    if (needWeights) this.saved += heads * seq * seq * (1 + (dropout > 0 ? 1.25 : 0)) + seq * seq;
+    this.produce({ kind: 'tokens', seq, f: embed });
+    return this;
+  }
+
+  /** nn.TransformerEncoderLayer / DecoderLayer (post-norm by default, SDPA attention). */
+  transformerLayer(dModel: number, heads: number, feedForward: number, dropout: number, decoder: boolean): this {
+    const s = this.shape;
+    const seq = s.kind === 'tokens' ? s.seq : 1;
+    const attentionBlocks = decoder ? 2 : 1;
+    this.parameters += attentionBlocks * (4 * dModel * dModel + 4 * dModel) + 2 * dModel * feedForward + feedForward + dModel +
+      (attentionBlocks + 1) * 2 * dModel;
+    this.castParameters += attentionBlocks * 4 * dModel * dModel + 2 * dModel * feedForward;
+    this.keepCurrent();
+    const masks = dropout > 0 ? (attentionBlocks + 2) * dModel / 4 + feedForward / 4 + feedForward : 0;
+    this.saved += seq * (attentionBlocks * (4 * dModel + 2 * dModel) + 2 * feedForward + masks + 2 * dModel);
+    void heads;
+    this.produce({ kind: 'tokens', seq, f: dModel });
+    return this;
+  }
+
+  build(scalesWithInput: boolean): LayerNetSpec {
+    this.keepCurrent();
+    return {
+      kind: 'layers',
+      parameters: this.parameters,
+      savedElementsPerSample: this.saved,
+      fixedBytesPerSample: this.fixedBytes,
+      largestElementsPerSample: this.largest,
+      blockSavedElements: this.blockSaved,
+      blockInputElements: this.blockInputs,
+      castParameters: this.castParameters,
+      input: this.inputSpec,
+      scalesWithInput,
+    };
+  }
+}
