@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { analyze } from '../../server/src/engine/analyze';
 import type { AnalysisOptions } from '../../server/src/engine/analyze';
 import { parsePython } from '../../server/src/engine/parser';
+import { recoverTree } from '../../server/src/engine/recovery';
 import { SemanticModel } from '../../server/src/engine/semantic/model';
 import type { Finding } from '../../server/src/engine/types';
 
@@ -12,9 +13,11 @@ export const repoRoot = path.resolve(__dirname, '..', '..');
 export async function analyzeText(text: string, options: AnalysisOptions = {}): Promise<Finding[]> {
   const tree = await parsePython(text);
   if (!tree) throw new Error('tree-sitter returned no tree');
+  const analysisTree = await recoverTree(text, tree);
   try {
-    return analyze(new SemanticModel(tree), text, options);
+    return analyze(new SemanticModel(analysisTree), text, options);
   } finally {
+    if (analysisTree !== tree) analysisTree.delete();
     tree.delete();
   }
 }

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { RULES } from '../../server/src/rules';
 import { analyzeText, findingLines, formatSnapshot, listFiles, readLabels, repoRoot } from '../helpers/analysis';
 
 const fixturesDir = path.join(repoRoot, 'test', 'fixtures', 'rules');
@@ -25,7 +26,6 @@ for (const file of listFiles(fixturesDir, '.py').filter((f) => !f.endsWith('.in.
 }
 
 test('every rule has a fixture folder with firing and OK parts', async () => {
-  const { RULES } = await import('../../server/src/rules');
   for (const rule of RULES) {
     const dir = path.join(fixturesDir, rule.code);
     if (!fs.existsSync(dir)) assert.fail(`no fixtures for ${rule.code}`);

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { analyze, MAX_ANALYZED_CHARACTERS, tooLargeMessage } from '../engine/analyze';
 import { parsePython } from '../engine/parser';
+import { recoverTree } from '../engine/recovery';
 import { SemanticModel } from '../engine/semantic/model';
 import type { Finding } from '../engine/types';
 import { t } from '../l10n';
@@ -89,10 +90,12 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
       io.stderr(t('{0}: could not be parsed; skipped.', display) + '\n');
       continue;
     }
-    const findings = analyze(new SemanticModel(tree), text, {
+    const analysisTree = await recoverTree(text, tree);
+    const findings = analyze(new SemanticModel(analysisTree), text, {
       ...options,
       onRuleError: (code, error) => io.stderr(t('{0}: rule {1} failed: {2}', display, code, String(error)) + '\n'),
     });
+    if (analysisTree !== tree) analysisTree.delete();
     tree.delete();
     results.push({ file: display, text, findings });
   }

@@ -2,6 +2,7 @@
 // tree.edit() and re-parsed incrementally, so a keystroke in a 5,000-line script re-parses only what changed.
 import type { Edit, Tree } from './parser';
 import { parsePython } from './parser';
+import { recoverTree } from './recovery';
 import { SemanticModel } from './semantic/model';
 import type { Position } from './types';
 
@@ -15,7 +16,10 @@ export interface DocumentState {
   uri: string;
   version: number;
   text: string;
+  /** The tree of `text`, kept for incremental re-parsing. */
   tree: Tree | undefined;
+  /** The tree the rules read: `tree`, or a recovered parse when an error swallowed many lines. */
+  analysisTree: Tree | undefined;
   model: SemanticModel | undefined;
 }
 
@@ -65,7 +69,8 @@ export class DocumentStore {
 
   async open(uri: string, version: number, text: string): Promise<DocumentState> {
     const tree = await parsePython(text);
-    const state: DocumentState = { uri, version, text, tree, model: undefined };
+    const analysisTree = tree && (await recoverTree(text, tree));
+    const state: DocumentState = { uri, version, text, tree, analysisTree, model: undefined };
     this.documents.set(uri, state);
     return state;
   }
@@ -105,19 +110,27 @@ export class DocumentStore {
     const parsed = await parsePython(text, previous);
     if (previous && previous !== parsed) previous.delete();
     if (state.tree && state.tree !== previous && state.tree !== parsed) state.tree.delete();
-    Object.assign(state, { version, text, tree: parsed, model: undefined });
+    releaseAnalysisTree(state);
+    const analysisTree = parsed && (await recoverTree(text, parsed));
+    Object.assign(state, { version, text, tree: parsed, analysisTree, model: undefined });
     return state;
   }
 
   close(uri: string): void {
     const state = this.documents.get(uri);
+    if (state) releaseAnalysisTree(state);
     state?.tree?.delete();
     this.documents.delete(uri);
   }
 
   /** The semantic model of the current version, built on first use and shared by every rule and request. */
   modelOf(state: DocumentState): SemanticModel | undefined {
-    if (!state.model && state.tree) state.model = new SemanticModel(state.tree);
+    if (!state.model && state.analysisTree) state.model = new SemanticModel(state.analysisTree);
     return state.model;
   }
+}
+
+function releaseAnalysisTree(state: DocumentState): void {
+  if (state.analysisTree && state.analysisTree !== state.tree) state.analysisTree.delete();
+  state.analysisTree = undefined;
 }

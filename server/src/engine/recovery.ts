@@ -1,0 +1,73 @@
+// Mid-edit tolerance. tree-sitter recovers from most syntax errors locally, but an unclosed bracket can swallow
+// the rest of the file into one ERROR node, and the user would lose every finding while typing. For analysis
+// only, the lines where errors start are blanked (same length, so every position stays valid) and the text is
+// re-parsed, a few times at most. The user's text is never changed.
+import type { Node, Tree } from './parser';
+import { parsePython } from './parser';
+
+const MAX_ROUNDS = 4;
+
+function firstErrorLine(root: Node): number | undefined {
+  if (!root.hasError) return undefined;
+  const cursor = root.walk();
+  // Depth-first, entering only subtrees that contain an error.
+  for (;;) {
+    const node = cursor.currentNode;
+    if (node.isError || node.isMissing) return node.startPosition.row;
+    if (node.hasError && cursor.gotoFirstChild()) continue;
+    while (!cursor.gotoNextSibling()) {
+      if (!cursor.gotoParent()) return undefined;
+    }
+  }
+}
+
+function blankLine(text: string, line: number): string {
+  let start = 0;
+  for (let i = 0; i < line; i++) {
+    const next = text.indexOf('\n', start);
+    if (next < 0) return text;
+    start = next + 1;
+  }
+  let end = text.indexOf('\n', start);
+  if (end < 0) end = text.length;
+  if (text[end - 1] === '\r') end--;
+  return text.slice(0, start) + ' '.repeat(end - start) + text.slice(end);
+}
+
+function errorSize(root: Node): number {
+  let size = 0;
+  for (const node of root.descendantsOfType('ERROR')) if (node) size += node.endIndex - node.startIndex;
+  return size;
+}
+
+/**
+ * A tree to analyse for `text`: the tree itself when it has no error, else the parse of a copy whose
+ * error lines are blanked, if that covers less of the file with errors. The caller owns (deletes) a new tree.
+ */
+export async function recoverTree(text: string, tree: Tree): Promise<Tree> {
+  // Errors that tree-sitter kept to one line cost the other lines nothing.
+  if (!tree.rootNode.hasError || !tree.rootNode.descendantsOfType('ERROR').some((node) => !!node && node.endPosition.row > node.startPosition.row)) {
+    return tree;
+  }
+  let best = tree;
+  let bestSize = errorSize(tree.rootNode);
+  let latest = tree;
+  let current = text;
+  for (let round = 0; round < MAX_ROUNDS && bestSize > 0; round++) {
+    const line = firstErrorLine(latest.rootNode);
+    if (line === undefined) break;
+    current = blankLine(current, line);
+    const candidate = await parsePython(current);
+    if (!candidate) break;
+    if (latest !== tree && latest !== best) latest.delete();
+    latest = candidate;
+    const size = errorSize(candidate.rootNode);
+    if (size <= bestSize) {
+      if (best !== tree) best.delete();
+      best = candidate;
+      bestSize = size;
+    }
+  }
+  if (latest !== tree && latest !== best) latest.delete();
+  return best;
+}

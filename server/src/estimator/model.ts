@@ -1,0 +1,284 @@
+// The peak GPU memory of one training (or inference) step, phase by phase, the way PyTorch's caching allocator
+// sees it: persistent state (weights, gradients, optimizer states), what forward keeps for backward, and the
+// transients of the loss, of backward and of optimizer.step(). The peak is the largest of the phases.
+import { countTransformerParameters, transformerActivations, type ActivationContext, type ActivationMode } from './transformer';
+import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
+import type { EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, TrainingConfig, TransformerSpec, WeightDtype } from './types';
+
+/** Allocated before the first forward by cuBLAS workspaces and library init (gpu-truth: alloc_at_start). */
+export const LIBRARY_WORKSPACE_BYTES = 68_157_440;
+/** CUDA context and kernels outside the caching allocator, seen in nvidia-smi (gpu-truth: cuda_context_overhead_bytes_end). */
+export const CUDA_CONTEXT_BYTES = 827_129_856;
+
+const FP32 = 4;
+
+export function dtypeBytes(dtype: WeightDtype): number {
+  return dtype === 'fp32' ? 4 : 2;
+}
+
+export function activationMode(cfg: Pick<TrainingConfig, 'precision' | 'weightDtype'>): ActivationMode {
+  if (cfg.weightDtype !== 'fp32') return 'half';
+  if (cfg.precision === 'bf16-amp' || cfg.precision === 'fp16-amp') return 'amp';
+  return 'fp32';
+}
+
+interface ParameterFigures {
+  total: number;
+  trainable: number;
+  /** Bytes of weights, gradients and optimizer states before sharding. */
+  weightBytes: number;
+  gradBytes: number;
+  optimizerBytes: number;
+  optimizerTempBytes: number;
+  castable: number;
+  /** Gradient of the output layer, allocated at the very start of backward. */
+  headGradBytes: number;
+}
+
+function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): number {
+  switch (cfg.optimizer) {
+    case 'sgd': return 0;
+    case 'sgd-momentum': return paramBytes;
+    case 'adam':
+    case 'adamw': return 2 * paramBytes;
+    // Adafactor keeps factored row/column second moments, a few percent of one state for transformer matrices.
+    case 'adafactor': return 0.05 * paramBytes;
+    // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 256-value block for each.
+    case 'adam-8bit': return 2 + (2 * FP32) / 256;
+  }
+}
+
+function optimizerTempPerParam(cfg: TrainingConfig, paramBytes: number): number {
+  if (cfg.optimizer !== 'adam' && cfg.optimizer !== 'adamw') return 0;
+  // foreach Adam/AdamW computes the update for all parameters in one parameter-sized temporary; fused does not.
+  return cfg.optimizerImpl === 'foreach' ? paramBytes : 0;
+}
+
+function parameterFigures(cfg: TrainingConfig): ParameterFigures {
+  const paramBytes = dtypeBytes(cfg.weightDtype);
+  let total: number;
+  let castable: number;
+  let largest: number;
+  let headParams = 0;
+  let loraParams = 0;
+  if (cfg.model.kind === 'transformer') {
+    const count = countTransformerParameters(cfg.model, cfg.lora);
+    total = count.total;
+    castable = count.castable;
+    largest = count.largestTensor;
+    loraParams = count.lora;
+    const s = cfg.model;
+    if (s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq') headParams = s.vocab * s.hidden;
+  } else {
+    total = cfg.model.parameters;
+    castable = cfg.model.castParameters;
+    largest = total / 10;
+  }
+  let trainable = total;
+  if (cfg.lora) trainable = loraParams;
+  else if (cfg.frozenFraction !== undefined) trainable = Math.round(total * (1 - cfg.frozenFraction));
+  if (cfg.mode !== 'train') trainable = 0;
+  // PEFT keeps adapter weights in fp32 even over a half-precision base.
+  const trainableBytes = cfg.lora ? FP32 : paramBytes;
+  const weightBytes = total * paramBytes + loraParams * FP32;
+  const gradBytes = trainable * trainableBytes;
+  const optimizerBytes = trainable * optimizerStatesPerParam(cfg, trainableBytes);
+  let optimizerTempBytes = trainable * optimizerTempPerParam(cfg, trainableBytes);
+  if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
+    optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
+  }
+  if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
+  const headGradBytes = cfg.lora || cfg.frozenFraction ? 0 : headParams * trainableBytes;
+  return { total: total + loraParams, trainable, weightBytes, gradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes };
+}
+
+interface ActivationFigures {
+  saved: number;
+  forwardTransient: number;
+  backwardTransient: number;
+  /** Added at the end of backward (checkpointing recomputes a segment while gradients exist). */
+  recompute: number;
+  outputs: number;
+  lossTransient: number;
+  inferenceTransient: number;
+  inputs: number;
+}
+
+function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: ParameterFigures): ActivationFigures {
+  const mode = activationMode(cfg);
+  const training = cfg.mode === 'train';
+  const ctx: ActivationContext = {
+    mode, training, attention: cfg.attention, batch: cfg.batchSize, seqLen: cfg.seqLen, imageSize: cfg.imageSize,
+    frozenBase: Boolean(cfg.lora) || (cfg.frozenFraction ?? 0) > 0.5,
+    loraTargets: new Set(cfg.lora?.targetModules ?? []),
+    loraDropout: false,
+  };
+  const checkpointing = cfg.checkpointing && training;
+  const a = transformerActivations(s, ctx, checkpointing);
+  // Autocast caches a half copy of every fp32 weight a linear uses; backward keeps them until it is done.
+  const weightCopies = mode === 'amp' ? params.castable * 2 : 0;
+  const headCopy = mode === 'amp' && (s.task === 'causal-lm' || s.task === 'masked-lm') ? s.vocab * s.hidden * 2 : 0;
+  const inputs = s.family === 'vit' || s.vision ? cfg.batchSize * 3 * cfg.imageSize ** 2 * FP32 : cfg.batchSize * cfg.seqLen * 8 * 2;
+  const logitsFloat = a.outputs > 0 ? a.tokens * s.vocab * FP32 : 0;
+  return {
+    saved: a.saved + (checkpointing ? headCopy : weightCopies),
+    forwardTransient: a.forwardTransient + (checkpointing ? weightCopies : 0),
+    backwardTransient: a.backwardTransient,
+    recompute: checkpointing ? a.oneLayer + weightCopies / Math.max(1, s.layers) : 0,
+    outputs: a.outputs,
+    lossTransient: a.outputs > 0 ? logitsFloat * (mode === 'fp32' ? 1 : 2) : 0,
+    inferenceTransient: a.inferenceTransient,
+    inputs,
+  };
+}
+
+function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: ParameterFigures): ActivationFigures {
+  const mode = activationMode(cfg);
+  const act = mode === 'fp32' ? FP32 : 2;
+  const net = cfg.rebuildAt && spec.scalesWithInput ? cfg.rebuildAt(spec.input.kind === 'tokens' ? cfg.seqLen : cfg.imageSize) : spec;
+  const b = cfg.batchSize;
+  const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size ** 2 : net.input.kind === 'vector' ? net.input.features : 0;
+  const inputs = b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
+  const perSample = net.savedElementsPerSample * act + net.fixedBytesPerSample;
+  const ampCopies = mode === 'amp' ? params.castable * 2 + b * inputElements * 2 : 0;
+  let saved = b * perSample + ampCopies;
+  let recompute = 0;
+  if (cfg.checkpointing && cfg.mode === 'train' && net.blockSavedElements.length > 1) {
+    // checkpoint_sequential over the blocks in round(sqrt(n)) segments: each segment keeps its input, the last
+    // segment runs normally, and backward recomputes one segment at a time.
+    const blocks = net.blockSavedElements;
+    const segments = Math.max(1, Math.round(Math.sqrt(blocks.length)));
+    const perSegment = Math.ceil(blocks.length / segments);
+    const segmentSaved: number[] = [];
+    for (let i = 0; i < blocks.length; i += perSegment) segmentSaved.push(blocks.slice(i, i + perSegment).reduce((x, y) => x + y, 0));
+    const blockTotal = blocks.reduce((x, y) => x + y, 0);
+    const outside = net.savedElementsPerSample - blockTotal;
+    const segmentInputs = segmentSaved.slice(0, -1).reduce((sum, _s, idx) => sum + net.blockInputElements[idx * perSegment], 0);
+    saved = b * ((outside + segmentInputs + segmentSaved[segmentSaved.length - 1]) * act + net.fixedBytesPerSample) + ampCopies;
+    recompute = b * Math.max(...segmentSaved.slice(0, -1), 0) * act;
+  }
+  return {
+    saved,
+    forwardTransient: 0,
+    backwardTransient: 2 * b * net.largestElementsPerSample * act,
+    recompute,
+    outputs: 0,
+    lossTransient: 0,
+    inferenceTransient: 3 * b * net.largestElementsPerSample * act,
+    inputs,
+  };
+}
+
+/** Per-GPU share of each persistent part under the parallel strategy. */
+function shardFactors(cfg: TrainingConfig): { weights: number; grads: number; optimizer: number; bucket: number } {
+  const n = Math.max(1, cfg.gpus);
+  if (n === 1) return { weights: 1, grads: 1, optimizer: 1, bucket: 0 };
+  switch (cfg.strategy) {
+    // DDP copies gradients into its own communication buckets (gradient_as_bucket_view defaults to False).
+    case 'ddp': return { weights: 1, grads: 1, optimizer: 1, bucket: 1 };
+    case 'zero1': return { weights: 1, grads: 1, optimizer: 1 / n, bucket: 0 };
+    case 'zero2': return { weights: 1, grads: 1 / n, optimizer: 1 / n, bucket: 0 };
+    case 'zero3':
+    case 'fsdp': return { weights: 1 / n, grads: 1 / n, optimizer: 1 / n, bucket: 0 };
+  }
+}
+
+export function estimate(cfg: TrainingConfig): EstimateNumbers {
+  const params = parameterFigures(cfg);
+  const shard = shardFactors(cfg);
+  const sharded = cfg.strategy === 'zero3' || cfg.strategy === 'fsdp';
+  let weights = params.weightBytes * shard.weights;
+  if (sharded && cfg.gpus > 1 && cfg.model.kind === 'transformer') {
+    // FSDP / ZeRO-3 gather one layer's full weights at a time (and prefetch the next).
+    weights += 2 * countTransformerParameters(cfg.model).perLayer * dtypeBytes(cfg.weightDtype);
+  }
+  const gradients = params.gradBytes * shard.grads + params.gradBytes * shard.bucket;
+  const optimizerStates = cfg.offloadOptimizer ? 0 : params.optimizerBytes * shard.optimizer;
+  const optimizerTemp = cfg.offloadOptimizer ? 0 : params.optimizerTempBytes * shard.optimizer;
+  const act = cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, cfg, params) : layerNetFigures(cfg.model, cfg, params);
+  const other = LIBRARY_WORKSPACE_BYTES + act.inputs;
+  const phases: Record<PeakPhase, number> = { forward: 0, backward: 0, 'optimizer-step': 0 };
+  let activations: number;
+  if (cfg.mode === 'train') {
+    const gradsAtForward = cfg.gradsKeptAcrossSteps || cfg.accumulation > 1 ? gradients : 0;
+    const state = weights + optimizerStates + gradsAtForward + other;
+    phases.forward = state + act.saved + act.forwardTransient;
+    const atBackwardStart = state + act.saved + act.backwardTransient + (gradsAtForward ? 0 : params.headGradBytes * shard.grads);
+    const atBackwardEnd = weights + optimizerStates + gradients + other + act.recompute;
+    phases.backward = Math.max(atBackwardStart, atBackwardEnd);
+    phases['optimizer-step'] = weights + gradients + optimizerStates + optimizerTemp + other;
+    activations = act.saved;
+  } else if (cfg.mode === 'infer-no-grad') {
+    // The previous batch's outputs live until the loop rebinds them, while the next forward runs.
+    phases.forward = weights + other + 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient);
+    activations = phases.forward - weights - other;
+  } else {
+    // Without no_grad every forward builds a graph; the previous one lives until its outputs are rebound.
+    phases.forward = weights + other + 2 * act.saved + act.forwardTransient;
+    activations = 2 * act.saved;
+  }
+  let peakPhase: PeakPhase = 'forward';
+  for (const phase of ['backward', 'optimizer-step'] as const) if (phases[phase] > phases[peakPhase]) peakPhase = phase;
+  const peakAllocated = phases[peakPhase];
+  return {
+    parameters: params.total,
+    trainableParameters: params.trainable,
+    breakdown: { weights, gradients: cfg.mode === 'train' ? gradients : 0, optimizerStates, activations, other: peakAllocated - weights - (cfg.mode === 'train' ? gradients : 0) - optimizerStates - activations },
+    peakAllocated,
+    peakReserved: reservedFor(peakAllocated, peakPhase, cfg),
+    cudaContext: CUDA_CONTEXT_BYTES,
+    peakPhase,
+    phases,
+  };
+}
+
+/**
+ * The caching allocator rounds blocks up and keeps freed blocks cached: gpu-truth shows reserved 0-20% above
+ * allocated, highest where many mid-sized tensors churn (CNNs, foreach optimizer temporaries).
+ */
+function reservedFor(peakAllocated: number, phase: PeakPhase, cfg: TrainingConfig): number {
+  let factor = cfg.model.kind === 'layers' ? RESERVE_FACTOR_LAYER_NETS : RESERVE_FACTOR_TRANSFORMERS;
+  if (phase === 'optimizer-step' && cfg.optimizerImpl === 'foreach') factor = Math.max(factor, RESERVE_FACTOR_FOREACH_STEP);
+  return Math.round(peakAllocated * factor);
+}
+
+export const RESERVE_FACTOR_TRANSFORMERS = 1.06;
+export const RESERVE_FACTOR_LAYER_NETS = 1.16;
+export const RESERVE_FACTOR_FOREACH_STEP = 1.15;
+
+/** Largest batch size whose reserved peak plus the CUDA context fits `capacity`; 0 when not even 1 fits. */
+export function maxBatchSize(cfg: TrainingConfig, capacity: number): number {
+  const fits = (batch: number): boolean => {
+    const result = estimate({ ...cfg, batchSize: batch });
+    return result.peakReserved + result.cudaContext <= capacity;
+  };
+  if (!fits(1)) return 0;
+  let low = 1;
+  let high = 2;
+  while (high <= 1 << 20 && fits(high)) {
+    low = high;
+    high *= 2;
+  }
+  if (high > 1 << 20) return low;
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (fits(mid)) low = mid;
+    else high = mid;
+  }
+  return low;
+}
+
+/** Fit of one estimate on the catalog GPUs, or on the one the user names. */
+export function fitOnGpus(cfg: TrainingConfig, result: EstimateNumbers, gpuName?: string): GpuFit[] {
+  let gpus: GpuModel[] = GPU_CATALOG;
+  if (gpuName) {
+    const gpu = findGpu(gpuName);
+    gpus = gpu ? [gpu] : [];
+  }
+  return gpus.map((gpu) => ({
+    gpu: gpu.name,
+    capacity: gpu.capacity,
+    fits: result.peakReserved + result.cudaContext <= gpu.capacity,
+    maxBatchSize: maxBatchSize(cfg, gpu.capacity),
+  }));
+}

@@ -1,0 +1,77 @@
+// A minimal LSP client for tests and benchmarks: spawns the built server over stdio and speaks JSON-RPC to it.
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as path from 'node:path';
+import {
+  createProtocolConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from 'vscode-languageserver-protocol/node';
+import type { Diagnostic, ProtocolConnection, PublishDiagnosticsParams } from 'vscode-languageserver-protocol/node';
+import { repoRoot } from './analysis';
+
+export interface TestClient {
+  connection: ProtocolConnection;
+  child: ChildProcessWithoutNullStreams;
+  stderr: () => string;
+  /** Resolves with the next diagnostics published for `uri` at `version` (or any version if omitted). */
+  diagnostics(uri: string, version?: number, timeoutMs?: number): Promise<Diagnostic[]>;
+  /** Resolves with the next diagnostics published for `uri`, ignoring what was published before. */
+  nextDiagnostics(uri: string, timeoutMs?: number): Promise<Diagnostic[]>;
+  close(): Promise<void>;
+}
+
+export async function startServer(initializationOptions: unknown = {}, capabilities: object = {}): Promise<TestClient> {
+  const serverPath = path.join(repoRoot, 'dist', 'server.js');
+  const child = spawn(process.execPath, [serverPath, '--stdio'], { stdio: 'pipe' });
+  let errors = '';
+  child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+  const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const waiting: Array<{ uri: string; version?: number; resolve: (d: Diagnostic[]) => void }> = [];
+  const latest = new Map<string, PublishDiagnosticsParams>();
+  connection.onNotification('textDocument/publishDiagnostics', (params: PublishDiagnosticsParams) => {
+    latest.set(params.uri, params);
+    for (let i = waiting.length - 1; i >= 0; i--) {
+      const waiter = waiting[i]!;
+      if (waiter.uri === params.uri && (waiter.version === undefined || waiter.version === params.version)) {
+        waiting.splice(i, 1);
+        waiter.resolve(params.diagnostics);
+      }
+    }
+  });
+  connection.onRequest('window/showDocument', () => ({ success: true }));
+  connection.listen();
+  await connection.sendRequest('initialize', {
+    processId: process.pid,
+    rootUri: null,
+    capabilities,
+    initializationOptions,
+  });
+  await connection.sendNotification('initialized', {});
+  const next = (uri: string, timeoutMs: number, version?: number) =>
+    new Promise<Diagnostic[]>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no diagnostics for ${uri} v${version} within ${timeoutMs} ms; stderr: ${errors}`)), timeoutMs);
+      waiting.push({ uri, version, resolve: (d) => { clearTimeout(timer); resolve(d); } });
+    });
+  return {
+    connection,
+    child,
+    stderr: () => errors,
+    diagnostics(uri, version, timeoutMs = 10_000) {
+      const already = latest.get(uri);
+      if (already && version !== undefined && already.version === version) return Promise.resolve(already.diagnostics);
+      return next(uri, timeoutMs, version);
+    },
+    nextDiagnostics: (uri: string, timeoutMs = 10_000) => next(uri, timeoutMs),
+    async close() {
+      await connection.sendRequest('shutdown').catch(() => undefined);
+      await connection.sendNotification('exit').catch(() => undefined);
+      connection.dispose();
+      await new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const timer = setTimeout(() => { child.kill(); resolve(); }, 2000);
+        child.on('exit', () => { clearTimeout(timer); resolve(); });
+      });
+    },
+  };
+}
