@@ -17,6 +17,8 @@ export interface AnalysisOptions {
   severity?: Readonly<Record<string, Severity>>;
   /** Called when a rule throws; the other rules still report. */
   onRuleError?: (code: string, error: unknown) => void;
+  /** The rules to run; all registered rules by default. */
+  rules?: readonly Rule[];
 }
 
 /** Files above this size are not analysed: tree-sitter copes, but the dataflow rules would make the editor wait. */
@@ -29,7 +31,7 @@ export function ruleEnabled(code: string, options: AnalysisOptions): boolean {
 }
 
 export function activeRules(options: AnalysisOptions): Rule[] {
-  return RULES.filter((rule) => ruleEnabled(rule.code, options));
+  return (options.rules ?? RULES).filter((rule) => ruleEnabled(rule.code, options));
 }
 
 /** Builds the shared semantic model for a tree once; callers cache it per document version. */
