@@ -98,6 +98,7 @@ export class SemanticModel {
   private readonly gradModeCalls: Node[] = [];
   private readonly noGradFunctionMemo = new Map<number, boolean>();
   private readonly callersMemo = new Map<number, Node[]>();
+  private readonly backpropagatedMemo = new Map<number, Set<string>>();
 
   constructor(readonly tree: Tree) {
     this.root = tree.rootNode;
@@ -231,36 +232,38 @@ export class SemanticModel {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
       if (!left || !right) continue;
-      const targets = this.targetNames(left);
-      if (targets.length === 0) continue;
-      const call = unwrapCall(right);
-      if (!call) continue;
-      const fn = call.childForFieldName('function');
-      const qualified = this.qualify(fn) ?? '';
-      const tail = qualified.split('.').pop() ?? '';
-      const receiver = callReceiver(call);
-      if (targets.length === 1) {
-        const target = targets[0]!;
-        if (
-          moduleClassNames.has(tail) || /from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) ||
-          /^torchvision\.models\./.test(qualified) || /^timm\./.test(qualified) || /^torch\.compile$/.test(qualified) ||
-          /(DistributedDataParallel|DataParallel|FullyShardedDataParallel|DDP|FSDP)$/.test(tail) ||
-          (/^torch\.nn\.[A-Z]/.test(qualified) && !/Loss$/.test(tail)) ||
-          (receiver && this.isModelRef(receiver) && /^(to|cuda|half|float|bfloat16|train|eval)$/.test(tail)) ||
-          /^(get|build|create|make|load|init)_?\w*(model|net|network)$/i.test(tail)
-        ) {
-          this.modelNames.add(target);
-        } else if (/Loss$/.test(tail) && /^torch\.nn\./.test(qualified)) {
-          this.lossFunctionNames.add(target);
-        } else if (/^torch\.optim\.[A-Z]/.test(qualified) || /(AdamW|Adam|SGD|Adafactor|Lion|RMSprop|Adagrad|LAMB|AdamW8bit|Adam8bit)$/.test(tail) || /create_optimizer/.test(tail)) {
-          this.optimizerNames.add(target);
-        } else if (/GradScaler$/.test(tail)) {
-          this.scalerNames.add(target);
-        }
-        const cls = classByName.get(tail);
-        if (cls) this.classInstances.set(target, cls);
+      for (const [target, value] of pairTargets(left, right)) {
+        const name = dottedName(target);
+        if (name) this.learnRole(name, value, moduleClassNames, classByName);
       }
     }
+  }
+
+  private learnRole(target: string, value: Node, moduleClassNames: Set<string>, classByName: Map<string, ClassInfo>): void {
+    const call = unwrapCall(value);
+    if (!call) return;
+    const fn = call.childForFieldName('function');
+    const qualified = this.qualify(fn) ?? '';
+    const tail = qualified.split('.').pop() ?? '';
+    const receiver = callReceiver(call);
+    if (
+      moduleClassNames.has(tail) || /from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) ||
+      /^torchvision\.models\./.test(qualified) || /^timm\./.test(qualified) || /^torch\.compile$/.test(qualified) ||
+      /(DistributedDataParallel|DataParallel|FullyShardedDataParallel|DDP|FSDP)$/.test(tail) ||
+      (/^torch\.nn\.[A-Z]/.test(qualified) && !/Loss$/.test(tail)) ||
+      (receiver && this.isModelRef(receiver) && /^(to|cuda|half|float|bfloat16|train|eval)$/.test(tail)) ||
+      /^(get|build|create|make|load|init)_?\w*(model|net|network)$/i.test(tail)
+    ) {
+      this.modelNames.add(target);
+    } else if (/Loss$/.test(tail) && /^torch\.nn\./.test(qualified)) {
+      this.lossFunctionNames.add(target);
+    } else if (/^torch\.optim\.[A-Z]/.test(qualified) || /(AdamW|Adam|SGD|Adafactor|Lion|RMSprop|Adagrad|LAMB|AdamW8bit|Adam8bit)$/.test(tail) || /create_optimizer/.test(tail)) {
+      this.optimizerNames.add(target);
+    } else if (/GradScaler$/.test(tail)) {
+      this.scalerNames.add(target);
+    }
+    const cls = classByName.get(tail);
+    if (cls) this.classInstances.set(target, cls);
   }
 
   /** Names bound by an assignment target: `x`, `self.x`, `(a, b)`. */
@@ -520,6 +523,8 @@ export class SemanticModel {
         }
         const name = dottedName(node);
         if (name) {
+          // Whatever the script backpropagates carries a graph, however it was built.
+          if (this.backpropagatedNames(enclosingFunction(node)).has(name)) return true;
           const definitions = this.reachingDefinitions(name, node);
           if (definitions.length > 0) return definitions.some((definition) => this.isDefinitionAttached(definition));
         }
@@ -625,6 +630,25 @@ export class SemanticModel {
       return this.isModelRef(fn.type === 'subscript' ? fn.childForFieldName('value') : fn);
     }
     return false;
+  }
+
+  /** Names that a function calls backward on: `x.backward()`, `scaler.scale(x).backward()`, `accelerator.backward(x)`. */
+  private backpropagatedNames(scope: Node): Set<string> {
+    let names = this.backpropagatedMemo.get(scope.id);
+    if (names) return names;
+    names = new Set();
+    for (const call of this.callsWithin(scope)) {
+      if (!this.isBackwardCall(call)) continue;
+      let subject: Node | undefined = callReceiver(call) ?? callArguments(call).positional[0];
+      // `scaler.scale(loss).backward()` and `(loss / n).backward()`
+      while (subject && (subject.type === 'call' || subject.type === 'parenthesized_expression' || subject.type === 'binary_operator')) {
+        subject = subject.type === 'call' ? callArguments(subject).positional[0] : subject.type === 'binary_operator' ? subject.childForFieldName('left') ?? undefined : children(subject)[0];
+      }
+      const name = dottedName(subject);
+      if (name) names.add(name);
+    }
+    this.backpropagatedMemo.set(scope.id, names);
+    return names;
   }
 
   private functionReturnsAttached(info: FunctionInfo): boolean {
@@ -837,6 +861,18 @@ function unwrapCall(node: Node): Node | undefined {
     }
   }
   return node;
+}
+
+/** Target/value pairs of an assignment: `a, b = f(), g()` pairs each name with its value; `a = f()` is one pair. */
+function pairTargets(left: Node, right: Node): Array<[Node, Node]> {
+  const sequence = (node: Node) => ['pattern_list', 'tuple_pattern', 'tuple', 'expression_list', 'list_pattern'].includes(node.type);
+  if (sequence(left)) {
+    if (!sequence(right)) return [];
+    const targets = children(left);
+    const values = children(right);
+    return targets.length === values.length ? targets.map((target, i) => [target, values[i]!] as [Node, Node]) : [];
+  }
+  return left.type === 'identifier' || left.type === 'attribute' ? [[left, right]] : [];
 }
 
 function identifiersIn(node: Node): string[] {
