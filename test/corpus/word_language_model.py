@@ -122,8 +122,8 @@ criterion = nn.NLLLoss()
 def evaluate(data_source):
     model.eval()
     total_loss = 0.0
-    hidden = model.init_hidden(eval_batch_size)
     with torch.no_grad():
+        hidden = model.init_hidden(eval_batch_size)
         for i in range(0, data_source.size(0) - 1, args.bptt):
             data, targets = get_batch(data_source, i)
             output, hidden = model(data, hidden)

@@ -13,11 +13,11 @@ export const repoRoot = path.resolve(__dirname, '..', '..');
 export async function analyzeText(text: string, options: AnalysisOptions = {}): Promise<Finding[]> {
   const tree = await parsePython(text);
   if (!tree) throw new Error('tree-sitter returned no tree');
-  const analysisTree = await recoverTree(text, tree);
+  const recovered = await recoverTree(text, tree);
   try {
-    return analyze(new SemanticModel(analysisTree), text, options);
+    return analyze(new SemanticModel(recovered.tree, recovered.text), text, options);
   } finally {
-    if (analysisTree !== tree) analysisTree.delete();
+    if (recovered.tree !== tree) recovered.tree.delete();
     tree.delete();
   }
 }

@@ -90,12 +90,12 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
       io.stderr(t('{0}: could not be parsed; skipped.', display) + '\n');
       continue;
     }
-    const analysisTree = await recoverTree(text, tree);
-    const findings = analyze(new SemanticModel(analysisTree), text, {
+    const recovered = await recoverTree(text, tree);
+    const findings = analyze(new SemanticModel(recovered.tree, recovered.text), text, {
       ...options,
       onRuleError: (code, error) => io.stderr(t('{0}: rule {1} failed: {2}', display, code, String(error)) + '\n'),
     });
-    if (analysisTree !== tree) analysisTree.delete();
+    if (recovered.tree !== tree) recovered.tree.delete();
     tree.delete();
     results.push({ file: display, text, findings });
   }

@@ -3,8 +3,7 @@
 import { RULES } from '../rules';
 import type { Rule } from '../rules';
 import { t } from '../l10n';
-import type { Tree } from './parser';
-import { SemanticModel } from './semantic/model';
+import type { SemanticModel } from './semantic/model';
 import { rangeOf } from './syntax';
 import type { Finding, Severity } from './types';
 import { isSuppressed } from './suppression';
@@ -32,11 +31,6 @@ export function ruleEnabled(code: string, options: AnalysisOptions): boolean {
 
 export function activeRules(options: AnalysisOptions): Rule[] {
   return (options.rules ?? RULES).filter((rule) => ruleEnabled(rule.code, options));
-}
-
-/** Builds the shared semantic model for a tree once; callers cache it per document version. */
-export function buildModel(tree: Tree): SemanticModel {
-  return new SemanticModel(tree);
 }
 
 export function analyze(model: SemanticModel, text: string, options: AnalysisOptions = {}): Finding[] {

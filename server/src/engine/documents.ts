@@ -20,6 +20,8 @@ export interface DocumentState {
   tree: Tree | undefined;
   /** The tree the rules read: `tree`, or a recovered parse when an error swallowed many lines. */
   analysisTree: Tree | undefined;
+  /** The text `analysisTree` was parsed from. */
+  analysisText: string;
   model: SemanticModel | undefined;
 }
 
@@ -69,8 +71,8 @@ export class DocumentStore {
 
   async open(uri: string, version: number, text: string): Promise<DocumentState> {
     const tree = await parsePython(text);
-    const analysisTree = tree && (await recoverTree(text, tree));
-    const state: DocumentState = { uri, version, text, tree, analysisTree, model: undefined };
+    const recovered = tree && (await recoverTree(text, tree));
+    const state: DocumentState = { uri, version, text, tree, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined };
     this.documents.set(uri, state);
     return state;
   }
@@ -111,8 +113,8 @@ export class DocumentStore {
     if (previous && previous !== parsed) previous.delete();
     if (state.tree && state.tree !== previous && state.tree !== parsed) state.tree.delete();
     releaseAnalysisTree(state);
-    const analysisTree = parsed && (await recoverTree(text, parsed));
-    Object.assign(state, { version, text, tree: parsed, analysisTree, model: undefined });
+    const recovered = parsed && (await recoverTree(text, parsed));
+    Object.assign(state, { version, text, tree: parsed, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined });
     return state;
   }
 
@@ -125,7 +127,7 @@ export class DocumentStore {
 
   /** The semantic model of the current version, built on first use and shared by every rule and request. */
   modelOf(state: DocumentState): SemanticModel | undefined {
-    if (!state.model && state.analysisTree) state.model = new SemanticModel(state.analysisTree);
+    if (!state.model && state.analysisTree) state.model = new SemanticModel(state.analysisTree, state.analysisText);
     return state.model;
   }
 }

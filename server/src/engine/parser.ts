@@ -4,9 +4,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Language, Parser, Query } from 'web-tree-sitter';
-import type { Edit, Node, Point, Tree } from 'web-tree-sitter';
+import type { Edit, Point, Tree } from 'web-tree-sitter';
+import type { SyntaxNode } from './syntax-tree';
 
-export type { Node, Point, Tree, Query };
+/** The node type the analysis works on: a plain copy of tree-sitter's tree (see syntax-tree.ts). */
+export type Node = SyntaxNode;
+export type { Point, Tree, Query };
 
 let languagePromise: Promise<Language> | undefined;
 

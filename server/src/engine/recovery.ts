@@ -2,7 +2,7 @@
 // the rest of the file into one ERROR node, and the user would lose every finding while typing. For analysis
 // only, the lines where errors start are blanked (same length, so every position stays valid) and the text is
 // re-parsed, a few times at most. The user's text is never changed.
-import type { Node, Tree } from './parser';
+import type { Node, Tree } from 'web-tree-sitter';
 import { parsePython } from './parser';
 
 const MAX_ROUNDS = 4;
@@ -44,12 +44,19 @@ function errorSize(root: Node): number {
  * A tree to analyse for `text`: the tree itself when it has no error, else the parse of a copy whose
  * error lines are blanked, if that covers less of the file with errors. The caller owns (deletes) a new tree.
  */
-export async function recoverTree(text: string, tree: Tree): Promise<Tree> {
+export interface RecoveredTree {
+  tree: Tree;
+  /** The text `tree` was parsed from: the user's text, or a copy with error lines blanked. */
+  text: string;
+}
+
+export async function recoverTree(text: string, tree: Tree): Promise<RecoveredTree> {
   // Errors that tree-sitter kept to one line cost the other lines nothing.
   if (!tree.rootNode.hasError || !tree.rootNode.descendantsOfType('ERROR').some((node) => !!node && node.endPosition.row > node.startPosition.row)) {
-    return tree;
+    return { tree, text };
   }
   let best = tree;
+  let bestText = text;
   let bestSize = errorSize(tree.rootNode);
   let latest = tree;
   let current = text;
@@ -65,9 +72,10 @@ export async function recoverTree(text: string, tree: Tree): Promise<Tree> {
     if (size <= bestSize) {
       if (best !== tree) best.delete();
       best = candidate;
+      bestText = current;
       bestSize = size;
     }
   }
   if (latest !== tree && latest !== best) latest.delete();
-  return best;
+  return { tree: best, text: bestText };
 }

@@ -81,6 +81,8 @@ export function configFromTruth(r: TruthRecord): TrainingConfig {
     gpus: 1,
     strategy: 'ddp' as const,
     offloadOptimizer: false,
+    lines: {},
+    modelSource: 'gpu-truth',
   };
   const hf = HF_FAMILIES[r.family];
   if (hf) {
@@ -97,4 +99,41 @@ export function configFromTruth(r: TruthRecord): TrainingConfig {
     model,
     rebuildAt: model.kind === 'layers' ? (size: number) => vision.build(size, 1000) as typeof model : undefined,
   };
+}
+
+export interface ErrorStats {
+  count: number;
+  /** Median and 90th percentile of |estimate / measured - 1|. */
+  medianAbs: number;
+  p90Abs: number;
+  /** Most negative estimate / measured - 1 (the worst underestimate), 0 when none is under. */
+  worstUnder: number;
+  worstOver: number;
+}
+
+/** Summary of relative errors (estimate / measured - 1). */
+export function errorStats(errors: number[]): ErrorStats {
+  const sorted = errors.map(Math.abs).sort((a, b) => a - b);
+  const quantile = (q: number): number => {
+    if (sorted.length === 0) return 0;
+    const pos = (sorted.length - 1) * q;
+    const lo = Math.floor(pos);
+    const hi = Math.ceil(pos);
+    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+  };
+  return {
+    count: errors.length,
+    medianAbs: quantile(0.5),
+    p90Abs: quantile(0.9),
+    worstUnder: Math.min(0, ...errors),
+    worstOver: Math.max(0, ...errors),
+  };
+}
+
+/**
+ * The "parameters x 16 bytes" rule of thumb (accelerate estimate-memory style): weights, gradients and two Adam
+ * moments in fp32, nothing for activations; fp16/bf16-only training counts 8 bytes, SGD 8 or 12.
+ */
+export function peerEstimate(parameters: number): number {
+  return parameters * 16;
 }

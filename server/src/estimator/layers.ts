@@ -24,6 +24,11 @@ export class NetBuilder {
   private blockSaved: number[] = [];
   private blockInputs: number[] = [];
   private blockStartSaved = 0;
+  /** Block input held for the residual while the block runs (no-grad forward). */
+  private blockInputLive = 0;
+  /** Largest sum of tensors alive at once in a no-grad forward: block input, op input, op output. */
+  liveNoGrad = 0;
+  private convolutions = 0;
   private readonly inputSpec: LayerNetSpec['input'];
 
   constructor(input: LayerNetSpec['input']) {
@@ -52,6 +57,7 @@ export class NetBuilder {
   }
 
   private produce(shape: Shape): void {
+    this.liveNoGrad = Math.max(this.liveNoGrad, this.blockInputLive + this.elements + elementsOf(shape));
     this.shape = shape;
     this.currentSaved = false;
     this.largest = Math.max(this.largest, elementsOf(shape));
@@ -61,17 +67,20 @@ export class NetBuilder {
   beginBlock(): void {
     this.blockInputs.push(this.elements);
     this.blockStartSaved = this.saved;
+    this.blockInputLive = this.elements;
   }
 
   endBlock(): void {
     this.keepCurrent();
     this.blockSaved.push(this.saved - this.blockStartSaved);
+    this.blockInputLive = 0;
   }
 
   conv(out: number, kernel: number, stride = 1, groups = 1, bias = false, padding = Math.floor(kernel / 2), savesInput = true): this {
     const s = this.shape;
     const c = s.kind === 'image' ? s.c : s.kind === 'tokens' ? s.f : s.f;
     const weights = (out * c * kernel * kernel) / groups;
+    this.convolutions++;
     this.parameters += weights + (bias ? out : 0);
     this.castParameters += weights;
     if (savesInput) this.keepCurrent();
@@ -113,6 +122,14 @@ export class NetBuilder {
     if (!inplace) this.produce(this.shape);
     this.keepCurrent();
     return this;
+  }
+
+  /**
+   * ReLU6 is hardtanh, whose backward reads the input: even in place it costs a tensor beside its output
+   * (measured: torchvision MobileNetV2 at batch 64 is 1.3% off with this rule, 29% under without it).
+   */
+  relu6(): this {
+    return this.activation();
   }
 
   /** SiLU, GELU, Hardswish, Tanh-like activations: keep their input, return a new tensor. */
@@ -187,7 +204,7 @@ export class NetBuilder {
   }
 
   /** Squeeze-and-excitation: pooled vector, two 1x1 convs, a gate; the scaled product keeps both operands. */
-  squeezeExcite(squeeze: number, gate: 'sigmoid' | 'hardsigmoid' = 'sigmoid'): this {
+  squeezeExcite(squeeze: number): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     this.keepCurrent();
@@ -195,7 +212,6 @@ export class NetBuilder {
     this.parameters += 2 * c * squeeze + squeeze + c;
     this.castParameters += 2 * c * squeeze;
     this.saved += c + squeeze * 2 + c * 2; // pooled, fc1 out, activation, gate
-    void gate;
     this.produce(s);
     return this;
   }
@@ -232,8 +248,8 @@ export class NetBuilder {
     return this;
   }
 
-  /** nn.TransformerEncoderLayer / DecoderLayer (post-norm by default, SDPA attention). */
-  transformerLayer(dModel: number, heads: number, feedForward: number, dropout: number, decoder: boolean): this {
+  /** nn.TransformerEncoderLayer / DecoderLayer (post-norm by default; SDPA attention keeps no per-head scores). */
+  transformerLayer(dModel: number, feedForward: number, dropout: number, decoder: boolean): this {
     const s = this.shape;
     const seq = s.kind === 'tokens' ? s.seq : 1;
     const attentionBlocks = decoder ? 2 : 1;
@@ -243,12 +259,12 @@ export class NetBuilder {
     this.keepCurrent();
     const masks = dropout > 0 ? (attentionBlocks + 2) * dModel / 4 + feedForward / 4 + feedForward : 0;
     this.saved += seq * (attentionBlocks * (4 * dModel + 2 * dModel) + 2 * feedForward + masks + 2 * dModel);
-    void heads;
     this.produce({ kind: 'tokens', seq, f: dModel });
     return this;
   }
 
   build(scalesWithInput: boolean): LayerNetSpec {
+    const outputElements = this.elements;
     this.keepCurrent();
     return {
       kind: 'layers',
@@ -256,6 +272,9 @@ export class NetBuilder {
       savedElementsPerSample: this.saved,
       fixedBytesPerSample: this.fixedBytes,
       largestElementsPerSample: this.largest,
+      inferenceLiveElementsPerSample: this.liveNoGrad,
+      outputElementsPerSample: outputElements,
+      hasConvolution: this.convolutions > 0,
       blockSavedElements: this.blockSaved,
       blockInputElements: this.blockInputs,
       castParameters: this.castParameters,

@@ -18,7 +18,6 @@ export interface ActivationContext {
   frozenBase: boolean;
   /** LoRA target module names; their input stays saved (the adapter's A matrix needs it). */
   loraTargets: ReadonlySet<string>;
-  loraDropout: boolean;
 }
 
 export interface ParameterCount {
@@ -350,8 +349,7 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const logitBytes = ctx.mode === 'fp32' ? FP32 : 2;
   const logits = vocabHead ? tokens * s.vocab * logitBytes : 0;
   const logSoftmax = vocabHead ? tokens * s.vocab * FP32 : 0;
-  const lossSaved = ctx.training || ctx.mode !== 'fp32' ? logSoftmax : logSoftmax;
-  const saved = (checkpointing && ctx.training ? checkpointKeeps : stackBytes) + edges + logits + lossSaved;
+  const saved = (checkpointing && ctx.training ? checkpointKeeps : stackBytes) + edges + logits + logSoftmax;
   const forwardTransient = logitBytes === FP32 ? 0 : logSoftmax;
   const backwardTransient = vocabHead ? 2 * logSoftmax : 2 * tokens * act * Math.max(s.intermediate, s.hidden);
   const widest = Math.max(s.intermediate * (s.mlp === 'swiglu' || s.mlp === 'geglu' ? 2 : 1), 3 * s.hidden);

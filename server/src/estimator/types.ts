@@ -77,6 +77,12 @@ export interface LayerNetSpec {
   fixedBytesPerSample: number;
   /** Largest single activation tensor per sample, for backward transients. */
   largestElementsPerSample: number;
+  /** Elements of the network's output per sample (the logits a loss reads). */
+  outputElementsPerSample: number;
+  /** Whether the net has convolutions (cuDNN takes a workspace in their backward). */
+  hasConvolution: boolean;
+  /** Elements alive at once at the worst point of a no-grad forward, per sample. */
+  inferenceLiveElementsPerSample: number;
   /** Saved elements of each top-level block, for checkpointing segments. */
   blockSavedElements: number[];
   /** Input elements of each top-level block (what a checkpoint keeps). */
@@ -120,7 +126,14 @@ export interface TrainingConfig {
   /** ZeRO/FSDP offload of optimizer states to the CPU. */
   offloadOptimizer: boolean;
   gpuName?: string;
+  /** Where each value came from: 0-based lines of the script (absent when assumed or overridden). */
+  lines: Partial<Record<ConfigField, number>>;
+  /** How the model was found (catalog id, config.json, torchvision, custom class...). */
+  modelSource: string;
 }
+
+export type ConfigField = 'model' | 'batchSize' | 'seqLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' |
+  'accumulation' | 'lora' | 'mode' | 'attention' | 'strategy' | 'weightDtype';
 
 export interface Breakdown {
   weights: number;

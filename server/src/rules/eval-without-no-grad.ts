@@ -1,8 +1,9 @@
 // OOM104: a forward pass in an evaluation loop or function that runs outside any no-grad context.
 import type { Node } from '../engine/parser';
 import { looksLikeEvalFunctionName } from '../engine/semantic/names';
+import { lowerBound } from '../engine/semantic/model';
 import type { FunctionInfo, SemanticModel } from '../engine/semantic/model';
-import { callReceiver, calleeName, contains, enclosingFunction, enclosingStatement } from '../engine/syntax';
+import { callReceiver, calleeName, enclosingFunction, enclosingStatement } from '../engine/syntax';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
@@ -32,21 +33,32 @@ function isEvaluationFunction(model: SemanticModel, info: FunctionInfo): boolean
 
 /** `model.eval()` calls, and the loop that follows each one in the same block (before any `model.train()`). */
 function loopsAfterEvalMode(model: SemanticModel): Node[] {
+  const modeCalls = model.calls.filter((call) => {
+    const name = calleeName(call);
+    return (name === 'eval' || name === 'train') && model.isModelRef(callReceiver(call));
+  });
   const loops: Node[] = [];
-  for (const call of model.calls) {
-    if (calleeName(call) !== 'eval' || !model.isModelRef(callReceiver(call))) continue;
+  for (const call of modeCalls) {
+    if (calleeName(call) !== 'eval') continue;
     const statement = enclosingStatement(call);
     const block = statement.parent;
     if (!block) continue;
     const fn = enclosingFunction(call);
-    const next = model.loops.find(
-      (loop) => loop.startIndex >= statement.endIndex && contains(block, loop) && enclosingFunction(loop).id === fn.id,
-    );
+    let next: Node | undefined;
+    for (let i = lowerBound(model.loops, statement.endIndex); i < model.loops.length; i++) {
+      const loop = model.loops[i]!;
+      if (loop.startIndex >= block.endIndex) break;
+      if (enclosingFunction(loop).id === fn.id) {
+        next = loop;
+        break;
+      }
+    }
     if (!next) continue;
-    const backToTraining = model.calls.some(
-      (other) => calleeName(other) === 'train' && other.startIndex > statement.endIndex && other.startIndex < next.startIndex && model.isModelRef(callReceiver(other)),
+    const loop = next;
+    const backToTraining = modeCalls.some(
+      (other) => calleeName(other) === 'train' && other.startIndex > statement.endIndex && other.startIndex < loop.startIndex,
     );
-    if (!backToTraining) loops.push(next);
+    if (!backToTraining) loops.push(loop);
   }
   return loops;
 }

@@ -90,6 +90,10 @@ function isGlobalIn(model: SemanticModel, name: string, fn: Node): boolean {
  */
 export function isClearedAfterBackward(model: SemanticModel, name: string): boolean {
   const last = name.split('.').pop()!;
+  return model.memo(`cleared-after-backward:${last}`, () => computeClearedAfterBackward(model, last));
+}
+
+function computeClearedAfterBackward(model: SemanticModel, last: string): boolean {
   const matches = (node: Node | null | undefined) => {
     const dotted = dottedName(node ? containerBase(node) : node);
     return !!dotted && dotted.split('.').pop() === last;

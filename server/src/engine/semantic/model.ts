@@ -2,6 +2,7 @@
 // classes, loops, no-grad contexts, which expressions hold graph-attached tensors, and which calls are forwards,
 // backwards, optimizer steps and gradient clears (also through functions of the same file).
 import type { Node, Tree } from '../parser';
+import { copyTree } from '../syntax-tree';
 import {
   callArguments,
   calleeName,
@@ -100,8 +101,9 @@ export class SemanticModel {
   private readonly callersMemo = new Map<number, Node[]>();
   private readonly backpropagatedMemo = new Map<number, Set<string>>();
 
-  constructor(readonly tree: Tree) {
-    this.root = tree.rootNode;
+  /** `text` is the text the tree was parsed from (positions index into it). */
+  constructor(tree: Tree, text: string) {
+    this.root = copyTree(tree, text);
     for (const node of this.root.descendantsOfType(INTERESTING_TYPES)) {
       if (!node) continue;
       switch (node.type) {
@@ -619,10 +621,11 @@ export class SemanticModel {
         if (/^torch\.nn\.[A-Z]/.test(this.qualify(fn) ?? '')) return false;
         return anyArgAttached();
       }
-      if (this.isModelRef(fn)) return true;
-      if (this.isLossFunctionRef(fn)) return anyArgAttached();
+      // A function of this file says for itself what it returns (`optimize_model()` may return loss.item()).
       const local = this.resolveLocalFunction(call);
       if (local) return this.functionReturnsAttached(local);
+      if (this.isModelRef(fn)) return true;
+      if (this.isLossFunctionRef(fn)) return anyArgAttached();
       return false;
     }
     if (fn.type === 'call' || fn.type === 'subscript') {
@@ -687,14 +690,16 @@ export class SemanticModel {
 
   /** Calls inside `node` that belong to the same function (calls in nested defs are excluded). */
   callsWithin(node: Node): Node[] {
-    const owner = node.type === 'function_definition' ? node : enclosingFunction(node);
-    const result: Node[] = [];
-    for (const call of this.calls) {
-      if (call.startIndex < node.startIndex) continue;
-      if (call.startIndex >= node.endIndex) break;
-      if (enclosingFunction(call).id === owner.id) result.push(call);
-    }
-    return result;
+    return this.memo(`calls-within:${node.id}`, () => {
+      const owner = node.type === 'function_definition' ? node : enclosingFunction(node);
+      const result: Node[] = [];
+      for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
+        const call = this.calls[i]!;
+        if (call.startIndex >= node.endIndex) break;
+        if (enclosingFunction(call).id === owner.id) result.push(call);
+      }
+      return result;
+    });
   }
 
   isBackwardCall(call: Node): boolean {
@@ -800,8 +805,12 @@ export class SemanticModel {
 
   /** Whether code inside `node` (a loop or block) clears gradients, directly or through a local function. */
   clearsGradients(node: Node): boolean {
-    for (const call of this.calls) {
-      if (call.startIndex < node.startIndex) continue;
+    return this.memo(`clearsGradients:${node.id}`, () => this.computeClearsGradients(node));
+  }
+
+  private computeClearsGradients(node: Node): boolean {
+    for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
+      const call = this.calls[i]!;
       if (call.startIndex >= node.endIndex) break;
       if (this.isGradClearCall(call)) return true;
       const callee = this.resolveLocalFunction(call);
@@ -812,6 +821,10 @@ export class SemanticModel {
 
   /** Whether code inside `node` runs a backward pass, directly or through a local function. */
   runsBackward(node: Node): boolean {
+    return this.memo(`runsBackward:${node.id}`, () => this.computeRunsBackward(node));
+  }
+
+  private computeRunsBackward(node: Node): boolean {
     for (const call of this.callsWithin(node)) {
       if (this.isBackwardCall(call)) return true;
       const callee = this.resolveLocalFunction(call);
@@ -822,6 +835,10 @@ export class SemanticModel {
 
   /** Whether code inside `node` steps an optimizer, directly or through a local function. */
   stepsOptimizer(node: Node): boolean {
+    return this.memo(`stepsOptimizer:${node.id}`, () => this.computeStepsOptimizer(node));
+  }
+
+  private computeStepsOptimizer(node: Node): boolean {
     for (const call of this.callsWithin(node)) {
       if (this.isOptimizerStep(call)) return true;
       const callee = this.resolveLocalFunction(call);
@@ -832,6 +849,10 @@ export class SemanticModel {
 
   /** A loop that processes batches: it iterates over data, or it trains (backward / optimizer step). */
   isBatchLoop(loop: Node): boolean {
+    return this.memo(`batch-loop:${loop.id}`, () => this.computeIsBatchLoop(loop));
+  }
+
+  private computeIsBatchLoop(loop: Node): boolean {
     return this.iteratesOverData(loop) || this.runsBackward(loop) || this.stepsOptimizer(loop);
   }
 
@@ -844,9 +865,31 @@ export class SemanticModel {
     return callers;
   }
 
+  private readonly namedMemo = new Map<string, unknown>();
+
+  /** Caches a file-wide answer under a key for the life of this model (one document version). */
+  memo<T>(key: string, compute: () => T): T {
+    if (this.namedMemo.has(key)) return this.namedMemo.get(key) as T;
+    const value = compute();
+    this.namedMemo.set(key, value);
+    return value;
+  }
+
   isLoop(node: Node): boolean {
     return LOOP_TYPES.has(node.type);
   }
+}
+
+/** The index of the first node that starts at or after `offset` (nodes sorted by start). */
+export function lowerBound(nodes: readonly Node[], offset: number): number {
+  let low = 0;
+  let high = nodes.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (nodes[mid]!.startIndex < offset) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 /** `foo(...)`, also through `.to(device)` chains: `Model().to(device)` → the `Model()` call. */

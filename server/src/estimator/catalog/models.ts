@@ -1,6 +1,6 @@
 // Public config.json facts of popular Hugging Face checkpoints, and how each family's modelling code is
 // written (norm kind and placement, fused q/k/v, MLP activation, dropout), which decides what backward keeps.
-import type { TransformerFamily, TransformerSpec, TransformerTask, WeightDtype } from '../types';
+import type { TransformerFamily, TransformerSpec, WeightDtype } from '../types';
 
 type Shape = Pick<TransformerSpec, 'hidden' | 'layers' | 'heads' | 'intermediate' | 'vocab' | 'maxPositions'> &
   Partial<TransformerSpec>;
@@ -84,10 +84,6 @@ const qwen = (id: string, p: number, s: Shape & { kvHeads: number }): CatalogMod
   entry(id, 'llama', p, { attnBias: 'qkv', storedDtype: 'bf16', ...s });
 const t5 = (id: string, p: number, s: Shape & { headDim: number; decoderLayers: number; mlp: 'relu' | 'geglu'; tiedEmbeddings: boolean }): CatalogModel =>
   entry(id, 't5', p, s);
-
-/** Encoder task per family when the script names no head class. */
-const DEFAULT_TASK: Partial<Record<TransformerFamily, TransformerTask>> = {};
-void DEFAULT_TASK;
 
 export const MODEL_CATALOG: CatalogModel[] = [
   bert('bert-base-uncased', 109_482_240, 768, 12, 12),

@@ -38,7 +38,7 @@ function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numCla
 
 function mobilenetV2(imageSize: number, numClasses: number): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  net.conv(32, 3, 2).batchNorm().relu();
+  net.conv(32, 3, 2).batchNorm().relu6();
   const settings: Array<[number, number, number, number]> = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]];
   let inC = 32;
   for (const [expand, out, repeats, firstStride] of settings) {
@@ -46,14 +46,14 @@ function mobilenetV2(imageSize: number, numClasses: number): LayerNetSpec {
       const stride = r === 0 ? firstStride : 1;
       const hidden = inC * expand;
       net.beginBlock();
-      if (expand !== 1) net.conv(hidden, 1, 1, 1, false, 0).batchNorm().relu();
-      net.conv(hidden, 3, stride, hidden).batchNorm().relu().conv(out, 1, 1, 1, false, 0).batchNorm();
+      if (expand !== 1) net.conv(hidden, 1, 1, 1, false, 0).batchNorm().relu6();
+      net.conv(hidden, 3, stride, hidden).batchNorm().relu6().conv(out, 1, 1, 1, false, 0).batchNorm();
       if (stride === 1 && inC === out) net.addResidual();
       net.endBlock();
       inC = out;
     }
   }
-  net.conv(1280, 1, 1, 1, false, 0).batchNorm().relu().globalPool().dropout(0.2).linear(numClasses);
+  net.conv(1280, 1, 1, 1, false, 0).batchNorm().relu6().globalPool().dropout(0.2).linear(numClasses);
   return net.build(true);
 }
 

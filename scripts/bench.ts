@@ -1,0 +1,75 @@
+// `npm run bench`: the language server's latency over stdio on a generated 5,000-line script, its cold start,
+// and `oomguard check` throughput over a folder of 200 scripts.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startServer } from '../test/helpers/lsp-client';
+import { repoRoot } from '../test/helpers/analysis';
+import { generateTrainingScript } from './bench/generate';
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function serverLatency(): Promise<void> {
+  const text = generateTrainingScript(5000);
+  const lineCount = text.split('\n').length;
+  const uri = 'file:///bench/train_5000.py';
+
+  const coldStart = performance.now();
+  const client = await startServer();
+  const first = client.diagnostics(uri, 1, 60_000);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
+  const firstDiagnostics = await first;
+  const coldMs = performance.now() - coldStart;
+
+  // One-character edits spread over the file: change a digit of a `% 100` literal back and forth.
+  const lines = text.split('\n');
+  const editable = lines.map((line, i) => ({ line, i })).filter(({ line }) => line.includes('step % 100'));
+  const timings: number[] = [];
+  let version = 1;
+  for (let k = 0; k < 200; k++) {
+    const { line, i } = editable[k % editable.length]!;
+    const character = line.indexOf('100') + 1;
+    const digit = k % 2 === 0 ? '1' : '0';
+    version++;
+    const published = client.diagnostics(uri, version, 10_000);
+    const start = performance.now();
+    await client.connection.sendNotification('textDocument/didChange', {
+      textDocument: { uri, version },
+      contentChanges: [{ range: { start: { line: i, character }, end: { line: i, character: character + 1 } }, text: digit }],
+    });
+    await published;
+    timings.push(performance.now() - start);
+  }
+  await client.close();
+  timings.sort((a, b) => a - b);
+  console.log(`server, ${lineCount}-line script (${firstDiagnostics.length} findings):`);
+  console.log(`  cold start to first diagnostics: ${coldMs.toFixed(0)} ms (target <= 400 ms)`);
+  console.log(`  edit to diagnostics over 200 one-character edits: p50 ${percentile(timings, 50).toFixed(1)} ms (target <= 10), p95 ${percentile(timings, 95).toFixed(1)} ms (target <= 30), max ${timings[timings.length - 1]!.toFixed(1)} ms`);
+}
+
+function cliThroughput(): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-bench-'));
+  let totalLines = 0;
+  for (let i = 0; i < 200; i++) {
+    const text = generateTrainingScript(150 + (i % 10) * 40, i + 1);
+    totalLines += text.split('\n').length;
+    fs.writeFileSync(path.join(dir, `train_${i}.py`), text);
+  }
+  const start = performance.now();
+  const result = spawnSync(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'check', dir, '--output-format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const seconds = (performance.now() - start) / 1000;
+  const findings = (JSON.parse(result.stdout) as unknown[]).length;
+  fs.rmSync(dir, { recursive: true, force: true });
+  console.log(`oomguard check, 200 scripts, ${totalLines} lines, ${findings} findings: ${seconds.toFixed(2)} s, ${Math.round(totalLines / seconds)} lines/s (process start included)`);
+}
+
+async function main(): Promise<void> {
+  await serverLatency();
+  cliThroughput();
+}
+
+void main();

@@ -1,0 +1,69 @@
+// Generates realistic training scripts of a given size for the benchmarks: a mix of model classes, training
+// loops, evaluation functions and helpers, with a few leaks in each block so that the rules have work to do.
+export function generateTrainingScript(targetLines: number, seed = 1): string {
+  const blocks: string[] = [
+    'import os\nimport math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch.utils.data import DataLoader\n',
+  ];
+  let index = 0;
+  let lines = 6;
+  while (lines < targetLines) {
+    const n = seed * 1000 + index++;
+    const block = `
+class Block${n}(nn.Module):
+    """Residual MLP block number ${n} (生成的测试代码 🧪)."""
+
+    def __init__(self, dim=256, hidden=1024):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        h = self.fc2(F.gelu(self.fc1(self.norm(x))))
+        return x + self.drop(h)
+
+
+def train_epoch_${n}(model, loader, optimizer, criterion, device="cuda"):
+    model.train()
+    losses = []
+    total = 0.0
+    for step, (x, y) in enumerate(loader):
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad(set_to_none=True)
+        logits = model(x)
+        loss = criterion(logits, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(loss)
+        total += loss.item()
+        if step % 100 == 0:
+            print(f"step {step}: {total / (step + 1):.4f}")
+    return losses
+
+
+def evaluate_${n}(model, loader, device="cuda"):
+    model.eval()
+    correct = 0
+    seen = 0
+    for x, y in loader:
+        out = model(x.to(device))
+        correct += (out.argmax(-1) == y.to(device)).sum().item()
+        seen += y.numel()
+    return correct / max(seen, 1)
+
+
+@torch.no_grad()
+def predict_${n}(model, loader, device="cuda"):
+    model.eval()
+    outputs = []
+    for x, _ in loader:
+        outputs.append(model(x.to(device)).softmax(-1).cpu())
+    return torch.cat(outputs)
+`;
+    blocks.push(block);
+    lines += block.split('\n').length - 1;
+  }
+  return blocks.join('');
+}

@@ -1,0 +1,152 @@
+// `oomguard estimate SCRIPT [options]` (spec/cli.md): detect, estimate, print a table or the JSON object.
+// Exit status: 0 on success, 2 on a usage or I/O error (message on stderr, nothing on stdout).
+import * as fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parsePython } from '../engine/parser';
+import { t } from '../l10n';
+import { estimateScript, toEstimateJson, type EstimateOverrides, type EstimateResult } from '../estimator/index';
+import type { OptimizerKind, Precision, Strategy } from '../estimator/types';
+
+export interface CliIo {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+const PRECISIONS: readonly Precision[] = ['fp32', 'fp16-amp', 'bf16-amp', 'bf16', 'fp16'];
+const OPTIMIZERS: readonly OptimizerKind[] = ['sgd', 'sgd-momentum', 'adam', 'adamw', 'adafactor', 'adam-8bit'];
+const STRATEGIES: readonly Strategy[] = ['ddp', 'fsdp', 'zero1', 'zero2', 'zero3'];
+
+class UsageError extends Error {}
+
+function positiveInteger(option: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(t('--{0} needs a positive integer, got "{1}"', option, value));
+  return n;
+}
+
+function oneOf<T extends string>(option: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(t('--{0} must be one of {1}, got "{2}"', option, allowed.join(', '), value));
+  return value as T;
+}
+
+function usage(): string {
+  return t('usage: oomguard estimate SCRIPT [--batch-size N] [--seq-len N] [--image-size N] [--precision fp32|fp16-amp|bf16-amp|bf16|fp16] [--optimizer sgd|sgd-momentum|adam|adamw|adafactor|adam-8bit] [--checkpointing on|off] [--accumulation N] [--gpus N] [--strategy ddp|fsdp|zero1|zero2|zero3] [--gpu NAME] [--json]');
+}
+
+export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
+  let overrides: EstimateOverrides;
+  let script: string;
+  let asJson: boolean;
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        'batch-size': { type: 'string' }, 'seq-len': { type: 'string' }, 'image-size': { type: 'string' },
+        precision: { type: 'string' }, optimizer: { type: 'string' }, checkpointing: { type: 'string' },
+        accumulation: { type: 'string' }, gpus: { type: 'string' }, strategy: { type: 'string' }, gpu: { type: 'string' },
+        json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+    if (values.help) {
+      io.stdout(usage() + '\n');
+      return 0;
+    }
+    if (positionals.length !== 1) throw new UsageError(t('estimate takes exactly one SCRIPT'));
+    script = positionals[0];
+    asJson = values.json === true;
+    const checkpointing = oneOf('checkpointing', values.checkpointing, ['on', 'off'] as const);
+    overrides = {
+      batchSize: positiveInteger('batch-size', values['batch-size']),
+      seqLen: positiveInteger('seq-len', values['seq-len']),
+      imageSize: positiveInteger('image-size', values['image-size']),
+      precision: oneOf('precision', values.precision, PRECISIONS),
+      optimizer: oneOf('optimizer', values.optimizer, OPTIMIZERS),
+      checkpointing: checkpointing === undefined ? undefined : checkpointing === 'on',
+      accumulation: positiveInteger('accumulation', values.accumulation),
+      gpus: positiveInteger('gpus', values.gpus),
+      strategy: oneOf('strategy', values.strategy, STRATEGIES),
+      gpu: values.gpu,
+    };
+  } catch (error) {
+    const message = error instanceof UsageError || (error instanceof Error && 'code' in error) ? error.message : String(error);
+    io.stderr(`oomguard estimate: ${message}\n${usage()}\n`);
+    return 2;
+  }
+  let text: string;
+  try {
+    text = fs.readFileSync(script, 'utf8');
+  } catch (error) {
+    io.stderr(t('oomguard estimate: cannot read {0}: {1}', script, error instanceof Error ? error.message : String(error)) + '\n');
+    return 2;
+  }
+  const tree = await parsePython(text);
+  if (!tree) {
+    io.stderr(t('oomguard estimate: cannot parse {0}', script) + '\n');
+    return 2;
+  }
+  try {
+    const result = estimateScript(tree, text, script, overrides);
+    io.stdout(asJson ? JSON.stringify(toEstimateJson(result), null, 2) + '\n' : formatTable(result));
+    return 0;
+  } finally {
+    tree.delete();
+  }
+}
+
+const GIB = 1024 ** 3;
+
+function gib(bytes: number): string {
+  return `${(bytes / GIB).toFixed(2)} GiB`;
+}
+
+function where(line: number | null): string {
+  return line === null ? t('assumed') : t('line {0}', line);
+}
+
+function pad(rows: string[][]): string {
+  const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
+  return rows.map((r) => r.map((cell, col) => cell.padEnd(widths[col])).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** The readable report: detected values with their lines, assumptions, breakdown, fit. */
+export function formatTable(result: EstimateResult): string {
+  const d = result.detected;
+  const detectedRows: string[][] = [
+    [t('model'), `${d.model.name} (${d.model.source})`, where(d.model.line)],
+    [t('parameters'), `${(d.parameters / 1e6).toFixed(1)}M (${t('{0}M trainable', (d.trainableParameters / 1e6).toFixed(1))})`, ''],
+    [t('batch size'), String(d.batchSize.value), where(d.batchSize.line)],
+  ];
+  if (d.seqLen) detectedRows.push([t('sequence length'), String(d.seqLen.value), where(d.seqLen.line)]);
+  if (d.imageSize) detectedRows.push([t('image size'), String(d.imageSize.value), where(d.imageSize.line)]);
+  detectedRows.push(
+    [t('precision'), `${d.precision.value} (${t('weights {0}', d.weightDtype.value)})`, where(d.precision.line)],
+    [t('optimizer'), d.optimizer.value, where(d.optimizer.line)],
+    [t('checkpointing'), d.checkpointing ? t('on') : t('off'), ''],
+    [t('accumulation'), String(d.accumulation), ''],
+    [t('mode'), d.mode.value, where(d.mode.line)],
+  );
+  if (d.lora) detectedRows.push([t('LoRA'), t('r={0} on {1}', d.lora.rank, d.lora.targetModules.join(', ')), where(d.lora.line)]);
+  if (d.gpus > 1) detectedRows.push([t('data parallel'), `${d.strategy} x ${d.gpus}`, '']);
+  let out = `${result.file}\n\n${t('Detected')}\n` + pad(detectedRows);
+  if (result.assumptions.length > 0) out += `\n${t('Assumptions')}\n` + result.assumptions.map((a) => `  - ${a}\n`).join('');
+  const b = result.breakdown;
+  out += `\n${t('Peak GPU memory per GPU ({0})', result.peakPhase)}\n` + pad([
+    [t('weights'), gib(b.weights)],
+    [t('gradients'), gib(b.gradients)],
+    [t('optimizer states'), gib(b.optimizerStates)],
+    [t('activations'), gib(b.activations)],
+    [t('other (workspaces, transients)'), gib(b.other)],
+    [t('peak allocated'), gib(result.peakAllocated)],
+    [t('peak reserved'), gib(result.peakReserved)],
+    [t('CUDA context'), gib(result.cudaContext)],
+  ]);
+  if (result.fits.length > 0) {
+    out += `\n${t('Fit')}\n` + pad([[t('GPU'), t('memory'), t('fits'), t('max batch size')],
+      ...result.fits.map((f) => [f.gpu, gib(f.capacity), f.fits ? t('yes') : t('no'), String(f.maxBatchSize)])]);
+  }
+  return out;
+}

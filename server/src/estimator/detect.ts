@@ -1,0 +1,433 @@
+// Detects the training configuration of a PyTorch script from its tree-sitter tree: the model, batch size,
+// sequence length, image size, precision, optimizer, checkpointing, accumulation, LoRA, frozen parameters,
+// training vs inference and data parallelism, each with the 0-based line it came from.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { PyNode as Node, PyTree as Tree } from './syntax';
+import { findCatalogModel, makeSpec } from './catalog/models';
+import { findVisionModel } from './catalog/vision';
+import { findCustomModules, sequentialModule } from './custom-modules';
+import { Bindings, keywordArguments, positionalArguments, type PyValue } from './python-values';
+import type {
+  AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, Precision, RunMode, Strategy,
+  TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
+} from './types';
+
+export type ModelSource = 'catalog' | 'config-json' | 'from-config' | 'torchvision' | 'timm' | 'custom';
+
+export interface DetectedModel {
+  name: string;
+  source: ModelSource;
+  line: number;
+  spec: ModelSpec;
+  rebuildAt?: (inputSize: number) => LayerNetSpec;
+  /** dtype the weights load in when the script names none (transformers 5: the checkpoint's torch_dtype). */
+  defaultWeightDtype: WeightDtype;
+}
+
+export interface DetectedConfig {
+  model?: DetectedModel;
+  batchSize?: Located<number>;
+  seqLen?: Located<number>;
+  imageSize?: Located<number>;
+  /** Autocast (or Trainer bf16/fp16) found. */
+  autocast?: Located<'bf16' | 'fp16'>;
+  /** Weights cast or loaded in a dtype (`.half()`, `.to(torch.bfloat16)`, `torch_dtype=`). */
+  weightDtype?: Located<WeightDtype>;
+  optimizer?: Located<OptimizerKind>;
+  optimizerImpl?: OptimizerImpl;
+  usesTrainer?: Located<boolean>;
+  checkpointing?: Located<boolean>;
+  accumulation?: Located<number>;
+  lora?: Located<{ rank: number; targetModules: string[] }>;
+  frozen?: Located<number>;
+  mode: Located<RunMode>;
+  attention?: Located<AttentionImpl>;
+  strategy?: Located<Strategy>;
+  gpus?: Located<number>;
+  zeroGradMissing: boolean;
+}
+
+const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
+
+function callee(call: Node): string {
+  return call.childForFieldName('function')?.text.replace(/\s+/g, '') ?? '';
+}
+
+function lastName(dotted: string): string {
+  return dotted.slice(dotted.lastIndexOf('.') + 1);
+}
+
+function taskFromClass(className: string, family: TransformerFamily): TransformerTask {
+  if (/CausalLM|LMHead/.test(className)) return 'causal-lm';
+  if (/SequenceClassification|TokenClassification|QuestionAnswering/.test(className)) return 'seq-cls';
+  if (/MaskedLM/.test(className)) return 'masked-lm';
+  if (/ConditionalGeneration|Seq2SeqLM|SpeechSeq2Seq/.test(className)) return family === 'whisper' ? 'speech-seq2seq' : 'seq2seq';
+  if (/ImageClassification/.test(className)) return 'image-cls';
+  if (family === 'clip') return 'contrastive';
+  return 'base';
+}
+
+function dtypeFrom(value: PyValue | undefined): WeightDtype | undefined {
+  const name = value && typeof value === 'object' && 'dtype' in value ? value.dtype : typeof value === 'string' ? value : undefined;
+  if (!name) return undefined;
+  if (name === 'bfloat16') return 'bf16';
+  if (name === 'float16' || name === 'half') return 'fp16';
+  if (name === 'float32' || name === 'float') return 'fp32';
+  return undefined;
+}
+
+/** config.json keys -> our fields, per the names each family uses. */
+function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | undefined {
+  const n = (...keys: string[]): number | undefined => {
+    for (const k of keys) if (typeof json[k] === 'number') return json[k] as number;
+    return undefined;
+  };
+  const modelType = String(json.model_type ?? '');
+  const families: Record<string, TransformerFamily> = {
+    gpt2: 'gpt2', bert: 'bert', roberta: 'bert', distilbert: 'distilbert', 'deberta-v2': 'deberta', llama: 'llama', mistral: 'llama',
+    qwen2: 'llama', qwen3: 'llama', phi3: 'llama', opt: 'opt', phi: 'phi', gemma: 'gemma', gemma2: 'gemma', t5: 't5', vit: 'vit',
+    whisper: 'whisper',
+  };
+  const family = families[modelType];
+  if (!family) return undefined;
+  const hidden = n('hidden_size', 'n_embd', 'd_model', 'dim');
+  const layers = n('num_hidden_layers', 'n_layer', 'num_layers', 'encoder_layers', 'n_layers');
+  const heads = n('num_attention_heads', 'n_head', 'num_heads', 'encoder_attention_heads', 'n_heads');
+  if (!hidden || !layers || !heads) return undefined;
+  const spec = makeSpec(family, {
+    hidden, layers, heads,
+    intermediate: n('intermediate_size', 'n_inner', 'd_ff', 'ffn_dim', 'encoder_ffn_dim', 'hidden_dim') ?? 4 * hidden,
+    vocab: n('vocab_size') ?? 0,
+    maxPositions: n('max_position_embeddings', 'n_positions', 'max_target_positions') ?? 512,
+    kvHeads: n('num_key_value_heads') ?? heads,
+    headDim: n('head_dim', 'd_kv') ?? Math.floor(hidden / heads),
+  });
+  if (typeof json.tie_word_embeddings === 'boolean') spec.tiedEmbeddings = json.tie_word_embeddings;
+  if (family === 'llama' && modelType.startsWith('qwen')) spec.attnBias = 'qkv';
+  if (family === 't5' || family === 'whisper') spec.decoderLayers = n('num_decoder_layers', 'decoder_layers') ?? layers;
+  const stored = dtypeFrom(String(json.torch_dtype ?? json.dtype ?? 'float32'));
+  if (stored) spec.storedDtype = stored;
+  return spec;
+}
+
+/** XxxConfig(...) keyword arguments over the family's catalog defaults. */
+function specFromConfigCall(className: string, kw: Map<string, Node>, bindings: Bindings): TransformerSpec | undefined {
+  const base: Record<string, string> = {
+    GPT2Config: 'gpt2', BertConfig: 'bert-base-uncased', RobertaConfig: 'roberta-base', DistilBertConfig: 'distilbert-base-uncased',
+    LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
+    OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
+    PhiConfig: 'microsoft/phi-2', WhisperConfig: 'openai/whisper-tiny',
+  };
+  const id = base[className];
+  if (!id) return undefined;
+  const entry = findCatalogModel(id);
+  if (!entry) return undefined;
+  const spec: TransformerSpec = { ...entry.spec, storedDtype: 'fp32' };
+  const get = (...keys: string[]): number | undefined => {
+    for (const k of keys) {
+      const v = kw.has(k) ? bindings.evaluate(kw.get(k)) : undefined;
+      if (typeof v === 'number') return v;
+    }
+    return undefined;
+  };
+  spec.hidden = get('hidden_size', 'n_embd', 'd_model', 'dim') ?? spec.hidden;
+  spec.layers = get('num_hidden_layers', 'n_layer', 'num_layers', 'encoder_layers') ?? spec.layers;
+  spec.heads = get('num_attention_heads', 'n_head', 'num_heads', 'encoder_attention_heads') ?? spec.heads;
+  spec.kvHeads = get('num_key_value_heads') ?? (kw.has('num_attention_heads') || kw.has('n_head') ? spec.heads : spec.kvHeads);
+  spec.headDim = get('head_dim', 'd_kv') ?? Math.floor(spec.hidden / spec.heads);
+  spec.intermediate = get('intermediate_size', 'n_inner', 'd_ff', 'ffn_dim') ?? (spec.family === 'gpt2' ? 4 * spec.hidden : spec.intermediate);
+  spec.vocab = get('vocab_size') ?? spec.vocab;
+  spec.maxPositions = get('max_position_embeddings', 'n_positions') ?? spec.maxPositions;
+  if (spec.decoderLayers > 0) spec.decoderLayers = get('num_decoder_layers', 'decoder_layers') ?? spec.layers;
+  const tie = kw.has('tie_word_embeddings') ? bindings.evaluate(kw.get('tie_word_embeddings')) : undefined;
+  if (typeof tie === 'boolean') spec.tiedEmbeddings = tie;
+  const labels = get('num_labels');
+  if (labels) spec.numLabels = labels;
+  return spec;
+}
+
+const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'per_device_train_batch_size', 'bs', 'BS', 'micro_batch_size'];
+const SEQ_NAMES = ['max_length', 'max_seq_length', 'MAX_LENGTH', 'MAX_LEN', 'max_len', 'seq_len', 'SEQ_LEN', 'block_size', 'BLOCK_SIZE',
+  'context_length', 'max_seq_len', 'sequence_length', 'seq_length'];
+const IMAGE_NAMES = ['image_size', 'img_size', 'IMAGE_SIZE', 'IMG_SIZE', 'input_size', 'resolution', 'crop_size'];
+const ACCUM_NAMES = ['gradient_accumulation_steps', 'accumulation_steps', 'grad_accum_steps', 'accum_steps', 'grad_accum', 'ACCUMULATION_STEPS', 'GRAD_ACCUM'];
+
+function firstBinding(bindings: Bindings, names: string[]): Located<number> | undefined {
+  for (const name of names) {
+    const b = bindings.lookup(name);
+    if (b && typeof b.value === 'number' && b.value > 0) return { value: b.value, line: b.line };
+  }
+  return undefined;
+}
+
+function numberArg(node: Node | undefined, bindings: Bindings): Located<number> | undefined {
+  if (!node) return undefined;
+  const v = bindings.evaluate(node);
+  const value = Array.isArray(v) ? v[0] : v;
+  return typeof value === 'number' && value > 0 ? { value, line: bindings.lineOf(node) } : undefined;
+}
+
+/** Reads config.json next to the script (or in the local folder a from_pretrained call names). */
+function readLocalConfig(filePath: string | undefined, relative: string | undefined): Record<string, unknown> | undefined {
+  if (!filePath) return undefined;
+  const dir = path.dirname(filePath);
+  const candidates = [relative ? path.resolve(dir, relative, 'config.json') : undefined, path.join(dir, 'config.json')];
+  for (const candidate of candidates) {
+    if (!candidate) continue;
+    try {
+      return JSON.parse(fs.readFileSync(candidate, 'utf8')) as Record<string, unknown>;
+    } catch {
+      // Missing or unreadable: try the next place.
+    }
+  }
+  return undefined;
+}
+
+export function detectConfig(tree: Tree, text: string, filePath?: string): DetectedConfig {
+  const bindings = Bindings.fromTree(tree);
+  const calls = tree.rootNode.descendantsOfType('call').filter((c): c is Node => c !== null);
+  const detected: DetectedConfig = { mode: { value: 'infer-grad' }, zeroGradMissing: false };
+  let configSpec: { spec: TransformerSpec; line: number; name: string } | undefined;
+  let hasBackward: number | undefined;
+  let hasNoGrad: number | undefined;
+  let hasZeroGrad = false;
+  let trainerTrain: number | undefined;
+  let hasGradScaler: number | undefined;
+  const customModules = findCustomModules(tree, bindings);
+  let customModel: { name: string; line: number } | undefined;
+  let loraRequested: number | undefined;
+
+  for (const call of calls) {
+    const fn = callee(call);
+    const name = lastName(fn);
+    const kw = keywordArguments(call);
+    const pos = positionalArguments(call);
+    const line = call.startPosition.row;
+    const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings);
+    const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : undefined);
+
+    // Model.
+    if (name === 'from_pretrained' && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !/Tokenizer|Processor|Config|FeatureExtractor/.test(fn)) {
+      const className = lastName(fn.slice(0, -'.from_pretrained'.length));
+      const idValue = pos[0] ? bindings.evaluate(pos[0]) : kwValue('pretrained_model_name_or_path');
+      const id = typeof idValue === 'string' ? idValue : undefined;
+      const entry = id ? findCatalogModel(id) : undefined;
+      let spec: TransformerSpec | undefined = entry?.spec;
+      let source: ModelSource = 'catalog';
+      if (!spec) {
+        const json = readLocalConfig(filePath, id);
+        spec = json ? specFromConfigJson(json) : undefined;
+        source = 'config-json';
+      }
+      if (spec && !detected.model) {
+        const labels = kwValue('num_labels');
+        const task = taskFromClass(className, spec.family);
+        const resolved = { ...spec, task: task === 'base' && spec.family === 'vit' ? spec.task : task, numLabels: typeof labels === 'number' ? labels : spec.numLabels };
+        detected.model = { name: id ?? className, source, line, spec: resolved, defaultWeightDtype: spec.storedDtype };
+      }
+      const dtype = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
+      const auto = kwValue('torch_dtype') === 'auto' || kwValue('dtype') === 'auto';
+      if (dtype) detected.weightDtype = { value: dtype, line };
+      else if (auto && detected.model) detected.weightDtype = { value: detected.model.spec.kind === 'transformer' ? detected.model.spec.storedDtype : 'fp32', line };
+      const attn = kwValue('attn_implementation');
+      if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
+      continue;
+    }
+    if (/Config$/.test(name) && name !== 'LoraConfig' && !fn.endsWith('from_pretrained')) {
+      const spec = specFromConfigCall(name, kw, bindings);
+      if (spec) configSpec = { spec, line, name };
+    }
+    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configSpec && !detected.model && (pos.length > 0 || kw.has('config'))) {
+      const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
+      const spec = { ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) };
+      detected.model = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: 'fp32' };
+      const attn = kwValue('attn_implementation');
+      if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
+    }
+    if (name === 'create_model' && /timm/.test(fn) && !detected.model) {
+      const modelName = pos[0] ? bindings.evaluate(pos[0]) : undefined;
+      const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
+      if (vision) detected.model = visionModel(vision, String(modelName), 'timm', line, kwValue('num_classes'));
+    }
+    const tvMatch = /^(?:torchvision\.)?(?:models\.)?([a-z0-9_]+)$/.exec(fn);
+    if (tvMatch && !detected.model && (fn.includes('models.') || /^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/.test(fn))) {
+      const vision = findVisionModel(tvMatch[1]);
+      if (vision) detected.model = visionModel(vision, tvMatch[1], 'torchvision', line, kwValue('num_classes'));
+    }
+    // The instantiation assigned to a variable (`model = Net().cuda()`), not a layer built inside another module.
+    if (customModules.has(name) && !customModel && assignedOutsideModule(call)) customModel = { name, line };
+
+    // Batch size, sequence length, image size.
+    if (name === 'DataLoader') {
+      const b = kwNumber('batch_size') ?? numberArg(pos[1], bindings);
+      if (b && !detected.batchSize) detected.batchSize = b;
+    }
+    if (name === 'TrainingArguments' || name === 'SFTConfig' || name === 'Seq2SeqTrainingArguments') {
+      const b = kwNumber('per_device_train_batch_size');
+      if (b) detected.batchSize = b;
+      const acc = kwNumber('gradient_accumulation_steps');
+      if (acc) detected.accumulation = acc;
+      if (kwValue('bf16') === true) detected.autocast = { value: 'bf16', line: kw.get('bf16')?.startPosition.row };
+      if (kwValue('fp16') === true) detected.autocast = { value: 'fp16', line: kw.get('fp16')?.startPosition.row };
+      if (kwValue('gradient_checkpointing') === true) detected.checkpointing = { value: true, line: kw.get('gradient_checkpointing')?.startPosition.row };
+      const optim = kwValue('optim');
+      if (typeof optim === 'string') {
+        detected.optimizer = { value: trainerOptimizer(optim), line: kw.get('optim')?.startPosition.row };
+        // "adamw_torch" is torch's foreach AdamW; the default ("adamw_torch_fused") and other fused names are not.
+        detected.optimizerImpl = optim === 'adamw_torch' ? 'foreach' : 'fused';
+      }
+      const seq = kwNumber('max_seq_length') ?? kwNumber('max_length');
+      if (seq) detected.seqLen = seq;
+      if (kw.has('deepspeed')) detected.strategy = { value: 'zero2', line };
+      if (kw.has('fsdp')) detected.strategy = { value: 'fsdp', line };
+      detected.usesTrainer = { value: true, line };
+    }
+    if (name === 'Trainer' || name === 'SFTTrainer' || name === 'Seq2SeqTrainer') detected.usesTrainer = { value: true, line };
+    if (kw.has('max_length') && !detected.seqLen && name !== 'generate') {
+      const s = kwNumber('max_length');
+      if (s) detected.seqLen = s;
+    }
+    if (/^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/.test(name) && !detected.imageSize) {
+      const s = numberArg(pos[0] ?? kw.get('size'), bindings);
+      if (s) detected.imageSize = s;
+    }
+
+    // Precision.
+    if (/(^|\.)autocast$/.test(fn)) {
+      const dtype = dtypeFrom(kwValue('dtype') ?? (pos[1] ? bindings.evaluate(pos[1]) : undefined));
+      const enabled = kwValue('enabled');
+      // The first autocast is the training loop's in most scripts; evaluation repeats it later.
+      if (enabled !== false) detected.autocast ??= { value: dtype === 'bf16' ? 'bf16' : 'fp16', line };
+    }
+    if (/GradScaler$/.test(fn)) hasGradScaler = line;
+    if (name === 'Accelerator') {
+      const mp = kwValue('mixed_precision');
+      if (mp === 'bf16' || mp === 'fp16') detected.autocast = { value: mp, line };
+    }
+    if (name === 'half' && pos.length === 0) detected.weightDtype = { value: 'fp16', line };
+    if (name === 'bfloat16' && pos.length === 0 && fn.includes('.')) detected.weightDtype = { value: 'bf16', line };
+    if (name === 'to') {
+      const dtype = dtypeFrom(kwValue('dtype') ?? pos.map((p) => bindings.evaluate(p)).find((v) => dtypeFrom(v)));
+      const receiver = fn.slice(0, -3);
+      if (dtype && dtype !== 'fp32' && !/^(x|inputs?|images?|batch|data|pixel_values|input_ids|labels|target)/.test(receiver)) {
+        detected.weightDtype = { value: dtype, line };
+      }
+    }
+
+    // Optimizer.
+    if (/^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit)$/.test(name) && !fn.includes('Config')) {
+      let kind: OptimizerKind;
+      if (/8bit/.test(name)) kind = 'adam-8bit';
+      else if (name === 'Adafactor') kind = 'adafactor';
+      else if (name === 'SGD') {
+        const momentum = kwValue('momentum');
+        kind = typeof momentum === 'number' && momentum > 0 ? 'sgd-momentum' : 'sgd';
+      } else kind = name === 'Adam' ? 'adam' : 'adamw';
+      detected.optimizer = { value: kind, line };
+      if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
+      else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
+    }
+
+    // Checkpointing, LoRA, freezing.
+    if (name === 'gradient_checkpointing_enable' || /(^|\.)(checkpoint|checkpoint_sequential)$/.test(fn)) {
+      detected.checkpointing = { value: true, line };
+    }
+    if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };
+    if (name === 'LoraConfig') {
+      const r = kwValue('r');
+      const targets = kwValue('target_modules');
+      detected.lora = {
+        value: {
+          rank: typeof r === 'number' ? r : 8,
+          targetModules: Array.isArray(targets) ? targets.filter((t): t is string => typeof t === 'string') : typeof targets === 'string' ? [targets] : [],
+        },
+        line,
+      };
+    }
+    if (name === 'get_peft_model') loraRequested = line;
+    if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false) detected.frozen = { value: 1, line };
+
+    // Training or inference, data parallelism.
+    if (name === 'backward') hasBackward ??= line;
+    if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
+    if (name === 'zero_grad') hasZeroGrad = true;
+    if (/(^|\.)(no_grad|inference_mode)$/.test(fn)) hasNoGrad ??= line;
+    if (/DistributedDataParallel$/.test(fn) || name === 'DDP') detected.strategy = { value: 'ddp', line };
+    if (/FullyShardedDataParallel$/.test(fn) || name === 'FSDP' || name === 'fully_shard') detected.strategy = { value: 'fsdp', line };
+    if (name === 'initialize' && fn.startsWith('deepspeed')) detected.strategy ??= { value: 'zero2', line };
+  }
+
+  // `param.requires_grad = False` assignments.
+  for (const assignment of tree.rootNode.descendantsOfType('assignment')) {
+    const left = assignment?.childForFieldName('left');
+    const right = assignment?.childForFieldName('right');
+    if (left?.text.endsWith('.requires_grad') && right?.type === 'false') detected.frozen ??= { value: 1, line: left.startPosition.row };
+  }
+  // DeepSpeed config dicts: {"zero_optimization": {"stage": N}}.
+  const zero = /["']stage["']\s*:\s*([0-3])/.exec(text);
+  if (zero && /zero_optimization/.test(text)) {
+    const stage = Number(zero[1]);
+    const lineOf = text.slice(0, zero.index).split('\n').length - 1;
+    if (stage > 0) detected.strategy = { value: (['zero1', 'zero2', 'zero3'] as const)[stage - 1], line: lineOf };
+  }
+
+  if (!detected.model && customModel) {
+    const info = customModules.get(customModel.name);
+    if (info) {
+      const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
+      detected.model = { name: info.className, source: 'custom', line: info.line, spec: info.build(size), rebuildAt: info.build, defaultWeightDtype: 'fp32' };
+    }
+  }
+  if (!detected.model) {
+    // A top-level `model = nn.Sequential(...)`: build it as an anonymous module.
+    const sequential = calls.find((c) => lastName(callee(c)) === 'Sequential' && assignedOutsideModule(c));
+    const info = sequential ? sequentialModule(sequential, tree, bindings) : undefined;
+    if (info) {
+      const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
+      detected.model = { name: 'nn.Sequential', source: 'custom', line: info.line, spec: info.build(size), rebuildAt: info.build, defaultWeightDtype: 'fp32' };
+    }
+  }
+  if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
+  if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [] }, line: loraRequested };
+  if (detected.usesTrainer && !detected.optimizer) detected.optimizerImpl ??= 'fused';
+  if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
+
+  detected.batchSize ??= firstBinding(bindings, BATCH_NAMES);
+  detected.seqLen ??= firstBinding(bindings, SEQ_NAMES);
+  detected.imageSize ??= firstBinding(bindings, IMAGE_NAMES);
+  detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES);
+  if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
+  else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };
+  else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
+  detected.zeroGradMissing = hasBackward !== undefined && !hasZeroGrad && !detected.usesTrainer;
+  return detected;
+}
+
+/** Whether a call's value, through a method chain like `.cuda().train()`, is assigned to a plain variable. */
+function assignedOutsideModule(call: Node): boolean {
+  let node: Node = call;
+  while (node.parent && (node.parent.type === 'attribute' || (node.parent.type === 'call' && node.parent.childForFieldName('function')?.id === node.id))) {
+    node = node.parent;
+  }
+  const parent = node.parent;
+  return parent?.type === 'assignment' && parent.childForFieldName('right')?.id === node.id &&
+    !(parent.childForFieldName('left')?.text.startsWith('self.') ?? false);
+}
+
+function visionModel(vision: ReturnType<typeof findVisionModel> & object, name: string, source: ModelSource, line: number, classes: PyValue | undefined): DetectedModel {
+  const numClasses = typeof classes === 'number' ? classes : 1000;
+  const spec = vision.build(224, numClasses);
+  return {
+    name, source, line, spec, defaultWeightDtype: 'fp32',
+    rebuildAt: spec.kind === 'layers' ? (size: number) => vision.build(size, numClasses) as LayerNetSpec : undefined,
+  };
+}
+
+function trainerOptimizer(optim: string): OptimizerKind {
+  if (/8bit/.test(optim)) return 'adam-8bit';
+  if (/adafactor/.test(optim)) return 'adafactor';
+  if (/sgd/.test(optim)) return 'sgd';
+  return 'adamw';
+}
+

@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { runEstimate } from '../../server/src/cli/estimate';
+import { fixturesDir, repoRoot } from './helpers';
+
+async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runEstimate(args, { stdout: (s) => { stdout += s; }, stderr: (s) => { stderr += s; } });
+  return { code, stdout, stderr };
+}
+
+test('--json prints the contract object with 1-based lines', async () => {
+  const { code, stdout, stderr } = await run([path.join(repoRoot, 'examples', 'train_gpt2.py'), '--json', '--gpu', 'RTX 4090']);
+  assert.equal(code, 0, stderr);
+  const json = JSON.parse(stdout) as Record<string, unknown> & { detected: Record<string, unknown>; fits: Array<Record<string, unknown>> };
+  for (const key of ['file', 'detected', 'breakdown', 'peakAllocated', 'peakReserved', 'cudaContext', 'fits', 'assumptions']) assert.ok(key in json, key);
+  assert.equal('config' in json, false);
+  assert.deepEqual(json.detected.model, { name: 'gpt2', source: 'catalog', line: 39 });
+  assert.deepEqual(json.detected.batchSize, { value: 8, line: 13 });
+  assert.deepEqual(json.detected.seqLen, { value: 512, line: 18 });
+  assert.deepEqual(json.detected.precision, { value: 'bf16-amp', line: 53 });
+  assert.equal(json.fits.length, 1);
+  assert.equal(json.fits[0].gpu, 'RTX 4090');
+  assert.equal(json.fits[0].capacity, 25_757_220_864);
+  assert.ok((json.fits[0].maxBatchSize as number) >= 8);
+});
+
+test('options override what was detected; overridden values carry no line', async () => {
+  const { code, stdout } = await run([path.join(fixturesDir, 'hf_bert_amp.py'), '--json', '--batch-size', '64', '--seq-len', '256',
+    '--precision', 'bf16', '--optimizer', 'sgd', '--checkpointing', 'on', '--accumulation', '2', '--gpus', '4', '--strategy', 'zero3']);
+  assert.equal(code, 0);
+  const d = JSON.parse(stdout).detected;
+  assert.deepEqual(d.batchSize, { value: 64, line: null });
+  assert.deepEqual(d.seqLen, { value: 256, line: null });
+  assert.equal(d.precision.value, 'bf16');
+  assert.equal(d.optimizer.value, 'sgd');
+  assert.equal(d.checkpointing, true);
+  assert.equal(d.accumulation, 2);
+  assert.equal(d.gpus, 4);
+  assert.equal(d.strategy, 'zero3');
+});
+
+test('ZeRO-3 over 4 GPUs needs less per GPU than one GPU', async () => {
+  const one = JSON.parse((await run([path.join(fixturesDir, 'lora_llama.py'), '--json', '--optimizer', 'adamw', '--precision', 'bf16'])).stdout);
+  const file = path.join(repoRoot, 'examples', 'train_gpt2.py');
+  const single = JSON.parse((await run([file, '--json'])).stdout);
+  const sharded = JSON.parse((await run([file, '--json', '--gpus', '4', '--strategy', 'zero3'])).stdout);
+  assert.ok(sharded.breakdown.optimizerStates < single.breakdown.optimizerStates / 3);
+  assert.ok(sharded.peakAllocated < single.peakAllocated);
+  assert.ok(one.detected.trainableParameters < one.detected.parameters / 100);
+});
+
+test('the table names each value with its line, the assumptions and the fit', async () => {
+  const { code, stdout } = await run([path.join(fixturesDir, 'eval_gpt2.py'), '--gpu', 'T4']);
+  assert.equal(code, 0);
+  assert.match(stdout, /batch size\s+8\s+line 7/);
+  assert.match(stdout, /Assumptions/);
+  assert.match(stdout, /seq_len not found/);
+  assert.match(stdout, /T4\s+15\.00 GiB/);
+});
+
+test('usage and I/O errors exit 2 with a message on stderr and nothing on stdout', async () => {
+  for (const args of [[], ['a.py', 'b.py'], ['x.py', '--batch-size', '0'], ['x.py', '--precision', 'int3'], ['x.py', '--bogus'],
+    [path.join(fixturesDir, 'does-not-exist.py')]]) {
+    const { code, stdout, stderr } = await run(args);
+    assert.equal(code, 2, args.join(' '));
+    assert.equal(stdout, '');
+    assert.ok(stderr.length > 0);
+  }
+});
