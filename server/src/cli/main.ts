@@ -2,12 +2,13 @@
 import { t } from '../l10n';
 import { VERSION } from '../version';
 import { runCheck } from './check';
+import { runEstimate } from './estimate';
 import type { CliIO } from './io';
 import { processIO } from './io';
 
 type Subcommand = (argv: string[], io: CliIO) => Promise<number>;
 
-const COMMANDS: Record<string, Subcommand> = { check: runCheck };
+const COMMANDS: Record<string, Subcommand> = { check: runCheck, estimate: runEstimate };
 
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
   const [command, ...rest] = argv;

@@ -1,7 +1,11 @@
 // The rule registry: every rule the engine runs, in code order.
+import { dataParallel } from './data-parallel';
+import { emptyCacheInLoop } from './empty-cache-in-loop';
 import { evalWithoutNoGrad } from './eval-without-no-grad';
+import { fullLogitsMetrics } from './full-logits-metrics';
 import { missingZeroGrad } from './missing-zero-grad';
 import { pinnedCudaVisibleDevices } from './pinned-cuda-visible-devices';
+import { retainGraphInLoop } from './retain-graph-in-loop';
 import type { Rule } from './rule';
 import { tensorAccumulatedByAdd } from './tensor-accumulated-by-add';
 import { tensorAppendedToList } from './tensor-appended-to-list';
@@ -12,6 +16,10 @@ export const RULES: readonly Rule[] = [
   missingZeroGrad,
   evalWithoutNoGrad,
   pinnedCudaVisibleDevices,
+  emptyCacheInLoop,
+  retainGraphInLoop,
+  dataParallel,
+  fullLogitsMetrics,
 ];
 
 export type { Rule } from './rule';

@@ -856,6 +856,27 @@ export class SemanticModel {
     return this.iteratesOverData(loop) || this.runsBackward(loop) || this.stepsOptimizer(loop);
   }
 
+  /**
+   * A loop that runs once per batch: it iterates over data, or a backward / optimizer step has it as its
+   * innermost loop (an epoch loop around a batch loop is not one).
+   */
+  isPerBatchLoop(loop: Node): boolean {
+    return this.memo(`per-batch:${loop.id}`, () => {
+      if (this.iteratesOverData(loop)) return true;
+      for (const call of this.callsWithin(loop)) {
+        if (enclosingLoops(call)[0]?.id !== loop.id) continue;
+        if (this.isBackwardCall(call) || this.isOptimizerStep(call)) return true;
+        // A per-step helper (`train_step(x, y)`) makes the loop per-batch; one handed a whole loader does not.
+        const callee = this.resolveLocalFunction(call);
+        const takesData = [...callArguments(call).positional, ...callArguments(call).keywords.values()].some((arg) => looksLikeDataName(dottedName(arg) ?? ''));
+        if (callee && !takesData && (this.summary(callee).backward || this.summary(callee).step) && !this.loops.some((inner) => contains(callee.node, inner))) {
+          return true;
+        }
+      }
+      return false;
+    });
+  }
+
   /** The calls of a local function from elsewhere in the file (memoised). */
   callersOf(info: FunctionInfo): Node[] {
     const memo = this.callersMemo.get(info.node.id);
