@@ -7,6 +7,8 @@ import { parsePython } from '../engine/parser';
 import { recoverTree } from '../engine/recovery';
 import { SemanticModel } from '../engine/semantic/model';
 import type { Finding } from '../engine/types';
+import { createTwoFilesPatch } from 'diff';
+import { applyFixes, safeFix } from '../fixes/apply';
 import { t } from '../l10n';
 import { collectPythonFiles } from './files';
 import type { CliIO } from './io';
@@ -44,6 +46,8 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
         'output-format': { type: 'string', default: 'text' },
         select: { type: 'string' },
         ignore: { type: 'string' },
+        fix: { type: 'boolean', default: false },
+        diff: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -53,7 +57,7 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    io.stdout(t('Usage: oomguard check [PATH ...] [--output-format text|json] [--select CODES] [--ignore CODES]') + '\n');
+    io.stdout(t('Usage: oomguard check [PATH ...] [--output-format text|json] [--select CODES] [--ignore CODES] [--fix | --diff]') + '\n');
     return 0;
   }
   const format = values['output-format'];
@@ -99,6 +103,7 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     tree.delete();
     results.push({ file: display, text, findings });
   }
+  if (values.fix || values.diff) return applySafeFixes(results, values.diff === true, io);
   const count = results.reduce((sum, result) => sum + result.findings.length, 0);
   if (format === 'json') {
     io.stdout(JSON.stringify(results.flatMap((result) => result.findings.map((finding) => findingToJson(result.file, finding)))) + '\n');
@@ -106,4 +111,21 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     io.stdout(formatText(results, count));
   }
   return count > 0 ? 1 : 0;
+}
+
+/** `--fix` writes the safe fixes in place; `--diff` prints them as a unified diff and writes nothing. */
+function applySafeFixes(results: FileFindings[], diffOnly: boolean, io: CliIO): number {
+  let remaining = 0;
+  let fixed = 0;
+  for (const result of results) {
+    const fixes = result.findings.map(safeFix).filter((fix): fix is NonNullable<typeof fix> => !!fix);
+    const { text, applied } = applyFixes(result.text, fixes);
+    remaining += result.findings.length - applied;
+    if (applied === 0) continue;
+    fixed += applied;
+    if (diffOnly) io.stdout(createTwoFilesPatch(result.file, result.file, result.text, text));
+    else fs.writeFileSync(result.file, text);
+  }
+  if (!diffOnly) io.stdout(t('Fixed {0} finding(s); {1} left (they need an unsafe fix or a decision).', fixed, remaining) + '\n');
+  return (diffOnly ? fixed + remaining : remaining) > 0 ? 1 : 0;
 }

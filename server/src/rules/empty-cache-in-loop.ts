@@ -1,5 +1,6 @@
 // OOM106: torch.cuda.empty_cache() inside a per-batch loop.
-import { enclosingLoops } from '../engine/syntax';
+import { enclosingLoops, enclosingStatement } from '../engine/syntax';
+import { removeStatement } from '../fixes/edits';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
@@ -19,7 +20,11 @@ export const emptyCacheInLoop: Rule = {
       }
       if (inHandler) continue;
       if (!enclosingLoops(call).some((loop) => model.isPerBatchLoop(loop))) continue;
+      const statement = enclosingStatement(call);
+      // Only a call that is a statement of its own can go without changing anything else.
+      const edit = statement.type === 'expression_statement' && statement.namedChildren[0]?.id === call.id ? removeStatement(statement) : undefined;
       reports.push({
+        fixes: edit ? [{ title: t('Remove torch.cuda.empty_cache() from the batch loop'), safe: true, preferred: true, edits: [edit] }] : [],
         node: call,
         message: t('torch.cuda.empty_cache() runs in the batch loop: it frees nothing that is still referenced, only hands cached blocks back to the driver, and every step then pays to allocate them again. Call it once per epoch, or not at all.'),
       });

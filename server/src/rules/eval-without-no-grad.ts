@@ -4,6 +4,8 @@ import { looksLikeEvalFunctionName } from '../engine/semantic/names';
 import { lowerBound } from '../engine/semantic/model';
 import type { FunctionInfo, SemanticModel } from '../engine/semantic/model';
 import { callReceiver, calleeName, enclosingFunction, enclosingStatement } from '../engine/syntax';
+import { addTorchImport, indentUnit, insertAt, lineEnding, lineIndent, torchName } from '../fixes/edits';
+import type { Fix, TextEdit } from '../engine/types';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
@@ -66,23 +68,69 @@ function loopsAfterEvalMode(model: SemanticModel): Node[] {
 const message = () =>
   t('This forward pass runs in evaluation without torch.no_grad(), so it records an autograd graph that nothing frees by backward; every output kept from it holds its whole graph in GPU memory. Wrap the evaluation in "with torch.no_grad():" (or decorate the function with @torch.no_grad()).');
 
+/** `torch` as the file names it, plus the import edit where the file has none. */
+function torchReference(model: SemanticModel, text: string): { name: string; edits: TextEdit[] } {
+  const name = torchName(model.imports);
+  return name ? { name, edits: [] } : { name: 'torch', edits: [addTorchImport(model.root, text)] };
+}
+
+/** Decorates an evaluation function with `@torch.no_grad()`. */
+function decorateFix(model: SemanticModel, info: FunctionInfo, text: string): Fix[] {
+  const definition = info.node.parent?.type === 'decorated_definition' ? info.node.parent : info.node;
+  const torch = torchReference(model, text);
+  const indent = lineIndent(definition);
+  return [{
+    title: t('Decorate {0}() with @torch.no_grad()', info.name),
+    safe: false,
+    preferred: true,
+    edits: [...torch.edits, insertAt({ line: definition.startPosition.row, character: 0 }, `${indent}@${torch.name}.no_grad()${lineEnding(text)}`)],
+  }];
+}
+
+/** Wraps a loop in `with torch.no_grad():`, indenting its lines by one level. */
+function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
+  // Re-indenting would change the content of a multi-line string, and a loop that shares its first line
+  // with other code cannot be wrapped alone.
+  const multiLineString = loop.descendantsOfType('string').some((node) => node.endPosition.row > node.startPosition.row);
+  if (multiLineString || lineIndent(loop).length !== loop.startPosition.column) return [];
+  const torch = torchReference(model, text);
+  const unit = indentUnit(text);
+  const eol = lineEnding(text);
+  const lines = text.split(/\r?\n/).slice(loop.startPosition.row, loop.endPosition.row + 1);
+  const indented = lines.map((line) => (line.trim() === '' ? line : unit + line)).join(eol);
+  const indent = lineIndent(loop);
+  const lastLine = loop.endPosition.row;
+  return [{
+    title: t('Wrap the evaluation loop in "with torch.no_grad():"'),
+    safe: false,
+    preferred: true,
+    edits: [
+      ...torch.edits,
+      {
+        range: { start: { line: loop.startPosition.row, character: 0 }, end: { line: lastLine, character: (text.split(/\r?\n/)[lastLine] ?? '').length } },
+        newText: `${indent}with ${torch.name}.no_grad():${eol}${indented}`,
+      },
+    ],
+  }];
+}
+
 export const evalWithoutNoGrad: Rule = {
   ...ruleCode('OOM104'),
   code: 'OOM104',
-  check({ model }) {
+  check({ model, text }) {
     const reports: RuleReport[] = [];
     const reported = new Set<number>();
-    const report = (call: Node) => {
+    const report = (call: Node, fixes: Fix[]) => {
       if (reported.has(call.id)) return;
       reported.add(call.id);
-      reports.push({ node: call, message: message() });
+      reports.push({ node: call, message: message(), fixes });
     };
     for (const info of model.functions) {
       if (!isEvaluationFunction(model, info)) continue;
       // An evaluation-named function that backpropagates (saliency maps, test-time training) needs its graph.
       if (model.summary(info).backward) continue;
       const forward = firstUnguardedForward(model, info.node);
-      if (forward) report(forward);
+      if (forward) report(forward, decorateFix(model, info, text));
     }
     for (const loop of loopsAfterEvalMode(model)) {
       if (model.runsBackward(loop)) continue;
@@ -90,7 +138,7 @@ export const evalWithoutNoGrad: Rule = {
       // One finding per function: an evaluation function already reported covers its loops.
       if (info && isEvaluationFunction(model, info) && !model.summary(info).backward && firstUnguardedForward(model, info.node)) continue;
       const forward = firstUnguardedForward(model, loop);
-      if (forward) report(forward);
+      if (forward) report(forward, wrapLoopFix(model, loop, text));
     }
     return reports;
   },

@@ -2,6 +2,9 @@
 import type { Node } from '../engine/parser';
 import type { SemanticModel } from '../engine/semantic/model';
 import { callArguments, calleeName, callReceiver, children, stringLiteral } from '../engine/syntax';
+import { removeStatement, replaceNode } from '../fixes/edits';
+import type { Fix } from '../engine/types';
+import { enclosingStatement } from '../engine/syntax';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
@@ -28,6 +31,11 @@ function isEnviron(model: SemanticModel, node: Node | null | undefined): boolean
 const message = () =>
   t('CUDA_VISIBLE_DEVICES is pinned to a literal, so every run uses the same GPUs even when they are full and others are free. Set it when launching (CUDA_VISIBLE_DEVICES=1 python train.py) or use os.environ.setdefault(...).');
 
+function removeFix(node: Node): Fix[] {
+  const edit = removeStatement(enclosingStatement(node));
+  return edit ? [{ title: t('Remove the CUDA_VISIBLE_DEVICES assignment'), safe: false, edits: [edit] }] : [];
+}
+
 export const pinnedCudaVisibleDevices: Rule = {
   ...ruleCode('OOM105'),
   code: 'OOM105',
@@ -37,8 +45,17 @@ export const pinnedCudaVisibleDevices: Rule = {
       const left = assignment.childForFieldName('left');
       if (left?.type !== 'subscript' || !isEnviron(model, left.childForFieldName('value'))) continue;
       if (stringLiteral(left.childForFieldName('subscript')) !== VARIABLE) continue;
-      if (!isLiteral(assignment.childForFieldName('right'))) continue;
-      reports.push({ node: assignment, message: message() });
+      const value = assignment.childForFieldName('right');
+      if (!isLiteral(value)) continue;
+      const environ = left.childForFieldName('value')!;
+      const key = left.childForFieldName('subscript')!;
+      const setdefault: Fix = {
+        title: t('Use os.environ.setdefault(...) so the launcher\'s choice wins'),
+        safe: false,
+        preferred: true,
+        edits: [replaceNode(assignment, `${environ.text}.setdefault(${key.text}, ${value!.text})`)],
+      };
+      reports.push({ node: assignment, message: message(), fixes: [setdefault, ...removeFix(assignment)] });
     }
     for (const call of model.calls) {
       const name = calleeName(call);
@@ -48,9 +65,9 @@ export const pinnedCudaVisibleDevices: Rule = {
         const fromDict = positional[0]?.type === 'dictionary'
           ? children(positional[0]).find((pair) => pair.type === 'pair' && stringLiteral(pair.childForFieldName('key')) === VARIABLE)?.childForFieldName('value')
           : undefined;
-        if (isLiteral(keyword) || isLiteral(fromDict)) reports.push({ node: call, message: message() });
+        if (isLiteral(keyword) || isLiteral(fromDict)) reports.push({ node: call, message: message(), fixes: removeFix(call) });
       } else if (name === 'putenv' && model.qualify(call.childForFieldName('function')) === 'os.putenv') {
-        if (stringLiteral(positional[0]) === VARIABLE && isLiteral(positional[1])) reports.push({ node: call, message: message() });
+        if (stringLiteral(positional[0]) === VARIABLE && isLiteral(positional[1])) reports.push({ node: call, message: message(), fixes: removeFix(call) });
       }
     }
     return reports;

@@ -4,6 +4,7 @@ import { iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
 import type { SemanticModel } from '../engine/semantic/model';
 import { callArguments, callReceiver, children, dottedName } from '../engine/syntax';
 import { t } from '../l10n';
+import { keepValueFixes } from './tensor-appended-to-list';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
 
@@ -39,7 +40,7 @@ export const tensorAccumulatedByAdd: Rule = {
       if (!model.isAttached(value) || model.isNoGrad(site)) return;
       if (!outlivesIteration(model, site, target)) return;
       if (backpropagatedInIteration(model, site, name)) return;
-      reports.push({ node: site, message: accumulationMessage(target.text, value) });
+      reports.push({ node: site, message: accumulationMessage(target.text, value), fixes: keepValueFixes(model, value, 'Add') });
     };
     for (const augmented of model.augmentedAssignments) {
       const left = augmented.childForFieldName('left');

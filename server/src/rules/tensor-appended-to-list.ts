@@ -3,6 +3,8 @@ import type { Node } from '../engine/parser';
 import { containerBase, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
 import type { SemanticModel } from '../engine/semantic/model';
 import { callArguments, calleeName, callReceiver, children, dottedName, nameWords } from '../engine/syntax';
+import { asReceiver, replaceNode } from '../fixes/edits';
+import type { Fix } from '../engine/types';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
@@ -36,6 +38,30 @@ export function keptValueMessage(model: SemanticModel, site: Node, value: Node, 
     : t("'{0}' is stored with its autograd graph; every iteration's graph, activations included, stays in GPU memory until the container is freed. Store {0}.detach() (or {0}.item() for a number).", text);
 }
 
+/** `.item()` for a scalar loss (preferred, but it turns the element into a float) and `.detach()` (safe). */
+export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append' | 'Store' | 'Add'): Fix[] {
+  const receiver = asReceiver(value);
+  const scalar = isScalarLoss(model, value);
+  const titles = {
+    Append: [t('Append {0}.detach()', receiver), t('Append {0}.item()', receiver)],
+    Store: [t('Store {0}.detach()', receiver), t('Store {0}.item()', receiver)],
+    Add: [t('Add {0}.detach()', receiver), t('Add {0}.item()', receiver)],
+  }[verb];
+  const detach: Fix = {
+    title: titles[0]!,
+    safe: true,
+    preferred: !scalar,
+    edits: [replaceNode(value, `${receiver}.detach()`)],
+  };
+  const item: Fix = {
+    title: titles[1]!,
+    safe: false,
+    preferred: scalar,
+    edits: [replaceNode(value, `${receiver}.item()`)],
+  };
+  return scalar ? [item, detach] : [detach, item];
+}
+
 export const tensorAppendedToList: Rule = {
   ...ruleCode('OOM101'),
   code: 'OOM101',
@@ -50,7 +76,7 @@ export const tensorAppendedToList: Rule = {
       // Under no-grad nothing carries a graph (isAttached already knows), but the call itself may be guarded too.
       if (model.isNoGrad(call)) continue;
       if (!outlivesIteration(model, call, container)) continue;
-      reports.push({ node: call, message: keptValueMessage(model, call, value, 'appended') });
+      reports.push({ node: call, message: keptValueMessage(model, call, value, 'appended'), fixes: keepValueFixes(model, value, 'Append') });
     }
     // `outs += [logits]`
     for (const augmented of model.augmentedAssignments) {
@@ -61,7 +87,7 @@ export const tensorAppendedToList: Rule = {
       const element = children(right).find((child) => model.isAttached(child));
       if (!element || model.isNoGrad(augmented)) continue;
       if (!outlivesIteration(model, augmented, left)) continue;
-      reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended') });
+      reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended'), fixes: keepValueFixes(model, element, 'Append') });
     }
     // `history[step] = loss`
     for (const assignment of model.assignments) {
@@ -71,7 +97,7 @@ export const tensorAppendedToList: Rule = {
       if (!model.isAttached(right) || model.isNoGrad(assignment)) continue;
       if (!dottedName(containerBase(left))) continue;
       if (!outlivesIteration(model, assignment, left)) continue;
-      reports.push({ node: assignment, message: keptValueMessage(model, assignment, right, 'stored') });
+      reports.push({ node: assignment, message: keptValueMessage(model, assignment, right, 'stored'), fixes: keepValueFixes(model, right, 'Store') });
     }
     return reports;
   },

@@ -1,0 +1,90 @@
+// Building blocks for fixes: text edits that keep the user's indentation (spaces or tabs) and line endings.
+import type { Node } from '../engine/parser';
+import { rangeOf } from '../engine/syntax';
+import type { Position, Range, TextEdit } from '../engine/types';
+
+export function replaceNode(node: Node, newText: string): TextEdit {
+  return { range: rangeOf(node), newText };
+}
+
+export function insertAt(position: Position, newText: string): TextEdit {
+  return { range: { start: position, end: position }, newText };
+}
+
+/** The line ending the file uses (CRLF files stay CRLF). */
+export function lineEnding(text: string): string {
+  return /\r\n/.test(text) ? '\r\n' : '\n';
+}
+
+/** The leading whitespace of the line that holds `node`. */
+export function lineIndent(node: Node): string {
+  const source = node.source;
+  let start = node.startIndex;
+  while (start > 0 && source[start - 1] !== '\n' && source[start - 1] !== '\r') start--;
+  const match = /^[ \t]*/.exec(source.slice(start, node.startIndex + 1));
+  return match ? match[0] : '';
+}
+
+/** One level of indentation as the file writes it: a tab, or the step between two nested lines. */
+export function indentUnit(text: string): string {
+  const lines = text.split(/\r?\n/);
+  if (lines.some((line) => /^\t+\S/.test(line))) return '\t';
+  let unit = Infinity;
+  for (const line of lines) {
+    const spaces = /^( +)\S/.exec(line)?.[1]?.length;
+    if (spaces && spaces < unit) unit = spaces;
+  }
+  return ' '.repeat(Number.isFinite(unit) ? unit : 4);
+}
+
+/** The start of the line holding `node`, as a position. */
+export function lineStart(node: Node): Position {
+  return { line: node.startPosition.row, character: 0 };
+}
+
+/** Deletes whole lines [first, last] (0-based, inclusive). */
+export function deleteLines(first: number, last: number): TextEdit {
+  const range: Range = { start: { line: first, character: 0 }, end: { line: last + 1, character: 0 } };
+  return { range, newText: '' };
+}
+
+/** An edit that adds `import torch` after the module docstring and `from __future__` imports. */
+export function addTorchImport(root: Node, text: string): TextEdit {
+  let line = 0;
+  for (const child of root.namedChildren) {
+    const isDocstring = child.type === 'expression_statement' && child.namedChildren[0]?.type === 'string';
+    const isFuture = child.type === 'import_from_statement' && /^from __future__/.test(child.text);
+    if (child.type === 'comment' || isDocstring || isFuture) line = child.endPosition.row + 1;
+    else break;
+  }
+  return insertAt({ line, character: 0 }, `import torch${lineEnding(text)}`);
+}
+
+/** The name the file uses for torch (`torch`, or the alias of `import torch as th`), if it imports it. */
+export function torchName(imports: ReadonlyMap<string, string>): string | undefined {
+  for (const [local, qualified] of imports) if (qualified === 'torch') return local;
+  return undefined;
+}
+
+/** Wraps an expression in parentheses when a method call on it would bind to its last operand. */
+export function asReceiver(node: Node): string {
+  const primary = ['identifier', 'attribute', 'call', 'subscript', 'parenthesized_expression'];
+  return primary.includes(node.type) ? node.text : `(${node.text})`;
+}
+
+/**
+ * Removes a statement that stands on lines of its own; where it is the only statement of its block,
+ * it becomes `pass` so the block stays valid. Returns undefined where the statement shares a line.
+ */
+export function removeStatement(statement: Node): TextEdit | undefined {
+  const block = statement.parent;
+  if (!block) return undefined;
+  const siblings = block.namedChildren.filter((child) => child.type !== 'comment');
+  const sharesLine = siblings.some(
+    (other) => other.id !== statement.id && (other.endPosition.row === statement.startPosition.row || other.startPosition.row === statement.endPosition.row),
+  );
+  // `for x in xs: stmt` puts the statement on the loop's own line.
+  if (sharesLine || lineIndent(statement).length !== statement.startPosition.column) return undefined;
+  if (block.type === 'block' && siblings.length === 1) return replaceNode(statement, 'pass');
+  return deleteLines(statement.startPosition.row, statement.endPosition.row);
+}
