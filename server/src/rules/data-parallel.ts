@@ -10,16 +10,18 @@ export const dataParallel: Rule = {
   check({ model }) {
     const reports: RuleReport[] = [];
     const reportedStatements = new Set<number>();
+    const localClass = model.classes.some((cls) => cls.name === 'DataParallel');
     for (const call of model.calls) {
       const qualified = model.qualify(call.childForFieldName('function')) ?? '';
       if (!/(^|\.)DataParallel$/.test(qualified) || /Distributed/.test(qualified)) continue;
       // Only torch's class (through any alias); a local class that happens to share the name is not it.
-      if (!/^torch\./.test(qualified) && !qualified.startsWith('nn.') && qualified !== 'DataParallel') continue;
+      if (!/^torch\./.test(qualified) && !qualified.startsWith('nn.') && (qualified !== 'DataParallel' || localClass)) continue;
       const statement = enclosingStatement(call);
       if (reportedStatements.has(statement.id)) continue;
       reportedStatements.add(statement.id);
       reports.push({
-        node: call,
+        // Reported at the statement's first line, where a reader looks for it.
+        node: statement.startPosition.row === call.startPosition.row ? call : statement,
         message: t('nn.DataParallel scatters inputs from and gathers outputs on GPU 0, so GPU 0 holds more than the others and runs out of memory first. Prefer DistributedDataParallel (one process per GPU, torchrun).'),
       });
     }

@@ -59,7 +59,8 @@ export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append'
     preferred: scalar,
     edits: [replaceNode(value, `${receiver}.item()`)],
   };
-  return scalar ? [item, detach] : [detach, item];
+  // `.item()` only works on one-element tensors: offered for a scalar loss alone.
+  return scalar ? [item, detach] : [detach];
 }
 
 export const tensorAppendedToList: Rule = {
@@ -76,7 +77,13 @@ export const tensorAppendedToList: Rule = {
       // Under no-grad nothing carries a graph (isAttached already knows), but the call itself may be guarded too.
       if (model.isNoGrad(call)) continue;
       if (!outlivesIteration(model, call, container)) continue;
-      reports.push({ node: call, message: keptValueMessage(model, call, value, 'appended'), fixes: keepValueFixes(model, value, 'Append') });
+      // `xs.extend([a, b])`: the fix goes on the attached element, never on the list itself.
+      const kept = value.type === 'list' || value.type === 'tuple' ? children(value).find((element) => model.isAttached(element)) : value;
+      reports.push({
+        node: call,
+        message: keptValueMessage(model, call, kept ?? value, 'appended'),
+        fixes: kept ? keepValueFixes(model, kept, 'Append') : [],
+      });
     }
     // `outs += [logits]`
     for (const augmented of model.augmentedAssignments) {
