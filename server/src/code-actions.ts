@@ -7,6 +7,7 @@ import { findNoqa } from './engine/suppression';
 import { t } from './l10n';
 import { Commands, DIAGNOSTIC_SOURCE } from './protocol';
 import type { DiagnosticData } from './protocol';
+import type { SemanticModel } from './engine/semantic/model';
 
 function lineText(text: string, line: number): string {
   const starts = computeLineStarts(text);
@@ -36,11 +37,25 @@ function isOurs(diagnostic: Diagnostic): diagnostic is Diagnostic & { data: Diag
   return diagnostic.source === DIAGNOSTIC_SOURCE && typeof data?.code === 'string' && Array.isArray(data.fixes);
 }
 
-export function codeActionsFor(text: string, params: CodeActionParams): CodeAction[] {
-  const uri = params.textDocument.uri;
+/** Whether the client asked for actions of `kind` (no `only` means every kind). */
+export function wantsKind(params: CodeActionParams, kind: string): boolean {
   const only = params.context.only;
-  const wantsQuickFix = !only || only.some((kind) => kind === CodeActionKind.QuickFix || CodeActionKind.QuickFix.startsWith(kind));
-  if (!wantsQuickFix) return [];
+  return !only || only.some((requested) => kind === requested || kind.startsWith(`${requested}.`));
+}
+
+export interface CodeActionRequest {
+  text: string;
+  params: CodeActionParams;
+  model: SemanticModel | undefined;
+}
+
+/** Produces the code actions of one kind; code-actions.ts asks every provider in turn. */
+export type CodeActionProvider = (request: CodeActionRequest) => CodeAction[];
+
+/** Quick fixes carried by the diagnostics, plus "Disable for this line" and "Show documentation". */
+export function quickFixActions({ text, params }: CodeActionRequest): CodeAction[] {
+  const uri = params.textDocument.uri;
+  if (!wantsKind(params, CodeActionKind.QuickFix)) return [];
   const actions: CodeAction[] = [];
   for (const diagnostic of params.context.diagnostics) {
     if (!isOurs(diagnostic)) continue;
@@ -71,4 +86,11 @@ export function codeActionsFor(text: string, params: CodeActionParams): CodeActi
     });
   }
   return actions;
+}
+
+/** Every code action provider, in the order their actions are listed. */
+export const CODE_ACTION_PROVIDERS: CodeActionProvider[] = [quickFixActions];
+
+export function codeActionsFor(request: CodeActionRequest): CodeAction[] {
+  return CODE_ACTION_PROVIDERS.flatMap((provider) => provider(request));
 }

@@ -19,6 +19,8 @@ import type { Finding, Severity } from './engine/types';
 import { t } from './l10n';
 import { VERSION } from './version';
 import { codeActionsFor } from './code-actions';
+import { FEATURES } from './features';
+import type { ServerContext } from './features/context';
 import { Commands, DEFAULT_SETTINGS, DIAGNOSTIC_SOURCE, normalizeSettings, ruleDocUrl } from './protocol';
 import type { DiagnosticData, Settings } from './protocol';
 
@@ -52,6 +54,9 @@ export function analysisOptions(settings: Settings): AnalysisOptions {
   return { select: settings.rules.select, ignore: [...settings.rules.ignore, ...off], severity };
 }
 
+/** The code action kinds the server offers (quick fixes, refactorings, fix-all on save). */
+const CODE_ACTION_KINDS: string[] = [CodeActionKind.QuickFix];
+
 export function startServer(connection: Connection): void {
   const documents = new DocumentStore();
   /** Per-document queue: LSP changes must be applied one after another, each on the tree of the last. */
@@ -60,6 +65,18 @@ export function startServer(connection: Connection): void {
   const settingsCache = new Map<string, Promise<Settings>>();
   let canPullConfiguration = false;
   let initialSettings: Settings = DEFAULT_SETTINGS;
+  let clientLocale: string | undefined;
+  const context: ServerContext = {
+    connection,
+    documents,
+    ready: async (uri) => {
+      await queues.get(uri);
+      return documents.get(uri);
+    },
+    modelOf: (state) => documents.modelOf(state),
+    settingsFor: (uri) => settingsFor(uri),
+    locale: () => clientLocale,
+  };
 
   const enqueue = (uri: string, work: () => Promise<unknown>) => {
     const next = (queues.get(uri) ?? Promise.resolve()).then(work, work);
@@ -121,13 +138,15 @@ export function startServer(connection: Connection): void {
 
   connection.onInitialize((params: InitializeParams): InitializeResult => {
     canPullConfiguration = !!params.capabilities.workspace?.configuration;
-    const options = params.initializationOptions as { settings?: unknown } | undefined;
+    const options = params.initializationOptions as { settings?: unknown; locale?: unknown } | undefined;
     if (options?.settings) initialSettings = normalizeSettings(options.settings);
+    clientLocale = typeof options?.locale === 'string' ? options.locale : params.locale;
     return {
       capabilities: {
         textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
-        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+        codeActionProvider: { codeActionKinds: CODE_ACTION_KINDS },
         executeCommandProvider: { commands: [Commands.showDocumentation] },
+        ...Object.assign({}, ...FEATURES.map((feature) => feature.capabilities ?? {})),
       },
       serverInfo: { name: 'oomguard', version: VERSION },
     };
@@ -169,11 +188,12 @@ export function startServer(connection: Connection): void {
   });
 
   connection.onCodeAction(async (params: CodeActionParams): Promise<CodeAction[]> => {
-    await queues.get(params.textDocument.uri);
-    const state = documents.get(params.textDocument.uri);
+    const state = await context.ready(params.textDocument.uri);
     if (!state) return [];
-    return codeActionsFor(state.text, params);
+    return codeActionsFor({ text: state.text, params, model: documents.modelOf(state) });
   });
+
+  for (const feature of FEATURES) feature.register(context);
 
   connection.onExecuteCommand(async ({ command, arguments: args }) => {
     if (command === Commands.showDocumentation && typeof args?.[0] === 'string') {

@@ -1,0 +1,23 @@
+// What every server feature (code actions, estimates, CodeLens, hovers) receives from the LSP wiring.
+import type { Connection } from 'vscode-languageserver/node';
+import type { DocumentState, DocumentStore } from '../engine/documents';
+import type { SemanticModel } from '../engine/semantic/model';
+import type { Settings } from '../protocol';
+
+export interface ServerContext {
+  connection: Connection;
+  documents: DocumentStore;
+  /** The document once every change queued for it is applied, or undefined if it is not open. */
+  ready(uri: string): Promise<DocumentState | undefined>;
+  /** The shared semantic model of the document's current version. */
+  modelOf(state: DocumentState): SemanticModel | undefined;
+  settingsFor(uri: string): Promise<Settings>;
+  /** The display language the client asked for at initialization (e.g. `zh-cn`), if any. */
+  locale(): string | undefined;
+}
+
+/** A feature registers its LSP handlers and says which capabilities it adds. */
+export interface ServerFeature {
+  capabilities?: Record<string, unknown>;
+  register(context: ServerContext): void;
+}
