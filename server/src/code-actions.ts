@@ -8,6 +8,7 @@ import { t } from './l10n';
 import { Commands, DIAGNOSTIC_SOURCE } from './protocol';
 import type { DiagnosticData } from './protocol';
 import type { SemanticModel } from './engine/semantic/model';
+import { refactoringActions } from './fixes/refactorings';
 
 function lineText(text: string, line: number): string {
   const starts = computeLineStarts(text);
@@ -89,7 +90,7 @@ export function quickFixActions({ text, params }: CodeActionRequest): CodeAction
 }
 
 /** Every code action provider, in the order their actions are listed. */
-export const CODE_ACTION_PROVIDERS: CodeActionProvider[] = [quickFixActions];
+export const CODE_ACTION_PROVIDERS: CodeActionProvider[] = [quickFixActions, refactoringActions];
 
 export function codeActionsFor(request: CodeActionRequest): CodeAction[] {
   return CODE_ACTION_PROVIDERS.flatMap((provider) => provider(request));

@@ -18,16 +18,19 @@ export interface Settings {
     ignore: string[];
     severity: Record<string, Severity | 'off'>;
   };
+  /** The GPU that CodeLens, status bar and panel compare the estimate against (a catalog name or alias). */
+  gpu: string;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
   enable: true,
   rules: { select: [], ignore: [], severity: {} },
+  gpu: 'RTX 4090',
 };
 
 /** Merges what a client sent (possibly partial or malformed) over the defaults. */
 export function normalizeSettings(raw: unknown): Settings {
-  const value = (raw ?? {}) as Partial<{ enable: unknown; rules: Partial<Record<keyof Settings['rules'], unknown>> }>;
+  const value = (raw ?? {}) as Partial<{ enable: unknown; gpu: unknown; rules: Partial<Record<keyof Settings['rules'], unknown>> }>;
   const strings = (list: unknown) => (Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string') : []);
   const severities: Record<string, Severity | 'off'> = {};
   const rawSeverity = value.rules?.severity;
@@ -41,6 +44,7 @@ export function normalizeSettings(raw: unknown): Settings {
   return {
     enable: typeof value.enable === 'boolean' ? value.enable : DEFAULT_SETTINGS.enable,
     rules: { select: strings(value.rules?.select), ignore: strings(value.rules?.ignore), severity: severities },
+    gpu: typeof value.gpu === 'string' && value.gpu.trim() !== '' ? value.gpu.trim() : DEFAULT_SETTINGS.gpu,
   };
 }
 
@@ -53,4 +57,243 @@ export const Commands = {
 export interface DiagnosticData {
   code: string;
   fixes: Array<{ title: string; safe: boolean; preferred?: boolean; edits: Array<{ range: { start: { line: number; character: number }; end: { line: number; character: number } }; newText: string }> }>;
+}
+
+// ---------------------------------------------------------------- memory estimate (request, panel messages)
+
+/** `oomguard/estimate`: the estimate of one open document, with what-if values applied. */
+export const ESTIMATE_REQUEST = 'oomguard/estimate';
+/** The client command that opens the memory panel; CodeLens titles carry it with the document URI. */
+export const SHOW_MEMORY_ESTIMATE_COMMAND = 'oomguard.showMemoryEstimate';
+
+/** What-if values; each one replaces what was detected in the script. */
+export interface EstimateOverrides {
+  batchSize?: number;
+  seqLen?: number;
+  imageSize?: number;
+  precision?: EstimatePrecision;
+  optimizer?: EstimateOptimizer;
+  checkpointing?: boolean;
+  accumulation?: number;
+  gpus?: number;
+  strategy?: EstimateStrategy;
+  /** Catalog GPU to check the fit against. */
+  gpu?: string;
+}
+
+export const PRECISIONS = ['fp32', 'fp16-amp', 'bf16-amp', 'bf16', 'fp16'] as const;
+export const OPTIMIZERS = ['sgd', 'sgd-momentum', 'adam', 'adamw', 'adafactor', 'adam-8bit'] as const;
+export const STRATEGIES = ['ddp', 'fsdp', 'zero1', 'zero2', 'zero3'] as const;
+export type EstimatePrecision = (typeof PRECISIONS)[number];
+export type EstimateOptimizer = (typeof OPTIMIZERS)[number];
+export type EstimateStrategy = (typeof STRATEGIES)[number];
+
+export interface EstimateParams {
+  textDocument: { uri: string };
+  overrides?: EstimateOverrides;
+}
+
+/** One input the estimate read, with the 0-based line it came from (null: assumed or set as a what-if value). */
+export interface EstimateInput {
+  key: 'model' | 'batchSize' | 'seqLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' | 'accumulation' | 'mode' | 'lora' | 'strategy';
+  label: string;
+  value: string;
+  line: number | null;
+  /** 'overridden' when a what-if control replaced the script's value. */
+  origin: 'detected' | 'assumed' | 'overridden';
+}
+
+/** The bar's segments, in bytes per GPU; they add up to `total` (what nvidia-smi would show at the peak). */
+export interface EstimateSegments {
+  weights: number;
+  gradients: number;
+  optimizerStates: number;
+  activations: number;
+  /** Workspaces, transients and what the caching allocator reserves beyond what is allocated. */
+  other: number;
+  cudaContext: number;
+}
+
+export interface MemorySuggestion {
+  id: 'amp' | 'checkpointing' | 'accumulation' | 'smaller-batch' | 'fix-leak';
+  title: string;
+  detail: string;
+  /** Bytes the estimator predicts this change saves at the peak (0 when it only removes a leak's growth). */
+  saving: number;
+  /** The what-if values that show the change in the panel. */
+  overrides: EstimateOverrides;
+  /** Code action kind of the refactoring that makes the change, and the 0-based line to ask it at. */
+  refactor?: { kind: string; line: number };
+}
+
+export interface EstimateResponse {
+  uri: string;
+  version: number;
+  /** Set when nothing could be estimated (file too large, not parsed); the rest is then empty. */
+  error?: string;
+  modelName: string;
+  parameters: number;
+  mode: string;
+  peakPhase: string;
+  segments: EstimateSegments;
+  total: number;
+  peakAllocated: number;
+  peakReserved: number;
+  gpu: { name: string; capacity: number } | null;
+  fits: boolean | null;
+  /** Largest batch size whose peak fits the GPU (0: not even one). */
+  maxBatchSize: number | null;
+  inputs: EstimateInput[];
+  assumptions: string[];
+  suggestions: MemorySuggestion[];
+  /** The values the what-if controls start from (detected or assumed, overrides applied). */
+  current: Required<Omit<EstimateOverrides, 'gpu'>> & { gpu: string };
+  /** Which what-if controls apply to this model. */
+  uses: { seqLen: boolean; imageSize: boolean };
+  /** Milliseconds the server spent on this request. */
+  elapsedMs: number;
+}
+
+/** GPUs the panel offers, from the estimator's catalog. */
+export interface GpuChoice {
+  name: string;
+  capacity: number;
+}
+
+/** Every string the panel shows that is not from the script; the extension localizes them with vscode.l10n.t. */
+export interface WebviewStrings {
+  title: string;
+  noDocument: string;
+  peak: string;
+  fits: string;
+  doesNotFit: string;
+  weights: string;
+  gradients: string;
+  optimizerStates: string;
+  activations: string;
+  other: string;
+  cudaContext: string;
+  total: string;
+  capacity: string;
+  part: string;
+  size: string;
+  inputs: string;
+  detected: string;
+  assumed: string;
+  overridden: string;
+  line: string;
+  whatIf: string;
+  batchSize: string;
+  seqLen: string;
+  imageSize: string;
+  precision: string;
+  optimizer: string;
+  checkpointing: string;
+  accumulation: string;
+  gpus: string;
+  strategy: string;
+  gpu: string;
+  reset: string;
+  maxBatch: string;
+  suggestions: string;
+  noSuggestions: string;
+  apply: string;
+  tryIt: string;
+  saves: string;
+  assumptions: string;
+  computedIn: string;
+  breakdownLabel: string;
+  model: string;
+  on: string;
+  off: string;
+}
+
+export type HostToWebview =
+  | { type: 'init'; strings: WebviewStrings; gpus: GpuChoice[] }
+  | { type: 'estimate'; fileName: string; response: EstimateResponse; overrides: EstimateOverrides }
+  | { type: 'noDocument' }
+  | { type: 'notice'; text: string };
+
+export type WebviewToHost =
+  | { type: 'ready' }
+  | { type: 'recompute'; overrides: EstimateOverrides }
+  | { type: 'reveal'; line: number }
+  | { type: 'applySuggestion'; id: MemorySuggestion['id']; kind: string; line: number };
+
+function positiveInt(value: unknown, max = 1 << 20): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= max ? value : undefined;
+}
+
+function member<T extends string>(value: unknown, allowed: readonly T[]): T | undefined {
+  return typeof value === 'string' && (allowed as readonly string[]).includes(value) ? (value as T) : undefined;
+}
+
+/** Keeps the well-formed what-if values of untrusted input (a webview message, a client request) and drops the rest. */
+export function normalizeOverrides(raw: unknown): EstimateOverrides {
+  if (!raw || typeof raw !== 'object') return {};
+  const value = raw as Record<string, unknown>;
+  const out: EstimateOverrides = {};
+  const batchSize = positiveInt(value.batchSize);
+  if (batchSize !== undefined) out.batchSize = batchSize;
+  const seqLen = positiveInt(value.seqLen);
+  if (seqLen !== undefined) out.seqLen = seqLen;
+  const imageSize = positiveInt(value.imageSize, 16384);
+  if (imageSize !== undefined) out.imageSize = imageSize;
+  const accumulation = positiveInt(value.accumulation, 4096);
+  if (accumulation !== undefined) out.accumulation = accumulation;
+  const gpus = positiveInt(value.gpus, 4096);
+  if (gpus !== undefined) out.gpus = gpus;
+  const precision = member(value.precision, PRECISIONS);
+  if (precision) out.precision = precision;
+  const optimizer = member(value.optimizer, OPTIMIZERS);
+  if (optimizer) out.optimizer = optimizer;
+  const strategy = member(value.strategy, STRATEGIES);
+  if (strategy) out.strategy = strategy;
+  if (typeof value.checkpointing === 'boolean') out.checkpointing = value.checkpointing;
+  if (typeof value.gpu === 'string' && value.gpu.trim() !== '' && value.gpu.length <= 100) out.gpu = value.gpu.trim();
+  return out;
+}
+
+/** Validates a message from the webview; anything malformed is undefined, never trusted. */
+export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const message = raw as Record<string, unknown>;
+  switch (message.type) {
+    case 'ready':
+      return { type: 'ready' };
+    case 'recompute':
+      return { type: 'recompute', overrides: normalizeOverrides(message.overrides) };
+    case 'reveal': {
+      const line = message.line;
+      return typeof line === 'number' && Number.isInteger(line) && line >= 0 ? { type: 'reveal', line } : undefined;
+    }
+    case 'applySuggestion': {
+      const id = member(message.id, ['amp', 'checkpointing', 'accumulation', 'smaller-batch', 'fix-leak'] as const);
+      const { kind, line } = message;
+      // Only code action kinds: a refactoring, or the quick fix of a leak.
+      if (!id || typeof kind !== 'string' || !/^(refactor|quickfix)(\.|$)/.test(kind) || typeof line !== 'number' || !Number.isInteger(line) || line < 0) return undefined;
+      return { type: 'applySuggestion', id, kind, line };
+    }
+    default:
+      return undefined;
+  }
+}
+
+// ---------------------------------------------------------------- explain a CUDA out-of-memory error
+
+/** `oomguard/explainOom`: explains the CUDA out-of-memory errors in a text (a selection, the clipboard, a log). */
+export const EXPLAIN_OOM_REQUEST = 'oomguard/explainOom';
+/** The client command that asks for it. */
+export const EXPLAIN_OOM_COMMAND = 'oomguard.explainOom';
+
+export interface ExplainOomParams {
+  text: string;
+  /** File-system folders where a traceback's script is looked up: the log's folder, then the workspace folders. */
+  roots?: string[];
+}
+
+export interface ExplainOomResult {
+  /** The explanations rendered as Markdown, with file links (`file:///...#L12`) to the frames and findings. */
+  markdown: string;
+  explanations: import('./explain/explain').Explanation[];
 }

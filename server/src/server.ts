@@ -55,7 +55,7 @@ export function analysisOptions(settings: Settings): AnalysisOptions {
 }
 
 /** The code action kinds the server offers (quick fixes, refactorings, fix-all on save). */
-const CODE_ACTION_KINDS: string[] = [CodeActionKind.QuickFix];
+const CODE_ACTION_KINDS: string[] = [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite];
 
 export function startServer(connection: Connection): void {
   const documents = new DocumentStore();
@@ -114,6 +114,7 @@ export function startServer(connection: Connection): void {
     if (!model) return;
     const findings = analyze(model, state.text, {
       ...analysisOptions(settings),
+      ...Object.assign({}, ...FEATURES.map((feature) => feature.analysisOptions?.(state, settings) ?? {})),
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
     });

@@ -3,16 +3,17 @@ import { t } from '../l10n';
 import { VERSION } from '../version';
 import { runCheck } from './check';
 import { runEstimate } from './estimate';
+import { runExplain } from './explain';
 import type { CliIO } from './io';
 import { processIO } from './io';
 
 type Subcommand = (argv: string[], io: CliIO) => Promise<number>;
 
-const COMMANDS: Record<string, Subcommand> = { check: runCheck, estimate: runEstimate };
+const COMMANDS: Record<string, Subcommand> = { check: runCheck, estimate: runEstimate, explain: runExplain };
 
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
   const [command, ...rest] = argv;
-  const usage = t('Usage: oomguard <command> [options]\n\nCommands:\n  check [PATH ...]    report GPU-memory leaks and anti-patterns in PyTorch scripts\n  estimate SCRIPT     estimate the peak GPU memory of one training step\n\nRun "oomguard <command> --help" for the options of a command.');
+  const usage = t('Usage: oomguard <command> [options]\n\nCommands:\n  check [PATH ...]    report GPU-memory leaks and anti-patterns in PyTorch scripts\n  estimate SCRIPT     estimate the peak GPU memory of one training step\n  explain [FILE|-]    explain a CUDA out-of-memory error from a log or a pasted traceback\n\nRun "oomguard <command> --help" for the options of a command.');
   if (!command || command === '--help' || command === '-h') {
     io.stdout(usage + '\n');
     return command ? 0 : 2;

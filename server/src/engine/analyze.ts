@@ -5,8 +5,9 @@ import type { Rule } from '../rules';
 import { t } from '../l10n';
 import type { SemanticModel } from './semantic/model';
 import { rangeOf } from './syntax';
-import type { Finding, Severity } from './types';
-import { isSuppressed } from './suppression';
+import type { Finding, KeptMemory, Severity } from './types';
+import { formatBytes } from './bytes';
+import { Suppressions, UNUSED_NOQA } from './suppression';
 
 export interface AnalysisOptions {
   /** Codes or prefixes to run (`OOM10`); empty or absent means all. */
@@ -18,6 +19,8 @@ export interface AnalysisOptions {
   onRuleError?: (code: string, error: unknown) => void;
   /** The rules to run; all registered rules by default. */
   rules?: readonly Rule[];
+  /** Bytes a leak keeps per batch (from the memory estimate); a finding that says what it keeps then says how much. */
+  keptBytes?: (keeps: KeptMemory) => number | undefined;
 }
 
 /** Files above this size are not analysed: tree-sitter copes, but the dataflow rules would make the editor wait. */
@@ -36,6 +39,8 @@ export function activeRules(options: AnalysisOptions): Rule[] {
 export function analyze(model: SemanticModel, text: string, options: AnalysisOptions = {}): Finding[] {
   const findings: Finding[] = [];
   const lines = text.split(/\r\n|\r|\n/);
+  const suppressions = new Suppressions(lines);
+  const ran = new Set<string>();
   for (const rule of activeRules(options)) {
     let reports;
     try {
@@ -44,21 +49,35 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
       options.onRuleError?.(rule.code, error);
       continue;
     }
+    ran.add(rule.code);
     for (const report of reports) {
       const range = rangeOf(report.node);
-      if (isSuppressed(lines[range.start.line] ?? '', rule.code)) continue;
+      if (suppressions.suppresses(range.start.line, rule.code)) continue;
+      const bytes = report.keeps ? options.keptBytes?.(report.keeps) : undefined;
+      const sized = bytes !== undefined && bytes > 0 && report.keeps;
       findings.push({
         code: rule.code,
         name: rule.name,
         severity: options.severity?.[rule.code] ?? rule.defaultSeverity,
         range,
-        message: report.message,
+        message: sized ? `${report.message} ${keptMessage(report.keeps!, bytes)}` : report.message,
         fixes: report.fixes ?? [],
+        ...(sized ? { sizeHint: { keeps: report.keeps!, bytes } } : {}),
       });
     }
   }
+  // OOM100 is selected, ignored and given a severity like a rule; it judges only the rules that ran.
+  if (ruleEnabled(UNUSED_NOQA.code, options)) {
+    findings.push(...suppressions.unusedNoqaFindings((code) => ran.has(code), options.severity?.[UNUSED_NOQA.code]));
+  }
   findings.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
   return findings;
+}
+
+function keptMessage(keeps: KeptMemory, bytes: number): string {
+  return keeps === 'graph'
+    ? t('By the memory estimate it keeps about {0} per batch (the graph and the activations it saved).', formatBytes(bytes))
+    : t('By the memory estimate it keeps about {0} per batch (the output tensor).', formatBytes(bytes));
 }
 
 export function tooLargeMessage(characters: number): string {

@@ -3,6 +3,8 @@
 import type { Edit, Tree } from './parser';
 import { parsePython } from './parser';
 import { recoverTree } from './recovery';
+import { copyTree, copyTreeIncremental } from './syntax-tree';
+import type { SingleEdit, SyntaxNode } from './syntax-tree';
 import { SemanticModel } from './semantic/model';
 import type { Position } from './types';
 
@@ -23,6 +25,8 @@ export interface DocumentState {
   /** The text `analysisTree` was parsed from. */
   analysisText: string;
   model: SemanticModel | undefined;
+  /** The plain copy of `analysisTree` the model reads; unchanged statements move from version to version. */
+  syntaxRoot: SyntaxNode | undefined;
 }
 
 /** UTF-16 offset of a line/character position (LSP positions count UTF-16 code units, as JS strings do). */
@@ -72,7 +76,7 @@ export class DocumentStore {
   async open(uri: string, version: number, text: string): Promise<DocumentState> {
     const tree = await parsePython(text);
     const recovered = tree && (await recoverTree(text, tree));
-    const state: DocumentState = { uri, version, text, tree, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined };
+    const state: DocumentState = { uri, version, text, tree, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot: undefined };
     this.documents.set(uri, state);
     return state;
   }
@@ -83,6 +87,7 @@ export class DocumentStore {
     if (!state) return undefined;
     let text = state.text;
     let tree = state.tree;
+    let lastEdit: SingleEdit | undefined;
     for (const change of changes) {
       if (!change.range) {
         text = change.text;
@@ -106,15 +111,29 @@ export class DocumentStore {
         };
         tree.edit(edit);
       }
+      lastEdit = changes.length === 1 ? {
+        startIndex,
+        oldEndIndex,
+        newEndIndex: startIndex + change.text.length,
+        startRow: change.range.start.line,
+        oldEndRow: change.range.end.line,
+        newEndRow: positionAt(computeLineStarts(newText), startIndex + change.text.length).line,
+      } : undefined;
       text = newText;
     }
     const previous = tree;
+    // The previous copy may lend statements only if it was a copy of the plain (unrecovered) tree.
+    const previousWasPlain = !!state.analysisTree && state.analysisTree === state.tree;
     const parsed = await parsePython(text, previous);
     if (previous && previous !== parsed) previous.delete();
     if (state.tree && state.tree !== previous && state.tree !== parsed) state.tree.delete();
     releaseAnalysisTree(state);
     const recovered = parsed && (await recoverTree(text, parsed));
-    Object.assign(state, { version, text, tree: parsed, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined });
+    // One edit and no recovery: the previous copy can lend its untouched statements to the new one.
+    const previousRoot = state.syntaxRoot;
+    const incremental = previousRoot && lastEdit && recovered && recovered.tree === parsed && previousWasPlain;
+    const syntaxRoot = incremental ? copyTreeIncremental(parsed, text, previousRoot, lastEdit!) : undefined;
+    Object.assign(state, { version, text, tree: parsed, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot });
     return state;
   }
 
@@ -127,7 +146,10 @@ export class DocumentStore {
 
   /** The semantic model of the current version, built on first use and shared by every rule and request. */
   modelOf(state: DocumentState): SemanticModel | undefined {
-    if (!state.model && state.analysisTree) state.model = new SemanticModel(state.analysisTree, state.analysisText);
+    if (!state.model && state.analysisTree) {
+      state.syntaxRoot ??= copyTree(state.analysisTree, state.analysisText);
+      state.model = new SemanticModel(state.syntaxRoot);
+    }
     return state.model;
   }
 }

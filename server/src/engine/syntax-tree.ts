@@ -1,7 +1,7 @@
 // A plain JavaScript copy of a tree-sitter tree. The rules ask many small questions of the tree (parents, fields,
 // ranges); asked of web-tree-sitter's nodes, each one is a call into WebAssembly and a new wrapper object. One
 // cursor walk per document version copies the tree into these objects, and every later question is a field read.
-import type { Point, Tree } from 'web-tree-sitter';
+import type { Point, Tree, TreeCursor } from 'web-tree-sitter';
 
 export class SyntaxNode {
   parent: SyntaxNode | null = null;
@@ -11,16 +11,18 @@ export class SyntaxNode {
   hasError = false;
   private namedCache: SyntaxNode[] | undefined;
 
+  // Offsets, rows and the source are mutable only so that an unchanged statement can be moved into the
+  // next version of the tree (copyTreeIncremental) instead of being copied again.
   constructor(
-    readonly source: string,
+    public source: string,
     readonly id: number,
     readonly type: string,
     readonly isNamed: boolean,
     readonly isMissing: boolean,
-    readonly startIndex: number,
-    readonly endIndex: number,
-    readonly startPosition: Point,
-    readonly endPosition: Point,
+    public startIndex: number,
+    public endIndex: number,
+    public startPosition: Point,
+    public endPosition: Point,
   ) {}
 
   get text(): string {
@@ -34,6 +36,19 @@ export class SyntaxNode {
   get namedChildren(): SyntaxNode[] {
     this.namedCache ??= this.children.filter((child) => child.isNamed);
     return this.namedCache;
+  }
+
+  get nextSibling(): SyntaxNode | null {
+    const siblings = this.parent?.children;
+    if (!siblings) return null;
+    return siblings[siblings.indexOf(this) + 1] ?? null;
+  }
+
+  get previousSibling(): SyntaxNode | null {
+    const siblings = this.parent?.children;
+    if (!siblings) return null;
+    const index = siblings.indexOf(this);
+    return index > 0 ? siblings[index - 1]! : null;
   }
 
   childForFieldName(field: string): SyntaxNode | null {
@@ -59,10 +74,16 @@ export class SyntaxNode {
   }
 }
 
+// Ids are unique across versions, so nodes moved into a new version keep theirs.
+let nextId = 0;
+
 /** Copies a tree-sitter tree into SyntaxNodes with one cursor walk. */
 export function copyTree(tree: Tree, source: string): SyntaxNode {
-  const cursor = tree.walk();
-  let nextId = 0;
+  return copyCursorSubtree(tree.walk(), source, true);
+}
+
+/** Copies the node under the cursor and its subtree; the cursor ends where it started (or is deleted). */
+function copyCursorSubtree(cursor: TreeCursor, source: string, ownsCursor: boolean): SyntaxNode {
   const make = () =>
     new SyntaxNode(
       source,
@@ -90,7 +111,7 @@ export function copyTree(tree: Tree, source: string): SyntaxNode {
       // Errors propagate upwards as each node is left for good.
       current.hasError ||= current.type === 'ERROR' || current.isMissing;
       if (current.parent) current.parent.hasError ||= current.hasError;
-      if (cursor.gotoNextSibling()) {
+      if (current !== root && cursor.gotoNextSibling()) {
         const parent = current.parent!;
         const sibling = make();
         sibling.parent = parent;
@@ -99,11 +120,77 @@ export function copyTree(tree: Tree, source: string): SyntaxNode {
         current = sibling;
         break;
       }
-      if (!cursor.gotoParent()) {
-        cursor.delete();
+      if (current === root || !cursor.gotoParent()) {
+        if (ownsCursor) cursor.delete();
         return root;
       }
       current = current.parent!;
     }
   }
+}
+
+/** An edit in the coordinates of the new text: [start, newEnd) replaced [start, oldEnd) of the old text. */
+export interface SingleEdit {
+  startIndex: number;
+  oldEndIndex: number;
+  newEndIndex: number;
+  startRow: number;
+  oldEndRow: number;
+  newEndRow: number;
+}
+
+function moveSubtree(node: SyntaxNode, source: string, indexDelta: number, rowDelta: number): void {
+  const stack = [node];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    current.source = source;
+    if (indexDelta !== 0 || rowDelta !== 0) {
+      current.startIndex += indexDelta;
+      current.endIndex += indexDelta;
+      current.startPosition = { row: current.startPosition.row + rowDelta, column: current.startPosition.column };
+      current.endPosition = { row: current.endPosition.row + rowDelta, column: current.endPosition.column };
+    }
+    for (const child of current.children) stack.push(child);
+  }
+}
+
+/**
+ * Copies a tree after one edit, moving the top-level statements that the edit did not touch out of the previous
+ * copy instead of copying them again. A statement is reused only when it lies wholly before the edit, or starts
+ * on a later line than the edit's end (so its columns are unchanged), and has the same type and text as before.
+ */
+export function copyTreeIncremental(tree: Tree, source: string, previous: SyntaxNode, edit: SingleEdit): SyntaxNode {
+  const indexDelta = edit.newEndIndex - edit.oldEndIndex;
+  const rowDelta = edit.newEndRow - edit.oldEndRow;
+  const oldByStart = new Map<number, SyntaxNode>();
+  for (const child of previous.children) oldByStart.set(child.startIndex, child);
+  const cursor = tree.walk();
+  const root = new SyntaxNode(source, nextId++, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex, cursor.startPosition, cursor.endPosition);
+  if (cursor.gotoFirstChild()) {
+    do {
+      const start = cursor.startIndex;
+      const end = cursor.endIndex;
+      let reused: SyntaxNode | undefined;
+      if (end < edit.startIndex) {
+        const old = oldByStart.get(start);
+        if (old && old.endIndex === end && old.type === cursor.nodeType && old.source.slice(old.startIndex, old.endIndex) === source.slice(start, end)) {
+          moveSubtree(old, source, 0, 0);
+          reused = old;
+        }
+      } else if (start >= edit.newEndIndex && cursor.startPosition.row > edit.newEndRow) {
+        const old = oldByStart.get(start - indexDelta);
+        if (old && old.endIndex === end - indexDelta && old.type === cursor.nodeType && old.source.slice(old.startIndex, old.endIndex) === source.slice(start, end)) {
+          moveSubtree(old, source, indexDelta, rowDelta);
+          reused = old;
+        }
+      }
+      const child = reused ?? copyCursorSubtree(cursor, source, false);
+      child.parent = root;
+      root.children.push(child);
+      root.childFields.push(cursor.currentFieldName);
+      root.hasError ||= child.hasError;
+    } while (cursor.gotoNextSibling());
+  }
+  cursor.delete();
+  return root;
 }

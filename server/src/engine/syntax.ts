@@ -114,8 +114,20 @@ export function callArguments(call: Node): CallArguments {
   return { positional, keywords };
 }
 
-/** Splits `trainLoader`, `train_loader`, `netG` into lower-case words. */
+const wordsCache = new Map<string, string[]>();
+
+/** Splits `trainLoader`, `train_loader`, `netG` into lower-case words (cached: scripts reuse few names). */
 export function nameWords(name: string): string[] {
+  let words = wordsCache.get(name);
+  if (!words) {
+    words = splitWords(name);
+    if (wordsCache.size > 50_000) wordsCache.clear();
+    wordsCache.set(name, words);
+  }
+  return words;
+}
+
+function splitWords(name: string): string[] {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .toLowerCase()

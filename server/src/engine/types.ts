@@ -26,6 +26,9 @@ export interface Fix {
   edits: TextEdit[];
 }
 
+/** What a leak keeps alive per batch: a forward's autograd graph with its saved activations, or the output tensor (logits). */
+export type KeptMemory = 'graph' | 'output';
+
 export interface Finding {
   code: string;
   name: string;
@@ -33,4 +36,6 @@ export interface Finding {
   range: Range;
   message: string;
   fixes: Fix[];
+  /** Bytes kept per batch, where the analysis was given sizes (the server passes the memory estimate's). */
+  sizeHint?: { keeps: KeptMemory; bytes: number };
 }

@@ -3,6 +3,7 @@ import type { Connection } from 'vscode-languageserver/node';
 import type { DocumentState, DocumentStore } from '../engine/documents';
 import type { SemanticModel } from '../engine/semantic/model';
 import type { Settings } from '../protocol';
+import type { AnalysisOptions } from '../engine/analyze';
 
 export interface ServerContext {
   connection: Connection;
@@ -20,4 +21,6 @@ export interface ServerContext {
 export interface ServerFeature {
   capabilities?: Record<string, unknown>;
   register(context: ServerContext): void;
+  /** Options this feature adds to the analysis of one document version (leak sizes from the memory estimate). */
+  analysisOptions?(state: DocumentState, settings: Settings): Partial<AnalysisOptions>;
 }

@@ -35,10 +35,9 @@ function isEvaluationFunction(model: SemanticModel, info: FunctionInfo): boolean
 
 /** `model.eval()` calls, and the loop that follows each one in the same block (before any `model.train()`). */
 function loopsAfterEvalMode(model: SemanticModel): Node[] {
-  const modeCalls = model.calls.filter((call) => {
-    const name = calleeName(call);
-    return (name === 'eval' || name === 'train') && model.isModelRef(callReceiver(call));
-  });
+  const modeCalls = [...model.callsNamed('eval'), ...model.callsNamed('train')]
+    .filter((call) => model.isModelRef(callReceiver(call)))
+    .sort((a, b) => a.startIndex - b.startIndex);
   const loops: Node[] = [];
   for (const call of modeCalls) {
     if (calleeName(call) !== 'eval') continue;
@@ -123,7 +122,7 @@ export const evalWithoutNoGrad: Rule = {
     const report = (call: Node, fixes: Fix[]) => {
       if (reported.has(call.id)) return;
       reported.add(call.id);
-      reports.push({ node: call, message: message(), fixes });
+      reports.push({ node: call, message: message(), fixes, keeps: 'graph' });
     };
     for (const info of model.functions) {
       if (!isEvaluationFunction(model, info)) continue;

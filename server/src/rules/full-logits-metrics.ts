@@ -1,39 +1,118 @@
 // OOM109: a Hugging Face Trainer with compute_metrics but no preprocess_logits_for_metrics.
 import type { Node } from '../engine/parser';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, dottedName } from '../engine/syntax';
+import { callArguments, contains, dottedName } from '../engine/syntax';
+import type { Fix, TextEdit } from '../engine/types';
+import { indentUnit, insertAt, lineEnding, lineIndent } from '../fixes/edits';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
 
+const HELPER_NAME = 'preprocess_logits_for_metrics';
+
+/** Whether a syntax node holds a `prediction_loss_only=True` keyword argument (comments and strings never count). */
+function setsPredictionLossOnly(node: Node | null | undefined): boolean {
+  if (!node) return false;
+  return node.descendantsOfType(['keyword_argument']).some(
+    (kw) => kw?.childForFieldName('name')?.text === 'prediction_loss_only' && kw.childForFieldName('value')?.type === 'true',
+  );
+}
+
 /** Whether `prediction_loss_only=True` is set in the call or in the TrainingArguments passed as `args`. */
 function predictionLossOnly(model: SemanticModel, call: Node): boolean {
-  if (/prediction_loss_only\s*=\s*True/.test(call.text)) return true;
+  if (setsPredictionLossOnly(call)) return true;
   const args = callArguments(call).keywords.get('args') ?? callArguments(call).positional[1];
   const name = dottedName(args);
   if (!name) return false;
-  return model.assignments.some((assignment) => {
-    const left = assignment.childForFieldName('left');
-    return dottedName(left) === name && /prediction_loss_only\s*=\s*True/.test(assignment.childForFieldName('right')?.text ?? '');
-  });
+  return model.assignments.some((assignment) => dottedName(assignment.childForFieldName('left')) === name && setsPredictionLossOnly(assignment.childForFieldName('right')));
+}
+
+/**
+ * Whether a call builds Hugging Face's Trainer or Seq2SeqTrainer: the class imported from transformers (through
+ * any alias or module path), or the bare name in a file that imports transformers (`from transformers import *`).
+ * Lightning's Trainer, or a class of the same name from anywhere else, keeps no logits.
+ */
+function isHuggingFaceTrainer(model: SemanticModel, call: Node): boolean {
+  const fn = call.childForFieldName('function');
+  const qualified = model.qualify(fn) ?? '';
+  const tail = qualified.split('.').pop();
+  if (tail !== 'Trainer' && tail !== 'Seq2SeqTrainer') return false;
+  if (/^transformers(\.|$)/.test(qualified)) return true;
+  if (qualified !== tail) return false;
+  // Bound names are in the import table; `from transformers import *` binds none, so read the import statements.
+  const importsTransformers =
+    [...model.imports.values()].some((target) => /^transformers(\.|$)/.test(target)) ||
+    model.root.descendantsOfType(['import_from_statement']).some((node) => /^transformers(\.|$)/.test(node?.childForFieldName('module_name')?.text ?? ''));
+  const localClass = model.classes.some((cls) => cls.name === tail);
+  return importsTransformers && !localClass;
+}
+
+/** The top-level statement that holds `node` (a function, a class, or module code). */
+function topLevelStatement(model: SemanticModel, node: Node): Node | undefined {
+  return model.root.namedChildren.find((child) => contains(child, node));
+}
+
+/**
+ * The unsafe fix: pass `preprocess_logits_for_metrics=` and, unless the file already has a function of that name,
+ * define one before the top-level statement that builds the Trainer, keeping only the argmax ids.
+ */
+function addPreprocessFix(model: SemanticModel, text: string, call: Node): Fix | undefined {
+  const argumentList = call.childForFieldName('arguments');
+  const last = argumentList?.namedChildren.filter((child) => child.type !== 'comment').pop();
+  const top = topLevelStatement(model, call);
+  if (!argumentList || !last || !top) return undefined;
+  const eol = lineEnding(text);
+  const edits: TextEdit[] = [];
+  const existing = model.functions.some((fn) => fn.name === HELPER_NAME && !fn.classInfo);
+  if (!existing) {
+    const unit = indentUnit(text);
+    const helper = [
+      `def ${HELPER_NAME}(logits, labels):`,
+      `${unit}# Keep the predicted ids only: evaluation then holds batch x sequence ids, not batch x sequence x vocabulary logits.`,
+      `${unit}if isinstance(logits, tuple):`,
+      `${unit}${unit}logits = logits[0]`,
+      `${unit}return logits.argmax(dim=-1)`,
+      '',
+      '',
+      '',
+    ].join(eol);
+    edits.push(insertAt({ line: top.startPosition.row, character: 0 }, helper));
+  }
+  const keyword = `${HELPER_NAME}=${HELPER_NAME}`;
+  // One argument per line: add another line in the same style; otherwise append to the argument list.
+  const ownLine = lineIndent(last).length === last.startPosition.column && last.startPosition.row !== argumentList.startPosition.row;
+  const next = argumentList.children[argumentList.children.indexOf(last) + 1];
+  if (ownLine) {
+    const afterComma = next?.type === ',' ? next : undefined;
+    const anchor = afterComma ?? last;
+    const position = { line: anchor.endPosition.row, character: anchor.endPosition.column };
+    edits.push(insertAt(position, `${afterComma ? '' : ','}${eol}${lineIndent(last)}${keyword},`));
+  } else {
+    edits.push(insertAt({ line: last.endPosition.row, character: last.endPosition.column }, `, ${keyword}`));
+  }
+  return {
+    title: t('Pass preprocess_logits_for_metrics= that keeps only the argmax ids (compute_metrics then receives ids)'),
+    safe: false,
+    edits,
+  };
 }
 
 export const fullLogitsMetrics: Rule = {
   ...ruleCode('OOM109'),
   code: 'OOM109',
-  check({ model }) {
+  check({ model, text }) {
     const reports: RuleReport[] = [];
     for (const call of model.calls) {
-      const qualified = model.qualify(call.childForFieldName('function')) ?? '';
-      const tail = qualified.split('.').pop();
-      if (tail !== 'Trainer' && tail !== 'Seq2SeqTrainer') continue;
-      // Lightning's Trainer keeps no logits.
-      if (/lightning/i.test(qualified) || /^pl\./.test(qualified)) continue;
+      // Only Hugging Face's Trainer keeps logits for compute_metrics.
+      if (!isHuggingFaceTrainer(model, call)) continue;
       const { keywords } = callArguments(call);
       if (!keywords.has('compute_metrics') || keywords.has('preprocess_logits_for_metrics')) continue;
+      // Loss-only evaluation keeps no logits.
       if (predictionLossOnly(model, call)) continue;
+      const fix = addPreprocessFix(model, text, call);
       reports.push({
         node: call,
+        fixes: fix ? [fix] : [],
         message: t('This Trainer has compute_metrics but no preprocess_logits_for_metrics, so evaluation keeps the full batch x sequence x vocabulary logits of the whole eval set in memory before computing metrics. Pass preprocess_logits_for_metrics= that reduces them (for example to argmax ids).'),
       });
     }

@@ -1,7 +1,7 @@
 // What a rule module provides, and what it receives: the shared semantic model of one document version.
 import type { SemanticModel } from '../engine/semantic/model';
 import type { Node } from '../engine/parser';
-import type { Fix } from '../engine/types';
+import type { Fix, KeptMemory } from '../engine/types';
 import type { Code, RuleCode } from './codes';
 
 export interface RuleContext {
@@ -14,6 +14,8 @@ export interface RuleReport {
   node: Node;
   message: string;
   fixes?: Fix[];
+  /** What the reported leak keeps per batch, so that the analysis can add its size when one is known. */
+  keeps?: KeptMemory;
 }
 
 export interface Rule extends RuleCode {

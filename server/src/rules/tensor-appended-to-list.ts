@@ -4,7 +4,7 @@ import { containerBase, iterationLoop, outlivesIteration } from '../engine/seman
 import type { SemanticModel } from '../engine/semantic/model';
 import { callArguments, calleeName, callReceiver, children, dottedName, nameWords } from '../engine/syntax';
 import { asReceiver, replaceNode } from '../fixes/edits';
-import type { Fix } from '../engine/types';
+import type { Fix, KeptMemory } from '../engine/types';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
@@ -36,6 +36,21 @@ export function keptValueMessage(model: SemanticModel, site: Node, value: Node, 
   return verb === 'appended'
     ? t("'{0}' is appended with its autograd graph; every iteration's graph, activations included, stays in GPU memory until the list is freed. Append {0}.detach() (or {0}.item() for a number).", text)
     : t("'{0}' is stored with its autograd graph; every iteration's graph, activations included, stays in GPU memory until the container is freed. Store {0}.detach() (or {0}.item() for a number).", text);
+}
+
+/**
+ * What one kept value holds per batch, where its size can be told: in a loop without backward, the forward's whole
+ * graph and saved activations; in a training loop backward frees those, and a model output (logits) keeps itself.
+ */
+export function keptMemory(model: SemanticModel, site: Node, value: Node): KeptMemory | undefined {
+  const loop = iterationLoop(model, site);
+  const freedByBackward = loop ? model.runsBackward(loop) : model.functionOf(site)?.name === 'training_step';
+  if (!freedByBackward) return 'graph';
+  if (isScalarLoss(model, value)) return undefined;
+  const name = dottedName(value) ?? '';
+  const isOutput = (value.type === 'call' && model.isDirectForwardCall(value)) ||
+    nameWords(name.split('.').pop() ?? '').some((word) => /^(logits|outputs?|out|preds?|predictions|scores)$/.test(word));
+  return isOutput ? 'output' : undefined;
 }
 
 /** `.item()` for a scalar loss (preferred, but it turns the element into a float) and `.detach()` (safe). */
@@ -83,6 +98,7 @@ export const tensorAppendedToList: Rule = {
         node: call,
         message: keptValueMessage(model, call, kept ?? value, 'appended'),
         fixes: kept ? keepValueFixes(model, kept, 'Append') : [],
+        keeps: keptMemory(model, call, kept ?? value),
       });
     }
     // `outs += [logits]`
@@ -94,7 +110,7 @@ export const tensorAppendedToList: Rule = {
       const element = children(right).find((child) => model.isAttached(child));
       if (!element || model.isNoGrad(augmented)) continue;
       if (!outlivesIteration(model, augmented, left)) continue;
-      reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended'), fixes: keepValueFixes(model, element, 'Append') });
+      reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended'), fixes: keepValueFixes(model, element, 'Append'), keeps: keptMemory(model, augmented, element) });
     }
     // `history[step] = loss`
     for (const assignment of model.assignments) {
@@ -104,7 +120,7 @@ export const tensorAppendedToList: Rule = {
       if (!model.isAttached(right) || model.isNoGrad(assignment)) continue;
       if (!dottedName(containerBase(left))) continue;
       if (!outlivesIteration(model, assignment, left)) continue;
-      reports.push({ node: assignment, message: keptValueMessage(model, assignment, right, 'stored'), fixes: keepValueFixes(model, right, 'Store') });
+      reports.push({ node: assignment, message: keptValueMessage(model, assignment, right, 'stored'), fixes: keepValueFixes(model, right, 'Store'), keeps: keptMemory(model, assignment, right) });
     }
     return reports;
   },

@@ -2,7 +2,7 @@
 // classes, loops, no-grad contexts, which expressions hold graph-attached tensors, and which calls are forwards,
 // backwards, optimizer steps and gradient clears (also through functions of the same file).
 import type { Node, Tree } from '../parser';
-import { copyTree } from '../syntax-tree';
+import { copyTree, SyntaxNode } from '../syntax-tree';
 import {
   callArguments,
   calleeName,
@@ -88,6 +88,7 @@ export class SemanticModel {
   private readonly functionsById = new Map<number, FunctionInfo>();
   private readonly functionsByName = new Map<string, FunctionInfo[]>();
   private readonly definitionsByScope = new Map<number, Map<string, Definition[]>>();
+  private readonly parametersBound = new Set<number>();
   private readonly attachedMemo = new Map<number, boolean>();
   private readonly attachedInProgress = new Set<number>();
   private readonly summaryMemo = new Map<number, FunctionSummary>();
@@ -101,10 +102,13 @@ export class SemanticModel {
   private readonly callersMemo = new Map<number, Node[]>();
   private readonly backpropagatedMemo = new Map<number, Set<string>>();
 
-  /** `text` is the text the tree was parsed from (positions index into it). */
-  constructor(tree: Tree, text: string) {
-    this.root = copyTree(tree, text);
-    for (const node of this.root.descendantsOfType(INTERESTING_TYPES)) {
+  /**
+   * Built from a tree-sitter tree and the text it was parsed from (positions index into it), or from a copy
+   * the caller already made (DocumentStore reuses unchanged statements between versions).
+   */
+  constructor(tree: Tree | SyntaxNode, text?: string) {
+    this.root = tree instanceof SyntaxNode ? tree : copyTree(tree, text ?? tree.rootNode.text);
+    for (const node of interestingNodes(this.root)) {
       if (!node) continue;
       switch (node.type) {
         case 'call': this.calls.push(node); break;
@@ -379,11 +383,16 @@ export class SemanticModel {
 
   /** Whether `node` runs under a no-grad context (with-block, decorator, or `torch.set_grad_enabled(False)` earlier). */
   isNoGrad(node: Node): boolean {
+    return this.memo(`no-grad:${node.id}`, () => this.computeIsNoGrad(node));
+  }
+
+  private computeIsNoGrad(node: Node): boolean {
     let current: Node | null = node.parent;
     while (current) {
       if (current.type === 'with_statement') {
-        for (const item of current.descendantsOfType('with_item')) {
-          if (!item || !contains(current, item) || contains(item, node)) continue;
+        const clause = current.children.find((child) => child.type === 'with_clause');
+        for (const item of clause?.namedChildren ?? []) {
+          if (item.type !== 'with_item' || contains(item, node)) continue;
           const value = item.childForFieldName('value');
           const call = value?.type === 'as_pattern' ? children(value)[0] : value;
           if (call?.type === 'call') {
@@ -412,47 +421,60 @@ export class SemanticModel {
 
   // ---------------------------------------------------------------- definitions and dataflow
 
+  /** Definitions per scope, built for every scope in one pass over the assignments and loops. */
   private definitions(scope: Node): Map<string, Definition[]> {
+    if (this.definitionsByScope.size === 0) this.buildDefinitions();
     let table = this.definitionsByScope.get(scope.id);
-    if (table) return table;
-    table = new Map();
-    const add = (name: string, definition: Definition) => {
-      const list = table!.get(name) ?? [];
-      list.push(definition);
-      table!.set(name, list);
-    };
-    const inScope = (node: Node) => enclosingFunction(node).id === scope.id;
-    for (const assignment of this.assignments) {
-      if (!inScope(assignment)) continue;
-      const left = assignment.childForFieldName('left');
-      const right = assignment.childForFieldName('right');
-      if (!left) continue;
-      // `a = b = value` nests an assignment on the right.
-      let value = right;
-      while (value?.type === 'assignment') value = value.childForFieldName('right');
-      this.bindTarget(left, value ?? undefined, assignment, 'assign', add);
+    if (!table) {
+      table = new Map();
+      this.definitionsByScope.set(scope.id, table);
     }
-    for (const augmented of this.augmentedAssignments) {
-      if (!inScope(augmented)) continue;
-      const left = augmented.childForFieldName('left');
-      const name = dottedName(left);
-      if (name) add(name, { value: augmented, site: augmented, kind: 'augmented' });
-    }
-    for (const loop of this.loops) {
-      if (loop.type !== 'for_statement' || !inScope(loop)) continue;
-      const left = loop.childForFieldName('left');
-      if (left) this.bindTarget(left, undefined, loop, 'for', add);
-    }
-    if (scope.type === 'function_definition') {
+    if (scope.type === 'function_definition' && !this.parametersBound.has(scope.id)) {
+      this.parametersBound.add(scope.id);
       const parameters = scope.childForFieldName('parameters');
       for (const parameter of parameters ? children(parameters) : []) {
         const name = parameter.type === 'identifier' ? parameter.text : parameter.childForFieldName('name')?.text ?? children(parameter).find((c) => c.type === 'identifier')?.text;
-        if (name) add(name, { site: parameter, kind: 'param' });
+        if (!name) continue;
+        const list = table.get(name) ?? [];
+        list.unshift({ site: parameter, kind: 'param' });
+        table.set(name, list);
       }
     }
-    for (const [, list] of table) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
-    this.definitionsByScope.set(scope.id, table);
     return table;
+  }
+
+  private buildDefinitions(): void {
+    const add = (scope: Node) => (name: string, definition: Definition) => {
+      let table = this.definitionsByScope.get(scope.id);
+      if (!table) {
+        table = new Map();
+        this.definitionsByScope.set(scope.id, table);
+      }
+      const list = table.get(name) ?? [];
+      list.push(definition);
+      table.set(name, list);
+    };
+    for (const assignment of this.assignments) {
+      const left = assignment.childForFieldName('left');
+      if (!left) continue;
+      // `a = b = value` nests an assignment on the right.
+      let value = assignment.childForFieldName('right');
+      while (value?.type === 'assignment') value = value.childForFieldName('right');
+      this.bindTarget(left, value ?? undefined, assignment, 'assign', add(enclosingFunction(assignment)));
+    }
+    for (const augmented of this.augmentedAssignments) {
+      const name = dottedName(augmented.childForFieldName('left'));
+      if (name) add(enclosingFunction(augmented))(name, { value: augmented, site: augmented, kind: 'augmented' });
+    }
+    for (const loop of this.loops) {
+      const left = loop.type === 'for_statement' ? loop.childForFieldName('left') : null;
+      if (left) this.bindTarget(left, undefined, loop, 'for', add(enclosingFunction(loop)));
+    }
+    for (const table of this.definitionsByScope.values()) {
+      for (const list of table.values()) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
+    }
+    // Marks the tables as built even for a file without assignments.
+    this.definitionsByScope.set(-1, new Map());
   }
 
   private bindTarget(
@@ -800,7 +822,30 @@ export class SemanticModel {
   }
 
   private assignmentsWithin(node: Node): Node[] {
-    return this.assignments.filter((assignment) => contains(node, assignment));
+    const result: Node[] = [];
+    for (let i = lowerBound(this.assignments, node.startIndex); i < this.assignments.length; i++) {
+      const assignment = this.assignments[i]!;
+      if (assignment.startIndex >= node.endIndex) break;
+      result.push(assignment);
+    }
+    return result;
+  }
+
+  private callsByNameIndex: Map<string, Node[]> | undefined;
+
+  /** Calls whose callee's last name is `name` (`x.append(...)`, `append(...)`), in document order. */
+  callsNamed(name: string): readonly Node[] {
+    if (!this.callsByNameIndex) {
+      this.callsByNameIndex = new Map();
+      for (const call of this.calls) {
+        const callee = calleeName(call);
+        if (!callee) continue;
+        const list = this.callsByNameIndex.get(callee) ?? [];
+        list.push(call);
+        this.callsByNameIndex.set(callee, list);
+      }
+    }
+    return this.callsByNameIndex.get(name) ?? [];
   }
 
   /** Whether code inside `node` (a loop or block) clears gradients, directly or through a local function. */
@@ -866,14 +911,43 @@ export class SemanticModel {
       for (const call of this.callsWithin(loop)) {
         if (enclosingLoops(call)[0]?.id !== loop.id) continue;
         if (this.isBackwardCall(call) || this.isOptimizerStep(call)) return true;
-        // A per-step helper (`train_step(x, y)`) makes the loop per-batch; one handed a whole loader does not.
+        // A per-step helper (`train_step(x, y)`, `train_step(batch)`) makes the loop per-batch; one handed a whole
+        // loader (`train_epoch(loader)`), or one that loops itself, does not.
         const callee = this.resolveLocalFunction(call);
-        const takesData = [...callArguments(call).positional, ...callArguments(call).keywords.values()].some((arg) => looksLikeDataName(dottedName(arg) ?? ''));
-        if (callee && !takesData && (this.summary(callee).backward || this.summary(callee).step) && !this.loops.some((inner) => contains(callee.node, inner))) {
+        const args = [...callArguments(call).positional, ...callArguments(call).keywords.values()];
+        const takesLoader = args.some((arg) => this.isWholeLoaderArgument(arg));
+        if (callee && !takesLoader && (this.summary(callee).backward || this.summary(callee).step) && !this.loopsInside(callee)) {
           return true;
         }
       }
       return false;
+    });
+  }
+
+  /**
+   * Whether a call argument is a whole loader rather than one batch: a data-like name (`loader`, `train_ds`,
+   * `batches`) that is not a single batch (`batch`, `sample`, `mb`) and was not taken from `next(...)`.
+   */
+  private isWholeLoaderArgument(arg: Node): boolean {
+    const name = dottedName(arg);
+    if (!name || !looksLikeDataName(name)) return false;
+    const words = nameWords(name.split('.').pop()!);
+    if (words.some((word) => word === 'batch' || word === 'minibatch' || word === 'sample' || word === 'mb')) return false;
+    if (arg.type === 'identifier') {
+      const fromNext = this.reachingDefinitions(name, arg).some((definition) => definition.value?.type === 'call' && calleeName(definition.value) === 'next');
+      if (fromNext) return false;
+    }
+    return true;
+  }
+
+  /** Whether a local function loops, directly or through the local functions it calls (memoised, cycle-safe). */
+  private loopsInside(info: FunctionInfo, seen = new Set<number>()): boolean {
+    if (seen.has(info.node.id)) return false;
+    seen.add(info.node.id);
+    if (this.loops.some((inner) => contains(info.node, inner))) return true;
+    return this.callsWithin(info.node).some((call) => {
+      const callee = this.resolveLocalFunction(call);
+      return !!callee && this.loopsInside(callee, seen);
     });
   }
 
@@ -899,6 +973,27 @@ export class SemanticModel {
   isLoop(node: Node): boolean {
     return LOOP_TYPES.has(node.type);
   }
+}
+
+const interestingCache = new WeakMap<Node, Node[]>();
+
+/**
+ * The nodes the model indexes, in document order. Lists are cached per top-level statement, so a statement that
+ * DocumentStore moved unchanged into a new version is not walked again.
+ */
+function interestingNodes(root: Node): Node[] {
+  const wanted = new Set(INTERESTING_TYPES);
+  const result: Node[] = [];
+  for (const statement of root.children) {
+    let list = interestingCache.get(statement);
+    if (!list) {
+      list = statement.descendantsOfType(INTERESTING_TYPES);
+      if (wanted.has(statement.type)) list.unshift(statement);
+      interestingCache.set(statement, list);
+    }
+    for (const node of list) result.push(node);
+  }
+  return result;
 }
 
 /** The index of the first node that starts at or after `offset` (nodes sorted by start). */

@@ -13,7 +13,19 @@ const MODEL_WORDS = new Set([
 /** Single-letter conventions (`G`, `D`) and common prefixes of wrapped models. */
 const MODEL_EXACT = new Set(['G', 'D', 'netG', 'netD', 'module', 'Q', 'target_net', 'policy_net']);
 
+const modelNameCache = new Map<string, boolean>();
+
 export function looksLikeModelName(name: string): boolean {
+  let result = modelNameCache.get(name);
+  if (result === undefined) {
+    result = computeLooksLikeModelName(name);
+    if (modelNameCache.size > 50_000) modelNameCache.clear();
+    modelNameCache.set(name, result);
+  }
+  return result;
+}
+
+function computeLooksLikeModelName(name: string): boolean {
   if (MODEL_EXACT.has(name)) return true;
   const words = nameWords(name);
   if (words.length === 0) return false;

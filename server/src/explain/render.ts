@@ -1,0 +1,104 @@
+// Renders explanations as Markdown (VS Code's preview, the --json consumer) or as plain text (the terminal).
+import { t } from '../l10n';
+import type { Explanation } from './explain';
+import { formatBytes } from './sizes';
+
+function formatName(e: Explanation): string {
+  switch (e.message.format) {
+    case 'current': return t('current PyTorch wording');
+    case 'pytorch-2.1': return t('PyTorch 2.1 wording');
+    case 'legacy': return t('PyTorch 2.0 or older wording');
+    case 'partial': return t('incomplete message');
+  }
+}
+
+/** Markdown; `fileLink` turns a frame's file and line into a link target (VS Code passes a command URI). */
+export function renderMarkdown(explanations: Explanation[], fileLink?: (file: string, line: number) => string): string {
+  if (explanations.length === 0) return `# ${t('No CUDA out-of-memory error found')}\n\n${t('Select the error text (or copy it) and run the command again.')}\n`;
+  const out: string[] = [];
+  explanations.forEach((e, index) => {
+    const heading = explanations.length > 1 ? t('CUDA out of memory ({0} of {1})', index + 1, explanations.length) : t('CUDA out of memory');
+    out.push(`# ${heading}`, '', `_${formatName(e)}${e.message.exception ? ` · \`${e.message.exception}\`` : ''}_`, '');
+    out.push(...e.summary.map((line) => `${line}  `), '');
+    if (e.frame) {
+      const target = e.frameFile && fileLink ? fileLink(e.frameFile, e.frame.line) : undefined;
+      const label = `${e.frame.file}:${e.frame.line}`;
+      out.push(`**${t('Your code')}:** ${target ? `[${label}](${target})` : `\`${label}\``}${e.frame.code ? ` — \`${e.frame.code.replace(/`/g, "'")}\`` : ''}`, '');
+    }
+    if (e.figures.length > 0) {
+      out.push(`## ${t('The figures')}`, '', `| ${t('what')} | ${t('size')} |`, '|---|---:|');
+      for (const f of e.figures) out.push(`| ${f.label}${f.computed ? ` (${t('computed')})` : ''} | ${f.text} |`);
+      out.push('');
+    }
+    if (e.causes.length > 0) {
+      out.push(`## ${t('Where the memory went, largest first')}`, '');
+      e.causes.forEach((cause, i) => {
+        out.push(`${i + 1}. **${cause.title}**${cause.decisive ? ` — ${t('enough on its own to explain the failure')}` : ''}`);
+        for (const line of cause.detail) out.push(`   ${line}`);
+        for (const step of cause.tryThis) out.push(`   - ${t('Try')}: ${step}`);
+      });
+      out.push('');
+    }
+    const s = e.script;
+    if (s) {
+      out.push(`## ${t('The script: {0}', s.file)}`, '');
+      out.push(`- ${t('model')}: ${s.model}, ${t('batch size')} ${s.batchSize}, ${s.precision}`);
+      out.push(`- ${t('estimated peak of one step (reserved + CUDA context)')}: ${formatBytes(s.estimatedPeak)}${s.fitsOnThisGpu === undefined ? '' : s.fitsOnThisGpu ? ` — ${t('fits this GPU')}` : ` — ${t('does not fit this GPU')}`}`);
+      if (s.maxBatchSizeOnThisGpu !== undefined) out.push(`- ${t('largest batch size that fits this GPU by the estimate')}: ${s.maxBatchSizeOnThisGpu}`);
+      for (const x of s.tensors.slice(0, 3)) out.push(`- ${x.name}: ${x.formula} = ${formatBytes(x.bytes)}${x === s.matchingTensor ? ` — ${t('matches the failed request')}` : ''}`);
+      if (s.findings.length > 0) {
+        out.push('', `**${t('Findings')}**`, '');
+        for (const f of s.findings) {
+          const target = fileLink ? fileLink(s.file, f.line) : undefined;
+          out.push(`- ${target ? `[${f.code}](${target})` : f.code} ${t('line {0}', f.line)}: ${f.message}`);
+        }
+      }
+      if (s.assumptions.length > 0) {
+        out.push('', `**${t('Assumptions of the estimate')}**`, '');
+        for (const a of s.assumptions) out.push(`- ${a}`);
+      }
+      out.push('');
+    } else if (e.frame && !e.frameFile) {
+      out.push(`_${t('{0} was not found on this machine, so there is no estimate for it.', e.frame.file)}_`, '');
+    }
+  });
+  return out.join('\n');
+}
+
+/** Plain text for a terminal. */
+export function renderText(explanations: Explanation[]): string {
+  if (explanations.length === 0) return t('No CUDA out-of-memory error found in the input.') + '\n';
+  const out: string[] = [];
+  explanations.forEach((e, index) => {
+    if (index > 0) out.push('');
+    const heading = explanations.length > 1 ? t('CUDA out of memory ({0} of {1})', index + 1, explanations.length) : t('CUDA out of memory');
+    out.push(`${heading} [${formatName(e)}${e.message.exception ? `, ${e.message.exception}` : ''}]`, '');
+    out.push(...e.summary, '');
+    if (e.figures.length > 0) {
+      const width = Math.max(...e.figures.map((f) => f.label.length + (f.computed ? t('computed').length + 3 : 0)));
+      for (const f of e.figures) out.push(`  ${(f.label + (f.computed ? ` (${t('computed')})` : '')).padEnd(width)}  ${f.text}`);
+      out.push('');
+    }
+    if (e.causes.length > 0) {
+      out.push(t('Where the memory went, largest first:'));
+      e.causes.forEach((cause, i) => {
+        out.push(`  ${i + 1}. ${cause.title}${cause.decisive ? ` (${t('enough on its own to explain the failure')})` : ''}`);
+        for (const line of cause.detail) out.push(`     ${line}`);
+        for (const step of cause.tryThis) out.push(`     ${t('Try')}: ${step}`);
+      });
+    }
+    const s = e.script;
+    if (s) {
+      out.push('', t('The script: {0}', s.file));
+      out.push(`  ${t('model')}: ${s.model}, ${t('batch size')} ${s.batchSize}, ${s.precision}`);
+      out.push(`  ${t('estimated peak of one step (reserved + CUDA context)')}: ${formatBytes(s.estimatedPeak)}${s.fitsOnThisGpu === undefined ? '' : s.fitsOnThisGpu ? ` (${t('fits this GPU')})` : ` (${t('does not fit this GPU')})`}`);
+      if (s.maxBatchSizeOnThisGpu !== undefined) out.push(`  ${t('largest batch size that fits this GPU by the estimate')}: ${s.maxBatchSizeOnThisGpu}`);
+      for (const x of s.tensors.slice(0, 3)) out.push(`  ${x.name}: ${x.formula} = ${formatBytes(x.bytes)}${x === s.matchingTensor ? ` (${t('matches the failed request')})` : ''}`);
+      for (const f of s.findings) out.push(`  ${s.file}:${f.line}: ${f.code} ${f.message}`);
+      for (const a of s.assumptions) out.push(`  ${t('assumed')}: ${a}`);
+    } else if (e.frame && !e.frameFile) {
+      out.push('', t('{0} was not found on this machine, so there is no estimate for it.', e.frame.file));
+    }
+  });
+  return out.join('\n') + '\n';
+}

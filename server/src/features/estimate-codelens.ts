@@ -1,0 +1,52 @@
+// CodeLens above the training loop and the inference loop: the estimated peak, whether it fits the chosen GPU, and
+// the command that opens the memory panel. Recomputed per document version (the estimate is cached per version).
+import type { CodeLens, CodeLensParams } from 'vscode-languageserver/node';
+import { formatBytes } from '../engine/bytes';
+import type { EstimateResult } from '../estimator/index';
+import { t } from '../l10n';
+import { SHOW_MEMORY_ESTIMATE_COMMAND } from '../protocol';
+import type { ServerFeature } from './context';
+import { baseEstimate, capacityLabel, estimateWith, inferenceConfig, isBase, resolveGpu, totalOf } from './memory-estimate';
+
+export function lensTitle(result: EstimateResult, gpuName: string, inference: boolean): string {
+  const peak = formatBytes(totalOf(result));
+  const gpu = resolveGpu(gpuName);
+  const fit = result.fits[0];
+  const open = t('Open memory panel');
+  if (!gpu || !fit) {
+    return inference ? t('≈ {0} peak (inference) · {1}', peak, open) : t('≈ {0} peak · {1}', peak, open);
+  }
+  const where = `${gpu.name} (${capacityLabel(gpu.capacity)})`;
+  if (inference) {
+    return fit.fits ? t('≈ {0} peak (inference) · fits {1} · {2}', peak, where, open) : t('≈ {0} peak (inference) · does not fit {1} · {2}', peak, where, open);
+  }
+  return fit.fits ? t('≈ {0} peak · fits {1} · {2}', peak, where, open) : t('≈ {0} peak · does not fit {1} · {2}', peak, where, open);
+}
+
+export const estimateCodeLens: ServerFeature = {
+  capabilities: { codeLensProvider: { resolveProvider: false } },
+  register(context) {
+    context.connection.onCodeLens(async (params: CodeLensParams): Promise<CodeLens[]> => {
+      const uri = params.textDocument.uri;
+      const state = await context.ready(uri);
+      if (!state) return [];
+      const settings = await context.settingsFor(uri);
+      if (!settings.enable) return [];
+      const base = baseEstimate(context, state);
+      if (!isBase(base)) return [];
+      const lenses: CodeLens[] = [];
+      const lens = (line: number, title: string): CodeLens => ({
+        range: { start: { line, character: 0 }, end: { line, character: 0 } },
+        command: { title, command: SHOW_MEMORY_ESTIMATE_COMMAND, arguments: [uri] },
+      });
+      if (base.loops.training !== undefined && base.config.mode === 'train') {
+        lenses.push(lens(base.loops.training, lensTitle(estimateWith(base, {}, settings.gpu), settings.gpu, false)));
+      }
+      const inference = inferenceConfig(base);
+      if (inference && base.loops.inference) {
+        lenses.push(lens(base.loops.inference.line, lensTitle(estimateWith(base, {}, settings.gpu, inference), settings.gpu, true)));
+      }
+      return lenses;
+    });
+  },
+};

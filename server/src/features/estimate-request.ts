@@ -1,0 +1,29 @@
+// `oomguard/estimate`: the memory estimate of an open document with the panel's what-if values applied.
+import { ResponseError } from 'vscode-languageserver/node';
+import { t } from '../l10n';
+import { ESTIMATE_REQUEST, normalizeOverrides } from '../protocol';
+import type { EstimateParams, EstimateResponse } from '../protocol';
+import type { ServerFeature } from './context';
+import { sizedLeaks } from './leak-sizes';
+import { baseEstimate, estimateResponse, isBase } from './memory-estimate';
+
+/** JSON-RPC's "invalid params" code, for a request about a document the server does not have open. */
+const INVALID_PARAMS = -32602;
+
+export const estimateRequest: ServerFeature = {
+  register(context) {
+    context.connection.onRequest(ESTIMATE_REQUEST, async (params: EstimateParams): Promise<EstimateResponse | ResponseError<void>> => {
+      const started = performance.now();
+      const uri = params?.textDocument?.uri;
+      if (typeof uri !== 'string') return new ResponseError(INVALID_PARAMS, t('oomguard/estimate needs textDocument.uri'));
+      const state = await context.ready(uri);
+      if (!state) return new ResponseError(INVALID_PARAMS, t('{0} is not open in the server', uri));
+      const base = baseEstimate(context, state);
+      if (!isBase(base)) {
+        return new ResponseError(INVALID_PARAMS, base?.error ?? t('{0} could not be parsed', uri));
+      }
+      const settings = await context.settingsFor(uri);
+      return estimateResponse(state, base, normalizeOverrides(params.overrides), settings.gpu, sizedLeaks(context, state), started);
+    });
+  },
+};

@@ -1,0 +1,260 @@
+// The memory estimate of one document version, shared by the estimate request, CodeLens, hovers and leak sizes.
+// Detection runs once per version on the shared semantic model's tree; what-if values only recompute the numbers.
+import { fileURLToPath } from 'node:url';
+import type { DocumentState } from '../engine/documents';
+import type { Node } from '../engine/parser';
+import type { SemanticModel } from '../engine/semantic/model';
+import type { KeptMemory } from '../engine/types';
+import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
+import { configFromDetection, detectConfig, estimate, estimateFromConfig, findGpu, type EstimateResult } from '../estimator/index';
+import { activationMode } from '../estimator/model';
+import { transformerActivations } from '../estimator/transformer';
+import type { RunMode, TrainingConfig } from '../estimator/types';
+import { formatBytes } from '../engine/bytes';
+import { t } from '../l10n';
+import type { EstimateInput, EstimateOverrides, EstimateResponse, MemorySuggestion } from '../protocol';
+import type { ServerContext } from './context';
+
+/** Where the training and inference loops start (0-based lines), for CodeLens and the refactorings. */
+export interface LoopSites {
+  training?: number;
+  inference?: { line: number; noGrad: boolean };
+}
+
+export interface BaseEstimate {
+  version: number;
+  config: TrainingConfig;
+  assumptions: string[];
+  file: string;
+  loops: LoopSites;
+}
+
+/** Keyed by the document's state object, which lives as long as the document is open; the version says if it is current. */
+const cache = new WeakMap<DocumentState, BaseEstimate | { version: number; error: string }>();
+
+function filePathOf(uri: string): string {
+  try {
+    return uri.startsWith('file:') ? fileURLToPath(uri) : '';
+  } catch {
+    return '';
+  }
+}
+
+function findLoops(model: SemanticModel, config: TrainingConfig): LoopSites {
+  const sites: LoopSites = {};
+  for (const loop of model.loops) {
+    if (!model.isPerBatchLoop(loop)) continue;
+    const trains = model.runsBackward(loop) || model.stepsOptimizer(loop);
+    if (trains) {
+      sites.training ??= loop.startPosition.row;
+      continue;
+    }
+    if (sites.inference) continue;
+    const forward = model.callsWithin(loop).find((call) => model.isDirectForwardCall(call));
+    if (forward) sites.inference = { line: loop.startPosition.row, noGrad: model.isNoGrad(forward) };
+  }
+  // A Trainer script has no loop of its own: the lens goes on trainer.train().
+  if (sites.training === undefined && config.mode === 'train' && config.lines.mode !== undefined) sites.training = config.lines.mode;
+  return sites;
+}
+
+/** The detected configuration of the document's current version, computed once per version. */
+export function baseEstimate(context: ServerContext, state: DocumentState): BaseEstimate | { version: number; error: string } | undefined {
+  const cached = cache.get(state);
+  if (cached && cached.version === state.version) return cached;
+  if (state.text.length > MAX_ANALYZED_CHARACTERS) {
+    const tooLarge = { version: state.version, error: t('This file is too large to estimate.') };
+    cache.set(state, tooLarge);
+    return tooLarge;
+  }
+  const model = context.modelOf(state);
+  if (!model) return undefined;
+  let entry: BaseEstimate | { version: number; error: string };
+  try {
+    const file = filePathOf(state.uri);
+    const detected = detectConfig({ rootNode: model.root }, state.analysisText, file);
+    const assumptions: string[] = [];
+    const config = configFromDetection(detected, assumptions);
+    entry = { version: state.version, config, assumptions, file, loops: findLoops(model, config) };
+  } catch (error) {
+    entry = { version: state.version, error: t('The memory estimate failed: {0}', error instanceof Error ? error.message : String(error)) };
+  }
+  cache.set(state, entry);
+  return entry;
+}
+
+export function isBase(entry: BaseEstimate | { error: string } | undefined): entry is BaseEstimate {
+  return !!entry && !('error' in entry);
+}
+
+/** The GPU to compare against: the what-if choice, else the setting; undefined names one the catalog lacks. */
+export function resolveGpu(name: string): { name: string; capacity: number } | undefined {
+  const gpu = findGpu(name);
+  return gpu ? { name: gpu.name, capacity: gpu.capacity } : undefined;
+}
+
+/** What nvidia-smi would show at the peak: what the caching allocator reserves plus the CUDA context. */
+export function totalOf(result: Pick<EstimateResult, 'peakReserved' | 'cudaContext'>): number {
+  return result.peakReserved + result.cudaContext;
+}
+
+/** Estimates with what-if values; the fit is checked on one GPU only, which keeps a request to a few milliseconds. */
+export function estimateWith(base: BaseEstimate, overrides: EstimateOverrides, gpuName: string, config: TrainingConfig = base.config): EstimateResult {
+  return estimateFromConfig(config, { ...overrides, gpu: resolveGpu(gpuName)?.name ?? gpuName }, base.file, base.assumptions);
+}
+
+/** The configuration of the inference loop: the same model and batch, without gradients or optimizer. */
+export function inferenceConfig(base: BaseEstimate): TrainingConfig | undefined {
+  const site = base.loops.inference;
+  if (!site) return undefined;
+  const mode: RunMode = site.noGrad ? 'infer-no-grad' : 'infer-grad';
+  return { ...base.config, mode };
+}
+
+/** Bytes one batch keeps alive in a leak: an inference forward's graph, or the model's output (logits). */
+export function keptBytes(config: TrainingConfig, keeps: KeptMemory): number | undefined {
+  if (keeps === 'graph') {
+    // Without no_grad the estimator keeps two graphs alive (the previous batch's until its outputs are rebound).
+    return estimate({ ...config, mode: 'infer-grad', checkpointing: false }).breakdown.activations / 2;
+  }
+  const spec = config.model;
+  const mode = activationMode(config);
+  if (spec.kind === 'transformer') {
+    const outputs = transformerActivations(spec, {
+      mode, training: true, attention: config.attention, batch: config.batchSize, seqLen: config.seqLen, imageSize: config.imageSize,
+      frozenBase: Boolean(config.lora) || (config.frozenFraction ?? 0) > 0.5, loraTargets: new Set(config.lora?.targetModules ?? []),
+    }, false).outputs;
+    return outputs > 0 ? outputs : undefined;
+  }
+  return config.batchSize * spec.outputElementsPerSample * (mode === 'fp32' ? 4 : 2);
+}
+
+function inputsOf(result: EstimateResult, overrides: EstimateOverrides): EstimateInput[] {
+  const d = result.detected;
+  const line = (value: number | null) => (value === null ? null : value - 1);
+  const origin = (key: keyof EstimateOverrides | 'model' | 'mode' | 'lora', at: number | null): EstimateInput['origin'] =>
+    key in overrides ? 'overridden' : at === null ? 'assumed' : 'detected';
+  const input = (key: EstimateInput['key'], label: string, value: string, at: number | null, overrideKey: keyof EstimateOverrides | 'model' | 'mode' | 'lora' = key as keyof EstimateOverrides): EstimateInput => ({
+    key, label, value, line: line(at), origin: origin(overrideKey, at),
+  });
+  const config = result.config;
+  const inputs: EstimateInput[] = [
+    input('model', t('model'), `${d.model.name} (${d.model.source}, ${t('{0}M parameters', (d.parameters / 1e6).toFixed(1))})`, d.model.line, 'model'),
+    input('batchSize', t('batch size'), String(d.batchSize.value), d.batchSize.line),
+  ];
+  if (d.seqLen) inputs.push(input('seqLen', t('sequence length'), String(d.seqLen.value), d.seqLen.line));
+  if (d.imageSize) inputs.push(input('imageSize', t('image size'), String(d.imageSize.value), d.imageSize.line));
+  inputs.push(
+    input('precision', t('precision'), `${d.precision.value} (${t('weights {0}', d.weightDtype.value)})`, d.precision.line),
+    input('optimizer', t('optimizer'), d.optimizer.value, d.optimizer.line),
+    input('checkpointing', t('checkpointing'), d.checkpointing ? t('on') : t('off'), config.lines.checkpointing !== undefined ? config.lines.checkpointing + 1 : null),
+    input('accumulation', t('accumulation steps'), String(d.accumulation), config.lines.accumulation !== undefined ? config.lines.accumulation + 1 : null),
+    input('mode', t('mode'), d.mode.value, d.mode.line, 'mode'),
+  );
+  if (d.lora) inputs.push(input('lora', t('LoRA'), t('r={0} on {1}', d.lora.rank, d.lora.targetModules.join(', ')), d.lora.line, 'lora'));
+  if (d.gpus > 1 || 'gpus' in overrides) inputs.push(input('strategy', t('data parallel'), `${d.strategy} x ${d.gpus}`, config.lines.strategy !== undefined ? config.lines.strategy + 1 : null));
+  return inputs;
+}
+
+function suggestionsFor(base: BaseEstimate, result: EstimateResult, overrides: EstimateOverrides, gpuName: string, leaks: LeakSummary[]): MemorySuggestion[] {
+  const config = result.config;
+  const total = totalOf(result);
+  const out: MemorySuggestion[] = [];
+  const loopLine = base.loops.training ?? config.lines.mode ?? 0;
+  const consider = (id: MemorySuggestion['id'], change: EstimateOverrides, title: string, detail: string, refactorKind?: string) => {
+    const next = estimateWith(base, { ...overrides, ...change }, gpuName);
+    const saving = total - totalOf(next);
+    if (saving <= 0) return;
+    out.push({ id, title, detail, saving, overrides: change, refactor: refactorKind ? { kind: refactorKind, line: loopLine } : undefined });
+  };
+  if (config.mode === 'train') {
+    if (config.precision === 'fp32') {
+      consider('amp', { precision: 'bf16-amp' }, t('Train with bf16 autocast (AMP)'),
+        t('Wrap the forward pass and loss in torch.autocast("cuda", dtype=torch.bfloat16); activations are kept in half precision.'), 'refactor.rewrite.oomguard.amp');
+    }
+    if (!config.checkpointing) {
+      consider('checkpointing', { checkpointing: true }, t('Turn on activation checkpointing'),
+        t('Recompute activations in backward instead of keeping them (about one extra forward of compute).'), 'refactor.rewrite.oomguard.checkpointing');
+    }
+    if (config.batchSize >= 2) {
+      const half = Math.floor(config.batchSize / 2);
+      const accumulation = config.accumulation * 2;
+      consider('accumulation', { batchSize: half, accumulation }, t('Batch {0} with {1} accumulation steps', half, accumulation),
+        t('Same effective batch ({0} samples per optimizer step), half the activations at a time.', half * accumulation), 'refactor.rewrite.oomguard.accumulation');
+    }
+  }
+  const fit = result.fits[0];
+  if (fit && !fit.fits && fit.maxBatchSize >= 1) {
+    consider('smaller-batch', { batchSize: fit.maxBatchSize }, t('Batch size {0}', fit.maxBatchSize),
+      t('The largest batch size that fits {0}.', fit.gpu));
+  }
+  for (const leak of leaks) {
+    out.push({
+      id: 'fix-leak',
+      title: t('Fix {0} on line {1}', leak.code, leak.line + 1),
+      detail: t('Keeps about {0} more each batch until the loop ends; the quick fix frees it.', formatBytes(leak.bytes)),
+      saving: leak.bytes,
+      overrides: {},
+      refactor: { kind: 'quickfix', line: leak.line },
+    });
+  }
+  return out;
+}
+
+export interface LeakSummary {
+  code: string;
+  line: number;
+  bytes: number;
+}
+
+/** The estimate the panel and the status bar show. */
+export function estimateResponse(state: DocumentState, base: BaseEstimate, overrides: EstimateOverrides, settingsGpu: string, leaks: LeakSummary[], started: number): EstimateResponse {
+  const gpuName = overrides.gpu ?? settingsGpu;
+  const result = estimateWith(base, overrides, gpuName);
+  const config = result.config;
+  const gpu = resolveGpu(gpuName) ?? null;
+  const fit = result.fits[0];
+  const reserve = result.peakReserved - result.peakAllocated;
+  const b = result.breakdown;
+  const isText = result.detected.seqLen !== null;
+  const isImage = result.detected.imageSize !== null;
+  return {
+    uri: state.uri,
+    version: state.version,
+    modelName: config.modelName,
+    parameters: result.detected.parameters,
+    mode: config.mode,
+    peakPhase: result.peakPhase,
+    segments: { weights: b.weights, gradients: b.gradients, optimizerStates: b.optimizerStates, activations: b.activations, other: b.other + reserve, cudaContext: result.cudaContext },
+    total: totalOf(result),
+    peakAllocated: result.peakAllocated,
+    peakReserved: result.peakReserved,
+    gpu,
+    fits: fit ? fit.fits : null,
+    maxBatchSize: fit ? fit.maxBatchSize : null,
+    inputs: inputsOf(result, overrides),
+    assumptions: result.assumptions,
+    suggestions: suggestionsFor(base, result, overrides, gpuName, leaks),
+    current: {
+      batchSize: config.batchSize, seqLen: config.seqLen, imageSize: config.imageSize, precision: config.precision, optimizer: config.optimizer,
+      checkpointing: config.checkpointing, accumulation: config.accumulation, gpus: config.gpus, strategy: config.strategy, gpu: gpu?.name ?? gpuName,
+    },
+    uses: { seqLen: isText, imageSize: isImage },
+    elapsedMs: Math.round((performance.now() - started) * 10) / 10,
+  };
+}
+
+/** The smallest node that spans `offset` (for hovers). */
+export function nodeAt(root: Node, offset: number): Node {
+  let node = root;
+  for (;;) {
+    const child = node.children.find((c) => c.startIndex <= offset && offset < c.endIndex);
+    if (!child) return node;
+    node = child;
+  }
+}
+
+/** `24 GiB`: a GPU's capacity as its name is usually read. */
+export function capacityLabel(capacity: number): string {
+  return `${Math.round(capacity / 1024 ** 3)} GiB`;
+}

@@ -1,0 +1,148 @@
+// Refactoring "Enable gradient checkpointing": activations are recomputed in backward instead of kept.
+// A Hugging Face model gets `model.gradient_checkpointing_enable()` right after it is created. A module of this file
+// whose forward loops over an nn.ModuleList or nn.Sequential gets each layer call wrapped in
+// `torch.utils.checkpoint.checkpoint(layer, x, use_reentrant=False)`, only while `self.training` (evaluation and
+// inference keep the plain call).
+import type { Node } from '../../engine/parser';
+import type { ClassInfo, FunctionInfo, SemanticModel } from '../../engine/semantic/model';
+import { calleeName, children, contains, dottedName } from '../../engine/syntax';
+import type { TextEdit } from '../../engine/types';
+import { t } from '../../l10n';
+import { insertAt, lineEnding, lineIndent, replaceNode } from '../edits';
+import { insertLinesAfter, standsAlone, statementOf } from './training-loop';
+import type { Refactoring, RefactoringContext } from './training-loop';
+
+/** `x.from_pretrained(...)`, `GPT2LMHeadModel(config)`: a call into transformers that builds a model. */
+function buildsTransformersModel(model: SemanticModel, value: Node): boolean {
+  let call: Node | null = value;
+  // `AutoModel.from_pretrained(...).to(device)`: the model is the receiver of the `.to()` chain.
+  while (call?.type === 'call' && /^(to|cuda|train|float)$/.test(calleeName(call) ?? '')) {
+    const fn: Node | null = call.childForFieldName('function');
+    call = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
+  }
+  if (call?.type !== 'call') return false;
+  const qualified = model.qualify(call.childForFieldName('function')) ?? '';
+  if (!/^transformers\./.test(qualified)) return false;
+  return !/(Config|Tokenizer\w*|Processor|FeatureExtractor|Trainer|Arguments|Pipeline|pipeline)(\.\w+)?$/.test(qualified);
+}
+
+/** Names the loop calls as models (`model(x)`, `model(**batch)`). */
+function forwardNames(context: RefactoringContext): Set<string> {
+  const names = new Set<string>();
+  for (const call of context.loop.directCalls) {
+    if (!context.model.isDirectForwardCall(call)) continue;
+    const name = dottedName(call.childForFieldName('function'));
+    if (name) names.add(name);
+  }
+  return names;
+}
+
+function huggingFace(context: RefactoringContext): Refactoring[] {
+  const { model, text } = context;
+  // Already enabled, here or through TrainingArguments(gradient_checkpointing=True).
+  if (model.calls.some((call) => calleeName(call) === 'gradient_checkpointing_enable')) return [];
+  if (model.root.descendantsOfType('keyword_argument').some((arg) => arg.childForFieldName('name')?.text === 'gradient_checkpointing')) return [];
+  const candidates = model.assignments.filter((assignment) => {
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
+    return !!left && !!dottedName(left) && !!right && buildsTransformersModel(model, right) && standsAlone(statementOf(assignment));
+  });
+  const called = forwardNames(context);
+  const chosen = candidates.filter((assignment) => called.has(dottedName(assignment.childForFieldName('left')) ?? ''));
+  // The loop's own model where it calls one; else the file's only transformers model.
+  const targets = chosen.length > 0 ? chosen : candidates.length === 1 ? candidates : [];
+  const target = targets[targets.length - 1];
+  if (!target) return [];
+  const name = dottedName(target.childForFieldName('left'))!;
+  const statement = statementOf(target);
+  return [{
+    title: t('Enable gradient checkpointing ({0}.gradient_checkpointing_enable())', name),
+    edits: [insertLinesAfter(text, statement.endPosition.row, [`${lineIndent(statement)}${name}.gradient_checkpointing_enable()`])],
+  }];
+}
+
+/** `self.layers = nn.ModuleList([...])` or `nn.Sequential(...)` somewhere in the class. */
+function containerAttributes(model: SemanticModel, cls: ClassInfo): Set<string> {
+  const names = new Set<string>();
+  for (const assignment of model.assignments) {
+    if (!contains(cls.node, assignment)) continue;
+    const left = dottedName(assignment.childForFieldName('left'));
+    const right = assignment.childForFieldName('right');
+    if (!left?.startsWith('self.') || right?.type !== 'call') continue;
+    const qualified = model.qualify(right.childForFieldName('function')) ?? '';
+    if (/(^|\.)(ModuleList|Sequential)$/.test(qualified)) names.add(left.slice('self.'.length));
+  }
+  return names;
+}
+
+interface LayerLoop {
+  cls: ClassInfo;
+  forward: FunctionInfo;
+  self: string;
+  /** The per-layer calls: `layer(x)` inside `for layer in self.layers:`. */
+  calls: Node[];
+}
+
+function layerLoops(model: SemanticModel): LayerLoop[] {
+  const found: LayerLoop[] = [];
+  for (const cls of model.classes) {
+    if (!cls.isModule) continue;
+    // Only a class this file instantiates can be the model the loop trains.
+    if (!model.calls.some((call) => call.childForFieldName('function')?.text === cls.name)) continue;
+    const forward = model.functions.find((info) => info.classInfo?.node.id === cls.node.id && info.name === 'forward');
+    const parameters = forward?.node.childForFieldName('parameters');
+    const self = parameters ? children(parameters)[0] : undefined;
+    if (!forward || self?.type !== 'identifier') continue;
+    const containers = containerAttributes(model, cls);
+    const calls: Node[] = [];
+    for (const loop of model.loops) {
+      if (loop.type !== 'for_statement' || !contains(forward.node, loop)) continue;
+      const target = loop.childForFieldName('left');
+      const iterable = dottedName(loop.childForFieldName('right'));
+      if (target?.type !== 'identifier' || !iterable?.startsWith(`${self.text}.`) || !containers.has(iterable.slice(self.text.length + 1))) continue;
+      const body = loop.childForFieldName('body');
+      if (!body) continue;
+      const inBody = model.callsWithin(body);
+      // Already checkpointed: the layer is handed to checkpoint() rather than called.
+      if (inBody.some((call) => /checkpoint/.test(calleeName(call) ?? ''))) continue;
+      calls.push(...inBody.filter((call) => call.childForFieldName('function')?.type === 'identifier' && call.childForFieldName('function')!.text === target.text && (call.childForFieldName('arguments')?.namedChildren.length ?? 0) > 0));
+    }
+    if (calls.length > 0) found.push({ cls, forward, self: self.text, calls });
+  }
+  return found;
+}
+
+/** Whether the file imports torch.utils.checkpoint as a module (so `torch.utils.checkpoint.checkpoint` resolves). */
+function importsCheckpointModule(model: SemanticModel): boolean {
+  return model.root.namedChildren.some((child) => child.type === 'import_statement' && children(child).some((name) => name.text === 'torch.utils.checkpoint'));
+}
+
+function customModule(context: RefactoringContext): Refactoring[] {
+  const { model, text } = context;
+  const refactorings: Refactoring[] = [];
+  for (const layers of layerLoops(model)) {
+    const edits: TextEdit[] = [];
+    if (!importsCheckpointModule(model)) {
+      // After the last module-level import, so `torch` is bound the same way the file binds it.
+      const imports = model.root.namedChildren.filter((child) => child.type === 'import_statement' || child.type === 'import_from_statement');
+      const last = imports[imports.length - 1];
+      edits.push(last
+        ? insertLinesAfter(text, last.endPosition.row, ['import torch.utils.checkpoint'])
+        : insertAt({ line: 0, character: 0 }, `import torch.utils.checkpoint${lineEnding(text)}`));
+    }
+    for (const call of layers.calls) {
+      const layer = call.childForFieldName('function')!.text;
+      const args = call.childForFieldName('arguments')!.text.slice(1, -1).trim().replace(/,$/, '');
+      const wrapped = `torch.utils.checkpoint.checkpoint(${layer}, ${args}, use_reentrant=False) if ${layers.self}.training else ${call.text}`;
+      const parent = call.parent?.type;
+      const bare = parent === 'assignment' || parent === 'expression_statement' || parent === 'return_statement';
+      edits.push(replaceNode(call, bare ? wrapped : `(${wrapped})`));
+    }
+    refactorings.push({ title: t('Enable gradient checkpointing in {0}.forward', layers.cls.name), edits });
+  }
+  return refactorings;
+}
+
+export function gradientCheckpointing(context: RefactoringContext): Refactoring[] {
+  return [...huggingFace(context), ...customModule(context)];
+}

@@ -1,0 +1,42 @@
+// The refactorings offered on a training loop (code actions of kind refactor.rewrite): mixed precision, gradient
+// checkpointing and gradient accumulation. `refactoringsAt` is plain engine code (the CLI and tests call it);
+// `refactoringActions` turns its results into LSP code actions.
+import { CodeActionKind } from 'vscode-languageserver/node';
+import type { CodeAction } from 'vscode-languageserver/node';
+import type { SemanticModel } from '../../engine/semantic/model';
+import type { Position } from '../../engine/types';
+import type { CodeActionProvider } from '../../code-actions';
+import { wantsKind } from '../../code-actions';
+import { gradientAccumulation } from './accumulation';
+import { bfloat16Amp, float16Amp } from './amp';
+import { gradientCheckpointing } from './checkpointing';
+import { trainingLoopAt } from './training-loop';
+import type { Refactoring, RefactoringContext } from './training-loop';
+
+export type { Refactoring } from './training-loop';
+
+/** Every refactoring, in the order the editor lists them. */
+const REFACTORINGS: Array<(context: RefactoringContext) => Refactoring[]> = [
+  bfloat16Amp,
+  float16Amp,
+  gradientCheckpointing,
+  gradientAccumulation,
+];
+
+/** The refactorings that apply to the training loop at `position` (none where the cursor is in no training loop). */
+export function refactoringsAt(model: SemanticModel, text: string, position: Position): Refactoring[] {
+  const loop = trainingLoopAt(model, text, position);
+  if (!loop) return [];
+  const context: RefactoringContext = { model, text, loop };
+  return REFACTORINGS.flatMap((refactoring) => refactoring(context));
+}
+
+export const refactoringActions: CodeActionProvider = ({ text, params, model }) => {
+  if (!model || !wantsKind(params, CodeActionKind.RefactorRewrite)) return [];
+  const uri = params.textDocument.uri;
+  return refactoringsAt(model, text, params.range.start).map((refactoring): CodeAction => ({
+    title: refactoring.title,
+    kind: CodeActionKind.RefactorRewrite,
+    edit: { changes: { [uri]: refactoring.edits } },
+  }));
+};
