@@ -16,7 +16,7 @@ import { DocumentStore } from './engine/documents';
 import type { DocumentState } from './engine/documents';
 import { loadPython } from './engine/parser';
 import type { Finding, Severity } from './engine/types';
-import { t } from './l10n';
+import { configureLocale, t } from './l10n';
 import { VERSION } from './version';
 import { codeActionsFor } from './code-actions';
 import { FEATURES } from './features';
@@ -142,6 +142,7 @@ export function startServer(connection: Connection): void {
     const options = params.initializationOptions as { settings?: unknown; locale?: unknown } | undefined;
     if (options?.settings) initialSettings = normalizeSettings(options.settings);
     clientLocale = typeof options?.locale === 'string' ? options.locale : params.locale;
+    configureLocale(clientLocale);
     return {
       capabilities: {
         textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },

@@ -1,5 +1,5 @@
 // `oomguard`: dispatches to the subcommands of the command-line contract (../shared/spec/cli.md).
-import { t } from '../l10n';
+import { configureLocale, localeFromEnvironment, t } from '../l10n';
 import { VERSION } from '../version';
 import { runCheck } from './check';
 import { runEstimate } from './estimate';
@@ -11,8 +11,20 @@ type Subcommand = (argv: string[], io: CliIO) => Promise<number>;
 
 const COMMANDS: Record<string, Subcommand> = { check: runCheck, estimate: runEstimate, explain: runExplain };
 
+/** Takes `--lang LOCALE` (anywhere in the arguments) out of argv; the environment's locale otherwise. */
+function takeLocale(argv: string[]): { locale: string | undefined; args: string[] } {
+  const args = [...argv];
+  const index = args.findIndex((arg) => arg === '--lang' || arg.startsWith('--lang='));
+  if (index < 0) return { locale: localeFromEnvironment(), args };
+  const [flag] = args.splice(index, 1);
+  const locale = flag!.includes('=') ? flag!.split('=')[1] : args.splice(index, 1)[0];
+  return { locale, args };
+}
+
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
-  const [command, ...rest] = argv;
+  const { locale, args } = takeLocale(argv);
+  configureLocale(locale);
+  const [command, ...rest] = args;
   const usage = t('Usage: oomguard <command> [options]\n\nCommands:\n  check [PATH ...]    report GPU-memory leaks and anti-patterns in PyTorch scripts\n  estimate SCRIPT     estimate the peak GPU memory of one training step\n  explain [FILE|-]    explain a CUDA out-of-memory error from a log or a pasted traceback\n\nRun "oomguard <command> --help" for the options of a command.');
   if (!command || command === '--help' || command === '-h') {
     io.stdout(usage + '\n');
