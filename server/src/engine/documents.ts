@@ -4,7 +4,7 @@ import type { Edit, Tree } from './parser';
 import { parsePython } from './parser';
 import { recoverTree } from './recovery';
 import { copyTree, copyTreeIncremental } from './syntax-tree';
-import type { SingleEdit, SyntaxNode } from './syntax-tree';
+import type { SingleEdit, SourceText, SyntaxNode } from './syntax-tree';
 import { SemanticModel } from './semantic/model';
 import type { Position } from './types';
 
@@ -27,6 +27,8 @@ export interface DocumentState {
   model: SemanticModel | undefined;
   /** The plain copy of `analysisTree` the model reads; unchanged statements move from version to version. */
   syntaxRoot: SyntaxNode | undefined;
+  /** The text holder shared by the nodes of `syntaxRoot` (and by statements moved on from earlier versions). */
+  source: SourceText;
 }
 
 /** UTF-16 offset of a line/character position (LSP positions count UTF-16 code units, as JS strings do). */
@@ -76,7 +78,7 @@ export class DocumentStore {
   async open(uri: string, version: number, text: string): Promise<DocumentState> {
     const tree = await parsePython(text);
     const recovered = tree && (await recoverTree(text, tree));
-    const state: DocumentState = { uri, version, text, tree, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot: undefined };
+    const state: DocumentState = { uri, version, text, tree, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot: undefined, source: { text } };
     this.documents.set(uri, state);
     return state;
   }
@@ -132,7 +134,14 @@ export class DocumentStore {
     // One edit and no recovery: the previous copy can lend its untouched statements to the new one.
     const previousRoot = state.syntaxRoot;
     const incremental = previousRoot && lastEdit && recovered && recovered.tree === parsed && previousWasPlain;
-    const syntaxRoot = incremental ? copyTreeIncremental(parsed, text, previousRoot, lastEdit!) : undefined;
+    const previousText = state.analysisText;
+    let syntaxRoot: SyntaxNode | undefined;
+    if (incremental) {
+      syntaxRoot = copyTreeIncremental(parsed, state.source, text, previousRoot, previousText, lastEdit!);
+    } else {
+      // A fresh holder: the previous version's nodes keep reading their own text.
+      state.source = { text };
+    }
     Object.assign(state, { version, text, tree: parsed, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot });
     return state;
   }
@@ -147,7 +156,10 @@ export class DocumentStore {
   /** The semantic model of the current version, built on first use and shared by every rule and request. */
   modelOf(state: DocumentState): SemanticModel | undefined {
     if (!state.model && state.analysisTree) {
-      state.syntaxRoot ??= copyTree(state.analysisTree, state.analysisText);
+      if (!state.syntaxRoot) {
+        state.source = { text: state.analysisText };
+        state.syntaxRoot = copyTree(state.analysisTree, state.source);
+      }
       state.model = new SemanticModel(state.syntaxRoot);
     }
     return state.model;

@@ -3,6 +3,11 @@
 // cursor walk per document version copies the tree into these objects, and every later question is a field read.
 import type { Point, Tree, TreeCursor } from 'web-tree-sitter';
 
+/** The text a tree was parsed from, shared by all its nodes; a document's holder follows its versions. */
+export interface SourceText {
+  text: string;
+}
+
 export class SyntaxNode {
   parent: SyntaxNode | null = null;
   readonly children: SyntaxNode[] = [];
@@ -11,10 +16,10 @@ export class SyntaxNode {
   hasError = false;
   private namedCache: SyntaxNode[] | undefined;
 
-  // Offsets, rows and the source are mutable only so that an unchanged statement can be moved into the
+  // Offsets and rows are mutable only so that an unchanged statement can be moved into the
   // next version of the tree (copyTreeIncremental) instead of being copied again.
   constructor(
-    public source: string,
+    private readonly sourceRef: SourceText,
     readonly id: number,
     readonly type: string,
     readonly isNamed: boolean,
@@ -25,8 +30,12 @@ export class SyntaxNode {
     public endPosition: Point,
   ) {}
 
+  get source(): string {
+    return this.sourceRef.text;
+  }
+
   get text(): string {
-    return this.source.slice(this.startIndex, this.endIndex);
+    return this.sourceRef.text.slice(this.startIndex, this.endIndex);
   }
 
   get isError(): boolean {
@@ -78,12 +87,13 @@ export class SyntaxNode {
 let nextId = 0;
 
 /** Copies a tree-sitter tree into SyntaxNodes with one cursor walk. */
-export function copyTree(tree: Tree, source: string): SyntaxNode {
-  return copyCursorSubtree(tree.walk(), source, true);
+export function copyTree(tree: Tree, source: string | SourceText): SyntaxNode {
+  const ref = typeof source === 'string' ? { text: source } : source;
+  return copyCursorSubtree(tree.walk(), ref, true);
 }
 
 /** Copies the node under the cursor and its subtree; the cursor ends where it started (or is deleted). */
-function copyCursorSubtree(cursor: TreeCursor, source: string, ownsCursor: boolean): SyntaxNode {
+function copyCursorSubtree(cursor: TreeCursor, source: SourceText, ownsCursor: boolean): SyntaxNode {
   const make = () =>
     new SyntaxNode(
       source,
@@ -139,12 +149,12 @@ export interface SingleEdit {
   newEndRow: number;
 }
 
-function moveSubtree(node: SyntaxNode, source: string, indexDelta: number, rowDelta: number): void {
+function moveSubtree(node: SyntaxNode, indexDelta: number, rowDelta: number): void {
+  if (indexDelta === 0 && rowDelta === 0) return;
   const stack = [node];
   while (stack.length > 0) {
     const current = stack.pop()!;
-    current.source = source;
-    if (indexDelta !== 0 || rowDelta !== 0) {
+    {
       current.startIndex += indexDelta;
       current.endIndex += indexDelta;
       current.startPosition = { row: current.startPosition.row + rowDelta, column: current.startPosition.column };
@@ -159,13 +169,13 @@ function moveSubtree(node: SyntaxNode, source: string, indexDelta: number, rowDe
  * copy instead of copying them again. A statement is reused only when it lies wholly before the edit, or starts
  * on a later line than the edit's end (so its columns are unchanged), and has the same type and text as before.
  */
-export function copyTreeIncremental(tree: Tree, source: string, previous: SyntaxNode, edit: SingleEdit): SyntaxNode {
+export function copyTreeIncremental(tree: Tree, holder: SourceText, source: string, previous: SyntaxNode, previousText: string, edit: SingleEdit): SyntaxNode {
   const indexDelta = edit.newEndIndex - edit.oldEndIndex;
   const rowDelta = edit.newEndRow - edit.oldEndRow;
   const oldByStart = new Map<number, SyntaxNode>();
   for (const child of previous.children) oldByStart.set(child.startIndex, child);
   const cursor = tree.walk();
-  const root = new SyntaxNode(source, nextId++, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex, cursor.startPosition, cursor.endPosition);
+  const root = new SyntaxNode(holder, nextId++, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex, cursor.startPosition, cursor.endPosition);
   if (cursor.gotoFirstChild()) {
     do {
       const start = cursor.startIndex;
@@ -173,18 +183,17 @@ export function copyTreeIncremental(tree: Tree, source: string, previous: Syntax
       let reused: SyntaxNode | undefined;
       if (end < edit.startIndex) {
         const old = oldByStart.get(start);
-        if (old && old.endIndex === end && old.type === cursor.nodeType && old.source.slice(old.startIndex, old.endIndex) === source.slice(start, end)) {
-          moveSubtree(old, source, 0, 0);
+        if (old && old.endIndex === end && old.type === cursor.nodeType && previousText.slice(old.startIndex, old.endIndex) === source.slice(start, end)) {
           reused = old;
         }
       } else if (start >= edit.newEndIndex && cursor.startPosition.row > edit.newEndRow) {
         const old = oldByStart.get(start - indexDelta);
-        if (old && old.endIndex === end - indexDelta && old.type === cursor.nodeType && old.source.slice(old.startIndex, old.endIndex) === source.slice(start, end)) {
-          moveSubtree(old, source, indexDelta, rowDelta);
+        if (old && old.endIndex === end - indexDelta && old.type === cursor.nodeType && previousText.slice(old.startIndex, old.endIndex) === source.slice(start, end)) {
+          moveSubtree(old, indexDelta, rowDelta);
           reused = old;
         }
       }
-      const child = reused ?? copyCursorSubtree(cursor, source, false);
+      const child = reused ?? copyCursorSubtree(cursor, holder, false);
       child.parent = root;
       root.children.push(child);
       root.childFields.push(cursor.currentFieldName);
@@ -192,5 +201,7 @@ export function copyTreeIncremental(tree: Tree, source: string, previous: Syntax
     } while (cursor.gotoNextSibling());
   }
   cursor.delete();
+  // Reused nodes share the document's holder: from here on they read the new text.
+  holder.text = source;
   return root;
 }
