@@ -94,33 +94,48 @@ export function isClearedAfterBackward(model: SemanticModel, name: string): bool
 }
 
 function computeClearedAfterBackward(model: SemanticModel, last: string): boolean {
-  const matches = (node: Node | null | undefined) => {
-    const dotted = dottedName(node ? containerBase(node) : node);
-    return !!dotted && dotted.split('.').pop() === last;
-  };
-  const clearSites: Node[] = [];
-  for (const statement of model.deleteStatements) {
-    if (children(statement).some((target) => matches(target) || children(target).some((inner) => matches(inner)))) {
-      clearSites.push(statement);
+  return clearSites(model).some((site) => site.last === last && clearFreesGraphs(model, site));
+}
+
+export interface ClearSite {
+  site: Node;
+  /** The last name of the container that is reset (`saved_log_probs` for `del policy.saved_log_probs[:]`). */
+  last: string;
+}
+
+function containerLastName(node: Node | null | undefined): string | undefined {
+  return dottedName(node ? containerBase(node) : node)?.split('.').pop();
+}
+
+/** Every statement or call that resets a container: `del xs[:]`, `xs.clear()`, `xs = []`. */
+export function clearSites(model: SemanticModel): ClearSite[] {
+  return model.memo('clear-sites', () => {
+    const sites: ClearSite[] = [];
+    for (const statement of model.deleteStatements) {
+      // `del xs[:]`, `del a, b`
+      for (const target of children(statement).flatMap((node) => [node, ...children(node)])) {
+        const last = containerLastName(target);
+        if (last) sites.push({ site: statement, last });
+      }
     }
-  }
-  for (const call of model.calls) {
-    if (calleeName(call) === 'clear' && matches(callReceiver(call))) clearSites.push(call);
-  }
-  for (const assignment of model.assignments) {
-    const left = assignment.childForFieldName('left');
-    const right = assignment.childForFieldName('right');
-    if (matches(left) && (right?.type === 'list' || right?.type === 'call') && children(right).length <= 1) clearSites.push(assignment);
-  }
-  for (const site of clearSites) {
-    const fn = enclosingFunction(site);
-    const backward = model.callsWithin(fn).find((call) => call.startIndex < site.startIndex && model.isBackwardCall(call));
-    if (!backward) continue;
-    // The buffer must feed the loss: some mention of it comes before the backward.
-    const readBefore = fn
-      .descendantsOfType('identifier')
-      .some((node) => !!node && node.text === last && node.startIndex < backward.startIndex);
-    if (readBefore) return true;
-  }
-  return false;
+    for (const call of model.callsNamed('clear')) {
+      const last = containerLastName(callReceiver(call));
+      if (last) sites.push({ site: call, last });
+    }
+    for (const assignment of model.assignments) {
+      const right = assignment.childForFieldName('right');
+      const last = containerLastName(assignment.childForFieldName('left'));
+      if (last && (right?.type === 'list' || right?.type === 'call') && children(right).length <= 1) sites.push({ site: assignment, last });
+    }
+    return sites;
+  });
+}
+
+/** Whether a reset follows a backward in the same function that read the container first (REINFORCE). */
+export function clearFreesGraphs(model: SemanticModel, { site, last }: ClearSite): boolean {
+  const fn = enclosingFunction(site);
+  const backward = model.callsWithin(fn).find((call) => call.startIndex < site.startIndex && model.isBackwardCall(call));
+  if (!backward) return false;
+  // The buffer must feed the loss: some mention of it comes before the backward.
+  return fn.descendantsOfType('identifier').some((node) => node.text === last && node.startIndex < backward.startIndex);
 }
