@@ -10,7 +10,9 @@ import {
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
 import type { CodeActionParams, Connection, InitializeParams, InitializeResult } from 'vscode-languageserver/node';
-import { analyze, MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
+import { MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
+import { analyzeIncrementally } from './engine/incremental';
+import type { AnalysisCache } from './engine/incremental';
 import type { AnalysisOptions } from './engine/analyze';
 import { DocumentStore } from './engine/documents';
 import type { DocumentState } from './engine/documents';
@@ -19,7 +21,9 @@ import type { Finding, Severity } from './engine/types';
 import { configureLocale, t } from './l10n';
 import { VERSION } from './version';
 import { codeActionsFor } from './code-actions';
+import { EditorConfiguration } from './config/editor';
 import { FEATURES } from './features';
+import { FIX_ALL_KIND } from './features/fix-all';
 import type { ServerContext } from './features/context';
 import { Commands, DEFAULT_SETTINGS, DIAGNOSTIC_SOURCE, normalizeSettings, ruleDocUrl } from './protocol';
 import type { DiagnosticData, Settings } from './protocol';
@@ -55,7 +59,12 @@ export function analysisOptions(settings: Settings): AnalysisOptions {
 }
 
 /** The code action kinds the server offers (quick fixes, refactorings, fix-all on save). */
-const CODE_ACTION_KINDS: string[] = [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite];
+const CODE_ACTION_KINDS: string[] = [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite, FIX_ALL_KIND];
+
+/** Everything in the options that changes findings, as a string: cached findings are reused only under the same. */
+function optionsKey(options: AnalysisOptions): string {
+  return JSON.stringify([options.select, options.ignore, options.severity, options.keptBytes?.('graph'), options.keptBytes?.('output')]);
+}
 
 export function startServer(connection: Connection): void {
   const documents = new DocumentStore();
@@ -66,6 +75,8 @@ export function startServer(connection: Connection): void {
   let canPullConfiguration = false;
   let initialSettings: Settings = DEFAULT_SETTINGS;
   let clientLocale: string | undefined;
+  // pyproject.toml's [tool.oomguard] under the settings; a broken file is reported once, then the defaults apply.
+  const editorConfig = new EditorConfiguration((message) => void connection.window.showWarningMessage(message));
   const context: ServerContext = {
     connection,
     documents,
@@ -96,6 +107,9 @@ export function startServer(connection: Connection): void {
     return cached;
   };
 
+  /** Per document, what the last analysis found per top-level statement (see engine/incremental.ts). */
+  const analysisCaches = new Map<string, AnalysisCache>();
+
   const publish = async (state: DocumentState) => {
     const version = state.version;
     const settings = await settingsFor(state.uri);
@@ -112,12 +126,14 @@ export function startServer(connection: Connection): void {
     }
     const model = documents.modelOf(state);
     if (!model) return;
-    const findings = analyze(model, state.text, {
-      ...analysisOptions(settings),
+    const options: AnalysisOptions = {
+      ...editorConfig.optionsFor(state.uri, settings),
       ...Object.assign({}, ...FEATURES.map((feature) => feature.analysisOptions?.(state, settings) ?? {})),
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
-    });
+    };
+    const { findings, cache } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri));
+    analysisCaches.set(state.uri, cache);
     await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: findings.map(toDiagnostic) });
   };
 
@@ -183,6 +199,7 @@ export function startServer(connection: Connection): void {
     pending.delete(uri);
     void enqueue(uri, async () => {
       documents.close(uri);
+      analysisCaches.delete(uri);
       settingsCache.delete(uri);
       queues.delete(uri);
       await connection.sendDiagnostics({ uri, diagnostics: [] });
@@ -192,7 +209,9 @@ export function startServer(connection: Connection): void {
   connection.onCodeAction(async (params: CodeActionParams): Promise<CodeAction[]> => {
     const state = await context.ready(params.textDocument.uri);
     if (!state) return [];
-    return codeActionsFor({ text: state.text, params, model: documents.modelOf(state) });
+    // Fix-all re-reads the findings from the shared model, so it needs the same options as the diagnostics.
+    const analysisOptions = editorConfig.optionsFor(state.uri, await settingsFor(state.uri));
+    return codeActionsFor({ text: state.text, params, model: documents.modelOf(state), analysisOptions });
   });
 
   for (const feature of FEATURES) feature.register(context);

@@ -6,6 +6,8 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { analyze } from '../../server/src/engine/analyze';
 import { DocumentStore } from '../../server/src/engine/documents';
+import { analyzeIncrementally } from '../../server/src/engine/incremental';
+import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
 import { analyzeText, repoRoot } from '../helpers/analysis';
 
@@ -48,4 +50,33 @@ test('incremental copies and findings equal a fresh analysis after each of 120 r
     fresh.close('mem://b.py');
   }
   assert.ok(reusedSomewhere, 'no statement was ever reused');
+});
+
+test('incremental findings equal a full analysis after each of 150 edits across several scripts', async () => {
+  const files = ['test/fixtures/rules/OOM101/appended.py', 'test/fixtures/rules/OOM103/zero_grad.py', 'test/fixtures/rules/OOM104/eval.py', 'test/corpus/actor_critic.py', 'test/corpus/nanogpt_train.py'];
+  let reusedRuns = 0;
+  for (const [fileIndex, file] of files.entries()) {
+    let text = fs.readFileSync(path.join(repoRoot, file), 'utf8');
+    const store = new DocumentStore();
+    let state = await store.open('mem://c.py', 1, text);
+    let cache: AnalysisCache | undefined;
+    let seed = 11 + fileIndex;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    // Edits that matter to the rules: detach a value, drop a zero_grad, add a no_grad, rename, break a line.
+    const insertions = ['.detach()', '.item()', 'x', '', '\n', '#', 'with torch.no_grad():\n    ', '_'];
+    for (let version = 2; version < 32; version++) {
+      let start = random(text.length);
+      while (start > 0 && !/[a-z_)]/.test(text[start - 1]!)) start--;
+      const end = Math.min(text.length, start + random(3));
+      const inserted = insertions[random(insertions.length)]!;
+      state = (await store.change('mem://c.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
+      text = text.slice(0, start) + inserted + text.slice(end);
+      const model = store.modelOf(state)!;
+      const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+      cache = result.cache;
+      if (result.analysedStatements < model.root.children.length) reusedRuns++;
+      assert.deepEqual(result.findings, await analyzeText(text), `${file}: findings differ after edit ${version}`);
+    }
+  }
+  assert.ok(reusedRuns > 20, `only ${reusedRuns} runs reused findings`);
 });

@@ -7,7 +7,7 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
-import type { Diagnostic, ProtocolConnection, PublishDiagnosticsParams } from 'vscode-languageserver-protocol/node';
+import type { Diagnostic, InitializeResult, ProtocolConnection, PublishDiagnosticsParams } from 'vscode-languageserver-protocol/node';
 import { repoRoot } from './analysis';
 
 export interface TestClient {
@@ -19,11 +19,15 @@ export interface TestClient {
   /** Resolves with the next diagnostics published for `uri`, ignoring what was published before. */
   nextDiagnostics(uri: string, timeoutMs?: number): Promise<Diagnostic[]>;
   close(): Promise<void>;
+  /** What the server answered to `initialize` (its capabilities). */
+  initializeResult: InitializeResult;
 }
 
 export async function startServer(initializationOptions: unknown = {}, capabilities: object = {}): Promise<TestClient> {
   const serverPath = path.join(repoRoot, 'dist', 'server.js');
-  const child = spawn(process.execPath, [serverPath, '--stdio'], { stdio: 'pipe' });
+  // OOMGUARD_SERVER_NODE_ARGS passes flags to the server's node (e.g. --cpu-prof when profiling a benchmark).
+  const nodeArgs = process.env.OOMGUARD_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { stdio: 'pipe' });
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
@@ -41,7 +45,7 @@ export async function startServer(initializationOptions: unknown = {}, capabilit
   });
   connection.onRequest('window/showDocument', () => ({ success: true }));
   connection.listen();
-  await connection.sendRequest('initialize', {
+  const initializeResult: InitializeResult = await connection.sendRequest('initialize', {
     processId: process.pid,
     rootUri: null,
     capabilities,
@@ -55,6 +59,7 @@ export async function startServer(initializationOptions: unknown = {}, capabilit
     });
   return {
     connection,
+    initializeResult,
     child,
     stderr: () => errors,
     diagnostics(uri, version, timeoutMs = 10_000) {

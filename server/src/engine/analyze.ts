@@ -4,7 +4,8 @@ import { RULES } from '../rules';
 import type { Rule } from '../rules';
 import { t } from '../l10n';
 import type { SemanticModel } from './semantic/model';
-import { rangeOf } from './syntax';
+import type { Node } from './parser';
+import { contains, rangeOf } from './syntax';
 import type { Finding, KeptMemory, Severity } from './types';
 import { formatBytes } from './bytes';
 import { Suppressions, UNUSED_NOQA } from './suppression';
@@ -19,6 +20,8 @@ export interface AnalysisOptions {
   onRuleError?: (code: string, error: unknown) => void;
   /** The rules to run; all registered rules by default. */
   rules?: readonly Rule[];
+  /** Top-level statements to analyse (incremental analysis); the whole file when absent. */
+  region?: readonly Node[];
   /** Bytes a leak keeps per batch (from the memory estimate); a finding that says what it keeps then says how much. */
   keptBytes?: (keeps: KeptMemory) => number | undefined;
 }
@@ -41,16 +44,19 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
   const lines = text.split(/\r\n|\r|\n/);
   const suppressions = new Suppressions(lines);
   const ran = new Set<string>();
+  const region = options.region;
+  const inRegion = region ? (node: Node) => region.some((statement) => contains(statement, node)) : () => true;
   for (const rule of activeRules(options)) {
     let reports;
     try {
-      reports = rule.check({ model, text });
+      reports = rule.check({ model, text, inRegion });
     } catch (error) {
       options.onRuleError?.(rule.code, error);
       continue;
     }
     ran.add(rule.code);
     for (const report of reports) {
+      if (!inRegion(report.node)) continue;
       const range = rangeOf(report.node);
       if (suppressions.suppresses(range.start.line, rule.code)) continue;
       const bytes = report.keeps ? options.keptBytes?.(report.keeps) : undefined;
@@ -68,7 +74,9 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
   }
   // OOM100 is selected, ignored and given a severity like a rule; it judges only the rules that ran.
   if (ruleEnabled(UNUSED_NOQA.code, options)) {
-    findings.push(...suppressions.unusedNoqaFindings((code) => ran.has(code), options.severity?.[UNUSED_NOQA.code]));
+    const unused = suppressions.unusedNoqaFindings((code) => ran.has(code), options.severity?.[UNUSED_NOQA.code]);
+    const inRegionRows = (line: number) => !region || region.some((statement) => statement.startPosition.row <= line && line <= statement.endPosition.row);
+    findings.push(...unused.filter((finding) => inRegionRows(finding.range.start.line)));
   }
   findings.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
   return findings;

@@ -4,7 +4,7 @@ import { looksLikeEvalFunctionName } from '../engine/semantic/names';
 import { lowerBound } from '../engine/semantic/model';
 import type { FunctionInfo, SemanticModel } from '../engine/semantic/model';
 import { callReceiver, calleeName, enclosingFunction, enclosingStatement } from '../engine/syntax';
-import { addTorchImport, indentUnit, insertAt, lineEnding, lineIndent, torchName } from '../fixes/edits';
+import { addTorchImport, indentUnit, insertAt, lineEnding, lineIndent, torchNameAt } from '../fixes/edits';
 import type { Fix, TextEdit } from '../engine/types';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
@@ -34,13 +34,13 @@ function isEvaluationFunction(model: SemanticModel, info: FunctionInfo): boolean
 }
 
 /** `model.eval()` calls, and the loop that follows each one in the same block (before any `model.train()`). */
-function loopsAfterEvalMode(model: SemanticModel): Node[] {
+function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => boolean): Node[] {
   const modeCalls = [...model.callsNamed('eval'), ...model.callsNamed('train')]
     .filter((call) => model.isModelRef(callReceiver(call)))
     .sort((a, b) => a.startIndex - b.startIndex);
   const loops: Node[] = [];
   for (const call of modeCalls) {
-    if (calleeName(call) !== 'eval') continue;
+    if (calleeName(call) !== 'eval' || !inRegion(call)) continue;
     const statement = enclosingStatement(call);
     const block = statement.parent;
     if (!block) continue;
@@ -68,15 +68,15 @@ const message = () =>
   t('This forward pass runs in evaluation without torch.no_grad(), so it records an autograd graph that nothing frees by backward; every output kept from it holds its whole graph in GPU memory. Wrap the evaluation in "with torch.no_grad():" (or decorate the function with @torch.no_grad()).');
 
 /** `torch` as the file names it, plus the import edit where the file has none. */
-function torchReference(model: SemanticModel, text: string): { name: string; edits: TextEdit[] } {
-  const name = torchName(model.imports);
+function torchReference(model: SemanticModel, text: string, at: Node): { name: string; edits: TextEdit[] } {
+  const name = torchNameAt(model.root, at);
   return name ? { name, edits: [] } : { name: 'torch', edits: [addTorchImport(model.root, text)] };
 }
 
 /** Decorates an evaluation function with `@torch.no_grad()`. */
 function decorateFix(model: SemanticModel, info: FunctionInfo, text: string): Fix[] {
   const definition = info.node.parent?.type === 'decorated_definition' ? info.node.parent : info.node;
-  const torch = torchReference(model, text);
+  const torch = torchReference(model, text, definition);
   const indent = lineIndent(definition);
   return [{
     title: t('Decorate {0}() with @torch.no_grad()', info.name),
@@ -92,7 +92,7 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
   // with other code cannot be wrapped alone.
   const multiLineString = loop.descendantsOfType('string').some((node) => node.endPosition.row > node.startPosition.row);
   if (multiLineString || lineIndent(loop).length !== loop.startPosition.column) return [];
-  const torch = torchReference(model, text);
+  const torch = torchReference(model, text, loop);
   const unit = indentUnit(text);
   const eol = lineEnding(text);
   const lines = text.split(/\r?\n/).slice(loop.startPosition.row, loop.endPosition.row + 1);
@@ -116,7 +116,7 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
 export const evalWithoutNoGrad: Rule = {
   ...ruleCode('OOM104'),
   code: 'OOM104',
-  check({ model, text }) {
+  check({ model, text, inRegion }) {
     const reports: RuleReport[] = [];
     const reported = new Set<number>();
     const report = (call: Node, fixes: Fix[]) => {
@@ -125,13 +125,13 @@ export const evalWithoutNoGrad: Rule = {
       reports.push({ node: call, message: message(), fixes, keeps: 'graph' });
     };
     for (const info of model.functions) {
-      if (!isEvaluationFunction(model, info)) continue;
+      if (!inRegion(info.node) || !isEvaluationFunction(model, info)) continue;
       // An evaluation-named function that backpropagates (saliency maps, test-time training) needs its graph.
       if (model.summary(info).backward) continue;
       const forward = firstUnguardedForward(model, info.node);
       if (forward) report(forward, decorateFix(model, info, text));
     }
-    for (const loop of loopsAfterEvalMode(model)) {
+    for (const loop of loopsAfterEvalMode(model, inRegion)) {
       if (model.runsBackward(loop)) continue;
       const info = model.functionOf(loop);
       // One finding per function: an evaluation function already reported covers its loops.

@@ -33,7 +33,7 @@ function zeroGradFix(model: SemanticModel, step: Node, body: Node | null, text: 
 export const missingZeroGrad: Rule = {
   ...ruleCode('OOM103'),
   code: 'OOM103',
-  check({ model, text }) {
+  check({ model, text, inRegion }) {
     const reports: RuleReport[] = [];
     const reported = new Set<number>();
     const report = (step: Node, body: Node | null) => {
@@ -45,8 +45,8 @@ export const missingZeroGrad: Rule = {
         message: t('This loop runs backward and steps the optimizer but never clears gradients, so each step adds to the last one and the gradients stay allocated through the next forward. Call optimizer.zero_grad(set_to_none=True) once per step.'),
       });
     };
-    for (const step of model.calls) {
-      if (!model.isOptimizerStep(step)) continue;
+    for (const step of model.callsNamed('step')) {
+      if (!inRegion(step) || !model.isOptimizerStep(step)) continue;
       const fn = model.functionOf(step);
       // Lightning's automatic optimization clears gradients itself.
       if (fn?.classInfo?.isLightning) continue;

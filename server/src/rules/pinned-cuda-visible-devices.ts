@@ -39,11 +39,11 @@ function removeFix(node: Node): Fix[] {
 export const pinnedCudaVisibleDevices: Rule = {
   ...ruleCode('OOM105'),
   code: 'OOM105',
-  check({ model }) {
+  check({ model, inRegion }) {
     const reports: RuleReport[] = [];
     for (const assignment of model.assignments) {
       const left = assignment.childForFieldName('left');
-      if (left?.type !== 'subscript' || !isEnviron(model, left.childForFieldName('value'))) continue;
+      if (!inRegion(assignment) || left?.type !== 'subscript' || !isEnviron(model, left.childForFieldName('value'))) continue;
       if (stringLiteral(left.childForFieldName('subscript')) !== VARIABLE) continue;
       const value = assignment.childForFieldName('right');
       if (!isLiteral(value)) continue;
@@ -57,7 +57,8 @@ export const pinnedCudaVisibleDevices: Rule = {
       };
       reports.push({ node: assignment, message: message(), fixes: [setdefault, ...removeFix(assignment)] });
     }
-    for (const call of model.calls) {
+    for (const call of [...model.callsNamed('update'), ...model.callsNamed('putenv')]) {
+      if (!inRegion(call)) continue;
       const name = calleeName(call);
       const { positional, keywords } = callArguments(call);
       if (name === 'update' && isEnviron(model, callReceiver(call))) {

@@ -7,6 +7,11 @@ import type { Code, RuleCode } from './codes';
 export interface RuleContext {
   model: SemanticModel;
   text: string;
+  /**
+   * Whether a candidate lies in the part of the file being analysed (incremental analysis checks only the
+   * changed statements). Rules skip candidates outside it before any costly question; reports outside are dropped.
+   */
+  inRegion: (node: Node) => boolean;
 }
 
 /** A finding as a rule reports it: the node it is reported at, its message and the fixes it offers. */

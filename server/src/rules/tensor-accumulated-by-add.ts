@@ -32,7 +32,7 @@ function accumulationMessage(target: string, value: Node): string {
 export const tensorAccumulatedByAdd: Rule = {
   ...ruleCode('OOM102'),
   code: 'OOM102',
-  check({ model }) {
+  check({ model, inRegion }) {
     const reports: RuleReport[] = [];
     const consider = (site: Node, target: Node, value: Node) => {
       const name = dottedName(target) ?? (target.type === 'subscript' ? target.text : undefined);
@@ -40,12 +40,12 @@ export const tensorAccumulatedByAdd: Rule = {
       if (!model.isAttached(value) || model.isNoGrad(site)) return;
       if (!outlivesIteration(model, site, target)) return;
       if (backpropagatedInIteration(model, site, name)) return;
-      reports.push({ node: site, message: accumulationMessage(target.text, value), fixes: keepValueFixes(model, value, 'Add') });
+      reports.push({ node: site, message: accumulationMessage(target.text, value), fixes: keepValueFixes(model, value, 'Add', site, target) });
     };
     for (const augmented of model.augmentedAssignments) {
       const left = augmented.childForFieldName('left');
       const right = augmented.childForFieldName('right');
-      if (augmented.childForFieldName('operator')?.text !== '+=' || !left || !right) continue;
+      if (!inRegion(augmented) || augmented.childForFieldName('operator')?.text !== '+=' || !left || !right) continue;
       // `outs += [logits]` is a list append (OOM101).
       if (right.type === 'list' || right.type === 'tuple') continue;
       consider(augmented, left, right);
@@ -53,7 +53,7 @@ export const tensorAccumulatedByAdd: Rule = {
     for (const assignment of model.assignments) {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
-      if (!left || right?.type !== 'binary_operator' || right.childForFieldName('operator')?.text !== '+') continue;
+      if (!inRegion(assignment) || !left || right?.type !== 'binary_operator' || right.childForFieldName('operator')?.text !== '+') continue;
       const target = dottedName(left);
       if (!target) continue;
       const [a, b] = [right.childForFieldName('left'), right.childForFieldName('right')];

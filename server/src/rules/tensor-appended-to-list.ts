@@ -2,7 +2,7 @@
 import type { Node } from '../engine/parser';
 import { containerBase, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, calleeName, callReceiver, children, dottedName, nameWords } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, nameWords } from '../engine/syntax';
 import { asReceiver, replaceNode } from '../fixes/edits';
 import type { Fix, KeptMemory } from '../engine/types';
 import { t } from '../l10n';
@@ -53,10 +53,46 @@ export function keptMemory(model: SemanticModel, site: Node, value: Node): KeptM
   return isOutput ? 'output' : undefined;
 }
 
-/** `.item()` for a scalar loss (preferred, but it turns the element into a float) and `.detach()` (safe). */
-export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append' | 'Store' | 'Add'): Fix[] {
+const TENSOR_COMBINERS = new Set(['stack', 'cat', 'concat', 'concatenate', 'vstack', 'hstack', 'dstack', 'column_stack']);
+
+/**
+ * Whether what `site` keeps in `keptIn` is used as a tensor later in the same function: the container is handed to
+ * `torch.stack`/`torch.cat`, or a method is called on it or on one of its elements (`total.cpu()`, `losses[-1].item()`).
+ * A Python float from `.item()` would break that code, so `.detach()` is the fix there.
+ */
+export function neededAsTensorLater(model: SemanticModel, site: Node, keptIn: Node): boolean {
+  const name = dottedName(containerBase(keptIn));
+  if (!name) return false;
+  const scope = enclosingFunction(site);
+  const isKept = (node: Node | null | undefined) => !!node && dottedName(containerBase(node)) === name && (node.type === 'subscript' || node.type === 'identifier' || node.type === 'attribute');
+  for (const call of model.calls) {
+    if (call.startIndex < site.endIndex || enclosingFunction(call).id !== scope.id) continue;
+    const fn = call.childForFieldName('function');
+    if (TENSOR_COMBINERS.has(calleeName(call) ?? '') && /^torch\./.test(model.qualify(fn) ?? '')) {
+      if (callArguments(call).positional.some((arg) => dottedName(arg) === name)) return true;
+    }
+    const receiver = callReceiver(call);
+    // A list's own methods (`losses.append`) say nothing; a method on an element or on an accumulated total does.
+    if (receiver && isKept(receiver) && (receiver.type === 'subscript' || keptIn.type !== 'subscript' && !isListContainer(site))) return true;
+  }
+  return false;
+}
+
+/** Whether `site` keeps its value in a list or dict (append, `+= [x]`, `d[k] = x`) rather than in a running total. */
+function isListContainer(site: Node): boolean {
+  if (site.type === 'call') return true;
+  const right = site.childForFieldName('right');
+  return site.childForFieldName('left')?.type === 'subscript' || right?.type === 'list' || right?.type === 'tuple';
+}
+
+/**
+ * `.item()` for a scalar loss (preferred, but it turns the element into a float) and `.detach()` (safe). Where the
+ * kept value is used as a tensor later (`keptIn` names the container or total, `site` the statement that keeps it),
+ * `.detach()` alone is offered.
+ */
+export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append' | 'Store' | 'Add', site?: Node, keptIn?: Node): Fix[] {
   const receiver = asReceiver(value);
-  const scalar = isScalarLoss(model, value);
+  const scalar = isScalarLoss(model, value) && !(site && keptIn && neededAsTensorLater(model, site, keptIn));
   const titles = {
     Append: [t('Append {0}.detach()', receiver), t('Append {0}.item()', receiver)],
     Store: [t('Store {0}.detach()', receiver), t('Store {0}.item()', receiver)],
@@ -81,10 +117,11 @@ export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append'
 export const tensorAppendedToList: Rule = {
   ...ruleCode('OOM101'),
   code: 'OOM101',
-  check({ model }) {
+  check({ model, inRegion }) {
     const reports: RuleReport[] = [];
-    for (const call of model.calls) {
-      if (!STORING_METHODS.has(calleeName(call) ?? '')) continue;
+    const storing = [...STORING_METHODS].flatMap((method) => model.callsNamed(method));
+    for (const call of storing) {
+      if (!inRegion(call) || !STORING_METHODS.has(calleeName(call) ?? '')) continue;
       const container = callReceiver(call);
       const value = storedValue(call);
       if (!container || !value) continue;
@@ -97,7 +134,7 @@ export const tensorAppendedToList: Rule = {
       reports.push({
         node: call,
         message: keptValueMessage(model, call, kept ?? value, 'appended'),
-        fixes: kept ? keepValueFixes(model, kept, 'Append') : [],
+        fixes: kept ? keepValueFixes(model, kept, 'Append', call, container) : [],
         keeps: keptMemory(model, call, kept ?? value),
       });
     }
@@ -106,21 +143,21 @@ export const tensorAppendedToList: Rule = {
       const operator = augmented.childForFieldName('operator')?.text;
       const left = augmented.childForFieldName('left');
       const right = augmented.childForFieldName('right');
-      if (operator !== '+=' || !left || (right?.type !== 'list' && right?.type !== 'tuple')) continue;
+      if (!inRegion(augmented) || operator !== '+=' || !left || (right?.type !== 'list' && right?.type !== 'tuple')) continue;
       const element = children(right).find((child) => model.isAttached(child));
       if (!element || model.isNoGrad(augmented)) continue;
       if (!outlivesIteration(model, augmented, left)) continue;
-      reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended'), fixes: keepValueFixes(model, element, 'Append'), keeps: keptMemory(model, augmented, element) });
+      reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended'), fixes: keepValueFixes(model, element, 'Append', augmented, left), keeps: keptMemory(model, augmented, element) });
     }
     // `history[step] = loss`
     for (const assignment of model.assignments) {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
-      if (left?.type !== 'subscript' || !right) continue;
+      if (!inRegion(assignment) || left?.type !== 'subscript' || !right) continue;
       if (!model.isAttached(right) || model.isNoGrad(assignment)) continue;
       if (!dottedName(containerBase(left))) continue;
       if (!outlivesIteration(model, assignment, left)) continue;
-      reports.push({ node: assignment, message: keptValueMessage(model, assignment, right, 'stored'), fixes: keepValueFixes(model, right, 'Store'), keeps: keptMemory(model, assignment, right) });
+      reports.push({ node: assignment, message: keptValueMessage(model, assignment, right, 'stored'), fixes: keepValueFixes(model, right, 'Store', assignment, left), keeps: keptMemory(model, assignment, right) });
     }
     return reports;
   },

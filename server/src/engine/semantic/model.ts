@@ -676,6 +676,25 @@ export class SemanticModel {
     return names;
   }
 
+  /** Whether a local function may return a graph-attached value. */
+  returnsAttached(info: FunctionInfo): boolean {
+    return this.memo(`returns-attached:${info.node.id}`, () => this.functionReturnsAttached(info));
+  }
+
+  /**
+   * The file-wide facts every rule may read whatever statement it looks at: imports, classes, the roles names
+   * were given by assignments, functions by name, module-level names. Incremental analysis compares it.
+   */
+  globalsSignature(): string {
+    return this.memo('globals-signature', () => JSON.stringify([
+      [...this.imports].sort(),
+      this.classes.map((c) => [c.name, c.isModule, c.isLightning]),
+      [...this.modelNames].sort(), [...this.lossFunctionNames].sort(), [...this.optimizerNames].sort(), [...this.scalerNames].sort(),
+      [...this.classInstances].map(([name, cls]) => [name, cls.name]).sort(),
+      this.functions.map((f) => [f.name, f.classInfo?.name ?? '']),
+    ]));
+  }
+
   private functionReturnsAttached(info: FunctionInfo): boolean {
     if (this.isNoGradFunction(info)) return false;
     for (const statement of this.returnStatements) {
