@@ -87,6 +87,7 @@ export function startServer(connection: Connection): void {
     modelOf: (state) => documents.modelOf(state),
     settingsFor: (uri) => settingsFor(uri),
     locale: () => clientLocale,
+    reanalyze: (uri) => schedule(uri),
   };
 
   const enqueue = (uri: string, work: () => Promise<unknown>) => {

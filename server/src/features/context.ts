@@ -15,6 +15,8 @@ export interface ServerContext {
   settingsFor(uri: string): Promise<Settings>;
   /** The display language the client asked for at initialization (e.g. `zh-cn`), if any. */
   locale(): string | undefined;
+  /** Analyses the document again and republishes its diagnostics (after a feature's slow input has changed). */
+  reanalyze(uri: string): void;
 }
 
 /** A feature registers its LSP handlers and says which capabilities it adds. */

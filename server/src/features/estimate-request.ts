@@ -5,7 +5,7 @@ import { ESTIMATE_REQUEST, normalizeOverrides } from '../protocol';
 import type { EstimateParams, EstimateResponse } from '../protocol';
 import type { ServerFeature } from './context';
 import { sizedLeaks } from './leak-sizes';
-import { baseEstimate, estimateResponse, isBase } from './memory-estimate';
+import { baseEstimate, estimateResponse, isBase, refactoringTitles } from './memory-estimate';
 
 /** JSON-RPC's "invalid params" code, for a request about a document the server does not have open. */
 const INVALID_PARAMS = -32602;
@@ -23,7 +23,9 @@ export const estimateRequest: ServerFeature = {
         return new ResponseError(INVALID_PARAMS, base?.error ?? t('{0} could not be parsed', uri));
       }
       const settings = await context.settingsFor(uri);
-      return estimateResponse(state, base, normalizeOverrides(params.overrides), settings.gpu, sizedLeaks(context, state), started);
+      const model = context.modelOf(state);
+      const refactorings = model ? refactoringTitles(model, state.text, base.loops.training) : {};
+      return estimateResponse(state, base, normalizeOverrides(params.overrides), settings.gpu, sizedLeaks(context, state), refactorings, started);
     });
   },
 };

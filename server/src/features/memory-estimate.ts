@@ -11,6 +11,10 @@ import { activationMode } from '../estimator/model';
 import { transformerActivations } from '../estimator/transformer';
 import type { RunMode, TrainingConfig } from '../estimator/types';
 import { formatBytes } from '../engine/bytes';
+import { gradientAccumulation } from '../fixes/refactorings/accumulation';
+import { bfloat16Amp } from '../fixes/refactorings/amp';
+import { gradientCheckpointing } from '../fixes/refactorings/checkpointing';
+import { trainingLoopAt } from '../fixes/refactorings/training-loop';
 import { t } from '../l10n';
 import type { EstimateInput, EstimateOverrides, EstimateResponse, MemorySuggestion } from '../protocol';
 import type { ServerContext } from './context';
@@ -56,6 +60,11 @@ function findLoops(model: SemanticModel, config: TrainingConfig): LoopSites {
   // A Trainer script has no loop of its own: the lens goes on trainer.train().
   if (sites.training === undefined && config.mode === 'train' && config.lines.mode !== undefined) sites.training = config.lines.mode;
   return sites;
+}
+
+/** The last configuration computed for the document, of whichever version: it never computes. */
+export function latestEstimate(state: DocumentState): BaseEstimate | { version: number; error: string } | undefined {
+  return cache.get(state);
 }
 
 /** The detected configuration of the document's current version, computed once per version. */
@@ -156,31 +165,47 @@ function inputsOf(result: EstimateResult, overrides: EstimateOverrides): Estimat
   return inputs;
 }
 
-function suggestionsFor(base: BaseEstimate, result: EstimateResult, overrides: EstimateOverrides, gpuName: string, leaks: LeakSummary[]): MemorySuggestion[] {
+/** The refactorings (server/src/fixes/refactorings) that make a suggested change on the training loop, by title. */
+export type RefactoringTitles = Partial<Record<'amp' | 'checkpointing' | 'accumulation', string>>;
+
+export function refactoringTitles(model: SemanticModel, text: string, line: number | undefined): RefactoringTitles {
+  if (line === undefined) return {};
+  const loop = trainingLoopAt(model, text, { line, character: 0 });
+  if (!loop) return {};
+  const context = { model, text, loop };
+  return {
+    amp: bfloat16Amp(context)[0]?.title,
+    checkpointing: gradientCheckpointing(context)[0]?.title,
+    accumulation: gradientAccumulation(context)[0]?.title,
+  };
+}
+
+function suggestionsFor(base: BaseEstimate, result: EstimateResult, overrides: EstimateOverrides, gpuName: string, leaks: LeakSummary[], refactorings: RefactoringTitles): MemorySuggestion[] {
   const config = result.config;
   const total = totalOf(result);
   const out: MemorySuggestion[] = [];
   const loopLine = base.loops.training ?? config.lines.mode ?? 0;
-  const consider = (id: MemorySuggestion['id'], change: EstimateOverrides, title: string, detail: string, refactorKind?: string) => {
+  const consider = (id: MemorySuggestion['id'], change: EstimateOverrides, title: string, detail: string, refactoring?: string) => {
     const next = estimateWith(base, { ...overrides, ...change }, gpuName);
     const saving = total - totalOf(next);
     if (saving <= 0) return;
-    out.push({ id, title, detail, saving, overrides: change, refactor: refactorKind ? { kind: refactorKind, line: loopLine } : undefined });
+    out.push({ id, title, detail, saving, overrides: change, refactor: refactoring ? { kind: 'refactor.rewrite', line: loopLine, title: refactoring } : undefined });
   };
   if (config.mode === 'train') {
     if (config.precision === 'fp32') {
       consider('amp', { precision: 'bf16-amp' }, t('Train with bf16 autocast (AMP)'),
-        t('Wrap the forward pass and loss in torch.autocast("cuda", dtype=torch.bfloat16); activations are kept in half precision.'), 'refactor.rewrite.oomguard.amp');
+        t('Wrap the forward pass and loss in torch.autocast("cuda", dtype=torch.bfloat16); activations are kept in half precision.'), refactorings.amp);
     }
     if (!config.checkpointing) {
       consider('checkpointing', { checkpointing: true }, t('Turn on activation checkpointing'),
-        t('Recompute activations in backward instead of keeping them (about one extra forward of compute).'), 'refactor.rewrite.oomguard.checkpointing');
+        t('Recompute activations in backward instead of keeping them (about one extra forward of compute).'), refactorings.checkpointing);
     }
     if (config.batchSize >= 2) {
       const half = Math.floor(config.batchSize / 2);
       const accumulation = config.accumulation * 2;
       consider('accumulation', { batchSize: half, accumulation }, t('Batch {0} with {1} accumulation steps', half, accumulation),
-        t('Same effective batch ({0} samples per optimizer step), half the activations at a time.', half * accumulation), 'refactor.rewrite.oomguard.accumulation');
+        t('Same effective batch ({0} samples per optimizer step), half the activations at a time. The refactoring adds the accumulation; halve the batch size yourself.', half * accumulation),
+        config.accumulation === 1 ? refactorings.accumulation : undefined);
     }
   }
   const fit = result.fits[0];
@@ -195,7 +220,7 @@ function suggestionsFor(base: BaseEstimate, result: EstimateResult, overrides: E
       detail: t('Keeps about {0} more each batch until the loop ends; the quick fix frees it.', formatBytes(leak.bytes)),
       saving: leak.bytes,
       overrides: {},
-      refactor: { kind: 'quickfix', line: leak.line },
+      refactor: leak.fixTitle ? { kind: 'quickfix', line: leak.line, title: leak.fixTitle } : undefined,
     });
   }
   return out;
@@ -205,10 +230,12 @@ export interface LeakSummary {
   code: string;
   line: number;
   bytes: number;
+  /** Title of the finding's preferred quick fix. */
+  fixTitle?: string;
 }
 
 /** The estimate the panel and the status bar show. */
-export function estimateResponse(state: DocumentState, base: BaseEstimate, overrides: EstimateOverrides, settingsGpu: string, leaks: LeakSummary[], started: number): EstimateResponse {
+export function estimateResponse(state: DocumentState, base: BaseEstimate, overrides: EstimateOverrides, settingsGpu: string, leaks: LeakSummary[], refactorings: RefactoringTitles, started: number): EstimateResponse {
   const gpuName = overrides.gpu ?? settingsGpu;
   const result = estimateWith(base, overrides, gpuName);
   const config = result.config;
@@ -234,7 +261,7 @@ export function estimateResponse(state: DocumentState, base: BaseEstimate, overr
     maxBatchSize: fit ? fit.maxBatchSize : null,
     inputs: inputsOf(result, overrides),
     assumptions: result.assumptions,
-    suggestions: suggestionsFor(base, result, overrides, gpuName, leaks),
+    suggestions: suggestionsFor(base, result, overrides, gpuName, leaks, refactorings),
     current: {
       batchSize: config.batchSize, seqLen: config.seqLen, imageSize: config.imageSize, precision: config.precision, optimizer: config.optimizer,
       checkpointing: config.checkpointing, accumulation: config.accumulation, gpus: config.gpus, strategy: config.strategy, gpu: gpu?.name ?? gpuName,

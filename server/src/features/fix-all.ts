@@ -1,0 +1,50 @@
+// `source.fixAll.oomguard`: applies every safe fix of the document in one edit, for "Fix all" and for
+// `"editor.codeActionsOnSave": { "source.fixAll.oomguard": "explicit" }`. Unsafe fixes (those that may change what
+// the program computes) are never applied here, as `oomguard check --fix` does not apply them either.
+import type { CodeAction, CodeActionParams } from 'vscode-languageserver/node';
+import type { CodeActionProvider } from '../code-actions';
+import { computeLineStarts, offsetAt } from '../engine/documents';
+import { analyze } from '../engine/analyze';
+import type { TextEdit } from '../engine/types';
+import { t } from '../l10n';
+
+export const FIX_ALL_KIND = 'source.fixAll.oomguard';
+
+/** Whether the client asked for this kind: no `only`, or `source`, `source.fixAll`, `source.fixAll.oomguard`. */
+function wantsFixAll(params: CodeActionParams): boolean {
+  const only = params.context.only;
+  if (!only) return false; // Source actions are listed only when asked for, as VS Code expects.
+  return only.some((requested) => FIX_ALL_KIND === requested || FIX_ALL_KIND.startsWith(`${requested}.`));
+}
+
+/**
+ * The edits of every safe fix, one fix per finding, skipping a fix that overlaps one already taken (the next
+ * save or run picks it up), so that each applied fix is one that was reviewed alone.
+ */
+export function safeFixEdits(text: string, fixes: ReadonlyArray<{ safe: boolean; edits: TextEdit[] }>): TextEdit[] {
+  const lineStarts = computeLineStarts(text);
+  const taken: Array<{ start: number; end: number }> = [];
+  const chosen: TextEdit[] = [];
+  for (const fix of fixes) {
+    if (!fix.safe) continue;
+    const offsets = fix.edits.map((edit) => ({ start: offsetAt(text, lineStarts, edit.range.start), end: offsetAt(text, lineStarts, edit.range.end) }));
+    const overlaps = offsets.some((a) => taken.some((b) => (a.start < b.end && b.start < a.end) || (a.start === b.start && a.end === b.end)));
+    if (overlaps) continue;
+    taken.push(...offsets);
+    chosen.push(...fix.edits);
+  }
+  return chosen;
+}
+
+export const fixAllActions: CodeActionProvider = ({ text, params, model, analysisOptions }): CodeAction[] => {
+  if (!wantsFixAll(params) || !model) return [];
+  // The findings of this version, read from the shared model (never a second parse), with the document's options.
+  const findings = analyze(model, text, analysisOptions ?? {});
+  const edits = safeFixEdits(text, findings.map((finding) => finding.fixes.find((fix) => fix.safe) ?? { safe: false, edits: [] }));
+  if (edits.length === 0) return [];
+  return [{
+    title: t('Fix all safe OOM Guard findings'),
+    kind: FIX_ALL_KIND,
+    edit: { changes: { [params.textDocument.uri]: edits } },
+  }];
+};

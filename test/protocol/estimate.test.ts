@@ -1,0 +1,167 @@
+// Protocol tests of the memory estimate: the built server answers oomguard/estimate, CodeLens and hovers, and
+// sizes the leaks it reports, all from one document version.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, test } from 'node:test';
+import type { CodeLens, Diagnostic, Hover, MarkupContent } from 'vscode-languageserver-protocol/node';
+import { ESTIMATE_REQUEST, SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
+import type { EstimateResponse } from '../../server/src/protocol';
+import { repoRoot } from '../helpers/analysis';
+import { startServer } from '../helpers/lsp-client';
+import type { TestClient } from '../helpers/lsp-client';
+
+const file = path.join(repoRoot, 'examples', 'train_gpt2.py');
+const uri = pathToFileURL(file).href;
+const text = fs.readFileSync(file, 'utf8');
+const lines = text.split('\n');
+const lineOf = (needle: string) => lines.findIndex((line) => line.includes(needle));
+
+let client: TestClient;
+
+before(async () => {
+  client = await startServer({ settings: { gpu: 'RTX 4090' } });
+  const published = client.diagnostics(uri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
+  await published;
+});
+
+after(async () => {
+  await client.close();
+});
+
+test('oomguard/estimate answers the detected configuration with its lines and the fit on the chosen GPU', async () => {
+  const response = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri } });
+  assert.equal(response.version, 1);
+  assert.equal(response.modelName, 'gpt2');
+  assert.equal(response.gpu?.name, 'RTX 4090');
+  const segments = Object.values(response.segments).reduce((sum, value) => sum + value, 0);
+  assert.ok(Math.abs(segments - response.total) < 1, 'the bar segments add up to the total');
+  assert.equal(response.total, response.peakReserved + response.segments.cudaContext);
+  const batch = response.inputs.find((input) => input.key === 'batchSize');
+  assert.deepEqual({ line: batch?.line, origin: batch?.origin, value: batch?.value }, { line: lineOf('--batch-size'), origin: 'detected', value: '8' });
+  assert.equal(response.inputs.find((input) => input.key === 'model')?.line, lineOf('GPT2LMHeadModel.from_pretrained'));
+  assert.ok(response.maxBatchSize !== null && response.maxBatchSize > 8);
+  // The script already uses bf16 autocast: no AMP suggestion, but checkpointing saves activations.
+  assert.equal(response.suggestions.some((s) => s.id === 'amp'), false);
+  const checkpointing = response.suggestions.find((s) => s.id === 'checkpointing');
+  assert.ok(checkpointing && checkpointing.saving > 0);
+  assert.equal(checkpointing.refactor?.kind, 'refactor.rewrite');
+});
+
+test('what-if values change the estimate and are marked as such; malformed ones are dropped', async () => {
+  const base = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri } });
+  const bigger = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, {
+    textDocument: { uri },
+    overrides: { batchSize: 32, precision: 'fp32', gpu: 'T4', seqLen: -3, optimizer: '<b>' },
+  });
+  assert.ok(bigger.segments.activations > base.segments.activations);
+  assert.equal(bigger.current.batchSize, 32);
+  assert.equal(bigger.current.seqLen, base.current.seqLen);
+  assert.equal(bigger.current.optimizer, base.current.optimizer);
+  assert.equal(bigger.gpu?.name, 'T4');
+  assert.equal(bigger.fits, false);
+  assert.equal(bigger.inputs.find((input) => input.key === 'batchSize')?.origin, 'overridden');
+  assert.ok(bigger.suggestions.some((s) => s.id === 'amp' && s.saving > 0));
+  assert.ok(bigger.suggestions.some((s) => s.id === 'smaller-batch' && s.overrides.batchSize === bigger.maxBatchSize));
+});
+
+test('CodeLens above the training and evaluation loops shows the peak and the fit, and opens the panel', async () => {
+  const lenses = await client.connection.sendRequest<CodeLens[]>('textDocument/codeLens', { textDocument: { uri } });
+  const estimate = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri } });
+  assert.deepEqual(lenses.map((lens) => lens.range.start.line), [lineOf('enumerate(train_loader)'), lineOf('for input_ids in eval_loader')]);
+  const [training, inference] = lenses;
+  const peak = (estimate.total / 1024 ** 3).toFixed(1);
+  assert.equal(training!.command?.title, `≈ ${peak} GiB peak · fits RTX 4090 (24 GiB) · Open memory panel`);
+  assert.match(inference!.command!.title, /^≈ [\d.]+ GiB peak \(inference\) · fits RTX 4090 \(24 GiB\) · Open memory panel$/);
+  assert.equal(training!.command?.command, SHOW_MEMORY_ESTIMATE_COMMAND);
+  assert.deepEqual(training!.command?.arguments, [uri]);
+});
+
+test('hover on batch size and model id says what they contribute', async () => {
+  const batchLine = lineOf('--batch-size');
+  const hover = await client.connection.sendRequest<Hover | null>('textDocument/hover', {
+    textDocument: { uri }, position: { line: batchLine, character: lines[batchLine]!.indexOf('default=8') + 'default='.length },
+  });
+  const value = (hover?.contents as MarkupContent).value;
+  assert.match(value, /\*\*batch size 8\*\*: activations [\d.]+ GiB of the [\d.]+ GiB peak; each sample adds about [\d.]+ [GM]iB\. The largest batch that fits RTX 4090 is \d+\./);
+  const modelLine = lineOf('GPT2LMHeadModel.from_pretrained');
+  const modelHover = await client.connection.sendRequest<Hover | null>('textDocument/hover', {
+    textDocument: { uri }, position: { line: modelLine, character: lines[modelLine]!.indexOf('"gpt2"') + 2 },
+  });
+  assert.match((modelHover?.contents as MarkupContent).value, /\*\*gpt2\*\*: 124\.4M parameters; weights/);
+  const blank = await client.connection.sendRequest<Hover | null>('textDocument/hover', { textDocument: { uri }, position: { line: 0, character: 0 } });
+  assert.equal(blank, null);
+});
+
+/**
+ * Diagnostics come first without waiting for the estimate; once it is computed the document is published again
+ * with sizes. Resolves with the first publication whose findings carry a size.
+ */
+async function sizedDiagnostics(uri: string, first: Promise<Diagnostic[]>): Promise<Diagnostic[]> {
+  let diagnostics = await first;
+  for (let i = 0; i < 5 && !diagnostics.some((d) => /keeps about/.test(String(d.message))); i++) diagnostics = await client.nextDiagnostics(uri);
+  return diagnostics;
+}
+
+test('leak findings say how much they keep per batch, from the estimate of the same version', async () => {
+  const leakyUri = 'file:///work/leaky_eval.py';
+  const source = [
+    'import torch',
+    'from transformers import GPT2LMHeadModel',
+    'model = GPT2LMHeadModel.from_pretrained("gpt2").cuda()',
+    'optimizer = torch.optim.AdamW(model.parameters())',
+    'for batch in train_loader:',
+    '    optimizer.zero_grad()',
+    '    out = model(input_ids=batch, labels=batch)',
+    '    out.loss.backward()',
+    '    optimizer.step()',
+    'model.eval()',
+    'kept = []',
+    'for batch in eval_loader:',
+    '    logits = model(input_ids=batch).logits',
+    '    kept.append(logits)',
+    '',
+  ].join('\n');
+  const published = client.diagnostics(leakyUri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: leakyUri, languageId: 'python', version: 1, text: source } });
+  const diagnostics = await sizedDiagnostics(leakyUri, published);
+  const oom104 = diagnostics.find((d) => d.code === 'OOM104');
+  const oom101 = diagnostics.find((d) => d.code === 'OOM101');
+  assert.match(String(oom104?.message), /keeps about [\d.]+ [GM]iB per batch \(the graph and the activations it saved\)\.$/);
+  assert.match(String(oom101?.message), /keeps about [\d.]+ [GM]iB per batch \(the graph and the activations it saved\)\.$/);
+  const estimate = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri: leakyUri } });
+  const leaks = estimate.suggestions.filter((s) => s.id === 'fix-leak');
+  assert.deepEqual(leaks.map((s) => s.refactor?.kind), ['quickfix', 'quickfix']);
+  assert.ok(leaks.every((s) => s.saving > 0));
+});
+
+test('a model output kept across training steps is sized as the logits it holds', async () => {
+  const trainUri = 'file:///work/keeps_logits.py';
+  const source = [
+    'import torch',
+    'from transformers import GPT2LMHeadModel',
+    'model = GPT2LMHeadModel.from_pretrained("gpt2").cuda()',
+    'optimizer = torch.optim.AdamW(model.parameters())',
+    'all_logits = []',
+    'for batch in train_loader:',
+    '    optimizer.zero_grad()',
+    '    out = model(input_ids=batch, labels=batch)',
+    '    out.loss.backward()',
+    '    optimizer.step()',
+    '    all_logits.append(out.logits)',
+    '',
+  ].join('\n');
+  const published = client.diagnostics(trainUri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: trainUri, languageId: 'python', version: 1, text: source } });
+  const oom101 = (await sizedDiagnostics(trainUri, published)).find((d) => d.code === 'OOM101');
+  assert.match(String(oom101?.message), /keeps about [\d.]+ [GM]iB per batch \(the output tensor\)\.$/);
+});
+
+test('an estimate for a document the server does not have is a clear error', async () => {
+  await assert.rejects(
+    client.connection.sendRequest(ESTIMATE_REQUEST, { textDocument: { uri: 'file:///nowhere.py' } }),
+    /not open in the server/,
+  );
+});
