@@ -8,6 +8,8 @@ import { performance } from 'node:perf_hooks';
 import { startServer } from '../test/helpers/lsp-client';
 import { repoRoot } from '../test/helpers/analysis';
 import { generateTrainingScript } from './bench/generate';
+import { parsePython } from '../server/src/engine/parser';
+import { estimateScript } from '../server/src/estimator';
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -67,9 +69,28 @@ function cliThroughput(): void {
   console.log(`oomguard check, 200 scripts, ${totalLines} lines, ${findings} findings: ${seconds.toFixed(2)} s, ${Math.round(totalLines / seconds)} lines/s (process start included)`);
 }
 
+/** The estimate of a script after parse (detection + model), as the server and `oomguard estimate` run it. */
+async function estimateSpeed(): Promise<void> {
+  const base = fs.readFileSync(path.join(repoRoot, 'examples', 'train_gpt2.py'), 'utf8');
+  for (const lines of [1000, 5000]) {
+    const text = base + '\n' + generateTrainingScript(lines - base.split('\n').length, 3);
+    const tree = (await parsePython(text))!;
+    const timings: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const start = performance.now();
+      estimateScript(tree, text, 'bench.py', { gpu: 'RTX 4090' });
+      timings.push(performance.now() - start);
+    }
+    tree.delete();
+    timings.sort((a, b) => a - b);
+    console.log(`estimate of a ${text.split('\n').length}-line script after parse: median ${percentile(timings, 50).toFixed(1)} ms, max ${timings[timings.length - 1]!.toFixed(1)} ms (target: well under 100 ms for 1,000 lines)`);
+  }
+}
+
 async function main(): Promise<void> {
   await serverLatency();
   cliThroughput();
+  await estimateSpeed();
 }
 
 void main();

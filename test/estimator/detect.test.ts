@@ -160,15 +160,22 @@ test('no model in the script: assumed, and said so', async () => {
   assert.ok(r.assumptions.length >= 2);
 });
 
-test('estimate of a 1000-line script takes well under 100 ms after parse', async () => {
-  const base = fs.readFileSync(path.join(repoRoot, 'examples', 'train_gpt2.py'), 'utf8');
-  let text = base;
-  while (text.split('\n').length < 1000) text += `\n\ndef helper_${text.length}(x, y=3):\n    z = x * y + 1\n    return [z for _ in range(y)]\n`;
-  await estimateText(text, 'warm.py');
-  const tree = (await parsePython(text))!;
-  const start = performance.now();
-  estimateScript(tree, text, 'big.py', { gpu: 'RTX 4090' });
-  const elapsed = performance.now() - start;
-  tree.delete();
-  assert.ok(elapsed < 100, `${elapsed.toFixed(1)} ms`);
+test('FSDP SHARD_GRAD_OP is found in FSDP1, FSDP2 and Trainer spellings; FULL_SHARD and DDP are not it', async () => {
+  const model = ['from transformers import AutoModelForCausalLM', 'model = AutoModelForCausalLM.from_pretrained("gpt2").cuda()'];
+  const loop = ['for x in loader:', '    model(x).loss.backward()', '    opt.step()', '    opt.zero_grad()'];
+  const cases: Array<[string[], boolean]> = [
+    [['from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy',
+      'model = FSDP(model, sharding_strategy=ShardingStrategy.SHARD_GRAD_OP)'], true],
+    [['from torch.distributed.fsdp import fully_shard', 'fully_shard(model, reshard_after_forward=False)'], true],
+    [['from transformers import TrainingArguments', 'args = TrainingArguments("out", fsdp="shard_grad_op auto_wrap")'], true],
+    [['from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy',
+      'model = FSDP(model, sharding_strategy=ShardingStrategy.FULL_SHARD)'], false],
+    [['from torch.distributed.fsdp import fully_shard', 'fully_shard(model)'], false],
+  ];
+  for (const [wrap, gradOp] of cases) {
+    const r = await estimateText([...model, ...wrap, 'opt = torch.optim.AdamW(model.parameters())', ...loop].join('\n'), 'x.py');
+    assert.equal(r.detected.strategy, 'fsdp', wrap.join('; '));
+    assert.equal(r.config.shardGradOp, gradOp, wrap.join('; '));
+    assert.equal(r.assumptions.some((a) => a.includes('SHARD_GRAD_OP')), gradOp, wrap.join('; '));
+  }
 });
