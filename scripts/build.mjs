@@ -62,6 +62,8 @@ if (fs.existsSync(webviewEntry)) {
     entryPoints: [webviewEntry],
     outfile: path.join(dist, 'webview.js'),
   });
+  // The panel's stylesheet ships beside its script (the webview may load from dist/ only).
+  fs.copyFileSync(path.join(root, 'extension/src/webview/panel.css'), path.join(dist, 'webview.css'));
 }
 
 for (const [pkg, file] of [

@@ -4,6 +4,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { LanguageClient, State, TransportKind } from 'vscode-languageclient/node';
 import type { LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { EXPLAIN_OOM_COMMAND, explainOomCommand, registerExplainProviders } from './explain';
+import { SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
+import { EstimateStatus } from './estimate-status';
+import { MemoryPanel, PANEL_VIEW_TYPE } from './panel/memory-panel';
 
 let client: LanguageClient | undefined;
 let statusItem: vscode.StatusBarItem | undefined;
@@ -74,6 +78,10 @@ function commands(context: vscode.ExtensionContext): Record<string, (...args: un
   return {
     'oomguard.restartServer': () => restartServer(context),
     'oomguard.showOutput': () => output?.show(true),
+    [EXPLAIN_OOM_COMMAND]: explainOomCommand(() => client),
+    // CodeLens passes the document's URI as a string; the command palette passes nothing (the active editor).
+    [SHOW_MEMORY_ESTIMATE_COMMAND]: (uri?: unknown) =>
+      MemoryPanel.show(context, () => client, typeof uri === 'string' ? vscode.Uri.parse(uri) : uri instanceof vscode.Uri ? uri : undefined),
   };
 }
 
@@ -84,9 +92,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   statusItem.command = 'oomguard.restartServer';
   statusItem.show();
   context.subscriptions.push(output, statusItem);
+  context.subscriptions.push(...registerExplainProviders(() => client));
   for (const [id, handler] of Object.entries(commands(context))) {
     context.subscriptions.push(vscode.commands.registerCommand(id, handler));
   }
+  context.subscriptions.push(
+    vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPE, {
+      deserializeWebviewPanel: async (panel, state) => MemoryPanel.revive(panel, context, () => client, state),
+    }),
+    new EstimateStatus(() => client, (uri) => MemoryPanel.refresh(uri)),
+  );
   await startClient(context);
 }
 

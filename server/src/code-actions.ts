@@ -8,7 +8,9 @@ import { t } from './l10n';
 import { Commands, DIAGNOSTIC_SOURCE } from './protocol';
 import type { DiagnosticData } from './protocol';
 import type { SemanticModel } from './engine/semantic/model';
+import type { AnalysisOptions } from './engine/analyze';
 import { refactoringActions } from './fixes/refactorings';
+import { fixAllActions } from './features/fix-all';
 
 function lineText(text: string, line: number): string {
   const starts = computeLineStarts(text);
@@ -48,6 +50,8 @@ export interface CodeActionRequest {
   text: string;
   params: CodeActionParams;
   model: SemanticModel | undefined;
+  /** The options the document's diagnostics were computed with (settings over pyproject.toml). */
+  analysisOptions?: AnalysisOptions;
 }
 
 /** Produces the code actions of one kind; code-actions.ts asks every provider in turn. */
@@ -90,7 +94,7 @@ export function quickFixActions({ text, params }: CodeActionRequest): CodeAction
 }
 
 /** Every code action provider, in the order their actions are listed. */
-export const CODE_ACTION_PROVIDERS: CodeActionProvider[] = [quickFixActions, refactoringActions];
+export const CODE_ACTION_PROVIDERS: CodeActionProvider[] = [quickFixActions, refactoringActions, fixAllActions];
 
 export function codeActionsFor(request: CodeActionRequest): CodeAction[] {
   return CODE_ACTION_PROVIDERS.flatMap((provider) => provider(request));

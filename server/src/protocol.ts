@@ -17,6 +17,8 @@ export interface Settings {
     select: string[];
     ignore: string[];
     severity: Record<string, Severity | 'off'>;
+    /** Glob (gitignore syntax, relative to the folder of the nearest pyproject.toml) → codes ignored in matching files. */
+    perFileIgnores: Record<string, string[]>;
   };
   /** The GPU that CodeLens, status bar and panel compare the estimate against (a catalog name or alias). */
   gpu: string;
@@ -24,9 +26,19 @@ export interface Settings {
 
 export const DEFAULT_SETTINGS: Settings = {
   enable: true,
-  rules: { select: [], ignore: [], severity: {} },
+  rules: { select: [], ignore: [], severity: {}, perFileIgnores: {} },
   gpu: 'RTX 4090',
 };
+
+/** `oomguard.rules.perFileIgnores`: keeps the globs whose value is a list of codes. */
+function perFileIgnores(raw: unknown): Record<string, string[]> {
+  const result: Record<string, string[]> = {};
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return result;
+  for (const [glob, codes] of Object.entries(raw as Record<string, unknown>)) {
+    if (Array.isArray(codes)) result[glob] = codes.filter((code): code is string => typeof code === 'string').map((code) => code.toUpperCase());
+  }
+  return result;
+}
 
 /** Merges what a client sent (possibly partial or malformed) over the defaults. */
 export function normalizeSettings(raw: unknown): Settings {
@@ -43,7 +55,7 @@ export function normalizeSettings(raw: unknown): Settings {
   }
   return {
     enable: typeof value.enable === 'boolean' ? value.enable : DEFAULT_SETTINGS.enable,
-    rules: { select: strings(value.rules?.select), ignore: strings(value.rules?.ignore), severity: severities },
+    rules: { select: strings(value.rules?.select), ignore: strings(value.rules?.ignore), severity: severities, perFileIgnores: perFileIgnores(value.rules?.perFileIgnores) },
     gpu: typeof value.gpu === 'string' && value.gpu.trim() !== '' ? value.gpu.trim() : DEFAULT_SETTINGS.gpu,
   };
 }
@@ -122,8 +134,8 @@ export interface MemorySuggestion {
   saving: number;
   /** The what-if values that show the change in the panel. */
   overrides: EstimateOverrides;
-  /** Code action kind of the refactoring that makes the change, and the 0-based line to ask it at. */
-  refactor?: { kind: string; line: number };
+  /** The code action that makes the change: its kind, the 0-based line to ask at, and its title. */
+  refactor?: { kind: string; line: number; title: string };
 }
 
 export interface EstimateResponse {
@@ -218,7 +230,7 @@ export type WebviewToHost =
   | { type: 'ready' }
   | { type: 'recompute'; overrides: EstimateOverrides }
   | { type: 'reveal'; line: number }
-  | { type: 'applySuggestion'; id: MemorySuggestion['id']; kind: string; line: number };
+  | { type: 'applySuggestion'; id: MemorySuggestion['id']; kind: string; line: number; title: string };
 
 function positiveInt(value: unknown, max = 1 << 20): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= max ? value : undefined;
@@ -269,10 +281,11 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
     }
     case 'applySuggestion': {
       const id = member(message.id, ['amp', 'checkpointing', 'accumulation', 'smaller-batch', 'fix-leak'] as const);
-      const { kind, line } = message;
+      const { kind, line, title } = message;
       // Only code action kinds: a refactoring, or the quick fix of a leak.
       if (!id || typeof kind !== 'string' || !/^(refactor|quickfix)(\.|$)/.test(kind) || typeof line !== 'number' || !Number.isInteger(line) || line < 0) return undefined;
-      return { type: 'applySuggestion', id, kind, line };
+      if (typeof title !== 'string' || title.length === 0 || title.length > 500) return undefined;
+      return { type: 'applySuggestion', id, kind, line, title };
     }
     default:
       return undefined;

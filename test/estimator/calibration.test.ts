@@ -3,11 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { configFromTruth, errorStats, isPerStepPeak, type ErrorStats, type TruthRecord } from '../../server/src/estimator/calibration';
 import { estimate } from '../../server/src/estimator/model';
 import { findGpu } from '../../server/src/estimator/catalog/gpus';
-import type { EstimateOverrides } from '../../server/src/estimator/index';
-import { MIB, estimateFixture, estimateText, loadTruth, ownMeasurementsPath } from './helpers';
+import { estimateFromConfig, type Breakdown, type EstimateOverrides } from '../../server/src/estimator/index';
+import { MIB, estimateFixture, estimateText, loadTruth, multiWs1Path, ownMeasurementsPath, repoRoot } from './helpers';
 import { trainingScript, type ScriptSpec } from './scripts';
 
 function printTable(title: string, rows: Array<{ id: string; measured: number; estimated: number }>, stats: ErrorStats): void {
@@ -149,6 +150,109 @@ test('own H200 measurements of other families, LoRA, custom modules and Trainer 
   const stats = errorStats(rows.map((r) => r.estimated / r.measured - 1));
   printTable('own H200 measurements (test/gpu/estimator), generated scripts and fixtures', rows, stats);
   assertTargets(stats);
+});
+
+/**
+ * The multi-GPU dry run (test/gpu/multi/results/ws1.json: one H200, world size 1, 3 optimizer steps per launch).
+ * Each row is estimated from its real training script with harness.wrap()'s code for the strategy written inline,
+ * so that detection sees the wrapper the run used.
+ */
+const WRAPPERS: Record<string, string[]> = {
+  ddp: ['from torch.nn.parallel import DistributedDataParallel as DDP', 'model = DDP(model, device_ids=[0])'],
+  fsdp_full: ['from torch.distributed.fsdp import fully_shard', 'for block in BLOCKS:', '    fully_shard(block, reshard_after_forward=True)',
+    'fully_shard(model, reshard_after_forward=True)'],
+  fsdp_grad_op: ['from torch.distributed.fsdp import fully_shard', 'for block in BLOCKS:', '    fully_shard(block, reshard_after_forward=False)',
+    'fully_shard(model, reshard_after_forward=False)'],
+};
+
+interface MultiRow { config: string; strategy: string; status: string; peak_alloc?: number; peak_phase?: string; alloc_at_start?: number; parameters?: number }
+
+function wrappedScript(config: string, strategy: string): { file: string; text: string } {
+  const file = path.join(repoRoot, 'test', 'gpu', 'multi', 'scripts', `train_${config}.py`);
+  const source = fs.readFileSync(file, 'utf8');
+  const call = /^(\s*)model = run\.wrap\(model, blocks=([\w.]+)\)$/m.exec(source);
+  assert.ok(call, `${file} no longer wraps the model with run.wrap(model, blocks=...)`);
+  const inline = WRAPPERS[strategy].map((line) => call[1] + line.replace('BLOCKS', call[2])).join('\n');
+  return { file, text: source.replace(call[0], inline) };
+}
+
+test('multi-GPU dry run at world size 1 (DDP, FSDP2 full shard, FSDP2 shard-grad-op): real scripts, measured on an H200', async () => {
+  const measured = (JSON.parse(fs.readFileSync(multiWs1Path, 'utf8')) as { rows: MultiRow[] }).rows.filter((r) => r.status === 'ok');
+  assert.equal(measured.length, 6);
+  const rows: Array<{ id: string; measured: number; estimated: number }> = [];
+  for (const row of measured) {
+    const { file, text } = wrappedScript(row.config, row.strategy);
+    const result = await estimateText(text, file);
+    const id = `${row.config}__${row.strategy}__ws1`;
+    assert.equal(result.detected.parameters, row.parameters, id);
+    assert.equal(result.detected.gpus, 1, id);
+    assert.equal(result.detected.strategy, row.strategy === 'ddp' ? 'ddp' : 'fsdp', id);
+    assert.equal(result.config.shardGradOp, row.strategy === 'fsdp_grad_op', id);
+    const phases = estimate(result.config).phases;
+    // What the step starts from: weights, plus DDP's gradient-sized bucket (measured 2 x weights under DDP).
+    const persistent = phases['optimizer-step'] - estimate({ ...result.config, dataParallel: false, strategy: 'ddp' }).phases['optimizer-step'];
+    assert.ok(Math.abs(persistent - (row.strategy === 'ddp' ? row.alloc_at_start! / 2 : 0)) < 2 * MIB, `${id}: bucket ${persistent}`);
+    rows.push({ id, measured: row.peak_alloc!, estimated: result.peakAllocated });
+  }
+  const stats = errorStats(rows.map((r) => r.estimated / r.measured - 1));
+  printTable('multi-GPU dry run, world size 1 (H200), real scripts with the wrapper inline', rows, stats);
+  assertTargets(stats);
+  assert.ok(stats.worstOver <= 0.08, `worst over ${stats.worstOver}`);
+});
+
+test('a plain single-GPU script has no DDP bucket; DDP holds one in every phase, at any world size', async () => {
+  const plain = wrappedScript('llama_1b', 'ddp');
+  const unwrapped = fs.readFileSync(plain.file, 'utf8').replace(/^\s*model = run\.wrap\(.*\)$/m, '');
+  const single = await estimateText(unwrapped, plain.file);
+  const ddp = await estimateText(plain.text, plain.file);
+  assert.equal(single.detected.strategy, 'ddp'); // the default value, but nothing wraps the model
+  assert.equal(single.config.dataParallel, false);
+  const grads = single.detected.trainableParameters * 4;
+  for (const phase of ['forward', 'backward', 'optimizer-step'] as const) {
+    assert.equal(estimate(ddp.config).phases[phase] - estimate(single.config).phases[phase], grads, phase);
+  }
+  // --gpus 2 on the plain script implies DDP; --strategy ddp at one GPU says the model is wrapped.
+  const two = estimateFromConfig(single.config, { gpus: 2 });
+  const explicit = estimateFromConfig(single.config, { gpus: 1, strategy: 'ddp' });
+  assert.equal(two.peakAllocated, ddp.peakAllocated);
+  assert.equal(explicit.peakAllocated, ddp.peakAllocated);
+});
+
+test('the breakdown describes the peak phase: non-negative parts that add up to peakAllocated', async () => {
+  const check = (id: string, r: { breakdown: Breakdown; peakAllocated: number }): void => {
+    for (const [key, value] of Object.entries(r.breakdown)) assert.ok(value >= 0, `${id}: ${key} ${value}`);
+    const sum = Object.values(r.breakdown).reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(sum - r.peakAllocated) <= 1, `${id}: ${sum} vs ${r.peakAllocated}`);
+  };
+  for (const record of loadTruth()) check(record.id, estimate(configFromTruth(record)));
+  for (const config of ['gpt2_medium', 'llama_1b']) {
+    for (const strategy of Object.keys(WRAPPERS)) {
+      const { file, text } = wrappedScript(config, strategy);
+      const base = await estimateText(text, file);
+      for (const gpus of [1, 2, 8]) {
+        check(`${config} ${strategy} x${gpus}`, estimateFromConfig(base.config, { gpus }));
+        for (const cli of ['ddp', 'fsdp', 'zero1', 'zero2', 'zero3'] as const) {
+          check(`${config} --strategy ${cli} x${gpus}`, estimateFromConfig(base.config, { gpus, strategy: cli }));
+        }
+      }
+    }
+  }
+});
+
+test('FSDP: shard-grad-op holds a whole gathered copy through forward and backward; full shard only the root unit', async () => {
+  const full = (await estimateText(wrappedScript('llama_1b', 'fsdp_full').text, 'full.py')).config;
+  const gradOp = (await estimateText(wrappedScript('llama_1b', 'fsdp_grad_op').text, 'grad_op.py')).config;
+  for (const gpus of [1, 2, 4]) {
+    const a = estimate({ ...full, gpus });
+    const b = estimate({ ...gradOp, gpus });
+    const weights = a.parameters * 4;
+    // The optimizer step is the same (everything resharded); forward differs by the gathered copy minus the root unit.
+    assert.equal(a.phases['optimizer-step'], b.phases['optimizer-step'], `x${gpus}`);
+    const root = (2 * 32000 * 2048 + 2048) * 4; // embed_tokens, lm_head, final norm
+    assert.equal(b.phases.forward - a.phases.forward, weights - root, `x${gpus}`);
+  }
+  // The CLI's `fsdp` is full shard, even on a script that asks for SHARD_GRAD_OP.
+  assert.equal(estimateFromConfig(gradOp, { strategy: 'fsdp' }).peakAllocated, estimate(full).peakAllocated);
 });
 
 test('the peer rule of thumb (params x 16) misses activations: our estimate is the closer one on most of gpu-truth', () => {

@@ -9,6 +9,8 @@ export const repoRoot = path.resolve(__dirname, '..', '..');
 export const fixturesDir = path.join(repoRoot, 'test', 'fixtures', 'estimator');
 export const truthPath = path.resolve(repoRoot, '..', 'shared', 'gpu-truth', 'truth.json');
 export const ownMeasurementsPath = path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'more.json');
+/** The multi-GPU scripts' world-size-1 dry run (test/gpu/multi/run_all.py --nproc 1). */
+export const multiWs1Path = path.join(repoRoot, 'test', 'gpu', 'multi', 'results', 'ws1.json');
 
 export function loadTruth(): TruthRecord[] {
   return (JSON.parse(fs.readFileSync(truthPath, 'utf8')) as { runs: TruthRecord[] }).runs;

@@ -175,9 +175,9 @@ function suggestion(item: MemorySuggestion, s: WebviewStrings): HTMLElement {
     buttons.append(tryIt);
   }
   if (item.refactor) {
-    const { kind, line } = item.refactor;
-    const apply = el('button', { text: s.apply, attrs: { type: 'button' } });
-    apply.addEventListener('click', () => send({ type: 'applySuggestion', id: item.id, kind, line }));
+    const { kind, line, title } = item.refactor;
+    const apply = el('button', { text: s.apply, attrs: { type: 'button', title } });
+    apply.addEventListener('click', () => send({ type: 'applySuggestion', id: item.id, kind, line, title }));
     buttons.append(apply);
   }
   return el('li', { className: 'suggestion' },
@@ -199,7 +199,7 @@ function render(): void {
   const headline = response.gpu
     ? format(s.peak, formatBytes(response.total), `${response.gpu.name} (${formatBytes(response.gpu.capacity)})`)
     : formatBytes(response.total);
-  app.append(
+  const sections: Array<HTMLElement | null> = [
     el('header', {},
       el('h1', { text: format(s.title, fileName), attrs: { id: 'title' } }),
       el('p', { className: 'model' }, document.createTextNode(`${s.model}: `), el('span', { text: response.modelName, attrs: { id: 'model-name' } })),
@@ -214,7 +214,8 @@ function render(): void {
       ? el('section', { attrs: { 'aria-labelledby': 'h-assumptions' } }, el('h2', { text: s.assumptions, attrs: { id: 'h-assumptions' } }), el('ul', {}, ...response.assumptions.map((a) => el('li', { text: a }))))
       : null,
     el('p', { className: 'footer', text: format(s.computedIn, response.elapsedMs) }),
-  );
+  ];
+  app.append(...sections.filter((section): section is HTMLElement => section !== null));
 }
 
 function notice(text: string): void {

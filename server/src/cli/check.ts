@@ -10,9 +10,13 @@ import type { Finding } from '../engine/types';
 import { createTwoFilesPatch } from 'diff';
 import { applyFixes, safeFix } from '../fixes/apply';
 import { t } from '../l10n';
+import { ConfigLoader, optionsForFile } from '../config/pyproject';
 import { collectPythonFiles } from './files';
 import type { CliIO } from './io';
-import { findingToJson, formatText } from './output';
+import { findingToJson, formatGithub, formatStatistics, formatText, statistics, toSarif } from './output';
+
+const FORMATS = ['text', 'json', 'sarif', 'github'] as const;
+type OutputFormat = (typeof FORMATS)[number];
 
 export interface FileFindings {
   file: string;
@@ -48,6 +52,8 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
         ignore: { type: 'string' },
         fix: { type: 'boolean', default: false },
         diff: { type: 'boolean', default: false },
+        'exit-zero': { type: 'boolean', default: false },
+        statistics: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -57,12 +63,12 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    io.stdout(t('Usage: oomguard check [PATH ...] [--output-format text|json] [--select CODES] [--ignore CODES] [--fix | --diff]') + '\n');
+    io.stdout(t('Usage: oomguard check [PATH ...] [--output-format text|json|sarif|github] [--select CODES] [--ignore CODES] [--fix | --diff] [--exit-zero] [--statistics]') + '\n');
     return 0;
   }
-  const format = values['output-format'];
-  if (format !== 'text' && format !== 'json') {
-    io.stderr(t('Unknown output format "{0}" (use text or json).', format ?? '') + '\n');
+  const format = values['output-format'] as OutputFormat;
+  if (!FORMATS.includes(format)) {
+    io.stderr(t('Unknown output format "{0}" (use text, json, sarif or github).', format ?? '') + '\n');
     return 2;
   }
   const { files, missing } = collectPythonFiles(positionals.length > 0 ? positionals : ['.']);
@@ -70,7 +76,11 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     for (const target of missing) io.stderr(t('{0}: no such file or directory', target) + '\n');
     return 2;
   }
-  const options = { select: splitCodes(values.select), ignore: splitCodes(values.ignore) };
+  // pyproject.toml's [tool.oomguard] configures each file; --select replaces its select, --ignore adds to its ignore.
+  const cliSelect = splitCodes(values.select)?.map((code) => code.toUpperCase());
+  const cliIgnore = splitCodes(values.ignore)?.map((code) => code.toUpperCase()) ?? [];
+  const configs = new ConfigLoader(true);
+  const reportedConfigErrors = new Set<string>();
   const results: FileFindings[] = [];
   for (const file of files) {
     const display = path.relative(process.cwd(), file) || file;
@@ -94,6 +104,13 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
       io.stderr(t('{0}: could not be parsed; skipped.', display) + '\n');
       continue;
     }
+    const project = configs.forFile(file);
+    if (project.error && !reportedConfigErrors.has(project.error)) {
+      reportedConfigErrors.add(project.error);
+      io.stderr(project.error + '\n');
+    }
+    const fromConfig = optionsForFile(cliSelect && cliSelect.length > 0 ? { ...project.config, select: cliSelect } : project.config, project.root, file);
+    const options = { ...fromConfig, ignore: [...(fromConfig.ignore ?? []), ...cliIgnore] };
     const recovered = await recoverTree(text, tree);
     const findings = analyze(new SemanticModel(recovered.tree, recovered.text), text, {
       ...options,
@@ -103,14 +120,26 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     tree.delete();
     results.push({ file: display, text, findings });
   }
-  if (values.fix || values.diff) return applySafeFixes(results, values.diff === true, io);
+  const exitZero = values['exit-zero'] === true;
+  if (values.fix || values.diff) {
+    const status = applySafeFixes(results, values.diff === true, io);
+    return exitZero ? 0 : status;
+  }
   const count = results.reduce((sum, result) => sum + result.findings.length, 0);
-  if (format === 'json') {
+  if (values.statistics) {
+    const stats = statistics(results);
+    io.stdout(format === 'json' ? JSON.stringify(stats) + '\n' : formatStatistics(stats));
+  } else if (format === 'json') {
     io.stdout(JSON.stringify(results.flatMap((result) => result.findings.map((finding) => findingToJson(result.file, finding)))) + '\n');
+  } else if (format === 'sarif') {
+    io.stdout(JSON.stringify(toSarif(results, process.cwd()), null, 2) + '\n');
+  } else if (format === 'github') {
+    io.stdout(formatGithub(results));
   } else {
     io.stdout(formatText(results, count));
   }
-  return count > 0 ? 1 : 0;
+  // --exit-zero: report, but let the CI step pass (usage and I/O errors still exit 2).
+  return count > 0 && !exitZero ? 1 : 0;
 }
 
 /** `--fix` writes the safe fixes in place; `--diff` prints them as a unified diff and writes nothing. */

@@ -4,10 +4,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import ignore from 'ignore';
-import { parse, TomlError } from 'smol-toml';
+import type * as SmolToml from 'smol-toml' with { 'resolution-mode': 'import' };
 import type { AnalysisOptions } from '../engine/analyze';
 import type { Severity } from '../engine/types';
 import { t } from '../l10n';
+
+// smol-toml ships a CommonJS build (its "require" export) but ESM-only typings: types through resolution-mode
+// import, code through require (esbuild bundles it either way).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { parse, TomlError } = require('smol-toml') as typeof SmolToml;
 
 export type SeverityLevel = Severity | 'off';
 

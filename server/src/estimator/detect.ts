@@ -44,6 +44,8 @@ export interface DetectedConfig {
   mode: Located<RunMode>;
   attention?: Located<AttentionImpl>;
   strategy?: Located<Strategy>;
+  /** FSDP's SHARD_GRAD_OP: `sharding_strategy=ShardingStrategy.SHARD_GRAD_OP`, FSDP2's `reshard_after_forward=False`. */
+  shardGradOp?: Located<true>;
   gpus?: Located<number>;
   zeroGradMissing: boolean;
 }
@@ -281,6 +283,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (seq) detected.seqLen = seq;
       if (kw.has('deepspeed')) detected.strategy = { value: 'zero2', line };
       if (kw.has('fsdp')) detected.strategy = { value: 'fsdp', line };
+      const fsdpOptions = kwValue('fsdp');
+      if (typeof fsdpOptions === 'string' && /\bshard_grad_op\b/.test(fsdpOptions)) detected.shardGradOp = { value: true, line };
       detected.usesTrainer = { value: true, line };
     }
     if (name === 'Trainer' || name === 'SFTTrainer' || name === 'Seq2SeqTrainer') detected.usesTrainer = { value: true, line };
@@ -354,7 +358,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (name === 'zero_grad') hasZeroGrad = true;
     if (/(^|\.)(no_grad|inference_mode)$/.test(fn)) hasNoGrad ??= line;
     if (/DistributedDataParallel$/.test(fn) || name === 'DDP') detected.strategy = { value: 'ddp', line };
-    if (/FullyShardedDataParallel$/.test(fn) || name === 'FSDP' || name === 'fully_shard') detected.strategy = { value: 'fsdp', line };
+    if (/FullyShardedDataParallel$/.test(fn) || name === 'FSDP' || name === 'fully_shard') {
+      detected.strategy = { value: 'fsdp', line };
+      const sharding = kw.get('sharding_strategy')?.text.replace(/\s+/g, '') ?? '';
+      if (/(^|\.)SHARD_GRAD_OP$/.test(sharding) || kwValue('reshard_after_forward') === false) detected.shardGradOp = { value: true, line };
+    }
     if (name === 'initialize' && fn.startsWith('deepspeed')) detected.strategy ??= { value: 'zero2', line };
   }
 

@@ -186,7 +186,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.zeroGradMissing && mode === 'train') assumptions.push(t('no zero_grad() found: gradients stay alive through the next forward'));
   const strategy = detected.strategy?.value ?? 'ddp';
   const gpus = detected.gpus?.value ?? 1;
+  const shardGradOp = strategy === 'fsdp' && detected.shardGradOp !== undefined;
   if (detected.strategy) assumptions.push(t('data parallelism ({0}) found; estimated per GPU for {1} GPU(s) (use --gpus)', strategy, gpus));
+  if (shardGradOp) assumptions.push(t('FSDP SHARD_GRAD_OP (reshard_after_forward=False) found: each GPU keeps a whole copy of the weights from forward to the end of backward, on top of its shard'));
 
   return {
     modelName: model.name,
@@ -198,6 +200,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     mode,
     attention: detected.attention?.value ?? 'sdpa',
     lora, frozenFraction, gpus, strategy, offloadOptimizer: false, lines,
+    // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
+    dataParallel: detected.strategy !== undefined,
+    shardGradOp,
   };
 }
 
@@ -218,6 +223,11 @@ function applyOverrides(config: TrainingConfig, overrides: EstimateOverrides): T
   set('checkpointing');
   set('accumulation');
   set('strategy');
+  if (overrides.strategy !== undefined) {
+    // --strategy says the model is wrapped; its `fsdp` is FULL_SHARD (SHARD_GRAD_OP comes only from the script).
+    next.dataParallel = true;
+    next.shardGradOp = false;
+  }
   if (overrides.gpus !== undefined) next.gpus = overrides.gpus;
   if (overrides.optimizer !== undefined) {
     next.optimizer = overrides.optimizer;
@@ -245,6 +255,8 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
   const fits = fitOnGpus(cfg, numbers, cfg.gpuName);
   const notes = [...assumptions];
   if (cfg.gpuName && !findGpu(cfg.gpuName)) notes.push(t('GPU "{0}" is not in the catalog; no fit check', cfg.gpuName));
+  // NCCL allocates its communication buffers outside PyTorch's caching allocator; no figure has been measured yet.
+  if (cfg.gpus > 1) notes.push(t('NCCL communication buffers are not counted: they live outside PyTorch\'s allocator (nvidia-smi shows them, max_memory_allocated does not)'));
   const spec = cfg.model;
   const isText = spec.kind === 'transformer' ? spec.family !== 'vit' : spec.input.kind === 'tokens';
   const isImage = spec.kind === 'transformer' ? spec.family === 'vit' || spec.family === 'clip' : spec.input.kind === 'image';

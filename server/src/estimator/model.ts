@@ -3,7 +3,7 @@
 // transients of the loss, of backward and of optimizer.step(). The peak is the largest of the phases.
 import { countTransformerParameters, transformerActivations, type ActivationContext, type ActivationMode } from './transformer';
 import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
-import type { EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, TrainingConfig, TransformerSpec, WeightDtype } from './types';
+import type { Breakdown, EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, ShardingStrategy, TrainingConfig, TransformerSpec, WeightDtype } from './types';
 
 /** Allocated before the first forward by cuBLAS workspaces and library init (gpu-truth: alloc_at_start). */
 export const LIBRARY_WORKSPACE_BYTES = 68_157_440;
@@ -179,61 +179,126 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   };
 }
 
-/** Per-GPU share of each persistent part under the parallel strategy. */
-function shardFactors(cfg: TrainingConfig): { weights: number; grads: number; optimizer: number; bucket: number } {
+/**
+ * The estimator's strategy for a configuration. One GPU without a wrapper in the script (or a --strategy) is a
+ * plain run; --gpus > 1 implies a wrapper (DDP when none is named); FSDP is FULL_SHARD unless the script asks for
+ * SHARD_GRAD_OP, which the CLI's values cannot express.
+ */
+export function shardingStrategy(cfg: Pick<TrainingConfig, 'gpus' | 'strategy' | 'dataParallel' | 'shardGradOp'>): ShardingStrategy {
+  if (cfg.gpus <= 1 && !cfg.dataParallel) return 'none';
+  if (cfg.strategy === 'fsdp' && cfg.shardGradOp) return 'fsdp-grad-op';
+  return cfg.strategy;
+}
+
+/** What one GPU holds of the persistent state, and what the wrapper gathers or copies on top, per phase. */
+interface Layout {
+  /** Weights at the optimizer step (the shard under ZeRO-3/FSDP). */
+  weightsAtStep: number;
+  /** Weights through forward and the start of backward: the shard plus whatever is gathered for compute. */
+  weightsInCompute: number;
+  /** Gathered on top of weightsInCompute later in backward (the blocks being computed, prefetched). */
+  weightsLateBackward: number;
+  /** Gradients kept after backward (the shard under ZeRO-2/3 and FSDP). */
+  gradients: number;
+  /** DDP's gradient buckets: alive from DDP(...) on, in every phase. */
+  bucket: number;
+  /** Unsharded gradients on top of the shard late in backward (FSDP's root unit, the block being reduce-scattered). */
+  gradientsLateBackward: number;
+  optimizerShare: number;
+}
+
+function layoutFor(cfg: TrainingConfig, params: ParameterFigures): Layout {
   const n = Math.max(1, cfg.gpus);
-  if (n === 1) return { weights: 1, grads: 1, optimizer: 1, bucket: 0 };
-  switch (cfg.strategy) {
-    // DDP copies gradients into its own communication buckets (gradient_as_bucket_view defaults to False).
-    case 'ddp': return { weights: 1, grads: 1, optimizer: 1, bucket: 1 };
-    case 'zero1': return { weights: 1, grads: 1, optimizer: 1 / n, bucket: 0 };
-    case 'zero2': return { weights: 1, grads: 1 / n, optimizer: 1 / n, bucket: 0 };
-    case 'zero3':
-    case 'fsdp': return { weights: 1 / n, grads: 1 / n, optimizer: 1 / n, bucket: 0 };
+  const strategy = shardingStrategy(cfg);
+  const W = params.weightBytes;
+  const G = params.gradBytes;
+  const wBytes = dtypeBytes(cfg.weightDtype);
+  const gradPerParam = params.trainable > 0 ? G / params.trainable : 0;
+  const count = cfg.model.kind === 'transformer' ? countTransformerParameters(cfg.model) : undefined;
+  const perLayer = count?.perLayer ?? 0;
+  const whole: Layout = { weightsAtStep: W, weightsInCompute: W, weightsLateBackward: 0, gradients: G, bucket: 0, gradientsLateBackward: 0, optimizerShare: 1 };
+  switch (strategy) {
+    case 'none': return whole;
+    // DDP copies gradients into its own communication buckets (gradient_as_bucket_view defaults to False); the
+    // Reducer allocates them when the model is wrapped, so they exist at world size 1 too (measured: weights plus
+    // one gradient-sized copy at the first step, test/gpu/multi/results/ws1.json).
+    case 'ddp': return { ...whole, bucket: G };
+    case 'zero1': return { ...whole, optimizerShare: 1 / n };
+    case 'zero2': return { ...whole, gradients: G / n, optimizerShare: 1 / n };
+    // DeepSpeed ZeRO-3 gathers one layer's full weights at a time and prefetches the next.
+    case 'zero3': return {
+      ...whole, weightsAtStep: W / n, weightsInCompute: W / n + (n > 1 ? 2 * perLayer * wBytes : 0), gradients: G / n, optimizerShare: 1 / n,
+    };
+    case 'fsdp': {
+      // FSDP2 wrapped per block, then the model: the root unit (embeddings, final norm, head) stays gathered from
+      // forward to the end of backward (measured at world size 1: +200 MiB for GPT-2 medium, +498 MiB for Llama
+      // 1.1B, their root units), its unsharded gradients until backward ends; late in backward one block is
+      // gathered, the next prefetched, and the previous one's unsharded gradient is being reduce-scattered.
+      const root = (count?.root ?? 0) * wBytes;
+      return {
+        weightsAtStep: W / n, weightsInCompute: W / n + root, weightsLateBackward: 2 * perLayer * wBytes,
+        gradients: G / n, bucket: 0, gradientsLateBackward: ((count?.root ?? 0) + perLayer) * gradPerParam, optimizerShare: 1 / n,
+      };
+    }
+    case 'fsdp-grad-op':
+      // SHARD_GRAD_OP keeps every unit gathered from its forward to the end of backward: the shard plus a whole
+      // copy (measured at world size 1: forward and backward equal DDP's, the optimizer step full shard's).
+      return {
+        weightsAtStep: W / n, weightsInCompute: W / n + W, weightsLateBackward: 0,
+        gradients: G / n, bucket: 0, gradientsLateBackward: perLayer * gradPerParam, optimizerShare: 1 / n,
+      };
   }
+}
+
+const ZERO_BREAKDOWN: Breakdown = { weights: 0, gradients: 0, optimizerStates: 0, activations: 0, other: 0 };
+
+function total(b: Breakdown): number {
+  return b.weights + b.gradients + b.optimizerStates + b.activations + b.other;
 }
 
 export function estimate(cfg: TrainingConfig): EstimateNumbers {
   const params = parameterFigures(cfg);
-  const shard = shardFactors(cfg);
-  const sharded = cfg.strategy === 'zero3' || cfg.strategy === 'fsdp';
-  let weights = params.weightBytes * shard.weights;
-  if (sharded && cfg.gpus > 1 && cfg.model.kind === 'transformer') {
-    // FSDP / ZeRO-3 gather one layer's full weights at a time (and prefetch the next).
-    weights += 2 * countTransformerParameters(cfg.model).perLayer * dtypeBytes(cfg.weightDtype);
-  }
-  const gradients = params.gradBytes * shard.grads + params.gradBytes * shard.bucket;
-  const optimizerStates = cfg.offloadOptimizer ? 0 : params.optimizerBytes * shard.optimizer;
-  const optimizerTemp = cfg.offloadOptimizer ? 0 : params.optimizerTempBytes * shard.optimizer;
+  const layout = layoutFor(cfg, params);
+  const optimizerStates = cfg.offloadOptimizer ? 0 : params.optimizerBytes * layout.optimizerShare;
+  const optimizerTemp = cfg.offloadOptimizer ? 0 : params.optimizerTempBytes * layout.optimizerShare;
   const act = cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, cfg, params) : layerNetFigures(cfg.model, cfg, params);
-  const other = LIBRARY_WORKSPACE_BYTES + act.inputs;
-  const phases: Record<PeakPhase, number> = { forward: 0, backward: 0, 'optimizer-step': 0 };
-  let activations: number;
+  const base = LIBRARY_WORKSPACE_BYTES + act.inputs;
+  // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.
+  const parts: Record<PeakPhase, Breakdown> = { forward: ZERO_BREAKDOWN, backward: ZERO_BREAKDOWN, 'optimizer-step': ZERO_BREAKDOWN };
   if (cfg.mode === 'train') {
-    const gradsAtForward = cfg.gradsKeptAcrossSteps || cfg.accumulation > 1 ? gradients : 0;
-    const state = weights + optimizerStates + gradsAtForward + other;
-    phases.forward = state + act.saved + act.forwardTransient;
-    const atBackwardStart = state + act.saved + act.backwardTransient + (gradsAtForward ? 0 : params.headGradBytes * shard.grads);
-    const atBackwardEnd = weights + optimizerStates + gradients + other + act.recompute;
-    phases.backward = Math.max(atBackwardStart, atBackwardEnd);
-    phases['optimizer-step'] = weights + gradients + optimizerStates + optimizerTemp + other;
-    activations = act.saved;
+    const gradsAtForward = cfg.gradsKeptAcrossSteps || cfg.accumulation > 1 ? layout.gradients : 0;
+    parts.forward = {
+      weights: layout.weightsInCompute, gradients: gradsAtForward + layout.bucket, optimizerStates,
+      activations: act.saved, other: base + act.forwardTransient,
+    };
+    // The head's gradient is made whole before any wrapper reduces or shards it.
+    const backwardStart: Breakdown = {
+      weights: layout.weightsInCompute, gradients: gradsAtForward + layout.bucket + (gradsAtForward ? 0 : params.headGradBytes), optimizerStates,
+      activations: act.saved, other: base + act.backwardTransient,
+    };
+    const backwardEnd: Breakdown = {
+      weights: layout.weightsInCompute + layout.weightsLateBackward, gradients: layout.gradients + layout.bucket + layout.gradientsLateBackward,
+      optimizerStates, activations: act.recompute, other: base,
+    };
+    parts.backward = total(backwardStart) >= total(backwardEnd) ? backwardStart : backwardEnd;
+    parts['optimizer-step'] = {
+      weights: layout.weightsAtStep, gradients: layout.gradients + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
+    };
   } else if (cfg.mode === 'infer-no-grad') {
     // The previous batch's outputs live until the loop rebinds them, while the next forward runs.
-    phases.forward = weights + other + 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient);
-    activations = phases.forward - weights - other;
+    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute, activations: 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient), other: base };
   } else {
     // Without no_grad every forward builds a graph; the previous one lives until its outputs are rebound.
-    phases.forward = weights + other + 2 * act.saved + act.forwardTransient;
-    activations = 2 * act.saved;
+    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute, activations: 2 * act.saved, other: base + act.forwardTransient };
   }
+  const phases: Record<PeakPhase, number> = { forward: total(parts.forward), backward: total(parts.backward), 'optimizer-step': total(parts['optimizer-step']) };
   let peakPhase: PeakPhase = 'forward';
   for (const phase of ['backward', 'optimizer-step'] as const) if (phases[phase] > phases[peakPhase]) peakPhase = phase;
   const peakAllocated = phases[peakPhase];
   return {
     parameters: params.total,
     trainableParameters: params.trainable,
-    breakdown: { weights, gradients: cfg.mode === 'train' ? gradients : 0, optimizerStates, activations, other: peakAllocated - weights - (cfg.mode === 'train' ? gradients : 0) - optimizerStates - activations },
+    breakdown: { ...parts[peakPhase] },
     peakAllocated,
     peakReserved: reservedFor(peakAllocated, peakPhase, cfg),
     cudaContext: CUDA_CONTEXT_BYTES,

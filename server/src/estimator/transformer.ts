@@ -28,6 +28,11 @@ export interface ParameterCount {
   castable: number;
   /** Per decoder/encoder layer. */
   perLayer: number;
+  /**
+   * Parameters outside the repeated blocks (embeddings, final norms, heads): what FSDP's root unit holds when each
+   * block is wrapped on its own and then the model.
+   */
+  root: number;
   /** Largest single parameter tensor (for-loop optimizers keep temporaries of its size). */
   largestTensor: number;
   /** LoRA parameters for the given targets and rank. */
@@ -149,8 +154,10 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     }
   }
   let total = embedding + layerTotal + other + head;
+  let blockTotal = layerTotal;
   if (s.vision) {
     const v = countTransformerParameters(s.vision);
+    blockTotal += s.vision.layers * v.perLayer;
     const pre = 2 * s.vision.hidden; // CLIP's vision tower has a pre-LayerNorm
     const visionEmbed = 3 * (s.vision.patchSize ?? 32) ** 2 * s.vision.hidden + s.vision.hidden * (((s.vision.imageSize ?? 224) / (s.vision.patchSize ?? 32)) ** 2 + 2);
     total += v.total - v.embedding + visionEmbed + pre;
@@ -171,7 +178,7 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     loraCount = perLayerLora * (s.layers + s.decoderLayers);
   }
   const largestTensor = Math.max(s.vocab * h, s.intermediate * h * (s.qkvFused && (s.mlp === 'swiglu') ? 2 : 1));
-  return { total, embedding, castable, perLayer, largestTensor, lora: loraCount };
+  return { total, embedding, castable, perLayer, root: total - blockTotal, largestTensor, lora: loraCount };
 }
 
 const FP32 = 4;

@@ -5,7 +5,13 @@ export type Precision = 'fp32' | 'fp16-amp' | 'bf16-amp' | 'bf16' | 'fp16';
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit';
 /** How torch.optim runs step(): foreach (the CUDA default) keeps one parameter-sized temporary. */
 export type OptimizerImpl = 'foreach' | 'fused' | 'for-loop';
+/** The CLI's --strategy values (spec/cli.md); `fsdp` is FSDP's FULL_SHARD. */
 export type Strategy = 'ddp' | 'fsdp' | 'zero1' | 'zero2' | 'zero3';
+/**
+ * The estimator's own strategy values: the CLI's, plus FSDP's SHARD_GRAD_OP (FSDP2 `reshard_after_forward=False`),
+ * which is found only in the script's source, and `none` for a script that wraps nothing on one GPU.
+ */
+export type ShardingStrategy = 'none' | Strategy | 'fsdp-grad-op';
 export type AttentionImpl = 'sdpa' | 'eager' | 'flash_attention_2';
 /** train: forward+backward+step; infer-no-grad: eval under torch.no_grad(); infer-grad: eval that still builds graphs. */
 export type RunMode = 'train' | 'infer-no-grad' | 'infer-grad';
@@ -123,6 +129,13 @@ export interface TrainingConfig {
   frozenFraction?: number;
   gpus: number;
   strategy: Strategy;
+  /**
+   * The script wraps the model in a data-parallel wrapper (found in the source, or set with --strategy); with
+   * gpus > 1 one is implied. Absent means no wrapper: a plain single-GPU script has no DDP bucket.
+   */
+  dataParallel?: boolean;
+  /** FSDP with SHARD_GRAD_OP / reshard_after_forward=False, found in the source; the CLI's `fsdp` is FULL_SHARD. */
+  shardGradOp?: boolean;
   /** ZeRO/FSDP offload of optimizer states to the CPU. */
   offloadOptimizer: boolean;
   gpuName?: string;

@@ -124,7 +124,9 @@ function otherProcesses(m: OomMessage): number {
 function summaryOf(m: OomMessage, frame: TracebackFrame | undefined): string[] {
   const lines: string[] = [];
   const gpu = m.gpu === undefined ? t('the GPU') : t('GPU {0}', m.gpu);
-  if (m.requested && m.totalCapacity && m.free) {
+  if (m.requested && m.totalCapacity && m.free && m.free.bytes >= m.requested.bytes) {
+    lines.push(t('PyTorch asked for {0} more on {1}, which has {2} in total; the driver reported {3} free, more than the request, yet the allocation failed (another process may have taken that memory in the meantime).', fmt(m.requested), gpu, fmt(m.totalCapacity), fmt(m.free)));
+  } else if (m.requested && m.totalCapacity && m.free) {
     lines.push(t('PyTorch asked for {0} more on {1}, which has {2} in total, but only {3} was free.', fmt(m.requested), gpu, fmt(m.totalCapacity), fmt(m.free)));
   } else if (m.requested) {
     lines.push(t('PyTorch asked for {0} more on {1} and the GPU could not provide it.', fmt(m.requested), gpu));
@@ -160,7 +162,8 @@ function causesOf(m: OomMessage, script: ScriptSummary | undefined): Cause[] {
   const free = m.free?.bytes ?? 0;
   const total = m.totalCapacity?.bytes;
   const fragmentation = fragmentationOf(m);
-  const fits = (extra: number) => requested !== undefined && free + extra >= requested;
+  // A cause is decisive when the request did not fit but would have with that cause's memory added back.
+  const fits = (extra: number) => requested !== undefined && free < requested && free + extra >= requested;
   const tensorTry: string[] = [];
   if (script?.matchingTensor) {
     tensorTry.push(t('The request matches the {0} of {1}: {2} = {3}. Shrink that product: a smaller batch size or sequence length, or compute it in chunks.', script.matchingTensor.name, script.file, script.matchingTensor.formula, formatBytes(script.matchingTensor.bytes)));
@@ -176,7 +179,7 @@ function causesOf(m: OomMessage, script: ScriptSummary | undefined): Cause[] {
   }
   if (m.allowed && total !== undefined && m.allowed.bytes < total) {
     causes.push({
-      kind: 'memory-limit', bytes: total - m.allowed.bytes, decisive: fits(total - m.allowed.bytes) && free < (requested ?? 0),
+      kind: 'memory-limit', bytes: total - m.allowed.bytes, decisive: fits(total - m.allowed.bytes),
       title: t('The process may use only {0} of the {1} GPU', fmt(m.allowed), fmt(m.totalCapacity)),
       detail: [t('torch.cuda.set_per_process_memory_fraction() limits this process to {0}; {1} of the GPU is off limits.', fmt(m.allowed), formatBytes(total - m.allowed.bytes))],
       tryThis: [t('Raise or remove the torch.cuda.set_per_process_memory_fraction() limit.')],
@@ -190,9 +193,9 @@ function causesOf(m: OomMessage, script: ScriptSummary | undefined): Cause[] {
       detail: [decisive
         ? t('Free memory plus this cached memory ({0}) would have covered the request of {1}, had it been one contiguous block.', formatBytes(free + fragmentation), fmt(m.requested))
         : t('This is memory in partly used cached blocks; PyTorch had already released every fully free block before failing.')],
-      tryThis: m.format === 'legacy'
-        ? [t('Set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 (as the message suggests) so that large cached blocks are not split, or upgrade PyTorch and set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.')]
-        : [t('Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before the script starts: segments then grow in place instead of leaving unusable slivers.')],
+      tryThis: m.format === 'current'
+        ? [t('Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before the script starts: segments then grow in place instead of leaving unusable slivers.')]
+        : [t('Set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:<size in MiB> (as this PyTorch suggests) so that cached blocks of that size or larger are not split; current PyTorch releases offer PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True instead.')],
     });
   }
   const others = otherProcesses(m);

@@ -7,7 +7,7 @@
 //             memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True ..."
 //   2.1      the same with "total capacty" (sic) and a max_split_size_mb hint
 //   <= 2.0   "CUDA out of memory. Tried to allocate X (GPU 0; Y total capacity; A already allocated; Z free;
-//             [L allowed; ]R reserved in total by PyTorch)" (before 1.4: "R cached)")
+//             [L allowed; ]R reserved in total by PyTorch)" (before 1.4: "U cached)", U = reserved − allocated)
 // Fields are read one by one with whitespace-tolerant patterns, so a message wrapped by a terminal or a logger
 // still parses, and a truncated one yields what it has.
 import { SIZE_PATTERN, sizeFrom, type PrintedSize } from './sizes';
@@ -44,9 +44,9 @@ export interface OomMessage {
   /** Memory in live tensors ("is allocated by PyTorch", "already allocated"). */
   allocated?: PrintedSize;
   privatePools?: PrintedSize;
-  /** Current and 2.1 wording: reserved by PyTorch but unallocated. */
+  /** Reserved by PyTorch but unallocated (current and 2.1 wording; "cached" before 1.4). */
   reservedUnallocated?: PrintedSize;
-  /** <= 2.0 wording: everything PyTorch reserved ("reserved in total by PyTorch", or "cached" before 1.4). */
+  /** <= 2.0 wording: everything PyTorch reserved ("reserved in total by PyTorch"). */
   reservedTotal?: PrintedSize;
   /** The allocator setting the message itself suggests. */
   hint?: 'expandable_segments' | 'max_split_size_mb';
@@ -122,7 +122,9 @@ function parseMessage(window: string, backend: string, line: number, exception: 
       message.totalCapacity = total;
       message.allocated = size(FIELD.legacyAllocated.exec(text));
       message.free = size(FIELD.legacyFree.exec(text));
-      message.reservedTotal = size(FIELD.legacyReserved.exec(text)) ?? size(FIELD.legacyCached.exec(text));
+      message.reservedTotal = size(FIELD.legacyReserved.exec(text));
+      // Before 1.4 the allocator printed amount_cached − amount_allocated as "cached": reserved but unallocated.
+      if (!message.reservedTotal) message.reservedUnallocated = size(FIELD.legacyCached.exec(text));
     }
   }
   message.allowed = size(FIELD.allowed.exec(text));
@@ -175,7 +177,7 @@ export function findOomErrors(text: string): OomReport[] {
     let end = Math.min(text.length, start + MAX_MESSAGE_CHARACTERS, anchors[k + 1]?.index ?? text.length);
     // A message ends at a blank line or where the next traceback starts.
     const rest = text.slice(start, end);
-    const stop = rest.search(/\r?\n\s*\r?\n|\r?\nTraceback \(most recent call last\)/);
+    const stop = rest.search(/\r?\n\s*\r?\n|\r?\n(?:\[[\w-]*\d*\]:\s*)?Traceback \(most recent call last\)/);
     if (stop !== -1) end = start + stop;
     const lineStart = text.lastIndexOf('\n', start - 1) + 1;
     const before = text.slice(lineStart, start);

@@ -80,10 +80,13 @@ export function stepTensors(config: TrainingConfig): StepTensor[] {
   return tensors.sort((x, y) => y.bytes - x.bytes);
 }
 
-/** Estimate, findings and step tensors of a script whose semantic model the caller already holds. */
-export function scriptContextFromModel(tree: PyTree, model: SemanticModel, text: string, file: string, options: AnalysisOptions = {}): ScriptContext {
-  const estimate = estimateScript(tree, text, file);
-  const findings = analyze(model, text, options);
+/**
+ * Estimate, findings and step tensors of a script whose semantic model the caller already holds.
+ * `analysisText` is the text the tree was parsed from (a recovered parse may differ from the source mid-edit).
+ */
+export function scriptContextFromModel(tree: PyTree, model: SemanticModel, analysisText: string, sourceText: string, file: string, options: AnalysisOptions = {}): ScriptContext {
+  const estimate = estimateScript(tree, analysisText, file);
+  const findings = analyze(model, sourceText, options);
   return { file, estimate, findings, tensors: stepTensors(estimate.config) };
 }
 

@@ -66,6 +66,24 @@ export function torchName(imports: ReadonlyMap<string, string>): string | undefi
   return undefined;
 }
 
+/**
+ * The name torch is bound to where `at` runs: `import torch` (or `import torch as th`, `import torch.nn`) at module
+ * level or in a function around `at`. An import inside some other function does not count, so the fix adds its own.
+ */
+export function torchNameAt(root: Node, at: Node): string | undefined {
+  for (const statement of root.descendantsOfType('import_statement')) {
+    let scope = statement.parent;
+    while (scope && scope.type !== 'function_definition' && scope.type !== 'module') scope = scope.parent;
+    const visible = !scope || scope.type === 'module' || (scope.startIndex <= at.startIndex && at.endIndex <= scope.endIndex);
+    if (!visible) continue;
+    for (const child of statement.namedChildren) {
+      if (child.type === 'dotted_name' && child.text.split('.')[0] === 'torch') return 'torch';
+      if (child.type === 'aliased_import' && child.childForFieldName('name')?.text === 'torch') return child.childForFieldName('alias')?.text;
+    }
+  }
+  return undefined;
+}
+
 /** Wraps an expression in parentheses when a method call on it would bind to its last operand. */
 export function asReceiver(node: Node): string {
   const primary = ['identifier', 'attribute', 'call', 'subscript', 'parenthesized_expression'];

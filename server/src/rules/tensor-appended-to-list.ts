@@ -61,19 +61,21 @@ const TENSOR_COMBINERS = new Set(['stack', 'cat', 'concat', 'concatenate', 'vsta
  * A Python float from `.item()` would break that code, so `.detach()` is the fix there.
  */
 export function neededAsTensorLater(model: SemanticModel, site: Node, keptIn: Node): boolean {
-  const name = dottedName(containerBase(keptIn));
-  if (!name) return false;
+  const list = isListContainer(site);
+  // `d[k] = loss` keeps it in `d`; `xs.append(loss)` in `xs`; `total += loss` in `total` itself.
+  const container = list && keptIn.type === 'subscript' && site.type !== 'call' ? keptIn.childForFieldName('value') ?? keptIn : keptIn;
   const scope = enclosingFunction(site);
-  const isKept = (node: Node | null | undefined) => !!node && dottedName(containerBase(node)) === name && (node.type === 'subscript' || node.type === 'identifier' || node.type === 'attribute');
   for (const call of model.calls) {
     if (call.startIndex < site.endIndex || enclosingFunction(call).id !== scope.id) continue;
     const fn = call.childForFieldName('function');
-    if (TENSOR_COMBINERS.has(calleeName(call) ?? '') && /^torch\./.test(model.qualify(fn) ?? '')) {
-      if (callArguments(call).positional.some((arg) => dottedName(arg) === name)) return true;
+    if (list && TENSOR_COMBINERS.has(calleeName(call) ?? '') && /^torch\./.test(model.qualify(fn) ?? '')) {
+      if (callArguments(call).positional.some((arg) => arg.text === container.text)) return true;
     }
     const receiver = callReceiver(call);
-    // A list's own methods (`losses.append`) say nothing; a method on an element or on an accumulated total does.
-    if (receiver && isKept(receiver) && (receiver.type === 'subscript' || keptIn.type !== 'subscript' && !isListContainer(site))) return true;
+    if (!receiver) continue;
+    // A list's own methods (`losses.append`) say nothing; a method on one of its elements, or on a total, does.
+    const element = receiver.type === 'subscript' && receiver.childForFieldName('value')?.text === container.text;
+    if (list ? element : receiver.text === container.text) return true;
   }
   return false;
 }

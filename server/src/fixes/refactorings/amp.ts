@@ -6,7 +6,7 @@ import type { Node } from '../../engine/parser';
 import { callArguments, calleeName, callReceiver, dottedName } from '../../engine/syntax';
 import type { TextEdit } from '../../engine/types';
 import { t } from '../../l10n';
-import { addTorchImport, lineIndent, replaceNode, torchName } from '../edits';
+import { addTorchImport, lineIndent, replaceNode, torchNameAt } from '../edits';
 import {
   bodyStatement,
   holdsMultiLineString,
@@ -17,6 +17,7 @@ import {
   reindent,
   replaceLines,
   standsAlone,
+  statementCall,
   statementOf,
   statementsOf,
   unitOf,
@@ -41,6 +42,11 @@ function runsForward(context: RefactoringContext, call: Node): boolean {
   if (model.isDirectForwardCall(call)) return true;
   const callee = model.resolveLocalFunction(call);
   return !!callee && model.summary(callee).forward && !model.summary(callee).backward;
+}
+
+function isClear(context: RefactoringContext, statement: Node): boolean {
+  const call = statementCall(statement);
+  return !!call && context.model.isGradClearCall(call);
 }
 
 interface Plan {
@@ -70,6 +76,8 @@ function plan(context: RefactoringContext): Plan | undefined {
   // `criterion(model(x), y).backward()`: the forward and the backward share a statement.
   if (firstIndex < 0) return undefined;
   const wrapped = before.slice(firstIndex);
+  // `optimizer.zero_grad()` just before the backward has nothing to do with precision: it stays outside.
+  while (wrapped.length > 1 && isClear(context, wrapped[wrapped.length - 1]!)) wrapped.pop();
   // An optimizer step or gradient clipping between the forward and the backward must stay outside autocast.
   const stepInside = loop.directCalls.some(
     (call) => isStepRelatedCall(model, call) && !model.isGradClearCall(call) && wrapped.some((s) => s.startIndex <= call.startIndex && call.endIndex <= s.endIndex),
@@ -77,7 +85,7 @@ function plan(context: RefactoringContext): Plan | undefined {
   if (stepInside) return undefined;
   // Re-indenting changes multi-line strings, and statements sharing a line cannot move alone.
   if (wrapped.some((statement) => holdsMultiLineString(statement) || !standsAlone(statement)) || !standsAlone(backwardStatement)) return undefined;
-  const name = torchName(model.imports);
+  const name = torchNameAt(model.root, loop.node);
   return {
     first: wrapped[0]!,
     last: wrapped[wrapped.length - 1]!,

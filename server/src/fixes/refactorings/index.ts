@@ -5,8 +5,8 @@ import { CodeActionKind } from 'vscode-languageserver/node';
 import type { CodeAction } from 'vscode-languageserver/node';
 import type { SemanticModel } from '../../engine/semantic/model';
 import type { Position } from '../../engine/types';
+// Types only: code-actions.ts imports this module, so a value import back would be circular.
 import type { CodeActionProvider } from '../../code-actions';
-import { wantsKind } from '../../code-actions';
 import { gradientAccumulation } from './accumulation';
 import { bfloat16Amp, float16Amp } from './amp';
 import { gradientCheckpointing } from './checkpointing';
@@ -32,7 +32,9 @@ export function refactoringsAt(model: SemanticModel, text: string, position: Pos
 }
 
 export const refactoringActions: CodeActionProvider = ({ text, params, model }) => {
-  if (!model || !wantsKind(params, CodeActionKind.RefactorRewrite)) return [];
+  const only = params.context.only;
+  const wanted = !only || only.some((kind) => CodeActionKind.RefactorRewrite === kind || CodeActionKind.RefactorRewrite.startsWith(`${kind}.`));
+  if (!model || !wanted) return [];
   const uri = params.textDocument.uri;
   return refactoringsAt(model, text, params.range.start).map((refactoring): CodeAction => ({
     title: refactoring.title,

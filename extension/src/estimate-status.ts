@@ -1,0 +1,70 @@
+// The status bar item with the estimate of the active Python script on the GPU of the `oomguard.gpu` setting.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import { formatBytes } from '../../server/src/engine/bytes';
+import { ESTIMATE_REQUEST, SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
+import type { EstimateParams, EstimateResponse } from '../../server/src/protocol';
+
+/** Edits arrive per keystroke; the estimate is asked for once typing pauses. */
+const DEBOUNCE_MS = 400;
+
+export class EstimateStatus implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('oomguard.estimate', vscode.StatusBarAlignment.Right, 99);
+  private readonly disposables: vscode.Disposable[] = [this.item];
+  private timer: NodeJS.Timeout | undefined;
+  private seq = 0;
+
+  constructor(private readonly getClient: () => LanguageClient | undefined, private readonly onChange: (uri: vscode.Uri) => void) {
+    this.item.name = vscode.l10n.t('OOM Guard memory estimate');
+    this.item.command = SHOW_MEMORY_ESTIMATE_COMMAND;
+    this.disposables.push(
+      vscode.window.onDidChangeActiveTextEditor(() => this.schedule(0)),
+      vscode.workspace.onDidChangeTextDocument((event) => {
+        if (event.document === vscode.window.activeTextEditor?.document) this.schedule(DEBOUNCE_MS);
+      }),
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration('oomguard')) this.schedule(DEBOUNCE_MS);
+      }),
+    );
+  }
+
+  schedule(delay: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.update(), delay);
+  }
+
+  private async update(): Promise<void> {
+    const document = vscode.window.activeTextEditor?.document;
+    const client = this.getClient();
+    if (!document || document.languageId !== 'python' || !client?.isRunning()) {
+      this.item.hide();
+      return;
+    }
+    const seq = ++this.seq;
+    try {
+      const params: EstimateParams = { textDocument: { uri: document.uri.toString() } };
+      const response = await client.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, params);
+      if (seq !== this.seq) return;
+      const gpu = response.gpu;
+      const bad = response.fits === false;
+      this.item.text = `${bad ? '$(warning)' : '$(server)'} ${formatBytes(response.total)}${gpu ? ` / ${gpu.name}` : ''}`;
+      this.item.tooltip = gpu
+        ? bad
+          ? vscode.l10n.t('{0}: about {1} at the peak; does not fit {2} ({3}). Click for the memory panel.', path.basename(document.uri.path), formatBytes(response.total), gpu.name, formatBytes(gpu.capacity))
+          : vscode.l10n.t('{0}: about {1} at the peak; fits {2} ({3}). Click for the memory panel.', path.basename(document.uri.path), formatBytes(response.total), gpu.name, formatBytes(gpu.capacity))
+        : vscode.l10n.t('{0}: about {1} at the peak. Click for the memory panel.', path.basename(document.uri.path), formatBytes(response.total));
+      this.item.backgroundColor = bad ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      this.item.show();
+      this.onChange(document.uri);
+    } catch {
+      // Not estimable (too large, not parsed, server restarting): nothing to show.
+      if (seq === this.seq) this.item.hide();
+    }
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    for (const disposable of this.disposables) disposable.dispose();
+  }
+}
