@@ -7,7 +7,7 @@
 import { analyze } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
-import { clearFreesGraphs, clearSites } from './semantic/lifetime';
+import { clearFreesGraphs, clearSitesWithin } from './semantic/lifetime';
 import { lowerBound } from './semantic/model';
 import type { SemanticModel } from './semantic/model';
 import { contains, enclosingLoops } from './syntax';
@@ -63,9 +63,7 @@ export function statementFacts(model: SemanticModel, statement: Node): string | 
     facts.push(['call', callee.name, callee.classInfo?.name ?? '', loops.length > 0, !!training,
       training ? model.clearsGradients(training) : false, loops.some((loop) => model.isPerBatchLoop(loop)), model.isNoGrad(call)]);
   }
-  for (const site of clearSites(model)) {
-    if (contains(statement, site.site)) facts.push(['clear', site.last, clearFreesGraphs(model, site)]);
-  }
+  for (const site of clearSitesWithin(model, statement)) facts.push(['clear', site.last, clearFreesGraphs(model, site)]);
   for (const assignment of nodesWithin(model.assignments, statement)) {
     // Read across statements by OOM109 (TrainingArguments(prediction_loss_only=True) assigned elsewhere).
     if (assignment.text.includes('prediction_loss_only')) facts.push(['args', assignment.text]);

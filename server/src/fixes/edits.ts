@@ -66,12 +66,20 @@ export function torchName(imports: ReadonlyMap<string, string>): string | undefi
   return undefined;
 }
 
+const importStatements = new WeakMap<Node, Node[]>();
+
 /**
  * The name torch is bound to where `at` runs: `import torch` (or `import torch as th`, `import torch.nn`) at module
  * level or in a function around `at`. An import inside some other function does not count, so the fix adds its own.
  */
 export function torchNameAt(root: Node, at: Node): string | undefined {
-  for (const statement of root.descendantsOfType('import_statement')) {
+  // Cached per tree: every fix of every finding asks.
+  let imports = importStatements.get(root);
+  if (!imports) {
+    imports = root.descendantsOfType('import_statement');
+    importStatements.set(root, imports);
+  }
+  for (const statement of imports) {
     let scope = statement.parent;
     while (scope && scope.type !== 'function_definition' && scope.type !== 'module') scope = scope.parent;
     const visible = !scope || scope.type === 'module' || (scope.startIndex <= at.startIndex && at.endIndex <= scope.endIndex);

@@ -2,6 +2,7 @@
 // OOM101 and OOM102. A value kept in something that outlives the iteration keeps its autograd graph alive.
 import type { Node } from '../parser';
 import { children, contains, dottedName, enclosingFunction, enclosingLoops, calleeName, callReceiver } from '../syntax';
+import { lowerBound } from './model';
 import type { SemanticModel } from './model';
 
 /** `history["loss"]` → `history`; `self.outs` → `self.outs`; `x` → `x`. */
@@ -109,26 +110,33 @@ function containerLastName(node: Node | null | undefined): string | undefined {
 
 /** Every statement or call that resets a container: `del xs[:]`, `xs.clear()`, `xs = []`. */
 export function clearSites(model: SemanticModel): ClearSite[] {
-  return model.memo('clear-sites', () => {
-    const sites: ClearSite[] = [];
-    for (const statement of model.deleteStatements) {
-      // `del xs[:]`, `del a, b`
-      for (const target of children(statement).flatMap((node) => [node, ...children(node)])) {
-        const last = containerLastName(target);
-        if (last) sites.push({ site: statement, last });
-      }
+  return model.memo('clear-sites', () => clearSitesWithin(model, model.root));
+}
+
+/** The resets inside `region` (a statement, or the whole module). */
+export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[] {
+  const inside = (node: Node) => contains(region, node);
+  const sites: ClearSite[] = [];
+  for (const statement of model.deleteStatements) {
+    if (!inside(statement)) continue;
+    // `del xs[:]`, `del a, b`
+    for (const target of children(statement).flatMap((node) => [node, ...children(node)])) {
+      const last = containerLastName(target);
+      if (last) sites.push({ site: statement, last });
     }
-    for (const call of model.callsNamed('clear')) {
-      const last = containerLastName(callReceiver(call));
-      if (last) sites.push({ site: call, last });
-    }
-    for (const assignment of model.assignments) {
-      const right = assignment.childForFieldName('right');
-      const last = containerLastName(assignment.childForFieldName('left'));
-      if (last && (right?.type === 'list' || right?.type === 'call') && children(right).length <= 1) sites.push({ site: assignment, last });
-    }
-    return sites;
-  });
+  }
+  for (const call of model.callsNamed('clear')) {
+    const last = inside(call) ? containerLastName(callReceiver(call)) : undefined;
+    if (last) sites.push({ site: call, last });
+  }
+  for (let i = lowerBound(model.assignments, region.startIndex); i < model.assignments.length; i++) {
+    const assignment = model.assignments[i]!;
+    if (assignment.startIndex >= region.endIndex) break;
+    const right = assignment.childForFieldName('right');
+    const last = containerLastName(assignment.childForFieldName('left'));
+    if (last && (right?.type === 'list' || right?.type === 'call') && children(right).length <= 1) sites.push({ site: assignment, last });
+  }
+  return sites;
 }
 
 /** Whether a reset follows a backward in the same function that read the container first (REINFORCE). */

@@ -88,7 +88,6 @@ export class SemanticModel {
   private readonly functionsById = new Map<number, FunctionInfo>();
   private readonly functionsByName = new Map<string, FunctionInfo[]>();
   private readonly definitionsByScope = new Map<number, Map<string, Definition[]>>();
-  private readonly parametersBound = new Set<number>();
   private readonly attachedMemo = new Map<number, boolean>();
   private readonly attachedInProgress = new Set<number>();
   private readonly summaryMemo = new Map<number, FunctionSummary>();
@@ -421,60 +420,51 @@ export class SemanticModel {
 
   // ---------------------------------------------------------------- definitions and dataflow
 
-  /** Definitions per scope, built for every scope in one pass over the assignments and loops. */
+  /** The definitions of one scope (built on first use from the assignments and loops inside its range). */
   private definitions(scope: Node): Map<string, Definition[]> {
-    if (this.definitionsByScope.size === 0) this.buildDefinitions();
     let table = this.definitionsByScope.get(scope.id);
-    if (!table) {
-      table = new Map();
-      this.definitionsByScope.set(scope.id, table);
-    }
-    if (scope.type === 'function_definition' && !this.parametersBound.has(scope.id)) {
-      this.parametersBound.add(scope.id);
+    if (table) return table;
+    const built = new Map<string, Definition[]>();
+    const add = (name: string, definition: Definition) => {
+      const list = built.get(name) ?? [];
+      list.push(definition);
+      built.set(name, list);
+    };
+    const inScope = (node: Node) => enclosingFunction(node).id === scope.id;
+    const within = <T extends Node>(nodes: readonly T[]): T[] => {
+      const result: T[] = [];
+      for (let i = lowerBound(nodes, scope.startIndex); i < nodes.length && nodes[i]!.startIndex < scope.endIndex; i++) {
+        if (inScope(nodes[i]!)) result.push(nodes[i]!);
+      }
+      return result;
+    };
+    if (scope.type === 'function_definition') {
       const parameters = scope.childForFieldName('parameters');
       for (const parameter of parameters ? children(parameters) : []) {
         const name = parameter.type === 'identifier' ? parameter.text : parameter.childForFieldName('name')?.text ?? children(parameter).find((c) => c.type === 'identifier')?.text;
-        if (!name) continue;
-        const list = table.get(name) ?? [];
-        list.unshift({ site: parameter, kind: 'param' });
-        table.set(name, list);
+        if (name) add(name, { site: parameter, kind: 'param' });
       }
     }
-    return table;
-  }
-
-  private buildDefinitions(): void {
-    const add = (scope: Node) => (name: string, definition: Definition) => {
-      let table = this.definitionsByScope.get(scope.id);
-      if (!table) {
-        table = new Map();
-        this.definitionsByScope.set(scope.id, table);
-      }
-      const list = table.get(name) ?? [];
-      list.push(definition);
-      table.set(name, list);
-    };
-    for (const assignment of this.assignments) {
+    for (const assignment of within(this.assignments)) {
       const left = assignment.childForFieldName('left');
       if (!left) continue;
       // `a = b = value` nests an assignment on the right.
       let value = assignment.childForFieldName('right');
       while (value?.type === 'assignment') value = value.childForFieldName('right');
-      this.bindTarget(left, value ?? undefined, assignment, 'assign', add(enclosingFunction(assignment)));
+      this.bindTarget(left, value ?? undefined, assignment, 'assign', add);
     }
-    for (const augmented of this.augmentedAssignments) {
+    for (const augmented of within(this.augmentedAssignments)) {
       const name = dottedName(augmented.childForFieldName('left'));
-      if (name) add(enclosingFunction(augmented))(name, { value: augmented, site: augmented, kind: 'augmented' });
+      if (name) add(name, { value: augmented, site: augmented, kind: 'augmented' });
     }
-    for (const loop of this.loops) {
+    for (const loop of within(this.loops)) {
       const left = loop.type === 'for_statement' ? loop.childForFieldName('left') : null;
-      if (left) this.bindTarget(left, undefined, loop, 'for', add(enclosingFunction(loop)));
+      if (left) this.bindTarget(left, undefined, loop, 'for', add);
     }
-    for (const table of this.definitionsByScope.values()) {
-      for (const list of table.values()) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
-    }
-    // Marks the tables as built even for a file without assignments.
-    this.definitionsByScope.set(-1, new Map());
+    for (const list of built.values()) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
+    table = built;
+    this.definitionsByScope.set(scope.id, table);
+    return table;
   }
 
   private bindTarget(
