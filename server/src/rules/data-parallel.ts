@@ -7,11 +7,12 @@ import type { Rule, RuleReport } from './rule';
 export const dataParallel: Rule = {
   ...ruleCode('OOM108'),
   code: 'OOM108',
-  check({ model }) {
+  check({ model, inRegion }) {
     const reports: RuleReport[] = [];
     const reportedStatements = new Set<number>();
     const localClass = model.classes.some((cls) => cls.name === 'DataParallel');
     for (const call of model.calls) {
+      if (!inRegion(call)) continue;
       const qualified = model.qualify(call.childForFieldName('function')) ?? '';
       if (!/(^|\.)DataParallel$/.test(qualified) || /Distributed/.test(qualified)) continue;
       // Only torch's class (through any alias); a local class that happens to share the name is not it.

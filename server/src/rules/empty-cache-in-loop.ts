@@ -37,9 +37,10 @@ function catchesOutOfMemory(model: SemanticModel, clause: Node): boolean {
 export const emptyCacheInLoop: Rule = {
   ...ruleCode('OOM106'),
   code: 'OOM106',
-  check({ model }) {
+  check({ model, inRegion }) {
     const reports: RuleReport[] = [];
-    for (const call of model.calls) {
+    for (const call of model.callsNamed('empty_cache')) {
+      if (!inRegion(call)) continue;
       const qualified = model.qualify(call.childForFieldName('function'));
       if (qualified !== 'torch.cuda.empty_cache' && qualified !== 'torch.cuda.memory.empty_cache') continue;
       // Recovering from an OOM (`except torch.cuda.OutOfMemoryError:`) is what empty_cache is for.

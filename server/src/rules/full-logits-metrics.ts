@@ -100,11 +100,11 @@ function addPreprocessFix(model: SemanticModel, text: string, call: Node): Fix |
 export const fullLogitsMetrics: Rule = {
   ...ruleCode('OOM109'),
   code: 'OOM109',
-  check({ model, text }) {
+  check({ model, text, inRegion }) {
     const reports: RuleReport[] = [];
     for (const call of model.calls) {
       // Only Hugging Face's Trainer keeps logits for compute_metrics.
-      if (!isHuggingFaceTrainer(model, call)) continue;
+      if (!inRegion(call) || !isHuggingFaceTrainer(model, call)) continue;
       const { keywords } = callArguments(call);
       if (!keywords.has('compute_metrics') || keywords.has('preprocess_logits_for_metrics')) continue;
       // Loss-only evaluation keeps no logits.
