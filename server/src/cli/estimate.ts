@@ -107,9 +107,16 @@ function where(line: number | null): string {
   return line === null ? t('assumed') : t('line {0}', line);
 }
 
+/** Columns a terminal gives `text`: CJK and full-width characters take two, so translated labels still line up. */
+function displayWidth(text: string): number {
+  let width = 0;
+  for (const char of text) width += /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(char) ? 2 : 1;
+  return width;
+}
+
 function pad(rows: string[][]): string {
-  const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
-  return rows.map((r) => r.map((cell, col) => cell.padEnd(widths[col])).join('  ').trimEnd()).join('\n') + '\n';
+  const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => displayWidth(r[col]))));
+  return rows.map((r) => r.map((cell, col) => cell + ' '.repeat(widths[col] - displayWidth(cell))).join('  ').trimEnd()).join('\n') + '\n';
 }
 
 /** The readable report: detected values with their lines, assumptions, breakdown, fit. */

@@ -68,7 +68,8 @@ function addPreprocessFix(model: SemanticModel, text: string, call: Node): Fix |
     const unit = indentUnit(text);
     const helper = [
       `def ${HELPER_NAME}(logits, labels):`,
-      `${unit}# Keep the predicted ids only: evaluation then holds batch x sequence ids, not batch x sequence x vocabulary logits.`,
+      // The comment lands in the user's script, so it is written in the user's language.
+      `${unit}# ${t('Keep the predicted ids only: evaluation then holds batch x sequence ids, not batch x sequence x vocabulary logits.')}`,
       `${unit}if isinstance(logits, tuple):`,
       `${unit}${unit}logits = logits[0]`,
       `${unit}return logits.argmax(dim=-1)`,

@@ -110,7 +110,19 @@ function containerLastName(node: Node | null | undefined): string | undefined {
 
 /** Every statement or call that resets a container: `del xs[:]`, `xs.clear()`, `xs = []`. */
 export function clearSites(model: SemanticModel): ClearSite[] {
-  return model.memo('clear-sites', () => clearSitesWithin(model, model.root));
+  return model.memo('clear-sites', () => model.root.children.flatMap((statement) => clearSitesOfStatement(model, statement)));
+}
+
+const clearSitesCache = new WeakMap<Node, ClearSite[]>();
+
+/** The resets of one top-level statement, cached on it (they depend on its text alone). */
+function clearSitesOfStatement(model: SemanticModel, statement: Node): ClearSite[] {
+  let sites = clearSitesCache.get(statement);
+  if (!sites) {
+    sites = clearSitesWithin(model, statement);
+    clearSitesCache.set(statement, sites);
+  }
+  return sites;
 }
 
 /** The resets inside `region` (a statement, or the whole module). */

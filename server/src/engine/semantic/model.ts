@@ -125,7 +125,7 @@ export class SemanticModel {
     }
     for (const info of this.functions) info.classInfo = this.classOfMethod(info.node);
     this.learnRolesFromAssignments();
-    for (const call of this.calls) {
+    for (const call of this.callsNamed('set_grad_enabled')) {
       if (this.qualifiedTail(call.childForFieldName('function')) === 'set_grad_enabled' && call.parent?.type === 'expression_statement') {
         this.gradModeCalls.push(call);
       }
@@ -840,21 +840,23 @@ export class SemanticModel {
     return result;
   }
 
-  private callsByNameIndex: Map<string, Node[]> | undefined;
+  private readonly callsByName = new Map<string, Node[]>();
 
-  /** Calls whose callee's last name is `name` (`x.append(...)`, `append(...)`), in document order. */
+  /**
+   * Calls whose callee's last name is `name` (`x.append(...)`, `append(...)`), in document order. Built from
+   * per-statement indexes, so statements moved unchanged into this version are not indexed again.
+   */
   callsNamed(name: string): readonly Node[] {
-    if (!this.callsByNameIndex) {
-      this.callsByNameIndex = new Map();
-      for (const call of this.calls) {
-        const callee = calleeName(call);
-        if (!callee) continue;
-        const list = this.callsByNameIndex.get(callee) ?? [];
-        list.push(call);
-        this.callsByNameIndex.set(callee, list);
+    let calls = this.callsByName.get(name);
+    if (!calls) {
+      calls = [];
+      for (const statement of this.root.children) {
+        const found = calleeIndex(statement).get(name);
+        if (found) for (const call of found) calls.push(call);
       }
+      this.callsByName.set(name, calls);
     }
-    return this.callsByNameIndex.get(name) ?? [];
+    return calls;
   }
 
   /** Whether code inside `node` (a loop or block) clears gradients, directly or through a local function. */
@@ -985,23 +987,44 @@ export class SemanticModel {
 }
 
 const interestingCache = new WeakMap<Node, Node[]>();
+const calleeIndexCache = new WeakMap<Node, Map<string, Node[]>>();
+
+/** The calls of one top-level statement by callee name (cached on the statement). */
+function calleeIndex(statement: Node): Map<string, Node[]> {
+  let index = calleeIndexCache.get(statement);
+  if (!index) {
+    index = new Map();
+    for (const node of interestingNodes1(statement)) {
+      if (node.type !== 'call') continue;
+      const callee = calleeName(node);
+      if (!callee) continue;
+      const list = index.get(callee) ?? [];
+      list.push(node);
+      index.set(callee, list);
+    }
+    calleeIndexCache.set(statement, index);
+  }
+  return index;
+}
+
+/** The indexed nodes of one top-level statement, the statement included (cached on the statement). */
+function interestingNodes1(statement: Node): Node[] {
+  let list = interestingCache.get(statement);
+  if (!list) {
+    list = statement.descendantsOfType(INTERESTING_TYPES);
+    if (INTERESTING_TYPES.includes(statement.type)) list.unshift(statement);
+    interestingCache.set(statement, list);
+  }
+  return list;
+}
 
 /**
  * The nodes the model indexes, in document order. Lists are cached per top-level statement, so a statement that
  * DocumentStore moved unchanged into a new version is not walked again.
  */
 function interestingNodes(root: Node): Node[] {
-  const wanted = new Set(INTERESTING_TYPES);
   const result: Node[] = [];
-  for (const statement of root.children) {
-    let list = interestingCache.get(statement);
-    if (!list) {
-      list = statement.descendantsOfType(INTERESTING_TYPES);
-      if (wanted.has(statement.type)) list.unshift(statement);
-      interestingCache.set(statement, list);
-    }
-    for (const node of list) result.push(node);
-  }
+  for (const statement of root.children) for (const node of interestingNodes1(statement)) result.push(node);
   return result;
 }
 
