@@ -27,21 +27,28 @@ async function serverLatency(): Promise<void> {
   const firstDiagnostics = await first;
   const coldMs = performance.now() - coldStart;
 
-  // One-character edits spread over the file: change a digit of a `% 100` literal back and forth.
+  // One-character edits spread over the file, of three kinds a user makes while typing: a digit of a number, a
+  // letter of a name in a function body, a letter in a docstring. Each is made and then undone.
   const lines = text.split('\n');
-  const editable = lines.map((line, i) => ({ line, i })).filter(({ line }) => line.includes('step % 100'));
+  const sites: Array<{ line: number; character: number; original: string; replacement: string }> = [];
+  lines.forEach((line, i) => {
+    if (line.includes('step % 100')) sites.push({ line: i, character: line.indexOf('100') + 1, original: '0', replacement: '1' });
+    else if (line.includes('total += loss.item()')) sites.push({ line: i, character: line.indexOf('total') + 3, original: 'a', replacement: 'x' });
+    else if (line.includes('"""Residual MLP block')) sites.push({ line: i, character: line.indexOf('MLP') + 1, original: 'L', replacement: 'K' });
+  });
+  // Interleave the kinds and spread the sites over the whole file.
+  sites.sort((a, b) => (a.line * 7919) % 1009 - (b.line * 7919) % 1009);
   const timings: number[] = [];
   let version = 1;
   for (let k = 0; k < 200; k++) {
-    const { line, i } = editable[k % editable.length]!;
-    const character = line.indexOf('100') + 1;
-    const digit = k % 2 === 0 ? '1' : '0';
+    const site = sites[Math.floor(k / 2) % sites.length]!;
+    const newText = k % 2 === 0 ? site.replacement : site.original;
     version++;
     const published = client.diagnostics(uri, version, 10_000);
     const start = performance.now();
     await client.connection.sendNotification('textDocument/didChange', {
       textDocument: { uri, version },
-      contentChanges: [{ range: { start: { line: i, character }, end: { line: i, character: character + 1 } }, text: digit }],
+      contentChanges: [{ range: { start: { line: site.line, character: site.character }, end: { line: site.line, character: site.character + 1 } }, text: newText }],
     });
     await published;
     timings.push(performance.now() - start);

@@ -11,7 +11,7 @@ import {
 } from 'vscode-languageserver/node';
 import type { CodeActionParams, Connection, InitializeParams, InitializeResult } from 'vscode-languageserver/node';
 import { MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
-import { analyzeIncrementally } from './engine/incremental';
+import { analyzeIncrementally, completeFacts } from './engine/incremental';
 import type { AnalysisCache } from './engine/incremental';
 import type { AnalysisOptions } from './engine/analyze';
 import { DocumentStore } from './engine/documents';
@@ -136,6 +136,9 @@ export function startServer(connection: Connection): void {
     const { findings, cache } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri));
     analysisCaches.set(state.uri, cache);
     await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: findings.map(toDiagnostic) });
+    // Once the diagnostics are out, still inside this document's queue (before its next change moves the
+    // statements): what the next edit needs to reuse these findings.
+    completeFacts(model, cache);
   };
 
   /** Re-analysis runs once the burst of changes read together has been applied (coalesced, not timed). */

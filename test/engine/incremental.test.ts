@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { analyze } from '../../server/src/engine/analyze';
 import { DocumentStore } from '../../server/src/engine/documents';
-import { analyzeIncrementally } from '../../server/src/engine/incremental';
+import { analyzeIncrementally, completeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
 import { analyzeText, repoRoot } from '../helpers/analysis';
@@ -74,6 +74,7 @@ test('incremental findings equal a full analysis after each of 150 edits across 
       const model = store.modelOf(state)!;
       const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
       cache = result.cache;
+      completeFacts(model, cache);
       if (result.analysedStatements < model.root.children.length) reusedRuns++;
       assert.deepEqual(result.findings, await analyzeText(text), `${file}: findings differ after edit ${version}`);
     }

@@ -14,7 +14,10 @@ import { contains, enclosingLoops } from './syntax';
 import type { Finding, TextEdit } from './types';
 
 interface StatementEntry {
-  /** What the statement tells the rest of the file (undefined: module-level code, never analysed alone). */
+  /**
+   * What the statement tells the rest of the file (undefined: module-level code, never analysed alone;
+   * PENDING: not computed yet, see completeFacts).
+   */
   facts: string | undefined;
   /** The statement's first row when `findings` were computed. */
   row: number;
@@ -26,6 +29,9 @@ export interface AnalysisCache {
   globals: string;
   statements: Map<Node, StatementEntry>;
 }
+
+/** Facts not computed yet: a full analysis publishes first and fills them in afterwards (completeFacts). */
+const PENDING = '\u0000pending';
 
 export interface IncrementalResult {
   findings: Finding[];
@@ -116,7 +122,8 @@ export function analyzeIncrementally(
   const removed = previous ? [...previous.statements.keys()].filter((statement) => !present.has(statement)) : [];
   const canReuse =
     !!previous && previous.optionsKey === optionsKey && changed.length > 0 && changed.length < children.length &&
-    changed.every(isDefinition) && removed.every((statement) => previous.statements.get(statement)!.facts !== undefined) &&
+    changed.every(isDefinition) &&
+    removed.every((statement) => ![undefined, PENDING].includes(previous.statements.get(statement)!.facts)) &&
     previous.globals === model.globalsSignature();
   if (canReuse) {
     const newFacts = changed.map((statement) => statementFacts(model, statement)!).sort();
@@ -143,7 +150,18 @@ export function analyzeIncrementally(
   const findings = analyze(model, text, options);
   return {
     findings,
-    cache: buildCache(model, findings, optionsKey, (statement) => statementFacts(model, statement)),
+    cache: buildCache(model, findings, optionsKey, () => PENDING),
     analysedStatements: children.length,
   };
+}
+
+/**
+ * Computes the facts a full analysis left pending. The server calls it right after publishing, so the first
+ * diagnostics do not wait for it; it must run before the next version's statements are moved (the facts read
+ * the statements' text), which holds because the server handles one document's work in order.
+ */
+export function completeFacts(model: SemanticModel, cache: AnalysisCache): void {
+  for (const [statement, entry] of cache.statements) {
+    if (entry.facts === PENDING) entry.facts = statementFacts(model, statement);
+  }
 }

@@ -234,23 +234,15 @@ export class SemanticModel {
     const moduleClassNames = new Set(this.classes.filter((c) => c.isModule).map((c) => c.name));
     const classByName = new Map(this.classes.map((c) => [c.name, c] as const));
     for (const assignment of this.assignments) {
-      const left = assignment.childForFieldName('left');
-      const right = assignment.childForFieldName('right');
-      if (!left || !right) continue;
-      for (const [target, value] of pairTargets(left, right)) {
-        const name = dottedName(target);
-        if (name) this.learnRole(name, value, moduleClassNames, classByName);
-      }
+      for (const candidate of roleCandidates(assignment)) this.learnRole(candidate, moduleClassNames, classByName);
     }
   }
 
-  private learnRole(target: string, value: Node, moduleClassNames: Set<string>, classByName: Map<string, ClassInfo>): void {
-    const call = unwrapCall(value);
-    if (!call) return;
-    const fn = call.childForFieldName('function');
-    const qualified = this.qualify(fn) ?? '';
+  private learnRole({ target, callee, receiver }: RoleCandidate, moduleClassNames: Set<string>, classByName: Map<string, ClassInfo>): void {
+    const [head, ...rest] = callee.split('.');
+    const resolved = this.imports.get(head!);
+    const qualified = resolved ? [resolved, ...rest].join('.') : callee;
     const tail = qualified.split('.').pop() ?? '';
-    const receiver = callReceiver(call);
     if (
       moduleClassNames.has(tail) || /from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) ||
       /^torchvision\.models\./.test(qualified) || /^timm\./.test(qualified) || /^torch\.compile$/.test(qualified) ||
@@ -1052,6 +1044,35 @@ function unwrapCall(node: Node): Node | undefined {
     }
   }
   return node;
+}
+
+interface RoleCandidate {
+  /** The name assigned (`model`, `self.net`). */
+  target: string;
+  /** The dotted callee of the call assigned, before import aliases are followed (`nn.Linear`). */
+  callee: string;
+  /** The receiver of a `.to(device)`-style chain's innermost call, if it is a method call. */
+  receiver: Node | undefined;
+}
+
+const roleCandidatesCache = new WeakMap<Node, RoleCandidate[]>();
+
+/** What an assignment may teach about roles, read from its text once (cached: statements move between versions). */
+function roleCandidates(assignment: Node): RoleCandidate[] {
+  let candidates = roleCandidatesCache.get(assignment);
+  if (!candidates) {
+    candidates = [];
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
+    for (const [target, value] of left && right ? pairTargets(left, right) : []) {
+      const name = dottedName(target);
+      const call = unwrapCall(value);
+      const callee = call ? dottedName(call.childForFieldName('function')) : undefined;
+      if (name && call && callee) candidates.push({ target: name, callee, receiver: callReceiver(call) });
+    }
+    roleCandidatesCache.set(assignment, candidates);
+  }
+  return candidates;
 }
 
 /** Target/value pairs of an assignment: `a, b = f(), g()` pairs each name with its value; `a = f()` is one pair. */
