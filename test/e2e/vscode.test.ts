@@ -1,6 +1,7 @@
 // VS Code end to end: the packaged .vsix installed into code-server (VS Code 1.100 served to headless Chromium),
 // a workspace of the example scripts, and assertions on what a user sees: the Problems panel, a hover on a
 // squiggle, the quick fix menu and its edit, and the memory panel when the extension declares its command.
+// A second run sets the display language to Simplified Chinese and checks that a diagnostic and the panel follow it.
 // Screenshots of every step go to test-artifacts/e2e/; a step that fails names its screenshot.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -44,6 +45,8 @@ let failed = false;
 let context: BrowserContext | undefined;
 let page: Page;
 const timings: string[] = [];
+/** The display language of the running suite; its screenshots carry it in their names. */
+let locale: string | undefined;
 
 function cli(args: string[]): string {
   const result = spawnSync(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], { cwd: workspace, encoding: 'utf8' });
@@ -57,7 +60,7 @@ function cliFindings(file: string): CliFinding[] {
 }
 
 async function shoot(name: string): Promise<string> {
-  const file = path.join(artifactsDir, `vscode-${name}.png`);
+  const file = path.join(artifactsDir, `vscode-${locale ? `${locale}-` : ''}${name}.png`);
   await page.screenshot({ path: file });
   return file;
 }
@@ -108,11 +111,11 @@ async function goTo(line: number, column: number): Promise<void> {
   await input.waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
-/** `key` from package.json, resolved through package.nls.json when it is a `%placeholder%`. */
+/** `key` from package.json, resolved through package.nls.json (package.nls.<locale>.json in that language) when it is a `%placeholder%`. */
 function localizedTitle(value: string): string {
   const match = /^%(.+)%$/.exec(value);
   if (!match) return value;
-  const nls = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.nls.json'), 'utf8')) as Record<string, string>;
+  const nls = JSON.parse(fs.readFileSync(path.join(repoRoot, locale ? `package.nls.${locale}.json` : 'package.nls.json'), 'utf8')) as Record<string, string>;
   return nls[match[1]!] ?? value;
 }
 
@@ -128,88 +131,106 @@ function declaredMemoryCommand(): DeclaredCommand | undefined {
   return manifest.contributes?.commands?.find((entry) => entry.command === MEMORY_COMMAND);
 }
 
-describe('VS Code (code-server) with the packaged extension', { skip: skipUnlessCI(missing), timeout: 300_000 }, () => {
-  before(async () => {
-    failIfMissing(missing);
-    const started = Date.now();
-    fs.mkdirSync(artifactsDir, { recursive: true });
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-e2e-vscode-'));
-    workspace = path.join(tmp, 'workspace');
-    const home = path.join(tmp, 'home');
-    const userData = path.join(tmp, 'user-data');
-    const extensions = path.join(tmp, 'extensions');
-    fs.mkdirSync(workspace);
-    fs.mkdirSync(home);
-    fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-    for (const name of fs.readdirSync(path.join(repoRoot, 'examples')).filter((n) => n.endsWith('.py'))) {
-      fs.copyFileSync(path.join(repoRoot, 'examples', name), path.join(workspace, name));
-    }
-    // A quiet first start: no welcome page, tips or prompts covering the editor and panels.
-    fs.writeFileSync(
-      path.join(userData, 'User', 'settings.json'),
-      JSON.stringify({
-        'workbench.startupEditor': 'none',
-        'workbench.tips.enabled': false,
-        'security.workspace.trust.enabled': false,
-        'extensions.ignoreRecommendations': true,
-        'git.openRepositoryInParentFolders': 'never',
-        'telemetry.telemetryLevel': 'off',
-        'editor.hover.delay': 200,
-      }),
-    );
-
-    const vsix = path.join(tmp, 'oomguard.vsix');
-    packageVsix(vsix);
-    // code-server writes its config under HOME; keep it out of the real one.
-    const env = { ...process.env, HOME: home };
-    const install = spawnSync(process.execPath, [codeServer!, '--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], { env, encoding: 'utf8' });
-    assert.match(install.stdout + install.stderr, /successfully installed/, `code-server --install-extension failed:\n${install.stdout}\n${install.stderr}`);
-
-    const port = await freePort();
-    const logFile = fs.openSync(path.join(tmp, 'code-server.log'), 'w');
-    // Its own process group, so that after() ends code-server together with the extension host and servers it forked.
-    server = spawn(
-      process.execPath,
-      [codeServer!, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-        '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extensions, workspace],
-      { env, detached: true, stdio: ['ignore', logFile, logFile] },
-    );
-    const base = `http://127.0.0.1:${port}`;
-    await waitFor(
-      async () => (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) || undefined,
-      30_000,
-      () => `code-server did not answer ${base}/healthz within 30 s:\n${fs.readFileSync(path.join(tmp, 'code-server.log'), 'utf8')}`,
-    );
-    context = await chromium.launchPersistentContext(path.join(tmp, 'browser'), {
-      executablePath: chromiumPath!,
-      viewport: { width: 1400, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(30_000);
-    await step('workbench', async () => {
-      await page.goto(`${base}/?folder=${encodeURIComponent(workspace)}`);
-      await page.locator('.monaco-workbench .part.editor').waitFor({ timeout: 60_000 });
-      await page.locator('.explorer-folders-view .monaco-list-row', { hasText: SCRIPT }).waitFor({ timeout: 60_000 });
-    });
-    timings.push(`start (package, install, code-server, workbench) ${((Date.now() - started) / 1000).toFixed(1)} s`);
+/**
+ * Installs the packaged extension into a fresh code-server and opens the example workspace in Chromium. With a
+ * `displayLocale`, the user-data folder's argv.json sets VS Code's display language: that is what the desktop
+ * "Configure Display Language" command writes, and code-server reads it too (no language pack is needed for
+ * vscode.env.language, and so the extension's l10n bundle, to follow it).
+ */
+function codeServerSuite(name: string, displayLocale: string | undefined, body: () => void): void {
+  describe(name, { skip: skipUnlessCI(missing), timeout: 300_000 }, () => {
+    before(() => startWorkbench(displayLocale));
+    after(stopWorkbench);
+    body();
   });
+}
 
-  after(async () => {
-    await context?.close().catch(() => undefined);
-    if (server?.pid !== undefined && server.exitCode === null) {
-      try {
-        process.kill(-server.pid, 'SIGTERM');
-      } catch {
-        // Already gone.
-      }
-    }
-    if (timings.length) console.log(`# VS Code e2e timings: ${timings.join('; ')}`);
-    // Keep the workspace and logs of a failed run for inspection; a clean run leaves nothing behind.
-    if (tmp && failed) console.log(`# VS Code e2e: workspace and code-server log kept in ${tmp}`);
-    else if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+async function startWorkbench(displayLocale: string | undefined): Promise<void> {
+  locale = displayLocale;
+  failed = false;
+  failIfMissing(missing);
+  const started = Date.now();
+  fs.mkdirSync(artifactsDir, { recursive: true });
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-e2e-vscode-'));
+  workspace = path.join(tmp, 'workspace');
+  const home = path.join(tmp, 'home');
+  const userData = path.join(tmp, 'user-data');
+  const extensions = path.join(tmp, 'extensions');
+  fs.mkdirSync(workspace);
+  fs.mkdirSync(home);
+  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+  if (displayLocale) fs.writeFileSync(path.join(userData, 'User', 'argv.json'), JSON.stringify({ locale: displayLocale }));
+  for (const name of fs.readdirSync(path.join(repoRoot, 'examples')).filter((n) => n.endsWith('.py'))) {
+    fs.copyFileSync(path.join(repoRoot, 'examples', name), path.join(workspace, name));
+  }
+  // A quiet first start: no welcome page, tips or prompts covering the editor and panels.
+  fs.writeFileSync(
+    path.join(userData, 'User', 'settings.json'),
+    JSON.stringify({
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'security.workspace.trust.enabled': false,
+      'extensions.ignoreRecommendations': true,
+      'git.openRepositoryInParentFolders': 'never',
+      'telemetry.telemetryLevel': 'off',
+      'editor.hover.delay': 200,
+    }),
+  );
+
+  const vsix = path.join(tmp, 'oomguard.vsix');
+  packageVsix(vsix);
+  // code-server writes its config under HOME; keep it out of the real one.
+  const env = { ...process.env, HOME: home };
+  const install = spawnSync(process.execPath, [codeServer!, '--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], { env, encoding: 'utf8' });
+  assert.match(install.stdout + install.stderr, /successfully installed/, `code-server --install-extension failed:\n${install.stdout}\n${install.stderr}`);
+
+  const port = await freePort();
+  const logFile = fs.openSync(path.join(tmp, 'code-server.log'), 'w');
+  // Its own process group, so that after() ends code-server together with the extension host and servers it forked.
+  server = spawn(
+    process.execPath,
+    [codeServer!, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
+      '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extensions, workspace],
+    { env, detached: true, stdio: ['ignore', logFile, logFile] },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) || undefined,
+    30_000,
+    () => `code-server did not answer ${base}/healthz within 30 s:\n${fs.readFileSync(path.join(tmp, 'code-server.log'), 'utf8')}`,
+  );
+  context = await chromium.launchPersistentContext(path.join(tmp, 'browser'), {
+    executablePath: chromiumPath!,
+    viewport: { width: 1400, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(30_000);
+  await step('workbench', async () => {
+    await page.goto(`${base}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench .part.editor').waitFor({ timeout: 60_000 });
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: SCRIPT }).waitFor({ timeout: 60_000 });
+  });
+  timings.push(`start (package, install, code-server, workbench) ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
 
+async function stopWorkbench(): Promise<void> {
+  await context?.close().catch(() => undefined);
+  if (server?.pid !== undefined && server.exitCode === null) {
+    try {
+      process.kill(-server.pid, 'SIGTERM');
+    } catch {
+      // Already gone.
+    }
+  }
+  if (timings.length) console.log(`# VS Code e2e timings: ${timings.join('; ')}`);
+  // Keep the workspace and logs of a failed run for inspection; a clean run leaves nothing behind.
+  if (tmp && failed) console.log(`# VS Code e2e: workspace and code-server log kept in ${tmp}`);
+  else if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  timings.length = 0;
+}
+
+codeServerSuite('VS Code (code-server) with the packaged extension', undefined, () => {
   test('the Problems panel lists what oomguard check finds', async () => {
     const expected = cliFindings(SCRIPT).filter((f) => f.severity !== 'hint');
     assert.ok(expected.length > 0, `oomguard check finds nothing in examples/${SCRIPT}`);
@@ -339,6 +360,68 @@ describe('VS Code (code-server) with the packaged extension', { skip: skipUnless
       );
       await page.waitForTimeout(500);
       await shoot('5-memory-panel');
+    });
+  });
+});
+
+/** The zh-CN bundle the extension and the server ship: what the Chinese run expects to see. */
+function zhBundle(): Record<string, string> {
+  return JSON.parse(fs.readFileSync(path.join(repoRoot, 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8')) as Record<string, string>;
+}
+
+/** The text of every webview frame (the workbench itself is the main frame). */
+async function webviewTexts(): Promise<string[]> {
+  const frames = page.frames().filter((f) => f !== page.mainFrame());
+  return Promise.all(frames.map((frame) => frame.evaluate(() => document.body?.innerText ?? '').catch(() => '')));
+}
+
+codeServerSuite('VS Code (code-server) in Simplified Chinese (display language zh-cn)', 'zh-cn', () => {
+  test('a diagnostic reads in Chinese in the Problems panel', async () => {
+    const zh = zhBundle();
+    // The English message of OOM105 has no placeholder, so its translation is the whole Chinese message.
+    const english = cliFindings(SCRIPT).find((f) => f.code === 'OOM105');
+    assert.ok(english, `oomguard check reports no OOM105 in ${SCRIPT}`);
+    const expected = zh[english.message];
+    assert.ok(expected, `the zh-CN bundle has no translation of ${JSON.stringify(english.message)}`);
+    await step('problems', async () => {
+      await openFile(SCRIPT);
+      await page.keyboard.press('Control+Shift+M');
+      await page.locator('.markers-panel').waitFor({ state: 'visible' });
+      let rows: string[] = [];
+      await waitFor(
+        async () => {
+          rows = await page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+          return rows.some((row) => row.includes(expected.slice(0, 40))) ? true : undefined;
+        },
+        60_000,
+        () => `the Problems panel never showed ${JSON.stringify(expected.slice(0, 40))}; rows: ${JSON.stringify(rows)}`,
+      );
+      await shoot('1-problems');
+    });
+  });
+
+  test('the memory panel opens from its Chinese command title and shows Chinese labels', async () => {
+    const zh = zhBundle();
+    const declared = declaredMemoryCommand();
+    assert.ok(declared, `package.json declares no ${MEMORY_COMMAND} command`);
+    const title = declared.category ? `${localizedTitle(declared.category)}: ${localizedTitle(declared.title)}` : localizedTitle(declared.title);
+    assert.match(title, /[\u4e00-\u9fff]/, 'package.nls.zh-cn.json gives the command a Chinese title');
+    // Section headings of the panel (strings.ts → webview) and a suggestion title from the server's estimate.
+    const wanted = [zh['Peak GPU memory per GPU']!, zh['What if']!, zh['Ways to save memory']!, zh['Batch size']!];
+    await step('memory-panel', async () => {
+      await openFile(ESTIMATE_SCRIPT);
+      await runCommand(title);
+      let texts: string[] = [];
+      await waitFor(
+        async () => {
+          texts = await webviewTexts();
+          return texts.some((text) => wanted.every((label) => text.includes(label)) && /\d\s*(GiB|MiB)/.test(text)) ? true : undefined;
+        },
+        90_000,
+        () => `the memory panel never showed ${JSON.stringify(wanted)}; webview texts: ${JSON.stringify(texts.map((t) => t.slice(0, 300)))}`,
+      );
+      await page.waitForTimeout(500);
+      await shoot('2-memory-panel');
     });
   });
 });

@@ -2,7 +2,6 @@
 // CRLF and tab variants, each fix applied alone. Before/after pairs in test/fixtures/fixes show the preferred
 // fixes applied together (regenerate with `npm run fixtures:update`).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -10,20 +9,10 @@ import { test } from 'node:test';
 import { applyEdits, applyFixes } from '../../server/src/fixes/apply';
 import { parsePython } from '../../server/src/engine/parser';
 import { analyzeText, listFiles, repoRoot } from '../helpers/analysis';
+import { compileAll, requirePython3 } from '../helpers/python';
 
 const update = process.env.UPDATE_FIXTURES === '1';
 
-function python3Available(): boolean {
-  return spawnSync('python3', ['--version']).status === 0;
-}
-
-/** Compiles every file with CPython in one process; returns the files that fail with their errors. */
-function compileAll(files: string[]): string[] {
-  const script = 'import sys\nbad=[]\nfor f in sys.argv[1:]:\n    try:\n        compile(open(f, encoding="utf-8").read(), f, "exec")\n    except SyntaxError as e:\n        bad.append(f"{f}: {e}")\nprint("\\n".join(bad))';
-  const result = spawnSync('python3', ['-c', script, ...files], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  assert.equal(result.status, 0, result.stderr);
-  return result.stdout.split('\n').filter((line) => line.trim().length > 0);
-}
 
 function variants(text: string): Array<[string, string]> {
   return [
@@ -34,11 +23,7 @@ function variants(text: string): Array<[string, string]> {
 }
 
 test('no fix ever produces a file that fails to parse or compile', async (t) => {
-  if (!python3Available()) {
-    if (process.env.CI === 'true') assert.fail('python3 is required under CI');
-    t.skip('python3 is not installed: cannot check that fixed files compile');
-    return;
-  }
+  if (!requirePython3(t)) return;
   const sources = [...listFiles(path.join(repoRoot, 'test', 'fixtures', 'rules'), '.py'), ...listFiles(path.join(repoRoot, 'test', 'corpus'), '.py')]
     .filter((file) => !file.includes('syntax_error'));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-fixes-'));
@@ -69,7 +54,7 @@ test('no fix ever produces a file that fails to parse or compile', async (t) => 
 });
 
 for (const input of listFiles(path.join(repoRoot, 'test', 'fixtures', 'fixes'), '.in.py')) {
-  test(`before/after ${path.basename(input)}`, async () => {
+  test(`before/after ${path.basename(input)}`, async (t) => {
     const text = fs.readFileSync(input, 'utf8');
     const findings = await analyzeText(text);
     const preferred = findings.map((f) => f.fixes.find((fix) => fix.preferred) ?? f.fixes[0]).filter((fix) => !!fix);
@@ -80,6 +65,6 @@ for (const input of listFiles(path.join(repoRoot, 'test', 'fixtures', 'fixes'), 
     // The fixed file has none of the findings the preferred fixes address.
     const after = await analyzeText(fixed);
     assert.deepEqual(after.filter((f) => f.fixes.length > 0).map((f) => `${f.code}@${f.range.start.line + 1}`), []);
-    if (python3Available()) assert.deepEqual(compileAll([expectedFile]), []);
+    if (requirePython3(t)) assert.deepEqual(compileAll([expectedFile]), []);
   });
 }

@@ -180,19 +180,15 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
     do {
       const start = cursor.startIndex;
       const end = cursor.endIndex;
-      let reused: SyntaxNode | undefined;
-      if (end < edit.startIndex) {
-        const old = oldByStart.get(start);
-        if (old && old.endIndex === end && old.type === cursor.nodeType && previousText.slice(old.startIndex, old.endIndex) === source.slice(start, end)) {
-          reused = old;
-        }
-      } else if (start >= edit.newEndIndex && cursor.startPosition.row > edit.newEndRow) {
-        const old = oldByStart.get(start - indexDelta);
-        if (old && old.endIndex === end - indexDelta && old.type === cursor.nodeType && previousText.slice(old.startIndex, old.endIndex) === source.slice(start, end)) {
-          moveSubtree(old, indexDelta, rowDelta);
-          reused = old;
-        }
-      }
+      // Before the edit nothing moved; after it, everything moved by the same offset and rows.
+      const before = end < edit.startIndex;
+      const after = start >= edit.newEndIndex && cursor.startPosition.row > edit.newEndRow;
+      const shift = before ? 0 : indexDelta;
+      const old = before || after ? oldByStart.get(start - shift) : undefined;
+      const unchanged = !!old && old.endIndex === end - shift && old.type === cursor.nodeType &&
+        previousText.slice(old.startIndex, old.endIndex) === source.slice(start, end);
+      if (unchanged && after) moveSubtree(old!, indexDelta, rowDelta);
+      const reused = unchanged ? old : undefined;
       const child = reused ?? copyCursorSubtree(cursor, holder, false);
       child.parent = root;
       root.children.push(child);
