@@ -2,8 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parsePython } from '../../server/src/engine/parser';
-import { estimateScript } from '../../server/src/estimator/index';
 import { estimateFixture, estimateText, repoRoot } from './helpers';
 
 // Lines in the results are 1-based, as the CLI prints them.

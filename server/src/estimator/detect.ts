@@ -9,7 +9,7 @@ import { findVisionModel } from './catalog/vision';
 import { findCustomModules, sequentialModule } from './custom-modules';
 import { Bindings, keywordArguments, positionalArguments, type PyValue } from './python-values';
 import type {
-  AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, Precision, RunMode, Strategy,
+  AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
 } from './types';
 

@@ -1,7 +1,7 @@
 // How long a container or accumulator lives compared with one iteration of a batch loop: the question behind
 // OOM101 and OOM102. A value kept in something that outlives the iteration keeps its autograd graph alive.
 import type { Node } from '../parser';
-import { children, contains, dottedName, enclosingFunction, enclosingLoops, calleeName, callReceiver } from '../syntax';
+import { children, contains, dottedName, enclosingFunction, enclosingLoops, callReceiver } from '../syntax';
 import { lowerBound } from './model';
 import type { SemanticModel } from './model';
 

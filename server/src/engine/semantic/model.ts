@@ -12,7 +12,6 @@ import {
   dottedName,
   enclosingFunction,
   enclosingLoops,
-  LOOP_TYPES,
   nameWords,
 } from '../syntax';
 import {
@@ -275,11 +274,6 @@ export class SemanticModel {
     return [];
   }
 
-  private lastName(node: Node): string | undefined {
-    const dotted = dottedName(node);
-    return dotted?.split('.').pop();
-  }
-
   /** Whether `node` names a model: learned from assignments, a module class instance, or by convention. */
   isModelRef(node: Node | null | undefined): boolean {
     if (!node) return false;
@@ -289,7 +283,7 @@ export class SemanticModel {
     // `model.module` (DDP), `self.model`, `accelerator.unwrap_model(model)` all count.
     if (node.type === 'call') {
       const tail = calleeName(node);
-      return tail === 'unwrap_model' || tail === 'compile' && callArguments(node).positional.some((arg) => this.isModelRef(arg));
+      return tail === 'unwrap_model' || (tail === 'compile' && callArguments(node).positional.some((arg) => this.isModelRef(arg)));
     }
     const dotted = dottedName(node);
     if (!dotted) return false;
@@ -973,9 +967,6 @@ export class SemanticModel {
     return value;
   }
 
-  isLoop(node: Node): boolean {
-    return LOOP_TYPES.has(node.type);
-  }
 }
 
 const interestingCache = new WeakMap<Node, Node[]>();

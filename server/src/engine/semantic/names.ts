@@ -122,7 +122,7 @@ export const DETACHING_ATTRIBUTES = new Set(['data', 'grad', 'shape', 'dtype', '
 /** Builtins and library functions that turn a tensor into a Python value or a new leaf. */
 export const DETACHING_FUNCTIONS = new Set([
   'float', 'int', 'bool', 'str', 'len', 'round', 'repr', 'format', 'isinstance', 'type', 'print', 'range',
-  'abs_', 'math', 'id', 'hash',
+  'id', 'hash',
 ]);
 
 /** Calls that return (values, indices): the indices carry no graph. */
