@@ -133,9 +133,11 @@ function declaredMemoryCommand(): DeclaredCommand | undefined {
 
 /**
  * Installs the packaged extension into a fresh code-server and opens the example workspace in Chromium. With a
- * `displayLocale`, the user-data folder's argv.json sets VS Code's display language: that is what the desktop
- * "Configure Display Language" command writes, and code-server reads it too (no language pack is needed for
- * vscode.env.language, and so the extension's l10n bundle, to follow it).
+ * `displayLocale`, code-server runs with `--locale`; VS Code only adopts a locale that a language pack provides
+ * (its NLS resolution falls back to English otherwise, and vscode.env.language with it), and the Marketplace's
+ * packs cannot be downloaded offline, so the user-data folder registers a language pack for that locale whose
+ * translation of VS Code's own UI is empty. The workbench's chrome stays English; vscode.env.language, and so the
+ * extension's package.nls.<locale>.json and l10n bundle, follow the locale as with a real pack.
  */
 function codeServerSuite(name: string, displayLocale: string | undefined, body: () => void): void {
   describe(name, { skip: skipUnlessCI(missing), timeout: 300_000 }, () => {
@@ -159,7 +161,19 @@ async function startWorkbench(displayLocale: string | undefined): Promise<void> 
   fs.mkdirSync(workspace);
   fs.mkdirSync(home);
   fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-  if (displayLocale) fs.writeFileSync(path.join(userData, 'User', 'argv.json'), JSON.stringify({ locale: displayLocale }));
+  if (displayLocale) {
+    // The layout VS Code's language pack extensions register (remoteLanguagePacks / node/nls: languagepacks.json).
+    const translations = path.join(userData, `${displayLocale}.core.i18n.json`);
+    fs.writeFileSync(translations, JSON.stringify({ contents: {} }));
+    fs.writeFileSync(path.join(userData, 'languagepacks.json'), JSON.stringify({
+      [displayLocale]: {
+        hash: `oomguard-e2e-${displayLocale}`,
+        extensions: [{ extensionIdentifier: { id: `oomguard-e2e.language-pack-${displayLocale}` }, version: '0.0.0' }],
+        translations: { vscode: translations },
+        label: displayLocale,
+      },
+    }));
+  }
   for (const name of fs.readdirSync(path.join(repoRoot, 'examples')).filter((n) => n.endsWith('.py'))) {
     fs.copyFileSync(path.join(repoRoot, 'examples', name), path.join(workspace, name));
   }
@@ -190,7 +204,7 @@ async function startWorkbench(displayLocale: string | undefined): Promise<void> 
   server = spawn(
     process.execPath,
     [codeServer!, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-      '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extensions, workspace],
+      '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extensions, ...(displayLocale ? ['--locale', displayLocale] : []), workspace],
     { env, detached: true, stdio: ['ignore', logFile, logFile] },
   );
   const base = `http://127.0.0.1:${port}`;
