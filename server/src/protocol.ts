@@ -4,10 +4,12 @@ import type { Severity } from './engine/types';
 
 export const SERVER_NAME = 'OOM Guard';
 export const DIAGNOSTIC_SOURCE = 'oomguard';
-export const DOCS_BASE_URL = 'https://github.com/oomguard/oomguard/blob/main/docs/rules/';
+export const DOCS_BASE_URL = 'https://github.com/oomguard/oomguard/blob/main/docs/';
 
-export function ruleDocUrl(code: string): string {
-  return `${DOCS_BASE_URL}${code}.md`;
+/** A rule's doc page; Chinese readers (`zh`, `zh-cn`, `zh-CN`…) get the translated page. */
+export function ruleDocUrl(code: string, locale?: string): string {
+  const folder = locale && /^zh\b/i.test(locale) ? 'zh-CN/rules' : 'rules';
+  return `${DOCS_BASE_URL}${folder}/${code}.md`;
 }
 
 /** The `oomguard.*` settings, as the server reads them for one document. */

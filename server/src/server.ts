@@ -35,13 +35,13 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   hint: DiagnosticSeverity.Hint,
 };
 
-export function toDiagnostic(finding: Finding): Diagnostic {
+export function toDiagnostic(finding: Finding, locale?: string): Diagnostic {
   const data: DiagnosticData = { code: finding.code, fixes: finding.fixes };
   return {
     range: finding.range,
     severity: SEVERITY[finding.severity],
     code: finding.code,
-    codeDescription: { href: ruleDocUrl(finding.code) },
+    codeDescription: { href: ruleDocUrl(finding.code, locale) },
     source: DIAGNOSTIC_SOURCE,
     message: finding.message,
     data,
@@ -135,7 +135,7 @@ export function startServer(connection: Connection): void {
     };
     const { findings, cache } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri));
     analysisCaches.set(state.uri, cache);
-    await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: findings.map(toDiagnostic) });
+    await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: findings.map((finding) => toDiagnostic(finding, clientLocale)) });
     // Once the diagnostics are out, still inside this document's queue (before its next change moves the
     // statements): what the next edit needs to reuse these findings.
     completeFacts(model, cache);
@@ -222,7 +222,7 @@ export function startServer(connection: Connection): void {
 
   connection.onExecuteCommand(async ({ command, arguments: args }) => {
     if (command === Commands.showDocumentation && typeof args?.[0] === 'string') {
-      await connection.window.showDocument({ uri: ruleDocUrl(args[0]), external: true });
+      await connection.window.showDocument({ uri: ruleDocUrl(args[0], clientLocale), external: true });
     }
   });
 

@@ -74,6 +74,9 @@ test('the server initialized with locale zh-cn publishes Chinese diagnostics and
     const diagnostics: Diagnostic[] = await published;
     const pinned = diagnostics.find((d) => d.code === 'OOM105');
     assert.ok(pinned, `no OOM105 among ${diagnostics.map((d) => d.code).join(', ')}`);
+    // Its documentation link opens the Chinese page.
+    assert.match(pinned.codeDescription?.href ?? '', /docs\/zh-CN\/rules\/OOM105\.md$/);
+    assert.ok(fs.existsSync(path.join(repoRoot, 'docs', 'zh-CN', 'rules', 'OOM105.md')));
     assert.equal(pinned.message, zh[PINNED]);
     const actions = (await client.connection.sendRequest('textDocument/codeAction', {
       textDocument: { uri },
