@@ -37,6 +37,9 @@ const missing = missingClients([
 const SCRIPT = 'leaky_train.py';
 const ESTIMATE_SCRIPT = 'train_gpt2.py';
 const MEMORY_COMMAND = 'oomguard.showMemoryEstimate';
+const EXPLAIN_COMMAND = 'oomguard.explainOom';
+/** A training log whose CUDA OOM traceback points at the workspace's ESTIMATE_SCRIPT (matches `*train*.log`). */
+const OOM_LOG = 'train_gpt2.log';
 
 let tmp: string;
 let workspace: string;
@@ -125,10 +128,20 @@ interface DeclaredCommand {
   category?: string;
 }
 
+/** A command as package.json declares it when the test runs, or undefined. */
+function declaredCommand(id: string): DeclaredCommand | undefined {
+  const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { contributes?: { commands?: DeclaredCommand[] } };
+  return manifest.contributes?.commands?.find((entry) => entry.command === id);
+}
+
 /** The memory panel's command as package.json declares it when the test runs, or undefined. */
 function declaredMemoryCommand(): DeclaredCommand | undefined {
-  const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { contributes?: { commands?: DeclaredCommand[] } };
-  return manifest.contributes?.commands?.find((entry) => entry.command === MEMORY_COMMAND);
+  return declaredCommand(MEMORY_COMMAND);
+}
+
+/** What the Command Palette lists for a declared command: "Category: Title", localized. */
+function paletteTitle(declared: DeclaredCommand): string {
+  return declared.category ? `${localizedTitle(declared.category)}: ${localizedTitle(declared.title)}` : localizedTitle(declared.title);
 }
 
 /**
@@ -350,7 +363,7 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
     };
     // What nvidia-smi would show at the peak: reserved by PyTorch plus the CUDA context (protocol.ts, EstimateSegments).
     const total = estimate.peakReserved + estimate.cudaContext;
-    const title = declared.category ? `${localizedTitle(declared.category)}: ${localizedTitle(declared.title)}` : localizedTitle(declared.title);
+    const title = paletteTitle(declared);
     await step('memory-panel', async () => {
       await openFile(ESTIMATE_SCRIPT);
       await runCommand(title);
@@ -374,6 +387,49 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
       );
       await page.waitForTimeout(500);
       await shoot('5-memory-panel');
+    });
+  });
+
+  test('explaining a CUDA OOM log shows the request, the fragmentation advice and the script', async () => {
+    const declared = declaredCommand(EXPLAIN_COMMAND);
+    assert.ok(declared, `package.json declares no ${EXPLAIN_COMMAND} command`);
+    // The sample log of the explain tests, its user frame moved onto the workspace's copy of the script.
+    const sample = fs.readFileSync(path.join(repoRoot, 'test', 'explain', 'samples', 'current_gpt2.log'), 'utf8');
+    const script = path.join(workspace, ESTIMATE_SCRIPT);
+    const log = sample.replace(/File "[^"]*\/train_gpt2\.py"/, `File "${script}"`);
+    assert.notEqual(log, sample, 'the sample log has no train_gpt2.py frame to point at the workspace');
+    fs.writeFileSync(path.join(workspace, OOM_LOG), log);
+    // What the user must see, as the CLI explains the same log: the request, the fragmentation advice, the script.
+    const [explained] = JSON.parse(cli(['explain', OOM_LOG, '--json'])) as Array<{
+      message: { requested?: { text: string } };
+      causes: Array<{ kind: string; tryThis: string[] }>;
+      script?: { file: string };
+    }>;
+    const requested = explained?.message.requested?.text;
+    const advice = explained?.causes.find((cause) => cause.kind === 'fragmentation')?.tryThis[0];
+    assert.ok(requested, `oomguard explain finds no requested size in ${OOM_LOG}`);
+    assert.ok(advice, `oomguard explain gives no fragmentation advice for ${OOM_LOG}`);
+    assert.equal(explained.script?.file, script, `oomguard explain does not read the workspace's ${ESTIMATE_SCRIPT}`);
+    const bundle = JSON.parse(fs.readFileSync(path.join(repoRoot, 'l10n', 'bundle.l10n.json'), 'utf8')) as Record<string, string>;
+    const scriptHeading = bundle['The script: {0}']!.replace('{0}', script);
+    const tabLabel = bundle['CUDA OOM explanation']!;
+    // The preview reflows text; compare with runs of whitespace made single spaces.
+    const flat = (text: string) => text.replace(/\s+/g, ' ');
+    const wanted = [requested, advice, scriptHeading].map(flat);
+    await step('explain-oom', async () => {
+      await openFile(OOM_LOG);
+      await runCommand(paletteTitle(declared));
+      await page.locator('.tab.active', { hasText: tabLabel }).waitFor({ timeout: 15_000 });
+      let texts: string[] = [];
+      await waitFor(
+        async () => {
+          texts = (await webviewTexts()).map(flat);
+          return texts.some((text) => wanted.every((phrase) => text.includes(phrase))) ? true : undefined;
+        },
+        15_000,
+        () => `the explanation never showed ${JSON.stringify(wanted)}; webview texts: ${JSON.stringify(texts.map((t) => t.slice(0, 400)))}`,
+      );
+      await shoot('6-explain-oom');
     });
   });
 });
@@ -418,7 +474,7 @@ codeServerSuite('VS Code (code-server) in Simplified Chinese (display language z
     const zh = zhBundle();
     const declared = declaredMemoryCommand();
     assert.ok(declared, `package.json declares no ${MEMORY_COMMAND} command`);
-    const title = declared.category ? `${localizedTitle(declared.category)}: ${localizedTitle(declared.title)}` : localizedTitle(declared.title);
+    const title = paletteTitle(declared);
     assert.match(title, /[\u4e00-\u9fff]/, 'package.nls.zh-cn.json gives the command a Chinese title');
     // Section headings of the panel (strings.ts → webview) and a suggestion title from the server's estimate.
     const wanted = [zh['Peak GPU memory per GPU']!, zh['What if']!, zh['Ways to save memory']!, zh['Batch size']!];

@@ -1,6 +1,6 @@
 // OOM103: a training loop that calls backward and steps an optimizer but never clears gradients.
 import type { Node } from '../engine/parser';
-import { callArguments, callReceiver, enclosingLoops } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, enclosingLoops } from '../engine/syntax';
 import type { SemanticModel } from '../engine/semantic/model';
 import { insertAt, lineEnding, lineIndent } from '../fixes/edits';
 import type { Fix } from '../engine/types';
@@ -30,6 +30,12 @@ function zeroGradFix(model: SemanticModel, step: Node, body: Node | null, text: 
   }];
 }
 
+/** `dist_autograd.backward(context_id, [loss])` in the same function as the step. */
+function usesDistributedAutograd(model: SemanticModel, step: Node): boolean {
+  const fn = model.functionOf(step)?.node ?? model.root;
+  return model.callsWithin(fn).some((call) => calleeName(call) === 'backward' && (model.qualify(call.childForFieldName('function')) ?? '').startsWith('torch.distributed.autograd.'));
+}
+
 export const missingZeroGrad: Rule = {
   ...ruleCode('OOM103'),
   code: 'OOM103',
@@ -50,6 +56,8 @@ export const missingZeroGrad: Rule = {
       const fn = model.functionOf(step);
       // Lightning's automatic optimization clears gradients itself.
       if (fn?.classInfo?.isLightning) continue;
+      // Distributed autograd keeps each iteration's gradients in its own context: nothing to clear.
+      if (usesDistributedAutograd(model, step)) continue;
       const loops = enclosingLoops(step);
       if (loops.length > 0) {
         const trainingLoop = loops.find((loop) => model.runsBackward(loop));

@@ -612,6 +612,8 @@ export class SemanticModel {
     if (fn.type === 'identifier') {
       const name = fn.text;
       if (DETACHING_FUNCTIONS.has(name)) return false;
+      // `Net()`, `TransformerBlock(args)`, `GPT2LMHeadModel(config)` construct a module; they run no forward.
+      if (this.isClassName(name)) return false;
       if (name === 'sum' || name === 'max' || name === 'min' || name === 'abs') return anyArgAttached();
       if (this.isTorchCallee(fn)) {
         const tail = this.qualifiedTail(fn) ?? name;
@@ -650,6 +652,12 @@ export class SemanticModel {
     }
     this.backpropagatedMemo.set(scope.id, names);
     return names;
+  }
+
+  /** A class of this file, or an imported name written like a class (`GPT2LMHeadModel`), not a model variable. */
+  isClassName(name: string): boolean {
+    if (this.classes.some((cls) => cls.name === name)) return true;
+    return this.imports.has(name) && /^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$/.test(name) && !this.modelNames.has(name);
   }
 
   /** Whether a local function may return a graph-attached value. */
