@@ -1,6 +1,7 @@
 // VS Code end to end: the packaged .vsix installed into code-server (VS Code 1.100 served to headless Chromium),
 // a workspace of the example scripts, and assertions on what a user sees: the Problems panel, a hover on a
-// squiggle, the quick fix menu and its edit, and the memory panel when the extension declares its command.
+// squiggle, the quick fix menu and its edit, the memory panel when the extension declares its command, and the
+// explanation "Explain CUDA OOM Error" shows for a training log.
 // A second run sets the display language to Simplified Chinese and checks that a diagnostic and the panel follow it.
 // Screenshots of every step go to test-artifacts/e2e/; a step that fails names its screenshot.
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 // OOM104: a forward pass in an evaluation loop or function that runs outside any no-grad context.
 import type { Node } from '../engine/parser';
-import { looksLikeEvalFunctionName } from '../engine/semantic/names';
+import { looksLikeDataName, looksLikeEvalFunctionName } from '../engine/semantic/names';
 import { lowerBound } from '../engine/semantic/model';
 import type { FunctionInfo, SemanticModel } from '../engine/semantic/model';
 import { callReceiver, calleeName, enclosingFunction, enclosingStatement } from '../engine/syntax';
@@ -28,9 +28,17 @@ function firstUnguardedForward(model: SemanticModel, region: Node): Node | undef
 
 function isEvaluationFunction(model: SemanticModel, info: FunctionInfo): boolean {
   if (!looksLikeEvalFunctionName(info.name) || info.name.startsWith('__')) return false;
+  // pytest's test_* functions check behaviour, they do not evaluate over a dataset.
+  if (info.name.startsWith('test_') && (model.imports.has('pytest') || !takesData(info))) return false;
   // Lightning's validation/test/predict hooks run under no-grad already.
   if (model.isNoGradFunction(info)) return false;
   return true;
+}
+
+/** Whether a function takes a loader or batches (`def test_epoch(model, loader)`). */
+function takesData(info: FunctionInfo): boolean {
+  const parameters = info.node.childForFieldName('parameters');
+  return !!parameters?.descendantsOfType('identifier').some((identifier) => looksLikeDataName(identifier.text));
 }
 
 /** `model.eval()` calls, and the loop that follows each one in the same block (before any `model.train()`). */

@@ -46,6 +46,13 @@ function isFunctionLocal(model: SemanticModel, name: string, site: Node): boolea
   return assignedWithin(model, name, fn);
 }
 
+/** Whether `name` is a parameter of the function holding `site`. */
+function isParameter(name: string, site: Node): boolean {
+  const fn = enclosingFunction(site);
+  const parameters = fn.type === 'function_definition' ? fn.childForFieldName('parameters') : null;
+  return !!parameters?.descendantsOfType('identifier').some((identifier) => identifier.text === name);
+}
+
 /**
  * Whether a container or accumulator named by `target` outlives one iteration of the batch loop around `site`
  * (or, outside any loop, one call of a function that runs once per batch).
@@ -59,7 +66,8 @@ export function outlivesIteration(model: SemanticModel, site: Node, target: Node
     // Created inside the iteration: rebuilt every time, so it dies with the iteration.
     if (assignedWithin(model, name, loop, site)) return false;
     // A helper's local list over layers or decoding steps is consumed in the same call (U-Net skips, torch.cat).
-    if (!model.isBatchLoop(loop) && isFunctionLocal(model, name, site)) return false;
+    // A list the caller passed in (`forward(self, x, concat_list)`) is the caller's to consume, likewise.
+    if (!model.isBatchLoop(loop) && (isFunctionLocal(model, name, site) || isParameter(name, site))) return false;
     return !isClearedAfterBackward(model, name);
   }
   const fn = model.functionOf(site);

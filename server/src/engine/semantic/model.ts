@@ -98,7 +98,7 @@ export class SemanticModel {
   private readonly gradModeCalls: Node[] = [];
   private readonly noGradFunctionMemo = new Map<number, boolean>();
   private readonly callersMemo = new Map<number, Node[]>();
-  private readonly backpropagatedMemo = new Map<number, Set<string>>();
+  private readonly backpropagatedMemo = new Map<number, Map<string, number[]>>();
 
   /**
    * Built from a tree-sitter tree and the text it was parsed from (positions index into it), or from a copy
@@ -359,9 +359,17 @@ export class SemanticModel {
   isNoGradFunction(info: FunctionInfo): boolean {
     const memo = this.noGradFunctionMemo.get(info.node.id);
     if (memo !== undefined) return memo;
-    const result =
+    // Assumed false while callers are examined, so that recursion ends.
+    this.noGradFunctionMemo.set(info.node.id, false);
+    let result =
       info.decorators.some((decorator) => this.isNoGradDecorator(decorator)) ||
       (!!info.classInfo && LIGHTNING_NO_GRAD_HOOKS.has(info.name));
+    if (!result) {
+      // A helper that only no-grad code calls (Lightning's validation_step and test_step calling
+      // self.evaluate(batch)) runs under no-grad too.
+      const callers = this.callersOf(info);
+      result = callers.length > 0 && callers.every((caller) => this.isNoGrad(caller));
+    }
     this.noGradFunctionMemo.set(info.node.id, result);
     return result;
   }
@@ -523,8 +531,8 @@ export class SemanticModel {
         }
         const name = dottedName(node);
         if (name) {
-          // Whatever the script backpropagates carries a graph, however it was built.
-          if (this.backpropagatedNames(enclosingFunction(node)).has(name)) return true;
+          // Whatever the script backpropagates in this iteration carries a graph, however it was built.
+          if (this.isBackpropagatedHere(name, node)) return true;
           const definitions = this.reachingDefinitions(name, node);
           if (definitions.length > 0) return definitions.some((definition) => this.isDefinitionAttached(definition));
         }
@@ -636,22 +644,43 @@ export class SemanticModel {
   }
 
   /** Names that a function calls backward on: `x.backward()`, `scaler.scale(x).backward()`, `accelerator.backward(x)`. */
-  private backpropagatedNames(scope: Node): Set<string> {
+  /**
+   * The innermost loop (or function) of each backward call, by the name it backpropagates: `x.backward()`,
+   * `scaler.scale(x).backward()`, `accelerator.backward(x)`, `torch.autograd.backward(x)`.
+   */
+  private backpropagatedNames(scope: Node): Map<string, number[]> {
     let names = this.backpropagatedMemo.get(scope.id);
     if (names) return names;
-    names = new Set();
+    names = new Map();
     for (const call of this.callsWithin(scope)) {
       if (!this.isBackwardCall(call)) continue;
-      let subject: Node | undefined = callReceiver(call) ?? callArguments(call).positional[0];
+      const receiver = callReceiver(call);
+      const argument = callArguments(call).positional[0];
+      // A backward method of a helper object (accelerator, fabric, the Lightning module, torch.autograd)
+      // takes the loss as its argument; a tensor's own backward() is called on it.
+      const helper = !receiver || calleeName(call) === 'manual_backward' || this.isTorchCallee(call.childForFieldName('function')) ||
+        nameWords(dottedName(receiver) ?? '').some((word) => ['accelerator', 'fabric', 'engine', 'self', 'trainer', 'deepspeed', 'model'].includes(word));
+      let subject: Node | undefined = helper ? argument : receiver;
       // `scaler.scale(loss).backward()` and `(loss / n).backward()`
       while (subject && (subject.type === 'call' || subject.type === 'parenthesized_expression' || subject.type === 'binary_operator')) {
         subject = subject.type === 'call' ? callArguments(subject).positional[0] : subject.type === 'binary_operator' ? subject.childForFieldName('left') ?? undefined : children(subject)[0];
       }
       const name = dottedName(subject);
-      if (name) names.add(name);
+      if (!name) continue;
+      const region = enclosingLoops(call)[0] ?? scope;
+      names.set(name, [...(names.get(name) ?? []), region.id]);
     }
     this.backpropagatedMemo.set(scope.id, names);
     return names;
+  }
+
+  /** Whether `name` at `node` is backpropagated in the same iteration (same innermost loop) or function. */
+  private isBackpropagatedHere(name: string, node: Node): boolean {
+    const scope = enclosingFunction(node);
+    const regions = this.backpropagatedNames(scope).get(name);
+    if (!regions) return false;
+    const here = enclosingLoops(node)[0] ?? scope;
+    return regions.includes(here.id);
   }
 
   /** A class of this file, or an imported name written like a class (`GPT2LMHeadModel`), not a model variable. */

@@ -89,8 +89,15 @@ const EVAL_WORDS = new Set([
 ]);
 
 /** A function named for evaluation (the spec's list: eval/evaluate/validate/valid/test/predict/infer/inference). */
+/** Verbs of functions that prepare something for a split rather than evaluate on it (`build_valid_loader`). */
+const BUILDER_VERBS = new Set(['build', 'get', 'make', 'create', 'load', 'prepare', 'download', 'setup', 'init', 'collate']);
+
 export function looksLikeEvalFunctionName(name: string): boolean {
-  return nameWords(name).some((word) => EVAL_WORDS.has(word));
+  const words = nameWords(name);
+  if (words.length > 0 && BUILDER_VERBS.has(words[0]!)) return false;
+  // `train_and_validate` trains: its backward is its purpose.
+  if (words.includes('train') || words.includes('training')) return false;
+  return words.some((word) => EVAL_WORDS.has(word));
 }
 
 /** Lightning hooks that the framework already runs under no-grad. */
