@@ -77,7 +77,7 @@ async function explain(getClient: () => LanguageClient | undefined, arg: unknown
     ...(source.folder ? [source.folder] : []),
     ...(vscode.workspace.workspaceFolders ?? []).filter((folder) => folder.uri.scheme === 'file').map((folder) => folder.uri.fsPath),
   ];
-  const params: ExplainOomParams = { text: source.text, roots };
+  const params: ExplainOomParams = { text: source.text, roots, uriScheme: vscode.env.uriScheme };
   let result: ExplainOomResult;
   try {
     result = await vscode.window.withProgress(

@@ -305,10 +305,15 @@ export interface ExplainOomParams {
   text: string;
   /** File-system folders where a traceback's script is looked up: the log's folder, then the workspace folders. */
   roots?: string[];
+  /**
+   * The editor's URI scheme (`vscode.env.uriScheme`: `vscode`, `code-oss`…). VS Code's Markdown preview follows
+   * `<scheme>://file/<path>:<line>` links and refuses `file:` ones, so links are written that way when it is given.
+   */
+  uriScheme?: string;
 }
 
 export interface ExplainOomResult {
-  /** The explanations rendered as Markdown, with file links (`file:///...#L12`) to the frames and findings. */
+  /** The explanations rendered as Markdown, with links to the frames and findings (see ExplainOomParams.uriScheme). */
   markdown: string;
   explanations: import('./explain/explain').Explanation[];
 }

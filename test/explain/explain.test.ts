@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildExplanation, explainText, findOomErrors, formatBytes, renderMarkdown, resolveFrameFile } from '../../server/src/explain/index';
+import { md } from '../../server/src/explain/render';
+import { fileLink } from '../../server/src/features/explain';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
 const samples = path.join(__dirname, 'samples');
@@ -74,6 +76,8 @@ test('a frame in a script found on this machine brings its estimate; the request
   assert.match(request.tryThis.join(' '), /8 × 512 × 50257 × 4 bytes/);
   const markdown = renderMarkdown([e!], (file, line) => `file://${file}#L${line}`);
   assert.match(markdown, /\[\/home\/ada\/runs\/oomguard\/examples\/train_gpt2\.py:62\]\(file:\/\/.*train_gpt2\.py#L62\)/);
+  // `<module>` would be eaten as an HTML tag by the preview: it is escaped.
+  assert.match(markdown, /\\<module\\>\(\)/);
   assert.match(markdown, /## The script: /);
 });
 
@@ -100,4 +104,10 @@ test('resolveFrameFile: absolute, relative to a root, and by trailing components
   assert.equal(resolveFrameFile('examples/train_gpt2.py', [repoRoot]), script);
   assert.equal(resolveFrameFile('C:\\Users\\x\\oomguard\\examples\\train_gpt2.py', [repoRoot]), script);
   assert.equal(resolveFrameFile('/nowhere/nothing_like_this.py', [repoRoot]), undefined);
+});
+
+test('Markdown escaping leaves code spans alone; links go through the editor\'s URI handler when its scheme is known', () => {
+  assert.equal(md('failed in <module>() at a_b.py: `x <y>` & more'), 'failed in \\<module\\>() at a_b.py: `x <y>` &amp; more');
+  assert.equal(fileLink('/work/my script.py', 12, 'vscode'), 'vscode://file/work/my%20script.py:12');
+  assert.equal(fileLink('/work/train.py', 3), 'file:///work/train.py#L3');
 });

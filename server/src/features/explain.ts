@@ -22,7 +22,12 @@ function analysisOptions(settings: Settings): AnalysisOptions {
 }
 
 /** Links in the Markdown open the file at the line (VS Code's preview understands `#L<line>`). */
-export function fileLink(file: string, line: number): string {
+/** A link that opens `file` at `line`: through the editor's URI handler when its scheme is known, else a file URL. */
+export function fileLink(file: string, line: number, uriScheme?: string): string {
+  if (uriScheme && /^[a-z][a-z0-9+.-]*$/i.test(uriScheme)) {
+    // `vscode://file/<absolute path>:<line>`; pathToFileURL gives the path percent-encoded, with a leading slash.
+    return `${uriScheme}://file${pathToFileURL(file).pathname}:${line}`;
+  }
   return `${pathToFileURL(file).href}#L${line}`;
 }
 
@@ -45,7 +50,8 @@ export const explainOom: ServerFeature = {
       const text = params.text.length > MAX_TEXT_CHARACTERS ? params.text.slice(-MAX_TEXT_CHARACTERS) : params.text;
       const roots = Array.isArray(params.roots) ? params.roots.filter((root): root is string => typeof root === 'string') : [];
       const explanations = await explainText(text, { roots, scriptFor: (file) => scriptFor(context, file) });
-      return { markdown: renderMarkdown(explanations, fileLink), explanations };
+      const uriScheme = typeof params.uriScheme === 'string' ? params.uriScheme : undefined;
+      return { markdown: renderMarkdown(explanations, (file, line) => fileLink(file, line, uriScheme)), explanations };
     });
   },
 };
