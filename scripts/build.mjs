@@ -75,6 +75,13 @@ for (const [pkg, file] of [
   const source = path.join(dir, file);
   fs.copyFileSync(source, path.join(dist, file));
 }
+// The rules' tree-sitter queries ship as data beside the server (engine/queries.ts reads dist/queries/).
+const queriesOut = path.join(dist, 'queries');
+fs.mkdirSync(queriesOut, { recursive: true });
+for (const file of fs.readdirSync(path.join(root, 'server/src/rules/queries'))) {
+  if (file.endsWith('.scm')) fs.copyFileSync(path.join(root, 'server/src/rules/queries', file), path.join(queriesOut, file));
+}
+
 for (const file of ['cli.js', 'server.js']) {
   const target = path.join(dist, file);
   if (fs.existsSync(target)) fs.chmodSync(target, 0o755);

@@ -38,7 +38,9 @@ test('ships the bundles and both tree-sitter .wasm files', () => {
   }
   // Whatever the build writes to dist/ for the editor (a webview bundle and its stylesheet, say) must ship too;
   // the CLI bundle and source maps are the only files the editor never loads.
-  const built = fs.readdirSync(path.join(repoRoot, 'dist')).filter((name) => !name.endsWith('.map') && name !== 'cli.js');
+  const built = (fs.readdirSync(path.join(repoRoot, 'dist'), { recursive: true }) as string[])
+    .map((name) => name.split(path.sep).join('/'))
+    .filter((name) => !name.endsWith('.map') && name !== 'cli.js' && fs.statSync(path.join(repoRoot, 'dist', name)).isFile());
   for (const name of built) {
     assert.ok(files.includes(`dist/${name}`), `dist/${name} is built but not in the .vsix (whitelist it in .vscodeignore)`);
   }

@@ -49,7 +49,7 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
   for (const rule of activeRules(options)) {
     let reports;
     try {
-      reports = rule.check({ model, text, inRegion });
+      reports = rule.check({ model, text, inRegion, region });
     } catch (error) {
       options.onRuleError?.(rule.code, error);
       continue;

@@ -160,7 +160,7 @@ export class DocumentStore {
         state.source = { text: state.analysisText };
         state.syntaxRoot = copyTree(state.analysisTree, state.source);
       }
-      state.model = new SemanticModel(state.syntaxRoot);
+      state.model = new SemanticModel(state.syntaxRoot, state.analysisText, state.analysisTree);
     }
     return state.model;
   }

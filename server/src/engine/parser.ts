@@ -34,7 +34,8 @@ export function loadPython(): Promise<Language> {
   languagePromise ??= (async () => {
     const runtimeWasm = locateWasm('tree-sitter.wasm', 'web-tree-sitter');
     await Parser.init({ locateFile: () => runtimeWasm });
-    return Language.load(locateWasm('tree-sitter-python.wasm', 'tree-sitter-python'));
+    loadedLanguage = await Language.load(locateWasm('tree-sitter-python.wasm', 'tree-sitter-python'));
+    return loadedLanguage;
   })();
   return languagePromise;
 }
@@ -57,16 +58,15 @@ export async function parsePython(text: string, previous?: Tree): Promise<Tree |
   return parser.parse(text, previous) ?? undefined;
 }
 
-const queryCache = new Map<string, Query>();
+let loadedLanguage: Language | undefined;
 
-/** Compiles a tree-sitter query once and caches it by its source. */
-export async function compileQuery(source: string): Promise<Query> {
-  let query = queryCache.get(source);
-  if (!query) {
-    query = new Query(await loadPython(), source);
-    queryCache.set(source, query);
-  }
-  return query;
+/**
+ * Compiles a query synchronously; the language must be loaded (it is whenever a tree exists). Strict: a query
+ * with an unknown node type or field fails here, at its first use, rather than matching nothing.
+ */
+export function compileQuerySync(source: string): Query {
+  if (!loadedLanguage) throw new Error('the Python grammar is not loaded yet');
+  return new Query(loadedLanguage, source);
 }
 
 export type { Edit };

@@ -37,10 +37,11 @@ function catchesOutOfMemory(model: SemanticModel, clause: Node): boolean {
 export const emptyCacheInLoop: Rule = {
   ...ruleCode('OOM106'),
   code: 'OOM106',
-  check({ model, inRegion }) {
+  check({ model, region }) {
     const reports: RuleReport[] = [];
-    for (const call of model.callsNamed('empty_cache')) {
-      if (!inRegion(call)) continue;
+    for (const match of model.queryMatches('empty-cache-in-loop', region)) {
+      const call = match.get('call');
+      if (!call) continue;
       const qualified = model.qualify(call.childForFieldName('function'));
       if (qualified !== 'torch.cuda.empty_cache' && qualified !== 'torch.cuda.memory.empty_cache') continue;
       // Recovering from an OOM (`except torch.cuda.OutOfMemoryError:`) is what empty_cache is for.

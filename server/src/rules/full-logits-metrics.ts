@@ -101,11 +101,12 @@ function addPreprocessFix(model: SemanticModel, text: string, call: Node): Fix |
 export const fullLogitsMetrics: Rule = {
   ...ruleCode('OOM109'),
   code: 'OOM109',
-  check({ model, text, inRegion }) {
+  check({ model, text, region }) {
     const reports: RuleReport[] = [];
-    for (const call of model.calls) {
+    for (const match of model.queryMatches('full-logits-metrics', region)) {
+      const call = match.get('call');
       // Only Hugging Face's Trainer keeps logits for compute_metrics.
-      if (!inRegion(call) || !isHuggingFaceTrainer(model, call)) continue;
+      if (!call || !isHuggingFaceTrainer(model, call)) continue;
       const { keywords } = callArguments(call);
       if (!keywords.has('compute_metrics') || keywords.has('preprocess_logits_for_metrics')) continue;
       // Loss-only evaluation keeps no logits.

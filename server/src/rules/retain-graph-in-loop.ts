@@ -108,10 +108,11 @@ function iterationScope(model: SemanticModel, call: Node): Node | undefined {
 export const retainGraphInLoop: Rule = {
   ...ruleCode('OOM107'),
   code: 'OOM107',
-  check({ model, inRegion }) {
+  check({ model, region }) {
     const reports: RuleReport[] = [];
-    for (const call of model.callsNamed('backward')) {
-      if (!inRegion(call) || !model.isRetainGraphBackward(call)) continue;
+    for (const match of model.queryMatches('retain-graph-in-loop', region)) {
+      const call = match.get('call');
+      if (!call) continue;
       const scope = iterationScope(model, call);
       // Not in a loop, nor in a helper that a batch loop calls.
       if (!scope) continue;

@@ -12,6 +12,8 @@ export interface RuleContext {
    * changed statements). Rules skip candidates outside it before any costly question; reports outside are dropped.
    */
   inRegion: (node: Node) => boolean;
+  /** The top-level statements being analysed, or undefined for the whole file (for model.queryMatches). */
+  region: readonly Node[] | undefined;
 }
 
 /** A finding as a rule reports it: the node it is reported at, its message and the fixes it offers. */

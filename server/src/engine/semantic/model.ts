@@ -2,6 +2,8 @@
 // classes, loops, no-grad contexts, which expressions hold graph-attached tensors, and which calls are forwards,
 // backwards, optimizer steps and gradient clears (also through functions of the same file).
 import type { Node, Tree } from '../parser';
+import { queryMatches } from '../queries';
+import type { QueryCaptures } from '../queries';
 import { copyTree, SyntaxNode } from '../syntax-tree';
 import {
   callArguments,
@@ -71,6 +73,8 @@ const INTERESTING_TYPES = [
 
 export class SemanticModel {
   readonly root: Node;
+  /** The tree-sitter tree `root` was copied from, for the rules' .scm queries. */
+  private readonly sourceTree: Tree | undefined;
   /** Every call in document order. */
   readonly calls: Node[] = [];
   readonly assignments: Node[] = [];
@@ -104,8 +108,9 @@ export class SemanticModel {
    * Built from a tree-sitter tree and the text it was parsed from (positions index into it), or from a copy
    * the caller already made (DocumentStore reuses unchanged statements between versions).
    */
-  constructor(tree: Tree | SyntaxNode, text?: string) {
+  constructor(tree: Tree | SyntaxNode, text?: string, sourceTree?: Tree) {
     this.root = tree instanceof SyntaxNode ? tree : copyTree(tree, text ?? tree.rootNode.text);
+    this.sourceTree = tree instanceof SyntaxNode ? sourceTree : tree;
     for (const node of interestingNodes(this.root)) {
       if (!node) continue;
       switch (node.type) {
@@ -605,7 +610,8 @@ export class SemanticModel {
       const method = fn.childForFieldName('attribute')?.text ?? '';
       const receiver = fn.childForFieldName('object');
       if (this.isTorchCallee(fn) && !this.isModelRef(receiver)) {
-        if (DETACHING_TORCH_FUNCTIONS.has(method)) return false;
+        // `nn.Sequential(...)`, `nn.Linear(...)`: constructing a module runs no forward.
+        if (DETACHING_TORCH_FUNCTIONS.has(method) || /^[A-Z]/.test(method)) return false;
         return anyArgAttached();
       }
       if (method === 'forward' && this.isModelRef(receiver)) return true;
@@ -989,9 +995,20 @@ export class SemanticModel {
   callersOf(info: FunctionInfo): Node[] {
     const memo = this.callersMemo.get(info.node.id);
     if (memo) return memo;
-    const callers = this.calls.filter((call) => this.resolveLocalFunction(call)?.node.id === info.node.id);
+    // Only calls by the function's own name can reach it (`f(...)`, `self.f(...)`, `obj.f(...)`).
+    const callers = this.callsNamed(info.name).filter((call) => this.resolveLocalFunction(call)?.node.id === info.node.id);
     this.callersMemo.set(info.node.id, callers);
     return callers;
+  }
+
+  /**
+   * The matches of a rule's query (server/src/rules/queries/<name>.scm), as captures on this model's nodes,
+   * within the given top-level statements (incremental analysis) or the whole file.
+   */
+  queryMatches(name: string, region?: readonly Node[]): QueryCaptures[] {
+    if (!this.sourceTree) throw new Error('this model was built without its tree-sitter tree');
+    const tree = this.sourceTree;
+    return region ? region.flatMap((statement) => queryMatches(tree, this.root, name, statement)) : queryMatches(tree, this.root, name);
   }
 
   private readonly namedMemo = new Map<string, unknown>();

@@ -11,7 +11,12 @@ const MODEL_WORDS = new Set([
 ]);
 
 /** Single-letter conventions (`G`, `D`) and common prefixes of wrapped models. */
-const MODEL_EXACT = new Set(['G', 'D', 'netG', 'netD', 'module', 'Q', 'target_net', 'policy_net']);
+const MODEL_EXACT = new Set([
+  'G', 'D', 'netG', 'netD', 'module', 'Q', 'target_net', 'policy_net',
+  // Submodules called one by one (`for layer in self.layers: h = layer(h)`); only these exact names, since
+  // `norm_layer` or `is_last_stage` are factories and predicates.
+  'layer', 'layers', 'block', 'blocks', 'blk', 'stage', 'stages',
+]);
 
 const modelNameCache = new Map<string, boolean>();
 
