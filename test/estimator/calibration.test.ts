@@ -8,7 +8,7 @@ import { configFromTruth, errorStats, isPerStepPeak, type ErrorStats, type Truth
 import { estimate } from '../../server/src/estimator/model';
 import { findGpu } from '../../server/src/estimator/catalog/gpus';
 import { estimateFromConfig, type Breakdown, type EstimateOverrides } from '../../server/src/estimator/index';
-import { MIB, estimateFixture, estimateText, loadTruth, multiWs1Path, ownMeasurementsPath, repoRoot } from './helpers';
+import { MIB, estimateFixture, estimateText, loadTruth, multiWs1Path, ownMeasurementsPath, repoRoot, validationPath, validationScriptsDir } from './helpers';
 import { trainingScript, type ScriptSpec } from './scripts';
 
 function printTable(title: string, rows: Array<{ id: string; measured: number; estimated: number }>, stats: ErrorStats): void {
@@ -265,4 +265,38 @@ test('the peer rule of thumb (params x 16) misses activations: our estimate is t
     if (Math.abs(ours / record.peak_alloc! - 1) < Math.abs(peer / record.peak_alloc! - 1)) closer++;
   }
   assert.ok(closer / total > 0.9, `${closer}/${total}`);
+});
+
+interface ValidationRecord extends OwnRecord { b: number; s?: number; i?: number; amp?: string; w?: string; ckpt?: boolean; ga?: number; infer?: string; lora?: { r: number; targets: string[] } }
+
+/**
+ * Validation scripts written as a user would (from_pretrained ids, torchvision constructors, classes defined in the
+ * script, PEFT LoRA, Trainer), each measured on an H200 by test/gpu/estimator/validate.py with the same model built
+ * from the catalog's config values: detection must find what the measurement ran, and the estimate must meet the targets.
+ */
+test('validation scripts of other families (H200): detection matches the measured run; errors within the targets', async () => {
+  const runs = (JSON.parse(fs.readFileSync(validationPath, 'utf8')) as { runs: ValidationRecord[] }).runs;
+  const rows: Array<{ id: string; measured: number; estimated: number }> = [];
+  for (const record of runs) {
+    assert.ok(record.peak_alloc, `${record.id}: ${record.error}`);
+    const file = path.join(validationScriptsDir, `${record.id}.py`);
+    const result = await estimateText(fs.readFileSync(file, 'utf8'), file);
+    const d = result.detected;
+    assert.equal(d.parameters, record.param_count, `${record.id} parameters`);
+    if (!record.infer) assert.equal(d.trainableParameters, record.trainable_param_count, `${record.id} trainable`);
+    assert.equal(d.batchSize.value, record.b, `${record.id} batch`);
+    if (record.s) assert.equal(d.seqLen?.value, record.s, `${record.id} seq`);
+    if (record.i) assert.equal(d.imageSize?.value, record.i, `${record.id} image`);
+    assert.equal(d.checkpointing, Boolean(record.ckpt), `${record.id} checkpointing`);
+    assert.equal(d.accumulation, record.ga ?? 1, `${record.id} accumulation`);
+    assert.equal(d.mode.value, record.infer === 'no_grad' ? 'infer-no-grad' : record.infer === 'grad' ? 'infer-grad' : 'train', `${record.id} mode`);
+    const precision = record.amp ? `${record.amp}-amp` : record.w === 'bf16' ? 'bf16' : 'fp32';
+    assert.equal(d.precision.value, precision, `${record.id} precision`);
+    if (record.lora) assert.deepEqual([d.lora?.rank, d.lora?.targetModules], [record.lora.r, record.lora.targets], `${record.id} LoRA`);
+    rows.push({ id: record.id, measured: record.peak_alloc, estimated: result.peakAllocated });
+  }
+  assert.equal(rows.length, 20);
+  const stats = errorStats(rows.map((r) => r.estimated / r.measured - 1));
+  printTable('validation scripts (test/fixtures/estimator/validation), H200', rows, stats);
+  assertTargets(stats);
 });

@@ -75,7 +75,7 @@ test('LoRA on a bf16 checkpoint: trainable subset and the checkpoint dtype', asy
   const d = r.detected;
   assert.equal(d.model.name, 'TinyLlama/TinyLlama-1.1B-Chat-v1.0');
   assert.equal(d.trainableParameters, 2_252_800); // r=16 on q_proj and v_proj, as PEFT counts
-  assert.deepEqual(d.lora, { rank: 16, targetModules: ['q_proj', 'v_proj'], line: 8 });
+  assert.deepEqual(d.lora, { rank: 16, targetModules: ['q_proj', 'v_proj'], dropout: 0, line: 8 }); // no lora_dropout: PEFT's 0
   assert.equal(d.weightDtype.value, 'bf16');
   assert.deepEqual(d.seqLen, { value: 512, line: 14 });
   assert.equal(d.batchSize.value, 4);

@@ -9,6 +9,9 @@ export const repoRoot = path.resolve(__dirname, '..', '..');
 export const fixturesDir = path.join(repoRoot, 'test', 'fixtures', 'estimator');
 export const truthPath = path.resolve(repoRoot, '..', 'shared', 'gpu-truth', 'truth.json');
 export const ownMeasurementsPath = path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'more.json');
+/** Validation runs (test/gpu/estimator/validate.py), one per script in test/fixtures/estimator/validation/. */
+export const validationPath = path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'validate.json');
+export const validationScriptsDir = path.join(fixturesDir, 'validation');
 /** The multi-GPU scripts' world-size-1 dry run (test/gpu/multi/run_all.py --nproc 1). */
 export const multiWs1Path = path.join(repoRoot, 'test', 'gpu', 'multi', 'results', 'ws1.json');
 

@@ -39,7 +39,7 @@ export interface DetectedConfig {
   usesTrainer?: Located<boolean>;
   checkpointing?: Located<boolean>;
   accumulation?: Located<number>;
-  lora?: Located<{ rank: number; targetModules: string[] }>;
+  lora?: Located<{ rank: number; targetModules: string[]; dropout: number }>;
   frozen?: Located<number>;
   mode: Located<RunMode>;
   attention?: Located<AttentionImpl>;
@@ -341,9 +341,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (name === 'LoraConfig') {
       const r = kwValue('r');
       const targets = kwValue('target_modules');
+      const dropout = kwValue('lora_dropout');
       detected.lora = {
         value: {
           rank: typeof r === 'number' ? r : 8,
+          // PEFT's default lora_dropout is 0 (nn.Identity).
+          dropout: typeof dropout === 'number' ? dropout : 0,
           targetModules: Array.isArray(targets) ? targets.filter((t): t is string => typeof t === 'string') : typeof targets === 'string' ? [targets] : [],
         },
         line,
@@ -397,7 +400,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
   }
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
-  if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [] }, line: loraRequested };
+  if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };
   if (detected.usesTrainer && !detected.optimizer) detected.optimizerImpl ??= 'fused';
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 

@@ -56,7 +56,7 @@ export interface EstimateJson {
     accumulation: number;
     mode: LocatedJson<RunMode>;
     attention: string;
-    lora: { rank: number; targetModules: string[]; line: number | null } | null;
+    lora: { rank: number; targetModules: string[]; dropout?: number; line: number | null } | null;
     gpus: number;
     strategy: Strategy;
   };
@@ -168,7 +168,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.lora && spec.kind === 'transformer') {
     const targets = detected.lora.value.targetModules.length > 0 ? detected.lora.value.targetModules : LORA_DEFAULT_TARGETS[spec.family] ?? ['q_proj', 'v_proj'];
     if (detected.lora.value.targetModules.length === 0) assumptions.push(t('LoRA target_modules not given; assumed PEFT\'s default for this model ({0})', targets.join(', ')));
-    lora = { rank: detected.lora.value.rank, targetModules: targets };
+    lora = { rank: detected.lora.value.rank, targetModules: targets, dropout: detected.lora.value.dropout };
     note('lora', detected.lora.line);
   }
   let frozenFraction: number | undefined;

@@ -111,6 +111,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     mode, training, attention: cfg.attention, batch: cfg.batchSize, seqLen: cfg.seqLen, imageSize: cfg.imageSize,
     frozenBase: Boolean(cfg.lora) || (cfg.frozenFraction ?? 0) > 0.5,
     loraTargets: new Set(cfg.lora?.targetModules ?? []),
+    loraDropout: cfg.lora ? (cfg.lora.dropout ?? 0) > 0 : undefined,
   };
   const checkpointing = cfg.checkpointing && training;
   const a = transformerActivations(s, ctx, checkpointing);

@@ -18,6 +18,8 @@ export interface ActivationContext {
   frozenBase: boolean;
   /** LoRA target module names; their input stays saved (the adapter's A matrix needs it). */
   loraTargets: ReadonlySet<string>;
+  /** Set under LoRA (PEFT adapters): whether lora_dropout > 0; undefined without LoRA. */
+  loraDropout?: boolean;
 }
 
 export interface ParameterCount {
@@ -123,6 +125,8 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
   else other += normParams(s) * (s.decoderLayers > 0 ? 2 : 1);
   if (s.family === 'whisper') other += normParams(s); // encoder and decoder layer_norm; the loop above added one
+  // DeBERTa-v3's relative position embeddings (2 x position_buckets = 512 rows) and their LayerNorm.
+  if (s.family === 'deberta') other += 2 * 256 * h + normParams(s);
   if (s.embedProjection) {
     other += 2 * s.embedProjection * h;
     castable += 2 * s.embedProjection * h;
@@ -228,11 +232,21 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   const i = s.intermediate;
   const dropout = ctx.training;
   const sites = blockLinears(s);
-  const savingCount = (from: number, to: number): number =>
+  // PEFT's LoRA Linear casts its input to the fp32 adapter dtype once per adapted module (a new tensor unless the
+  // input is fp32 already), applies lora_dropout (a new tensor and a bool mask), and lora_A keeps what it was
+  // given; the frozen base linear keeps nothing. So q, k and v each keep their own copy. Only fp32 inputs without
+  // dropout reach lora_A as the shared tensor, which the ordinary rule below counts once.
+  const adapterCopies = ctx.loraDropout !== undefined && (ctx.mode !== 'fp32' || ctx.loraDropout);
+  const savingCount = (from: number, to: number): number => adapterCopies ? 0 :
     sites.slice(from, to).filter((site) => !ctx.frozenBase || siteTargeted(site, ctx.loraTargets)).length;
   const qkvSites = s.qkvFused ? 1 : 3;
   let perToken = 0;
   let perTokenPair = 0;
+  if (adapterCopies) {
+    // fp32 copy (half weights) or autocast's half copy (AMP) per adapted module, plus the dropout mask.
+    const copyBytes = (ctx.mode === 'half' ? FP32 : ctx.mode === 'amp' ? 2 : FP32) + (ctx.loraDropout ? 1 : 0);
+    perToken += sites.filter((site) => siteTargeted(site, ctx.loraTargets)).reduce((sum, site) => sum + copyBytes * site.inFeatures, 0);
+  }
   // Attention half: norm, q/k/v inputs, q/k/v, attention output.
   const preNorm = s.normPlacement !== 'post';
   if (preNorm) perToken += normSavedPerElement(s, ctx.mode) * h;
@@ -267,20 +281,25 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
     const mlpProducer = preNorm ? normOut : residual;
     perToken += linearInputBytes(ctx.mode, mlpProducer, h, mlpConsumers, savingCount(qkvSites + 1, qkvSites + 1 + mlpConsumers));
   }
-  perToken += mlpInternals(s, ctx.mode, i);
+  const downSaves = savingCount(sites.length - 1, sites.length) > 0;
+  perToken += mlpInternals(s, ctx.mode, i, downSaves);
   if (dropout && s.hiddenDropout) perToken += h;
   return { perToken, perTokenPair };
 }
 
-/** What the MLP keeps between its two projections, per token. */
-function mlpInternals(s: TransformerSpec, mode: ActivationMode, i: number): number {
+/**
+ * What the MLP keeps between its two projections, per token. `downSaves`: the second projection keeps its input
+ * (false when it is frozen, or adapted by LoRA, whose own copy is counted with the adapters).
+ */
+function mlpInternals(s: TransformerSpec, mode: ActivationMode, i: number, downSaves = true): number {
   const { act } = bytesOf(mode);
+  const down = downSaves ? 1 : 0;
   switch (s.mlp) {
-    case 'gelu': return 2 * act * i; // GELU keeps its input; the second linear keeps GELU's output
+    case 'gelu': return (1 + down) * act * i; // GELU keeps its input; the second linear keeps GELU's output
     case 'relu': return act * i; // ReLU keeps its output, which the second linear keeps too
-    case 'swiglu': return 4 * act * i; // gate, SiLU(gate), up, and their product
-    case 'geglu': return s.family === 't5' ? geluNewBytes(mode) * i + 2 * act * i : 4 * act * i;
-    case 'gelu_new': return geluNewBytes(mode) * i + (mode === 'amp' ? 2 : act) * i;
+    case 'swiglu': return (3 + down) * act * i; // gate, SiLU(gate), up, and their product
+    case 'geglu': return s.family === 't5' ? geluNewBytes(mode) * i + (1 + down) * act * i : (3 + down) * act * i;
+    case 'gelu_new': return geluNewBytes(mode) * i + down * (mode === 'amp' ? 2 : act) * i;
   }
 }
 

@@ -124,7 +124,8 @@ export interface TrainingConfig {
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */
-  lora?: { rank: number; targetModules: string[] };
+  /** dropout: LoraConfig's lora_dropout (absent: 0, PEFT's default). */
+  lora?: { rank: number; targetModules: string[]; dropout?: number };
   /** Trainable parameters when the script freezes some (0..parameters); undefined means all. */
   frozenFraction?: number;
   gpus: number;

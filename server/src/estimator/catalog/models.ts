@@ -19,7 +19,8 @@ const FAMILY_TRAITS: Record<TransformerFamily, Omit<TransformerSpec, 'hidden' | 
     positions: 'learned', typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'seq-cls' },
   deberta: { kind: 'transformer', family: 'deberta', tiedEmbeddings: true, storedDtype: 'fp32', norm: 'layernorm',
     normPlacement: 'post', qkvFused: false, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: true, attnDropout: true,
-    positions: 'relative', typeVocab: 0, pooler: true, extraNormsPerLayer: 0, decoderLayers: 0, task: 'seq-cls' },
+    // DeBERTa-v2/v3's base model has no pooler: the classification head's ContextPooler counts it.
+    positions: 'relative', typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'seq-cls' },
   llama: { kind: 'transformer', family: 'llama', tiedEmbeddings: false, storedDtype: 'bf16', norm: 'rmsnorm', normPlacement: 'pre',
     qkvFused: false, mlp: 'swiglu', attnBias: 'none', mlpBias: false, hiddenDropout: false, attnDropout: false, positions: 'rotary',
     typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'causal-lm' },
