@@ -27,6 +27,8 @@ export interface DocumentState {
   model: SemanticModel | undefined;
   /** The plain copy of `analysisTree` the model reads; unchanged statements move from version to version. */
   syntaxRoot: SyntaxNode | undefined;
+  /** Where each line of `text` starts (UTF-16 offsets), kept up to date edit by edit. */
+  lineStarts: number[];
   /** The text holder shared by the nodes of `syntaxRoot` (and by statements moved on from earlier versions). */
   source: SourceText;
 }
@@ -64,6 +66,27 @@ function positionAt(lineStarts: number[], offset: number): Position {
   return { line: low, character: offset - lineStarts[low]! };
 }
 
+/** Where inserted text ends, given where it starts. */
+function endOfInsertion(start: Position, inserted: string): Position {
+  const lines = inserted.split(/\r\n|\r|\n/);
+  return lines.length === 1
+    ? { line: start.line, character: start.character + inserted.length }
+    : { line: start.line + lines.length - 1, character: lines[lines.length - 1]!.length };
+}
+
+/**
+ * The line starts after replacing [start, oldEnd) of `text` by `inserted`, from the old ones (no rescan of the
+ * file). Undefined where a carriage return is near the edit (a split or joined CRLF): the caller rescans.
+ */
+function spliceLineStarts(lineStarts: number[], text: string, start: number, oldEnd: number, startLine: number, oldEndLine: number, inserted: string): number[] | undefined {
+  if (inserted.includes('\r') || text[start - 1] === '\r' || text[oldEnd - 1] === '\r' || text.slice(start, oldEnd).includes('\r')) return undefined;
+  const delta = inserted.length - (oldEnd - start);
+  const result = lineStarts.slice(0, startLine + 1);
+  for (let i = inserted.indexOf('\n'); i >= 0; i = inserted.indexOf('\n', i + 1)) result.push(start + i + 1);
+  for (let line = oldEndLine + 1; line < lineStarts.length; line++) result.push(lineStarts[line]! + delta);
+  return result;
+}
+
 function toPoint(position: Position) {
   return { row: position.line, column: position.character };
 }
@@ -78,7 +101,7 @@ export class DocumentStore {
   async open(uri: string, version: number, text: string): Promise<DocumentState> {
     const tree = await parsePython(text);
     const recovered = tree && (await recoverTree(text, tree));
-    const state: DocumentState = { uri, version, text, tree, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot: undefined, source: { text } };
+    const state: DocumentState = { uri, version, text, tree, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot: undefined, source: { text }, lineStarts: computeLineStarts(text) };
     this.documents.set(uri, state);
     return state;
   }
@@ -89,38 +112,35 @@ export class DocumentStore {
     if (!state) return undefined;
     let text = state.text;
     let tree = state.tree;
+    let lineStarts = state.lineStarts;
     let lastEdit: SingleEdit | undefined;
     for (const change of changes) {
       if (!change.range) {
         text = change.text;
+        lineStarts = computeLineStarts(text);
         tree?.delete();
         tree = undefined;
         continue;
       }
-      const lineStarts = computeLineStarts(text);
       const startIndex = offsetAt(text, lineStarts, change.range.start);
       const oldEndIndex = offsetAt(text, lineStarts, change.range.end);
+      const start = positionAt(lineStarts, startIndex);
+      const oldEnd = positionAt(lineStarts, oldEndIndex);
+      const newEndIndex = startIndex + change.text.length;
+      const newEnd = endOfInsertion(start, change.text);
       const newText = text.slice(0, startIndex) + change.text + text.slice(oldEndIndex);
-      if (tree) {
-        const newEndIndex = startIndex + change.text.length;
-        const edit: Edit = {
-          startIndex,
-          oldEndIndex,
-          newEndIndex,
-          startPosition: toPoint(change.range.start),
-          oldEndPosition: toPoint(change.range.end),
-          newEndPosition: toPoint(positionAt(computeLineStarts(newText), newEndIndex)),
-        };
-        tree.edit(edit);
-      }
-      lastEdit = changes.length === 1 ? {
+      tree?.edit({
         startIndex,
         oldEndIndex,
-        newEndIndex: startIndex + change.text.length,
-        startRow: change.range.start.line,
-        oldEndRow: change.range.end.line,
-        newEndRow: positionAt(computeLineStarts(newText), startIndex + change.text.length).line,
-      } : undefined;
+        newEndIndex,
+        startPosition: toPoint(start),
+        oldEndPosition: toPoint(oldEnd),
+        newEndPosition: toPoint(newEnd),
+      } satisfies Edit);
+      lastEdit = changes.length === 1
+        ? { startIndex, oldEndIndex, newEndIndex, startRow: start.line, oldEndRow: oldEnd.line, newEndRow: newEnd.line }
+        : undefined;
+      lineStarts = spliceLineStarts(lineStarts, text, startIndex, oldEndIndex, start.line, oldEnd.line, change.text) ?? computeLineStarts(newText);
       text = newText;
     }
     const previous = tree;
@@ -142,7 +162,7 @@ export class DocumentStore {
       // A fresh holder: the previous version's nodes keep reading their own text.
       state.source = { text };
     }
-    Object.assign(state, { version, text, tree: parsed, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot });
+    Object.assign(state, { version, text, lineStarts, tree: parsed, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot });
     return state;
   }
 
