@@ -20,12 +20,23 @@ async function serverLatency(): Promise<void> {
   const lineCount = text.split('\n').length;
   const uri = 'file:///bench/train_5000.py';
 
-  const coldStart = performance.now();
+  // Cold start: a fresh server process each time, from spawn to the first diagnostics of the opened script.
+  const colds: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const coldStart = performance.now();
+    const coldClient = await startServer();
+    const published = coldClient.diagnostics(uri, 1, 60_000);
+    await coldClient.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
+    await published;
+    colds.push(performance.now() - coldStart);
+    await coldClient.close();
+  }
+  colds.sort((a, b) => a - b);
+
   const client = await startServer();
   const first = client.diagnostics(uri, 1, 60_000);
   await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
   const firstDiagnostics = await first;
-  const coldMs = performance.now() - coldStart;
 
   // One-character edits spread over the file, of three kinds a user makes while typing: a digit of a number, a
   // letter of a name in a function body, a letter in a docstring. Each is made and then undone.
@@ -56,7 +67,7 @@ async function serverLatency(): Promise<void> {
   await client.close();
   timings.sort((a, b) => a - b);
   console.log(`server, ${lineCount}-line script (${firstDiagnostics.length} findings):`);
-  console.log(`  cold start to first diagnostics: ${coldMs.toFixed(0)} ms (target <= 400 ms)`);
+  console.log(`  cold start to first diagnostics over 5 fresh servers: median ${percentile(colds, 50).toFixed(0)} ms (target <= 400 ms), max ${colds[colds.length - 1]!.toFixed(0)} ms`);
   console.log(`  edit to diagnostics over 200 one-character edits: p50 ${percentile(timings, 50).toFixed(1)} ms (target <= 10), p95 ${percentile(timings, 95).toFixed(1)} ms (target <= 30), max ${timings[timings.length - 1]!.toFixed(1)} ms`);
 }
 

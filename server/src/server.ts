@@ -230,5 +230,7 @@ export function startServer(connection: Connection): void {
 }
 
 if (require.main === module) {
+  // Compile the grammar's WebAssembly while the client is still sending `initialize`.
+  void loadPython();
   startServer(createConnection(ProposedFeatures.all));
 }

@@ -1,7 +1,7 @@
 // A plain JavaScript copy of a tree-sitter tree. The rules ask many small questions of the tree (parents, fields,
 // ranges); asked of web-tree-sitter's nodes, each one is a call into WebAssembly and a new wrapper object. One
 // cursor walk per document version copies the tree into these objects, and every later question is a field read.
-import type { Point, Tree, TreeCursor } from 'web-tree-sitter';
+import type { Language, Point, Tree, TreeCursor } from 'web-tree-sitter';
 
 /** The text a tree was parsed from, shared by all its nodes; a document's holder follows its versions. */
 export interface SourceText {
@@ -89,23 +89,58 @@ let nextId = 0;
 /** Copies a tree-sitter tree into SyntaxNodes with one cursor walk. */
 export function copyTree(tree: Tree, source: string | SourceText): SyntaxNode {
   const ref = typeof source === 'string' ? { text: source } : source;
-  return copyCursorSubtree(tree.walk(), ref, true);
+  return copyCursorSubtree(tree.walk(), copyContext(tree, ref), true);
 }
 
-/** Copies the node under the cursor and its subtree; the cursor ends where it started (or is deleted). */
-function copyCursorSubtree(cursor: TreeCursor, source: SourceText, ownsCursor: boolean): SyntaxNode {
-  const make = () =>
-    new SyntaxNode(
-      source,
-      nextId++,
-      cursor.nodeType,
-      cursor.nodeIsNamed,
-      cursor.nodeIsMissing,
-      cursor.startIndex,
-      cursor.endIndex,
-      cursor.startPosition,
-      cursor.endPosition,
-    );
+/** What a copy needs besides the cursor: the text, where its rows start, and the grammar's name tables. */
+interface CopyContext {
+  source: SourceText;
+  /** Offsets where rows start, counting only `\n` as tree-sitter does. */
+  rowStarts: number[];
+  types: string[];
+  fields: Array<string | null>;
+  named: Array<boolean | undefined>;
+  language: Language;
+}
+
+function copyContext(tree: Tree, source: SourceText): CopyContext {
+  const rowStarts = [0];
+  const text = source.text;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) rowStarts.push(i + 1);
+  const language = tree.language;
+  return { source, rowStarts, types: language.types, fields: language.fields, named: [], language };
+}
+
+function pointAt(rowStarts: number[], offset: number): Point {
+  let low = 0;
+  let high = rowStarts.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (rowStarts[mid]! <= offset) low = mid;
+    else high = mid - 1;
+  }
+  return { row: low, column: offset - rowStarts[low]! };
+}
+
+/**
+ * Copies the node under the cursor and its subtree; the cursor ends where it started (or is deleted). Each node
+ * costs four questions to WebAssembly (type id, start, end, field id); names come from the grammar's tables and
+ * rows and columns from the text, which is what makes this walk cheap.
+ */
+function copyCursorSubtree(cursor: TreeCursor, context: CopyContext, ownsCursor: boolean): SyntaxNode {
+  const { source, rowStarts, types, named, language } = context;
+  const make = () => {
+    const typeId = cursor.nodeTypeId;
+    const startIndex = cursor.startIndex;
+    const endIndex = cursor.endIndex;
+    let isNamed = named[typeId];
+    if (isNamed === undefined) isNamed = named[typeId] = language.nodeTypeIsNamed(typeId);
+    // Only a zero-width node can be one that the parser inserted (MISSING).
+    const isMissing = startIndex === endIndex && cursor.nodeIsMissing;
+    return new SyntaxNode(source, nextId++, types[typeId] ?? 'ERROR', isNamed, isMissing, startIndex, endIndex,
+      pointAt(rowStarts, startIndex), pointAt(rowStarts, endIndex));
+  };
+  const field = () => context.fields[cursor.currentFieldId] ?? null;
   const root = make();
   let current = root;
   for (;;) {
@@ -113,7 +148,7 @@ function copyCursorSubtree(cursor: TreeCursor, source: SourceText, ownsCursor: b
       const child = make();
       child.parent = current;
       current.children.push(child);
-      current.childFields.push(cursor.currentFieldName);
+      current.childFields.push(field());
       current = child;
       continue;
     }
@@ -126,7 +161,7 @@ function copyCursorSubtree(cursor: TreeCursor, source: SourceText, ownsCursor: b
         const sibling = make();
         sibling.parent = parent;
         parent.children.push(sibling);
-        parent.childFields.push(cursor.currentFieldName);
+        parent.childFields.push(field());
         current = sibling;
         break;
       }
@@ -174,6 +209,9 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
   const rowDelta = edit.newEndRow - edit.oldEndRow;
   const oldByStart = new Map<number, SyntaxNode>();
   for (const child of previous.children) oldByStart.set(child.startIndex, child);
+  const context = copyContext(tree, { text: source });
+  // New subtrees read the document's holder, like the statements moved from the previous copy.
+  context.source = holder;
   const cursor = tree.walk();
   const root = new SyntaxNode(holder, nextId++, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex, cursor.startPosition, cursor.endPosition);
   if (cursor.gotoFirstChild()) {
@@ -189,7 +227,7 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
         previousText.slice(old.startIndex, old.endIndex) === source.slice(start, end);
       if (unchanged && after) moveSubtree(old!, indexDelta, rowDelta);
       const reused = unchanged ? old : undefined;
-      const child = reused ?? copyCursorSubtree(cursor, holder, false);
+      const child = reused ?? copyCursorSubtree(cursor, context, false);
       child.parent = root;
       root.children.push(child);
       root.childFields.push(cursor.currentFieldName);
