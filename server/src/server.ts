@@ -48,16 +48,6 @@ export function toDiagnostic(finding: Finding, locale?: string): Diagnostic {
   };
 }
 
-export function analysisOptions(settings: Settings): AnalysisOptions {
-  const severity: Record<string, Severity> = {};
-  const off: string[] = [];
-  for (const [code, level] of Object.entries(settings.rules.severity)) {
-    if (level === 'off') off.push(code);
-    else severity[code] = level;
-  }
-  return { select: settings.rules.select, ignore: [...settings.rules.ignore, ...off], severity };
-}
-
 /** The code action kinds the server offers (quick fixes, refactorings, fix-all on save). */
 const CODE_ACTION_KINDS: string[] = [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite, FIX_ALL_KIND];
 
@@ -88,6 +78,7 @@ export function startServer(connection: Connection): void {
     settingsFor: (uri) => settingsFor(uri),
     locale: () => clientLocale,
     reanalyze: (uri) => schedule(uri),
+    analysisOptionsFor: async (uri) => editorConfig.optionsFor(uri, await settingsFor(uri)),
   };
 
   const enqueue = (uri: string, work: () => Promise<unknown>) => {

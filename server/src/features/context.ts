@@ -17,6 +17,8 @@ export interface ServerContext {
   locale(): string | undefined;
   /** Analyses the document again and republishes its diagnostics (after a feature's slow input has changed). */
   reanalyze(uri: string): void;
+  /** The rule selection and severities for a document: VS Code settings over [tool.oomguard] in pyproject.toml. */
+  analysisOptionsFor(uri: string): Promise<AnalysisOptions>;
 }
 
 /** A feature registers its LSP handlers and says which capabilities it adds. */

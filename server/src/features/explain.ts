@@ -3,12 +3,11 @@
 // one that is not open is read from disk.
 import { pathToFileURL } from 'node:url';
 import { ResponseError } from 'vscode-languageserver/node';
-import type { AnalysisOptions } from '../engine/analyze';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
 import { explainText, renderMarkdown, scriptContextFromFile, scriptContextFromModel, type ScriptContext } from '../explain/index';
 import { t } from '../l10n';
 import { EXPLAIN_OOM_REQUEST } from '../protocol';
-import type { ExplainOomParams, ExplainOomResult, Settings } from '../protocol';
+import type { ExplainOomParams, ExplainOomResult } from '../protocol';
 import type { ServerContext, ServerFeature } from './context';
 
 /** JSON-RPC's "invalid params" code. */
@@ -16,12 +15,6 @@ const INVALID_PARAMS = -32602;
 /** A pasted log larger than this is cut to its end, where the error is. */
 const MAX_TEXT_CHARACTERS = 5_000_000;
 
-function analysisOptions(settings: Settings): AnalysisOptions {
-  const off = Object.entries(settings.rules.severity).filter(([, level]) => level === 'off').map(([code]) => code);
-  return { select: settings.rules.select, ignore: [...settings.rules.ignore, ...off] };
-}
-
-/** Links in the Markdown open the file at the line (VS Code's preview understands `#L<line>`). */
 /** A link that opens `file` at `line`: through the editor's URI handler when its scheme is known, else a file URL. */
 export function fileLink(file: string, line: number, uriScheme?: string): string {
   if (uriScheme && /^[a-z][a-z0-9+.-]*$/i.test(uriScheme)) {
@@ -33,14 +26,14 @@ export function fileLink(file: string, line: number, uriScheme?: string): string
 
 async function scriptFor(context: ServerContext, file: string): Promise<ScriptContext | undefined> {
   const uri = pathToFileURL(file).href;
-  const settings = await context.settingsFor(uri);
+  const options = await context.analysisOptionsFor(uri);
   const state = await context.ready(uri);
   if (state) {
     const model = context.modelOf(state);
     if (!model || state.text.length > MAX_ANALYZED_CHARACTERS) return undefined;
-    return scriptContextFromModel({ rootNode: model.root }, model, state.analysisText, state.text, file, analysisOptions(settings));
+    return scriptContextFromModel({ rootNode: model.root }, model, state.analysisText, state.text, file, options);
   }
-  return scriptContextFromFile(file, analysisOptions(settings));
+  return scriptContextFromFile(file, options);
 }
 
 export const explainOom: ServerFeature = {
