@@ -2,6 +2,7 @@
 // tree.edit() and re-parsed incrementally, so a keystroke in a 5,000-line script re-parses only what changed.
 import type { Edit, Tree } from './parser';
 import { parsePython } from './parser';
+import { lineIndexAt } from './lines';
 import { recoverTree } from './recovery';
 import { copyTree, copyTreeIncremental } from './syntax-tree';
 import type { SingleEdit, SourceText, SyntaxNode } from './syntax-tree';
@@ -56,14 +57,8 @@ export function computeLineStarts(text: string): number[] {
 }
 
 function positionAt(lineStarts: number[], offset: number): Position {
-  let low = 0;
-  let high = lineStarts.length - 1;
-  while (low < high) {
-    const mid = (low + high + 1) >> 1;
-    if (lineStarts[mid]! <= offset) low = mid;
-    else high = mid - 1;
-  }
-  return { line: low, character: offset - lineStarts[low]! };
+  const line = lineIndexAt(lineStarts, offset);
+  return { line, character: offset - lineStarts[line]! };
 }
 
 /** Where inserted text ends, given where it starts. */

@@ -2,6 +2,7 @@
 // ranges); asked of web-tree-sitter's nodes, each one is a call into WebAssembly and a new wrapper object. One
 // cursor walk per document version copies the tree into these objects, and every later question is a field read.
 import type { Language, Point, Tree, TreeCursor } from 'web-tree-sitter';
+import { lineIndexAt } from './lines';
 
 /** The text a tree was parsed from, shared by all its nodes; a document's holder follows its versions. */
 export interface SourceText {
@@ -112,14 +113,8 @@ function copyContext(tree: Tree, source: SourceText): CopyContext {
 }
 
 function pointAt(rowStarts: number[], offset: number): Point {
-  let low = 0;
-  let high = rowStarts.length - 1;
-  while (low < high) {
-    const mid = (low + high + 1) >> 1;
-    if (rowStarts[mid]! <= offset) low = mid;
-    else high = mid - 1;
-  }
-  return { row: low, column: offset - rowStarts[low]! };
+  const row = lineIndexAt(rowStarts, offset);
+  return { row, column: offset - rowStarts[row]! };
 }
 
 /**
