@@ -11,6 +11,8 @@ export const truthPath = path.resolve(repoRoot, '..', 'shared', 'gpu-truth', 'tr
 export const ownMeasurementsPath = path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'more.json');
 /** Validation runs (test/gpu/estimator/validate.py), one per script in test/fixtures/estimator/validation/. */
 export const validationPath = path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'validate.json');
+/** Second round (test/gpu/estimator/validate2.py): families and settings the first round did not measure. */
+export const validation2Path = path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'validate2.json');
 export const validationScriptsDir = path.join(fixturesDir, 'validation');
 /** The multi-GPU scripts' world-size-1 dry run (test/gpu/multi/run_all.py --nproc 1). */
 export const multiWs1Path = path.join(repoRoot, 'test', 'gpu', 'multi', 'results', 'ws1.json');

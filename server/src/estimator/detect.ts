@@ -29,6 +29,10 @@ export interface DetectedConfig {
   model?: DetectedModel;
   batchSize?: Located<number>;
   seqLen?: Located<number>;
+  /** Length of the labels an encoder-decoder is trained on (`text_target=`, `labels = tokenizer(..., max_length=N)`). */
+  targetLen?: Located<number>;
+  /** `use_cache=False` or `config.use_cache = False`: the model returns no KV cache. */
+  useCacheOff?: boolean;
   imageSize?: Located<number>;
   /** Autocast (or Trainer bf16/fp16) found. */
   autocast?: Located<'bf16' | 'fp16'>;
@@ -107,6 +111,11 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
   });
   if (typeof json.tie_word_embeddings === 'boolean') spec.tiedEmbeddings = json.tie_word_embeddings;
   if (family === 'llama' && modelType.startsWith('qwen')) spec.attnBias = 'qkv';
+  if (modelType === 'gemma2') {
+    spec.extraNormsPerLayer = 2;
+    spec.finalLogitSoftcap = typeof json.final_logit_softcapping === 'number';
+  }
+  if (family === 't5') spec.tiedEmbeddings = true; // transformers 5's T5Config ties the head whatever config.json says
   if (family === 't5' || family === 'whisper') spec.decoderLayers = n('num_decoder_layers', 'decoder_layers') ?? layers;
   const stored = dtypeFrom(String(json.torch_dtype ?? json.dtype ?? 'float32'));
   if (stored) spec.storedDtype = stored;
@@ -152,6 +161,10 @@ function specFromConfigCall(className: string, kw: Map<string, Node>, bindings: 
 const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'per_device_train_batch_size', 'bs', 'BS', 'micro_batch_size'];
 const SEQ_NAMES = ['max_length', 'max_seq_length', 'MAX_LENGTH', 'MAX_LEN', 'max_len', 'seq_len', 'SEQ_LEN', 'block_size', 'BLOCK_SIZE',
   'context_length', 'max_seq_len', 'sequence_length', 'seq_length'];
+const TARGET_NAMES = ['max_target_length', 'max_target_len', 'MAX_TARGET_LENGTH', 'MAX_TARGET_LEN', 'target_max_length', 'max_label_length',
+  'max_labels_length', 'max_output_length', 'target_length', 'target_len'];
+/** Names a script gives the tokenised targets of a seq2seq model. */
+const TARGET_VARIABLE = /^(labels|targets?|label_ids|target_ids|decoder_input_ids|target_encodings?|label_encodings?)$/;
 const IMAGE_NAMES = ['image_size', 'img_size', 'IMAGE_SIZE', 'IMG_SIZE', 'input_size', 'resolution', 'crop_size'];
 const ACCUM_NAMES = ['gradient_accumulation_steps', 'accumulation_steps', 'grad_accum_steps', 'accum_steps', 'grad_accum', 'ACCUMULATION_STEPS', 'GRAD_ACCUM'];
 
@@ -288,10 +301,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.usesTrainer = { value: true, line };
     }
     if (name === 'Trainer' || name === 'SFTTrainer' || name === 'Seq2SeqTrainer') detected.usesTrainer = { value: true, line };
-    if (kw.has('max_length') && !detected.seqLen && name !== 'generate') {
+    if (kw.has('max_length') && name !== 'generate') {
       const s = kwNumber('max_length');
-      if (s) detected.seqLen = s;
+      // Tokenising the targets (`text_target=`, or assigned to `labels`) gives the decoder's length, not the input's.
+      if (s && (kw.has('text_target') || TARGET_VARIABLE.test(assignedName(call) ?? ''))) detected.targetLen ??= s;
+      else if (s && !detected.seqLen) detected.seqLen = s;
     }
+    if (kwValue('use_cache') === false) detected.useCacheOff = true;
     if (/^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/.test(name) && !detected.imageSize) {
       const s = numberArg(pos[0] ?? kw.get('size'), bindings);
       if (s) detected.imageSize = s;
@@ -374,6 +390,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const left = assignment?.childForFieldName('left');
     const right = assignment?.childForFieldName('right');
     if (left?.text.endsWith('.requires_grad') && right?.type === 'false') detected.frozen ??= { value: 1, line: left.startPosition.row };
+    if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
   }
   // DeepSpeed config dicts: {"zero_optimization": {"stage": N}}.
   const zero = /["']stage["']\s*:\s*([0-3])/.exec(text);
@@ -406,6 +423,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
   detected.batchSize ??= firstBinding(bindings, BATCH_NAMES);
   detected.seqLen ??= firstBinding(bindings, SEQ_NAMES);
+  detected.targetLen ??= firstBinding(bindings, TARGET_NAMES);
+  // Only the labels were tokenised with a length (Whisper: the input is audio): that length is the text sequence.
+  detected.seqLen ??= detected.targetLen;
   detected.imageSize ??= firstBinding(bindings, IMAGE_NAMES);
   detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES);
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
@@ -413,6 +433,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
   detected.zeroGradMissing = hasBackward !== undefined && !hasZeroGrad && !detected.usesTrainer;
   return detected;
+}
+
+/** The plain variable a call's value is assigned to, through a method chain (`labels = tok(...).input_ids.to("cuda")`). */
+function assignedName(call: Node): string | undefined {
+  let node: Node = call;
+  while (node.parent && (node.parent.type === 'attribute' || (node.parent.type === 'call' && node.parent.childForFieldName('function')?.id === node.id))) {
+    node = node.parent;
+  }
+  const parent = node.parent;
+  const left = parent?.type === 'assignment' && parent.childForFieldName('right')?.id === node.id ? parent.childForFieldName('left') : undefined;
+  return left?.type === 'identifier' ? left.text : undefined;
 }
 
 /** Whether a call's value, through a method chain like `.cuda().train()`, is assigned to a plain variable. */

@@ -126,6 +126,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
         : t('seq_len not found in the script; assumed {0} (the model allows {1})', seqLen, maxPositions));
     }
   }
+  // The decoder of a text encoder-decoder reads the labels; the targets' own length when the script gives one.
+  const targetLen = spec.kind === 'transformer' && spec.task === 'seq2seq' && detected.targetLen && detected.targetLen.value !== seqLen
+    ? detected.targetLen.value : undefined;
   let imageSize = detected.imageSize?.value;
   note('imageSize', detected.imageSize?.line);
   if (imageSize === undefined) {
@@ -195,8 +198,10 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     modelSource: model.source,
     model: spec,
     rebuildAt: model.rebuildAt,
-    batchSize, seqLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
+    batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     gradsKeptAcrossSteps: detected.zeroGradMissing,
+    // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
+    kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,
     attention: detected.attention?.value ?? 'sdpa',
     lora, frozenFraction, gpus, strategy, offloadOptimizer: false, lines,

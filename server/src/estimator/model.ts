@@ -61,12 +61,14 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   let largest: number;
   let headParams = 0;
   let loraParams = 0;
+  let frozenParams = 0;
   if (cfg.model.kind === 'transformer') {
     const count = countTransformerParameters(cfg.model, cfg.lora);
     total = count.total;
     castable = count.castable;
     largest = count.largestTensor;
     loraParams = count.lora;
+    frozenParams = count.frozen;
     const s = cfg.model;
     if (s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq') headParams = s.vocab * s.hidden;
   } else {
@@ -74,7 +76,7 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
     castable = cfg.model.castParameters;
     largest = total / 10;
   }
-  let trainable = total;
+  let trainable = total - frozenParams;
   if (cfg.lora) trainable = loraParams;
   else if (cfg.frozenFraction !== undefined) trainable = Math.round(total * (1 - cfg.frozenFraction));
   if (cfg.mode !== 'train') trainable = 0;
@@ -108,7 +110,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   const mode = activationMode(cfg);
   const training = cfg.mode === 'train';
   const ctx: ActivationContext = {
-    mode, training, attention: cfg.attention, batch: cfg.batchSize, seqLen: cfg.seqLen, imageSize: cfg.imageSize,
+    mode, training, attention: cfg.attention, batch: cfg.batchSize, seqLen: cfg.seqLen, targetLen: cfg.targetLen, imageSize: cfg.imageSize,
     frozenBase: Boolean(cfg.lora) || (cfg.frozenFraction ?? 0) > 0.5,
     loraTargets: new Set(cfg.lora?.targetModules ?? []),
     loraDropout: cfg.lora ? (cfg.lora.dropout ?? 0) > 0 : undefined,
@@ -120,12 +122,16 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   const headCopy = mode === 'amp' && (s.task === 'causal-lm' || s.task === 'masked-lm') ? s.vocab * s.hidden * 2 : 0;
   const inputs = s.family === 'vit' || s.vision ? cfg.batchSize * 3 * cfg.imageSize ** 2 * FP32 : cfg.batchSize * cfg.seqLen * 8 * 2;
   const logitsFloat = a.outputs > 0 ? a.tokens * s.vocab * FP32 : 0;
+  // A no-grad forward of a decoder that returns its KV cache keeps every layer's k and v in the output object (with
+  // grad they are the tensors attention saves anyway); the previous batch's output holds its own until rebound.
+  const kvCache = cfg.kvCache && cfg.mode === 'infer-no-grad' && s.decoderLayers === 0
+    ? s.layers * 2 * a.tokens * s.kvHeads * s.headDim * (mode === 'fp32' ? FP32 : 2) : 0;
   return {
     saved: a.saved + (checkpointing ? headCopy : weightCopies),
     forwardTransient: a.forwardTransient + (checkpointing ? weightCopies : 0),
     backwardTransient: a.backwardTransient,
     recompute: checkpointing ? a.oneLayer + weightCopies / Math.max(1, s.layers) : 0,
-    outputs: a.outputs,
+    outputs: a.outputs + kvCache,
     lossTransient: a.outputs > 0 ? logitsFloat * (mode === 'fp32' ? 1 : 2) : 0,
     inferenceTransient: a.inferenceTransient,
     inputs,

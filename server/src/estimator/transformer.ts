@@ -13,6 +13,8 @@ export interface ActivationContext {
   attention: AttentionImpl;
   batch: number;
   seqLen: number;
+  /** Encoder-decoder text models: the labels' length, the decoder's sequence (seqLen when absent). */
+  targetLen?: number;
   imageSize: number;
   /** Base weights frozen (LoRA or requires_grad_(False)): a frozen linear keeps no input for backward. */
   frozenBase: boolean;
@@ -39,6 +41,8 @@ export interface ParameterCount {
   largestTensor: number;
   /** LoRA parameters for the given targets and rank. */
   lora: number;
+  /** Parameters the modelling code freezes itself (Whisper's sinusoidal encoder positions). */
+  frozen: number;
 }
 
 /** Linear layers of one block, by the names PEFT's target_modules uses in each family. */
@@ -124,7 +128,6 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   // Embedding LayerNorm (BERT family), final norms (pre-LN stacks; two for encoder-decoders).
   if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
   else other += normParams(s) * (s.decoderLayers > 0 ? 2 : 1);
-  if (s.family === 'whisper') other += normParams(s); // encoder and decoder layer_norm; the loop above added one
   // DeBERTa-v3's relative position embeddings (2 x position_buckets = 512 rows) and their LayerNorm.
   if (s.family === 'deberta') other += 2 * 256 * h + normParams(s);
   if (s.embedProjection) {
@@ -182,7 +185,8 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     loraCount = perLayerLora * (s.layers + s.decoderLayers);
   }
   const largestTensor = Math.max(s.vocab * h, s.intermediate * h * (s.qkvFused && (s.mlp === 'swiglu') ? 2 : 1));
-  return { total, embedding, castable, perLayer, root: total - blockTotal, largestTensor, lora: loraCount };
+  const frozen = s.family === 'whisper' ? (s.encoderFrames ?? 1500) * h : 0; // embed_positions.requires_grad_(False)
+  return { total, embedding, castable, perLayer, root: total - blockTotal, largestTensor, lora: loraCount, frozen };
 }
 
 const FP32 = 4;
@@ -197,8 +201,9 @@ function bytesOf(mode: ActivationMode): { act: number; residual: number; normOut
 function normSavedPerElement(s: TransformerSpec, mode: ActivationMode): number {
   if (s.norm === 'layernorm') return bytesOf(mode).residual;
   // HF RMSNorm upcasts to fp32 in Python: it keeps the fp32 input and the normalised fp32 tensor,
-  // or, in half mode, the fp32 upcast and the half copy the weight multiplies.
-  return mode === 'half' ? FP32 + 2 : 2 * FP32;
+  // or, in half mode, the fp32 upcast and the half copy the weight multiplies. Gemma's RMSNorm multiplies the fp32
+  // normalised tensor by (1 + weight.float()) before casting back, so it keeps both fp32 tensors in every mode.
+  return mode === 'half' && s.family !== 'gemma' ? FP32 + 2 : 2 * FP32;
 }
 
 /** Saved bytes of the input of `consumers` linears reading one tensor of `elements` per token. */
@@ -277,6 +282,8 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   // MLP half.
   if (!preNorm) perToken += residual * h * 2; // post-LN: the LayerNorm keeps each residual sum
   if (preNorm && !parallel) perToken += normSavedPerElement(s, ctx.mode) * h;
+  // Norms on the branch outputs (Gemma 2's post-attention and post-feedforward norms) keep the same per element.
+  if (!decoderCross && s.extraNormsPerLayer > 0) perToken += s.extraNormsPerLayer * normSavedPerElement(s, ctx.mode) * h;
   if (!parallel) {
     const mlpProducer = preNorm ? normOut : residual;
     perToken += linearInputBytes(ctx.mode, mlpProducer, h, mlpConsumers, savingCount(qkvSites + 1, qkvSites + 1 + mlpConsumers));
@@ -300,6 +307,8 @@ function mlpInternals(s: TransformerSpec, mode: ActivationMode, i: number, downS
     case 'swiglu': return (3 + down) * act * i; // gate, SiLU(gate), up, and their product
     case 'geglu': return s.family === 't5' ? geluNewBytes(mode) * i + (1 + down) * act * i : (3 + down) * act * i;
     case 'gelu_new': return geluNewBytes(mode) * i + down * (mode === 'amp' ? 2 : act) * i;
+    // x * sigmoid(1.702 x): the product keeps x and the sigmoid's output (1.702 x is not kept); fc2 keeps the product.
+    case 'quick_gelu': return (2 + down) * act * i;
   }
 }
 
@@ -323,6 +332,7 @@ export interface TransformerActivation {
   outputs: number;
   /** Largest tensor a no-grad forward holds at once, for inference peaks. */
   inferenceTransient: number;
+  /** Tokens the logits cover (the decoder's, for encoder-decoders). */
   tokens: number;
 }
 
@@ -341,6 +351,9 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   let stackBytes = s.layers * layerBytes;
   let oneLayer = layerBytes;
   let checkpointKeeps = s.layers * tokens * residual * s.hidden;
+  // The decoder (and the logits) run over the labels: Whisper's seqLen is its text, T5's targets may be shorter.
+  const decoderSeq = s.decoderLayers > 0 && s.family !== 'whisper' && ctx.targetLen ? ctx.targetLen : seq;
+  const decoderTokens = ctx.batch * decoderSeq;
   if (s.decoderLayers > 0) {
     const encoderTokens = s.family === 'whisper' ? ctx.batch * (s.encoderFrames ?? 1500) : tokens;
     const encoderSeq = encoderTokens / ctx.batch;
@@ -349,11 +362,11 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
     const kv = s.kvHeads * s.headDim;
     const crossKv = encoderTokens * 2 * act * kv;
     const encoderBytes = s.layers * (encoderTokens * encoderLayer.perToken + ctx.batch * encoderSeq * encoderSeq * encoderLayer.perTokenPair);
-    const decoderBytes = s.decoderLayers * (tokens * decoderLayer.perToken + ctx.batch * seq * seq * decoderLayer.perTokenPair +
-      crossKv + ctx.batch * seq * encoderSeq * decoderLayer.perTokenPair);
+    const decoderBytes = s.decoderLayers * (decoderTokens * decoderLayer.perToken + ctx.batch * decoderSeq * decoderSeq * decoderLayer.perTokenPair +
+      crossKv + ctx.batch * decoderSeq * encoderSeq * decoderLayer.perTokenPair);
     stackBytes = encoderBytes + decoderBytes;
     oneLayer = Math.max(encoderBytes / s.layers, decoderBytes / s.decoderLayers);
-    checkpointKeeps = (s.layers * encoderTokens + s.decoderLayers * tokens) * residual * s.hidden;
+    checkpointKeeps = (s.layers * encoderTokens + s.decoderLayers * decoderTokens) * residual * s.hidden;
     if (s.family === 'whisper') {
       const mel = s.melBins ?? 80;
       stackBytes += ctx.batch * 3000 * (mel * act + 3 * act * s.hidden); // two convolutions and their GELUs
@@ -373,9 +386,11 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   // Head and loss over the vocabulary: logits kept by the output object, log_softmax's fp32 output kept for backward.
   const vocabHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq';
   const logitBytes = ctx.mode === 'fp32' ? FP32 : 2;
-  const logits = vocabHead ? tokens * s.vocab * logitBytes : 0;
-  const logSoftmax = vocabHead ? tokens * s.vocab * FP32 : 0;
-  const saved = (checkpointing && ctx.training ? checkpointKeeps : stackBytes) + edges + logits + logSoftmax;
+  const logits = vocabHead ? decoderTokens * s.vocab * logitBytes : 0;
+  const logSoftmax = vocabHead ? decoderTokens * s.vocab * FP32 : 0;
+  // Gemma 2's final softcapping: tanh keeps its logits-sized output for backward.
+  const softcap = s.finalLogitSoftcap ? logits : 0;
+  const saved = (checkpointing && ctx.training ? checkpointKeeps : stackBytes) + edges + logits + logSoftmax + softcap;
   const forwardTransient = logitBytes === FP32 ? 0 : logSoftmax;
   const backwardTransient = vocabHead ? 2 * logSoftmax : 2 * tokens * act * Math.max(s.intermediate, s.hidden);
   const widest = Math.max(s.intermediate * (s.mlp === 'swiglu' || s.mlp === 'geglu' ? 2 : 1), 3 * s.hidden);
@@ -383,5 +398,5 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
     tokens * act * widest * 2 + tokens * residual * s.hidden * 2,
     ctx.attention === 'eager' || s.family === 't5' ? ctx.batch * s.heads * seq * seq * FP32 * 2 : 0,
   );
-  return { saved, oneLayer, forwardTransient, backwardTransient, outputs: logits, inferenceTransient, tokens };
+  return { saved, oneLayer, forwardTransient, backwardTransient, outputs: logits, inferenceTransient, tokens: decoderTokens };
 }

@@ -43,7 +43,8 @@ export interface TransformerSpec {
   /** 'post' for BERT-style blocks (LayerNorm after the residual add), 'parallel' for Phi-2 (attention and MLP share one norm). */
   normPlacement: 'pre' | 'post' | 'parallel';
   qkvFused: boolean;
-  mlp: 'gelu' | 'gelu_new' | 'relu' | 'swiglu' | 'geglu';
+  /** quick_gelu: CLIP's x * sigmoid(1.702 x), written in Python (keeps the input, the sigmoid and the product). */
+  mlp: 'gelu' | 'gelu_new' | 'quick_gelu' | 'relu' | 'swiglu' | 'geglu';
   /** Bias vectors on attention projections: all four, q/k/v only, or none. */
   attnBias: 'all' | 'qkv' | 'none';
   mlpBias: boolean;
@@ -55,6 +56,8 @@ export interface TransformerSpec {
   pooler: boolean;
   /** Extra norms per layer beyond the two every block has (Gemma 2 has four). */
   extraNormsPerLayer: number;
+  /** Gemma 2's final_logit_softcapping: logits / cap, tanh, * cap (tanh keeps a logits-sized output). */
+  finalLogitSoftcap?: boolean;
   /** Encoder-decoder: decoder layer count (T5, Whisper); 0 for encoder-only or decoder-only. */
   decoderLayers: number;
   /** Vision transformers: image size and patch size of the config. */
@@ -111,6 +114,10 @@ export interface TrainingConfig {
   rebuildAt?: (inputSize: number) => LayerNetSpec;
   batchSize: number;
   seqLen: number;
+  /** Encoder-decoder text models: the labels' length (the decoder's sequence), when it differs from seqLen. */
+  targetLen?: number;
+  /** The model returns its KV cache (config.use_cache, True by default for decoders): a no-grad forward keeps it. */
+  kvCache?: boolean;
   imageSize: number;
   precision: Precision;
   /** dtype of the weights as loaded (before any autocast): from torch_dtype, .half(), .to(bf16), or the checkpoint. */

@@ -39,8 +39,9 @@ const FAMILY_TRAITS: Record<TransformerFamily, Omit<TransformerSpec, 'hidden' | 
   vit: { kind: 'transformer', family: 'vit', tiedEmbeddings: false, storedDtype: 'fp32', norm: 'layernorm', normPlacement: 'pre',
     qkvFused: false, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false, positions: 'learned',
     typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'image-cls', imageSize: 224, patchSize: 16 },
+  // CLIP's hidden_act is quick_gelu in both towers.
   clip: { kind: 'transformer', family: 'clip', tiedEmbeddings: false, storedDtype: 'fp32', norm: 'layernorm', normPlacement: 'pre',
-    qkvFused: false, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false, positions: 'learned',
+    qkvFused: false, mlp: 'quick_gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false, positions: 'learned',
     typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'contrastive' },
   whisper: { kind: 'transformer', family: 'whisper', tiedEmbeddings: true, storedDtype: 'fp32', norm: 'layernorm',
     normPlacement: 'pre', qkvFused: false, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false,
@@ -66,10 +67,15 @@ export interface CatalogModel {
   spec: TransformerSpec;
   /** Published parameter count of the checkpoint's base model (model card or safetensors index), for the catalog test. */
   publishedParameters: number;
+  /**
+   * The checkpoint has its own lm_head, which transformers 5 ties to the input embedding anyway (T5Config sets
+   * tie_word_embeddings=True whatever config.json says: Flan-T5 measures 222,903,552 parameters, not 247,577,856).
+   */
+  headTiedOnLoad?: boolean;
 }
 
-function entry(id: string, family: TransformerFamily, published: number, shape: Shape): CatalogModel {
-  return { id, spec: makeSpec(family, shape), publishedParameters: published };
+function entry(id: string, family: TransformerFamily, published: number, shape: Shape, headTiedOnLoad = false): CatalogModel {
+  return { id, spec: makeSpec(family, shape), publishedParameters: published, ...(headTiedOnLoad ? { headTiedOnLoad } : {}) };
 }
 
 const gpt2 = (id: string, p: number, hidden: number, layers: number, heads: number): CatalogModel =>
@@ -83,8 +89,9 @@ const opt = (id: string, p: number, hidden: number, layers: number, heads: numbe
 const llama = (id: string, p: number, s: Shape & { kvHeads: number; storedDtype: WeightDtype }): CatalogModel => entry(id, 'llama', p, s);
 const qwen = (id: string, p: number, s: Shape & { kvHeads: number }): CatalogModel =>
   entry(id, 'llama', p, { attnBias: 'qkv', storedDtype: 'bf16', ...s });
+// transformers 5 ties every T5 head to the shared embedding: an untied checkpoint (Flan-T5) loads tied.
 const t5 = (id: string, p: number, s: Shape & { headDim: number; decoderLayers: number; mlp: 'relu' | 'geglu'; tiedEmbeddings: boolean }): CatalogModel =>
-  entry(id, 't5', p, s);
+  entry(id, 't5', p, { ...s, tiedEmbeddings: true }, !s.tiedEmbeddings);
 
 export const MODEL_CATALOG: CatalogModel[] = [
   bert('bert-base-uncased', 109_482_240, 768, 12, 12),
@@ -147,7 +154,7 @@ export const MODEL_CATALOG: CatalogModel[] = [
   entry('microsoft/Phi-3-mini-128k-instruct', 'llama', 3_821_079_552, { hidden: 3072, layers: 32, heads: 32, kvHeads: 32, intermediate: 8192, vocab: 32064, maxPositions: 131072, qkvFused: true, storedDtype: 'bf16' }),
   entry('google/gemma-2b', 'gemma', 2_506_172_416, { hidden: 2048, layers: 18, heads: 8, kvHeads: 1, headDim: 256, intermediate: 16384, vocab: 256000, maxPositions: 8192 }),
   entry('google/gemma-7b', 'gemma', 8_537_680_896, { hidden: 3072, layers: 28, heads: 16, kvHeads: 16, headDim: 256, intermediate: 24576, vocab: 256000, maxPositions: 8192 }),
-  entry('google/gemma-2-2b', 'gemma', 2_614_341_888, { hidden: 2304, layers: 26, heads: 8, kvHeads: 4, headDim: 256, intermediate: 9216, vocab: 256000, maxPositions: 8192, extraNormsPerLayer: 2, storedDtype: 'fp32' }),
+  entry('google/gemma-2-2b', 'gemma', 2_614_341_888, { hidden: 2304, layers: 26, heads: 8, kvHeads: 4, headDim: 256, intermediate: 9216, vocab: 256000, maxPositions: 8192, extraNormsPerLayer: 2, storedDtype: 'fp32', finalLogitSoftcap: true }),
   t5('t5-small', 60_506_624, { hidden: 512, layers: 6, decoderLayers: 6, heads: 8, headDim: 64, intermediate: 2048, vocab: 32128, maxPositions: 512, mlp: 'relu', tiedEmbeddings: true }),
   t5('google-t5/t5-small', 60_506_624, { hidden: 512, layers: 6, decoderLayers: 6, heads: 8, headDim: 64, intermediate: 2048, vocab: 32128, maxPositions: 512, mlp: 'relu', tiedEmbeddings: true }),
   t5('t5-base', 222_903_552, { hidden: 768, layers: 12, decoderLayers: 12, heads: 12, headDim: 64, intermediate: 3072, vocab: 32128, maxPositions: 512, mlp: 'relu', tiedEmbeddings: true }),
@@ -161,7 +168,7 @@ export const MODEL_CATALOG: CatalogModel[] = [
   entry('google/vit-large-patch16-224', 'vit', 304_326_632, { hidden: 1024, layers: 24, heads: 16, intermediate: 4096, vocab: 0, maxPositions: 197, numLabels: 1000 }),
   entry('openai/clip-vit-base-patch32', 'clip', 151_277_313, {
     hidden: 512, layers: 12, heads: 8, intermediate: 2048, vocab: 49408, maxPositions: 77, projectionDim: 512,
-    vision: makeSpec('vit', { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 50, patchSize: 32, imageSize: 224, task: 'base' }),
+    vision: makeSpec('vit', { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 50, patchSize: 32, imageSize: 224, task: 'base', mlp: 'quick_gelu' }),
   }),
   entry('openai/whisper-tiny', 'whisper', 37_760_640, { hidden: 384, layers: 4, decoderLayers: 4, heads: 6, intermediate: 1536, vocab: 51865, maxPositions: 448 }),
   entry('openai/whisper-base', 'whisper', 72_593_920, { hidden: 512, layers: 6, decoderLayers: 6, heads: 8, intermediate: 2048, vocab: 51865, maxPositions: 448 }),
