@@ -53,6 +53,9 @@ function isParameter(name: string, site: Node): boolean {
   return !!parameters?.descendantsOfType('identifier').some((identifier) => identifier.text === name);
 }
 
+/** Methods a framework calls once per batch: Lightning's training_step, Hugging Face Trainer's compute_loss. */
+const FRAMEWORK_BATCH_HOOKS = new Set(['training_step', 'compute_loss', 'on_train_batch_end', 'on_before_backward', 'on_after_backward']);
+
 /**
  * Whether a container or accumulator named by `target` outlives one iteration of the batch loop around `site`
  * (or, outside any loop, one call of a function that runs once per batch).
@@ -73,7 +76,7 @@ export function outlivesIteration(model: SemanticModel, site: Node, target: Node
   const fn = model.functionOf(site);
   if (!fn) return false;
   // Lightning calls training_step once per batch; a local function called from a loop runs once per iteration.
-  const perBatch = fn.name === 'training_step' || model.callersOf(fn).some((caller) => enclosingLoops(caller).length > 0);
+  const perBatch = (!!fn.classInfo && FRAMEWORK_BATCH_HOOKS.has(fn.name)) || model.callersOf(fn).some((caller) => enclosingLoops(caller).length > 0);
   if (!perBatch) return false;
   // Outside a loop, only what outlives the call can pile up: attributes and names not local to the function.
   if (isFunctionLocal(model, name, site)) return false;

@@ -248,7 +248,9 @@ export class SemanticModel {
     const qualified = resolved ? [resolved, ...rest].join('.') : callee;
     const tail = qualified.split('.').pop() ?? '';
     if (
-      moduleClassNames.has(tail) || /from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) ||
+      moduleClassNames.has(tail) ||
+      // `AutoModel.from_pretrained(…)` loads a model; `AutoTokenizer.from_pretrained(…)` and configs do not.
+      (/from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) && !/(Tokenizer|Processor|FeatureExtractor|Config|Extractor)\w*\.\w+$/.test(qualified)) ||
       /^torchvision\.models\./.test(qualified) || /^timm\./.test(qualified) || /^torch\.compile$/.test(qualified) ||
       /(DistributedDataParallel|DataParallel|FullyShardedDataParallel|DDP|FSDP)$/.test(tail) ||
       (/^torch\.nn\.[A-Z]/.test(qualified) && !/Loss$/.test(tail)) ||
@@ -331,11 +333,7 @@ export class SemanticModel {
   iteratesOverData(loop: Node): boolean {
     if (loop.type !== 'for_statement') return false;
     const iterable = loop.childForFieldName('right');
-    if (!iterable) return false;
-    for (const name of identifiersIn(iterable)) {
-      if (looksLikeDataName(name)) return true;
-    }
-    return false;
+    return !!iterable && yieldsData(iterable);
   }
 
   // ---------------------------------------------------------------- no-grad contexts
@@ -553,7 +551,8 @@ export class SemanticModel {
           const index = node.childForFieldName('subscript');
           if (index?.type === 'integer' && index.text !== '0') return false;
         }
-        return this.isAttached(value);
+        // `losses["seg"]` where `losses` collects graph-attached values.
+        return this.isAttached(value) || (!!value && this.holdsAttached(value));
       }
       case 'binary_operator': {
         return this.isAttached(node.childForFieldName('left')) || this.isAttached(node.childForFieldName('right'));
@@ -587,7 +586,13 @@ export class SemanticModel {
     }
     if (definition.kind === 'for') {
       const iterable = definition.site.childForFieldName('right');
-      return !!iterable && this.isAttached(iterable);
+      if (!iterable) return false;
+      if (this.isAttached(iterable)) return true;
+      // `for value in losses`, `for name, value in losses.items()`, `enumerate(losses)`: the elements of a
+      // container of graph-attached values (the key or index of items()/enumerate() is not one).
+      const container = elementSource(iterable);
+      if (!container || !this.holdsAttached(container.node)) return false;
+      return !(container.keyed && definition.index === 0);
     }
     const value = definition.value;
     if (!value) return false;
@@ -620,8 +625,9 @@ export class SemanticModel {
       if (receiver && this.isAttached(receiver)) return true;
       if (this.isLossFunctionRef(fn)) return anyArgAttached();
       const local = this.resolveLocalFunction(call);
-      if (local) return this.functionReturnsAttached(local) || (looksLikeLossFunctionName(local.name) && anyArgAttached());
-      return false;
+      if (local) return this.returnsAttached(local) || (anyArgAttached() && this.returnsFromParameters(local));
+      // `self.model(x)` in a trainer class, `model.encoder(x)`: a forward of a model held in an attribute.
+      return this.isDirectForwardCall(call);
     }
     if (fn.type === 'identifier') {
       const name = fn.text;
@@ -637,7 +643,7 @@ export class SemanticModel {
       }
       // A function of this file says for itself what it returns (`optimize_model()` may return loss.item()).
       const local = this.resolveLocalFunction(call);
-      if (local) return this.functionReturnsAttached(local);
+      if (local) return this.returnsAttached(local) || (anyArgAttached() && this.returnsFromParameters(local));
       if (this.isModelRef(fn)) return true;
       if (this.isLossFunctionRef(fn)) return anyArgAttached();
       return false;
@@ -695,6 +701,45 @@ export class SemanticModel {
     return this.imports.has(name) && /^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$/.test(name) && !this.modelNames.has(name);
   }
 
+  /**
+   * Whether a container (a list or dict named by `node`) holds graph-attached values in its function: built by a
+   * comprehension or literal of such values, or filled by `c[k] = v`, `c.append(v)`, `c.extend(...)`.
+   */
+  holdsAttached(node: Node): boolean {
+    const name = dottedName(node);
+    if (!name) return false;
+    const scope = enclosingFunction(node);
+    return this.memo(`holds-attached:${scope.id}:${name}`, () => {
+      for (const definition of this.definitions(scope).get(name) ?? []) {
+        const value = definition.value;
+        if (!value || this.isNoGrad(definition.site)) continue;
+        if (['list_comprehension', 'dictionary_comprehension', 'generator_expression', 'set_comprehension'].includes(value.type)) {
+          const body = value.childForFieldName('body');
+          const element = body?.type === 'pair' ? body.childForFieldName('value') : body;
+          if (element && this.isAttached(element)) return true;
+        } else if (value.type === 'dictionary') {
+          if (children(value).some((pair) => pair.type === 'pair' && this.isAttached(pair.childForFieldName('value')))) return true;
+        } else if (value.type === 'list' || value.type === 'tuple') {
+          if (children(value).some((element) => this.isAttached(element))) return true;
+        }
+      }
+      for (let i = lowerBound(this.assignments, scope.startIndex); i < this.assignments.length && this.assignments[i]!.startIndex < scope.endIndex; i++) {
+        const assignment = this.assignments[i]!;
+        const left = assignment.childForFieldName('left');
+        if (left?.type !== 'subscript' || dottedName(left.childForFieldName('value')) !== name) continue;
+        if (this.isAttached(assignment.childForFieldName('right'))) return true;
+      }
+      for (const method of ['append', 'extend', 'insert']) {
+        for (const call of this.callsNamed(method)) {
+          if (!contains(scope, call) || dottedName(callReceiver(call)) !== name) continue;
+          const { positional } = callArguments(call);
+          if (this.isAttached(method === 'insert' ? positional[1] : positional[0])) return true;
+        }
+      }
+      return false;
+    });
+  }
+
   /** Whether a local function may return a graph-attached value. */
   returnsAttached(info: FunctionInfo): boolean {
     return this.memo(`returns-attached:${info.node.id}`, () => this.functionReturnsAttached(info));
@@ -712,6 +757,44 @@ export class SemanticModel {
       [...this.classInstances].map(([name, cls]) => [name, cls.name]).sort(),
       this.functions.map((f) => [f.name, f.classInfo?.name ?? '']),
     ]));
+  }
+
+  /**
+   * Whether a local function returns something computed from its parameters (a loss helper such as
+   * `kd_loss(student_logits, teacher_logits, T)`), not turned into a number: given graph-attached arguments,
+   * its result carries their graph.
+   */
+  returnsFromParameters(info: FunctionInfo): boolean {
+    return this.memo(`returns-from-parameters:${info.node.id}`, () => {
+      if (this.isNoGradFunction(info)) return false;
+      const parameters = new Set(
+        (info.node.childForFieldName('parameters')?.descendantsOfType('identifier') ?? []).map((identifier) => identifier.text).filter((name) => name !== 'self'),
+      );
+      // Follows local assignments back a few steps: `d = cdist(emb, emb); hardest = d.max(1).values; return f(hardest)`.
+      const seen = new Set<number>();
+      const dependsOnParameters = (expression: Node, depth: number): boolean => {
+        if (seen.has(expression.id)) return false;
+        seen.add(expression.id);
+        const names = expression.type === 'identifier' ? [expression] : expression.descendantsOfType('identifier');
+        for (const identifier of names) {
+          if (parameters.has(identifier.text)) return true;
+          if (depth === 0) continue;
+          for (const definition of this.reachingDefinitions(identifier.text, identifier)) {
+            // `correct += (...).item()` accumulates numbers: whatever it read, it holds no graph.
+            const source = definition.kind === 'augmented' ? definition.site.childForFieldName('right') : definition.value;
+            if (!source || isDetachedExpression(source)) continue;
+            if (dependsOnParameters(source, depth - 1)) return true;
+          }
+        }
+        return false;
+      };
+      for (const statement of this.returnStatements) {
+        if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
+        const value = children(statement)[0];
+        if (value && !isDetachedExpression(value) && dependsOnParameters(value, 4)) return true;
+      }
+      return false;
+    });
   }
 
   private functionReturnsAttached(info: FunctionInfo): boolean {
@@ -1065,6 +1148,42 @@ function interestingNodes(root: Node): Node[] {
   return result;
 }
 
+/** The container a for loop takes its elements from: `xs`, `xs.values()`, `xs.items()`, `enumerate(xs)`, `zip(xs, …)`. */
+function elementSource(iterable: Node): { node: Node; keyed: boolean } | undefined {
+  if (iterable.type === 'identifier' || iterable.type === 'attribute') return { node: iterable, keyed: false };
+  if (iterable.type !== 'call') return undefined;
+  const fn = iterable.childForFieldName('function');
+  const name = calleeName(iterable);
+  if (fn?.type === 'attribute' && (name === 'values' || name === 'items')) {
+    const receiver = fn.childForFieldName('object');
+    return receiver ? { node: receiver, keyed: name === 'items' } : undefined;
+  }
+  if (fn?.type === 'identifier' && (name === 'enumerate' || name === 'reversed' || name === 'zip')) {
+    const first = callArguments(iterable).positional[0];
+    return first && (first.type === 'identifier' || first.type === 'attribute') ? { node: first, keyed: name === 'enumerate' } : undefined;
+  }
+  return undefined;
+}
+
+/** `x.item()`, `float(x)`, `x.tolist()`: a return value that is a plain number, whatever it was computed from. */
+function isNumberConversion(node: Node): boolean {
+  if (node.type !== 'call') return false;
+  const name = calleeName(node);
+  const fn = node.childForFieldName('function');
+  return (fn?.type === 'attribute' && (name === 'item' || name === 'tolist' || name === 'numpy' || name === 'detach')) ||
+    (fn?.type === 'identifier' && (name === 'float' || name === 'int' || name === 'bool' || name === 'str' || name === 'len'));
+}
+
+/** An expression whose value holds no graph whatever it reads: a number conversion, a comparison, argmax… */
+function isDetachedExpression(node: Node): boolean {
+  if (node.type === 'comparison_operator' || node.type === 'integer' || node.type === 'float') return true;
+  if (node.type === 'parenthesized_expression') return children(node).every(isDetachedExpression);
+  if (node.type !== 'call') return false;
+  const name = calleeName(node) ?? '';
+  const fn = node.childForFieldName('function');
+  return isNumberConversion(node) || (fn?.type === 'attribute' && DETACHING_METHODS.has(name)) || (fn?.type === 'identifier' && DETACHING_FUNCTIONS.has(name));
+}
+
 /** The index of the first node that starts at or after `offset` (nodes sorted by start). */
 export function lowerBound(nodes: readonly Node[], offset: number): number {
   let low = 0;
@@ -1132,8 +1251,30 @@ function pairTargets(left: Node, right: Node): Array<[Node, Node]> {
   return left.type === 'identifier' || left.type === 'attribute' ? [[left, right]] : [];
 }
 
-function identifiersIn(node: Node): string[] {
-  if (node.type === 'identifier') return [node.text];
-  if (node.type === 'attribute') return [node.childForFieldName('attribute')?.text ?? ''];
-  return node.descendantsOfType(['identifier']).map((child) => child?.text ?? '');
+/**
+ * Whether iterating `node` yields batches: a loader-like name (`train_loader`, `self.val_dl`, `loaders["train"]`),
+ * also wrapped (`enumerate(loader)`, `tqdm(dl)`, `zip(a_loader, b_loader)`). `range(cfg.train.epochs)` counts epochs.
+ */
+function yieldsData(node: Node): boolean {
+  switch (node.type) {
+    case 'identifier':
+    case 'attribute':
+      return looksLikeDataName(dottedName(node)?.split('.').pop() ?? '');
+    case 'subscript':
+      return !!node.childForFieldName('value') && yieldsData(node.childForFieldName('value')!);
+    case 'call': {
+      const name = calleeName(node);
+      if (name === 'range') return false;
+      // A generator named for its batches: `batches(X, y, bs)`, `iterate_minibatches(...)`, `get_batch(...)`.
+      if (name && looksLikeDataName(name)) return true;
+      // `iter(loader)`, `enumerate(loader)`, `tqdm(loader, desc=...)`, `loader.items()`-style wrappers.
+      const receiver = callReceiver(node);
+      if (receiver && yieldsData(receiver)) return true;
+      return callArguments(node).positional.some(yieldsData);
+    }
+    case 'parenthesized_expression':
+      return children(node).some(yieldsData);
+    default:
+      return false;
+  }
 }
