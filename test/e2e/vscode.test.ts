@@ -95,6 +95,17 @@ async function openFile(name: string): Promise<void> {
   await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
 }
 
+/**
+ * The sample log of the explain tests, its user frame moved onto the workspace's copy of the script. Written
+ * when the workspace is made: a file created later may be missing from Quick Open's index for a while.
+ */
+function writeOomLog(dir: string): void {
+  const sample = fs.readFileSync(path.join(repoRoot, 'test', 'explain', 'samples', 'current_gpt2.log'), 'utf8');
+  const log = sample.replace(/File "[^"]*\/train_gpt2\.py"/, `File "${path.join(dir, ESTIMATE_SCRIPT)}"`);
+  assert.notEqual(log, sample, 'the sample log has no train_gpt2.py frame to point at the workspace');
+  fs.writeFileSync(path.join(dir, OOM_LOG), log);
+}
+
 /** Runs a command from the Command Palette by its title, as a user does. */
 async function runCommand(title: string): Promise<void> {
   await page.keyboard.press('F1');
@@ -191,6 +202,7 @@ async function startWorkbench(displayLocale: string | undefined): Promise<void> 
   for (const name of fs.readdirSync(path.join(repoRoot, 'examples')).filter((n) => n.endsWith('.py'))) {
     fs.copyFileSync(path.join(repoRoot, 'examples', name), path.join(workspace, name));
   }
+  writeOomLog(workspace);
   // A quiet first start: no welcome page, tips or prompts covering the editor and panels.
   fs.writeFileSync(
     path.join(userData, 'User', 'settings.json'),
@@ -296,20 +308,38 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
 
     const box = await step('hover', async () => {
       await goTo(finding.line, finding.column);
-      const line = page.locator('.monaco-editor .view-line', { hasText: flagged });
-      const lineBox = await line.first().boundingBox();
-      assert.ok(lineBox, `the editor shows no line with ${JSON.stringify(flagged)}`);
-      // The squiggle is an overlay drawn at the flagged line's height; pick the one on that line.
-      const squiggles = page.locator('.monaco-editor .view-overlays [class*="squiggly-"]');
-      let target: { x: number; y: number; width: number; height: number } | undefined;
-      for (let i = 0; i < (await squiggles.count()); i++) {
-        const b = await squiggles.nth(i).boundingBox();
-        if (b && Math.abs(b.y + b.height / 2 - (lineBox.y + lineBox.height / 2)) < lineBox.height / 2) target = b;
-      }
-      assert.ok(target, `no squiggle drawn on line ${finding.line}`);
-      await page.mouse.move(target.x + target.width / 2, target.y + target.height / 2);
+      // After the jump the editor scrolls and redraws its decorations: look again until the squiggle is there.
+      const target = await waitFor(
+        async () => {
+          const lineBox = await page.locator('.monaco-editor .view-line', { hasText: flagged }).first().boundingBox();
+          if (!lineBox) return undefined;
+          // The squiggle is an overlay drawn at the flagged line's height; pick the one on that line.
+          // The squiggle is an overlay drawn at the flagged line's height; of those in the band, the last drawn is
+          // this line's (the line above's squiggle reaches into the band too).
+          const squiggles = page.locator('.monaco-editor .view-overlays [class*="squiggly-"]');
+          let found: { x: number; y: number; width: number; height: number } | undefined;
+          for (let i = 0; i < (await squiggles.count()); i++) {
+            const b = await squiggles.nth(i).boundingBox();
+            if (b && Math.abs(b.y + b.height / 2 - (lineBox.y + lineBox.height / 2)) < lineBox.height / 2) found = b;
+          }
+          return found;
+        },
+        15_000,
+        () => `no squiggle drawn on line ${finding.line} (${JSON.stringify(flagged)})`,
+      );
       const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: finding.message.slice(0, 60) });
-      await hover.first().waitFor({ state: 'visible', timeout: 15_000 });
+      // A hover can be swallowed while the editor still settles (scrolling, a CodeLens appearing above the line):
+      // leave the editor and come back to the squiggle, as a user would, a few times.
+      await waitFor(
+        async () => {
+          // Along the line from its left end, so that no other line's squiggle is crossed on the way.
+          await page.mouse.move(target.x - 30, target.y + target.height / 2);
+          await page.mouse.move(target.x + target.width / 2, target.y + target.height / 2, { steps: 4 });
+          return (await hover.first().waitFor({ state: 'visible', timeout: 4_000 }).then(() => true, () => undefined));
+        },
+        20_000,
+        () => `no hover with ${JSON.stringify(finding.message.slice(0, 60))} over the squiggle`,
+      );
       const text = await hover.first().innerText();
       assert.ok(text.includes(finding.code), `the hover does not name ${finding.code}: ${text}`);
       await page.waitForTimeout(300); // the hover fades in
@@ -394,12 +424,9 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
   test('explaining a CUDA OOM log shows the request, the fragmentation advice and the script', async () => {
     const declared = declaredCommand(EXPLAIN_COMMAND);
     assert.ok(declared, `package.json declares no ${EXPLAIN_COMMAND} command`);
-    // The sample log of the explain tests, its user frame moved onto the workspace's copy of the script.
-    const sample = fs.readFileSync(path.join(repoRoot, 'test', 'explain', 'samples', 'current_gpt2.log'), 'utf8');
+    // The log was written with the workspace (writeOomLog), before code-server indexed it for Quick Open.
+    assert.ok(fs.existsSync(path.join(workspace, OOM_LOG)), `${OOM_LOG} is missing from the workspace`);
     const script = path.join(workspace, ESTIMATE_SCRIPT);
-    const log = sample.replace(/File "[^"]*\/train_gpt2\.py"/, `File "${script}"`);
-    assert.notEqual(log, sample, 'the sample log has no train_gpt2.py frame to point at the workspace');
-    fs.writeFileSync(path.join(workspace, OOM_LOG), log);
     // What the user must see, as the CLI explains the same log: the request, the fragmentation advice, the script.
     const [explained] = JSON.parse(cli(['explain', OOM_LOG, '--json'])) as Array<{
       message: { requested?: { text: string } };
