@@ -309,42 +309,41 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
     const box = await step('hover', async () => {
       await goTo(finding.line, finding.column);
       // After the jump the editor scrolls and redraws its decorations: look again until the squiggle is there.
-      const target = await waitFor(
-        async () => {
-          const lineBox = await page.locator('.monaco-editor .view-line', { hasText: flagged }).first().boundingBox();
-          if (!lineBox) return undefined;
-          // The squiggle is an overlay drawn at the flagged line's height; pick the one on that line.
-          // The squiggle is an overlay drawn at the flagged line's height; of those in the band, the last drawn is
-          // this line's (the line above's squiggle reaches into the band too).
-          const squiggles = page.locator('.monaco-editor .view-overlays [class*="squiggly-"]');
-          let found: { x: number; y: number; width: number; height: number } | undefined;
-          for (let i = 0; i < (await squiggles.count()); i++) {
-            const b = await squiggles.nth(i).boundingBox();
-            if (b && Math.abs(b.y + b.height / 2 - (lineBox.y + lineBox.height / 2)) < lineBox.height / 2) found = b;
-          }
-          return found;
-        },
-        15_000,
-        () => `no squiggle drawn on line ${finding.line} (${JSON.stringify(flagged)})`,
-      );
+      // Where the squiggle of the flagged line is now. The layout moves while the editor settles (a CodeLens
+      // appears above the loop and pushes the lines down), so this is asked again before every attempt.
+      const squiggleOfLine = async () => {
+        const lineBox = await page.locator('.monaco-editor .view-line', { hasText: flagged }).first().boundingBox();
+        if (!lineBox) return undefined;
+        // Of the squiggles in the line's band, the last drawn is this line's (the line above's reaches into it).
+        const squiggles = page.locator('.monaco-editor .view-overlays [class*="squiggly-"]');
+        let found: { x: number; y: number; width: number; height: number } | undefined;
+        for (let i = 0; i < (await squiggles.count()); i++) {
+          const b = await squiggles.nth(i).boundingBox();
+          if (b && Math.abs(b.y + b.height / 2 - (lineBox.y + lineBox.height / 2)) < lineBox.height / 2) found = b;
+        }
+        return found;
+      };
+      await waitFor(squiggleOfLine, 15_000, () => `no squiggle drawn on line ${finding.line} (${JSON.stringify(flagged)})`);
       const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: finding.message.slice(0, 60) });
-      // A hover can be swallowed while the editor still settles (scrolling, a CodeLens appearing above the line):
-      // leave the editor and come back to the squiggle, as a user would, a few times.
-      await waitFor(
+      let target: { x: number; y: number; width: number; height: number } | undefined;
+      // The hover's text is read as soon as it shows: a late layout change can close it again.
+      const text = await waitFor(
         async () => {
+          target = await squiggleOfLine();
+          if (!target) return undefined;
           // Along the line from its left end, so that no other line's squiggle is crossed on the way.
           await page.mouse.move(target.x - 30, target.y + target.height / 2);
           await page.mouse.move(target.x + target.width / 2, target.y + target.height / 2, { steps: 4 });
-          return (await hover.first().waitFor({ state: 'visible', timeout: 4_000 }).then(() => true, () => undefined));
+          const shown = await hover.first().waitFor({ state: 'visible', timeout: 4_000 }).then(() => true, () => false);
+          return shown ? hover.first().innerText({ timeout: 1_000 }).catch(() => undefined) : undefined;
         },
-        20_000,
+        30_000,
         () => `no hover with ${JSON.stringify(finding.message.slice(0, 60))} over the squiggle`,
       );
-      const text = await hover.first().innerText();
       assert.ok(text.includes(finding.code), `the hover does not name ${finding.code}: ${text}`);
       await page.waitForTimeout(300); // the hover fades in
       await shoot('2-hover');
-      return target;
+      return target!;
     });
 
     await step('quick-fix', async () => {
