@@ -2,7 +2,6 @@
 // so this module reads the request and the text, never a cache of earlier analyses.
 import { CodeActionKind } from 'vscode-languageserver/node';
 import type { CodeAction, CodeActionParams, Diagnostic, TextEdit } from 'vscode-languageserver/node';
-import { computeLineStarts } from './engine/documents';
 import { findNoqa } from './engine/suppression';
 import { t } from './l10n';
 import { Commands, DIAGNOSTIC_SOURCE } from './protocol';
@@ -12,16 +11,15 @@ import type { AnalysisOptions } from './engine/analyze';
 import { refactoringActions } from './fixes/refactorings';
 import { fixAllActions } from './features/fix-all';
 
-function lineText(text: string, line: number): string {
-  const starts = computeLineStarts(text);
+function lineText(text: string, starts: readonly number[], line: number): string {
   const start = starts[line] ?? text.length;
   const end = starts[line + 1] ?? text.length;
   return text.slice(start, end).replace(/\r?\n$|\r$/, '');
 }
 
 /** The edit that adds `# noqa: CODE` to a line, or adds CODE to the noqa already there. */
-export function noqaEdit(text: string, line: number, code: string): TextEdit | undefined {
-  const current = lineText(text, line);
+export function noqaEdit(text: string, lineStarts: readonly number[], line: number, code: string): TextEdit | undefined {
+  const current = lineText(text, lineStarts, line);
   const noqa = findNoqa(current);
   if (noqa) {
     // A bare `# noqa` already silences everything on the line.
@@ -48,6 +46,8 @@ export function wantsKind(params: CodeActionParams, kind: string): boolean {
 
 export interface CodeActionRequest {
   text: string;
+  /** Where each line of `text` starts (the document store keeps them up to date edit by edit). */
+  lineStarts: readonly number[];
   params: CodeActionParams;
   model: SemanticModel | undefined;
   /** The options the document's diagnostics were computed with (settings over pyproject.toml). */
@@ -58,7 +58,7 @@ export interface CodeActionRequest {
 export type CodeActionProvider = (request: CodeActionRequest) => CodeAction[];
 
 /** Quick fixes carried by the diagnostics, plus "Disable for this line" and "Show documentation". */
-export function quickFixActions({ text, params }: CodeActionRequest): CodeAction[] {
+export function quickFixActions({ text, lineStarts, params }: CodeActionRequest): CodeAction[] {
   const uri = params.textDocument.uri;
   if (!wantsKind(params, CodeActionKind.QuickFix)) return [];
   const actions: CodeAction[] = [];
@@ -74,7 +74,7 @@ export function quickFixActions({ text, params }: CodeActionRequest): CodeAction
         edit: { changes: { [uri]: fix.edits } },
       });
     }
-    const noqa = noqaEdit(text, diagnostic.range.start.line, code);
+    const noqa = noqaEdit(text, lineStarts, diagnostic.range.start.line, code);
     if (noqa) {
       actions.push({
         title: t('Disable {0} for this line', code),

@@ -206,7 +206,7 @@ export function startServer(connection: Connection): void {
     if (!state) return [];
     // Fix-all re-reads the findings from the shared model, so it needs the same options as the diagnostics.
     const analysisOptions = editorConfig.optionsFor(state.uri, await settingsFor(state.uri));
-    return codeActionsFor({ text: state.text, params, model: documents.modelOf(state), analysisOptions });
+    return codeActionsFor({ text: state.text, lineStarts: state.lineStarts, params, model: documents.modelOf(state), analysisOptions });
   });
 
   for (const feature of FEATURES) feature.register(context);

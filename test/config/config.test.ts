@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import type { CodeActionParams } from 'vscode-languageserver/node';
 import { EditorConfiguration } from '../../server/src/config/editor';
 import { layer, optionsForFile, parsePyproject, perFileIgnored } from '../../server/src/config/pyproject';
+import { computeLineStarts } from '../../server/src/engine/documents';
 import { parsePython } from '../../server/src/engine/parser';
 import { SemanticModel } from '../../server/src/engine/semantic/model';
 import { applyEdits } from '../../server/src/fixes/apply';
@@ -101,7 +102,7 @@ async function fixAll(text: string, only: string[] | undefined, options = {}) {
   const model = new SemanticModel(tree, text);
   const params = { textDocument: { uri: 'file:///t.py' }, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, context: { diagnostics: [], ...(only ? { only } : {}) } } as CodeActionParams;
   try {
-    return fixAllActions({ text, params, model, analysisOptions: options });
+    return fixAllActions({ text, lineStarts: computeLineStarts(text), params, model, analysisOptions: options });
   } finally {
     tree.delete();
   }

@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import type { JsonFinding } from '../../server/src/cli/output';
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
 export const artifactsDir = path.join(repoRoot, 'test-artifacts', 'e2e');
@@ -76,16 +77,8 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
   }
 }
 
-export interface CliFinding {
-  code: string;
-  severity: string;
-  line: number;
-  column: number;
-  endLine: number;
-  endColumn: number;
-  message: string;
-  fix?: { title: string; safe: boolean; edits: Array<{ line: number; column: number; endLine: number; endColumn: number; newText: string }> };
-}
+/** A finding as `oomguard check --output-format json` prints it. */
+export type CliFinding = JsonFinding;
 
 /** Applies the CLI's 1-based edits to `text` (last first, so earlier positions stay valid). */
 export function applyCliEdits(text: string, edits: NonNullable<CliFinding['fix']>['edits']): string {

@@ -35,7 +35,7 @@ export interface DocumentState {
 }
 
 /** UTF-16 offset of a line/character position (LSP positions count UTF-16 code units, as JS strings do). */
-export function offsetAt(text: string, lineStarts: number[], position: Position): number {
+export function offsetAt(text: string, lineStarts: readonly number[], position: Position): number {
   const lineStart = lineStarts[position.line];
   if (lineStart === undefined) return text.length;
   const nextLineStart = lineStarts[position.line + 1] ?? text.length;

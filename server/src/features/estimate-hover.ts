@@ -1,7 +1,7 @@
 // Hover on a value the estimator read (a batch_size=, a model id, a max_length=): what it contributes to the peak.
 import { MarkupKind } from 'vscode-languageserver/node';
 import type { Hover, HoverParams } from 'vscode-languageserver/node';
-import { computeLineStarts, offsetAt } from '../engine/documents';
+import { offsetAt } from '../engine/documents';
 import { formatBytes } from '../engine/bytes';
 import { rangeOf } from '../engine/syntax';
 import type { ConfigField } from '../estimator/types';
@@ -78,7 +78,8 @@ export const estimateHover: ServerFeature = {
       const base = baseEstimate(context, state);
       if (!model || !isBase(base)) return null;
       const text = state.analysisText;
-      const offset = offsetAt(text, computeLineStarts(text), params.position);
+      // The store's line starts hold for the analysis text too: recovery blanks lines but keeps every break.
+      const offset = offsetAt(text, state.lineStarts, params.position);
       const node = nodeAt(model.root, offset);
       // Only a token of the line hovers (not the indentation or a block around it).
       if (node.children.length > 0 || node.startPosition.row !== params.position.line) return null;

@@ -3,9 +3,9 @@
 // the program computes) are never applied here, as `oomguard check --fix` does not apply them either.
 import type { CodeAction, CodeActionParams } from 'vscode-languageserver/node';
 import type { CodeActionProvider } from '../code-actions';
-import { computeLineStarts, offsetAt } from '../engine/documents';
 import { analyze } from '../engine/analyze';
 import type { TextEdit } from '../engine/types';
+import { chooseFixEdits } from '../fixes/apply';
 import { t } from '../l10n';
 
 export const FIX_ALL_KIND = 'source.fixAll.oomguard';
@@ -17,23 +17,9 @@ function wantsFixAll(params: CodeActionParams): boolean {
   return only.some((requested) => FIX_ALL_KIND === requested || FIX_ALL_KIND.startsWith(`${requested}.`));
 }
 
-/**
- * The edits of every safe fix, one fix per finding, skipping a fix that overlaps one already taken (the next
- * save or run picks it up), so that each applied fix is one that was reviewed alone.
- */
+/** The edits of every safe fix, one fix per finding, chosen as `oomguard check --fix` chooses them. */
 export function safeFixEdits(text: string, fixes: ReadonlyArray<{ safe: boolean; edits: TextEdit[] }>): TextEdit[] {
-  const lineStarts = computeLineStarts(text);
-  const taken: Array<{ start: number; end: number }> = [];
-  const chosen: TextEdit[] = [];
-  for (const fix of fixes) {
-    if (!fix.safe) continue;
-    const offsets = fix.edits.map((edit) => ({ start: offsetAt(text, lineStarts, edit.range.start), end: offsetAt(text, lineStarts, edit.range.end) }));
-    const overlaps = offsets.some((a) => taken.some((b) => (a.start < b.end && b.start < a.end) || (a.start === b.start && a.end === b.end)));
-    if (overlaps) continue;
-    taken.push(...offsets);
-    chosen.push(...fix.edits);
-  }
-  return chosen;
+  return chooseFixEdits(text, fixes.filter((fix) => fix.safe)).edits;
 }
 
 export const fixAllActions: CodeActionProvider = ({ text, params, model, analysisOptions }): CodeAction[] => {

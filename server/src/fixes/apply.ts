@@ -26,19 +26,28 @@ export function safeFix(finding: Finding): Fix | undefined {
   return finding.fixes.find((fix) => fix.safe);
 }
 
-/** Applies one fix per finding, skipping any whose edits overlap an edit already taken. Returns the new text. */
-export function applyFixes(text: string, fixes: readonly Fix[]): { text: string; applied: number } {
+/**
+ * The edits of the given fixes, in order, skipping a fix whose edits overlap an edit already taken (the next run
+ * picks it up), so that each applied fix is one that was reviewed alone. `--fix` and fix-all both choose this way.
+ */
+export function chooseFixEdits(text: string, fixes: ReadonlyArray<Pick<Fix, 'edits'>>): { edits: TextEdit[]; applied: number } {
   const lineStarts = computeLineStarts(text);
   const taken: OffsetEdit[] = [];
-  const chosen: TextEdit[] = [];
+  const edits: TextEdit[] = [];
   let applied = 0;
   for (const fix of fixes) {
     const offsets = fix.edits.map((edit) => toOffsets(text, lineStarts, edit));
-    const overlaps = offsets.some((a) => taken.some((b) => a.start < b.end && b.start < a.end || (a.start === b.start && a.end === b.end)));
+    const overlaps = offsets.some((a) => taken.some((b) => (a.start < b.end && b.start < a.end) || (a.start === b.start && a.end === b.end)));
     if (overlaps) continue;
     taken.push(...offsets);
-    chosen.push(...fix.edits);
+    edits.push(...fix.edits);
     applied++;
   }
-  return { text: applyEdits(text, chosen), applied };
+  return { edits, applied };
+}
+
+/** Applies one fix per finding, skipping any whose edits overlap an edit already taken. Returns the new text. */
+export function applyFixes(text: string, fixes: readonly Fix[]): { text: string; applied: number } {
+  const { edits, applied } = chooseFixEdits(text, fixes);
+  return { text: applyEdits(text, edits), applied };
 }

@@ -24,19 +24,19 @@ const REFACTORINGS: Array<(context: RefactoringContext) => Refactoring[]> = [
 ];
 
 /** The refactorings that apply to the training loop at `position` (none where the cursor is in no training loop). */
-export function refactoringsAt(model: SemanticModel, text: string, position: Position): Refactoring[] {
-  const loop = trainingLoopAt(model, text, position);
+export function refactoringsAt(model: SemanticModel, text: string, position: Position, lineStarts?: readonly number[]): Refactoring[] {
+  const loop = trainingLoopAt(model, text, position, lineStarts);
   if (!loop) return [];
   const context: RefactoringContext = { model, text, loop };
   return REFACTORINGS.flatMap((refactoring) => refactoring(context));
 }
 
-export const refactoringActions: CodeActionProvider = ({ text, params, model }) => {
+export const refactoringActions: CodeActionProvider = ({ text, lineStarts, params, model }) => {
   const only = params.context.only;
   const wanted = !only || only.some((kind) => CodeActionKind.RefactorRewrite === kind || CodeActionKind.RefactorRewrite.startsWith(`${kind}.`));
   if (!model || !wanted) return [];
   const uri = params.textDocument.uri;
-  return refactoringsAt(model, text, params.range.start).map((refactoring): CodeAction => ({
+  return refactoringsAt(model, text, params.range.start, lineStarts).map((refactoring): CodeAction => ({
     title: refactoring.title,
     kind: CodeActionKind.RefactorRewrite,
     edit: { changes: { [uri]: refactoring.edits } },

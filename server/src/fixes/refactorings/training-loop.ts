@@ -50,8 +50,13 @@ function describe(model: SemanticModel, loop: Node): TrainingLoop | undefined {
  * The training loop at `position`: the innermost loop around the cursor that trains, or, where the cursor is on an
  * epoch loop (or its `for` line), the first training loop inside it.
  */
-export function trainingLoopAt(model: SemanticModel, text: string, position: Position): TrainingLoop | undefined {
-  const offset = offsetAt(text, computeLineStarts(text), position);
+export function trainingLoopAt(
+  model: SemanticModel,
+  text: string,
+  position: Position,
+  lineStarts: readonly number[] = computeLineStarts(text),
+): TrainingLoop | undefined {
+  const offset = offsetAt(text, lineStarts, position);
   const around = model.loops
     .filter((loop) => loop.startIndex <= offset && offset <= loop.endIndex)
     .sort((a, b) => b.startIndex - a.startIndex);
