@@ -166,3 +166,26 @@ test('--fix applies the safe unused-noqa fix and --diff shows it', async () => {
   assert.equal(fixed.code, 0);
   assert.equal(fs.readFileSync(path.join(dir, 'a.py'), 'utf8'), 'x = 1\n');
 });
+
+test('--fix on a file with lone \\r line endings removes the reported line and no other, and a second run changes nothing', async () => {
+  const lf = [
+    'import torch',
+    '',
+    'def train(model, loader, optimizer):',
+    '    for x, y in loader:',
+    '        optimizer.zero_grad()',
+    '        loss = model(x, y)',
+    '        loss.backward()',
+    '        torch.cuda.empty_cache()',
+    '        optimizer.step()',
+    '',
+  ];
+  const dir = project({ 'mac.py': lf.join('\r') });
+  const first = await run(dir, 'check', '--select', 'OOM106', 'mac.py');
+  assert.match(first.stdout, /mac\.py:8:9: OOM106/);
+  assert.equal((await run(dir, 'check', '--select', 'OOM106', '--fix', 'mac.py')).code, 0);
+  const fixed = fs.readFileSync(path.join(dir, 'mac.py'), 'utf8');
+  assert.equal(fixed, lf.filter((line) => !line.includes('empty_cache')).join('\r'));
+  assert.equal((await run(dir, 'check', '--select', 'OOM106', '--fix', 'mac.py')).code, 0);
+  assert.equal(fs.readFileSync(path.join(dir, 'mac.py'), 'utf8'), fixed);
+});

@@ -16,11 +16,13 @@ function shape(node: SyntaxNode): string {
 }
 
 function positionOf(text: string, offset: number) {
-  const before = text.slice(0, offset).split('\n');
-  return { line: before.length - 1, character: before[before.length - 1]!.length };
+  const starts = computeLineStarts(text);
+  let line = 0;
+  while (line + 1 < starts.length && starts[line + 1]! <= offset) line++;
+  return { line, character: offset - starts[line]! };
 }
 
-for (const lineBreak of ['\n', '\r\n']) test(`incremental copies and findings equal a fresh analysis after each of 120 random edits (${JSON.stringify(lineBreak)} line breaks)`, async () => {
+for (const lineBreak of ['\n', '\r\n', '\r']) test(`incremental copies and findings equal a fresh analysis after each of 120 random edits (${JSON.stringify(lineBreak)} line breaks)`, async () => {
   let text = fs.readFileSync(path.join(repoRoot, 'test', 'fixtures', 'rules', 'OOM101', 'appended.py'), 'utf8').replace(/\n/g, lineBreak);
   const store = new DocumentStore();
   let state = await store.open('mem://a.py', 1, text);

@@ -124,3 +124,30 @@ test('closing a document clears its diagnostics', async () => {
   assert.deepEqual(diagnostics, []);
   assert.equal(client.stderr(), '');
 });
+
+test('lone \\r line endings: diagnostics and the quick fix name the same line as the editor', async () => {
+  const macUri = 'file:///work/mac_endings.py';
+  const lines = [
+    'import torch',
+    'def train(model, loader, optimizer):',
+    '    for x, y in loader:',
+    '        optimizer.zero_grad()',
+    '        model(x, y).backward()',
+    '        torch.cuda.empty_cache()',
+    '        optimizer.step()',
+    '',
+  ];
+  const published = client.diagnostics(macUri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: macUri, languageId: 'python', version: 1, text: lines.join('\r') } });
+  const diagnostics = await published;
+  assert.deepEqual(summary(diagnostics), ['OOM106@5:8-5:32']);
+  const actions = (await client.connection.sendRequest('textDocument/codeAction', {
+    textDocument: { uri: macUri },
+    range: diagnostics[0]!.range,
+    context: { diagnostics },
+  })) as CodeAction[];
+  const fix = actions.find((action) => action.kind === 'quickfix' && action.edit?.changes?.[macUri]);
+  assert.ok(fix, actions.map((action) => action.title).join(' | '));
+  const [edit] = fix.edit!.changes![macUri]!;
+  assert.deepEqual([edit!.range.start.line, edit!.range.end.line, edit!.newText], [5, 6, '']);
+});

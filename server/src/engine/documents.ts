@@ -2,7 +2,9 @@
 // tree.edit() and re-parsed incrementally, so a keystroke in a 5,000-line script re-parses only what changed.
 import type { Edit, Tree } from './parser';
 import { parsePython } from './parser';
-import { lineIndexAt } from './lines';
+import { computeLineStarts, lineIndexAt } from './lines';
+
+export { computeLineStarts };
 import { recoverTree } from './recovery';
 import { copyTree, copyTreeIncremental } from './syntax-tree';
 import type { SingleEdit, SourceText, SyntaxNode } from './syntax-tree';
@@ -40,20 +42,6 @@ export function offsetAt(text: string, lineStarts: readonly number[], position: 
   if (lineStart === undefined) return text.length;
   const nextLineStart = lineStarts[position.line + 1] ?? text.length;
   return Math.min(lineStart + position.character, nextLineStart);
-}
-
-export function computeLineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (ch === 13 /* \r */) {
-      if (text.charCodeAt(i + 1) === 10) i++;
-      starts.push(i + 1);
-    } else if (ch === 10) {
-      starts.push(i + 1);
-    }
-  }
-  return starts;
 }
 
 function positionAt(lineStarts: number[], offset: number): Position {
@@ -117,13 +105,20 @@ export class DocumentStore {
         tree = undefined;
         continue;
       }
-      const startIndex = offsetAt(text, lineStarts, change.range.start);
+      let startIndex = offsetAt(text, lineStarts, change.range.start);
       const oldEndIndex = offsetAt(text, lineStarts, change.range.end);
+      let inserted = change.text;
+      // A carriage return just before the edit may turn from a line ending of its own into half of a CRLF (or
+      // back): the parser reads a lone one as a newline, so the edit takes it in and tree-sitter re-reads it.
+      if (startIndex > 0 && text.charCodeAt(startIndex - 1) === 13) {
+        startIndex--;
+        inserted = '\r' + inserted;
+      }
       const start = positionAt(lineStarts, startIndex);
       const oldEnd = positionAt(lineStarts, oldEndIndex);
-      const newEndIndex = startIndex + change.text.length;
-      const newEnd = endOfInsertion(start, change.text);
-      const newText = text.slice(0, startIndex) + change.text + text.slice(oldEndIndex);
+      const newEndIndex = startIndex + inserted.length;
+      const newEnd = endOfInsertion(start, inserted);
+      const newText = text.slice(0, startIndex) + inserted + text.slice(oldEndIndex);
       tree?.edit({
         startIndex,
         oldEndIndex,
@@ -135,7 +130,7 @@ export class DocumentStore {
       lastEdit = changes.length === 1
         ? { startIndex, oldEndIndex, newEndIndex, startRow: start.line, oldEndRow: oldEnd.line, newEndRow: newEnd.line }
         : undefined;
-      lineStarts = spliceLineStarts(lineStarts, text, startIndex, oldEndIndex, start.line, oldEnd.line, change.text) ?? computeLineStarts(newText);
+      lineStarts = spliceLineStarts(lineStarts, text, startIndex, oldEndIndex, start.line, oldEnd.line, inserted) ?? computeLineStarts(newText);
       text = newText;
     }
     const previous = tree;

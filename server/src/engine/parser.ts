@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { Language, Parser, Query } from 'web-tree-sitter';
 import type { Edit, Point, Tree } from 'web-tree-sitter';
 import type { SyntaxNode } from './syntax-tree';
+import { parseableText } from './lines';
 
 /** The node type the analysis works on: a plain copy of tree-sitter's tree (see syntax-tree.ts). */
 export type Node = SyntaxNode;
@@ -55,7 +56,7 @@ export async function pythonParser(): Promise<Parser> {
 /** Parses a whole file (CLI, tests). Returns undefined only if tree-sitter gives up. */
 export async function parsePython(text: string, previous?: Tree): Promise<Tree | undefined> {
   const parser = await pythonParser();
-  return parser.parse(text, previous) ?? undefined;
+  return parser.parse(parseableText(text), previous) ?? undefined;
 }
 
 let loadedLanguage: Language | undefined;

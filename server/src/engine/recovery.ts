@@ -4,6 +4,7 @@
 // re-parsed, a few times at most. The user's text is never changed.
 import type { Node, Tree } from 'web-tree-sitter';
 import { parsePython } from './parser';
+import { computeLineStarts } from './lines';
 
 const MAX_ROUNDS = 4;
 
@@ -22,15 +23,11 @@ function firstErrorLine(root: Node): number | undefined {
 }
 
 function blankLine(text: string, line: number): string {
-  let start = 0;
-  for (let i = 0; i < line; i++) {
-    const next = text.indexOf('\n', start);
-    if (next < 0) return text;
-    start = next + 1;
-  }
-  let end = text.indexOf('\n', start);
-  if (end < 0) end = text.length;
-  if (text[end - 1] === '\r') end--;
+  const starts = computeLineStarts(text);
+  const start = starts[line];
+  if (start === undefined) return text;
+  let end = starts[line + 1] ?? text.length;
+  while (end > start && (text[end - 1] === '\n' || text[end - 1] === '\r')) end--;
   return text.slice(0, start) + ' '.repeat(end - start) + text.slice(end);
 }
 

@@ -2,7 +2,7 @@
 // ranges); asked of web-tree-sitter's nodes, each one is a call into WebAssembly and a new wrapper object. One
 // cursor walk per document version copies the tree into these objects, and every later question is a field read.
 import type { Language, Point, Tree, TreeCursor } from 'web-tree-sitter';
-import { lineIndexAt } from './lines';
+import { computeLineStarts, lineIndexAt } from './lines';
 
 /** The text a tree was parsed from, shared by all its nodes; a document's holder follows its versions. */
 export interface SourceText {
@@ -96,7 +96,7 @@ export function copyTree(tree: Tree, source: string | SourceText): SyntaxNode {
 /** What a copy needs besides the cursor: the text, where its rows start, and the grammar's name tables. */
 interface CopyContext {
   source: SourceText;
-  /** Offsets where rows start, counting only `\n` as tree-sitter does. */
+  /** Offsets where rows start (tree-sitter parses the text with lone `\r` read as `\n`, see lines.ts). */
   rowStarts: number[];
   types: string[];
   fields: Array<string | null>;
@@ -105,9 +105,7 @@ interface CopyContext {
 }
 
 function copyContext(tree: Tree, source: SourceText): CopyContext {
-  const rowStarts = [0];
-  const text = source.text;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) rowStarts.push(i + 1);
+  const rowStarts = computeLineStarts(source.text);
   const language = tree.language;
   return { source, rowStarts, types: language.types, fields: language.fields, named: [], language };
 }

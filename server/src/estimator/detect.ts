@@ -1,6 +1,7 @@
 // Detects the training configuration of a PyTorch script from its tree-sitter tree: the model, batch size,
 // sequence length, image size, precision, optimizer, checkpointing, accumulation, LoRA, frozen parameters,
 // training vs inference and data parallelism, each with the 0-based line it came from.
+import { splitLines } from '../engine/lines';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PyNode as Node, PyTree as Tree } from './syntax';
@@ -396,7 +397,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const zero = /["']stage["']\s*:\s*([0-3])/.exec(text);
   if (zero && /zero_optimization/.test(text)) {
     const stage = Number(zero[1]);
-    const lineOf = text.slice(0, zero.index).split('\n').length - 1;
+    const lineOf = splitLines(text.slice(0, zero.index)).length - 1;
     if (stage > 0) detected.strategy = { value: (['zero1', 'zero2', 'zero3'] as const)[stage - 1], line: lineOf };
   }
 

@@ -1,4 +1,5 @@
 // Building blocks for fixes: text edits that keep the user's indentation (spaces or tabs) and line endings.
+import { splitLines } from '../engine/lines';
 import type { Node } from '../engine/parser';
 import { rangeOf } from '../engine/syntax';
 import type { Position, Range, TextEdit } from '../engine/types';
@@ -11,9 +12,10 @@ export function insertAt(position: Position, newText: string): TextEdit {
   return { range: { start: position, end: position }, newText };
 }
 
-/** The line ending the file uses (CRLF files stay CRLF). */
+/** The line ending the file uses (CRLF files stay CRLF, and files with lone `\r` endings keep them). */
 export function lineEnding(text: string): string {
-  return /\r\n/.test(text) ? '\r\n' : '\n';
+  if (text.includes('\r\n')) return '\r\n';
+  return text.includes('\r') && !text.includes('\n') ? '\r' : '\n';
 }
 
 /** The leading whitespace of the line that holds `node`. */
@@ -27,7 +29,7 @@ export function lineIndent(node: Node): string {
 
 /** One level of indentation as the file writes it: a tab, or the step between two nested lines. */
 export function indentUnit(text: string): string {
-  const lines = text.split(/\r?\n/);
+  const lines = splitLines(text);
   if (lines.some((line) => /^\t+\S/.test(line))) return '\t';
   let unit = Infinity;
   for (const line of lines) {

@@ -1,4 +1,5 @@
 // OOM104: a forward pass in an evaluation loop or function that runs outside any no-grad context.
+import { splitLines } from '../engine/lines';
 import type { Node } from '../engine/parser';
 import { looksLikeDataName, looksLikeEvalFunctionName } from '../engine/semantic/names';
 import { lowerBound } from '../engine/semantic/model';
@@ -103,7 +104,7 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
   const torch = torchReference(model, text, loop);
   const unit = indentUnit(text);
   const eol = lineEnding(text);
-  const lines = text.split(/\r?\n/).slice(loop.startPosition.row, loop.endPosition.row + 1);
+  const lines = splitLines(text).slice(loop.startPosition.row, loop.endPosition.row + 1);
   const indented = lines.map((line) => (line.trim() === '' ? line : unit + line)).join(eol);
   const indent = lineIndent(loop);
   const lastLine = loop.endPosition.row;
@@ -114,7 +115,7 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
     edits: [
       ...torch.edits,
       {
-        range: { start: { line: loop.startPosition.row, character: 0 }, end: { line: lastLine, character: (text.split(/\r?\n/)[lastLine] ?? '').length } },
+        range: { start: { line: loop.startPosition.row, character: 0 }, end: { line: lastLine, character: (splitLines(text)[lastLine] ?? '').length } },
         newText: `${indent}with ${torch.name}.no_grad():${eol}${indented}`,
       },
     ],

@@ -3,6 +3,7 @@
 // and once more after the loop for the micro-batches left over at the end of the epoch. Where the file sets its
 // batch size with one integer literal that N divides, the micro-batch becomes that size / N, so the effective batch
 // size (written in a comment) stays what it was and the activations shrink N-fold.
+import { splitLines } from '../../engine/lines';
 import type { Node } from '../../engine/parser';
 import type { SemanticModel } from '../../engine/semantic/model';
 import { callArguments, calleeName, callReceiver, dottedName, nameWords } from '../../engine/syntax';
@@ -161,7 +162,7 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
     const offsetInStatement = (node: Node) => node.startIndex - (backwardStatement.startIndex - backwardStatement.startPosition.column);
     const start = offsetInStatement(scaled.node);
     const rewritten = statementText.slice(0, start) + scaled.text + statementText.slice(start + (scaled.node.endIndex - scaled.node.startIndex));
-    edits.push(replaceLines(text, first, last, [...rewritten.split(/\r?\n/), `${bodyIndent}${COUNTER} += 1`]));
+    edits.push(replaceLines(text, first, last, [...splitLines(rewritten), `${bodyIndent}${COUNTER} += 1`]));
     for (const run of runs) {
       const row = run[0]!.startPosition.row;
       const end = run[run.length - 1]!.endPosition.row;

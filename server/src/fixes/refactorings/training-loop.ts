@@ -1,5 +1,6 @@
 // What the refactorings share: finding the training loop at the cursor, the statements of its body that forward,
 // backpropagate and step, and line edits that keep the file's indentation and line endings.
+import { splitLines } from '../../engine/lines';
 import { computeLineStarts, offsetAt } from '../../engine/documents';
 import type { Node } from '../../engine/parser';
 import type { SemanticModel } from '../../engine/semantic/model';
@@ -83,7 +84,7 @@ export function statementsOf(block: Node): Node[] {
 
 /** The lines of the text without their line endings. */
 export function linesOf(text: string): string[] {
-  return text.split(/\r?\n/);
+  return splitLines(text);
 }
 
 /** Whether a statement stands on lines of its own (no `a; b`, not on its loop's `for` line). */
@@ -120,7 +121,7 @@ export function insertLinesBefore(text: string, row: number, lines: string[]): T
 export function insertLinesAfter(text: string, row: number, lines: string[]): TextEdit {
   const eol = lineEnding(text);
   const all = linesOf(text);
-  if (row + 1 >= all.length || (row + 1 === all.length - 1 && all[row + 1] === '' && !text.endsWith('\n'))) {
+  if (row + 1 >= all.length || (row + 1 === all.length - 1 && all[row + 1] === '' && !/[\r\n]$/.test(text))) {
     return insertAt({ line: row, character: (all[row] ?? '').length }, lines.map((line) => eol + line).join(''));
   }
   return insertAt({ line: row + 1, character: 0 }, lines.map((line) => line + eol).join(''));
