@@ -1,13 +1,13 @@
 // Compares the estimator with the "parameters x 16 bytes" rule of thumb (accelerate estimate-memory style:
 // fp32 weights + gradients + two Adam moments, no activations) on every per-step peak of gpu-truth.
-// Usage: npm run bench:estimate   (reads ../shared/gpu-truth/truth.json beside the repository)
+// Usage: npm run bench:estimate   (reads test/estimator/data/h200-truth.json)
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { configFromTruth, errorStats, isPerStepPeak, peerEstimate, type ErrorStats, type TruthRecord } from '../server/src/estimator/calibration';
 import { estimate } from '../server/src/estimator/model';
 
 const repoRoot = path.resolve(__dirname, '..');
-const truthPath = path.resolve(repoRoot, '..', 'shared', 'gpu-truth', 'truth.json');
+const truthPath = path.join(repoRoot, 'test', 'estimator', 'data', 'h200-truth.json');
 const MIB = 1024 * 1024;
 
 function percent(x: number): string {

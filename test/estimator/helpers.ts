@@ -7,7 +7,8 @@ import type { TruthRecord } from '../../server/src/estimator/calibration';
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
 export const fixturesDir = path.join(repoRoot, 'test', 'fixtures', 'estimator');
-export const truthPath = path.resolve(repoRoot, '..', 'shared', 'gpu-truth', 'truth.json');
+/** The H200 measurements the estimator is calibrated against (provenance: test/estimator/data/README.md). */
+export const truthPath = path.join(repoRoot, 'test', 'estimator', 'data', 'h200-truth.json');
 export const ownMeasurementsPath = path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'more.json');
 /** Validation runs (test/gpu/estimator/validate.py), one per script in test/fixtures/estimator/validation/. */
 export const validationPath = path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'validate.json');

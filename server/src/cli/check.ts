@@ -1,4 +1,4 @@
-// `oomguard check [PATH ...]`: the language server's analysis for a terminal or CI (../shared/spec/cli.md).
+// `oomguard check [PATH ...]`: the language server's analysis for a terminal or CI (README.md, "Command line").
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';

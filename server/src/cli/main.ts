@@ -1,4 +1,4 @@
-// `oomguard`: dispatches to the subcommands of the command-line contract (../shared/spec/cli.md).
+// `oomguard`: dispatches to the subcommands of the command-line contract (README.md, "Command line").
 import { configureLocale, localeFromEnvironment, t } from '../l10n';
 import { VERSION } from '../version';
 import { runCheck } from './check';

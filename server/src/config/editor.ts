@@ -1,6 +1,6 @@
 // The analysis options of one open document: the editor's oomguard.rules.* settings layered over the
 // [tool.oomguard] table of the nearest pyproject.toml. Settings that are set win in the editor; the CLI reads
-// pyproject.toml alone (../shared/spec/rules.md).
+// pyproject.toml alone.
 import { fileURLToPath } from 'node:url';
 import type { AnalysisOptions } from '../engine/analyze';
 import type { Settings } from '../protocol';

@@ -1,4 +1,4 @@
-// The code table: every rule's fixed code, name and default severity (../shared/spec/rules.md).
+// The code table: every rule's fixed code, name and default severity (docs/rules/README.md).
 // Kept apart from the rule modules so that a test can prove codes and names are unique.
 import type { Severity } from '../engine/types';
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peak GPU memory of configurations that gpu-truth does not cover (other HF families, LoRA, custom modules,
-more torchvision models, Trainer-like fused AdamW), measured like /work/shared/gpu-truth/measure.py:
+more torchvision models, Trainer-like fused AdamW), measured like test/gpu/truth-measure.py:
 random init from known config values (no downloads), 3 optimizer steps, peak = torch.cuda.max_memory_allocated.
 
 Run on a CUDA machine:  python3 measure_more.py --out OUTDIR   (writes OUTDIR/more.json)

@@ -3,7 +3,7 @@
 test/fixtures/estimator/validation/, building the SAME model with random init from the catalog's config values
 (no downloads) and running the script's step the way the script does.
 
-Method (mirrors /work/shared/gpu-truth/measure.py): libraries are initialised first (cuBLAS/cuDNN workspaces,
+Method (mirrors test/gpu/truth-measure.py): libraries are initialised first (cuBLAS/cuDNN workspaces,
 so they are part of every peak, as there); the model is built, cast, wrapped (LoRA, checkpointing), the optimizer
 made and the batch put on the GPU; then the peak counters are reset and 3 optimizer steps (or 3 inference batches)
 run; peak_alloc = torch.cuda.max_memory_allocated() over those steps.

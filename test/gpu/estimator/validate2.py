@@ -6,7 +6,7 @@ and accumulation 4, Flan-T5 with shorter targets, Whisper, CLIP contrastive, an 
 logits with their graphs, ResNet-50 channels_last, an MLP at a huge batch). One entry per script in
 test/fixtures/estimator/validation/ (ids = script names).
 
-Method: validate.py's (which mirrors /work/shared/gpu-truth/measure.py): libraries initialised first; the model built
+Method: validate.py's (which mirrors test/gpu/truth-measure.py): libraries initialised first; the model built
 from the checkpoint's config values with random init (no downloads), in the dtype the script loads it in
 (transformers 5 loads the checkpoint's stored dtype when from_pretrained is given none), with the attention the
 script would get (no attn_implementation unless the script names one); model, optimizer and batch on the GPU; peak

@@ -3,7 +3,7 @@ ZeRO), and the per-rank peak-memory record.
 
 The scripts keep the model, batch, sequence length, optimizer and precision in their own source, where
 `oomguard estimate` reads them; this module holds only what the estimator takes from --gpus/--strategy.
-Measured like /work/shared/gpu-truth/measure.py: the CUDA peak counters are reset once the model is wrapped and the
+Measured like test/gpu/truth-measure.py: the CUDA peak counters are reset once the model is wrapped and the
 optimizer built, then at each phase boundary (forward, backward, optimizer step); the step peak is the largest of
 the phases, which equals torch.cuda.max_memory_allocated() over the whole loop.
 """
