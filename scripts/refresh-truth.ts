@@ -19,7 +19,7 @@ if (missing >= 0) {
   console.error(`${source}: run ${missing} lacks "family" or "kind"`);
   process.exit(2);
 }
-const target = path.join(path.dirname(path.dirname(new URL(import.meta.url).pathname)), 'test', 'estimator', 'data', 'h200-truth.json');
+const target = path.resolve(__dirname, '..', 'test', 'estimator', 'data', 'h200-truth.json');
 const before = (JSON.parse(fs.readFileSync(target, 'utf8')) as { runs: unknown[] }).runs.length;
 fs.writeFileSync(target, JSON.stringify(data, null, 1) + '\n');
 console.log(`${path.relative(process.cwd(), target)}: ${before} → ${runs.length} runs (${String(data.meta.gpu_name)}, torch ${String(data.meta.torch)})`);

@@ -33,8 +33,8 @@ test('a fresh clone with nothing beside it installs and passes the unit suite', 
     assert.deepEqual(fs.readdirSync(outer), ['oomguard'], 'the clone has something beside it');
     run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], clone);
     // NODE_TEST_CONTEXT would make the inner test runner think it runs inside this one and skip every file.
-    const { NODE_TEST_CONTEXT: _outerRunner, ...outer } = process.env;
-    const env = { ...outer, [INSIDE_CLONE]: '1' };
+    const { NODE_TEST_CONTEXT: _outerRunner, ...inherited } = process.env;
+    const env = { ...inherited, [INSIDE_CLONE]: '1' };
     run('npm', ['run', 'build'], clone, env);
     const output = run(process.execPath, ['scripts/run-tests.mjs'], clone, env);
     assert.match(output, /ℹ fail 0/);
