@@ -18,9 +18,9 @@ test('--json prints the contract object with 1-based lines', async () => {
   for (const key of ['file', 'detected', 'breakdown', 'peakAllocated', 'peakReserved', 'cudaContext', 'fits', 'assumptions']) assert.ok(key in json, key);
   assert.equal('config' in json, false);
   assert.deepEqual(json.detected.model, { name: 'gpt2', source: 'catalog', line: 39 });
-  assert.deepEqual(json.detected.batchSize, { value: 8, line: 13 });
-  assert.deepEqual(json.detected.seqLen, { value: 512, line: 18 });
-  assert.deepEqual(json.detected.precision, { value: 'bf16-amp', line: 53 });
+  assert.deepEqual(json.detected.batchSize, { value: 8, line: 13, how: 'argparse-default' });
+  assert.deepEqual(json.detected.seqLen, { value: 512, line: 18, how: 'literal' });
+  assert.deepEqual(json.detected.precision, { value: 'bf16-amp', line: 53, how: 'literal' });
   assert.equal(json.fits.length, 1);
   assert.equal(json.fits[0].gpu, 'RTX 4090');
   assert.equal(json.fits[0].capacity, 25_757_220_864);
@@ -32,8 +32,8 @@ test('options override what was detected; overridden values carry no line', asyn
     '--precision', 'bf16', '--optimizer', 'sgd', '--checkpointing', 'on', '--accumulation', '2', '--gpus', '4', '--strategy', 'zero3']);
   assert.equal(code, 0);
   const d = JSON.parse(stdout).detected;
-  assert.deepEqual(d.batchSize, { value: 64, line: null });
-  assert.deepEqual(d.seqLen, { value: 256, line: null });
+  assert.deepEqual(d.batchSize, { value: 64, line: null, how: 'option' });
+  assert.deepEqual(d.seqLen, { value: 256, line: null, how: 'option' });
   assert.equal(d.precision.value, 'bf16');
   assert.equal(d.optimizer.value, 'sgd');
   assert.equal(d.checkpointing, true);

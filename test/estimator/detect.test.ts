@@ -12,10 +12,10 @@ test('Hugging Face classifier with autocast and GradScaler', async () => {
   assert.deepEqual(d.model, { name: 'bert-base-uncased', source: 'catalog', line: 9 });
   assert.equal(d.parameters, 109_483_778); // base model + 2-label classifier
   // Lines point at where the value is written (the constants), not where it is used.
-  assert.deepEqual(d.batchSize, { value: 32, line: 5 });
-  assert.deepEqual(d.seqLen, { value: 128, line: 6 });
-  assert.deepEqual(d.precision, { value: 'fp16-amp', line: 21 });
-  assert.deepEqual(d.optimizer, { value: 'adamw', line: 10 });
+  assert.deepEqual(d.batchSize, { value: 32, line: 5, how: 'literal' });
+  assert.deepEqual(d.seqLen, { value: 128, line: 6, how: 'literal' });
+  assert.deepEqual(d.precision, { value: 'fp16-amp', line: 21, how: 'literal' });
+  assert.deepEqual(d.optimizer, { value: 'adamw', line: 10, how: 'literal' });
   assert.equal(r.config.optimizerImpl, 'fused');
   assert.equal(d.mode.value, 'train');
   assert.deepEqual(r.assumptions, []);
@@ -25,8 +25,8 @@ test('torchvision ViT cast to bf16, argparse defaults, Resize', async () => {
   const d = (await estimateFixture('torchvision_vit.py')).detected;
   assert.deepEqual(d.model, { name: 'vit_b_16', source: 'torchvision', line: 14 });
   assert.equal(d.parameters, 85_806_346); // 10 classes instead of 1000
-  assert.deepEqual(d.batchSize, { value: 16, line: 8 }); // the argparse default
-  assert.deepEqual(d.imageSize, { value: 224, line: 9 });
+  assert.deepEqual(d.batchSize, { value: 16, line: 8, how: 'argparse-default' }); // the argparse default
+  assert.deepEqual(d.imageSize, { value: 224, line: 9, how: 'argparse-default' });
   assert.equal(d.precision.value, 'bf16');
   assert.equal(d.weightDtype.value, 'bf16');
   assert.equal(d.optimizer.value, 'sgd');
@@ -38,8 +38,8 @@ test('custom nn.Module CNN counted from its layers', async () => {
   assert.equal(r.detected.model.name, 'SmallCNN');
   assert.equal(r.detected.model.source, 'custom');
   assert.equal(r.detected.parameters, 1_070_986); // what PyTorch counts for this module
-  assert.deepEqual(r.detected.imageSize, { value: 32, line: 20 });
-  assert.deepEqual(r.detected.batchSize, { value: 128, line: 21 });
+  assert.deepEqual(r.detected.imageSize, { value: 32, line: 20, how: 'literal' });
+  assert.deepEqual(r.detected.batchSize, { value: 128, line: 21, how: 'literal' });
   assert.equal(r.detected.optimizer.value, 'sgd-momentum');
 });
 
@@ -47,7 +47,7 @@ test('custom modules: Sequential MLP, LSTM language model, TransformerEncoder wi
   assert.equal((await estimateFixture('custom_mlp.py')).detected.parameters, 1_863_690);
   const lstm = await estimateFixture('custom_lstm.py');
   assert.equal(lstm.detected.parameters, 11_368_208);
-  assert.deepEqual(lstm.detected.seqLen, { value: 128, line: 5 });
+  assert.deepEqual(lstm.detected.seqLen, { value: 128, line: 5, how: 'literal' });
   const encoder = await estimateFixture('custom_encoder.py');
   assert.equal(encoder.detected.parameters, 34_275_330);
   // [Block() for _ in range(n)] repeats
@@ -77,7 +77,7 @@ test('LoRA on a bf16 checkpoint: trainable subset and the checkpoint dtype', asy
   assert.equal(d.trainableParameters, 2_252_800); // r=16 on q_proj and v_proj, as PEFT counts
   assert.deepEqual(d.lora, { rank: 16, targetModules: ['q_proj', 'v_proj'], dropout: 0, line: 8 }); // no lora_dropout: PEFT's 0
   assert.equal(d.weightDtype.value, 'bf16');
-  assert.deepEqual(d.seqLen, { value: 512, line: 14 });
+  assert.deepEqual(d.seqLen, { value: 512, line: 14, how: 'literal' });
   assert.equal(d.batchSize.value, 4);
   assert.ok(r.breakdown.optimizerStates < 20e6);
 });
@@ -85,9 +85,9 @@ test('LoRA on a bf16 checkpoint: trainable subset and the checkpoint dtype', asy
 test('Trainer script: TrainingArguments batch, accumulation, bf16, fused AdamW default', async () => {
   const r = await estimateFixture('trainer_bert.py');
   const d = r.detected;
-  assert.deepEqual(d.batchSize, { value: 32, line: 13 });
+  assert.deepEqual(d.batchSize, { value: 32, line: 13, how: 'literal' });
   assert.equal(d.accumulation, 2);
-  assert.deepEqual(d.precision, { value: 'bf16-amp', line: 15 });
+  assert.deepEqual(d.precision, { value: 'bf16-amp', line: 15, how: 'literal' });
   assert.equal(d.optimizer.value, 'adamw');
   assert.equal(r.config.optimizerImpl, 'fused');
   assert.equal(d.mode.value, 'train');

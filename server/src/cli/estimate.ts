@@ -32,7 +32,17 @@ function oneOf<T extends string>(option: string, value: string | undefined, allo
 }
 
 function usage(): string {
-  return t('usage: oomguard estimate SCRIPT [--batch-size N] [--seq-len N] [--image-size N] [--precision fp32|fp16-amp|bf16-amp|bf16|fp16] [--optimizer sgd|sgd-momentum|adam|adamw|adafactor|adam-8bit] [--checkpointing on|off] [--accumulation N] [--gpus N] [--strategy ddp|fsdp|zero1|zero2|zero3] [--gpu NAME] [--json]');
+  return t('usage: oomguard estimate SCRIPT [--batch-size N] [--seq-len N] [--image-size N] [--precision fp32|fp16-amp|bf16-amp|bf16|fp16] [--optimizer sgd|sgd-momentum|adam|adamw|adafactor|adam-8bit] [--checkpointing on|off] [--accumulation N] [--gpus N] [--strategy ddp|fsdp|zero1|zero2|zero3] [--params N] [--gpu NAME] [--json]');
+}
+
+/** `--params 1.2e9`, `350M`, `7B`, `125k`: a model's parameter count. */
+function parameterCount(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const match = /^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kKmMbB]?)\s*$/.exec(value);
+  const scale = { '': 1, k: 1e3, m: 1e6, b: 1e9 }[match?.[2]?.toLowerCase() ?? ''];
+  const count = match && scale ? Math.round(Number(match[1]) * scale) : NaN;
+  if (!Number.isFinite(count) || count <= 0) throw new UsageError(t('--params takes a parameter count such as 1.2e9, 350M or 7B (got "{0}")', value));
+  return count;
 }
 
 export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
@@ -47,7 +57,7 @@ export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
       options: {
         'batch-size': { type: 'string' }, 'seq-len': { type: 'string' }, 'image-size': { type: 'string' },
         precision: { type: 'string' }, optimizer: { type: 'string' }, checkpointing: { type: 'string' },
-        accumulation: { type: 'string' }, gpus: { type: 'string' }, strategy: { type: 'string' }, gpu: { type: 'string' },
+        accumulation: { type: 'string' }, gpus: { type: 'string' }, strategy: { type: 'string' }, gpu: { type: 'string' }, params: { type: 'string' },
         json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -70,6 +80,7 @@ export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
       gpus: positiveInteger('gpus', values.gpus),
       strategy: oneOf('strategy', values.strategy, STRATEGIES),
       gpu: values.gpu,
+      params: parameterCount(values.params),
     };
   } catch (error) {
     const message = error instanceof UsageError || (error instanceof Error && 'code' in error) ? error.message : String(error);
@@ -122,9 +133,12 @@ function pad(rows: string[][]): string {
 /** The readable report: detected values with their lines, assumptions, breakdown, fit. */
 export function formatTable(result: EstimateResult): string {
   const d = result.detected;
+  const unresolved = result.unresolved;
   const detectedRows: string[][] = [
-    [t('model'), `${d.model.name} (${d.model.source})`, where(d.model.line)],
-    [t('parameters'), `${(d.parameters / 1e6).toFixed(1)}M (${t('{0}M trainable', (d.trainableParameters / 1e6).toFixed(1))})`, ''],
+    unresolved
+      ? [t('model'), t('not resolved: {0}', unresolved.reason), unresolved.line === null ? '' : where(unresolved.line + 1)]
+      : [t('model'), `${d.model.name} (${d.model.source})`, where(d.model.line)],
+    ...(unresolved ? [] : [[t('parameters'), `${(d.parameters / 1e6).toFixed(1)}M (${t('{0}M trainable', (d.trainableParameters / 1e6).toFixed(1))})`, '']]),
     [t('batch size'), String(d.batchSize.value), where(d.batchSize.line)],
   ];
   if (d.seqLen) detectedRows.push([t('sequence length'), String(d.seqLen.value), where(d.seqLen.line)]);
@@ -140,6 +154,9 @@ export function formatTable(result: EstimateResult): string {
   if (d.gpus > 1) detectedRows.push([t('data parallel'), `${d.strategy} x ${d.gpus}`, '']);
   let out = `${result.file}\n\n${t('Detected')}\n` + pad(detectedRows);
   if (result.assumptions.length > 0) out += `\n${t('Assumptions')}\n` + result.assumptions.map((a) => `  - ${a}\n`).join('');
+  if (unresolved) {
+    return out + `\n${t('No peak, fit or largest batch: the model is missing. Give its parameter count with --params (for example --params 350M) for an estimate of everything but its activations.')}\n`;
+  }
   const b = result.breakdown;
   out += `\n${t('Peak GPU memory per GPU ({0})', result.peakPhase)}\n` + pad([
     [t('weights'), gib(b.weights)],

@@ -2,19 +2,21 @@
 // sequence length, image size, precision, optimizer, checkpointing, accumulation, LoRA, frozen parameters,
 // training vs inference and data parallelism, each with the 0-based line it came from.
 import { splitLines } from '../engine/lines';
+import { t } from '../l10n';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { PyNode as Node, PyTree as Tree } from './syntax';
+import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { findVisionModel } from './catalog/vision';
-import { findCustomModules, sequentialModule } from './custom-modules';
+import { moduleNet, type CustomModuleInfo } from './module-tree';
+import type { How, Value } from '../engine/program/values';
 import { Bindings, keywordArguments, positionalArguments, type PyValue } from './python-values';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
 } from './types';
 
-export type ModelSource = 'catalog' | 'config-json' | 'from-config' | 'torchvision' | 'timm' | 'custom';
+export type ModelSource = 'catalog' | 'config-json' | 'from-config' | 'torchvision' | 'timm' | 'custom' | 'params' | 'unresolved';
 
 export interface DetectedModel {
   name: string;
@@ -28,6 +30,10 @@ export interface DetectedModel {
 
 export interface DetectedConfig {
   model?: DetectedModel;
+  /** A model construction was found but could not be resolved: never replaced by another model. */
+  unresolved?: { line: number; reason: string };
+  /** torch.nn layer types of a custom model that the estimator does not model. */
+  unknownLayers?: string[];
   batchSize?: Located<number>;
   seqLen?: Located<number>;
   /** Length of the labels an encoder-decoder is trained on (`text_target=`, `labels = tokenizer(..., max_length=N)`). */
@@ -124,7 +130,7 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
 }
 
 /** XxxConfig(...) keyword arguments over the family's catalog defaults. */
-function specFromConfigCall(className: string, kw: Map<string, Node>, bindings: Bindings): TransformerSpec | undefined {
+function specFromConfigCall(className: string, attrs: Map<string, Value>): TransformerSpec | undefined {
   const base: Record<string, string> = {
     GPT2Config: 'gpt2', BertConfig: 'bert-base-uncased', RobertaConfig: 'roberta-base', DistilBertConfig: 'distilbert-base-uncased',
     LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
@@ -138,30 +144,32 @@ function specFromConfigCall(className: string, kw: Map<string, Node>, bindings: 
   const spec: TransformerSpec = { ...entry.spec, storedDtype: 'fp32' };
   const get = (...keys: string[]): number | undefined => {
     for (const k of keys) {
-      const v = kw.has(k) ? bindings.evaluate(kw.get(k)) : undefined;
-      if (typeof v === 'number') return v;
+      const v = attrs.get(k);
+      if (v?.kind === 'number') return v.value;
     }
     return undefined;
   };
   spec.hidden = get('hidden_size', 'n_embd', 'd_model', 'dim') ?? spec.hidden;
   spec.layers = get('num_hidden_layers', 'n_layer', 'num_layers', 'encoder_layers') ?? spec.layers;
   spec.heads = get('num_attention_heads', 'n_head', 'num_heads', 'encoder_attention_heads') ?? spec.heads;
-  spec.kvHeads = get('num_key_value_heads') ?? (kw.has('num_attention_heads') || kw.has('n_head') ? spec.heads : spec.kvHeads);
+  spec.kvHeads = get('num_key_value_heads') ?? (attrs.has('num_attention_heads') || attrs.has('n_head') ? spec.heads : spec.kvHeads);
   spec.headDim = get('head_dim', 'd_kv') ?? Math.floor(spec.hidden / spec.heads);
   spec.intermediate = get('intermediate_size', 'n_inner', 'd_ff', 'ffn_dim') ?? (spec.family === 'gpt2' ? 4 * spec.hidden : spec.intermediate);
   spec.vocab = get('vocab_size') ?? spec.vocab;
   spec.maxPositions = get('max_position_embeddings', 'n_positions') ?? spec.maxPositions;
   if (spec.decoderLayers > 0) spec.decoderLayers = get('num_decoder_layers', 'decoder_layers') ?? spec.layers;
-  const tie = kw.has('tie_word_embeddings') ? bindings.evaluate(kw.get('tie_word_embeddings')) : undefined;
-  if (typeof tie === 'boolean') spec.tiedEmbeddings = tie;
+  const tie = attrs.get('tie_word_embeddings');
+  if (tie?.kind === 'bool') spec.tiedEmbeddings = tie.value;
   const labels = get('num_labels');
   if (labels) spec.numLabels = labels;
   return spec;
 }
 
 const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'per_device_train_batch_size', 'bs', 'BS', 'micro_batch_size'];
-const SEQ_NAMES = ['max_length', 'max_seq_length', 'MAX_LENGTH', 'MAX_LEN', 'max_len', 'seq_len', 'SEQ_LEN', 'block_size', 'BLOCK_SIZE',
-  'context_length', 'max_seq_len', 'sequence_length', 'seq_length'];
+// Names of the data's sequence length first; capacity names (`max_len`, `max_position_embeddings`) last: a module
+// that can take 4,096 positions is trained on what the data gives it.
+const SEQ_NAMES = ['seq_len', 'SEQ_LEN', 'seq_length', 'SEQ_LENGTH', 'sequence_length', 'block_size', 'BLOCK_SIZE', 'context_length',
+  'CONTEXT_LENGTH', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
 const TARGET_NAMES = ['max_target_length', 'max_target_len', 'MAX_TARGET_LENGTH', 'MAX_TARGET_LEN', 'target_max_length', 'max_label_length',
   'max_labels_length', 'max_output_length', 'target_length', 'target_len'];
 /** Names a script gives the tokenised targets of a seq2seq model. */
@@ -172,7 +180,7 @@ const ACCUM_NAMES = ['gradient_accumulation_steps', 'accumulation_steps', 'grad_
 function firstBinding(bindings: Bindings, names: string[]): Located<number> | undefined {
   for (const name of names) {
     const b = bindings.lookup(name);
-    if (b && typeof b.value === 'number' && b.value > 0) return { value: b.value, line: b.line };
+    if (b && typeof b.value === 'number' && b.value > 0) return { value: b.value, line: b.line, how: b.how };
   }
   return undefined;
 }
@@ -181,7 +189,7 @@ function numberArg(node: Node | undefined, bindings: Bindings): Located<number> 
   if (!node) return undefined;
   const v = bindings.evaluate(node);
   const value = Array.isArray(v) ? v[0] : v;
-  return typeof value === 'number' && value > 0 ? { value, line: bindings.lineOf(node) } : undefined;
+  return typeof value === 'number' && value > 0 ? { value, line: bindings.lineOf(node), how: bindings.howOf(node) } : undefined;
 }
 
 /** Reads config.json next to the script (or in the local folder a from_pretrained call names). */
@@ -201,7 +209,7 @@ function readLocalConfig(filePath: string | undefined, relative: string | undefi
 }
 
 export function detectConfig(tree: Tree, text: string, filePath?: string): DetectedConfig {
-  const bindings = Bindings.fromTree(tree);
+  const bindings = Bindings.fromTree(tree, filePath);
   const calls = tree.rootNode.descendantsOfType('call').filter((c): c is Node => c !== null);
   const detected: DetectedConfig = { mode: { value: 'infer-grad' }, zeroGradMissing: false };
   let configSpec: { spec: TransformerSpec; line: number; name: string } | undefined;
@@ -210,8 +218,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let hasZeroGrad = false;
   let trainerTrain: number | undefined;
   let hasGradScaler: number | undefined;
-  const customModules = findCustomModules(tree, bindings);
-  let customModel: { name: string; line: number } | undefined;
+  let customModel: CustomModuleInfo | undefined;
   let loraRequested: number | undefined;
 
   for (const call of calls) {
@@ -236,6 +243,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         spec = json ? specFromConfigJson(json) : undefined;
         source = 'config-json';
       }
+      if (!spec && !detected.model) {
+        detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
+      }
       if (spec && !detected.model) {
         const labels = kwValue('num_labels');
         const task = taskFromClass(className, spec.family);
@@ -250,9 +260,16 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
       continue;
     }
-    if (/Config$/.test(name) && name !== 'LoraConfig' && !fn.endsWith('from_pretrained')) {
-      const spec = specFromConfigCall(name, kw, bindings);
-      if (spec) configSpec = { spec, line, name };
+    const value = bindings.value(call);
+    if (value?.kind === 'object' && value.role === 'hf-config') {
+      const spec = specFromConfigCall(value.typeName, value.attrs);
+      if (spec) configSpec = { spec, line, name: value.typeName };
+    }
+    // `Model(config)` / `from_config(config)`: the config object the argument holds, wherever it was built.
+    const configArgument = bindings.value(kw.get('config') ?? pos[0]);
+    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'object' && configArgument.role === 'hf-config') {
+      const spec = specFromConfigCall(configArgument.typeName, configArgument.attrs);
+      if (spec) configSpec = { spec, line: configArgument.line, name: configArgument.typeName };
     }
     if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configSpec && !detected.model && (pos.length > 0 || kw.has('config'))) {
       const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
@@ -261,18 +278,29 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const attn = kwValue('attn_implementation');
       if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
     }
-    if (name === 'create_model' && /timm/.test(fn) && !detected.model) {
-      const modelName = pos[0] ? bindings.evaluate(pos[0]) : undefined;
-      const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
+    // The library call this node makes; a method chain on it (`.cuda().to(...)`) holds the same value but is not it.
+    const calleeNode = call.childForFieldName('function');
+    const chained = calleeNode?.type === 'attribute' && calleeNode.childForFieldName('object')?.type === 'call';
+    const libraryCall = value?.kind === 'call' && !chained ? value.path : '';
+    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn))) && !detected.model) {
+      const modelName = bindings.evaluate(pos[0] ?? kw.get('model_name'));
+      const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;
       if (vision) detected.model = visionModel(vision, String(modelName), 'timm', line, kwValue('num_classes'));
+      else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
-    const tvMatch = /^(?:torchvision\.)?(?:models\.)?([a-z0-9_]+)$/.exec(fn);
-    if (tvMatch && !detected.model && (fn.includes('models.') || /^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/.test(fn))) {
-      const vision = findVisionModel(tvMatch[1]);
-      if (vision) detected.model = visionModel(vision, tvMatch[1], 'torchvision', line, kwValue('num_classes'));
+    // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
+    const tvMatch = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/.exec(libraryCall) ??
+      (/^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/.test(fn) ? [fn, fn] : null);
+    if (tvMatch && !detected.model && !/^(get_model|get_weight|list_models)$/.test(tvMatch[1]!)) {
+      const vision = findVisionModel(tvMatch[1]!);
+      if (vision) detected.model = visionModel(vision, tvMatch[1]!, 'torchvision', line, kwValue('num_classes'));
+      else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
-    // The instantiation assigned to a variable (`model = Net().cuda()`), not a layer built inside another module.
-    if (customModules.has(name) && !customModel && assignedOutsideModule(call)) customModel = { name, line };
+    // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another.
+    if (!customModel && value && assignedOutsideModule(call)) {
+      const net = moduleNet(value);
+      if (net && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential'))) customModel = { ...net, line };
+    }
 
     // Batch size, sequence length, image size.
     if (name === 'DataLoader') {
@@ -307,6 +335,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // Tokenising the targets (`text_target=`, or assigned to `labels`) gives the decoder's length, not the input's.
       if (s && (kw.has('text_target') || TARGET_VARIABLE.test(assignedName(call) ?? ''))) detected.targetLen ??= s;
       else if (s && !detected.seqLen) detected.seqLen = s;
+    }
+    // Synthetic or collated data: the shape of the batch the step receives.
+    if (/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/.test(libraryCall) && value?.kind === 'call') {
+      const shape = tensorShape(value);
+      if (shape && libraryCall === 'torch.randint' && shape.dims.length <= 2 && shape.dims.length > 0) {
+        const seq = shape.dims[shape.dims.length - 1]!;
+        if (seq >= 8 && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
+      } else if (shape && shape.dims.length >= 3) {
+        const [c, h, w] = shape.dims.slice(-3) as [number, number, number];
+        if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && !detected.imageSize) detected.imageSize = { value: h, line: shape.line, how: shape.how };
+      }
     }
     if (kwValue('use_cache') === false) detected.useCacheOff = true;
     if (/^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/.test(name) && !detected.imageSize) {
@@ -402,21 +441,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   }
 
   if (!detected.model && customModel) {
-    const info = customModules.get(customModel.name);
-    if (info) {
-      const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
-      detected.model = { name: info.className, source: 'custom', line: info.line, spec: info.build(size), rebuildAt: info.build, defaultWeightDtype: 'fp32' };
-    }
+    const info = customModel;
+    const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
+    detected.model = { name: info.className, source: 'custom', line: info.line, spec: info.build(size), rebuildAt: info.build, defaultWeightDtype: 'fp32' };
+    if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
+    detected.unresolved = undefined;
   }
-  if (!detected.model) {
-    // A top-level `model = nn.Sequential(...)`: build it as an anonymous module.
-    const sequential = calls.find((c) => lastName(callee(c)) === 'Sequential' && assignedOutsideModule(c));
-    const info = sequential ? sequentialModule(sequential, tree, bindings) : undefined;
-    if (info) {
-      const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
-      detected.model = { name: 'nn.Sequential', source: 'custom', line: info.line, spec: info.build(size), rebuildAt: info.build, defaultWeightDtype: 'fp32' };
-    }
-  }
+  if (detected.model) detected.unresolved = undefined;
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
   if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };
   if (detected.usesTrainer && !detected.optimizer) detected.optimizerImpl ??= 'fused';
@@ -434,6 +465,18 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
   detected.zeroGradMissing = hasBackward !== undefined && !hasZeroGrad && !detected.usesTrainer;
   return detected;
+}
+
+/** The shape a tensor-creating call is given: `torch.randint(0, V, (N, S))`, `torch.randn(N, 3, H, W)`. */
+function tensorShape(call: Extract<Value, { kind: 'call' }>): { dims: number[]; line: number; how: How } | undefined {
+  const size = call.kwargs.get('size');
+  const candidates = size ? [size] : call.path === 'torch.randint' ? call.args.slice(call.args.length >= 3 ? 2 : 1, call.args.length >= 3 ? 3 : 2) : call.args;
+  const flat = candidates.length === 1 && candidates[0]!.kind === 'list' ? candidates[0]!.items : candidates;
+  const dims = flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) ? item.value : undefined));
+  if (dims.length === 0 || dims.some((d) => d === undefined || d <= 0)) return undefined;
+  const last = flat[flat.length - 1]!;
+  const origin = 'origin' in last ? last.origin : undefined;
+  return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal' };
 }
 
 /** The plain variable a call's value is assigned to, through a method chain (`labels = tok(...).input_ids.to("cuda")`). */
@@ -456,6 +499,11 @@ function assignedOutsideModule(call: Node): boolean {
   const parent = node.parent;
   return parent?.type === 'assignment' && parent.childForFieldName('right')?.id === node.id &&
     !(parent.childForFieldName('left')?.text.startsWith('self.') ?? false);
+}
+
+/** timm names may carry a pretrained tag (`vit_base_patch16_224.augreg_in21k`): the architecture is before the dot. */
+function stripTimmTag(name: string): string {
+  return name.replace(/^timm\//, '').split('.')[0]!;
 }
 
 function visionModel(vision: ReturnType<typeof findVisionModel> & object, name: string, source: ModelSource, line: number, classes: PyValue | undefined): DetectedModel {

@@ -1,14 +1,13 @@
 // Public API of the memory estimator: detect the configuration of a script, fill what is missing with stated
 // assumptions, apply the user's overrides, estimate, and check the fit on catalog GPUs.
 // Lines in EstimateResult are 1-based (as the CLI prints them); the library keeps 0-based lines internally.
-import type { PyTree as Tree } from './syntax';
+import type { PyTree as Tree } from '../engine/program/node';
 import { t } from '../l10n';
-import { findCatalogModel } from './catalog/models';
 import { findGpu } from './catalog/gpus';
 import { detectConfig, type DetectedConfig } from './detect';
 import { estimate, fitOnGpus } from './model';
 import type {
-  Breakdown, ConfigField, GpuFit, OptimizerKind, PeakPhase, Precision, RunMode, Strategy, TrainingConfig, WeightDtype,
+  Breakdown, ConfigField, GpuFit, LayerNetSpec, OptimizerKind, PeakPhase, Precision, RunMode, Strategy, TrainingConfig, WeightDtype,
 } from './types';
 
 export type { TrainingConfig, Precision, OptimizerKind, Strategy, GpuFit, Breakdown } from './types';
@@ -31,19 +30,23 @@ export interface EstimateOverrides {
   strategy?: Strategy;
   /** Restrict the fit check to one catalog GPU. */
   gpu?: string;
+  /** The model's parameter count, for a model the script does not let the estimator read (`--params 1.2e9`). */
+  params?: number;
 }
 
 export interface LocatedJson<T> {
   value: T;
   /** 1-based line, or null when assumed or overridden. */
   line: number | null;
+  /** How it was found: literal, argparse-default, config, call-argument, loop, environment, catalog, assumed, option. */
+  how: string;
 }
 
 /** The `oomguard estimate --json` object (spec/cli.md), plus a few extra detected fields. */
 export interface EstimateJson {
   file: string;
   detected: {
-    model: { name: string; source: string; line: number | null };
+    model: { name: string | null; source: string; line: number | null; reason?: string };
     parameters: number;
     trainableParameters: number;
     batchSize: LocatedJson<number>;
@@ -60,25 +63,47 @@ export interface EstimateJson {
     gpus: number;
     strategy: Strategy;
   };
-  breakdown: Breakdown;
-  peakAllocated: number;
-  peakReserved: number;
+  breakdown: Breakdown | null;
+  peakAllocated: number | null;
+  peakReserved: number | null;
   cudaContext: number;
   peakPhase: PeakPhase;
   fits: GpuFit[];
   assumptions: string[];
 }
 
-export interface EstimateResult extends EstimateJson {
+export interface EstimateResult extends Omit<EstimateJson, 'breakdown' | 'peakAllocated' | 'peakReserved'> {
+  breakdown: Breakdown;
+  peakAllocated: number;
+  peakReserved: number;
   /** The configuration the numbers were computed for; give it to estimateFromConfig for what-if values. */
   config: TrainingConfig;
+  /**
+   * The script builds a model the estimator could not read: the figures that depend on it are not given (the
+   * numbers above are those of a model without parameters, for the parts that do not depend on it).
+   */
+  unresolved?: { line: number | null; reason: string };
 }
 
-/** Strips the configuration, leaving exactly the JSON the CLI prints. */
+/** Strips the configuration, leaving exactly the JSON the CLI prints; an unresolved model has no peak and no fit. */
 export function toEstimateJson(result: EstimateResult): EstimateJson {
-  const { config, ...json } = result;
+  const { config, unresolved, ...json } = result;
   void config;
-  return json;
+  if (!unresolved) return json;
+  return {
+    ...json,
+    detected: { ...json.detected, model: { name: null, source: 'unresolved', line: unresolved.line, reason: unresolved.reason } },
+    breakdown: null, peakAllocated: null, peakReserved: null, fits: [],
+  };
+}
+
+/** A model known only by its parameter count (`--params`): persistent state only, activations not counted. */
+function parameterOnlySpec(parameters: number): LayerNetSpec {
+  return {
+    kind: 'layers', parameters, savedElementsPerSample: 0, fixedBytesPerSample: 0, largestElementsPerSample: 0, outputElementsPerSample: 0,
+    hasConvolution: false, inferenceLiveElementsPerSample: 0, blockSavedElements: [], blockInputElements: [], castParameters: parameters,
+    input: { kind: 'vector', features: 1 }, scalesWithInput: false,
+  };
 }
 
 const LORA_DEFAULT_TARGETS: Record<string, string[]> = {
@@ -88,24 +113,35 @@ const LORA_DEFAULT_TARGETS: Record<string, string[]> = {
 };
 
 /** Builds the full configuration from what was detected, listing each assumption it had to make. */
-export function configFromDetection(detected: DetectedConfig, assumptions: string[]): TrainingConfig {
+export function configFromDetection(detected: DetectedConfig, assumptions: string[], parameters?: number): TrainingConfig {
   const lines: Partial<Record<ConfigField, number>> = {};
   const note = (field: ConfigField, line: number | undefined): void => {
     if (line !== undefined) lines[field] = line;
   };
   let model = detected.model;
+  let unresolved: TrainingConfig['unresolved'];
   if (!model) {
-    const fallback = findCatalogModel('gpt2');
-    if (!fallback) throw new Error('catalog lacks gpt2');
-    model = { name: 'gpt2', source: 'catalog', line: -1, spec: fallback.spec, defaultWeightDtype: 'fp32' };
-    assumptions.push(t('No model found in the script; estimated for {0}', 'gpt2'));
+    // Never another model in its place: what is missing is said, and asked for.
+    const line = detected.unresolved?.line;
+    if (parameters !== undefined) {
+      model = { name: t('{0} parameters (given)', formatCount(parameters)), source: 'params', line: line ?? -1, spec: parameterOnlySpec(parameters), defaultWeightDtype: 'fp32' };
+      assumptions.push(t('the model could not be read; its parameter count was given, so activations are not counted'));
+    } else {
+      unresolved = { line: line ?? null, reason: detected.unresolved?.reason ?? t('no model construction found in the script') };
+      model = { name: '', source: 'unresolved', line: line ?? -1, spec: parameterOnlySpec(0), defaultWeightDtype: 'fp32' };
+      assumptions.push(t('the model could not be read ({0}): give its parameter count with --params for an estimate', unresolved.reason));
+    }
   } else {
     note('model', model.line);
+  }
+  if (detected.unknownLayers && detected.unknownLayers.length > 0) {
+    assumptions.push(t('layer types not modelled, their parameters and activations not counted: {0}', detected.unknownLayers.join(', ')));
   }
   const spec = model.spec;
   const isText = spec.kind === 'transformer' ? spec.family !== 'vit' : spec.input.kind === 'tokens';
   const isImage = spec.kind === 'transformer' ? spec.family === 'vit' || spec.family === 'clip' : spec.input.kind === 'image';
 
+  const how: TrainingConfig['how'] = { batchSize: detected.batchSize?.how, seqLen: detected.seqLen?.how, imageSize: detected.imageSize?.how };
   let batchSize = detected.batchSize?.value;
   note('batchSize', detected.batchSize?.line);
   if (batchSize === undefined) {
@@ -208,19 +244,26 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
     dataParallel: detected.strategy !== undefined,
     shardGradOp,
+    unresolved,
+    how,
   };
+}
+
+function formatCount(parameters: number): string {
+  return parameters >= 1e9 ? `${(parameters / 1e9).toFixed(2)}B` : `${(parameters / 1e6).toFixed(1)}M`;
 }
 
 /** Share of parameters taken as frozen when a script calls requires_grad_(False) without LoRA (backbone frozen, head trained). */
 const FROZEN_FRACTION_ASSUMED = 0.95;
 
 function applyOverrides(config: TrainingConfig, overrides: EstimateOverrides): TrainingConfig {
-  const next: TrainingConfig = { ...config, lines: { ...config.lines } };
+  const next: TrainingConfig = { ...config, lines: { ...config.lines }, how: { ...config.how } };
   const set = <K extends keyof EstimateOverrides & keyof TrainingConfig & ConfigField>(key: K): void => {
     const value = overrides[key];
     if (value === undefined) return;
     (next as unknown as Record<string, unknown>)[key] = value;
     delete next.lines[key];
+    if (key === 'batchSize' || key === 'seqLen' || key === 'imageSize') next.how![key] = 'option';
   };
   set('batchSize');
   set('seqLen');
@@ -249,15 +292,16 @@ function applyOverrides(config: TrainingConfig, overrides: EstimateOverrides): T
   return next;
 }
 
-function located<T>(value: T, line: number | undefined): LocatedJson<T> {
-  return { value, line: line === undefined || line < 0 ? null : line + 1 };
+function located<T>(value: T, line: number | undefined, how?: string): LocatedJson<T> {
+  const known = line !== undefined && line >= 0;
+  return { value, line: known ? line + 1 : null, how: how ?? (known ? 'literal' : 'assumed') };
 }
 
 /** Recomputes the estimate for a configuration (the panel's what-if values), without detecting again. */
 export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOverrides = {}, file = '', assumptions: string[] = []): EstimateResult {
   const cfg = applyOverrides(config, overrides);
   const numbers = estimate(cfg);
-  const fits = fitOnGpus(cfg, numbers, cfg.gpuName);
+  const fits = cfg.unresolved ? [] : fitOnGpus(cfg, numbers, cfg.gpuName);
   const notes = [...assumptions];
   if (cfg.gpuName && !findGpu(cfg.gpuName)) notes.push(t('GPU "{0}" is not in the catalog; no fit check', cfg.gpuName));
   // NCCL allocates its communication buffers outside PyTorch's caching allocator; no figure has been measured yet.
@@ -271,9 +315,9 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
       model: { name: cfg.modelName, source: cfg.modelSource, line: located(0, cfg.lines.model).line },
       parameters: numbers.parameters,
       trainableParameters: numbers.trainableParameters,
-      batchSize: located(cfg.batchSize, cfg.lines.batchSize),
-      seqLen: isText ? located(cfg.seqLen, cfg.lines.seqLen) : null,
-      imageSize: isImage ? located(cfg.imageSize, cfg.lines.imageSize) : null,
+      batchSize: located(cfg.batchSize, cfg.lines.batchSize, cfg.how?.batchSize),
+      seqLen: isText ? located(cfg.seqLen, cfg.lines.seqLen, cfg.how?.seqLen) : null,
+      imageSize: isImage ? located(cfg.imageSize, cfg.lines.imageSize, cfg.how?.imageSize) : null,
       precision: located(cfg.precision, cfg.lines.precision),
       weightDtype: located(cfg.weightDtype, cfg.lines.weightDtype),
       optimizer: located(cfg.optimizer, cfg.lines.optimizer),
@@ -293,6 +337,7 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
     fits,
     assumptions: notes,
     config: cfg,
+    unresolved: cfg.unresolved,
   };
 }
 
@@ -300,6 +345,6 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
 export function estimateScript(tree: Tree, text: string, filePath: string, overrides: EstimateOverrides = {}): EstimateResult {
   const detected = detectConfig(tree, text, filePath);
   const assumptions: string[] = [];
-  const config = configFromDetection(detected, assumptions);
+  const config = configFromDetection(detected, assumptions, overrides.params);
   return estimateFromConfig(config, overrides, filePath, assumptions);
 }

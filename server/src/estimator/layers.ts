@@ -76,7 +76,8 @@ export class NetBuilder {
     this.blockInputLive = 0;
   }
 
-  conv(out: number, kernel: number, stride = 1, groups = 1, bias = false, padding = Math.floor(kernel / 2), savesInput = true): this {
+  conv(out: number, kernel: number, stride = 1, groups = 1, bias = false, padding = Math.floor(kernel / 2), savesInput = true, inChannels?: number): this {
+    this.declareChannels(inChannels);
     const s = this.shape;
     const c = s.kind === 'image' ? s.c : s.kind === 'tokens' ? s.f : s.f;
     const weights = (out * c * kernel * kernel) / groups;
@@ -97,21 +98,59 @@ export class NetBuilder {
     return this;
   }
 
-  /** 1-D convolution over a token sequence (channels = features). */
-  conv1d(out: number, kernel: number, stride = 1, bias = true, padding = 0): this {
-    if (this.shape.kind === 'image') this.shape = { kind: 'tokens', seq: this.shape.h * this.shape.w, f: this.shape.c };
-    return this.conv(out, kernel, stride, 1, bias, padding);
+  /**
+   * A layer that declares its input channels (the script's own modules): where they differ from the tensor the
+   * walk carries (a concatenated skip connection, a branch the walk did not follow), the declared ones are right.
+   */
+  private declareChannels(channels: number | undefined): void {
+    const s = this.shape;
+    if (channels === undefined || channels <= 0) return;
+    if (s.kind === 'image' && s.c !== channels) this.shape = { ...s, c: channels };
+    else if (s.kind === 'tokens' && s.f !== channels) this.shape = { ...s, f: channels };
   }
 
-  batchNorm(): this {
-    this.parameters += 2 * this.channels;
+  /** 1-D convolution over a token sequence (channels = features). */
+  conv1d(out: number, kernel: number, stride = 1, bias = true, padding = 0, inChannels?: number): this {
+    if (this.shape.kind === 'image') this.shape = { kind: 'tokens', seq: this.shape.h * this.shape.w, f: this.shape.c };
+    if (this.shape.kind === 'vector') this.shape = { kind: 'tokens', seq: 1, f: this.shape.f };
+    return this.conv(out, kernel, stride, 1, bias, padding, true, inChannels);
+  }
+
+  /** ConvTranspose2d: upsamples; keeps its input for backward. */
+  convTranspose(out: number, kernel: number, stride: number, padding: number, bias: boolean, inChannels?: number): this {
+    this.declareChannels(inChannels);
+    const s = this.shape;
+    const c = s.kind === 'image' ? s.c : s.kind === 'tokens' ? s.f : s.f;
+    this.convolutions++;
+    this.parameters += c * out * kernel * kernel + (bias ? out : 0);
+    this.castParameters += c * out * kernel * kernel;
+    this.keepCurrent();
+    if (s.kind === 'image') {
+      const size = (n: number) => Math.max(1, (n - 1) * stride - 2 * padding + kernel);
+      this.produce({ kind: 'image', c: out, h: size(s.h), w: size(s.w) });
+    } else {
+      this.produce(s.kind === 'tokens' ? { kind: 'tokens', seq: s.seq, f: out } : { kind: 'vector', f: out });
+    }
+    return this;
+  }
+
+  /** Nearest or bilinear upsampling: no parameters, keeps nothing but the output's shape grows. */
+  upsample(scale: number): this {
+    const s = this.shape;
+    if (s.kind === 'image' && scale > 0) this.produce({ kind: 'image', c: s.c, h: Math.round(s.h * scale), w: Math.round(s.w * scale) });
+    return this;
+  }
+
+  batchNorm(features = this.channels, affine = true): this {
+    this.declareChannels(features);
+    if (affine) this.parameters += 2 * this.channels;
     this.keepCurrent();
     this.produce(this.shape);
     return this;
   }
 
-  layerNorm(features = this.channels): this {
-    this.parameters += 2 * features;
+  layerNorm(features = this.channels, parametersPerFeature = 2): this {
+    this.parameters += parametersPerFeature * features;
     this.keepCurrent();
     this.produce(this.shape);
     return this;
@@ -169,14 +208,15 @@ export class NetBuilder {
     return this;
   }
 
-  linear(out: number, bias = true, inFeatures?: number): this {
+  /** `tiedWeight`: the weight is another layer's (weight tying), so only the bias is a parameter of its own. */
+  linear(out: number, bias = true, inFeatures?: number, tiedWeight = false): this {
     const s = this.shape;
     const inF = inFeatures ?? (s.kind === 'image' ? s.c * s.h * s.w : s.f);
     if (s.kind === 'image' && inFeatures !== undefined && inFeatures !== s.c * s.h * s.w) {
       // The script pools or flattens before the linear; take the declared in_features.
       this.shape = { kind: 'vector', f: inF };
     }
-    this.parameters += inF * out + (bias ? out : 0);
+    this.parameters += (tiedWeight ? 0 : inF * out) + (bias ? out : 0);
     this.castParameters += inF * out;
     this.keepCurrent();
     const next = this.shape;
@@ -217,14 +257,14 @@ export class NetBuilder {
   }
 
   /** LSTM/GRU (cuDNN): keeps its input, every step's gates, cell states and outputs. */
-  recurrent(hidden: number, layers: number, bidirectional: boolean, gates: 3 | 4, inputFeatures?: number): this {
+  recurrent(hidden: number, layers: number, bidirectional: boolean, gates: 1 | 3 | 4, inputFeatures?: number, bias = true): this {
     const s = this.shape;
     const seq = s.kind === 'tokens' ? s.seq : 1;
     const inF = inputFeatures ?? (s.kind === 'tokens' ? s.f : this.channels);
     const dirs = bidirectional ? 2 : 1;
     for (let l = 0; l < layers; l++) {
       const layerIn = l === 0 ? inF : hidden * dirs;
-      this.parameters += dirs * gates * hidden * (layerIn + hidden + 2);
+      this.parameters += dirs * gates * hidden * (layerIn + hidden + (bias ? 2 : 0));
       this.castParameters += dirs * gates * hidden * (layerIn + hidden);
     }
     this.keepCurrent();

@@ -1,3 +1,5 @@
+import type { How } from '../engine/program/values';
+
 // Plain data types of the memory estimator. Every size is in bytes and per GPU.
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
 
@@ -151,6 +153,10 @@ export interface TrainingConfig {
   lines: Partial<Record<ConfigField, number>>;
   /** How the model was found (catalog id, config.json, torchvision, custom class...). */
   modelSource: string;
+  /** The model construction could not be read: no figure that depends on it is given. */
+  unresolved?: { line: number | null; reason: string };
+  /** How the detected values were found (absent: a literal where `lines` has a line, else assumed). */
+  how?: Partial<Record<'batchSize' | 'seqLen' | 'imageSize', How | 'option'>>;
 }
 
 export type ConfigField = 'model' | 'batchSize' | 'seqLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' |
@@ -188,4 +194,6 @@ export interface Located<T> {
   value: T;
   /** 0-based line where the value came from; undefined when assumed or given as an option. */
   line?: number;
+  /** How it was found (`oomguard estimate --json`'s `how`): a literal, an argparse default, a config entry, … */
+  how?: How;
 }

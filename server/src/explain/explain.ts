@@ -36,10 +36,10 @@ export interface ScriptSummary {
   model: string;
   batchSize: number;
   precision: string;
-  /** The estimator's reserved peak plus the CUDA context for one step. */
-  estimatedPeak: number;
+  /** The estimator's reserved peak plus the CUDA context for one step (absent: the model could not be read). */
+  estimatedPeak?: number;
   /** What torch.cuda.max_memory_allocated() would report for one step, by the estimate. */
-  estimatedAllocated: number;
+  estimatedAllocated?: number;
   fitsOnThisGpu?: boolean;
   maxBatchSizeOnThisGpu?: number;
   assumptions: string[];
@@ -225,7 +225,7 @@ function causesOf(m: OomMessage, script: ScriptSummary | undefined): Cause[] {
   if (m.allocated && m.allocated.bytes > 0) {
     const detail: string[] = [t('Weights, gradients, optimizer states and the activations saved for backward live here.')];
     const tryThis: string[] = [];
-    if (script) {
+    if (script?.estimatedAllocated !== undefined) {
       detail.push(t('The estimator expects {0} allocated at the peak of one step of {1} ({2}, batch size {3}, {4}).', formatBytes(script.estimatedAllocated), script.file, script.model, script.batchSize, script.precision));
       if (m.allocated.bytes > script.estimatedAllocated) {
         detail.push(t('PyTorch held {0} more than the estimated peak allocation ({1}): tensors kept alive across steps, a larger batch or sequence than detected, or a second model would explain it.', formatBytes(m.allocated.bytes - script.estimatedAllocated), formatBytes(script.estimatedAllocated)));
@@ -262,20 +262,21 @@ function causesOf(m: OomMessage, script: ScriptSummary | undefined): Cause[] {
 
 function summarizeScript(context: ScriptContext, m: OomMessage): ScriptSummary {
   const e = context.estimate;
-  const estimatedPeak = e.peakReserved + e.cudaContext;
+  const resolved = !e.unresolved;
+  const estimatedPeak = resolved ? e.peakReserved + e.cudaContext : undefined;
   const summary: ScriptSummary = {
     file: context.file,
-    model: e.detected.model.name,
+    model: e.detected.model.name ?? '',
     batchSize: e.detected.batchSize.value,
     precision: e.detected.precision.value,
     estimatedPeak,
-    estimatedAllocated: e.peakAllocated,
+    estimatedAllocated: resolved ? e.peakAllocated : undefined,
     assumptions: e.assumptions,
     findings: context.findings.map((f) => ({ code: f.code, line: f.range.start.line + 1, message: f.message })),
-    tensors: context.tensors,
+    tensors: resolved ? context.tensors : [],
   };
   if (m.totalCapacity) {
-    summary.fitsOnThisGpu = estimatedPeak <= m.totalCapacity.bytes;
+    if (estimatedPeak !== undefined) summary.fitsOnThisGpu = estimatedPeak <= m.totalCapacity.bytes;
     summary.maxBatchSizeOnThisGpu = maxBatchSize(e.config, m.totalCapacity.bytes);
   }
   const requested = m.requested?.bytes;
@@ -305,7 +306,7 @@ export function buildExplanation(report: OomReport, options: ExplainOptions = {}
   if (options.frameFile) explanation.frameFile = options.frameFile;
   if (script) {
     explanation.script = script;
-    if (script.fitsOnThisGpu === false) {
+    if (script.fitsOnThisGpu === false && script.estimatedPeak !== undefined) {
       explanation.summary.push(t('By the estimate, one step of {0} needs {1} with the CUDA context, more than this GPU\'s {2}.', script.file, formatBytes(script.estimatedPeak), fmt(m.totalCapacity)));
     }
   }

@@ -54,7 +54,7 @@ export function renderMarkdown(explanations: Explanation[], fileLink?: (file: st
     if (s) {
       out.push(`## ${md(t('The script: {0}', s.file))}`, '');
       out.push(`- ${t('model')}: ${md(s.model)}, ${t('batch size')} ${s.batchSize}, ${s.precision}`);
-      out.push(`- ${t('estimated peak of one step (reserved + CUDA context)')}: ${formatBytes(s.estimatedPeak)}${s.fitsOnThisGpu === undefined ? '' : s.fitsOnThisGpu ? ` — ${t('fits this GPU')}` : ` — ${t('does not fit this GPU')}`}`);
+      if (s.estimatedPeak !== undefined) out.push(`- ${t('estimated peak of one step (reserved + CUDA context)')}: ${formatBytes(s.estimatedPeak)}${s.fitsOnThisGpu === undefined ? '' : s.fitsOnThisGpu ? ` — ${t('fits this GPU')}` : ` — ${t('does not fit this GPU')}`}`);
       if (s.maxBatchSizeOnThisGpu !== undefined) out.push(`- ${t('largest batch size that fits this GPU by the estimate')}: ${s.maxBatchSizeOnThisGpu}`);
       for (const x of s.tensors.slice(0, 3)) out.push(`- ${md(x.name)}: ${md(x.formula)} = ${formatBytes(x.bytes)}${x === s.matchingTensor ? ` — ${t('matches the failed request')}` : ''}`);
       if (s.findings.length > 0) {
@@ -102,7 +102,7 @@ export function renderText(explanations: Explanation[]): string {
     if (s) {
       out.push('', t('The script: {0}', s.file));
       out.push(`  ${t('model')}: ${s.model}, ${t('batch size')} ${s.batchSize}, ${s.precision}`);
-      out.push(`  ${t('estimated peak of one step (reserved + CUDA context)')}: ${formatBytes(s.estimatedPeak)}${s.fitsOnThisGpu === undefined ? '' : s.fitsOnThisGpu ? ` (${t('fits this GPU')})` : ` (${t('does not fit this GPU')})`}`);
+      if (s.estimatedPeak !== undefined) out.push(`  ${t('estimated peak of one step (reserved + CUDA context)')}: ${formatBytes(s.estimatedPeak)}${s.fitsOnThisGpu === undefined ? '' : s.fitsOnThisGpu ? ` (${t('fits this GPU')})` : ` (${t('does not fit this GPU')})`}`);
       if (s.maxBatchSizeOnThisGpu !== undefined) out.push(`  ${t('largest batch size that fits this GPU by the estimate')}: ${s.maxBatchSizeOnThisGpu}`);
       for (const x of s.tensors.slice(0, 3)) out.push(`  ${x.name}: ${x.formula} = ${formatBytes(x.bytes)}${x === s.matchingTensor ? ` (${t('matches the failed request')})` : ''}`);
       for (const f of s.findings) out.push(`  ${s.file}:${f.line}: ${f.code} ${f.message}`);

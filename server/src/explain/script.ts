@@ -8,7 +8,7 @@ import { recoverTree } from '../engine/recovery';
 import { SemanticModel } from '../engine/semantic/model';
 import type { Finding } from '../engine/types';
 import { estimateScript, type EstimateResult } from '../estimator/index';
-import type { PyTree } from '../estimator/syntax';
+import type { PyTree } from '../engine/program/node';
 import { tokensPerSample } from '../estimator/transformer';
 import type { TrainingConfig } from '../estimator/types';
 import { t } from '../l10n';

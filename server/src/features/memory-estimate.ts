@@ -84,7 +84,12 @@ export function baseEstimate(context: ServerContext, state: DocumentState): Base
     const detected = detectConfig({ rootNode: model.root }, state.analysisText, file);
     const assumptions: string[] = [];
     const config = configFromDetection(detected, assumptions);
-    entry = { version: state.version, config, assumptions, file, loops: findLoops(model, config) };
+    // A model the script builds in a way the estimator cannot read: say so, and show no figure, no fit.
+    entry = config.unresolved
+      ? { version: state.version, error: config.unresolved.line === null
+        ? t('No memory estimate: {0}.', config.unresolved.reason)
+        : t('No memory estimate: the model on line {0} could not be read ({1}).', config.unresolved.line + 1, config.unresolved.reason) }
+      : { version: state.version, config, assumptions, file, loops: findLoops(model, config) };
   } catch (error) {
     entry = { version: state.version, error: t('The memory estimate failed: {0}', error instanceof Error ? error.message : String(error)) };
   }

@@ -1,0 +1,37 @@
+// A configuration file that a script names (`yaml.safe_load(open("config.yaml"))`, `json.load(...)`,
+// `OmegaConf.load(...)`), turned into program values. Each value's line is the line of the script's load call.
+import * as path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type * as SmolToml from 'smol-toml' with { 'resolution-mode': 'import' };
+import type { Value } from './values';
+
+// smol-toml ships a CommonJS build but ESM-only typings (see config/pyproject.ts).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { parse: parseToml } = require('smol-toml') as typeof SmolToml;
+
+export function parseConfigFile(file: string, text: string, line: number): Value | undefined {
+  let data: unknown;
+  try {
+    const extension = path.extname(file).toLowerCase();
+    data = extension === '.json' ? JSON.parse(text) : extension === '.toml' ? parseToml(text) : parseYaml(text);
+  } catch {
+    return undefined;
+  }
+  return toValue(data, line, 0);
+}
+
+function toValue(data: unknown, line: number, depth: number): Value {
+  const origin = { line, how: 'config' as const };
+  if (depth > 32) return { kind: 'unknown' };
+  if (typeof data === 'number') return { kind: 'number', value: data, origin };
+  if (typeof data === 'string') return { kind: 'string', value: data, origin };
+  if (typeof data === 'boolean') return { kind: 'bool', value: data, origin };
+  if (data === null || data === undefined) return { kind: 'none', origin };
+  if (Array.isArray(data)) return { kind: 'list', items: data.map((item) => toValue(item, line, depth + 1)), tuple: false, origin };
+  if (typeof data === 'object') {
+    const entries = new Map<string, Value>();
+    for (const [key, value] of Object.entries(data as Record<string, unknown>)) entries.set(key, toValue(value, line, depth + 1));
+    return { kind: 'dict', entries, origin };
+  }
+  return { kind: 'unknown' };
+}

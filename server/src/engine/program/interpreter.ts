@@ -1,0 +1,1325 @@
+// The program model: a bounded abstract interpreter that runs a script's source the way Python would, as far as
+// the source alone determines it. Module code runs top to bottom; calls bind arguments to parameters (positional,
+// keyword, defaults, *args/**kwargs) and run the function; classes are instantiated with their constructor
+// arguments (nn.Module subclasses record their submodules in registration order); `for` loops over known
+// sequences and comprehensions are unrolled; lists and dicts grow by append/extend/insert/+=/update; argparse
+// defaults, dict and dataclass configs, SimpleNamespace, os.environ defaults and a YAML/JSON file the script names
+// give their values. What the source does not determine is `unknown`.
+//
+// Every consumer (estimator, refactorings, rules) asks the same model: `valueOf(node)` is the value an expression
+// had the first time it ran (functions nobody calls are run once with their defaults, so every expression has one).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { PyNode } from './node';
+import {
+  NONE, UNKNOWN, Scope, isModuleClass, numberOf, readThrough, stringOf, truthy, withOrigin,
+  type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
+  type Origin, type Value,
+} from './values';
+import { parseConfigFile } from './config-files';
+
+/** Loops longer than this run their body once with an unknown loop variable (no script builds more layers). */
+const MAX_UNROLL = 512;
+/** Evaluation steps per program: a bound on the work for any input (a 20,000-line script stays well inside). */
+const MAX_STEPS = 400_000;
+const MAX_CALL_DEPTH = 24;
+
+class ReturnSignal { constructor(readonly value: Value) {} }
+class BreakSignal {}
+class ContinueSignal {}
+class BudgetExceeded {}
+
+/** Library modules whose names we resolve as references (`import torch.nn as nn` → `torch.nn`). */
+const TORCH_NN = /^torch\.nn\.(?:modules\.\w+\.)?([A-Z]\w*)$/;
+
+export interface ProgramOptions {
+  /** The script's path: a config file it names is read relative to its folder (and to the working folder). */
+  filePath?: string;
+}
+
+export class ProgramModel {
+  readonly globals = new Scope(undefined, 'module');
+  /** The value each expression had the first time it was evaluated. */
+  private readonly values = new Map<number, Value>();
+  /** Functions (by node id) that ran at least once. */
+  private readonly ran = new Set<number>();
+  private steps = 0;
+  private depth = 0;
+  private exhausted = false;
+  /** Every object created by calling a class of the script, in creation order. */
+  readonly instances: ObjectValue[] = [];
+  /** Every value assigned to a plain name, in any scope, in the order the assignments ran (first run only). */
+  readonly assigned = new Map<string, Value[]>();
+  /** argparse results, dict configs, dataclass instances, namespaces and config files, in the order made. */
+  readonly configs: Array<DictValue | ObjectValue> = [];
+
+  constructor(readonly root: PyNode, private readonly options: ProgramOptions = {}) {
+    this.globals.vars.set('__name__', { kind: 'string', value: '__main__' });
+    this.run();
+  }
+
+  /** The value `node` had the first time it ran; undefined for code that never ran (or was not an expression). */
+  valueOf(node: PyNode | null | undefined): Value | undefined {
+    return node ? this.values.get(node.id) : undefined;
+  }
+
+  /** Whether the step budget ran out (the values found so far stay valid; later code is unknown). */
+  get incomplete(): boolean {
+    return this.exhausted;
+  }
+
+  private run(): void {
+    try {
+      this.execBlock(this.root, this.globals);
+    } catch (signal) {
+      if (!(signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal)) throw signal;
+    }
+    // Functions and methods nobody called still hold expressions the consumers ask about: run each once.
+    for (const fn of this.root.descendantsOfType('function_definition')) {
+      if (!fn || this.ran.has(fn.id) || this.exhausted) continue;
+      this.probe(fn);
+    }
+  }
+
+  private probe(fn: PyNode): void {
+    const closure = this.enclosingScopeFor(fn);
+    const cls = enclosingClass(fn);
+    let self: Value | undefined;
+    if (cls) {
+      const clsValue = this.valueOf(cls.childForFieldName('name'));
+      self = clsValue?.kind === 'class'
+        ? { kind: 'object', role: 'instance', typeName: clsValue.name, cls: clsValue, attrs: new Map(), line: fn.startPosition.row }
+        : UNKNOWN;
+    }
+    const fnValue: FunctionValue = { kind: 'function', name: fn.childForFieldName('name')?.text ?? '', node: fn, closure };
+    try {
+      this.invoke(fnValue, self ? [self] : [], new Map(), fn.startPosition.row, true);
+    } catch (signal) {
+      if (!(signal instanceof BudgetExceeded)) throw signal;
+    }
+  }
+
+  /** Module scope for top-level functions; for nested ones, a scope that sees the module (their closure never ran). */
+  private enclosingScopeFor(_fn: PyNode): Scope {
+    return this.globals;
+  }
+
+  private tick(): void {
+    if (++this.steps > MAX_STEPS) {
+      this.exhausted = true;
+      throw new BudgetExceeded();
+    }
+  }
+
+  // ---- statements -------------------------------------------------------------------------------------------
+
+  private execBlock(block: PyNode, scope: Scope): void {
+    for (const statement of block.namedChildren) if (statement) this.exec(statement, scope);
+  }
+
+  private exec(node: PyNode, scope: Scope): void {
+    this.tick();
+    switch (node.type) {
+      case 'expression_statement':
+        for (const child of node.namedChildren) if (child) this.evalExpr(child, scope);
+        return;
+      case 'assignment':
+        this.execAssignment(node, scope);
+        return;
+      case 'augmented_assignment':
+        this.execAugmented(node, scope);
+        return;
+      case 'import_statement':
+      case 'import_from_statement':
+      case 'future_import_statement':
+        this.execImport(node, scope);
+        return;
+      case 'function_definition':
+        this.define(node, scope, []);
+        return;
+      case 'class_definition':
+        this.defineClass(node, scope, []);
+        return;
+      case 'decorated_definition': {
+        const decorators = node.namedChildren.filter((c): c is PyNode => c?.type === 'decorator').map((d) => d.text.replace(/^@\s*/, ''));
+        const definition = node.childForFieldName('definition');
+        if (definition?.type === 'class_definition') this.defineClass(definition, scope, decorators);
+        else if (definition) this.define(definition, scope, decorators);
+        return;
+      }
+      case 'if_statement':
+        this.execIf(node, scope);
+        return;
+      case 'for_statement':
+        this.execFor(node, scope);
+        return;
+      case 'while_statement': {
+        // Run the body once: enough to see what it builds and calls; conditions on data are unknown.
+        this.evalExpr(node.childForFieldName('condition'), scope);
+        this.runLoopBody(node.childForFieldName('body'), scope);
+        return;
+      }
+      case 'with_statement': {
+        for (const item of node.descendantsOfType('with_item')) {
+          if (!item || enclosingStatement(item)?.id !== node.id) continue;
+          const value = item.childForFieldName('value');
+          if (value?.type === 'as_pattern') {
+            const context = this.evalExpr(value.namedChildren[0], scope);
+            const target = value.childForFieldName('alias') ?? value.namedChildren[1];
+            const bound = context.kind === 'object' && context.role === 'file' ? context : UNKNOWN;
+            if (target) this.assignTarget(target.type === 'as_pattern_target' ? target.namedChildren[0] ?? target : target, bound, scope);
+          } else {
+            this.evalExpr(value, scope);
+          }
+        }
+        const body = node.childForFieldName('body');
+        if (body) this.execBlock(body, scope);
+        return;
+      }
+      case 'try_statement': {
+        const body = node.childForFieldName('body');
+        try {
+          if (body) this.execBlock(body, scope);
+        } catch (signal) {
+          if (!(signal instanceof BreakSignal || signal instanceof ContinueSignal || signal instanceof ReturnSignal)) throw signal;
+          throw signal;
+        }
+        for (const clause of node.namedChildren) {
+          if (clause?.type === 'else_clause' || clause?.type === 'finally_clause') {
+            const block = clause.childForFieldName('body') ?? clause.namedChildren.find((c) => c?.type === 'block');
+            if (block) this.execBlock(block, scope);
+          }
+        }
+        return;
+      }
+      case 'return_statement': {
+        const value = node.namedChildren[0] ? this.evalExpr(node.namedChildren[0], scope) : NONE;
+        throw new ReturnSignal(value);
+      }
+      case 'break_statement':
+        throw new BreakSignal();
+      case 'continue_statement':
+        throw new ContinueSignal();
+      case 'delete_statement':
+      case 'pass_statement':
+      case 'global_statement':
+      case 'nonlocal_statement':
+      case 'comment':
+        return;
+      case 'block':
+        this.execBlock(node, scope);
+        return;
+      default:
+        // assert, raise, print (py2), match: evaluate the expressions they hold.
+        for (const child of node.namedChildren) if (child && isExpression(child)) this.evalExpr(child, scope);
+    }
+  }
+
+  private execIf(node: PyNode, scope: Scope): void {
+    const condition = truthy(this.evalExpr(node.childForFieldName('condition'), scope));
+    const body = node.childForFieldName('consequence');
+    const alternatives = node.namedChildren.filter((c): c is PyNode => c?.type === 'elif_clause' || c?.type === 'else_clause');
+    if (condition !== false) {
+      if (body) this.execBlock(body, scope);
+      // An unknown condition: the first branch is the one taken (the script's default path).
+      return;
+    }
+    for (const clause of alternatives) {
+      if (clause.type === 'elif_clause') {
+        const c = truthy(this.evalExpr(clause.childForFieldName('condition'), scope));
+        if (c === false) continue;
+        const block = clause.childForFieldName('consequence');
+        if (block) this.execBlock(block, scope);
+        return;
+      }
+      const block = clause.childForFieldName('body') ?? clause.namedChildren.find((c) => c?.type === 'block');
+      if (block) this.execBlock(block, scope);
+      return;
+    }
+  }
+
+  private execFor(node: PyNode, scope: Scope): void {
+    const left = node.childForFieldName('left');
+    const body = node.childForFieldName('body');
+    const iterable = this.evalExpr(node.childForFieldName('right'), scope);
+    const items = iterationItems(iterable);
+    if (!left || !body) return;
+    if (!items || items.length > MAX_UNROLL) {
+      this.assignTarget(left, { kind: 'unknown', origin: { line: left.startPosition.row, how: 'loop' } }, scope);
+      this.runLoopBody(body, scope);
+      return;
+    }
+    for (const item of items) {
+      this.assignTarget(left, item, scope);
+      try {
+        this.execBlock(body, scope);
+      } catch (signal) {
+        if (signal instanceof BreakSignal) return;
+        if (signal instanceof ContinueSignal) continue;
+        throw signal;
+      }
+    }
+  }
+
+  private runLoopBody(body: PyNode | null, scope: Scope): void {
+    if (!body) return;
+    try {
+      this.execBlock(body, scope);
+    } catch (signal) {
+      if (signal instanceof BreakSignal || signal instanceof ContinueSignal) return;
+      throw signal;
+    }
+  }
+
+  private execAssignment(node: PyNode, scope: Scope): void {
+    const right = node.childForFieldName('right');
+    const left = node.childForFieldName('left');
+    const annotation = node.childForFieldName('type');
+    if (!right) {
+      // `batch_size: int` in a class body declares a dataclass field without a default.
+      if (left?.type === 'identifier' && annotation && scope.kind === 'class') scope.vars.set(left.text, UNKNOWN);
+      return;
+    }
+    const value = this.evalExpr(right, scope);
+    // `a = b = 1`: the right side is itself an assignment.
+    if (left) this.assignTarget(left, value, scope);
+  }
+
+  private execAugmented(node: PyNode, scope: Scope): void {
+    const left = node.childForFieldName('left');
+    const right = this.evalExpr(node.childForFieldName('right'), scope);
+    const operator = node.childForFieldName('operator')?.text ?? '';
+    if (!left) return;
+    const current = this.evalExpr(left, scope);
+    if (operator === '+=' && current.kind === 'list') {
+      // Lists grow in place (`layers += [nn.Linear(...), nn.ReLU()]`).
+      const added = iterationItems(right);
+      if (added) current.items.push(...added);
+      else current.items.push(UNKNOWN);
+      return;
+    }
+    if (operator === '+=' && current.kind === 'layer' && isContainer(current.type)) {
+      current.children.push(...(iterationItems(right) ?? []));
+      return;
+    }
+    const result = binary(operator.slice(0, -1), current, right, node.startPosition.row);
+    this.assignTarget(left, result, scope);
+  }
+
+  private assignTarget(target: PyNode, value: Value, scope: Scope): void {
+    switch (target.type) {
+      case 'identifier': {
+        scope.vars.set(target.text, value);
+        if (!this.values.has(target.id)) {
+          this.values.set(target.id, value);
+          const list = this.assigned.get(target.text) ?? [];
+          list.push(value);
+          this.assigned.set(target.text, list);
+          if ((value.kind === 'dict' || (value.kind === 'object' && value.role !== 'file' && value.role !== 'parser')) && !this.configs.includes(value)) this.configs.push(value);
+        }
+        return;
+      }
+      case 'pattern_list':
+      case 'tuple_pattern':
+      case 'list_pattern':
+      case 'tuple':
+      case 'list': {
+        const targets = target.namedChildren.filter((c): c is PyNode => !!c);
+        const items = iterationItems(value);
+        targets.forEach((t, i) => this.assignTarget(t.type === 'list_splat_pattern' ? t.namedChildren[0] ?? t : t, items?.[i] ?? UNKNOWN, scope));
+        return;
+      }
+      case 'parenthesized_expression':
+        if (target.namedChildren[0]) this.assignTarget(target.namedChildren[0], value, scope);
+        return;
+      case 'attribute': {
+        const object = this.evalExpr(target.childForFieldName('object'), scope);
+        const name = target.childForFieldName('attribute')?.text ?? '';
+        this.values.set(target.id, value);
+        this.setAttribute(object, name, value);
+        return;
+      }
+      case 'subscript': {
+        const object = this.evalExpr(target.childForFieldName('value'), scope);
+        const key = this.evalExpr(target.childForFieldName('subscript'), scope);
+        if (object.kind === 'dict' && key.kind === 'string') object.entries.set(key.value, value);
+        else if (object.kind === 'list' && key.kind === 'number' && Number.isInteger(key.value)) {
+          const index = key.value < 0 ? object.items.length + key.value : key.value;
+          if (index >= 0 && index < object.items.length) object.items[index] = value;
+        } else if (object.kind === 'object' && key.kind === 'string') object.attrs.set(key.value, value);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private setAttribute(object: Value, name: string, value: Value): void {
+    if (object.kind === 'object') {
+      object.attrs.set(name, value);
+    } else if (object.kind === 'dict') {
+      object.entries.set(name, value);
+    } else if (object.kind === 'layer' && name === 'weight') {
+      // Weight tying: `self.head.weight = self.embed.weight` shares one parameter.
+      object.tiedWeight = true;
+    }
+  }
+
+  private execImport(node: PyNode, scope: Scope): void {
+    if (node.type === 'import_statement') {
+      for (const child of node.namedChildren) {
+        if (!child) continue;
+        if (child.type === 'aliased_import') {
+          const name = child.childForFieldName('name')?.text ?? '';
+          const alias = child.childForFieldName('alias')?.text;
+          if (alias) scope.vars.set(alias, { kind: 'ref', path: name });
+        } else if (child.type === 'dotted_name') {
+          const top = child.text.split('.')[0]!;
+          scope.vars.set(top, { kind: 'ref', path: top });
+        }
+      }
+      return;
+    }
+    if (node.type !== 'import_from_statement') return;
+    const moduleName = node.childForFieldName('module_name')?.text ?? '';
+    for (const child of node.namedChildren) {
+      if (!child || child.id === node.childForFieldName('module_name')?.id) continue;
+      if (child.type === 'aliased_import') {
+        const name = child.childForFieldName('name')?.text ?? '';
+        const alias = child.childForFieldName('alias')?.text ?? name;
+        scope.vars.set(alias, { kind: 'ref', path: `${moduleName}.${name}` });
+      } else if (child.type === 'dotted_name' && child.id !== node.childForFieldName('module_name')?.id) {
+        scope.vars.set(child.text, { kind: 'ref', path: `${moduleName}.${child.text}` });
+      }
+    }
+  }
+
+  private define(node: PyNode, scope: Scope, _decorators: string[]): void {
+    const name = node.childForFieldName('name');
+    if (!name) return;
+    const value: FunctionValue = { kind: 'function', name: name.text, node, closure: scope.kind === 'class' ? scope.parent ?? this.globals : scope };
+    scope.vars.set(name.text, value);
+    this.values.set(name.id, value);
+  }
+
+  private defineClass(node: PyNode, scope: Scope, decorators: string[]): void {
+    const name = node.childForFieldName('name');
+    if (!name) return;
+    const bases = (node.childForFieldName('superclasses')?.namedChildren ?? [])
+      .filter((c): c is PyNode => !!c && c.type !== 'keyword_argument')
+      .map((base) => this.evalExpr(base, scope));
+    const body = new Scope(scope, 'class');
+    const cls: ClassValue = {
+      kind: 'class', name: name.text, node, attrs: body.vars, fields: [], bases,
+      dataclass: decorators.some((d) => /(^|\.)dataclass\b/.test(d)) || bases.some((b) => b.kind === 'ref' && /(NamedTuple|BaseModel)$/.test(b.path)),
+    };
+    scope.vars.set(name.text, cls);
+    this.values.set(name.id, cls);
+    const block = node.childForFieldName('body');
+    if (!block) return;
+    for (const statement of block.namedChildren) {
+      if (!statement) continue;
+      // Annotated class-level names are a dataclass's fields, in order.
+      const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+      if (assignment?.type === 'assignment' && assignment.childForFieldName('type') && assignment.childForFieldName('left')?.type === 'identifier') {
+        cls.fields.push(assignment.childForFieldName('left')!.text);
+      }
+      this.exec(statement, body);
+    }
+    // Methods close over the scope the class was defined in.
+    for (const [key, value] of body.vars) {
+      if (value.kind === 'function') body.vars.set(key, { ...value, closure: scope, owner: cls });
+    }
+  }
+
+  // ---- expressions ------------------------------------------------------------------------------------------
+
+  /** Evaluates an expression, remembering the first value each node had. */
+  evalExpr(node: PyNode | null | undefined, scope: Scope): Value {
+    if (!node) return UNKNOWN;
+    this.tick();
+    const value = this.evaluate(node, scope);
+    if (!this.values.has(node.id)) this.values.set(node.id, value);
+    return value;
+  }
+
+  private evaluate(node: PyNode, scope: Scope): Value {
+    const origin: Origin = { line: node.startPosition.row, how: 'literal' };
+    switch (node.type) {
+      case 'integer': {
+        const text = node.text.replace(/_/g, '').toLowerCase();
+        const value = /^0[xob]/.test(text) ? Number(text) : Number(text.replace(/[lj]$/, ''));
+        return Number.isFinite(value) ? { kind: 'number', value, origin } : UNKNOWN;
+      }
+      case 'float': {
+        const value = Number(node.text.replace(/_/g, ''));
+        return Number.isFinite(value) ? { kind: 'number', value, origin } : UNKNOWN;
+      }
+      case 'true': return { kind: 'bool', value: true, origin };
+      case 'false': return { kind: 'bool', value: false, origin };
+      case 'none': return { kind: 'none', origin };
+      case 'string': {
+        const text = stringLiteral(node, (expression) => this.evalExpr(expression, scope));
+        return text === undefined ? UNKNOWN : { kind: 'string', value: text, origin };
+      }
+      case 'concatenated_string': {
+        const parts = node.namedChildren.map((c) => (c ? stringLiteral(c, (e) => this.evalExpr(e, scope)) : undefined));
+        return parts.every((p) => p !== undefined) ? { kind: 'string', value: parts.join(''), origin } : UNKNOWN;
+      }
+      case 'parenthesized_expression':
+        return this.evalExpr(node.namedChildren[0], scope);
+      case 'identifier':
+        return scope.lookup(node.text) ?? builtin(node.text);
+      case 'attribute':
+        return this.evalAttribute(node, scope);
+      case 'subscript':
+        return this.evalSubscript(node, scope);
+      case 'call':
+        return this.evalCall(node, scope);
+      case 'unary_operator': {
+        const value = this.evalExpr(node.childForFieldName('argument'), scope);
+        const operator = node.childForFieldName('operator')?.text ?? node.text.trim()[0];
+        if (value.kind === 'number') return { kind: 'number', value: operator === '-' ? -value.value : operator === '~' ? ~value.value : value.value, origin: value.origin ?? origin };
+        return UNKNOWN;
+      }
+      case 'not_operator': {
+        const value = truthy(this.evalExpr(node.childForFieldName('argument'), scope));
+        return value === undefined ? UNKNOWN : { kind: 'bool', value: !value, origin };
+      }
+      case 'binary_operator': {
+        const left = this.evalExpr(node.childForFieldName('left'), scope);
+        const right = this.evalExpr(node.childForFieldName('right'), scope);
+        return binary(node.childForFieldName('operator')?.text ?? '', left, right, node.startPosition.row);
+      }
+      case 'boolean_operator': {
+        const left = this.evalExpr(node.childForFieldName('left'), scope);
+        const operator = node.childForFieldName('operator')?.text;
+        const leftTruth = truthy(left);
+        if (operator === 'and') return leftTruth === false ? left : leftTruth === true ? this.evalExpr(node.childForFieldName('right'), scope) : UNKNOWN;
+        if (leftTruth === true) return left;
+        const right = this.evalExpr(node.childForFieldName('right'), scope);
+        return leftTruth === false ? right : left.kind === 'unknown' ? right : UNKNOWN;
+      }
+      case 'comparison_operator':
+        return this.evalComparison(node, scope);
+      case 'conditional_expression': {
+        const [whenTrue, condition, whenFalse] = node.namedChildren;
+        const test = truthy(this.evalExpr(condition, scope));
+        if (test === false) return this.evalExpr(whenFalse, scope);
+        return this.evalExpr(whenTrue, scope);
+      }
+      case 'list':
+      case 'tuple':
+      case 'set':
+      case 'expression_list': {
+        const items: Value[] = [];
+        for (const child of node.namedChildren) {
+          if (!child) continue;
+          if (child.type === 'list_splat') {
+            const spread = iterationItems(this.evalExpr(child.namedChildren[0], scope));
+            if (spread) items.push(...spread);
+            else items.push(UNKNOWN);
+          } else {
+            items.push(this.evalExpr(child, scope));
+          }
+        }
+        return { kind: 'list', items, tuple: node.type !== 'list', origin };
+      }
+      case 'dictionary': {
+        const entries = new Map<string, Value>();
+        for (const pair of node.namedChildren) {
+          if (pair?.type === 'pair') {
+            const key = this.evalExpr(pair.childForFieldName('key'), scope);
+            const value = this.evalExpr(pair.childForFieldName('value'), scope);
+            if (key.kind === 'string') entries.set(key.value, value);
+          } else if (pair?.type === 'dictionary_splat') {
+            const spread = this.evalExpr(pair.namedChildren[0], scope);
+            for (const [k, v] of entriesOf(spread) ?? []) entries.set(k, v);
+          }
+        }
+        return { kind: 'dict', entries, origin };
+      }
+      case 'list_comprehension':
+      case 'generator_expression':
+      case 'set_comprehension':
+        return this.evalComprehension(node, scope);
+      case 'dictionary_comprehension':
+        return this.evalDictComprehension(node, scope);
+      case 'lambda':
+        return { kind: 'function', name: '<lambda>', node, closure: scope };
+      case 'assignment':
+        // `a = b = value` parses as nested assignments.
+        this.execAssignment(node, scope);
+        return this.valueOf(node.childForFieldName('right')) ?? UNKNOWN;
+      case 'named_expression': {
+        const value = this.evalExpr(node.childForFieldName('value'), scope);
+        const name = node.childForFieldName('name');
+        if (name) this.assignTarget(name, value, scope);
+        return value;
+      }
+      case 'await':
+        this.evalExpr(node.namedChildren[0], scope);
+        return UNKNOWN;
+      default:
+        for (const child of node.namedChildren) if (child && isExpression(child)) this.evalExpr(child, scope);
+        return UNKNOWN;
+    }
+  }
+
+  private evalComparison(node: PyNode, scope: Scope): Value {
+    const operands = node.namedChildren.filter((c): c is PyNode => !!c).map((c) => this.evalExpr(c, scope));
+    const operators = node.children.filter((c): c is PyNode => !!c && !c.type.match(/^[a-z_]+$/) || c?.type === 'in' || c?.type === 'not' || c?.type === 'is')
+      .map((c) => c.text);
+    if (operands.length !== 2) return UNKNOWN;
+    const [a, b] = operands as [Value, Value];
+    const op = node.text.slice(node.namedChildren[0]!.text.length, node.text.length - node.namedChildren[1]!.text.length).trim().replace(/\s+/g, ' ');
+    void operators;
+    const scalar = (v: Value) => (v.kind === 'number' || v.kind === 'string' || v.kind === 'bool' ? v.value : v.kind === 'none' ? null : undefined);
+    const x = scalar(a);
+    const y = scalar(b);
+    if (op === 'in' || op === 'not in') {
+      const items = iterationItems(b);
+      if (x === undefined || !items) return UNKNOWN;
+      const found = items.some((item) => scalar(item) === x) || (b.kind === 'dict' && typeof x === 'string' && b.entries.has(x));
+      return { kind: 'bool', value: op === 'in' ? found : !found };
+    }
+    if (x === undefined || y === undefined) return UNKNOWN;
+    switch (op) {
+      case '==': case 'is': return { kind: 'bool', value: x === y };
+      case '!=': case 'is not': return { kind: 'bool', value: x !== y };
+      case '<': return x !== null && y !== null ? { kind: 'bool', value: x < y } : UNKNOWN;
+      case '<=': return x !== null && y !== null ? { kind: 'bool', value: x <= y } : UNKNOWN;
+      case '>': return x !== null && y !== null ? { kind: 'bool', value: x > y } : UNKNOWN;
+      case '>=': return x !== null && y !== null ? { kind: 'bool', value: x >= y } : UNKNOWN;
+      default: return UNKNOWN;
+    }
+  }
+
+  private evalComprehension(node: PyNode, scope: Scope): Value {
+    const body = node.childForFieldName('body');
+    const clauses = node.namedChildren.filter((c): c is PyNode => c?.type === 'for_in_clause' || c?.type === 'if_clause');
+    const inner = new Scope(scope, 'function');
+    const items: Value[] = [];
+    let complete = true;
+    const loop = (index: number): void => {
+      if (index === clauses.length) {
+        items.push(this.evalExpr(body, inner));
+        return;
+      }
+      const clause = clauses[index]!;
+      if (clause.type === 'if_clause') {
+        if (truthy(this.evalExpr(clause.namedChildren[0], inner)) !== false) loop(index + 1);
+        return;
+      }
+      const left = clause.childForFieldName('left');
+      const values = iterationItems(this.evalExpr(clause.childForFieldName('right'), inner));
+      if (!left) return;
+      if (!values || values.length > MAX_UNROLL) {
+        complete = false;
+        this.assignTarget(left, { kind: 'unknown', origin: { line: left.startPosition.row, how: 'loop' } }, inner);
+        loop(index + 1);
+        return;
+      }
+      for (const value of values) {
+        this.assignTarget(left, value, inner);
+        loop(index + 1);
+      }
+    };
+    loop(0);
+    return complete ? { kind: 'list', items, tuple: false } : UNKNOWN;
+  }
+
+  private evalDictComprehension(node: PyNode, scope: Scope): Value {
+    const pair = node.childForFieldName('body');
+    const clause = node.namedChildren.find((c) => c?.type === 'for_in_clause');
+    const left = clause?.childForFieldName('left');
+    const values = iterationItems(this.evalExpr(clause?.childForFieldName('right'), scope));
+    if (!pair || !left || !values || values.length > MAX_UNROLL) return UNKNOWN;
+    const inner = new Scope(scope, 'function');
+    const entries = new Map<string, Value>();
+    for (const value of values) {
+      this.assignTarget(left, value, inner);
+      const key = this.evalExpr(pair.childForFieldName('key'), inner);
+      if (key.kind === 'string') entries.set(key.value, this.evalExpr(pair.childForFieldName('value'), inner));
+    }
+    return { kind: 'dict', entries };
+  }
+
+  private evalAttribute(node: PyNode, scope: Scope): Value {
+    const object = this.evalExpr(node.childForFieldName('object'), scope);
+    const name = node.childForFieldName('attribute')?.text ?? '';
+    return this.getAttribute(object, name);
+  }
+
+  getAttribute(object: Value, name: string): Value {
+    switch (object.kind) {
+      case 'ref': {
+        const path = `${object.path}.${name}`;
+        if (/^torch\.(float16|half|bfloat16|float32|float|float64|double)$/.test(path)) return { kind: 'dtype', name };
+        return { kind: 'ref', path };
+      }
+      case 'object': {
+        const own = object.attrs.get(name);
+        if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
+        const fromClass = object.cls ? lookupClassAttribute(object.cls, name) : undefined;
+        if (fromClass?.kind === 'function') return { ...fromClass, self: object };
+        if (fromClass !== undefined) return readThrough(fromClass, 'config');
+        return { kind: 'method', receiver: object, name };
+      }
+      case 'dict': {
+        // EasyDict / OmegaConf / Box: entries read as attributes.
+        const entry = object.entries.get(name);
+        if (entry !== undefined) return readThrough(entry, 'config');
+        return { kind: 'method', receiver: object, name };
+      }
+      case 'class':
+        return lookupClassAttribute(object, name) ?? UNKNOWN;
+      case 'layer':
+      case 'list':
+      case 'string':
+      case 'call':
+        return { kind: 'method', receiver: object, name };
+      default:
+        return UNKNOWN;
+    }
+  }
+
+  private evalSubscript(node: PyNode, scope: Scope): Value {
+    const object = this.evalExpr(node.childForFieldName('value'), scope);
+    const subscript = node.childForFieldName('subscript');
+    if (subscript?.type === 'slice') {
+      const parts = subscript.namedChildren.map((c) => numberOf(this.evalExpr(c, scope)));
+      if (object.kind !== 'list') return UNKNOWN;
+      const text = subscript.text;
+      const colon = text.indexOf(':');
+      const startText = text.slice(0, colon).trim();
+      const start = startText ? parts.shift() : 0;
+      const end = parts.length > 0 ? parts[0] : object.items.length;
+      if (start === undefined || end === undefined) return UNKNOWN;
+      const n = object.items.length;
+      const norm = (i: number) => (i < 0 ? Math.max(0, n + i) : Math.min(n, i));
+      return { kind: 'list', items: object.items.slice(norm(start), norm(end)), tuple: object.tuple };
+    }
+    const key = this.evalExpr(subscript, scope);
+    if (object.kind === 'dict' && key.kind === 'string') {
+      const entry = object.entries.get(key.value);
+      return entry !== undefined ? readThrough(entry, 'config') : UNKNOWN;
+    }
+    if (object.kind === 'object' && key.kind === 'string') {
+      const entry = object.attrs.get(key.value);
+      return entry !== undefined ? readThrough(entry, 'config') : UNKNOWN;
+    }
+    if (object.kind === 'list' && key.kind === 'number' && Number.isInteger(key.value)) {
+      const index = key.value < 0 ? object.items.length + key.value : key.value;
+      return object.items[index] ?? UNKNOWN;
+    }
+    if (object.kind === 'layer' && key.kind === 'number') return object.children[key.value < 0 ? object.children.length + key.value : key.value] ?? UNKNOWN;
+    return UNKNOWN;
+  }
+
+  // ---- calls ------------------------------------------------------------------------------------------------
+
+  private evalArguments(call: PyNode, scope: Scope): { args: Value[]; kwargs: Map<string, Value> } {
+    const args: Value[] = [];
+    const kwargs = new Map<string, Value>();
+    const list = call.childForFieldName('arguments');
+    if (list?.type === 'generator_expression') {
+      args.push(this.evalExpr(list, scope));
+      return { args, kwargs };
+    }
+    for (const argument of list?.namedChildren ?? []) {
+      if (!argument || argument.type === 'comment') continue;
+      if (argument.type === 'keyword_argument') {
+        const name = argument.childForFieldName('name')?.text;
+        const value = this.evalExpr(argument.childForFieldName('value'), scope);
+        if (name) kwargs.set(name, value);
+      } else if (argument.type === 'list_splat') {
+        const spread = iterationItems(this.evalExpr(argument.namedChildren[0], scope));
+        if (spread) args.push(...spread);
+        else args.push({ kind: 'unknown' });
+      } else if (argument.type === 'dictionary_splat') {
+        for (const [k, v] of entriesOf(this.evalExpr(argument.namedChildren[0], scope)) ?? []) kwargs.set(k, v);
+      } else {
+        args.push(this.evalExpr(argument, scope));
+      }
+    }
+    return { args, kwargs };
+  }
+
+  private evalCall(node: PyNode, scope: Scope): Value {
+    const calleeNode = node.childForFieldName('function');
+    const callee = this.evalExpr(calleeNode, scope);
+    const { args, kwargs } = this.evalArguments(node, scope);
+    const line = node.startPosition.row;
+    // `super().__init__(...)`: the base class's constructor, with the same receiver.
+    if (calleeNode?.type === 'attribute' && calleeNode.childForFieldName('object')?.type === 'call' &&
+      calleeNode.childForFieldName('object')?.childForFieldName('function')?.text === 'super') {
+      return this.callSuper(calleeNode, scope, args, kwargs, line);
+    }
+    return this.call(callee, args, kwargs, line);
+  }
+
+  private callSuper(calleeNode: PyNode, scope: Scope, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    const self = scope.lookup('self');
+    const method = calleeNode.childForFieldName('attribute')?.text ?? '';
+    const owner = this.currentOwner;
+    if (!owner || self?.kind !== 'object') return UNKNOWN;
+    for (const base of owner.bases) {
+      if (base.kind !== 'class') continue;
+      const fn = lookupClassAttribute(base, method);
+      if (fn?.kind === 'function') return this.invoke({ ...fn, self }, [self, ...args], kwargs, line, false);
+    }
+    return UNKNOWN;
+  }
+
+  private currentOwner: ClassValue | undefined;
+
+  /** Calls a value with evaluated arguments. */
+  call(callee: Value, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    switch (callee.kind) {
+      case 'function':
+        return this.invoke(callee, callee.self ? [callee.self, ...args] : args, kwargs, line, false);
+      case 'class':
+        return this.instantiate(callee, args, kwargs, line);
+      case 'ref':
+        return this.callLibrary(callee.path, args, kwargs, line);
+      case 'method':
+        return this.callMethod(callee.receiver, callee.name, args, kwargs, line);
+      case 'call':
+      case 'layer':
+        // Calling a layer runs its forward: a tensor, unknown here.
+        return UNKNOWN;
+      case 'object':
+        if (callee.cls && callee.role === 'instance') {
+          const forward = lookupClassAttribute(callee.cls, '__call__') ?? lookupClassAttribute(callee.cls, 'forward');
+          if (forward?.kind === 'function' && !isModuleClass(callee.cls)) return this.invoke({ ...forward, self: callee }, [callee, ...args], kwargs, line, false);
+        }
+        return UNKNOWN;
+      default:
+        return UNKNOWN;
+    }
+  }
+
+  /** Runs a function's body with its parameters bound. */
+  private invoke(fn: FunctionValue, args: Value[], kwargs: Map<string, Value>, line: number, probe: boolean): Value {
+    if (this.depth >= MAX_CALL_DEPTH) return UNKNOWN;
+    const scope = new Scope(fn.closure, 'function');
+    this.bindParameters(fn, scope, args, kwargs, probe);
+    this.ran.add(fn.node.id);
+    if (fn.node.type === 'lambda') {
+      this.depth++;
+      try {
+        return this.evalExpr(fn.node.childForFieldName('body'), scope);
+      } finally {
+        this.depth--;
+      }
+    }
+    const body = fn.node.childForFieldName('body');
+    if (!body) return NONE;
+    this.depth++;
+    const previousOwner = this.currentOwner;
+    this.currentOwner = fn.owner;
+    try {
+      this.execBlock(body, scope);
+      return NONE;
+    } catch (signal) {
+      if (signal instanceof ReturnSignal) return signal.value;
+      if (signal instanceof BreakSignal || signal instanceof ContinueSignal) return UNKNOWN;
+      throw signal;
+    } finally {
+      this.depth--;
+      this.currentOwner = previousOwner;
+    }
+    void line;
+  }
+
+  private bindParameters(fn: FunctionValue, scope: Scope, args: Value[], kwargs: Map<string, Value>, probe: boolean): void {
+    const parameters = fn.node.childForFieldName('parameters')?.namedChildren.filter((p): p is PyNode => !!p) ?? [];
+    let index = 0;
+    const remaining = new Map(kwargs);
+    let keywordOnly = false;
+    for (const parameter of parameters) {
+      const kind = parameter.type;
+      if (kind === 'list_splat_pattern') {
+        const name = parameter.namedChildren[0]?.text;
+        if (name) scope.vars.set(name, { kind: 'list', items: args.slice(index), tuple: true });
+        index = args.length;
+        keywordOnly = true;
+        continue;
+      }
+      if (kind === 'keyword_separator') {
+        keywordOnly = true;
+        continue;
+      }
+      if (kind === 'positional_separator') continue;
+      if (kind === 'dictionary_splat_pattern') {
+        const name = parameter.namedChildren[0]?.text;
+        if (name) scope.vars.set(name, { kind: 'dict', entries: remaining });
+        continue;
+      }
+      const nameNode = kind === 'identifier' ? parameter : parameter.childForFieldName('name') ?? parameter.namedChildren[0];
+      const name = nameNode?.text;
+      if (!name) continue;
+      let value: Value | undefined;
+      if (remaining.has(name)) {
+        value = remaining.get(name);
+        remaining.delete(name);
+      } else if (!keywordOnly && index < args.length) {
+        value = args[index++];
+      }
+      if (value !== undefined && !probe) value = readThrough(value, 'call-argument');
+      if (value === undefined) {
+        const defaultNode = parameter.childForFieldName('value');
+        value = defaultNode ? this.evalExpr(defaultNode, fn.closure) : UNKNOWN;
+      }
+      scope.vars.set(name, value);
+      if (nameNode) this.values.set(nameNode.id, value);
+    }
+  }
+
+  private instantiate(cls: ClassValue, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    const instance: ObjectValue = { kind: 'object', role: 'instance', typeName: cls.name, cls, attrs: new Map(), line };
+    if (cls.dataclass) {
+      // Fields in order, given positionally or by keyword, else their defaults.
+      const all = dataclassFields(cls);
+      all.forEach((field, i) => {
+        const given = kwargs.get(field) ?? args[i];
+        const value = given !== undefined ? readThrough(given, 'call-argument') : cls.attrs.get(field) ?? lookupClassAttribute(cls, field) ?? UNKNOWN;
+        instance.attrs.set(field, value);
+      });
+      const post = lookupClassAttribute(cls, '__post_init__');
+      if (post?.kind === 'function') this.invoke({ ...post, self: instance }, [instance], new Map(), line, false);
+      return instance;
+    }
+    const init = lookupClassAttribute(cls, '__init__');
+    if (init?.kind === 'function') this.invoke({ ...init, self: instance }, [instance, ...args], kwargs, line, false);
+    this.instances.push(instance);
+    return instance;
+  }
+
+  /** Library functions whose results the consumers read: layers, configs, argparse, config files. */
+  private callLibrary(path: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    const name = path.slice(path.lastIndexOf('.') + 1);
+    const layer = TORCH_NN.exec(path);
+    if (layer && !/^(Module|Parameter|DataParallel|DistributedDataParallel)$/.test(layer[1]!)) {
+      const type = layer[1]!;
+      const value: LayerValue = { kind: 'layer', type, args, kwargs, children: [], line };
+      if (type === 'Sequential' || type === 'ModuleList') {
+        value.children = type === 'Sequential' ? flattenLayers(args) : iterationItems(args[0] ?? { kind: 'list', items: [], tuple: false }) ?? [];
+        if (type === 'Sequential' && args.length === 1 && args[0]?.kind === 'call' && /OrderedDict$/.test(args[0].path)) {
+          value.children = orderedDictValues(args[0]);
+        }
+      } else if (type === 'ModuleDict') {
+        value.children = [...(entriesOf(args[0] ?? UNKNOWN) ?? new Map()).values()];
+      }
+      return value;
+    }
+    switch (path) {
+      case 'range': return rangeOf(args, line);
+      case 'len': {
+        const items = args[0] && (iterationItems(args[0]) ?? (args[0].kind === 'string' ? [...args[0].value] : undefined));
+        return items ? { kind: 'number', value: items.length, origin: { line, how: 'literal' } } : UNKNOWN;
+      }
+      case 'int':
+      case 'float': {
+        const value = args[0];
+        if (!value) return { kind: 'number', value: 0, origin: { line, how: 'literal' } };
+        const n = value.kind === 'string' ? Number(value.value) : numberOf(value);
+        if (n === undefined || !Number.isFinite(n)) return UNKNOWN;
+        return { kind: 'number', value: name === 'int' ? Math.trunc(n) : n, origin: 'origin' in value ? value.origin : undefined };
+      }
+      case 'str': return args[0]?.kind === 'number' ? { kind: 'string', value: String(args[0].value) } : args[0]?.kind === 'string' ? args[0] : UNKNOWN;
+      case 'bool': return args[0] ? (truthy(args[0]) === undefined ? UNKNOWN : { kind: 'bool', value: truthy(args[0])! }) : { kind: 'bool', value: false };
+      case 'list':
+      case 'tuple':
+      case 'sorted':
+      case 'reversed': {
+        const items = args[0] ? iterationItems(args[0]) : [];
+        if (!items) return UNKNOWN;
+        const copy = path === 'reversed' ? [...items].reverse() : [...items];
+        return { kind: 'list', items: copy, tuple: path === 'tuple' };
+      }
+      case 'dict':
+      case 'collections.OrderedDict':
+      case 'easydict.EasyDict':
+      case 'addict.Dict':
+      case 'box.Box':
+      case 'munch.Munch':
+      case 'ml_collections.ConfigDict':
+      case 'omegaconf.OmegaConf.create':
+      case 'OmegaConf.create': {
+        const entries = new Map<string, Value>();
+        if (args[0]) for (const [k, v] of entriesOf(args[0]) ?? pairsOf(args[0]) ?? []) entries.set(k, v);
+        for (const [k, v] of kwargs) entries.set(k, v);
+        return { kind: 'dict', entries, origin: { line, how: 'literal' } };
+      }
+      case 'zip': {
+        const lists = args.map(iterationItems);
+        if (lists.some((l) => !l)) return UNKNOWN;
+        const n = Math.min(...lists.map((l) => l!.length));
+        return { kind: 'list', items: Array.from({ length: n }, (_, i) => ({ kind: 'list', items: lists.map((l) => l![i]!), tuple: true }) as ListValue), tuple: false };
+      }
+      case 'enumerate': {
+        const items = args[0] ? iterationItems(args[0]) : undefined;
+        const start = numberOf(args[1] ?? kwargs.get('start')) ?? 0;
+        if (!items) return UNKNOWN;
+        return { kind: 'list', items: items.map((item, i) => ({ kind: 'list', items: [{ kind: 'number', value: i + start }, item], tuple: true }) as ListValue), tuple: false };
+      }
+      case 'min':
+      case 'max':
+      case 'sum':
+      case 'abs':
+      case 'round': {
+        const numbers = (args.length === 1 && path !== 'abs' && path !== 'round' ? iterationItems(args[0]!) ?? [] : args.slice(0, 1).concat(path === 'round' ? [] : args.slice(1))).map(numberOf);
+        if (numbers.length === 0 || numbers.some((n) => n === undefined)) return UNKNOWN;
+        const ns = numbers as number[];
+        const value = path === 'min' ? Math.min(...ns) : path === 'max' ? Math.max(...ns) : path === 'sum' ? ns.reduce((a, b) => a + b, 0)
+          : path === 'abs' ? Math.abs(ns[0]!) : Math.round(ns[0]!);
+        return { kind: 'number', value, origin: { line, how: 'literal' } };
+      }
+      case 'getattr': {
+        const [object, attribute, fallback] = args;
+        if (!object || attribute?.kind !== 'string') return UNKNOWN;
+        const value = this.getAttribute(object, attribute.value);
+        return value.kind === 'unknown' && fallback ? fallback : value;
+      }
+      case 'setattr': {
+        const [object, attribute, value] = args;
+        if (object && attribute?.kind === 'string' && value) this.setAttribute(object, attribute.value, value);
+        return NONE;
+      }
+      case 'open':
+        return { kind: 'object', role: 'file', typeName: 'file', attrs: new Map([['path', args[0] ?? UNKNOWN]]), line };
+      case 'types.SimpleNamespace':
+      case 'argparse.Namespace':
+        return { kind: 'object', role: 'namespace', typeName: name, attrs: new Map(kwargs), line };
+      case 'argparse.ArgumentParser':
+        return { kind: 'object', role: 'parser', typeName: 'ArgumentParser', attrs: new Map(), line };
+      case 'os.environ.get':
+      case 'os.getenv': {
+        const fallback = args[1] ?? kwargs.get('default');
+        return fallback ? withOrigin(fallback, 'origin' in fallback && fallback.origin ? { line: fallback.origin.line, how: 'environment' } : undefined) : NONE;
+      }
+      case 'yaml.safe_load':
+      case 'yaml.load':
+      case 'yaml.full_load':
+      case 'json.load':
+      case 'toml.load':
+      case 'tomllib.load':
+      case 'omegaconf.OmegaConf.load':
+      case 'OmegaConf.load':
+        return this.loadConfigFile(args[0], line);
+      default:
+        break;
+    }
+    // A Hugging Face config class: its keyword arguments are its attributes (`LlamaConfig(**cfg)`).
+    if (/^transformers\.\w+Config$/.test(path) && !/(Lora|BitsAndBytes|Generation|Training)Config$/.test(path)) {
+      return { kind: 'object', role: 'hf-config', typeName: name, attrs: new Map(kwargs), line };
+    }
+    if (/^(dataclasses\.)?(asdict|replace)$/.test(path) && args[0]?.kind === 'object') {
+      return { kind: 'dict', entries: new Map(args[0].attrs) };
+    }
+    if (/^(copy\.)?(deepcopy|copy)$/.test(path) && args[0]) return args[0];
+    if (path === 'isinstance' || path === 'hasattr' || path === 'callable') return UNKNOWN;
+    if (path === 'print' || path === 'warnings.warn') return NONE;
+    return { kind: 'call', path, args, kwargs, line };
+  }
+
+  /** Methods on values: list/dict/str methods, argparse, nn.Module registration, `.to()`-style chains. */
+  private callMethod(receiver: Value, method: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    if (receiver.kind === 'list') {
+      switch (method) {
+        case 'append': receiver.items.push(args[0] ?? UNKNOWN); return NONE;
+        case 'extend': receiver.items.push(...(args[0] ? iterationItems(args[0]) ?? [UNKNOWN] : [])); return NONE;
+        case 'insert': {
+          const at = numberOf(args[0]);
+          if (at !== undefined && args[1]) receiver.items.splice(at < 0 ? receiver.items.length + at : at, 0, args[1]);
+          return NONE;
+        }
+        case 'pop': return receiver.items.pop() ?? UNKNOWN;
+        case 'copy': return { kind: 'list', items: [...receiver.items], tuple: false };
+        case 'index': return UNKNOWN;
+        default: return UNKNOWN;
+      }
+    }
+    if (receiver.kind === 'dict') {
+      switch (method) {
+        case 'get': {
+          const key = stringOf(args[0]);
+          const value = key !== undefined ? receiver.entries.get(key) : undefined;
+          return value !== undefined ? readThrough(value, 'config') : args[1] ?? NONE;
+        }
+        case 'setdefault': {
+          const key = stringOf(args[0]);
+          if (key === undefined) return UNKNOWN;
+          if (!receiver.entries.has(key)) receiver.entries.set(key, args[1] ?? NONE);
+          return receiver.entries.get(key)!;
+        }
+        case 'update':
+          for (const [k, v] of [...(args[0] ? entriesOf(args[0]) ?? [] : []), ...kwargs]) receiver.entries.set(k, v);
+          return NONE;
+        case 'items': return { kind: 'list', items: [...receiver.entries].map(([k, v]) => ({ kind: 'list', items: [{ kind: 'string', value: k }, v], tuple: true }) as ListValue), tuple: false };
+        case 'keys': return { kind: 'list', items: [...receiver.entries.keys()].map((k) => ({ kind: 'string', value: k }) as Value), tuple: false };
+        case 'values': return { kind: 'list', items: [...receiver.entries.values()], tuple: false };
+        case 'copy': return { kind: 'dict', entries: new Map(receiver.entries) };
+        case 'pop': {
+          const key = stringOf(args[0]);
+          const value = key !== undefined ? receiver.entries.get(key) : undefined;
+          if (key !== undefined) receiver.entries.delete(key);
+          return value ?? args[1] ?? UNKNOWN;
+        }
+        default: return UNKNOWN;
+      }
+    }
+    if (receiver.kind === 'string') {
+      switch (method) {
+        case 'lower': return { ...receiver, value: receiver.value.toLowerCase() };
+        case 'upper': return { ...receiver, value: receiver.value.toUpperCase() };
+        case 'strip': return { ...receiver, value: receiver.value.trim() };
+        case 'replace': return args[0]?.kind === 'string' && args[1]?.kind === 'string' ? { ...receiver, value: receiver.value.split(args[0].value).join(args[1].value) } : UNKNOWN;
+        case 'split': return { kind: 'list', items: receiver.value.split(stringOf(args[0]) ?? /\s+/).map((part) => ({ kind: 'string', value: part }) as Value), tuple: false };
+        case 'format': return UNKNOWN;
+        default: return UNKNOWN;
+      }
+    }
+    // .to(), .cuda(), .train(), .half(), .requires_grad_() return the module (or the library object) itself.
+    const chained = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/.test(method);
+    if (receiver.kind === 'layer') {
+      if ((method === 'append' || method === 'add_module') && isContainer(receiver.type)) {
+        receiver.children.push(args[method === 'append' ? 0 : 1] ?? UNKNOWN);
+        return NONE;
+      }
+      if (method === 'extend' && isContainer(receiver.type)) {
+        receiver.children.push(...(args[0] ? iterationItems(args[0]) ?? [] : []));
+        return NONE;
+      }
+      return chained ? receiver : UNKNOWN;
+    }
+    // argparse: add_argument records a default under its dest; parse_args returns the Namespace.
+    if (receiver.kind === 'object' && receiver.role === 'parser') {
+      if (method === 'add_argument') {
+        addArgument(receiver, args, kwargs);
+        return NONE;
+      }
+      if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return receiver;
+      if (method === 'set_defaults') {
+        for (const [k, v] of kwargs) receiver.attrs.set(k, readThrough(v, 'argparse-default'));
+        return NONE;
+      }
+      if (method === 'parse_args' || method === 'parse_known_args') {
+        const namespace: ObjectValue = { kind: 'object', role: 'namespace', typeName: 'Namespace', attrs: new Map(receiver.attrs), line };
+        return method === 'parse_args' ? namespace : { kind: 'list', items: [namespace, { kind: 'list', items: [], tuple: false }], tuple: true };
+      }
+      return UNKNOWN;
+    }
+    if (receiver.kind === 'object') {
+      if (method === 'add_module' || method === 'register_module') {
+        const name = stringOf(args[0]);
+        if (name !== undefined) receiver.attrs.set(name, args[1] ?? UNKNOWN);
+        return NONE;
+      }
+      return chained ? receiver : UNKNOWN;
+    }
+    if (receiver.kind === 'call') {
+      return chained ? receiver : { kind: 'call', path: `${receiver.path}().${method}`, args, kwargs, line };
+    }
+    return UNKNOWN;
+  }
+
+  private loadConfigFile(handle: Value | undefined, line: number): Value {
+    const named = handle?.kind === 'object' && handle.role === 'file' ? handle.attrs.get('path') : handle;
+    const file = stringOf(named);
+    if (!file) return UNKNOWN;
+    const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, process.cwd()].filter((f): f is string => !!f);
+    for (const folder of folders) {
+      const full = path.resolve(folder, file);
+      let text: string;
+      try {
+        if (fs.statSync(full).size > 1_000_000) continue;
+        text = fs.readFileSync(full, 'utf8');
+      } catch {
+        continue;
+      }
+      const parsed = parseConfigFile(full, text, line);
+      if (parsed) return parsed;
+    }
+    return UNKNOWN;
+  }
+}
+
+// ---- helpers ------------------------------------------------------------------------------------------------
+
+const BUILTIN_NAMES = new Set(['range', 'len', 'int', 'float', 'str', 'bool', 'list', 'tuple', 'dict', 'zip', 'enumerate', 'min', 'max',
+  'sum', 'abs', 'round', 'getattr', 'setattr', 'open', 'sorted', 'reversed', 'print', 'isinstance', 'hasattr', 'callable', 'super', 'set']);
+
+/** Conventional names a snippet may use without its import (a cell, a pasted excerpt). */
+const CONVENTIONAL_IMPORTS: Record<string, string> = { torch: 'torch', nn: 'torch.nn', F: 'torch.nn.functional' };
+
+function builtin(name: string): Value {
+  if (BUILTIN_NAMES.has(name)) return { kind: 'ref', path: name };
+  const conventional = CONVENTIONAL_IMPORTS[name];
+  return conventional ? { kind: 'ref', path: conventional } : UNKNOWN;
+}
+
+function isContainer(type: string): boolean {
+  return type === 'Sequential' || type === 'ModuleList' || type === 'ModuleDict';
+}
+
+function isExpression(node: PyNode): boolean {
+  return node.type !== 'comment' && node.type !== 'block' && !node.type.endsWith('_statement') && !node.type.endsWith('_clause');
+}
+
+function enclosingStatement(node: PyNode): PyNode | null {
+  let current = node.parent;
+  while (current && current.type !== 'with_statement') current = current.parent;
+  return current;
+}
+
+function enclosingClass(fn: PyNode): PyNode | undefined {
+  const block = fn.parent?.type === 'decorated_definition' ? fn.parent.parent : fn.parent;
+  return block?.parent?.type === 'class_definition' ? block.parent : undefined;
+}
+
+export function lookupClassAttribute(cls: ClassValue, name: string, depth = 0): Value | undefined {
+  const own = cls.attrs.get(name);
+  if (own !== undefined) return own;
+  if (depth > 8) return undefined;
+  for (const base of cls.bases) {
+    if (base.kind !== 'class') continue;
+    const inherited = lookupClassAttribute(base, name, depth + 1);
+    if (inherited !== undefined) return inherited;
+  }
+  return undefined;
+}
+
+function dataclassFields(cls: ClassValue, depth = 0): string[] {
+  const inherited = depth > 8 ? [] : cls.bases.flatMap((base) => (base.kind === 'class' && base.dataclass ? dataclassFields(base, depth + 1) : []));
+  return [...inherited, ...cls.fields.filter((f) => !inherited.includes(f))];
+}
+
+/** The items a `for` loop would see, when the source determines them. */
+export function iterationItems(value: Value): Value[] | undefined {
+  switch (value.kind) {
+    case 'list': return value.items;
+    case 'dict': return [...value.entries.keys()].map((k) => ({ kind: 'string', value: k }) as Value);
+    case 'string': return [...value.value].map((c) => ({ kind: 'string', value: c }) as Value);
+    case 'layer': return value.type === 'Sequential' || value.type === 'ModuleList' ? value.children : undefined;
+    default: return undefined;
+  }
+}
+
+function entriesOf(value: Value): Map<string, Value> | undefined {
+  if (value.kind === 'dict') return value.entries;
+  if (value.kind === 'object' && (value.role === 'namespace' || value.role === 'hf-config' || value.role === 'instance')) return value.attrs;
+  return undefined;
+}
+
+/** `dict([("a", 1), ...])` and `OrderedDict([...])`. */
+function pairsOf(value: Value): Map<string, Value> | undefined {
+  const items = iterationItems(value);
+  if (!items) return undefined;
+  const out = new Map<string, Value>();
+  for (const item of items) {
+    if (item.kind !== 'list' || item.items.length !== 2 || item.items[0]!.kind !== 'string') return undefined;
+    out.set((item.items[0] as { value: string }).value, item.items[1]!);
+  }
+  return out;
+}
+
+function orderedDictValues(call: Extract<Value, { kind: 'call' }>): Value[] {
+  const pairs = call.args[0] ? pairsOf(call.args[0]) : undefined;
+  return pairs ? [...pairs.values()] : [];
+}
+
+/** Sequential's arguments: layers, or one list/tuple of them after `*`. */
+function flattenLayers(args: Value[]): Value[] {
+  return args;
+}
+
+function rangeOf(args: Value[], line: number): Value {
+  const numbers = args.map(numberOf);
+  if (numbers.some((n) => n === undefined || !Number.isInteger(n))) return UNKNOWN;
+  const [start, stop, step] = numbers.length === 1 ? [0, numbers[0]!, 1] : [numbers[0]!, numbers[1]!, numbers[2] ?? 1];
+  if (step === 0) return UNKNOWN;
+  const count = Math.max(0, Math.ceil((stop - start) / step));
+  if (count > MAX_UNROLL) return { kind: 'call', path: 'range', args, kwargs: new Map(), line };
+  return {
+    kind: 'list',
+    items: Array.from({ length: count }, (_, i) => ({ kind: 'number', value: start + i * step, origin: { line, how: 'loop' } }) as Value),
+    tuple: true,
+  };
+}
+
+function binary(operator: string, a: Value, b: Value, line: number): Value {
+  const origin: Origin = { line, how: 'literal' };
+  if (a.kind === 'number' && b.kind === 'number') {
+    const x = a.value;
+    const y = b.value;
+    let value: number | undefined;
+    switch (operator) {
+      case '+': value = x + y; break;
+      case '-': value = x - y; break;
+      case '*': value = x * y; break;
+      case '/': value = y === 0 ? undefined : x / y; break;
+      case '//': value = y === 0 ? undefined : Math.floor(x / y); break;
+      case '%': value = y === 0 ? undefined : ((x % y) + y) % y; break;
+      case '**': value = x ** y; break;
+      case '<<': value = x * 2 ** y; break;
+      case '>>': value = Math.floor(x / 2 ** y); break;
+      default: value = undefined;
+    }
+    // A value computed from one named constant keeps that constant's line (`4 * D_MODEL`).
+    const keep = a.origin && a.origin.how !== 'literal' ? a.origin : b.origin && b.origin.how !== 'literal' ? b.origin : origin;
+    return value === undefined || !Number.isFinite(value) ? UNKNOWN : { kind: 'number', value, origin: keep };
+  }
+  if (operator === '+' && a.kind === 'list' && b.kind === 'list') return { kind: 'list', items: [...a.items, ...b.items], tuple: a.tuple };
+  if (operator === '*' && a.kind === 'list' && b.kind === 'number' && b.value >= 0 && a.items.length * b.value <= MAX_UNROLL) {
+    return { kind: 'list', items: Array.from({ length: b.value }, () => a.items).flat(), tuple: a.tuple };
+  }
+  if (operator === '+' && a.kind === 'string' && b.kind === 'string') return { kind: 'string', value: a.value + b.value, origin };
+  if (operator === '%' && a.kind === 'string') return UNKNOWN;
+  if (operator === '|' && a.kind === 'dict' && b.kind === 'dict') return { kind: 'dict', entries: new Map([...a.entries, ...b.entries]) };
+  return UNKNOWN;
+}
+
+/** The text of a string literal; f-strings are formatted when every interpolation is known. */
+function stringLiteral(node: PyNode, evaluate: (expression: PyNode) => Value): string | undefined {
+  if (node.type !== 'string') return undefined;
+  let out = '';
+  for (const child of node.namedChildren) {
+    if (!child) continue;
+    if (child.type === 'string_content') out += child.text;
+    else if (child.type === 'escape_sequence') out += unescape(child.text);
+    else if (child.type === 'interpolation') {
+      const expression = child.namedChildren[0];
+      const value = expression ? evaluate(expression) : UNKNOWN;
+      if (value.kind === 'number' || value.kind === 'string' || value.kind === 'bool') out += String(value.value);
+      else return undefined;
+    }
+  }
+  return out;
+}
+
+function unescape(sequence: string): string {
+  const map: Record<string, string> = { '\\n': '\n', '\\t': '\t', '\\\\': '\\', "\\'": "'", '\\"': '"', '\\r': '\r' };
+  return map[sequence] ?? sequence;
+}
+
+function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Value>): void {
+  const flags = args.map(stringOf).filter((f): f is string => f !== undefined);
+  const long = flags.find((f) => f.startsWith('--')) ?? flags.find((f) => !f.startsWith('-')) ?? flags[0];
+  const dest = stringOf(kwargs.get('dest')) ?? long?.replace(/^-+/, '').replace(/-/g, '_');
+  if (!dest) return;
+  let value = kwargs.get('default');
+  const action = stringOf(kwargs.get('action'));
+  if (value === undefined) value = action === 'store_true' ? { kind: 'bool', value: false } : action === 'store_false' ? { kind: 'bool', value: true } : NONE;
+  // `type=int` with a string default converts it, as argparse does.
+  const type = kwargs.get('type');
+  if (value.kind === 'string' && type?.kind === 'ref' && (type.path === 'int' || type.path === 'float')) {
+    const n = Number(value.value);
+    if (Number.isFinite(n)) value = { kind: 'number', value: type.path === 'int' ? Math.trunc(n) : n, origin: value.origin };
+  }
+  parser.attrs.set(dest, readThrough(value, 'argparse-default'));
+}
+
+export type { Value, How, DictValue };

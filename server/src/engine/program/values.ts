@@ -1,0 +1,176 @@
+// The values the program model computes for a script: what Python would hold at run time, as far as the source
+// alone determines it. Anything the source does not determine (data, the file system beyond a named config file,
+// results of library calls it does not model) is `unknown`.
+import type { PyNode } from './node';
+
+/** How a value was found, as `oomguard estimate --json` reports it (`how`). */
+export type How = 'literal' | 'argparse-default' | 'config' | 'call-argument' | 'loop' | 'environment';
+
+/** Where a value was written: the 0-based line of its literal, and how it reached the place that reads it. */
+export interface Origin {
+  line: number;
+  how: How;
+}
+
+export interface NumberValue { kind: 'number'; value: number; origin?: Origin }
+export interface StringValue { kind: 'string'; value: string; origin?: Origin }
+export interface BoolValue { kind: 'bool'; value: boolean; origin?: Origin }
+export interface NoneValue { kind: 'none'; origin?: Origin }
+export interface ListValue { kind: 'list'; items: Value[]; tuple: boolean; origin?: Origin }
+/** A dict with string keys (other keys are dropped). `attributes`: an EasyDict/OmegaConf-style dict read as `cfg.x`. */
+export interface DictValue { kind: 'dict'; entries: Map<string, Value>; origin?: Origin }
+/** `torch.float16` and friends. */
+export interface DtypeValue { kind: 'dtype'; name: string; origin?: Origin }
+
+export type ObjectRole =
+  /** An instance of a class of the script (nn.Module subclasses, dataclasses, plain classes). */
+  | 'instance'
+  /** argparse's Namespace, SimpleNamespace: attributes only. */
+  | 'namespace'
+  /** argparse.ArgumentParser: collects add_argument defaults. */
+  | 'parser'
+  /** A Hugging Face `XxxConfig(...)` object. */
+  | 'hf-config'
+  /** An open file (the path it names). */
+  | 'file';
+
+export interface ObjectValue {
+  kind: 'object';
+  role: ObjectRole;
+  typeName: string;
+  cls?: ClassValue;
+  /** Attributes in assignment order (for nn.Modules, the order submodules are registered). */
+  attrs: Map<string, Value>;
+  origin?: Origin;
+  /** 0-based line of the call that created it. */
+  line: number;
+}
+
+export interface FunctionValue {
+  kind: 'function';
+  name: string;
+  node: PyNode;
+  closure: Scope;
+  /** The receiver of a bound method. */
+  self?: Value;
+  /** The class a method was found on (for `super()`). */
+  owner?: ClassValue;
+}
+
+export interface ClassValue {
+  kind: 'class';
+  name: string;
+  node: PyNode;
+  /** Class-level names: methods, dataclass fields with their defaults. */
+  attrs: Map<string, Value>;
+  /** Field names in order, for dataclasses (annotated class-level names). */
+  fields: string[];
+  bases: Value[];
+  dataclass: boolean;
+}
+
+/** A name from a library the script imports (`torch.nn.Linear`, `timm.create_model`), not modelled further. */
+export interface RefValue { kind: 'ref'; path: string }
+
+/** An instance of a torch.nn layer class (`nn.Linear(512, 10)`), or a container of them. */
+export interface LayerValue {
+  kind: 'layer';
+  /** The torch.nn class name: `Linear`, `Sequential`, `ModuleList`, `TransformerEncoder`, … */
+  type: string;
+  args: Value[];
+  kwargs: Map<string, Value>;
+  /** Sequential / ModuleList / ModuleDict contents, in order. */
+  children: Value[];
+  line: number;
+  /** Its weight was replaced by another layer's (`head.weight = embed.weight`): counted once, at the other. */
+  tiedWeight?: boolean;
+}
+
+/** The result of calling a library function with the arguments it was given (`timm.create_model("vit_b")`). */
+export interface CallResultValue {
+  kind: 'call';
+  path: string;
+  args: Value[];
+  kwargs: Map<string, Value>;
+  line: number;
+}
+
+/** A method looked up on a value (`layers.append`, `cfg.get`, `model.to`), not yet called. */
+export interface MethodValue { kind: 'method'; receiver: Value; name: string }
+
+export interface UnknownValue { kind: 'unknown'; origin?: Origin }
+
+export type Value =
+  | NumberValue | StringValue | BoolValue | NoneValue | ListValue | DictValue | DtypeValue | ObjectValue
+  | FunctionValue | ClassValue | RefValue | LayerValue | CallResultValue | MethodValue | UnknownValue;
+
+export const UNKNOWN: UnknownValue = { kind: 'unknown' };
+export const NONE: NoneValue = { kind: 'none' };
+
+/** A Python scope: module, function or class body. Functions see their closure, never a class body. */
+export class Scope {
+  readonly vars = new Map<string, Value>();
+  constructor(readonly parent: Scope | undefined, readonly kind: 'module' | 'function' | 'class') {}
+
+  lookup(name: string): Value | undefined {
+    for (let scope: Scope | undefined = this; scope; scope = scope.parent) {
+      const value = scope.vars.get(name);
+      if (value !== undefined) return value;
+    }
+    return undefined;
+  }
+}
+
+/** A copy of a value with another origin (scalars only; containers keep theirs). */
+export function withOrigin<T extends Value>(value: T, origin: Origin | undefined): T {
+  if (!origin) return value;
+  switch (value.kind) {
+    case 'number':
+    case 'string':
+    case 'bool':
+    case 'none':
+    case 'dtype':
+    case 'unknown':
+      return { ...value, origin };
+    default:
+      return value;
+  }
+}
+
+/** The same value, read through a config (`cfg["x"]`, `args.x`): its `how` says so, its line stays. */
+export function readThrough(value: Value, how: How): Value {
+  const origin = 'origin' in value ? value.origin : undefined;
+  if (!origin || origin.how !== 'literal') return value;
+  return withOrigin(value, { line: origin.line, how });
+}
+
+export function isModuleClass(cls: ClassValue, depth = 0): boolean {
+  if (depth > 8) return false;
+  return cls.bases.some((base) =>
+    (base.kind === 'ref' && /(^|\.)(Module|LightningModule|PreTrainedModel)$/.test(base.path)) ||
+    (base.kind === 'class' && isModuleClass(base, depth + 1)));
+}
+
+export function truthy(value: Value): boolean | undefined {
+  switch (value.kind) {
+    case 'number': return value.value !== 0;
+    case 'string': return value.value !== '';
+    case 'bool': return value.value;
+    case 'none': return false;
+    case 'list': return value.items.length > 0;
+    case 'dict': return value.entries.size > 0;
+    case 'unknown': return undefined;
+    default: return true;
+  }
+}
+
+export function numberOf(value: Value | undefined): number | undefined {
+  if (!value) return undefined;
+  if (value.kind === 'number') return value.value;
+  if (value.kind === 'bool') return value.value ? 1 : 0;
+  return undefined;
+}
+
+export function stringOf(value: Value | undefined): string | undefined {
+  return value?.kind === 'string' ? value.value : undefined;
+}

@@ -1,0 +1,259 @@
+// A model the script builds itself (an nn.Module subclass, or an nn.Sequential), as the program model constructed
+// it: its submodules in registration order, with every constructor argument evaluated, through helper functions,
+// loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
+// order, which is the order most forward() methods run them in.
+import type { LayerValue, ObjectValue, Value } from '../engine/program/values';
+import { isModuleClass, numberOf } from '../engine/program/values';
+import { NetBuilder } from './layers';
+import type { LayerNetSpec } from './types';
+
+export interface CustomModuleInfo {
+  className: string;
+  line: number;
+  /** Builds the net for an input size (image side or sequence length). */
+  build: (inputSize: number) => LayerNetSpec;
+  inputKind: 'image' | 'tokens' | 'vector';
+  /** Channels of the first convolution (images) or input features (vectors). */
+  inputChannels: number;
+  /** torch.nn layer types the estimator does not model (their parameters and activations are not counted). */
+  unknownLayers: string[];
+}
+
+/** Layers with no parameters whose activations the estimator does not need (views, identity, shape ops). */
+const PASS_THROUGH = new Set(['Identity', 'Flatten', 'Unflatten', 'Softmax', 'LogSoftmax', 'Softmax2d', 'PixelShuffle', 'PixelUnshuffle',
+  'ChannelShuffle']);
+
+/** A registered submodule: a torch.nn layer, or an instance of a module class of the script. */
+type Module = LayerValue | ObjectValue;
+
+function isModule(value: Value): value is Module {
+  return value.kind === 'layer' || (value.kind === 'object' && value.role === 'instance' && !!value.cls && isModuleClass(value.cls));
+}
+
+/** The submodules of a module, in registration order. */
+function submodules(module: Module): Module[] {
+  if (module.kind === 'layer') return module.children.filter(isModule);
+  const out: Module[] = [];
+  for (const value of module.attrs.values()) if (isModule(value)) out.push(value);
+  return out;
+}
+
+/** A flat list of leaf layers, each marked with the top-level block it belongs to (for checkpointing). */
+interface Leaf { layer: LayerValue; block: number | undefined }
+
+function leaves(root: Module): { leaves: Leaf[]; unknown: Set<string> } {
+  const out: Leaf[] = [];
+  const unknown = new Set<string>();
+  const seen = new Set<Module>();
+  let blockCounter = 0;
+  // The first container of several custom blocks (a ModuleList of transformer blocks) defines the blocks.
+  let blocksAssigned = false;
+  const visit = (module: Module, block: number | undefined, depth: number): void => {
+    if (depth > 24 || seen.has(module)) return;
+    seen.add(module);
+    if (module.kind === 'layer' && module.type !== 'Sequential' && module.type !== 'ModuleList' && module.type !== 'ModuleDict') {
+      if (module.type === 'TransformerEncoder' || module.type === 'TransformerDecoder') {
+        const layer = module.args[0] ?? module.kwargs.get(module.type === 'TransformerEncoder' ? 'encoder_layer' : 'decoder_layer');
+        const count = numberOf(module.args[1] ?? module.kwargs.get('num_layers')) ?? 1;
+        if (layer?.kind === 'layer') {
+          for (let i = 0; i < count; i++) out.push({ layer, block: block ?? (blocksAssigned ? undefined : blockCounter++) });
+          blocksAssigned = true;
+        }
+        return;
+      }
+      if (!LAYER_TYPES.has(module.type) && !PASS_THROUGH.has(module.type)) unknown.add(module.type);
+      out.push({ layer: module, block });
+      return;
+    }
+    const children = submodules(module);
+    const repeated = !blocksAssigned && block === undefined && children.length > 1 && children.every((c) => c.kind === 'object' || (c.kind === 'layer' && c.type === 'Sequential'));
+    if (repeated) blocksAssigned = true;
+    for (const child of children) visit(child, repeated ? blockCounter++ : block, depth + 1);
+  };
+  visit(root, undefined, 0);
+  return { leaves: out, unknown };
+}
+
+const LAYER_TYPES = new Set(['Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
+  'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm2d', 'LSTM', 'GRU', 'RNN', 'MultiheadAttention',
+  'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d',
+  'MaxPool1d', 'MaxPool2d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AvgPool2d', 'AdaptiveMaxPool2d', 'LeakyReLU', 'ReLU6',
+  'Hardswish', 'Mish', 'ELU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d']);
+
+function argument(layer: LayerValue, index: number, keyword: string): Value | undefined {
+  return layer.kwargs.get(keyword) ?? layer.args[index];
+}
+
+function num(layer: LayerValue, index: number, keyword: string, fallback: number): number {
+  const value = argument(layer, index, keyword);
+  if (value?.kind === 'list') return numberOf(value.items[0]) ?? fallback;
+  return numberOf(value) ?? fallback;
+}
+
+function flag(layer: LayerValue, keyword: string, fallback: boolean, index = -1): boolean {
+  const value = argument(layer, index, keyword);
+  return value?.kind === 'bool' ? value.value : fallback;
+}
+
+function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channels: number } {
+  for (const { layer } of list) {
+    switch (layer.type) {
+      case 'Conv2d':
+      case 'Conv3d':
+        return { kind: 'image', channels: num(layer, 0, 'in_channels', 3) };
+      case 'Embedding':
+        return { kind: 'tokens', channels: 1 };
+      case 'Conv1d':
+        return { kind: 'tokens', channels: num(layer, 0, 'in_channels', 1) };
+      case 'LSTM':
+      case 'GRU':
+      case 'RNN':
+        return { kind: 'tokens', channels: num(layer, 0, 'input_size', 1) };
+      case 'Linear':
+        return { kind: 'vector', channels: num(layer, 0, 'in_features', 1) };
+      default:
+        break;
+    }
+  }
+  return { kind: 'vector', channels: 1 };
+}
+
+function apply(net: NetBuilder, layer: LayerValue): void {
+  switch (layer.type) {
+    case 'Linear':
+    case 'LazyLinear': {
+      const inFeatures = layer.type === 'LazyLinear' ? undefined : num(layer, 0, 'in_features', net.channels);
+      net.linear(num(layer, layer.type === 'LazyLinear' ? 0 : 1, 'out_features', 1), flag(layer, 'bias', true, layer.type === 'LazyLinear' ? 1 : 2), inFeatures, layer.tiedWeight);
+      return;
+    }
+    case 'Conv1d':
+    case 'Conv2d':
+    case 'Conv3d': {
+      const kernel = num(layer, 2, 'kernel_size', 3);
+      const stride = num(layer, 3, 'stride', 1);
+      const paddingValue = argument(layer, 4, 'padding');
+      const padding = paddingValue?.kind === 'string' ? (paddingValue.value === 'same' ? Math.floor(kernel / 2) : 0)
+        : paddingValue?.kind === 'list' ? numberOf(paddingValue.items[0]) ?? 0 : numberOf(paddingValue) ?? 0;
+      const bias = flag(layer, 'bias', true, 7);
+      const out = num(layer, 1, 'out_channels', 1);
+      const inChannels = num(layer, 0, 'in_channels', net.channels);
+      if (layer.type === 'Conv1d') net.conv1d(out, kernel, stride, bias, padding, inChannels);
+      else net.conv(out, kernel, stride, num(layer, 6, 'groups', 1), bias, padding, true, inChannels);
+      return;
+    }
+    case 'ConvTranspose2d':
+      net.convTranspose(num(layer, 1, 'out_channels', 1), num(layer, 2, 'kernel_size', 2), num(layer, 3, 'stride', 1), num(layer, 4, 'padding', 0),
+        flag(layer, 'bias', true), num(layer, 0, 'in_channels', net.channels));
+      return;
+    case 'Upsample':
+    case 'UpsamplingNearest2d':
+    case 'UpsamplingBilinear2d':
+      net.upsample(num(layer, 1, 'scale_factor', 2));
+      return;
+    case 'Embedding':
+      net.embedding(num(layer, 0, 'num_embeddings', 1), num(layer, 1, 'embedding_dim', 1));
+      return;
+    case 'BatchNorm1d':
+    case 'BatchNorm2d':
+    case 'BatchNorm3d':
+    case 'InstanceNorm2d':
+      net.batchNorm(num(layer, 0, 'num_features', net.channels), layer.type !== 'InstanceNorm2d' || flag(layer, 'affine', false));
+      return;
+    case 'LayerNorm':
+    case 'RMSNorm': {
+      const shape = argument(layer, 0, 'normalized_shape');
+      const features = shape?.kind === 'list' ? shape.items.map((i) => numberOf(i) ?? 1).reduce((a, b) => a * b, 1) : numberOf(shape) ?? net.channels;
+      net.layerNorm(features, layer.type === 'RMSNorm' ? 1 : 2);
+      return;
+    }
+    case 'GroupNorm':
+      net.layerNorm(num(layer, 1, 'num_channels', net.channels));
+      return;
+    case 'ReLU6':
+      net.relu6();
+      return;
+    case 'ReLU':
+    case 'LeakyReLU':
+      net.relu(flag(layer, 'inplace', false, layer.type === 'ReLU' ? 0 : 1));
+      return;
+    case 'Sigmoid':
+    case 'Tanh':
+      net.sigmoid();
+      return;
+    case 'PReLU':
+      net.activation();
+      net.parameters += num(layer, 0, 'num_parameters', 1);
+      return;
+    case 'GELU':
+    case 'SiLU':
+    case 'Hardswish':
+    case 'Mish':
+    case 'ELU':
+    case 'Softplus':
+      net.activation();
+      return;
+    case 'Dropout':
+    case 'Dropout1d':
+    case 'Dropout2d':
+      net.dropout(num(layer, 0, 'p', 0.5));
+      return;
+    case 'MaxPool1d':
+    case 'MaxPool2d': {
+      const kernel = num(layer, 0, 'kernel_size', 2);
+      net.maxPool(kernel, num(layer, 1, 'stride', kernel), num(layer, 2, 'padding', 0));
+      return;
+    }
+    case 'AvgPool2d':
+    case 'AdaptiveAvgPool1d':
+    case 'AdaptiveAvgPool2d':
+    case 'AdaptiveMaxPool2d':
+      net.globalPool();
+      return;
+    case 'LSTM':
+    case 'GRU':
+    case 'RNN':
+      net.recurrent(num(layer, 1, 'hidden_size', 1), num(layer, 2, 'num_layers', 1), flag(layer, 'bidirectional', false, 6),
+        layer.type === 'LSTM' ? 4 : layer.type === 'GRU' ? 3 : 1, num(layer, 0, 'input_size', net.channels), flag(layer, 'bias', true, 3));
+      return;
+    case 'MultiheadAttention':
+      net.multiheadAttention(num(layer, 0, 'embed_dim', net.channels), num(layer, 1, 'num_heads', 1));
+      return;
+    case 'TransformerEncoderLayer':
+    case 'TransformerDecoderLayer':
+      net.transformerLayer(num(layer, 0, 'd_model', net.channels), num(layer, 2, 'dim_feedforward', 2048), num(layer, 3, 'dropout', 0.1),
+        layer.type === 'TransformerDecoderLayer');
+      return;
+    default:
+      return;
+  }
+}
+
+function nameOf(module: Module): string {
+  return module.kind === 'layer' ? `nn.${module.type}` : module.typeName;
+}
+
+/** The net of a module the script builds; undefined when it holds no layer at all. */
+export function moduleNet(root: Value): CustomModuleInfo | undefined {
+  if (!isModule(root)) return undefined;
+  const { leaves: list, unknown } = leaves(root);
+  if (list.length === 0) return undefined;
+  const first = firstShape(list);
+  const build = (size: number): LayerNetSpec => {
+    const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
+      : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
+    const net = new NetBuilder(input);
+    if (first.kind === 'tokens' && first.channels > 1) net.embedding(0, first.channels);
+    let open: number | undefined;
+    for (const { layer, block } of list) {
+      if (block !== open) {
+        if (open !== undefined) net.endBlock();
+        if (block !== undefined) net.beginBlock();
+        open = block;
+      }
+      apply(net, layer);
+    }
+    if (open !== undefined) net.endBlock();
+    return net.build(first.kind !== 'vector');
+  };
+  return { className: nameOf(root), line: root.line, build, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort() };
+}
