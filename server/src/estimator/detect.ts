@@ -339,7 +339,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // Synthetic or collated data: the shape of the batch the step receives.
     if (/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/.test(libraryCall) && value?.kind === 'call') {
       const shape = tensorShape(value);
-      if (shape && libraryCall === 'torch.randint' && shape.dims.length <= 2 && shape.dims.length > 0) {
+      // (N, S) token ids: S is the sequence; a 1-D randint is a token stream or labels, not a batch's shape.
+      if (shape && libraryCall === 'torch.randint' && shape.dims.length === 2) {
         const seq = shape.dims[shape.dims.length - 1]!;
         if (seq >= 8 && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
       } else if (shape && shape.dims.length >= 3) {

@@ -263,7 +263,7 @@ function applyOverrides(config: TrainingConfig, overrides: EstimateOverrides): T
     if (value === undefined) return;
     (next as unknown as Record<string, unknown>)[key] = value;
     delete next.lines[key];
-    if (key === 'batchSize' || key === 'seqLen' || key === 'imageSize') next.how![key] = 'option';
+    if (key === 'batchSize' || key === 'seqLen' || key === 'imageSize') next.how![key as 'batchSize' | 'seqLen' | 'imageSize'] = 'option';
   };
   set('batchSize');
   set('seqLen');

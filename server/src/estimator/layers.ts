@@ -110,10 +110,10 @@ export class NetBuilder {
   }
 
   /** 1-D convolution over a token sequence (channels = features). */
-  conv1d(out: number, kernel: number, stride = 1, bias = true, padding = 0, inChannels?: number): this {
+  conv1d(out: number, kernel: number, stride = 1, bias = true, padding = 0, inChannels?: number, groups = 1): this {
     if (this.shape.kind === 'image') this.shape = { kind: 'tokens', seq: this.shape.h * this.shape.w, f: this.shape.c };
     if (this.shape.kind === 'vector') this.shape = { kind: 'tokens', seq: 1, f: this.shape.f };
-    return this.conv(out, kernel, stride, 1, bias, padding, true, inChannels);
+    return this.conv(out, kernel, stride, groups, bias, padding, true, inChannels);
   }
 
   /** ConvTranspose2d: upsamples; keeps its input for backward. */

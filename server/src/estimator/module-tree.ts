@@ -137,7 +137,7 @@ function apply(net: NetBuilder, layer: LayerValue): void {
       const bias = flag(layer, 'bias', true, 7);
       const out = num(layer, 1, 'out_channels', 1);
       const inChannels = num(layer, 0, 'in_channels', net.channels);
-      if (layer.type === 'Conv1d') net.conv1d(out, kernel, stride, bias, padding, inChannels);
+      if (layer.type === 'Conv1d') net.conv1d(out, kernel, stride, bias, padding, inChannels, num(layer, 6, 'groups', 1));
       else net.conv(out, kernel, stride, num(layer, 6, 'groups', 1), bias, padding, true, inChannels);
       return;
     }
@@ -150,9 +150,14 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'UpsamplingBilinear2d':
       net.upsample(num(layer, 1, 'scale_factor', 2));
       return;
-    case 'Embedding':
-      net.embedding(num(layer, 0, 'num_embeddings', 1), num(layer, 1, 'embedding_dim', 1));
+    case 'Embedding': {
+      const vocab = num(layer, 0, 'num_embeddings', 1);
+      const dim = num(layer, 1, 'embedding_dim', 1);
+      net.embedding(vocab, dim);
+      // Tied to the output head: one matrix, counted at the head.
+      if (layer.tiedWeight) net.parameters -= vocab * dim;
       return;
+    }
     case 'BatchNorm1d':
     case 'BatchNorm2d':
     case 'BatchNorm3d':

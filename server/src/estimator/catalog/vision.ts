@@ -4,7 +4,8 @@ import { NetBuilder } from '../layers';
 import { makeSpec } from './models';
 import type { LayerNetSpec, TransformerSpec } from '../types';
 
-function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number): LayerNetSpec {
+/** `widthFactor`: Wide ResNet's wider inner 3x3 convolutions (wide_resnet50_2: 2). */
+function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
   net.conv(64, 7, 2, 1, false, 3).batchNorm().relu().maxPool(3, 2, 1);
   const widths = [64, 128, 256, 512];
@@ -12,8 +13,8 @@ function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numCla
   blocks.forEach((count, stage) => {
     for (let b = 0; b < count; b++) {
       const stride = stage > 0 && b === 0 ? 2 : 1;
-      const width = widths[stage];
-      const out = bottleneck ? width * 4 : width;
+      const width = widths[stage] * widthFactor;
+      const out = bottleneck ? widths[stage] * 4 : width;
       const needsDownsample = b === 0 && (stride !== 1 || inChannels !== out);
       net.beginBlock();
       if (bottleneck) {
@@ -124,7 +125,11 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['mobilenet_v2', 'mobilenetv2_100'], publishedParameters: 3_504_872, build: mobilenetV2 },
   { names: ['efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
   { names: ['convnext_tiny'], publishedParameters: 28_589_128, build: convnextTiny },
-  { names: ['vit_b_16', 'vit_base_patch16_224'], publishedParameters: 86_567_656, build: (s, n) => vitSpec(768, 12, 12, 16, s, n) },
+  { names: ['wide_resnet50_2'], publishedParameters: 68_883_240, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 2) },
+  { names: ['wide_resnet101_2'], publishedParameters: 126_886_696, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 2) },
+  { names: ['vit_tiny_patch16_224', 'deit_tiny_patch16_224'], publishedParameters: 5_717_416, build: (s, n) => vitSpec(192, 12, 3, 16, s, n) },
+  { names: ['vit_small_patch16_224', 'deit_small_patch16_224'], publishedParameters: 22_050_664, build: (s, n) => vitSpec(384, 12, 6, 16, s, n) },
+  { names: ['vit_b_16', 'vit_base_patch16_224', 'deit_base_patch16_224'], publishedParameters: 86_567_656, build: (s, n) => vitSpec(768, 12, 12, 16, s, n) },
   { names: ['vit_b_32', 'vit_base_patch32_224'], publishedParameters: 88_224_232, build: (s, n) => vitSpec(768, 12, 12, 32, s, n) },
   { names: ['vit_l_16', 'vit_large_patch16_224'], publishedParameters: 304_326_632, build: (s, n) => vitSpec(1024, 24, 16, 16, s, n) },
 ];

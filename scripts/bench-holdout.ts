@@ -1,0 +1,70 @@
+// Scores the estimator on the held-out scripts of test/gpu/holdout (written from the contract alone, measured on
+// an H200 by test/gpu/holdout/run.py): estimated peak allocated against torch.cuda.max_memory_allocated().
+// Usage: npm run bench:holdout [-- --cli PATH/TO/cli.js]   (--cli scores another build, e.g. an older commit's)
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { errorStats, type ErrorStats } from '../server/src/estimator/calibration';
+import { parsePython } from '../server/src/engine/parser';
+import { estimateScript, toEstimateJson, type EstimateJson } from '../server/src/estimator/index';
+
+const repoRoot = path.resolve(__dirname, '..');
+const holdout = path.join(repoRoot, 'test', 'gpu', 'holdout');
+const MIB = 1024 * 1024;
+
+interface Measured { script: string; ok: boolean; peak_alloc?: number; params?: number; kind?: string }
+
+function percent(x: number): string {
+  return `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
+}
+
+async function estimateOf(file: string, cli: string | undefined): Promise<EstimateJson | undefined> {
+  if (cli) {
+    const run = spawnSync(process.execPath, [cli, 'estimate', file, '--json'], { cwd: path.dirname(file), encoding: 'utf8' });
+    try {
+      return JSON.parse(run.stdout) as EstimateJson;
+    } catch {
+      return undefined;
+    }
+  }
+  const text = fs.readFileSync(file, 'utf8');
+  const tree = await parsePython(text);
+  if (!tree) return undefined;
+  try {
+    return toEstimateJson(estimateScript(tree, text, file));
+  } finally {
+    tree.delete();
+  }
+}
+
+async function main(): Promise<void> {
+  const cliIndex = process.argv.indexOf('--cli');
+  const cli = cliIndex > 0 ? path.resolve(process.argv[cliIndex + 1]!) : undefined;
+  const results = JSON.parse(fs.readFileSync(path.join(holdout, 'results', 'h200.json'), 'utf8')) as { runs: Measured[] } | Measured[];
+  const runs = (Array.isArray(results) ? results : results.runs).filter((run) => run.ok && typeof run.peak_alloc === 'number');
+  const errors: number[] = [];
+  const paramErrors: number[] = [];
+  let unresolved = 0;
+  console.log(`${'script'.padEnd(40)} ${'measured'.padStart(9)} ${'ours'.padStart(9)} ${'err'.padStart(9)}  model (parameters: ours / measured)`);
+  for (const run of runs.sort((a, b) => a.script.localeCompare(b.script))) {
+    const file = path.join(holdout, 'scripts', run.script);
+    const json = await estimateOf(file, cli);
+    const peak = json?.peakAllocated;
+    const measured = run.peak_alloc!;
+    const model = json ? `${json.detected.model.name ?? 'unresolved'} (${json.detected.model.source})` : 'failed';
+    const params = json && run.params ? `${(json.detected.parameters / 1e6).toFixed(1)}M / ${(run.params / 1e6).toFixed(1)}M` : '';
+    if (typeof peak !== 'number') {
+      unresolved++;
+      console.log(`${run.script.padEnd(40)} ${(measured / MIB).toFixed(0).padStart(9)} ${'—'.padStart(9)} ${'—'.padStart(9)}  ${model}`);
+      continue;
+    }
+    errors.push(peak / measured - 1);
+    if (json && run.params) paramErrors.push(json.detected.parameters / run.params - 1);
+    console.log(`${run.script.padEnd(40)} ${(measured / MIB).toFixed(0).padStart(9)} ${(peak / MIB).toFixed(0).padStart(9)} ${percent(errors[errors.length - 1]!).padStart(9)}  ${model} ${params}`);
+  }
+  const line = (name: string, s: ErrorStats): string =>
+    `${name.padEnd(12)} n=${s.count}  median |err| ${percent(s.medianAbs)}  p90 |err| ${percent(s.p90Abs)}  worst under ${percent(s.worstUnder)}  worst over ${percent(s.worstOver)}`;
+  console.log(`\n${line('peak', errorStats(errors))}\n${line('parameters', errorStats(paramErrors))}\nno estimate (model unresolved): ${unresolved} of ${runs.length}`);
+}
+
+void main();
