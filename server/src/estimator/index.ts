@@ -2,6 +2,8 @@
 // assumptions, apply the user's overrides, estimate, and check the fit on catalog GPUs.
 // Lines in EstimateResult are 1-based (as the CLI prints them); the library keeps 0-based lines internally.
 import type { PyTree as Tree } from '../engine/program/node';
+import type { Tree as ParserTree } from '../engine/parser';
+import { copyTree } from '../engine/syntax-tree';
 import { t } from '../l10n';
 import { findGpu } from './catalog/gpus';
 import { detectConfig, type DetectedConfig } from './detect';
@@ -342,8 +344,11 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
 }
 
 /** Detects, assumes, overrides and estimates one script. `filePath` locates a config.json beside it. */
-export function estimateScript(tree: Tree, text: string, filePath: string, overrides: EstimateOverrides = {}): EstimateResult {
-  const detected = detectConfig(tree, text, filePath);
+export function estimateScript(tree: Tree | ParserTree, text: string, filePath: string, overrides: EstimateOverrides = {}): EstimateResult {
+  // The program model asks the tree many small questions: a tree-sitter tree (the CLI's parse) is read through
+  // the engine's plain copy, as the server reads its documents, instead of one WebAssembly call per question.
+  const plain: Tree = 'walk' in tree ? { rootNode: copyTree(tree, text) } : tree;
+  const detected = detectConfig(plain, text, filePath);
   const assumptions: string[] = [];
   const config = configFromDetection(detected, assumptions, overrides.params);
   return estimateFromConfig(config, overrides, filePath, assumptions);

@@ -20,6 +20,10 @@ import { parseConfigFile } from './config-files';
 
 /** Loops longer than this run their body once with an unknown loop variable (no script builds more layers). */
 const MAX_UNROLL = 512;
+/** Loops that build nothing run at most this many times (their values do not depend on the count). */
+const MAX_PLAIN_UNROLL = 16;
+/** A loop body that grows a container or registers a module. */
+const BUILDS = /\.(append|extend|insert|add_module|register_module)\(|\+=\s*\[/;
 /** Evaluation steps per program: a bound on the work for any input (a 20,000-line script stays well inside). */
 const MAX_STEPS = 400_000;
 const MAX_CALL_DEPTH = 24;
@@ -244,7 +248,10 @@ export class ProgramModel {
     const iterable = this.evalExpr(node.childForFieldName('right'), scope);
     const items = iterationItems(iterable);
     if (!left || !body) return;
-    if (!items || items.length > MAX_UNROLL) {
+    // Loops that build something (layers appended, modules registered) run every iteration; others, such as an
+    // evaluation loop over `range(eval_iters)`, need one run to give every expression a value.
+    const limit = BUILDS.test(body.text) ? MAX_UNROLL : MAX_PLAIN_UNROLL;
+    if (!items || items.length > limit) {
       this.assignTarget(left, { kind: 'unknown', origin: { line: left.startPosition.row, how: 'loop' } }, scope);
       this.runLoopBody(body, scope);
       return;
