@@ -29,8 +29,9 @@ def main():
     config = AutoConfig.from_pretrained(BASE)
     config.num_hidden_layers = N_LAYERS          # half-depth variant for the ablation
     config.max_window_layers = N_LAYERS
-    model = AutoModelForCausalLM.from_config(config)
-    model.to("cuda")
+    # build straight on the GPU: initialising ~300M parameters on the CPU takes far too long
+    with torch.device("cuda"):
+        model = AutoModelForCausalLM.from_config(config)
     print("param dtype:", next(model.parameters()).dtype)
 
     loader = DataLoader(Shards(BATCH_SIZE * STEPS, SEQ_LEN, config.vocab_size), batch_size=BATCH_SIZE)
