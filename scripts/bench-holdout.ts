@@ -40,8 +40,8 @@ async function estimateOf(file: string, cli: string | undefined): Promise<Estima
 async function main(): Promise<void> {
   const cliIndex = process.argv.indexOf('--cli');
   const cli = cliIndex > 0 ? path.resolve(process.argv[cliIndex + 1]!) : undefined;
-  const results = JSON.parse(fs.readFileSync(path.join(holdout, 'results', 'h200.json'), 'utf8')) as { runs: Measured[] } | Measured[];
-  const runs = (Array.isArray(results) ? results : results.runs).filter((run) => run.ok && typeof run.peak_alloc === 'number');
+  const results = JSON.parse(fs.readFileSync(path.join(holdout, 'results', 'h200.json'), 'utf8')) as { results: Measured[] } | Measured[];
+  const runs = (Array.isArray(results) ? results : results.results).filter((run) => run.ok && typeof run.peak_alloc === 'number');
   const errors: number[] = [];
   const paramErrors: number[] = [];
   let unresolved = 0;

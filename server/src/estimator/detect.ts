@@ -9,7 +9,7 @@ import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { findVisionModel } from './catalog/vision';
 import { moduleNet, type CustomModuleInfo } from './module-tree';
-import type { How, Value } from '../engine/program/values';
+import { tensorShape, type Value } from '../engine/program/values';
 import { Bindings, keywordArguments, positionalArguments, type PyValue } from './python-values';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
@@ -141,7 +141,11 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   if (!id) return undefined;
   const entry = findCatalogModel(id);
   if (!entry) return undefined;
-  const spec: TransformerSpec = { ...entry.spec, storedDtype: 'fp32' };
+  return withConfigAttributes({ ...entry.spec, storedDtype: 'fp32' }, attrs);
+}
+
+/** A config's values (keyword arguments, or attributes the script set) over a spec. */
+function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>): TransformerSpec {
   const get = (...keys: string[]): number | undefined => {
     for (const k of keys) {
       const v = attrs.get(k);
@@ -152,7 +156,11 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   spec.hidden = get('hidden_size', 'n_embd', 'd_model', 'dim') ?? spec.hidden;
   spec.layers = get('num_hidden_layers', 'n_layer', 'num_layers', 'encoder_layers') ?? spec.layers;
   spec.heads = get('num_attention_heads', 'n_head', 'num_heads', 'encoder_attention_heads') ?? spec.heads;
-  spec.kvHeads = get('num_key_value_heads') ?? (attrs.has('num_attention_heads') || attrs.has('n_head') ? spec.heads : spec.kvHeads);
+  const headsGiven = ['num_attention_heads', 'n_head', 'num_heads', 'encoder_attention_heads'].some((k) => attrs.has(k));
+  // Heads given without key/value heads: every head has its own keys and values (no grouped-query attention).
+  spec.kvHeads = get('num_key_value_heads') ?? (headsGiven ? spec.heads : spec.kvHeads);
+  const projection = attrs.get('feed_forward_proj');
+  if (projection?.kind === 'string') spec.mlp = projection.value.startsWith('gated') ? 'geglu' : 'relu';
   spec.headDim = get('head_dim', 'd_kv') ?? Math.floor(spec.hidden / spec.heads);
   spec.intermediate = get('intermediate_size', 'n_inner', 'd_ff', 'ffn_dim') ?? (spec.family === 'gpt2' ? 4 * spec.hidden : spec.intermediate);
   spec.vocab = get('vocab_size') ?? spec.vocab;
@@ -171,9 +179,9 @@ const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'per_device
 const SEQ_NAMES = ['seq_len', 'SEQ_LEN', 'seq_length', 'SEQ_LENGTH', 'sequence_length', 'block_size', 'BLOCK_SIZE', 'context_length',
   'CONTEXT_LENGTH', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
 const TARGET_NAMES = ['max_target_length', 'max_target_len', 'MAX_TARGET_LENGTH', 'MAX_TARGET_LEN', 'target_max_length', 'max_label_length',
-  'max_labels_length', 'max_output_length', 'target_length', 'target_len'];
+  'max_labels_length', 'max_output_length', 'target_length', 'target_len', 'TARGET_LENGTH', 'TARGET_LEN', 'tgt_len', 'TGT_LEN'];
 /** Names a script gives the tokenised targets of a seq2seq model. */
-const TARGET_VARIABLE = /^(labels|targets?|label_ids|target_ids|decoder_input_ids|target_encodings?|label_encodings?)$/;
+const TARGET_VARIABLE = /^(labels|targets?|tgt|tgts|label_ids|target_ids|tgt_ids|decoder_input_ids|target_encodings?|label_encodings?|summar(y|ies))$/;
 const IMAGE_NAMES = ['image_size', 'img_size', 'IMAGE_SIZE', 'IMG_SIZE', 'input_size', 'resolution', 'crop_size'];
 const ACCUM_NAMES = ['gradient_accumulation_steps', 'accumulation_steps', 'grad_accum_steps', 'accum_steps', 'grad_accum', 'ACCUMULATION_STEPS', 'GRAD_ACCUM'];
 
@@ -212,7 +220,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const bindings = Bindings.fromTree(tree, filePath);
   const calls = tree.rootNode.descendantsOfType('call').filter((c): c is Node => c !== null);
   const detected: DetectedConfig = { mode: { value: 'infer-grad' }, zeroGradMissing: false };
-  let configSpec: { spec: TransformerSpec; line: number; name: string } | undefined;
+  let configSpec: { spec: TransformerSpec; line: number; name: string; storedDtype?: WeightDtype } | undefined;
   let hasBackward: number | undefined;
   let hasNoGrad: number | undefined;
   let hasZeroGrad = false;
@@ -271,10 +279,18 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const spec = specFromConfigCall(configArgument.typeName, configArgument.attrs);
       if (spec) configSpec = { spec, line: configArgument.line, name: configArgument.typeName };
     }
+    // `AutoConfig.from_pretrained(id)` then `from_config(config)`: the architecture of a catalog id, fresh weights.
+    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'call' && /(^|\.)\w*Config\.from_pretrained$/.test(configArgument.path)) {
+      const id = configArgument.args[0]?.kind === 'string' ? configArgument.args[0].value : undefined;
+      const entry = id ? findCatalogModel(id) : undefined;
+      if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, configArgument.attrs ?? new Map()), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
+      else if (!detected.model) detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
+    }
     if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configSpec && !detected.model && (pos.length > 0 || kw.has('config'))) {
       const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
       const spec = { ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) };
-      detected.model = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: 'fp32' };
+      // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
+      detected.model = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: configSpec.storedDtype ?? 'fp32' };
       const attn = kwValue('attn_implementation');
       if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
     }
@@ -329,7 +345,21 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (typeof fsdpOptions === 'string' && /\bshard_grad_op\b/.test(fsdpOptions)) detected.shardGradOp = { value: true, line };
       detected.usesTrainer = { value: true, line };
     }
-    if (name === 'Trainer' || name === 'SFTTrainer' || name === 'Seq2SeqTrainer') detected.usesTrainer = { value: true, line };
+    const lightningTrainer = /(^|\.)(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$/.test(libraryCall) || (name === 'Trainer' && /^(L|pl)\./.test(fn));
+    if (!lightningTrainer && (name === 'Trainer' || name === 'SFTTrainer' || name === 'Seq2SeqTrainer')) detected.usesTrainer = { value: true, line };
+    // Lightning's Trainer(precision=...): "16-mixed"/"bf16-mixed" are autocast, "16-true"/"bf16-true" cast the weights.
+    if (lightningTrainer) {
+      trainerTrain ??= line;
+      const precision = kwValue('precision');
+      const text = typeof precision === 'number' ? String(precision) : typeof precision === 'string' ? precision : '';
+      const where = kw.get('precision')?.startPosition.row;
+      if (/^(16|16-mixed)$/.test(text)) detected.autocast = { value: 'fp16', line: where };
+      else if (/^bf16(-mixed)?$/.test(text)) detected.autocast = { value: 'bf16', line: where };
+      else if (text === 'bf16-true') detected.weightDtype = { value: 'bf16', line: where };
+      else if (text === '16-true') detected.weightDtype = { value: 'fp16', line: where };
+      const accumulate = kwNumber('accumulate_grad_batches');
+      if (accumulate) detected.accumulation = accumulate;
+    }
     if (kw.has('max_length') && name !== 'generate') {
       const s = kwNumber('max_length');
       // Tokenising the targets (`text_target=`, or assigned to `labels`) gives the decoder's length, not the input's.
@@ -342,7 +372,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // (N, S) token ids: S is the sequence; a 1-D randint is a token stream or labels, not a batch's shape.
       if (shape && libraryCall === 'torch.randint' && shape.dims.length === 2) {
         const seq = shape.dims[shape.dims.length - 1]!;
-        if (seq >= 8 && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
+        // Token ids kept as the targets of an encoder-decoder are the decoder's length, not the input's.
+        if (seq >= 8 && TARGET_VARIABLE.test(assignedName(call) ?? '')) detected.targetLen ??= { value: seq, line: shape.line, how: shape.how };
+        else if (seq >= 8 && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
       } else if (shape && shape.dims.length >= 3) {
         const [c, h, w] = shape.dims.slice(-3) as [number, number, number];
         if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && !detected.imageSize) detected.imageSize = { value: h, line: shape.line, how: shape.how };
@@ -468,18 +500,6 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   return detected;
 }
 
-/** The shape a tensor-creating call is given: `torch.randint(0, V, (N, S))`, `torch.randn(N, 3, H, W)`. */
-function tensorShape(call: Extract<Value, { kind: 'call' }>): { dims: number[]; line: number; how: How } | undefined {
-  const size = call.kwargs.get('size');
-  const candidates = size ? [size] : call.path === 'torch.randint' ? call.args.slice(call.args.length >= 3 ? 2 : 1, call.args.length >= 3 ? 3 : 2) : call.args;
-  const flat = candidates.length === 1 && candidates[0]!.kind === 'list' ? candidates[0]!.items : candidates;
-  const dims = flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) ? item.value : undefined));
-  if (dims.length === 0 || dims.some((d) => d === undefined || d <= 0)) return undefined;
-  const last = flat[flat.length - 1]!;
-  const origin = 'origin' in last ? last.origin : undefined;
-  return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal' };
-}
-
 /** The plain variable a call's value is assigned to, through a method chain (`labels = tok(...).input_ids.to("cuda")`). */
 function assignedName(call: Node): string | undefined {
   let node: Node = call;
@@ -488,7 +508,9 @@ function assignedName(call: Node): string | undefined {
   }
   const parent = node.parent;
   const left = parent?.type === 'assignment' && parent.childForFieldName('right')?.id === node.id ? parent.childForFieldName('left') : undefined;
-  return left?.type === 'identifier' ? left.text : undefined;
+  if (left?.type === 'identifier') return left.text;
+  // `self.tgt = torch.randint(...)`: the attribute's name.
+  return left?.type === 'attribute' ? left.childForFieldName('attribute')?.text : undefined;
 }
 
 /** Whether a call's value, through a method chain like `.cuda().train()`, is assigned to a plain variable. */

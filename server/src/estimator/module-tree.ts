@@ -3,7 +3,7 @@
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
 import type { LayerValue, ObjectValue, Value } from '../engine/program/values';
-import { isModuleClass, numberOf } from '../engine/program/values';
+import { isModuleClass, numberOf, tensorShape } from '../engine/program/values';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
 
@@ -74,7 +74,7 @@ function leaves(root: Module): { leaves: Leaf[]; unknown: Set<string> } {
   return { leaves: out, unknown };
 }
 
-const LAYER_TYPES = new Set(['Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
+const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
   'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm2d', 'LSTM', 'GRU', 'RNN', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d',
   'MaxPool1d', 'MaxPool2d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AvgPool2d', 'AdaptiveMaxPool2d', 'LeakyReLU', 'ReLU6',
@@ -120,6 +120,13 @@ function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channe
 
 function apply(net: NetBuilder, layer: LayerValue): void {
   switch (layer.type) {
+    case 'Parameter': {
+      // nn.Parameter(torch.zeros(1, 1, dim)): a class token, position table or scale, counted by its shape.
+      const tensor = layer.args[0] ?? layer.kwargs.get('data');
+      const shape = tensor?.kind === 'call' ? tensorShape(tensor) : undefined;
+      if (shape) net.parameters += shape.dims.reduce((a, b) => a * b, 1);
+      return;
+    }
     case 'Linear':
     case 'LazyLinear': {
       const inFeatures = layer.type === 'LazyLinear' ? undefined : num(layer, 0, 'in_features', net.channels);

@@ -23,7 +23,7 @@ const MAX_UNROLL = 512;
 /** Loops that build nothing run at most this many times (their values do not depend on the count). */
 const MAX_PLAIN_UNROLL = 16;
 /** A loop body that grows a container or registers a module. */
-const BUILDS = /\.(append|extend|insert|add_module|register_module)\(|\+=\s*\[/;
+const BUILDS = /\.(append|extend|insert|add_module|register_module)\(|\+=\s*(\[|[A-Za-z_][\w.]*\()/;
 /** Evaluation steps per program: a bound on the work for any input (a 20,000-line script stays well inside). */
 const MAX_STEPS = 400_000;
 const MAX_CALL_DEPTH = 24;
@@ -366,6 +366,9 @@ export class ProgramModel {
       object.attrs.set(name, value);
     } else if (object.kind === 'dict') {
       object.entries.set(name, value);
+    } else if (object.kind === 'call') {
+      object.attrs ??= new Map();
+      object.attrs.set(name, value);
     } else if (object.kind === 'layer' && name === 'weight') {
       // Weight tying: `self.head.weight = self.embed.weight` shares one parameter.
       object.tiedWeight = true;
@@ -555,9 +558,12 @@ export class ProgramModel {
       case 'lambda':
         return { kind: 'function', name: '<lambda>', node, closure: scope };
       case 'assignment':
-        // `a = b = value` parses as nested assignments.
+        // Statements hold assignments as expressions (`a = b = value` nests them).
         this.execAssignment(node, scope);
         return this.valueOf(node.childForFieldName('right')) ?? UNKNOWN;
+      case 'augmented_assignment':
+        this.execAugmented(node, scope);
+        return UNKNOWN;
       case 'named_expression': {
         const value = this.evalExpr(node.childForFieldName('value'), scope);
         const name = node.childForFieldName('name');
@@ -681,10 +687,14 @@ export class ProgramModel {
       }
       case 'class':
         return lookupClassAttribute(object, name) ?? UNKNOWN;
-      case 'layer':
+      case 'layer': {
+        const child = object.named?.get(name);
+        return child ?? { kind: 'method', receiver: object, name };
+      }
+      case 'call':
+        return object.attrs?.get(name) ?? { kind: 'method', receiver: object, name };
       case 'list':
       case 'string':
-      case 'call':
         return { kind: 'method', receiver: object, name };
       default:
         return UNKNOWN;
@@ -891,7 +901,12 @@ export class ProgramModel {
       const all = dataclassFields(cls);
       all.forEach((field, i) => {
         const given = kwargs.get(field) ?? args[i];
-        const value = given !== undefined ? readThrough(given, 'call-argument') : cls.attrs.get(field) ?? lookupClassAttribute(cls, field) ?? UNKNOWN;
+        let value = given !== undefined ? readThrough(given, 'call-argument') : cls.attrs.get(field) ?? lookupClassAttribute(cls, field) ?? UNKNOWN;
+        // `field(default_factory=TrainConfig)` / `field(default=8)`: the default it names, made per instance.
+        if (given === undefined && value.kind === 'call' && /(^|\.)field$/.test(value.path)) {
+          const factory = value.kwargs.get('default_factory');
+          value = factory ? this.call(factory, [], new Map(), line) : value.kwargs.get('default') ?? UNKNOWN;
+        }
         instance.attrs.set(field, value);
       });
       const post = lookupClassAttribute(cls, '__post_init__');
@@ -908,7 +923,10 @@ export class ProgramModel {
   private callLibrary(path: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
     const name = path.slice(path.lastIndexOf('.') + 1);
     const layer = TORCH_NN.exec(path);
-    if (layer && !/^(Module|Parameter|DataParallel|DistributedDataParallel)$/.test(layer[1]!)) {
+    if (/^torch\.nn\.(parameter\.)?Parameter$/.test(path)) {
+      return { kind: 'layer', type: 'Parameter', args, kwargs, children: [], line };
+    }
+    if (layer && !/^(Module|DataParallel|DistributedDataParallel)$/.test(layer[1]!)) {
       const type = layer[1]!;
       const value: LayerValue = { kind: 'layer', type, args, kwargs, children: [], line };
       if (type === 'Sequential' || type === 'ModuleList') {
@@ -917,7 +935,11 @@ export class ProgramModel {
           value.children = orderedDictValues(args[0]);
         }
       } else if (type === 'ModuleDict') {
-        value.children = [...(entriesOf(args[0] ?? UNKNOWN) ?? new Map()).values()];
+        value.named = new Map(entriesOf(args[0] ?? UNKNOWN) ?? pairsOf(args[0] ?? UNKNOWN) ?? []);
+        value.children = [...value.named.values()];
+      }
+      if (type === 'Sequential' && args.length === 1 && args[0]?.kind === 'call' && /OrderedDict$/.test(args[0].path)) {
+        value.named = new Map(args[0].args[0] ? pairsOf(args[0].args[0]) ?? [] : []);
       }
       return value;
     }
@@ -983,6 +1005,26 @@ export class ProgramModel {
         const value = path === 'min' ? Math.min(...ns) : path === 'max' ? Math.max(...ns) : path === 'sum' ? ns.reduce((a, b) => a + b, 0)
           : path === 'abs' ? Math.abs(ns[0]!) : Math.round(ns[0]!);
         return { kind: 'number', value, origin: { line, how: 'literal' } };
+      }
+      case 'math.log2':
+      case 'math.log':
+      case 'math.log10':
+      case 'math.sqrt':
+      case 'math.ceil':
+      case 'math.floor':
+      case 'math.exp':
+      case 'math.pow':
+      case 'math.prod':
+      case 'math.gcd': {
+        const numbers = (path === 'math.prod' && args[0] ? iterationItems(args[0]) ?? [] : args).map(numberOf);
+        if (numbers.length === 0 || numbers.some((n) => n === undefined)) return UNKNOWN;
+        const [x, y] = numbers as number[];
+        const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b));
+        const value = path === 'math.log2' ? Math.log2(x!) : path === 'math.log' ? (y ? Math.log(x!) / Math.log(y) : Math.log(x!))
+          : path === 'math.log10' ? Math.log10(x!) : path === 'math.sqrt' ? Math.sqrt(x!) : path === 'math.ceil' ? Math.ceil(x!)
+          : path === 'math.floor' ? Math.floor(x!) : path === 'math.exp' ? Math.exp(x!) : path === 'math.pow' ? x! ** (y ?? 1)
+          : path === 'math.gcd' ? gcd(x!, y ?? 0) : (numbers as number[]).reduce((a, b) => a * b, 1);
+        return Number.isFinite(value) ? { kind: 'number', value, origin: { line, how: 'literal' } } : UNKNOWN;
       }
       case 'getattr': {
         const [object, attribute, fallback] = args;

@@ -82,6 +82,8 @@ export interface LayerValue {
   /** Sequential / ModuleList / ModuleDict contents, in order. */
   children: Value[];
   line: number;
+  /** ModuleDict entries and named Sequential children, read as attributes (`self.transformer.wte`). */
+  named?: Map<string, Value>;
   /** Its weight was replaced by another layer's (`head.weight = embed.weight`): counted once, at the other. */
   tiedWeight?: boolean;
 }
@@ -93,6 +95,8 @@ export interface CallResultValue {
   args: Value[];
   kwargs: Map<string, Value>;
   line: number;
+  /** Attributes the script set on the result (`config.num_hidden_layers = 12`). */
+  attrs?: Map<string, Value>;
 }
 
 /** A method looked up on a value (`layers.append`, `cfg.get`, `model.to`), not yet called. */
@@ -173,4 +177,19 @@ export function numberOf(value: Value | undefined): number | undefined {
 
 export function stringOf(value: Value | undefined): string | undefined {
   return value?.kind === 'string' ? value.value : undefined;
+}
+
+/** The shape a tensor-creating call is given: `torch.zeros(1, 1, d)`, `torch.randint(0, V, (N, S))`. */
+export function tensorShape(call: CallResultValue): { dims: number[]; line: number; how: How } | undefined {
+  if (!/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm|normal)$/.test(call.path)) return undefined;
+  const size = call.kwargs.get('size');
+  const positional = call.path === 'torch.randint' ? call.args.slice(call.args.length >= 3 ? 2 : 1, call.args.length >= 3 ? 3 : 2)
+    : call.path === 'torch.full' ? call.args.slice(0, 1) : call.args;
+  const candidates = size ? [size] : positional;
+  const flat = candidates.length === 1 && candidates[0]!.kind === 'list' ? candidates[0]!.items : candidates;
+  const dims = flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) ? item.value : undefined));
+  if (dims.length === 0 || dims.some((d) => d === undefined || d <= 0)) return undefined;
+  const last = flat[flat.length - 1]!;
+  const origin = 'origin' in last ? last.origin : undefined;
+  return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal' };
 }
