@@ -314,7 +314,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another.
     if (!customModel && value && assignedOutsideModule(call)) {
-      const net = moduleNet(value);
+      const net = moduleNet(value, bindings.program);
       if (net && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential'))) customModel = { ...net, line };
     }
 

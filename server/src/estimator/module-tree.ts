@@ -4,6 +4,8 @@
 // order, which is the order most forward() methods run them in.
 import type { LayerValue, ObjectValue, Value } from '../engine/program/values';
 import { isModuleClass, numberOf, tensorShape } from '../engine/program/values';
+import type { ProgramModel } from '../engine/program/interpreter';
+import { ForwardTrace } from './forward-trace';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
 
@@ -41,9 +43,10 @@ function submodules(module: Module): Module[] {
 /** A flat list of leaf layers, each marked with the top-level block it belongs to (for checkpointing). */
 interface Leaf { layer: LayerValue; block: number | undefined }
 
-function leaves(root: Module): { leaves: Leaf[]; unknown: Set<string> } {
+function leaves(root: Module): { leaves: Leaf[]; unknown: Set<string>; blocks: Set<Module> } {
   const out: Leaf[] = [];
   const unknown = new Set<string>();
+  const blocks = new Set<Module>();
   const seen = new Set<Module>();
   let blockCounter = 0;
   // The first container of several custom blocks (a ModuleList of transformer blocks) defines the blocks.
@@ -67,11 +70,14 @@ function leaves(root: Module): { leaves: Leaf[]; unknown: Set<string> } {
     }
     const children = submodules(module);
     const repeated = !blocksAssigned && block === undefined && children.length > 1 && children.every((c) => c.kind === 'object' || (c.kind === 'layer' && c.type === 'Sequential'));
-    if (repeated) blocksAssigned = true;
+    if (repeated) {
+      blocksAssigned = true;
+      for (const child of children) blocks.add(child);
+    }
     for (const child of children) visit(child, repeated ? blockCounter++ : block, depth + 1);
   };
   visit(root, undefined, 0);
-  return { leaves: out, unknown };
+  return { leaves: out, unknown, blocks };
 }
 
 const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
@@ -95,22 +101,22 @@ function flag(layer: LayerValue, keyword: string, fallback: boolean, index = -1)
   return value?.kind === 'bool' ? value.value : fallback;
 }
 
-function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channels: number } {
+function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channels: number; layer?: LayerValue } {
   for (const { layer } of list) {
     switch (layer.type) {
       case 'Conv2d':
       case 'Conv3d':
-        return { kind: 'image', channels: num(layer, 0, 'in_channels', 3) };
+        return { kind: 'image', channels: num(layer, 0, 'in_channels', 3), layer };
       case 'Embedding':
-        return { kind: 'tokens', channels: 1 };
+        return { kind: 'tokens', channels: 1, layer };
       case 'Conv1d':
-        return { kind: 'tokens', channels: num(layer, 0, 'in_channels', 1) };
+        return { kind: 'tokens', channels: num(layer, 0, 'in_channels', 1), layer };
       case 'LSTM':
       case 'GRU':
       case 'RNN':
-        return { kind: 'tokens', channels: num(layer, 0, 'input_size', 1) };
+        return { kind: 'tokens', channels: num(layer, 0, 'input_size', 1), layer };
       case 'Linear':
-        return { kind: 'vector', channels: num(layer, 0, 'in_features', 1) };
+        return { kind: 'vector', channels: num(layer, 0, 'in_features', 1), layer };
       default:
         break;
     }
@@ -240,14 +246,148 @@ function apply(net: NetBuilder, layer: LayerValue): void {
   }
 }
 
+/**
+ * A layer's own parameters, from its constructor arguments alone (what `sum(p.numel() for p in m.parameters())`
+ * counts), and those of them autocast casts to half precision (linear, convolution and attention weights).
+ */
+function layerParameters(layer: LayerValue): { total: number; cast: number } {
+  const n = (index: number, keyword: string, fallback: number): number => num(layer, index, keyword, fallback);
+  const kernel = (index: number, dims: number): number => {
+    const value = argument(layer, index, 'kernel_size');
+    if (value?.kind === 'list') return value.items.map((i) => numberOf(i) ?? 1).reduce((a, b) => a * b, 1);
+    return (numberOf(value) ?? 1) ** dims;
+  };
+  switch (layer.type) {
+    case 'Linear': {
+      const weight = layer.tiedWeight ? 0 : n(0, 'in_features', 0) * n(1, 'out_features', 0);
+      return { total: weight + (flag(layer, 'bias', true, 2) ? n(1, 'out_features', 0) : 0), cast: n(0, 'in_features', 0) * n(1, 'out_features', 0) };
+    }
+    case 'Bilinear': {
+      const weight = n(0, 'in1_features', 0) * n(1, 'in2_features', 0) * n(2, 'out_features', 0);
+      return { total: weight + (flag(layer, 'bias', true, 3) ? n(2, 'out_features', 0) : 0), cast: weight };
+    }
+    case 'Conv1d':
+    case 'Conv2d':
+    case 'Conv3d':
+    case 'ConvTranspose1d':
+    case 'ConvTranspose2d': {
+      const dims = layer.type.endsWith('3d') ? 3 : layer.type.endsWith('2d') ? 2 : 1;
+      const groups = n(layer.type.startsWith('ConvTranspose') ? 6 : 6, 'groups', 1);
+      const weight = (n(0, 'in_channels', 0) / groups) * n(1, 'out_channels', 0) * kernel(2, dims);
+      const bias = flag(layer, 'bias', true, layer.type.startsWith('ConvTranspose') ? 7 : 7) ? n(1, 'out_channels', 0) : 0;
+      return { total: weight + bias, cast: weight };
+    }
+    case 'BatchNorm1d':
+    case 'BatchNorm2d':
+    case 'BatchNorm3d':
+      return { total: flag(layer, 'affine', true, 3) ? 2 * n(0, 'num_features', 0) : 0, cast: 0 };
+    case 'InstanceNorm1d':
+    case 'InstanceNorm2d':
+      return { total: flag(layer, 'affine', false, 3) ? 2 * n(0, 'num_features', 0) : 0, cast: 0 };
+    case 'GroupNorm':
+      return { total: flag(layer, 'affine', true, 3) ? 2 * n(1, 'num_channels', 0) : 0, cast: 0 };
+    case 'LayerNorm':
+    case 'RMSNorm': {
+      const shape = argument(layer, 0, 'normalized_shape');
+      const features = shape?.kind === 'list' ? shape.items.map((i) => numberOf(i) ?? 1).reduce((a, b) => a * b, 1) : numberOf(shape) ?? 0;
+      if (!flag(layer, 'elementwise_affine', true, 2)) return { total: 0, cast: 0 };
+      return { total: features * (layer.type === 'RMSNorm' || !flag(layer, 'bias', true, 3) ? 1 : 2), cast: 0 };
+    }
+    case 'Embedding':
+    case 'EmbeddingBag':
+      return { total: layer.tiedWeight ? 0 : n(0, 'num_embeddings', 0) * n(1, 'embedding_dim', 0), cast: 0 };
+    case 'PReLU':
+      return { total: n(0, 'num_parameters', 1), cast: 0 };
+    case 'Parameter': {
+      const tensor = layer.args[0] ?? layer.kwargs.get('data');
+      const shape = tensor?.kind === 'call' ? tensorShape(tensor) : undefined;
+      return { total: shape ? shape.dims.reduce((a, b) => a * b, 1) : 0, cast: 0 };
+    }
+    case 'LSTM':
+    case 'GRU':
+    case 'RNN': {
+      const gates = layer.type === 'LSTM' ? 4 : layer.type === 'GRU' ? 3 : 1;
+      const input = n(0, 'input_size', 0);
+      const hidden = n(1, 'hidden_size', 0);
+      const layers = n(2, 'num_layers', 1);
+      const dirs = flag(layer, 'bidirectional', false, 6) ? 2 : 1;
+      const bias = flag(layer, 'bias', true, 3);
+      let total = 0;
+      let cast = 0;
+      for (let l = 0; l < layers; l++) {
+        const layerIn = l === 0 ? input : hidden * dirs;
+        cast += dirs * gates * hidden * (layerIn + hidden);
+        total += dirs * gates * hidden * (layerIn + hidden + (bias ? 2 : 0));
+      }
+      return { total, cast };
+    }
+    case 'MultiheadAttention': {
+      const e = n(0, 'embed_dim', 0);
+      const bias = flag(layer, 'bias', true, 3);
+      return { total: 4 * e * e + (bias ? 4 * e : 0), cast: 4 * e * e };
+    }
+    case 'TransformerEncoderLayer':
+    case 'TransformerDecoderLayer': {
+      const d = n(0, 'd_model', 0);
+      const ff = n(2, 'dim_feedforward', 2048);
+      const blocks = layer.type === 'TransformerDecoderLayer' ? 2 : 1;
+      return {
+        total: blocks * (4 * d * d + 4 * d) + 2 * d * ff + ff + d + (blocks + 1) * 2 * d,
+        cast: blocks * 4 * d * d + 2 * d * ff,
+      };
+    }
+    default:
+      return { total: 0, cast: 0 };
+  }
+}
+
 function nameOf(module: Module): string {
   return module.kind === 'layer' ? `nn.${module.type}` : module.typeName;
 }
 
+/**
+ * The per-sample input of a module, with batch 1: from a call site whose argument the script determines
+ * (`netG(torch.randn(b, nz, 1, 1))`), else from its first layer at the detected size.
+ */
+function traceInput(program: ProgramModel, root: Module, first: ReturnType<typeof firstShape>, size: number, trace: ForwardTrace): Value {
+  for (const args of program.moduleCalls.get(root) ?? []) {
+    const given = args[0];
+    const shape = given?.kind === 'call' ? tensorShape(given) : undefined;
+    if (shape && shape.dims.length >= 2) return trace.input([1, ...shape.dims.slice(1)], given?.kind === 'call' && given.path === 'torch.randint');
+  }
+  const layer = first.layer;
+  switch (layer?.type) {
+    case 'Conv2d':
+    case 'Conv3d':
+      return trace.input([1, first.channels, size, size], false);
+    case 'Embedding':
+      return trace.input([1, size], true);
+    case 'Conv1d':
+      return trace.input([1, first.channels, size], false);
+    case 'LSTM':
+    case 'GRU':
+    case 'RNN': {
+      const batchFirst = layer.kwargs.get('batch_first');
+      return trace.input(batchFirst?.kind === 'bool' && batchFirst.value ? [1, size, first.channels] : [size, 1, first.channels], false);
+    }
+    default:
+      return trace.input([1, first.channels], false);
+  }
+}
+
+/** The largest tensor among what forward returned (logits beside a scalar loss). */
+function outputOf(value: Value | undefined): number | undefined {
+  if (!value) return undefined;
+  if (value.kind === 'tensor') return value.shape.reduce((a, b) => a * b, 1);
+  const items = value.kind === 'list' ? value.items : value.kind === 'dict' ? [...value.entries.values()] : value.kind === 'object' ? [...value.attrs.values()] : [];
+  const sizes = items.map(outputOf).filter((n): n is number => n !== undefined);
+  return sizes.length > 0 ? Math.max(...sizes) : undefined;
+}
+
 /** The net of a module the script builds; undefined when it holds no layer at all. */
-export function moduleNet(root: Value): CustomModuleInfo | undefined {
+export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
-  const { leaves: list, unknown } = leaves(root);
+  const { leaves: list, unknown, blocks } = leaves(root);
   if (list.length === 0) return undefined;
   const first = firstShape(list);
   const build = (size: number): LayerNetSpec => {
@@ -265,7 +405,32 @@ export function moduleNet(root: Value): CustomModuleInfo | undefined {
       apply(net, layer);
     }
     if (open !== undefined) net.endBlock();
-    return net.build(first.kind !== 'vector');
+    // Parameters come from each layer's own arguments, never from shapes the walk inferred.
+    const counted = list.map(({ layer }) => layerParameters(layer));
+    const spec = {
+      ...net.build(first.kind !== 'vector'),
+      parameters: counted.reduce((sum, c) => sum + c.total, 0),
+      castParameters: counted.reduce((sum, c) => sum + c.cast, 0),
+    };
+    // What backward keeps, from running forward() itself (functional activations, skips, reshapes included);
+    // the registration-order walk above stays the answer where the trace cannot finish.
+    if (!program) return spec;
+    const trace = new ForwardTrace(blocks);
+    const traced = traceInput(program, root, first, size, trace);
+    const output = outputOf(program.trace(root, [traced], trace));
+    if (output === undefined) return spec;
+    const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
+    return {
+      ...spec,
+      savedElementsPerSample: trace.savedElements,
+      fixedBytesPerSample: trace.fixedBytes,
+      largestElementsPerSample: trace.largest,
+      outputElementsPerSample: output,
+      inferenceLiveElementsPerSample: trace.liveNoGrad,
+      hasConvolution: trace.convolutions > 0,
+      blockSavedElements: blocksTraced ? trace.blockSaved : [],
+      blockInputElements: blocksTraced ? trace.blockInputs : [],
+    };
   };
   return { className: nameOf(root), line: root.line, build, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort() };
 }

@@ -14,7 +14,7 @@ import type { PyNode } from './node';
 import {
   NONE, UNKNOWN, Scope, isModuleClass, numberOf, readThrough, stringOf, truthy, withOrigin,
   type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
-  type Origin, type Value,
+  type Origin, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile } from './config-files';
 
@@ -52,6 +52,8 @@ export class ProgramModel {
   private exhausted = false;
   /** Every object created by calling a class of the script, in creation order. */
   readonly instances: ObjectValue[] = [];
+  /** The arguments each module (a layer or a module instance) was called with outside a trace: its call sites. */
+  readonly moduleCalls = new Map<Value, Value[][]>();
   /** Every value assigned to a plain name, in any scope, in the order the assignments ran (first run only). */
   readonly assigned = new Map<string, Value[]>();
   /** argparse results, dict configs, dataclass instances, namespaces and config files, in the order made. */
@@ -65,6 +67,28 @@ export class ProgramModel {
   /** The value `node` had the first time it ran; undefined for code that never ran (or was not an expression). */
   valueOf(node: PyNode | null | undefined): Value | undefined {
     return node ? this.values.get(node.id) : undefined;
+  }
+
+  /** Set while a module's forward is traced (see `trace`). */
+  private tracer: TensorTracer | undefined;
+
+  /**
+   * Runs `module`'s forward on `inputs` with a tracer that gives tensors their shapes, under a budget of its own.
+   * Returns what forward returned, or undefined when the trace could not finish.
+   */
+  trace(module: ObjectValue | LayerValue, inputs: Value[], tracer: TensorTracer): Value | undefined {
+    const [steps, exhausted, depth] = [this.steps, this.exhausted, this.depth];
+    this.steps = 0;
+    this.tracer = tracer;
+    try {
+      return this.call(module, inputs, new Map(), module.line);
+    } catch (signal) {
+      if (signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal) return undefined;
+      throw signal;
+    } finally {
+      this.tracer = undefined;
+      [this.steps, this.exhausted, this.depth] = [steps, exhausted, depth];
+    }
   }
 
   /** Whether the step budget ran out (the values found so far stay valid; later code is unknown). */
@@ -91,9 +115,11 @@ export class ProgramModel {
     let self: Value | undefined;
     if (cls) {
       const clsValue = this.valueOf(cls.childForFieldName('name'));
-      self = clsValue?.kind === 'class'
+      // A method nobody called (a Dataset's __getitem__) runs on the object the script made, with its state.
+      const made = clsValue?.kind === 'class' ? this.instances.find((instance) => instance.cls === clsValue) : undefined;
+      self = made ?? (clsValue?.kind === 'class'
         ? { kind: 'object', role: 'instance', typeName: clsValue.name, cls: clsValue, attrs: new Map(), line: fn.startPosition.row }
-        : UNKNOWN;
+        : UNKNOWN);
     }
     const fnValue: FunctionValue = { kind: 'function', name: fn.childForFieldName('name')?.text ?? '', node: fn, closure };
     try {
@@ -309,7 +335,7 @@ export class ProgramModel {
       current.children.push(...(iterationItems(right) ?? []));
       return;
     }
-    const result = binary(operator.slice(0, -1), current, right, node.startPosition.row);
+    const result = this.tracer?.binary(operator.slice(0, -1), current, right) ?? binary(operator.slice(0, -1), current, right, node.startPosition.row);
     this.assignTarget(left, result, scope);
   }
 
@@ -499,7 +525,8 @@ export class ProgramModel {
       case 'binary_operator': {
         const left = this.evalExpr(node.childForFieldName('left'), scope);
         const right = this.evalExpr(node.childForFieldName('right'), scope);
-        return binary(node.childForFieldName('operator')?.text ?? '', left, right, node.startPosition.row);
+        const operator = node.childForFieldName('operator')?.text ?? '';
+        return this.tracer?.binary(operator, left, right) ?? binary(operator, left, right, node.startPosition.row);
       }
       case 'boolean_operator': {
         const left = this.evalExpr(node.childForFieldName('left'), scope);
@@ -673,6 +700,7 @@ export class ProgramModel {
       }
       case 'object': {
         const own = object.attrs.get(name);
+        if (this.tracer && own?.kind === 'layer' && own.type === 'Parameter') return this.tracer.parameter(own);
         if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
         const fromClass = object.cls ? lookupClassAttribute(object.cls, name) : undefined;
         if (fromClass?.kind === 'function') return { ...fromClass, self: object };
@@ -693,6 +721,10 @@ export class ProgramModel {
       }
       case 'call':
         return object.attrs?.get(name) ?? { kind: 'method', receiver: object, name };
+      case 'tensor': {
+        const attribute = this.tracer?.attribute(object, name);
+        return attribute && attribute.kind !== 'unknown' ? attribute : { kind: 'method', receiver: object, name };
+      }
       case 'list':
       case 'string':
         return { kind: 'method', receiver: object, name };
@@ -704,19 +736,30 @@ export class ProgramModel {
   private evalSubscript(node: PyNode, scope: Scope): Value {
     const object = this.evalExpr(node.childForFieldName('value'), scope);
     const subscript = node.childForFieldName('subscript');
+    if (subscript?.type === 'slice' && object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
     if (subscript?.type === 'slice') {
-      const parts = subscript.namedChildren.map((c) => numberOf(this.evalExpr(c, scope)));
       if (object.kind !== 'list') return UNKNOWN;
-      const text = subscript.text;
-      const colon = text.indexOf(':');
-      const startText = text.slice(0, colon).trim();
-      const start = startText ? parts.shift() : 0;
-      const end = parts.length > 0 ? parts[0] : object.items.length;
-      if (start === undefined || end === undefined) return UNKNOWN;
+      const key = this.indexKey(subscript, scope);
+      const parts = key.kind === 'list' && key.items[0]?.kind === 'dict' ? key.items[0].entries : new Map<string, Value>();
       const n = object.items.length;
-      const norm = (i: number) => (i < 0 ? Math.max(0, n + i) : Math.min(n, i));
-      return { kind: 'list', items: object.items.slice(norm(start), norm(end)), tuple: object.tuple };
+      const step = parts.has('step') ? numberOf(parts.get('step')) : 1;
+      if (step === undefined || step === 0) return UNKNOWN;
+      // Python's slice bounds: negative counts from the end; defaults depend on the step's sign.
+      const bound = (value: Value | undefined, fallback: number): number | undefined => {
+        if (value === undefined || value.kind === 'none') return fallback;
+        const i = numberOf(value);
+        if (i === undefined) return undefined;
+        const j = i < 0 ? n + i : i;
+        return step > 0 ? Math.min(Math.max(j, 0), n) : Math.min(Math.max(j, -1), n - 1);
+      };
+      const from = bound(parts.get('start'), step > 0 ? 0 : n - 1);
+      const to = bound(parts.get('stop'), step > 0 ? n : -1);
+      if (from === undefined || to === undefined) return UNKNOWN;
+      const items: Value[] = [];
+      for (let i = from; step > 0 ? i < to : i > to; i += step) items.push(object.items[i]!);
+      return { kind: 'list', items, tuple: object.tuple };
     }
+    if (object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
     const key = this.evalExpr(subscript, scope);
     if (object.kind === 'dict' && key.kind === 'string') {
       const entry = object.entries.get(key.value);
@@ -732,6 +775,36 @@ export class ProgramModel {
     }
     if (object.kind === 'layer' && key.kind === 'number') return object.children[key.value < 0 ? object.children.length + key.value : key.value] ?? UNKNOWN;
     return UNKNOWN;
+  }
+
+  /**
+   * A tensor index as values: a tuple of items, each a number, None, `...` (the string '...') or a slice (a dict
+   * with the entries `start`, `stop`, `step` that the source gives).
+   */
+  private indexKey(node: PyNode | null, scope: Scope): Value {
+    if (!node) return UNKNOWN;
+    const item = (part: PyNode): Value => {
+      if (part.type === 'slice') {
+        const entries = new Map<string, Value>();
+        const text = part.text;
+        const pieces = text.split(':');
+        const values = part.namedChildren.filter((c): c is PyNode => !!c).map((c) => this.evalExpr(c, scope));
+        // Which of start/stop/step each expression is: by the colons around it.
+        let index = 0;
+        pieces.forEach((piece, position) => {
+          if (piece.trim() === '') return;
+          entries.set(['start', 'stop', 'step'][position]!, values[index++] ?? UNKNOWN);
+        });
+        entries.set('slice', { kind: 'bool', value: true });
+        return { kind: 'dict', entries };
+      }
+      if (part.type === 'ellipsis') return { kind: 'string', value: '...' };
+      return this.evalExpr(part, scope);
+    };
+    if (node.type === 'tuple' || node.type === 'expression_list') {
+      return { kind: 'list', items: node.namedChildren.filter((c): c is PyNode => !!c).map(item), tuple: true };
+    }
+    return { kind: 'list', items: [item(node)], tuple: true };
   }
 
   // ---- calls ------------------------------------------------------------------------------------------------
@@ -793,6 +866,11 @@ export class ProgramModel {
 
   /** Calls a value with evaluated arguments. */
   call(callee: Value, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    if (!this.tracer && (callee.kind === 'layer' || (callee.kind === 'object' && callee.role === 'instance'))) {
+      const sites = this.moduleCalls.get(callee) ?? [];
+      if (sites.length < 8) sites.push(args);
+      this.moduleCalls.set(callee, sites);
+    }
     switch (callee.kind) {
       case 'function':
         return this.invoke(callee, callee.self ? [callee.self, ...args] : args, kwargs, line, false);
@@ -802,14 +880,29 @@ export class ProgramModel {
         return this.callLibrary(callee.path, args, kwargs, line);
       case 'method':
         return this.callMethod(callee.receiver, callee.name, args, kwargs, line);
+      case 'layer': {
+        // Calling a layer runs its forward: a tensor, known only while a trace gives tensors shapes.
+        if (!this.tracer) return UNKNOWN;
+        if (callee.type === 'Sequential') {
+          this.tracer.enterModule(callee, args);
+          let x: Value = args[0] ?? UNKNOWN;
+          for (const child of callee.children) x = this.call(child, [x], new Map(), line);
+          this.tracer.exitModule(callee);
+          return x;
+        }
+        return this.tracer.layer(callee, args, kwargs) ?? UNKNOWN;
+      }
       case 'call':
-      case 'layer':
-        // Calling a layer runs its forward: a tensor, unknown here.
         return UNKNOWN;
       case 'object':
         if (callee.cls && callee.role === 'instance') {
-          const forward = lookupClassAttribute(callee.cls, '__call__') ?? lookupClassAttribute(callee.cls, 'forward');
-          if (forward?.kind === 'function' && !isModuleClass(callee.cls)) return this.invoke({ ...forward, self: callee }, [callee, ...args], kwargs, line, false);
+          const module = isModuleClass(callee.cls);
+          const forward = module ? lookupClassAttribute(callee.cls, 'forward') : lookupClassAttribute(callee.cls, '__call__');
+          if (forward?.kind !== 'function' || (module && !this.tracer)) return UNKNOWN;
+          this.tracer?.enterModule(callee, args);
+          const result = this.invoke({ ...forward, self: callee }, [callee, ...args], kwargs, line, false);
+          this.tracer?.exitModule(callee);
+          return result;
         }
         return UNKNOWN;
       default:
@@ -890,7 +983,15 @@ export class ProgramModel {
         value = defaultNode ? this.evalExpr(defaultNode, fn.closure) : UNKNOWN;
       }
       scope.vars.set(name, value);
-      if (nameNode) this.values.set(nameNode.id, value);
+      if (nameNode && !this.values.has(nameNode.id)) {
+        this.values.set(nameNode.id, value);
+        // A plain function's parameters are settings (`def main(batch_size=32)`); a method's are a class's inputs.
+        if (!fn.owner && fn.node.type !== 'lambda') {
+          const list = this.assigned.get(name) ?? [];
+          list.push(value);
+          this.assigned.set(name, list);
+        }
+      }
     }
   }
 
@@ -922,6 +1023,10 @@ export class ProgramModel {
   /** Library functions whose results the consumers read: layers, configs, argparse, config files. */
   private callLibrary(path: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
     const name = path.slice(path.lastIndexOf('.') + 1);
+    if (this.tracer) {
+      const traced = this.tracer.function(path, args, kwargs);
+      if (traced !== undefined) return traced;
+    }
     const layer = TORCH_NN.exec(path);
     if (/^torch\.nn\.(parameter\.)?Parameter$/.test(path)) {
       return { kind: 'layer', type: 'Parameter', args, kwargs, children: [], line };
@@ -1076,6 +1181,7 @@ export class ProgramModel {
 
   /** Methods on values: list/dict/str methods, argparse, nn.Module registration, `.to()`-style chains. */
   private callMethod(receiver: Value, method: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    if (receiver.kind === 'tensor') return this.tracer ? this.tracer.method(receiver, method, args, kwargs) : UNKNOWN;
     if (receiver.kind === 'list') {
       switch (method) {
         case 'append': receiver.items.push(args[0] ?? UNKNOWN); return NONE;

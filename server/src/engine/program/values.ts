@@ -99,6 +99,9 @@ export interface CallResultValue {
   attrs?: Map<string, Value>;
 }
 
+/** A tensor while a module's forward is traced: its full shape (batch 1) and whether it holds integers (token ids). */
+export interface TensorValue { kind: 'tensor'; id: number; shape: number[]; integer: boolean }
+
 /** A method looked up on a value (`layers.append`, `cfg.get`, `model.to`), not yet called. */
 export interface MethodValue { kind: 'method'; receiver: Value; name: string }
 
@@ -106,7 +109,7 @@ export interface UnknownValue { kind: 'unknown'; origin?: Origin }
 
 export type Value =
   | NumberValue | StringValue | BoolValue | NoneValue | ListValue | DictValue | DtypeValue | ObjectValue
-  | FunctionValue | ClassValue | RefValue | LayerValue | CallResultValue | MethodValue | UnknownValue;
+  | FunctionValue | ClassValue | RefValue | LayerValue | CallResultValue | MethodValue | TensorValue | UnknownValue;
 
 export const UNKNOWN: UnknownValue = { kind: 'unknown' };
 export const NONE: NoneValue = { kind: 'none' };
@@ -192,4 +195,22 @@ export function tensorShape(call: CallResultValue): { dims: number[]; line: numb
   const last = flat[flat.length - 1]!;
   const origin = 'origin' in last ? last.origin : undefined;
   return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal' };
+}
+
+/**
+ * What a forward trace knows about tensors: the interpreter hands it every operation on a tensor (a layer called,
+ * a torch function, a tensor method, an operator, an index) and uses the value it returns; undefined means "not an
+ * operation on tensors" and the interpreter goes on as usual.
+ */
+export interface TensorTracer {
+  layer(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined;
+  function(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined;
+  method(receiver: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value;
+  attribute(receiver: TensorValue, name: string): Value;
+  binary(operator: string, a: Value, b: Value): Value | undefined;
+  index(receiver: TensorValue, key: Value): Value;
+  /** An `nn.Parameter` read inside forward, as a tensor. */
+  parameter(layer: LayerValue): Value;
+  enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void;
+  exitModule(module: ObjectValue | LayerValue): void;
 }

@@ -1,0 +1,683 @@
+// What a module the script builds keeps for backward, found by running its forward() in the program model with
+// tensors that carry shapes (batch 1). Each operation keeps what PyTorch's autograd formula for it keeps: a linear
+// or convolution its input, BatchNorm/LayerNorm their input, ReLU/sigmoid/tanh/softmax their output, GELU/SiLU
+// their input, max-pooling its input and int64 indices, dropout a bool mask, a product of two tensors both
+// operands, attention q/k/v and its output; views, concatenation, additions and pooling by averaging keep nothing.
+// A tensor kept by several operations is counted once.
+import type { LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
+import { numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
+
+const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
+
+function tensorsIn(value: Value | undefined): TensorValue[] {
+  if (!value) return [];
+  if (value.kind === 'tensor') return [value];
+  if (value.kind === 'list') return value.items.flatMap(tensorsIn);
+  if (value.kind === 'dict') return [...value.entries.values()].flatMap(tensorsIn);
+  return [];
+}
+
+/** The numbers of a list or of the positional arguments (`view(1, -1)` and `view((1, -1))` alike). */
+function dimsOf(args: Value[]): Array<number | undefined> {
+  const flat = args.length === 1 && args[0]!.kind === 'list' ? args[0]!.items : args;
+  return flat.map(numberOf);
+}
+
+export class ForwardTrace implements TensorTracer {
+  private nextId = 1;
+  /** Elements kept for backward, by tensor (each counted once). */
+  private readonly saved = new Map<number, number>();
+  /** Bytes kept that keep their dtype under autocast: dropout masks, max-pool indices. */
+  fixedBytes = 0;
+  largest = 0;
+  convolutions = 0;
+  liveNoGrad = 0;
+  /** Operations on tensors the trace does not model (their outputs keep the input's shape). */
+  readonly unmodelled = new Set<string>();
+  /** Saved elements and input elements of each block (what checkpointing would cut on). */
+  readonly blockSaved: number[] = [];
+  readonly blockInputs: number[] = [];
+  private readonly openBlocks = new Map<ObjectValue | LayerValue, number>();
+  private readonly excluded = new Set<number>();
+
+  constructor(private readonly blocks: ReadonlySet<ObjectValue | LayerValue>) {}
+
+  /** A tensor the step receives (allocated before forward, so never counted as saved by it). */
+  input(shape: number[], integer: boolean): TensorValue {
+    const tensor = this.make(shape, integer);
+    this.excluded.add(tensor.id);
+    return tensor;
+  }
+
+  get savedElements(): number {
+    let total = 0;
+    for (const [id, elements] of this.saved) if (!this.excluded.has(id)) total += elements;
+    return total;
+  }
+
+  private make(shape: number[], integer = false): TensorValue {
+    const tensor: TensorValue = { kind: 'tensor', id: this.nextId++, shape: shape.map((d) => Math.max(1, Math.round(d))), integer };
+    this.largest = Math.max(this.largest, numel(tensor.shape));
+    return tensor;
+  }
+
+  /** A new tensor computed from `inputs`. */
+  private produce(shape: number[], inputs: TensorValue[] = [], integer = false): TensorValue {
+    const out = this.make(shape, integer);
+    const live = inputs.reduce((sum, t) => sum + numel(t.shape), 0) + numel(out.shape);
+    this.liveNoGrad = Math.max(this.liveNoGrad, live);
+    return out;
+  }
+
+  private keep(...tensors: TensorValue[]): void {
+    for (const t of tensors) if (!t.integer) this.saved.set(t.id, numel(t.shape));
+  }
+
+  enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void {
+    if (!this.blocks.has(module)) return;
+    this.openBlocks.set(module, this.savedElements);
+    this.blockInputs.push(numel(tensorsIn(inputs[0])[0]?.shape ?? [0]));
+  }
+
+  parameter(layer: LayerValue): Value {
+    const tensor = layer.args[0];
+    const shape = tensor?.kind === 'call' ? tensorShape(tensor)?.dims : undefined;
+    if (!shape) return UNKNOWN;
+    const t = this.make(shape);
+    // Parameters are weights, not activations: never counted as kept by forward.
+    this.excluded.add(t.id);
+    return t;
+  }
+
+  exitModule(module: ObjectValue | LayerValue): void {
+    const start = this.openBlocks.get(module);
+    if (start === undefined) return;
+    this.openBlocks.delete(module);
+    this.blockSaved.push(this.savedElements - start);
+  }
+
+  // ---- layers -----------------------------------------------------------------------------------------------
+
+  layer(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    const x = tensorsIn(args[0])[0];
+    if (!x) return undefined;
+    if (process.env.OOMGUARD_DEBUG_TRACE) console.error(layer.type, JSON.stringify(x.shape));
+    const arg = (index: number, name: string): Value | undefined => layer.kwargs.get(name) ?? layer.args[index];
+    const num = (index: number, name: string, fallback: number): number => {
+      const value = arg(index, name);
+      return (value?.kind === 'list' ? numberOf(value.items[0]) : numberOf(value)) ?? fallback;
+    };
+    const flag = (name: string, fallback: boolean, index = -1): boolean => {
+      const value = arg(index, name);
+      return value?.kind === 'bool' ? value.value : fallback;
+    };
+    const shape = x.shape;
+    const last = shape.length - 1;
+    switch (layer.type) {
+      case 'Linear':
+      case 'LazyLinear':
+      case 'Bilinear': {
+        this.keep(x);
+        const out = num(layer.type === 'LazyLinear' ? 0 : 1, 'out_features', shape[last]!);
+        return this.produce([...shape.slice(0, -1), out], [x]);
+      }
+      case 'Conv1d':
+      case 'Conv2d':
+      case 'Conv3d':
+      case 'ConvTranspose1d':
+      case 'ConvTranspose2d': {
+        this.keep(x);
+        this.convolutions++;
+        const spatial = layer.type.endsWith('3d') ? 3 : layer.type.endsWith('2d') ? 2 : 1;
+        const kernel = num(2, 'kernel_size', 1);
+        const stride = num(3, 'stride', 1);
+        const paddingValue = arg(4, 'padding');
+        const padding = paddingValue?.kind === 'string' ? (paddingValue.value === 'same' ? Math.floor(kernel / 2) : 0)
+          : paddingValue?.kind === 'list' ? numberOf(paddingValue.items[0]) ?? 0 : numberOf(paddingValue) ?? 0;
+        const dilation = num(layer.type.startsWith('ConvTranspose') ? 8 : 5, 'dilation', 1);
+        const outputPadding = layer.type.startsWith('ConvTranspose') ? num(5, 'output_padding', 0) : 0;
+        const out = num(1, 'out_channels', shape[shape.length - spatial - 1]!);
+        const size = (n: number) => layer.type.startsWith('ConvTranspose')
+          ? (n - 1) * stride - 2 * padding + dilation * (kernel - 1) + outputPadding + 1
+          : Math.floor((n + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1;
+        const lead = shape.slice(0, shape.length - spatial - 1);
+        return this.produce([...lead, out, ...shape.slice(-spatial).map(size)], [x]);
+      }
+      case 'BatchNorm1d':
+      case 'BatchNorm2d':
+      case 'BatchNorm3d':
+      case 'InstanceNorm1d':
+      case 'InstanceNorm2d':
+      case 'LayerNorm':
+      case 'RMSNorm':
+      case 'GroupNorm':
+      case 'LocalResponseNorm':
+        this.keep(x);
+        return this.produce(shape, [x]);
+      case 'ReLU':
+      case 'ReLU6':
+      case 'LeakyReLU':
+        return this.relu(x, flag('inplace', false, layer.type === 'LeakyReLU' ? 1 : 0) && layer.type !== 'ReLU6');
+      case 'GELU':
+      case 'SiLU':
+      case 'Mish':
+      case 'Hardswish':
+      case 'ELU':
+      case 'SELU':
+      case 'CELU':
+      case 'Softplus':
+      case 'PReLU':
+      case 'GLU':
+        this.keep(x);
+        return this.produce(layer.type === 'GLU' ? [...shape.slice(0, -1), shape[last]! / 2] : shape, [x]);
+      case 'Sigmoid':
+      case 'Tanh':
+      case 'Softmax':
+      case 'LogSoftmax': {
+        const out = this.produce(shape, [x]);
+        this.keep(out);
+        return out;
+      }
+      case 'Dropout':
+      case 'Dropout1d':
+      case 'Dropout2d':
+      case 'AlphaDropout':
+        return this.dropout(x, num(0, 'p', 0.5));
+      case 'MaxPool1d':
+      case 'MaxPool2d': {
+        const kernel = num(0, 'kernel_size', 2);
+        return this.maxPool(x, layer.type === 'MaxPool1d' ? 1 : 2, kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
+      }
+      case 'AvgPool1d':
+      case 'AvgPool2d': {
+        const kernel = num(0, 'kernel_size', 2);
+        return this.pool(x, layer.type === 'AvgPool1d' ? 1 : 2, kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
+      }
+      case 'AdaptiveAvgPool1d':
+      case 'AdaptiveAvgPool2d':
+      case 'AdaptiveMaxPool2d': {
+        const spatial = layer.type.includes('1d') ? 1 : 2;
+        const size = arg(0, 'output_size');
+        const dims = size?.kind === 'list' ? size.items.map((i) => numberOf(i) ?? 1) : Array(spatial).fill(numberOf(size) ?? 1);
+        if (layer.type === 'AdaptiveMaxPool2d') this.keep(x);
+        return this.produce([...shape.slice(0, shape.length - spatial), ...dims], [x]);
+      }
+      case 'Flatten': {
+        const start = numberOf(arg(0, 'start_dim')) ?? 1;
+        return this.flatten(x, start, numberOf(arg(1, 'end_dim')) ?? -1);
+      }
+      case 'Unflatten':
+      case 'Identity':
+        return x;
+      case 'Upsample':
+      case 'UpsamplingNearest2d':
+      case 'UpsamplingBilinear2d':
+        return this.interpolate(x, arg(0, 'size'), arg(1, 'scale_factor'));
+      case 'PixelShuffle': {
+        const r = num(0, 'upscale_factor', 2);
+        const [n, c, h, w] = shape as [number, number, number, number];
+        return this.produce([n, c / (r * r), h * r, w * r], [x]);
+      }
+      case 'Embedding':
+      case 'EmbeddingBag':
+        return this.produce([...shape, num(1, 'embedding_dim', 1)], [x]);
+      case 'LSTM':
+      case 'GRU':
+      case 'RNN':
+        return this.recurrent(layer, x, num, flag);
+      case 'MultiheadAttention': {
+        const batchFirst = flag('batch_first', false);
+        const embed = num(0, 'embed_dim', shape[last]!);
+        const heads = num(1, 'num_heads', 1);
+        const seq = shape.length === 3 ? shape[batchFirst ? 1 : 0]! : shape[0]!;
+        const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
+        for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
+        const extra = this.produce([seq * embed * 4], [x]);
+        this.keep(extra);
+        if (needWeights) this.keep(this.produce([heads * seq * seq + seq * seq]));
+        return { kind: 'list', items: [this.produce(shape, [x]), needWeights ? this.produce([seq, seq]) : { kind: 'none' }], tuple: true };
+      }
+      case 'TransformerEncoderLayer':
+      case 'TransformerDecoderLayer': {
+        const d = num(0, 'd_model', shape[last]!);
+        const ff = num(2, 'dim_feedforward', 2048);
+        const dropout = num(3, 'dropout', 0.1);
+        const attentionBlocks = layer.type === 'TransformerDecoderLayer' ? 2 : 1;
+        const seq = numel(shape) / d;
+        this.keep(x);
+        const masks = dropout > 0 ? (attentionBlocks + 2) * d / 4 + ff / 4 + ff : 0;
+        this.keep(this.produce([seq * (attentionBlocks * 6 * d + 2 * ff + masks + 2 * d)]));
+        return this.produce(shape, [x]);
+      }
+      case 'TransformerEncoder':
+      case 'TransformerDecoder': {
+        const inner = arg(0, layer.type === 'TransformerEncoder' ? 'encoder_layer' : 'decoder_layer');
+        const count = num(1, 'num_layers', 1);
+        let out: Value = x;
+        if (inner?.kind === 'layer') for (let i = 0; i < count; i++) out = this.layer(inner, [out, ...args.slice(1)], kwargs) ?? out;
+        const norm = arg(2, 'norm');
+        if (norm?.kind === 'layer' && out.kind === 'tensor') out = this.layer(norm, [out], new Map()) ?? out;
+        return out;
+      }
+      default:
+        this.unmodelled.add(`nn.${layer.type}`);
+        return this.produce(shape, [x]);
+    }
+  }
+
+  private relu(x: TensorValue, inplace: boolean): TensorValue {
+    if (inplace) {
+      this.keep(x);
+      return x;
+    }
+    const out = this.produce(x.shape, [x]);
+    this.keep(out);
+    return out;
+  }
+
+  private dropout(x: TensorValue, p: number): TensorValue {
+    if (p <= 0) return x;
+    this.fixedBytes += numel(x.shape);
+    return this.produce(x.shape, [x]);
+  }
+
+  private maxPool(x: TensorValue, spatial: number, kernel: number, stride: number, padding: number): TensorValue {
+    this.keep(x);
+    const out = this.pool(x, spatial, kernel, stride, padding);
+    this.fixedBytes += numel(out.shape) * 8;
+    return out;
+  }
+
+  private pool(x: TensorValue, spatial: number, kernel: number, stride: number, padding: number): TensorValue {
+    const size = (n: number) => Math.floor((n + 2 * padding - kernel) / stride) + 1;
+    return this.produce([...x.shape.slice(0, x.shape.length - spatial), ...x.shape.slice(-spatial).map(size)], [x]);
+  }
+
+  private interpolate(x: TensorValue, size: Value | undefined, scale: Value | undefined): TensorValue {
+    const spatial = x.shape.length - 2;
+    let dims = x.shape.slice(2);
+    if (size && size.kind !== 'none') {
+      dims = size.kind === 'list' ? size.items.map((i, k) => numberOf(i) ?? dims[k]!) : dims.map(() => numberOf(size) ?? 1);
+    } else if (scale && scale.kind !== 'none') {
+      const factors = scale.kind === 'list' ? scale.items.map((i) => numberOf(i) ?? 1) : Array(spatial).fill(numberOf(scale) ?? 2);
+      dims = dims.map((d, k) => Math.floor(d * (factors[k] ?? 1)));
+    }
+    return this.produce([...x.shape.slice(0, 2), ...dims], [x]);
+  }
+
+  private flatten(x: TensorValue, start: number, end: number): TensorValue {
+    const n = x.shape.length;
+    const s = start < 0 ? n + start : start;
+    const e = end < 0 ? n + end : end;
+    if (s >= e) return x;
+    return this.view(x, [...x.shape.slice(0, s), numel(x.shape.slice(s, e + 1)), ...x.shape.slice(e + 1)]);
+  }
+
+  /** A view: same storage, nothing kept; shape with one -1 inferred. */
+  private view(x: TensorValue, dims: Array<number | undefined>): TensorValue {
+    if (dims.some((d) => d === undefined)) return { ...x, id: x.id, shape: x.shape };
+    const known = (dims as number[]).filter((d) => d !== -1);
+    const inferred = dims.includes(-1) ? numel(x.shape) / Math.max(1, numel(known)) : undefined;
+    return { kind: 'tensor', id: x.id, shape: (dims as number[]).map((d) => (d === -1 ? inferred ?? 1 : d)), integer: x.integer };
+  }
+
+  private recurrent(layer: LayerValue, x: TensorValue, num: (i: number, n: string, f: number) => number, flag: (n: string, f: boolean, i?: number) => boolean): Value {
+    const hidden = num(1, 'hidden_size', 1);
+    const layers = num(2, 'num_layers', 1);
+    const dirs = flag('bidirectional', false, 6) ? 2 : 1;
+    const gates = layer.type === 'LSTM' ? 4 : layer.type === 'GRU' ? 3 : 1;
+    const batchFirst = flag('batch_first', false, 4);
+    const seq = x.shape.length === 3 ? x.shape[batchFirst ? 1 : 0]! : x.shape[0]!;
+    this.keep(x);
+    // cuDNN's reserve space per step, layer and direction (see NetBuilder.recurrent, measured on the H200).
+    this.keep(this.produce([seq * layers * dirs * hidden * (2 * gates + 2)]));
+    const out = this.produce([...x.shape.slice(0, -1), hidden * dirs], [x]);
+    this.keep(out);
+    const state = this.produce([layers * dirs, 1, hidden]);
+    return { kind: 'list', items: [out, gates === 4 ? { kind: 'list', items: [state, this.produce(state.shape)], tuple: true } : state], tuple: true };
+  }
+
+  // ---- functions, methods, operators --------------------------------------------------------------------------
+
+  function(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.)?(\w+)$/.exec(path);
+    if (!match) return undefined;
+    const name = match[1]!;
+    const x = tensorsIn(args[0])[0];
+    // Functions that make tensors from sizes.
+    if (!x) {
+      if (name === 'arange') {
+        const n = numberOf(args[1]) !== undefined ? numberOf(args[1])! - (numberOf(args[0]) ?? 0) : numberOf(args[0]);
+        return n !== undefined ? this.produce([n], [], true) : undefined;
+      }
+      if (/^(zeros|ones|randn|rand|empty|full)$/.test(name) && args.length > 0) {
+        const dims = dimsOf(name === 'full' ? args.slice(0, 1) : args);
+        return dims.every((d) => d !== undefined) ? this.produce(dims as number[]) : undefined;
+      }
+      if ((name === 'cat' || name === 'concat' || name === 'stack') && args[0]?.kind === 'list') {
+        const parts = tensorsIn(args[0]);
+        if (parts.length === 0) return undefined;
+        return this.function(path, [{ kind: 'list', items: parts, tuple: true }, ...args.slice(1)], kwargs);
+      }
+      return undefined;
+    }
+    const dim = (index: number, fallback: number): number => numberOf(kwargs.get('dim') ?? args[index]) ?? fallback;
+    switch (name) {
+      case 'relu':
+      case 'relu_':
+      case 'relu6':
+      case 'leaky_relu':
+        return this.relu(x, name === 'relu_' || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value));
+      case 'gelu':
+      case 'silu':
+      case 'mish':
+      case 'elu':
+      case 'hardswish':
+      case 'softplus':
+      case 'layer_norm':
+      case 'group_norm':
+      case 'batch_norm':
+      case 'rms_norm':
+      case 'normalize':
+        this.keep(x);
+        return this.produce(x.shape, [x]);
+      case 'sigmoid':
+      case 'tanh':
+      case 'softmax':
+      case 'log_softmax':
+      case 'exp': {
+        const out = this.produce(x.shape, [x]);
+        this.keep(out);
+        return out;
+      }
+      case 'dropout':
+      case 'dropout2d': {
+        const training = kwargs.get('training') ?? args[2];
+        if (training?.kind === 'bool' && !training.value) return x;
+        return this.dropout(x, numberOf(kwargs.get('p') ?? args[1]) ?? 0.5);
+      }
+      case 'max_pool1d':
+      case 'max_pool2d': {
+        const kernel = numberOf(kwargs.get('kernel_size') ?? args[1]) ?? 2;
+        return this.maxPool(x, name === 'max_pool1d' ? 1 : 2, kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
+      }
+      case 'avg_pool1d':
+      case 'avg_pool2d': {
+        const kernel = numberOf(kwargs.get('kernel_size') ?? args[1]) ?? 2;
+        return this.pool(x, name === 'avg_pool1d' ? 1 : 2, kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
+      }
+      case 'adaptive_avg_pool1d':
+      case 'adaptive_avg_pool2d':
+      case 'adaptive_max_pool2d': {
+        const spatial = name.includes('1d') ? 1 : 2;
+        const size = kwargs.get('output_size') ?? args[1];
+        const dims = size?.kind === 'list' ? size.items.map((i) => numberOf(i) ?? 1) : Array(spatial).fill(numberOf(size) ?? 1);
+        return this.produce([...x.shape.slice(0, x.shape.length - spatial), ...dims], [x]);
+      }
+      case 'interpolate':
+      case 'upsample':
+        return this.interpolate(x, kwargs.get('size') ?? args[1], kwargs.get('scale_factor') ?? args[2]);
+      case 'flatten':
+        return this.flatten(x, numberOf(kwargs.get('start_dim') ?? args[1]) ?? 0, numberOf(kwargs.get('end_dim') ?? args[2]) ?? -1);
+      case 'cat':
+      case 'concat': {
+        const parts = tensorsIn(args[0]);
+        const d = dim(1, 0);
+        const axis = d < 0 ? x.shape.length + d : d;
+        const shape = [...x.shape];
+        shape[axis] = parts.reduce((sum, t) => sum + (t.shape[axis] ?? 1), 0);
+        return this.produce(shape, parts);
+      }
+      case 'stack': {
+        const parts = tensorsIn(args[0]);
+        const d = dim(1, 0);
+        const shape = [...x.shape];
+        shape.splice(d < 0 ? shape.length + d + 1 : d, 0, parts.length);
+        return this.produce(shape, parts);
+      }
+      case 'matmul':
+      case 'bmm':
+      case 'mm':
+        return this.binary('@', args[0]!, args[1] ?? UNKNOWN);
+      case 'scaled_dot_product_attention': {
+        const [q, k, v] = [x, tensorsIn(args[1])[0], tensorsIn(args[2])[0]];
+        const out = this.produce([...q.shape.slice(0, -1), v?.shape[v.shape.length - 1] ?? q.shape[q.shape.length - 1]!], [q]);
+        this.keep(q, ...(k ? [k] : []), ...(v ? [v] : []), out);
+        return out;
+      }
+      case 'cross_entropy':
+      case 'mse_loss':
+      case 'l1_loss':
+      case 'nll_loss':
+      case 'binary_cross_entropy_with_logits':
+        return this.produce([1]);
+      case 'zeros_like':
+      case 'ones_like':
+      case 'randn_like':
+      case 'rand_like':
+      case 'empty_like':
+        return this.produce(x.shape, [], x.integer);
+      case 'mean':
+      case 'sum':
+      case 'amax':
+        return this.reduce(x, args.slice(1), kwargs);
+      case 'transpose':
+      case 'permute':
+      case 'reshape':
+      case 'unsqueeze':
+      case 'squeeze':
+      case 'chunk':
+      case 'split':
+        return this.method(x, name, args.slice(1), kwargs);
+      case 'add':
+      case 'sub':
+      case 'mul':
+      case 'div':
+        return this.binary({ add: '+', sub: '-', mul: '*', div: '/' }[name]!, args[0]!, args[1] ?? UNKNOWN);
+      case 'einsum':
+        break;
+      default:
+        break;
+    }
+    this.unmodelled.add(path);
+    return this.produce(x.shape, [x]);
+  }
+
+  private reduce(x: TensorValue, args: Value[], kwargs: Map<string, Value>): Value {
+    const dimValue = kwargs.get('dim') ?? args[0];
+    const keepdim = (kwargs.get('keepdim') ?? args[1])?.kind === 'bool' && ((kwargs.get('keepdim') ?? args[1]) as { value: boolean }).value;
+    if (!dimValue || dimValue.kind === 'none') return this.produce([1], [x]);
+    const dims = (dimValue.kind === 'list' ? dimValue.items : [dimValue]).map((d) => numberOf(d)).map((d) => (d !== undefined && d < 0 ? x.shape.length + d : d));
+    const shape = x.shape.flatMap((size, i) => (dims.includes(i) ? (keepdim ? [1] : []) : [size]));
+    return this.produce(shape, [x]);
+  }
+
+  attribute(receiver: TensorValue, name: string): Value {
+    if (name === 'shape') return { kind: 'list', items: receiver.shape.map((d) => ({ kind: 'number', value: d }) as Value), tuple: true };
+    if (name === 'ndim') return { kind: 'number', value: receiver.shape.length };
+    if (name === 'T' || name === 'mT') return this.method(receiver, 'transpose', [{ kind: 'number', value: -2 }, { kind: 'number', value: -1 }], new Map());
+    if (name === 'device' || name === 'dtype') return UNKNOWN;
+    return UNKNOWN;
+  }
+
+  method(x: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value {
+    const n = x.shape.length;
+    const axis = (d: number | undefined, extra = 0): number => (d === undefined ? 0 : d < 0 ? n + extra + d : d);
+    switch (name) {
+      case 'size': {
+        const d = numberOf(args[0] ?? kwargs.get('dim'));
+        return d === undefined ? this.attribute(x, 'shape') : { kind: 'number', value: x.shape[axis(d)] ?? 1 };
+      }
+      case 'dim':
+      case 'ndimension':
+        return { kind: 'number', value: n };
+      case 'numel':
+        return { kind: 'number', value: numel(x.shape) };
+      case 'view':
+      case 'reshape':
+      case 'view_as':
+      case 'reshape_as':
+        if (name.endsWith('_as')) return { ...x, shape: tensorsIn(args[0])[0]?.shape ?? x.shape };
+        return this.view(x, dimsOf(args));
+      case 'flatten':
+        return this.flatten(x, numberOf(args[0] ?? kwargs.get('start_dim')) ?? 0, numberOf(args[1] ?? kwargs.get('end_dim')) ?? -1);
+      case 'permute': {
+        const order = dimsOf(args);
+        if (order.some((d) => d === undefined)) return x;
+        return { ...x, shape: (order as number[]).map((d) => x.shape[axis(d)]!) };
+      }
+      case 'transpose':
+      case 'swapaxes': {
+        const a = axis(numberOf(args[0]));
+        const b = axis(numberOf(args[1]));
+        const shape = [...x.shape];
+        [shape[a], shape[b]] = [shape[b]!, shape[a]!];
+        return { ...x, shape };
+      }
+      case 't':
+        return this.method(x, 'transpose', [{ kind: 'number', value: 0 }, { kind: 'number', value: 1 }], kwargs);
+      case 'unsqueeze': {
+        const shape = [...x.shape];
+        shape.splice(axis(numberOf(args[0]), 1), 0, 1);
+        return { ...x, shape };
+      }
+      case 'squeeze': {
+        const d = numberOf(args[0]);
+        return { ...x, shape: d === undefined ? x.shape.filter((s) => s !== 1) : x.shape.filter((s, i) => !(i === axis(d) && s === 1)) };
+      }
+      case 'expand':
+      case 'expand_as':
+      case 'repeat': {
+        const target = name === 'expand_as' ? tensorsIn(args[0])[0]?.shape ?? x.shape : dimsOf(args).map((d, i) => (d === undefined || d === -1 ? x.shape[i] ?? 1 : d));
+        if (name === 'repeat') return this.produce(target.map((r, i) => r * (x.shape[i - (target.length - n)] ?? 1)), [x]);
+        return { ...x, shape: target };
+      }
+      case 'contiguous':
+      case 'clone':
+        return x;
+      case 'float':
+      case 'half':
+      case 'bfloat16':
+      case 'to':
+      case 'type_as':
+      case 'cuda':
+      case 'cpu':
+      case 'long':
+      case 'int':
+      case 'bool':
+        return { ...x, integer: name === 'long' || name === 'int' || name === 'bool' };
+      case 'detach':
+        return { ...x, integer: true };
+      case 'chunk': {
+        const count = numberOf(args[0]) ?? 1;
+        const d = axis(numberOf(args[1] ?? kwargs.get('dim')) ?? 0);
+        const shape = [...x.shape];
+        shape[d] = Math.ceil(shape[d]! / count);
+        return { kind: 'list', items: Array.from({ length: count }, () => ({ ...x, shape }) as Value), tuple: true };
+      }
+      case 'split': {
+        const size = numberOf(args[0]);
+        const d = axis(numberOf(args[1] ?? kwargs.get('dim')) ?? 0);
+        const sizes = args[0]?.kind === 'list' ? args[0].items.map((i) => numberOf(i) ?? 1) : size ? Array(Math.ceil(x.shape[d]! / size)).fill(size) : [x.shape[d]!];
+        return { kind: 'list', items: sizes.map((s) => { const shape = [...x.shape]; shape[d] = s; return { ...x, shape } as Value; }), tuple: true };
+      }
+      case 'mean':
+      case 'sum':
+      case 'max':
+      case 'min':
+      case 'amax':
+      case 'argmax':
+        return this.reduce(x, args, kwargs);
+      case 'masked_fill':
+      case 'masked_fill_':
+      case 'add_':
+      case 'mul_':
+      case 'clamp':
+      case 'clamp_':
+      case 'fill_':
+      case 'zero_':
+        return x;
+      case 'relu':
+      case 'relu_':
+      case 'gelu':
+      case 'silu':
+      case 'sigmoid':
+      case 'tanh':
+      case 'softmax':
+      case 'log_softmax':
+      case 'exp':
+        return this.function(`torch.${name}`, [x, ...args], kwargs) ?? x;
+      case 'matmul':
+        return this.binary('@', x, args[0] ?? UNKNOWN) ?? x;
+      case 'item':
+      case 'tolist':
+        return UNKNOWN;
+      default:
+        this.unmodelled.add(`Tensor.${name}`);
+        return this.produce(x.shape, [x]);
+    }
+  }
+
+  binary(operator: string, a: Value, b: Value): Value | undefined {
+    const x = a.kind === 'tensor' ? a : undefined;
+    const y = b.kind === 'tensor' ? b : undefined;
+    if (!x && !y) return undefined;
+    if (operator === '@') {
+      if (!x || !y) return x ?? y;
+      this.keep(x, y);
+      const shape = [...(x.shape.length >= y.shape.length ? x.shape : y.shape).slice(0, -2), x.shape[x.shape.length - 2] ?? 1, y.shape[y.shape.length - 1] ?? 1];
+      return this.produce(shape, [x, y]);
+    }
+    if (!/^([+\-*/]|\/\/|\*\*)$/.test(operator)) return x ?? y;
+    const shape = broadcast(x?.shape ?? [], y?.shape ?? []);
+    // A product or quotient of two tensors keeps both; with a number, or a sum, keeps nothing.
+    if (x && y && (operator === '*' || operator === '/')) this.keep(x, y);
+    if (operator === '**' && x) this.keep(x);
+    return this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
+  }
+
+  index(x: TensorValue, key: Value): Value {
+    const items = key.kind === 'list' ? key.items : [key];
+    const out: number[] = [];
+    let axis = 0;
+    const explicit = items.filter((i) => !(i.kind === 'none') && !(i.kind === 'string' && i.value === '...')).length;
+    for (const item of items) {
+      if (item.kind === 'none') {
+        out.push(1);
+      } else if (item.kind === 'string' && item.value === '...') {
+        const skip = x.shape.length - explicit;
+        out.push(...x.shape.slice(axis, axis + skip));
+        axis += skip;
+      } else if (item.kind === 'dict' && item.entries.has('slice')) {
+        const size = x.shape[axis] ?? 1;
+        const norm = (v: Value | undefined, fallback: number) => {
+          const n = numberOf(v);
+          return n === undefined ? fallback : Math.min(size, n < 0 ? size + n : n);
+        };
+        const start = norm(item.entries.get('start'), 0);
+        const stop = norm(item.entries.get('stop'), size);
+        const step = numberOf(item.entries.get('step')) ?? 1;
+        out.push(Math.max(1, Math.ceil((stop - start) / step)));
+        axis++;
+      } else if (item.kind === 'tensor') {
+        out.push(...item.shape);
+        axis++;
+      } else {
+        axis++;
+      }
+    }
+    out.push(...x.shape.slice(axis));
+    return { ...x, shape: out.length > 0 ? out : [1] };
+  }
+}
+
+function broadcast(a: readonly number[], b: readonly number[]): number[] {
+  const n = Math.max(a.length, b.length);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const x = a[a.length - n + i] ?? 1;
+    const y = b[b.length - n + i] ?? 1;
+    out.push(Math.max(x, y));
+  }
+  return out;
+}
