@@ -177,7 +177,7 @@ const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'per_device
 // Names of the data's sequence length first; capacity names (`max_len`, `max_position_embeddings`) last: a module
 // that can take 4,096 positions is trained on what the data gives it.
 const SEQ_NAMES = ['seq_len', 'SEQ_LEN', 'seq_length', 'SEQ_LENGTH', 'sequence_length', 'block_size', 'BLOCK_SIZE', 'context_length',
-  'CONTEXT_LENGTH', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
+  'CONTEXT_LENGTH', 'lookback', 'LOOKBACK', 'window_size', 'WINDOW_SIZE', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
 const TARGET_NAMES = ['max_target_length', 'max_target_len', 'MAX_TARGET_LENGTH', 'MAX_TARGET_LEN', 'target_max_length', 'max_label_length',
   'max_labels_length', 'max_output_length', 'target_length', 'target_len', 'TARGET_LENGTH', 'TARGET_LEN', 'tgt_len', 'TGT_LEN'];
 /** Names a script gives the tokenised targets of a seq2seq model. */

@@ -32,6 +32,8 @@ export class ForwardTrace implements TensorTracer {
   largest = 0;
   convolutions = 0;
   liveNoGrad = 0;
+  /** Layers given a tensor whose shape does not fit them: the input shape the trace started from is wrong. */
+  mismatches = 0;
   /** Operations on tensors the trace does not model (their outputs keep the input's shape). */
   readonly unmodelled = new Set<string>();
   /** Saved elements and input elements of each block (what checkpointing would cut on). */
@@ -67,6 +69,14 @@ export class ForwardTrace implements TensorTracer {
     const live = inputs.reduce((sum, t) => sum + numel(t.shape), 0) + numel(out.shape);
     this.liveNoGrad = Math.max(this.liveNoGrad, live);
     return out;
+  }
+
+  /**
+   * What an op keeps beside its output that backward reads but never makes a gradient of (cuDNN's reserve space,
+   * attention internals): saved, but not a tensor whose gradient is a transient of backward.
+   */
+  private keepBuffer(elements: number): void {
+    this.saved.set(this.nextId++, elements);
   }
 
   private keep(...tensors: TensorValue[]): void {
@@ -113,6 +123,45 @@ export class ForwardTrace implements TensorTracer {
     };
     const shape = x.shape;
     const last = shape.length - 1;
+    const expect = (ok: boolean) => {
+      if (!ok) this.mismatches++;
+    };
+    switch (layer.type) {
+      case 'Linear':
+      case 'Bilinear':
+        expect(shape[last] === num(0, layer.type === 'Bilinear' ? 'in1_features' : 'in_features', shape[last]!) && !x.integer);
+        break;
+      case 'Conv1d':
+      case 'ConvTranspose1d':
+        expect(shape.length === 3 && shape[1] === num(0, 'in_channels', shape[1]!));
+        break;
+      case 'Conv2d':
+      case 'ConvTranspose2d':
+        expect(shape.length === 4 && shape[1] === num(0, 'in_channels', shape[1]!));
+        break;
+      case 'BatchNorm2d':
+        expect(shape.length === 4 && shape[1] === num(0, 'num_features', shape[1]!));
+        break;
+      case 'BatchNorm1d':
+        expect(shape.length >= 2 && shape[1] === num(0, 'num_features', shape[1]!));
+        break;
+      case 'LayerNorm': {
+        const normalized = arg(0, 'normalized_shape');
+        const dims = normalized?.kind === 'list' ? normalized.items.map((i) => numberOf(i)) : [numberOf(normalized)];
+        expect(dims.every((d, i) => d === undefined || shape[shape.length - dims.length + i] === d));
+        break;
+      }
+      case 'Embedding':
+        expect(x.integer);
+        break;
+      case 'LSTM':
+      case 'GRU':
+      case 'RNN':
+        expect(shape.length === 3 && shape[last] === num(0, 'input_size', shape[last]!) && !x.integer);
+        break;
+      default:
+        break;
+    }
     switch (layer.type) {
       case 'Linear':
       case 'LazyLinear':
@@ -232,9 +281,8 @@ export class ForwardTrace implements TensorTracer {
         const seq = shape.length === 3 ? shape[batchFirst ? 1 : 0]! : shape[0]!;
         const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
         for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
-        const extra = this.produce([seq * embed * 4], [x]);
-        this.keep(extra);
-        if (needWeights) this.keep(this.produce([heads * seq * seq + seq * seq]));
+        this.keepBuffer(seq * embed * 4);
+        if (needWeights) this.keepBuffer(heads * seq * seq + seq * seq);
         return { kind: 'list', items: [this.produce(shape, [x]), needWeights ? this.produce([seq, seq]) : { kind: 'none' }], tuple: true };
       }
       case 'TransformerEncoderLayer':
@@ -246,7 +294,7 @@ export class ForwardTrace implements TensorTracer {
         const seq = numel(shape) / d;
         this.keep(x);
         const masks = dropout > 0 ? (attentionBlocks + 2) * d / 4 + ff / 4 + ff : 0;
-        this.keep(this.produce([seq * (attentionBlocks * 6 * d + 2 * ff + masks + 2 * d)]));
+        this.keepBuffer(seq * (attentionBlocks * 6 * d + 2 * ff + masks + 2 * d));
         return this.produce(shape, [x]);
       }
       case 'TransformerEncoder':
@@ -330,7 +378,7 @@ export class ForwardTrace implements TensorTracer {
     const seq = x.shape.length === 3 ? x.shape[batchFirst ? 1 : 0]! : x.shape[0]!;
     this.keep(x);
     // cuDNN's reserve space per step, layer and direction (see NetBuilder.recurrent, measured on the H200).
-    this.keep(this.produce([seq * layers * dirs * hidden * (2 * gates + 2)]));
+    this.keepBuffer(seq * layers * dirs * hidden * (2 * gates + 2));
     const out = this.produce([...x.shape.slice(0, -1), hidden * dirs], [x]);
     this.keep(out);
     const state = this.produce([layers * dirs, 1, hidden]);
@@ -468,6 +516,7 @@ export class ForwardTrace implements TensorTracer {
       case 'squeeze':
       case 'chunk':
       case 'split':
+      case 'unbind':
         return this.method(x, name, args.slice(1), kwargs);
       case 'add':
       case 'sub':
@@ -574,6 +623,11 @@ export class ForwardTrace implements TensorTracer {
         const shape = [...x.shape];
         shape[d] = Math.ceil(shape[d]! / count);
         return { kind: 'list', items: Array.from({ length: count }, () => ({ ...x, shape }) as Value), tuple: true };
+      }
+      case 'unbind': {
+        const d = axis(numberOf(args[0] ?? kwargs.get('dim')) ?? 0);
+        const shape = x.shape.filter((_, i) => i !== d);
+        return { kind: 'list', items: Array.from({ length: x.shape[d] ?? 1 }, () => ({ ...x, shape }) as Value), tuple: true };
       }
       case 'split': {
         const size = numberOf(args[0]);

@@ -345,34 +345,55 @@ function nameOf(module: Module): string {
   return module.kind === 'layer' ? `nn.${module.type}` : module.typeName;
 }
 
+type InputShape = { shape: number[]; integer: boolean };
+
 /**
- * The per-sample input of a module, with batch 1: from a call site whose argument the script determines
- * (`netG(torch.randn(b, nz, 1, 1))`), else from its first layer at the detected size.
+ * Candidate per-sample inputs of a module, with batch 1, most likely first: a call site whose argument the script
+ * determines (`netG(torch.randn(b, nz, 1, 1))`), the shape its first layer implies at the detected size, then the
+ * tensors the script's data code creates (a Dataset's `torch.randn(T, n_mels)`, with or without a batch dimension).
  */
-function traceInput(program: ProgramModel, root: Module, first: ReturnType<typeof firstShape>, size: number, trace: ForwardTrace): Value {
+function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<typeof firstShape>, size: number): InputShape[] {
+  const out: InputShape[] = [];
   for (const args of program.moduleCalls.get(root) ?? []) {
     const given = args[0];
     const shape = given?.kind === 'call' ? tensorShape(given) : undefined;
-    if (shape && shape.dims.length >= 2) return trace.input([1, ...shape.dims.slice(1)], given?.kind === 'call' && given.path === 'torch.randint');
+    if (shape && shape.dims.length >= 2) out.push({ shape: [1, ...shape.dims.slice(1)], integer: given?.kind === 'call' && given.path === 'torch.randint' });
   }
   const layer = first.layer;
   switch (layer?.type) {
     case 'Conv2d':
     case 'Conv3d':
-      return trace.input([1, first.channels, size, size], false);
+      out.push({ shape: [1, first.channels, size, size], integer: false });
+      break;
     case 'Embedding':
-      return trace.input([1, size], true);
+      out.push({ shape: [1, size], integer: true });
+      break;
     case 'Conv1d':
-      return trace.input([1, first.channels, size], false);
+      out.push({ shape: [1, first.channels, size], integer: false });
+      break;
     case 'LSTM':
     case 'GRU':
     case 'RNN': {
       const batchFirst = layer.kwargs.get('batch_first');
-      return trace.input(batchFirst?.kind === 'bool' && batchFirst.value ? [1, size, first.channels] : [size, 1, first.channels], false);
+      out.push({ shape: batchFirst?.kind === 'bool' && batchFirst.value ? [1, size, first.channels] : [size, 1, first.channels], integer: false });
+      break;
     }
     default:
-      return trace.input([1, first.channels], false);
+      out.push({ shape: [1, first.channels], integer: false });
   }
+  for (const call of program.tensorCalls) {
+    const shape = tensorShape(call);
+    if (!shape) continue;
+    const integer = call.path === 'torch.randint';
+    out.push({ shape: [1, ...shape.dims], integer }, { shape: [1, ...shape.dims.slice(1)], integer });
+  }
+  const seen = new Set<string>();
+  return out.filter((candidate) => {
+    const key = `${candidate.integer}:${candidate.shape.join('x')}`;
+    if (seen.has(key) || candidate.shape.length < 2) return false;
+    seen.add(key);
+    return true;
+  }).slice(0, 12);
 }
 
 /** The largest tensor among what forward returned (logits beside a scalar loss). */
@@ -415,10 +436,23 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // What backward keeps, from running forward() itself (functional activations, skips, reshapes included);
     // the registration-order walk above stays the answer where the trace cannot finish.
     if (!program) return spec;
-    const trace = new ForwardTrace(blocks);
-    const traced = traceInput(program, root, first, size, trace);
-    const output = outputOf(program.trace(root, [traced], trace));
-    if (output === undefined) return spec;
+    // The input under which forward() runs with every layer given the shape it expects.
+    let best: { trace: ForwardTrace; output: number } | undefined;
+    // The training step's call (the one with the most arguments: `model(x, targets)`) decides which path of
+    // forward() runs; its other arguments are given tensors of the input's shape.
+    const site = (program.moduleCalls.get(root) ?? []).reduce<Value[][]>((best, args) => (args.length > (best[0]?.length ?? 0) ? [args] : best), [])[0] ?? [];
+    for (const candidate of inputCandidates(program, root, first, size)) {
+      const attempt = new ForwardTrace(blocks);
+      const x = attempt.input(candidate.shape, candidate.integer);
+      const rest = site.slice(1).map((arg) => (arg.kind === 'unknown' || arg.kind === 'call' ? attempt.input(candidate.shape, candidate.integer) : arg));
+      const output = outputOf(program.trace(root, [x, ...rest], attempt));
+      if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
+      if (output === undefined) continue;
+      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output };
+      if (attempt.mismatches === 0) break;
+    }
+    if (!best) return spec;
+    const { trace, output } = best;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,

@@ -54,6 +54,8 @@ export class ProgramModel {
   readonly instances: ObjectValue[] = [];
   /** The arguments each module (a layer or a module instance) was called with outside a trace: its call sites. */
   readonly moduleCalls = new Map<Value, Value[][]>();
+  /** Tensors the script creates with a shape it gives (`torch.randn(3, 224, 224)` in a Dataset), in order. */
+  readonly tensorCalls: Array<Extract<Value, { kind: 'call' }>> = [];
   /** Every value assigned to a plain name, in any scope, in the order the assignments ran (first run only). */
   readonly assigned = new Map<string, Value[]>();
   /** argparse results, dict configs, dataclass instances, namespaces and config files, in the order made. */
@@ -276,7 +278,8 @@ export class ProgramModel {
     if (!left || !body) return;
     // Loops that build something (layers appended, modules registered) run every iteration; others, such as an
     // evaluation loop over `range(eval_iters)`, need one run to give every expression a value.
-    const limit = BUILDS.test(body.text) ? MAX_UNROLL : MAX_PLAIN_UNROLL;
+    // A traced forward runs every block of its ModuleList.
+    const limit = this.tracer || BUILDS.test(body.text) ? MAX_UNROLL : MAX_PLAIN_UNROLL;
     if (!items || items.length > limit) {
       this.assignTarget(left, { kind: 'unknown', origin: { line: left.startPosition.row, how: 'loop' } }, scope);
       this.runLoopBody(body, scope);
@@ -358,7 +361,9 @@ export class ProgramModel {
       case 'tuple':
       case 'list': {
         const targets = target.namedChildren.filter((c): c is PyNode => !!c);
-        const items = iterationItems(value);
+        // `q, k, v = qkv` unpacks a tensor along its first dimension.
+        const unpacked = value.kind === 'tensor' && this.tracer ? this.tracer.method(value, 'unbind', [], new Map()) : value;
+        const items = iterationItems(unpacked);
         targets.forEach((t, i) => this.assignTarget(t.type === 'list_splat_pattern' ? t.namedChildren[0] ?? t : t, items?.[i] ?? UNKNOWN, scope));
         return;
       }
@@ -614,6 +619,11 @@ export class ProgramModel {
     const [a, b] = operands as [Value, Value];
     const op = node.text.slice(node.namedChildren[0]!.text.length, node.text.length - node.namedChildren[1]!.text.length).trim().replace(/\s+/g, ' ');
     void operators;
+    // `x is None` is known whenever either side is known to be None or known not to be.
+    if ((op === 'is' || op === 'is not' || op === '==' || op === '!=') && (a.kind === 'none' || b.kind === 'none') && a.kind !== 'unknown' && b.kind !== 'unknown') {
+      const same = a.kind === b.kind;
+      return { kind: 'bool', value: op === 'is' || op === '==' ? same : !same };
+    }
     const scalar = (v: Value) => (v.kind === 'number' || v.kind === 'string' || v.kind === 'bool' ? v.value : v.kind === 'none' ? null : undefined);
     const x = scalar(a);
     const y = scalar(b);
@@ -783,6 +793,12 @@ export class ProgramModel {
    */
   private indexKey(node: PyNode | null, scope: Scope): Value {
     if (!node) return UNKNOWN;
+    // `x[:, 0]` holds one subscript per comma: all named children after the subscripted value.
+    const subscriptNode = node.parent;
+    if (subscriptNode?.type === 'subscript') {
+      const parts = subscriptNode.namedChildren.filter((c): c is PyNode => !!c && c.type !== 'comment').slice(1);
+      if (parts.length > 1) node = { ...node, type: 'expression_list', namedChildren: parts } as unknown as PyNode;
+    }
     const item = (part: PyNode): Value => {
       if (part.type === 'slice') {
         const entries = new Map<string, Value>();
@@ -1048,6 +1064,11 @@ export class ProgramModel {
       }
       return value;
     }
+    // torch.utils.checkpoint.checkpoint(fn, *args): runs fn on the arguments (recomputed in backward).
+    if (/(^|\.)checkpoint\.checkpoint$/.test(path) && args[0]) {
+      const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
+      return this.call(args[0], args.slice(1), forwarded, line);
+    }
     switch (path) {
       case 'range': return rangeOf(args, line);
       case 'len': {
@@ -1176,7 +1197,9 @@ export class ProgramModel {
     if (/^(copy\.)?(deepcopy|copy)$/.test(path) && args[0]) return args[0];
     if (path === 'isinstance' || path === 'hasattr' || path === 'callable') return UNKNOWN;
     if (path === 'print' || path === 'warnings.warn') return NONE;
-    return { kind: 'call', path, args, kwargs, line };
+    const result: Extract<Value, { kind: 'call' }> = { kind: 'call', path, args, kwargs, line };
+    if (!this.tracer && /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/.test(path) && this.tensorCalls.length < 64) this.tensorCalls.push(result);
+    return result;
   }
 
   /** Methods on values: list/dict/str methods, argparse, nn.Module registration, `.to()`-style chains. */
