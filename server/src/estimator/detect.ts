@@ -173,7 +173,8 @@ function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>):
   return spec;
 }
 
-const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'per_device_train_batch_size', 'bs', 'BS', 'micro_batch_size'];
+const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'TRAIN_BATCH_SIZE', 'per_device_train_batch_size', 'bs', 'BS', 'bsz', 'BSZ',
+  'micro_batch_size', 'MICRO_BATCH_SIZE', 'batch', 'BATCH'];
 // Names of the data's sequence length first; capacity names (`max_len`, `max_position_embeddings`) last: a module
 // that can take 4,096 positions is trained on what the data gives it.
 const SEQ_NAMES = ['seq_len', 'SEQ_LEN', 'seq_length', 'SEQ_LENGTH', 'sequence_length', 'block_size', 'BLOCK_SIZE', 'context_length',
@@ -227,6 +228,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let trainerTrain: number | undefined;
   let hasGradScaler: number | undefined;
   let customModel: CustomModuleInfo | undefined;
+  let dataBatch: Located<number> | undefined;
   let loraRequested: number | undefined;
 
   for (const call of calls) {
@@ -369,6 +371,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // Synthetic or collated data: the shape of the batch the step receives.
     if (/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/.test(libraryCall) && value?.kind === 'call') {
       const shape = tensorShape(value);
+      // A batch made per step (`torch.randn(BATCH, 3, H, W)` in the loop or a generator), not a whole dataset
+      // handed to TensorDataset: its first dimension is the batch size.
+      if (shape && shape.dims.length >= 2 && !insideDatasetCall(call) && insideLoopOrGenerator(call)) {
+        dataBatch ??= { value: shape.dims[0]!, line: originLine(value.args[0], shape.line), how: 'literal' };
+      }
       // (N, S) token ids: S is the sequence; a 1-D randint is a token stream or labels, not a batch's shape.
       if (shape && libraryCall === 'torch.randint' && shape.dims.length === 2) {
         const seq = shape.dims[shape.dims.length - 1]!;
@@ -423,7 +430,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
 
     // Checkpointing, LoRA, freezing.
-    if (name === 'gradient_checkpointing_enable' || /(^|\.)(checkpoint|checkpoint_sequential)$/.test(fn)) {
+    // timm's set_grad_checkpointing(True) (its argument defaults to True).
+    const enables = pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false;
+    if (name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables) || /(^|\.)(checkpoint|checkpoint_sequential)$/.test(fn)) {
       detected.checkpointing = { value: true, line };
     }
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };
@@ -486,7 +495,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.usesTrainer && !detected.optimizer) detected.optimizerImpl ??= 'fused';
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
-  detected.batchSize ??= firstBinding(bindings, BATCH_NAMES);
+  detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES);
   detected.seqLen ??= firstBinding(bindings, SEQ_NAMES);
   detected.targetLen ??= firstBinding(bindings, TARGET_NAMES);
   // Only the labels were tokenised with a length (Whisper: the input is audio): that length is the text sequence.
@@ -498,6 +507,28 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
   detected.zeroGradMissing = hasBackward !== undefined && !hasZeroGrad && !detected.usesTrainer;
   return detected;
+}
+
+/** Whether a call sits in an argument of a dataset constructor (`TensorDataset(torch.randn(N, ...))`). */
+function insideDatasetCall(call: Node): boolean {
+  for (let node = call.parent; node; node = node.parent) {
+    if (node.type === 'call' && /Dataset$/.test(node.childForFieldName('function')?.text ?? '')) return true;
+    if (node.type.endsWith('_statement') || node.type === 'function_definition') return false;
+  }
+  return false;
+}
+
+/** Whether a call runs once per step: inside a loop, or in a generator function (one with `yield`). */
+function insideLoopOrGenerator(call: Node): boolean {
+  for (let node = call.parent; node; node = node.parent) {
+    if (node.type === 'for_statement' || node.type === 'while_statement') return true;
+    if (node.type === 'function_definition') return node.descendantsOfType('yield').length > 0;
+  }
+  return false;
+}
+
+function originLine(value: Value | undefined, fallback: number): number {
+  return value && 'origin' in value && value.origin ? value.origin.line : fallback;
 }
 
 /** The plain variable a call's value is assigned to, through a method chain (`labels = tok(...).input_ids.to("cuda")`). */
