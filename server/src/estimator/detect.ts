@@ -299,7 +299,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // The library call this node makes; a method chain on it (`.cuda().to(...)`) holds the same value but is not it.
     const calleeNode = call.childForFieldName('function');
     const chained = calleeNode?.type === 'attribute' && calleeNode.childForFieldName('object')?.type === 'call';
-    const libraryCall = value?.kind === 'call' && !chained ? value.path : '';
+    // Only the node that made the value (same line as the value's creation) is the library call itself.
+    const libraryCall = value?.kind === 'call' && !chained && value.line === line ? value.path : '';
     if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn))) && !detected.model) {
       const modelName = bindings.evaluate(pos[0] ?? kw.get('model_name'));
       const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;

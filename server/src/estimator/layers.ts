@@ -196,6 +196,25 @@ export class NetBuilder {
     return this;
   }
 
+  /** Average pooling with a window (DenseNet transitions): keeps nothing. */
+  avgPool(kernel: number, stride = kernel): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    this.produce({ kind: 'image', c: s.c, h: Math.floor((s.h - kernel) / stride) + 1, w: Math.floor((s.w - kernel) / stride) + 1 });
+    return this;
+  }
+
+  /** The channels grew by concatenation (DenseNet): the next op reads a new, wider tensor. */
+  concatTo(channels: number): this {
+    const s = this.shape;
+    if (s.kind === 'image') {
+      this.shape = { ...s, c: channels };
+      this.currentSaved = false;
+      this.largest = Math.max(this.largest, this.elements);
+    }
+    return this;
+  }
+
   /** Global average pooling and flatten: the input is kept (its backward reads the shape from it). */
   globalPool(): this {
     this.keepCurrent();

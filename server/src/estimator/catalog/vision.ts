@@ -58,49 +58,91 @@ function mobilenetV2(imageSize: number, numClasses: number): LayerNetSpec {
   return net.build(true);
 }
 
-function efficientnetB0(imageSize: number, numClasses: number): LayerNetSpec {
-  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  net.conv(32, 3, 2).batchNorm().activation();
-  const stages: Array<[number, number, number, number, number]> = [
-    [1, 3, 1, 16, 1], [6, 3, 2, 24, 2], [6, 5, 2, 40, 2], [6, 3, 2, 80, 3], [6, 5, 1, 112, 3], [6, 5, 2, 192, 4], [6, 3, 1, 320, 1]];
-  let inC = 32;
-  for (const [expand, kernel, firstStride, out, repeats] of stages) {
-    for (let r = 0; r < repeats; r++) {
-      const stride = r === 0 ? firstStride : 1;
-      const hidden = inC * expand;
-      net.beginBlock();
-      if (expand !== 1) net.conv(hidden, 1, 1, 1, false, 0).batchNorm().activation();
-      net.conv(hidden, kernel, stride, hidden).batchNorm().activation().squeezeExcite(Math.max(1, Math.floor(inC / 4)));
-      net.conv(out, 1, 1, 1, false, 0).batchNorm();
-      if (stride === 1 && inC === out) net.addResidual();
-      net.endBlock();
-      inC = out;
-    }
-  }
-  net.conv(1280, 1, 1, 1, false, 0).batchNorm().activation().globalPool().dropout(0.2).linear(numClasses);
-  return net.build(true);
+/** Channels rounded as EfficientNet rounds them (to a multiple of 8, never below 90% of the scaled value). */
+function makeDivisible(value: number, divisor = 8): number {
+  const rounded = Math.max(divisor, Math.floor((value + divisor / 2) / divisor) * divisor);
+  return rounded < 0.9 * value ? rounded + divisor : rounded;
 }
 
-function convnextTiny(imageSize: number, numClasses: number): LayerNetSpec {
-  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  const depths = [3, 3, 9, 3];
-  const dims = [96, 192, 384, 768];
-  net.conv(96, 4, 4, 1, true, 0).layerNorm();
-  depths.forEach((depth, stage) => {
-    if (stage > 0) net.layerNorm().conv(dims[stage], 2, 2, 1, true, 0);
-    const c = dims[stage];
-    for (let b = 0; b < depth; b++) {
-      net.beginBlock();
-      // 7x7 depthwise conv, LayerNorm, two pointwise linears around a GELU, layer scale (keeps its input).
-      net.conv(c, 7, 1, c, true).layerNorm().conv(4 * c, 1, 1, 1, true, 0).activation().conv(c, 1, 1, 1, true, 0).activation();
-      net.parameters += c; // layer-scale gamma
-      net.addResidual();
-      net.endBlock();
+/** torchvision's EfficientNet-B0..B7: B0's stages scaled in width and depth (compound scaling). */
+function efficientnet(width: number, depth: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    const stem = makeDivisible(32 * width);
+    net.conv(stem, 3, 2).batchNorm().activation();
+    const stages: Array<[number, number, number, number, number]> = [
+      [1, 3, 1, 16, 1], [6, 3, 2, 24, 2], [6, 5, 2, 40, 2], [6, 3, 2, 80, 3], [6, 5, 1, 112, 3], [6, 5, 2, 192, 4], [6, 3, 1, 320, 1]];
+    let inC = stem;
+    for (const [expand, kernel, firstStride, baseOut, baseRepeats] of stages) {
+      const out = makeDivisible(baseOut * width);
+      const repeats = Math.ceil(baseRepeats * depth);
+      for (let r = 0; r < repeats; r++) {
+        const stride = r === 0 ? firstStride : 1;
+        const hidden = makeDivisible(inC * expand);
+        net.beginBlock();
+        if (expand !== 1) net.conv(hidden, 1, 1, 1, false, 0).batchNorm().activation();
+        net.conv(hidden, kernel, stride, hidden).batchNorm().activation().squeezeExcite(Math.max(1, Math.floor(inC / 4)));
+        net.conv(out, 1, 1, 1, false, 0).batchNorm();
+        if (stride === 1 && inC === out) net.addResidual();
+        net.endBlock();
+        inC = out;
+      }
     }
-  });
-  net.globalPool().layerNorm(768).linear(numClasses);
-  return net.build(true);
+    net.conv(4 * makeDivisible(320 * width), 1, 1, 1, false, 0).batchNorm().activation().globalPool().dropout(0.2).linear(numClasses);
+    return net.build(true);
+  };
 }
+
+const efficientnetB0 = efficientnet(1.0, 1.0);
+
+/** torchvision's DenseNet: dense layers whose outputs are concatenated, transitions halve channels and size. */
+function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.conv(initial, 7, 2, 1, false, 3).batchNorm().relu().maxPool(3, 2, 1);
+    let channels = initial;
+    blocks.forEach((layers, index) => {
+      for (let l = 0; l < layers; l++) {
+        net.beginBlock();
+        // BN-ReLU-1x1 conv to 4*growth, BN-ReLU-3x3 conv to growth, then concatenated to the block's features.
+        net.batchNorm(channels).relu(false).conv(4 * growth, 1, 1, 1, false, 0).batchNorm().relu(false).conv(growth, 3, 1, 1, false, 1);
+        channels += growth;
+        net.concatTo(channels);
+        net.endBlock();
+      }
+      if (index < blocks.length - 1) {
+        net.batchNorm(channels).relu(false).conv(Math.floor(channels / 2), 1, 1, 1, false, 0).avgPool(2, 2);
+        channels = Math.floor(channels / 2);
+      }
+    });
+    net.batchNorm(channels).relu(false).globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/** ConvNeXt (torchvision and timm): depths and widths per stage. */
+function convnext(depths: number[], dims: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.conv(dims[0]!, 4, 4, 1, true, 0).layerNorm();
+    depths.forEach((depth, stage) => {
+      if (stage > 0) net.layerNorm().conv(dims[stage]!, 2, 2, 1, true, 0);
+      const c = dims[stage]!;
+      for (let b = 0; b < depth; b++) {
+        net.beginBlock();
+        // 7x7 depthwise conv, LayerNorm, two pointwise linears around a GELU, layer scale (keeps its input).
+        net.conv(c, 7, 1, c, true).layerNorm().conv(4 * c, 1, 1, 1, true, 0).activation().conv(c, 1, 1, 1, true, 0).activation();
+        net.parameters += c; // layer-scale gamma
+        net.addResidual();
+        net.endBlock();
+      }
+    });
+    net.globalPool().layerNorm(dims[dims.length - 1]).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+const convnextTiny = convnext([3, 3, 9, 3], [96, 192, 384, 768]);
 
 export interface VisionCatalogModel {
   /** Names a script uses: torchvision constructor names and timm model names. */
@@ -124,7 +166,20 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['resnet152'], publishedParameters: 60_192_808, build: (s, n) => resnet([3, 8, 36, 3], true, s, n) },
   { names: ['mobilenet_v2', 'mobilenetv2_100'], publishedParameters: 3_504_872, build: mobilenetV2 },
   { names: ['efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
+  { names: ['efficientnet_b1'], publishedParameters: 7_794_184, build: efficientnet(1.0, 1.1) },
+  { names: ['efficientnet_b2'], publishedParameters: 9_109_994, build: efficientnet(1.1, 1.2) },
+  { names: ['efficientnet_b3'], publishedParameters: 12_233_232, build: efficientnet(1.2, 1.4) },
+  { names: ['efficientnet_b4'], publishedParameters: 19_341_616, build: efficientnet(1.4, 1.8) },
+  { names: ['efficientnet_b5'], publishedParameters: 30_389_784, build: efficientnet(1.6, 2.2) },
+  { names: ['efficientnet_b6'], publishedParameters: 43_040_704, build: efficientnet(1.8, 2.6) },
+  { names: ['efficientnet_b7'], publishedParameters: 66_347_960, build: efficientnet(2.0, 3.1) },
+  { names: ['densenet121'], publishedParameters: 7_978_856, build: densenet([6, 12, 24, 16]) },
+  { names: ['densenet169'], publishedParameters: 14_149_480, build: densenet([6, 12, 32, 32]) },
+  { names: ['densenet201'], publishedParameters: 20_013_928, build: densenet([6, 12, 48, 32]) },
   { names: ['convnext_tiny'], publishedParameters: 28_589_128, build: convnextTiny },
+  { names: ['convnext_small'], publishedParameters: 50_223_688, build: convnext([3, 3, 27, 3], [96, 192, 384, 768]) },
+  { names: ['convnext_base'], publishedParameters: 88_591_464, build: convnext([3, 3, 27, 3], [128, 256, 512, 1024]) },
+  { names: ['convnext_large'], publishedParameters: 197_767_336, build: convnext([3, 3, 27, 3], [192, 384, 768, 1536]) },
   { names: ['wide_resnet50_2'], publishedParameters: 68_883_240, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 2) },
   { names: ['wide_resnet101_2'], publishedParameters: 126_886_696, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 2) },
   { names: ['vit_tiny_patch16_224', 'deit_tiny_patch16_224'], publishedParameters: 5_717_416, build: (s, n) => vitSpec(192, 12, 3, 16, s, n) },
