@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { runEstimate } from '../../server/src/cli/estimate';
 import { fixturesDir, repoRoot } from './helpers';
 
@@ -69,4 +71,36 @@ test('usage and I/O errors exit 2 with a message on stderr and nothing on stdout
     assert.equal(stdout, '');
     assert.ok(stderr.length > 0);
   }
+});
+
+test('a leak in the evaluation loop is in the estimate: growth per batch at the eval loader\'s own batch size', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-growth-'));
+  const script = path.join(dir, 'leak.py');
+  fs.writeFileSync(script, [
+    'import torch',
+    'import torch.nn as nn',
+    'from torch.utils.data import DataLoader, TensorDataset',
+    'model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 1000)).cuda()',
+    'train = DataLoader(TensorDataset(torch.randn(640, 1024), torch.randint(0, 1000, (640,))), batch_size=32)',
+    'val = DataLoader(TensorDataset(torch.randn(640, 1024), torch.randint(0, 1000, (640,))), batch_size=64)',
+    'opt = torch.optim.SGD(model.parameters(), lr=0.1)',
+    'for x, y in train:',
+    '    opt.zero_grad()',
+    '    nn.functional.cross_entropy(model(x), y).backward()',
+    '    opt.step()',
+    'def evaluate(loader):',
+    '    outs = []',
+    '    for x, y in loader:',
+    '        outs.append(model(x))',
+    '    return torch.cat(outs)',
+    'evaluate(val)',
+    '',
+  ].join('\n'));
+  const json = JSON.parse((await run([script, '--gpu', 'RTX 4090', '--json'])).stdout) as { growth?: { bytesPerBatch: number; line: number; batchesUntilFull: number } };
+  assert.ok(json.growth, 'no growth');
+  assert.equal(json.growth.line, 15);
+  // The graph of one 64-sample eval batch: the ReLU output (4,096) and the logits (1,000) per sample, fp32. At the
+  // training loader's 32 it would be half of that.
+  assert.ok(json.growth.bytesPerBatch >= 64 * (4096 + 1000) * 4, String(json.growth.bytesPerBatch));
+  assert.ok(json.growth.batchesUntilFull > 0);
 });

@@ -4,6 +4,13 @@ import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parsePython } from '../engine/parser';
 import { t } from '../l10n';
+import { analyze } from '../engine/analyze';
+import { recoverTree } from '../engine/recovery';
+import { SemanticModel } from '../engine/semantic/model';
+import type { KeptMemory } from '../engine/types';
+import { growthOf, keptBytes, loopBatchSize } from '../estimator/growth';
+import { programOf } from '../estimator/python-values';
+import type { PyNode } from '../engine/program/node';
 import { estimateScript, toEstimateJson, type EstimateOverrides, type EstimateResult } from '../estimator/index';
 import type { OptimizerKind, Precision, Strategy } from '../estimator/types';
 
@@ -101,10 +108,26 @@ export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
   }
   try {
     const result = estimateScript(tree, text, script, overrides);
+    if (!result.unresolved) result.growth = await leakGrowth(tree, text, result, script);
     io.stdout(asJson ? JSON.stringify(toEstimateJson(result), null, 2) + '\n' : formatTable(result));
     return 0;
   } finally {
     tree.delete();
+  }
+}
+
+/** What the script's leaks (OOM101/OOM104 with a size) add per batch, against the first GPU of the fit check. */
+export async function leakGrowth(tree: NonNullable<Awaited<ReturnType<typeof parsePython>>>, text: string, result: EstimateResult, file: string): Promise<EstimateResult['growth']> {
+  const recovered = await recoverTree(text, tree);
+  try {
+    const model = new SemanticModel(recovered.tree, recovered.text);
+    const program = programOf({ rootNode: model.root }, file);
+    const sizes = (keeps: KeptMemory, loop?: PyNode) => keptBytes(result.config, keeps, loopBatchSize(program, loop));
+    const findings = analyze(model, text, { select: ['OOM101', 'OOM104'], keptBytes: sizes });
+    const leaks = findings.filter((f) => f.sizeHint).map((f) => ({ line: f.range.start.line, bytes: f.sizeHint!.bytes }));
+    return growthOf(leaks, result.peakReserved + result.cudaContext, result.fits[0]?.capacity);
+  } finally {
+    if (recovered.tree !== tree) recovered.tree.delete();
   }
 }
 
@@ -168,6 +191,12 @@ export function formatTable(result: EstimateResult): string {
     [t('peak reserved'), gib(result.peakReserved)],
     [t('CUDA context'), gib(result.cudaContext)],
   ]);
+  if (result.growth) {
+    const g = result.growth;
+    out += `\n${g.batchesUntilFull === null
+      ? t('Leak: line {0} keeps {1} more every batch.', g.line, gib(g.bytesPerBatch))
+      : t('Leak: line {0} keeps {1} more every batch; on {2} the run fails after about {3} batches.', g.line, gib(g.bytesPerBatch), result.fits[0]!.gpu, g.batchesUntilFull)}\n`;
+  }
   if (result.fits.length > 0) {
     out += `\n${t('Fit')}\n` + pad([[t('GPU'), t('memory'), t('fits'), t('max batch size')],
       ...result.fits.map((f) => [f.gpu, gib(f.capacity), f.fits ? t('yes') : t('no'), String(f.maxBatchSize)])]);

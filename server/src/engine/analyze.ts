@@ -23,7 +23,8 @@ export interface AnalysisOptions {
   /** Top-level statements to analyse (incremental analysis); the whole file when absent. */
   region?: readonly Node[];
   /** Bytes a leak keeps per batch (from the memory estimate); a finding that says what it keeps then says how much. */
-  keptBytes?: (keeps: KeptMemory) => number | undefined;
+  /** Bytes one batch keeps for a leak; `loop` is the loop the finding sits in (its loader may batch differently). */
+  keptBytes?: (keeps: KeptMemory, loop?: Node) => number | undefined;
 }
 
 /** Files above this size are not analysed: tree-sitter copes, but the dataflow rules would make the editor wait. */
@@ -59,7 +60,7 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
       if (!inRegion(report.node)) continue;
       const range = rangeOf(report.node);
       if (suppressions.suppresses(range.start.line, rule.code)) continue;
-      const bytes = report.keeps ? options.keptBytes?.(report.keeps) : undefined;
+      const bytes = report.keeps ? options.keptBytes?.(report.keeps, enclosingLoop(report.node)) : undefined;
       const sized = bytes !== undefined && bytes > 0 && report.keeps;
       findings.push({
         code: rule.code,
@@ -90,4 +91,13 @@ function keptMessage(keeps: KeptMemory, bytes: number): string {
 
 export function tooLargeMessage(characters: number): string {
   return t('OOM Guard skipped this file: it has {0} characters, more than the {1} it analyses.', characters, MAX_ANALYZED_CHARACTERS);
+}
+
+/** The innermost `for` loop around a node: the batch loop a leak grows in. */
+function enclosingLoop(node: Node): Node | undefined {
+  for (let current = node.parent; current; current = current.parent) {
+    if (current.type === 'for_statement') return current;
+    if (current.type === 'function_definition') return undefined;
+  }
+  return undefined;
 }

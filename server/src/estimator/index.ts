@@ -4,6 +4,7 @@
 import type { PyTree as Tree } from '../engine/program/node';
 import type { Tree as ParserTree } from '../engine/parser';
 import { copyTree } from '../engine/syntax-tree';
+import type { Growth } from './growth';
 import { t } from '../l10n';
 import { findGpu } from './catalog/gpus';
 import { detectConfig, type DetectedConfig } from './detect';
@@ -72,6 +73,8 @@ export interface EstimateJson {
   peakPhase: PeakPhase;
   fits: GpuFit[];
   assumptions: string[];
+  /** A leak's growth per batch (OOM101/OOM104 with a size), when the script has one (cli.md). */
+  growth?: Growth;
 }
 
 export interface EstimateResult extends Omit<EstimateJson, 'breakdown' | 'peakAllocated' | 'peakReserved'> {

@@ -3,23 +3,33 @@
 import { analyze } from '../engine/analyze';
 import type { AnalysisOptions } from '../engine/analyze';
 import type { DocumentState } from '../engine/documents';
-import type { KeptMemory } from '../engine/types';
+import type { ProgramModel } from '../engine/program/interpreter';
+import { loopBatchSize } from '../estimator/growth';
+import { programOf } from '../estimator/python-values';
 import type { ServerContext, ServerFeature } from './context';
-import { baseEstimate, isBase, keptBytes, latestEstimate, type LeakSummary } from './memory-estimate';
+import { baseEstimate, filePathOf, isBase, keptBytes, latestEstimate, type LeakSummary } from './memory-estimate';
 
 let context: ServerContext | undefined;
 
-function sizesFrom(base: ReturnType<typeof latestEstimate>): AnalysisOptions['keptBytes'] {
+function sizesFrom(base: ReturnType<typeof latestEstimate>, program?: ProgramModel): AnalysisOptions['keptBytes'] {
   if (!isBase(base)) return undefined;
-  const memo = new Map<KeptMemory, number | undefined>();
-  return (keeps) => {
-    if (!memo.has(keeps)) memo.set(keeps, keptBytes(base.config, keeps));
-    return memo.get(keeps);
+  const memo = new Map<string, number | undefined>();
+  return (keeps, loop) => {
+    const batch = program && loop ? loopBatchSize(program, loop) : undefined;
+    const key = `${keeps}:${batch ?? ''}`;
+    if (!memo.has(key)) memo.set(key, keptBytes(base.config, keeps, batch));
+    return memo.get(key);
   };
 }
 
+/** The program model the estimate of this version read (shared with it), when the estimate exists. */
+function programFor(serverContext: ServerContext, state: DocumentState): ProgramModel | undefined {
+  const model = serverContext.modelOf(state);
+  return model ? programOf({ rootNode: model.root }, filePathOf(state.uri)) : undefined;
+}
+
 function keptBytesFor(serverContext: ServerContext, state: DocumentState): AnalysisOptions['keptBytes'] {
-  return sizesFrom(baseEstimate(serverContext, state));
+  return sizesFrom(baseEstimate(serverContext, state), programFor(serverContext, state));
 }
 
 function sizesKey(sizes: AnalysisOptions['keptBytes']): string {
@@ -67,7 +77,8 @@ export const leakSizes: ServerFeature = {
   analysisOptions(state) {
     if (!context) return {};
     const latest = latestEstimate(state);
-    const sizes = sizesFrom(latest);
+    // The program model is the estimate's own (built with it) only when the estimate is of this version.
+    const sizes = sizesFrom(latest, latest?.version === state.version ? programFor(context, state) : undefined);
     if (latest?.version !== state.version) refreshLater(context, state, sizesKey(sizes));
     return sizes ? { keptBytes: sizes } : {};
   },

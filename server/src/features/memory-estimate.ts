@@ -4,11 +4,9 @@ import { fileURLToPath } from 'node:url';
 import type { DocumentState } from '../engine/documents';
 import type { Node } from '../engine/parser';
 import type { SemanticModel } from '../engine/semantic/model';
-import type { KeptMemory } from '../engine/types';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
-import { configFromDetection, detectConfig, estimate, estimateFromConfig, findGpu, type EstimateResult } from '../estimator/index';
-import { activationMode } from '../estimator/model';
-import { transformerActivations } from '../estimator/transformer';
+import { configFromDetection, detectConfig, estimateFromConfig, findGpu, type EstimateResult } from '../estimator/index';
+export { keptBytes } from '../estimator/growth';
 import type { RunMode, TrainingConfig } from '../estimator/types';
 import { formatBytes } from '../engine/bytes';
 import { gradientAccumulation } from '../fixes/refactorings/accumulation';
@@ -36,7 +34,7 @@ export interface BaseEstimate {
 /** Keyed by the document's state object, which lives as long as the document is open; the version says if it is current. */
 const cache = new WeakMap<DocumentState, BaseEstimate | { version: number; error: string }>();
 
-function filePathOf(uri: string): string {
+export function filePathOf(uri: string): string {
   try {
     return uri.startsWith('file:') ? fileURLToPath(uri) : '';
   } catch {
@@ -123,24 +121,6 @@ export function inferenceConfig(base: BaseEstimate): TrainingConfig | undefined 
   if (!site) return undefined;
   const mode: RunMode = site.noGrad ? 'infer-no-grad' : 'infer-grad';
   return { ...base.config, mode };
-}
-
-/** Bytes one batch keeps alive in a leak: an inference forward's graph, or the model's output (logits). */
-export function keptBytes(config: TrainingConfig, keeps: KeptMemory): number | undefined {
-  if (keeps === 'graph') {
-    // Without no_grad the estimator keeps two graphs alive (the previous batch's until its outputs are rebound).
-    return estimate({ ...config, mode: 'infer-grad', checkpointing: false }).breakdown.activations / 2;
-  }
-  const spec = config.model;
-  const mode = activationMode(config);
-  if (spec.kind === 'transformer') {
-    const outputs = transformerActivations(spec, {
-      mode, training: true, attention: config.attention, batch: config.batchSize, seqLen: config.seqLen, imageSize: config.imageSize,
-      frozenBase: Boolean(config.lora) || (config.frozenFraction ?? 0) > 0.5, loraTargets: new Set(config.lora?.targetModules ?? []),
-    }, false).outputs;
-    return outputs > 0 ? outputs : undefined;
-  }
-  return config.batchSize * spec.outputElementsPerSample * (mode === 'fp32' ? 4 : 2);
 }
 
 function inputsOf(result: EstimateResult, overrides: EstimateOverrides): EstimateInput[] {

@@ -1,0 +1,67 @@
+// Leaks in the figure: what one batch keeps alive when a finding (OOM101, OOM104) keeps a model output or a whole
+// graph per batch, and after how many batches the chosen GPU runs out.
+import type { KeptMemory } from '../engine/types';
+import type { ProgramModel } from '../engine/program/interpreter';
+import type { PyNode } from '../engine/program/node';
+import { numberOf } from '../engine/program/values';
+import { activationMode, estimate } from './model';
+import { transformerActivations } from './transformer';
+import type { TrainingConfig } from './types';
+
+/** Bytes one batch keeps alive in a leak: an inference forward's graph, or the model's output (logits). */
+export function keptBytes(base: TrainingConfig, keeps: KeptMemory, batchSize?: number): number | undefined {
+  const config = batchSize !== undefined ? { ...base, batchSize } : base;
+  if (keeps === 'graph') {
+    // Without no_grad the estimator keeps two graphs alive (the previous batch's until its outputs are rebound).
+    return estimate({ ...config, mode: 'infer-grad', checkpointing: false }).breakdown.activations / 2;
+  }
+  const spec = config.model;
+  const mode = activationMode(config);
+  if (spec.kind === 'transformer') {
+    const outputs = transformerActivations(spec, {
+      mode, training: true, attention: config.attention, batch: config.batchSize, seqLen: config.seqLen, imageSize: config.imageSize,
+      frozenBase: Boolean(config.lora) || (config.frozenFraction ?? 0) > 0.5, loraTargets: new Set(config.lora?.targetModules ?? []),
+    }, false).outputs;
+    return outputs > 0 ? outputs : undefined;
+  }
+  return config.batchSize * spec.outputElementsPerSample * (mode === 'fp32' ? 4 : 2);
+}
+
+/** The `growth` of `oomguard estimate --json` (cli.md): the largest per-batch leak and when it fills the GPU. */
+export interface Growth {
+  bytesPerBatch: number;
+  /** 1-based line of the finding that keeps it. */
+  line: number;
+  /** Batches until the GPU of the first fit entry is full (null without a GPU to check). */
+  batchesUntilFull: number | null;
+}
+
+/** Sized leaks (a finding's line, 0-based, and its bytes per batch) against the room one step leaves on a GPU. */
+export function growthOf(leaks: Array<{ line: number; bytes: number }>, stepTotal: number, capacity: number | undefined): Growth | undefined {
+  const worst = leaks.reduce<{ line: number; bytes: number } | undefined>((best, leak) => (!best || leak.bytes > best.bytes ? leak : best), undefined);
+  if (!worst || worst.bytes <= 0) return undefined;
+  const room = capacity === undefined ? undefined : capacity - stepTotal;
+  return {
+    bytesPerBatch: Math.round(worst.bytes),
+    line: worst.line + 1,
+    batchesUntilFull: room === undefined ? null : Math.max(0, Math.floor(room / worst.bytes)),
+  };
+}
+
+/** Wrappers around a loader that keep its batches: `enumerate(loader)`, `tqdm(loader)`, `zip(loader, ...)`. */
+const PASS_THROUGH = /^(enumerate|iter|zip|tqdm|tqdm\.tqdm|tqdm\.auto\.tqdm|track|progress_bar)$/;
+
+/**
+ * The batch size of the loader a loop iterates, when the program model knows it (an evaluation loader often
+ * batches differently from the training one).
+ */
+export function loopBatchSize(program: ProgramModel, loop: PyNode | undefined): number | undefined {
+  let iterable = loop?.childForFieldName('right') ?? null;
+  while (iterable?.type === 'call' && PASS_THROUGH.test(iterable.childForFieldName('function')?.text ?? '')) {
+    iterable = iterable.childForFieldName('arguments')?.namedChildren.find((a) => a && a.type !== 'keyword_argument' && a.type !== 'comment') ?? null;
+  }
+  const value = program.valueOf(iterable);
+  if (value?.kind !== 'call' || !/(^|\.)DataLoader$/.test(value.path)) return undefined;
+  const batch = numberOf(value.kwargs.get('batch_size') ?? value.args[1]);
+  return batch !== undefined && batch > 0 ? batch : undefined;
+}
