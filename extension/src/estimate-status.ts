@@ -1,7 +1,7 @@
 // The status bar item with the estimate of the active Python script on the GPU of the `oomguard.gpu` setting.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { LanguageClient } from 'vscode-languageclient/node';
+import { ResponseError, type LanguageClient } from 'vscode-languageclient/node';
 import { formatBytes } from '../../server/src/engine/bytes';
 import { ESTIMATE_REQUEST, SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
 import type { EstimateParams, EstimateResponse } from '../../server/src/protocol';
@@ -54,12 +54,28 @@ export class EstimateStatus implements vscode.Disposable {
           ? vscode.l10n.t('{0}: about {1} at the peak; does not fit {2} ({3}). Click for the memory panel.', path.basename(document.uri.path), formatBytes(response.total), gpu.name, formatBytes(gpu.capacity))
           : vscode.l10n.t('{0}: about {1} at the peak; fits {2} ({3}). Click for the memory panel.', path.basename(document.uri.path), formatBytes(response.total), gpu.name, formatBytes(gpu.capacity))
         : vscode.l10n.t('{0}: about {1} at the peak. Click for the memory panel.', path.basename(document.uri.path), formatBytes(response.total));
-      this.item.backgroundColor = bad ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      const growth = response.growth;
+      if (growth) {
+        this.item.text += ` $(arrow-up) ${formatBytes(growth.bytesPerBatch)}`;
+        this.item.tooltip += '\n' + (growth.batchesUntilFull === null
+          ? vscode.l10n.t('Line {0} keeps {1} more every batch.', growth.line, formatBytes(growth.bytesPerBatch))
+          : vscode.l10n.t('Line {0} keeps {1} more every batch: out of memory after about {2} batches.', growth.line, formatBytes(growth.bytesPerBatch), growth.batchesUntilFull));
+      }
+      this.item.backgroundColor = bad || growth ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
       this.item.show();
       this.onChange(document.uri);
-    } catch {
-      // Not estimable (too large, not parsed, server restarting): nothing to show.
-      if (seq === this.seq) this.item.hide();
+    } catch (error) {
+      if (seq !== this.seq) return;
+      // A model the estimator cannot read: shown as such (no figure), with the reason; anything else: nothing.
+      const unresolved = error instanceof ResponseError ? (error.data as { unresolved?: unknown } | undefined)?.unresolved : undefined;
+      if (unresolved) {
+        this.item.text = `$(question) ${vscode.l10n.t('no estimate')}`;
+        this.item.tooltip = (error as Error).message;
+        this.item.backgroundColor = undefined;
+        this.item.show();
+      } else {
+        this.item.hide();
+      }
     }
   }
 

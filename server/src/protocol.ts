@@ -157,6 +157,8 @@ export interface EstimateResponse {
   fits: boolean | null;
   /** Largest batch size whose peak fits the GPU (0: not even one). */
   maxBatchSize: number | null;
+  /** A leak that keeps memory every batch (OOM101/OOM104 with a size): how much, where, and when the GPU is full. */
+  growth: { bytesPerBatch: number; line: number; batchesUntilFull: number | null } | null;
   inputs: EstimateInput[];
   assumptions: string[];
   suggestions: MemorySuggestion[];
@@ -181,6 +183,10 @@ export interface WebviewStrings {
   peak: string;
   fits: string;
   doesNotFit: string;
+  /** `Line {0} keeps {1} more every batch` (growth without a GPU to check). */
+  growth: string;
+  /** `Line {0} keeps {1} more every batch: out of memory after about {2} batches.` */
+  growthUntilFull: string;
   weights: string;
   gradients: string;
   optimizerStates: string;

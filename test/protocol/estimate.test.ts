@@ -165,3 +165,62 @@ test('an estimate for a document the server does not have is a clear error', asy
     /not open in the server/,
   );
 });
+
+test('a model the estimator cannot read: no figure anywhere, the reason on a CodeLens and in the estimate error', async () => {
+  const unknownUri = 'file:///work/unknown_model.py';
+  const source = [
+    'import timm',
+    'import torch',
+    'MODEL = "my_private_net_v7"',
+    'model = timm.create_model(MODEL, num_classes=10).cuda()',
+    'opt = torch.optim.AdamW(model.parameters())',
+    'for x, y in loader:',
+    '    opt.zero_grad()',
+    '    torch.nn.functional.cross_entropy(model(x), y).backward()',
+    '    opt.step()',
+    '',
+  ].join('\n');
+  const published = client.diagnostics(unknownUri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: unknownUri, languageId: 'python', version: 1, text: source } });
+  await published;
+  const lenses = (await client.connection.sendRequest('textDocument/codeLens', { textDocument: { uri: unknownUri } })) as CodeLens[];
+  assert.equal(lenses.length, 1);
+  assert.equal(lenses[0]!.range.start.line, 3);
+  assert.match(lenses[0]!.command!.title, /^No memory estimate: timm model "my_private_net_v7" is not in the catalog/);
+  await assert.rejects(client.connection.sendRequest(ESTIMATE_REQUEST, { textDocument: { uri: unknownUri } }), (error: { message: string; data?: { unresolved?: { line: number } } }) => {
+    assert.match(error.message, /model on line 4 could not be read/);
+    assert.equal(error.data?.unresolved?.line, 3);
+    return true;
+  });
+});
+
+test('a leak that keeps memory every batch: the estimate and the CodeLens say how much and when the GPU is full', async () => {
+  const leakUri = 'file:///work/leaky_eval.py';
+  const source = [
+    'import torch',
+    'import torch.nn as nn',
+    'from torch.utils.data import DataLoader, TensorDataset',
+    'model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 1000)).cuda()',
+    'train = DataLoader(TensorDataset(torch.randn(640, 1024), torch.randint(0, 1000, (640,))), batch_size=64)',
+    'opt = torch.optim.SGD(model.parameters(), lr=0.1)',
+    'history = []',
+    'for x, y in train:',
+    '    opt.zero_grad()',
+    '    out = model(x)',
+    '    nn.functional.cross_entropy(out, y).backward()',
+    '    opt.step()',
+    '    history.append(out)',
+    '',
+  ].join('\n');
+  const published = client.diagnostics(leakUri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: leakUri, languageId: 'python', version: 1, text: source } });
+  await published;
+  const response = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri: leakUri } });
+  assert.ok(response.growth, 'no growth');
+  assert.equal(response.growth.line, 13);
+  // The logits of one 64-sample batch, fp32, kept by the list.
+  assert.equal(response.growth.bytesPerBatch, 64 * 1000 * 4);
+  assert.equal(response.growth.batchesUntilFull, Math.floor((response.gpu!.capacity - response.total) / response.growth.bytesPerBatch));
+  const lenses = (await client.connection.sendRequest('textDocument/codeLens', { textDocument: { uri: leakUri } })) as CodeLens[];
+  assert.match(lenses[0]!.command!.title, new RegExp(`leak \\+250 KiB per batch \\(line 13\\): out of memory after about ${response.growth.batchesUntilFull} batches`));
+});

@@ -29,7 +29,8 @@ const uri = pathToFileURL(file).href;
 /** English strings as the extension's vscode.l10n.t returns them without a translation bundle. */
 const STRINGS: WebviewStrings = {
   title: 'Memory estimate: {0}', noDocument: 'Open a Python training script to see its GPU memory estimate.', peak: '≈ {0} peak on {1}',
-  fits: 'fits', doesNotFit: 'does not fit', weights: 'Weights', gradients: 'Gradients', optimizerStates: 'Optimizer states',
+  fits: 'fits', doesNotFit: 'does not fit', growth: 'Line {0} keeps {1} more every batch.',
+  growthUntilFull: 'Line {0} keeps {1} more every batch: out of memory after about {2} batches.', weights: 'Weights', gradients: 'Gradients', optimizerStates: 'Optimizer states',
   activations: 'Activations', other: 'Other and allocator reserve', cudaContext: 'CUDA context', total: 'Peak (as nvidia-smi shows it)',
   capacity: '{0} memory', part: 'Part', size: 'Size', inputs: 'What the estimate read', detected: 'detected', assumed: 'assumed',
   overridden: 'what-if', line: 'line {0}', whatIf: 'What if', batchSize: 'Batch size', seqLen: 'Sequence length', imageSize: 'Image size',

@@ -9,6 +9,8 @@ export function webviewStrings(): WebviewStrings {
     peak: vscode.l10n.t('≈ {0} peak on {1}'),
     fits: vscode.l10n.t('fits'),
     doesNotFit: vscode.l10n.t('does not fit'),
+    growth: vscode.l10n.t('Line {0} keeps {1} more every batch.'),
+    growthUntilFull: vscode.l10n.t('Line {0} keeps {1} more every batch: out of memory after about {2} batches.'),
     weights: vscode.l10n.t('Weights'),
     gradients: vscode.l10n.t('Gradients'),
     optimizerStates: vscode.l10n.t('Optimizer states'),

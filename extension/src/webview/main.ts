@@ -203,7 +203,14 @@ function render(): void {
     el('header', {},
       el('h1', { text: format(s.title, fileName), attrs: { id: 'title' } }),
       el('p', { className: 'model' }, document.createTextNode(`${s.model}: `), el('span', { text: response.modelName, attrs: { id: 'model-name' } })),
-      el('p', { className: `headline ${response.fits === false ? 'bad' : 'good'}`, attrs: { id: 'headline' } }, document.createTextNode(`${headline} `), el('strong', { text: fits }))),
+      el('p', { className: `headline ${response.fits === false ? 'bad' : 'good'}`, attrs: { id: 'headline' } }, document.createTextNode(`${headline} `), el('strong', { text: fits })),
+      response.growth
+        ? el('p', { className: 'headline bad', attrs: { id: 'growth' } }, el('strong', {
+          text: response.growth.batchesUntilFull === null
+            ? format(s.growth, response.growth.line, formatBytes(response.growth.bytesPerBatch))
+            : format(s.growthUntilFull, response.growth.line, formatBytes(response.growth.bytesPerBatch), response.growth.batchesUntilFull),
+        }))
+        : null),
     el('section', { attrs: { 'aria-labelledby': 'h-breakdown' } }, el('h2', { text: s.breakdownLabel, attrs: { id: 'h-breakdown' } }), bar(response, s), table(response, s)),
     controls(response, s),
     el('section', { attrs: { 'aria-labelledby': 'h-suggestions' } },

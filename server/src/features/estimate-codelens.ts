@@ -3,12 +3,26 @@
 import type { CodeLens, CodeLensParams } from 'vscode-languageserver/node';
 import { formatBytes } from '../engine/bytes';
 import type { EstimateResult } from '../estimator/index';
+import { growthOf, type Growth } from '../estimator/growth';
+import { sizedLeaks } from './leak-sizes';
 import { t } from '../l10n';
 import { SHOW_MEMORY_ESTIMATE_COMMAND } from '../protocol';
 import type { ServerFeature } from './context';
 import { baseEstimate, capacityLabel, estimateWith, inferenceConfig, isBase, resolveGpu, totalOf } from './memory-estimate';
 
-export function lensTitle(result: EstimateResult, gpuName: string, inference: boolean): string {
+/** ` · leak +2.3 GiB/batch, full after 8 batches`: what a sized leak adds to the lens. */
+function growthText(growth: Growth | undefined): string {
+  if (!growth) return '';
+  return growth.batchesUntilFull === null
+    ? t(' · leak +{0} per batch (line {1})', formatBytes(growth.bytesPerBatch), growth.line)
+    : t(' · leak +{0} per batch (line {1}): out of memory after about {2} batches', formatBytes(growth.bytesPerBatch), growth.line, growth.batchesUntilFull);
+}
+
+export function lensTitle(result: EstimateResult, gpuName: string, inference: boolean, growth?: Growth): string {
+  return lensBase(result, gpuName, inference).replace(/ · ([^·]+)$/, `${growthText(growth)} · $1`);
+}
+
+function lensBase(result: EstimateResult, gpuName: string, inference: boolean): string {
   const peak = formatBytes(totalOf(result));
   const gpu = resolveGpu(gpuName);
   const fit = result.fits[0];
@@ -33,14 +47,20 @@ export const estimateCodeLens: ServerFeature = {
       const settings = await context.settingsFor(uri);
       if (!settings.enable) return [];
       const base = baseEstimate(context, state);
-      if (!isBase(base)) return [];
-      const lenses: CodeLens[] = [];
       const lens = (line: number, title: string): CodeLens => ({
         range: { start: { line, character: 0 }, end: { line, character: 0 } },
         command: { title, command: SHOW_MEMORY_ESTIMATE_COMMAND, arguments: [uri] },
       });
+      // A model the estimator cannot read: say so where it is built, with no figure.
+      if (base && 'unresolved' in base && base.unresolved) {
+        return [lens(base.unresolved.line ?? 0, t('No memory estimate: {0} · {1}', base.unresolved.reason, t('Open memory panel')))];
+      }
+      if (!isBase(base)) return [];
+      const lenses: CodeLens[] = [];
       if (base.loops.training !== undefined && base.config.mode === 'train') {
-        lenses.push(lens(base.loops.training, lensTitle(estimateWith(base, {}, settings.gpu), settings.gpu, false)));
+        const result = estimateWith(base, {}, settings.gpu);
+        const leaks = sizedLeaks(context, state);
+        lenses.push(lens(base.loops.training, lensTitle(result, settings.gpu, false, growthOf(leaks, totalOf(result), resolveGpu(settings.gpu)?.capacity))));
       }
       const inference = inferenceConfig(base);
       if (inference && base.loops.inference) {

@@ -12,7 +12,7 @@ const INVALID_PARAMS = -32602;
 
 export const estimateRequest: ServerFeature = {
   register(context) {
-    context.connection.onRequest(ESTIMATE_REQUEST, async (params: EstimateParams): Promise<EstimateResponse | ResponseError<void>> => {
+    context.connection.onRequest(ESTIMATE_REQUEST, async (params: EstimateParams): Promise<EstimateResponse | ResponseError<{ unresolved: { line: number | null; reason: string } } | undefined>> => {
       const started = performance.now();
       const uri = params?.textDocument?.uri;
       if (typeof uri !== 'string') return new ResponseError(INVALID_PARAMS, t('oomguard/estimate needs textDocument.uri'));
@@ -20,7 +20,8 @@ export const estimateRequest: ServerFeature = {
       if (!state) return new ResponseError(INVALID_PARAMS, t('{0} is not open in the server', uri));
       const base = baseEstimate(context, state);
       if (!isBase(base)) {
-        return new ResponseError(INVALID_PARAMS, base?.error ?? t('{0} could not be parsed', uri));
+        // `data.unresolved`: the script builds a model the estimator cannot read (clients show that, not nothing).
+        return new ResponseError(INVALID_PARAMS, base?.error ?? t('{0} could not be parsed', uri), base?.unresolved ? { unresolved: base.unresolved } : undefined);
       }
       const settings = await context.settingsFor(uri);
       const model = context.modelOf(state);

@@ -7,6 +7,7 @@ import type { SemanticModel } from '../engine/semantic/model';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
 import { configFromDetection, detectConfig, estimateFromConfig, findGpu, type EstimateResult } from '../estimator/index';
 export { keptBytes } from '../estimator/growth';
+import { growthOf } from '../estimator/growth';
 import type { RunMode, TrainingConfig } from '../estimator/types';
 import { formatBytes } from '../engine/bytes';
 import { gradientAccumulation } from '../fixes/refactorings/accumulation';
@@ -32,7 +33,7 @@ export interface BaseEstimate {
 }
 
 /** Keyed by the document's state object, which lives as long as the document is open; the version says if it is current. */
-const cache = new WeakMap<DocumentState, BaseEstimate | { version: number; error: string }>();
+const cache = new WeakMap<DocumentState, BaseEstimate | EstimateError>();
 
 export function filePathOf(uri: string): string {
   try {
@@ -60,13 +61,20 @@ function findLoops(model: SemanticModel, config: TrainingConfig): LoopSites {
   return sites;
 }
 
+/** No estimate for this version: why, and for a model the estimator could not read, where it is built. */
+export interface EstimateError {
+  version: number;
+  error: string;
+  unresolved?: { line: number | null; reason: string };
+}
+
 /** The last configuration computed for the document, of whichever version: it never computes. */
-export function latestEstimate(state: DocumentState): BaseEstimate | { version: number; error: string } | undefined {
+export function latestEstimate(state: DocumentState): BaseEstimate | EstimateError | undefined {
   return cache.get(state);
 }
 
 /** The detected configuration of the document's current version, computed once per version. */
-export function baseEstimate(context: ServerContext, state: DocumentState): BaseEstimate | { version: number; error: string } | undefined {
+export function baseEstimate(context: ServerContext, state: DocumentState): BaseEstimate | EstimateError | undefined {
   const cached = cache.get(state);
   if (cached && cached.version === state.version) return cached;
   if (state.text.length > MAX_ANALYZED_CHARACTERS) {
@@ -76,7 +84,7 @@ export function baseEstimate(context: ServerContext, state: DocumentState): Base
   }
   const model = context.modelOf(state);
   if (!model) return undefined;
-  let entry: BaseEstimate | { version: number; error: string };
+  let entry: BaseEstimate | EstimateError;
   try {
     const file = filePathOf(state.uri);
     const detected = detectConfig({ rootNode: model.root }, state.analysisText, file);
@@ -84,7 +92,7 @@ export function baseEstimate(context: ServerContext, state: DocumentState): Base
     const config = configFromDetection(detected, assumptions);
     // A model the script builds in a way the estimator cannot read: say so, and show no figure, no fit.
     entry = config.unresolved
-      ? { version: state.version, error: config.unresolved.line === null
+      ? { version: state.version, unresolved: config.unresolved, error: config.unresolved.line === null
         ? t('No memory estimate: {0}.', config.unresolved.reason)
         : t('No memory estimate: the model on line {0} could not be read ({1}).', config.unresolved.line + 1, config.unresolved.reason) }
       : { version: state.version, config, assumptions, file, loops: findLoops(model, config) };
@@ -244,6 +252,7 @@ export function estimateResponse(state: DocumentState, base: BaseEstimate, overr
     gpu,
     fits: fit ? fit.fits : null,
     maxBatchSize: fit ? fit.maxBatchSize : null,
+    growth: growthOf(leaks, totalOf(result), gpu?.capacity) ?? null,
     inputs: inputsOf(result, overrides),
     assumptions: result.assumptions,
     suggestions: suggestionsFor(base, result, overrides, gpuName, leaks, refactorings),
