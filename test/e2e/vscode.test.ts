@@ -202,6 +202,9 @@ async function startWorkbench(displayLocale: string | undefined): Promise<void> 
   for (const name of fs.readdirSync(path.join(repoRoot, 'examples')).filter((n) => n.endsWith('.py'))) {
     fs.copyFileSync(path.join(repoRoot, 'examples', name), path.join(workspace, name));
   }
+  for (const name of fs.readdirSync(path.join(__dirname, 'workspace'))) {
+    fs.copyFileSync(path.join(__dirname, 'workspace', name), path.join(workspace, name));
+  }
   writeOomLog(workspace);
   // A quiet first start: no welcome page, tips or prompts covering the editor and panels.
   fs.writeFileSync(
@@ -417,6 +420,30 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
       );
       await page.waitForTimeout(500);
       await shoot('5-memory-panel');
+    });
+  });
+
+  test('a model the estimator cannot read, and a leak that grows: the CodeLens and the status bar say so', async () => {
+    const lensTexts = () => page.locator('.monaco-editor .codelens-decoration').allInnerTexts();
+    const statusTexts = () => page.locator('.statusbar-item').allInnerTexts();
+    let seen: string[] = [];
+    await step('unresolved', async () => {
+      await openFile('unknown_model.py');
+      await waitFor(async () => ((seen = await lensTexts()).some((text) => text.includes('No memory estimate: timm model "my_private_net_v7" is not in the catalog')) || undefined),
+        60_000, () => `no unresolved CodeLens; lenses: ${JSON.stringify(seen)}`);
+      await waitFor(async () => ((seen = await statusTexts()).some((text) => text.includes('no estimate')) || undefined),
+        30_000, () => `no "no estimate" status item; status bar: ${JSON.stringify(seen)}`);
+      // Never a figure for a model it could not read.
+      assert.ok(!(await lensTexts()).some((text) => /\d\s*(GiB|MiB)/.test(text)));
+      await shoot('6-unresolved');
+    });
+    await step('growth', async () => {
+      await openFile('leaky_eval.py');
+      await waitFor(async () => ((seen = await lensTexts()).some((text) => /leak \+250 KiB per batch \(line 15\): out of memory after about \d+ batches/.test(text)) || undefined),
+        60_000, () => `no growth on the CodeLens; lenses: ${JSON.stringify(seen)}`);
+      await waitFor(async () => ((seen = await statusTexts()).some((text) => text.includes('250 KiB')) || undefined),
+        30_000, () => `no growth in the status bar; status bar: ${JSON.stringify(seen)}`);
+      await shoot('7-growth');
     });
   });
 

@@ -466,5 +466,12 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       blockInputElements: blocksTraced ? trace.blockInputs : [],
     };
   };
-  return { className: nameOf(root), line: root.line, build, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort() };
+  // The fit check and the panel rebuild the net for many batch sizes at one input size: build once per size.
+  const built = new Map<number, LayerNetSpec>();
+  const buildOnce = (size: number): LayerNetSpec => {
+    let spec = built.get(size);
+    if (!spec) built.set(size, (spec = build(size)));
+    return spec;
+  };
+  return { className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort() };
 }
