@@ -189,3 +189,13 @@ test('--fix on a file with lone \\r line endings removes the reported line and n
   assert.equal((await run(dir, 'check', '--select', 'OOM106', '--fix', 'mac.py')).code, 0);
   assert.equal(fs.readFileSync(path.join(dir, 'mac.py'), 'utf8'), fixed);
 });
+
+test('a skipped file is never reported as clean: the summary names it and the exit status is 1', async () => {
+  const dir = project({ 'ok.py': 'x = 1\n', 'big.py': 'x = 1\n'.repeat(400_000) });
+  fs.writeFileSync(path.join(dir, 'binary.py'), Buffer.from([0xff, 0xfe, 0x00, 0x41]));
+  const result = await run(dir, 'check', '.');
+  assert.equal(result.code, 1);
+  assert.doesNotMatch(result.stdout, /All checks passed/);
+  assert.match(result.stdout, /2 file\(s\) not checked: (big\.py, binary\.py|binary\.py, big\.py)/);
+  assert.equal((await run(dir, 'check', '--exit-zero', '.')).code, 0);
+});

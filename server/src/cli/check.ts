@@ -82,6 +82,8 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
   const configs = new ConfigLoader(true);
   const reportedConfigErrors = new Set<string>();
   const results: FileFindings[] = [];
+  /** Files that were not analysed (unreadable, not UTF-8, too large, unparsable): never reported as clean. */
+  const skipped: string[] = [];
   for (const file of files) {
     const display = path.relative(process.cwd(), file) || file;
     let text: string | undefined;
@@ -89,19 +91,23 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
       text = readUtf8(file);
     } catch (error) {
       io.stderr(t('{0}: cannot read the file ({1}); skipped.', display, (error as Error).message) + '\n');
+      skipped.push(display);
       continue;
     }
     if (text === undefined) {
       io.stderr(t('{0}: not UTF-8 text; skipped.', display) + '\n');
+      skipped.push(display);
       continue;
     }
     if (text.length > MAX_ANALYZED_CHARACTERS) {
       io.stderr(`${display}: ${tooLargeMessage(text.length)}\n`);
+      skipped.push(display);
       continue;
     }
     const tree = await parsePython(text);
     if (!tree) {
       io.stderr(t('{0}: could not be parsed; skipped.', display) + '\n');
+      skipped.push(display);
       continue;
     }
     const project = configs.forFile(file);
@@ -122,7 +128,7 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
   }
   const exitZero = values['exit-zero'] === true;
   if (values.fix || values.diff) {
-    const status = applySafeFixes(results, values.diff === true, io);
+    const status = Math.max(applySafeFixes(results, values.diff === true, io), skipped.length > 0 ? 1 : 0);
     return exitZero ? 0 : status;
   }
   const count = results.reduce((sum, result) => sum + result.findings.length, 0);
@@ -136,10 +142,10 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
   } else if (format === 'github') {
     io.stdout(formatGithub(results));
   } else {
-    io.stdout(formatText(results, count));
+    io.stdout(formatText(results, count, skipped));
   }
-  // --exit-zero: report, but let the CI step pass (usage and I/O errors still exit 2).
-  return count > 0 && !exitZero ? 1 : 0;
+  // --exit-zero: report, but let the CI step pass (usage and I/O errors still exit 2). A skipped file is not clean.
+  return (count > 0 || skipped.length > 0) && !exitZero ? 1 : 0;
 }
 
 /** `--fix` writes the safe fixes in place; `--diff` prints them as a unified diff and writes nothing. */

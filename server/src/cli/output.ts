@@ -60,14 +60,16 @@ export function findingToJson(file: string, finding: Finding): JsonFinding {
   };
 }
 
-export function formatText(results: ReadonlyArray<{ file: string; findings: Finding[] }>, count: number): string {
+export function formatText(results: ReadonlyArray<{ file: string; findings: Finding[] }>, count: number, skipped: readonly string[] = []): string {
   let out = '';
   for (const { file, findings } of results) {
     for (const finding of findings) {
       out += `${file}:${finding.range.start.line + 1}:${finding.range.start.character + 1}: ${finding.code} ${finding.message}\n`;
     }
   }
-  out += count === 0 ? t('All checks passed.') + '\n' : t('Found {0} finding(s).', count) + '\n';
+  // A run that skipped a file never says that everything passed: it names what was not checked.
+  if (skipped.length > 0) out += (count === 0 ? '' : t('Found {0} finding(s).', count) + '\n') + t('{0} file(s) not checked: {1}', skipped.length, skipped.join(', ')) + '\n';
+  else out += count === 0 ? t('All checks passed.') + '\n' : t('Found {0} finding(s).', count) + '\n';
   return out;
 }
 
