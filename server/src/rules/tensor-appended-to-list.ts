@@ -64,20 +64,51 @@ export function neededAsTensorLater(model: SemanticModel, site: Node, keptIn: No
   const list = isListContainer(site);
   // `d[k] = loss` keeps it in `d`; `xs.append(loss)` in `xs`; `total += loss` in `total` itself.
   const container = list && keptIn.type === 'subscript' && site.type !== 'call' ? keptIn.childForFieldName('value') ?? keptIn : keptIn;
-  const scope = enclosingFunction(site);
-  for (const call of model.calls) {
-    if (call.startIndex < site.endIndex || enclosingFunction(call).id !== scope.id) continue;
-    const fn = call.childForFieldName('function');
-    if (list && TENSOR_COMBINERS.has(calleeName(call) ?? '') && /^torch\./.test(model.qualify(fn) ?? '')) {
-      if (callArguments(call).positional.some((arg) => arg.text === container.text)) return true;
+  const uses = tensorUsesIn(model, enclosingFunction(site));
+  const last = list
+    ? Math.max(uses.combined.get(container.text) ?? -1, uses.elementMethods.get(container.text) ?? -1)
+    : uses.methods.get(container.text) ?? -1;
+  return last >= site.endIndex;
+}
+
+/** Per function: where each name is last used as a tensor (one pass over its calls, shared by every kept value). */
+interface TensorUses {
+  /** Handed to torch.stack/cat/...: the last call's start. */
+  combined: Map<string, number>;
+  /** A method called on one of its elements (`losses[-1].item()`). */
+  elementMethods: Map<string, number>;
+  /** A method called on it (`total.cpu()`). */
+  methods: Map<string, number>;
+}
+
+const usesMemo = new WeakMap<SemanticModel, Map<number, TensorUses>>();
+
+function tensorUsesIn(model: SemanticModel, scope: Node): TensorUses {
+  let byScope = usesMemo.get(model);
+  if (!byScope) {
+    // One pass over every call of the document, grouped by the function it is in.
+    byScope = new Map();
+    usesMemo.set(model, byScope);
+    const note = (map: Map<string, number>, name: string, at: number) => map.set(name, Math.max(map.get(name) ?? -1, at));
+    for (const call of model.calls) {
+      const id = enclosingFunction(call).id;
+      let uses = byScope.get(id);
+      if (!uses) byScope.set(id, (uses = { combined: new Map(), elementMethods: new Map(), methods: new Map() }));
+      const fn = call.childForFieldName('function');
+      if (TENSOR_COMBINERS.has(calleeName(call) ?? '') && /^torch\./.test(model.qualify(fn) ?? '')) {
+        for (const arg of callArguments(call).positional) note(uses.combined, arg.text, call.startIndex);
+      }
+      const receiver = callReceiver(call);
+      if (!receiver) continue;
+      // A list's own methods (`losses.append`) say nothing; a method on one of its elements, or on a total, does.
+      if (receiver.type === 'subscript') {
+        const value = receiver.childForFieldName('value');
+        if (value) note(uses.elementMethods, value.text, call.startIndex);
+      }
+      note(uses.methods, receiver.text, call.startIndex);
     }
-    const receiver = callReceiver(call);
-    if (!receiver) continue;
-    // A list's own methods (`losses.append`) say nothing; a method on one of its elements, or on a total, does.
-    const element = receiver.type === 'subscript' && receiver.childForFieldName('value')?.text === container.text;
-    if (list ? element : receiver.text === container.text) return true;
   }
-  return false;
+  return byScope.get(scope.id) ?? { combined: new Map(), elementMethods: new Map(), methods: new Map() };
 }
 
 /** Whether `site` keeps its value in a list or dict (append, `+= [x]`, `d[k] = x`) rather than in a running total. */
