@@ -9,8 +9,9 @@ import {
   ProposedFeatures,
   TextDocumentSyncKind,
 } from 'vscode-languageserver/node';
-import type { CodeActionParams, Connection, InitializeParams, InitializeResult } from 'vscode-languageserver/node';
+import type { CodeActionParams, Connection, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver/node';
 import { MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
+import { invalidParams, validChanges } from './params';
 import { analyzeIncrementally, completeFacts } from './engine/incremental';
 import type { AnalysisCache } from './engine/incremental';
 import type { AnalysisOptions } from './engine/analyze';
@@ -183,6 +184,11 @@ export function startServer(connection: Connection): void {
   });
 
   connection.onDidChangeTextDocument(({ textDocument, contentChanges }) => {
+    // A change with a negative or reversed range would corrupt the document: refused, and said so.
+    if (typeof textDocument?.uri !== 'string' || !validChanges(contentChanges)) {
+      connection.console.error(t('Ignored a didChange with an invalid range for {0}', String(textDocument?.uri)));
+      return;
+    }
     void enqueue(textDocument.uri, () => documents.change(textDocument.uri, textDocument.version, contentChanges));
     schedule(textDocument.uri);
   });
@@ -201,7 +207,9 @@ export function startServer(connection: Connection): void {
     });
   });
 
-  connection.onCodeAction(async (params: CodeActionParams): Promise<CodeAction[]> => {
+  connection.onCodeAction(async (params: CodeActionParams): Promise<CodeAction[] | ResponseError<void>> => {
+    const invalid = invalidParams('textDocument/codeAction', params, 'range');
+    if (invalid) return invalid;
     const state = await context.ready(params.textDocument.uri);
     if (!state) return [];
     // Fix-all re-reads the findings from the shared model, so it needs the same options as the diagnostics.

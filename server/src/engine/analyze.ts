@@ -27,8 +27,8 @@ export interface AnalysisOptions {
   keptBytes?: (keeps: KeptMemory, loop?: Node) => number | undefined;
 }
 
-/** Files above this size are not analysed: tree-sitter copes, but the dataflow rules would make the editor wait. */
-export const MAX_ANALYZED_CHARACTERS = 2_000_000;
+export { MAX_ANALYZED_CHARACTERS } from './limits';
+import { MAX_ANALYZED_CHARACTERS } from './limits';
 
 export function ruleEnabled(code: string, options: AnalysisOptions): boolean {
   const matches = (patterns: readonly string[] | undefined) => !!patterns?.some((pattern) => code.startsWith(pattern.trim().toUpperCase()));

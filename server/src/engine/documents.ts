@@ -3,6 +3,7 @@
 import type { Edit, Tree } from './parser';
 import { parsePython } from './parser';
 import { computeLineStarts, lineIndexAt } from './lines';
+import { MAX_ANALYZED_CHARACTERS } from './limits';
 
 export { computeLineStarts };
 import { recoverTree } from './recovery';
@@ -82,7 +83,8 @@ export class DocumentStore {
   }
 
   async open(uri: string, version: number, text: string): Promise<DocumentState> {
-    const tree = await parsePython(text);
+    // Over the limit, nothing is parsed (the user gets a message instead of findings).
+    const tree = text.length > MAX_ANALYZED_CHARACTERS ? undefined : await parsePython(text);
     const recovered = tree && (await recoverTree(text, tree));
     const state: DocumentState = { uri, version, text, tree, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot: undefined, source: { text }, lineStarts: computeLineStarts(text) };
     this.documents.set(uri, state);
@@ -132,6 +134,15 @@ export class DocumentStore {
         : undefined;
       lineStarts = spliceLineStarts(lineStarts, text, startIndex, oldEndIndex, start.line, oldEnd.line, inserted) ?? computeLineStarts(newText);
       text = newText;
+    }
+    if (text.length > MAX_ANALYZED_CHARACTERS) {
+      // Too large to analyse: keep the text (edits may bring it back under the limit), drop every tree.
+      tree?.delete();
+      if (state.tree && state.tree !== tree) state.tree.delete();
+      releaseAnalysisTree(state);
+      state.source = { text };
+      Object.assign(state, { version, text, lineStarts, tree: undefined, analysisTree: undefined, analysisText: text, model: undefined, syntaxRoot: undefined });
+      return state;
     }
     const previous = tree;
     // The previous copy may lend statements only if it was a copy of the plain (unrecovered) tree.

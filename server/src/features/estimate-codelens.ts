@@ -1,6 +1,7 @@
 // CodeLens above the training loop and the inference loop: the estimated peak, whether it fits the chosen GPU, and
 // the command that opens the memory panel. Recomputed per document version (the estimate is cached per version).
-import type { CodeLens, CodeLensParams } from 'vscode-languageserver/node';
+import type { CodeLens, CodeLensParams, ResponseError } from 'vscode-languageserver/node';
+import { invalidParams } from '../params';
 import { formatBytes } from '../engine/bytes';
 import type { EstimateResult } from '../estimator/index';
 import { growthOf, type Growth } from '../estimator/growth';
@@ -40,7 +41,9 @@ function lensBase(result: EstimateResult, gpuName: string, inference: boolean): 
 export const estimateCodeLens: ServerFeature = {
   capabilities: { codeLensProvider: { resolveProvider: false } },
   register(context) {
-    context.connection.onCodeLens(async (params: CodeLensParams): Promise<CodeLens[]> => {
+    context.connection.onCodeLens(async (params: CodeLensParams): Promise<CodeLens[] | ResponseError<void>> => {
+      const invalid = invalidParams('textDocument/codeLens', params);
+      if (invalid) return invalid;
       const uri = params.textDocument.uri;
       const state = await context.ready(uri);
       if (!state) return [];

@@ -1,4 +1,6 @@
 // Hover on a value the estimator read (a batch_size=, a model id, a max_length=): what it contributes to the peak.
+import { invalidParams } from '../params';
+import type { ResponseError } from 'vscode-languageserver/node';
 import { MarkupKind } from 'vscode-languageserver/node';
 import type { Hover, HoverParams } from 'vscode-languageserver/node';
 import { offsetAt } from '../engine/documents';
@@ -69,7 +71,9 @@ export function contributions(base: BaseEstimate, line: number, gpuName: string)
 export const estimateHover: ServerFeature = {
   capabilities: { hoverProvider: true },
   register(context) {
-    context.connection.onHover(async (params: HoverParams): Promise<Hover | null> => {
+    context.connection.onHover(async (params: HoverParams): Promise<Hover | null | ResponseError<void>> => {
+      const invalid = invalidParams('textDocument/hover', params, 'position');
+      if (invalid) return invalid;
       const state = await context.ready(params.textDocument.uri);
       if (!state) return null;
       const settings = await context.settingsFor(state.uri);
