@@ -27,6 +27,8 @@ const BUILDS = /\.(append|extend|insert|add_module|register_module)\(|\+=\s*(\[|
 /** Evaluation steps per program: a bound on the work for any input (a 20,000-line script stays well inside). */
 const MAX_STEPS = 400_000;
 const MAX_CALL_DEPTH = 24;
+/** Expression nesting the evaluator follows (calls count their own frames through MAX_CALL_DEPTH). */
+const MAX_NESTING = 300;
 
 class ReturnSignal { constructor(readonly value: Value) {} }
 class BreakSignal {}
@@ -479,10 +481,20 @@ export class ProgramModel {
   evalExpr(node: PyNode | null | undefined, scope: Scope): Value {
     if (!node) return UNKNOWN;
     this.tick();
-    const value = this.evaluate(node, scope);
+    // Deeply nested expressions (`1 + 1 + ...` thousands long, generated code) are unknown, not a stack overflow.
+    if (this.nesting >= MAX_NESTING) return UNKNOWN;
+    this.nesting++;
+    let value: Value;
+    try {
+      value = this.evaluate(node, scope);
+    } finally {
+      this.nesting--;
+    }
     if (!this.values.has(node.id)) this.values.set(node.id, value);
     return value;
   }
+
+  private nesting = 0;
 
   private evaluate(node: PyNode, scope: Scope): Value {
     const origin: Origin = { line: node.startPosition.row, how: 'literal' };
