@@ -61,9 +61,19 @@ def predict_${n}(model, loader, device="cuda"):
     for x, _ in loader:
         outputs.append(model(x.to(device)).softmax(-1).cpu())
     return torch.cat(outputs)
+
+
+BLOCK_${n}_WIDTH = 256  # module-level settings, as scripts keep them
+block_${n}_history = []
 `;
     blocks.push(block);
     lines += block.split('\n').length - 1;
   }
+  // A script ends with its entry point: module-level code at the end of the file.
+  blocks.push(`
+if __name__ == "__main__":
+    model = Block${seed * 1000}().cuda()
+    train_epoch_${seed * 1000}(model, None, torch.optim.AdamW(model.parameters()), nn.CrossEntropyLoss())
+`);
   return blocks.join('');
 }

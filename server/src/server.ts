@@ -57,6 +57,8 @@ function optionsKey(options: AnalysisOptions): string {
   return JSON.stringify([options.select, options.ignore, options.severity, options.keptBytes?.('graph'), options.keptBytes?.('output')]);
 }
 
+const TRACE_ANALYSIS = process.env.OOMGUARD_TRACE_ANALYSIS === '1';
+
 export function startServer(connection: Connection): void {
   const documents = new DocumentStore();
   /** Per-document queue: LSP changes must be applied one after another, each on the tree of the last. */
@@ -125,7 +127,9 @@ export function startServer(connection: Connection): void {
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
     };
-    const { findings, cache } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri));
+    const { findings, cache, analysedStatements } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri));
+    // For `npm run bench`: which path each analysis took.
+    if (TRACE_ANALYSIS) connection.console.log(`analysed ${analysedStatements} of ${model.root.children.length} statements`);
     analysisCaches.set(state.uri, cache);
     await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: findings.map((finding) => toDiagnostic(finding, clientLocale)) });
     // Once the diagnostics are out, still inside this document's queue (before its next change moves the

@@ -89,3 +89,38 @@ test('incremental findings equal a full analysis after each of 150 edits across 
   // Many random edits break the syntax or touch module-level code (full analysis); enough must take the reuse path.
   assert.ok(reusedRuns >= 10, `only ${reusedRuns} runs reused findings`);
 });
+
+test('module-level edits across the whole corpus: incremental findings equal a full analysis after every edit', async () => {
+  const files = fs.readdirSync(path.join(repoRoot, 'test', 'corpus')).filter((name) => name.endsWith('.py')).sort();
+  let reusedModuleRuns = 0;
+  for (const [fileIndex, name] of files.entries()) {
+    let text = fs.readFileSync(path.join(repoRoot, 'test', 'corpus', name), 'utf8');
+    const store = new DocumentStore();
+    let state = await store.open('mem://m.py', 1, text);
+    let cache: AnalysisCache | undefined;
+    let seed = 101 + fileIndex;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    // Edits at column 0 lines (module-level code): names, numbers, detach, no_grad blocks, deleted characters.
+    const insertions = ['.detach()', '1', 'x', '', '_', '.item()', '\n', ' = 0'];
+    const moduleLines = [...text.matchAll(/^[A-Za-z_].*$/gm)].map((match) => match.index!).filter((index) => !/^(def|class|@|import|from)\b/.test(text.slice(index)));
+    for (let version = 2; version < 8 && moduleLines.length > 0; version++) {
+      const lineStart = moduleLines[random(moduleLines.length)]!;
+      const lineEnd = text.indexOf('\n', lineStart) < 0 ? text.length : text.indexOf('\n', lineStart);
+      const start = Math.min(text.length, lineStart + random(Math.max(1, lineEnd - lineStart)));
+      const end = Math.min(text.length, start + random(2));
+      const inserted = insertions[random(insertions.length)]!;
+      state = (await store.change('mem://m.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
+      text = text.slice(0, start) + inserted + text.slice(end);
+      const model = store.modelOf(state)!;
+      const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+      cache = result.cache;
+      completeFacts(model, cache);
+      if (result.analysedStatements < model.root.children.length) reusedModuleRuns++;
+      assert.deepEqual(result.findings, await analyzeText(text), `${name}: findings differ after module-level edit ${version}`);
+      // Later edits index the new text.
+      moduleLines.length = 0;
+      moduleLines.push(...[...text.matchAll(/^[A-Za-z_].*$/gm)].map((match) => match.index!).filter((index) => !/^(def|class|@|import|from)\b/.test(text.slice(index))));
+    }
+  }
+  assert.ok(reusedModuleRuns >= 50, `only ${reusedModuleRuns} module-level edits reused findings`);
+});
