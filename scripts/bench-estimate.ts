@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { configFromTruth, errorStats, isPerStepPeak, peerEstimate, type ErrorStats, type TruthRecord } from '../server/src/estimator/calibration';
 import { estimate } from '../server/src/estimator/model';
+import { benchHoldout } from './bench-holdout';
 
 const repoRoot = path.resolve(__dirname, '..');
 const truthPath = path.join(repoRoot, 'test', 'estimator', 'data', 'h200-truth.json');
@@ -36,3 +37,6 @@ function main(): void {
 }
 
 main();
+// Beside it, the held-out scripts (written from the contract alone, measured on an H200): detection and all.
+console.log('\nheld-out scripts (test/gpu/holdout), detection from the script and estimate:');
+void benchHoldout();

@@ -40,15 +40,16 @@ async function estimateOf(file: string, cli: string | undefined): Promise<Estima
   }
 }
 
-async function main(): Promise<void> {
-  const cliIndex = process.argv.indexOf('--cli');
-  const cli = cliIndex > 0 ? path.resolve(process.argv[cliIndex + 1]!) : undefined;
+/** Prints the held-out table and its error statistics; `cli` scores another build's command line instead. */
+export async function benchHoldout(cli?: string): Promise<void> {
   const results = JSON.parse(fs.readFileSync(path.join(holdout, 'results', 'h200.json'), 'utf8')) as { results: Measured[] } | Measured[];
   const manifest = JSON.parse(fs.readFileSync(path.join(holdout, 'manifest.json'), 'utf8')) as { scripts: Array<{ script: string; kind: string; leak_batches?: number }> };
   const leakBatches = new Map(manifest.scripts.filter((s) => s.kind === 'leak').map((s) => [s.script, s.leak_batches ?? 0]));
   const runs = (Array.isArray(results) ? results : results.results).filter((run) => run.ok && typeof run.peak_alloc === 'number');
   const errors: number[] = [];
   const paramErrors: number[] = [];
+  // The rule of thumb given the exact parameter count: 16 bytes per parameter (fp32 weights, gradients, Adam).
+  const thumbErrors: number[] = [];
   let unresolved = 0;
   console.log(`${'script'.padEnd(40)} ${'measured'.padStart(9)} ${'ours'.padStart(9)} ${'err'.padStart(9)}  model (parameters: ours / measured)`);
   for (const run of runs.sort((a, b) => a.script.localeCompare(b.script))) {
@@ -66,12 +67,16 @@ async function main(): Promise<void> {
     // A leak's measured peak is one step plus what the leaking batches kept: the estimate's growth times their count.
     const leaked = leakBatches.has(run.script) && json?.growth ? json.growth.bytesPerBatch * leakBatches.get(run.script)! : 0;
     errors.push((peak + leaked) / measured - 1);
+    if (run.params) thumbErrors.push((run.params * 16) / measured - 1);
     if (json && run.params) paramErrors.push(json.detected.parameters / run.params - 1);
     console.log(`${run.script.padEnd(40)} ${(measured / MIB).toFixed(0).padStart(9)} ${((peak + leaked) / MIB).toFixed(0).padStart(9)} ${percent(errors[errors.length - 1]!).padStart(9)}  ${model} ${params}${leaked ? ' (peak + growth x batches)' : ''}`);
   }
   const line = (name: string, s: ErrorStats): string =>
     `${name.padEnd(12)} n=${s.count}  median |err| ${percent(s.medianAbs)}  p90 |err| ${percent(s.p90Abs)}  worst under ${percent(s.worstUnder)}  worst over ${percent(s.worstOver)}`;
-  console.log(`\n${line('peak', errorStats(errors))}\n${line('parameters', errorStats(paramErrors))}\nno estimate (model unresolved): ${unresolved} of ${runs.length}`);
+  console.log(`\n${line('peak', errorStats(errors))}\n${line('params*16', errorStats(thumbErrors))}\n${line('parameters', errorStats(paramErrors))}\nno estimate (model unresolved): ${unresolved} of ${runs.length}`);
 }
 
-void main();
+if (require.main === module) {
+  const cliIndex = process.argv.indexOf('--cli');
+  void benchHoldout(cliIndex > 0 ? path.resolve(process.argv[cliIndex + 1]!) : undefined);
+}
