@@ -137,3 +137,21 @@ test('no refactoring ever produces a file that fails to parse or compile', async
   if (requirePython3(t)) assert.deepEqual(compileAll(written), []);
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('mixed precision is not offered where the weights are already bf16 or fp16 (a cast, torch_dtype, or a bf16 checkpoint)', async () => {
+  const loop = ['for x, y in loader:', '    optimizer.zero_grad()', '    loss = model(x, labels=y).loss', '    loss.backward()', '    optimizer.step()', ''];
+  const cases = [
+    ['import torch', 'model = Net().cuda().to(torch.bfloat16)', 'optimizer = torch.optim.AdamW(model.parameters())'],
+    ['import torch', 'from transformers import AutoModelForCausalLM', 'model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)', 'optimizer = torch.optim.AdamW(model.parameters())'],
+    // transformers 5 loads Qwen2.5 in the checkpoint's bf16 when no dtype is given.
+    ['import torch', 'from transformers import AutoModelForCausalLM', 'model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B")', 'optimizer = torch.optim.AdamW(model.parameters())'],
+  ];
+  for (const head of cases) {
+    const text = [...head, ...loop].join('\n');
+    const titles = (await refactorings(text, { line: head.length, character: 0 })).map((r) => r.title);
+    assert.ok(!titles.some((title) => title.startsWith('Enable mixed precision')), `${head[head.length - 2]}: ${titles.join(' | ')}`);
+  }
+  // fp32 weights still get it.
+  const fp32 = ['import torch', 'model = Net().cuda()', 'optimizer = torch.optim.AdamW(model.parameters())', ...loop].join('\n');
+  assert.ok((await refactorings(fp32, { line: 3, character: 0 })).some((r) => r.title.startsWith('Enable mixed precision')));
+});

@@ -24,6 +24,7 @@ import {
   usesName,
 } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
+import { detectConfig } from '../../estimator/detect';
 
 /** Whether the file already runs under autocast, or casts its model to half precision itself. */
 function hasMixedPrecision(context: RefactoringContext): boolean {
@@ -58,10 +59,23 @@ interface Plan {
   torchEdits: TextEdit[];
 }
 
+/**
+ * Whether the weights are already bf16 or fp16, as the program model reads the script: a cast, a `torch_dtype=`,
+ * or a checkpoint that transformers 5 loads in its stored half dtype. Autocast then saves nothing, and a fp16
+ * GradScaler cannot unscale half gradients (it raises).
+ */
+function weightsAlreadyHalf(context: RefactoringContext): boolean {
+  return context.model.memo('weights-half', () => {
+    const detected = detectConfig({ rootNode: context.model.root }, context.text);
+    const dtype = detected.weightDtype?.value ?? detected.model?.defaultWeightDtype ?? 'fp32';
+    return dtype !== 'fp32';
+  });
+}
+
 function plan(context: RefactoringContext): Plan | undefined {
   const { model, text, loop } = context;
   // Autocast already in place (or a model cast to half): nothing to add.
-  if (hasMixedPrecision(context)) return undefined;
+  if (hasMixedPrecision(context) || weightsAlreadyHalf(context)) return undefined;
   const backwards = loop.directCalls.filter((call) => model.isBackwardCall(call));
   // One backward in the loop body; several (GANs, multi-loss) need a person to place the autocast regions.
   if (backwards.length !== 1) return undefined;
@@ -128,8 +142,17 @@ export function float16Amp(context: RefactoringContext): Refactoring[] {
   if (steps.length === 0 || steps.some((call) => model.isScalerRef(callReceiver(call)) || callArguments(call).positional.length > 0 || callArguments(call).keywords.size > 0)) return [];
   if (steps.some((call) => !standsAlone(statementOf(call)))) return [];
   const edits: TextEdit[] = [...found.torchEdits, autocastEdit(context, found, 'float16')];
-  const outerIndent = lineIndent(loop.outermost);
-  edits.push(insertLinesBefore(text, lineAbove(text, loop.outermost), [`${outerIndent}${scaler} = ${found.torch}.amp.GradScaler("cuda")`]));
+  // One GradScaler for the whole run: a loop inside a function (`train_one_epoch`, called per epoch) gets it at
+  // module level, so the loss scale carries over from epoch to epoch instead of starting again.
+  // (A function that holds its own epoch loop runs once: the scaler goes before that loop.)
+  const topLevel = topLevelStatementOf(loop.outermost);
+  const perEpochFunction = topLevel.id !== loop.outermost.id && loop.outermost.id === loop.node.id;
+  const moduleTorch = perEpochFunction ? torchNameAt(model.root, topLevel) : found.torch;
+  if (perEpochFunction && !moduleTorch) return [];
+  const created = `${scaler} = ${moduleTorch ?? found.torch}.amp.GradScaler("cuda")`;
+  edits.push(perEpochFunction
+    ? insertLinesBefore(text, lineAbove(text, topLevel), [created, '', ''])
+    : insertLinesBefore(text, lineAbove(text, loop.outermost), [`${lineIndent(loop.outermost)}${created}`]));
   edits.push(replaceNode(found.backward, `${scaler}.scale(${lossNode.text}).backward(${argumentsText(found.backward)})`));
   for (const step of steps) {
     const optimizer = callReceiver(step)!;
@@ -146,6 +169,13 @@ export function float16Amp(context: RefactoringContext): Refactoring[] {
     edits.push(insertLinesBefore(text, clipStatement.startPosition.row, [`${lineIndent(clipStatement)}${scaler}.unscale_(${dottedName(callReceiver(next)) ?? callReceiver(next)!.text})`]));
   }
   return [{ title: t('Enable mixed precision (AMP, float16 with GradScaler)'), edits }];
+}
+
+/** The statement of the module that holds `node` (a function definition, a class, or the loop itself). */
+function topLevelStatementOf(node: Node): Node {
+  let current = node;
+  while (current.parent && current.parent.type !== 'module') current = current.parent;
+  return current;
 }
 
 /** The text between a call's parentheses. */
