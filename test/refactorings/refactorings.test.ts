@@ -68,7 +68,7 @@ test('refactorings are offered only in a training loop, and not where they are i
     'import torch',
     'model = Net().cuda()',
     'optimizer = torch.optim.AdamW(model.parameters())',
-    'print("setup")',
+    'batch_size = 32',
     'for x, y in loader:',
     '    with torch.autocast(device_type="cuda", dtype=torch.bfloat16):',
     '        loss = criterion(model(x), y)',
@@ -83,7 +83,7 @@ test('refactorings are offered only in a training loop, and not where they are i
   assert.deepEqual(await refactorings(source, { line: 11, character: 4 }), [], 'in a loop that does not train');
   const titles = (await refactorings(source, { line: 4, character: 0 })).map((r) => r.title);
   assert.ok(!titles.some((title) => title.startsWith('Enable mixed precision')), titles.join(' | '));
-  assert.ok(titles.includes('Add gradient accumulation (4 steps)'), titles.join(' | '));
+  assert.ok(titles.includes('Add gradient accumulation (4 steps, micro-batch 8 instead of 32)'), titles.join(' | '));
   // Statements that share a line cannot be moved under a condition alone.
   const shared = source.replace('    optimizer.step()\n    optimizer.zero_grad()', '    optimizer.step(); optimizer.zero_grad()');
   assert.ok(!(await refactorings(shared, { line: 4, character: 0 })).some((r) => r.title.startsWith('Add gradient accumulation')));
@@ -154,4 +154,48 @@ test('mixed precision is not offered where the weights are already bf16 or fp16 
   // fp32 weights still get it.
   const fp32 = ['import torch', 'model = Net().cuda()', 'optimizer = torch.optim.AdamW(model.parameters())', ...loop].join('\n');
   assert.ok((await refactorings(fp32, { line: 3, character: 0 })).some((r) => r.title.startsWith('Enable mixed precision')));
+});
+
+test('accumulation keeps the training the same: batch size from an argparse default, step counters, stops and schedules count optimizer steps, the last window is a mean', async () => {
+  const source = [
+    'import argparse',
+    'import torch',
+    'parser = argparse.ArgumentParser()',
+    'parser.add_argument("--batch-size", type=int, default=64)',
+    'parser.add_argument("--max-steps", type=int, default=1000)',
+    'args = parser.parse_args()',
+    'loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, shuffle=True)',
+    'global_step = 0',
+    'for x, y in loader:',
+    '    loss = model(x, y)',
+    '    loss.backward()',
+    '    optimizer.step()',
+    '    scheduler.step()',
+    '    optimizer.zero_grad()',
+    '    global_step += 1',
+    '    if global_step % 100 == 0:',
+    '        print(global_step, loss.item())',
+    '    if global_step >= args.max_steps:',
+    '        break',
+    '',
+  ].join('\n');
+  const offered = await refactorings(source, { line: 8, character: 0 });
+  const four = offered.find((r) => r.title === 'Add gradient accumulation (4 steps, micro-batch 16 instead of 64)');
+  assert.ok(four, offered.map((r) => r.title).join(' | '));
+  const after = applyEdits(source, four.edits);
+  // The argparse default is the micro-batch now; the effective batch is said in a comment.
+  assert.match(after, /default=16\)/);
+  // The counter, the logging and the max_steps stop move under the step's condition, with the scheduler.
+  assert.match(after, /    if micro_step % accumulation_steps == 0:\n        optimizer\.step\(\)\n        scheduler\.step\(\)\n        optimizer\.zero_grad\(\)\n        global_step \+= 1\n        if global_step % 100 == 0:\n            print\(global_step, loss\.item\(\)\)\n        if global_step >= args\.max_steps:\n            break/);
+  // The last, partial window: its gradients are rescaled to the mean before the flush step.
+  assert.match(after, /if micro_step % accumulation_steps != 0:\n    for group in optimizer\.param_groups:\n        for p in group\["params"\]:\n            if p\.grad is not None:\n                p\.grad\.mul_\(accumulation_steps \/ \(micro_step % accumulation_steps\)\)\n    optimizer\.step\(\)/);
+  // 8 does not divide... it does (64 / 8); 3 is never offered; a batch that 4 does not divide gets no 4.
+  const odd = await refactorings(source.replace('default=64', 'default=30'), { line: 8, character: 0 });
+  assert.deepEqual(odd.filter((r) => r.title.startsWith('Add gradient accumulation')).map((r) => r.title), ['Add gradient accumulation (2 steps, micro-batch 15 instead of 30)']);
+  // A `return` in the loop would skip the flush: not offered.
+  const returning = source.replace('        break', '        return').replace('for x, y in loader:', 'def train():\n  for x, y in loader:');
+  assert.ok(!(await refactorings(returning, { line: 9, character: 2 })).some((r) => r.title.startsWith('Add gradient accumulation')));
+  // A batch size the script does not set (a YAML file, an imported loader): not offered, it would only grow the batch.
+  const unknown = source.replace('batch_size=args.batch_size', 'batch_size=cfg["train"]["bs"]');
+  assert.ok(!(await refactorings(unknown, { line: 8, character: 0 })).some((r) => r.title.startsWith('Add gradient accumulation')));
 });

@@ -1,8 +1,11 @@
 // Refactoring "Add gradient accumulation (N steps)": the loss is scaled by 1/N before backward; the optimizer step,
 // the scaler update, the scheduler step, gradient clipping and gradient clearing run once every N micro-batches,
-// and once more after the loop for the micro-batches left over at the end of the epoch. Where the file sets its
-// batch size with one integer literal that N divides, the micro-batch becomes that size / N, so the effective batch
-// size (written in a comment) stays what it was and the activations shrink N-fold.
+// and once more after the loop for the micro-batches left over at the end of the epoch (their gradients scaled to the
+// mean over the micro-batches there were). Step counters and what checks them (`global_step += 1`, max_steps stops,
+// logging every N steps) move with the step, so they still count optimizer steps. Offered only where the batch size
+// is one integer literal of the file that N divides (found through the program model: a constant, an argparse
+// default, a config entry): the micro-batch becomes that size / N, so the effective batch stays what it was and
+// the activations shrink N-fold.
 import { splitLines } from '../../engine/lines';
 import type { Node } from '../../engine/parser';
 import type { SemanticModel } from '../../engine/semantic/model';
@@ -28,6 +31,7 @@ import {
   usesName,
 } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
+import { programOf } from '../../estimator/python-values';
 
 export const ACCUMULATION_CHOICES = [2, 4, 8];
 const STEPS = 'accumulation_steps';
@@ -40,6 +44,7 @@ function accumulatesAlready(model: SemanticModel): boolean {
   );
 }
 
+
 function isBatchSizeName(name: string): boolean {
   const words = nameWords(name);
   const isBatch = (words.includes('batch') && words.includes('size')) || name.toLowerCase() === 'bs';
@@ -47,26 +52,54 @@ function isBatchSizeName(name: string): boolean {
 }
 
 /**
- * The integer literal that sets the training batch size: `batch_size=32` in a DataLoader, or the one
- * `batch_size = 32` assignment it names (or the file's only such assignment). Undefined where it is not one literal.
+ * The integer literal that sets the training batch size, wherever the script keeps it: the program model follows
+ * the loop's loader to its `batch_size`, and that value to the literal it was written as (a constant, an argparse
+ * default, a config dict or dataclass entry, a function's default). Undefined where it is not one literal of this
+ * file (a YAML file, a value computed at run time): then accumulation would only make the effective batch larger.
  */
-function batchSizeLiteral(model: SemanticModel): Node | undefined {
-  const literalOf = (name: string): Node | undefined => {
-    const values = model.assignments
-      .filter((assignment) => dottedName(assignment.childForFieldName('left'))?.split('.').pop() === name)
-      .map((assignment) => assignment.childForFieldName('right'));
-    return values.length === 1 && values[0]?.type === 'integer' ? values[0] : undefined;
-  };
-  const loaders = model.calls.filter((call) => calleeName(call) === 'DataLoader' && callArguments(call).keywords.has('batch_size'));
-  const fromLoaders = loaders
-    .filter((call) => !nameWords(call.parent?.type === 'assignment' ? call.parent.childForFieldName('left')?.text ?? '' : '').some((word) => /^(eval|val|valid|test)$/.test(word)))
-    .map((call) => {
-      const value = callArguments(call).keywords.get('batch_size')!;
-      return value.type === 'integer' ? value : value.type === 'identifier' || value.type === 'attribute' ? literalOf(dottedName(value)!.split('.').pop()!) : undefined;
-    });
-  if (loaders.length > 0) return fromLoaders.length === 1 ? fromLoaders[0] : undefined;
-  const names = new Set(model.assignments.map((a) => dottedName(a.childForFieldName('left'))?.split('.').pop() ?? '').filter(isBatchSizeName));
-  return names.size === 1 ? literalOf([...names][0]!) : undefined;
+function batchSizeLiteral(model: SemanticModel, loop: Node): Node | undefined {
+  const program = programOf({ rootNode: model.root });
+  let iterable = loop.childForFieldName('right');
+  while (iterable?.type === 'call' && /^(enumerate|iter|tqdm|tqdm\.tqdm|track)$/.test(iterable.childForFieldName('function')?.text ?? '')) {
+    iterable = callArguments(iterable).positional[0] ?? null;
+  }
+  const loader = program.valueOf(iterable);
+  let batch = loader?.kind === 'call' && /(^|\.)DataLoader$/.test(loader.path) ? loader.kwargs.get('batch_size') ?? loader.args[1] : undefined;
+  if (!batch) {
+    // No loader the script builds (one it imports, or batches sliced by hand): the one training batch size it sets.
+    const named = [...program.assigned].filter(([name]) => isBatchSizeName(name)).map(([, values]) => values[0]!).filter((value) => value.kind === 'number');
+    batch = named.length === 1 ? named[0] : undefined;
+  }
+  const origin = batch && 'origin' in batch ? batch.origin : undefined;
+  if (!batch || batch.kind !== 'number' || !origin) return undefined;
+  // The integer literal with that value on the line it came from.
+  const candidates = model.root.descendantsOfType('integer').filter((node) => node.startPosition.row === origin.line && Number(node.text.replace(/_/g, '')) === batch.value);
+  return candidates.length === 1 ? candidates[0] : undefined;
+}
+
+/** A name that counts optimizer steps (`step += 1`, `global_step += 1`, `num_updates += 1`). */
+const STEP_COUNTER = /^(global_?step|steps?|iters?|iterations?|num_updates|updates|optimizer_steps?|train_steps?|completed_steps|step_count)$/i;
+
+/** Counters the loop body increments: they count optimizer steps, so they move with the step. */
+function stepCounters(body: Node): Set<string> {
+  const names = new Set<string>();
+  for (const statement of statementsOf(body)) {
+    const expression = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    if (expression?.type !== 'augmented_assignment') continue;
+    const left = expression.childForFieldName('left');
+    if (left && STEP_COUNTER.test(dottedName(left)?.split('.').pop() ?? '') && expression.childForFieldName('operator')?.text === '+=') names.add(left.text);
+  }
+  return names;
+}
+
+/** Whether a statement counts or checks optimizer steps: a counter's increment, or an `if` that reads a counter. */
+function countsSteps(statement: Node, counters: Set<string>): boolean {
+  if (counters.size === 0) return false;
+  const expression = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+  if (expression?.type === 'augmented_assignment') return counters.has(expression.childForFieldName('left')?.text ?? '');
+  if (statement.type !== 'if_statement') return false;
+  const condition = statement.childForFieldName('condition')?.text ?? '';
+  return [...counters].some((name) => new RegExp(`(^|[^\\w.])${name.replace(/[.]/g, '\\.')}($|[^\\w])`).test(condition));
 }
 
 /** The backward call with its loss divided by the number of accumulation steps. */
@@ -86,13 +119,13 @@ function scaledBackward(model: SemanticModel, backward: Node): { node: Node; tex
   return loss ? { node: loss, text: divide(loss) } : undefined;
 }
 
-/** Consecutive runs of body statements that belong with the optimizer step. */
-function stepRuns(model: SemanticModel, statements: Node[]): Node[][] {
+/** Consecutive runs of body statements that belong with the optimizer step (step counters and their checks too). */
+function stepRuns(model: SemanticModel, statements: Node[], counters: Set<string>): Node[][] {
   const runs: Node[][] = [];
   let current: Node[] = [];
   for (const statement of statements) {
     const call = statementCall(statement);
-    if (call && isStepRelatedCall(model, call)) current.push(statement);
+    if ((call && isStepRelatedCall(model, call)) || countsSteps(statement, counters)) current.push(statement);
     else if (current.length > 0) {
       runs.push(current);
       current = [];
@@ -106,8 +139,10 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
   const { model, text, loop } = context;
   // Accumulation already in place, or the names this refactoring introduces are taken.
   if (accumulatesAlready(model) || usesName(model, STEPS) || usesName(model, COUNTER)) return [];
-  // A loop with an `else:` runs code after the last batch that the flush would have to precede.
+  // A loop with an `else:` runs code after the last batch that the flush would have to precede; a `return` in the
+  // loop would skip the flush of the last micro-batches (no optimizer step for them at all).
   if (loop.node.childForFieldName('alternative')) return [];
+  if (loop.body.descendantsOfType('return_statement').length > 0) return [];
   const backwards = loop.directCalls.filter((call) => model.isBackwardCall(call));
   if (backwards.length !== 1) return [];
   const backward = backwards[0]!;
@@ -121,7 +156,8 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
     const call = statementCall(statement);
     return statement.endIndex <= backwardStatement.startIndex && !!call && model.isGradClearCall(call);
   });
-  const runs = stepRuns(model, statements.filter((statement) => statement.startIndex >= backwardStatement.endIndex));
+  const counters = stepCounters(loop.body);
+  const runs = stepRuns(model, statements.filter((statement) => statement.startIndex >= backwardStatement.endIndex), counters);
   const moved = [...clearsBefore, ...runs.flat()];
   if (!steps.every((call) => moved.some((statement) => statementCall(statement) === call))) return [];
   if (moved.some((statement) => !standsAlone(statement) || holdsMultiLineString(statement))) return [];
@@ -133,22 +169,28 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
   const bodyIndent = lineIndent(backwardStatement);
   const loopIndent = lineIndent(loop.node);
   const outerIndent = lineIndent(loop.outermost);
-  const literal = batchSizeLiteral(model);
+  // Accumulation saves memory only by making each micro-batch smaller: offered only where the batch size is one
+  // literal of this file that N divides, so the effective batch stays what it was.
+  const literal = batchSizeLiteral(model, loop.node);
   const batch = literal ? Number(literal.text.replace(/_/g, '')) : undefined;
+  const optimizers = [...new Set(steps.map((call) => {
+    const receiver = callReceiver(call);
+    return receiver && model.isScalerRef(receiver) ? callArguments(call).positional[0]?.text : receiver?.text;
+  }))];
+  if (optimizers.some((name) => !name)) return [];
   const lines = linesOf(text);
   const refactorings: Refactoring[] = [];
   for (const n of ACCUMULATION_CHOICES) {
     const divides = batch !== undefined && Number.isInteger(batch) && batch % n === 0 && batch / n >= 1;
+    if (!divides) continue;
     const edits: TextEdit[] = [];
-    const comment = divides
-      ? t('effective batch size: {0} x {1} = {2} samples per optimizer step', batch! / n, n, batch!)
-      : t('effective batch size: {0} x the batch size of each micro-batch', n);
+    const comment = t('effective batch size: {0} x {1} = {2} samples per optimizer step', batch! / n, n, batch!);
     const header = [`${outerIndent}${STEPS} = ${n}  # ${comment}`];
     const counter = `${loopIndent}${COUNTER} = 0`;
     if (loop.outermost.id === loop.node.id) header.push(counter);
     else edits.push(insertLinesBefore(text, lineAbove(text, loop.node), [counter]));
     edits.push(insertLinesBefore(text, lineAbove(text, loop.outermost), header));
-    if (divides) edits.push(replaceNode(literal!, String(batch! / n)));
+    edits.push(replaceNode(literal!, String(batch! / n)));
     const condition = (op: '==' | '!=') => `if ${COUNTER} % ${STEPS} ${op} 0:`;
     // Clearing at the top of the body: only when a new group of micro-batches starts.
     for (const statement of clearsBefore) {
@@ -168,15 +210,18 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
       const end = run[run.length - 1]!.endPosition.row;
       edits.push(replaceLines(text, row, end, [`${bodyIndent}${condition('==')}`, ...reindent(text, row, end, bodyIndent, bodyIndent + unit)]));
     }
-    // The micro-batches left at the end of the epoch still update the weights.
-    const flush = runs.flatMap((run) => reindent(text, run[0]!.startPosition.row, run[run.length - 1]!.endPosition.row, bodyIndent, loopIndent + unit));
-    edits.push(insertLinesAfter(text, loop.node.endPosition.row, [`${loopIndent}${condition('!=')}`, ...flush]));
-    refactorings.push({
-      title: divides
-        ? t('Add gradient accumulation ({0} steps, micro-batch {1} instead of {2})', n, batch! / n, batch!)
-        : t('Add gradient accumulation ({0} steps)', n),
-      edits,
-    });
+    // The micro-batches left at the end of the epoch still update the weights; their gradients were divided by N
+    // but they are fewer than N, so they are scaled back to the mean over the micro-batches there were.
+    const inner = loopIndent + unit;
+    const rescale = optimizers.flatMap((optimizer) => [
+      `${inner}for group in ${optimizer}.param_groups:`,
+      `${inner}${unit}for p in group["params"]:`,
+      `${inner}${unit}${unit}if p.grad is not None:`,
+      `${inner}${unit}${unit}${unit}p.grad.mul_(${STEPS} / (${COUNTER} % ${STEPS}))`,
+    ]);
+    const flush = runs.flatMap((run) => reindent(text, run[0]!.startPosition.row, run[run.length - 1]!.endPosition.row, bodyIndent, inner));
+    edits.push(insertLinesAfter(text, loop.node.endPosition.row, [`${loopIndent}${condition('!=')}`, ...rescale, ...flush]));
+    refactorings.push({ title: t('Add gradient accumulation ({0} steps, micro-batch {1} instead of {2})', n, batch! / n, batch!), edits });
   }
   return refactorings;
 }

@@ -35,5 +35,9 @@ for step in range(steps):
         optimizer.step()
     losses.append(loss.item())
 if micro_step % accumulation_steps != 0:
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.grad is not None:
+                p.grad.mul_(accumulation_steps / (micro_step % accumulation_steps))
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
