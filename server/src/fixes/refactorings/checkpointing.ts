@@ -1,5 +1,6 @@
 // Refactoring "Enable gradient checkpointing": activations are recomputed in backward instead of kept.
-// A Hugging Face model gets `model.gradient_checkpointing_enable()` right after it is created. A module of this file
+// A Hugging Face model gets `model.gradient_checkpointing_enable()` right after it is created, a timm model
+// `model.set_grad_checkpointing(True)`. A module of this file
 // whose forward loops over an nn.ModuleList or nn.Sequential gets each layer call wrapped in
 // `torch.utils.checkpoint.checkpoint(layer, x, use_reentrant=False)`, only while `self.training` (evaluation and
 // inference keep the plain call).
@@ -143,6 +144,30 @@ function customModule(context: RefactoringContext): Refactoring[] {
   return refactorings;
 }
 
+/** A timm model (`timm.create_model(...)`, also through `.to(...)`/`.cuda()`): `model.set_grad_checkpointing(True)`. */
+function timmModel(context: RefactoringContext): Refactoring[] {
+  const { model, text } = context;
+  if (model.calls.some((call) => calleeName(call) === 'set_grad_checkpointing')) return [];
+  const called = forwardNames(context);
+  const targets = model.assignments.filter((assignment) => {
+    const left = dottedName(assignment.childForFieldName('left'));
+    let call: Node | null = assignment.childForFieldName('right');
+    while (call?.type === 'call' && /^(to|cuda|train|float)$/.test(calleeName(call) ?? '')) {
+      const fn: Node | null = call.childForFieldName('function');
+      call = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
+    }
+    return !!left && called.has(left) && call?.type === 'call' && model.qualify(call.childForFieldName('function')) === 'timm.create_model' && standsAlone(statementOf(assignment));
+  });
+  const target = targets[targets.length - 1];
+  if (!target) return [];
+  const name = dottedName(target.childForFieldName('left'))!;
+  const statement = statementOf(target);
+  return [{
+    title: t('Enable gradient checkpointing ({0}.set_grad_checkpointing(True))', name),
+    edits: [insertLinesAfter(text, statement.endPosition.row, [`${lineIndent(statement)}${name}.set_grad_checkpointing(True)`])],
+  }];
+}
+
 export function gradientCheckpointing(context: RefactoringContext): Refactoring[] {
-  return [...huggingFace(context), ...customModule(context)];
+  return [...huggingFace(context), ...timmModel(context), ...customModule(context)];
 }
