@@ -4,12 +4,13 @@ import { VERSION } from '../version';
 import { runCheck } from './check';
 import { runEstimate } from './estimate';
 import { runExplain } from './explain';
+import { runRefactor } from './refactor';
 import type { CliIO } from './io';
 import { processIO } from './io';
 
 type Subcommand = (argv: string[], io: CliIO) => Promise<number>;
 
-const COMMANDS: Record<string, Subcommand> = { check: runCheck, estimate: runEstimate, explain: runExplain };
+const COMMANDS: Record<string, Subcommand> = { check: runCheck, estimate: runEstimate, explain: runExplain, refactor: runRefactor };
 
 /** Takes `--lang LOCALE` (anywhere in the arguments) out of argv; the environment's locale otherwise. */
 function takeLocale(argv: string[]): { locale: string | undefined; args: string[] } {
@@ -25,7 +26,7 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
   const { locale, args } = takeLocale(argv);
   configureLocale(locale);
   const [command, ...rest] = args;
-  const usage = t('Usage: oomguard <command> [options]\n\nCommands:\n  check [PATH ...]    report GPU-memory leaks and anti-patterns in PyTorch scripts\n  estimate SCRIPT     estimate the peak GPU memory of one training step\n  explain [FILE|-]    explain a CUDA out-of-memory error from a log or a pasted traceback\n\nRun "oomguard <command> --help" for the options of a command.');
+  const usage = t('Usage: oomguard <command> [options]\n\nCommands:\n  check [PATH ...]    report GPU-memory leaks and anti-patterns in PyTorch scripts\n  estimate SCRIPT     estimate the peak GPU memory of one training step\n  explain [FILE|-]    explain a CUDA out-of-memory error from a log or a pasted traceback\n  refactor SCRIPT     add mixed precision, checkpointing or gradient accumulation to a training loop\n\nRun "oomguard <command> --help" for the options of a command.');
   if (!command || command === '--help' || command === '-h') {
     io.stdout(usage + '\n');
     return command ? 0 : 2;

@@ -10,7 +10,7 @@ import { findCatalogModel, makeSpec } from './catalog/models';
 import { findVisionModel } from './catalog/vision';
 import { moduleNet, type CustomModuleInfo } from './module-tree';
 import { tensorShape, type Value } from '../engine/program/values';
-import { Bindings, keywordArguments, positionalArguments, type PyValue } from './python-values';
+import { Bindings, keywordArguments, positionalArguments, toPy, type PyValue } from './python-values';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -279,7 +279,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const configArgument = bindings.value(kw.get('config') ?? pos[0]);
     if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'object' && configArgument.role === 'hf-config') {
       const spec = specFromConfigCall(configArgument.typeName, configArgument.attrs);
-      if (spec) configSpec = { spec, line: configArgument.line, name: configArgument.typeName };
+      // A config that names its dtype (`GPT2Config(dtype="bfloat16")`): from_config builds the weights in it.
+      const configDtype = dtypeFrom(toPy(configArgument.attrs.get('dtype') ?? configArgument.attrs.get('torch_dtype')));
+      if (spec) configSpec = { spec, line: configArgument.line, name: configArgument.typeName, storedDtype: configDtype };
+    }
+    // `from_config(config, dtype=torch.bfloat16)`: the weights are built in that dtype.
+    if (name === 'from_config') {
+      const dtype = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
+      if (dtype) detected.weightDtype = { value: dtype, line };
     }
     // `AutoConfig.from_pretrained(id)` then `from_config(config)`: the architecture of a catalog id, fresh weights.
     if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'call' && /(^|\.)\w*Config\.from_pretrained$/.test(configArgument.path)) {
@@ -519,10 +526,10 @@ function insideDatasetCall(call: Node): boolean {
   return false;
 }
 
-/** Whether a call runs once per step: inside a loop, or in a generator function (one with `yield`). */
+/** Whether a call runs once per step: inside a loop or a comprehension, or in a generator function (one with `yield`). */
 function insideLoopOrGenerator(call: Node): boolean {
   for (let node = call.parent; node; node = node.parent) {
-    if (node.type === 'for_statement' || node.type === 'while_statement') return true;
+    if (node.type === 'for_statement' || node.type === 'while_statement' || node.type === 'list_comprehension' || node.type === 'generator_expression') return true;
     if (node.type === 'function_definition') return node.descendantsOfType('yield').length > 0;
   }
   return false;

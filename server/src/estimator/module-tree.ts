@@ -349,8 +349,9 @@ type InputShape = { shape: number[]; integer: boolean };
 
 /**
  * Candidate per-sample inputs of a module, with batch 1, most likely first: a call site whose argument the script
- * determines (`netG(torch.randn(b, nz, 1, 1))`), the shape its first layer implies at the detected size, then the
- * tensors the script's data code creates (a Dataset's `torch.randn(T, n_mels)`, with or without a batch dimension).
+ * determines (`netG(torch.randn(b, nz, 1, 1))`), the tensors the script's data code creates (a Dataset's
+ * `torch.randn(T, n_mels)`, with or without a batch dimension), then the shape its first layer implies at the
+ * detected size.
  */
 function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<typeof firstShape>, size: number): InputShape[] {
   const out: InputShape[] = [];
@@ -358,6 +359,14 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
     const given = args[0];
     const shape = given?.kind === 'call' ? tensorShape(given) : undefined;
     if (shape && shape.dims.length >= 2) out.push({ shape: [1, ...shape.dims.slice(1)], integer: given?.kind === 'call' && given.path === 'torch.randint' });
+  }
+  // The tensors the script's data code makes come before a guess from the first layer: one sample where a
+  // Dataset's __getitem__ makes it, else a batch or a whole dataset whose first dimension is not the sample's.
+  for (const { value: call, inFunction } of program.tensorCalls) {
+    const shape = tensorShape(call);
+    if (!shape) continue;
+    const integer = call.path === 'torch.randint';
+    out.push({ shape: inFunction === '__getitem__' ? [1, ...shape.dims] : [1, ...shape.dims.slice(1)], integer });
   }
   const layer = first.layer;
   switch (layer?.type) {
@@ -380,12 +389,6 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
     }
     default:
       out.push({ shape: [1, first.channels], integer: false });
-  }
-  for (const call of program.tensorCalls) {
-    const shape = tensorShape(call);
-    if (!shape) continue;
-    const integer = call.path === 'torch.randint';
-    out.push({ shape: [1, ...shape.dims], integer }, { shape: [1, ...shape.dims.slice(1)], integer });
   }
   const seen = new Set<string>();
   return out.filter((candidate) => {

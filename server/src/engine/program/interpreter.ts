@@ -56,8 +56,12 @@ export class ProgramModel {
   readonly instances: ObjectValue[] = [];
   /** The arguments each module (a layer or a module instance) was called with outside a trace: its call sites. */
   readonly moduleCalls = new Map<Value, Value[][]>();
-  /** Tensors the script creates with a shape it gives (`torch.randn(3, 224, 224)` in a Dataset), in order. */
-  readonly tensorCalls: Array<Extract<Value, { kind: 'call' }>> = [];
+  /**
+   * Tensors the script creates with a shape it gives, in order, with the function that made each (a Dataset's
+   * `__getitem__` makes one sample; other code makes batches or whole datasets).
+   */
+  readonly tensorCalls: Array<{ value: Extract<Value, { kind: 'call' }>; inFunction: string | undefined }> = [];
+  private currentFunction: string | undefined;
   /** Every value assigned to a plain name, in any scope, in the order the assignments ran (first run only). */
   readonly assigned = new Map<string, Value[]>();
   /** argparse results, dict configs, dataclass instances, namespaces and config files, in the order made. */
@@ -956,7 +960,9 @@ export class ProgramModel {
     if (!body) return NONE;
     this.depth++;
     const previousOwner = this.currentOwner;
+    const previousFunction = this.currentFunction;
     this.currentOwner = fn.owner;
+    this.currentFunction = fn.name;
     try {
       this.execBlock(body, scope);
       return NONE;
@@ -967,6 +973,7 @@ export class ProgramModel {
     } finally {
       this.depth--;
       this.currentOwner = previousOwner;
+      this.currentFunction = previousFunction;
     }
     void line;
   }
@@ -1210,7 +1217,7 @@ export class ProgramModel {
     if (path === 'isinstance' || path === 'hasattr' || path === 'callable') return UNKNOWN;
     if (path === 'print' || path === 'warnings.warn') return NONE;
     const result: Extract<Value, { kind: 'call' }> = { kind: 'call', path, args, kwargs, line };
-    if (!this.tracer && /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/.test(path) && this.tensorCalls.length < 64) this.tensorCalls.push(result);
+    if (!this.tracer && /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/.test(path) && this.tensorCalls.length < 64) this.tensorCalls.push({ value: result, inFunction: this.currentFunction });
     return result;
   }
 

@@ -74,7 +74,10 @@ function batchSizeLiteral(model: SemanticModel, loop: Node): Node | undefined {
   if (!batch || batch.kind !== 'number' || !origin) return undefined;
   // The integer literal with that value on the line it came from.
   const candidates = model.root.descendantsOfType('integer').filter((node) => node.startPosition.row === origin.line && Number(node.text.replace(/_/g, '')) === batch.value);
-  return candidates.length === 1 ? candidates[0] : undefined;
+  if (candidates.length === 1) return candidates[0];
+  // `int(os.environ.get("BS", "64"))`: the default is written as a string; its content is the literal.
+  const strings = model.root.descendantsOfType('string_content').filter((node) => node.startPosition.row === origin.line && /^\d+$/.test(node.text) && Number(node.text) === batch.value);
+  return strings.length === 1 ? strings[0] : undefined;
 }
 
 /** A name that counts optimizer steps (`step += 1`, `global_step += 1`, `num_updates += 1`). */
@@ -180,7 +183,7 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
   if (optimizers.some((name) => !name)) return [];
   const lines = linesOf(text);
   const refactorings: Refactoring[] = [];
-  for (const n of ACCUMULATION_CHOICES) {
+  for (const n of context.accumulation !== undefined ? [context.accumulation] : ACCUMULATION_CHOICES) {
     const divides = batch !== undefined && Number.isInteger(batch) && batch % n === 0 && batch / n >= 1;
     if (!divides) continue;
     const edits: TextEdit[] = [];

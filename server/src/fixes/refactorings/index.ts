@@ -12,6 +12,8 @@ import { bfloat16Amp, float16Amp } from './amp';
 import { gradientCheckpointing } from './checkpointing';
 import { trainingLoopAt } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
+import { configFromDetection, estimateFromConfig, type EstimateOverrides } from '../../estimator/index';
+import { detectConfig } from '../../estimator/detect';
 
 export type { Refactoring } from './training-loop';
 
@@ -23,12 +25,51 @@ const REFACTORINGS: Array<(context: RefactoringContext) => Refactoring[]> = [
   gradientAccumulation,
 ];
 
-/** The refactorings that apply to the training loop at `position` (none where the cursor is in no training loop). */
-export function refactoringsAt(model: SemanticModel, text: string, position: Position, lineStarts?: readonly number[]): Refactoring[] {
+/** A refactoring that saves less than this share of the estimated peak is not offered: it would change code for nothing. */
+const MIN_SAVING = 0.05;
+
+/**
+ * What a refactoring would save at the peak, as the estimator reads the same script (the program model the
+ * estimate uses); undefined where the estimate cannot say (a model it cannot read).
+ */
+function savingOf(model: SemanticModel, text: string, title: string): number | undefined {
+  const base = model.memo('refactoring-estimate', () => {
+    try {
+      const detected = detectConfig({ rootNode: model.root }, text);
+      const config = configFromDetection(detected, []);
+      return config.unresolved ? undefined : { config, peak: estimateFromConfig(config).peakAllocated };
+    } catch {
+      return undefined;
+    }
+  });
+  if (!base) return undefined;
+  const overrides: EstimateOverrides = {};
+  if (title.startsWith('Enable mixed precision (AMP, bfloat16)')) overrides.precision = 'bf16-amp';
+  else if (title.startsWith('Enable mixed precision')) overrides.precision = 'fp16-amp';
+  else if (title.startsWith('Enable gradient checkpointing')) overrides.checkpointing = true;
+  else {
+    const accumulation = /^Add gradient accumulation \((\d+) steps, micro-batch (\d+)/.exec(title);
+    if (!accumulation) return undefined;
+    overrides.accumulation = Number(accumulation[1]);
+    overrides.batchSize = Number(accumulation[2]);
+  }
+  const after = estimateFromConfig(base.config, overrides).peakAllocated;
+  return (base.peak - after) / base.peak;
+}
+
+/**
+ * The refactorings that apply to the training loop at `position` (none where the cursor is in no training loop),
+ * and only where they save memory by the estimate. `accumulation` asks for that number of steps (the CLI's
+ * `accumulation:K`) instead of the editor's choices.
+ */
+export function refactoringsAt(model: SemanticModel, text: string, position: Position, lineStarts?: readonly number[], accumulation?: number): Refactoring[] {
   const loop = trainingLoopAt(model, text, position, lineStarts);
   if (!loop) return [];
-  const context: RefactoringContext = { model, text, loop };
-  return REFACTORINGS.flatMap((refactoring) => refactoring(context));
+  const context: RefactoringContext = { model, text, loop, accumulation };
+  return REFACTORINGS.flatMap((refactoring) => refactoring(context)).filter((refactoring) => {
+    const saving = savingOf(model, text, refactoring.title);
+    return saving === undefined || saving >= MIN_SAVING;
+  });
 }
 
 export const refactoringActions: CodeActionProvider = ({ text, lineStarts, params, model }) => {

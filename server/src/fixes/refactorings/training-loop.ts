@@ -20,6 +20,8 @@ export interface RefactoringContext {
   model: SemanticModel;
   text: string;
   loop: TrainingLoop;
+  /** Accumulation steps asked for (the CLI's `accumulation:K`); the editor's choices when absent. */
+  accumulation?: number;
 }
 
 export interface TrainingLoop {
