@@ -21,7 +21,7 @@ def main(path):
     print("%-40s %6s %7s %5s %9s %9s %9s %-9s %s" % ("script", "wall_s", "peakGiB", "steps", "loss", "eval", "lr", "dtype", "sanity"))
     for stem, rec in r["originals"].items():
         res = rec.get("result") or {}
-        bad = [c["check"] for c in rec.get("sanity", []) if not c["pass"]]
+        bad = [c["check"] + ("(advisory)" if c.get("advisory") else "") for c in rec.get("sanity", []) if not c["pass"]]
         print("%-40s %6s %7s %5s %9s %9s %9s %-9s %s" % (
             stem[:40], fmt(rec.get("wall_s")), fmt((res.get("max_memory_allocated") or 0) / GIB, ".2f"),
             fmt(res.get("opt_steps")), fmt(res.get("loss")), fmt(res.get("eval_loss")), fmt(res.get("lr"), ".3g"),
