@@ -192,9 +192,13 @@ test('accumulation keeps the training the same: batch size from an argparse defa
   // 8 does not divide... it does (64 / 8); 3 is never offered; a batch that 4 does not divide gets no 4.
   const odd = await refactorings(source.replace('default=64', 'default=30'), { line: 8, character: 0 });
   assert.deepEqual(odd.filter((r) => r.title.startsWith('Add gradient accumulation')).map((r) => r.title), ['Add gradient accumulation (2 steps, micro-batch 15 instead of 30)']);
-  // A `return` in the loop would skip the flush: not offered.
-  const returning = source.replace('        break', '        return').replace('for x, y in loader:', 'def train():\n  for x, y in loader:');
-  assert.ok(!(await refactorings(returning, { line: 9, character: 2 })).some((r) => r.title.startsWith('Add gradient accumulation')));
+  // A `return` that stops with the optimizer step (the max_steps stop, moved under its condition) ends on a full
+  // window: still offered. One elsewhere in the loop would skip the micro-batches accumulated so far: not offered.
+  const wrapped = (body: string) => body.replace('for x, y in loader:', 'def train():\n  for x, y in loader:');
+  const stopping = wrapped(source.replace('        break', '        return'));
+  assert.ok((await refactorings(stopping, { line: 9, character: 2 })).some((r) => r.title.startsWith('Add gradient accumulation')));
+  const early = wrapped(source.replace('    loss.backward()', '    if loss is None:\n        return\n    loss.backward()'));
+  assert.ok(!(await refactorings(early, { line: 9, character: 2 })).some((r) => r.title.startsWith('Add gradient accumulation')));
   // A batch size the script does not set (a YAML file, an imported loader): not offered, it would only grow the batch.
   const unknown = source.replace('batch_size=args.batch_size', 'batch_size=cfg["train"]["bs"]');
   assert.ok(!(await refactorings(unknown, { line: 8, character: 0 })).some((r) => r.title.startsWith('Add gradient accumulation')));

@@ -145,7 +145,6 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
   // A loop with an `else:` runs code after the last batch that the flush would have to precede; a `return` in the
   // loop would skip the flush of the last micro-batches (no optimizer step for them at all).
   if (loop.node.childForFieldName('alternative')) return [];
-  if (loop.body.descendantsOfType('return_statement').length > 0) return [];
   const backwards = loop.directCalls.filter((call) => model.isBackwardCall(call));
   if (backwards.length !== 1) return [];
   const backward = backwards[0]!;
@@ -162,6 +161,10 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
   const counters = stepCounters(loop.body);
   const runs = stepRuns(model, statements.filter((statement) => statement.startIndex >= backwardStatement.endIndex), counters);
   const moved = [...clearsBefore, ...runs.flat()];
+  // A `return` that runs with the optimizer step (a max_steps stop moved under its condition) ends on a full
+  // window; one anywhere else would skip the step of the micro-batches accumulated so far.
+  const returns = loop.body.descendantsOfType('return_statement');
+  if (returns.some((ret) => !moved.some((statement) => statement.startIndex <= ret.startIndex && ret.endIndex <= statement.endIndex))) return [];
   if (!steps.every((call) => moved.some((statement) => statementCall(statement) === call))) return [];
   if (moved.some((statement) => !standsAlone(statement) || holdsMultiLineString(statement))) return [];
   const scaled = scaledBackward(model, backward);
