@@ -302,7 +302,16 @@ export class ForwardTrace implements TensorTracer {
         const inner = arg(0, layer.type === 'TransformerEncoder' ? 'encoder_layer' : 'decoder_layer');
         const count = num(1, 'num_layers', 1);
         let out: Value = x;
-        if (inner?.kind === 'layer') for (let i = 0; i < count; i++) out = this.layer(inner, [out, ...args.slice(1)], kwargs) ?? out;
+        // Each layer of the stack is a block checkpointing can cut on (unless the stack sits inside one).
+        const asBlocks = this.openBlocks.size === 0;
+        if (inner?.kind === 'layer') {
+          for (let i = 0; i < count; i++) {
+            const before = this.savedElements;
+            if (asBlocks && out.kind === 'tensor') this.blockInputs.push(numel(out.shape));
+            out = this.layer(inner, [out, ...args.slice(1)], kwargs) ?? out;
+            if (asBlocks) this.blockSaved.push(this.savedElements - before);
+          }
+        }
         const norm = arg(2, 'norm');
         if (norm?.kind === 'layer' && out.kind === 'tensor') out = this.layer(norm, [out], new Map()) ?? out;
         return out;

@@ -12,6 +12,8 @@ import { t } from '../../l10n';
 import { insertAt, lineEnding, lineIndent, replaceNode } from '../edits';
 import { insertLinesAfter, standsAlone, statementOf } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
+import { programOf } from '../../estimator/python-values';
+import type { Value } from '../../engine/program/values';
 
 /** `x.from_pretrained(...)`, `GPT2LMHeadModel(config)`: a call into transformers that builds a model. */
 function buildsTransformersModel(model: SemanticModel, value: Node): boolean {
@@ -168,6 +170,72 @@ function timmModel(context: RefactoringContext): Refactoring[] {
   }];
 }
 
+/** The blocks to recompute in a torchvision model, by family (a Python expression over the model's name). */
+function torchvisionBlocks(name: string, architecture: string): string | undefined {
+  if (/^(resnet|wide_resnet|resnext)/.test(architecture)) return `[*${name}.layer1, *${name}.layer2, *${name}.layer3, *${name}.layer4]`;
+  if (/^vit_/.test(architecture)) return `list(${name}.encoder.layers)`;
+  if (/^(convnext|efficientnet|mobilenet|densenet|regnet)/.test(architecture)) return `list(${name}.features)`;
+  return undefined;
+}
+
+/** Where a module the script builds holds an nn.TransformerEncoder (`encoder`, `backbone.encoder`), as attribute names. */
+function transformerEncoderPath(value: Value, depth = 0): string[] | undefined {
+  if (depth > 3 || value.kind !== 'object') return undefined;
+  for (const [attribute, child] of value.attrs) {
+    if (child.kind === 'layer' && child.type === 'TransformerEncoder') return [attribute];
+    const deeper = transformerEncoderPath(child, depth + 1);
+    if (deeper) return [attribute, ...deeper];
+  }
+  return undefined;
+}
+
+/**
+ * A model whose code is a library's (torchvision) or that runs an nn.TransformerEncoder: each block's forward is
+ * wrapped in torch.utils.checkpoint, right after the model is built. The wrapper is set on the instances, so the
+ * state_dict keys and the module tree stay as they were.
+ */
+function blockWrapping(context: RefactoringContext): Refactoring[] {
+  const { model, text } = context;
+  const program = programOf({ rootNode: model.root });
+  const called = forwardNames(context);
+  for (const assignment of model.assignments) {
+    const left = dottedName(assignment.childForFieldName('left'));
+    if (!left || !called.has(left) || !standsAlone(statementOf(assignment))) continue;
+    let call: Node | null = assignment.childForFieldName('right');
+    while (call?.type === 'call' && /^(to|cuda|train|float)$/.test(calleeName(call) ?? '')) {
+      const fn: Node | null = call.childForFieldName('function');
+      call = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
+    }
+    const value = program.valueOf(call);
+    let blocks: string | undefined;
+    if (value?.kind === 'call' && /^torchvision\.models\./.test(value.path)) {
+      const architecture = value.path.endsWith('.get_model') ? (value.args[0]?.kind === 'string' ? value.args[0].value : '') : value.path.split('.').pop()!;
+      blocks = torchvisionBlocks(left, architecture);
+    } else if (value) {
+      const path = transformerEncoderPath(value);
+      if (path) blocks = `list(${left}.${path.join('.')}.layers)`;
+    }
+    if (!blocks) continue;
+    const statement = statementOf(assignment);
+    const indent = lineIndent(statement);
+    const unit = /^\t/m.test(text) ? '\t' : '    ';
+    return [{
+      title: t('Enable gradient checkpointing (each block of {0} recomputed in backward)', left),
+      edits: [insertLinesAfter(text, statement.endPosition.row, [
+        `${indent}from functools import partial`,
+        `${indent}from torch.utils.checkpoint import checkpoint`,
+        `${indent}for _block in ${blocks}:  # ${t('gradient checkpointing: activations recomputed in backward')}`,
+        `${indent}${unit}_block.forward = partial(checkpoint, _block.forward, use_reentrant=False)`,
+      ])],
+    }];
+  }
+  return [];
+}
+
 export function gradientCheckpointing(context: RefactoringContext): Refactoring[] {
-  return [...huggingFace(context), ...timmModel(context), ...customModule(context)];
+  const specific = [...huggingFace(context), ...timmModel(context), ...customModule(context)];
+  // The library's or the file's own way first; blocks are wrapped only where the file recomputes nothing yet.
+  const recomputing = context.model.calls.some((call) => /^(checkpoint|checkpoint_sequential|set_grad_checkpointing|gradient_checkpointing_enable)$/.test(calleeName(call) ?? ''))
+    || [...context.model.imports.values()].some((qualified) => qualified.startsWith('torch.utils.checkpoint'));
+  return specific.length > 0 || recomputing ? specific : blockWrapping(context);
 }
