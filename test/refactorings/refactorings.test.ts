@@ -183,8 +183,10 @@ test('accumulation keeps the training the same: batch size from an argparse defa
   const four = offered.find((r) => r.title === 'Add gradient accumulation (4 steps, micro-batch 16 instead of 64)');
   assert.ok(four, offered.map((r) => r.title).join(' | '));
   const after = applyEdits(source, four.edits);
-  // The argparse default is the micro-batch now; the effective batch is said in a comment.
-  assert.match(after, /default=16\)/);
+  // The loader's batch is divided where it is given (the argparse default keeps its other uses); the effective
+  // batch is said in a comment.
+  assert.match(after, /batch_size=args\.batch_size \/\/ 4, shuffle=True\)/);
+  assert.match(after, /default=64\)/);
   // The counter, the logging and the max_steps stop move under the step's condition, with the scheduler.
   assert.match(after, /    if micro_step % accumulation_steps == 0:\n        optimizer\.step\(\)\n        scheduler\.step\(\)\n        optimizer\.zero_grad\(\)\n        global_step \+= 1\n        if global_step % 100 == 0:\n            print\(global_step, loss\.item\(\)\)\n        if global_step >= args\.max_steps:\n            break/);
   // The last, partial window: its gradients are rescaled to the mean before the flush step.
@@ -202,4 +204,31 @@ test('accumulation keeps the training the same: batch size from an argparse defa
   // A batch size the script does not set (a YAML file, an imported loader): not offered, it would only grow the batch.
   const unknown = source.replace('batch_size=args.batch_size', 'batch_size=cfg["train"]["bs"]');
   assert.ok(!(await refactorings(unknown, { line: 8, character: 0 })).some((r) => r.title.startsWith('Add gradient accumulation')));
+});
+
+test('accumulation divides a schedule length taken from len(loader) before the loop, and keeps other uses of the batch setting', async () => {
+  const source = [
+    'import torch',
+    'BATCH_SIZE = 256',
+    'data = torch.randn(BATCH_SIZE * 10, 128)',
+    'loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(data), batch_size=BATCH_SIZE)',
+    'model = torch.nn.Linear(128, 128).cuda()',
+    'optimizer = torch.optim.SGD(model.parameters(), lr=0.1)',
+    'scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=3 * len(loader))',
+    'for epoch in range(3):',
+    '    for (x,) in loader:',
+    '        model(x.cuda()).pow(2).mean().backward()',
+    '        optimizer.step()',
+    '        scheduler.step()',
+    '        optimizer.zero_grad()',
+    '',
+  ].join('\n');
+  const offered = await refactorings(source, { line: 8, character: 4 });
+  const four = offered.find((r) => r.title === 'Add gradient accumulation (4 steps, micro-batch 64 instead of 256)');
+  assert.ok(four, offered.map((r) => r.title).join(' | '));
+  const after = applyEdits(source, four.edits);
+  // The dataset keeps its size (BATCH_SIZE is untouched); the loader's batch is divided; the schedule counts steps.
+  assert.match(after, /^BATCH_SIZE = 256$/m);
+  assert.match(after, /batch_size=BATCH_SIZE \/\/ 4\)/);
+  assert.match(after, /^accumulation_steps = 4 .*\nscheduler = torch\.optim\.lr_scheduler\.CosineAnnealingLR\(optimizer, T_max=3 \* -\(-len\(loader\) \/\/ accumulation_steps\)\)$/m);
 });

@@ -51,33 +51,80 @@ function isBatchSizeName(name: string): boolean {
   return isBatch && !words.some((word) => /^(eval|val|valid|validation|test|inference|predict)$/.test(word));
 }
 
+/** Where the training batch size comes from, and the edit that makes each micro-batch 1/N of it. */
+interface BatchSource {
+  value: number;
+  /** The edit for N accumulation steps. */
+  divide: (n: number) => TextEdit;
+  /** The loader the loop iterates, by name (`len(train_loader)` counts its batches). */
+  loader?: string;
+}
+
 /**
- * The integer literal that sets the training batch size, wherever the script keeps it: the program model follows
- * the loop's loader to its `batch_size`, and that value to the literal it was written as (a constant, an argparse
- * default, a config dict or dataclass entry, a function's default). Undefined where it is not one literal of this
- * file (a YAML file, a value computed at run time): then accumulation would only make the effective batch larger.
+ * The training batch size and where to divide it. Where the loop iterates a DataLoader the program model can follow
+ * (its `batch_size` a constant, an argparse default, a config entry...), the DataLoader's argument is divided there:
+ * other uses of the same setting (a dataset size, a learning-rate rule) keep their value. Without a loader (batches
+ * sliced by hand), the one batch-size literal the file sets is divided. Undefined where the value is unknown (a YAML
+ * file the loader reads at run time is fine; a value computed from the data is not): then accumulation would only
+ * make the effective batch larger.
  */
-function batchSizeLiteral(model: SemanticModel, loop: Node): Node | undefined {
+function batchSource(model: SemanticModel, loop: Node): BatchSource | undefined {
   const program = programOf({ rootNode: model.root });
   let iterable = loop.childForFieldName('right');
   while (iterable?.type === 'call' && /^(enumerate|iter|tqdm|tqdm\.tqdm|track)$/.test(iterable.childForFieldName('function')?.text ?? '')) {
     iterable = callArguments(iterable).positional[0] ?? null;
   }
+  const loaderName = iterable?.type === 'identifier' || iterable?.type === 'attribute' ? iterable.text : undefined;
   const loader = program.valueOf(iterable);
-  let batch = loader?.kind === 'call' && /(^|\.)DataLoader$/.test(loader.path) ? loader.kwargs.get('batch_size') ?? loader.args[1] : undefined;
-  if (!batch) {
-    // No loader the script builds (one it imports, or batches sliced by hand): the one training batch size it sets.
-    const named = [...program.assigned].filter(([name]) => isBatchSizeName(name)).map(([, values]) => values[0]!).filter((value) => value.kind === 'number');
-    batch = named.length === 1 ? named[0] : undefined;
+  if (loader?.kind === 'call' && /(^|\.)DataLoader$/.test(loader.path)) {
+    const batch = loader.kwargs.get('batch_size') ?? loader.args[1];
+    const call = model.calls.find((c) => calleeName(c) === 'DataLoader' && c.startPosition.row === loader.line);
+    const positional = call ? callArguments(call).positional[1] : undefined;
+    const argument = call ? callArguments(call).keywords.get('batch_size') ?? (positional && !/splat/.test(positional.type) ? positional : undefined) : undefined;
+    // A batch size handed over in `**kwargs` has no argument here to divide.
+    if (batch?.kind !== 'number' || !argument) return undefined;
+    const divide = (n: number) => replaceNode(argument, argument.type === 'integer' ? String(batch.value / n) : `${primary(argument)} // ${n}`);
+    return { value: batch.value, divide, loader: loaderName };
   }
+  // No loader the script builds (one it imports, or batches sliced by hand): the one training batch size it sets.
+  const named = [...program.assigned].filter(([name]) => isBatchSizeName(name)).map(([, values]) => values[0]!).filter((value) => value.kind === 'number');
+  const batch = named.length === 1 ? named[0] : undefined;
   const origin = batch && 'origin' in batch ? batch.origin : undefined;
   if (!batch || batch.kind !== 'number' || !origin) return undefined;
-  // The integer literal with that value on the line it came from.
-  const candidates = model.root.descendantsOfType('integer').filter((node) => node.startPosition.row === origin.line && Number(node.text.replace(/_/g, '')) === batch.value);
-  if (candidates.length === 1) return candidates[0];
-  // `int(os.environ.get("BS", "64"))`: the default is written as a string; its content is the literal.
-  const strings = model.root.descendantsOfType('string_content').filter((node) => node.startPosition.row === origin.line && /^\d+$/.test(node.text) && Number(node.text) === batch.value);
-  return strings.length === 1 ? strings[0] : undefined;
+  // The integer literal with that value on the line it came from (or a string default: `os.environ.get("BS", "64")`).
+  const literals = [
+    ...model.root.descendantsOfType('integer').filter((node) => node.startPosition.row === origin.line && Number(node.text.replace(/_/g, '')) === batch.value),
+    ...model.root.descendantsOfType('string_content').filter((node) => node.startPosition.row === origin.line && /^\d+$/.test(node.text) && Number(node.text) === batch.value),
+  ];
+  if (literals.length !== 1) return undefined;
+  return { value: batch.value, divide: (n) => replaceNode(literals[0]!, String(batch.value / n)) };
+}
+
+/**
+ * The `len(<loader>)` calls of the loop's function that come before the loop, each with its statement in the loop's
+ * own block; undefined where one sits elsewhere (another function, after the loop) and cannot be corrected simply.
+ */
+function loaderLengths(model: SemanticModel, loop: { node: Node; outermost: Node }, loader: string): Array<{ call: Node; statement: Node }> | undefined {
+  const block = loop.outermost.parent;
+  const scope = enclosingScope(loop.outermost);
+  const found: Array<{ call: Node; statement: Node }> = [];
+  for (const call of model.calls) {
+    if (call.childForFieldName('function')?.text !== 'len' || callArguments(call).positional[0]?.text !== loader) continue;
+    if (loop.outermost.startIndex <= call.startIndex && call.endIndex <= loop.outermost.endIndex) continue;
+    if (enclosingScope(call).id !== scope.id) continue;
+    if (call.startIndex > loop.outermost.startIndex) return undefined;
+    let statement: Node = call;
+    while (statement.parent && statement.parent.id !== block?.id) statement = statement.parent;
+    if (statement.parent?.id !== block?.id) return undefined;
+    found.push({ call, statement });
+  }
+  return found.sort((a, b) => a.statement.startIndex - b.statement.startIndex);
+}
+
+function enclosingScope(node: Node): Node {
+  let current = node.parent;
+  while (current && current.type !== 'function_definition' && current.type !== 'module') current = current.parent;
+  return current ?? node;
 }
 
 /** A name that counts optimizer steps (`step += 1`, `global_step += 1`, `num_updates += 1`). */
@@ -174,11 +221,15 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const bodyIndent = lineIndent(backwardStatement);
   const loopIndent = lineIndent(loop.node);
-  const outerIndent = lineIndent(loop.outermost);
   // Accumulation saves memory only by making each micro-batch smaller: offered only where the batch size is one
   // literal of this file that N divides, so the effective batch stays what it was.
-  const literal = batchSizeLiteral(model, loop.node);
-  const batch = literal ? Number(literal.text.replace(/_/g, '')) : undefined;
+  const source = batchSource(model, loop.node);
+  const batch = source?.value;
+  // `len(train_loader)` before the loop (a schedule's length, a step budget) counted batches; it counts micro-batches
+  // now, so it is divided back, and the number of steps is defined before its first use.
+  const lengths = source?.loader ? loaderLengths(model, loop, source.loader) : [];
+  if (lengths === undefined) return [];
+  const headerAnchor = lengths.length > 0 ? lengths[0]!.statement : loop.outermost;
   const optimizers = [...new Set(steps.map((call) => {
     const receiver = callReceiver(call);
     return receiver && model.isScalerRef(receiver) ? callArguments(call).positional[0]?.text : receiver?.text;
@@ -191,12 +242,16 @@ export function gradientAccumulation(context: RefactoringContext): Refactoring[]
     if (!divides) continue;
     const edits: TextEdit[] = [];
     const comment = t('effective batch size: {0} x {1} = {2} samples per optimizer step', batch! / n, n, batch!);
-    const header = [`${outerIndent}${STEPS} = ${n}  # ${comment}`];
+    // The number of steps before its first use (the loop, or a `len(loader)` above it), the counter before the loop.
+    const stepsLine = `${lineIndent(headerAnchor)}${STEPS} = ${n}  # ${comment}`;
     const counter = `${loopIndent}${COUNTER} = 0`;
-    if (loop.outermost.id === loop.node.id) header.push(counter);
+    const beforeOutermost = headerAnchor.id === loop.outermost.id ? [stepsLine] : [];
+    if (headerAnchor.id !== loop.outermost.id) edits.push(insertLinesBefore(text, lineAbove(text, headerAnchor), [stepsLine]));
+    if (loop.outermost.id === loop.node.id) beforeOutermost.push(counter);
     else edits.push(insertLinesBefore(text, lineAbove(text, loop.node), [counter]));
-    edits.push(insertLinesBefore(text, lineAbove(text, loop.outermost), header));
-    edits.push(replaceNode(literal!, String(batch! / n)));
+    if (beforeOutermost.length > 0) edits.push(insertLinesBefore(text, lineAbove(text, loop.outermost), beforeOutermost));
+    edits.push(source!.divide(n));
+    for (const { call } of lengths) edits.push(replaceNode(call, `-(-${call.text} // ${STEPS})`));
     const condition = (op: '==' | '!=') => `if ${COUNTER} % ${STEPS} ${op} 0:`;
     // Clearing at the top of the body: only when a new group of micro-batches starts.
     for (const statement of clearsBefore) {
