@@ -26,7 +26,8 @@ import { computeLineStarts, offsetAt } from './engine/documents';
 import type { TextChange } from './engine/documents';
 import { lineIndexAt } from './engine/lines';
 import { cellRows, joinCells, toCellEdits, toCellPosition, toCellRange, toProgramPosition, toProgramRange } from './engine/notebook';
-import type { CellRows, CellSpan, NotebookCellSource, NotebookProgram } from './engine/notebook';
+import { prepareCell } from './engine/notebook';
+import type { CellRows, CellSpan, NotebookCellSource, NotebookProgram, PreparedCell } from './engine/notebook';
 import type { Fix, Finding, Position, Range } from './engine/types';
 import { ESTIMATE_REQUEST } from './protocol';
 import type { EstimateResponse } from './protocol';
@@ -45,6 +46,8 @@ interface CellState {
   languageId: string;
   version: number;
   text: string;
+  /** The cell blanked and measured for the program, while `text` is what it was prepared from. */
+  prepared?: { text: string; cell: PreparedCell };
 }
 
 interface NotebookState {
@@ -91,9 +94,15 @@ function cellState(cell: NotebookCell, document: TextDocumentItem | undefined): 
   return { uri: cell.document, python: cell.kind === CODE_CELL && isPython(languageId), languageId, version: document?.version ?? 0, text: document?.text ?? '' };
 }
 
+/** A cell's preparation for the program, kept until its text changes (blanking scans the cell). */
+function prepared(cell: CellState): PreparedCell {
+  if (cell.prepared?.text !== cell.text) cell.prepared = { text: cell.text, cell: prepareCell(cell.text) };
+  return cell.prepared.cell;
+}
+
 function buildProgram(cells: readonly CellState[]): { program: NotebookProgram; spans: Map<string, CellSpan> } {
   const sources: NotebookCellSource[] = cells.map((cell) => ({ kind: cell.python ? 'code' : 'raw', text: cell.text }));
-  const program = joinCells(sources);
+  const program = joinCells(sources, (_, index) => prepared(cells[index]!));
   return { program, spans: new Map(program.cells.map((span) => [cells[span.index]!.uri, span])) };
 }
 
@@ -122,21 +131,40 @@ function positionAt(lineStarts: readonly number[], offset: number): Position {
  * are equal. An edit in one cell becomes an edit of that cell's part of the program, which the document store
  * applies incrementally.
  */
-export function programEdit(before: string, after: string): TextChange | undefined {
-  if (before === after) return undefined;
-  let prefix = 0;
-  const shorter = Math.min(before.length, after.length);
-  while (prefix < shorter && before.charCodeAt(prefix) === after.charCodeAt(prefix)) prefix++;
+export function programEdit(before: string, after: string, region?: ChangedRegion): TextChange | undefined {
+  // Outside the region (one cell's part of the program, when only it changed) the two texts are the same.
+  const from = region?.start ?? 0;
+  const beforeEnd = region?.beforeEnd ?? before.length;
+  const afterEnd = region?.afterEnd ?? after.length;
+  let prefix = from;
+  const limit = Math.min(beforeEnd, afterEnd);
+  while (prefix < limit && before.charCodeAt(prefix) === after.charCodeAt(prefix)) prefix++;
+  if (prefix === beforeEnd && prefix === afterEnd) return undefined;
   let suffix = 0;
-  while (suffix < shorter - prefix && before.charCodeAt(before.length - 1 - suffix) === after.charCodeAt(after.length - 1 - suffix)) suffix++;
+  while (suffix < limit - prefix && before.charCodeAt(beforeEnd - 1 - suffix) === after.charCodeAt(afterEnd - 1 - suffix)) suffix++;
+  let oldEnd = beforeEnd - suffix;
+  let newEnd = afterEnd - suffix;
   // Never split a CRLF: the store reads positions by line, and a position between \r and \n names none.
-  if (prefix > 0 && before.charCodeAt(prefix - 1) === 13 && (before.charCodeAt(prefix) === 10 || after.charCodeAt(prefix) === 10)) prefix--;
-  if (suffix > 0 && before.charCodeAt(before.length - suffix) === 10 && before.charCodeAt(before.length - suffix - 1) === 13) suffix--;
-  const starts = computeLineStarts(before);
-  return {
-    range: { start: positionAt(starts, prefix), end: positionAt(starts, before.length - suffix) },
-    text: after.slice(prefix, after.length - suffix),
+  if (prefix > from && before.charCodeAt(prefix - 1) === 13 && (before.charCodeAt(prefix) === 10 || after.charCodeAt(prefix) === 10)) prefix--;
+  if (oldEnd < beforeEnd && before.charCodeAt(oldEnd) === 10 && before.charCodeAt(oldEnd - 1) === 13) {
+    oldEnd++;
+    newEnd++;
+  }
+  // Line starts of the changed part only, from the region's first line.
+  const starts = computeLineStarts(before.slice(from, oldEnd)).map((start) => start + from);
+  const at = (offset: number): Position => {
+    const position = positionAt(starts, offset);
+    return { line: position.line + (region?.startLine ?? 0), character: position.character };
   };
+  return { range: { start: at(prefix), end: at(oldEnd) }, text: after.slice(prefix, newEnd) };
+}
+
+/** Where two programs can differ: from `start` (a line start, on row `startLine`) to `beforeEnd` / `afterEnd`. */
+export interface ChangedRegion {
+  start: number;
+  startLine: number;
+  beforeEnd: number;
+  afterEnd: number;
 }
 
 export class NotebookSync {
@@ -224,9 +252,14 @@ export class NotebookSync {
       cell.text = applyContentChanges(cell.text, changes);
       cell.version = document.version;
     }
-    const before = notebook.program.text;
+    const before = notebook.program;
     Object.assign(notebook, buildProgram(notebook.cells), { version: notebookDocument.version });
-    const edit = programEdit(before, notebook.program.text);
+    // Text changed in one cell and nothing else: only that cell's part of the program can differ.
+    const changed = change.cells?.textContent ?? [];
+    const only = !layoutChanged && changed.length === 1 ? notebook.spans.get(changed[0]!.document.uri) : undefined;
+    const old = only && before.cells.find((span) => span.index === only.index && span.startOffset === only.startOffset);
+    const region = old && only ? { start: old.startOffset, startLine: old.startLine, beforeEnd: old.startOffset + old.length, afterEnd: only.startOffset + only.length } : undefined;
+    const edit = programEdit(before.text, notebook.program.text, region);
     const version = notebook.version;
     if (layoutChanged) this.host.layoutChanged(notebook.uri);
     this.host.enqueue(notebook.uri, () => this.host.change(notebook.uri, version, edit ? [edit] : []));

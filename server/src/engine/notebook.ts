@@ -190,12 +190,32 @@ export function blankMagics(source: string): BlankedCell {
   return { text: out, cellMagic: false, magicLines };
 }
 
+/** One cell made ready to join: its program text and what the row map needs. A cache can keep it while the cell is unchanged. */
+export interface PreparedCell {
+  /** The cell's text in the program: IPython syntax blanked, a trailing lone `\r` written as `\n`. */
+  text: string;
+  lineCount: number;
+  lastLineLength: number;
+  cellMagic: boolean;
+  magicLines: readonly number[];
+}
+
+/** Blanks a code cell and measures its lines (see joinCells). */
+export function prepareCell(source: string): PreparedCell {
+  const blanked = blankMagics(source);
+  let text = blanked.text;
+  // Written as `\n`, a trailing lone `\r` cannot merge with the separator into one CRLF line break.
+  if (text.endsWith('\r')) text = text.slice(0, -1) + '\n';
+  const starts = computeLineStarts(source);
+  return { text, lineCount: starts.length, lastLineLength: source.length - starts[starts.length - 1]!, cellMagic: blanked.cellMagic, magicLines: blanked.magicLines };
+}
+
 /**
  * Joins the code cells of a notebook into one program. Cells are separated by `\n`; a cell that ends with a lone
  * `\r` has it written as `\n` in the program (same length), so that the separator cannot merge with it into one
- * CRLF line break and every cell keeps its own rows.
+ * CRLF line break and every cell keeps its own rows. `prepare` may return a cached preparation of a cell's text.
  */
-export function joinCells(cells: readonly NotebookCellSource[]): NotebookProgram {
+export function joinCells(cells: readonly NotebookCellSource[], prepare: (cell: NotebookCellSource, index: number) => PreparedCell = (cell) => prepareCell(cell.text)): NotebookProgram {
   const spans: CellSpan[] = [];
   const parts: string[] = [];
   let offset = 0;
@@ -206,23 +226,20 @@ export function joinCells(cells: readonly NotebookCellSource[]): NotebookProgram
       parts.push('\n');
       offset += 1;
     }
-    const blanked = blankMagics(cell.text);
-    let text = blanked.text;
-    if (text.endsWith('\r')) text = text.slice(0, -1) + '\n';
-    const starts = computeLineStarts(cell.text);
+    const prepared = prepare(cell, index);
     spans.push({
       index,
       startLine: line,
-      lineCount: starts.length,
+      lineCount: prepared.lineCount,
       startOffset: offset,
-      length: cell.text.length,
-      lastLineLength: cell.text.length - starts[starts.length - 1]!,
-      cellMagic: blanked.cellMagic,
-      magicLines: blanked.magicLines,
+      length: prepared.text.length,
+      lastLineLength: prepared.lastLineLength,
+      cellMagic: prepared.cellMagic,
+      magicLines: prepared.magicLines,
     });
-    parts.push(text);
-    offset += text.length;
-    line += starts.length;
+    parts.push(prepared.text);
+    offset += prepared.text.length;
+    line += prepared.lineCount;
   });
   return { text: parts.join(''), cells: spans };
 }
