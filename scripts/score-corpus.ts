@@ -1,9 +1,12 @@
-// Scores the rules against the labelled corpus (test/corpus/*.py, `# expect: CODE` labels):
-// precision and recall per code, and every false or missed finding with its line.
+// Scores the rules against the labelled corpus (test/corpus/*.py and *.ipynb, `# expect: CODE` labels):
+// precision and recall per code, and every false or missed finding with its line. A notebook is scored as the
+// program of its code cells (engine/notebook.ts), where its labels keep their rows.
 // Usage: node --import tsx scripts/score-corpus.ts [--verbose]
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RULES } from '../server/src/rules';
+import { cellRows } from '../server/src/engine/notebook';
+import { readNotebook } from '../server/src/cli/ipynb';
 import { analyzeText, listFiles, readLabels, repoRoot } from '../test/helpers/analysis';
 
 export interface CodeScore {
@@ -18,16 +21,26 @@ export interface CodeScore {
 export interface CorpusScore {
   scores: CodeScore[];
   mistakes: string[];
+  /** Whether the corpus has notebooks (rules that only notebooks can trigger need one to be scored). */
+  hasNotebooks: boolean;
 }
 
 export async function scoreCorpus(dir = path.join(repoRoot, 'test', 'corpus')): Promise<CorpusScore> {
   const codes: string[] = RULES.map((rule) => rule.code);
   const counts = new Map(codes.map((code) => [code, { tp: 0, fp: 0, fn: 0 }]));
   const mistakes: string[] = [];
-  for (const file of listFiles(dir, '.py')) {
-    const text = fs.readFileSync(file, 'utf8');
+  const notebooks = listFiles(dir, '.ipynb');
+  for (const file of [...listFiles(dir, '.py'), ...notebooks]) {
+    let text = fs.readFileSync(file, 'utf8');
+    let options = {};
+    if (file.endsWith('.ipynb')) {
+      const notebook = readNotebook(text);
+      if ('error' in notebook) throw new Error(`${file}: ${notebook.error}`);
+      text = notebook.program.text;
+      options = { notebookCells: cellRows(notebook.program) };
+    }
     const labels = new Set(readLabels(text).filter((l) => codes.includes(l.code)).map((l) => `${l.line}:${l.code}`));
-    const found = new Set((await analyzeText(text)).map((f) => `${f.range.start.line + 1}:${f.code}`));
+    const found = new Set((await analyzeText(text, options)).map((f) => `${f.range.start.line + 1}:${f.code}`));
     const name = path.relative(repoRoot, file);
     for (const key of found) {
       const code = key.split(':')[1]!;
@@ -56,7 +69,7 @@ export async function scoreCorpus(dir = path.join(repoRoot, 'test', 'corpus')): 
       recall: tp + fn === 0 ? 1 : tp / (tp + fn),
     };
   });
-  return { scores, mistakes };
+  return { scores, mistakes, hasNotebooks: notebooks.length > 0 };
 }
 
 if (require.main === module) {

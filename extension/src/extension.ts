@@ -23,6 +23,9 @@ function createClient(context: vscode.ExtensionContext): LanguageClient {
     documentSelector: [
       { scheme: 'file', language: 'python' },
       { scheme: 'untitled', language: 'python' },
+      // The Python cells of Jupyter notebooks: the server declares notebook sync for them, so the client sends them
+      // as notebooks (notebookDocument/*), and diagnostics, quick fixes, CodeLens and hovers work per cell.
+      { notebook: 'jupyter-notebook', language: 'python' },
     ],
     outputChannel: output,
     synchronize: { configurationSection: 'oomguard' },

@@ -8,6 +8,7 @@ import { Commands, DIAGNOSTIC_SOURCE } from './protocol';
 import type { DiagnosticData } from './protocol';
 import type { SemanticModel } from './engine/semantic/model';
 import type { AnalysisOptions } from './engine/analyze';
+import type { Fix } from './engine/types';
 import { refactoringActions } from './fixes/refactorings';
 import { fixAllActions } from './features/fix-all';
 
@@ -52,6 +53,8 @@ export interface CodeActionRequest {
   model: SemanticModel | undefined;
   /** The options the document's diagnostics were computed with (settings over pyproject.toml). */
   analysisOptions?: AnalysisOptions;
+  /** Which fixes "fix all" may take (all when absent): asked of one notebook cell, those inside that cell. */
+  fixFilter?: (fix: Pick<Fix, 'edits'>) => boolean;
 }
 
 /** Produces the code actions of one kind; code-actions.ts asks every provider in turn. */

@@ -22,6 +22,8 @@ import type { Finding, Severity } from './engine/types';
 import { configureLocale, t } from './l10n';
 import { VERSION } from './version';
 import { codeActionsFor } from './code-actions';
+import type { CodeActionRequest } from './code-actions';
+import { cellCodeActions, fixesWithinCell, NOTEBOOK_DOCUMENT_SYNC, NotebookSync, programCodeActionParams, routeCellRequests } from './notebooks';
 import { EditorConfiguration } from './config/editor';
 import { FEATURES } from './features';
 import { FIX_ALL_KIND } from './features/fix-all';
@@ -36,10 +38,11 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   hint: DiagnosticSeverity.Hint,
 };
 
-export function toDiagnostic(finding: Finding, locale?: string): Diagnostic {
+/** A finding as an LSP diagnostic; `range` puts it elsewhere (a notebook cell) while its fix data stays the program's. */
+export function toDiagnostic(finding: Finding, locale?: string, range: Diagnostic['range'] = finding.range): Diagnostic {
   const data: DiagnosticData = { code: finding.code, fixes: finding.fixes };
   return {
-    range: finding.range,
+    range,
     severity: SEVERITY[finding.severity],
     code: finding.code,
     codeDescription: { href: ruleDocUrl(finding.code, locale) },
@@ -70,8 +73,19 @@ export function startServer(connection: Connection): void {
   let clientLocale: string | undefined;
   // pyproject.toml's [tool.oomguard] under the settings; a broken file is reported once, then the defaults apply.
   const editorConfig = new EditorConfiguration((message) => void connection.window.showWarningMessage(message));
+  /** Open Jupyter notebooks: each one's code cells are one program, a document of the store under the notebook's URI. */
+  const notebooks = new NotebookSync({
+    enqueue: (uri, work) => void enqueue(uri, work),
+    schedule: (uri) => schedule(uri),
+    // In the queue, so that an analysis already queued for the old layout cannot put its cache back afterwards.
+    layoutChanged: (uri) => void enqueue(uri, async () => analysisCaches.delete(uri)),
+    open: (uri, version, text) => documents.open(uri, version, text),
+    change: (uri, version, changes) => documents.change(uri, version, changes),
+    closed: (uri, cells) => forget(uri, cells),
+  });
   const context: ServerContext = {
-    connection,
+    // CodeLens, hovers and the estimate asked of a notebook cell are answered from the notebook's program.
+    connection: routeCellRequests(connection, notebooks),
     documents,
     ready: async (uri) => {
       await queues.get(uri);
@@ -81,7 +95,21 @@ export function startServer(connection: Connection): void {
     settingsFor: (uri) => settingsFor(uri),
     locale: () => clientLocale,
     reanalyze: (uri) => schedule(uri),
-    analysisOptionsFor: async (uri) => editorConfig.optionsFor(uri, await settingsFor(uri)),
+    analysisOptionsFor: async (uri) => documentOptions(uri, await settingsFor(uri)),
+  };
+
+  /** Drops a closed document (or notebook program) and clears its diagnostics (a notebook's on each of its cells). */
+  const forget = (uri: string, cells?: readonly string[]) => {
+    const timer = pending.get(uri);
+    if (timer) clearImmediate(timer);
+    pending.delete(uri);
+    void enqueue(uri, async () => {
+      documents.close(uri);
+      analysisCaches.delete(uri);
+      settingsCache.delete(uri);
+      queues.delete(uri);
+      for (const target of cells ?? [uri]) await connection.sendDiagnostics({ uri: target, diagnostics: [] });
+    });
   };
 
   const enqueue = (uri: string, work: () => Promise<unknown>) => {
@@ -105,24 +133,43 @@ export function startServer(connection: Connection): void {
   /** Per document, what the last analysis found per top-level statement (see engine/incremental.ts). */
   const analysisCaches = new Map<string, AnalysisCache>();
 
+  /** Sends the findings of a document: on its URI, or for a notebook on each of its Python cells. */
+  const send = async (state: DocumentState, findings: readonly Finding[]) => {
+    if (!notebooks.has(state.uri)) {
+      await connection.sendDiagnostics({ uri: state.uri, version: state.version, diagnostics: findings.map((finding) => toDiagnostic(finding, clientLocale)) });
+      return;
+    }
+    for (const cell of notebooks.cellDiagnostics(state.uri, findings, (finding, range) => toDiagnostic(finding, clientLocale, range))) {
+      await connection.sendDiagnostics(cell);
+    }
+  };
+
+  /** The rule selection of a document, with a notebook's cell rows (OOM118 reads them). */
+  const documentOptions = (uri: string, settings: Settings): AnalysisOptions => {
+    const cells = notebooks.cellRowsOf(uri);
+    return { ...editorConfig.optionsFor(uri, settings), ...(cells ? { notebookCells: cells } : {}) };
+  };
+
   const publish = async (state: DocumentState) => {
     const version = state.version;
     const settings = await settingsFor(state.uri);
     // A newer version arrived while settings were read: its own run will publish.
     if (documents.get(state.uri)?.version !== version) return;
+    // A notebook's cells already changed again: the program of that change is queued and will publish.
+    if (notebooks.has(state.uri) && notebooks.versionOf(state.uri) !== version) return;
     if (!settings.enable) {
-      await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: [] });
+      await send(state, []);
       return;
     }
     if (state.text.length > MAX_ANALYZED_CHARACTERS) {
       connection.console.info(`${state.uri}: ${tooLargeMessage(state.text.length)}`);
-      await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: [] });
+      await send(state, []);
       return;
     }
     const model = documents.modelOf(state);
     if (!model) return;
     const options: AnalysisOptions = {
-      ...editorConfig.optionsFor(state.uri, settings),
+      ...documentOptions(state.uri, settings),
       ...Object.assign({}, ...FEATURES.map((feature) => feature.analysisOptions?.(state, settings) ?? {})),
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
@@ -131,7 +178,7 @@ export function startServer(connection: Connection): void {
     // For `npm run bench`: which path each analysis took.
     if (TRACE_ANALYSIS) connection.console.log(`analysed ${analysedStatements} of ${model.root.children.length} statements`);
     analysisCaches.set(state.uri, cache);
-    await connection.sendDiagnostics({ uri: state.uri, version, diagnostics: findings.map((finding) => toDiagnostic(finding, clientLocale)) });
+    await send(state, findings);
     // Once the diagnostics are out, still inside this document's queue (before its next change moves the
     // statements): what the next edit needs to reuse these findings.
     completeFacts(model, cache);
@@ -162,6 +209,8 @@ export function startServer(connection: Connection): void {
     return {
       capabilities: {
         textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+        // LSP 3.17: the Python cells of Jupyter notebooks, synced as notebooks (clients without it ignore this).
+        notebookDocumentSync: NOTEBOOK_DOCUMENT_SYNC,
         codeActionProvider: { codeActionKinds: CODE_ACTION_KINDS },
         executeCommandProvider: { commands: [Commands.showDocumentation] },
         ...Object.assign({}, ...FEATURES.map((feature) => feature.capabilities ?? {})),
@@ -197,28 +246,26 @@ export function startServer(connection: Connection): void {
     schedule(textDocument.uri);
   });
 
-  connection.onDidCloseTextDocument(({ textDocument }) => {
-    const uri = textDocument.uri;
-    const timer = pending.get(uri);
-    if (timer) clearImmediate(timer);
-    pending.delete(uri);
-    void enqueue(uri, async () => {
-      documents.close(uri);
-      analysisCaches.delete(uri);
-      settingsCache.delete(uri);
-      queues.delete(uri);
-      await connection.sendDiagnostics({ uri, diagnostics: [] });
-    });
-  });
+  connection.onDidCloseTextDocument(({ textDocument }) => forget(textDocument.uri));
+
+  notebooks.listen(connection);
+
+  const codeActions = async (params: CodeActionParams, fixFilter?: CodeActionRequest['fixFilter']): Promise<CodeAction[]> => {
+    const state = await context.ready(params.textDocument.uri);
+    if (!state) return [];
+    // Fix-all re-reads the findings from the shared model, so it needs the same options as the diagnostics.
+    const analysisOptions = documentOptions(state.uri, await settingsFor(state.uri));
+    return codeActionsFor({ text: state.text, lineStarts: state.lineStarts, params, model: documents.modelOf(state), analysisOptions, fixFilter });
+  };
 
   connection.onCodeAction(async (params: CodeActionParams): Promise<CodeAction[] | ResponseError<void>> => {
     const invalid = invalidParams('textDocument/codeAction', params, 'range');
     if (invalid) return invalid;
-    const state = await context.ready(params.textDocument.uri);
-    if (!state) return [];
-    // Fix-all re-reads the findings from the shared model, so it needs the same options as the diagnostics.
-    const analysisOptions = editorConfig.optionsFor(state.uri, await settingsFor(state.uri));
-    return codeActionsFor({ text: state.text, lineStarts: state.lineStarts, params, model: documents.modelOf(state), analysisOptions });
+    const route = notebooks.route(params.textDocument.uri);
+    if (!route) return codeActions(params);
+    // A notebook cell: the program answers, and its edits go to the cells they touch.
+    const asked = programCodeActionParams(params, route);
+    return cellCodeActions(await codeActions(asked, fixesWithinCell(route)), route, params, asked);
   });
 
   for (const feature of FEATURES) feature.register(context);

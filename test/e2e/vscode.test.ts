@@ -1,7 +1,8 @@
 // VS Code end to end: the packaged .vsix installed into code-server (VS Code 1.100 served to headless Chromium),
 // a workspace of the example scripts, and assertions on what a user sees: the Problems panel, a hover on a
 // squiggle, the quick fix menu and its edit, the memory panel when the extension declares its command, and the
-// explanation "Explain CUDA OOM Error" shows for a training log.
+// explanation "Explain CUDA OOM Error" shows for a training log, and a Jupyter notebook's cells with their findings,
+// CodeLens and a quick fix.
 // A second run sets the display language to Simplified Chinese and checks that a diagnostic and the panel follow it.
 // Screenshots of every step go to test-artifacts/e2e/; a step that fails names its screenshot.
 import assert from 'node:assert/strict';
@@ -36,6 +37,8 @@ const missing = missingClients([
 ]);
 
 const SCRIPT = 'leaky_train.py';
+/** A Jupyter notebook of the workspace (test/e2e/workspace): findings in two cells, the training loop in one. */
+const NOTEBOOK = 'leaky_notebook.ipynb';
 const ESTIMATE_SCRIPT = 'train_gpt2.py';
 const MEMORY_COMMAND = 'oomguard.showMemoryEstimate';
 const EXPLAIN_COMMAND = 'oomguard.explainOom';
@@ -444,6 +447,78 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
       await waitFor(async () => ((seen = await statusTexts()).some((text) => text.includes('250 KiB')) || undefined),
         30_000, () => `no growth in the status bar; status bar: ${JSON.stringify(seen)}`);
       await shoot('7-growth');
+    });
+  });
+
+  test('a notebook: each Python cell shows its findings, the CodeLens sits on the training cell, a quick fix edits the cell', async () => {
+    const expected = cliFindings(NOTEBOOK);
+    assert.deepEqual(expected.map((f) => [f.cell, f.code]), [[4, 'OOM101'], [4, 'OOM106'], [5, 'OOM118']]);
+    const want = expected.map((f) => `${f.code} [Ln ${f.line}, Col ${f.column}]`).sort();
+    await step('notebook-problems', async () => {
+      // Closed editors' diagnostics are cleared by the server: only the notebook's are left in the Problems panel.
+      await runCommand('View: Close All Editors');
+      await openFile(NOTEBOOK);
+      await page.keyboard.press('Control+Shift+M');
+      await page.locator('.markers-panel').waitFor({ state: 'visible' });
+      let seen: string[] = [];
+      await waitFor(
+        async () => {
+          const rows = await page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+          seen = rows.flatMap((row) => {
+            const m = /(OOM\d{3})\)?\s*\[Ln (\d+), Col (\d+)\]/.exec(row);
+            return m ? [`${m[1]} [Ln ${m[2]}, Col ${m[3]}]`] : [];
+          }).sort();
+          return JSON.stringify(seen) === JSON.stringify(want) ? true : undefined;
+        },
+        60_000,
+        () => `the Problems panel shows ${JSON.stringify(seen)}, expected the notebook's ${JSON.stringify(want)}`,
+      );
+      // The training cell may be below the fold (a notebook renders the cells in view): its finding's row reveals
+      // it, with the squiggle in the cell.
+      await page.locator('.markers-panel .monaco-list-row', { hasText: 'OOM101' }).first().dblclick();
+      await page.locator('.notebook-editor .monaco-editor [class*="squiggly-"]').first().waitFor({ timeout: 30_000 });
+      await shoot('8-notebook-problems');
+    });
+    await step('notebook-codelens', async () => {
+      let lenses: string[] = [];
+      await waitFor(async () => ((lenses = await page.locator('.notebook-editor .codelens-decoration').allInnerTexts()).some((text) => /peak/.test(text)) || undefined),
+        60_000, () => `no estimate CodeLens in the notebook; lenses: ${JSON.stringify(lenses)}`);
+      // One lens, above the training loop's cell (the fourth cell, its first line).
+      const withLens = page.locator('.notebook-editor .monaco-editor', { has: page.locator('.codelens-decoration') });
+      assert.equal(await withLens.count(), 1);
+      // The editor draws spaces as no-break spaces.
+      const code = ((await withLens.first().locator('.view-lines').textContent()) ?? '').replace(/\u00a0/g, ' ');
+      assert.match(code, /for step in range\(100\)/);
+      await shoot('9-notebook-codelens');
+    });
+    await step('notebook-quick-fix', async () => {
+      const finding = expected.find((f) => f.code === 'OOM118')!;
+      // The Problems panel's row opens the cell at the finding, as a user gets there.
+      await page.locator('.markers-panel .monaco-list-row', { hasText: 'OOM118' }).first().dblclick();
+      await page.waitForTimeout(500);
+      await page.keyboard.press('Control+.');
+      const item = page.locator('.action-widget .monaco-list-row', { hasText: finding.fix!.title });
+      await item.first().waitFor({ state: 'visible', timeout: 15_000 });
+      await shoot('10-notebook-quick-fix-menu');
+      const itemBox = await item.first().boundingBox();
+      assert.ok(itemBox);
+      await page.mouse.move(itemBox.x + 20, itemBox.y + itemBox.height / 2, { steps: 4 });
+      await page.mouse.click(itemBox.x + 20, itemBox.y + itemBox.height / 2);
+      await page.locator('.action-widget').first().waitFor({ state: 'hidden', timeout: 10_000 });
+      await page.keyboard.press('Control+S');
+      const sourceOf = (cell: number) => {
+        const notebook = JSON.parse(fs.readFileSync(path.join(workspace, NOTEBOOK), 'utf8')) as { cells: Array<{ source: string | string[] }> };
+        const source = notebook.cells[cell - 1]!.source;
+        return Array.isArray(source) ? source.join('') : source;
+      };
+      await waitFor(() => (sourceOf(finding.cell!) === 'loss;' ? true : undefined), 15_000,
+        () => `after "${finding.fix!.title}" and Save, cell ${finding.cell} reads ${JSON.stringify(sourceOf(finding.cell!))}`);
+      // The other cells are as they were, and the finding leaves the Problems panel.
+      assert.match(sourceOf(4), /losses\.append\(loss\)/);
+      await waitFor(async () => ((await page.locator('.markers-panel .monaco-list-row', { hasText: 'OOM118' }).count()) === 0 ? true : undefined),
+        15_000, () => 'the Problems panel still lists OOM118 after the fix');
+      assert.ok(!cliFindings(NOTEBOOK).some((f) => f.code === 'OOM118'), 'oomguard check still reports OOM118');
+      await shoot('11-notebook-after-fix');
     });
   });
 

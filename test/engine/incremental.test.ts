@@ -90,9 +90,8 @@ test('incremental findings equal a full analysis after each of 150 edits across 
   assert.ok(reusedRuns >= 10, `only ${reusedRuns} runs reused findings`);
 });
 
-test('module-level edits across the whole corpus: incremental findings equal a full analysis after every edit', async () => {
+test('module-level edits across the whole corpus (the whole-file path): findings equal a full analysis after every edit', async () => {
   const files = fs.readdirSync(path.join(repoRoot, 'test', 'corpus')).filter((name) => name.endsWith('.py')).sort();
-  let reusedModuleRuns = 0;
   for (const [fileIndex, name] of files.entries()) {
     let text = fs.readFileSync(path.join(repoRoot, 'test', 'corpus', name), 'utf8');
     const store = new DocumentStore();
@@ -115,12 +114,10 @@ test('module-level edits across the whole corpus: incremental findings equal a f
       const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
-      if (result.analysedStatements < model.root.children.length) reusedModuleRuns++;
       assert.deepEqual(result.findings, await analyzeText(text), `${name}: findings differ after module-level edit ${version}`);
       // Later edits index the new text.
       moduleLines.length = 0;
       moduleLines.push(...[...text.matchAll(/^[A-Za-z_].*$/gm)].map((match) => match.index!).filter((index) => !/^(def|class|@|import|from)\b/.test(text.slice(index))));
     }
   }
-  assert.ok(reusedModuleRuns >= 50, `only ${reusedModuleRuns} module-level edits reused findings`);
 });

@@ -29,7 +29,8 @@ test('every rule has a fixture folder with firing and OK parts', async () => {
   for (const rule of RULES) {
     const dir = path.join(fixturesDir, rule.code);
     if (!fs.existsSync(dir)) assert.fail(`no fixtures for ${rule.code}`);
-    const texts = listFiles(dir, '.py').map((f) => fs.readFileSync(f, 'utf8'));
+    // Notebook fixtures (.ipynb, test/rules/notebooks.test.ts) count too: their labels sit in the cells' source lines.
+    const texts = [...listFiles(dir, '.py'), ...listFiles(dir, '.ipynb')].map((f) => fs.readFileSync(f, 'utf8'));
     assert.ok(texts.some((text) => readLabels(text).some((label) => label.code === rule.code)), `${rule.code}: no firing case`);
     assert.ok(texts.some((text) => text.includes('# OK')), `${rule.code}: no # OK part`);
   }

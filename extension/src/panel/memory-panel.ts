@@ -12,8 +12,9 @@ import { webviewStrings } from './strings';
 
 export const PANEL_VIEW_TYPE = 'oomguard.memoryEstimate';
 
+/** A Python script, or a Python cell of a notebook (the server answers for its notebook, in the cell's lines). */
 function isPython(document: vscode.TextDocument | undefined): document is vscode.TextDocument {
-  return document?.languageId === 'python' && (document.uri.scheme === 'file' || document.uri.scheme === 'untitled');
+  return document?.languageId === 'python' && ['file', 'untitled', 'vscode-notebook-cell'].includes(document.uri.scheme);
 }
 
 export class MemoryPanel implements vscode.Disposable {

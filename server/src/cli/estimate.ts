@@ -11,7 +11,10 @@ import type { KeptMemory } from '../engine/types';
 import { growthOf, keptBytes, loopBatchSize } from '../estimator/growth';
 import { programOf } from '../estimator/python-values';
 import type { PyNode } from '../engine/program/node';
-import { estimateScript, toEstimateJson, type EstimateOverrides, type EstimateResult } from '../estimator/index';
+import { estimateScript, toEstimateJson, type EstimateJson, type EstimateOverrides, type EstimateResult } from '../estimator/index';
+import { toCellPosition, type CellSpan } from '../engine/notebook';
+import { readNotebook } from './ipynb';
+import { isNotebookPath } from './files';
 import type { OptimizerKind, Precision, Strategy } from '../estimator/types';
 
 export interface CliIo {
@@ -101,6 +104,17 @@ export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
     io.stderr(t('oomguard estimate: cannot read {0}: {1}', script, error instanceof Error ? error.message : String(error)) + '\n');
     return 2;
   }
+  // A notebook is estimated as the program of its code cells; lines are then given within cells.
+  let cells: readonly CellSpan[] | undefined;
+  if (isNotebookPath(script)) {
+    const notebook = readNotebook(text);
+    if ('error' in notebook) {
+      io.stderr(t('oomguard estimate: cannot read the notebook {0}: {1}', script, notebook.error) + '\n');
+      return 2;
+    }
+    text = notebook.program.text;
+    cells = notebook.program.cells;
+  }
   const tree = await parsePython(text);
   if (!tree) {
     io.stderr(t('oomguard estimate: cannot parse {0}', script) + '\n');
@@ -109,7 +123,8 @@ export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
   try {
     const result = estimateScript(tree, text, script, overrides);
     if (!result.unresolved) result.growth = await leakGrowth(tree, text, result, script);
-    io.stdout(asJson ? JSON.stringify(toEstimateJson(result), null, 2) + '\n' : formatTable(result));
+    const json = toEstimateJson(result);
+    io.stdout(asJson ? JSON.stringify(cells ? inCells(json, cells) : json, null, 2) + '\n' : formatTable(result, cells));
     return 0;
   } finally {
     tree.delete();
@@ -137,8 +152,41 @@ function gib(bytes: number): string {
   return `${(bytes / GIB).toFixed(2)} GiB`;
 }
 
-function where(line: number | null): string {
-  return line === null ? t('assumed') : t('line {0}', line);
+/** Where a value came from: `line 12`, or in a notebook `cell 3, line 2` (1-based `line` of the program). */
+function where(line: number | null, cells?: readonly CellSpan[]): string {
+  if (line === null) return t('assumed');
+  const inCell = cells && toCellPosition(cells, { line: line - 1, character: 0 });
+  return inCell ? t('cell {0}, line {1}', inCell.cell.index + 1, inCell.position.line + 1) : t('line {0}', line);
+}
+
+/**
+ * The estimate JSON of a notebook: every `line` of a detected value (1-based in the program) becomes the line
+ * within its cell, with `cell` (1-based, every cell counted) beside it, as `check --output-format json` gives them.
+ */
+export function inCells(json: EstimateJson, cells: readonly CellSpan[]): EstimateJson {
+  const relocate = <T extends { line: number | null }>(value: T, base: 0 | 1): T & { cell?: number } => {
+    if (value.line === null) return value;
+    const inCell = toCellPosition(cells, { line: value.line - base, character: 0 });
+    return inCell ? { ...value, cell: inCell.cell.index + 1, line: inCell.position.line + base } : value;
+  };
+  const d = json.detected;
+  return {
+    ...json,
+    detected: {
+      ...d,
+      // An unresolved model's line is 0-based (what the estimator gives), the others 1-based.
+      model: relocate(d.model, d.model.source === 'unresolved' ? 0 : 1),
+      batchSize: relocate(d.batchSize, 1),
+      seqLen: d.seqLen && relocate(d.seqLen, 1),
+      imageSize: d.imageSize && relocate(d.imageSize, 1),
+      precision: relocate(d.precision, 1),
+      weightDtype: relocate(d.weightDtype, 1),
+      optimizer: relocate(d.optimizer, 1),
+      mode: relocate(d.mode, 1),
+      lora: d.lora && relocate(d.lora, 1),
+    },
+    ...(json.growth ? { growth: relocate(json.growth, 1) } : {}),
+  };
 }
 
 /** Columns a terminal gives `text`: CJK and full-width characters take two, so translated labels still line up. */
@@ -154,26 +202,26 @@ function pad(rows: string[][]): string {
 }
 
 /** The readable report: detected values with their lines, assumptions, breakdown, fit. */
-export function formatTable(result: EstimateResult): string {
+export function formatTable(result: EstimateResult, cells?: readonly CellSpan[]): string {
   const d = result.detected;
   const unresolved = result.unresolved;
   const detectedRows: string[][] = [
     unresolved
-      ? [t('model'), t('not resolved: {0}', unresolved.reason), unresolved.line === null ? '' : where(unresolved.line + 1)]
-      : [t('model'), `${d.model.name} (${d.model.source})`, where(d.model.line)],
+      ? [t('model'), t('not resolved: {0}', unresolved.reason), unresolved.line === null ? '' : where(unresolved.line + 1, cells)]
+      : [t('model'), `${d.model.name} (${d.model.source})`, where(d.model.line, cells)],
     ...(unresolved ? [] : [[t('parameters'), `${(d.parameters / 1e6).toFixed(1)}M (${t('{0}M trainable', (d.trainableParameters / 1e6).toFixed(1))})`, '']]),
-    [t('batch size'), String(d.batchSize.value), where(d.batchSize.line)],
+    [t('batch size'), String(d.batchSize.value), where(d.batchSize.line, cells)],
   ];
-  if (d.seqLen) detectedRows.push([t('sequence length'), String(d.seqLen.value), where(d.seqLen.line)]);
-  if (d.imageSize) detectedRows.push([t('image size'), String(d.imageSize.value), where(d.imageSize.line)]);
+  if (d.seqLen) detectedRows.push([t('sequence length'), String(d.seqLen.value), where(d.seqLen.line, cells)]);
+  if (d.imageSize) detectedRows.push([t('image size'), String(d.imageSize.value), where(d.imageSize.line, cells)]);
   detectedRows.push(
-    [t('precision'), `${d.precision.value} (${t('weights {0}', d.weightDtype.value)})`, where(d.precision.line)],
-    [t('optimizer'), d.optimizer.value, where(d.optimizer.line)],
+    [t('precision'), `${d.precision.value} (${t('weights {0}', d.weightDtype.value)})`, where(d.precision.line, cells)],
+    [t('optimizer'), d.optimizer.value, where(d.optimizer.line, cells)],
     [t('checkpointing'), d.checkpointing ? t('on') : t('off'), ''],
     [t('accumulation'), String(d.accumulation), ''],
-    [t('mode'), d.mode.value, where(d.mode.line)],
+    [t('mode'), d.mode.value, where(d.mode.line, cells)],
   );
-  if (d.lora) detectedRows.push([t('LoRA'), t('r={0} on {1}', d.lora.rank, d.lora.targetModules.join(', ')), where(d.lora.line)]);
+  if (d.lora) detectedRows.push([t('LoRA'), t('r={0} on {1}', d.lora.rank, d.lora.targetModules.join(', ')), where(d.lora.line, cells)]);
   if (d.gpus > 1) detectedRows.push([t('data parallel'), `${d.strategy} x ${d.gpus}`, '']);
   let out = `${result.file}\n\n${t('Detected')}\n` + pad(detectedRows);
   if (result.assumptions.length > 0) out += `\n${t('Assumptions')}\n` + result.assumptions.map((a) => `  - ${a}\n`).join('');
@@ -193,9 +241,17 @@ export function formatTable(result: EstimateResult): string {
   ]);
   if (result.growth) {
     const g = result.growth;
-    out += `\n${g.batchesUntilFull === null
-      ? t('Leak: line {0} keeps {1} more every batch.', g.line, gib(g.bytesPerBatch))
-      : t('Leak: line {0} keeps {1} more every batch; on {2} the run fails after about {3} batches.', g.line, gib(g.bytesPerBatch), result.fits[0]!.gpu, g.batchesUntilFull)}\n`;
+    const inCell = cells && toCellPosition(cells, { line: g.line - 1, character: 0 });
+    if (inCell) {
+      const [cell, line] = [inCell.cell.index + 1, inCell.position.line + 1];
+      out += `\n${g.batchesUntilFull === null
+        ? t('Leak: cell {0}, line {1} keeps {2} more every batch.', cell, line, gib(g.bytesPerBatch))
+        : t('Leak: cell {0}, line {1} keeps {2} more every batch; on {3} the run fails after about {4} batches.', cell, line, gib(g.bytesPerBatch), result.fits[0]!.gpu, g.batchesUntilFull)}\n`;
+    } else {
+      out += `\n${g.batchesUntilFull === null
+        ? t('Leak: line {0} keeps {1} more every batch.', g.line, gib(g.bytesPerBatch))
+        : t('Leak: line {0} keeps {1} more every batch; on {2} the run fails after about {3} batches.', g.line, gib(g.bytesPerBatch), result.fits[0]!.gpu, g.batchesUntilFull)}\n`;
+    }
   }
   if (result.fits.length > 0) {
     out += `\n${t('Fit')}\n` + pad([[t('GPU'), t('memory'), t('fits'), t('max batch size')],

@@ -1,11 +1,17 @@
-// Which files `oomguard check` reads: every .py under the given paths, skipping VCS folders, node_modules,
-// virtual environments and whatever the .gitignore files on the way ignore.
+// Which files `oomguard check` reads: every .py script and .ipynb notebook under the given paths, skipping VCS
+// folders, node_modules, virtual environments, Jupyter's checkpoint copies and whatever the .gitignore files on the
+// way ignore.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import ignore from 'ignore';
 import type { Ignore } from 'ignore';
 
-const SKIPPED_DIRECTORIES = new Set(['.git', '.hg', '.svn', 'node_modules', '__pycache__', '.mypy_cache', '.ruff_cache', '.pytest_cache', '.tox', '.nox', 'site-packages']);
+const SKIPPED_DIRECTORIES = new Set(['.git', '.hg', '.svn', 'node_modules', '__pycache__', '.mypy_cache', '.ruff_cache', '.pytest_cache', '.tox', '.nox', 'site-packages', '.ipynb_checkpoints']);
+
+/** A Jupyter notebook, by its name. */
+export function isNotebookPath(file: string): boolean {
+  return file.toLowerCase().endsWith('.ipynb');
+}
 
 function isVirtualEnvironment(dir: string): boolean {
   return fs.existsSync(path.join(dir, 'pyvenv.cfg')) || fs.existsSync(path.join(dir, 'conda-meta'));
@@ -54,7 +60,7 @@ export interface CollectResult {
   missing: string[];
 }
 
-/** Lists the Python files to check. A file named explicitly is always checked, as ruff does. */
+/** Lists the Python scripts and notebooks to check. A file named explicitly is always checked, as ruff does. */
 export function collectPythonFiles(paths: readonly string[]): CollectResult {
   const files: string[] = [];
   const missing: string[] = [];
@@ -73,7 +79,7 @@ export function collectPythonFiles(paths: readonly string[]): CollectResult {
       if (entry.isDirectory()) {
         if (SKIPPED_DIRECTORIES.has(entry.name) || isVirtualEnvironment(full) || ignoredBy(active, full, true)) continue;
         walk(full, active);
-      } else if (entry.isFile() && entry.name.endsWith('.py') && !ignoredBy(active, full, false)) {
+      } else if (entry.isFile() && (entry.name.endsWith('.py') || isNotebookPath(entry.name)) && !ignoredBy(active, full, false)) {
         files.push(full);
       }
     }

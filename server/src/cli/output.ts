@@ -2,13 +2,35 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UNUSED_NOQA } from '../engine/suppression';
+import { toCellEdits, toCellPosition, toCellRange } from '../engine/notebook';
+import { fileLineOf } from './ipynb';
+import type { CheckedNotebook } from './ipynb';
 import type { Finding, Fix, Range, Severity, TextEdit } from '../engine/types';
 import { t } from '../l10n';
 import { ruleDocUrl } from '../protocol';
 import { RULE_CODES } from '../rules/codes';
 import { VERSION } from '../version';
 
+/** Where a finding is in a notebook: its cell (0-based index, every cell counted) and its range in that cell. */
+export function locateInNotebook(notebook: CheckedNotebook, range: Range): { cell: number; range: Range } {
+  const cells = notebook.program.cells;
+  const mapped = toCellRange(cells, range);
+  if (mapped) return { cell: mapped.cell.index, range: mapped.range };
+  // A range that runs into the next cell (only where a syntax error joins cells): it ends with its first cell.
+  const start = toCellPosition(cells, range.start);
+  if (!start) return { cell: 0, range };
+  const end = { line: start.cell.lineCount - 1, character: start.cell.lastLineLength };
+  return { cell: start.cell.index, range: { start: start.position, end } };
+}
+
+/** `cell 3`: how a notebook cell is named in a location (not translated: tools parse it, as they parse ruff's). */
+export function cellLabel(index: number): string {
+  return `cell ${index + 1}`;
+}
+
 export interface JsonEdit {
+  /** For a notebook: the cell (1-based, every cell counted) whose lines `line` and `endLine` are. */
+  cell?: number;
   line: number;
   column: number;
   endLine: number;
@@ -18,6 +40,8 @@ export interface JsonEdit {
 
 export interface JsonFinding {
   file: string;
+  /** For a notebook: the cell (1-based, every cell counted); `line` and `column` are then within that cell. */
+  cell?: number;
   code: string;
   name: string;
   severity: string;
@@ -44,8 +68,28 @@ export function primaryFix(finding: Finding): Fix | undefined {
   return finding.fixes.find((fix) => fix.preferred) ?? finding.fixes.find((fix) => fix.safe) ?? finding.fixes[0];
 }
 
-export function findingToJson(file: string, finding: Finding): JsonFinding {
+export function findingToJson(file: string, finding: Finding, notebook?: CheckedNotebook): JsonFinding {
   const fix = primaryFix(finding);
+  if (notebook) {
+    const { cell, range } = locateInNotebook(notebook, finding.range);
+    // A fix that cannot be made inside cells (it would cross a cell boundary) is not offered.
+    const cellEdits = fix ? toCellEdits(notebook.program.cells, fix.edits) : undefined;
+    return {
+      file,
+      cell: cell + 1,
+      code: finding.code,
+      name: finding.name,
+      severity: finding.severity,
+      line: range.start.line + 1,
+      column: range.start.character + 1,
+      endLine: range.end.line + 1,
+      endColumn: range.end.character + 1,
+      message: finding.message,
+      fix: fix && cellEdits
+        ? { safe: fix.safe, title: fix.title, edits: cellEdits.flatMap((group) => group.edits.map((edit) => ({ cell: group.cell.index + 1, ...editToJson(edit) }))) }
+        : null,
+    };
+  }
   return {
     file,
     code: finding.code,
@@ -60,16 +104,26 @@ export function findingToJson(file: string, finding: Finding): JsonFinding {
   };
 }
 
-export function formatText(results: ReadonlyArray<{ file: string; findings: Finding[] }>, count: number, skipped: readonly string[] = []): string {
+/** `train.py:12:5` or, in a notebook, `nb.ipynb:cell 3:2:5` (line and column within the cell). */
+export function locationText(file: string, finding: Finding, notebook?: CheckedNotebook): string {
+  if (!notebook) return `${file}:${finding.range.start.line + 1}:${finding.range.start.character + 1}`;
+  const { cell, range } = locateInNotebook(notebook, finding.range);
+  return `${file}:${cellLabel(cell)}:${range.start.line + 1}:${range.start.character + 1}`;
+}
+
+type CheckedFile = { file: string; findings: Finding[]; notebook?: CheckedNotebook };
+
+/** Ruff-like text; `skipped` (the summary of skipped files) replaces "All checks passed" and follows the count. */
+export function formatText(results: ReadonlyArray<CheckedFile>, count: number, skipped?: string): string {
   let out = '';
-  for (const { file, findings } of results) {
+  for (const { file, findings, notebook } of results) {
     for (const finding of findings) {
-      out += `${file}:${finding.range.start.line + 1}:${finding.range.start.character + 1}: ${finding.code} ${finding.message}\n`;
+      out += `${locationText(file, finding, notebook)}: ${finding.code} ${finding.message}\n`;
     }
   }
-  // A run that skipped a file never says that everything passed: it names what was not checked.
-  if (skipped.length > 0) out += (count === 0 ? '' : t('Found {0} finding(s).', count) + '\n') + t('{0} file(s) not checked: {1}', skipped.length, skipped.join(', ')) + '\n';
-  else out += count === 0 ? t('All checks passed.') + '\n' : t('Found {0} finding(s).', count) + '\n';
+  if (count > 0) out += t('Found {0} finding(s).', count) + '\n';
+  else if (!skipped) out += t('All checks passed.') + '\n';
+  if (skipped) out += skipped + '\n';
   return out;
 }
 
@@ -102,7 +156,7 @@ function artifactUri(file: string): string {
  * results located relative to %SRCROOT%, and the fix each finding offers (columns count UTF-16 units, as SARIF's
  * default columnKind says).
  */
-export function toSarif(results: ReadonlyArray<{ file: string; findings: Finding[] }>, cwd: string): object {
+export function toSarif(results: ReadonlyArray<CheckedFile>, cwd: string): object {
   const codes = reportableCodes();
   const index = new Map(codes.map((rule, i) => [rule.code, i]));
   const rules = codes.map((rule) => ({
@@ -113,9 +167,20 @@ export function toSarif(results: ReadonlyArray<{ file: string; findings: Finding
     help: { text: t('See {0}', ruleDocUrl(rule.code)) },
     defaultConfiguration: { level: SARIF_LEVEL[rule.defaultSeverity] },
   }));
-  const sarifResults = results.flatMap(({ file, findings }) =>
+  const sarifResults = results.flatMap(({ file, findings, notebook }) =>
     findings.map((finding) => {
       const uri = artifactUri(file);
+      if (notebook) {
+        // In a notebook the region is the line of the file that holds the cell's line; the cell position leads the message.
+        const { cell, range } = locateInNotebook(notebook, finding.range);
+        return {
+          ruleId: finding.code,
+          ruleIndex: index.get(finding.code) ?? -1,
+          level: SARIF_LEVEL[finding.severity],
+          message: { text: `${cellLabel(cell)}:${range.start.line + 1}:${range.start.character + 1}: ${finding.message}` },
+          locations: [{ physicalLocation: { artifactLocation: { uri, uriBaseId: '%SRCROOT%' }, region: { startLine: fileLineOf(notebook.file, cell, range.start.line) } } }],
+        };
+      }
       const fix = primaryFix(finding);
       return {
         ruleId: finding.code,
@@ -161,10 +226,20 @@ function escapeProperty(value: string): string {
 }
 
 /** GitHub Actions workflow annotations: `::warning file=…,line=…,col=…,endLine=…,endColumn=…,title=OOM101::message`. */
-export function formatGithub(results: ReadonlyArray<{ file: string; findings: Finding[] }>): string {
+export function formatGithub(results: ReadonlyArray<CheckedFile>): string {
   let out = '';
-  for (const { file, findings } of results) {
+  for (const { file, findings, notebook } of results) {
     for (const finding of findings) {
+      if (notebook) {
+        const { cell, range } = locateInNotebook(notebook, finding.range);
+        const properties = [
+          `file=${escapeProperty(file.split(path.sep).join('/'))}`,
+          `line=${fileLineOf(notebook.file, cell, range.start.line)}`,
+          `title=${escapeProperty(`${finding.code} (${cellLabel(cell)}:${range.start.line + 1}:${range.start.character + 1})`)}`,
+        ].join(',');
+        out += `::${GITHUB_LEVEL[finding.severity]} ${properties}::${escapeData(finding.message)}\n`;
+        continue;
+      }
       const r = finding.range;
       const properties = [
         `file=${escapeProperty(file.split(path.sep).join('/'))}`,
@@ -202,9 +277,9 @@ export function statistics(results: ReadonlyArray<{ findings: Finding[] }>): Cod
   return [...byCode.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
 }
 
-export function formatStatistics(stats: readonly CodeStatistic[]): string {
-  if (stats.length === 0) return t('All checks passed.') + '\n';
+export function formatStatistics(stats: readonly CodeStatistic[], skipped?: string): string {
+  if (stats.length === 0) return (skipped ?? t('All checks passed.')) + '\n';
   const width = Math.max(...stats.map((s) => String(s.count).length));
   const lines = stats.map((s) => `${String(s.count).padStart(width)}\t${s.code}\t${s.fixable > 0 ? t('[{0} fixable]', s.fixable) + ' ' : ''}${s.name}`);
-  return lines.join('\n') + '\n';
+  return lines.join('\n') + '\n' + (skipped ? skipped + '\n' : '');
 }

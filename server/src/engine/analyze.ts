@@ -7,6 +7,7 @@ import type { SemanticModel } from './semantic/model';
 import type { Node } from './parser';
 import { contains, rangeOf } from './syntax';
 import type { Finding, KeptMemory, Severity } from './types';
+import type { CellRows } from './notebook';
 import { formatBytes } from './bytes';
 import { Suppressions, UNUSED_NOQA } from './suppression';
 
@@ -25,6 +26,8 @@ export interface AnalysisOptions {
   /** Bytes a leak keeps per batch (from the memory estimate); a finding that says what it keeps then says how much. */
   /** Bytes one batch keeps for a leak; `loop` is the loop the finding sits in (its loader may batch differently). */
   keptBytes?: (keeps: KeptMemory, loop?: Node) => number | undefined;
+  /** The text is a notebook's code cells joined (engine/notebook.ts): the program rows of each cell. */
+  notebookCells?: readonly CellRows[];
 }
 
 export { MAX_ANALYZED_CHARACTERS } from './limits';
@@ -50,7 +53,7 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
   for (const rule of activeRules(options)) {
     let reports;
     try {
-      reports = rule.check({ model, text, inRegion, region });
+      reports = rule.check({ model, text, inRegion, region, cells: options.notebookCells });
     } catch (error) {
       options.onRuleError?.(rule.code, error);
       continue;

@@ -2,10 +2,8 @@
 // changed top-level statements are function or class definitions, and what they tell the rest of the file is
 // the same as before (their functions' summaries, the calls they make into other statements, the containers
 // they reset, the roles of names), the findings of every other statement cannot have changed: those are reused,
-// moved with their statements, and the rules run on the changed statements alone. Module-level statements take
-// part the same way: what their names hold (graph-attached or not, made by which call), the calls they make into
-// the file's functions, their loops. Anything else (new or removed names or definitions, different options)
-// analyses the whole file.
+// moved with their statements, and the rules run on the changed statements alone. Anything else (module-level
+// code, new or removed definitions, different options) analyses the whole file.
 import { analyze } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
@@ -55,20 +53,8 @@ function nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
 
 /** What a definition statement tells the rest of the file, as a comparable string. */
 export function statementFacts(model: SemanticModel, statement: Node): string | undefined {
+  if (!isDefinition(statement)) return undefined;
   const facts: unknown[] = [];
-  if (!isDefinition(statement)) {
-    // Module-level code: what its names hold for the code that reads them elsewhere (graph-attached or not, made
-    // by which call), beside the calls, clears and arguments below. Loops and the rest of its own code are
-    // analysed again with the statement.
-    for (const assignment of nodesWithin(model.assignments, statement)) {
-      const left = assignment.childForFieldName('left');
-      const right = assignment.childForFieldName('right');
-      if (!left || !right) continue;
-      const callee = right.type === 'call' ? model.qualify(right.childForFieldName('function')) ?? right.childForFieldName('function')?.text : right.type;
-      facts.push(['assign', left.text, callee, model.isAttached(right)]);
-    }
-    for (const loop of nodesWithin(model.loops, statement)) facts.push(['loop', model.runsBackward(loop), model.isPerBatchLoop(loop)]);
-  }
   for (const info of model.functions) {
     if (!contains(statement, info.node)) continue;
     const summary = model.summary(info);
@@ -136,6 +122,7 @@ export function analyzeIncrementally(
   const removed = previous ? [...previous.statements.keys()].filter((statement) => !present.has(statement)) : [];
   const canReuse =
     !!previous && previous.optionsKey === optionsKey && changed.length > 0 && changed.length < children.length &&
+    changed.every(isDefinition) &&
     removed.every((statement) => ![undefined, PENDING].includes(previous.statements.get(statement)!.facts)) &&
     previous.globals === model.globalsSignature();
   if (canReuse) {

@@ -97,7 +97,7 @@ export function toEstimateJson(result: EstimateResult): EstimateJson {
   if (!unresolved) return json;
   return {
     ...json,
-    detected: { ...json.detected, model: { name: null, source: 'unresolved', line: unresolved.line, reason: unresolved.reason } },
+    detected: { ...json.detected, model: { name: null, source: 'unresolved', line: unresolved.line === null ? null : unresolved.line + 1, reason: unresolved.reason } },
     breakdown: null, peakAllocated: null, peakReserved: null, fits: [],
   };
 }

@@ -22,11 +22,12 @@ export function safeFixEdits(text: string, fixes: ReadonlyArray<{ safe: boolean;
   return chooseFixEdits(text, fixes.filter((fix) => fix.safe)).edits;
 }
 
-export const fixAllActions: CodeActionProvider = ({ text, params, model, analysisOptions }): CodeAction[] => {
+export const fixAllActions: CodeActionProvider = ({ text, params, model, analysisOptions, fixFilter }): CodeAction[] => {
   if (!wantsFixAll(params) || !model) return [];
   // The findings of this version, read from the shared model (never a second parse), with the document's options.
   const findings = analyze(model, text, analysisOptions ?? {});
-  const edits = safeFixEdits(text, findings.map((finding) => finding.fixes.find((fix) => fix.safe) ?? { safe: false, edits: [] }));
+  const fixes = findings.map((finding) => finding.fixes.find((fix) => fix.safe) ?? { safe: false, edits: [] });
+  const edits = safeFixEdits(text, fixFilter ? fixes.filter(fixFilter) : fixes);
   if (edits.length === 0) return [];
   return [{
     title: t('Fix all safe OOM Guard findings'),

@@ -4,6 +4,7 @@ import { emptyCacheInLoop } from './empty-cache-in-loop';
 import { evalWithoutNoGrad } from './eval-without-no-grad';
 import { fullLogitsMetrics } from './full-logits-metrics';
 import { missingZeroGrad } from './missing-zero-grad';
+import { notebookOutputKeepsTensor } from './notebook-output-keeps-tensor';
 import { pinnedCudaVisibleDevices } from './pinned-cuda-visible-devices';
 import { retainGraphInLoop } from './retain-graph-in-loop';
 import type { Rule } from './rule';
@@ -20,6 +21,7 @@ export const RULES: readonly Rule[] = [
   retainGraphInLoop,
   dataParallel,
   fullLogitsMetrics,
+  notebookOutputKeepsTensor,
 ];
 
 export type { Rule } from './rule';

@@ -2,6 +2,7 @@
 import type { SemanticModel } from '../engine/semantic/model';
 import type { Node } from '../engine/parser';
 import type { Fix, KeptMemory } from '../engine/types';
+import type { CellRows } from '../engine/notebook';
 import type { Code, RuleCode } from './codes';
 
 export interface RuleContext {
@@ -14,6 +15,8 @@ export interface RuleContext {
   inRegion: (node: Node) => boolean;
   /** The top-level statements being analysed, or undefined for the whole file (for model.queryMatches). */
   region: readonly Node[] | undefined;
+  /** In a Jupyter notebook, the program rows of each code cell (engine/notebook.ts); undefined for a .py file. */
+  cells: readonly CellRows[] | undefined;
 }
 
 /** A finding as a rule reports it: the node it is reported at, its message and the fixes it offers. */
@@ -27,5 +30,7 @@ export interface RuleReport {
 
 export interface Rule extends RuleCode {
   code: Code;
+  /** The rule reports only in Jupyter notebooks (its check returns nothing when `cells` is undefined). */
+  notebookOnly?: boolean;
   check(context: RuleContext): RuleReport[];
 }

@@ -48,7 +48,8 @@ export interface ClassInfo {
   isLightning: boolean;
 }
 
-interface Definition {
+/** One binding of a name: an assignment, a loop target, a parameter, an import. */
+export interface Definition {
   /** The node whose value the name takes (an expression), or undefined for parameters and loop targets. */
   value?: Node;
   /** For `a, b = f()`: the position of the name in the pattern. */
