@@ -232,3 +232,22 @@ test('accumulation divides a schedule length taken from len(loader) before the l
   assert.match(after, /batch_size=BATCH_SIZE \/\/ 4\)/);
   assert.match(after, /^accumulation_steps = 4 .*\nscheduler = torch\.optim\.lr_scheduler\.CosineAnnealingLR\(optimizer, T_max=3 \* -\(-len\(loader\) \/\/ accumulation_steps\)\)$/m);
 });
+
+test('checkpointing never calls gradient_checkpointing_enable on a transformers function result (a scheduler)', async () => {
+  const source = [
+    'import torch',
+    'from transformers import get_linear_schedule_with_warmup',
+    'model = Net().cuda()',
+    'optimizer = torch.optim.AdamW(model.parameters())',
+    'scheduler = get_linear_schedule_with_warmup(optimizer, 10, 1000)',
+    'for x, y in loader:',
+    '    loss = model(x, y)',
+    '    loss.backward()',
+    '    optimizer.step()',
+    '    scheduler.step()',
+    '    optimizer.zero_grad()',
+    '',
+  ].join('\n');
+  const titles = (await refactorings(source, { line: 5, character: 0 })).map((r) => r.title);
+  assert.ok(!titles.some((title) => title.includes('scheduler.gradient_checkpointing_enable')), titles.join(' | '));
+});

@@ -26,7 +26,9 @@ function buildsTransformersModel(model: SemanticModel, value: Node): boolean {
   if (call?.type !== 'call') return false;
   const qualified = model.qualify(call.childForFieldName('function')) ?? '';
   if (!/^transformers\./.test(qualified)) return false;
-  return !/(Config|Tokenizer\w*|Processor|FeatureExtractor|Trainer|Arguments|Pipeline|pipeline)(\.\w+)?$/.test(qualified);
+  // A model class, or its from_pretrained / from_config; not a function (`get_linear_schedule_with_warmup`).
+  if (!/\.[A-Z]\w*(\.from_pretrained|\.from_config)?$/.test(qualified)) return false;
+  return !/(Config|Tokenizer\w*|Processor|FeatureExtractor|Trainer|Arguments|Pipeline|Optimizer|AdamW|Adafactor|Scheduler|Collator\w*)(\.\w+)?$/.test(qualified);
 }
 
 /** Names the loop calls as models (`model(x)`, `model(**batch)`). */
