@@ -1251,9 +1251,18 @@ function pairTargets(left: Node, right: Node): Array<[Node, Node]> {
   return left.type === 'identifier' || left.type === 'attribute' ? [[left, right]] : [];
 }
 
+/** Words of a range step that is a batch size: `range(0, n, batch_size)`, `range(0, len(x), self.micro_bs)`. */
+const BATCH_STRIDE_WORDS = new Set(['batch', 'bs', 'bsz', 'mb', 'mbs', 'microbatch', 'minibatch', 'chunk']);
+
+function isBatchStride(step: Node | undefined): boolean {
+  const name = dottedName(step);
+  return !!name && nameWords(name.split('.').pop()!).some((word) => BATCH_STRIDE_WORDS.has(word));
+}
+
 /**
  * Whether iterating `node` yields batches: a loader-like name (`train_loader`, `self.val_dl`, `loaders["train"]`),
- * also wrapped (`enumerate(loader)`, `tqdm(dl)`, `zip(a_loader, b_loader)`). `range(cfg.train.epochs)` counts epochs.
+ * also wrapped (`enumerate(loader)`, `tqdm(dl)`, `zip(a_loader, b_loader)`), or a range stepped by a batch size.
+ * `range(cfg.train.epochs)` counts epochs.
  */
 function yieldsData(node: Node): boolean {
   switch (node.type) {
@@ -1264,7 +1273,8 @@ function yieldsData(node: Node): boolean {
       return !!node.childForFieldName('value') && yieldsData(node.childForFieldName('value')!);
     case 'call': {
       const name = calleeName(node);
-      if (name === 'range') return false;
+      // `range(epochs)` counts epochs; `range(0, n, micro_batch)` steps through the data one (micro-)batch at a time.
+      if (name === 'range') return isBatchStride(callArguments(node).positional[2]);
       // A generator named for its batches: `batches(X, y, bs)`, `iterate_minibatches(...)`, `get_batch(...)`.
       if (name && looksLikeDataName(name)) return true;
       // `iter(loader)`, `enumerate(loader)`, `tqdm(loader, desc=...)`, `loader.items()`-style wrappers.
