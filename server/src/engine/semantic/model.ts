@@ -25,6 +25,7 @@ import {
   LIGHTNING_NO_GRAD_HOOKS,
   looksLikeDataName,
   looksLikeLossFunctionName,
+  looksLikeModelAccessor,
   looksLikeModelName,
   looksLikeOptimizerName,
   looksLikeSchedulerName,
@@ -45,6 +46,7 @@ export interface ClassInfo {
   name: string;
   baseNames: string[];
   isModule: boolean;
+  /** A LightningModule, directly or through classes of this file. */
   isLightning: boolean;
 }
 
@@ -127,6 +129,7 @@ export class SemanticModel {
         default: break;
       }
     }
+    this.inheritLightning();
     for (const info of this.functions) info.classInfo = this.classOfMethod(info.node);
     this.learnRolesFromAssignments();
     for (const call of this.callsNamed('set_grad_enabled')) {
@@ -178,6 +181,34 @@ export class SemanticModel {
       isLightning || hasForward ||
       baseNames.some((base) => /(^|\.)(Module|PreTrainedModel|Sequential|ModuleList)$|Model$|Net$/.test(base));
     this.classes.push({ node, name, baseNames, isModule, isLightning });
+  }
+
+  /** A class of this file that derives from a LightningModule class of this file is one too. */
+  private inheritLightning(): void {
+    const byName = new Map(this.classes.map((cls) => [cls.name, cls] as const));
+    for (let changed = true; changed;) {
+      changed = false;
+      for (const cls of this.classes) {
+        if (cls.isLightning || !cls.baseNames.some((base) => byName.get(base)?.isLightning)) continue;
+        cls.isLightning = true;
+        cls.isModule = true;
+        changed = true;
+      }
+    }
+  }
+
+  /**
+   * Whether a class is known not to be a LightningModule: every base is torch's nn.Module family, `object`, or a class
+   * of this file that is not one either. A base imported from elsewhere may be Lightning's.
+   */
+  private isKnownPlainClass(cls: ClassInfo, seen = new Set<number>()): boolean {
+    if (cls.isLightning || seen.has(cls.node.id)) return false;
+    seen.add(cls.node.id);
+    return cls.baseNames.every((base) => {
+      if (base === 'object' || /^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$/.test(base)) return true;
+      const local = this.classes.find((other) => other.name === base);
+      return !!local && this.isKnownPlainClass(local, seen);
+    });
   }
 
   private collectFunction(node: Node): void {
@@ -366,7 +397,8 @@ export class SemanticModel {
     this.noGradFunctionMemo.set(info.node.id, false);
     let result =
       info.decorators.some((decorator) => this.isNoGradDecorator(decorator)) ||
-      (!!info.classInfo && LIGHTNING_NO_GRAD_HOOKS.has(info.name));
+      // Lightning runs these hooks under no-grad; the same method names on a plain nn.Module are ordinary code.
+      (!!info.classInfo && LIGHTNING_NO_GRAD_HOOKS.has(info.name) && !this.isKnownPlainClass(info.classInfo));
     if (!result) {
       // A helper that only no-grad code calls (Lightning's validation_step and test_step calling
       // self.evaluate(batch)) runs under no-grad too.
@@ -895,13 +927,15 @@ export class SemanticModel {
       const object = fn.childForFieldName('object');
       const method = fn.childForFieldName('attribute')?.text;
       if (method === 'forward' || method === 'module') return this.isModelRef(object);
+      // `accelerator.unwrap_model(vae)`, `self.get_model()`: a method that hands a model over runs no forward.
+      if (method && looksLikeModelAccessor(method)) return false;
       if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || !this.isModelRef(fn)) return false;
       if (object?.type === 'identifier' && object.text === 'self') return this.isSelfSubmoduleForward(fn);
       // `model.encoder(x)` runs a submodule.
       return true;
     }
     if (fn.type === 'identifier') {
-      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn)) return false;
+      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || looksLikeModelAccessor(fn.text)) return false;
       if (this.functionsByName.has(fn.text) || this.classes.some((cls) => cls.name === fn.text)) return false;
       return this.isModelRef(fn);
     }
