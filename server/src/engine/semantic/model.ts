@@ -698,13 +698,7 @@ export class SemanticModel {
     names = new Map();
     for (const call of this.callsWithin(scope)) {
       if (!this.isBackwardCall(call)) continue;
-      const receiver = callReceiver(call);
-      const argument = callArguments(call).positional[0];
-      // A backward method of a helper object (accelerator, fabric, the Lightning module, torch.autograd)
-      // takes the loss as its argument; a tensor's own backward() is called on it.
-      const helper = !receiver || calleeName(call) === 'manual_backward' || this.isTorchCallee(call.childForFieldName('function')) ||
-        nameWords(dottedName(receiver) ?? '').some((word) => ['accelerator', 'fabric', 'engine', 'self', 'trainer', 'deepspeed', 'model'].includes(word));
-      let subject: Node | undefined = helper ? argument : receiver;
+      let subject = this.backwardSubject(call);
       // `scaler.scale(loss).backward()` and `(loss / n).backward()`
       while (subject && (subject.type === 'call' || subject.type === 'parenthesized_expression' || subject.type === 'binary_operator')) {
         subject = subject.type === 'call' ? callArguments(subject).positional[0] : subject.type === 'binary_operator' ? subject.childForFieldName('left') ?? undefined : children(subject)[0];
@@ -716,6 +710,29 @@ export class SemanticModel {
     }
     this.backpropagatedMemo.set(scope.id, names);
     return names;
+  }
+
+  /**
+   * The expression a backward call differentiates: `loss` in `loss.backward()`, `accelerator.backward(loss)`,
+   * `torch.autograd.backward(loss)` and `torch.autograd.grad(loss, x)`; `loss / n` in `(loss / n).backward()`;
+   * `loss` in `scaler.scale(loss).backward()`.
+   */
+  backwardSubject(call: Node): Node | undefined {
+    const receiver = callReceiver(call);
+    const { positional, keywords } = callArguments(call);
+    // A backward method of a helper object (accelerator, fabric, the Lightning module, torch.autograd)
+    // takes the loss as its argument; a tensor's own backward() is called on it.
+    const helper = !receiver || calleeName(call) === 'manual_backward' || this.isTorchCallee(call.childForFieldName('function')) ||
+      nameWords(dottedName(receiver) ?? '').some((word) => ['accelerator', 'fabric', 'engine', 'self', 'trainer', 'deepspeed', 'model'].includes(word));
+    let subject = helper ? positional[0] ?? keywords.get('tensors') ?? keywords.get('outputs') ?? keywords.get('loss') : receiver;
+    while (subject?.type === 'call' && calleeName(subject) === 'scale') subject = callArguments(subject).positional[0];
+    while (subject?.type === 'parenthesized_expression') subject = subject.namedChildren[0] ?? undefined;
+    return subject;
+  }
+
+  /** `torch.autograd.grad(outputs, inputs, ...)` through any alias (`from torch.autograd import grad`). */
+  isAutogradGradCall(call: Node): boolean {
+    return calleeName(call) === 'grad' && /^torch\.autograd\.grad$/.test(this.qualify(call.childForFieldName('function')) ?? '');
   }
 
   /** Whether `name` at `node` is backpropagated in the same iteration (same innermost loop) or function. */
