@@ -18,6 +18,7 @@ export const RULE_CODES = [
   { code: 'OOM107', name: 'retain-graph-in-loop', defaultSeverity: 'warning' },
   { code: 'OOM108', name: 'data-parallel', defaultSeverity: 'information' },
   { code: 'OOM109', name: 'full-logits-metrics', defaultSeverity: 'warning' },
+  { code: 'OOM110', name: 'torch-load-without-map-location', defaultSeverity: 'warning' },
 ] as const satisfies readonly RuleCode[];
 
 export type Code = (typeof RULE_CODES)[number]['code'];

@@ -9,6 +9,7 @@ import { retainGraphInLoop } from './retain-graph-in-loop';
 import type { Rule } from './rule';
 import { tensorAccumulatedByAdd } from './tensor-accumulated-by-add';
 import { tensorAppendedToList } from './tensor-appended-to-list';
+import { torchLoadWithoutMapLocation } from './torch-load-without-map-location';
 
 export const RULES: readonly Rule[] = [
   tensorAppendedToList,
@@ -20,6 +21,7 @@ export const RULES: readonly Rule[] = [
   retainGraphInLoop,
   dataParallel,
   fullLogitsMetrics,
+  torchLoadWithoutMapLocation,
 ];
 
 export type { Rule } from './rule';

@@ -1,0 +1,27 @@
+// What one top-level definition tells the rules that read the whole file (the second rule set): whether it makes
+// the script distributed, which rank runs the functions it calls, and so on. Incremental analysis compares these
+// facts before and after an edit; when they are equal, the findings of every other statement still hold.
+import type { Node } from '../parser';
+import { contains } from '../syntax';
+import { distributedMarkers, onlyRankZeroRuns } from './distributed';
+import { lowerBound } from './model';
+import type { SemanticModel } from './model';
+
+function nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
+  const result: T[] = [];
+  for (let i = lowerBound(nodes, region.startIndex); i < nodes.length && nodes[i]!.startIndex < region.endIndex; i++) result.push(nodes[i]!);
+  return result;
+}
+
+/** The facts of one definition statement that rules of other statements read. */
+export function crossStatementFacts(model: SemanticModel, statement: Node): unknown[] {
+  const facts: unknown[] = [];
+  // OOM110: a distributed script; only rank 0 calls a function of another statement.
+  facts.push(['distributed', distributedMarkers(model, statement).length > 0]);
+  for (const call of nodesWithin(model.calls, statement)) {
+    const callee = model.resolveLocalFunction(call);
+    if (!callee || contains(statement, callee.node)) continue;
+    facts.push(['rank0', callee.name, onlyRankZeroRuns(model, call)]);
+  }
+  return facts;
+}
