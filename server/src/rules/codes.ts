@@ -19,6 +19,7 @@ export const RULE_CODES = [
   { code: 'OOM108', name: 'data-parallel', defaultSeverity: 'information' },
   { code: 'OOM109', name: 'full-logits-metrics', defaultSeverity: 'warning' },
   { code: 'OOM110', name: 'torch-load-without-map-location', defaultSeverity: 'warning' },
+  { code: 'OOM111', name: 'distributed-without-set-device', defaultSeverity: 'warning' },
 ] as const satisfies readonly RuleCode[];
 
 export type Code = (typeof RULE_CODES)[number]['code'];

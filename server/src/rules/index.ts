@@ -1,5 +1,6 @@
 // The rule registry: every rule the engine runs, in code order.
 import { dataParallel } from './data-parallel';
+import { distributedWithoutSetDevice } from './distributed-without-set-device';
 import { emptyCacheInLoop } from './empty-cache-in-loop';
 import { evalWithoutNoGrad } from './eval-without-no-grad';
 import { fullLogitsMetrics } from './full-logits-metrics';
@@ -22,6 +23,7 @@ export const RULES: readonly Rule[] = [
   dataParallel,
   fullLogitsMetrics,
   torchLoadWithoutMapLocation,
+  distributedWithoutSetDevice,
 ];
 
 export type { Rule } from './rule';

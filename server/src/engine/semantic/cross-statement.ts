@@ -3,7 +3,8 @@
 // facts before and after an edit; when they are equal, the findings of every other statement still hold.
 import type { Node } from '../parser';
 import { contains } from '../syntax';
-import { distributedMarkers, onlyRankZeroRuns } from './distributed';
+import { cudaPlacementOf, isIndexlessDeviceCall } from './devices';
+import { devicePlacingCalls, distributedMarkers, onlyRankZeroRuns, setDeviceCalls } from './distributed';
 import { lowerBound } from './model';
 import type { SemanticModel } from './model';
 
@@ -18,10 +19,15 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
   const facts: unknown[] = [];
   // OOM110: a distributed script; only rank 0 calls a function of another statement.
   facts.push(['distributed', distributedMarkers(model, statement).length > 0]);
-  for (const call of nodesWithin(model.calls, statement)) {
+  const calls = nodesWithin(model.calls, statement);
+  for (const call of calls) {
     const callee = model.resolveLocalFunction(call);
     if (!callee || contains(statement, callee.node)) continue;
     facts.push(['rank0', callee.name, onlyRankZeroRuns(model, call)]);
   }
+  // OOM111: set_device, a framework that places each process, and whether the statement places work on bare "cuda"
+  // (the finding goes to the first such place in the file).
+  facts.push(['set-device', setDeviceCalls(model, statement).length > 0, devicePlacingCalls(model, statement).length > 0]);
+  facts.push(['indexless', calls.some((call) => cudaPlacementOf(model, call, true) === 'cuda' || isIndexlessDeviceCall(model, call))]);
   return facts;
 }

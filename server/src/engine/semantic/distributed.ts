@@ -74,10 +74,31 @@ export function isDistributedScript(model: SemanticModel): boolean {
   });
 }
 
+/** `torch.cuda.set_device(...)` calls within a region (a statement, or the whole module). */
+export function setDeviceCalls(model: SemanticModel, region: Node): Node[] {
+  return model.callsNamed('set_device').filter((call) => contains(region, call) && /^torch\.cuda\.set_device$/.test(model.qualify(call.childForFieldName('function')) ?? ''));
+}
+
 /** `torch.cuda.set_device(...)` anywhere in the file. */
 export function setsCudaDevice(model: SemanticModel): boolean {
-  return model.memo('sets-cuda-device', () =>
-    model.callsNamed('set_device').some((call) => /^torch\.cuda\.set_device$/.test(model.qualify(call.childForFieldName('function')) ?? '')));
+  return model.memo('sets-cuda-device', () => setDeviceCalls(model, model.root).length > 0);
+}
+
+/** Calls within a region that make a framework place each process on its own GPU (see usesDevicePlacingFramework). */
+export function devicePlacingCalls(model: SemanticModel, region: Node): Node[] {
+  const found: Node[] = [];
+  for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) {
+    const call = model.calls[i]!;
+    const qualified = model.qualify(call.childForFieldName('function')) ?? '';
+    if (
+      (/^(accelerate|lightning|pytorch_lightning)(\.|$)/.test(qualified) && /\.(Accelerator|Trainer|Fabric)$/.test(qualified)) ||
+      (/^(transformers|trl)(\.|$)/.test(qualified) && /Trainer$/.test(qualified)) ||
+      qualified === 'deepspeed.initialize'
+    ) {
+      found.push(call);
+    }
+  }
+  return found;
 }
 
 /**
@@ -87,13 +108,7 @@ export function setsCudaDevice(model: SemanticModel): boolean {
 export function usesDevicePlacingFramework(model: SemanticModel): boolean {
   return model.memo('device-placing-framework', () => {
     if (model.classes.some((cls) => cls.isLightning)) return true;
-    for (const call of model.calls) {
-      const qualified = model.qualify(call.childForFieldName('function')) ?? '';
-      if (/^(accelerate|lightning|pytorch_lightning)(\.|$)/.test(qualified) && /\.(Accelerator|Trainer|Fabric)$/.test(qualified)) return true;
-      if (/^(transformers|trl)(\.|$)/.test(qualified) && /Trainer$/.test(qualified)) return true;
-      if (qualified === 'deepspeed.initialize') return true;
-    }
-    return false;
+    return devicePlacingCalls(model, model.root).length > 0;
   });
 }
 

@@ -50,7 +50,7 @@ export interface ClassInfo {
   isLightning: boolean;
 }
 
-interface Definition {
+export interface Definition {
   /** The node whose value the name takes (an expression), or undefined for parameters and loop targets. */
   value?: Node;
   /** For `a, b = f()`: the position of the name in the pattern. */
@@ -518,6 +518,16 @@ export class SemanticModel {
         }
       });
     }
+  }
+
+  /** Every definition of `name` in one scope (a function definition or the module), in document order. */
+  definitionsIn(scope: Node, name: string): readonly Definition[] {
+    return this.definitions(scope).get(name) ?? [];
+  }
+
+  /** The names this file assigns an instance of a class of the file to (`trainer = Distiller(...)`). */
+  instancesOf(cls: ClassInfo): string[] {
+    return [...this.classInstances].filter(([, instance]) => instance.node.id === cls.node.id).map(([name]) => name);
   }
 
   /** The definitions of `name` that can reach `use`: the latest one before it, plus those later in an enclosing loop. */
