@@ -20,6 +20,7 @@ export const RULE_CODES = [
   { code: 'OOM109', name: 'full-logits-metrics', defaultSeverity: 'warning' },
   { code: 'OOM110', name: 'torch-load-without-map-location', defaultSeverity: 'warning' },
   { code: 'OOM111', name: 'distributed-without-set-device', defaultSeverity: 'warning' },
+  { code: 'OOM112', name: 'cuda-in-dataloader-worker', defaultSeverity: 'warning' },
 ] as const satisfies readonly RuleCode[];
 
 export type Code = (typeof RULE_CODES)[number]['code'];

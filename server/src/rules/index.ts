@@ -1,4 +1,5 @@
 // The rule registry: every rule the engine runs, in code order.
+import { cudaInDataloaderWorker } from './cuda-in-dataloader-worker';
 import { dataParallel } from './data-parallel';
 import { distributedWithoutSetDevice } from './distributed-without-set-device';
 import { emptyCacheInLoop } from './empty-cache-in-loop';
@@ -24,6 +25,7 @@ export const RULES: readonly Rule[] = [
   fullLogitsMetrics,
   torchLoadWithoutMapLocation,
   distributedWithoutSetDevice,
+  cudaInDataloaderWorker,
 ];
 
 export type { Rule } from './rule';

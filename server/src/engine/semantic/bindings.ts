@@ -69,7 +69,10 @@ function boundOffset(info: FunctionInfo): number {
   return 1;
 }
 
-/** The calls that run a function of this file: `f(...)`, `self.f(...)`, and `Cls(...)` for `Cls.__init__`. */
+/**
+ * The calls that bind a function's arguments: `f(...)`, `self.f(...)`, `Cls(...)` for `Cls.__init__`, and
+ * `functools.partial(f, ...)`, which binds some of them ahead.
+ */
 export function callSitesOf(model: SemanticModel, info: FunctionInfo): Node[] {
   return model.memo(`call-sites:${info.node.id}`, () => {
     if (info.name === '__init__' && info.classInfo) {
@@ -79,13 +82,17 @@ export function callSitesOf(model: SemanticModel, info: FunctionInfo): Node[] {
         return qualified === cls.name || qualified.endsWith(`.${cls.name}`);
       });
     }
-    return model.callersOf(info);
+    const partials = info.classInfo ? [] : model.callsNamed('partial').filter((call) => callArguments(call).positional[0]?.text === info.name);
+    return [...model.callersOf(info), ...partials];
   });
 }
 
 /** The argument a call passes for a parameter (by keyword or position), or undefined. */
 export function argumentFor(call: Node, info: FunctionInfo, parameter: Parameter): Node | undefined {
-  const { positional, keywords } = callArguments(call);
+  const args = callArguments(call);
+  const { keywords } = args;
+  // `functools.partial(f, a, b=...)`: the arguments after the function are f's.
+  const positional = calleeName(call) === 'partial' && args.positional[0]?.text === info.name ? args.positional.slice(1) : args.positional;
   const byKeyword = keywords.get(parameter.name);
   if (byKeyword) return byKeyword;
   if (parameter.splat) return undefined;

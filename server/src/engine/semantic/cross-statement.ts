@@ -2,7 +2,7 @@
 // the script distributed, which rank runs the functions it calls, and so on. Incremental analysis compares these
 // facts before and after an edit; when they are equal, the findings of every other statement still hold.
 import type { Node } from '../parser';
-import { contains } from '../syntax';
+import { calleeName, contains } from '../syntax';
 import { cudaPlacementOf, isIndexlessDeviceCall } from './devices';
 import { devicePlacingCalls, distributedMarkers, onlyRankZeroRuns, setDeviceCalls } from './distributed';
 import { lowerBound } from './model';
@@ -12,6 +12,10 @@ function nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
   const result: T[] = [];
   for (let i = lowerBound(nodes, region.startIndex); i < nodes.length && nodes[i]!.startIndex < region.endIndex; i++) result.push(nodes[i]!);
   return result;
+}
+
+function localClassNames(model: SemanticModel): Set<string> {
+  return model.memo('local-class-names', () => new Set(model.classes.map((cls) => cls.name)));
 }
 
 /** The facts of one definition statement that rules of other statements read. */
@@ -29,5 +33,12 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
   // (the finding goes to the first such place in the file).
   facts.push(['set-device', setDeviceCalls(model, statement).length > 0, devicePlacingCalls(model, statement).length > 0]);
   facts.push(['indexless', calls.some((call) => cudaPlacementOf(model, call, true) === 'cuda' || isIndexlessDeviceCall(model, call))]);
+  // OOM112: which DataLoaders have workers and what they run (the datasets, collate_fn and worker_init_fn they are
+  // given, made or bound here), and the base classes a Dataset inherits __getitem__ from.
+  for (const call of calls) {
+    const name = calleeName(call);
+    if (name === 'DataLoader' || name === 'partial' || (name && localClassNames(model).has(name))) facts.push(['call', call.text]);
+  }
+  for (const cls of model.classes) if (contains(statement, cls.node)) facts.push(['class', cls.name, cls.baseNames]);
   return facts;
 }
