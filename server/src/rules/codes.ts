@@ -21,6 +21,7 @@ export const RULE_CODES = [
   { code: 'OOM110', name: 'torch-load-without-map-location', defaultSeverity: 'warning' },
   { code: 'OOM111', name: 'distributed-without-set-device', defaultSeverity: 'warning' },
   { code: 'OOM112', name: 'cuda-in-dataloader-worker', defaultSeverity: 'warning' },
+  { code: 'OOM113', name: 'frozen-model-forward-with-grad', defaultSeverity: 'warning' },
 ] as const satisfies readonly RuleCode[];
 
 export type Code = (typeof RULE_CODES)[number]['code'];

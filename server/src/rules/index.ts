@@ -4,6 +4,7 @@ import { dataParallel } from './data-parallel';
 import { distributedWithoutSetDevice } from './distributed-without-set-device';
 import { emptyCacheInLoop } from './empty-cache-in-loop';
 import { evalWithoutNoGrad } from './eval-without-no-grad';
+import { frozenModelForwardWithGrad } from './frozen-model-forward-with-grad';
 import { fullLogitsMetrics } from './full-logits-metrics';
 import { missingZeroGrad } from './missing-zero-grad';
 import { pinnedCudaVisibleDevices } from './pinned-cuda-visible-devices';
@@ -26,6 +27,7 @@ export const RULES: readonly Rule[] = [
   torchLoadWithoutMapLocation,
   distributedWithoutSetDevice,
   cudaInDataloaderWorker,
+  frozenModelForwardWithGrad,
 ];
 
 export type { Rule } from './rule';

@@ -103,22 +103,32 @@ export function argumentFor(call: Node, info: FunctionInfo, parameter: Parameter
 
 const MAX_DEPTH = 5;
 
-/** The expressions `node` may hold (a name followed to what is assigned to it; anything else is itself). */
-export function possibleValues(model: SemanticModel, node: Node): PossibleValues {
-  return model.memo(`possible-values:${node.id}`, () => {
+/**
+ * The expressions `node` may hold: a name is followed to what is assigned to it, through further names, to values
+ * that are not names; anything else is itself. With `oneStep`, a name is followed one assignment (or one parameter
+ * binding) only, so the names it was assigned from are among the values (`student` for a parameter `net` that a
+ * caller passes `student` to).
+ */
+export function possibleValues(model: SemanticModel, node: Node, oneStep = false): PossibleValues {
+  return model.memo(`possible-values:${oneStep}:${node.id}`, () => {
     const result: PossibleValues = { values: [], unknown: false };
     const seen = new Set<string>();
-    visit(model, node, MAX_DEPTH, result, seen);
+    visit(model, node, oneStep ? 1 : MAX_DEPTH, result, seen, oneStep);
     return result;
   });
 }
 
-function visit(model: SemanticModel, node: Node, depth: number, result: PossibleValues, seen: Set<string>): void {
+function visit(model: SemanticModel, node: Node, depth: number, result: PossibleValues, seen: Set<string>, oneStep = false): void {
   if (node.type === 'parenthesized_expression' && children(node).length === 1) {
-    visit(model, children(node)[0]!, depth, result, seen);
+    visit(model, children(node)[0]!, depth, result, seen, oneStep);
     return;
   }
   if (node.type !== 'identifier' && node.type !== 'attribute') {
+    result.values.push({ node });
+    return;
+  }
+  // One step taken: the name itself is the value.
+  if (oneStep && depth < 1) {
     result.values.push({ node });
     return;
   }
@@ -134,7 +144,7 @@ function visit(model: SemanticModel, node: Node, depth: number, result: Possible
   }
   seen.add(key);
   if (node.type === 'attribute') {
-    visitAttribute(model, node, name, depth, result, seen);
+    visitAttribute(model, node, name, depth, result, seen, oneStep);
     return;
   }
   let definitions = model.reachingDefinitions(name, node);
@@ -152,21 +162,21 @@ function visit(model: SemanticModel, node: Node, depth: number, result: Possible
           result.unknown = true;
         } else if (definition.index !== undefined) {
           const elements = ['tuple', 'list', 'expression_list'].includes(value.type) ? children(value) : undefined;
-          if (elements?.[definition.index]) visit(model, elements[definition.index]!, depth - 1, result, seen);
+          if (elements?.[definition.index]) visit(model, elements[definition.index]!, depth - 1, result, seen, oneStep);
           else if (value.type === 'call') result.values.push({ node: value, index: definition.index });
           else result.unknown = true;
         } else {
-          visit(model, value, depth - 1, result, seen);
+          visit(model, value, depth - 1, result, seen, oneStep);
         }
         break;
       }
       case 'param':
-        visitParameter(model, definition.site, name, depth, result, seen);
+        visitParameter(model, definition.site, name, depth, result, seen, oneStep);
         break;
       case 'for': {
         const iterable = definition.site.childForFieldName('right');
         if (iterable && (iterable.type === 'list' || iterable.type === 'tuple') && definition.index === undefined) {
-          for (const element of children(iterable)) visit(model, element, depth - 1, result, seen);
+          for (const element of children(iterable)) visit(model, element, depth - 1, result, seen, oneStep);
         } else if (iterable) {
           result.values.push({ node: iterable, element: true, index: definition.index });
         } else {
@@ -182,7 +192,7 @@ function visit(model: SemanticModel, node: Node, depth: number, result: Possible
 }
 
 /** A parameter holds what its callers pass, or its default when a caller passes nothing. */
-function visitParameter(model: SemanticModel, site: Node, name: string, depth: number, result: PossibleValues, seen: Set<string>): void {
+function visitParameter(model: SemanticModel, site: Node, name: string, depth: number, result: PossibleValues, seen: Set<string>, oneStep: boolean): void {
   const fn = enclosingFunction(site);
   const info = fn.type === 'function_definition' ? model.functionInfo(fn) : undefined;
   const parameter = info ? parametersOf(fn).find((candidate) => candidate.name === name) : undefined;
@@ -197,20 +207,20 @@ function visitParameter(model: SemanticModel, site: Node, name: string, depth: n
   }
   const calls = callSitesOf(model, info);
   if (calls.length === 0) {
-    if (parameter.defaultValue) visit(model, parameter.defaultValue, depth - 1, result, seen);
+    if (parameter.defaultValue) visit(model, parameter.defaultValue, depth - 1, result, seen, oneStep);
     else result.unknown = true;
     return;
   }
   for (const call of calls) {
     const argument = argumentFor(call, info, parameter);
-    if (argument) visit(model, argument, depth - 1, result, seen);
-    else if (parameter.defaultValue) visit(model, parameter.defaultValue, depth - 1, result, seen);
+    if (argument) visit(model, argument, depth - 1, result, seen, oneStep);
+    else if (parameter.defaultValue) visit(model, parameter.defaultValue, depth - 1, result, seen, oneStep);
     else result.unknown = true;
   }
 }
 
 /** `self.x` holds what the methods of its class assign to it; `cfg.x` whatever the file assigns to `cfg.x`. */
-function visitAttribute(model: SemanticModel, node: Node, name: string, depth: number, result: PossibleValues, seen: Set<string>): void {
+function visitAttribute(model: SemanticModel, node: Node, name: string, depth: number, result: PossibleValues, seen: Set<string>, oneStep: boolean): void {
   const cls = name.startsWith('self.') ? model.functionOf(node)?.classInfo : undefined;
   let found = false;
   for (const assignment of model.assignments) {
@@ -220,7 +230,7 @@ function visitAttribute(model: SemanticModel, node: Node, name: string, depth: n
     const right = assignment.childForFieldName('right');
     if (!right) continue;
     found = true;
-    visit(model, right, depth - 1, result, seen);
+    visit(model, right, depth - 1, result, seen, oneStep);
   }
   if (!found) result.unknown = true;
 }

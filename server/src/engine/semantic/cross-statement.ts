@@ -2,9 +2,10 @@
 // the script distributed, which rank runs the functions it calls, and so on. Incremental analysis compares these
 // facts before and after an edit; when they are equal, the findings of every other statement still hold.
 import type { Node } from '../parser';
-import { calleeName, contains } from '../syntax';
+import { calleeName, children, contains } from '../syntax';
 import { cudaPlacementOf, isIndexlessDeviceCall } from './devices';
 import { devicePlacingCalls, distributedMarkers, onlyRankZeroRuns, setDeviceCalls } from './distributed';
+import { freezesWithin, isAliasForm, optimizers, trainingLoopForwards } from './parameters';
 import { lowerBound } from './model';
 import type { SemanticModel } from './model';
 
@@ -40,5 +41,29 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
     if (name === 'DataLoader' || name === 'partial' || (name && localClassNames(model).has(name))) facts.push(['call', call.text]);
   }
   for (const cls of model.classes) if (contains(statement, cls.node)) facts.push(['class', cls.name, cls.baseNames]);
+  // OOM113/OOM114: the optimizers and what they receive, the freezes, the models run through functional_call, the
+  // forwards of training loops, the names given to models (aliases), the parameters callers bind, and what
+  // functions hand back.
+  const sorted = (names: Iterable<string>) => [...names].sort();
+  for (const optimizer of optimizers(model)) {
+    if (contains(statement, optimizer.call)) facts.push(['optimizer', optimizer.sources.map((source) => sorted(source.names)), optimizer.unknown, optimizer.filtered]);
+  }
+  const frozen = freezesWithin(model, statement);
+  facts.push(['freezes', sorted(frozen.names), frozen.unknown]);
+  for (const call of calls) {
+    const name = calleeName(call);
+    if (name === 'functional_call' || model.resolveLocalFunction(call)) facts.push(['call', call.text]);
+  }
+  for (const forward of trainingLoopForwards(model)) {
+    if (contains(statement, forward.call)) facts.push(['forward', sorted(forward.names.names), forward.names.unknown, model.isNoGrad(forward.call)]);
+  }
+  for (const assignment of nodesWithin(model.assignments, statement)) {
+    const right = assignment.childForFieldName('right');
+    if (right && isAliasForm(right)) facts.push(['alias', assignment.text]);
+  }
+  for (const returned of nodesWithin(model.returnStatements, statement)) {
+    const value = children(returned)[0];
+    if (value && isAliasForm(value)) facts.push(['return', returned.text]);
+  }
   return facts;
 }

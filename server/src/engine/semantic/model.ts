@@ -282,7 +282,7 @@ export class SemanticModel {
       moduleClassNames.has(tail) ||
       // `AutoModel.from_pretrained(…)` loads a model; `AutoTokenizer.from_pretrained(…)` and configs do not.
       (/from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) && !/(Tokenizer|Processor|FeatureExtractor|Config|Extractor)\w*\.\w+$/.test(qualified)) ||
-      /^torchvision\.models\./.test(qualified) || /^timm\./.test(qualified) || /^torch\.compile$/.test(qualified) ||
+      /^torchvision\.models\./.test(qualified) || /^timm\.(create_model$|models\.)/.test(qualified) || /^torch\.compile$/.test(qualified) ||
       /(DistributedDataParallel|DataParallel|FullyShardedDataParallel|DDP|FSDP)$/.test(tail) ||
       (/^torch\.nn\.[A-Z]/.test(qualified) && !/Loss$/.test(tail)) ||
       (receiver && this.isModelRef(receiver) && /^(to|cuda|half|float|bfloat16|train|eval)$/.test(tail)) ||
