@@ -22,6 +22,7 @@ export const RULE_CODES = [
   { code: 'OOM111', name: 'distributed-without-set-device', defaultSeverity: 'warning' },
   { code: 'OOM112', name: 'cuda-in-dataloader-worker', defaultSeverity: 'warning' },
   { code: 'OOM113', name: 'frozen-model-forward-with-grad', defaultSeverity: 'warning' },
+  { code: 'OOM114', name: 'frozen-by-optimizer-only', defaultSeverity: 'information' },
 ] as const satisfies readonly RuleCode[];
 
 export type Code = (typeof RULE_CODES)[number]['code'];

@@ -4,6 +4,7 @@ import { dataParallel } from './data-parallel';
 import { distributedWithoutSetDevice } from './distributed-without-set-device';
 import { emptyCacheInLoop } from './empty-cache-in-loop';
 import { evalWithoutNoGrad } from './eval-without-no-grad';
+import { frozenByOptimizerOnly } from './frozen-by-optimizer-only';
 import { frozenModelForwardWithGrad } from './frozen-model-forward-with-grad';
 import { fullLogitsMetrics } from './full-logits-metrics';
 import { missingZeroGrad } from './missing-zero-grad';
@@ -28,6 +29,7 @@ export const RULES: readonly Rule[] = [
   distributedWithoutSetDevice,
   cudaInDataloaderWorker,
   frozenModelForwardWithGrad,
+  frozenByOptimizerOnly,
 ];
 
 export type { Rule } from './rule';

@@ -5,7 +5,7 @@ import type { Node } from '../parser';
 import { calleeName, children, contains } from '../syntax';
 import { cudaPlacementOf, isIndexlessDeviceCall } from './devices';
 import { devicePlacingCalls, distributedMarkers, onlyRankZeroRuns, setDeviceCalls } from './distributed';
-import { freezesWithin, isAliasForm, optimizers, trainingLoopForwards } from './parameters';
+import { freezesWithin, isAliasForm, optimizers, registeredChildren, trainingLoopForwards } from './parameters';
 import { lowerBound } from './model';
 import type { SemanticModel } from './model';
 
@@ -40,7 +40,8 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
     const name = calleeName(call);
     if (name === 'DataLoader' || name === 'partial' || (name && localClassNames(model).has(name))) facts.push(['call', call.text]);
   }
-  for (const cls of model.classes) if (contains(statement, cls.node)) facts.push(['class', cls.name, cls.baseNames]);
+  // (and, for OOM114, the submodules a model class registers: together the optimizers may cover them all)
+  for (const cls of model.classes) if (contains(statement, cls.node)) facts.push(['class', cls.name, cls.baseNames, registeredChildren(model, cls)]);
   // OOM113/OOM114: the optimizers and what they receive, the freezes, the models run through functional_call, the
   // forwards of training loops, the names given to models (aliases), the parameters callers bind, and what
   // functions hand back.

@@ -503,18 +503,48 @@ export function isParameterFree(model: SemanticModel, reference: Node): boolean 
   });
 }
 
+/** The calls that make what a model expression holds, through wrappers and names (`Net()` for `DDP(Net().cuda())`). */
+function constructors(model: SemanticModel, reference: Node, depth = 4): Node[] | undefined {
+  const target = unwrap(reference, model);
+  if (target.type === 'call') return [target];
+  if (depth === 0 || (target.type !== 'identifier' && target.type !== 'attribute')) return undefined;
+  const { values, unknown } = possibleValues(model, target);
+  if (unknown || values.length === 0) return undefined;
+  const calls: Node[] = [];
+  for (const value of values) {
+    if (value.element || value.index !== undefined) return undefined;
+    const inner = constructors(model, value.node, depth - 1);
+    if (!inner) return undefined;
+    calls.push(...inner);
+  }
+  return calls;
+}
+
 /** The class of this file a model expression is an instance of, if every value it holds is one. */
 export function localModelClass(model: SemanticModel, reference: Node): ClassInfo | undefined {
-  const { values } = possibleValues(model, unwrap(reference));
   const classes = new Set<ClassInfo>();
-  for (const value of values) {
-    const node = unwrap(value.node);
-    const fn = node.type === 'call' ? node.childForFieldName('function') : undefined;
+  for (const call of constructors(model, reference) ?? []) {
+    const fn = call.childForFieldName('function');
     const cls = fn?.type === 'identifier' ? model.classes.find((candidate) => candidate.name === fn.text) : undefined;
     if (!cls) return undefined;
     classes.add(cls);
   }
   return classes.size === 1 ? [...classes][0] : undefined;
+}
+
+/**
+ * Whether a call makes a module with parameters (or a parameter): a torch.nn layer that has some, `nn.Parameter`, a
+ * module class of this file, a pretrained or library model. Tokenizers, configs, optimizers and losses are not.
+ */
+function makesParameters(model: SemanticModel, call: Node): boolean {
+  const fn = call.childForFieldName('function');
+  const qualified = model.qualify(fn) ?? '';
+  const tail = qualified.split('.').pop() ?? '';
+  if (PARAMETER_FREE_LAYERS.test(qualified)) return false;
+  if (/^torch\.nn\.(parameter\.)?[A-Z]/.test(qualified)) return true;
+  if (fn?.type === 'identifier' && model.classes.some((cls) => cls.name === fn.text && cls.isModule)) return true;
+  if (/(Tokenizer|Processor|FeatureExtractor|Config|Extractor)\w*\.\w+$/.test(qualified)) return false;
+  return /from_pretrained|from_config|create_model/.test(tail) || /^(torchvision\.models|timm)\./.test(qualified);
 }
 
 /** The submodules and parameters a module class of this file registers in `__init__` (`self.encoder = ...`). */
@@ -527,10 +557,10 @@ export function registeredChildren(model: SemanticModel, cls: ClassInfo): string
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
       const name = dottedName(left);
-      if (!name?.startsWith('self.') || name.split('.').length !== 2 || right?.type !== 'call') continue;
-      const qualified = model.qualify(right.childForFieldName('function')) ?? '';
-      if (PARAMETER_FREE_LAYERS.test(qualified)) continue;
-      names.push(name.slice('self.'.length));
+      if (!name?.startsWith('self.') || name.split('.').length !== 2 || !right) continue;
+      // `self.head = nn.Linear(...)`, or `self.trunk = trunk` where `trunk = resnet50()`: a module or a parameter.
+      const made = constructors(model, right) ?? [];
+      if (made.some((call) => makesParameters(model, call))) names.push(name.slice('self.'.length));
     }
   }
   return names;
