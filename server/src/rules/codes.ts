@@ -23,6 +23,7 @@ export const RULE_CODES = [
   { code: 'OOM112', name: 'cuda-in-dataloader-worker', defaultSeverity: 'warning' },
   { code: 'OOM113', name: 'frozen-model-forward-with-grad', defaultSeverity: 'warning' },
   { code: 'OOM114', name: 'frozen-by-optimizer-only', defaultSeverity: 'information' },
+  { code: 'OOM115', name: 'outputs-all-hidden-states', defaultSeverity: 'information' },
 ] as const satisfies readonly RuleCode[];
 
 export type Code = (typeof RULE_CODES)[number]['code'];

@@ -8,6 +8,7 @@ import { frozenByOptimizerOnly } from './frozen-by-optimizer-only';
 import { frozenModelForwardWithGrad } from './frozen-model-forward-with-grad';
 import { fullLogitsMetrics } from './full-logits-metrics';
 import { missingZeroGrad } from './missing-zero-grad';
+import { outputsAllHiddenStates } from './outputs-all-hidden-states';
 import { pinnedCudaVisibleDevices } from './pinned-cuda-visible-devices';
 import { retainGraphInLoop } from './retain-graph-in-loop';
 import type { Rule } from './rule';
@@ -30,6 +31,7 @@ export const RULES: readonly Rule[] = [
   cudaInDataloaderWorker,
   frozenModelForwardWithGrad,
   frozenByOptimizerOnly,
+  outputsAllHiddenStates,
 ];
 
 export type { Rule } from './rule';
