@@ -1,22 +1,9 @@
 // OOM115: output_hidden_states=True / output_attentions=True in a script that trains or evaluates: every layer's
 // hidden states or attention maps are returned and kept for the whole step.
 import type { Node } from '../engine/parser';
-import type { SemanticModel } from '../engine/semantic/model';
-import { calleeName } from '../engine/syntax';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
-
-/**
- * Whether the script trains or evaluates: a loop over batches (or one that runs backward or an optimizer step), a
- * loop that runs a model, or a trainer (`Trainer(...)`, `pl.Trainer(...)`, `SFTTrainer(...)`).
- */
-function trainsOrEvaluates(model: SemanticModel): boolean {
-  return model.memo('trains-or-evaluates', () => {
-    if (model.loops.some((loop) => model.isBatchLoop(loop) || model.callsWithin(loop).some((call) => model.isDirectForwardCall(call)))) return true;
-    return model.calls.some((call) => /^([A-Z]\w*)?Trainer$/.test(calleeName(call) ?? ''));
-  });
-}
 
 function message(keyword: string): string {
   return keyword === 'output_attentions'
@@ -32,7 +19,7 @@ export const outputsAllHiddenStates: Rule = {
     // The keywords are spelled out; a substring test is far cheaper than the query.
     if (!text.includes('output_hidden_states') && !text.includes('output_attentions')) return reports;
     // A script that exports or inspects a single example keeps them once, which is what it wants.
-    if (!trainsOrEvaluates(model)) return reports;
+    if (!model.trainsOrEvaluatesWithin(model.root)) return reports;
     const found: Array<{ node: Node; keyword: string }> = [];
     for (const match of model.queryMatches('outputs-all-hidden-states', region)) {
       const argument = match.get('argument');

@@ -67,8 +67,6 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
     if (value && isAliasForm(value)) facts.push(['return', returned.text]);
   }
   // OOM115: whether the script trains or evaluates (a batch loop, a loop that runs a model, a trainer).
-  const loops = nodesWithin(model.loops, statement);
-  facts.push(['trains', loops.some((loop) => model.isBatchLoop(loop) || model.callsWithin(loop).some((call) => model.isDirectForwardCall(call))),
-    calls.some((call) => /^([A-Z]\w*)?Trainer$/.test(calleeName(call) ?? ''))]);
+  facts.push(['trains', model.trainsOrEvaluatesWithin(statement)]);
   return facts;
 }

@@ -1109,6 +1109,23 @@ export class SemanticModel {
   }
 
   /**
+   * Whether code in `region` trains or evaluates: a loop over batches (or one that runs backward or an optimizer step),
+   * a loop that runs a model, or a trainer (`Trainer(...)`, `pl.Trainer(...)`, `SFTTrainer(...)`).
+   */
+  trainsOrEvaluatesWithin(region: Node): boolean {
+    return this.memo(`trains-or-evaluates:${region.id}`, () => {
+      for (let i = lowerBound(this.loops, region.startIndex); i < this.loops.length && this.loops[i]!.startIndex < region.endIndex; i++) {
+        const loop = this.loops[i]!;
+        if (this.isBatchLoop(loop) || this.callsWithin(loop).some((call) => this.isDirectForwardCall(call))) return true;
+      }
+      for (let i = lowerBound(this.calls, region.startIndex); i < this.calls.length && this.calls[i]!.startIndex < region.endIndex; i++) {
+        if (/^([A-Z]\w*)?Trainer$/.test(calleeName(this.calls[i]!) ?? '')) return true;
+      }
+      return false;
+    });
+  }
+
+  /**
    * Whether a call argument is a whole loader rather than one batch: a data-like name (`loader`, `train_ds`,
    * `batches`) that is not a single batch (`batch`, `sample`, `mb`) and was not taken from `next(...)`.
    */
