@@ -1,4 +1,5 @@
 // The rule registry: every rule the engine runs, in code order.
+import { createGraphBackwardInLoop } from './create-graph-backward-in-loop';
 import { cudaInDataloaderWorker } from './cuda-in-dataloader-worker';
 import { dataParallel } from './data-parallel';
 import { distributedWithoutSetDevice } from './distributed-without-set-device';
@@ -32,6 +33,7 @@ export const RULES: readonly Rule[] = [
   frozenModelForwardWithGrad,
   frozenByOptimizerOnly,
   outputsAllHiddenStates,
+  createGraphBackwardInLoop,
 ];
 
 export type { Rule } from './rule';
