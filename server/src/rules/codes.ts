@@ -25,6 +25,7 @@ export const RULE_CODES = [
   { code: 'OOM114', name: 'frozen-by-optimizer-only', defaultSeverity: 'information' },
   { code: 'OOM115', name: 'outputs-all-hidden-states', defaultSeverity: 'information' },
   { code: 'OOM116', name: 'create-graph-backward-in-loop', defaultSeverity: 'warning' },
+  { code: 'OOM117', name: 'growing-cat-in-loop', defaultSeverity: 'warning' },
 ] as const satisfies readonly RuleCode[];
 
 export type Code = (typeof RULE_CODES)[number]['code'];

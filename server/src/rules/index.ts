@@ -8,6 +8,7 @@ import { evalWithoutNoGrad } from './eval-without-no-grad';
 import { frozenByOptimizerOnly } from './frozen-by-optimizer-only';
 import { frozenModelForwardWithGrad } from './frozen-model-forward-with-grad';
 import { fullLogitsMetrics } from './full-logits-metrics';
+import { growingCatInLoop } from './growing-cat-in-loop';
 import { missingZeroGrad } from './missing-zero-grad';
 import { outputsAllHiddenStates } from './outputs-all-hidden-states';
 import { pinnedCudaVisibleDevices } from './pinned-cuda-visible-devices';
@@ -34,6 +35,7 @@ export const RULES: readonly Rule[] = [
   frozenByOptimizerOnly,
   outputsAllHiddenStates,
   createGraphBackwardInLoop,
+  growingCatInLoop,
 ];
 
 export type { Rule } from './rule';
