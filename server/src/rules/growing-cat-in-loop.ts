@@ -28,11 +28,12 @@ function growthCall(model: SemanticModel, assignment: Node, name: string): Node 
 }
 
 /**
- * The loop whose iterations the buffer outlives: the innermost enclosing batch loop (a loop over a loader, a
- * dataset, batches, or one that trains). Decoding loops over tokens are not batch loops.
+ * The loop whose iterations the buffer outlives: the innermost enclosing loop that runs once per batch (a loop over
+ * a loader, a dataset or batches, or the innermost loop around a backward or an optimizer step). Decoding loops over
+ * tokens are not batch loops, and neither is an epoch loop around a batch loop (it grows a buffer once per epoch).
  */
 function batchLoop(model: SemanticModel, site: Node): Node | undefined {
-  return enclosingLoops(site).find((loop) => model.isBatchLoop(loop));
+  return enclosingLoops(site).find((loop) => model.isPerBatchLoop(loop));
 }
 
 /** Whether `name` is only ever rebound inside `loop` by growth assignments (so it carries over between iterations). */

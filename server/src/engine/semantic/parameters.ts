@@ -130,16 +130,30 @@ function collectNames(model: SemanticModel, node: Node, depth: number, result: M
     if (unknown && values.length === 0 && prefix.type === 'identifier') result.unknown = true;
     for (const value of values) {
       if (value.element) continue;
-      // `model, optimizer = accelerator.prepare(model, optimizer)`, `engine, *_ = deepspeed.initialize(model=model)`.
-      let source: Node | undefined = value.node;
-      if (value.index !== undefined) {
-        const { positional, keywords } = callArguments(value.node);
-        source = /initialize/.test(calleeName(value.node) ?? '') && value.index === 0 ? keywords.get('model') ?? positional[0] : positional[value.index];
-        if (!source || !/^(prepare|initialize|prepare_model)$/.test(calleeName(value.node) ?? '')) continue;
-      }
-      if (isAliasForm(source)) collectNames(model, source, depth - 1, result, seen, rest);
+      // `model, optimizer = accelerator.prepare(model, optimizer)`, `engine, *_ = deepspeed.initialize(model=model)`,
+      // `net, opt = build(cfg)` where `build` returns `model, optimizer`.
+      const sources = value.index !== undefined ? unpackedSources(model, value.node, value.index) : [value.node];
+      for (const source of sources) if (isAliasForm(source)) collectNames(model, source, depth - 1, result, seen, rest);
     }
   }
+}
+
+/** What position `index` of `a, b = call(...)` holds: an argument of `prepare`/`initialize`, or a local function's returned tuple. */
+function unpackedSources(model: SemanticModel, call: Node, index: number): Node[] {
+  const name = calleeName(call) ?? '';
+  const { positional, keywords } = callArguments(call);
+  if (/^(prepare|prepare_model)$/.test(name)) return positional[index] ? [positional[index]!] : [];
+  if (/initialize/.test(name)) return index === 0 ? [keywords.get('model') ?? positional[0]].filter((node): node is Node => !!node) : [];
+  const info = model.resolveLocalFunction(call);
+  if (!info) return [];
+  const elements: Node[] = [];
+  for (const statement of model.returnStatements) {
+    if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
+    const value = children(statement)[0];
+    const element = value && ['tuple', 'expression_list', 'list'].includes(value.type) ? children(value)[index] : undefined;
+    if (element) elements.push(element);
+  }
+  return elements;
 }
 
 /** A value that is another name for a model already made: a name, `x.module`, a wrapper call, a conditional of those. */
