@@ -63,7 +63,7 @@ test('--output-format sarif is valid SARIF 2.1.0 with rule metadata, help URIs a
   assert.ok(rules.some((rule) => rule.id === 'OOM100'), 'OOM100 has rule metadata');
   for (const rule of rules) assert.equal(rule.helpUri, ruleDocUrl(rule.id));
   const results = run0!.results;
-  assert.equal(results.filter((r) => r.ruleId === 'OOM106').length, 7);
+  assert.equal(results.filter((r) => r.ruleId === 'OOM106').length, 8);
   for (const result of results) assert.equal(rules[result.ruleIndex]!.id, result.ruleId);
   assert.ok(results.every((r) => r.ruleId !== 'OOM106' || (r.fixes?.length ?? 0) === 1), 'OOM106 results carry their fix');
   const pinned = results.find((r) => r.ruleId === 'OOM105')!;
@@ -95,9 +95,9 @@ test('--statistics counts findings per code (text and JSON)', async () => {
   const dir = project({ 'train.py': LEAKY, 'pinned.py': PINNED });
   const text = await run(dir, 'check', '--statistics');
   assert.equal(text.code, 1);
-  assert.deepEqual(text.stdout.trim().split('\n').map((line) => line.split('\t').slice(0, 2).map((cell) => cell.trim())), [['7', 'OOM106'], ['1', 'OOM105']]);
+  assert.deepEqual(text.stdout.trim().split('\n').map((line) => line.split('\t').slice(0, 2).map((cell) => cell.trim())), [['8', 'OOM106'], ['1', 'OOM105']]);
   const json = JSON.parse((await run(dir, 'check', '--statistics', '--output-format', 'json')).stdout) as Array<{ code: string; count: number; fixable: number }>;
-  assert.deepEqual(json.map((s) => [s.code, s.count, s.fixable]), [['OOM106', 7, 7], ['OOM105', 1, 0]]);
+  assert.deepEqual(json.map((s) => [s.code, s.count, s.fixable]), [['OOM106', 8, 8], ['OOM105', 1, 0]]);
 });
 
 test('[tool.oomguard] in the nearest pyproject.toml: ignore, per-file-ignores, severity; flags override it', async () => {

@@ -59,8 +59,9 @@ for (const lineBreak of ['\n', '\r\n', '\r']) test(`incremental copies and findi
   assert.ok(reusedSomewhere, 'no statement was ever reused');
 });
 
-test('incremental findings equal a full analysis after each of 150 edits across several scripts', async () => {
-  const files = ['test/fixtures/rules/OOM101/appended.py', 'test/fixtures/rules/OOM103/zero_grad.py', 'test/fixtures/rules/OOM104/eval.py', 'test/corpus/actor_critic.py', 'test/corpus/nanogpt_train.py'];
+test('incremental findings equal a full analysis after each of 240 edits across several scripts', async () => {
+  const files = ['test/fixtures/rules/OOM101/appended.py', 'test/fixtures/rules/OOM103/zero_grad.py', 'test/fixtures/rules/OOM104/eval.py', 'test/corpus/actor_critic.py', 'test/corpus/nanogpt_train.py',
+    'test/fixtures/rules/OOM110/distributed_load.py', 'test/fixtures/rules/OOM112/worker_code.py', 'test/fixtures/rules/OOM113/frozen_forwards.py'];
   let reusedRuns = 0;
   for (const [fileIndex, file] of files.entries()) {
     let text = fs.readFileSync(path.join(repoRoot, file), 'utf8');

@@ -7,6 +7,7 @@
 import { analyze } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
+import { crossStatementFacts } from './semantic/cross-statement';
 import { clearFreesGraphs, clearSitesWithin } from './semantic/lifetime';
 import { lowerBound } from './semantic/model';
 import type { SemanticModel } from './semantic/model';
@@ -74,6 +75,7 @@ export function statementFacts(model: SemanticModel, statement: Node): string | 
     // Read across statements by OOM109 (TrainingArguments(prediction_loss_only=True) assigned elsewhere).
     if (assignment.text.includes('prediction_loss_only')) facts.push(['args', assignment.text]);
   }
+  facts.push(...crossStatementFacts(model, statement));
   return JSON.stringify(facts);
 }
 

@@ -116,3 +116,34 @@ export function removeStatement(statement: Node): TextEdit | undefined {
   if (block.type === 'block' && siblings.length === 1) return replaceNode(statement, 'pass');
   return deleteLines(statement.startPosition.row, statement.endPosition.row);
 }
+
+/**
+ * Adds a keyword argument at the end of a call's arguments, in the call's style: on a line of its own (with the
+ * indentation of the last argument) when the arguments stand one per line, otherwise after the last one. A comment
+ * at the end of the last argument's line stays with that argument.
+ */
+export function addKeywordArgument(call: Node, text: string, argument: string): TextEdit[] | undefined {
+  const list = call.childForFieldName('arguments');
+  if (list?.type !== 'argument_list') return undefined;
+  const args = list.namedChildren.filter((child) => child.type !== 'comment');
+  const last = args[args.length - 1];
+  if (!last) {
+    const open = list.children[0]!;
+    return [insertAt({ line: open.endPosition.row, character: open.endPosition.column }, argument)];
+  }
+  const ownLine = lineIndent(last).length === last.startPosition.column && last.startPosition.row !== list.startPosition.row;
+  const after = (node: Node) => list.children[list.children.indexOf(node) + 1];
+  if (!ownLine) return [insertAt({ line: last.endPosition.row, character: last.endPosition.column }, `, ${argument}`)];
+  const comma = after(last)?.type === ',' ? after(last)! : undefined;
+  const anchor = comma ?? last;
+  const comment = after(anchor)?.type === 'comment' && after(anchor)!.startPosition.row === anchor.endPosition.row ? after(anchor)! : undefined;
+  const end = comment ?? anchor;
+  const line = `${lineEnding(text)}${lineIndent(last)}${argument},`;
+  // Without a comma after the last argument, one goes there (before its comment, if it has one).
+  if (comma) return [insertAt({ line: end.endPosition.row, character: end.endPosition.column }, line)];
+  if (!comment) return [insertAt({ line: last.endPosition.row, character: last.endPosition.column }, `,${line}`)];
+  return [
+    insertAt({ line: last.endPosition.row, character: last.endPosition.column }, ','),
+    insertAt({ line: comment.endPosition.row, character: comment.endPosition.column }, line),
+  ];
+}

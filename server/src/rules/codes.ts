@@ -18,6 +18,14 @@ export const RULE_CODES = [
   { code: 'OOM107', name: 'retain-graph-in-loop', defaultSeverity: 'warning' },
   { code: 'OOM108', name: 'data-parallel', defaultSeverity: 'information' },
   { code: 'OOM109', name: 'full-logits-metrics', defaultSeverity: 'warning' },
+  { code: 'OOM110', name: 'torch-load-without-map-location', defaultSeverity: 'warning' },
+  { code: 'OOM111', name: 'distributed-without-set-device', defaultSeverity: 'warning' },
+  { code: 'OOM112', name: 'cuda-in-dataloader-worker', defaultSeverity: 'warning' },
+  { code: 'OOM113', name: 'frozen-model-forward-with-grad', defaultSeverity: 'warning' },
+  { code: 'OOM114', name: 'frozen-by-optimizer-only', defaultSeverity: 'information' },
+  { code: 'OOM115', name: 'outputs-all-hidden-states', defaultSeverity: 'information' },
+  { code: 'OOM116', name: 'create-graph-backward-in-loop', defaultSeverity: 'warning' },
+  { code: 'OOM117', name: 'growing-cat-in-loop', defaultSeverity: 'warning' },
   { code: 'OOM118', name: 'notebook-output-keeps-tensor', defaultSeverity: 'information' },
 ] as const satisfies readonly RuleCode[];
 

@@ -1,7 +1,7 @@
 // OOM109: a Hugging Face Trainer with compute_metrics but no preprocess_logits_for_metrics.
 import type { Node } from '../engine/parser';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, contains, dottedName } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, contains, dottedName } from '../engine/syntax';
 import type { Fix, TextEdit } from '../engine/types';
 import { indentUnit, insertAt, lineEnding, lineIndent } from '../fixes/edits';
 import { t } from '../l10n';
@@ -47,6 +47,76 @@ function isHuggingFaceTrainer(model: SemanticModel, call: Node): boolean {
   return importsTransformers && !localClass;
 }
 
+/** What the model's logits hold per example, by the model class the Trainer is given. */
+type LogitsKind = 'labels' | 'token-labels' | 'span' | 'vocabulary' | 'unknown';
+
+function kindOfClass(qualified: string): LogitsKind | undefined {
+  const name = qualified.split('.').filter((part) => /^[A-Z]/.test(part)).pop() ?? '';
+  if (/For(Sequence|Image|Audio|Video)Classification$|ForMultipleChoice$|ForNextSentencePrediction$/.test(name)) return 'labels';
+  if (/ForTokenClassification$|ForAudioFrameClassification$/.test(name)) return 'token-labels';
+  if (/ForQuestionAnswering$/.test(name)) return 'span';
+  if (/ForCausalLM$|LMHeadModel$|ForMaskedLM$|ForSeq2SeqLM$|ForConditionalGeneration$|ForPreTraining$|^(T5|MT5|Bart|MBart|Pegasus|Marian)Model$/.test(name)) return 'vocabulary';
+  return undefined;
+}
+
+/**
+ * The kind of logits the Trainer's model returns, from the class that builds it: `model=` (or the first argument),
+ * followed through the names it was assigned from (`get_peft_model(base, cfg)`, `.to(device)`).
+ */
+function logitsKind(model: SemanticModel, call: Node): LogitsKind {
+  const { positional, keywords } = callArguments(call);
+  const seen = new Set<number>();
+  const kinds = new Set<LogitsKind>();
+  const visit = (node: Node | undefined, depth: number): void => {
+    if (!node || depth > 4 || seen.has(node.id)) return;
+    seen.add(node.id);
+    if (node.type === 'call') {
+      const fn = node.childForFieldName('function');
+      const kind = kindOfClass(model.qualify(fn) ?? '');
+      if (kind) {
+        kinds.add(kind);
+        return;
+      }
+      const receiver = callReceiver(node);
+      // `Model.from_pretrained(...).to(device)`, `get_peft_model(base, config)`, `accelerator.prepare(model)`.
+      if (receiver && /^(to|cuda|half|float|bfloat16|train|eval)$/.test(calleeName(node) ?? '')) visit(receiver, depth + 1);
+      else if (/peft|prepare|compile/i.test(calleeName(node) ?? '')) visit(callArguments(node).positional[0], depth + 1);
+      else kinds.add('unknown');
+      return;
+    }
+    const name = dottedName(node);
+    if (!name) {
+      kinds.add('unknown');
+      return;
+    }
+    const values = model.assignments.filter((assignment) => dottedName(assignment.childForFieldName('left')) === name);
+    if (values.length === 0) kinds.add('unknown');
+    for (const assignment of values) visit(assignment.childForFieldName('right') ?? undefined, depth + 1);
+  };
+  visit(keywords.get('model') ?? positional[0], 0);
+  const isSeq2Seq = /Seq2SeqTrainer$/.test(model.qualify(call.childForFieldName('function')) ?? '');
+  if (kinds.size === 1) {
+    const [kind] = kinds;
+    if (kind !== 'unknown') return kind!;
+  }
+  return isSeq2Seq && !kinds.has('labels') && !kinds.has('token-labels') && !kinds.has('span') ? 'vocabulary' : 'unknown';
+}
+
+function logitsMessage(kind: LogitsKind): string {
+  switch (kind) {
+    case 'vocabulary':
+      return t('This Trainer has compute_metrics but no preprocess_logits_for_metrics, so evaluation keeps the full batch x sequence x vocabulary logits of the whole eval set in memory before computing metrics. Pass preprocess_logits_for_metrics= that reduces them (for example to argmax ids).');
+    case 'labels':
+      return t('This Trainer has compute_metrics but no preprocess_logits_for_metrics, so evaluation keeps the logits of the whole eval set (examples x labels for this classifier) in memory before computing metrics: small for a few labels, but it grows with the eval set. Pass preprocess_logits_for_metrics= that keeps what the metric needs (for example argmax ids).');
+    case 'token-labels':
+      return t('This Trainer has compute_metrics but no preprocess_logits_for_metrics, so evaluation keeps the batch x sequence x labels logits of the whole eval set in memory before computing metrics. Pass preprocess_logits_for_metrics= that reduces them (for example to argmax ids).');
+    case 'span':
+      return t('This Trainer has compute_metrics but no preprocess_logits_for_metrics, so evaluation keeps the start and end logits (batch x sequence each) of the whole eval set in memory before computing metrics. Pass preprocess_logits_for_metrics= that keeps what the metric needs.');
+    default:
+      return t('This Trainer has compute_metrics but no preprocess_logits_for_metrics, so evaluation keeps every logit the model returns for the whole eval set in memory before computing metrics (for a language model, batch x sequence x vocabulary). Pass preprocess_logits_for_metrics= that reduces them (for example to argmax ids).');
+  }
+}
+
 /** The top-level statement that holds `node` (a function, a class, or module code). */
 function topLevelStatement(model: SemanticModel, node: Node): Node | undefined {
   return model.root.namedChildren.find((child) => contains(child, node));
@@ -69,7 +139,7 @@ function addPreprocessFix(model: SemanticModel, text: string, call: Node): Fix |
     const helper = [
       `def ${HELPER_NAME}(logits, labels):`,
       // The comment lands in the user's script, so it is written in the user's language.
-      `${unit}# ${t('Keep the predicted ids only: evaluation then holds batch x sequence ids, not batch x sequence x vocabulary logits.')}`,
+      `${unit}# ${t('Keep the predicted ids only: evaluation then holds one id per prediction instead of every logit.')}`,
       `${unit}if isinstance(logits, tuple):`,
       `${unit}${unit}logits = logits[0]`,
       `${unit}return logits.argmax(dim=-1)`,
@@ -113,11 +183,13 @@ export const fullLogitsMetrics: Rule = {
       if (!keywords.has('compute_metrics') || keywords.has('preprocess_logits_for_metrics')) continue;
       // Loss-only evaluation keeps no logits.
       if (predictionLossOnly(model, call)) continue;
-      const fix = addPreprocessFix(model, text, call);
+      const kind = logitsKind(model, call);
+      // Question answering needs both start and end logits: keeping the argmax of the first would break its metric.
+      const fix = kind === 'span' ? undefined : addPreprocessFix(model, text, call);
       reports.push({
         node: call,
         fixes: fix ? [fix] : [],
-        message: t('This Trainer has compute_metrics but no preprocess_logits_for_metrics, so evaluation keeps the full batch x sequence x vocabulary logits of the whole eval set in memory before computing metrics. Pass preprocess_logits_for_metrics= that reduces them (for example to argmax ids).'),
+        message: logitsMessage(kind),
       });
     }
     return reports;

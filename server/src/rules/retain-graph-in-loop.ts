@@ -2,18 +2,10 @@
 import type { Node } from '../engine/parser';
 import type { SemanticModel } from '../engine/semantic/model';
 import { DETACHING_METHODS } from '../engine/semantic/names';
-import { calleeName, callArguments, callReceiver, contains, dottedName, enclosingFunction, enclosingLoops } from '../engine/syntax';
+import { contains, dottedName, enclosingFunction, enclosingLoops } from '../engine/syntax';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
-
-/** The expression a backward call runs on: `loss` in `loss.backward()` and in `scaler.scale(loss).backward()`. */
-function backwardSubject(call: Node): Node | undefined {
-  let subject = callReceiver(call) ?? callArguments(call).positional[0];
-  while (subject?.type === 'call' && calleeName(subject) === 'scale') subject = callArguments(subject).positional[0];
-  while (subject?.type === 'parenthesized_expression') subject = subject.namedChildren[0];
-  return subject;
-}
 
 /**
  * The names and attribute chains an expression reads as values, leaving out callee names (`criterion` in
@@ -52,12 +44,13 @@ function definitionsInside(model: SemanticModel, reference: Node, scope: Node): 
 }
 
 /**
- * The graph a backward runs through, as the graph-attached values it was computed from inside `scope`,
- * followed back through assignments made in `scope`. Two backwards share a graph when these sets meet
- * (both GAN losses computed from `fake`). Undefined when the subject was not built inside `scope` at all.
+ * The graph a backward (or `torch.autograd.grad`) runs through, as the graph-attached values it was computed from
+ * inside `scope` and the assignments that made them, followed back through assignments made in `scope`. Two
+ * backwards share a graph when these sets meet: both GAN losses computed from `fake`, or two heads unpacked from one
+ * forward (`seg, depth = model(x)`). Undefined when the subject was not built inside `scope` at all.
  */
 function graphInputs(model: SemanticModel, call: Node, scope: Node): Set<string> | undefined {
-  const subject = backwardSubject(call);
+  const subject = model.backwardSubject(call);
   if (!subject) return undefined;
   const inputs = new Set<string>();
   let builtInside = subject.type !== 'identifier' && subject.type !== 'attribute';
@@ -73,6 +66,8 @@ function graphInputs(model: SemanticModel, call: Node, scope: Node): Set<string>
       inputs.add(name);
       for (const definition of definitionsInside(model, reference, scope)) {
         builtInside = true;
+        // Values unpacked from one call (`seg, depth = model(x)`) share that call's graph.
+        if (definition.value) inputs.add(`@${definition.value.id}`);
         if (definition.value) pending.push(definition.value);
         else if (definition.site.type === 'augmented_assignment') pending.push(definition.site.childForFieldName('right')!);
       }
@@ -122,9 +117,10 @@ export const retainGraphInLoop: Rule = {
       // The graph was built before the loop (`for _ in range(3): loss.backward(retain_graph=True)`): retaining it is
       // the point, and nothing new piles up per iteration.
       if (!inputs) continue;
-      // A second backward later in the iteration through the same graph is what retain_graph is for.
+      // A second backward later in the iteration through the same graph is what retain_graph is for, and so is a
+      // torch.autograd.grad through it (a gradient penalty, a gradient-norm statistic).
       const secondBackward = model.callsWithin(scope).some((other) => {
-        if (other.startIndex <= call.endIndex || !model.isBackwardCall(other)) return false;
+        if (other.startIndex <= call.endIndex || !(model.isBackwardCall(other) || model.isAutogradGradCall(other))) return false;
         const otherInputs = graphInputs(model, other, scope);
         return !!otherInputs && sharesGraph(inputs, otherInputs);
       });

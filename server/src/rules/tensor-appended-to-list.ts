@@ -19,23 +19,89 @@ function storedValue(call: Node): Node | undefined {
 
 /** Whether the kept value is a scalar loss (small on the GPU once backward has freed its graph). */
 export function isScalarLoss(model: SemanticModel, value: Node): boolean {
+  // `loss / len(loader)`, `(loss * x.size(0))`: a scalar loss scaled by numbers is still one.
+  if (value.type === 'parenthesized_expression') return !!value.namedChildren[0] && isScalarLoss(model, value.namedChildren[0]);
+  if (value.type === 'binary_operator') {
+    const operands = [value.childForFieldName('left'), value.childForFieldName('right')].filter((node): node is Node => !!node);
+    return operands.some((operand) => isScalarLoss(model, operand)) && !operands.some((operand) => isModelOutput(model, operand));
+  }
+  // `losses["seg"]`: an element of a container of losses.
+  if (value.type === 'subscript' && value.childForFieldName('value')) return isScalarLoss(model, value.childForFieldName('value')!);
   const name = dottedName(value) ?? (value.type === 'call' ? dottedName(value.childForFieldName('function')) : undefined);
   if (!name) return false;
   return nameWords(name).some((word) => /^(loss|losses|nll|elbo|kld|kl|mse|bce|ce)$/.test(word)) || model.isLossFunctionRef(value.type === 'call' ? value.childForFieldName('function') : value);
 }
 
+/** How a message names an expression: its text, cut to 40 characters. */
+function shortText(text: string): string {
+  return text.length <= 40 ? text : `${text.slice(0, 37)}...`;
+}
+
+/** Words of names that hold a model's output rather than a number: logits, features, predictions. */
+const OUTPUT_WORDS = /^(logits|outputs?|out|preds?|predictions|scores|probs|probabilities|embeddings?|emb|features?|feats?|hidden|hiddens|activations?|attentions?|recon|reconstruction)$/;
+const CLASS_SCORE_WORDS = /^(logits|scores|probs|probabilities)$/;
+const SHAPE_KEEPING_METHODS = new Set([
+  'cpu', 'cuda', 'to', 'clone', 'float', 'half', 'double', 'bfloat16', 'contiguous', 'sigmoid', 'softmax', 'log_softmax',
+  'exp', 'squeeze', 'unsqueeze', 'view', 'reshape', 'flatten', 'permute', 'transpose',
+]);
+
+/** The last name of an output, through shape-keeping methods: `logits` for `logits.float().cpu()`. */
+function outputName(value: Node): string {
+  let current = value;
+  while (current.type === 'call' && SHAPE_KEEPING_METHODS.has(calleeName(current) ?? '') && callReceiver(current)) current = callReceiver(current)!;
+  return (dottedName(current) ?? '').split('.').pop() ?? '';
+}
+
+/** `logits.detach().cpu()` for `logits` and for `logits.cpu()` (a copy on the CPU that still holds the graph). */
+export function offGpuForm(value: Node): string {
+  const receiver = value.type === 'call' && calleeName(value) === 'cpu' && callArguments(value).positional.length === 0 ? callReceiver(value) : undefined;
+  return `${asReceiver(receiver ?? value)}.detach().cpu()`;
+}
+
+/**
+ * Whether a kept value is a model output (a forward's result, `logits`, `outputs.last_hidden_state`): a tensor with a
+ * row per example, never a one-element tensor that `.item()` could turn into a number.
+ */
+export function isModelOutput(model: SemanticModel, value: Node): boolean {
+  if (value.type === 'call' && model.isDirectForwardCall(value)) return true;
+  // `logits.cpu()`, `out.float().sigmoid()`: a method that keeps one value per element keeps an output an output.
+  const method = value.type === 'call' ? calleeName(value) : undefined;
+  const receiver = value.type === 'call' ? callReceiver(value) : undefined;
+  if (method && receiver && SHAPE_KEEPING_METHODS.has(method)) return isModelOutput(model, receiver);
+  const name = dottedName(value) ?? '';
+  return nameWords(name.split('.').pop() ?? '').some((word) => OUTPUT_WORDS.test(word));
+}
+
+/** What to keep instead, by what the value is: a scalar loss, a model output, or a tensor of unknown size. */
+export function keepInsteadAdvice(model: SemanticModel, value: Node, verb: 'Append' | 'Store' | 'Add'): string {
+  const receiver = shortText(asReceiver(value));
+  if (isScalarLoss(model, value)) {
+    return { Append: t('Append {0}.item() (or {0}.detach()).', receiver), Store: t('Store {0}.item() (or {0}.detach()).', receiver), Add: t('Add {0}.item() (or {0}.detach()) instead.', receiver) }[verb];
+  }
+  if (isModelOutput(model, value)) {
+    const off = shortText(offGpuForm(value));
+    // `.item()` fails on a tensor with more than one element; a model output has one row per example.
+    if (nameWords(outputName(value)).some((word) => CLASS_SCORE_WORDS.test(word))) {
+      return { Append: t('Append {0} to keep it off the GPU (or {1}.argmax(-1) when only the predicted class is needed).', off, receiver), Store: t('Store {0} to keep it off the GPU (or {1}.argmax(-1) when only the predicted class is needed).', off, receiver), Add: t('Add {0}.detach() instead.', receiver) }[verb];
+    }
+    return { Append: t('Append {0} to keep it off the GPU (or {1}.detach() to keep it there).', off, receiver), Store: t('Store {0} to keep it off the GPU (or {1}.detach() to keep it there).', off, receiver), Add: t('Add {0}.detach() instead.', receiver) }[verb];
+  }
+  return { Append: t('Append {0}.detach() (or {0}.item() if it holds a single number).', receiver), Store: t('Store {0}.detach() (or {0}.item() if it holds a single number).', receiver), Add: t('Add {0}.detach() (or {0}.item() if it holds a single number) instead.', receiver) }[verb];
+}
+
 export function keptValueMessage(model: SemanticModel, site: Node, value: Node, verb: 'appended' | 'stored'): string {
-  const text = value.text.length <= 40 ? value.text : `${value.text.slice(0, 37)}...`;
+  const text = shortText(value.text);
   const loop = iterationLoop(model, site);
   const freedByBackward = loop ? model.runsBackward(loop) : model.functionOf(site)?.name === 'training_step';
+  const advice = keepInsteadAdvice(model, value, verb === 'appended' ? 'Append' : 'Store');
   if (freedByBackward && isScalarLoss(model, value)) {
     return verb === 'appended'
-      ? t("'{0}' is appended with its autograd graph; each step keeps a small GPU tensor and its graph nodes in host memory, unbounded over the run. Append {0}.item() (or {0}.detach()).", text)
-      : t("'{0}' is stored with its autograd graph; each step keeps a small GPU tensor and its graph nodes in host memory, unbounded over the run. Store {0}.item() (or {0}.detach()).", text);
+      ? t("'{0}' is appended with its autograd graph; each step keeps a small GPU tensor and its graph nodes in host memory, unbounded over the run. {1}", text, advice)
+      : t("'{0}' is stored with its autograd graph; each step keeps a small GPU tensor and its graph nodes in host memory, unbounded over the run. {1}", text, advice);
   }
   return verb === 'appended'
-    ? t("'{0}' is appended with its autograd graph; every iteration's graph, activations included, stays in GPU memory until the list is freed. Append {0}.detach() (or {0}.item() for a number).", text)
-    : t("'{0}' is stored with its autograd graph; every iteration's graph, activations included, stays in GPU memory until the container is freed. Store {0}.detach() (or {0}.item() for a number).", text);
+    ? t("'{0}' is appended with its autograd graph; every iteration's graph, activations included, stays in GPU memory until the list is freed. {1}", text, advice)
+    : t("'{0}' is stored with its autograd graph; every iteration's graph, activations included, stays in GPU memory until the container is freed. {1}", text, advice);
 }
 
 /**
@@ -47,10 +113,7 @@ export function keptMemory(model: SemanticModel, site: Node, value: Node): KeptM
   const freedByBackward = loop ? model.runsBackward(loop) : model.functionOf(site)?.name === 'training_step';
   if (!freedByBackward) return 'graph';
   if (isScalarLoss(model, value)) return undefined;
-  const name = dottedName(value) ?? '';
-  const isOutput = (value.type === 'call' && model.isDirectForwardCall(value)) ||
-    nameWords(name.split('.').pop() ?? '').some((word) => /^(logits|outputs?|out|preds?|predictions|scores)$/.test(word));
-  return isOutput ? 'output' : undefined;
+  return isModelOutput(model, value) ? 'output' : undefined;
 }
 
 const TENSOR_COMBINERS = new Set(['stack', 'cat', 'concat', 'concatenate', 'vstack', 'hstack', 'dstack', 'column_stack']);
@@ -143,8 +206,15 @@ export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append'
     preferred: scalar,
     edits: [replaceNode(value, `${receiver}.item()`)],
   };
-  // `.item()` only works on one-element tensors: offered for a scalar loss alone.
-  return scalar ? [item, detach] : [detach];
+  // `.item()` only works on one-element tensors: offered for a scalar loss alone. A model output can leave the GPU:
+  // unsafe, since later code may expect it on the GPU (comparing it with GPU labels, torch.cat with GPU tensors).
+  if (scalar) return [item, detach];
+  if (verb !== 'Add' && isModelOutput(model, value) && !(site && keptIn && neededAsTensorLater(model, site, keptIn))) {
+    const off = offGpuForm(value);
+    const title = verb === 'Append' ? t('Append {0}', off) : t('Store {0}', off);
+    return [detach, { title, safe: false, edits: [replaceNode(value, off)] }];
+  }
+  return [detach];
 }
 
 export const tensorAppendedToList: Rule = {

@@ -115,6 +115,14 @@ export interface ClearSite {
   last: string;
 }
 
+/** Whether an identifier is (the last name of) the target an assignment binds: `xs` in `xs = []`, `self.xs = []`. */
+function isAssignedName(node: Node): boolean {
+  let target: Node = node;
+  if (target.parent?.type === 'attribute' && target.parent.childForFieldName('attribute')?.id === target.id) target = target.parent;
+  const parent = target.parent;
+  return parent?.type === 'assignment' && parent.childForFieldName('left')?.id === target.id;
+}
+
 function containerLastName(node: Node | null | undefined): string | undefined {
   return dottedName(node ? containerBase(node) : node)?.split('.').pop();
 }
@@ -142,8 +150,9 @@ export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[
   const sites: ClearSite[] = [];
   for (const statement of model.deleteStatements) {
     if (!inside(statement)) continue;
-    // `del xs[:]`, `del a, b`
+    // `del xs[:]`, `del a, b`; `del xs[50:]` only trims the list to a bounded length, which clears nothing.
     for (const target of children(statement).flatMap((node) => [node, ...children(node)])) {
+      if (isTrim(target)) continue;
       const last = containerLastName(target);
       if (last) sites.push({ site: statement, last });
     }
@@ -162,11 +171,21 @@ export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[
   return sites;
 }
 
+/** `xs[50:]`, `xs[:-50]`: a slice with bounds (deleting it keeps the other elements); `xs[:]` and `xs[0:]` clear all. */
+function isTrim(target: Node): boolean {
+  if (target.type !== 'subscript') return false;
+  const slice = target.childForFieldName('subscript');
+  if (slice?.type !== 'slice') return false;
+  const bounds = slice.children;
+  const colon = bounds.findIndex((child) => child.type === ':');
+  return bounds.some((child, i) => child.isNamed && child.type !== 'comment' && !(i < colon && child.type === 'integer' && child.text === '0'));
+}
+
 /** Whether a reset follows a backward in the same function that read the container first (REINFORCE). */
 export function clearFreesGraphs(model: SemanticModel, { site, last }: ClearSite): boolean {
   const fn = enclosingFunction(site);
   const backward = model.callsWithin(fn).find((call) => call.startIndex < site.startIndex && model.isBackwardCall(call));
   if (!backward) return false;
-  // The buffer must feed the loss: some mention of it comes before the backward.
-  return fn.descendantsOfType('identifier').some((node) => node.text === last && node.startIndex < backward.startIndex);
+  // The buffer must feed the loss: some read of it comes before the backward (creating it empty reads nothing).
+  return fn.descendantsOfType('identifier').some((node) => node.text === last && node.startIndex < backward.startIndex && !isAssignedName(node));
 }

@@ -25,6 +25,7 @@ import {
   LIGHTNING_NO_GRAD_HOOKS,
   looksLikeDataName,
   looksLikeLossFunctionName,
+  looksLikeModelAccessor,
   looksLikeModelName,
   looksLikeOptimizerName,
   looksLikeSchedulerName,
@@ -45,6 +46,7 @@ export interface ClassInfo {
   name: string;
   baseNames: string[];
   isModule: boolean;
+  /** A LightningModule, directly or through classes of this file. */
   isLightning: boolean;
 }
 
@@ -128,6 +130,7 @@ export class SemanticModel {
         default: break;
       }
     }
+    this.inheritLightning();
     for (const info of this.functions) info.classInfo = this.classOfMethod(info.node);
     this.learnRolesFromAssignments();
     for (const call of this.callsNamed('set_grad_enabled')) {
@@ -179,6 +182,34 @@ export class SemanticModel {
       isLightning || hasForward ||
       baseNames.some((base) => /(^|\.)(Module|PreTrainedModel|Sequential|ModuleList)$|Model$|Net$/.test(base));
     this.classes.push({ node, name, baseNames, isModule, isLightning });
+  }
+
+  /** A class of this file that derives from a LightningModule class of this file is one too. */
+  private inheritLightning(): void {
+    const byName = new Map(this.classes.map((cls) => [cls.name, cls] as const));
+    for (let changed = true; changed;) {
+      changed = false;
+      for (const cls of this.classes) {
+        if (cls.isLightning || !cls.baseNames.some((base) => byName.get(base)?.isLightning)) continue;
+        cls.isLightning = true;
+        cls.isModule = true;
+        changed = true;
+      }
+    }
+  }
+
+  /**
+   * Whether a class is known not to be a LightningModule: every base is torch's nn.Module family, `object`, or a class
+   * of this file that is not one either. A base imported from elsewhere may be Lightning's.
+   */
+  private isKnownPlainClass(cls: ClassInfo, seen = new Set<number>()): boolean {
+    if (cls.isLightning || seen.has(cls.node.id)) return false;
+    seen.add(cls.node.id);
+    return cls.baseNames.every((base) => {
+      if (base === 'object' || /^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$/.test(base)) return true;
+      const local = this.classes.find((other) => other.name === base);
+      return !!local && this.isKnownPlainClass(local, seen);
+    });
   }
 
   private collectFunction(node: Node): void {
@@ -252,7 +283,7 @@ export class SemanticModel {
       moduleClassNames.has(tail) ||
       // `AutoModel.from_pretrained(…)` loads a model; `AutoTokenizer.from_pretrained(…)` and configs do not.
       (/from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) && !/(Tokenizer|Processor|FeatureExtractor|Config|Extractor)\w*\.\w+$/.test(qualified)) ||
-      /^torchvision\.models\./.test(qualified) || /^timm\./.test(qualified) || /^torch\.compile$/.test(qualified) ||
+      /^torchvision\.models\./.test(qualified) || /^timm\.(create_model$|models\.)/.test(qualified) || /^torch\.compile$/.test(qualified) ||
       /(DistributedDataParallel|DataParallel|FullyShardedDataParallel|DDP|FSDP)$/.test(tail) ||
       (/^torch\.nn\.[A-Z]/.test(qualified) && !/Loss$/.test(tail)) ||
       (receiver && this.isModelRef(receiver) && /^(to|cuda|half|float|bfloat16|train|eval)$/.test(tail)) ||
@@ -367,7 +398,8 @@ export class SemanticModel {
     this.noGradFunctionMemo.set(info.node.id, false);
     let result =
       info.decorators.some((decorator) => this.isNoGradDecorator(decorator)) ||
-      (!!info.classInfo && LIGHTNING_NO_GRAD_HOOKS.has(info.name));
+      // Lightning runs these hooks under no-grad; the same method names on a plain nn.Module are ordinary code.
+      (!!info.classInfo && LIGHTNING_NO_GRAD_HOOKS.has(info.name) && !this.isKnownPlainClass(info.classInfo));
     if (!result) {
       // A helper that only no-grad code calls (Lightning's validation_step and test_step calling
       // self.evaluate(batch)) runs under no-grad too.
@@ -487,6 +519,16 @@ export class SemanticModel {
         }
       });
     }
+  }
+
+  /** Every definition of `name` in one scope (a function definition or the module), in document order. */
+  definitionsIn(scope: Node, name: string): readonly Definition[] {
+    return this.definitions(scope).get(name) ?? [];
+  }
+
+  /** The names this file assigns an instance of a class of the file to (`trainer = Distiller(...)`). */
+  instancesOf(cls: ClassInfo): string[] {
+    return [...this.classInstances].filter(([, instance]) => instance.node.id === cls.node.id).map(([name]) => name);
   }
 
   /** The definitions of `name` that can reach `use`: the latest one before it, plus those later in an enclosing loop. */
@@ -667,13 +709,7 @@ export class SemanticModel {
     names = new Map();
     for (const call of this.callsWithin(scope)) {
       if (!this.isBackwardCall(call)) continue;
-      const receiver = callReceiver(call);
-      const argument = callArguments(call).positional[0];
-      // A backward method of a helper object (accelerator, fabric, the Lightning module, torch.autograd)
-      // takes the loss as its argument; a tensor's own backward() is called on it.
-      const helper = !receiver || calleeName(call) === 'manual_backward' || this.isTorchCallee(call.childForFieldName('function')) ||
-        nameWords(dottedName(receiver) ?? '').some((word) => ['accelerator', 'fabric', 'engine', 'self', 'trainer', 'deepspeed', 'model'].includes(word));
-      let subject: Node | undefined = helper ? argument : receiver;
+      let subject = this.backwardSubject(call);
       // `scaler.scale(loss).backward()` and `(loss / n).backward()`
       while (subject && (subject.type === 'call' || subject.type === 'parenthesized_expression' || subject.type === 'binary_operator')) {
         subject = subject.type === 'call' ? callArguments(subject).positional[0] : subject.type === 'binary_operator' ? subject.childForFieldName('left') ?? undefined : children(subject)[0];
@@ -685,6 +721,29 @@ export class SemanticModel {
     }
     this.backpropagatedMemo.set(scope.id, names);
     return names;
+  }
+
+  /**
+   * The expression a backward call differentiates: `loss` in `loss.backward()`, `accelerator.backward(loss)`,
+   * `torch.autograd.backward(loss)` and `torch.autograd.grad(loss, x)`; `loss / n` in `(loss / n).backward()`;
+   * `loss` in `scaler.scale(loss).backward()`.
+   */
+  backwardSubject(call: Node): Node | undefined {
+    const receiver = callReceiver(call);
+    const { positional, keywords } = callArguments(call);
+    // A backward method of a helper object (accelerator, fabric, the Lightning module, torch.autograd)
+    // takes the loss as its argument; a tensor's own backward() is called on it.
+    const helper = !receiver || calleeName(call) === 'manual_backward' || this.isTorchCallee(call.childForFieldName('function')) ||
+      nameWords(dottedName(receiver) ?? '').some((word) => ['accelerator', 'fabric', 'engine', 'self', 'trainer', 'deepspeed', 'model'].includes(word));
+    let subject = helper ? positional[0] ?? keywords.get('tensors') ?? keywords.get('outputs') ?? keywords.get('loss') : receiver;
+    while (subject?.type === 'call' && calleeName(subject) === 'scale') subject = callArguments(subject).positional[0];
+    while (subject?.type === 'parenthesized_expression') subject = subject.namedChildren[0] ?? undefined;
+    return subject;
+  }
+
+  /** `torch.autograd.grad(outputs, inputs, ...)` through any alias (`from torch.autograd import grad`). */
+  isAutogradGradCall(call: Node): boolean {
+    return calleeName(call) === 'grad' && /^torch\.autograd\.grad$/.test(this.qualify(call.childForFieldName('function')) ?? '');
   }
 
   /** Whether `name` at `node` is backpropagated in the same iteration (same innermost loop) or function. */
@@ -896,13 +955,15 @@ export class SemanticModel {
       const object = fn.childForFieldName('object');
       const method = fn.childForFieldName('attribute')?.text;
       if (method === 'forward' || method === 'module') return this.isModelRef(object);
+      // `accelerator.unwrap_model(vae)`, `self.get_model()`: a method that hands a model over runs no forward.
+      if (method && looksLikeModelAccessor(method)) return false;
       if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || !this.isModelRef(fn)) return false;
       if (object?.type === 'identifier' && object.text === 'self') return this.isSelfSubmoduleForward(fn);
       // `model.encoder(x)` runs a submodule.
       return true;
     }
     if (fn.type === 'identifier') {
-      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn)) return false;
+      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || looksLikeModelAccessor(fn.text)) return false;
       if (this.functionsByName.has(fn.text) || this.classes.some((cls) => cls.name === fn.text)) return false;
       return this.isModelRef(fn);
     }
@@ -1043,6 +1104,23 @@ export class SemanticModel {
         if (callee && !takesLoader && (this.summary(callee).backward || this.summary(callee).step) && !this.loopsInside(callee)) {
           return true;
         }
+      }
+      return false;
+    });
+  }
+
+  /**
+   * Whether code in `region` trains or evaluates: a loop over batches (or one that runs backward or an optimizer step),
+   * a loop that runs a model, or a trainer (`Trainer(...)`, `pl.Trainer(...)`, `SFTTrainer(...)`).
+   */
+  trainsOrEvaluatesWithin(region: Node): boolean {
+    return this.memo(`trains-or-evaluates:${region.id}`, () => {
+      for (let i = lowerBound(this.loops, region.startIndex); i < this.loops.length && this.loops[i]!.startIndex < region.endIndex; i++) {
+        const loop = this.loops[i]!;
+        if (this.isBatchLoop(loop) || this.callsWithin(loop).some((call) => this.isDirectForwardCall(call))) return true;
+      }
+      for (let i = lowerBound(this.calls, region.startIndex); i < this.calls.length && this.calls[i]!.startIndex < region.endIndex; i++) {
+        if (/^([A-Z]\w*)?Trainer$/.test(calleeName(this.calls[i]!) ?? '')) return true;
       }
       return false;
     });
@@ -1252,9 +1330,18 @@ function pairTargets(left: Node, right: Node): Array<[Node, Node]> {
   return left.type === 'identifier' || left.type === 'attribute' ? [[left, right]] : [];
 }
 
+/** Words of a range step that is a batch size: `range(0, n, batch_size)`, `range(0, len(x), self.micro_bs)`. */
+const BATCH_STRIDE_WORDS = new Set(['batch', 'bs', 'bsz', 'mb', 'mbs', 'microbatch', 'minibatch', 'chunk']);
+
+function isBatchStride(step: Node | undefined): boolean {
+  const name = dottedName(step);
+  return !!name && nameWords(name.split('.').pop()!).some((word) => BATCH_STRIDE_WORDS.has(word));
+}
+
 /**
  * Whether iterating `node` yields batches: a loader-like name (`train_loader`, `self.val_dl`, `loaders["train"]`),
- * also wrapped (`enumerate(loader)`, `tqdm(dl)`, `zip(a_loader, b_loader)`). `range(cfg.train.epochs)` counts epochs.
+ * also wrapped (`enumerate(loader)`, `tqdm(dl)`, `zip(a_loader, b_loader)`), or a range stepped by a batch size.
+ * `range(cfg.train.epochs)` counts epochs.
  */
 function yieldsData(node: Node): boolean {
   switch (node.type) {
@@ -1265,7 +1352,8 @@ function yieldsData(node: Node): boolean {
       return !!node.childForFieldName('value') && yieldsData(node.childForFieldName('value')!);
     case 'call': {
       const name = calleeName(node);
-      if (name === 'range') return false;
+      // `range(epochs)` counts epochs; `range(0, n, micro_batch)` steps through the data one (micro-)batch at a time.
+      if (name === 'range') return isBatchStride(callArguments(node).positional[2]);
       // A generator named for its batches: `batches(X, y, bs)`, `iterate_minibatches(...)`, `get_batch(...)`.
       if (name && looksLikeDataName(name)) return true;
       // `iter(loader)`, `enumerate(loader)`, `tqdm(loader, desc=...)`, `loader.items()`-style wrappers.

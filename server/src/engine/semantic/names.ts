@@ -40,6 +40,19 @@ function computeLooksLikeModelName(name: string): boolean {
   return words.some((word) => MODEL_WORDS.has(word) || /^(net|model)\d*$/.test(word) || /net$/.test(word) && word.length > 4 && !NON_MODEL_NET_WORDS.has(word));
 }
 
+/** Verbs of functions and methods that hand a model over or act on it, rather than run it. */
+const ACCESSOR_VERBS = new Set([
+  'get', 'build', 'create', 'make', 'load', 'save', 'unwrap', 'wrap', 'prepare', 'init', 'initialize', 'setup',
+  'copy', 'clone', 'freeze', 'unfreeze', 'export', 'register', 'print', 'log', 'update', 'reset', 'set', 'push',
+  'download', 'restore', 'sync', 'merge', 'quantize', 'extract', 'convert', 'compile', 'apply', 'summarize',
+]);
+
+/** `unwrap_model`, `get_model`, `save_model`: a verb phrase about a model, not a model (its call is no forward). */
+export function looksLikeModelAccessor(name: string): boolean {
+  const words = nameWords(name);
+  return words.length >= 2 && ACCESSOR_VERBS.has(words[0]!);
+}
+
 const NOT_A_MODEL_LAST_WORDS = new Set([
   'path', 'name', 'dir', 'file', 'type', 'id', 'config', 'cfg', 'args', 'kwargs', 'params', 'parameters',
   'state', 'dict', 'outputs', 'output', 'out', 'loss', 'losses', 'optimizer', 'opt', 'scheduler', 'lr',
