@@ -46,8 +46,8 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
   // forwards of training loops, the names given to models (aliases), the parameters callers bind, and what
   // functions hand back.
   const sorted = (names: Iterable<string>) => [...names].sort();
-  for (const optimizer of optimizers(model)) {
-    if (contains(statement, optimizer.call)) facts.push(['optimizer', optimizer.sources.map((source) => sorted(source.names)), optimizer.unknown, optimizer.filtered]);
+  for (const optimizer of optimizers(model, statement)) {
+    facts.push(['optimizer', optimizer.sources.map((source) => sorted(source.names)), optimizer.unknown, optimizer.filtered]);
   }
   const frozen = freezesWithin(model, statement);
   facts.push(['freezes', sorted(frozen.names), frozen.unknown]);
@@ -55,8 +55,8 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
     const name = calleeName(call);
     if (name === 'functional_call' || model.resolveLocalFunction(call)) facts.push(['call', call.text]);
   }
-  for (const forward of trainingLoopForwards(model)) {
-    if (contains(statement, forward.call)) facts.push(['forward', sorted(forward.names.names), forward.names.unknown, model.isNoGrad(forward.call)]);
+  for (const forward of trainingLoopForwards(model, statement)) {
+    facts.push(['forward', sorted(forward.names.names), forward.names.unknown, model.isNoGrad(forward.call)]);
   }
   for (const assignment of nodesWithin(model.assignments, statement)) {
     const right = assignment.childForFieldName('right');
