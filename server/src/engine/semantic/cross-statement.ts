@@ -3,7 +3,7 @@
 // facts before and after an edit; when they are equal, the findings of every other statement still hold.
 import type { Node } from '../parser';
 import { calleeName, children, contains } from '../syntax';
-import { cudaPlacementOf, isIndexlessDeviceCall } from './devices';
+import { deviceNamesWithin, indexlessPlacementsWithin } from './devices';
 import { devicePlacingCalls, distributedMarkers, onlyRankZeroRuns, setDeviceCalls } from './distributed';
 import { freezesWithin, isAliasForm, optimizers, registeredChildren, trainingLoopForwards } from './parameters';
 import { lowerBound } from './model';
@@ -33,7 +33,7 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
   // OOM111: set_device, a framework that places each process, and whether the statement places work on bare "cuda"
   // (the finding goes to the first such place in the file).
   facts.push(['set-device', setDeviceCalls(model, statement).length > 0, devicePlacingCalls(model, statement).length > 0]);
-  facts.push(['indexless', calls.some((call) => cudaPlacementOf(model, call, true) === 'cuda' || isIndexlessDeviceCall(model, call))]);
+  facts.push(['indexless', indexlessPlacementsWithin(model, statement).length > 0, deviceNamesWithin(model, statement)]);
   // OOM112: which DataLoaders have workers and what they run (the datasets, collate_fn and worker_init_fn they are
   // given, made or bound here), and the base classes a Dataset inherits __getitem__ from.
   for (const call of calls) {
