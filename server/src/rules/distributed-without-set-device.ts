@@ -1,26 +1,16 @@
 // OOM111: a distributed script that places work on the CUDA device without an index and never calls
 // torch.cuda.set_device(...), so every process puts its CUDA context and its tensors on GPU 0.
 import type { Node } from '../engine/parser';
-import { cudaPlacementOf, isIndexlessDeviceCall } from '../engine/semantic/devices';
+import { indexlessPlacementsWithin } from '../engine/semantic/devices';
 import { isDistributedScript, setsCudaDevice, usesDevicePlacingFramework } from '../engine/semantic/distributed';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments } from '../engine/syntax';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
 
 /** The first place in the text that puts work on CUDA without a device index, if any (memoised per document). */
-export function firstIndexlessPlacement(model: SemanticModel): Node | undefined {
-  return model.memo('first-indexless-placement', () => {
-    for (const call of model.calls) {
-      const method = call.childForFieldName('function')?.type === 'attribute' ? call.childForFieldName('function')?.childForFieldName('attribute')?.text : undefined;
-      // Only calls that can place something: `.cuda()`, `.to(...)`, `.to_empty(...)`, `torch.device(...)`, `device=`.
-      if (method !== 'cuda' && method !== 'to' && method !== 'to_empty' && method !== 'device' && !callArguments(call).keywords.has('device')) continue;
-      // As written: `.to(device)` counts where `device` is made (`torch.device("cuda")`), not where it is used.
-      if (cudaPlacementOf(model, call, true) === 'cuda' || isIndexlessDeviceCall(model, call)) return call;
-    }
-    return undefined;
-  });
+function firstIndexlessPlacement(model: SemanticModel): Node | undefined {
+  return model.memo('first-indexless-placement', () => indexlessPlacementsWithin(model, model.root)[0]);
 }
 
 export const distributedWithoutSetDevice: Rule = {

@@ -30,12 +30,15 @@ function coversWholeModel(model: SemanticModel, forward: TrainingForward, traine
 export const frozenByOptimizerOnly: Rule = {
   ...ruleCode('OOM114'),
   code: 'OOM114',
-  check({ model, text, inRegion }) {
+  check({ model, text, inRegion, region }) {
     const reports: RuleReport[] = [];
     if (!text.includes('parameters') || !text.includes('backward')) return reports;
+    const candidates = region ? region.flatMap((statement) => optimizers(model, statement)) : optimizers(model);
+    // Only an optimizer over a sub-module (`model.fc`) can leave part of a model out.
+    if (!candidates.some((optimizer) => optimizer.sources.some((source) => [...source.names].some((name) => name.includes('.'))))) return reports;
     const built = optimizers(model);
     // Parameters the file does not show might cover the rest of the model.
-    if (built.length === 0 || built.some((optimizer) => optimizer.unknown)) return reports;
+    if (built.some((optimizer) => optimizer.unknown)) return reports;
     const frozen = freezes(model);
     if (frozen.unknown) return reports;
     const trained = trainedNames(built);

@@ -10,10 +10,13 @@ import type { Rule, RuleReport } from './rule';
 export const frozenModelForwardWithGrad: Rule = {
   ...ruleCode('OOM113'),
   code: 'OOM113',
-  check({ model, text, inRegion }) {
+  check({ model, text, inRegion, region }) {
     const reports: RuleReport[] = [];
     // A training loop calls backward, and the file must build its optimizers to say which models learn.
     if (!text.includes('backward')) return reports;
+    // Incremental analysis asks about the changed statements only: their forwards are the cheaper question there.
+    const regionForwards = region?.flatMap((statement) => trainingLoopForwards(model, statement));
+    if (regionForwards?.length === 0) return reports;
     const built = optimizers(model);
     // Models built or trained in another file are out of scope.
     if (built.length === 0) return reports;
@@ -24,7 +27,7 @@ export const frozenModelForwardWithGrad: Rule = {
     if (frozen.unknown) return reports;
     const trained = built.flatMap((optimizer) => optimizer.sources.flatMap((source) => [...source.names]));
     const functional = functionalCallModels(model);
-    for (const forward of trainingLoopForwards(model)) {
+    for (const forward of regionForwards ?? trainingLoopForwards(model)) {
       if (!inRegion(forward.call)) continue;
       // Under no-grad nothing is recorded.
       if (model.isNoGrad(forward.call)) continue;

@@ -107,19 +107,30 @@ function calledPerBatch(model: SemanticModel, site: Node): boolean {
   return !!info && model.callersOf(info).some((caller) => enclosingLoops(caller).some((loop) => model.isPerBatchLoop(loop)));
 }
 
+const CONCATENATIONS = ['cat', 'concat', 'concatenate', 'vstack', 'hstack', 'row_stack', 'column_stack', 'dstack'];
+
+/** The assignment a concatenation is the value of (also as a branch of a conditional expression), if any. */
+function assignmentOf(call: Node): Node | undefined {
+  let parent = call.parent;
+  if (parent?.type === 'conditional_expression') parent = parent.parent;
+  return parent?.type === 'assignment' && (parent.childForFieldName('right')?.id === call.id || parent.childForFieldName('right')?.id === call.parent?.id) ? parent : undefined;
+}
+
 export const growingCatInLoop: Rule = {
   ...ruleCode('OOM117'),
   code: 'OOM117',
-  check({ model, text, region }) {
+  check({ model, inRegion }) {
     const reports: RuleReport[] = [];
-    if (!/\b(cat|concat|concatenate|vstack|hstack|row_stack|column_stack|dstack)\(/.test(text)) return reports;
-    for (const match of model.queryMatches('growing-cat-in-loop', region)) {
-      const assignment = match.get('assignment');
-      const target = match.get('target');
+    const candidates = CONCATENATIONS.flatMap((name) => model.callsNamed(name)).sort((a, b) => a.startIndex - b.startIndex);
+    for (const candidate of candidates) {
+      const assignment = assignmentOf(candidate);
+      if (!assignment || !inRegion(assignment)) continue;
+      const target = assignment.childForFieldName('left');
       const name = dottedName(target);
-      if (!assignment || !name) continue;
+      if (!name) continue;
       const call = growthCall(model, assignment, name);
-      if (!call) continue;
+      // Growth needs the target itself among the joined tensors (`preds = torch.cat([preds, logits])`).
+      if (!call || call.id !== candidate.id) continue;
       const loop = batchLoop(model, assignment);
       if (loop) {
         // Rebuilt in every iteration (a decoding loop's `ids`, reset per batch): nothing carries over.

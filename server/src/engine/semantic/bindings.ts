@@ -234,8 +234,3 @@ function visitAttribute(model: SemanticModel, node: Node, name: string, depth: n
   }
   if (!found) result.unknown = true;
 }
-
-/** The callee name of a value that is a call (`DataLoader` for `torch.utils.data.DataLoader(...)`), if any. */
-export function calledName(value: PossibleValue): string | undefined {
-  return value.node.type === 'call' ? calleeName(value.node) : undefined;
-}

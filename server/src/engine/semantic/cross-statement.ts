@@ -3,7 +3,7 @@
 // facts before and after an edit; when they are equal, the findings of every other statement still hold.
 import type { Node } from '../parser';
 import { calleeName, children, contains } from '../syntax';
-import { cudaPlacementOf, isIndexlessDeviceCall } from './devices';
+import { deviceNamesWithin, indexlessPlacementsWithin } from './devices';
 import { devicePlacingCalls, distributedMarkers, onlyRankZeroRuns, setDeviceCalls } from './distributed';
 import { freezesWithin, isAliasForm, optimizers, registeredChildren, trainingLoopForwards } from './parameters';
 import { lowerBound } from './model';
@@ -33,7 +33,7 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
   // OOM111: set_device, a framework that places each process, and whether the statement places work on bare "cuda"
   // (the finding goes to the first such place in the file).
   facts.push(['set-device', setDeviceCalls(model, statement).length > 0, devicePlacingCalls(model, statement).length > 0]);
-  facts.push(['indexless', calls.some((call) => cudaPlacementOf(model, call, true) === 'cuda' || isIndexlessDeviceCall(model, call))]);
+  facts.push(['indexless', indexlessPlacementsWithin(model, statement).length > 0, deviceNamesWithin(model, statement)]);
   // OOM112: which DataLoaders have workers and what they run (the datasets, collate_fn and worker_init_fn they are
   // given, made or bound here), and the base classes a Dataset inherits __getitem__ from.
   for (const call of calls) {
@@ -46,8 +46,8 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
   // forwards of training loops, the names given to models (aliases), the parameters callers bind, and what
   // functions hand back.
   const sorted = (names: Iterable<string>) => [...names].sort();
-  for (const optimizer of optimizers(model)) {
-    if (contains(statement, optimizer.call)) facts.push(['optimizer', optimizer.sources.map((source) => sorted(source.names)), optimizer.unknown, optimizer.filtered]);
+  for (const optimizer of optimizers(model, statement)) {
+    facts.push(['optimizer', optimizer.sources.map((source) => sorted(source.names)), optimizer.unknown, optimizer.filtered]);
   }
   const frozen = freezesWithin(model, statement);
   facts.push(['freezes', sorted(frozen.names), frozen.unknown]);
@@ -55,8 +55,8 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
     const name = calleeName(call);
     if (name === 'functional_call' || model.resolveLocalFunction(call)) facts.push(['call', call.text]);
   }
-  for (const forward of trainingLoopForwards(model)) {
-    if (contains(statement, forward.call)) facts.push(['forward', sorted(forward.names.names), forward.names.unknown, model.isNoGrad(forward.call)]);
+  for (const forward of trainingLoopForwards(model, statement)) {
+    facts.push(['forward', sorted(forward.names.names), forward.names.unknown, model.isNoGrad(forward.call)]);
   }
   for (const assignment of nodesWithin(model.assignments, statement)) {
     const right = assignment.childForFieldName('right');

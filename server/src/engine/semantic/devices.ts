@@ -3,8 +3,9 @@
 // the CPU. Distributed placement (OOM111), CUDA work in DataLoader workers (OOM112) and growing GPU buffers (OOM117)
 // ask here.
 import type { Node } from '../parser';
-import { callArguments, calleeName, callReceiver, children, stringLiteral } from '../syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, stringLiteral } from '../syntax';
 import { possibleValues } from './bindings';
+import { lowerBound } from './model';
 import type { SemanticModel } from './model';
 
 /** Where a device expression points: CUDA without an index, CUDA with one, the CPU, or not known. */
@@ -131,6 +132,60 @@ export function cudaPlacementOf(model: SemanticModel, call: Node, literal = fals
 /** `torch.device("cuda")` (no index): not a placement itself, but the first place a script names the bare device. */
 export function isIndexlessDeviceCall(model: SemanticModel, call: Node): boolean {
   return calleeName(call) === 'device' && deviceOfCall(model, call, 3, true) === 'cuda';
+}
+
+/** Calls that can place something: `.cuda()`, `.to(...)`, `.to_empty(...)`, `torch.device(...)`, or a `device=` argument. */
+function mayPlace(call: Node): boolean {
+  const fn = call.childForFieldName('function');
+  const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+  return method === 'cuda' || method === 'to' || method === 'to_empty' || method === 'device' || callArguments(call).keywords.has('device');
+}
+
+/** The device argument of a placement call: `.to(d)`, `.to_empty(device=d)`, `torch.device(d)`, `f(..., device=d)`. */
+function deviceArgument(call: Node): Node | undefined {
+  const { positional, keywords } = callArguments(call);
+  const method = calleeName(call);
+  return keywords.get('device') ?? (method === 'to' || method === 'to_empty' || method === 'device' ? positional[0] : undefined);
+}
+
+/**
+ * The places within a region that put work on CUDA without a device index, as written: `.cuda()`, `.to("cuda")`,
+ * `torch.device("cuda")`, `device="cuda"`, and `device = "cuda"` where that name is then given as a device
+ * (`.to(device)` counts where `device` is made, not where it is used). In document order.
+ */
+export function indexlessPlacementsWithin(model: SemanticModel, region: Node): Node[] {
+  const found: Node[] = [];
+  const calls: Node[] = [];
+  for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) calls.push(model.calls[i]!);
+  for (const call of calls) {
+    if (!mayPlace(call)) continue;
+    if (cudaPlacementOf(model, call, true) === 'cuda' || isIndexlessDeviceCall(model, call)) found.push(call);
+  }
+  for (let i = lowerBound(model.assignments, region.startIndex); i < model.assignments.length && model.assignments[i]!.startIndex < region.endIndex; i++) {
+    const assignment = model.assignments[i]!;
+    const right = assignment.childForFieldName('right');
+    const name = dottedName(assignment.childForFieldName('left'));
+    if (!name || !right || (right.type !== 'string' && right.type !== 'conditional_expression')) continue;
+    if (!deviceKinds(model, right, 3, true).has('cuda') || !usedAsDevice(model, name)) continue;
+    found.push(assignment);
+  }
+  return found.sort((a, b) => a.startIndex - b.startIndex);
+}
+
+/** The names given as devices to placements within a region (`device` in `.to(device)`). */
+export function deviceNamesWithin(model: SemanticModel, region: Node): string[] {
+  const names = new Set<string>();
+  for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) {
+    const call = model.calls[i]!;
+    const name = mayPlace(call) ? dottedName(deviceArgument(call)) : undefined;
+    if (name) names.add(name);
+  }
+  return [...names].sort();
+}
+
+/** Whether a name is given as the device of a placement somewhere in the file. */
+function usedAsDevice(model: SemanticModel, name: string): boolean {
+  return model.memo(`used-as-device:${name}`, () => model.calls.some((call) => mayPlace(call) && dottedName(deviceArgument(call)) === name));
 }
 
 /** Methods whose result lives on the CPU whatever they are called on. */

@@ -15,6 +15,7 @@ function wrapperNames(model: SemanticModel): Set<string> {
     const names = new Set(WRAPPERS);
     for (const assignment of model.assignments) {
       const right = assignment.childForFieldName('right');
+      if (right?.type !== 'identifier' && right?.type !== 'attribute') continue;
       const target = dottedName(assignment.childForFieldName('left'));
       const tail = (model.qualify(right) ?? '').split('.').pop() ?? '';
       if (target && (right?.type === 'identifier' || right?.type === 'attribute') && WRAPPERS.has(tail)) names.add(target);

@@ -1033,6 +1033,15 @@ export class SemanticModel {
     return calls;
   }
 
+  /** Every callee name the file calls (`append`, `DataLoader`, `AdamW`), from the per-statement indexes (memoised). */
+  calleeNames(): ReadonlySet<string> {
+    return this.memo('callee-names', () => {
+      const names = new Set<string>();
+      for (const statement of this.root.children) for (const name of calleeIndex(statement).keys()) names.add(name);
+      return names;
+    });
+  }
+
   /** Whether code inside `node` (a loop or block) clears gradients, directly or through a local function. */
   clearsGradients(node: Node): boolean {
     return this.memo(`clearsGradients:${node.id}`, () => this.computeClearsGradients(node));

@@ -324,32 +324,57 @@ function collectSources(model: SemanticModel, node: Node | undefined, depth: num
   }
 }
 
-/** The optimizers this file builds, with the parameters each receives (memoised). */
-export function optimizers(model: SemanticModel): OptimizerInfo[] {
-  return model.memo('optimizers', () => {
-    const result: OptimizerInfo[] = [];
-    for (const call of model.calls) {
-      const kind = optimizerKind(model, call);
-      const trainer = !kind && isLibraryTrainer(model, call);
-      if (!kind && !trainer) continue;
-      const acc: SourceCollection = { sources: [], unknown: false, filtered: false };
-      const { positional, keywords } = callArguments(call);
-      if (trainer) {
-        const given = keywords.get('model') ?? positional[0];
-        // A Trainer without a model (model_init=...) builds one the file does not show.
-        if (given) acc.sources.push({ names: modelNames(model, given).names, text: unwrap(given).text });
-        else acc.unknown = true;
-      } else if (kind === 'helper') {
-        collectSources(model, call, 4, acc, new Set());
-      } else {
-        // `Lookahead(base)`, `SAM(params, base_optimizer, ...)`: the params argument; an optimizer given as the
-        // parameters wraps another optimizer, whose own constructor says what it receives.
-        const params = keywords.get('params') ?? positional[0];
-        collectSources(model, params, 4, acc, new Set());
-      }
-      result.push({ call, sources: acc.sources, unknown: acc.unknown, filtered: acc.filtered });
+/** Callee names that may build an optimizer (or a trainer that builds one): the rest need no closer look. */
+function mayBuildOptimizer(model: SemanticModel, name: string): boolean {
+  return OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name) || /^[A-Z]/.test(name) && localOptimizerClasses(model).has(name);
+}
+
+function localOptimizerClasses(model: SemanticModel): Set<string> {
+  return model.memo('local-optimizer-classes', () => new Set(model.classes.filter((cls) => cls.baseNames.some((base) => /(^|\.)Optimizer$/.test(base))).map((cls) => cls.name)));
+}
+
+/** The optimizer a call builds, with the parameters it receives, or undefined for any other call (memoised). */
+export function optimizerAt(model: SemanticModel, call: Node): OptimizerInfo | undefined {
+  // Most calls are not optimizers; their callee name says so without resolving imports.
+  const name = calleeName(call);
+  if (!name || !(mayBuildOptimizer(model, name) || (/^[A-Z]/.test(name) && /optim/.test(call.childForFieldName('function')?.text ?? '')))) return undefined;
+  return model.memo(`optimizer:${call.id}`, () => {
+    const kind = optimizerKind(model, call);
+    const trainer = !kind && isLibraryTrainer(model, call);
+    if (!kind && !trainer) return undefined;
+    const acc: SourceCollection = { sources: [], unknown: false, filtered: false };
+    const { positional, keywords } = callArguments(call);
+    if (trainer) {
+      const given = keywords.get('model') ?? positional[0];
+      // A Trainer without a model (model_init=...) builds one the file does not show.
+      if (given) acc.sources.push({ names: modelNames(model, given).names, text: unwrap(given).text });
+      else acc.unknown = true;
+    } else if (kind === 'helper') {
+      collectSources(model, call, 4, acc, new Set());
+    } else {
+      // `Lookahead(base)`, `SAM(params, base_optimizer, ...)`: the params argument; an optimizer given as the
+      // parameters wraps another optimizer, whose own constructor says what it receives.
+      const params = keywords.get('params') ?? positional[0];
+      collectSources(model, params, 4, acc, new Set());
     }
-    return result;
+    return { call, sources: acc.sources, unknown: acc.unknown, filtered: acc.filtered };
+  });
+}
+
+/** The optimizers built within a region (a statement, or the whole file, memoised). */
+export function optimizers(model: SemanticModel, region: Node = model.root): OptimizerInfo[] {
+  return model.memo(`optimizers:${region.id}`, () => {
+    const result: OptimizerInfo[] = [];
+    // Only callee names that may build one are looked at (the file's names are indexed once).
+    for (const name of model.calleeNames()) {
+      if (!mayBuildOptimizer(model, name) && !/^[A-Z]/.test(name)) continue;
+      for (const call of model.callsNamed(name)) {
+        if (!contains(region, call)) continue;
+        const info = optimizerAt(model, call);
+        if (info) result.push(info);
+      }
+    }
+    return result.sort((a, b) => a.call.startIndex - b.call.startIndex);
   });
 }
 
@@ -421,7 +446,8 @@ export function freezesWithin(model: SemanticModel, region: Node): Freezes {
     if (!flag || flag.type === 'true' || !receiver) continue;
     frozenNames(model, receiver, acc);
   }
-  for (const assignment of model.assignments) {
+  const assignments = region.text.includes('requires_grad') ? model.assignments : [];
+  for (const assignment of assignments) {
     const left = assignment.childForFieldName('left');
     if (!inside(assignment) || left?.type !== 'attribute' || left.childForFieldName('attribute')?.text !== 'requires_grad') continue;
     if (assignment.childForFieldName('right')?.type === 'true') continue;
@@ -433,8 +459,9 @@ export function freezesWithin(model: SemanticModel, region: Node): Freezes {
     if (receiver?.type === 'identifier' && iterableBinding(model, receiver)) frozenNames(model, receiver, acc);
   }
   // PEFT freezes the base model; `model.freeze()`, `model.freeze_feature_encoder()`, `freeze(backbone)`.
-  for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) {
-    const call = model.calls[i]!;
+  const freezing = [...model.calleeNames()].filter((name) => PEFT_FREEZES.test(name) || /^freeze(_|$)/.test(name));
+  for (const call of freezing.flatMap((name) => model.callsNamed(name))) {
+    if (!inside(call)) continue;
     const name = calleeName(call) ?? '';
     const receiver = callReceiver(call);
     const first = callArguments(call).positional[0];
@@ -476,13 +503,15 @@ function forwardReference(call: Node): Node | undefined {
 
 /**
  * Forwards written in the body of a training loop (a loop that itself calls backward), outside loops over other
- * data nested in it; forwards inside helpers the loop calls are the helpers' (memoised).
+ * data nested in it; forwards inside helpers the loop calls are the helpers' (memoised). With a region (a statement),
+ * only the loops inside it.
  */
-export function trainingLoopForwards(model: SemanticModel): TrainingForward[] {
-  return model.memo('training-loop-forwards', () => {
+export function trainingLoopForwards(model: SemanticModel, region: Node = model.root): TrainingForward[] {
+  return model.memo(`training-loop-forwards:${region.id}`, () => {
     const result: TrainingForward[] = [];
     const seen = new Set<number>();
-    for (const loop of model.loops) {
+    for (let i = lowerBound(model.loops, region.startIndex); i < model.loops.length && model.loops[i]!.startIndex < region.endIndex; i++) {
+      const loop = model.loops[i]!;
       if (!model.callsWithin(loop).some((call) => model.isBackwardCall(call))) continue;
       for (const call of model.callsWithin(loop)) {
         if (seen.has(call.id) || !model.isDirectForwardCall(call)) continue;
