@@ -15,14 +15,19 @@ import type { Refactoring, RefactoringContext } from './training-loop';
 import { programOf } from '../../estimator/python-values';
 import type { Value } from '../../engine/program/values';
 
-/** `x.from_pretrained(...)`, `GPT2LMHeadModel(config)`: a call into transformers that builds a model. */
-function buildsTransformersModel(model: SemanticModel, value: Node): boolean {
-  let call: Node | null = value;
-  // `AutoModel.from_pretrained(...).to(device)`: the model is the receiver of the `.to()` chain.
+/** The call that builds a model, through a `.to(device)` / `.cuda()` / `.train()` chain after it. */
+function modelCall(value: Node | null): Node | null {
+  let call = value;
   while (call?.type === 'call' && /^(to|cuda|train|float)$/.test(calleeName(call) ?? '')) {
     const fn: Node | null = call.childForFieldName('function');
     call = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
   }
+  return call;
+}
+
+/** `x.from_pretrained(...)`, `GPT2LMHeadModel(config)`: a call into transformers that builds a model. */
+function buildsTransformersModel(model: SemanticModel, value: Node): boolean {
+  const call = modelCall(value);
   if (call?.type !== 'call') return false;
   const qualified = model.qualify(call.childForFieldName('function')) ?? '';
   if (!/^transformers\./.test(qualified)) return false;
@@ -155,11 +160,7 @@ function timmModel(context: RefactoringContext): Refactoring[] {
   const called = forwardNames(context);
   const targets = model.assignments.filter((assignment) => {
     const left = dottedName(assignment.childForFieldName('left'));
-    let call: Node | null = assignment.childForFieldName('right');
-    while (call?.type === 'call' && /^(to|cuda|train|float)$/.test(calleeName(call) ?? '')) {
-      const fn: Node | null = call.childForFieldName('function');
-      call = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
-    }
+    const call = modelCall(assignment.childForFieldName('right'));
     return !!left && called.has(left) && call?.type === 'call' && model.qualify(call.childForFieldName('function')) === 'timm.create_model' && standsAlone(statementOf(assignment));
   });
   const target = targets[targets.length - 1];
@@ -203,11 +204,7 @@ function blockWrapping(context: RefactoringContext): Refactoring[] {
   for (const assignment of model.assignments) {
     const left = dottedName(assignment.childForFieldName('left'));
     if (!left || !called.has(left) || !standsAlone(statementOf(assignment))) continue;
-    let call: Node | null = assignment.childForFieldName('right');
-    while (call?.type === 'call' && /^(to|cuda|train|float)$/.test(calleeName(call) ?? '')) {
-      const fn: Node | null = call.childForFieldName('function');
-      call = fn?.type === 'attribute' ? fn.childForFieldName('object') : null;
-    }
+    const call = modelCall(assignment.childForFieldName('right'));
     const value = program.valueOf(call);
     let blocks: string | undefined;
     if (value?.kind === 'call' && /^torchvision\.models\./.test(value.path)) {
