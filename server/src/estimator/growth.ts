@@ -3,7 +3,7 @@
 import type { KeptMemory } from '../engine/types';
 import type { ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
-import { numberOf } from '../engine/program/values';
+import { numberOf, type Value } from '../engine/program/values';
 import { activationMode, estimate } from './model';
 import { transformerActivations } from './transformer';
 import type { TrainingConfig } from './types';
@@ -51,16 +51,21 @@ export function growthOf(leaks: Array<{ line: number; bytes: number }>, stepTota
 /** Wrappers around a loader that keep its batches: `enumerate(loader)`, `tqdm(loader)`, `zip(loader, ...)`. */
 const PASS_THROUGH = /^(enumerate|iter|zip|tqdm|tqdm\.tqdm|tqdm\.auto\.tqdm|track|progress_bar)$/;
 
+/** The expression a loop takes its batches from, through `enumerate(...)`/`tqdm(...)`/`zip(...)`, and its value. */
+export function loopLoader(program: ProgramModel, loop: PyNode | undefined): { node: PyNode | null; value: Value | undefined } {
+  let iterable = loop?.childForFieldName('right') ?? null;
+  while (iterable?.type === 'call' && PASS_THROUGH.test(iterable.childForFieldName('function')?.text ?? '')) {
+    iterable = iterable.childForFieldName('arguments')?.namedChildren.find((a) => a && a.type !== 'keyword_argument' && a.type !== 'comment') ?? null;
+  }
+  return { node: iterable, value: program.valueOf(iterable) };
+}
+
 /**
  * The batch size of the loader a loop iterates, when the program model knows it (an evaluation loader often
  * batches differently from the training one).
  */
 export function loopBatchSize(program: ProgramModel, loop: PyNode | undefined): number | undefined {
-  let iterable = loop?.childForFieldName('right') ?? null;
-  while (iterable?.type === 'call' && PASS_THROUGH.test(iterable.childForFieldName('function')?.text ?? '')) {
-    iterable = iterable.childForFieldName('arguments')?.namedChildren.find((a) => a && a.type !== 'keyword_argument' && a.type !== 'comment') ?? null;
-  }
-  const value = program.valueOf(iterable);
+  const { value } = loopLoader(program, loop);
   if (value?.kind !== 'call' || !/(^|\.)DataLoader$/.test(value.path)) return undefined;
   const batch = numberOf(value.kwargs.get('batch_size') ?? value.args[1]);
   return batch !== undefined && batch > 0 ? batch : undefined;

@@ -118,7 +118,8 @@ export class ProgramModel {
   }
 
   private probe(fn: PyNode): void {
-    const closure = this.enclosingScopeFor(fn);
+    // A function nobody called closes over the module (its enclosing function never ran).
+    const closure = this.globals;
     const cls = enclosingClass(fn);
     let self: Value | undefined;
     if (cls) {
@@ -135,11 +136,6 @@ export class ProgramModel {
     } catch (signal) {
       if (!(signal instanceof BudgetExceeded)) throw signal;
     }
-  }
-
-  /** Module scope for top-level functions; for nested ones, a scope that sees the module (their closure never ran). */
-  private enclosingScopeFor(_fn: PyNode): Scope {
-    return this.globals;
   }
 
   private tick(): void {
@@ -215,13 +211,9 @@ export class ProgramModel {
         return;
       }
       case 'try_statement': {
+        // The body as the normal path; `else`/`finally` after it (an exception is not modelled).
         const body = node.childForFieldName('body');
-        try {
-          if (body) this.execBlock(body, scope);
-        } catch (signal) {
-          if (!(signal instanceof BreakSignal || signal instanceof ContinueSignal || signal instanceof ReturnSignal)) throw signal;
-          throw signal;
-        }
+        if (body) this.execBlock(body, scope);
         for (const clause of node.namedChildren) {
           if (clause?.type === 'else_clause' || clause?.type === 'finally_clause') {
             const block = clause.childForFieldName('body') ?? clause.namedChildren.find((c) => c?.type === 'block');
@@ -629,12 +621,9 @@ export class ProgramModel {
 
   private evalComparison(node: PyNode, scope: Scope): Value {
     const operands = node.namedChildren.filter((c): c is PyNode => !!c).map((c) => this.evalExpr(c, scope));
-    const operators = node.children.filter((c): c is PyNode => !!c && !c.type.match(/^[a-z_]+$/) || c?.type === 'in' || c?.type === 'not' || c?.type === 'is')
-      .map((c) => c.text);
     if (operands.length !== 2) return UNKNOWN;
     const [a, b] = operands as [Value, Value];
     const op = node.text.slice(node.namedChildren[0]!.text.length, node.text.length - node.namedChildren[1]!.text.length).trim().replace(/\s+/g, ' ');
-    void operators;
     // `x is None` is known whenever either side is known to be None or known not to be.
     if ((op === 'is' || op === 'is not' || op === '==' || op === '!=') && (a.kind === 'none' || b.kind === 'none') && a.kind !== 'unknown' && b.kind !== 'unknown') {
       const same = a.kind === b.kind;
@@ -1070,7 +1059,7 @@ export class ProgramModel {
       const type = layer[1]!;
       const value: LayerValue = { kind: 'layer', type, args, kwargs, children: [], line };
       if (type === 'Sequential' || type === 'ModuleList') {
-        value.children = type === 'Sequential' ? flattenLayers(args) : iterationItems(args[0] ?? { kind: 'list', items: [], tuple: false }) ?? [];
+        value.children = type === 'Sequential' ? args : iterationItems(args[0] ?? { kind: 'list', items: [], tuple: false }) ?? [];
         if (type === 'Sequential' && args.length === 1 && args[0]?.kind === 'call' && /OrderedDict$/.test(args[0].path)) {
           value.children = orderedDictValues(args[0]);
         }
@@ -1426,11 +1415,6 @@ function pairsOf(value: Value): Map<string, Value> | undefined {
 function orderedDictValues(call: Extract<Value, { kind: 'call' }>): Value[] {
   const pairs = call.args[0] ? pairsOf(call.args[0]) : undefined;
   return pairs ? [...pairs.values()] : [];
-}
-
-/** Sequential's arguments: layers, or one list/tuple of them after `*`. */
-function flattenLayers(args: Value[]): Value[] {
-  return args;
 }
 
 function rangeOf(args: Value[], line: number): Value {

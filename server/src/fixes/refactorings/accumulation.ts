@@ -32,6 +32,7 @@ import {
 } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
 import { programOf } from '../../estimator/python-values';
+import { loopLoader } from '../../estimator/growth';
 
 export const ACCUMULATION_CHOICES = [2, 4, 8];
 const STEPS = 'accumulation_steps';
@@ -70,12 +71,8 @@ interface BatchSource {
  */
 function batchSource(model: SemanticModel, loop: Node): BatchSource | undefined {
   const program = programOf({ rootNode: model.root });
-  let iterable = loop.childForFieldName('right');
-  while (iterable?.type === 'call' && /^(enumerate|iter|tqdm|tqdm\.tqdm|track)$/.test(iterable.childForFieldName('function')?.text ?? '')) {
-    iterable = callArguments(iterable).positional[0] ?? null;
-  }
+  const { node: iterable, value: loader } = loopLoader(program, loop);
   const loaderName = iterable?.type === 'identifier' || iterable?.type === 'attribute' ? iterable.text : undefined;
-  const loader = program.valueOf(iterable);
   if (loader?.kind === 'call' && /(^|\.)DataLoader$/.test(loader.path)) {
     const batch = loader.kwargs.get('batch_size') ?? loader.args[1];
     const call = model.calls.find((c) => calleeName(c) === 'DataLoader' && c.startPosition.row === loader.line);
