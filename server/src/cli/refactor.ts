@@ -1,6 +1,7 @@
 // `oomguard refactor SCRIPT --line N --apply KIND [--diff]` (README.md, "Command line"): applies one training-loop
 // refactoring at line N, as the editor's code action does. Exit status: 0 applied, 1 not applicable here (the reason
 // on stderr), 2 on a usage or I/O error.
+import { formatBytes } from '../engine/bytes';
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createTwoFilesPatch } from 'diff';
@@ -84,6 +85,11 @@ export async function runRefactor(argv: string[], io: CliIO): Promise<number> {
     const after = applyEdits(text, chosen.edits);
     if (diffOnly) io.stdout(createTwoFilesPatch(script, script, text, after));
     else fs.writeFileSync(script, after);
+    // What the estimate expects of the edit, as the editor's panel shows it.
+    if (chosen.peak) {
+      const { before, after: estimated } = chosen.peak;
+      io.stderr(t('{0}: estimated peak {1} → {2} ({3}% less)', chosen.title, formatBytes(before), formatBytes(estimated), ((1 - estimated / before) * 100).toFixed(1)) + '\n');
+    }
     return 0;
   } finally {
     if (recovered.tree !== tree) recovered.tree.delete();

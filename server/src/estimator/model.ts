@@ -150,18 +150,26 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   let saved = b * perSample + ampCopies;
   let recompute = 0;
   if (cfg.checkpointing && cfg.mode === 'train' && net.blockSavedElements.length > 1) {
-    // checkpoint_sequential over the blocks in round(sqrt(n)) segments: each segment keeps its input, the last
-    // segment runs normally, and backward recomputes one segment at a time.
     const blocks = net.blockSavedElements;
-    const segments = Math.max(1, Math.round(Math.sqrt(blocks.length)));
-    const perSegment = Math.ceil(blocks.length / segments);
-    const segmentSaved: number[] = [];
-    for (let i = 0; i < blocks.length; i += perSegment) segmentSaved.push(blocks.slice(i, i + perSegment).reduce((x, y) => x + y, 0));
     const blockTotal = blocks.reduce((x, y) => x + y, 0);
     const outside = net.savedElementsPerSample - blockTotal;
-    const segmentInputs = segmentSaved.slice(0, -1).reduce((sum, _s, idx) => sum + net.blockInputElements[idx * perSegment], 0);
-    saved = b * ((outside + segmentInputs + segmentSaved[segmentSaved.length - 1]) * act + net.fixedBytesPerSample) + ampCopies;
-    recompute = b * Math.max(...segmentSaved.slice(0, -1), 0) * act;
+    if (net.checkpointSegments) {
+      // checkpoint_sequential in round(sqrt(n)) segments: each segment keeps its input, the last segment runs
+      // normally, and backward recomputes one segment at a time.
+      const segments = Math.max(1, Math.round(Math.sqrt(blocks.length)));
+      const perSegment = Math.ceil(blocks.length / segments);
+      const segmentSaved: number[] = [];
+      for (let i = 0; i < blocks.length; i += perSegment) segmentSaved.push(blocks.slice(i, i + perSegment).reduce((x, y) => x + y, 0));
+      const segmentInputs = segmentSaved.slice(0, -1).reduce((sum, _s, idx) => sum + net.blockInputElements[idx * perSegment], 0);
+      saved = b * ((outside + segmentInputs + segmentSaved[segmentSaved.length - 1]) * act + net.fixedBytesPerSample) + ampCopies;
+      recompute = b * Math.max(...segmentSaved.slice(0, -1), 0) * act;
+    } else {
+      // Each block checkpointed on its own (what the refactoring and the libraries do): it keeps its input, and
+      // backward recomputes one block at a time.
+      const inputs = net.blockInputElements.reduce((x, y) => x + y, 0);
+      saved = b * ((outside + inputs) * act + net.fixedBytesPerSample) + ampCopies;
+      recompute = b * Math.max(...blocks) * act;
+    }
   }
   // The loss reads the output: cross_entropy keeps its fp32 log_softmax (autocast runs it in fp32), the output
   // object stays alive, and backward starts with two output-sized fp32 gradients (an LSTM language model's logits

@@ -40,44 +40,122 @@ function submodules(module: Module): Module[] {
   return out;
 }
 
-/** A flat list of leaf layers, each marked with the top-level block it belongs to (for checkpointing). */
+/**
+ * Where gradient checkpointing cuts a module tree. `blocks`: composite submodules (the script's own block classes,
+ * nested nn.Sequentials) recomputed one at a time, each keeping only its input. `segments`: an nn.Sequential of
+ * plain layers, run through checkpoint_sequential in round(sqrt(n)) segments. The estimate and the refactoring
+ * both read this plan, so the saving shown is the saving of the edit offered.
+ */
+export interface CheckpointPlan {
+  kind: 'blocks' | 'segments';
+  /** The blocks, or the layers of the Sequential run in segments. */
+  modules: Module[];
+  /** Python paths from the model to each block (`.features[0]`), or to the Sequential (`` for the model itself). */
+  paths: string[];
+}
+
+interface PlacedModule { module: Module; path: string }
+
+/** A module's submodules with their Python paths, looking through ModuleList/ModuleDict (they have no forward). */
+function placedSubmodules(module: Module, path: string, seen: Set<Module>): PlacedModule[] {
+  const out: PlacedModule[] = [];
+  const place = (child: Value, childPath: string): void => {
+    if (!isModule(child) || seen.has(child)) return;
+    seen.add(child);
+    if (child.kind === 'layer' && (child.type === 'ModuleList' || child.type === 'ModuleDict')) out.push(...placedSubmodules(child, childPath, seen));
+    else out.push({ module: child, path: childPath });
+  };
+  if (module.kind === 'object') {
+    for (const [name, value] of module.attrs) place(value, `${path}.${name}`);
+  } else if (module.named && module.named.size > 0) {
+    for (const [name, value] of module.named) place(value, module.type === 'ModuleDict' ? `${path}[${JSON.stringify(name)}]` : `${path}.${name}`);
+  } else {
+    module.children.forEach((child, index) => place(child, `${path}[${index}]`));
+  }
+  return out;
+}
+
+/** A submodule with a forward of its own worth recomputing: a block class of the script, or a Sequential of layers. */
+function isComposite(module: Module): boolean {
+  return module.kind === 'object' || (module.type === 'Sequential' && submodules(module).length >= 2);
+}
+
+export function checkpointPlan(root: Module): CheckpointPlan | undefined {
+  const blocks: PlacedModule[] = [];
+  let plainSequential: PlacedModule | undefined = root.kind === 'layer' && root.type === 'Sequential' ? { module: root, path: '' } : undefined;
+  const visit = (module: Module, path: string, depth: number): void => {
+    if (depth > 8) return;
+    const composites = placedSubmodules(module, path, new Set()).filter((placed) => isComposite(placed.module));
+    // One composite (a wrapper's backbone, a features Sequential): the blocks are inside it.
+    if (composites.length === 1) {
+      const only = composites[0]!;
+      if (only.module.kind === 'layer' && !submodules(only.module).some(isComposite)) plainSequential ??= only;
+      visit(only.module, only.path, depth + 1);
+      return;
+    }
+    for (const placed of composites) {
+      // A Sequential of stages is a container: its stages are the blocks. A block class keeps its own forward whole.
+      const inner = placed.module.kind === 'layer' ? placedSubmodules(placed.module, placed.path, new Set()).filter((p) => isComposite(p.module)).length : 0;
+      if (inner >= 2) visit(placed.module, placed.path, depth + 1);
+      else blocks.push(placed);
+    }
+  };
+  visit(root, '', 0);
+  if (blocks.length >= 2) return { kind: 'blocks', modules: blocks.map((b) => b.module), paths: blocks.map((b) => b.path) };
+  const layers = plainSequential ? submodules(plainSequential.module) : [];
+  if (plainSequential && layers.length >= 4) return { kind: 'segments', modules: layers, paths: [plainSequential.path] };
+  return undefined;
+}
+
+/** Whether a module tree holds a BatchNorm layer (its running statistics see every forward, recomputed or micro). */
+export function hasBatchNorm(root: Value): boolean {
+  if (root.kind === 'call') {
+    const name = root.path.endsWith('.get_model') && root.args[0]?.kind === 'string' ? root.args[0].value : root.path.split('.').pop() ?? '';
+    return /^torchvision\.models\./.test(root.path) && /^(resnet|wide_resnet|resnext|densenet|efficientnet_b|mobilenet|regnet|inception|googlenet|mnasnet|shufflenet|vgg\d+_bn)/.test(name);
+  }
+  if (!isModule(root)) return false;
+  const seen = new Set<Module>();
+  const visit = (module: Module, depth: number): boolean => {
+    if (depth > 24 || seen.has(module)) return false;
+    seen.add(module);
+    if (module.kind === 'layer' && /^(Sync)?BatchNorm/.test(module.type)) return true;
+    return submodules(module).some((child) => visit(child, depth + 1));
+  };
+  return visit(root, 0);
+}
+
+/** A flat list of leaf layers, each marked with the checkpointing block it belongs to. */
 interface Leaf { layer: LayerValue; block: number | undefined }
 
-function leaves(root: Module): { leaves: Leaf[]; unknown: Set<string>; blocks: Set<Module> } {
+function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; unknown: Set<string> } {
   const out: Leaf[] = [];
   const unknown = new Set<string>();
-  const blocks = new Set<Module>();
   const seen = new Set<Module>();
   let blockCounter = 0;
-  // The first container of several custom blocks (a ModuleList of transformer blocks) defines the blocks.
-  let blocksAssigned = false;
+  // A TransformerEncoder's layers are its blocks unless the plan already cut elsewhere.
+  let blocksAssigned = blocks.size > 0;
   const visit = (module: Module, block: number | undefined, depth: number): void => {
     if (depth > 24 || seen.has(module)) return;
     seen.add(module);
+    const own = block ?? (blocks.has(module) ? blockCounter++ : undefined);
     if (module.kind === 'layer' && module.type !== 'Sequential' && module.type !== 'ModuleList' && module.type !== 'ModuleDict') {
       if (module.type === 'TransformerEncoder' || module.type === 'TransformerDecoder') {
         const layer = module.args[0] ?? module.kwargs.get(module.type === 'TransformerEncoder' ? 'encoder_layer' : 'decoder_layer');
         const count = numberOf(module.args[1] ?? module.kwargs.get('num_layers')) ?? 1;
         if (layer?.kind === 'layer') {
-          for (let i = 0; i < count; i++) out.push({ layer, block: block ?? (blocksAssigned ? undefined : blockCounter++) });
+          for (let i = 0; i < count; i++) out.push({ layer, block: own ?? (blocksAssigned ? undefined : blockCounter++) });
           blocksAssigned = true;
         }
         return;
       }
       if (!LAYER_TYPES.has(module.type) && !PASS_THROUGH.has(module.type)) unknown.add(module.type);
-      out.push({ layer: module, block });
+      out.push({ layer: module, block: own });
       return;
     }
-    const children = submodules(module);
-    const repeated = !blocksAssigned && block === undefined && children.length > 1 && children.every((c) => c.kind === 'object' || (c.kind === 'layer' && c.type === 'Sequential'));
-    if (repeated) {
-      blocksAssigned = true;
-      for (const child of children) blocks.add(child);
-    }
-    for (const child of children) visit(child, repeated ? blockCounter++ : block, depth + 1);
+    for (const child of submodules(module)) visit(child, own, depth + 1);
   };
   visit(root, undefined, 0);
-  return { leaves: out, unknown, blocks };
+  return { leaves: out, unknown };
 }
 
 const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
@@ -411,7 +489,9 @@ function outputOf(value: Value | undefined): number | undefined {
 /** The net of a module the script builds; undefined when it holds no layer at all. */
 export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
-  const { leaves: list, unknown, blocks } = leaves(root);
+  const plan = checkpointPlan(root);
+  const blocks = new Set<Module>(plan?.modules ?? []);
+  const { leaves: list, unknown } = leaves(root, blocks);
   if (list.length === 0) return undefined;
   const first = firstShape(list);
   const build = (size: number): LayerNetSpec => {
@@ -435,6 +515,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...net.build(first.kind !== 'vector'),
       parameters: counted.reduce((sum, c) => sum + c.total, 0),
       castParameters: counted.reduce((sum, c) => sum + c.cast, 0),
+      checkpointSegments: plan?.kind === 'segments',
     };
     // What backward keeps, from running forward() itself (functional activations, skips, reshapes included);
     // the registration-order walk above stays the answer where the trace cannot finish.

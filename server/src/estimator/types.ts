@@ -98,6 +98,8 @@ export interface LayerNetSpec {
   blockSavedElements: number[];
   /** Input elements of each top-level block (what a checkpoint keeps). */
   blockInputElements: number[];
+  /** Checkpointing runs the blocks in round(sqrt(n)) segments (checkpoint_sequential) rather than one at a time. */
+  checkpointSegments?: boolean;
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
   castParameters: number;
   /** Input kind and the size the per-sample figures were computed for. */

@@ -911,7 +911,11 @@ export class ProgramModel {
           this.tracer.exitModule(callee);
           return x;
         }
-        return this.tracer.layer(callee, args, kwargs) ?? UNKNOWN;
+        // Entered like a block: a Sequential of plain layers is checkpointed layer by layer, in segments.
+        this.tracer.enterModule(callee, args);
+        const output = this.tracer.layer(callee, args, kwargs) ?? UNKNOWN;
+        this.tracer.exitModule(callee);
+        return output;
       }
       case 'call':
         return UNKNOWN;

@@ -14,6 +14,27 @@ import { insertLinesAfter, standsAlone, statementOf } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
 import { programOf } from '../../estimator/python-values';
 import type { Value } from '../../engine/program/values';
+import { checkpointPlan, hasBatchNorm } from '../../estimator/module-tree';
+
+/** Block paths as Python: runs of one container's indices become slices (`*model.features[0:4]`). */
+function blockList(model: string, paths: string[]): string {
+  const parts: string[] = [];
+  let run: { base: string; from: number; to: number } | undefined;
+  const flush = (): void => {
+    if (!run) return;
+    parts.push(run.to === run.from ? `${model}${run.base}[${run.from}]` : `*${model}${run.base}[${run.from}:${run.to + 1}]`);
+    run = undefined;
+  };
+  for (const path of paths) {
+    const indexed = /^(.*)\[(\d+)\]$/.exec(path);
+    if (indexed && run && run.base === indexed[1] && run.to + 1 === Number(indexed[2])) { run.to += 1; continue; }
+    flush();
+    if (indexed) run = { base: indexed[1]!, from: Number(indexed[2]), to: Number(indexed[2]) };
+    else parts.push(`${model}${path}`);
+  }
+  flush();
+  return `[${parts.join(', ')}]`;
+}
 
 /** The call that builds a model, through a `.to(device)` / `.cuda()` / `.train()` chain after it. */
 function modelCall(value: Node | null): Node | null {
@@ -214,15 +235,33 @@ function blockWrapping(context: RefactoringContext): Refactoring[] {
       const path = transformerEncoderPath(value);
       if (path) blocks = `list(${left}.${path.join('.')}.layers)`;
     }
-    if (!blocks) continue;
     const statement = statementOf(assignment);
     const indent = lineIndent(statement);
     const unit = /^\t/m.test(text) ? '\t' : '    ';
+    // BatchNorm updates its running statistics again when a block is recomputed.
+    const batchNorm = value && hasBatchNorm(value) ? [`${indent}# ${t('BatchNorm running statistics are updated again when a block is recomputed in backward')}`] : [];
+    const plan = !blocks && value && (value.kind === 'object' || value.kind === 'layer') ? checkpointPlan(value) : undefined;
+    if (plan?.kind === 'segments') {
+      const target = `${left}${plan.paths[0]}`;
+      const segments = Math.max(1, Math.round(Math.sqrt(plan.modules.length)));
+      return [{
+        title: t('Enable gradient checkpointing ({0} run in {1} recomputed segments)', target, segments),
+        edits: [insertLinesAfter(text, statement.endPosition.row, [
+          `${indent}from functools import partial`,
+          `${indent}from torch.utils.checkpoint import checkpoint_sequential`,
+          ...batchNorm,
+          `${indent}${target}.forward = partial(checkpoint_sequential, ${target}, ${segments}, use_reentrant=False)  # ${t('gradient checkpointing: activations recomputed in backward')}`,
+        ])],
+      }];
+    }
+    if (plan) blocks = blockList(left, plan.paths);
+    if (!blocks) continue;
     return [{
       title: t('Enable gradient checkpointing (each block of {0} recomputed in backward)', left),
       edits: [insertLinesAfter(text, statement.endPosition.row, [
         `${indent}from functools import partial`,
         `${indent}from torch.utils.checkpoint import checkpoint`,
+        ...batchNorm,
         `${indent}for _block in ${blocks}:  # ${t('gradient checkpointing: activations recomputed in backward')}`,
         `${indent}${unit}_block.forward = partial(checkpoint, _block.forward, use_reentrant=False)`,
       ])],

@@ -32,7 +32,7 @@ const MIN_SAVING = 0.05;
  * What a refactoring would save at the peak, as the estimator reads the same script (the program model the
  * estimate uses); undefined where the estimate cannot say (a model it cannot read).
  */
-function savingOf(model: SemanticModel, text: string, title: string): number | undefined {
+function peaksOf(model: SemanticModel, text: string, title: string): { before: number; after: number } | undefined {
   const base = model.memo('refactoring-estimate', () => {
     try {
       const detected = detectConfig({ rootNode: model.root }, text);
@@ -53,8 +53,7 @@ function savingOf(model: SemanticModel, text: string, title: string): number | u
     overrides.accumulation = Number(accumulation[1]);
     overrides.batchSize = Number(accumulation[2]);
   }
-  const after = estimateFromConfig(base.config, overrides).peakAllocated;
-  return (base.peak - after) / base.peak;
+  return { before: base.peak, after: estimateFromConfig(base.config, overrides).peakAllocated };
 }
 
 /**
@@ -66,9 +65,10 @@ export function refactoringsAt(model: SemanticModel, text: string, position: Pos
   const loop = trainingLoopAt(model, text, position, lineStarts);
   if (!loop) return [];
   const context: RefactoringContext = { model, text, loop, accumulation };
-  return REFACTORINGS.flatMap((refactoring) => refactoring(context)).filter((refactoring) => {
-    const saving = savingOf(model, text, refactoring.title);
-    return saving === undefined || saving >= MIN_SAVING;
+  return REFACTORINGS.flatMap((refactoring) => refactoring(context)).flatMap((refactoring) => {
+    const peak = peaksOf(model, text, refactoring.title);
+    if (!peak) return [refactoring];
+    return (peak.before - peak.after) / peak.before >= MIN_SAVING ? [{ ...refactoring, peak }] : [];
   });
 }
 

@@ -13,6 +13,8 @@ import { indentUnit, insertAt, lineEnding, lineIndent } from '../edits';
 export interface Refactoring {
   title: string;
   edits: TextEdit[];
+  /** The estimated peak before and after, where the estimate can read the script. */
+  peak?: { before: number; after: number };
 }
 
 /** What every refactoring receives: the shared model, the text and the training loop at the cursor. */
