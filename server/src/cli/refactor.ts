@@ -1,6 +1,7 @@
 // `oomguard refactor SCRIPT --line N --apply KIND [--diff]` (README.md, "Command line"): applies one training-loop
 // refactoring at line N, as the editor's code action does. Exit status: 0 applied, 1 not applicable here (the reason
 // on stderr), 2 on a usage or I/O error.
+import * as path from 'node:path';
 import { formatBytes } from '../engine/bytes';
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -75,7 +76,7 @@ export async function runRefactor(argv: string[], io: CliIO): Promise<number> {
       return 1;
     }
     const steps = /^accumulation:(\d+)$/.exec(kind);
-    const offered = refactoringsAt(model, text, position, undefined, steps ? Number(steps[1]) : undefined);
+    const offered = refactoringsAt(model, text, position, { accumulation: steps ? Number(steps[1]) : undefined, filePath: path.resolve(script) });
     const chosen = offered.find((refactoring) => refactoring.title.startsWith(titlePrefix(kind)!));
     if (!chosen) {
       io.stderr(t('{0}:{1}: {2} does not apply to this loop (offered here: {3}). See the refactoring notes in docs/refactoring-measurements.md.', script, line, kind,

@@ -440,7 +440,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // Checkpointing, LoRA, freezing.
     // timm's set_grad_checkpointing(True) (its argument defaults to True).
     const enables = pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false;
-    if (name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables) || /(^|\.)(checkpoint|checkpoint_sequential)$/.test(fn)) {
+    // Not where the script switches it on under a setting that is off (`if cfg.gradient_checkpointing:`).
+    const runs = !bindings.program.neverRuns(call);
+    if (runs && (name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables) || /(^|\.)(checkpoint|checkpoint_sequential)$/.test(fn))) {
       detected.checkpointing = { value: true, line };
     }
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };

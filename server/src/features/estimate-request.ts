@@ -5,7 +5,7 @@ import { ESTIMATE_REQUEST, normalizeOverrides } from '../protocol';
 import type { EstimateParams, EstimateResponse } from '../protocol';
 import type { ServerFeature } from './context';
 import { sizedLeaks } from './leak-sizes';
-import { baseEstimate, estimateResponse, isBase, refactoringTitles } from './memory-estimate';
+import { baseEstimate, estimateResponse, isBase, refactoringTitles, filePathOf } from './memory-estimate';
 
 /** JSON-RPC's "invalid params" code, for a request about a document the server does not have open. */
 const INVALID_PARAMS = -32602;
@@ -25,7 +25,7 @@ export const estimateRequest: ServerFeature = {
       }
       const settings = await context.settingsFor(uri);
       const model = context.modelOf(state);
-      const refactorings = model ? refactoringTitles(model, state.text, base.loops.training) : {};
+      const refactorings = model ? refactoringTitles(model, state.text, base.loops.training, filePathOf(state.uri)) : {};
       return estimateResponse(state, base, normalizeOverrides(params.overrides), settings.gpu, sizedLeaks(context, state), refactorings, started);
     });
   },

@@ -1,5 +1,6 @@
 // The memory estimate of one document version, shared by the estimate request, CodeLens, hovers and leak sizes.
 // Detection runs once per version on the shared semantic model's tree; what-if values only recompute the numbers.
+import { programOf } from '../estimator/python-values';
 import { fileURLToPath } from 'node:url';
 import type { DocumentState } from '../engine/documents';
 import type { Node } from '../engine/parser';
@@ -161,11 +162,11 @@ function inputsOf(result: EstimateResult, overrides: EstimateOverrides): Estimat
 /** The refactorings (server/src/fixes/refactorings) that make a suggested change on the training loop, by title. */
 export type RefactoringTitles = Partial<Record<'amp' | 'checkpointing' | 'accumulation', string>>;
 
-export function refactoringTitles(model: SemanticModel, text: string, line: number | undefined): RefactoringTitles {
+export function refactoringTitles(model: SemanticModel, text: string, line: number | undefined, filePath?: string): RefactoringTitles {
   if (line === undefined) return {};
   const loop = trainingLoopAt(model, text, { line, character: 0 });
   if (!loop) return {};
-  const context = { model, text, loop };
+  const context = { model, text, loop, program: programOf({ rootNode: model.root }, filePath) };
   return {
     amp: bfloat16Amp(context)[0]?.title,
     checkpointing: gradientCheckpointing(context)[0]?.title,

@@ -77,6 +77,21 @@ export class ProgramModel {
     return node ? this.values.get(node.id) : undefined;
   }
 
+  /** If-branches taken at least once, and those skipped because their condition was false. */
+  private readonly branchesRun = new Set<number>();
+  private readonly branchesSkipped = new Set<number>();
+
+  /**
+   * Whether `node` sits in an if-branch whose condition was false every time the program ran it (`if cfg.flag:` with
+   * the flag off in the config): code that never runs, as opposed to code the model did not reach.
+   */
+  neverRuns(node: PyNode): boolean {
+    for (let current = node.parent; current; current = current.parent) {
+      if (this.branchesSkipped.has(current.id) && !this.branchesRun.has(current.id)) return true;
+    }
+    return false;
+  }
+
   /** Set while a module's forward is traced (see `trace`). */
   private tracer: TensorTracer | undefined;
 
@@ -249,21 +264,29 @@ export class ProgramModel {
     const condition = truthy(this.evalExpr(node.childForFieldName('condition'), scope));
     const body = node.childForFieldName('consequence');
     const alternatives = node.namedChildren.filter((c): c is PyNode => c?.type === 'elif_clause' || c?.type === 'else_clause');
+    const take = (block: PyNode | null | undefined): void => {
+      if (!block) return;
+      this.branchesRun.add(block.id);
+      this.execBlock(block, scope);
+    };
     if (condition !== false) {
-      if (body) this.execBlock(body, scope);
       // An unknown condition: the first branch is the one taken (the script's default path).
+      take(body);
       return;
     }
+    if (body) this.branchesSkipped.add(body.id);
     for (const clause of alternatives) {
       if (clause.type === 'elif_clause') {
         const c = truthy(this.evalExpr(clause.childForFieldName('condition'), scope));
-        if (c === false) continue;
         const block = clause.childForFieldName('consequence');
-        if (block) this.execBlock(block, scope);
+        if (c === false) {
+          if (block) this.branchesSkipped.add(block.id);
+          continue;
+        }
+        take(block);
         return;
       }
-      const block = clause.childForFieldName('body') ?? clause.namedChildren.find((c) => c?.type === 'block');
-      if (block) this.execBlock(block, scope);
+      take(clause.childForFieldName('body') ?? clause.namedChildren.find((c) => c?.type === 'block'));
       return;
     }
   }

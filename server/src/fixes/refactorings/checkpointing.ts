@@ -12,7 +12,6 @@ import { t } from '../../l10n';
 import { insertAt, lineEnding, lineIndent, replaceNode } from '../edits';
 import { insertLinesAfter, standsAlone, statementOf } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
-import { programOf } from '../../estimator/python-values';
 import type { Value } from '../../engine/program/values';
 import { checkpointPlan, hasBatchNorm } from '../../estimator/module-tree';
 
@@ -70,8 +69,9 @@ function forwardNames(context: RefactoringContext): Set<string> {
 
 function huggingFace(context: RefactoringContext): Refactoring[] {
   const { model, text } = context;
-  // Already enabled, here or through TrainingArguments(gradient_checkpointing=True).
-  if (model.calls.some((call) => calleeName(call) === 'gradient_checkpointing_enable')) return [];
+  // Already enabled, here or through TrainingArguments(gradient_checkpointing=True); not under a setting that is off.
+  const { program } = context;
+  if (model.calls.some((call) => calleeName(call) === 'gradient_checkpointing_enable' && !program.neverRuns(call))) return [];
   if (model.root.descendantsOfType('keyword_argument').some((arg) => arg.childForFieldName('name')?.text === 'gradient_checkpointing')) return [];
   const candidates = model.assignments.filter((assignment) => {
     const left = assignment.childForFieldName('left');
@@ -88,7 +88,9 @@ function huggingFace(context: RefactoringContext): Refactoring[] {
   const statement = statementOf(target);
   return [{
     title: t('Enable gradient checkpointing ({0}.gradient_checkpointing_enable())', name),
-    edits: [insertLinesAfter(text, statement.endPosition.row, [`${lineIndent(statement)}${name}.gradient_checkpointing_enable()`])],
+    // Non-reentrant: gradients still reach trainable layers behind frozen ones (the reentrant variant needs an input
+    // that requires grad), and it is the variant PyTorch recommends.
+    edits: [insertLinesAfter(text, statement.endPosition.row, [`${lineIndent(statement)}${name}.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})`])],
   }];
 }
 
@@ -220,7 +222,7 @@ function transformerEncoderPath(value: Value, depth = 0): string[] | undefined {
  */
 function blockWrapping(context: RefactoringContext): Refactoring[] {
   const { model, text } = context;
-  const program = programOf({ rootNode: model.root });
+  const { program } = context;
   const called = forwardNames(context);
   for (const assignment of model.assignments) {
     const left = dottedName(assignment.childForFieldName('left'));
@@ -273,7 +275,8 @@ function blockWrapping(context: RefactoringContext): Refactoring[] {
 export function gradientCheckpointing(context: RefactoringContext): Refactoring[] {
   const specific = [...huggingFace(context), ...timmModel(context), ...customModule(context)];
   // The library's or the file's own way first; blocks are wrapped only where the file recomputes nothing yet.
-  const recomputing = context.model.calls.some((call) => /^(checkpoint|checkpoint_sequential|set_grad_checkpointing|gradient_checkpointing_enable)$/.test(calleeName(call) ?? ''))
+  const { program } = context;
+  const recomputing = context.model.calls.some((call) => /^(checkpoint|checkpoint_sequential|set_grad_checkpointing|gradient_checkpointing_enable)$/.test(calleeName(call) ?? '') && !program.neverRuns(call))
     || [...context.model.imports.values()].some((qualified) => qualified.startsWith('torch.utils.checkpoint'));
   return specific.length > 0 || recomputing ? specific : blockWrapping(context);
 }

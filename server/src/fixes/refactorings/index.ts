@@ -14,6 +14,8 @@ import { trainingLoopAt } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
 import { configFromDetection, estimateFromConfig, type EstimateOverrides } from '../../estimator/index';
 import { detectConfig } from '../../estimator/detect';
+import { programOf } from '../../estimator/python-values';
+import { filePathOf } from '../../features/memory-estimate';
 
 export type { Refactoring } from './training-loop';
 
@@ -32,10 +34,10 @@ const MIN_SAVING = 0.05;
  * What a refactoring would save at the peak, as the estimator reads the same script (the program model the
  * estimate uses); undefined where the estimate cannot say (a model it cannot read).
  */
-function peaksOf(model: SemanticModel, text: string, title: string): { before: number; after: number } | undefined {
+function peaksOf(model: SemanticModel, text: string, title: string, filePath: string | undefined): { before: number; after: number } | undefined {
   const base = model.memo('refactoring-estimate', () => {
     try {
-      const detected = detectConfig({ rootNode: model.root }, text);
+      const detected = detectConfig({ rootNode: model.root }, text, filePath);
       const config = configFromDetection(detected, []);
       return config.unresolved ? undefined : { config, peak: estimateFromConfig(config).peakAllocated };
     } catch {
@@ -56,17 +58,25 @@ function peaksOf(model: SemanticModel, text: string, title: string): { before: n
   return { before: base.peak, after: estimateFromConfig(base.config, overrides).peakAllocated };
 }
 
+export interface RefactoringOptions {
+  lineStarts?: readonly number[];
+  /** Accumulation steps asked for (the CLI's `accumulation:K`) instead of the editor's choices. */
+  accumulation?: number;
+  /** The script's path on disk: config files it names (YAML, JSON) are read relative to it. */
+  filePath?: string;
+}
+
 /**
  * The refactorings that apply to the training loop at `position` (none where the cursor is in no training loop),
- * and only where they save memory by the estimate. `accumulation` asks for that number of steps (the CLI's
- * `accumulation:K`) instead of the editor's choices.
+ * and only where they save memory by the estimate.
  */
-export function refactoringsAt(model: SemanticModel, text: string, position: Position, lineStarts?: readonly number[], accumulation?: number): Refactoring[] {
-  const loop = trainingLoopAt(model, text, position, lineStarts);
+export function refactoringsAt(model: SemanticModel, text: string, position: Position, options: RefactoringOptions = {}): Refactoring[] {
+  const loop = trainingLoopAt(model, text, position, options.lineStarts);
   if (!loop) return [];
-  const context: RefactoringContext = { model, text, loop, accumulation };
+  const program = programOf({ rootNode: model.root }, options.filePath);
+  const context: RefactoringContext = { model, text, loop, program, accumulation: options.accumulation };
   return REFACTORINGS.flatMap((refactoring) => refactoring(context)).flatMap((refactoring) => {
-    const peak = peaksOf(model, text, refactoring.title);
+    const peak = peaksOf(model, text, refactoring.title, options.filePath);
     if (!peak) return [refactoring];
     return (peak.before - peak.after) / peak.before >= MIN_SAVING ? [{ ...refactoring, peak }] : [];
   });
@@ -77,7 +87,7 @@ export const refactoringActions: CodeActionProvider = ({ text, lineStarts, param
   const wanted = !only || only.some((kind) => CodeActionKind.RefactorRewrite === kind || CodeActionKind.RefactorRewrite.startsWith(`${kind}.`));
   if (!model || !wanted) return [];
   const uri = params.textDocument.uri;
-  return refactoringsAt(model, text, params.range.start, lineStarts).map((refactoring): CodeAction => ({
+  return refactoringsAt(model, text, params.range.start, { lineStarts, filePath: filePathOf(uri) }).map((refactoring): CodeAction => ({
     title: refactoring.title,
     kind: CodeActionKind.RefactorRewrite,
     edit: { changes: { [uri]: refactoring.edits } },

@@ -1,5 +1,6 @@
 // What the refactorings share: finding the training loop at the cursor, the statements of its body that forward,
 // backpropagate and step, and line edits that keep the file's indentation and line endings.
+import type { ProgramModel } from '../../engine/program/interpreter';
 import { splitLines } from '../../engine/lines';
 import { computeLineStarts, offsetAt } from '../../engine/documents';
 import type { Node } from '../../engine/parser';
@@ -22,6 +23,8 @@ export interface RefactoringContext {
   model: SemanticModel;
   text: string;
   loop: TrainingLoop;
+  /** The program model of the script (config files read relative to it). */
+  program: ProgramModel;
   /** Accumulation steps asked for (the CLI's `accumulation:K`); the editor's choices when absent. */
   accumulation?: number;
 }
@@ -187,7 +190,8 @@ export function isStepRelatedCall(model: SemanticModel, call: Node): boolean {
   if (name === 'clip_grad_norm_' || name === 'clip_grad_value_') return true;
   const receiver = callReceiver(call);
   if ((name === 'update' || name === 'unscale_') && model.isScalerRef(receiver)) return true;
-  return name === 'step' && looksLikeSchedulerName(dottedName(receiver)?.split('.').pop() ?? '');
+  // `scheduler.step()`, timm's `lr_scheduler.step_update(num_updates=...)`.
+  return (name === 'step' || name === 'step_update') && looksLikeSchedulerName(dottedName(receiver)?.split('.').pop() ?? '');
 }
 
 /** The statement holding `node`, as seen from its block. */

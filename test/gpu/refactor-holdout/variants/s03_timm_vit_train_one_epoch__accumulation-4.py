@@ -18,6 +18,7 @@ from timm.loss import LabelSmoothingCrossEntropy
 from timm.scheduler import CosineLRScheduler
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils.data import DataLoader, TensorDataset
+accumulation_steps = 4  # effective batch size: 24 x 4 = 96 samples per optimizer step
 
 # ---------------------------------------------------------------------------
 # Measurement for the held-out harness (not part of the training recipe):
@@ -92,11 +93,11 @@ def parse_args():
 
 def train_one_epoch(epoch, model, loader, optimizer, loss_fn, args, lr_scheduler=None, log_at=None):
     model.train()
-    accumulation_steps = 4  # effective batch size: 24 x 4 = 96 samples per optimizer step
     num_updates = epoch * -(-len(loader) // accumulation_steps)
     last_loss = None
     micro_step = 0
-    for batch_idx, (input, target) in enumerate(loader):
+    for micro_index, (input, target) in enumerate(loader):
+        batch_idx = micro_index // accumulation_steps  # the optimizer step this micro-batch belongs to
         input = input.to(device, non_blocking=True)
         target = target.to(device, non_blocking=True)
 
@@ -107,12 +108,32 @@ def train_one_epoch(epoch, model, loader, optimizer, loss_fn, args, lr_scheduler
             optimizer.zero_grad()
         (loss / accumulation_steps).backward()
         micro_step += 1
-        if args.clip_grad is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad)
         if micro_step % accumulation_steps == 0:
+            if args.clip_grad is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad)
             optimizer.step()
 
             num_updates += 1
+            if batch_idx % args.log_interval == 0:
+                lrl = [param_group["lr"] for param_group in optimizer.param_groups]
+                lr = sum(lrl) / len(lrl)
+                print(f"Train: {epoch} [{batch_idx:>4d}/{len(loader)}]  Loss: {loss.item():#.3g}  LR: {lr:.3e}")
+                if log_at is not None:
+                    log_at.append(_N_UPDATES)
+
+            if lr_scheduler is not None:
+                lr_scheduler.step_update(num_updates=num_updates)
+        last_loss = loss.detach()
+    if micro_step % accumulation_steps != 0:
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.grad.mul_(accumulation_steps / (micro_step % accumulation_steps))
+        if args.clip_grad is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad)
+        optimizer.step()
+
+        num_updates += 1
         if batch_idx % args.log_interval == 0:
             lrl = [param_group["lr"] for param_group in optimizer.param_groups]
             lr = sum(lrl) / len(lrl)
@@ -122,15 +143,6 @@ def train_one_epoch(epoch, model, loader, optimizer, loss_fn, args, lr_scheduler
 
         if lr_scheduler is not None:
             lr_scheduler.step_update(num_updates=num_updates)
-        last_loss = loss.detach()
-    if micro_step % accumulation_steps != 0:
-        for group in optimizer.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    p.grad.mul_(accumulation_steps / (micro_step % accumulation_steps))
-        optimizer.step()
-
-        num_updates += 1
 
     return last_loss, num_updates
 
@@ -152,7 +164,7 @@ def main():
     init_params = _snapshot(model)
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    updates_per_epoch = len(loader)
+    updates_per_epoch = -(-len(loader) // accumulation_steps)
     lr_scheduler = CosineLRScheduler(
         optimizer,
         t_initial=args.epochs * updates_per_epoch,

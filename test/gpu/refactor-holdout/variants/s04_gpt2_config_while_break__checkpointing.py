@@ -102,7 +102,7 @@ def main():
         use_cache=False,
     )
     model = GPT2LMHeadModel(config).to(device)
-    model.gradient_checkpointing_enable()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     init_params = _snapshot(model)
 
     g = torch.Generator().manual_seed(7)

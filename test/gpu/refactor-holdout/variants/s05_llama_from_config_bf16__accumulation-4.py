@@ -120,7 +120,8 @@ def main():
     for epoch in range(NUM_EPOCHS):
         model.train()
         micro_step = 0
-        for step, (input_ids,) in enumerate(train_dataloader):
+        for micro_index, (input_ids,) in enumerate(train_dataloader):
+            step = micro_index // accumulation_steps  # the optimizer step this micro-batch belongs to
             input_ids = input_ids.to(device)
             outputs = model(input_ids=input_ids, labels=input_ids)
             loss = outputs.loss

@@ -89,7 +89,7 @@ def main():
         tie_word_embeddings=False,
     )
     model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
-    model.gradient_checkpointing_enable()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.to(device)
     init_params = _snapshot(model)
 

@@ -142,7 +142,8 @@ def main():
     for epoch in range(args.num_train_epochs):
         model.train()
         micro_step = 0
-        for step, batch in enumerate(train_dataloader):
+        for micro_index, batch in enumerate(train_dataloader):
+            step = micro_index // accumulation_steps  # the optimizer step this micro-batch belongs to
             batch = {k: v.to(device) for k, v in batch.items()}
             outputs = model(**batch)
             loss = outputs.loss

@@ -111,7 +111,7 @@ def main():
         max_position_embeddings=args.block_size,
     )
     model = LlamaForCausalLM(config)
-    model.gradient_checkpointing_enable()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.to(device)
     init_params = _snapshot(model)
 

@@ -128,7 +128,8 @@ def main():
     for epoch in range(epochs):
         running_loss = 0.0
         micro_step = 0
-        for i, data in enumerate(trainloader, 0):
+        for micro_index, data in enumerate(trainloader, 0):
+            i = micro_index // accumulation_steps  # the optimizer step this micro-batch belongs to
             inputs, labels = data[0].to(device), data[1].to(device)
 
             if micro_step % accumulation_steps == 0:
@@ -142,16 +143,21 @@ def main():
                 optimizer.step()
 
             running_loss += loss.item()
-            if i % 3 == 2:
-                print(f"[{epoch + 1}, {i + 1:5d}] loss: {running_loss / 3:.3f}")
-                running_loss = 0.0
-                log_at.append(_N_UPDATES)
+            if micro_step % accumulation_steps == 0:
+                if i % 3 == 2:
+                    print(f"[{epoch + 1}, {i + 1:5d}] loss: {running_loss / 3:.3f}")
+                    running_loss = 0.0
+                    log_at.append(_N_UPDATES)
         if micro_step % accumulation_steps != 0:
             for group in optimizer.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
                         p.grad.mul_(accumulation_steps / (micro_step % accumulation_steps))
             optimizer.step()
+            if i % 3 == 2:
+                print(f"[{epoch + 1}, {i + 1:5d}] loss: {running_loss / 3:.3f}")
+                running_loss = 0.0
+                log_at.append(_N_UPDATES)
         scheduler.step()
 
     print("Finished Training")

@@ -13,6 +13,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils.data import DataLoader, Dataset
 from transformers import BertConfig, BertForSequenceClassification, get_linear_schedule_with_warmup
+accumulation_steps = 4  # effective batch size: 8 x 4 = 32 samples per optimizer step
 
 # ---------------------------------------------------------------------------
 # Measurement for the held-out harness (not part of the training recipe):
@@ -92,7 +93,6 @@ class ToyClassificationDataset(Dataset):
 
 def train_one_epoch(model, loader, optimizer, scheduler, epoch, state):
     model.train()
-    accumulation_steps = 4  # effective batch size: 8 x 4 = 32 samples per optimizer step
     micro_step = 0
     for batch in loader:
         batch = {k: v.to(device) for k, v in batch.items()}
@@ -105,10 +105,10 @@ def train_one_epoch(model, loader, optimizer, scheduler, epoch, state):
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
-        state["step"] += 1
-        if state["step"] % LOG_EVERY == 0:
-            print(f"epoch {epoch} step {state['step']} loss {loss.item():.4f}")
-            state["log_at"].append(_N_UPDATES)
+            state["step"] += 1
+            if state["step"] % LOG_EVERY == 0:
+                print(f"epoch {epoch} step {state['step']} loss {loss.item():.4f}")
+                state["log_at"].append(_N_UPDATES)
     if micro_step % accumulation_steps != 0:
         for group in optimizer.param_groups:
             for p in group["params"]:
@@ -117,6 +117,10 @@ def train_one_epoch(model, loader, optimizer, scheduler, epoch, state):
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad()
+        state["step"] += 1
+        if state["step"] % LOG_EVERY == 0:
+            print(f"epoch {epoch} step {state['step']} loss {loss.item():.4f}")
+            state["log_at"].append(_N_UPDATES)
     return loss
 
 
@@ -141,7 +145,7 @@ def main():
     train_loader = DataLoader(train_ds, batch_size=BATCH_SIZE // 4, shuffle=False)
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.01)
-    scheduler = get_linear_schedule_with_warmup(optimizer, num_warmup_steps=2, num_training_steps=EPOCHS * len(train_loader))
+    scheduler = get_linear_schedule_with_warmup(optimizer, num_warmup_steps=2, num_training_steps=EPOCHS * -(-len(train_loader) // accumulation_steps))
 
     @torch.no_grad()
     def evaluate():

@@ -122,7 +122,7 @@ def main():
         num_labels=4,
     )
     model = BertForSequenceClassification(config).to(device)
-    model.gradient_checkpointing_enable()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     init_params = _snapshot(model)
 
     train_ds = ToyClassificationDataset(5 * BATCH_SIZE + BATCH_SIZE // 2, MAX_LEN, config.vocab_size, 4, seed=8)

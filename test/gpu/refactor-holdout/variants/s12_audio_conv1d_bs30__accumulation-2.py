@@ -145,7 +145,8 @@ def main():
     for epoch in range(args.epochs):
         model.train()
         micro_step = 0
-        for step, (wave, label) in enumerate(loader):
+        for micro_index, (wave, label) in enumerate(loader):
+            step = micro_index // accumulation_steps  # the optimizer step this micro-batch belongs to
             wave, label = wave.to(device), label.to(device)
             logits = model(wave)
             loss = F.cross_entropy(logits, label)

@@ -121,7 +121,8 @@ log_at = []
 model.train()
 accumulation_steps = 4  # effective batch size: 16 x 4 = 64 samples per optimizer step
 micro_step = 0
-for step, (images_b,) in enumerate(loader):
+for micro_index, (images_b,) in enumerate(loader):
+    step = micro_index // accumulation_steps  # the optimizer step this micro-batch belongs to
     if step >= MAX_STEPS:
         break
     images_b = images_b.to(device)
@@ -134,9 +135,9 @@ for step, (images_b,) in enumerate(loader):
     if micro_step % accumulation_steps == 0:
         optimizer.step()
         scheduler.step()
-    if step % LOG_EVERY == 0:
-        print(f"step {step} loss {loss.item():.5f} lr {scheduler.get_last_lr()[0]:.2e}")
-        log_at.append(_N_UPDATES)
+        if step % LOG_EVERY == 0:
+            print(f"step {step} loss {loss.item():.5f} lr {scheduler.get_last_lr()[0]:.2e}")
+            log_at.append(_N_UPDATES)
 if micro_step % accumulation_steps != 0:
     for group in optimizer.param_groups:
         for p in group["params"]:
@@ -144,5 +145,8 @@ if micro_step % accumulation_steps != 0:
                 p.grad.mul_(accumulation_steps / (micro_step % accumulation_steps))
     optimizer.step()
     scheduler.step()
+    if step % LOG_EVERY == 0:
+        print(f"step {step} loss {loss.item():.5f} lr {scheduler.get_last_lr()[0]:.2e}")
+        log_at.append(_N_UPDATES)
 
 _emit_result(model, optimizer, loss, init_params, evaluate, log_at, scheduler=scheduler, counter=step)

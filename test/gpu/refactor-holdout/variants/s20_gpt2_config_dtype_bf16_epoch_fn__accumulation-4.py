@@ -13,6 +13,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils.data import DataLoader, TensorDataset
 from transformers import AutoModelForCausalLM, GPT2Config, get_cosine_schedule_with_warmup
+accumulation_steps = 4  # effective batch size: 2 x 4 = 8 samples per optimizer step
 
 # ---------------------------------------------------------------------------
 # Measurement for the held-out harness (not part of the training recipe):
@@ -74,7 +75,6 @@ LOG_EVERY = 4
 
 def train_one_epoch(model, loader, optimizer, scheduler, epoch, global_step, log_at):
     model.train()
-    accumulation_steps = 4  # effective batch size: 2 x 4 = 8 samples per optimizer step
     micro_step = 0
     for (input_ids,) in loader:
         input_ids = input_ids.to(device)
@@ -129,7 +129,7 @@ def main():
     loader = DataLoader(TensorDataset(ids), batch_size=BATCH_SIZE // 4, shuffle=False)
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-4, betas=(0.9, 0.95), weight_decay=0.1)
-    scheduler = get_cosine_schedule_with_warmup(optimizer, num_warmup_steps=2, num_training_steps=EPOCHS * len(loader) + 6)
+    scheduler = get_cosine_schedule_with_warmup(optimizer, num_warmup_steps=2, num_training_steps=EPOCHS * -(-len(loader) // accumulation_steps) + 6)
 
     @torch.no_grad()
     def evaluate():

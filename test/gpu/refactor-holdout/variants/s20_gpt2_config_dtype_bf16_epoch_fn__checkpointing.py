@@ -103,7 +103,7 @@ def main():
         dtype="bfloat16",
     )
     model = AutoModelForCausalLM.from_config(config)
-    model.gradient_checkpointing_enable()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model = model.to(device)
     init_params = _snapshot(model)
 

@@ -12,7 +12,7 @@ torch.manual_seed(0)
 
 config = GPT2Config(use_cache=False)
 model = GPT2LMHeadModel(config).to(device)
-model.gradient_checkpointing_enable()
+model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 model.train()
 optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
 
