@@ -74,6 +74,8 @@ export function configFromTruth(r: TruthRecord): TrainingConfig {
     optimizer: optimizer.optimizer,
     optimizerImpl: optimizer.impl,
     checkpointing: Boolean(r.grad_ckpt),
+    // truth-measure.py checkpoints the torchvision CNNs through checkpoint_sequential over their blocks.
+    checkpointSegments: Boolean(r.grad_ckpt),
     accumulation: r.grad_accum ?? 1,
     gradsKeptAcrossSteps: r.variant === 'no_zero_grad',
     mode,

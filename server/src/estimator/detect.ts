@@ -49,6 +49,8 @@ export interface DetectedConfig {
   optimizerImpl?: OptimizerImpl;
   usesTrainer?: Located<boolean>;
   checkpointing?: Located<boolean>;
+  /** checkpoint_sequential: the blocks are recomputed in segments. */
+  checkpointSegments?: boolean;
   accumulation?: Located<number>;
   lora?: Located<{ rank: number; targetModules: string[]; dropout: number }>;
   frozen?: Located<number>;
@@ -444,6 +446,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const runs = !bindings.program.neverRuns(call);
     if (runs && (name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables) || /(^|\.)(checkpoint|checkpoint_sequential)$/.test(fn))) {
       detected.checkpointing = { value: true, line };
+      if (/(^|\.)checkpoint_sequential$/.test(fn)) detected.checkpointSegments = true;
     }
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };
     if (name === 'LoraConfig') {

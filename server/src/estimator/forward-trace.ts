@@ -41,6 +41,16 @@ export class ForwardTrace implements TensorTracer {
   readonly blockInputs: number[] = [];
   private readonly openBlocks = new Map<ObjectValue | LayerValue, number>();
   private readonly excluded = new Set<number>();
+  /**
+   * Tensors that stay fp32 under autocast: the fp32 input, what ops on autocast's fp32 list make (layer_norm,
+   * group_norm, softmax, log_softmax, exp) and what element-wise ops make from an fp32 operand. Linear,
+   * convolution, matmul and attention run in half precision.
+   */
+  private readonly fullPrecision = new Set<number>();
+  /** fp32 tensors kept only as the half copy autocast makes for a linear, convolution or matmul (not themselves). */
+  private readonly keptAsCastCopy = new Set<number>();
+  /** Elements of those half copies: one per call (q, k and v projections of one input each make their own). */
+  private castCopyElements = 0;
 
   constructor(private readonly blocks: ReadonlySet<ObjectValue | LayerValue>) {}
 
@@ -48,6 +58,7 @@ export class ForwardTrace implements TensorTracer {
   input(shape: number[], integer: boolean): TensorValue {
     const tensor = this.make(shape, integer);
     this.excluded.add(tensor.id);
+    if (!integer) this.fullPrecision.add(tensor.id);
     return tensor;
   }
 
@@ -55,6 +66,41 @@ export class ForwardTrace implements TensorTracer {
     let total = 0;
     for (const [id, elements] of this.saved) if (!this.excluded.has(id)) total += elements;
     return total;
+  }
+
+  /**
+   * Bytes kept for backward when forward runs under autocast: fp32 tensors at 4 bytes, half ones at 2, and the half
+   * copies autocast saves for linears, convolutions and matmuls in place of their fp32 inputs.
+   */
+  get autocastSavedBytes(): number {
+    let total = this.castCopyElements * 2;
+    for (const [id, elements] of this.saved) {
+      if (this.excluded.has(id) || this.keptAsCastCopy.has(id)) continue;
+      total += elements * (this.fullPrecision.has(id) ? 4 : 2);
+    }
+    return total;
+  }
+
+  /** What a linear, convolution or matmul keeps of an operand: itself, or under autocast a half copy of an fp32 one. */
+  private keepCastOperand(...tensors: TensorValue[]): void {
+    for (const t of tensors) {
+      if (t.integer) continue;
+      const keptAlready = this.saved.has(t.id) && !this.keptAsCastCopy.has(t.id);
+      this.saved.set(t.id, numel(t.shape));
+      if (this.fullPrecision.has(t.id) && !this.excluded.has(t.id)) {
+        this.castCopyElements += numel(t.shape);
+        if (!keptAlready) this.keptAsCastCopy.add(t.id);
+      }
+    }
+  }
+
+  /** Marks a tensor as made in half precision (true) or fp32 (false) under autocast. */
+  private precision<T extends Value | undefined>(value: T, half: boolean): T {
+    for (const t of tensorsIn(value)) {
+      if (half) this.fullPrecision.delete(t.id);
+      else if (!t.integer) this.fullPrecision.add(t.id);
+    }
+    return value;
   }
 
   private make(shape: number[], integer = false): TensorValue {
@@ -66,6 +112,8 @@ export class ForwardTrace implements TensorTracer {
   /** A new tensor computed from `inputs`. */
   private produce(shape: number[], inputs: TensorValue[] = [], integer = false): TensorValue {
     const out = this.make(shape, integer);
+    // Element-wise results promote: one fp32 operand makes an fp32 result.
+    if (!integer && inputs.some((t) => this.fullPrecision.has(t.id))) this.fullPrecision.add(out.id);
     const live = inputs.reduce((sum, t) => sum + numel(t.shape), 0) + numel(out.shape);
     this.liveNoGrad = Math.max(this.liveNoGrad, live);
     return out;
@@ -80,7 +128,11 @@ export class ForwardTrace implements TensorTracer {
   }
 
   private keep(...tensors: TensorValue[]): void {
-    for (const t of tensors) if (!t.integer) this.saved.set(t.id, numel(t.shape));
+    for (const t of tensors) {
+      if (t.integer) continue;
+      this.saved.set(t.id, numel(t.shape));
+      this.keptAsCastCopy.delete(t.id);
+    }
   }
 
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void {
@@ -166,16 +218,16 @@ export class ForwardTrace implements TensorTracer {
       case 'Linear':
       case 'LazyLinear':
       case 'Bilinear': {
-        this.keep(x);
+        this.keepCastOperand(x);
         const out = num(layer.type === 'LazyLinear' ? 0 : 1, 'out_features', shape[last]!);
-        return this.produce([...shape.slice(0, -1), out], [x]);
+        return this.precision(this.produce([...shape.slice(0, -1), out], [x]), true);
       }
       case 'Conv1d':
       case 'Conv2d':
       case 'Conv3d':
       case 'ConvTranspose1d':
       case 'ConvTranspose2d': {
-        this.keep(x);
+        this.keepCastOperand(x);
         this.convolutions++;
         const spatial = layer.type.endsWith('3d') ? 3 : layer.type.endsWith('2d') ? 2 : 1;
         const kernel = num(2, 'kernel_size', 1);
@@ -190,7 +242,7 @@ export class ForwardTrace implements TensorTracer {
           ? (n - 1) * stride - 2 * padding + dilation * (kernel - 1) + outputPadding + 1
           : Math.floor((n + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1;
         const lead = shape.slice(0, shape.length - spatial - 1);
-        return this.produce([...lead, out, ...shape.slice(-spatial).map(size)], [x]);
+        return this.precision(this.produce([...lead, out, ...shape.slice(-spatial).map(size)], [x]), true);
       }
       case 'BatchNorm1d':
       case 'BatchNorm2d':
@@ -202,7 +254,8 @@ export class ForwardTrace implements TensorTracer {
       case 'GroupNorm':
       case 'LocalResponseNorm':
         this.keep(x);
-        return this.produce(shape, [x]);
+        // layer_norm and group_norm are on autocast's fp32 list; batch and instance norm keep the input's dtype.
+        return /^(LayerNorm|GroupNorm|RMSNorm)$/.test(layer.type) ? this.precision(this.produce(shape, [x]), false) : this.produce(shape, [x]);
       case 'ReLU':
       case 'ReLU6':
       case 'LeakyReLU':
@@ -224,6 +277,7 @@ export class ForwardTrace implements TensorTracer {
       case 'Softmax':
       case 'LogSoftmax': {
         const out = this.produce(shape, [x]);
+        if (layer.type === 'Softmax' || layer.type === 'LogSoftmax') this.precision(out, false);
         this.keep(out);
         return out;
       }
@@ -269,11 +323,12 @@ export class ForwardTrace implements TensorTracer {
       }
       case 'Embedding':
       case 'EmbeddingBag':
-        return this.produce([...shape, num(1, 'embedding_dim', 1)], [x]);
+        // A lookup of fp32 weights: fp32 under autocast.
+        return this.precision(this.produce([...shape, num(1, 'embedding_dim', 1)], [x]), false);
       case 'LSTM':
       case 'GRU':
       case 'RNN':
-        return this.recurrent(layer, x, num, flag);
+        return this.precision(this.recurrent(layer, x, num, flag), true);
       case 'MultiheadAttention': {
         const batchFirst = flag('batch_first', false);
         const embed = num(0, 'embed_dim', shape[last]!);
@@ -283,7 +338,7 @@ export class ForwardTrace implements TensorTracer {
         for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
         this.keepBuffer(seq * embed * 4);
         if (needWeights) this.keepBuffer(heads * seq * seq + seq * seq);
-        return { kind: 'list', items: [this.produce(shape, [x]), needWeights ? this.produce([seq, seq]) : { kind: 'none' }], tuple: true };
+        return { kind: 'list', items: [this.precision(this.produce(shape, [x]), true), needWeights ? this.produce([seq, seq]) : { kind: 'none' }], tuple: true };
       }
       case 'TransformerEncoderLayer':
       case 'TransformerDecoderLayer': {
@@ -435,15 +490,18 @@ export class ForwardTrace implements TensorTracer {
       case 'group_norm':
       case 'batch_norm':
       case 'rms_norm':
-      case 'normalize':
+      case 'normalize': {
         this.keep(x);
-        return this.produce(x.shape, [x]);
+        const out = this.produce(x.shape, [x]);
+        return name === 'layer_norm' || name === 'group_norm' || name === 'rms_norm' || name === 'normalize' ? this.precision(out, false) : out;
+      }
       case 'sigmoid':
       case 'tanh':
       case 'softmax':
       case 'log_softmax':
       case 'exp': {
         const out = this.produce(x.shape, [x]);
+        if (name === 'softmax' || name === 'log_softmax' || name === 'exp') this.precision(out, false);
         this.keep(out);
         return out;
       }
@@ -498,8 +556,9 @@ export class ForwardTrace implements TensorTracer {
         return this.binary('@', args[0]!, args[1] ?? UNKNOWN);
       case 'scaled_dot_product_attention': {
         const [q, k, v] = [x, tensorsIn(args[1])[0], tensorsIn(args[2])[0]];
-        const out = this.produce([...q.shape.slice(0, -1), v?.shape[v.shape.length - 1] ?? q.shape[q.shape.length - 1]!], [q]);
-        this.keep(q, ...(k ? [k] : []), ...(v ? [v] : []), out);
+        const out = this.precision(this.produce([...q.shape.slice(0, -1), v?.shape[v.shape.length - 1] ?? q.shape[q.shape.length - 1]!], [q]), true);
+        this.keepCastOperand(q, ...(k ? [k] : []), ...(v ? [v] : []));
+        this.keep(out);
         return out;
       }
       case 'cross_entropy':
@@ -687,12 +746,18 @@ export class ForwardTrace implements TensorTracer {
     if (!x && !y) return undefined;
     if (operator === '@') {
       if (!x || !y) return x ?? y;
-      this.keep(x, y);
+      this.keepCastOperand(x, y);
       const shape = [...(x.shape.length >= y.shape.length ? x.shape : y.shape).slice(0, -2), x.shape[x.shape.length - 2] ?? 1, y.shape[y.shape.length - 1] ?? 1];
-      return this.produce(shape, [x, y]);
+      return this.precision(this.produce(shape, [x, y]), true);
     }
     if (!/^([+\-*/]|\/\/|\*\*)$/.test(operator)) return x ?? y;
     const shape = broadcast(x?.shape ?? [], y?.shape ?? []);
+    // Shapes that do not broadcast: the trace's input guess is wrong somewhere (a timestep given an image's shape).
+    // Counted as a mismatch, and the larger operand's shape kept rather than a product of both.
+    if (x && y && !broadcastable(x.shape, y.shape)) {
+      this.mismatches++;
+      return this.produce(numel(x.shape) >= numel(y.shape) ? x.shape : y.shape, [x, y]);
+    }
     // A product or quotient of two tensors keeps both; with a number, or a sum, keeps nothing.
     if (x && y && (operator === '*' || operator === '/')) this.keep(x, y);
     if (operator === '**' && x) this.keep(x);
@@ -732,6 +797,16 @@ export class ForwardTrace implements TensorTracer {
     out.push(...x.shape.slice(axis));
     return { ...x, shape: out.length > 0 ? out : [1] };
   }
+}
+
+function broadcastable(a: readonly number[], b: readonly number[]): boolean {
+  const n = Math.min(a.length, b.length);
+  for (let i = 1; i <= n; i++) {
+    const x = a[a.length - i]!;
+    const y = b[b.length - i]!;
+    if (x !== y && x !== 1 && y !== 1) return false;
+  }
+  return true;
 }
 
 function broadcast(a: readonly number[], b: readonly number[]): number[] {

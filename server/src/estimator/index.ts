@@ -240,6 +240,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     model: spec,
     rebuildAt: model.rebuildAt,
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
+    checkpointSegments: detected.checkpointSegments,
     gradsKeptAcrossSteps: detected.zeroGradMissing,
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,

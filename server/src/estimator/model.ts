@@ -145,7 +145,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const b = cfg.batchSize;
   const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size ** 2 : net.input.kind === 'vector' ? net.input.features : 0;
   const inputs = b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
-  const perSample = net.savedElementsPerSample * act + net.fixedBytesPerSample;
+  // Under autocast, what the trace found autocast keeps in fp32 (norms, softmax, embeddings) at 4 bytes.
+  const perSample = (mode === 'amp' && net.autocastSavedBytesPerSample !== undefined ? net.autocastSavedBytesPerSample : net.savedElementsPerSample * act) + net.fixedBytesPerSample;
   const ampCopies = mode === 'amp' ? params.castable * 2 + b * inputElements * 2 : 0;
   let saved = b * perSample + ampCopies;
   let recompute = 0;
@@ -153,7 +154,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     const blocks = net.blockSavedElements;
     const blockTotal = blocks.reduce((x, y) => x + y, 0);
     const outside = net.savedElementsPerSample - blockTotal;
-    if (net.checkpointSegments) {
+    if (net.checkpointSegments || cfg.checkpointSegments) {
       // checkpoint_sequential in round(sqrt(n)) segments: each segment keeps its input, the last segment runs
       // normally, and backward recomputes one segment at a time.
       const segments = Math.max(1, Math.round(Math.sqrt(blocks.length)));
@@ -168,7 +169,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       // backward recomputes one block at a time.
       const inputs = net.blockInputElements.reduce((x, y) => x + y, 0);
       saved = b * ((outside + inputs) * act + net.fixedBytesPerSample) + ampCopies;
-      recompute = b * Math.max(...blocks) * act;
+      // The last block is recomputed first, while every block's input is still kept.
+      recompute = b * (Math.max(...blocks) + inputs) * act;
     }
   }
   // The loss reads the output: cross_entropy keeps its fp32 log_softmax (autocast runs it in fp32), the output

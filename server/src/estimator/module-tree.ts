@@ -541,6 +541,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     return {
       ...spec,
       savedElementsPerSample: trace.savedElements,
+      autocastSavedBytesPerSample: trace.autocastSavedBytes,
       fixedBytesPerSample: trace.fixedBytes,
       largestElementsPerSample: trace.largest,
       outputElementsPerSample: output,

@@ -98,6 +98,8 @@ export interface LayerNetSpec {
   blockSavedElements: number[];
   /** Input elements of each top-level block (what a checkpoint keeps). */
   blockInputElements: number[];
+  /** Bytes kept per sample when forward runs under autocast (fp32 where autocast keeps fp32), where traced. */
+  autocastSavedBytesPerSample?: number;
   /** Checkpointing runs the blocks in round(sqrt(n)) segments (checkpoint_sequential) rather than one at a time. */
   checkpointSegments?: boolean;
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
@@ -129,6 +131,8 @@ export interface TrainingConfig {
   optimizer: OptimizerKind;
   optimizerImpl: OptimizerImpl;
   checkpointing: boolean;
+  /** The script checkpoints through checkpoint_sequential (segments of blocks) rather than block by block. */
+  checkpointSegments?: boolean;
   accumulation: number;
   /** Gradients alive through the next forward: accumulation > 1 or a loop that never calls zero_grad. */
   gradsKeptAcrossSteps: boolean;

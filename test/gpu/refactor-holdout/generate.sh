@@ -5,6 +5,8 @@
 set -u
 H=test/gpu/refactor-holdout
 rm -rf $H/variants && mkdir -p $H/variants
+# Config files the scripts read from their own folder (s19_config.yaml): the refactoring reads them too.
+find $H/scripts -maxdepth 1 -type f ! -name '*.py' -exec cp {} $H/variants/ \;
 echo '{' > $H/variants/predicted.json
 first=1
 python3 -c '
