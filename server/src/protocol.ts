@@ -128,12 +128,22 @@ export interface EstimateSegments {
   cudaContext: number;
 }
 
+/**
+ * A change that saves less than this fraction of the peak is listed as minor (after the others, de-emphasized): the
+ * estimate itself is only as close as its calibration (docs/estimator-measurements.md), so a change of a few MiB on
+ * a peak of many GiB is inside its error and not worth a refactoring of the training loop. 2 % of a 24 GiB card is
+ * about 0.5 GiB, a change a user can see in nvidia-smi.
+ */
+export const MINOR_SAVING_FRACTION = 0.02;
+
 export interface MemorySuggestion {
   id: 'amp' | 'checkpointing' | 'accumulation' | 'smaller-batch' | 'fix-leak';
   title: string;
   detail: string;
   /** Bytes the estimator predicts this change saves at the peak (0 when it only removes a leak's growth). */
   saving: number;
+  /** The saving is a small fraction of the peak (MINOR_SAVING_FRACTION): the panel lists it after the others, muted. */
+  minor: boolean;
   /** The what-if values that show the change in the panel. */
   overrides: EstimateOverrides;
   /** The code action that makes the change: its kind, the 0-based line to ask at, and its title. */
@@ -220,6 +230,8 @@ export interface WebviewStrings {
   apply: string;
   tryIt: string;
   saves: string;
+  /** `saves only ≈ {0}`: a minor suggestion's saving. */
+  savesLittle: string;
   assumptions: string;
   computedIn: string;
   breakdownLabel: string;

@@ -72,7 +72,10 @@ export function startServer(connection: Connection): void {
   let initialSettings: Settings = DEFAULT_SETTINGS;
   let clientLocale: string | undefined;
   // pyproject.toml's [tool.oomguard] under the settings; a broken file is reported once, then the defaults apply.
-  const editorConfig = new EditorConfiguration((message) => void connection.window.showWarningMessage(message));
+  const editorConfig = new EditorConfiguration((message) => {
+    connection.console.error(message);
+    void connection.window.showWarningMessage(message);
+  }, (message) => connection.console.info(message));
   /** Open Jupyter notebooks: each one's code cells are one program, a document of the store under the notebook's URI. */
   const notebooks = new NotebookSync({
     enqueue: (uri, work) => void enqueue(uri, work),

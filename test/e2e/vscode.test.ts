@@ -13,7 +13,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
+import { formatBytes } from '../../server/src/engine/bytes';
 import { packageVsix } from '../vsix/pack';
 import {
   applyCliEdits,
@@ -54,6 +55,8 @@ let page: Page;
 const timings: string[] = [];
 /** The display language of the running suite; its screenshots carry it in their names. */
 let locale: string | undefined;
+/** The user settings.json of the running code-server; VS Code watches it, so a change applies at once. */
+let userSettingsFile: string;
 
 function cli(args: string[]): string {
   const result = spawnSync(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], { cwd: workspace, encoding: 'utf8' });
@@ -107,6 +110,40 @@ function writeOomLog(dir: string): void {
   const log = sample.replace(/File "[^"]*\/train_gpt2\.py"/, `File "${path.join(dir, ESTIMATE_SCRIPT)}"`);
   assert.notEqual(log, sample, 'the sample log has no train_gpt2.py frame to point at the workspace');
   fs.writeFileSync(path.join(dir, OOM_LOG), log);
+}
+
+/** What the CLI estimates for a workspace file: the total nvidia-smi would show at the peak, in bytes. */
+function cliEstimateTotal(file: string): number {
+  const estimate = JSON.parse(cli(['estimate', file, '--json'])) as { peakReserved: number; cudaContext: number };
+  return estimate.peakReserved + estimate.cudaContext;
+}
+
+/** The title of the checkpointing suggestion, whose Apply runs the gradient checkpointing refactoring. */
+const CHECKPOINTING_SUGGESTION = 'Turn on activation checkpointing';
+
+/** The memory panel's frame (the webview's inner frame, where the panel's #app lives). */
+async function panelFrame(): Promise<Frame> {
+  return waitFor(async () => {
+    for (const frame of page.frames()) {
+      if (frame === page.mainFrame()) continue;
+      if (await frame.locator('#app #headline').count().catch(() => 0)) return frame;
+    }
+    return undefined;
+  }, 90_000, () => 'no memory panel frame with a headline');
+}
+
+/** Waits until an item of the status bar shows `figure` (a formatted byte count). */
+async function waitForStatusFigure(figure: string, timeoutMs = 30_000): Promise<void> {
+  let seen: string[] = [];
+  await waitFor(async () => ((seen = await page.locator('.statusbar-item').allInnerTexts()).some((text) => text.includes(figure)) || undefined),
+    timeoutMs, () => `no status bar item shows ${figure}; status bar: ${JSON.stringify(seen)}`);
+}
+
+/** Sets one user setting in the running code-server (VS Code applies a change of settings.json at once). */
+function setUserSetting(key: string, value: unknown): void {
+  const settings = JSON.parse(fs.readFileSync(userSettingsFile, 'utf8')) as Record<string, unknown>;
+  settings[key] = value;
+  fs.writeFileSync(userSettingsFile, JSON.stringify(settings, null, 2));
 }
 
 /** Runs a command from the Command Palette by its title, as a user does. */
@@ -185,6 +222,7 @@ async function startWorkbench(displayLocale: string | undefined): Promise<void> 
   workspace = path.join(tmp, 'workspace');
   const home = path.join(tmp, 'home');
   const userData = path.join(tmp, 'user-data');
+  userSettingsFile = path.join(userData, 'User', 'settings.json');
   const extensions = path.join(tmp, 'extensions');
   fs.mkdirSync(workspace);
   fs.mkdirSync(home);
@@ -423,6 +461,105 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
       );
       await page.waitForTimeout(500);
       await shoot('5-memory-panel');
+    });
+  });
+
+  test('Apply from the panel updates the panel and the status bar, with the focus still in the panel', async () => {
+    const before = cliEstimateTotal(ESTIMATE_SCRIPT);
+    const frame = await panelFrame();
+    const suggestion = frame.locator('li.suggestion', { hasText: CHECKPOINTING_SUGGESTION });
+    await step('panel-apply', async () => {
+      await suggestion.locator('button:not(.secondary)').first().waitFor({ timeout: 30_000 });
+      // The status bar already shows this file's figure while the panel has focus.
+      await waitForStatusFigure(formatBytes(before));
+      await suggestion.locator('button:not(.secondary)').first().click();
+      // The panel refreshes by itself (nobody clicks the editor), and stops offering the change it just made.
+      await waitFor(async () => ((await frame.locator('li.suggestion', { hasText: CHECKPOINTING_SUGGESTION }).count()) === 0 ? true : undefined),
+        30_000, () => 'the panel still offers activation checkpointing after applying it');
+      // Saved, the file is what the CLI estimates: the panel and the status bar show that figure.
+      await openFile(ESTIMATE_SCRIPT);
+      await page.keyboard.press('Control+S');
+      await waitFor(() => (/gradient_checkpointing|checkpoint/.test(fs.readFileSync(path.join(workspace, ESTIMATE_SCRIPT), 'utf8')) ? true : undefined),
+        15_000, () => `${ESTIMATE_SCRIPT} was not changed by the Apply button`);
+      const after = cliEstimateTotal(ESTIMATE_SCRIPT);
+      assert.ok(after < before, `the CLI estimates ${after} bytes after checkpointing, not less than ${before}`);
+      let headline = '';
+      await waitFor(async () => ((headline = await frame.locator('#headline').innerText().catch(() => '')).includes(formatBytes(after)) ? true : undefined),
+        30_000, () => `the panel headline reads ${JSON.stringify(headline)}, expected ${formatBytes(after)}`);
+      await waitForStatusFigure(formatBytes(after));
+      await shoot('5b-panel-after-apply');
+    });
+  });
+
+  test('after a reload the status bar shows the estimate of the file that was open', async () => {
+    const total = cliEstimateTotal(ESTIMATE_SCRIPT);
+    await step('reload-status', async () => {
+      await openFile(ESTIMATE_SCRIPT);
+      await runCommand('Developer: Reload Window');
+      await page.locator('.monaco-workbench .part.editor').waitFor({ timeout: 60_000 });
+      await page.locator('.tab.active', { hasText: ESTIMATE_SCRIPT }).waitFor({ timeout: 60_000 });
+      // No click, no edit: the restored editor's figure appears once the server runs.
+      await waitForStatusFigure(formatBytes(total), 90_000);
+      await shoot('5c-status-after-reload');
+    });
+  });
+
+  test('the memory panel passes axe-core in dark, light and both high contrast themes', async () => {
+    const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+    const imagesDir = path.join(repoRoot, 'docs', 'images');
+    const themes: Array<{ name: string; label: string; bodyClass: string }> = [
+      { name: 'Default Dark Modern', label: 'dark', bodyClass: 'vs-dark' },
+      { name: 'Default Light Modern', label: 'light', bodyClass: 'vs' },
+      { name: 'Default High Contrast', label: 'hc-dark', bodyClass: 'hc-black' },
+      { name: 'Default High Contrast Light', label: 'hc-light', bodyClass: 'hc-light' },
+    ];
+    const report: string[] = [];
+    for (const theme of themes) {
+      await step(`axe-${theme.label}`, async () => {
+        setUserSetting('workbench.colorTheme', theme.name);
+        await page.locator(`.monaco-workbench.${theme.bodyClass}`).waitFor({ timeout: 30_000 });
+        const frame = await panelFrame();
+        // The webview gets the theme's variables by a message after the workbench repaints.
+        await waitFor(async () => ((await frame.evaluate(() => document.body.className)).includes(`vscode-${theme.bodyClass === 'vs' ? 'light' : theme.bodyClass === 'vs-dark' ? 'dark' : theme.bodyClass === 'hc-black' ? 'high-contrast' : 'high-contrast-light'}`) ? true : undefined),
+          30_000, () => `the panel never took the ${theme.name} theme`);
+        await page.waitForTimeout(500);
+        if (!(await frame.evaluate(() => 'axe' in window))) await frame.evaluate(`${axeSource}\n;true`);
+        const violations = await frame.evaluate(async () => {
+          const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[]; failureSummary?: string }> }> }> } }).axe;
+          const result = await axe.run(document, { resultTypes: ['violations'] });
+          return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`) }));
+        });
+        report.push(`${theme.label}: ${violations.length ? violations.map((v) => `${v.id} (${v.impact})`).join(', ') : 'no violations'}`);
+        fs.mkdirSync(imagesDir, { recursive: true });
+        await page.screenshot({ path: path.join(imagesDir, `panel-${theme.label}.png`) });
+        const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+        assert.deepEqual(serious, [], `axe-core finds serious or critical violations in the ${theme.name} theme`);
+      });
+    }
+    console.log(`# axe-core on the memory panel: ${report.join('; ')}`);
+    setUserSetting('workbench.colorTheme', 'Default Dark Modern');
+    await page.locator('.monaco-workbench.vs-dark').waitFor({ timeout: 30_000 });
+  });
+
+  test('the status item opens a menu, and Show Output shows the start line', async () => {
+    const version = (JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+    await step('status-menu', async () => {
+      await page.locator('.statusbar-item', { hasText: /^OOM Guard$/ }).first().click();
+      const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+      await rows.first().waitFor({ state: 'visible', timeout: 10_000 });
+      const labels = await rows.allInnerTexts();
+      for (const wanted of ['Show Output', 'Show Memory Estimate', 'Restart Server', 'Open Settings']) {
+        assert.ok(labels.some((label) => label.includes(wanted)), `the status menu lacks ${wanted}: ${JSON.stringify(labels)}`);
+      }
+      await shoot('12-status-menu');
+      await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Show Output' }).first().click();
+      const startLine = new RegExp(`OOM Guard ${version.replace(/\./g, '\\.')} started: server \\S+dist/server\\.js \\(version ${version.replace(/\./g, '\\.')}\\) on Node v\\d+`);
+      let text = '';
+      await waitFor(async () => {
+        text = ((await page.locator('.part.panel .monaco-editor .view-lines').allInnerTexts()).join('\n')).replace(/\u00a0/g, ' ');
+        return startLine.test(text) && /Configuration: /.test(text) ? true : undefined;
+      }, 30_000, () => `the output channel shows no start line and configuration line: ${JSON.stringify(text.slice(0, 800))}`);
+      await shoot('13-output-start-line');
     });
   });
 

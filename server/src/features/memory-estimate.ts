@@ -15,6 +15,7 @@ import { bfloat16Amp } from '../fixes/refactorings/amp';
 import { gradientCheckpointing } from '../fixes/refactorings/checkpointing';
 import { trainingLoopAt } from '../fixes/refactorings/training-loop';
 import { t } from '../l10n';
+import { MINOR_SAVING_FRACTION } from '../protocol';
 import type { EstimateInput, EstimateOverrides, EstimateResponse, MemorySuggestion } from '../protocol';
 import type { ServerContext } from './context';
 
@@ -182,7 +183,7 @@ function suggestionsFor(base: BaseEstimate, result: EstimateResult, overrides: E
     const next = estimateWith(base, { ...overrides, ...change }, gpuName);
     const saving = total - totalOf(next);
     if (saving <= 0) return;
-    out.push({ id, title, detail, saving, overrides: change, refactor: refactoring ? { kind: 'refactor.rewrite', line: loopLine, title: refactoring } : undefined });
+    out.push({ id, title, detail, saving, minor: saving < total * MINOR_SAVING_FRACTION, overrides: change, refactor: refactoring ? { kind: 'refactor.rewrite', line: loopLine, title: refactoring } : undefined });
   };
   if (config.mode === 'train') {
     if (config.precision === 'fp32') {
@@ -212,11 +213,14 @@ function suggestionsFor(base: BaseEstimate, result: EstimateResult, overrides: E
       title: t('Fix {0} on line {1}', leak.code, leak.line + 1),
       detail: t('Keeps about {0} more each batch until the loop ends; the quick fix frees it.', formatBytes(leak.bytes)),
       saving: leak.bytes,
+      // A leak grows every batch: however small per batch, it fills the card in the end.
+      minor: false,
       overrides: {},
       refactor: leak.fixTitle ? { kind: 'quickfix', line: leak.line, title: leak.fixTitle } : undefined,
     });
   }
-  return out;
+  // The real savings first, largest first; the minor ones after them (a stable sort keeps their order otherwise).
+  return out.sort((a, b) => Number(a.minor) - Number(b.minor));
 }
 
 export interface LeakSummary {
