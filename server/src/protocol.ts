@@ -22,14 +22,21 @@ export interface Settings {
     /** Glob (gitignore syntax, relative to the folder of the nearest pyproject.toml) → codes ignored in matching files. */
     perFileIgnores: Record<string, string[]>;
   };
-  /** The GPU that CodeLens, status bar and panel compare the estimate against (a catalog name or alias). */
+  /**
+   * The GPU that CodeLens, status bar and panel compare the estimate against: a catalog name or alias, `auto` (the
+   * local GPU with the most free memory, from nvidia-smi) or `custom` (customGpuMemory). The server replaces `auto`
+   * and `custom` by the name of the GPU they chose (features/gpu-target.ts) before any feature reads it.
+   */
   gpu: string;
+  /** GiB of the GPU that `gpu: "custom"` means; 0: not set. */
+  customGpuMemory: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
   enable: true,
   rules: { select: [], ignore: [], severity: {}, perFileIgnores: {} },
   gpu: 'RTX 4090',
+  customGpuMemory: 0,
 };
 
 /** `oomguard.rules.perFileIgnores`: keeps the globs whose value is a list of codes. */
@@ -44,7 +51,7 @@ function perFileIgnores(raw: unknown): Record<string, string[]> {
 
 /** Merges what a client sent (possibly partial or malformed) over the defaults. */
 export function normalizeSettings(raw: unknown): Settings {
-  const value = (raw ?? {}) as Partial<{ enable: unknown; gpu: unknown; rules: Partial<Record<keyof Settings['rules'], unknown>> }>;
+  const value = (raw ?? {}) as Partial<{ enable: unknown; gpu: unknown; customGpuMemory: unknown; rules: Partial<Record<keyof Settings['rules'], unknown>> }>;
   const strings = (list: unknown) => (Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string') : []);
   const severities: Record<string, Severity | 'off'> = {};
   const rawSeverity = value.rules?.severity;
@@ -59,6 +66,7 @@ export function normalizeSettings(raw: unknown): Settings {
     enable: typeof value.enable === 'boolean' ? value.enable : DEFAULT_SETTINGS.enable,
     rules: { select: strings(value.rules?.select), ignore: strings(value.rules?.ignore), severity: severities, perFileIgnores: perFileIgnores(value.rules?.perFileIgnores) },
     gpu: typeof value.gpu === 'string' && value.gpu.trim() !== '' ? value.gpu.trim() : DEFAULT_SETTINGS.gpu,
+    customGpuMemory: typeof value.customGpuMemory === 'number' && Number.isFinite(value.customGpuMemory) && value.customGpuMemory > 0 ? value.customGpuMemory : 0,
   };
 }
 

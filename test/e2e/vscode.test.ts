@@ -55,8 +55,6 @@ let page: Page;
 const timings: string[] = [];
 /** The display language of the running suite; its screenshots carry it in their names. */
 let locale: string | undefined;
-/** The user settings.json of the running code-server; VS Code watches it, so a change applies at once. */
-let userSettingsFile: string;
 
 function cli(args: string[]): string {
   const result = spawnSync(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], { cwd: workspace, encoding: 'utf8' });
@@ -98,7 +96,8 @@ async function openFile(name: string): Promise<void> {
   await input.fill(name);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 10_000 });
   await page.keyboard.press('Enter');
-  await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
+  // By the file's resource name: the memory panel's tab ("Memory: name") and a second group may show the name too.
+  await page.locator(`.tab.active[data-resource-name="${name}"]`).first().waitFor({ timeout: 15_000 });
 }
 
 /**
@@ -139,11 +138,16 @@ async function waitForStatusFigure(figure: string, timeoutMs = 30_000): Promise<
     timeoutMs, () => `no status bar item shows ${figure}; status bar: ${JSON.stringify(seen)}`);
 }
 
-/** Sets one user setting in the running code-server (VS Code applies a change of settings.json at once). */
-function setUserSetting(key: string, value: unknown): void {
-  const settings = JSON.parse(fs.readFileSync(userSettingsFile, 'utf8')) as Record<string, unknown>;
-  settings[key] = value;
-  fs.writeFileSync(userSettingsFile, JSON.stringify(settings, null, 2));
+/** Picks a color theme with "Preferences: Color Theme", as a user does. */
+async function setColorTheme(name: string): Promise<void> {
+  await runCommand('Preferences: Color Theme');
+  const input = page.locator('.quick-input-widget input');
+  await input.fill(name);
+  // By its exact label: "Default High Contrast" is also the start of "Default High Contrast Light".
+  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label="${name}"]`).first();
+  await row.waitFor({ timeout: 10_000 });
+  await row.click();
+  await input.waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
 /** Runs a command from the Command Palette by its title, as a user does. */
@@ -222,7 +226,6 @@ async function startWorkbench(displayLocale: string | undefined): Promise<void> 
   workspace = path.join(tmp, 'workspace');
   const home = path.join(tmp, 'home');
   const userData = path.join(tmp, 'user-data');
-  userSettingsFile = path.join(userData, 'User', 'settings.json');
   const extensions = path.join(tmp, 'extensions');
   fs.mkdirSync(workspace);
   fs.mkdirSync(home);
@@ -470,14 +473,18 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
     const suggestion = frame.locator('li.suggestion', { hasText: CHECKPOINTING_SUGGESTION });
     await step('panel-apply', async () => {
       await suggestion.locator('button:not(.secondary)').first().waitFor({ timeout: 30_000 });
+      // Focus in the panel, as after any click there: no text editor is active now.
+      await frame.locator('#title').click();
       // The status bar already shows this file's figure while the panel has focus.
       await waitForStatusFigure(formatBytes(before));
       await suggestion.locator('button:not(.secondary)').first().click();
       // The panel refreshes by itself (nobody clicks the editor), and stops offering the change it just made.
       await waitFor(async () => ((await frame.locator('li.suggestion', { hasText: CHECKPOINTING_SUGGESTION }).count()) === 0 ? true : undefined),
         30_000, () => 'the panel still offers activation checkpointing after applying it');
-      // Saved, the file is what the CLI estimates: the panel and the status bar show that figure.
-      await openFile(ESTIMATE_SCRIPT);
+      // Saved, the file is what the CLI estimates: the panel and the status bar show that figure. The script's editor
+      // is in the first group, the panel in the second.
+      await page.keyboard.press('Control+1');
+      await page.locator(`.tab.active[data-resource-name="${ESTIMATE_SCRIPT}"]`).first().waitFor({ timeout: 15_000 });
       await page.keyboard.press('Control+S');
       await waitFor(() => (/gradient_checkpointing|checkpoint/.test(fs.readFileSync(path.join(workspace, ESTIMATE_SCRIPT), 'utf8')) ? true : undefined),
         15_000, () => `${ESTIMATE_SCRIPT} was not changed by the Apply button`);
@@ -497,7 +504,7 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
       await openFile(ESTIMATE_SCRIPT);
       await runCommand('Developer: Reload Window');
       await page.locator('.monaco-workbench .part.editor').waitFor({ timeout: 60_000 });
-      await page.locator('.tab.active', { hasText: ESTIMATE_SCRIPT }).waitFor({ timeout: 60_000 });
+      await page.locator(`.tab.active[data-resource-name="${ESTIMATE_SCRIPT}"]`).first().waitFor({ timeout: 60_000 });
       // No click, no edit: the restored editor's figure appears once the server runs.
       await waitForStatusFigure(formatBytes(total), 90_000);
       await shoot('5c-status-after-reload');
@@ -514,9 +521,12 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
       { name: 'Default High Contrast Light', label: 'hc-light', bodyClass: 'hc-light' },
     ];
     const report: string[] = [];
+    // The panel in view, beside the script (an earlier step may have put another editor over it).
+    await openFile(ESTIMATE_SCRIPT);
+    await runCommand(paletteTitle(declaredMemoryCommand()!));
     for (const theme of themes) {
       await step(`axe-${theme.label}`, async () => {
-        setUserSetting('workbench.colorTheme', theme.name);
+        await setColorTheme(theme.name);
         await page.locator(`.monaco-workbench.${theme.bodyClass}`).waitFor({ timeout: 30_000 });
         const frame = await panelFrame();
         // The webview gets the theme's variables by a message after the workbench repaints.
@@ -537,14 +547,15 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
       });
     }
     console.log(`# axe-core on the memory panel: ${report.join('; ')}`);
-    setUserSetting('workbench.colorTheme', 'Default Dark Modern');
+    await setColorTheme('Default Dark Modern');
     await page.locator('.monaco-workbench.vs-dark').waitFor({ timeout: 30_000 });
   });
 
   test('the status item opens a menu, and Show Output shows the start line', async () => {
     const version = (JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
     await step('status-menu', async () => {
-      await page.locator('.statusbar-item', { hasText: /^OOM Guard$/ }).first().click();
+      // The server's item reads "OOM Guard"; the estimate's item beside it shows a figure and a GPU.
+      await page.locator('.statusbar-item', { hasText: 'OOM Guard' }).first().click();
       const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
       await rows.first().waitFor({ state: 'visible', timeout: 10_000 });
       const labels = await rows.allInnerTexts();

@@ -5,7 +5,8 @@ import type { DocumentState } from '../engine/documents';
 import type { Node } from '../engine/parser';
 import type { SemanticModel } from '../engine/semantic/model';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
-import { configFromDetection, detectConfig, estimateFromConfig, findGpu, type EstimateResult } from '../estimator/index';
+import { configFromDetection, detectConfig, estimateFromConfig, maxBatchSize, type EstimateResult } from '../estimator/index';
+import { AUTO_GPU, CUSTOM_GPU, lookupGpu } from './gpu-target';
 export { keptBytes } from '../estimator/growth';
 import { growthOf } from '../estimator/growth';
 import type { RunMode, TrainingConfig } from '../estimator/types';
@@ -108,9 +109,9 @@ export function isBase(entry: BaseEstimate | { error: string } | undefined): ent
   return !!entry && !('error' in entry);
 }
 
-/** The GPU to compare against: the what-if choice, else the setting; undefined names one the catalog lacks. */
+/** The GPU to compare against: the what-if choice, else the setting; undefined names one neither the catalog nor `auto`/`custom` made. */
 export function resolveGpu(name: string): { name: string; capacity: number } | undefined {
-  const gpu = findGpu(name);
+  const gpu = lookupGpu(name);
   return gpu ? { name: gpu.name, capacity: gpu.capacity } : undefined;
 }
 
@@ -121,7 +122,17 @@ export function totalOf(result: Pick<EstimateResult, 'peakReserved' | 'cudaConte
 
 /** Estimates with what-if values; the fit is checked on one GPU only, which keeps a request to a few milliseconds. */
 export function estimateWith(base: BaseEstimate, overrides: EstimateOverrides, gpuName: string, config: TrainingConfig = base.config): EstimateResult {
-  return estimateFromConfig(config, { ...overrides, gpu: resolveGpu(gpuName)?.name ?? gpuName }, base.file, base.assumptions);
+  const gpu = lookupGpu(gpuName);
+  const name = gpu?.name ?? gpuName;
+  const result = estimateFromConfig(config, { ...overrides, gpu: name }, base.file, base.assumptions);
+  if (gpu?.catalog || (!gpu && gpuName !== AUTO_GPU && gpuName !== CUSTOM_GPU)) return result;
+  // A GPU that `auto` or `custom` chose is not in the estimator's catalog: its fit is checked here, by the same rule
+  // (estimator/model.ts fitOnGpus). Without one, the setting's warning said why; the catalog note would mislead.
+  const notInCatalog = t('GPU "{0}" is not in the catalog; no fit check', name);
+  const assumptions = result.assumptions.filter((note) => note !== notInCatalog);
+  if (!gpu) return { ...result, assumptions };
+  const fits = totalOf(result) <= gpu.capacity;
+  return { ...result, assumptions, fits: [{ gpu: name, capacity: gpu.capacity, fits, maxBatchSize: maxBatchSize(result.config, gpu.capacity) }] };
 }
 
 /** The configuration of the inference loop: the same model and batch, without gradients or optimizer. */
