@@ -7,6 +7,7 @@ import type { LanguageClientOptions, ServerOptions } from 'vscode-languageclient
 import { EXPLAIN_OOM_COMMAND, explainOomCommand, registerExplainProviders } from './explain';
 import { SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
 import { EstimateStatus } from './estimate-status';
+import { ruleDocMiddleware, showRuleDoc, SHOW_RULE_DOC_COMMAND } from './rule-docs';
 import { MemoryPanel, PANEL_VIEW_TYPE } from './panel/memory-panel';
 
 let client: LanguageClient | undefined;
@@ -29,6 +30,7 @@ function createClient(context: vscode.ExtensionContext): LanguageClient {
       { notebook: 'jupyter-notebook', language: 'python' },
     ],
     outputChannel: output,
+    middleware: ruleDocMiddleware(context.extensionUri),
     synchronize: { configurationSection: 'oomguard' },
     initializationOptions: { locale: vscode.env.language },
   };
@@ -109,6 +111,7 @@ async function showMenu(): Promise<void> {
 function commands(context: vscode.ExtensionContext): Record<string, (...args: unknown[]) => unknown> {
   return {
     'oomguard.showMenu': showMenu,
+    [SHOW_RULE_DOC_COMMAND]: (code?: unknown) => showRuleDoc(context.extensionUri, code),
     'oomguard.restartServer': () => restartServer(context),
     'oomguard.showOutput': () => output?.show(true),
     [EXPLAIN_OOM_COMMAND]: explainOomCommand(() => client),

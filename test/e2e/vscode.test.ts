@@ -140,8 +140,14 @@ async function waitForStatusFigure(figure: string, timeoutMs = 30_000): Promise<
 
 /** Picks a color theme with "Preferences: Color Theme", as a user does. */
 async function setColorTheme(name: string): Promise<void> {
-  await runCommand('Preferences: Color Theme');
+  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill('>Preferences: Color Theme');
+  // This exact command: "Browse Color Themes in Marketplace" matches the same words and may come first.
+  const command = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Preferences: Color Theme$/ }) }).first();
+  await command.waitFor({ timeout: 10_000 });
+  await command.click();
   await input.fill(name);
   // By its exact label: "Default High Contrast" is also the start of "Default High Contrast Light".
   const row = page.locator(`.quick-input-list .monaco-list-row[aria-label="${name}"]`).first();
@@ -667,6 +673,24 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
         15_000, () => 'the Problems panel still lists OOM118 after the fix');
       assert.ok(!cliFindings(NOTEBOOK).some((f) => f.code === 'OOM118'), 'oomguard check still reports OOM118');
       await shoot('11-notebook-after-fix');
+    });
+  });
+
+  test('a finding\'s code link opens the rule page shipped in the extension, in the Markdown preview', async () => {
+    const heading = fs.readFileSync(path.join(repoRoot, 'docs', 'rules', 'OOM105.md'), 'utf8').split('\n')[0]!.replace(/^#\s*/, '');
+    await step('rule-doc', async () => {
+      await openFile(SCRIPT);
+      await page.keyboard.press('Control+Shift+M');
+      const link = page.locator('.markers-panel .monaco-list-row .code-link', { hasText: 'OOM105' }).first();
+      await link.waitFor({ timeout: 30_000 });
+      // A command link to the shipped page, never a web address.
+      assert.match((await link.getAttribute('href')) ?? '', /^command:oomguard\.showRuleDoc/);
+      await link.click();
+      await page.locator('.tab.active', { hasText: 'OOM105' }).first().waitFor({ timeout: 15_000 });
+      let texts: string[] = [];
+      await waitFor(async () => ((texts = await webviewTexts()).some((text) => text.includes(heading)) ? true : undefined),
+        30_000, () => `the preview never showed ${JSON.stringify(heading)}; webview texts: ${JSON.stringify(texts.map((t) => t.slice(0, 200)))}`);
+      await shoot('14-rule-doc');
     });
   });
 
