@@ -150,7 +150,8 @@ async function setColorTheme(name: string): Promise<void> {
   await command.click();
   await input.fill(name);
   // By its exact label: "Default High Contrast" is also the start of "Default High Contrast Light".
-  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label="${name}"]`).first();
+  const exact = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) }).first();
   await row.waitFor({ timeout: 10_000 });
   await row.click();
   await input.waitFor({ state: 'hidden', timeout: 10_000 });
@@ -573,7 +574,8 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
       const startLine = new RegExp(`OOM Guard ${version.replace(/\./g, '\\.')} started: server \\S+dist/server\\.js \\(version ${version.replace(/\./g, '\\.')}\\) on Node v\\d+`);
       let text = '';
       await waitFor(async () => {
-        text = ((await page.locator('.part.panel .monaco-editor .view-lines').allInnerTexts()).join('\n')).replace(/\u00a0/g, ' ');
+        // The output view wraps long lines: read it as one run of text.
+        text = ((await page.locator('.part.panel .monaco-editor .view-lines').allInnerTexts()).join('')).replace(/\u00a0/g, ' ').replace(/\n/g, '');
         return startLine.test(text) && /Configuration: /.test(text) ? true : undefined;
       }, 30_000, () => `the output channel shows no start line and configuration line: ${JSON.stringify(text.slice(0, 800))}`);
       await shoot('13-output-start-line');
