@@ -14,14 +14,30 @@ export class EstimateStatus implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [this.item];
   private timer: NodeJS.Timeout | undefined;
   private seq = 0;
+  /**
+   * The Python document the item speaks for: the active editor's, kept while something that is not a text editor
+   * (the memory panel, the output) has focus, as Pylance and Ruff keep their items while a webview is focused.
+   */
+  private document: vscode.TextDocument | undefined;
 
   constructor(private readonly getClient: () => LanguageClient | undefined, private readonly onChange: (uri: vscode.Uri) => void) {
     this.item.name = vscode.l10n.t('OOM Guard memory estimate');
     this.item.command = SHOW_MEMORY_ESTIMATE_COMMAND;
+    this.document = vscode.window.activeTextEditor?.document;
     this.disposables.push(
-      vscode.window.onDidChangeActiveTextEditor(() => this.schedule(0)),
+      vscode.window.onDidChangeActiveTextEditor((editor) => {
+        // No editor: focus went to a panel or webview; the last document stays. Another editor: follow it.
+        if (editor) this.document = editor.document;
+        this.schedule(0);
+      }),
       vscode.workspace.onDidChangeTextDocument((event) => {
-        if (event.document === vscode.window.activeTextEditor?.document) this.schedule(DEBOUNCE_MS);
+        if (event.document === this.document) this.schedule(DEBOUNCE_MS);
+      }),
+      vscode.workspace.onDidCloseTextDocument((document) => {
+        if (document === this.document) {
+          this.document = undefined;
+          this.schedule(0);
+        }
       }),
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('oomguard')) this.schedule(DEBOUNCE_MS);
@@ -35,7 +51,7 @@ export class EstimateStatus implements vscode.Disposable {
   }
 
   private async update(): Promise<void> {
-    const document = vscode.window.activeTextEditor?.document;
+    const document = this.document;
     const client = this.getClient();
     if (!document || document.languageId !== 'python' || !client?.isRunning()) {
       this.item.hide();

@@ -102,6 +102,25 @@ async function explain(getClient: () => LanguageClient | undefined, arg: unknown
   }
 }
 
+/**
+ * The active terminal's text. VS Code has no API to read a terminal, so this selects all, copies, and puts the
+ * user's clipboard back.
+ */
+async function terminalBuffer(): Promise<string | undefined> {
+  const saved = await vscode.env.clipboard.readText();
+  try {
+    await vscode.commands.executeCommand('workbench.action.terminal.selectAll');
+    await vscode.commands.executeCommand('workbench.action.terminal.copySelection');
+    await vscode.commands.executeCommand('workbench.action.terminal.clearSelection');
+    const text = await vscode.env.clipboard.readText();
+    return text !== saved && OOM_PATTERN.test(text) ? text : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await vscode.env.clipboard.writeText(saved);
+  }
+}
+
 interface OomTerminalLink extends vscode.TerminalLink {
   line: string;
 }
@@ -114,8 +133,11 @@ function terminalLinks(getClient: () => LanguageClient | undefined): vscode.Term
       if (!match) return [];
       return [{ startIndex: match.index, length: match[0].length, tooltip: vscode.l10n.t('Explain this CUDA out-of-memory error'), line: context.line }];
     },
-    handleTerminalLink(link) {
-      return explain(getClient, link.line);
+    async handleTerminalLink(link) {
+      // The link's line alone loses the traceback above it (the script's frame, the figures of older wordings):
+      // send the terminal's whole buffer when it holds the error, else the line.
+      const buffer = await terminalBuffer();
+      return explain(getClient, buffer && buffer.includes(link.line.trim()) ? buffer : link.line);
     },
   };
 }

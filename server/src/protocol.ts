@@ -22,14 +22,21 @@ export interface Settings {
     /** Glob (gitignore syntax, relative to the folder of the nearest pyproject.toml) → codes ignored in matching files. */
     perFileIgnores: Record<string, string[]>;
   };
-  /** The GPU that CodeLens, status bar and panel compare the estimate against (a catalog name or alias). */
+  /**
+   * The GPU that CodeLens, status bar and panel compare the estimate against: a catalog name or alias, `auto` (the
+   * local GPU with the most free memory, from nvidia-smi) or `custom` (customGpuMemory). The server replaces `auto`
+   * and `custom` by the name of the GPU they chose (features/gpu-target.ts) before any feature reads it.
+   */
   gpu: string;
+  /** GiB of the GPU that `gpu: "custom"` means; 0: not set. */
+  customGpuMemory: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
   enable: true,
   rules: { select: [], ignore: [], severity: {}, perFileIgnores: {} },
   gpu: 'RTX 4090',
+  customGpuMemory: 0,
 };
 
 /** `oomguard.rules.perFileIgnores`: keeps the globs whose value is a list of codes. */
@@ -44,7 +51,7 @@ function perFileIgnores(raw: unknown): Record<string, string[]> {
 
 /** Merges what a client sent (possibly partial or malformed) over the defaults. */
 export function normalizeSettings(raw: unknown): Settings {
-  const value = (raw ?? {}) as Partial<{ enable: unknown; gpu: unknown; rules: Partial<Record<keyof Settings['rules'], unknown>> }>;
+  const value = (raw ?? {}) as Partial<{ enable: unknown; gpu: unknown; customGpuMemory: unknown; rules: Partial<Record<keyof Settings['rules'], unknown>> }>;
   const strings = (list: unknown) => (Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string') : []);
   const severities: Record<string, Severity | 'off'> = {};
   const rawSeverity = value.rules?.severity;
@@ -59,6 +66,7 @@ export function normalizeSettings(raw: unknown): Settings {
     enable: typeof value.enable === 'boolean' ? value.enable : DEFAULT_SETTINGS.enable,
     rules: { select: strings(value.rules?.select), ignore: strings(value.rules?.ignore), severity: severities, perFileIgnores: perFileIgnores(value.rules?.perFileIgnores) },
     gpu: typeof value.gpu === 'string' && value.gpu.trim() !== '' ? value.gpu.trim() : DEFAULT_SETTINGS.gpu,
+    customGpuMemory: typeof value.customGpuMemory === 'number' && Number.isFinite(value.customGpuMemory) && value.customGpuMemory > 0 ? value.customGpuMemory : 0,
   };
 }
 
@@ -128,12 +136,22 @@ export interface EstimateSegments {
   cudaContext: number;
 }
 
+/**
+ * A change that saves less than this fraction of the peak is listed as minor (after the others, de-emphasized): the
+ * estimate itself is only as close as its calibration (docs/estimator-measurements.md), so a change of a few MiB on
+ * a peak of many GiB is inside its error and not worth a refactoring of the training loop. 2 % of a 24 GiB card is
+ * about 0.5 GiB, a change a user can see in nvidia-smi.
+ */
+export const MINOR_SAVING_FRACTION = 0.02;
+
 export interface MemorySuggestion {
   id: 'amp' | 'checkpointing' | 'accumulation' | 'smaller-batch' | 'fix-leak';
   title: string;
   detail: string;
   /** Bytes the estimator predicts this change saves at the peak (0 when it only removes a leak's growth). */
   saving: number;
+  /** The saving is a small fraction of the peak (MINOR_SAVING_FRACTION): the panel lists it after the others, muted. */
+  minor: boolean;
   /** The what-if values that show the change in the panel. */
   overrides: EstimateOverrides;
   /** The code action that makes the change: its kind, the 0-based line to ask at, and its title. */
@@ -220,6 +238,8 @@ export interface WebviewStrings {
   apply: string;
   tryIt: string;
   saves: string;
+  /** `saves only ≈ {0}`: a minor suggestion's saving. */
+  savesLittle: string;
   assumptions: string;
   computedIn: string;
   breakdownLabel: string;

@@ -27,6 +27,7 @@ import { cellCodeActions, fixesWithinCell, NOTEBOOK_DOCUMENT_SYNC, NotebookSync,
 import { EditorConfiguration } from './config/editor';
 import { FEATURES } from './features';
 import { FIX_ALL_KIND } from './features/fix-all';
+import { cachedLocalGpus, resolveGpuSetting } from './features/gpu-target';
 import type { ServerContext } from './features/context';
 import { Commands, DEFAULT_SETTINGS, DIAGNOSTIC_SOURCE, normalizeSettings, ruleDocUrl } from './protocol';
 import type { DiagnosticData, Settings } from './protocol';
@@ -72,7 +73,10 @@ export function startServer(connection: Connection): void {
   let initialSettings: Settings = DEFAULT_SETTINGS;
   let clientLocale: string | undefined;
   // pyproject.toml's [tool.oomguard] under the settings; a broken file is reported once, then the defaults apply.
-  const editorConfig = new EditorConfiguration((message) => void connection.window.showWarningMessage(message));
+  const editorConfig = new EditorConfiguration((message) => {
+    connection.console.error(message);
+    void connection.window.showWarningMessage(message);
+  }, (message) => connection.console.info(message));
   /** Open Jupyter notebooks: each one's code cells are one program, a document of the store under the notebook's URI. */
   const notebooks = new NotebookSync({
     enqueue: (uri, work) => void enqueue(uri, work),
@@ -119,15 +123,32 @@ export function startServer(connection: Connection): void {
   };
 
   const settingsFor = (uri: string): Promise<Settings> => {
-    if (!canPullConfiguration) return Promise.resolve(initialSettings);
+    if (!canPullConfiguration) return withGpuTarget(initialSettings);
     let cached = settingsCache.get(uri);
     if (!cached) {
       cached = connection.workspace
         .getConfiguration({ scopeUri: uri, section: 'oomguard' })
-        .then(normalizeSettings, () => initialSettings);
+        .then(normalizeSettings, () => initialSettings)
+        .then(withGpuTarget);
       settingsCache.set(uri, cached);
     }
     return cached;
+  };
+
+  /** What the user was already told about the GPU setting: each warning once per session, not once per file. */
+  const toldAboutGpu = new Set<string>();
+  /** Settings with `oomguard.gpu` resolved to the GPU to check against (auto: nvidia-smi; custom: customGpuMemory). */
+  const withGpuTarget = async (settings: Settings): Promise<Settings> => {
+    const target = await resolveGpuSetting(settings.gpu, settings.customGpuMemory, cachedLocalGpus);
+    for (const [message, warn] of [[target.warning, true], [target.info, false]] as const) {
+      if (!message || toldAboutGpu.has(message)) continue;
+      toldAboutGpu.add(message);
+      if (warn) {
+        connection.console.warn(message);
+        void connection.window.showWarningMessage(message);
+      } else connection.console.info(message);
+    }
+    return target.name ? { ...settings, gpu: target.name } : settings;
   };
 
   /** Per document, what the last analysis found per top-level statement (see engine/incremental.ts). */

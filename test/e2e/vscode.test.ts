@@ -13,7 +13,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
+import { formatBytes } from '../../server/src/engine/bytes';
 import { packageVsix } from '../vsix/pack';
 import {
   applyCliEdits,
@@ -95,7 +96,8 @@ async function openFile(name: string): Promise<void> {
   await input.fill(name);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 10_000 });
   await page.keyboard.press('Enter');
-  await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
+  // By the file's resource name: the memory panel's tab ("Memory: name") and a second group may show the name too.
+  await page.locator(`.tab.active[data-resource-name="${name}"]`).first().waitFor({ timeout: 15_000 });
 }
 
 /**
@@ -107,6 +109,52 @@ function writeOomLog(dir: string): void {
   const log = sample.replace(/File "[^"]*\/train_gpt2\.py"/, `File "${path.join(dir, ESTIMATE_SCRIPT)}"`);
   assert.notEqual(log, sample, 'the sample log has no train_gpt2.py frame to point at the workspace');
   fs.writeFileSync(path.join(dir, OOM_LOG), log);
+}
+
+/** What the CLI estimates for a workspace file: the total nvidia-smi would show at the peak, in bytes. */
+function cliEstimateTotal(file: string): number {
+  const estimate = JSON.parse(cli(['estimate', file, '--json'])) as { peakReserved: number; cudaContext: number };
+  return estimate.peakReserved + estimate.cudaContext;
+}
+
+/** The title of the checkpointing suggestion, whose Apply runs the gradient checkpointing refactoring. */
+const CHECKPOINTING_SUGGESTION = 'Turn on activation checkpointing';
+
+/** The memory panel's frame (the webview's inner frame, where the panel's #app lives). */
+async function panelFrame(): Promise<Frame> {
+  return waitFor(async () => {
+    for (const frame of page.frames()) {
+      if (frame === page.mainFrame()) continue;
+      if (await frame.locator('#app #headline').count().catch(() => 0)) return frame;
+    }
+    return undefined;
+  }, 90_000, () => 'no memory panel frame with a headline');
+}
+
+/** Waits until an item of the status bar shows `figure` (a formatted byte count). */
+async function waitForStatusFigure(figure: string, timeoutMs = 30_000): Promise<void> {
+  let seen: string[] = [];
+  await waitFor(async () => ((seen = await page.locator('.statusbar-item').allInnerTexts()).some((text) => text.includes(figure)) || undefined),
+    timeoutMs, () => `no status bar item shows ${figure}; status bar: ${JSON.stringify(seen)}`);
+}
+
+/** Picks a color theme with "Preferences: Color Theme", as a user does. */
+async function setColorTheme(name: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill('>Preferences: Color Theme');
+  // This exact command: "Browse Color Themes in Marketplace" matches the same words and may come first.
+  const command = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Preferences: Color Theme$/ }) }).first();
+  await command.waitFor({ timeout: 10_000 });
+  await command.click();
+  await input.fill(name);
+  // By its exact label: "Default High Contrast" is also the start of "Default High Contrast Light".
+  const exact = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) }).first();
+  await row.waitFor({ timeout: 10_000 });
+  await row.click();
+  await input.waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
 /** Runs a command from the Command Palette by its title, as a user does. */
@@ -426,6 +474,114 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
     });
   });
 
+  test('Apply from the panel updates the panel and the status bar, with the focus still in the panel', async () => {
+    const before = cliEstimateTotal(ESTIMATE_SCRIPT);
+    const frame = await panelFrame();
+    const suggestion = frame.locator('li.suggestion', { hasText: CHECKPOINTING_SUGGESTION });
+    await step('panel-apply', async () => {
+      await suggestion.locator('button:not(.secondary)').first().waitFor({ timeout: 30_000 });
+      // Focus in the panel, as after any click there: no text editor is active now.
+      await frame.locator('#title').click();
+      // The status bar already shows this file's figure while the panel has focus.
+      await waitForStatusFigure(formatBytes(before));
+      await suggestion.locator('button:not(.secondary)').first().click();
+      // The panel refreshes by itself (nobody clicks the editor), and stops offering the change it just made.
+      await waitFor(async () => ((await frame.locator('li.suggestion', { hasText: CHECKPOINTING_SUGGESTION }).count()) === 0 ? true : undefined),
+        30_000, () => 'the panel still offers activation checkpointing after applying it');
+      // Saved, the file is what the CLI estimates: the panel and the status bar show that figure. The script's editor
+      // is in the first group, the panel in the second.
+      await page.keyboard.press('Control+1');
+      await page.locator(`.tab.active[data-resource-name="${ESTIMATE_SCRIPT}"]`).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Control+S');
+      await waitFor(() => (/gradient_checkpointing|checkpoint/.test(fs.readFileSync(path.join(workspace, ESTIMATE_SCRIPT), 'utf8')) ? true : undefined),
+        15_000, () => `${ESTIMATE_SCRIPT} was not changed by the Apply button`);
+      const after = cliEstimateTotal(ESTIMATE_SCRIPT);
+      assert.ok(after < before, `the CLI estimates ${after} bytes after checkpointing, not less than ${before}`);
+      let headline = '';
+      await waitFor(async () => ((headline = await frame.locator('#headline').innerText().catch(() => '')).includes(formatBytes(after)) ? true : undefined),
+        30_000, () => `the panel headline reads ${JSON.stringify(headline)}, expected ${formatBytes(after)}`);
+      await waitForStatusFigure(formatBytes(after));
+      await shoot('5b-panel-after-apply');
+    });
+  });
+
+  test('after a reload the status bar shows the estimate of the file that was open', async () => {
+    const total = cliEstimateTotal(ESTIMATE_SCRIPT);
+    await step('reload-status', async () => {
+      await openFile(ESTIMATE_SCRIPT);
+      await runCommand('Developer: Reload Window');
+      await page.locator('.monaco-workbench .part.editor').waitFor({ timeout: 60_000 });
+      await page.locator(`.tab.active[data-resource-name="${ESTIMATE_SCRIPT}"]`).first().waitFor({ timeout: 60_000 });
+      // No click, no edit: the restored editor's figure appears once the server runs.
+      await waitForStatusFigure(formatBytes(total), 90_000);
+      await shoot('5c-status-after-reload');
+    });
+  });
+
+  test('the memory panel passes axe-core in dark, light and both high contrast themes', async () => {
+    const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+    const imagesDir = path.join(repoRoot, 'docs', 'images');
+    const themes: Array<{ name: string; label: string; bodyClass: string }> = [
+      { name: 'Default Dark Modern', label: 'dark', bodyClass: 'vs-dark' },
+      { name: 'Default Light Modern', label: 'light', bodyClass: 'vs' },
+      { name: 'Default High Contrast', label: 'hc-dark', bodyClass: 'hc-black' },
+      { name: 'Default High Contrast Light', label: 'hc-light', bodyClass: 'hc-light' },
+    ];
+    const report: string[] = [];
+    // The panel in view, beside the script (an earlier step may have put another editor over it).
+    await openFile(ESTIMATE_SCRIPT);
+    await runCommand(paletteTitle(declaredMemoryCommand()!));
+    for (const theme of themes) {
+      await step(`axe-${theme.label}`, async () => {
+        await setColorTheme(theme.name);
+        await page.locator(`.monaco-workbench.${theme.bodyClass}`).waitFor({ timeout: 30_000 });
+        const frame = await panelFrame();
+        // The webview gets the theme's variables by a message after the workbench repaints.
+        await waitFor(async () => ((await frame.evaluate(() => document.body.className)).includes(`vscode-${theme.bodyClass === 'vs' ? 'light' : theme.bodyClass === 'vs-dark' ? 'dark' : theme.bodyClass === 'hc-black' ? 'high-contrast' : 'high-contrast-light'}`) ? true : undefined),
+          30_000, () => `the panel never took the ${theme.name} theme`);
+        await page.waitForTimeout(500);
+        if (!(await frame.evaluate(() => 'axe' in window))) await frame.evaluate(`${axeSource}\n;true`);
+        const violations = await frame.evaluate(async () => {
+          const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[]; failureSummary?: string }> }> }> } }).axe;
+          const result = await axe.run(document, { resultTypes: ['violations'] });
+          return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`) }));
+        });
+        report.push(`${theme.label}: ${violations.length ? violations.map((v) => `${v.id} (${v.impact})`).join(', ') : 'no violations'}`);
+        fs.mkdirSync(imagesDir, { recursive: true });
+        await page.screenshot({ path: path.join(imagesDir, `panel-${theme.label}.png`) });
+        const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+        assert.deepEqual(serious, [], `axe-core finds serious or critical violations in the ${theme.name} theme`);
+      });
+    }
+    console.log(`# axe-core on the memory panel: ${report.join('; ')}`);
+    await setColorTheme('Default Dark Modern');
+    await page.locator('.monaco-workbench.vs-dark').waitFor({ timeout: 30_000 });
+  });
+
+  test('the status item opens a menu, and Show Output shows the start line', async () => {
+    const version = (JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+    await step('status-menu', async () => {
+      // The server's item reads "OOM Guard"; the estimate's item beside it shows a figure and a GPU.
+      await page.locator('.statusbar-item', { hasText: 'OOM Guard' }).first().click();
+      const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+      await rows.first().waitFor({ state: 'visible', timeout: 10_000 });
+      const labels = await rows.allInnerTexts();
+      for (const wanted of ['Show Output', 'Show Memory Estimate', 'Restart Server', 'Open Settings']) {
+        assert.ok(labels.some((label) => label.includes(wanted)), `the status menu lacks ${wanted}: ${JSON.stringify(labels)}`);
+      }
+      await shoot('12-status-menu');
+      await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Show Output' }).first().click();
+      const startLine = new RegExp(`OOM Guard ${version.replace(/\./g, '\\.')} started: server \\S+dist/server\\.js \\(version ${version.replace(/\./g, '\\.')}\\) on Node v\\d+`);
+      let text = '';
+      await waitFor(async () => {
+        // The output view wraps long lines: read it as one run of text.
+        text = ((await page.locator('.part.panel .monaco-editor .view-lines').allInnerTexts()).join('')).replace(/\u00a0/g, ' ').replace(/\n/g, '');
+        return startLine.test(text) && /Configuration: /.test(text) ? true : undefined;
+      }, 30_000, () => `the output channel shows no start line and configuration line: ${JSON.stringify(text.slice(0, 800))}`);
+      await shoot('13-output-start-line');
+    });
+  });
+
   test('a model the estimator cannot read, and a leak that grows: the CodeLens and the status bar say so', async () => {
     const lensTexts = () => page.locator('.monaco-editor .codelens-decoration').allInnerTexts();
     const statusTexts = () => page.locator('.statusbar-item').allInnerTexts();
@@ -519,6 +675,24 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
         15_000, () => 'the Problems panel still lists OOM118 after the fix');
       assert.ok(!cliFindings(NOTEBOOK).some((f) => f.code === 'OOM118'), 'oomguard check still reports OOM118');
       await shoot('11-notebook-after-fix');
+    });
+  });
+
+  test('a finding\'s code link opens the rule page shipped in the extension, in the Markdown preview', async () => {
+    const heading = fs.readFileSync(path.join(repoRoot, 'docs', 'rules', 'OOM105.md'), 'utf8').split('\n')[0]!.replace(/^#\s*/, '');
+    await step('rule-doc', async () => {
+      await openFile(SCRIPT);
+      await page.keyboard.press('Control+Shift+M');
+      const link = page.locator('.markers-panel .monaco-list-row .code-link', { hasText: 'OOM105' }).first();
+      await link.waitFor({ timeout: 30_000 });
+      // A command link to the shipped page, never a web address.
+      assert.match((await link.getAttribute('href')) ?? '', /^command:oomguard\.showRuleDoc/);
+      await link.click();
+      await page.locator('.tab.active', { hasText: 'OOM105' }).first().waitFor({ timeout: 15_000 });
+      let texts: string[] = [];
+      await waitFor(async () => ((texts = await webviewTexts()).some((text) => text.includes(heading)) ? true : undefined),
+        30_000, () => `the preview never showed ${JSON.stringify(heading)}; webview texts: ${JSON.stringify(texts.map((t) => t.slice(0, 200)))}`);
+      await shoot('14-rule-doc');
     });
   });
 

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
 import type { CodeLens, Diagnostic, Hover, MarkupContent } from 'vscode-languageserver-protocol/node';
-import { ESTIMATE_REQUEST, SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
+import { ESTIMATE_REQUEST, MINOR_SAVING_FRACTION, SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
 import type { EstimateResponse } from '../../server/src/protocol';
 import { repoRoot } from '../helpers/analysis';
 import { startServer } from '../helpers/lsp-client';
@@ -65,6 +65,21 @@ test('what-if values change the estimate and are marked as such; malformed ones 
   assert.equal(bigger.inputs.find((input) => input.key === 'batchSize')?.origin, 'overridden');
   assert.ok(bigger.suggestions.some((s) => s.id === 'amp' && s.saving > 0));
   assert.ok(bigger.suggestions.some((s) => s.id === 'smaller-batch' && s.overrides.batchSize === bigger.maxBatchSize));
+});
+
+test('a change that saves under 2% of the peak is marked minor and listed after the real ones', async () => {
+  const full = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri } });
+  const real = full.suggestions.find((s) => s.id === 'checkpointing');
+  assert.ok(real && real.saving >= full.total * MINOR_SAVING_FRACTION && !real.minor, 'checkpointing at batch 8 x 512 tokens is a real saving');
+  // Four samples of 16 tokens: the activations are a sliver of the peak, and so is what halving the batch saves.
+  const tiny = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri }, overrides: { batchSize: 4, seqLen: 16 } });
+  const little = tiny.suggestions.find((s) => s.id === 'accumulation');
+  assert.ok(little, 'accumulation still saves something');
+  assert.ok(little.saving < tiny.total * MINOR_SAVING_FRACTION, `accumulation saves ${little.saving} of ${tiny.total}`);
+  assert.equal(little.minor, true);
+  for (const s of tiny.suggestions) assert.equal(s.minor, s.id !== 'fix-leak' && s.saving < tiny.total * MINOR_SAVING_FRACTION, s.id);
+  const firstMinor = tiny.suggestions.findIndex((s) => s.minor);
+  assert.ok(tiny.suggestions.slice(firstMinor).every((s) => s.minor), 'no real suggestion after a minor one');
 });
 
 test('CodeLens above the training and evaluation loops shows the peak and the fit, and opens the panel', async () => {

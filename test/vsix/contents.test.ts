@@ -52,6 +52,10 @@ test('ships every rule doc, the grammars and the localization bundles', () => {
   const docs = fs.readdirSync(path.join(repoRoot, 'docs', 'rules')).filter((name) => name.endsWith('.md'));
   assert.ok(docs.length > 0);
   for (const doc of docs) assert.ok(files.includes(`docs/rules/${doc}`), `docs/rules/${doc} is missing from the .vsix`);
+  // The extension opens these pages in VS Code's Markdown preview (the Chinese ones for a Chinese display language).
+  for (const doc of fs.readdirSync(path.join(repoRoot, 'docs', 'zh-CN', 'rules')).filter((name) => name.endsWith('.md'))) {
+    assert.ok(files.includes(`docs/zh-CN/rules/${doc}`), `docs/zh-CN/rules/${doc} is missing from the .vsix`);
+  }
   assert.ok(files.some((file) => file.toLowerCase() === 'readme.md'), 'README.md is missing from the .vsix');
   for (const grammar of manifest().contributes?.grammars ?? []) {
     const file = path.posix.normalize(grammar.path);

@@ -37,7 +37,7 @@ const STRINGS: WebviewStrings = {
   precision: 'Precision', optimizer: 'Optimizer', checkpointing: 'Activation checkpointing', accumulation: 'Accumulation steps', gpus: 'GPUs',
   strategy: 'Sharding strategy', gpu: 'GPU model', reset: 'Reset to the script', maxBatch: 'Largest batch size that fits {0}: {1}',
   suggestions: 'Ways to save memory', noSuggestions: 'No change the estimator knows would lower this peak.', apply: 'Apply', tryIt: 'Try it',
-  saves: 'saves ≈ {0}', assumptions: 'Assumptions', computedIn: 'Computed by the language server in {0} ms.', breakdownLabel: 'Peak GPU memory per GPU',
+  saves: 'saves ≈ {0}', savesLittle: 'saves only ≈ {0} (under {1}% of the peak)', assumptions: 'Assumptions', computedIn: 'Computed by the language server in {0} ms.', breakdownLabel: 'Peak GPU memory per GPU',
   model: 'Model', on: 'on', off: 'off',
 };
 

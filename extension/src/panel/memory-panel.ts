@@ -176,6 +176,9 @@ export class MemoryPanel implements vscode.Disposable {
     }
     if (action.edit) await vscode.workspace.applyEdit(action.edit);
     if (action.command) await vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
+    // The panel has focus, so no editor event follows the edit: ask again now, or the panel keeps the old figures
+    // and offers the same change a second time. The client sends the edit's didChange before this request.
+    await this.update();
   }
 
   private disposed = false;

@@ -44,6 +44,7 @@ export function webviewStrings(): WebviewStrings {
     apply: vscode.l10n.t('Apply'),
     tryIt: vscode.l10n.t('Try it'),
     saves: vscode.l10n.t('saves ≈ {0}'),
+    savesLittle: vscode.l10n.t('saves only ≈ {0} (under {1}% of the peak)'),
     assumptions: vscode.l10n.t('Assumptions'),
     computedIn: vscode.l10n.t('Computed by the language server in {0} ms.'),
     breakdownLabel: vscode.l10n.t('Peak GPU memory per GPU'),

@@ -3,7 +3,7 @@
 // language server, and the answer comes back as an `estimate` message. Everything from the script (model ids, file
 // names) is set as textContent, never parsed as HTML. Strings come localized from the extension.
 import { formatBytes } from '../../../server/src/engine/bytes';
-import { OPTIMIZERS, PRECISIONS, STRATEGIES } from '../../../server/src/protocol';
+import { MINOR_SAVING_FRACTION, OPTIMIZERS, PRECISIONS, STRATEGIES } from '../../../server/src/protocol';
 import type {
   EstimateOverrides, EstimateResponse, GpuChoice, HostToWebview, MemorySuggestion, WebviewStrings, WebviewToHost,
 } from '../../../server/src/protocol';
@@ -176,12 +176,13 @@ function suggestion(item: MemorySuggestion, s: WebviewStrings): HTMLElement {
   }
   if (item.refactor) {
     const { kind, line, title } = item.refactor;
-    const apply = el('button', { text: s.apply, attrs: { type: 'button', title } });
+    // A minor saving keeps its button, but not the primary look that invites a click.
+    const apply = el('button', { text: s.apply, className: item.minor ? 'secondary' : undefined, attrs: { type: 'button', title } });
     apply.addEventListener('click', () => send({ type: 'applySuggestion', id: item.id, kind, line, title }));
     buttons.append(apply);
   }
-  return el('li', { className: 'suggestion' },
-    el('div', {}, el('strong', { text: item.title }), el('span', { className: 'saving', text: format(s.saves, formatBytes(item.saving)) })),
+  return el('li', { className: item.minor ? 'suggestion minor' : 'suggestion' },
+    el('div', {}, el('strong', { text: item.title }), el('span', { className: 'saving', text: item.minor ? format(s.savesLittle, formatBytes(item.saving), MINOR_SAVING_FRACTION * 100) : format(s.saves, formatBytes(item.saving)) })),
     el('p', { text: item.detail }),
     buttons);
 }

@@ -6,6 +6,7 @@ import type { AnalysisOptions } from '../engine/analyze';
 import type { Settings } from '../protocol';
 import { ConfigLoader, layer, optionsForFile } from './pyproject';
 import type { RuleConfig } from './pyproject';
+import { t } from '../l10n';
 
 export function settingsRuleConfig(settings: Settings): RuleConfig {
   return {
@@ -19,9 +20,14 @@ export function settingsRuleConfig(settings: Settings): RuleConfig {
 export class EditorConfiguration {
   private readonly loader = new ConfigLoader(false);
   private readonly reported = new Set<string>();
+  /** The projects already named in the log: the pyproject.toml read, or the folder that had none. */
+  private readonly logged = new Set<string>();
 
-  /** `report` hears each distinct pyproject.toml problem once per session (a broken file gives one message). */
-  constructor(private readonly report: (message: string) => void) {}
+  /**
+   * `report` hears each distinct pyproject.toml problem once per session (a broken file gives one message); `log`
+   * hears once per project which pyproject.toml the rules came from, for the output channel.
+   */
+  constructor(private readonly report: (message: string) => void, private readonly log: (message: string) => void = () => undefined) {}
 
   optionsFor(uri: string, settings: Settings): Pick<AnalysisOptions, 'select' | 'ignore' | 'severity'> {
     const fromSettings = settingsRuleConfig(settings);
@@ -34,6 +40,13 @@ export class EditorConfiguration {
       return optionsForFile(fromSettings, '/', '');
     }
     const project = this.loader.forFile(file);
+    const key = project.file ?? project.root;
+    if (!this.logged.has(key)) {
+      this.logged.add(key);
+      this.log(project.file
+        ? t('Configuration: [tool.oomguard] of {0} under the editor settings.', project.file)
+        : t('Configuration: no pyproject.toml at or above {0}; the editor settings and defaults apply.', project.root));
+    }
     if (project.error && !this.reported.has(project.error)) {
       this.reported.add(project.error);
       this.report(project.error);

@@ -256,6 +256,17 @@ function causesOf(m: OomMessage, script: ScriptSummary | undefined): Cause[] {
       tryThis: tensorTry,
     });
   }
+  // Nothing given back would have made room (the card is full of live tensors, the cache holds little): the job
+  // itself does not fit, and using less memory per step is what would have prevented the failure. That comes first,
+  // ahead of a fragmentation figure that could not have served the request anyway.
+  const live = causes.find((cause) => cause.kind === 'live-tensors');
+  const largest = Math.max(...causes.filter((cause) => cause.kind !== 'request').map((cause) => cause.bytes));
+  // Only when the live tensors are the largest use of the card: memory outside PyTorch or another process that
+  // dwarfs them is the story then.
+  if (live && requested !== undefined && live.bytes >= largest && !causes.some((cause) => cause.decisive)) {
+    live.decisive = true;
+    live.title = t('The job does not fit: {0} in live tensors, and what was free or cached could not serve {1}', fmt(m.allocated), fmt(m.requested));
+  }
   // Decisive causes first, then the rest by the memory they account for.
   return causes.sort((a, b) => Number(b.decisive) - Number(a.decisive) || b.bytes - a.bytes);
 }

@@ -70,7 +70,9 @@ export function stepTensors(config: TrainingConfig): StepTensor[] {
       // The loss upcasts half-precision logits to fp32 before log_softmax.
       if (act !== 4) add(t('fp32 copy of the logits for the loss'), [b, seq, spec.vocab], 4);
     }
-    add(t('attention scores of one layer (batch × heads × sequence × sequence)'), [b, spec.heads, seq, seq], act);
+    // SDPA and FlashAttention never materialize the scores (they are computed tile by tile): only eager attention has
+    // a batch × heads × sequence² tensor that a failed request could be.
+    if (config.attention === 'eager') add(t('attention scores of one layer (batch × heads × sequence × sequence)'), [b, spec.heads, seq, seq], act);
     add(t('MLP activation of one layer (batch × sequence × intermediate)'), [b, seq, spec.intermediate], act);
   } else {
     const net = config.rebuildAt ? config.rebuildAt(config.imageSize) : spec;

@@ -6,7 +6,8 @@ import type { DocumentState } from '../engine/documents';
 import type { Node } from '../engine/parser';
 import type { SemanticModel } from '../engine/semantic/model';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
-import { configFromDetection, detectConfig, estimateFromConfig, findGpu, type EstimateResult } from '../estimator/index';
+import { configFromDetection, detectConfig, estimateFromConfig, maxBatchSize, type EstimateResult } from '../estimator/index';
+import { AUTO_GPU, CUSTOM_GPU, lookupGpu } from './gpu-target';
 export { keptBytes } from '../estimator/growth';
 import { growthOf } from '../estimator/growth';
 import type { RunMode, TrainingConfig } from '../estimator/types';
@@ -16,6 +17,7 @@ import { bfloat16Amp } from '../fixes/refactorings/amp';
 import { gradientCheckpointing } from '../fixes/refactorings/checkpointing';
 import { trainingLoopAt } from '../fixes/refactorings/training-loop';
 import { t } from '../l10n';
+import { MINOR_SAVING_FRACTION } from '../protocol';
 import type { EstimateInput, EstimateOverrides, EstimateResponse, MemorySuggestion } from '../protocol';
 import type { ServerContext } from './context';
 
@@ -108,9 +110,9 @@ export function isBase(entry: BaseEstimate | { error: string } | undefined): ent
   return !!entry && !('error' in entry);
 }
 
-/** The GPU to compare against: the what-if choice, else the setting; undefined names one the catalog lacks. */
+/** The GPU to compare against: the what-if choice, else the setting; undefined names one neither the catalog nor `auto`/`custom` made. */
 export function resolveGpu(name: string): { name: string; capacity: number } | undefined {
-  const gpu = findGpu(name);
+  const gpu = lookupGpu(name);
   return gpu ? { name: gpu.name, capacity: gpu.capacity } : undefined;
 }
 
@@ -121,7 +123,17 @@ export function totalOf(result: Pick<EstimateResult, 'peakReserved' | 'cudaConte
 
 /** Estimates with what-if values; the fit is checked on one GPU only, which keeps a request to a few milliseconds. */
 export function estimateWith(base: BaseEstimate, overrides: EstimateOverrides, gpuName: string, config: TrainingConfig = base.config): EstimateResult {
-  return estimateFromConfig(config, { ...overrides, gpu: resolveGpu(gpuName)?.name ?? gpuName }, base.file, base.assumptions);
+  const gpu = lookupGpu(gpuName);
+  const name = gpu?.name ?? gpuName;
+  const result = estimateFromConfig(config, { ...overrides, gpu: name }, base.file, base.assumptions);
+  if (gpu?.catalog || (!gpu && gpuName !== AUTO_GPU && gpuName !== CUSTOM_GPU)) return result;
+  // A GPU that `auto` or `custom` chose is not in the estimator's catalog: its fit is checked here, by the same rule
+  // (estimator/model.ts fitOnGpus). Without one, the setting's warning said why; the catalog note would mislead.
+  const notInCatalog = t('GPU "{0}" is not in the catalog; no fit check', name);
+  const assumptions = result.assumptions.filter((note) => note !== notInCatalog);
+  if (!gpu) return { ...result, assumptions };
+  const fits = totalOf(result) <= gpu.capacity;
+  return { ...result, assumptions, fits: [{ gpu: name, capacity: gpu.capacity, fits, maxBatchSize: maxBatchSize(result.config, gpu.capacity) }] };
 }
 
 /** The configuration of the inference loop: the same model and batch, without gradients or optimizer. */
@@ -183,7 +195,7 @@ function suggestionsFor(base: BaseEstimate, result: EstimateResult, overrides: E
     const next = estimateWith(base, { ...overrides, ...change }, gpuName);
     const saving = total - totalOf(next);
     if (saving <= 0) return;
-    out.push({ id, title, detail, saving, overrides: change, refactor: refactoring ? { kind: 'refactor.rewrite', line: loopLine, title: refactoring } : undefined });
+    out.push({ id, title, detail, saving, minor: saving < total * MINOR_SAVING_FRACTION, overrides: change, refactor: refactoring ? { kind: 'refactor.rewrite', line: loopLine, title: refactoring } : undefined });
   };
   if (config.mode === 'train') {
     if (config.precision === 'fp32') {
@@ -213,11 +225,14 @@ function suggestionsFor(base: BaseEstimate, result: EstimateResult, overrides: E
       title: t('Fix {0} on line {1}', leak.code, leak.line + 1),
       detail: t('Keeps about {0} more each batch until the loop ends; the quick fix frees it.', formatBytes(leak.bytes)),
       saving: leak.bytes,
+      // A leak grows every batch: however small per batch, it fills the card in the end.
+      minor: false,
       overrides: {},
       refactor: leak.fixTitle ? { kind: 'quickfix', line: leak.line, title: leak.fixTitle } : undefined,
     });
   }
-  return out;
+  // The real savings first, largest first; the minor ones after them (a stable sort keeps their order otherwise).
+  return out.sort((a, b) => Number(a.minor) - Number(b.minor));
 }
 
 export interface LeakSummary {
