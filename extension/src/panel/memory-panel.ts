@@ -1,9 +1,8 @@
 // The memory panel: one webview that follows the active Python editor, asks the language server for the estimate
 // (with the panel's what-if values) and posts it to the webview. It survives reloads through its serializer.
-import { webcrypto } from 'node:crypto';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { LanguageClient } from 'vscode-languageclient/node';
+import type { BaseLanguageClient as LanguageClient } from 'vscode-languageclient';
+import { baseName } from '../uris';
 import { GPU_CATALOG } from '../../../server/src/estimator/catalog/gpus';
 import { ESTIMATE_REQUEST, normalizeOverrides, parseWebviewMessage } from '../../../server/src/protocol';
 import type { EstimateOverrides, EstimateParams, EstimateResponse, HostToWebview, WebviewToHost } from '../../../server/src/protocol';
@@ -61,7 +60,7 @@ export class MemoryPanel implements vscode.Disposable {
     return {
       enableScripts: true,
       retainContextWhenHidden: false,
-      localResourceRoots: [vscode.Uri.file(path.join(context.extensionPath, 'dist'))],
+      localResourceRoots: [vscode.Uri.joinPath(context.extensionUri, 'dist')],
     };
   }
 
@@ -85,11 +84,11 @@ export class MemoryPanel implements vscode.Disposable {
   }
 
   private html(): string {
-    const dist = vscode.Uri.file(path.join(this.context.extensionPath, 'dist'));
+    const dist = vscode.Uri.joinPath(this.context.extensionUri, 'dist');
     const webview = this.panel.webview;
     return panelHtml({
       cspSource: webview.cspSource,
-      nonce: makeNonce((bytes) => webcrypto.getRandomValues(bytes)),
+      nonce: makeNonce((bytes) => globalThis.crypto.getRandomValues(bytes)),
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
       lang: vscode.env.language,
@@ -137,14 +136,14 @@ export class MemoryPanel implements vscode.Disposable {
     }
     const seq = ++this.requestSeq;
     const overrides = this.overrides;
-    this.panel.title = vscode.l10n.t('Memory: {0}', path.basename(uri.path));
+    this.panel.title = vscode.l10n.t('Memory: {0}', baseName(uri));
     try {
       // The server knows only open documents; opening one that is not shown makes the server read it.
       await vscode.workspace.openTextDocument(uri);
       const params: EstimateParams = { textDocument: { uri: uri.toString() }, overrides };
       const response = await client.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, params);
       if (seq !== this.requestSeq) return;
-      this.post({ type: 'estimate', fileName: path.basename(uri.path), response, overrides });
+      this.post({ type: 'estimate', fileName: baseName(uri), response, overrides });
     } catch (error) {
       if (seq !== this.requestSeq) return;
       this.post({ type: 'notice', text: vscode.l10n.t('No estimate for this file: {0}', error instanceof Error ? error.message : String(error)) });

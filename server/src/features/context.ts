@@ -1,5 +1,5 @@
 // What every server feature (code actions, estimates, CodeLens, hovers) receives from the LSP wiring.
-import type { Connection } from 'vscode-languageserver/node';
+import type { Connection } from 'vscode-languageserver';
 import type { DocumentState, DocumentStore } from '../engine/documents';
 import type { SemanticModel } from '../engine/semantic/model';
 import type { Settings } from '../protocol';

@@ -2,7 +2,7 @@
 // clipboard, a log file). A traceback's script that is open in the editor is read from its shared semantic model;
 // one that is not open is read from disk.
 import { pathToFileURL } from 'node:url';
-import { ResponseError } from 'vscode-languageserver/node';
+import { ResponseError } from 'vscode-languageserver';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
 import { explainText, renderMarkdown, scriptContextFromFile, scriptContextFromModel, type ScriptContext } from '../explain/index';
 import { t } from '../l10n';
