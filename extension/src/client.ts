@@ -9,6 +9,7 @@ import { EXPLAIN_OOM_COMMAND, explainOomCommand, registerExplainProviders } from
 import { SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
 import { EstimateStatus } from './estimate-status';
 import { MemoryPanel, PANEL_VIEW_TYPE } from './panel/memory-panel';
+import { documentSelector } from './served';
 
 /** Makes the language client of one entry point from the options both share. */
 export type ClientFactory = (context: vscode.ExtensionContext, options: LanguageClientOptions, name: string) => Promise<BaseLanguageClient>;
@@ -18,19 +19,9 @@ let statusItem: vscode.StatusBarItem | undefined;
 let output: vscode.LogOutputChannel | undefined;
 let makeClient: ClientFactory | undefined;
 
-/**
- * The documents the server reads. In Node, files on disk and unsaved ones; in a browser every scheme a workspace
- * can have (vscode-vfs: on github.dev, vscode-remote: in Codespaces and code-server, memory file systems).
- */
-export function documentSelector(schemes: string[] | 'any'): LanguageClientOptions['documentSelector'] {
-  const files = schemes === 'any' ? [{ language: 'python' }] : schemes.map((scheme) => ({ scheme, language: 'python' }));
-  // The Python cells of Jupyter notebooks: the server declares notebook sync for them, so the client sends them
-  // as notebooks (notebookDocument/*), and diagnostics, quick fixes, CodeLens and hovers work per cell.
-  return [...files, { notebook: 'jupyter-notebook', language: 'python' }];
-}
-
 function clientOptions(): LanguageClientOptions {
   return {
+    documentSelector: documentSelector(),
     outputChannel: output,
     synchronize: { configurationSection: 'oomguard' },
     initializationOptions: { locale: vscode.env.language },

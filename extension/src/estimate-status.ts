@@ -1,6 +1,7 @@
 // The status bar item with the estimate of the active Python script on the GPU of the `oomguard.gpu` setting.
 import * as vscode from 'vscode';
 import { ResponseError, type BaseLanguageClient as LanguageClient } from 'vscode-languageclient';
+import { isServed } from './served';
 import { baseName } from './uris';
 import { formatBytes } from '../../server/src/engine/bytes';
 import { ESTIMATE_REQUEST, SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
@@ -37,7 +38,7 @@ export class EstimateStatus implements vscode.Disposable {
   private async update(): Promise<void> {
     const document = vscode.window.activeTextEditor?.document;
     const client = this.getClient();
-    if (!document || document.languageId !== 'python' || !client?.isRunning()) {
+    if (!isServed(document) || !client?.isRunning()) {
       this.item.hide();
       return;
     }

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind } from 'vscode-languageclient/node';
 import type { ServerOptions } from 'vscode-languageclient/node';
-import { activateWith, deactivate, documentSelector } from './client';
+import { activateWith, deactivate } from './client';
 
 export { deactivate };
 
@@ -13,6 +13,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       run: { module: serverModule, transport: TransportKind.ipc },
       debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
     };
-    return new LanguageClient('oomguard', name, serverOptions, { ...options, documentSelector: documentSelector(['file', 'untitled']) });
+    return new LanguageClient('oomguard', name, serverOptions, options);
   });
 }

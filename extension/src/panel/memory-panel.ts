@@ -2,6 +2,7 @@
 // (with the panel's what-if values) and posts it to the webview. It survives reloads through its serializer.
 import * as vscode from 'vscode';
 import type { BaseLanguageClient as LanguageClient } from 'vscode-languageclient';
+import { isServed } from '../served';
 import { baseName } from '../uris';
 import { GPU_CATALOG } from '../../../server/src/estimator/catalog/gpus';
 import { ESTIMATE_REQUEST, normalizeOverrides, parseWebviewMessage } from '../../../server/src/protocol';
@@ -11,10 +12,6 @@ import { webviewStrings } from './strings';
 
 export const PANEL_VIEW_TYPE = 'oomguard.memoryEstimate';
 
-/** A Python script, or a Python cell of a notebook (the server answers for its notebook, in the cell's lines). */
-function isPython(document: vscode.TextDocument | undefined): document is vscode.TextDocument {
-  return document?.languageId === 'python' && ['file', 'untitled', 'vscode-notebook-cell'].includes(document.uri.scheme);
-}
 
 export class MemoryPanel implements vscode.Disposable {
   private static current: MemoryPanel | undefined;
@@ -26,7 +23,7 @@ export class MemoryPanel implements vscode.Disposable {
 
   /** Opens the panel (or brings it forward) on `uri`, else on the active Python editor. */
   static show(context: vscode.ExtensionContext, getClient: () => LanguageClient | undefined, uri?: vscode.Uri): void {
-    const target = uri ?? (isPython(vscode.window.activeTextEditor?.document) ? vscode.window.activeTextEditor.document.uri : undefined);
+    const target = uri ?? (isServed(vscode.window.activeTextEditor?.document) ? vscode.window.activeTextEditor.document.uri : undefined);
     if (MemoryPanel.current) {
       MemoryPanel.current.panel.reveal(vscode.ViewColumn.Beside, true);
       if (target) MemoryPanel.current.follow(target);
@@ -78,7 +75,7 @@ export class MemoryPanel implements vscode.Disposable {
       panel.onDidDispose(() => this.dispose()),
       panel.webview.onDidReceiveMessage((raw: unknown) => void this.receive(parseWebviewMessage(raw))),
       vscode.window.onDidChangeActiveTextEditor((editor) => {
-        if (editor && isPython(editor.document)) this.follow(editor.document.uri);
+        if (editor && isServed(editor.document)) this.follow(editor.document.uri);
       }),
     );
   }
