@@ -98,6 +98,7 @@ export function startServer(connection: Connection, host: Host): void {
     modelOf: (state) => documents.modelOf(state),
     settingsFor: (uri) => settingsFor(uri),
     locale: () => clientLocale,
+    openDocuments: () => [...queues.keys()].filter((uri) => documents.get(uri) !== undefined),
     reanalyze: (uri) => schedule(uri),
     analysisOptionsFor: async (uri) => documentOptions(uri, await settingsFor(uri)),
   };

@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CodeAction, Diagnostic } from 'vscode-languageserver-protocol';
-import { ESTIMATE_REQUEST } from '../../server/src/protocol';
-import type { EstimateResponse } from '../../server/src/protocol';
+import { ESTIMATE_REQUEST, EXPLAIN_OOM_REQUEST } from '../../server/src/protocol';
+import type { EstimateResponse, ExplainOomResult } from '../../server/src/protocol';
 import { repoRoot } from '../helpers/analysis';
 import { startServer } from '../helpers/lsp-client';
 import type { TestClient } from '../helpers/lsp-client';
@@ -89,6 +89,21 @@ describe('the language server in a browser web worker (Chromium)', { skip: !isCI
     const { elapsedMs: _webMs, ...web_ } = fromWeb;
     const { elapsedMs: _nodeMs, ...node_ } = fromNode;
     assert.deepEqual(web_, node_);
+  });
+
+  test('explains a CUDA OOM error with the estimate of the traceback\'s script when it is open; says why not when it is not', async () => {
+    const log = fs.readFileSync(path.join(repoRoot, 'test', 'explain', 'samples', 'current_gpt2.log'), 'utf8');
+    // The traceback names /home/ada/runs/oomguard/examples/train_gpt2.py, of another machine: the open
+    // memfs:/workspace/train_gpt2.py is its script (the same name). The estimate test opened it.
+    const open = await web.request<ExplainOomResult>(EXPLAIN_OOM_REQUEST, { text: log, roots: [] });
+    assert.equal(open.explanations.length, 1);
+    assert.equal(open.explanations[0]!.frameFile, GPT2_URI);
+    assert.equal(open.explanations[0]!.script?.model, 'gpt2');
+    assert.match(open.markdown, /## The script: memfs:\/workspace\/train_gpt2\.py/);
+    await web.notify('textDocument/didClose', { textDocument: { uri: GPT2_URI } });
+    const closed = await web.request<ExplainOomResult>(EXPLAIN_OOM_REQUEST, { text: log, roots: [] });
+    assert.equal(closed.explanations[0]!.script, undefined);
+    assert.match(closed.markdown, /In VS Code for the Web, OOM Guard reads only the scripts open in the editor: open \/home\/ada\/runs\/oomguard\/examples\/train_gpt2\.py/);
   });
 
   test('a Chinese client gets Chinese diagnostics from the worker', async () => {
