@@ -91,6 +91,16 @@ describe('the language server in a browser web worker (Chromium)', { skip: !isCI
     assert.deepEqual(web_, node_);
   });
 
+  test('offers the Node server\'s refactorings on the training loop', async () => {
+    const loopLine = GPT2.split('\n').findIndex((line) => /^\s*for .* in .*loader/.test(line));
+    assert.ok(loopLine >= 0, 'train_gpt2.py has no loop over a loader');
+    const params = { textDocument: { uri: GPT2_URI }, range: { start: { line: loopLine, character: 0 }, end: { line: loopLine, character: 0 } }, context: { diagnostics: [], only: ['refactor'] } };
+    const actions = await web.request<CodeAction[]>('textDocument/codeAction', params);
+    assert.ok(actions.some((action) => action.title === 'Enable mixed precision (AMP, float16 with GradScaler)' || action.title.startsWith('Add gradient accumulation') || action.title.startsWith('Enable gradient checkpointing')),
+      `no refactoring offered: ${JSON.stringify(actions.map((action) => action.title))}`);
+    assert.deepEqual(actions, await node.connection.sendRequest<CodeAction[]>('textDocument/codeAction', params));
+  });
+
   test('explains a CUDA OOM error with the estimate of the traceback\'s script when it is open; says why not when it is not', async () => {
     const log = fs.readFileSync(path.join(repoRoot, 'test', 'explain', 'samples', 'current_gpt2.log'), 'utf8');
     // The traceback names /home/ada/runs/oomguard/examples/train_gpt2.py, of another machine: the open
