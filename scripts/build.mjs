@@ -1,5 +1,7 @@
 // Bundles the extension client, the language server and the CLI with esbuild, and copies the two
-// .wasm files that web-tree-sitter needs beside the bundles (dist/ is all the .vsix ships).
+// .wasm files that web-tree-sitter needs beside the bundles (dist/ is all the .vsix ships). The client and the
+// server are bundled twice: for Node (dist/extension.js, dist/server.js) and for VS Code for the Web
+// (dist/web/extension.js in the browser's extension host, dist/web/server.js in a web worker), from the same sources.
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -33,7 +35,7 @@ const common = {
 
 const entries = [
   { in: 'extension/src/extension.ts', out: 'extension', external: ['vscode'] },
-  { in: 'server/src/server.ts', out: 'server', banner: '#!/usr/bin/env node' },
+  { in: 'server/src/node-server.ts', out: 'server', banner: '#!/usr/bin/env node' },
   { in: 'server/src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
 ];
 
@@ -50,6 +52,60 @@ await Promise.all(
       }),
     ),
 );
+
+// VS Code for the Web. The server's bundle differs from Node's only in what scripts/build.mjs swaps here:
+// - node-host.ts (Node's Host) is replaced by web/no-node-host.ts: the worker sets its own host (web/web-host.ts);
+// - node:path is path-browserify and node:url web/node-url.ts (the engine computes paths; it reads no disk there);
+// - the queries and translations, read from disk in Node, are a module of the bundle (oomguard:shipped);
+// - process.env is empty (a worker has no environment).
+const queriesDir = path.join(root, 'server/src/rules/queries');
+const webPlatform = {
+  name: 'oomguard-web-platform',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/node-host$/ }, (args) =>
+      args.importer === path.join(root, 'server/src/host.ts') ? { path: path.join(root, 'server/src/web/no-node-host.ts') } : undefined,
+    );
+    build.onResolve({ filter: /^node:path$/ }, () => ({ path: require.resolve('path-browserify') }));
+    build.onResolve({ filter: /^node:url$/ }, () => ({ path: path.join(root, 'server/src/web/node-url.ts') }));
+    build.onResolve({ filter: /^oomguard:shipped$/ }, () => ({ path: 'shipped', namespace: 'oomguard-shipped' }));
+    build.onLoad({ filter: /.*/, namespace: 'oomguard-shipped' }, () => {
+      const queries = {};
+      for (const file of fs.readdirSync(queriesDir).filter((f) => f.endsWith('.scm')).sort()) {
+        queries[file.slice(0, -4)] = fs.readFileSync(path.join(queriesDir, file), 'utf8');
+      }
+      const l10n = {};
+      for (const file of fs.readdirSync(path.join(root, 'l10n')).sort()) {
+        const match = /^bundle\.l10n\.(.+)\.json$/.exec(file);
+        if (match) l10n[match[1]] = JSON.parse(fs.readFileSync(path.join(root, 'l10n', file), 'utf8'));
+      }
+      return {
+        contents: `export const queries = ${JSON.stringify(queries)};\nexport const l10n = ${JSON.stringify(l10n)};\n`,
+        loader: 'js',
+        watchFiles: [...Object.keys(queries).map((name) => path.join(queriesDir, `${name}.scm`))],
+      };
+    });
+  },
+};
+const webCommon = { ...common, platform: 'browser', target: 'es2022', plugins: [webTreeSitterCjs, webPlatform] };
+await Promise.all([
+  esbuild.build({
+    ...webCommon,
+    format: 'iife',
+    entryPoints: [path.join(root, 'server/src/web/worker-server.ts')],
+    outfile: path.join(dist, 'web', 'server.js'),
+    // web-tree-sitter's Node branches require these; a worker never takes them.
+    external: ['fs', 'fs/promises', 'path', 'module', 'url'],
+    define: { 'process.env': '{}' },
+  }),
+  esbuild.build({
+    ...webCommon,
+    // VS Code's browser extension host loads a CommonJS module and provides `vscode`.
+    format: 'cjs',
+    entryPoints: [path.join(root, 'extension/src/web/extension.ts')],
+    outfile: path.join(dist, 'web', 'extension.js'),
+    external: ['vscode'],
+  }),
+]);
 
 // Webview bundles run in the browser, not in Node.
 const webviewEntry = path.join(root, 'extension/src/webview/main.ts');

@@ -1,7 +1,8 @@
 // The status bar item with the estimate of the active Python script on the GPU of the `oomguard.gpu` setting.
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ResponseError, type LanguageClient } from 'vscode-languageclient/node';
+import { ResponseError, type BaseLanguageClient as LanguageClient } from 'vscode-languageclient';
+import { isServed } from './served';
+import { baseName } from './uris';
 import { formatBytes } from '../../server/src/engine/bytes';
 import { ESTIMATE_REQUEST, SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
 import type { EstimateParams, EstimateResponse } from '../../server/src/protocol';
@@ -53,7 +54,7 @@ export class EstimateStatus implements vscode.Disposable {
   private async update(): Promise<void> {
     const document = this.document;
     const client = this.getClient();
-    if (!document || document.languageId !== 'python' || !client?.isRunning()) {
+    if (!isServed(document) || !client?.isRunning()) {
       this.item.hide();
       return;
     }
@@ -67,9 +68,9 @@ export class EstimateStatus implements vscode.Disposable {
       this.item.text = `${bad ? '$(warning)' : '$(server)'} ${formatBytes(response.total)}${gpu ? ` / ${gpu.name}` : ''}`;
       this.item.tooltip = gpu
         ? bad
-          ? vscode.l10n.t('{0}: about {1} at the peak; does not fit {2} ({3}). Click for the memory panel.', path.basename(document.uri.path), formatBytes(response.total), gpu.name, formatBytes(gpu.capacity))
-          : vscode.l10n.t('{0}: about {1} at the peak; fits {2} ({3}). Click for the memory panel.', path.basename(document.uri.path), formatBytes(response.total), gpu.name, formatBytes(gpu.capacity))
-        : vscode.l10n.t('{0}: about {1} at the peak. Click for the memory panel.', path.basename(document.uri.path), formatBytes(response.total));
+          ? vscode.l10n.t('{0}: about {1} at the peak; does not fit {2} ({3}). Click for the memory panel.', baseName(document.uri), formatBytes(response.total), gpu.name, formatBytes(gpu.capacity))
+          : vscode.l10n.t('{0}: about {1} at the peak; fits {2} ({3}). Click for the memory panel.', baseName(document.uri), formatBytes(response.total), gpu.name, formatBytes(gpu.capacity))
+        : vscode.l10n.t('{0}: about {1} at the peak. Click for the memory panel.', baseName(document.uri), formatBytes(response.total));
       const growth = response.growth;
       if (growth) {
         this.item.text += ` $(arrow-up) ${formatBytes(growth.bytesPerBatch)}`;

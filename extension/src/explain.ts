@@ -1,9 +1,8 @@
 // "OOM Guard: Explain CUDA OOM Error": sends an error text (a terminal link, a log file, the selection, the whole
 // active log, or the clipboard) to the server's `oomguard/explainOom` request and shows the answer as a
 // read-only Markdown preview.
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { LanguageClient } from 'vscode-languageclient/node';
+import type { BaseLanguageClient as LanguageClient } from 'vscode-languageclient';
 import { EXPLAIN_OOM_COMMAND, EXPLAIN_OOM_REQUEST } from '../../server/src/protocol';
 import type { ExplainOomParams, ExplainOomResult } from '../../server/src/protocol';
 
@@ -39,7 +38,7 @@ interface ErrorText {
 
 async function readLog(uri: vscode.Uri): Promise<ErrorText> {
   const bytes = await vscode.workspace.fs.readFile(uri);
-  return { text: new TextDecoder('utf-8').decode(bytes), folder: uri.scheme === 'file' ? path.dirname(uri.fsPath) : undefined };
+  return { text: new TextDecoder('utf-8').decode(bytes), folder: uri.scheme === 'file' ? vscode.Uri.joinPath(uri, '..').fsPath : undefined };
 }
 
 /** Where the error text comes from, in order: an argument, the selection, the active log, the clipboard, a file. */
@@ -48,7 +47,7 @@ async function errorText(arg: unknown): Promise<ErrorText | undefined> {
   if (arg instanceof vscode.Uri) return readLog(arg);
   const editor = vscode.window.activeTextEditor;
   if (editor) {
-    const folder = editor.document.uri.scheme === 'file' ? path.dirname(editor.document.uri.fsPath) : undefined;
+    const folder = editor.document.uri.scheme === 'file' ? vscode.Uri.joinPath(editor.document.uri, '..').fsPath : undefined;
     const selected = editor.selections.map((selection) => editor.document.getText(selection)).join('\n');
     if (selected.trim().length > 0) return { text: selected, folder };
     const whole = editor.document.getText();

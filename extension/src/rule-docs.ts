@@ -2,7 +2,7 @@
 // so a diagnostic's code link and "Show documentation for OOM1xx" open them in the Markdown preview, offline, in
 // the display language, instead of a web page.
 import * as vscode from 'vscode';
-import type { Middleware } from 'vscode-languageclient/node';
+import type { Middleware } from 'vscode-languageclient';
 import { Commands, DIAGNOSTIC_SOURCE } from '../../server/src/protocol';
 
 export const SHOW_RULE_DOC_COMMAND = 'oomguard.showRuleDoc';

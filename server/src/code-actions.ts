@@ -1,7 +1,7 @@
 // Code actions for the findings of one document. Everything an action needs travels in Diagnostic.data,
 // so this module reads the request and the text, never a cache of earlier analyses.
-import { CodeActionKind } from 'vscode-languageserver/node';
-import type { CodeAction, CodeActionParams, Diagnostic, TextEdit } from 'vscode-languageserver/node';
+import { CodeActionKind } from 'vscode-languageserver';
+import type { CodeAction, CodeActionParams, Diagnostic, TextEdit } from 'vscode-languageserver';
 import { findNoqa } from './engine/suppression';
 import { t } from './l10n';
 import { Commands, DIAGNOSTIC_SOURCE } from './protocol';

@@ -22,7 +22,7 @@ import type {
   TextDocumentContentChangeEvent,
   TextDocumentItem,
   TextEdit,
-} from 'vscode-languageserver/node';
+} from 'vscode-languageserver';
 import { computeLineStarts, offsetAt } from './engine/documents';
 import type { TextChange } from './engine/documents';
 import { lineIndexAt } from './engine/lines';

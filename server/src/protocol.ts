@@ -343,3 +343,28 @@ export interface ExplainOomResult {
   markdown: string;
   explanations: import('./explain/explain').Explanation[];
 }
+
+/**
+ * Server → client, in VS Code for the Web only: the nearest pyproject.toml at or above a document, read through
+ * the editor's file system (vscode.workspace.fs), since the web worker has no disk. The client watches
+ * pyproject.toml files and notifies changes (workspace/didChangeWatchedFiles), after which the server asks again.
+ */
+export const FIND_PYPROJECT_REQUEST = 'oomguard/findPyproject';
+
+export interface FindPyprojectParams {
+  /** The document's URI. */
+  uri: string;
+}
+
+/** The pyproject.toml found (its URI and text), or null when none is at or above the document's folder. */
+export type FindPyprojectResult = { uri: string; text: string } | null;
+
+/**
+ * The first message the browser client posts to the server's web worker, before any LSP message: the two .wasm
+ * files web-tree-sitter needs, as the client read them from the extension's own URI.
+ */
+export interface WorkerStartMessage {
+  type: 'oomguard/start';
+  treeSitterWasm: Uint8Array;
+  pythonWasm: Uint8Array;
+}

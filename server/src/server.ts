@@ -1,15 +1,15 @@
-// The language server: wires LSP documents, settings and requests to the engine, and nothing more.
-// Start with `node dist/server.js --stdio` (any LSP client) or through the VS Code extension.
+// The language server: wires LSP documents, settings and requests to the engine, and nothing more. The same code
+// runs in Node (node-server.ts: `node dist/server.js --stdio`, any LSP client, or the VS Code extension) and in a
+// browser's web worker (web/worker-server.ts, VS Code for the Web); what differs is the Host each passes in.
 import {
   CodeAction,
   CodeActionKind,
-  createConnection,
   Diagnostic,
   DiagnosticSeverity,
-  ProposedFeatures,
+  RAL,
   TextDocumentSyncKind,
-} from 'vscode-languageserver/node';
-import type { CodeActionParams, Connection, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver/node';
+} from 'vscode-languageserver';
+import type { CodeActionParams, Connection, Disposable, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver';
 import { MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
 import { invalidParams, validChanges } from './params';
 import { analyzeIncrementally, completeFacts } from './engine/incremental';
@@ -18,6 +18,8 @@ import type { AnalysisOptions } from './engine/analyze';
 import { DocumentStore } from './engine/documents';
 import type { DocumentState } from './engine/documents';
 import { loadPython } from './engine/parser';
+import { setHost } from './host';
+import type { Host } from './host';
 import type { Finding, Severity } from './engine/types';
 import { configureLocale, t } from './l10n';
 import { VERSION } from './version';
@@ -61,13 +63,15 @@ function optionsKey(options: AnalysisOptions): string {
   return JSON.stringify([options.select, options.ignore, options.severity, options.keptBytes?.('graph'), options.keptBytes?.('output')]);
 }
 
+// A web worker has no environment (scripts/build.mjs defines process.env as empty there).
 const TRACE_ANALYSIS = process.env.OOMGUARD_TRACE_ANALYSIS === '1';
 
-export function startServer(connection: Connection): void {
+export function startServer(connection: Connection, host: Host): void {
+  setHost(host);
   const documents = new DocumentStore();
   /** Per-document queue: LSP changes must be applied one after another, each on the tree of the last. */
   const queues = new Map<string, Promise<unknown>>();
-  const pending = new Map<string, NodeJS.Immediate>();
+  const pending = new Map<string, Disposable>();
   const settingsCache = new Map<string, Promise<Settings>>();
   let canPullConfiguration = false;
   let initialSettings: Settings = DEFAULT_SETTINGS;
@@ -98,14 +102,14 @@ export function startServer(connection: Connection): void {
     modelOf: (state) => documents.modelOf(state),
     settingsFor: (uri) => settingsFor(uri),
     locale: () => clientLocale,
+    openDocuments: () => [...queues.keys()].filter((uri) => documents.get(uri) !== undefined),
     reanalyze: (uri) => schedule(uri),
     analysisOptionsFor: async (uri) => documentOptions(uri, await settingsFor(uri)),
   };
 
   /** Drops a closed document (or notebook program) and clears its diagnostics (a notebook's on each of its cells). */
   const forget = (uri: string, cells?: readonly string[]) => {
-    const timer = pending.get(uri);
-    if (timer) clearImmediate(timer);
+    pending.get(uri)?.dispose();
     pending.delete(uri);
     void enqueue(uri, async () => {
       documents.close(uri);
@@ -166,15 +170,16 @@ export function startServer(connection: Connection): void {
   };
 
   /** The rule selection of a document, with a notebook's cell rows (OOM118 reads them). */
-  const documentOptions = (uri: string, settings: Settings): AnalysisOptions => {
+  const documentOptions = async (uri: string, settings: Settings): Promise<AnalysisOptions> => {
     const cells = notebooks.cellRowsOf(uri);
-    return { ...editorConfig.optionsFor(uri, settings), ...(cells ? { notebookCells: cells } : {}) };
+    return { ...(await editorConfig.optionsFor(uri, settings)), ...(cells ? { notebookCells: cells } : {}) };
   };
 
   const publish = async (state: DocumentState) => {
     const version = state.version;
     const settings = await settingsFor(state.uri);
-    // A newer version arrived while settings were read: its own run will publish.
+    const ruleOptions = await documentOptions(state.uri, settings);
+    // A newer version arrived while settings and pyproject.toml were read: its own run will publish.
     if (documents.get(state.uri)?.version !== version) return;
     // A notebook's cells already changed again: the program of that change is queued and will publish.
     if (notebooks.has(state.uri) && notebooks.versionOf(state.uri) !== version) return;
@@ -190,7 +195,7 @@ export function startServer(connection: Connection): void {
     const model = documents.modelOf(state);
     if (!model) return;
     const options: AnalysisOptions = {
-      ...documentOptions(state.uri, settings),
+      ...ruleOptions,
       ...Object.assign({}, ...FEATURES.map((feature) => feature.analysisOptions?.(state, settings) ?? {})),
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
@@ -207,11 +212,11 @@ export function startServer(connection: Connection): void {
 
   /** Re-analysis runs once the burst of changes read together has been applied (coalesced, not timed). */
   const schedule = (uri: string) => {
-    const previous = pending.get(uri);
-    if (previous) clearImmediate(previous);
+    pending.get(uri)?.dispose();
+    // setImmediate in Node (after the messages already read); a microtask in a web worker.
     pending.set(
       uri,
-      setImmediate(() => {
+      RAL().timer.setImmediate(() => {
         pending.delete(uri);
         void enqueue(uri, async () => {
           const state = documents.get(uri);
@@ -275,7 +280,7 @@ export function startServer(connection: Connection): void {
     const state = await context.ready(params.textDocument.uri);
     if (!state) return [];
     // Fix-all re-reads the findings from the shared model, so it needs the same options as the diagnostics.
-    const analysisOptions = documentOptions(state.uri, await settingsFor(state.uri));
+    const analysisOptions = await documentOptions(state.uri, await settingsFor(state.uri));
     return codeActionsFor({ text: state.text, lineStarts: state.lineStarts, params, model: documents.modelOf(state), analysisOptions, fixFilter });
   };
 
@@ -298,10 +303,4 @@ export function startServer(connection: Connection): void {
   });
 
   connection.listen();
-}
-
-if (require.main === module) {
-  // Compile the grammar's WebAssembly while the client is still sending `initialize`.
-  void loadPython();
-  startServer(createConnection(ProposedFeatures.all));
 }

@@ -64,20 +64,20 @@ test('the editor layers its settings over the nearest pyproject.toml and reports
   const editor = new EditorConfiguration((message) => messages.push(message));
   const uri = pathToFileURL(path.join(dir, 'gen_a.py')).href;
   const defaults = normalizeSettings({});
-  assert.deepEqual(editor.optionsFor(uri, defaults).ignore, ['OOM105', 'OOM101']);
-  const findings = await analyzeText(PINNED, editor.optionsFor(uri, defaults));
+  assert.deepEqual((await editor.optionsFor(uri, defaults)).ignore, ['OOM105', 'OOM101']);
+  const findings = await analyzeText(PINNED, await editor.optionsFor(uri, defaults));
   assert.deepEqual(findings, []);
   // Settings that are set win: an explicit ignore list replaces pyproject's.
   const withSettings = normalizeSettings({ rules: { ignore: ['OOM104'], perFileIgnores: { 'gen_*.py': ['OOM102'] } } });
-  assert.deepEqual(editor.optionsFor(uri, withSettings).ignore, ['OOM104', 'OOM102']);
+  assert.deepEqual((await editor.optionsFor(uri, withSettings)).ignore, ['OOM104', 'OOM102']);
   // An edit that breaks the file: one message, then the defaults (plus the settings).
   fs.writeFileSync(path.join(dir, 'pyproject.toml'), '[tool.oomguard]\nignore = [\n');
-  assert.deepEqual(editor.optionsFor(uri, defaults).ignore, []);
-  assert.deepEqual(editor.optionsFor(uri, defaults).ignore, []);
+  assert.deepEqual((await editor.optionsFor(uri, defaults)).ignore, []);
+  assert.deepEqual((await editor.optionsFor(uri, defaults)).ignore, []);
   assert.equal(messages.length, 1);
   assert.match(messages[0]!, /not valid TOML/);
   // Unsaved documents have settings only.
-  assert.deepEqual(editor.optionsFor('untitled:Untitled-1', withSettings).ignore, ['OOM104']);
+  assert.deepEqual((await editor.optionsFor('untitled:Untitled-1', withSettings)).ignore, ['OOM104']);
 });
 
 test('file-level `# oomguard: noqa: CODE` silences a code in the whole file; a bare one silences all', async () => {

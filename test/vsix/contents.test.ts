@@ -27,13 +27,16 @@ before(() => {
 
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-function manifest(): { contributes?: { grammars?: Array<{ path: string }> }; l10n?: string; main?: string } {
+function manifest(): { contributes?: { grammars?: Array<{ path: string }> }; l10n?: string; main?: string; browser?: string } {
   return JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
 }
 
-test('ships the bundles and both tree-sitter .wasm files', () => {
+test('ships the bundles for Node and for VS Code for the Web, and both tree-sitter .wasm files', () => {
   const main = path.posix.normalize(manifest().main ?? '');
-  for (const file of [main, 'dist/server.js', 'dist/tree-sitter.wasm', 'dist/tree-sitter-python.wasm', 'package.json']) {
+  // The browser entry (vscode.dev, github.dev, Codespaces in a browser) and the server's web worker bundle.
+  const browser = path.posix.normalize(manifest().browser ?? '');
+  assert.equal(browser, 'dist/web/extension.js', 'package.json has no "browser" entry for VS Code for the Web');
+  for (const file of [main, 'dist/server.js', browser, 'dist/web/server.js', 'dist/tree-sitter.wasm', 'dist/tree-sitter-python.wasm', 'package.json']) {
     assert.ok(files.includes(file), `${file} is missing from the .vsix; it holds: ${files.join(', ')}`);
   }
   // Whatever the build writes to dist/ for the editor (a webview bundle and its stylesheet, say) must ship too;

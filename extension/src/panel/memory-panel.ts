@@ -1,9 +1,9 @@
 // The memory panel: one webview that follows the active Python editor, asks the language server for the estimate
 // (with the panel's what-if values) and posts it to the webview. It survives reloads through its serializer.
-import { webcrypto } from 'node:crypto';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { LanguageClient } from 'vscode-languageclient/node';
+import type { BaseLanguageClient as LanguageClient } from 'vscode-languageclient';
+import { isServed } from '../served';
+import { baseName } from '../uris';
 import { GPU_CATALOG } from '../../../server/src/estimator/catalog/gpus';
 import { ESTIMATE_REQUEST, normalizeOverrides, parseWebviewMessage } from '../../../server/src/protocol';
 import type { EstimateOverrides, EstimateParams, EstimateResponse, HostToWebview, WebviewToHost } from '../../../server/src/protocol';
@@ -12,10 +12,6 @@ import { webviewStrings } from './strings';
 
 export const PANEL_VIEW_TYPE = 'oomguard.memoryEstimate';
 
-/** A Python script, or a Python cell of a notebook (the server answers for its notebook, in the cell's lines). */
-function isPython(document: vscode.TextDocument | undefined): document is vscode.TextDocument {
-  return document?.languageId === 'python' && ['file', 'untitled', 'vscode-notebook-cell'].includes(document.uri.scheme);
-}
 
 export class MemoryPanel implements vscode.Disposable {
   private static current: MemoryPanel | undefined;
@@ -27,7 +23,7 @@ export class MemoryPanel implements vscode.Disposable {
 
   /** Opens the panel (or brings it forward) on `uri`, else on the active Python editor. */
   static show(context: vscode.ExtensionContext, getClient: () => LanguageClient | undefined, uri?: vscode.Uri): void {
-    const target = uri ?? (isPython(vscode.window.activeTextEditor?.document) ? vscode.window.activeTextEditor.document.uri : undefined);
+    const target = uri ?? (isServed(vscode.window.activeTextEditor?.document) ? vscode.window.activeTextEditor.document.uri : undefined);
     if (MemoryPanel.current) {
       MemoryPanel.current.panel.reveal(vscode.ViewColumn.Beside, true);
       if (target) MemoryPanel.current.follow(target);
@@ -61,7 +57,7 @@ export class MemoryPanel implements vscode.Disposable {
     return {
       enableScripts: true,
       retainContextWhenHidden: false,
-      localResourceRoots: [vscode.Uri.file(path.join(context.extensionPath, 'dist'))],
+      localResourceRoots: [vscode.Uri.joinPath(context.extensionUri, 'dist')],
     };
   }
 
@@ -79,17 +75,17 @@ export class MemoryPanel implements vscode.Disposable {
       panel.onDidDispose(() => this.dispose()),
       panel.webview.onDidReceiveMessage((raw: unknown) => void this.receive(parseWebviewMessage(raw))),
       vscode.window.onDidChangeActiveTextEditor((editor) => {
-        if (editor && isPython(editor.document)) this.follow(editor.document.uri);
+        if (editor && isServed(editor.document)) this.follow(editor.document.uri);
       }),
     );
   }
 
   private html(): string {
-    const dist = vscode.Uri.file(path.join(this.context.extensionPath, 'dist'));
+    const dist = vscode.Uri.joinPath(this.context.extensionUri, 'dist');
     const webview = this.panel.webview;
     return panelHtml({
       cspSource: webview.cspSource,
-      nonce: makeNonce((bytes) => webcrypto.getRandomValues(bytes)),
+      nonce: makeNonce((bytes) => globalThis.crypto.getRandomValues(bytes)),
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
       lang: vscode.env.language,
@@ -137,14 +133,14 @@ export class MemoryPanel implements vscode.Disposable {
     }
     const seq = ++this.requestSeq;
     const overrides = this.overrides;
-    this.panel.title = vscode.l10n.t('Memory: {0}', path.basename(uri.path));
+    this.panel.title = vscode.l10n.t('Memory: {0}', baseName(uri));
     try {
       // The server knows only open documents; opening one that is not shown makes the server read it.
       await vscode.workspace.openTextDocument(uri);
       const params: EstimateParams = { textDocument: { uri: uri.toString() }, overrides };
       const response = await client.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, params);
       if (seq !== this.requestSeq) return;
-      this.post({ type: 'estimate', fileName: path.basename(uri.path), response, overrides });
+      this.post({ type: 'estimate', fileName: baseName(uri), response, overrides });
     } catch (error) {
       if (seq !== this.requestSeq) return;
       this.post({ type: 'notice', text: vscode.l10n.t('No estimate for this file: {0}', error instanceof Error ? error.message : String(error)) });

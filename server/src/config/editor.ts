@@ -1,10 +1,10 @@
 // The analysis options of one open document: the editor's oomguard.rules.* settings layered over the
 // [tool.oomguard] table of the nearest pyproject.toml. Settings that are set win in the editor; the CLI reads
 // pyproject.toml alone.
-import { fileURLToPath } from 'node:url';
 import type { AnalysisOptions } from '../engine/analyze';
+import { host } from '../host';
 import type { Settings } from '../protocol';
-import { ConfigLoader, layer, optionsForFile } from './pyproject';
+import { layer, optionsForFile } from './pyproject';
 import type { RuleConfig } from './pyproject';
 import { t } from '../l10n';
 
@@ -18,7 +18,6 @@ export function settingsRuleConfig(settings: Settings): RuleConfig {
 }
 
 export class EditorConfiguration {
-  private readonly loader = new ConfigLoader(false);
   private readonly reported = new Set<string>();
   /** The projects already named in the log: the pyproject.toml read, or the folder that had none. */
   private readonly logged = new Set<string>();
@@ -29,17 +28,12 @@ export class EditorConfiguration {
    */
   constructor(private readonly report: (message: string) => void, private readonly log: (message: string) => void = () => undefined) {}
 
-  optionsFor(uri: string, settings: Settings): Pick<AnalysisOptions, 'select' | 'ignore' | 'severity'> {
+  /** Asynchronous: the host looks the pyproject.toml up on disk (Node) or through the editor (a browser). */
+  async optionsFor(uri: string, settings: Settings): Promise<Pick<AnalysisOptions, 'select' | 'ignore' | 'severity'>> {
     const fromSettings = settingsRuleConfig(settings);
-    // Unsaved (untitled:) and remote documents have no pyproject.toml to read.
-    if (!uri.startsWith('file:')) return optionsForFile(fromSettings, '/', '');
-    let file: string;
-    try {
-      file = fileURLToPath(uri);
-    } catch {
-      return optionsForFile(fromSettings, '/', '');
-    }
-    const project = this.loader.forFile(file);
+    const project = await host().projectConfig(uri);
+    // Unsaved (untitled:) documents, and documents no pyproject.toml can be looked up for: the settings alone.
+    if (!project) return optionsForFile(fromSettings, '/', '');
     const key = project.file ?? project.root;
     if (!this.logged.has(key)) {
       this.logged.add(key);
@@ -51,6 +45,6 @@ export class EditorConfiguration {
       this.reported.add(project.error);
       this.report(project.error);
     }
-    return optionsForFile(layer(fromSettings, project.config), project.root, file);
+    return optionsForFile(layer(fromSettings, project.config), project.root, project.document);
   }
 }

@@ -1,7 +1,7 @@
 // `[tool.oomguard]` in the nearest pyproject.toml: select, ignore, per-file-ignores and per-rule severity.
 // Parsed with smol-toml. A file that cannot be read or parsed, or keys of the wrong type, give one clear message
 // and the defaults, never an exception: the linter must still run on a half-edited pyproject.toml.
-import * as fs from 'node:fs';
+// path is node:path in Node and path-browserify in the web worker (posix paths: URI paths there).
 import * as path from 'node:path';
 import ignore from 'ignore';
 import type * as SmolToml from 'smol-toml' with { 'resolution-mode': 'import' };
@@ -28,6 +28,8 @@ export interface RuleConfig {
 export interface ProjectConfig {
   /** The pyproject.toml that was read, if any. */
   file?: string;
+  /** The file this configuration is for, as a path under `root` (per-file-ignores match it). */
+  document: string;
   /** Where per-file-ignores globs are anchored: the pyproject.toml's folder (or the file's folder without one). */
   root: string;
   config: RuleConfig;
@@ -103,61 +105,6 @@ export function parsePyproject(text: string, file: string): { config: RuleConfig
     return { config: {}, error: t('{0}: [tool.oomguard] is not valid ({1}); OOM Guard uses its default settings.', file, problems.join('; ')) };
   }
   return { config };
-}
-
-/** The nearest pyproject.toml at or above `dir`, stopping at the filesystem root. */
-export function findPyproject(dir: string): string | undefined {
-  let current = path.resolve(dir);
-  for (;;) {
-    const candidate = path.join(current, 'pyproject.toml');
-    if (fs.existsSync(candidate)) return candidate;
-    const parent = path.dirname(current);
-    if (parent === current) return undefined;
-    current = parent;
-  }
-}
-
-interface CachedFile {
-  mtimeMs: number;
-  size: number;
-  parsed: { config: RuleConfig; error?: string };
-}
-
-/**
- * Loads project configuration for files, reading each pyproject.toml once per change (by mtime and size), so the
- * CLI over thousands of files and the server on every keystroke pay a stat, not a parse.
- */
-export class ConfigLoader {
-  private readonly files = new Map<string, CachedFile>();
-  private readonly nearest = new Map<string, string | undefined>();
-
-  /** `cacheLookups`: remember which pyproject.toml each folder uses (right for one CLI run, not for an editor). */
-  constructor(private readonly cacheLookups = false) {}
-
-  forFile(file: string): ProjectConfig {
-    const dir = path.dirname(path.resolve(file));
-    let pyproject: string | undefined;
-    if (this.cacheLookups && this.nearest.has(dir)) pyproject = this.nearest.get(dir);
-    else {
-      pyproject = findPyproject(dir);
-      if (this.cacheLookups) this.nearest.set(dir, pyproject);
-    }
-    if (!pyproject) return { root: dir, config: {} };
-    const root = path.dirname(pyproject);
-    let stat: fs.Stats;
-    let text: string;
-    try {
-      stat = fs.statSync(pyproject);
-      const cached = this.files.get(pyproject);
-      if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return { file: pyproject, root, ...cached.parsed };
-      text = fs.readFileSync(pyproject, 'utf8');
-    } catch (error) {
-      return { file: pyproject, root, config: {}, error: t('{0}: cannot be read ({1}); OOM Guard uses its default settings.', pyproject, (error as Error).message) };
-    }
-    const parsed = parsePyproject(text, pyproject);
-    this.files.set(pyproject, { mtimeMs: stat.mtimeMs, size: stat.size, parsed });
-    return { file: pyproject, root, ...parsed };
-  }
 }
 
 /** The codes that the per-file-ignores globs matching `file` ignore (globs in gitignore syntax, relative to `root`). */

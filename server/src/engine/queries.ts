@@ -1,31 +1,23 @@
 // Tree-sitter queries are data: one .scm file per rule that a pattern serves (server/src/rules/queries/, copied
 // to dist/queries/ by the build). Each is compiled once per process; matches are returned as the nodes of the
 // semantic model's copy of the tree, so rules reason about them like any other node.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Query, Tree } from 'web-tree-sitter';
 import { compileQuerySync } from './parser';
+import { host } from '../host';
 import type { SyntaxNode } from './syntax-tree';
-
-const QUERY_DIRS = [path.join(__dirname, 'queries'), path.join(__dirname, '..', 'rules', 'queries')];
 
 const compiled = new Map<string, Query>();
 
 /** The source of a query file by name (`retain-graph-in-loop`). */
 export function querySource(name: string): string {
-  for (const dir of QUERY_DIRS) {
-    const file = path.join(dir, `${name}.scm`);
-    if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8');
-  }
-  throw new Error(`query ${name}.scm not found in ${QUERY_DIRS.join(', ')}`);
+  const source = host().querySource(name);
+  if (source === undefined) throw new Error(`query ${name}.scm does not ship`);
+  return source;
 }
 
 /** Every query file that ships, by name. */
 export function queryNames(): string[] {
-  for (const dir of QUERY_DIRS) {
-    if (fs.existsSync(dir)) return fs.readdirSync(dir).filter((f) => f.endsWith('.scm')).map((f) => f.slice(0, -4)).sort();
-  }
-  return [];
+  return host().queryNames();
 }
 
 function query(name: string): Query {

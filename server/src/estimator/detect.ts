@@ -3,8 +3,8 @@
 // training vs inference and data parallelism, each with the 0-based line it came from.
 import { splitLines } from '../engine/lines';
 import { t } from '../l10n';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { findVisionModel } from './catalog/vision';
@@ -211,7 +211,8 @@ function readLocalConfig(filePath: string | undefined, relative: string | undefi
   for (const candidate of candidates) {
     if (!candidate) continue;
     try {
-      return JSON.parse(fs.readFileSync(candidate, 'utf8')) as Record<string, unknown>;
+      const text = host().readLocalFile(candidate);
+      if (text !== undefined) return JSON.parse(text) as Record<string, unknown>;
     } catch {
       // Missing or unreadable: try the next place.
     }

@@ -20,6 +20,8 @@ export interface ExplainTextOptions {
   roots?: string[];
   /** A script to use for every error instead of the traceback's frame (oomguard explain --script). */
   script?: string;
+  /** Where a traceback's file is (a path or, in a browser, an open document's URI); defaults to the disk (resolveFrameFile). */
+  resolveFrame?: (file: string, roots: string[]) => string | undefined;
   /** How to load a script's context; defaults to reading and analysing the file from disk. */
   scriptFor?: (file: string) => Promise<ScriptContext | undefined>;
   analysis?: AnalysisOptions;
@@ -38,7 +40,7 @@ export async function explainText(text: string, options: ExplainTextOptions = {}
     seen.add(key);
     const frameFile = options.script
       ? path.resolve(options.script)
-      : report.userFrame ? resolveFrameFile(report.userFrame.file, roots) : undefined;
+      : report.userFrame ? (options.resolveFrame ?? resolveFrameFile)(report.userFrame.file, roots) : undefined;
     let script: ScriptContext | undefined;
     if (frameFile) {
       let pending = contexts.get(frameFile);

@@ -2,6 +2,7 @@
 import { t } from '../l10n';
 import type { Explanation } from './explain';
 import { formatBytes } from './sizes';
+import { host } from '../host';
 
 function formatName(e: Explanation): string {
   switch (e.message.format) {
@@ -70,7 +71,11 @@ export function renderMarkdown(explanations: Explanation[], fileLink?: (file: st
       }
       out.push('');
     } else if (e.frame && !e.frameFile) {
-      out.push(`_${md(t('{0} was not found on this machine, so there is no estimate for it.', e.frame.file))}_`, '');
+      // A browser (VS Code for the Web) has no disk to look for it on: only the scripts open in the editor are read.
+      const note = host().kind === 'browser'
+        ? t('In VS Code for the Web, OOM Guard reads only the scripts open in the editor: open {0} and explain the error again to add its estimate.', e.frame.file)
+        : t('{0} was not found on this machine, so there is no estimate for it.', e.frame.file);
+      out.push(`_${md(note)}_`, '');
     }
   });
   return out.join('\n');

@@ -1,7 +1,7 @@
 // The script behind a traceback frame: where it is on this machine, what the estimator says about one step of it,
 // what the rules find in it, and which single tensors of a step are large enough to be "the" failed allocation.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { host } from '../host';
 import { analyze, MAX_ANALYZED_CHARACTERS, type AnalysisOptions } from '../engine/analyze';
 import { parsePython } from '../engine/parser';
 import { recoverTree } from '../engine/recovery';
@@ -35,13 +35,7 @@ export interface ScriptContext {
  * from a cluster names paths of another machine.
  */
 export function resolveFrameFile(file: string, roots: string[]): string | undefined {
-  const isFile = (candidate: string) => {
-    try {
-      return fs.statSync(candidate).isFile();
-    } catch {
-      return false;
-    }
-  };
+  const isFile = (candidate: string) => host().isLocalFile(candidate);
   if (path.isAbsolute(file) && isFile(file)) return file;
   const parts = file.split(/[\\/]+/).filter((part) => part.length > 0 && part !== '.');
   for (const root of roots) {
@@ -94,12 +88,9 @@ export function scriptContextFromModel(tree: PyTree, model: SemanticModel, analy
 
 /** Reads, parses and analyses a script from disk (the CLI, or a file not open in the editor). */
 export async function scriptContextFromFile(file: string, options: AnalysisOptions = {}): Promise<ScriptContext | undefined> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
+  // Undefined where the file cannot be read, or there is no local disk (a browser: only open scripts are read).
+  const text = host().readLocalFile(file);
+  if (text === undefined) return undefined;
   // Binary files and files too large to analyse are left out rather than half-read.
   if (text.includes('\u0000') || text.length > MAX_ANALYZED_CHARACTERS) return undefined;
   const tree = await parsePython(text);

@@ -1,5 +1,5 @@
 // What every server feature (code actions, estimates, CodeLens, hovers) receives from the LSP wiring.
-import type { Connection } from 'vscode-languageserver/node';
+import type { Connection } from 'vscode-languageserver';
 import type { DocumentState, DocumentStore } from '../engine/documents';
 import type { SemanticModel } from '../engine/semantic/model';
 import type { Settings } from '../protocol';
@@ -15,6 +15,8 @@ export interface ServerContext {
   settingsFor(uri: string): Promise<Settings>;
   /** The display language the client asked for at initialization (e.g. `zh-cn`), if any. */
   locale(): string | undefined;
+  /** The URIs of the open documents (and notebook programs). */
+  openDocuments(): string[];
   /** Analyses the document again and republishes its diagnostics (after a feature's slow input has changed). */
   reanalyze(uri: string): void;
   /** The rule selection and severities for a document: VS Code settings over [tool.oomguard] in pyproject.toml. */

@@ -1,6 +1,6 @@
 // CodeLens above the training loop and the inference loop: the estimated peak, whether it fits the chosen GPU, and
 // the command that opens the memory panel. Recomputed per document version (the estimate is cached per version).
-import type { CodeLens, CodeLensParams, ResponseError } from 'vscode-languageserver/node';
+import type { CodeLens, CodeLensParams, ResponseError } from 'vscode-languageserver';
 import { invalidParams } from '../params';
 import { formatBytes } from '../engine/bytes';
 import type { EstimateResult } from '../estimator/index';

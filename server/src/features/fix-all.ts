@@ -1,8 +1,8 @@
 // `source.fixAll.oomguard`: applies every safe fix of the document in one edit, for "Fix all" and for
 // `"editor.codeActionsOnSave": { "source.fixAll.oomguard": "explicit" }`. Unsafe fixes (those that may change what
 // the program computes) are never applied here, as `oomguard check --fix` does not apply them either.
-import { CodeActionKind } from 'vscode-languageserver/node';
-import type { CodeAction, CodeActionParams } from 'vscode-languageserver/node';
+import { CodeActionKind } from 'vscode-languageserver';
+import type { CodeAction, CodeActionParams } from 'vscode-languageserver';
 import type { CodeActionProvider } from '../code-actions';
 import { DIAGNOSTIC_SOURCE } from '../protocol';
 import { analyze } from '../engine/analyze';

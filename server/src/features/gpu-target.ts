@@ -1,7 +1,7 @@
 // The GPU that the CodeLens, the status bar and the panel check the estimate against, from the `oomguard.gpu`
 // setting: a catalog GPU, `auto` (the local GPU's free memory as nvidia-smi reports it), or `custom` (the capacity
 // of `oomguard.customGpuMemory`). Anything else is not guessed: the fit check is off and the user is told why.
-import { execFile } from 'node:child_process';
+import { host } from '../host';
 import { findGpu, GPU_CATALOG } from '../estimator/index';
 import { formatBytes } from '../engine/bytes';
 import { t } from '../l10n';
@@ -37,19 +37,9 @@ export function parseNvidiaSmi(text: string): LocalGpu[] {
 
 export type LocalGpuQuery = { gpus: LocalGpu[] } | { error: string };
 
-/** Asks nvidia-smi (on PATH) for the local GPUs; an error says why there are none. */
+/** Asks nvidia-smi (on PATH) for the local GPUs, through the host (a browser has none); an error says why there are none. */
 export function queryLocalGpus(command = 'nvidia-smi'): Promise<LocalGpuQuery> {
-  return new Promise((resolve) => {
-    execFile(command, ['--query-gpu=index,name,memory.total,memory.free', '--format=csv,noheader,nounits'], { timeout: 5000 }, (error, stdout) => {
-      if (error) {
-        const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-        resolve({ error: missing ? t('nvidia-smi was not found on this machine') : t('nvidia-smi failed: {0}', error.message.split('\n')[0] ?? '') });
-        return;
-      }
-      const gpus = parseNvidiaSmi(stdout);
-      resolve(gpus.length > 0 ? { gpus } : { error: t('nvidia-smi listed no GPU') });
-    });
-  });
+  return host().localGpus(command);
 }
 
 /**

@@ -8,8 +8,8 @@
 //
 // Every consumer (estimator, refactorings, rules) asks the same model: `valueOf(node)` is the value an expression
 // had the first time it ran (functions nobody calls are run once with their defaults, so every expression has one).
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { host } from '../../host';
 import type { PyNode } from './node';
 import {
   NONE, UNKNOWN, Scope, isModuleClass, numberOf, readThrough, stringOf, truthy, withOrigin,
@@ -1343,16 +1343,12 @@ export class ProgramModel {
     const named = handle?.kind === 'object' && handle.role === 'file' ? handle.attrs.get('path') : handle;
     const file = stringOf(named);
     if (!file) return UNKNOWN;
-    const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, process.cwd()].filter((f): f is string => !!f);
+    const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
     for (const folder of folders) {
       const full = path.resolve(folder, file);
-      let text: string;
-      try {
-        if (fs.statSync(full).size > 1_000_000) continue;
-        text = fs.readFileSync(full, 'utf8');
-      } catch {
-        continue;
-      }
+      // Undefined when missing, over 1 MB, or where there is no local disk (a browser).
+      const text = host().readLocalFile(full, 1_000_000);
+      if (text === undefined) continue;
       const parsed = parseConfigFile(full, text, line);
       if (parsed) return parsed;
     }

@@ -1,8 +1,8 @@
 // The refactorings offered on a training loop (code actions of kind refactor.rewrite): mixed precision, gradient
 // checkpointing and gradient accumulation. `refactoringsAt` is plain engine code (the CLI and tests call it);
 // `refactoringActions` turns its results into LSP code actions.
-import { CodeActionKind } from 'vscode-languageserver/node';
-import type { CodeAction } from 'vscode-languageserver/node';
+import { CodeActionKind } from 'vscode-languageserver';
+import type { CodeAction } from 'vscode-languageserver';
 import type { SemanticModel } from '../../engine/semantic/model';
 import type { Position } from '../../engine/types';
 // Types only: code-actions.ts imports this module, so a value import back would be circular.
