@@ -34,7 +34,9 @@ export function isScalarLoss(model: SemanticModel, value: Node): boolean {
 
 /** How a message names an expression: its text, cut to 40 characters. */
 function shortText(text: string): string {
-  return text.length <= 40 ? text : `${text.slice(0, 37)}...`;
+  // A call spread over several lines reads as one line in a message.
+  const line = text.replace(/\s*\n\s*/g, ' ');
+  return line.length <= 40 ? line : `${line.slice(0, 37)}...`;
 }
 
 /** Words of names that hold a model's output rather than a number: logits, features, predictions. */
@@ -53,9 +55,14 @@ function outputName(value: Node): string {
 }
 
 /** `logits.detach().cpu()` for `logits` and for `logits.cpu()` (a copy on the CPU that still holds the graph). */
-export function offGpuForm(value: Node): string {
+/** What `.detach().cpu()` goes after: the value, or the receiver of its own `.cpu()`. */
+function offGpuReceiver(value: Node): Node {
   const receiver = value.type === 'call' && calleeName(value) === 'cpu' && callArguments(value).positional.length === 0 ? callReceiver(value) : undefined;
-  return `${asReceiver(receiver ?? value)}.detach().cpu()`;
+  return receiver ?? value;
+}
+
+export function offGpuForm(value: Node): string {
+  return `${asReceiver(offGpuReceiver(value))}.detach().cpu()`;
 }
 
 /**
@@ -79,7 +86,8 @@ export function keepInsteadAdvice(model: SemanticModel, value: Node, verb: 'Appe
     return { Append: t('Append {0}.item() (or {0}.detach()).', receiver), Store: t('Store {0}.item() (or {0}.detach()).', receiver), Add: t('Add {0}.item() (or {0}.detach()) instead.', receiver) }[verb];
   }
   if (isModelOutput(model, value)) {
-    const off = shortText(offGpuForm(value));
+    // The suffix stays whole when a long expression is shortened.
+    const off = `${shortText(asReceiver(offGpuReceiver(value)))}.detach().cpu()`;
     // `.item()` fails on a tensor with more than one element; a model output has one row per example.
     if (nameWords(outputName(value)).some((word) => CLASS_SCORE_WORDS.test(word))) {
       return { Append: t('Append {0} to keep it off the GPU (or {1}.argmax(-1) when only the predicted class is needed).', off, receiver), Store: t('Store {0} to keep it off the GPU (or {1}.argmax(-1) when only the predicted class is needed).', off, receiver), Add: t('Add {0}.detach() instead.', receiver) }[verb];
@@ -87,6 +95,19 @@ export function keepInsteadAdvice(model: SemanticModel, value: Node, verb: 'Appe
     return { Append: t('Append {0} to keep it off the GPU (or {1}.detach() to keep it there).', off, receiver), Store: t('Store {0} to keep it off the GPU (or {1}.detach() to keep it there).', off, receiver), Add: t('Add {0}.detach() instead.', receiver) }[verb];
   }
   return { Append: t('Append {0}.detach() (or {0}.item() if it holds a single number).', receiver), Store: t('Store {0}.detach() (or {0}.item() if it holds a single number).', receiver), Add: t('Add {0}.detach() (or {0}.item() if it holds a single number) instead.', receiver) }[verb];
+}
+
+/** Whether every key of a subscript store is a literal (`d["loss"]`, `stats[0]["acc"]`): the same slot each time. */
+function constantKeys(target: Node): boolean {
+  let node: Node | null = target;
+  while (node?.type === 'subscript') {
+    const key = node.childForFieldName('subscript');
+    const literal = key?.type === 'integer' || (key?.type === 'string' && key.descendantsOfType('interpolation').length === 0)
+      || (key?.type === 'unary_operator' && key.namedChildren[0]?.type === 'integer');
+    if (!literal) return false;
+    node = node.childForFieldName('value');
+  }
+  return true;
 }
 
 export function keptValueMessage(model: SemanticModel, site: Node, value: Node, verb: 'appended' | 'stored'): string {
@@ -259,6 +280,8 @@ export const tensorAppendedToList: Rule = {
       if (!inRegion(assignment) || left?.type !== 'subscript' || !right) continue;
       if (!model.isAttached(right) || model.isNoGrad(assignment)) continue;
       if (!dottedName(containerBase(left))) continue;
+      // `logs["loss"] = loss` overwrites one slot every iteration: nothing accumulates.
+      if (constantKeys(left)) continue;
       if (!outlivesIteration(model, assignment, left)) continue;
       reports.push({ node: assignment, message: keptValueMessage(model, assignment, right, 'stored'), fixes: keepValueFixes(model, right, 'Store', assignment, left), keeps: keptMemory(model, assignment, right) });
     }

@@ -25,7 +25,7 @@ import {
   LIGHTNING_NO_GRAD_HOOKS,
   looksLikeDataName,
   looksLikeLossFunctionName,
-  looksLikeModelAccessor,
+  looksLikeModelAccessor, looksLikeComputationMethod,
   looksLikeModelName,
   looksLikeOptimizerName,
   looksLikeSchedulerName,
@@ -282,7 +282,8 @@ export class SemanticModel {
     if (
       moduleClassNames.has(tail) ||
       // `AutoModel.from_pretrained(…)` loads a model; `AutoTokenizer.from_pretrained(…)` and configs do not.
-      (/from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) && !/(Tokenizer|Processor|FeatureExtractor|Config|Extractor)\w*\.\w+$/.test(qualified)) ||
+      // A diffusers/transformers pipeline runs its models under no_grad itself: not a model here.
+      (/from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) && !/(Tokenizer|Processor|FeatureExtractor|Config|Extractor|Pipeline)\w*\.\w+$/.test(qualified)) ||
       /^torchvision\.models\./.test(qualified) || /^timm\.(create_model$|models\.)/.test(qualified) || /^torch\.compile$/.test(qualified) ||
       /(DistributedDataParallel|DataParallel|FullyShardedDataParallel|DDP|FSDP)$/.test(tail) ||
       (/^torch\.nn\.[A-Z]/.test(qualified) && !/Loss$/.test(tail)) ||
@@ -645,7 +646,37 @@ export class SemanticModel {
     if (definition.index !== undefined && (value.type === 'tuple' || value.type === 'expression_list')) {
       return this.isAttached(children(value)[definition.index]);
     }
+    // `loss, n_correct, n_word = cal_performance(...)`: a local function whose every return gives a number there.
+    if (definition.index !== undefined && value.type === 'call') {
+      const local = this.resolveLocalFunction(value);
+      if (local && this.returnsNumberAt(local, definition.index)) return false;
+    }
     return this.isAttached(value);
+  }
+
+  /**
+   * Whether every `return a, b, c` of a local function gives a plain number at `index` (`x.item()`, an int, a
+   * name only ever assigned such values there).
+   */
+  private returnsNumberAt(info: FunctionInfo, index: number): boolean {
+    return this.memo(`returns-number:${info.node.id}:${index}`, () => {
+      const returns = this.returnStatements.filter((statement) => contains(info.node, statement) && enclosingFunction(statement).id === info.node.id);
+      if (returns.length === 0) return false;
+      const isNumber = (expression: Node | undefined): boolean => {
+        if (!expression) return false;
+        if (isDetachedExpression(expression)) return true;
+        if (expression.type !== 'identifier') return false;
+        const definitions = this.reachingDefinitions(expression.text, expression);
+        return definitions.length > 0 && definitions.every((definition) => {
+          const source = definition.kind === 'augmented' ? definition.site.childForFieldName('right') : definition.value;
+          return !!source && definition.index === undefined && isDetachedExpression(source);
+        });
+      };
+      return returns.every((statement) => {
+        const value = children(statement)[0];
+        return (value?.type === 'tuple' || value?.type === 'expression_list') && isNumber(children(value)[index]);
+      });
+    });
   }
 
   private isCallAttached(call: Node): boolean {
@@ -957,6 +988,8 @@ export class SemanticModel {
       if (method === 'forward' || method === 'module') return this.isModelRef(object);
       // `accelerator.unwrap_model(vae)`, `self.get_model()`: a method that hands a model over runs no forward.
       if (method && looksLikeModelAccessor(method)) return false;
+      // A computing method of a class this file does not define: its own file decides (no_grad, numbers).
+      if (method && looksLikeComputationMethod(method) && !this.functionsByName.has(method)) return false;
       if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || !this.isModelRef(fn)) return false;
       if (object?.type === 'identifier' && object.text === 'self') return this.isSelfSubmoduleForward(fn);
       // `model.encoder(x)` runs a submodule.

@@ -48,6 +48,18 @@ const ACCESSOR_VERBS = new Set([
 ]);
 
 /** `unwrap_model`, `get_model`, `save_model`: a verb phrase about a model, not a model (its call is no forward). */
+/**
+ * A method of a model class from another file that computes something (`discr.predict_reward(...)`,
+ * `model.compute_loss(...)`): what it returns and whether it runs under no_grad are in that file, so it is not
+ * taken for a forward.
+ */
+const COMPUTATION_VERBS = new Set(['predict', 'compute', 'calc', 'calculate', 'estimate', 'score', 'sample']);
+
+export function looksLikeComputationMethod(name: string): boolean {
+  const words = nameWords(name);
+  return words.length >= 2 && COMPUTATION_VERBS.has(words[0]!);
+}
+
 export function looksLikeModelAccessor(name: string): boolean {
   const words = nameWords(name);
   return words.length >= 2 && ACCESSOR_VERBS.has(words[0]!);
