@@ -988,6 +988,8 @@ export class SemanticModel {
       if (method === 'forward' || method === 'module') return this.isModelRef(object);
       // `accelerator.unwrap_model(vae)`, `self.get_model()`: a method that hands a model over runs no forward.
       if (method && looksLikeModelAccessor(method)) return false;
+      // `gail.Discriminator(...)`, `models.ResNet(...)`: a class of another module is constructed, not run.
+      if (method && /^[A-Z]/.test(method)) return false;
       // A computing method of a class this file does not define: its own file decides (no_grad, numbers).
       if (method && looksLikeComputationMethod(method) && !this.functionsByName.has(method)) return false;
       if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || !this.isModelRef(fn)) return false;
