@@ -3,7 +3,7 @@
 // An entry point sets its host once at startup (setHost); code that runs without one (the CLI, the tests) gets
 // Node's, which scripts/build.mjs leaves out of the worker bundle.
 import type { ProjectConfig } from './config/pyproject';
-import type { LocalGpuQuery } from './features/gpu-target';
+import type { LocalGpuQuery } from './features/nvidia-smi';
 import { nodeHost } from './node-host';
 
 /** A .wasm file the server loads: where Node finds it on disk, or its bytes as the browser client read them. */

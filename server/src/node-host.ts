@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigLoader } from './config/pyproject-files';
 import type { Host, WasmFile } from './host';
-import { parseNvidiaSmi, type LocalGpuQuery } from './features/gpu-target';
+import { parseNvidiaSmi, type LocalGpuQuery } from './features/nvidia-smi';
 import { t } from './l10n';
 
 /** Finds a file that the bundle ships beside itself (dist/) or that node_modules holds (tests run from source). */

@@ -14,28 +14,8 @@ export const GPU_SETTING_CHOICES: string[] = [AUTO_GPU, CUSTOM_GPU, ...GPU_CATAL
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
-export interface LocalGpu {
-  index: number;
-  name: string;
-  /** Bytes, as nvidia-smi reports them (MiB x 2^20). */
-  total: number;
-  free: number;
-}
-
-/** The rows of `nvidia-smi --query-gpu=index,name,memory.total,memory.free --format=csv,noheader,nounits`. */
-export function parseNvidiaSmi(text: string): LocalGpu[] {
-  const gpus: LocalGpu[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    const fields = line.split(',').map((field) => field.trim());
-    if (fields.length !== 4) continue;
-    const [index, name, total, free] = fields as [string, string, string, string];
-    if (!/^\d+$/.test(index) || !/^\d+$/.test(total) || !/^\d+$/.test(free) || name === '') continue;
-    gpus.push({ index: Number(index), name, total: Number(total) * MIB, free: Number(free) * MIB });
-  }
-  return gpus;
-}
-
-export type LocalGpuQuery = { gpus: LocalGpu[] } | { error: string };
+export { parseNvidiaSmi, type LocalGpu, type LocalGpuQuery } from './nvidia-smi';
+import type { LocalGpuQuery } from './nvidia-smi';
 
 /** Asks nvidia-smi (on PATH) for the local GPUs, through the host (a browser has none); an error says why there are none. */
 export function queryLocalGpus(command = 'nvidia-smi'): Promise<LocalGpuQuery> {
