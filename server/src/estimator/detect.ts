@@ -40,6 +40,8 @@ export interface DetectedConfig {
   targetLen?: Located<number>;
   /** `use_cache=False` or `config.use_cache = False`: the model returns no KV cache. */
   useCacheOff?: boolean;
+  /** `torch.backends.cudnn.benchmark = True`: the first step searches convolution algorithms. */
+  cudnnBenchmark?: number;
   imageSize?: Located<number>;
   /** Autocast (or Trainer bf16/fp16) found. */
   autocast?: Located<'bf16' | 'fp16'>;
@@ -487,6 +489,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const right = assignment?.childForFieldName('right');
     if (left?.text.endsWith('.requires_grad') && right?.type === 'false') detected.frozen ??= { value: 1, line: left.startPosition.row };
     if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
+    if (left && /(^|\.)cudnn\.benchmark$/.test(left.text) && right?.type === 'true') detected.cudnnBenchmark ??= left.startPosition.row;
   }
   // DeepSpeed config dicts: {"zero_optimization": {"stage": N}}.
   const zero = /["']stage["']\s*:\s*([0-3])/.exec(text);

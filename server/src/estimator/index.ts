@@ -142,6 +142,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.unknownLayers && detected.unknownLayers.length > 0) {
     assumptions.push(t('layer types not modelled, their parameters and activations not counted: {0}', detected.unknownLayers.join(', ')));
   }
+  if (detected.cudnnBenchmark !== undefined) {
+    // Measured on an H200 (test/gpu/estimator/results/round3.json): ResNet-18 and ResNet-50 steps took 2.8 to 8.4 GiB
+    // more in the first step only; PyTorch sizes the search's workspace to the free memory, so it adapts to the GPU.
+    assumptions.push(t('cudnn.benchmark = True (line {0}): the first step tries convolution algorithms with workspaces taken from free memory (2.8 to 8.4 GiB more for ResNet-18/50 on an H200); later steps peak as estimated', detected.cudnnBenchmark + 1));
+  }
   const spec = model.spec;
   const isText = spec.kind === 'transformer' ? spec.family !== 'vit' : spec.input.kind === 'tokens';
   const isImage = spec.kind === 'transformer' ? spec.family === 'vit' || spec.family === 'clip' : spec.input.kind === 'image';

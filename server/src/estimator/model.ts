@@ -302,8 +302,12 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
       weights: layout.weightsAtStep, gradients: layout.gradients + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
     };
   } else if (cfg.mode === 'infer-no-grad') {
-    // The previous batch's outputs live until the loop rebinds them, while the next forward runs.
-    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute, activations: 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient), other: base };
+    // The previous batch's outputs live until the loop rebinds them, while the next forward runs. Autocast caches a
+    // half copy of every fp32 weight that still requires grad (model.eval() and no_grad leave requires_grad on) for as
+    // long as the autocast region lasts (measured: ViT-L/16, 580 MiB = 2 bytes x 304M parameters, gone with
+    // requires_grad_(False); test/gpu/estimator/results/round3.json).
+    const weightCache = activationMode(cfg) === 'amp' && (cfg.frozenFraction ?? 0) < 1 ? params.castable * 2 : 0;
+    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute + weightCache, activations: 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient), other: base };
   } else {
     // Without no_grad every forward builds a graph; the previous one lives until its outputs are rebound.
     parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute, activations: 2 * act.saved, other: base + act.forwardTransient };
