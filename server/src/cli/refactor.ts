@@ -71,12 +71,12 @@ export async function runRefactor(argv: string[], io: CliIO): Promise<number> {
     const model = new SemanticModel(recovered.tree, recovered.text);
     const lines = splitLines(text);
     const position = { line: line - 1, character: /^[ \t]*/.exec(lines[line - 1] ?? '')![0].length };
-    if (!trainingLoopAt(model, text, position)) {
-      io.stderr(t('{0}:{1}: no training loop here (a loop that calls backward() and steps an optimizer).', script, line) + '\n');
-      return 1;
-    }
     const steps = /^accumulation:(\d+)$/.exec(kind);
     const offered = refactoringsAt(model, text, position, { accumulation: steps ? Number(steps[1]) : undefined, filePath: path.resolve(script) });
+    if (!trainingLoopAt(model, text, position) && offered.length === 0) {
+      io.stderr(t('{0}:{1}: no training loop here (a loop that calls backward() and steps an optimizer) and no TrainingArguments(...) to change.', script, line) + '\n');
+      return 1;
+    }
     const chosen = offered.find((refactoring) => refactoring.title.startsWith(titlePrefix(kind)!));
     if (!chosen) {
       io.stderr(t('{0}:{1}: {2} does not apply to this loop (offered here: {3}). See the refactoring notes in docs/refactoring-measurements.md.', script, line, kind,

@@ -24,6 +24,7 @@ import {
   usesName,
 } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
+import type { SemanticModel } from '../../engine/semantic/model';
 import { detectConfig } from '../../estimator/detect';
 
 /** Whether the file already runs under autocast, or casts its model to half precision itself. */
@@ -69,6 +70,14 @@ function weightsAlreadyHalf(context: RefactoringContext): boolean {
     const detected = detectConfig({ rootNode: context.model.root }, context.text);
     const dtype = detected.weightDtype?.value ?? detected.model?.defaultWeightDtype ?? 'fp32';
     return dtype !== 'fp32';
+  });
+}
+
+/** Whether the model is of the T5 family (t5, mt5, byt5, flan-t5, UL2), by the name the estimator read. */
+export function overflowsInFloat16(model: SemanticModel, text: string): boolean {
+  return model.memo('overflows-fp16', () => {
+    const name = detectConfig({ rootNode: model.root }, text).model?.name ?? '';
+    return /(^|[^a-z])(t5|mt5|byt5|flan-t5|ul2)([^a-z]|$)/i.test(name) || /^(T5|MT5|UMT5)\w*Config/.test(name);
   });
 }
 
@@ -168,7 +177,11 @@ export function float16Amp(context: RefactoringContext): Refactoring[] {
     if (!standsAlone(clipStatement)) return [];
     edits.push(insertLinesBefore(text, clipStatement.startPosition.row, [`${lineIndent(clipStatement)}${scaler}.unscale_(${dottedName(callReceiver(next)) ?? callReceiver(next)!.text})`]));
   }
-  return [{ title: t('Enable mixed precision (AMP, float16 with GradScaler)'), edits }];
+  // T5-family checkpoints were trained in bfloat16 and overflow in float16 (inf/NaN activations in the feed-forward).
+  const title = overflowsInFloat16(context.model, context.text)
+    ? t('Enable mixed precision (AMP, float16 with GradScaler; T5 models are known to overflow in float16, prefer bfloat16)')
+    : t('Enable mixed precision (AMP, float16 with GradScaler)');
+  return [{ title, edits }];
 }
 
 /** The statement of the module that holds `node` (a function definition, a class, or the loop itself). */

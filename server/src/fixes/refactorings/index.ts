@@ -11,6 +11,7 @@ import { gradientAccumulation } from './accumulation';
 import { bfloat16Amp, float16Amp } from './amp';
 import { gradientCheckpointing } from './checkpointing';
 import { trainingLoopAt } from './training-loop';
+import { trainerRefactorings } from './trainer';
 import type { Refactoring, RefactoringContext } from './training-loop';
 import { configFromDetection, estimateFromConfig, type EstimateOverrides } from '../../estimator/index';
 import { detectConfig } from '../../estimator/detect';
@@ -58,6 +59,18 @@ function peaksOf(model: SemanticModel, text: string, title: string, filePath: st
   return { before: base.peak, after: estimateFromConfig(base.config, overrides).peakAllocated };
 }
 
+/** Whether the model's weights are already bf16/fp16 as the estimator reads the script (AMP would add nothing). */
+function weightsAreHalf(model: SemanticModel, text: string, filePath: string | undefined): boolean {
+  return model.memo('trainer-weights-half', () => {
+    try {
+      const detected = detectConfig({ rootNode: model.root }, text, filePath);
+      return (detected.weightDtype?.value ?? detected.model?.defaultWeightDtype ?? 'fp32') !== 'fp32';
+    } catch {
+      return false;
+    }
+  });
+}
+
 export interface RefactoringOptions {
   lineStarts?: readonly number[];
   /** Accumulation steps asked for (the CLI's `accumulation:K`) instead of the editor's choices. */
@@ -72,10 +85,12 @@ export interface RefactoringOptions {
  */
 export function refactoringsAt(model: SemanticModel, text: string, position: Position, options: RefactoringOptions = {}): Refactoring[] {
   const loop = trainingLoopAt(model, text, position, options.lineStarts);
-  if (!loop) return [];
   const program = programOf({ rootNode: model.root }, options.filePath);
-  const context: RefactoringContext = { model, text, loop, program, accumulation: options.accumulation };
-  return REFACTORINGS.flatMap((refactoring) => refactoring(context)).flatMap((refactoring) => {
+  // A Trainer script has no loop of its own: its TrainingArguments are what the refactorings edit.
+  const offered = loop
+    ? REFACTORINGS.flatMap((refactoring) => refactoring({ model, text, loop, program, accumulation: options.accumulation }))
+    : trainerRefactorings(model, program, text, position, weightsAreHalf(model, text, options.filePath), options.accumulation);
+  return offered.flatMap((refactoring) => {
     const peak = peaksOf(model, text, refactoring.title, options.filePath);
     if (!peak) return [refactoring];
     return (peak.before - peak.after) / peak.before >= MIN_SAVING ? [{ ...refactoring, peak }] : [];
