@@ -51,6 +51,8 @@ export class ForwardTrace implements TensorTracer {
   private readonly keptAsCastCopy = new Set<number>();
   /** Elements of those half copies: one per call (q, k and v projections of one input each make their own). */
   private castCopyElements = 0;
+  /** Elements of the fp32 copies that ops on autocast's fp32 list (layer_norm, group_norm) make of a half input and keep. */
+  private upcastCopyElements = 0;
 
   constructor(private readonly blocks: ReadonlySet<ObjectValue | LayerValue>) {}
 
@@ -73,12 +75,23 @@ export class ForwardTrace implements TensorTracer {
    * copies autocast saves for linears, convolutions and matmuls in place of their fp32 inputs.
    */
   get autocastSavedBytes(): number {
-    let total = this.castCopyElements * 2;
+    let total = this.castCopyElements * 2 + this.upcastCopyElements * 4;
     for (const [id, elements] of this.saved) {
       if (this.excluded.has(id) || this.keptAsCastCopy.has(id)) continue;
       total += elements * (this.fullPrecision.has(id) ? 4 : 2);
     }
     return total;
+  }
+
+  /** What layer_norm / group_norm keep of their input: under autocast, the fp32 copy they cast a half input to. */
+  private keepUpcastOperand(x: TensorValue): void {
+    if (x.integer) return;
+    const keptAlready = this.saved.has(x.id) && !this.keptAsCastCopy.has(x.id);
+    this.saved.set(x.id, numel(x.shape));
+    if (!this.fullPrecision.has(x.id) && !this.excluded.has(x.id)) {
+      this.upcastCopyElements += numel(x.shape);
+      if (!keptAlready) this.keptAsCastCopy.add(x.id);
+    }
   }
 
   /** What a linear, convolution or matmul keeps of an operand: itself, or under autocast a half copy of an fp32 one. */
@@ -104,7 +117,9 @@ export class ForwardTrace implements TensorTracer {
   }
 
   private make(shape: number[], integer = false): TensorValue {
-    const tensor: TensorValue = { kind: 'tensor', id: this.nextId++, shape: shape.map((d) => Math.max(1, Math.round(d))), integer };
+    // A size the trace could not compute (an unknown hyperparameter divided into it) is a wrong guess, not a NaN.
+    if (shape.some((d) => !Number.isFinite(d))) this.mismatches++;
+    const tensor: TensorValue = { kind: 'tensor', id: this.nextId++, shape: shape.map((d) => (Number.isFinite(d) ? Math.max(1, Math.round(d)) : 1)), integer };
     this.largest = Math.max(this.largest, numel(tensor.shape));
     return tensor;
   }
@@ -252,10 +267,14 @@ export class ForwardTrace implements TensorTracer {
       case 'LayerNorm':
       case 'RMSNorm':
       case 'GroupNorm':
-      case 'LocalResponseNorm':
-        this.keep(x);
-        // layer_norm and group_norm are on autocast's fp32 list; batch and instance norm keep the input's dtype.
-        return /^(LayerNorm|GroupNorm|RMSNorm)$/.test(layer.type) ? this.precision(this.produce(shape, [x]), false) : this.produce(shape, [x]);
+      case 'LocalResponseNorm': {
+        // layer_norm and group_norm are on autocast's fp32 list: they cast a half input to fp32, keep that copy and
+        // make fp32; batch and instance norm keep the input's dtype.
+        const fp32List = /^(LayerNorm|GroupNorm|RMSNorm)$/.test(layer.type);
+        if (fp32List) this.keepUpcastOperand(x);
+        else this.keep(x);
+        return fp32List ? this.precision(this.produce(shape, [x]), false) : this.produce(shape, [x]);
+      }
       case 'ReLU':
       case 'ReLU6':
       case 'LeakyReLU':
@@ -491,9 +510,11 @@ export class ForwardTrace implements TensorTracer {
       case 'batch_norm':
       case 'rms_norm':
       case 'normalize': {
-        this.keep(x);
+        const fp32List = name === 'layer_norm' || name === 'group_norm' || name === 'rms_norm' || name === 'normalize';
+        if (fp32List) this.keepUpcastOperand(x);
+        else this.keep(x);
         const out = this.produce(x.shape, [x]);
-        return name === 'layer_norm' || name === 'group_norm' || name === 'rms_norm' || name === 'normalize' ? this.precision(out, false) : out;
+        return fp32List ? this.precision(out, false) : out;
       }
       case 'sigmoid':
       case 'tanh':
@@ -795,7 +816,7 @@ export class ForwardTrace implements TensorTracer {
       }
     }
     out.push(...x.shape.slice(axis));
-    return { ...x, shape: out.length > 0 ? out : [1] };
+    return { ...x, shape: out.length > 0 ? out.map((d) => (Number.isFinite(d) ? Math.max(1, d) : 1)) : [1] };
   }
 }
 

@@ -531,7 +531,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       const rest = site.slice(1).map((arg) => (arg.kind === 'unknown' || arg.kind === 'call' ? attempt.input(candidate.shape, candidate.integer) : arg));
       const output = outputOf(program.trace(root, [x, ...rest], attempt));
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
-      if (output === undefined) continue;
+      if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) continue;
       if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output };
       if (attempt.mismatches === 0) break;
     }
