@@ -55,7 +55,7 @@ export interface DetectedConfig {
   checkpointSegments?: boolean;
   accumulation?: Located<number>;
   lora?: Located<{ rank: number; targetModules: string[]; dropout: number }>;
-  frozen?: Located<number>;
+  frozen?: Located<number> & { exact?: number };
   mode: Located<RunMode>;
   attention?: Located<AttentionImpl>;
   strategy?: Located<Strategy>;
@@ -504,6 +504,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
     detected.model = { name: info.className, source: 'custom', line: info.line, spec: info.build(size), rebuildAt: info.build, defaultWeightDtype: 'fp32' };
     if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
+    // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
+    const total = detected.model.spec.kind === 'layers' ? detected.model.spec.parameters : 0;
+    if (info.frozenParameters > 0 && total > 0 && detected.frozen) detected.frozen = { ...detected.frozen, exact: info.frozenParameters / total };
     detected.unresolved = undefined;
   }
   if (detected.model) detected.unresolved = undefined;

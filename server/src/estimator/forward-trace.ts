@@ -7,7 +7,8 @@
 import type { LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import { numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
 
-const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
+/** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
+const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
 
 function tensorsIn(value: Value | undefined): TensorValue[] {
   if (!value) return [];
@@ -54,12 +55,36 @@ export class ForwardTrace implements TensorTracer {
   /** Elements of the fp32 copies that ops on autocast's fp32 list (layer_norm, group_norm) make of a half input and keep. */
   private upcastCopyElements = 0;
 
-  constructor(private readonly blocks: ReadonlySet<ObjectValue | LayerValue>) {}
+  /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
+  private readonly noGrad = new Set<number>();
+  /** Whether the operation being traced records autograd history (and so keeps tensors for backward). */
+  private recording = true;
+
+  /**
+   * `trainable`: whether a layer has parameters that require grad (not frozen by the script); a frozen layer fed
+   * by tensors without history records nothing, so a frozen backbone keeps no activations.
+   */
+  constructor(private readonly blocks: ReadonlySet<ObjectValue | LayerValue>, private readonly trainable: (layer: LayerValue) => boolean = () => true) {}
+
+  /** Runs one traced operation, recording only where its own parameters or an input carry autograd history. */
+  private recorded<T extends Value | undefined>(inputs: Value[], ownGrad: boolean, run: () => T): T {
+    const grad = ownGrad || inputs.flatMap(tensorsIn).some((t) => !this.noGrad.has(t.id));
+    const outer = this.recording;
+    this.recording = grad;
+    try {
+      const out = run();
+      if (!grad && out) for (const t of tensorsIn(out)) this.noGrad.add(t.id);
+      return out;
+    } finally {
+      this.recording = outer;
+    }
+  }
 
   /** A tensor the step receives (allocated before forward, so never counted as saved by it). */
   input(shape: number[], integer: boolean): TensorValue {
     const tensor = this.make(shape, integer);
     this.excluded.add(tensor.id);
+    this.noGrad.add(tensor.id);
     if (!integer) this.fullPrecision.add(tensor.id);
     return tensor;
   }
@@ -85,7 +110,7 @@ export class ForwardTrace implements TensorTracer {
 
   /** What layer_norm / group_norm keep of their input: under autocast, the fp32 copy they cast a half input to. */
   private keepUpcastOperand(x: TensorValue): void {
-    if (x.integer) return;
+    if (x.integer || !this.recording) return;
     const keptAlready = this.saved.has(x.id) && !this.keptAsCastCopy.has(x.id);
     this.saved.set(x.id, numel(x.shape));
     if (!this.fullPrecision.has(x.id) && !this.excluded.has(x.id)) {
@@ -96,6 +121,7 @@ export class ForwardTrace implements TensorTracer {
 
   /** What a linear, convolution or matmul keeps of an operand: itself, or under autocast a half copy of an fp32 one. */
   private keepCastOperand(...tensors: TensorValue[]): void {
+    if (!this.recording) return;
     for (const t of tensors) {
       if (t.integer) continue;
       const keptAlready = this.saved.has(t.id) && !this.keptAsCastCopy.has(t.id);
@@ -139,10 +165,12 @@ export class ForwardTrace implements TensorTracer {
    * attention internals): saved, but not a tensor whose gradient is a transient of backward.
    */
   private keepBuffer(elements: number): void {
+    if (!this.recording) return;
     this.saved.set(this.nextId++, elements);
   }
 
   private keep(...tensors: TensorValue[]): void {
+    if (!this.recording) return;
     for (const t of tensors) {
       if (t.integer) continue;
       this.saved.set(t.id, numel(t.shape));
@@ -163,6 +191,7 @@ export class ForwardTrace implements TensorTracer {
     const t = this.make(shape);
     // Parameters are weights, not activations: never counted as kept by forward.
     this.excluded.add(t.id);
+    if (!this.trainable(layer)) this.noGrad.add(t.id);
     return t;
   }
 
@@ -176,6 +205,10 @@ export class ForwardTrace implements TensorTracer {
   // ---- layers -----------------------------------------------------------------------------------------------
 
   layer(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    return this.recorded(args, this.trainable(layer), () => this.layerOp(layer, args, kwargs));
+  }
+
+  private layerOp(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined {
     const x = tensorsIn(args[0])[0];
     if (!x) return undefined;
     if (process.env.OOMGUARD_DEBUG_TRACE) console.error(layer.type, JSON.stringify(x.shape));
@@ -471,6 +504,10 @@ export class ForwardTrace implements TensorTracer {
   // ---- functions, methods, operators --------------------------------------------------------------------------
 
   function(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    return this.recorded([...args, ...kwargs.values()], false, () => this.functionOp(path, args, kwargs));
+  }
+
+  private functionOp(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
     const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.)?(\w+)$/.exec(path);
     if (!match) return undefined;
     const name = match[1]!;
@@ -639,6 +676,10 @@ export class ForwardTrace implements TensorTracer {
   }
 
   method(x: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value {
+    return this.recorded([x, ...args, ...kwargs.values()], false, () => this.methodOp(x, name, args, kwargs));
+  }
+
+  private methodOp(x: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value {
     const n = x.shape.length;
     const axis = (d: number | undefined, extra = 0): number => (d === undefined ? 0 : d < 0 ? n + extra + d : d);
     switch (name) {
@@ -762,6 +803,10 @@ export class ForwardTrace implements TensorTracer {
   }
 
   binary(operator: string, a: Value, b: Value): Value | undefined {
+    return this.recorded([a, b], false, () => this.binaryOp(operator, a, b));
+  }
+
+  private binaryOp(operator: string, a: Value, b: Value): Value | undefined {
     const x = a.kind === 'tensor' ? a : undefined;
     const y = b.kind === 'tensor' ? b : undefined;
     if (!x && !y) return undefined;

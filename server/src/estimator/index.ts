@@ -221,7 +221,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     note('lora', detected.lora.line);
   }
   let frozenFraction: number | undefined;
-  if (detected.frozen && !lora) {
+  if (detected.frozen?.exact !== undefined && !lora) {
+    frozenFraction = detected.frozen.exact;
+  } else if (detected.frozen && !lora) {
     frozenFraction = FROZEN_FRACTION_ASSUMED;
     assumptions.push(t('the script freezes parameters; assumed {0}% of them frozen', Math.round(FROZEN_FRACTION_ASSUMED * 100)));
   }

@@ -19,6 +19,8 @@ export interface CustomModuleInfo {
   inputChannels: number;
   /** torch.nn layer types the estimator does not model (their parameters and activations are not counted). */
   unknownLayers: string[];
+  /** Parameters of the layers the script froze (requires_grad_(False)), as the program model ran it. */
+  frozenParameters: number;
 }
 
 /** Layers with no parameters whose activations the estimator does not need (views, identity, shape ops). */
@@ -526,7 +528,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // forward() runs; its other arguments are given tensors of the input's shape.
     const site = (program.moduleCalls.get(root) ?? []).reduce<Value[][]>((best, args) => (args.length > (best[0]?.length ?? 0) ? [args] : best), [])[0] ?? [];
     for (const candidate of inputCandidates(program, root, first, size)) {
-      const attempt = new ForwardTrace(blocks);
+      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0);
       const x = attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg) => (arg.kind === 'unknown' || arg.kind === 'call' ? attempt.input(candidate.shape, candidate.integer) : arg));
       const output = outputOf(program.trace(root, [x, ...rest], attempt));
@@ -558,5 +560,6 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     if (!spec) built.set(size, (spec = build(size)));
     return spec;
   };
-  return { className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort() };
+  const frozenParameters = program ? list.filter(({ layer }) => program.frozen.has(layer)).reduce((sum, { layer }) => sum + layerParameters(layer).total, 0) : 0;
+  return { className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(), frozenParameters };
 }

@@ -66,6 +66,19 @@ export class ProgramModel {
   readonly assigned = new Map<string, Value[]>();
   /** argparse results, dict configs, dataclass instances, namespaces and config files, in the order made. */
   readonly configs: Array<DictValue | ObjectValue> = [];
+  /**
+   * Modules whose parameters the script froze (`module.requires_grad_(False)`, `for p in module.parameters():
+   * p.requires_grad = False`), submodules included; `requires_grad_(True)` later unfreezes a part again.
+   */
+  readonly frozen = new Set<ObjectValue | LayerValue>();
+
+  private freeze(module: Value, frozen: boolean, depth = 0): void {
+    if (depth > 24 || (module.kind !== 'layer' && !(module.kind === 'object' && module.role === 'instance'))) return;
+    if (frozen) this.frozen.add(module);
+    else this.frozen.delete(module);
+    const children = module.kind === 'layer' ? [...module.children, ...(module.named?.values() ?? [])] : [...module.attrs.values()];
+    for (const child of children) this.freeze(child, frozen, depth + 1);
+  }
 
   constructor(readonly root: PyNode, private readonly options: ProgramOptions = {}) {
     this.globals.vars.set('__name__', { kind: 'string', value: '__main__' });
@@ -414,7 +427,12 @@ export class ProgramModel {
   }
 
   private setAttribute(object: Value, name: string, value: Value): void {
-    if (object.kind === 'object') {
+    if (object.kind === 'object' && object.role === 'parameters') {
+      if (name === 'requires_grad' && value.kind === 'bool') {
+        const owner = object.attrs.get('module');
+        if (owner) this.freeze(owner, !value.value);
+      }
+    } else if (object.kind === 'object') {
       object.attrs.set(name, value);
     } else if (object.kind === 'dict') {
       object.entries.set(name, value);
@@ -776,10 +794,12 @@ export class ProgramModel {
     const subscript = node.childForFieldName('subscript');
     if (subscript?.type === 'slice' && object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
     if (subscript?.type === 'slice') {
-      if (object.kind !== 'list') return UNKNOWN;
+      // `model.blocks[:6]`: a slice of a ModuleList / Sequential is a container of the same modules.
+      const sequence = object.kind === 'list' ? object.items : object.kind === 'layer' && (object.type === 'ModuleList' || object.type === 'Sequential') ? object.children : undefined;
+      if (!sequence) return UNKNOWN;
       const key = this.indexKey(subscript, scope);
       const parts = key.kind === 'list' && key.items[0]?.kind === 'dict' ? key.items[0].entries : new Map<string, Value>();
-      const n = object.items.length;
+      const n = sequence.length;
       const step = parts.has('step') ? numberOf(parts.get('step')) : 1;
       if (step === undefined || step === 0) return UNKNOWN;
       // Python's slice bounds: negative counts from the end; defaults depend on the step's sign.
@@ -794,8 +814,8 @@ export class ProgramModel {
       const to = bound(parts.get('stop'), step > 0 ? n : -1);
       if (from === undefined || to === undefined) return UNKNOWN;
       const items: Value[] = [];
-      for (let i = from; step > 0 ? i < to : i > to; i += step) items.push(object.items[i]!);
-      return { kind: 'list', items, tuple: object.tuple };
+      for (let i = from; step > 0 ? i < to : i > to; i += step) items.push(sequence[i]!);
+      return { kind: 'list', items, tuple: object.kind === 'list' && object.tuple };
     }
     if (object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
     const key = this.evalExpr(subscript, scope);
@@ -1297,6 +1317,16 @@ export class ProgramModel {
     }
     // .to(), .cuda(), .train(), .half(), .requires_grad_() return the module (or the library object) itself.
     const chained = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/.test(method);
+    if (method === 'requires_grad_' && (receiver.kind === 'layer' || receiver.kind === 'object')) {
+      // `module.requires_grad_(False)` freezes it and its submodules; on a parameters() object, its module.
+      const on = args[0] ?? kwargs.get('requires_grad') ?? { kind: 'bool', value: true };
+      const module = receiver.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver;
+      if (on.kind === 'bool' && module) this.freeze(module, !on.value);
+      return receiver;
+    }
+    if (method === 'parameters' && (receiver.kind === 'layer' || (receiver.kind === 'object' && receiver.role === 'instance'))) {
+      return { kind: 'object', role: 'parameters', typeName: 'parameters', attrs: new Map([['module', receiver]]), line };
+    }
     if (receiver.kind === 'layer') {
       if ((method === 'append' || method === 'add_module') && isContainer(receiver.type)) {
         receiver.children.push(args[method === 'append' ? 0 : 1] ?? UNKNOWN);
@@ -1413,6 +1443,8 @@ export function iterationItems(value: Value): Value[] | undefined {
     case 'dict': return [...value.entries.keys()].map((k) => ({ kind: 'string', value: k }) as Value);
     case 'string': return [...value.value].map((c) => ({ kind: 'string', value: c }) as Value);
     case 'layer': return value.type === 'Sequential' || value.type === 'ModuleList' ? value.children : undefined;
+    // One parameter stands for all of them (a loop body that freezes each freezes the module).
+    case 'object': return value.role === 'parameters' ? [value] : undefined;
     default: return undefined;
   }
 }

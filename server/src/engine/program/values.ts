@@ -32,7 +32,9 @@ export type ObjectRole =
   /** A Hugging Face `XxxConfig(...)` object. */
   | 'hf-config'
   /** An open file (the path it names). */
-  | 'file';
+  | 'file'
+  /** What `module.parameters()` returns, and each parameter of it (`attrs.module` is the module). */
+  | 'parameters';
 
 export interface ObjectValue {
   kind: 'object';
