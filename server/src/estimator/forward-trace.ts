@@ -59,6 +59,14 @@ export class ForwardTrace implements TensorTracer {
   private readonly noGrad = new Set<number>();
   /** Whether the operation being traced records autograd history (and so keeps tensors for backward). */
   private recording = true;
+  /**
+   * The most elements alive at once in backward, as far as the layer order tells: when a layer's backward runs,
+   * what it and the layers before it saved is still alive (later layers' are freed), plus its output's gradient
+   * and its input's. A large early tensor (a convolution stem at full resolution) sets it.
+   */
+  backwardPeak = 0;
+  /** The largest gradient pair of one layer (its output's gradient and its input's), alive while its backward runs. */
+  gradientPair = 0;
 
   /**
    * `trainable`: whether a layer has parameters that require grad (not frozen by the script); a frozen layer fed
@@ -205,7 +213,15 @@ export class ForwardTrace implements TensorTracer {
   // ---- layers -----------------------------------------------------------------------------------------------
 
   layer(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined {
-    return this.recorded(args, this.trainable(layer), () => this.layerOp(layer, args, kwargs));
+    const out = this.recorded(args, this.trainable(layer), () => this.layerOp(layer, args, kwargs));
+    const input = tensorsIn(args[0])[0];
+    const output = out ? tensorsIn(out)[0] : undefined;
+    if (output && !this.noGrad.has(output.id)) {
+      const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
+      this.backwardPeak = Math.max(this.backwardPeak, this.savedElements + numel(output.shape) + inputGradient);
+      this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
+    }
+    return out;
   }
 
   private layerOp(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined {
@@ -323,7 +339,13 @@ export class ForwardTrace implements TensorTracer {
       case 'PReLU':
       case 'GLU':
         this.keep(x);
-        return this.produce(layer.type === 'GLU' ? [...shape.slice(0, -1), shape[last]! / 2] : shape, [x]);
+        if (layer.type === 'GLU') {
+          // GLU halves its `dim` (the last by default: nn.GLU(dim=1) on (B, C, T) halves the channels).
+          const d = num(0, 'dim', -1);
+          const axis = d < 0 ? shape.length + d : d;
+          return this.produce(shape.map((size, i) => (i === axis ? size / 2 : size)), [x]);
+        }
+        return this.produce(shape, [x]);
       case 'Sigmoid':
       case 'Tanh':
       case 'Softmax':

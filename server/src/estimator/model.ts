@@ -169,8 +169,15 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       // backward recomputes one block at a time.
       const inputs = net.blockInputElements.reduce((x, y) => x + y, 0);
       saved = b * ((outside + inputs) * act + net.fixedBytesPerSample) + ampCopies;
-      // The last block is recomputed first, while every block's input is still kept.
-      recompute = b * (Math.max(...blocks) + inputs) * act;
+      // Backward recomputes the last block first; when block k is recomputed, the inputs of blocks 0..k are still
+      // kept (the later ones are freed): the worst k is the recompute peak.
+      let kept = 0;
+      let worst = 0;
+      blocks.forEach((blockSaved, k) => {
+        kept += net.blockInputElements[k] ?? 0;
+        worst = Math.max(worst, kept + blockSaved);
+      });
+      recompute = b * worst * act;
     }
   }
   // The loss reads the output: cross_entropy keeps its fp32 log_softmax (autocast runs it in fp32), the output
@@ -180,15 +187,23 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const logSoftmax = b * net.outputElementsPerSample * FP32;
   saved += logSoftmax;
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
+  // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a
+  // large tensor early in forward is reached late in backward, when most of the rest is freed).
+  // Checkpointed, the order no longer says what is alive; while a segment is recomputed, its largest layer's
+  // gradient pair is (the recompute term below).
+  const checkpointed = cfg.checkpointing && cfg.mode === 'train';
+  const gradientPair = b * (net.gradientPairElementsPerSample ?? 0) * act;
+  const tracedBackward = net.backwardPeakElementsPerSample !== undefined && !checkpointed
+    ? Math.max(0, b * (net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act) + convWorkspace : 0;
   return {
     saved,
     forwardTransient: 0,
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
-    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, 2 * logSoftmax),
+    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, 2 * logSoftmax, tracedBackward),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
     recompute: recompute > 0 ? recompute + b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act +
-      BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace : 0,
+      Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair) + convWorkspace : 0,
     outputs,
     lossTransient: logSoftmax,
     inferenceTransient: b * net.inferenceLiveElementsPerSample * act,

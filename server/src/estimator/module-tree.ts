@@ -164,7 +164,7 @@ const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'C
   'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm2d', 'LSTM', 'GRU', 'RNN', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d',
   'MaxPool1d', 'MaxPool2d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AvgPool2d', 'AdaptiveMaxPool2d', 'LeakyReLU', 'ReLU6',
-  'Hardswish', 'Mish', 'ELU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d']);
+  'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d']);
 
 function argument(layer: LayerValue, index: number, keyword: string): Value | undefined {
   return layer.kwargs.get(keyword) ?? layer.args[index];
@@ -287,7 +287,11 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'Hardswish':
     case 'Mish':
     case 'ELU':
+    case 'SELU':
+    case 'CELU':
     case 'Softplus':
+    case 'GLU':
+      // GLU keeps its input, like these; its halved output is what the next layer is built for.
       net.activation();
       return;
     case 'Dropout':
@@ -544,6 +548,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...spec,
       savedElementsPerSample: trace.savedElements,
       autocastSavedBytesPerSample: trace.autocastSavedBytes,
+      backwardPeakElementsPerSample: trace.backwardPeak,
+      gradientPairElementsPerSample: trace.gradientPair,
       fixedBytesPerSample: trace.fixedBytes,
       largestElementsPerSample: trace.largest,
       outputElementsPerSample: output,

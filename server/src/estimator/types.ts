@@ -98,6 +98,10 @@ export interface LayerNetSpec {
   blockSavedElements: number[];
   /** Input elements of each top-level block (what a checkpoint keeps). */
   blockInputElements: number[];
+  /** Elements alive at the worst point of backward, per sample, from the layer order (traced nets). */
+  backwardPeakElementsPerSample?: number;
+  /** The largest output-plus-input gradient of one layer, per sample (traced nets). */
+  gradientPairElementsPerSample?: number;
   /** Bytes kept per sample when forward runs under autocast (fp32 where autocast keeps fp32), where traced. */
   autocastSavedBytesPerSample?: number;
   /** Checkpointing runs the blocks in round(sqrt(n)) segments (checkpoint_sequential) rather than one at a time. */
