@@ -101,6 +101,8 @@ export interface EstimateOverrides {
   strategy?: EstimateStrategy;
   /** Catalog GPU to check the fit against. */
   gpu?: string;
+  /** The model's parameter count, where the estimator cannot read the model (the panel asks for it). */
+  params?: number;
 }
 
 export const PRECISIONS = ['fp32', 'fp16-amp', 'bf16-amp', 'bf16', 'fp16'] as const;
@@ -181,7 +183,7 @@ export interface EstimateResponse {
   assumptions: string[];
   suggestions: MemorySuggestion[];
   /** The values the what-if controls start from (detected or assumed, overrides applied). */
-  current: Required<Omit<EstimateOverrides, 'gpu'>> & { gpu: string };
+  current: Required<Omit<EstimateOverrides, 'gpu' | 'params'>> & { gpu: string };
   /** Which what-if controls apply to this model. */
   uses: { seqLen: boolean; imageSize: boolean };
   /** Milliseconds the server spent on this request. */
@@ -198,6 +200,10 @@ export interface GpuChoice {
 export interface WebviewStrings {
   title: string;
   noDocument: string;
+  /** Label of the field that asks for the parameter count of a model the estimator cannot read. */
+  parameterCount: string;
+  /** Its button. */
+  estimateWithParameters: string;
   peak: string;
   fits: string;
   doesNotFit: string;
@@ -252,7 +258,9 @@ export type HostToWebview =
   | { type: 'init'; strings: WebviewStrings; gpus: GpuChoice[] }
   | { type: 'estimate'; fileName: string; response: EstimateResponse; overrides: EstimateOverrides }
   | { type: 'noDocument' }
-  | { type: 'notice'; text: string };
+  | { type: 'notice'; text: string }
+  /** No estimate: the model could not be read; the panel asks for its parameter count. */
+  | { type: 'unresolved'; text: string };
 
 export type WebviewToHost =
   | { type: 'ready' }
@@ -291,6 +299,8 @@ export function normalizeOverrides(raw: unknown): EstimateOverrides {
   if (strategy) out.strategy = strategy;
   if (typeof value.checkpointing === 'boolean') out.checkpointing = value.checkpointing;
   if (typeof value.gpu === 'string' && value.gpu.trim() !== '' && value.gpu.length <= 100) out.gpu = value.gpu.trim();
+  // A parameter count between a thousand and ten trillion (`1.2e9`).
+  if (typeof value.params === 'number' && Number.isFinite(value.params) && value.params >= 1e3 && value.params <= 1e13) out.params = Math.round(value.params);
   return out;
 }
 

@@ -207,6 +207,11 @@ test('a model the estimator cannot read: no figure anywhere, the reason on a Cod
     assert.equal(error.data?.unresolved?.line, 3);
     return true;
   });
+  // The panel's field (the CLI's --params): with the parameter count, the weights, gradients and AdamW's two states
+  // follow from it: 4 + 4 + 8 bytes for each of 25M fp32 parameters.
+  const sized = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri: unknownUri }, overrides: { params: 25e6 } });
+  assert.equal(sized.parameters, 25e6);
+  assert.equal(sized.segments.weights + sized.segments.gradients + sized.segments.optimizerStates, 16 * 25e6);
 });
 
 test('a leak that keeps memory every batch: the estimate and the CodeLens say how much and when the GPU is full', async () => {

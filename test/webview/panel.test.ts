@@ -29,6 +29,7 @@ const uri = pathToFileURL(file).href;
 /** English strings as the extension's vscode.l10n.t returns them without a translation bundle. */
 const STRINGS: WebviewStrings = {
   title: 'Memory estimate: {0}', noDocument: 'Open a Python training script to see its GPU memory estimate.', peak: '≈ {0} peak on {1}',
+  parameterCount: 'Parameter count of the model (for example 1.2e9)', estimateWithParameters: 'Estimate with this count',
   fits: 'fits', doesNotFit: 'does not fit', growth: 'Line {0} keeps {1} more every batch.',
   growthUntilFull: 'Line {0} keeps {1} more every batch: out of memory after about {2} batches.', weights: 'Weights', gradients: 'Gradients', optimizerStates: 'Optimizer states',
   activations: 'Activations', other: 'Other and allocator reserve', cudaContext: 'CUDA context', total: 'Peak (as nvidia-smi shows it)',
@@ -229,6 +230,22 @@ test('a model id and a file name from the script render as text, never as HTML',
   assert.equal(await h.page.locator('img').count(), 0);
   await h.page.waitForTimeout(100);
   assert.deepEqual(h.dialogs, []);
+  await h.page.close();
+});
+
+test('a model the estimator cannot read: the panel says why and asks for its parameter count', { skip }, async () => {
+  const h = await open('light');
+  await h.post({ type: 'init', strings: STRINGS, gpus: [] });
+  await h.post({ type: 'unresolved', text: 'No memory estimate: the model on line 4 could not be read (timm model "my_net" is not in the catalog).' });
+  await h.page.waitForSelector('#params-form');
+  assert.match((await h.page.textContent('#notice')) ?? '', /could not be read/);
+  assert.equal(await h.page.textContent('label[for="params"]'), STRINGS.parameterCount);
+  await h.page.fill('#params', '1.2e9');
+  await h.page.click('#params-form button');
+  const sent = await h.sent();
+  const last = [...sent].reverse().find((m): m is Extract<WebviewToHost, { type: 'recompute' }> => m.type === 'recompute');
+  assert.deepEqual(last?.overrides, { params: 1.2e9 });
+  assert.deepEqual(h.errors, []);
   await h.page.close();
 });
 

@@ -143,7 +143,10 @@ export class MemoryPanel implements vscode.Disposable {
       this.post({ type: 'estimate', fileName: baseName(uri), response, overrides });
     } catch (error) {
       if (seq !== this.requestSeq) return;
-      this.post({ type: 'notice', text: vscode.l10n.t('No estimate for this file: {0}', error instanceof Error ? error.message : String(error)) });
+      const message = error instanceof Error ? error.message : String(error);
+      // The model could not be read: the server says so in the error's data, and the panel asks for its size.
+      const unresolved = (error as { data?: { unresolved?: unknown } } | undefined)?.data?.unresolved !== undefined;
+      this.post(unresolved ? { type: 'unresolved', text: message } : { type: 'notice', text: vscode.l10n.t('No estimate for this file: {0}', message) });
     }
   }
 

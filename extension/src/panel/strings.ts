@@ -6,6 +6,8 @@ export function webviewStrings(): WebviewStrings {
   return {
     title: vscode.l10n.t('Memory estimate: {0}'),
     noDocument: vscode.l10n.t('Open a Python training script to see its GPU memory estimate.'),
+    parameterCount: vscode.l10n.t('Parameter count of the model (for example 1.2e9)'),
+    estimateWithParameters: vscode.l10n.t('Estimate with this count'),
     peak: vscode.l10n.t('≈ {0} peak on {1}'),
     fits: vscode.l10n.t('fits'),
     doesNotFit: vscode.l10n.t('does not fit'),

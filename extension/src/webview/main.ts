@@ -232,6 +232,25 @@ function notice(text: string): void {
   app.prepend(box);
 }
 
+/** No estimate without the model's size: say why, and take its parameter count (what `--params` does on the CLI). */
+function askForParameters(text: string): void {
+  last = undefined;
+  render();
+  notice(text);
+  const s = strings;
+  if (!s) return;
+  const input = el('input', { attrs: { id: 'params', type: 'text', inputmode: 'decimal', placeholder: '1.2e9' } });
+  const button = el('button', { text: s.estimateWithParameters, attrs: { type: 'submit' } });
+  const form = el('form', { className: 'params', attrs: { id: 'params-form' } }, el('label', { text: s.parameterCount, attrs: { for: 'params' } }), input, button);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = Number(input.value.trim());
+    if (Number.isFinite(value) && value >= 1e3) recompute({ params: value });
+  });
+  document.getElementById('notice')?.after(form);
+  input.focus();
+}
+
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   const message = event.data;
   switch (message?.type) {
@@ -256,6 +275,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'notice':
       notice(message.text);
+      break;
+    case 'unresolved':
+      askForParameters(message.text);
       break;
   }
 });

@@ -18,7 +18,10 @@ export const estimateRequest: ServerFeature = {
       if (typeof uri !== 'string') return new ResponseError(INVALID_PARAMS, t('oomguard/estimate needs textDocument.uri'));
       const state = await context.ready(uri);
       if (!state) return new ResponseError(INVALID_PARAMS, t('{0} is not open in the server', uri));
-      const base = baseEstimate(context, state);
+      const overrides = normalizeOverrides(params.overrides);
+      const found = baseEstimate(context, state);
+      // An unresolved model with its parameter count given (the panel's field): persistent state from the count.
+      const base = !isBase(found) && found?.withParameters && overrides.params !== undefined ? found.withParameters(overrides.params) : found;
       if (!isBase(base)) {
         // `data.unresolved`: the script builds a model the estimator cannot read (clients show that, not nothing).
         return new ResponseError(INVALID_PARAMS, base?.error ?? t('{0} could not be parsed', uri), base?.unresolved ? { unresolved: base.unresolved } : undefined);
@@ -26,7 +29,7 @@ export const estimateRequest: ServerFeature = {
       const settings = await context.settingsFor(uri);
       const model = context.modelOf(state);
       const refactorings = model ? refactoringTitles(model, state.text, base.loops.training, filePathOf(state.uri)) : {};
-      return estimateResponse(state, base, normalizeOverrides(params.overrides), settings.gpu, sizedLeaks(context, state), refactorings, started);
+      return estimateResponse(state, base, overrides, settings.gpu, sizedLeaks(context, state), refactorings, started);
     });
   },
 };

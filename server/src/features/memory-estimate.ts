@@ -69,6 +69,8 @@ export interface EstimateError {
   version: number;
   error: string;
   unresolved?: { line: number | null; reason: string };
+  /** For an unresolved model: the estimate once the user gives its parameter count (the panel's field, `--params`). */
+  withParameters?: (params: number) => BaseEstimate;
 }
 
 /** The last configuration computed for the document, of whichever version: it never computes. */
@@ -94,8 +96,13 @@ export function baseEstimate(context: ServerContext, state: DocumentState): Base
     const assumptions: string[] = [];
     const config = configFromDetection(detected, assumptions);
     // A model the script builds in a way the estimator cannot read: say so, and show no figure, no fit.
+    const withParameters = (params: number): BaseEstimate => {
+      const given: string[] = [];
+      const sized = configFromDetection(detected, given, params);
+      return { version: state.version, config: sized, assumptions: given, file, loops: findLoops(model, sized) };
+    };
     entry = config.unresolved
-      ? { version: state.version, unresolved: config.unresolved, error: config.unresolved.line === null
+      ? { version: state.version, unresolved: config.unresolved, withParameters, error: config.unresolved.line === null
         ? t('No memory estimate: {0}.', config.unresolved.reason)
         : t('No memory estimate: the model on line {0} could not be read ({1}).', config.unresolved.line + 1, config.unresolved.reason) }
       : { version: state.version, config, assumptions, file, loops: findLoops(model, config) };
