@@ -215,6 +215,8 @@ export interface WebviewStrings {
   capacity: string;
   part: string;
   size: string;
+  /** Header of the column of each part's percentage of the peak. */
+  share: string;
   inputs: string;
   detected: string;
   assumed: string;

@@ -32,7 +32,7 @@ const STRINGS: WebviewStrings = {
   fits: 'fits', doesNotFit: 'does not fit', growth: 'Line {0} keeps {1} more every batch.',
   growthUntilFull: 'Line {0} keeps {1} more every batch: out of memory after about {2} batches.', weights: 'Weights', gradients: 'Gradients', optimizerStates: 'Optimizer states',
   activations: 'Activations', other: 'Other and allocator reserve', cudaContext: 'CUDA context', total: 'Peak (as nvidia-smi shows it)',
-  capacity: '{0} memory', part: 'Part', size: 'Size', inputs: 'What the estimate read', detected: 'detected', assumed: 'assumed',
+  capacity: '{0} memory', part: 'Part', size: 'Size', share: 'Share of peak', inputs: 'What the estimate read', detected: 'detected', assumed: 'assumed',
   overridden: 'what-if', line: 'line {0}', whatIf: 'What if', batchSize: 'Batch size', seqLen: 'Sequence length', imageSize: 'Image size',
   precision: 'Precision', optimizer: 'Optimizer', checkpointing: 'Activation checkpointing', accumulation: 'Accumulation steps', gpus: 'GPUs',
   strategy: 'Sharding strategy', gpu: 'GPU model', reset: 'Reset to the script', maxBatch: 'Largest batch size that fits {0}: {1}',
@@ -102,7 +102,7 @@ async function open(theme: 'light' | 'dark'): Promise<Harness> {
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
   const nonce = makeNonce((bytes) => { for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256); return bytes; });
-  const html = panelHtml({ cspSource: ORIGIN, nonce, scriptUri: `${ORIGIN}/dist/webview.js`, styleUri: `${ORIGIN}/dist/webview.css`, lang: 'en' });
+  const html = panelHtml({ cspSource: ORIGIN, nonce, scriptUri: `${ORIGIN}/dist/webview.js`, styleUri: `${ORIGIN}/dist/webview.css`, lang: 'en', title: 'Memory Estimate' });
   await page.route(`${ORIGIN}/**`, async (route) => {
     const url = new URL(route.request().url());
     if (url.pathname === '/index.html') return route.fulfill({ contentType: 'text/html', body: html });

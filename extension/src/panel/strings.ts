@@ -21,6 +21,7 @@ export function webviewStrings(): WebviewStrings {
     capacity: vscode.l10n.t('{0} memory'),
     part: vscode.l10n.t('Part'),
     size: vscode.l10n.t('Size'),
+    share: vscode.l10n.t('Share of peak'),
     inputs: vscode.l10n.t('What the estimate read'),
     detected: vscode.l10n.t('detected'),
     assumed: vscode.l10n.t('assumed'),

@@ -103,7 +103,7 @@ function table(response: EstimateResponse, s: WebviewStrings): HTMLTableElement 
     body.append(el('tr', {}, el('th', { text: format(s.capacity, response.gpu.name), attrs: { scope: 'row' } }), el('td', { text: formatBytes(response.gpu.capacity) }), el('td')));
   }
   return el('table', { className: 'numbers' },
-    el('thead', {}, el('tr', {}, el('th', { text: s.part, attrs: { scope: 'col' } }), el('th', { text: s.size, attrs: { scope: 'col' } }), el('th', { attrs: { scope: 'col' } }))),
+    el('thead', {}, el('tr', {}, el('th', { text: s.part, attrs: { scope: 'col' } }), el('th', { text: s.size, attrs: { scope: 'col' } }), el('th', { text: s.share, attrs: { scope: 'col' } }))),
     body);
 }
 
