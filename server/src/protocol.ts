@@ -168,6 +168,8 @@ export interface EstimateResponse {
   mode: string;
   peakPhase: string;
   segments: EstimateSegments;
+  /** All gradients per GPU once backward is done; `segments.gradients` are those that exist at the peak. */
+  gradientsAfterBackward: number;
   total: number;
   peakAllocated: number;
   peakReserved: number;
@@ -245,6 +247,10 @@ export interface WebviewStrings {
   assumptions: string;
   computedIn: string;
   breakdownLabel: string;
+  /** `At the peak ({0}) the gradients hold {1}; …`: why the gradients of the breakdown are fewer than the model's. */
+  gradientsLater: string;
+  phaseForward: string;
+  phaseBackward: string;
   model: string;
   on: string;
   off: string;

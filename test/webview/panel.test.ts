@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { makeNonce, panelHtml } from '../../extension/src/panel/html';
+import { formatBytes } from '../../server/src/engine/bytes';
 import { ESTIMATE_REQUEST } from '../../server/src/protocol';
 import type { EstimateOverrides, EstimateResponse, HostToWebview, WebviewStrings, WebviewToHost } from '../../server/src/protocol';
 import { GPU_CATALOG } from '../../server/src/estimator/catalog/gpus';
@@ -38,6 +39,8 @@ const STRINGS: WebviewStrings = {
   strategy: 'Sharding strategy', gpu: 'GPU model', reset: 'Reset to the script', maxBatch: 'Largest batch size that fits {0}: {1}',
   suggestions: 'Ways to save memory', noSuggestions: 'No change the estimator knows would lower this peak.', apply: 'Apply', tryIt: 'Try it',
   saves: 'saves ≈ {0}', savesLittle: 'saves only ≈ {0} (under {1}% of the peak)', assumptions: 'Assumptions', computedIn: 'Computed by the language server in {0} ms.', breakdownLabel: 'Peak GPU memory per GPU',
+  gradientsLater: 'At the peak ({0}) the gradients hold {1}; all of them ({2}) exist only once backward is done, when the activations have been freed.',
+  phaseForward: 'in the forward pass', phaseBackward: 'at the start of backward',
   model: 'Model', on: 'on', off: 'off',
 };
 
@@ -161,6 +164,11 @@ test('the panel renders the server estimate, and every control changes the reque
   assert.match(String(await h.page.textContent('#headline')), /≈ [\d.]+ GiB peak on RTX 4090 \(24\.0 GiB\) fits/);
   assert.equal(await h.page.locator('svg.bar rect.segment').count(), 6);
   assert.equal(await h.page.textContent('#max-batch'), `Largest batch size that fits RTX 4090: ${response.maxBatchSize}`);
+  // GPT-2's peak is at the start of backward: only the (tied) head's gradient exists there, all of them later.
+  assert.equal(response.peakPhase, 'backward');
+  assert.ok(response.segments.gradients > 0 && response.segments.gradients < response.gradientsAfterBackward);
+  assert.equal(await h.page.textContent('#gradients-note'),
+    `At the peak (at the start of backward) the gradients hold ${formatBytes(response.segments.gradients)}; all of them (${formatBytes(response.gradientsAfterBackward)}) exist only once backward is done, when the activations have been freed.`);
 
   await h.page.fill('#ctl-batchSize', '32');
   await h.page.press('#ctl-batchSize', 'Enter');
