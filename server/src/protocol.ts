@@ -170,6 +170,8 @@ export interface EstimateResponse {
   mode: string;
   peakPhase: string;
   segments: EstimateSegments;
+  /** All gradients per GPU once backward is done; `segments.gradients` are those that exist at the peak. */
+  gradientsAfterBackward: number;
   total: number;
   peakAllocated: number;
   peakReserved: number;
@@ -221,6 +223,8 @@ export interface WebviewStrings {
   capacity: string;
   part: string;
   size: string;
+  /** Header of the column of each part's percentage of the peak. */
+  share: string;
   inputs: string;
   detected: string;
   assumed: string;
@@ -249,6 +253,10 @@ export interface WebviewStrings {
   assumptions: string;
   computedIn: string;
   breakdownLabel: string;
+  /** `At the peak ({0}) the gradients hold {1}; …`: why the gradients of the breakdown are fewer than the model's. */
+  gradientsLater: string;
+  phaseForward: string;
+  phaseBackward: string;
   model: string;
   on: string;
   off: string;

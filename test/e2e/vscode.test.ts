@@ -94,8 +94,12 @@ async function openFile(name: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 10_000 });
   await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 10_000 });
-  await page.keyboard.press('Enter');
+  // The file's own row, by its exact label: while the list still filters, Enter would open whatever row is
+  // focused then (the editor that was open before, a file whose name contains this one).
+  const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exactly(name) }) }).first();
+  await row.waitFor({ timeout: 10_000 });
+  await row.click();
+  await input.waitFor({ state: 'hidden', timeout: 10_000 });
   // By the file's resource name: the memory panel's tab ("Memory: name") and a second group may show the name too.
   await page.locator(`.tab.active[data-resource-name="${name}"]`).first().waitFor({ timeout: 15_000 });
 }
@@ -138,7 +142,10 @@ async function waitForStatusFigure(figure: string, timeoutMs = 30_000): Promise<
     timeoutMs, () => `no status bar item shows ${figure}; status bar: ${JSON.stringify(seen)}`);
 }
 
-/** Picks a color theme with "Preferences: Color Theme", as a user does. */
+/**
+ * Picks a color theme with "Preferences: Color Theme", as a user does, by the label the picker shows. The picker
+ * lists themes by label ("Dark Modern"), not by the id that settings.json stores ("Default Dark Modern").
+ */
 async function setColorTheme(name: string): Promise<void> {
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
@@ -150,8 +157,7 @@ async function setColorTheme(name: string): Promise<void> {
   await command.click();
   await input.fill(name);
   // By its exact label: "Default High Contrast" is also the start of "Default High Contrast Light".
-  const exact = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-  const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) }).first();
+  const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exactly(name) }) }).first();
   await row.waitFor({ timeout: 10_000 });
   await row.click();
   await input.waitFor({ state: 'hidden', timeout: 10_000 });
@@ -163,8 +169,15 @@ async function runCommand(title: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 10_000 });
   await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
-  await page.keyboard.press('Enter');
+  // The row of this exact title: a longer title that contains it may be listed, or focused, first.
+  const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exactly(title) }) }).first();
+  await row.waitFor({ timeout: 10_000 });
+  await row.click();
+}
+
+/** A pattern matching `text` and nothing longer. */
+function exactly(text: string): RegExp {
+  return new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
 }
 
 /** Moves the cursor with Go to Line (Ctrl+G), 1-based line and column. */
@@ -509,7 +522,10 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
     const total = cliEstimateTotal(ESTIMATE_SCRIPT);
     await step('reload-status', async () => {
       await openFile(ESTIMATE_SCRIPT);
+      // The old page's workbench answers every locator until the reload navigates away: wait for the new page.
+      const reloaded = page.waitForEvent('load', { timeout: 60_000 });
       await runCommand('Developer: Reload Window');
+      await reloaded;
       await page.locator('.monaco-workbench .part.editor').waitFor({ timeout: 60_000 });
       await page.locator(`.tab.active[data-resource-name="${ESTIMATE_SCRIPT}"]`).first().waitFor({ timeout: 60_000 });
       // No click, no edit: the restored editor's figure appears once the server runs.
@@ -521,40 +537,61 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
   test('the memory panel passes axe-core in dark, light and both high contrast themes', async () => {
     const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
     const imagesDir = path.join(repoRoot, 'docs', 'images');
-    const themes: Array<{ name: string; label: string; bodyClass: string }> = [
-      { name: 'Default Dark Modern', label: 'dark', bodyClass: 'vs-dark' },
-      { name: 'Default Light Modern', label: 'light', bodyClass: 'vs' },
-      { name: 'Default High Contrast', label: 'hc-dark', bodyClass: 'hc-black' },
-      { name: 'Default High Contrast Light', label: 'hc-light', bodyClass: 'hc-light' },
+    // `name`: the picker's label of the theme (code-server's theme-defaults package.nls.json); `bodyClass`: the
+    // workbench's class for its kind; `webviewClass`: the class a webview's body gets for it.
+    const themes: Array<{ name: string; label: string; bodyClass: string; webviewClass: string }> = [
+      { name: 'Dark Modern', label: 'dark', bodyClass: 'vs-dark', webviewClass: 'vscode-dark' },
+      { name: 'Light Modern', label: 'light', bodyClass: 'vs', webviewClass: 'vscode-light' },
+      { name: 'Dark High Contrast', label: 'hc-dark', bodyClass: 'hc-black', webviewClass: 'vscode-high-contrast' },
+      { name: 'Light High Contrast', label: 'hc-light', bodyClass: 'hc-light', webviewClass: 'vscode-high-contrast-light' },
     ];
     const report: string[] = [];
     // The panel in view, beside the script (an earlier step may have put another editor over it).
     await openFile(ESTIMATE_SCRIPT);
     await runCommand(paletteTitle(declaredMemoryCommand()!));
+    // The whole height for the panel: the Problems panel of earlier steps would cover its lower half.
+    if (await page.locator('.part.panel').isVisible()) {
+      await runCommand('View: Hide Panel');
+      await page.locator('.part.panel').waitFor({ state: 'hidden', timeout: 10_000 });
+    }
     for (const theme of themes) {
       await step(`axe-${theme.label}`, async () => {
         await setColorTheme(theme.name);
         await page.locator(`.monaco-workbench.${theme.bodyClass}`).waitFor({ timeout: 30_000 });
         const frame = await panelFrame();
         // The webview gets the theme's variables by a message after the workbench repaints.
-        await waitFor(async () => ((await frame.evaluate(() => document.body.className)).includes(`vscode-${theme.bodyClass === 'vs' ? 'light' : theme.bodyClass === 'vs-dark' ? 'dark' : theme.bodyClass === 'hc-black' ? 'high-contrast' : 'high-contrast-light'}`) ? true : undefined),
-          30_000, () => `the panel never took the ${theme.name} theme`);
+        let bodyClass = '';
+        await waitFor(async () => ((bodyClass = await frame.evaluate(() => document.body.className)).split(/\s+/).includes(theme.webviewClass) ? true : undefined),
+          30_000, () => `the panel never took the ${theme.name} theme; its body's class is ${JSON.stringify(bodyClass)}`);
         await page.waitForTimeout(500);
         if (!(await frame.evaluate(() => 'axe' in window))) await frame.evaluate(`${axeSource}\n;true`);
-        const violations = await frame.evaluate(async () => {
-          const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[]; failureSummary?: string }> }> }> } }).axe;
-          const result = await axe.run(document, { resultTypes: ['violations'] });
-          return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`) }));
+        type Rule = { id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[]; failureSummary?: string }> };
+        // No named functions inside: tsx's keepNames would call a __name helper the frame does not have.
+        const raw = await frame.evaluate(async () => {
+          const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Rule[]; passes: Rule[]; incomplete: Rule[] }> } }).axe;
+          const run = await axe.run(document, { resultTypes: ['violations', 'passes', 'incomplete'] });
+          return JSON.parse(JSON.stringify({ violations: run.violations, passes: run.passes, incomplete: run.incomplete })) as { violations: Rule[]; passes: Rule[]; incomplete: Rule[] };
         });
-        report.push(`${theme.label}: ${violations.length ? violations.map((v) => `${v.id} (${v.impact})`).join(', ') : 'no violations'}`);
+        const summary = (rules: Rule[]) => rules.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`) }));
+        const result = { violations: summary(raw.violations), passes: summary(raw.passes), incomplete: summary(raw.incomplete) };
+        const { violations } = result;
+        // axe really looked at the panel's text: its contrast rule passed on the text it could measure.
+        const contrastChecked = result.passes.find((rule) => rule.id === 'color-contrast')?.nodes.length ?? 0;
+        const contrastUnsure = result.incomplete.find((rule) => rule.id === 'color-contrast')?.nodes ?? [];
+        report.push(`${theme.label}: ${violations.length ? violations.map((v) => `${v.id} (${v.impact})`).join(', ') : 'no violations'}, color-contrast passed on ${contrastChecked} elements${contrastUnsure.length ? `, not measurable on ${contrastUnsure.length}: ${contrastUnsure.join(' | ')}` : ''}`);
+        assert.ok(contrastChecked > 10, `axe-core checked the contrast of only ${contrastChecked} elements in the ${theme.name} theme`);
         fs.mkdirSync(imagesDir, { recursive: true });
-        await page.screenshot({ path: path.join(imagesDir, `panel-${theme.label}.png`) });
+        // The panel itself, cut from the workbench: the webview's outer frame (the inner frame is inside it).
+        const outer = await frame.parentFrame()?.frameElement();
+        const box = await outer?.boundingBox();
+        assert.ok(box, 'the memory panel\'s webview has no box on the page');
+        await page.screenshot({ path: path.join(imagesDir, `panel-${theme.label}.png`), clip: box });
         const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
         assert.deepEqual(serious, [], `axe-core finds serious or critical violations in the ${theme.name} theme`);
       });
     }
     console.log(`# axe-core on the memory panel: ${report.join('; ')}`);
-    await setColorTheme('Default Dark Modern');
+    await setColorTheme('Dark Modern');
     await page.locator('.monaco-workbench.vs-dark').waitFor({ timeout: 30_000 });
   });
 
@@ -680,18 +717,39 @@ codeServerSuite('VS Code (code-server) with the packaged extension', undefined, 
 
   test('a finding\'s code link opens the rule page shipped in the extension, in the Markdown preview', async () => {
     const heading = fs.readFileSync(path.join(repoRoot, 'docs', 'rules', 'OOM105.md'), 'utf8').split('\n')[0]!.replace(/^#\s*/, '');
+    assert.ok(cliFindings(SCRIPT).some((f) => f.code === 'OOM105'), `oomguard check reports no OOM105 in ${SCRIPT}`);
     await step('rule-doc', async () => {
       await openFile(SCRIPT);
-      await page.keyboard.press('Control+Shift+M');
-      const link = page.locator('.markers-panel .monaco-list-row .code-link', { hasText: 'OOM105' }).first();
-      await link.waitFor({ timeout: 30_000 });
-      // A command link to the shipped page, never a web address.
-      assert.match((await link.getAttribute('href')) ?? '', /^command:oomguard\.showRuleDoc/);
+      // The Problems panel lists the findings of open files; OOM105's row is there once the server has checked it.
+      await runCommand('View: Focus Problems (Errors, Warnings, Infos)');
+      await page.locator('.markers-panel').waitFor({ state: 'visible', timeout: 15_000 });
+      const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'OOM105' }).first();
+      await row.waitFor({ timeout: 60_000 });
+      // The code of the row is a link; its address is a command of the extension, never a web address.
+      const link = row.locator('a', { hasText: /^OOM105$/ }).first();
+      await link.waitFor({ timeout: 10_000 });
+      const href = (await link.getAttribute('href')) ?? '';
+      assert.match(href, /^command:oomguard\.showRuleDoc/, `the code link of OOM105 points at ${JSON.stringify(href)}`);
+      const pagesBefore = context!.pages().length;
       await link.click();
-      await page.locator('.tab.active', { hasText: 'OOM105' }).first().waitFor({ timeout: 15_000 });
-      let texts: string[] = [];
-      await waitFor(async () => ((texts = await webviewTexts()).some((text) => text.includes(heading)) ? true : undefined),
-        30_000, () => `the preview never showed ${JSON.stringify(heading)}; webview texts: ${JSON.stringify(texts.map((t) => t.slice(0, 200)))}`);
+      // The Markdown preview's editor ("Preview OOM105.md"), with the shipped page rendered in its webview.
+      await page.locator('.tab.active', { hasText: /Preview.*OOM105\.md/ }).first().waitFor({ timeout: 30_000 });
+      let seen: string[] = [];
+      await waitFor(
+        async () => {
+          seen = [];
+          for (const frame of page.frames().filter((f) => f !== page.mainFrame())) {
+            const title = await frame.locator('.markdown-body h1').first().innerText({ timeout: 500 }).catch(() => undefined);
+            if (title !== undefined) seen.push(title);
+            if (title?.trim() === heading) return true;
+          }
+          return undefined;
+        },
+        30_000,
+        () => `no Markdown preview shows the heading ${JSON.stringify(heading)}; preview headings: ${JSON.stringify(seen)}`,
+      );
+      // Inside VS Code: no browser tab was opened for a web page.
+      assert.equal(context!.pages().length, pagesBefore, 'clicking the code link opened a browser page');
       await shoot('14-rule-doc');
     });
   });

@@ -177,3 +177,22 @@ test('FSDP SHARD_GRAD_OP is found in FSDP1, FSDP2 and Trainer spellings; FULL_SH
     assert.equal(r.assumptions.some((a) => a.includes('SHARD_GRAD_OP')), gradOp, wrap.join('; '));
   }
 });
+
+test('a custom module built from a config the script never defines is unresolved, never a NaN estimate', async () => {
+  // Found by test/engine/fuzz.test.ts: a nanoGPT block made at module level from an undefined `config`.
+  const text = [
+    'import torch', 'import torch.nn as nn', 'import torch.nn.functional as F',
+    'class CausalSelfAttention(nn.Module):',
+    '    def __init__(self, config):', '        super().__init__()',
+    '        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)', '        self.n_embd = config.n_embd', '        self.n_head = config.n_head',
+    '    def forward(self, x):', '        B, T, C = x.size()', '        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)',
+    '        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)',
+    '        return F.scaled_dot_product_attention(q, q, q, is_causal=True)',
+    'model = CausalSelfAttention(config).cuda()',
+    'for x in loader:', '    model(x).sum().backward()',
+  ].join('\n');
+  const r = await estimateText(text, 'x.py');
+  assert.ok(Number.isFinite(r.peakAllocated), `peak allocated is ${r.peakAllocated}`);
+  assert.equal(r.unresolved?.reason, 'the layer sizes of CausalSelfAttention are not values the script determines');
+  assert.equal(r.unresolved?.line, 14);
+});

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { makeNonce, panelHtml } from '../../extension/src/panel/html';
+import { formatBytes } from '../../server/src/engine/bytes';
 import { ESTIMATE_REQUEST } from '../../server/src/protocol';
 import type { EstimateOverrides, EstimateResponse, HostToWebview, WebviewStrings, WebviewToHost } from '../../server/src/protocol';
 import { GPU_CATALOG } from '../../server/src/estimator/catalog/gpus';
@@ -33,12 +34,14 @@ const STRINGS: WebviewStrings = {
   fits: 'fits', doesNotFit: 'does not fit', growth: 'Line {0} keeps {1} more every batch.',
   growthUntilFull: 'Line {0} keeps {1} more every batch: out of memory after about {2} batches.', weights: 'Weights', gradients: 'Gradients', optimizerStates: 'Optimizer states',
   activations: 'Activations', other: 'Other and allocator reserve', cudaContext: 'CUDA context', total: 'Peak (as nvidia-smi shows it)',
-  capacity: '{0} memory', part: 'Part', size: 'Size', inputs: 'What the estimate read', detected: 'detected', assumed: 'assumed',
+  capacity: '{0} memory', part: 'Part', size: 'Size', share: 'Share of peak', inputs: 'What the estimate read', detected: 'detected', assumed: 'assumed',
   overridden: 'what-if', line: 'line {0}', whatIf: 'What if', batchSize: 'Batch size', seqLen: 'Sequence length', imageSize: 'Image size',
   precision: 'Precision', optimizer: 'Optimizer', checkpointing: 'Activation checkpointing', accumulation: 'Accumulation steps', gpus: 'GPUs',
   strategy: 'Sharding strategy', gpu: 'GPU model', reset: 'Reset to the script', maxBatch: 'Largest batch size that fits {0}: {1}',
   suggestions: 'Ways to save memory', noSuggestions: 'No change the estimator knows would lower this peak.', apply: 'Apply', tryIt: 'Try it',
   saves: 'saves ≈ {0}', savesLittle: 'saves only ≈ {0} (under {1}% of the peak)', assumptions: 'Assumptions', computedIn: 'Computed by the language server in {0} ms.', breakdownLabel: 'Peak GPU memory per GPU',
+  gradientsLater: 'At the peak ({0}) the gradients hold {1}; all of them ({2}) exist only once backward is done, when the activations have been freed.',
+  phaseForward: 'in the forward pass', phaseBackward: 'at the start of backward',
   model: 'Model', on: 'on', off: 'off',
 };
 
@@ -103,7 +106,7 @@ async function open(theme: 'light' | 'dark'): Promise<Harness> {
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
   const nonce = makeNonce((bytes) => { for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256); return bytes; });
-  const html = panelHtml({ cspSource: ORIGIN, nonce, scriptUri: `${ORIGIN}/dist/webview.js`, styleUri: `${ORIGIN}/dist/webview.css`, lang: 'en' });
+  const html = panelHtml({ cspSource: ORIGIN, nonce, scriptUri: `${ORIGIN}/dist/webview.js`, styleUri: `${ORIGIN}/dist/webview.css`, lang: 'en', title: 'Memory Estimate' });
   await page.route(`${ORIGIN}/**`, async (route) => {
     const url = new URL(route.request().url());
     if (url.pathname === '/index.html') return route.fulfill({ contentType: 'text/html', body: html });
@@ -162,6 +165,11 @@ test('the panel renders the server estimate, and every control changes the reque
   assert.match(String(await h.page.textContent('#headline')), /≈ [\d.]+ GiB peak on RTX 4090 \(24\.0 GiB\) fits/);
   assert.equal(await h.page.locator('svg.bar rect.segment').count(), 6);
   assert.equal(await h.page.textContent('#max-batch'), `Largest batch size that fits RTX 4090: ${response.maxBatchSize}`);
+  // GPT-2's peak is at the start of backward: only the (tied) head's gradient exists there, all of them later.
+  assert.equal(response.peakPhase, 'backward');
+  assert.ok(response.segments.gradients > 0 && response.segments.gradients < response.gradientsAfterBackward);
+  assert.equal(await h.page.textContent('#gradients-note'),
+    `At the peak (at the start of backward) the gradients hold ${formatBytes(response.segments.gradients)}; all of them (${formatBytes(response.gradientsAfterBackward)}) exist only once backward is done, when the activations have been freed.`);
 
   await h.page.fill('#ctl-batchSize', '32');
   await h.page.press('#ctl-batchSize', 'Enter');

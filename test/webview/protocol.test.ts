@@ -39,10 +39,11 @@ test('the gpu setting defaults to a catalog GPU and takes what the user typed', 
 test('the panel page allows only its nonce-carrying script and styles from the webview origin', () => {
   const nonce = makeNonce((bytes) => bytes.map((_, i) => i * 7));
   assert.match(nonce, /^[A-Za-z0-9]{32}$/);
-  const html = panelHtml({ cspSource: 'https://x.vscode-cdn.net', nonce, scriptUri: 'https://x.vscode-cdn.net/dist/webview.js', styleUri: 'https://x.vscode-cdn.net/dist/webview.css', lang: 'en" onload="x' });
+  const html = panelHtml({ cspSource: 'https://x.vscode-cdn.net', nonce, scriptUri: 'https://x.vscode-cdn.net/dist/webview.js', styleUri: 'https://x.vscode-cdn.net/dist/webview.css', lang: 'en" onload="x', title: 'Memory <b>' });
   const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)?.[1];
   assert.equal(csp, `default-src 'none'; style-src https://x.vscode-cdn.net; script-src 'nonce-${nonce}'; img-src 'none'; font-src 'none'`);
   assert.equal((html.match(/<script /g) ?? []).length, 1);
   assert.ok(html.includes(`<script nonce="${nonce}" src="https://x.vscode-cdn.net/dist/webview.js">`));
   assert.ok(html.includes('lang="en&quot; onload=&quot;x"'), 'attributes are escaped');
+  assert.ok(html.includes('<title>Memory &lt;b&gt;</title>'), 'the title is escaped');
 });

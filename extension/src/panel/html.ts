@@ -8,6 +8,8 @@ export interface PanelHtmlOptions {
   styleUri: string;
   /** BCP 47 tag of the display language. */
   lang: string;
+  /** The document's title (localized): screen readers announce it, and axe-core requires one. */
+  title: string;
 }
 
 function attribute(value: string): string {
@@ -28,6 +30,7 @@ export function panelHtml(options: PanelHtmlOptions): string {
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${attribute(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${attribute(options.title)}</title>
 <link rel="stylesheet" href="${attribute(options.styleUri)}">
 </head>
 <body>

@@ -89,6 +89,7 @@ export class MemoryPanel implements vscode.Disposable {
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
       lang: vscode.env.language,
+      title: vscode.l10n.t('Memory Estimate'),
     });
   }
 

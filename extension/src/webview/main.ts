@@ -103,8 +103,19 @@ function table(response: EstimateResponse, s: WebviewStrings): HTMLTableElement 
     body.append(el('tr', {}, el('th', { text: format(s.capacity, response.gpu.name), attrs: { scope: 'row' } }), el('td', { text: formatBytes(response.gpu.capacity) }), el('td')));
   }
   return el('table', { className: 'numbers' },
-    el('thead', {}, el('tr', {}, el('th', { text: s.part, attrs: { scope: 'col' } }), el('th', { text: s.size, attrs: { scope: 'col' } }), el('th', { attrs: { scope: 'col' } }))),
+    el('thead', {}, el('tr', {}, el('th', { text: s.part, attrs: { scope: 'col' } }), el('th', { text: s.size, attrs: { scope: 'col' } }), el('th', { text: s.share, attrs: { scope: 'col' } }))),
     body);
+}
+
+/**
+ * The breakdown is the memory at the peak; before backward is done only some gradients exist (none in forward after
+ * zero_grad(), the head's at the start of backward), so a LoRA run reads "Gradients 0 B" there. Says so, with the
+ * size of all of them, so that the figure is not taken for "this model has no gradients".
+ */
+function gradientsNote(response: EstimateResponse, s: WebviewStrings): HTMLElement | null {
+  const phase = response.peakPhase === 'forward' ? s.phaseForward : response.peakPhase === 'backward' ? s.phaseBackward : undefined;
+  if (!phase || response.segments.gradients >= response.gradientsAfterBackward) return null;
+  return el('p', { className: 'note', attrs: { id: 'gradients-note' }, text: format(s.gradientsLater, phase, formatBytes(response.segments.gradients), formatBytes(response.gradientsAfterBackward)) });
 }
 
 function numberControl(id: keyof EstimateOverrides, label: string, value: number, max: number): HTMLElement {
@@ -212,7 +223,7 @@ function render(): void {
             : format(s.growthUntilFull, response.growth.line, formatBytes(response.growth.bytesPerBatch), response.growth.batchesUntilFull),
         }))
         : null),
-    el('section', { attrs: { 'aria-labelledby': 'h-breakdown' } }, el('h2', { text: s.breakdownLabel, attrs: { id: 'h-breakdown' } }), bar(response, s), table(response, s)),
+    el('section', { attrs: { 'aria-labelledby': 'h-breakdown' } }, el('h2', { text: s.breakdownLabel, attrs: { id: 'h-breakdown' } }), bar(response, s), table(response, s), gradientsNote(response, s)),
     controls(response, s),
     el('section', { attrs: { 'aria-labelledby': 'h-suggestions' } },
       el('h2', { text: s.suggestions, attrs: { id: 'h-suggestions' } }),

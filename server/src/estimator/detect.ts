@@ -502,12 +502,19 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (!detected.model && customModel) {
     const info = customModel;
     const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
-    detected.model = { name: info.className, source: 'custom', line: info.line, spec: info.build(size), rebuildAt: info.build, defaultWeightDtype: 'fp32' };
-    if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
-    // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
-    const total = detected.model.spec.kind === 'layers' ? detected.model.spec.parameters : 0;
-    if (info.frozenParameters > 0 && total > 0 && detected.frozen) detected.frozen = { ...detected.frozen, exact: info.frozenParameters / total };
-    detected.unresolved = undefined;
+    const spec = info.build(size);
+    // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.
+    if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {
+      detected.model = { name: info.className, source: 'custom', line: info.line, spec, rebuildAt: info.build, defaultWeightDtype: 'fp32' };
+      if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
+      // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
+      const total = spec.kind === 'layers' ? spec.parameters : 0;
+      if (info.frozenParameters > 0 && total > 0 && detected.frozen) detected.frozen = { ...detected.frozen, exact: info.frozenParameters / total };
+      detected.unresolved = undefined;
+    } else {
+      // Built from values the script does not determine (a config never defined where the model is made): no figure.
+      detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
+    }
   }
   if (detected.model) detected.unresolved = undefined;
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
@@ -596,3 +603,8 @@ function trainerOptimizer(optim: string): OptimizerKind {
   return 'adamw';
 }
 
+/** Every number of a layer net's spec is finite: a size the script does not determine makes some NaN. */
+function allFinite(spec: LayerNetSpec): boolean {
+  return Object.values(spec).every((value) =>
+    typeof value === 'number' ? Number.isFinite(value) : Array.isArray(value) ? value.every((item) => typeof item !== 'number' || Number.isFinite(item)) : true);
+}

@@ -81,6 +81,8 @@ export interface EstimateResult extends Omit<EstimateJson, 'breakdown' | 'peakAl
   breakdown: Breakdown;
   peakAllocated: number;
   peakReserved: number;
+  /** All gradients per GPU once backward is done (EstimateNumbers); not part of the CLI's JSON. */
+  gradientsAfterBackward: number;
   /** The configuration the numbers were computed for; give it to estimateFromConfig for what-if values. */
   config: TrainingConfig;
   /**
@@ -92,8 +94,9 @@ export interface EstimateResult extends Omit<EstimateJson, 'breakdown' | 'peakAl
 
 /** Strips the configuration, leaving exactly the JSON the CLI prints; an unresolved model has no peak and no fit. */
 export function toEstimateJson(result: EstimateResult): EstimateJson {
-  const { config, unresolved, ...json } = result;
+  const { config, unresolved, gradientsAfterBackward, ...json } = result;
   void config;
+  void gradientsAfterBackward;
   if (!unresolved) return json;
   return {
     ...json,
@@ -347,6 +350,7 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
     peakReserved: numbers.peakReserved,
     cudaContext: numbers.cudaContext,
     peakPhase: numbers.peakPhase,
+    gradientsAfterBackward: numbers.gradientsAfterBackward,
     fits,
     assumptions: notes,
     config: cfg,

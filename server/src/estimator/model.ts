@@ -340,6 +340,7 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
     cudaContext: CUDA_CONTEXT_BYTES,
     peakPhase,
     phases,
+    gradientsAfterBackward: cfg.mode === 'train' ? layout.gradients : 0,
   };
 }
 

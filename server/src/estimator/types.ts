@@ -191,6 +191,11 @@ export interface EstimateNumbers {
   cudaContext: number;
   peakPhase: PeakPhase;
   phases: Record<PeakPhase, number>;
+  /**
+   * Bytes of all gradients per GPU once backward is done (0 outside training). The breakdown holds the gradients
+   * that exist at the peak: none yet in forward after zero_grad(set_to_none), only the head's at the start of backward.
+   */
+  gradientsAfterBackward: number;
 }
 
 export interface GpuFit {

@@ -269,6 +269,7 @@ export function estimateResponse(state: DocumentState, base: BaseEstimate, overr
     mode: config.mode,
     peakPhase: result.peakPhase,
     segments: { weights: b.weights, gradients: b.gradients, optimizerStates: b.optimizerStates, activations: b.activations, other: b.other + reserve, cudaContext: result.cudaContext },
+    gradientsAfterBackward: result.gradientsAfterBackward,
     total: totalOf(result),
     peakAllocated: result.peakAllocated,
     peakReserved: result.peakReserved,
