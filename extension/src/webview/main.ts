@@ -245,8 +245,9 @@ function notice(text: string): void {
 
 /** No estimate without the model's size: say why, and take its parameter count (what `--params` does on the CLI). */
 function askForParameters(text: string): void {
+  // No figures of another version stay on screen; the field does not take the focus from the editor.
   last = undefined;
-  render();
+  app.replaceChildren();
   notice(text);
   const s = strings;
   if (!s) return;
@@ -259,7 +260,6 @@ function askForParameters(text: string): void {
     if (Number.isFinite(value) && value >= 1e3) recompute({ params: value });
   });
   document.getElementById('notice')?.after(form);
-  input.focus();
 }
 
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
