@@ -89,7 +89,7 @@ export function refactoringsAt(model: SemanticModel, text: string, position: Pos
   // A Trainer script has no loop of its own: its TrainingArguments are what the refactorings edit.
   const offered = loop
     ? REFACTORINGS.flatMap((refactoring) => refactoring({ model, text, loop, program, accumulation: options.accumulation }))
-    : trainerRefactorings(model, program, text, position, weightsAreHalf(model, text, options.filePath), options.accumulation);
+    : trainerRefactorings(model, program, text, position, () => weightsAreHalf(model, text, options.filePath), options.accumulation);
   return offered.flatMap((refactoring) => {
     const peak = peaksOf(model, text, refactoring.title, options.filePath);
     if (!peak) return [refactoring];

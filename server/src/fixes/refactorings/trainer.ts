@@ -62,16 +62,16 @@ function isTrue(program: ProgramModel, node: Node | undefined): boolean {
 }
 
 /**
- * The refactorings of the Trainer's arguments at `position`. `halfWeights`: the model's weights are already bf16/fp16
+ * The refactorings of the Trainer's arguments at `position`. `halfWeights` (asked only there): the model's weights are already bf16/fp16
  * (the Trainer's autocast would add nothing, and fp16's GradScaler cannot unscale half gradients).
  */
-export function trainerRefactorings(model: SemanticModel, program: ProgramModel, text: string, position: Position, halfWeights: boolean, accumulation?: number): Refactoring[] {
+export function trainerRefactorings(model: SemanticModel, program: ProgramModel, text: string, position: Position, halfWeights: () => boolean, accumulation?: number): Refactoring[] {
   const call = argumentsCallAt(model, position);
   if (!call) return [];
   const { keywords } = callArguments(call);
   const refactorings: Refactoring[] = [];
   const precisionOn = ['bf16', 'fp16', 'bf16_full_eval', 'fp16_full_eval'].some((name) => isTrue(program, keywords.get(name)));
-  if (!precisionOn && !halfWeights && !keywords.has('bf16') && !keywords.has('fp16')) {
+  if (!precisionOn && !keywords.has('bf16') && !keywords.has('fp16') && !halfWeights()) {
     refactorings.push({ title: t('Enable mixed precision (AMP, bfloat16) in TrainingArguments (bf16=True)'), edits: addKeyword(text, call, 'bf16=True') });
     const fp16Title = overflowsInFloat16(model, text)
       ? t('Enable mixed precision (AMP, float16 with GradScaler; T5 models are known to overflow in float16, prefer bfloat16) in TrainingArguments (fp16=True)')
