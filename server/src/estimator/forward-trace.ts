@@ -116,26 +116,20 @@ export class ForwardTrace implements TensorTracer {
     return total;
   }
 
-  /** What layer_norm / group_norm keep of their input: under autocast, the fp32 copy they cast a half input to. */
-  private keepUpcastOperand(x: TensorValue): void {
-    if (x.integer || !this.recording) return;
-    const keptAlready = this.saved.has(x.id) && !this.keptAsCastCopy.has(x.id);
-    this.saved.set(x.id, numel(x.shape));
-    if (!this.fullPrecision.has(x.id) && !this.excluded.has(x.id)) {
-      this.upcastCopyElements += numel(x.shape);
-      if (!keptAlready) this.keptAsCastCopy.add(x.id);
-    }
-  }
-
-  /** What a linear, convolution or matmul keeps of an operand: itself, or under autocast a half copy of an fp32 one. */
-  private keepCastOperand(...tensors: TensorValue[]): void {
+  /**
+   * What an op that autocast casts for keeps of its operands: the operand itself without autocast, and under autocast
+   * the copy it casts to (`to: 'half'` for linears, convolutions and matmuls given an fp32 operand; `to: 'fp32'` for
+   * layer_norm / group_norm given a half one). The original is then kept only where another op keeps it.
+   */
+  private keepCastOperand(to: 'half' | 'fp32', ...tensors: TensorValue[]): void {
     if (!this.recording) return;
     for (const t of tensors) {
       if (t.integer) continue;
       const keptAlready = this.saved.has(t.id) && !this.keptAsCastCopy.has(t.id);
       this.saved.set(t.id, numel(t.shape));
-      if (this.fullPrecision.has(t.id) && !this.excluded.has(t.id)) {
-        this.castCopyElements += numel(t.shape);
+      if (this.fullPrecision.has(t.id) === (to === 'half') && !this.excluded.has(t.id)) {
+        if (to === 'half') this.castCopyElements += numel(t.shape);
+        else this.upcastCopyElements += numel(t.shape);
         if (!keptAlready) this.keptAsCastCopy.add(t.id);
       }
     }
@@ -282,7 +276,7 @@ export class ForwardTrace implements TensorTracer {
       case 'Linear':
       case 'LazyLinear':
       case 'Bilinear': {
-        this.keepCastOperand(x);
+        this.keepCastOperand('half', x);
         const out = num(layer.type === 'LazyLinear' ? 0 : 1, 'out_features', shape[last]!);
         return this.precision(this.produce([...shape.slice(0, -1), out], [x]), true);
       }
@@ -291,7 +285,7 @@ export class ForwardTrace implements TensorTracer {
       case 'Conv3d':
       case 'ConvTranspose1d':
       case 'ConvTranspose2d': {
-        this.keepCastOperand(x);
+        this.keepCastOperand('half', x);
         this.convolutions++;
         const spatial = layer.type.endsWith('3d') ? 3 : layer.type.endsWith('2d') ? 2 : 1;
         const kernel = num(2, 'kernel_size', 1);
@@ -320,7 +314,7 @@ export class ForwardTrace implements TensorTracer {
         // layer_norm and group_norm are on autocast's fp32 list: they cast a half input to fp32, keep that copy and
         // make fp32; batch and instance norm keep the input's dtype.
         const fp32List = /^(LayerNorm|GroupNorm|RMSNorm)$/.test(layer.type);
-        if (fp32List) this.keepUpcastOperand(x);
+        if (fp32List) this.keepCastOperand('fp32', x);
         else this.keep(x);
         return fp32List ? this.precision(this.produce(shape, [x]), false) : this.produce(shape, [x]);
       }
@@ -570,7 +564,7 @@ export class ForwardTrace implements TensorTracer {
       case 'rms_norm':
       case 'normalize': {
         const fp32List = name === 'layer_norm' || name === 'group_norm' || name === 'rms_norm' || name === 'normalize';
-        if (fp32List) this.keepUpcastOperand(x);
+        if (fp32List) this.keepCastOperand('fp32', x);
         else this.keep(x);
         const out = this.produce(x.shape, [x]);
         return fp32List ? this.precision(out, false) : out;
@@ -637,7 +631,7 @@ export class ForwardTrace implements TensorTracer {
       case 'scaled_dot_product_attention': {
         const [q, k, v] = [x, tensorsIn(args[1])[0], tensorsIn(args[2])[0]];
         const out = this.precision(this.produce([...q.shape.slice(0, -1), v?.shape[v.shape.length - 1] ?? q.shape[q.shape.length - 1]!], [q]), true);
-        this.keepCastOperand(q, ...(k ? [k] : []), ...(v ? [v] : []));
+        this.keepCastOperand('half', q, ...(k ? [k] : []), ...(v ? [v] : []));
         this.keep(out);
         return out;
       }
@@ -834,7 +828,7 @@ export class ForwardTrace implements TensorTracer {
     if (!x && !y) return undefined;
     if (operator === '@') {
       if (!x || !y) return x ?? y;
-      this.keepCastOperand(x, y);
+      this.keepCastOperand('half', x, y);
       const shape = [...(x.shape.length >= y.shape.length ? x.shape : y.shape).slice(0, -2), x.shape[x.shape.length - 2] ?? 1, y.shape[y.shape.length - 1] ?? 1];
       return this.precision(this.produce(shape, [x, y]), true);
     }

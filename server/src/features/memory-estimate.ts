@@ -185,7 +185,7 @@ export function refactoringTitles(model: SemanticModel, text: string, line: numb
   if (line === undefined) return {};
   const loop = trainingLoopAt(model, text, { line, character: 0 });
   if (!loop) return {};
-  const context = { model, text, loop, program: programOf({ rootNode: model.root }, filePath) };
+  const context = { model, text, loop, program: programOf({ rootNode: model.root }, filePath), filePath };
   return {
     amp: bfloat16Amp(context)[0]?.title,
     checkpointing: gradientCheckpointing(context)[0]?.title,

@@ -11,6 +11,7 @@ import {
   bodyStatement,
   holdsMultiLineString,
   insertLinesAfter,
+  detectedConfig,
   insertLinesBefore,
   isStepRelatedCall,
   lineAbove,
@@ -22,10 +23,10 @@ import {
   statementsOf,
   unitOf,
   usesName,
+  weightsAreHalf,
 } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
 import type { SemanticModel } from '../../engine/semantic/model';
-import { detectConfig } from '../../estimator/detect';
 
 /** Whether the file already runs under autocast, or casts its model to half precision itself. */
 function hasMixedPrecision(context: RefactoringContext): boolean {
@@ -60,23 +61,10 @@ interface Plan {
   torchEdits: TextEdit[];
 }
 
-/**
- * Whether the weights are already bf16 or fp16, as the program model reads the script: a cast, a `torch_dtype=`,
- * or a checkpoint that transformers 5 loads in its stored half dtype. Autocast then saves nothing, and a fp16
- * GradScaler cannot unscale half gradients (it raises).
- */
-function weightsAlreadyHalf(context: RefactoringContext): boolean {
-  return context.model.memo('weights-half', () => {
-    const detected = detectConfig({ rootNode: context.model.root }, context.text);
-    const dtype = detected.weightDtype?.value ?? detected.model?.defaultWeightDtype ?? 'fp32';
-    return dtype !== 'fp32';
-  });
-}
-
 /** Whether the model is of the T5 family (t5, mt5, byt5, flan-t5, UL2), by the name the estimator read. */
 export function overflowsInFloat16(model: SemanticModel, text: string): boolean {
   return model.memo('overflows-fp16', () => {
-    const name = detectConfig({ rootNode: model.root }, text).model?.name ?? '';
+    const name = detectedConfig(model, text).model?.name ?? '';
     return /(^|[^a-z])(t5|mt5|byt5|flan-t5|ul2)([^a-z]|$)/i.test(name) || /^(T5|MT5|UMT5)\w*Config/.test(name);
   });
 }
@@ -84,7 +72,8 @@ export function overflowsInFloat16(model: SemanticModel, text: string): boolean 
 function plan(context: RefactoringContext): Plan | undefined {
   const { model, text, loop } = context;
   // Autocast already in place (or a model cast to half): nothing to add.
-  if (hasMixedPrecision(context) || weightsAlreadyHalf(context)) return undefined;
+  // Weights already bf16/fp16: autocast saves nothing, and a fp16 GradScaler cannot unscale half gradients (it raises).
+  if (hasMixedPrecision(context) || weightsAreHalf(context.model, context.text, context.filePath)) return undefined;
   const backwards = loop.directCalls.filter((call) => model.isBackwardCall(call));
   // One backward in the loop body; several (GANs, multi-loss) need a person to place the autocast regions.
   if (backwards.length !== 1) return undefined;

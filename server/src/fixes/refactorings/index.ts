@@ -10,11 +10,10 @@ import type { CodeActionProvider } from '../../code-actions';
 import { gradientAccumulation } from './accumulation';
 import { bfloat16Amp, float16Amp } from './amp';
 import { gradientCheckpointing } from './checkpointing';
-import { trainingLoopAt } from './training-loop';
+import { detectedConfig, trainingLoopAt, weightsAreHalf } from './training-loop';
 import { trainerRefactorings } from './trainer';
 import type { Refactoring, RefactoringContext } from './training-loop';
 import { configFromDetection, estimateFromConfig, type EstimateOverrides } from '../../estimator/index';
-import { detectConfig } from '../../estimator/detect';
 import { programOf } from '../../estimator/python-values';
 import { filePathOf } from '../../features/memory-estimate';
 
@@ -38,8 +37,7 @@ const MIN_SAVING = 0.05;
 function peaksOf(model: SemanticModel, text: string, title: string, filePath: string | undefined): { before: number; after: number } | undefined {
   const base = model.memo('refactoring-estimate', () => {
     try {
-      const detected = detectConfig({ rootNode: model.root }, text, filePath);
-      const config = configFromDetection(detected, []);
+      const config = configFromDetection(detectedConfig(model, text, filePath), []);
       return config.unresolved ? undefined : { config, peak: estimateFromConfig(config).peakAllocated };
     } catch {
       return undefined;
@@ -59,18 +57,6 @@ function peaksOf(model: SemanticModel, text: string, title: string, filePath: st
   return { before: base.peak, after: estimateFromConfig(base.config, overrides).peakAllocated };
 }
 
-/** Whether the model's weights are already bf16/fp16 as the estimator reads the script (AMP would add nothing). */
-function weightsAreHalf(model: SemanticModel, text: string, filePath: string | undefined): boolean {
-  return model.memo('trainer-weights-half', () => {
-    try {
-      const detected = detectConfig({ rootNode: model.root }, text, filePath);
-      return (detected.weightDtype?.value ?? detected.model?.defaultWeightDtype ?? 'fp32') !== 'fp32';
-    } catch {
-      return false;
-    }
-  });
-}
-
 export interface RefactoringOptions {
   lineStarts?: readonly number[];
   /** Accumulation steps asked for (the CLI's `accumulation:K`) instead of the editor's choices. */
@@ -88,7 +74,7 @@ export function refactoringsAt(model: SemanticModel, text: string, position: Pos
   const program = programOf({ rootNode: model.root }, options.filePath);
   // A Trainer script has no loop of its own: its TrainingArguments are what the refactorings edit.
   const offered = loop
-    ? REFACTORINGS.flatMap((refactoring) => refactoring({ model, text, loop, program, accumulation: options.accumulation }))
+    ? REFACTORINGS.flatMap((refactoring) => refactoring({ model, text, loop, program, filePath: options.filePath, accumulation: options.accumulation }))
     : trainerRefactorings(model, program, text, position, () => weightsAreHalf(model, text, options.filePath), options.accumulation);
   return offered.flatMap((refactoring) => {
     const peak = peaksOf(model, text, refactoring.title, options.filePath);

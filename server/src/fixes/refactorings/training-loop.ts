@@ -1,6 +1,7 @@
 // What the refactorings share: finding the training loop at the cursor, the statements of its body that forward,
 // backpropagate and step, and line edits that keep the file's indentation and line endings.
 import type { ProgramModel } from '../../engine/program/interpreter';
+import { detectConfig, type DetectedConfig } from '../../estimator/detect';
 import { splitLines } from '../../engine/lines';
 import { computeLineStarts, offsetAt } from '../../engine/documents';
 import type { Node } from '../../engine/parser';
@@ -25,6 +26,8 @@ export interface RefactoringContext {
   loop: TrainingLoop;
   /** The program model of the script (config files read relative to it). */
   program: ProgramModel;
+  /** The script's path on disk, where it has one. */
+  filePath?: string;
   /** Accumulation steps asked for (the CLI's `accumulation:K`); the editor's choices when absent. */
   accumulation?: number;
 }
@@ -203,4 +206,23 @@ export function statementOf(node: Node): Node {
 export function primary(node: Node): string {
   const types = ['identifier', 'attribute', 'call', 'subscript', 'parenthesized_expression', 'integer', 'float'];
   return types.includes(node.type) ? node.text : `(${node.text})`;
+}
+
+/**
+ * The estimator's reading of the script, once per document version for every refactoring (the weights' dtype, the
+ * model's name, the estimate a refactoring is offered on). `filePath`: config files are read relative to it; the
+ * program model of the tree is shared, so the first caller's path holds.
+ */
+export function detectedConfig(model: SemanticModel, text: string, filePath?: string): DetectedConfig {
+  return model.memo('detected-config', () => detectConfig({ rootNode: model.root }, text, filePath));
+}
+
+/** Whether the weights are already bf16/fp16 (a cast, `torch_dtype=`, a checkpoint stored in half precision). */
+export function weightsAreHalf(model: SemanticModel, text: string, filePath?: string): boolean {
+  try {
+    const detected = detectedConfig(model, text, filePath);
+    return (detected.weightDtype?.value ?? detected.model?.defaultWeightDtype ?? 'fp32') !== 'fp32';
+  } catch {
+    return false;
+  }
 }
