@@ -6,6 +6,7 @@
 // A tensor kept by several operations is counted once.
 import type { LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import { numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
+import { recurrentBackwardWorkspacePerStep, recurrentReservePerStep } from './layers';
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
 const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
@@ -67,6 +68,8 @@ export class ForwardTrace implements TensorTracer {
   backwardPeak = 0;
   /** The largest gradient pair of one layer (its output's gradient and its input's), alive while its backward runs. */
   gradientPair = 0;
+  /** A workspace the layer being traced takes in its backward, beside its gradients (cuDNN's recurrent layers). */
+  private pendingBackwardWorkspace = 0;
 
   /**
    * `trainable`: whether a layer has parameters that require grad (not frozen by the script); a frozen layer fed
@@ -207,12 +210,13 @@ export class ForwardTrace implements TensorTracer {
   // ---- layers -----------------------------------------------------------------------------------------------
 
   layer(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    this.pendingBackwardWorkspace = 0;
     const out = this.recorded(args, this.trainable(layer), () => this.layerOp(layer, args, kwargs));
     const input = tensorsIn(args[0])[0];
     const output = out ? tensorsIn(out)[0] : undefined;
     if (output && !this.noGrad.has(output.id)) {
       const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
-      this.backwardPeak = Math.max(this.backwardPeak, this.savedElements + numel(output.shape) + inputGradient);
+      this.backwardPeak = Math.max(this.backwardPeak, this.savedElements + numel(output.shape) + inputGradient + this.pendingBackwardWorkspace);
       this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
     }
     return out;
@@ -509,8 +513,10 @@ export class ForwardTrace implements TensorTracer {
     const batchFirst = flag('batch_first', false, 4);
     const seq = x.shape.length === 3 ? x.shape[batchFirst ? 1 : 0]! : x.shape[0]!;
     this.keep(x);
-    // cuDNN's reserve space per step, layer and direction (see NetBuilder.recurrent, measured on the H200).
-    this.keepBuffer(seq * layers * dirs * hidden * (2 * gates + 2));
+    const steps = seq * layers * dirs * hidden;
+    this.keepBuffer(steps * recurrentReservePerStep(gates));
+    // Its backward takes cuDNN's workspace while everything up to it is still kept (see layer()).
+    this.pendingBackwardWorkspace = this.recording ? steps * recurrentBackwardWorkspacePerStep(dirs) : 0;
     const out = this.produce([...x.shape.slice(0, -1), hidden * dirs], [x]);
     this.keep(out);
     const state = this.produce([layers * dirs, 1, hidden]);
