@@ -323,9 +323,16 @@ export class ForwardTrace implements TensorTracer {
         return fp32List ? this.precision(this.produce(shape, [x]), false) : this.produce(shape, [x]);
       }
       case 'ReLU':
-      case 'ReLU6':
+        return this.relu(x, flag('inplace', false, 0));
+      // Backward reads the input: leaky_relu's out of place (in place, the result it overwrote the input with), and
+      // ReLU6's (hardtanh) always, so the next layer keeps the output beside it (see NetBuilder.relu6).
       case 'LeakyReLU':
-        return this.relu(x, flag('inplace', false, layer.type === 'LeakyReLU' ? 1 : 0) && layer.type !== 'ReLU6');
+        if (flag('inplace', false, 1)) return this.relu(x, true);
+        this.keep(x);
+        return this.produce(shape, [x]);
+      case 'ReLU6':
+        this.keep(x);
+        return this.produce(shape, [x]);
       case 'GELU':
       case 'SiLU':
       case 'Mish':

@@ -271,8 +271,12 @@ function apply(net: NetBuilder, layer: LayerValue): void {
       net.relu6();
       return;
     case 'ReLU':
+      net.relu(flag(layer, 'inplace', false, 0));
+      return;
     case 'LeakyReLU':
-      net.relu(flag(layer, 'inplace', false, layer.type === 'ReLU' ? 0 : 1));
+      // Out of place, leaky_relu's backward reads its input, which the layer before does not always keep.
+      if (flag(layer, 'inplace', false, 1)) net.relu(true);
+      else net.activation();
       return;
     case 'Sigmoid':
     case 'Tanh':
