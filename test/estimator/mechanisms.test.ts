@@ -121,3 +121,178 @@ with torch.no_grad():
 `, 'nan.py');
   assert.ok(r.detected.model === null || r.peakAllocated === null || Number.isFinite(r.peakAllocated), String(r.peakAllocated));
 });
+
+const gan = `import torch
+import torch.nn as nn
+
+class G(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(nn.Linear(128, 4096), nn.ReLU(), nn.Linear(4096, 3 * 32 * 32), nn.Tanh())
+
+    def forward(self, z):
+        return self.main(z)
+
+class D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(nn.Linear(3 * 32 * 32, 2048), nn.LeakyReLU(0.2), nn.Linear(2048, 1))
+
+    def forward(self, x):
+        return self.main(x)
+
+netG = G().cuda()
+netD = D().cuda()
+optG = torch.optim.Adam(netG.parameters(), lr=2e-4)
+optD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+crit = nn.BCEWithLogitsLoss()
+for step in range(10):
+    real = torch.randn(512, 3 * 32 * 32).cuda()
+    optD.zero_grad()
+    crit(netD(real), torch.ones(512, 1, device="cuda")).backward()
+    fake = netG(torch.randn(512, 128, device="cuda"))
+    crit(netD(fake.detach()), torch.zeros(512, 1, device="cuda")).backward()
+    optD.step()
+    optG.zero_grad()
+    crit(netD(fake), torch.ones(512, 1, device="cuda")).backward()
+    optG.step()
+with torch.no_grad():
+    samples = netG(torch.randn(64, 128, device="cuda"))
+`;
+
+test('two models trained in one step (a GAN): both sets of weights, gradients and Adam states, in data-flow order', async () => {
+  const r = await estimateText(gan, 'gan.py');
+  // G: 128x4096 + 4096 + 4096x3072 + 3072 = 13,114,368; D: 3072x2048 + 2048 + 2048 + 1 = 6,295,553.
+  assert.equal(r.detected.parameters, 13_114_368 + 6_295_553);
+  // The generator feeds the discriminator (its last call before backward is netD(fake)), though the script samples
+  // from the generator last.
+  assert.equal(r.detected.model.name, 'G + D');
+  // fp32 Adam: two states per parameter of both models.
+  assert.equal(r.breakdown!.optimizerStates, 2 * 4 * (13_114_368 + 6_295_553));
+});
+
+const convLeaky = (inplace: string) => `import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.LeakyReLU(0.2${inplace}),
+                      nn.Conv2d(64, 64, 3, padding=1), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.randn(64, 3, 128, 128).cuda()
+    loss = nn.functional.cross_entropy(model(x), torch.randint(0, 10, (64,)).cuda())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('LeakyReLU out of place keeps its input beside the output the next convolution keeps; in place, one tensor', async () => {
+  const outOfPlace = await estimateText(convLeaky(''), 'leaky.py');
+  const inPlace = await estimateText(convLeaky(', inplace=True'), 'leaky_inplace.py');
+  // One 64x128x128 fp32 tensor per sample more: 64 samples x 1,048,576 elements x 4 bytes.
+  assert.equal(outOfPlace.breakdown!.activations - inPlace.breakdown!.activations, 64 * 64 * 128 * 128 * 4);
+});
+
+const gruScript = (bidirectional: string) => `import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(64, 256, num_layers=2, batch_first=True${bidirectional})
+        self.head = nn.Linear(256${bidirectional ? ' * 2' : ''}, 1)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[:, -1])
+
+model = Net().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.randn(128, 200, 64).cuda()
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a cuDNN GRU keeps its measured reserve and takes a workspace in backward', async () => {
+  const one = await estimateText(gruScript(''), 'gru.py');
+  // Reserve: 6.5 hidden vectors per step, layer and direction: 128 x 200 x 2 x 256 x 6.5 x 4 bytes kept.
+  const reserve = 128 * 200 * 2 * 256 * 6.5 * 4;
+  assert.ok(one.breakdown!.activations >= reserve, `${one.breakdown!.activations} >= ${reserve}`);
+  // Backward takes 3.1 more of them (one direction) beside the gradients, so the step peaks in backward.
+  assert.equal(one.peakPhase, 'backward');
+  assert.ok(one.breakdown!.other >= 128 * 200 * 2 * 256 * 3.1 * 4, `${one.breakdown!.other}`);
+});
+
+const lm = (step: string) => `import torch
+import torch.nn as nn
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(8000, 256)
+        self.head = nn.Linear(256, 8000)
+
+    def forward(self, x):
+        return self.head(self.emb(x))
+
+model = LM().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.randint(0, 8000, (16, 256)).cuda()
+    opt.zero_grad()
+${step}
+    loss.backward()
+    opt.step()
+`;
+
+test('a model output bound to a name in the step stays alive through backward; passed straight to the loss it does not', async () => {
+  const kept = await estimateText(lm('    logits = model(x)\n    loss = nn.functional.cross_entropy(logits.reshape(-1, 8000), x.reshape(-1))'), 'kept.py');
+  const passed = await estimateText(lm('    loss = nn.functional.cross_entropy(model(x).reshape(-1, 8000), x.reshape(-1))'), 'passed.py');
+  // The fp32 logits: 16 x 256 x 8,000 x 4 bytes.
+  assert.equal(kept.breakdown!.activations - passed.breakdown!.activations, 16 * 256 * 8000 * 4);
+});
+
+const hub = (step: string) => `import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("gpt2").cuda()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for step in range(10):
+    input_ids = torch.randint(0, 50257, (4, 512)).cuda()
+${step}
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+`;
+
+test('a Hub model whose loss alone is taken (model(...).loss) frees its logits before backward', async () => {
+  const dropped = await estimateText(hub('    loss = model(input_ids=input_ids, labels=input_ids).loss'), 'dropped.py');
+  const kept = await estimateText(hub('    outputs = model(input_ids=input_ids, labels=input_ids)\n    loss = outputs.loss'), 'kept.py');
+  // GPT-2's fp32 logits: 4 x 512 x 50,257 x 4 bytes, held by the outputs object in the second script only.
+  assert.equal(kept.breakdown!.activations - dropped.breakdown!.activations, 4 * 512 * 50257 * 4);
+});
+
+test('checkpointed transformer: backward recomputes the last block while every kept block input is alive', async () => {
+  const script = `import timm
+import torch
+import torch.nn.functional as F
+
+model = timm.create_model("vit_base_patch16_224", num_classes=10).cuda()
+model.set_grad_checkpointing(True)
+opt = torch.optim.AdamW(model.parameters())
+for step in range(10):
+    x = torch.randn(128, 3, 224, 224).cuda()
+    loss = F.cross_entropy(model(x), torch.randint(0, 10, (128,)).cuda())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+  const r = await estimateText(script, 'ckpt.py');
+  assert.equal(r.peakPhase, 'backward');
+  // The 12 kept fp32 block inputs (128 x 197 x 768 x 4 bytes each) and, on top, at least the recomputed block's
+  // widest pair of gradients (2 x 128 x 197 x 3,072 x 4 bytes).
+  const keptInputs = 12 * 128 * 197 * 768 * 4;
+  assert.ok(r.breakdown!.activations + r.breakdown!.other >= keptInputs + 2 * 128 * 197 * 3072 * 4, JSON.stringify(r.breakdown));
+});

@@ -8,7 +8,7 @@ import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { findVisionModel } from './catalog/vision';
-import { moduleNet, type CustomModuleInfo } from './module-tree';
+import { moduleNet, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { tensorShape, type Value } from '../engine/program/values';
 import { Bindings, keywordArguments, positionalArguments, toPy, type PyValue } from './python-values';
 import type {
@@ -63,6 +63,12 @@ export interface DetectedConfig {
   shardGradOp?: Located<true>;
   gpus?: Located<number>;
   zeroGradMissing: boolean;
+  /**
+   * Whether the model's output outlives forward (see TrainingConfig.outputKept): `kept` where a name in the scope
+   * that calls backward holds it, `dropped` where only its loss is taken (`model(...).loss`) or the HF Trainer runs
+   * the step (its compute_loss returns the loss alone).
+   */
+  output?: Located<'kept' | 'dropped'>;
 }
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
@@ -232,9 +238,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let hasZeroGrad = false;
   let trainerTrain: number | undefined;
   let hasGradScaler: number | undefined;
-  let customModel: CustomModuleInfo | undefined;
+  /** Modules the script builds itself and assigns to variables, in the order they are built. */
+  const customModels: Array<CustomModuleInfo & { variable?: string; value: Value }> = [];
+  /** The text of every optimizer's arguments: which models' parameters it updates. */
+  const optimizerArguments: string[] = [];
+  /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
+  const calledAt = new Map<string, number[]>();
+  let lastBackward = -1;
   let dataBatch: Located<number> | undefined;
   let loraRequested: number | undefined;
+  /** The call that builds a Hub / config model (`AutoModelForCausalLM.from_pretrained(...)`, `from_config(...)`). */
+  let hubModelCall: Node | undefined;
 
   for (const call of calls) {
     const fn = callee(call);
@@ -266,6 +280,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         const task = taskFromClass(className, spec.family);
         const resolved = { ...spec, task: task === 'base' && spec.family === 'vit' ? spec.task : task, numLabels: typeof labels === 'number' ? labels : spec.numLabels };
         detected.model = { name: id ?? className, source, line, spec: resolved, defaultWeightDtype: spec.storedDtype };
+        hubModelCall = call;
       }
       const dtype = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
       const auto = kwValue('torch_dtype') === 'auto' || kwValue('dtype') === 'auto';
@@ -305,6 +320,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const spec = { ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) };
       // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
       detected.model = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: configSpec.storedDtype ?? 'fp32' };
+      hubModelCall = call;
       const attn = kwValue('attn_implementation');
       if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
     }
@@ -328,10 +344,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another.
-    if (!customModel && value && assignedOutsideModule(call)) {
+    if (value && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential')) && customModels.length < MAX_CUSTOM_MODELS &&
+      assignedOutsideModule(call) && !customModels.some((m) => m.value === value)) {
       const net = moduleNet(value, bindings.program);
-      if (net && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential'))) customModel = { ...net, line };
+      if (net) customModels.push({ ...net, line, variable: assignedName(call), value });
     }
+    if (calleeNode?.type === 'identifier') calledAt.set(fn, [...(calledAt.get(fn) ?? []), call.startIndex]);
+    if (name === 'backward') lastBackward = call.startIndex;
 
     // Batch size, sequence length, image size.
     if (name === 'DataLoader') {
@@ -438,6 +457,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         kind = typeof momentum === 'number' && momentum > 0 ? 'sgd-momentum' : 'sgd';
       } else kind = name === 'Adam' ? 'adam' : 'adamw';
       detected.optimizer = { value: kind, line };
+      optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
       else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
     }
@@ -499,6 +519,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (stage > 0) detected.strategy = { value: (['zero1', 'zero2', 'zero3'] as const)[stage - 1], line: lineOf };
   }
 
+  // The last call of each model before the last backward (later ones sample or evaluate) orders them.
+  const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, Math.max(-1, ...at.filter((i) => i < lastBackward))]));
+  const customModel = trainedModel(customModels, optimizerArguments, lastCalled);
+  const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
+  const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
+  const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
+  if (hubModelName) modelVariables.add(hubModelName);
+  detected.output = modelOutputUse(calls, modelVariables);
   if (!detected.model && customModel) {
     const info = customModel;
     const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
@@ -533,7 +561,54 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
   detected.zeroGradMissing = hasBackward !== undefined && !hasZeroGrad && !detected.usesTrainer;
+  // The HF Trainer's compute_loss returns the loss alone: the outputs object is gone before backward.
+  if (detected.usesTrainer && hasBackward === undefined) detected.output = { value: 'dropped', line: detected.usesTrainer.line };
   return detected;
+}
+
+/**
+ * How the step treats the model's output: `kept` at `out = model(x)` (or `logits, loss = model(x, y)`) where the
+ * name is bound in the same scope as a later `.backward()`, which keeps the output alive while backward runs;
+ * `dropped` at `loss = model(...).loss` or `model(...)[0]`, where only the loss outlives forward. A call inside a
+ * helper that returns only the loss says neither.
+ */
+function modelOutputUse(calls: Node[], models: Set<string>): Located<'kept' | 'dropped'> | undefined {
+  const scopeOf = (node: Node): number => {
+    for (let n = node.parent; n; n = n.parent) if (n.type === 'function_definition' || n.type === 'lambda') return n.id;
+    return -1;
+  };
+  const backwardScopes = new Map<number, number>();
+  for (const call of calls) {
+    if (lastName(callee(call)) === 'backward') backwardScopes.set(scopeOf(call), Math.max(backwardScopes.get(scopeOf(call)) ?? -1, call.startIndex));
+  }
+  let dropped: Located<'dropped'> | undefined;
+  for (const call of calls) {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'identifier' || !models.has(fn.text)) continue;
+    const parent = call.parent;
+    const backwardAt = backwardScopes.get(scopeOf(call));
+    if (backwardAt === undefined || backwardAt < call.startIndex) continue;
+    if (parent?.type === 'assignment' && parent.childForFieldName('right')?.id === call.id) return { value: 'kept', line: call.startPosition.row };
+    const takesLoss = (parent?.type === 'attribute' && parent.childForFieldName('object')?.id === call.id && parent.childForFieldName('attribute')?.text === 'loss') ||
+      (parent?.type === 'subscript' && parent.childForFieldName('value')?.id === call.id);
+    if (takesLoss) dropped ??= { value: 'dropped', line: call.startPosition.row };
+  }
+  return dropped;
+}
+
+/** Custom models whose own parameters an optimizer updates; past this, further ones are not read. */
+const MAX_CUSTOM_MODELS = 4;
+
+/**
+ * The custom model the step trains: the first one built, or, when optimizers update the parameters of several (a
+ * GAN), all of them in the order the step last calls them.
+ */
+function trainedModel(models: Array<CustomModuleInfo & { variable?: string }>, optimizerArguments: string[], lastCalled: Map<string, number>): CustomModuleInfo | undefined {
+  const updates = (name: string): boolean => optimizerArguments.some((text) => new RegExp(`(^|[^\\w.])${name}\\.parameters\\(`).test(text));
+  const trained = models.filter((m) => m.variable && updates(m.variable));
+  if (trained.length < 2) return trained[0] ?? models[0];
+  const order = (m: { variable?: string }): number => lastCalled.get(m.variable!) ?? -1;
+  return trainedTogether([...trained].sort((a, b) => order(a) - order(b)));
 }
 
 /** Whether a call sits in an argument of a dataset constructor (`TensorDataset(torch.randn(N, ...))`). */

@@ -6,7 +6,7 @@
 // A tensor kept by several operations is counted once.
 import type { LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import { numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
-import { recurrentBackwardWorkspacePerStep, recurrentReservePerStep } from './layers';
+import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
 const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
@@ -520,10 +520,9 @@ export class ForwardTrace implements TensorTracer {
     const batchFirst = flag('batch_first', false, 4);
     const seq = x.shape.length === 3 ? x.shape[batchFirst ? 1 : 0]! : x.shape[0]!;
     this.keep(x);
-    const steps = seq * layers * dirs * hidden;
-    this.keepBuffer(steps * recurrentReservePerStep(gates));
+    this.keepBuffer(recurrentReserve(gates, seq, hidden, layers, dirs));
     // Its backward takes cuDNN's workspace while everything up to it is still kept (see layer()).
-    this.pendingBackwardWorkspace = this.recording ? steps * recurrentBackwardWorkspacePerStep(dirs) : 0;
+    this.pendingBackwardWorkspace = this.recording ? recurrentBackwardWorkspace(seq, hidden, dirs) : 0;
     const out = this.produce([...x.shape.slice(0, -1), hidden * dirs], [x]);
     this.keep(out);
     const state = this.produce([layers * dirs, 1, hidden]);

@@ -252,6 +252,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     checkpointSegments: detected.checkpointSegments,
     gradsKeptAcrossSteps: detected.zeroGradMissing,
+    outputKept: detected.output === undefined ? undefined : detected.output.value === 'kept',
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,

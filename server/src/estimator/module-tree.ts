@@ -573,3 +573,56 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   const frozenParameters = program ? list.filter(({ layer }) => program.frozen.has(layer)).reduce((sum, { layer }) => sum + layerParameters(layer).total, 0) : 0;
   return { className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(), frozenParameters };
 }
+
+/**
+ * Several models trained in one step (a GAN's generator and discriminator), in the order the data flows through
+ * them: all their weights, gradients and optimizer states are kept, and the graph of each stays alive while the
+ * later ones run (the generator's while the discriminator judges its output), so backward through one still has
+ * the saved tensors of the models before it.
+ */
+export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
+  const combine = (specs: LayerNetSpec[]): LayerNetSpec => {
+    const sum = (pick: (s: LayerNetSpec) => number): number => specs.reduce((total, s) => total + pick(s), 0);
+    const max = (pick: (s: LayerNetSpec) => number): number => Math.max(...specs.map(pick));
+    let before = 0;
+    let backwardPeak = 0;
+    for (const s of specs) {
+      backwardPeak = Math.max(backwardPeak, before + (s.backwardPeakElementsPerSample ?? s.savedElementsPerSample + s.largestElementsPerSample));
+      before += s.savedElementsPerSample;
+    }
+    const inputElements = (s: LayerNetSpec): number => s.input.kind === 'image' ? s.input.channels * s.input.size ** 2 : s.input.kind === 'vector' ? s.input.features : s.input.seqLen;
+    // The data the step loads is the largest of the models' inputs (a GAN's images, not its noise).
+    const fed = specs.reduce((best, s) => (inputElements(s) > inputElements(best) ? s : best));
+    const last = specs[specs.length - 1]!;
+    const allAutocast = specs.every((s) => s.autocastSavedBytesPerSample !== undefined);
+    return {
+      kind: 'layers',
+      parameters: sum((s) => s.parameters),
+      castParameters: sum((s) => s.castParameters),
+      savedElementsPerSample: sum((s) => s.savedElementsPerSample),
+      ...(allAutocast ? { autocastSavedBytesPerSample: sum((s) => s.autocastSavedBytesPerSample!) } : {}),
+      fixedBytesPerSample: sum((s) => s.fixedBytesPerSample),
+      largestElementsPerSample: max((s) => s.largestElementsPerSample),
+      // The loss reads the last model's output (the discriminator's score).
+      outputElementsPerSample: last.outputElementsPerSample,
+      hasConvolution: specs.some((s) => s.hasConvolution),
+      inferenceLiveElementsPerSample: max((s) => s.inferenceLiveElementsPerSample),
+      backwardPeakElementsPerSample: backwardPeak,
+      gradientPairElementsPerSample: max((s) => s.gradientPairElementsPerSample ?? 0),
+      blockSavedElements: specs.flatMap((s) => s.blockSavedElements),
+      blockInputElements: specs.flatMap((s) => s.blockInputElements),
+      input: fed.input,
+      scalesWithInput: specs.some((s) => s.scalesWithInput),
+    };
+  };
+  const fed = models.find((m) => m.inputKind !== 'vector') ?? models[0]!;
+  return {
+    className: models.map((m) => m.className).join(' + '),
+    line: models[0]!.line,
+    build: (size) => combine(models.map((m) => m.build(size))),
+    inputKind: fed.inputKind,
+    inputChannels: fed.inputChannels,
+    unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),
+    frozenParameters: models.reduce((sum, m) => sum + m.frozenParameters, 0),
+  };
+}

@@ -140,6 +140,13 @@ export interface TrainingConfig {
   accumulation: number;
   /** Gradients alive through the next forward: accumulation > 1 or a loop that never calls zero_grad. */
   gradsKeptAcrossSteps: boolean;
+  /**
+   * Whether the model's output stays alive through backward beside what the loss keeps of it (a language model's
+   * logits): true where the scope that calls backward binds it to a name (`logits = model(x)`), false where only the
+   * loss is taken (`model(...).loss`, the HF Trainer). Unknown: kept for Hub models (their output object holds the
+   * logits in the usual `outputs = model(**batch)`), not for the script's own modules.
+   */
+  outputKept?: boolean;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */
