@@ -65,3 +65,30 @@ test('GPU names as users type them', () => {
   const sorted = [...GPU_CATALOG].sort((a, b) => a.capacity - b.capacity);
   assert.ok(sorted[sorted.length - 1].capacity > 140e9 && findGpu('RTX 3060')!.capacity < 13e9);
 });
+
+test('Swin and RegNet by name (timm and torchvision): exact parameter counts and H200 peaks (test/gpu/estimator/results/vision.json)', async () => {
+  const { errorStats } = await import('../../server/src/estimator/calibration');
+  const { estimateText } = await import('./helpers');
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  interface VisionRun { source: string; model: string; batch: number; precision: string; params_10_classes: number; step_peaks: number[]; error?: string }
+  const runs = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'gpu', 'estimator', 'results', 'vision.json'), 'utf8')) as { runs: VisionRun[] }).runs;
+  const errors: number[] = [];
+  for (const run of runs) {
+    if (run.error || !findVisionModel(run.model)) continue;
+    const make = run.source === 'timm' ? `import timm\nmodel = timm.create_model("${run.model}", num_classes=10).cuda()`
+      : `import torchvision\nmodel = torchvision.models.${run.model}(num_classes=10).cuda()`;
+    const forward = run.precision === 'bf16-amp'
+      ? '    with torch.autocast("cuda", dtype=torch.bfloat16):\n        loss = F.cross_entropy(model(x), y)\n'
+      : '    loss = F.cross_entropy(model(x), y)\n';
+    const script = `import torch\nimport torch.nn.functional as F\n${make}\nopt = torch.optim.AdamW(model.parameters(), lr=1e-4)\n` +
+      `for step in range(3):\n    x = torch.randn(${run.batch}, 3, 224, 224, device="cuda")\n    y = torch.randint(0, 10, (${run.batch},), device="cuda")\n` +
+      `${forward}    opt.zero_grad()\n    loss.backward()\n    opt.step()\n`;
+    const result = await estimateText(script, `${run.model}.py`);
+    assert.equal(result.detected.parameters, run.params_10_classes, `${run.model} parameters`);
+    errors.push(result.peakAllocated / Math.max(...run.step_peaks) - 1);
+  }
+  assert.ok(errors.length >= 40, `${errors.length} runs`);
+  const stats = errorStats(errors);
+  assert.ok(stats.medianAbs <= 0.06 && stats.worstOver <= 0.15 && stats.worstUnder >= -0.15, JSON.stringify(stats));
+});

@@ -48,6 +48,10 @@ export class NetBuilder {
   private blockInputLive = 0;
   /** Largest sum of tensors alive at once in a no-grad forward: block input, op input, op output. */
   liveNoGrad = 0;
+  /** Saved elements that autocast keeps in fp32 (a transformer's residual stream the norms read): 2 bytes more each. */
+  private fp32UnderAutocast = 0;
+  /** The largest output-plus-input gradient of one layer, where a builder knows it. */
+  private gradientPair = 0;
   /** Elements alive at the worst point of a recurrent layer's backward: what it and the layers before it keep, plus cuDNN's workspace. */
   private backwardWorkspace = 0;
   private convolutions = 0;
@@ -316,6 +320,51 @@ export class NetBuilder {
     return this;
   }
 
+  /**
+   * A Swin Transformer block (timm and torchvision) on an image-shaped map of C channels and T = h x w tokens, read
+   * from their forward: norm1 keeps its input, qkv its (window-partitioned) input, q @ k^T the scaled q and qkv's
+   * output (k, v are views of it), softmax its output and attn @ v that output, the projection its input, norm2 its
+   * input, fc1, GELU and fc2 theirs (4C for the last two): 17 C + P per token, P = heads x window^2 attention
+   * probabilities. Under autocast the residual stream the norms read and the softmax are fp32, and attn @ v keeps a
+   * half copy of the probabilities (measured on the H200: test/gpu/estimator/results/vision.json).
+   */
+  swinBlock(heads: number, window: number): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    const c = s.c;
+    const tokens = s.h * s.w;
+    const win = Math.min(window, s.h, s.w);
+    this.beginBlock();
+    this.parameters += 12 * c * c + 13 * c + (2 * win - 1) ** 2 * heads;
+    this.castParameters += 12 * c * c;
+    this.currentSaved = true; // norm1's input is counted below
+    const probabilities = heads * win * win;
+    this.saved += (17 * c + probabilities) * tokens;
+    this.fp32UnderAutocast += (2 * c + 2 * probabilities) * tokens;
+    this.largest = Math.max(this.largest, 4 * c * tokens);
+    this.liveNoGrad = Math.max(this.liveNoGrad, 6 * c * tokens);
+    this.gradientPair = Math.max(this.gradientPair, 5 * c * tokens);
+    this.produce(s);
+    this.currentSaved = true; // the block's output is the next block's norm1 input, counted there
+    this.endBlock();
+    return this;
+  }
+
+  /** Swin's patch merging: 2x2 neighbours concatenated (4C), a LayerNorm (keeps its input) and a linear to 2C (keeps the norm's output). */
+  patchMerging(): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    const c = s.c;
+    const tokens = Math.ceil(s.h / 2) * Math.ceil(s.w / 2);
+    this.parameters += 8 * c + 8 * c * c;
+    this.castParameters += 8 * c * c;
+    this.saved += 2 * 4 * c * tokens;
+    this.fp32UnderAutocast += 4 * c * tokens;
+    this.produce({ kind: 'image', c: 2 * c, h: Math.ceil(s.h / 2), w: Math.ceil(s.w / 2) });
+    this.currentSaved = true;
+    return this;
+  }
+
   /** nn.MultiheadAttention with need_weights (its default): the averaged and per-head weights are kept. */
   multiheadAttention(embed: number, heads: number, needWeights = true, dropout = 0): this {
     const s = this.shape;
@@ -354,6 +403,8 @@ export class NetBuilder {
       fixedBytesPerSample: this.fixedBytes,
       largestElementsPerSample: this.largest,
       ...(this.backwardWorkspace > 0 ? { backwardPeakElementsPerSample: this.backwardWorkspace } : {}),
+      ...(this.gradientPair > 0 ? { gradientPairElementsPerSample: this.gradientPair } : {}),
+      ...(this.fp32UnderAutocast > 0 ? { autocastSavedBytesPerSample: 2 * this.saved + 2 * this.fp32UnderAutocast } : {}),
       inferenceLiveElementsPerSample: this.liveNoGrad,
       outputElementsPerSample: outputElements,
       hasConvolution: this.convolutions > 0,

@@ -144,6 +144,82 @@ function convnext(depths: number[], dims: number[]): (imageSize: number, numClas
 
 const convnextTiny = convnext([3, 3, 9, 3], [96, 192, 384, 768]);
 
+/** Swin Transformer (timm `swin_*_patch4_window7_224`, torchvision `swin_t/s/b`): the two build the same network. */
+function swin(depths: number[], embed: number, heads: number[], window = 7): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    // Patch embedding: a 4x4 stride-4 convolution and a LayerNorm (which keeps the convolution's output).
+    net.conv(embed, 4, 4, 1, true, 0).layerNorm();
+    depths.forEach((depth, stage) => {
+      if (stage > 0) net.patchMerging();
+      for (let b = 0; b < depth; b++) net.swinBlock(heads[stage]!, window);
+    });
+    net.layerNorm().globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/** Rounds to a multiple of `divisor`, never below 90% of the value (torchvision's _make_divisible). */
+function divisible(value: number, divisor: number): number {
+  const rounded = Math.max(divisor, Math.floor(Math.trunc(value + divisor / 2) / divisor) * divisor);
+  return rounded < 0.9 * value ? rounded + divisor : rounded;
+}
+
+/** torch.round: halves go to the even neighbour (RegNet-X 1.6GF's 22.5 is 22). */
+function roundHalfEven(x: number): number {
+  const floor = Math.floor(x);
+  const diff = x - floor;
+  if (Math.abs(diff - 0.5) > 1e-9) return Math.round(x);
+  return floor % 2 === 0 ? floor : floor + 1;
+}
+
+/**
+ * RegNet (torchvision `regnet_x_*` / `regnet_y_*`, timm `regnetx_*`): the stage widths and depths follow from the
+ * design space's parameters as torchvision's BlockParams.from_init_params computes them (a quantized linear
+ * function of the block index), then bottleneck blocks with grouped 3x3 convolutions, and squeeze-and-excitation
+ * on the Y models.
+ */
+function regnet(depth: number, w0: number, wa: number, wm: number, groupWidth: number, seRatio = 0): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const blockWidths: number[] = [];
+    for (let i = 0; i < depth; i++) {
+      const capacity = roundHalfEven(Math.log((i * wa + w0) / w0) / Math.log(wm));
+      blockWidths.push(roundHalfEven((w0 * wm ** capacity) / 8) * 8);
+    }
+    const stages: Array<{ width: number; depth: number }> = [];
+    for (const width of blockWidths) {
+      const last = stages[stages.length - 1];
+      if (last && last.width === width) last.depth++;
+      else stages.push({ width, depth: 1 });
+    }
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.conv(32, 3, 2).batchNorm().relu();
+    let widthIn = 32;
+    for (const stage of stages) {
+      const group = Math.min(groupWidth, stage.width);
+      const width = divisible(stage.width, group);
+      for (let b = 0; b < stage.depth; b++) {
+        const stride = b === 0 ? 2 : 1;
+        net.beginBlock();
+        net.conv(width, 1, 1, 1, false, 0).batchNorm().relu().conv(width, 3, stride, width / group).batchNorm().relu();
+        if (seRatio > 0) net.squeezeExcite(Math.round(seRatio * widthIn));
+        net.conv(width, 1, 1, 1, false, 0).batchNorm();
+        if (widthIn !== width || stride !== 1) {
+          // 1x1 strided projection + BatchNorm on the block input: its conv output is kept by that BatchNorm.
+          net.parameters += widthIn * width + 2 * width;
+          net.castParameters += widthIn * width;
+          net.saved += net.elements;
+        }
+        net.addResidual().relu();
+        net.endBlock();
+        widthIn = width;
+      }
+    }
+    net.globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
 export interface VisionCatalogModel {
   /** Names a script uses: torchvision constructor names and timm model names. */
   names: string[];
@@ -182,6 +258,23 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['convnext_large'], publishedParameters: 197_767_336, build: convnext([3, 3, 27, 3], [192, 384, 768, 1536]) },
   { names: ['wide_resnet50_2'], publishedParameters: 68_883_240, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 2) },
   { names: ['wide_resnet101_2'], publishedParameters: 126_886_696, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 2) },
+  { names: ['regnet_y_400mf'], publishedParameters: 4_344_144, build: regnet(16, 48, 27.89, 2.09, 8, 0.25) },
+  { names: ['regnet_y_800mf'], publishedParameters: 6_432_512, build: regnet(14, 56, 38.84, 2.4, 16, 0.25) },
+  { names: ['regnet_y_1_6gf'], publishedParameters: 11_202_430, build: regnet(27, 48, 20.71, 2.65, 24, 0.25) },
+  { names: ['regnet_y_3_2gf'], publishedParameters: 19_436_338, build: regnet(21, 80, 42.63, 2.66, 24, 0.25) },
+  { names: ['regnet_y_8gf'], publishedParameters: 39_381_472, build: regnet(17, 192, 76.82, 2.19, 56, 0.25) },
+  { names: ['regnet_y_16gf'], publishedParameters: 83_590_140, build: regnet(18, 200, 106.23, 2.48, 112, 0.25) },
+  { names: ['regnet_y_32gf'], publishedParameters: 145_046_770, build: regnet(20, 232, 115.89, 2.53, 232, 0.25) },
+  { names: ['regnet_x_400mf'], publishedParameters: 5_495_976, build: regnet(22, 24, 24.48, 2.54, 16) },
+  { names: ['regnet_x_800mf', 'regnetx_008'], publishedParameters: 7_259_656, build: regnet(16, 56, 35.73, 2.28, 16) },
+  { names: ['regnet_x_1_6gf', 'regnetx_016'], publishedParameters: 9_190_136, build: regnet(18, 80, 34.01, 2.25, 24) },
+  { names: ['regnet_x_3_2gf', 'regnetx_032'], publishedParameters: 15_296_552, build: regnet(25, 88, 26.31, 2.25, 48) },
+  { names: ['regnet_x_8gf', 'regnetx_080'], publishedParameters: 39_572_648, build: regnet(23, 80, 49.56, 2.88, 120) },
+  { names: ['regnet_x_16gf', 'regnetx_160'], publishedParameters: 54_278_536, build: regnet(22, 216, 55.59, 2.1, 128) },
+  { names: ['regnet_x_32gf', 'regnetx_320'], publishedParameters: 107_811_560, build: regnet(23, 320, 69.86, 2.0, 168) },
+  { names: ['swin_t', 'swin_tiny_patch4_window7_224'], publishedParameters: 28_288_354, build: swin([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
+  { names: ['swin_s', 'swin_small_patch4_window7_224'], publishedParameters: 49_606_258, build: swin([2, 2, 18, 2], 96, [3, 6, 12, 24]) },
+  { names: ['swin_b', 'swin_base_patch4_window7_224'], publishedParameters: 87_768_224, build: swin([2, 2, 18, 2], 128, [4, 8, 16, 32]) },
   { names: ['vit_tiny_patch16_224', 'deit_tiny_patch16_224'], publishedParameters: 5_717_416, build: (s, n) => vitSpec(192, 12, 3, 16, s, n) },
   { names: ['vit_small_patch16_224', 'deit_small_patch16_224'], publishedParameters: 22_050_664, build: (s, n) => vitSpec(384, 12, 6, 16, s, n) },
   { names: ['vit_b_16', 'vit_base_patch16_224', 'deit_base_patch16_224'], publishedParameters: 86_567_656, build: (s, n) => vitSpec(768, 12, 12, 16, s, n) },
