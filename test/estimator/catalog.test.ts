@@ -1,4 +1,8 @@
 import { test } from 'node:test';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { errorStats } from '../../server/src/estimator/calibration';
+import { estimateText } from './helpers';
 import assert from 'node:assert/strict';
 import { MODEL_CATALOG, findCatalogModel } from '../../server/src/estimator/catalog/models';
 import { VISION_CATALOG, findVisionModel } from '../../server/src/estimator/catalog/vision';
@@ -67,10 +71,6 @@ test('GPU names as users type them', () => {
 });
 
 test('Swin and RegNet by name (timm and torchvision): exact parameter counts and H200 peaks (test/gpu/estimator/results/vision.json)', async () => {
-  const { errorStats } = await import('../../server/src/estimator/calibration');
-  const { estimateText } = await import('./helpers');
-  const fs = await import('node:fs');
-  const path = await import('node:path');
   interface VisionRun { source: string; model: string; batch: number; precision: string; params_10_classes: number; step_peaks: number[]; error?: string }
   const runs = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'gpu', 'estimator', 'results', 'vision.json'), 'utf8')) as { runs: VisionRun[] }).runs;
   const errors: number[] = [];

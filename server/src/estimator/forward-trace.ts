@@ -41,6 +41,8 @@ export class ForwardTrace implements TensorTracer {
   /** Saved elements and input elements of each block (what checkpointing would cut on). */
   readonly blockSaved: number[] = [];
   readonly blockInputs: number[] = [];
+  /** What forward kept outside the blocks before each block began (alive while that block is recomputed). */
+  readonly blockOutsideBefore: number[] = [];
   private readonly openBlocks = new Map<ObjectValue | LayerValue, number>();
   private readonly excluded = new Set<number>();
   /**
@@ -187,6 +189,7 @@ export class ForwardTrace implements TensorTracer {
     if (!this.blocks.has(module)) return;
     this.openBlocks.set(module, this.savedElements);
     this.blockInputs.push(numel(tensorsIn(inputs[0])[0]?.shape ?? [0]));
+    this.blockOutsideBefore.push(this.savedElements - this.blockSaved.reduce((sum, saved) => sum + saved, 0));
   }
 
   parameter(layer: LayerValue): Value {
@@ -441,7 +444,10 @@ export class ForwardTrace implements TensorTracer {
         if (inner?.kind === 'layer') {
           for (let i = 0; i < count; i++) {
             const before = this.savedElements;
-            if (asBlocks && out.kind === 'tensor') this.blockInputs.push(numel(out.shape));
+            if (asBlocks && out.kind === 'tensor') {
+              this.blockInputs.push(numel(out.shape));
+              this.blockOutsideBefore.push(before - this.blockSaved.reduce((sum, saved) => sum + saved, 0));
+            }
             out = this.layer(inner, [out, ...args.slice(1)], kwargs) ?? out;
             if (asBlocks) this.blockSaved.push(this.savedElements - before);
           }

@@ -160,6 +160,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const ampCopies = mode === 'amp' ? params.castable * 2 + b * inputElements * 2 : 0;
   let saved = b * perSample + ampCopies;
   let recompute = 0;
+  /** The recompute peak already holds what lies outside the blocks and is alive then. */
+  let recomputeOutsideCounted = false;
   if (cfg.checkpointing && cfg.mode === 'train' && net.blockSavedElements.length > 1) {
     const blocks = net.blockSavedElements;
     const blockTotal = blocks.reduce((x, y) => x + y, 0);
@@ -183,11 +185,16 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       // kept (the later ones are freed): the worst k is the recompute peak.
       let kept = 0;
       let worst = 0;
+      const before = net.blockOutsideBeforeElements;
       blocks.forEach((blockSaved, k) => {
-        kept += net.blockInputElements[k] ?? 0;
-        worst = Math.max(worst, kept + blockSaved);
+        const input = net.blockInputElements[k] ?? 0;
+        // Traced, only what forward kept before block k is still alive then (later layers' tensors are freed),
+        // and the recomputed block keeps the very input its checkpoint holds.
+        worst = Math.max(worst, before ? kept + Math.max(input, blockSaved) + (before[k] ?? 0) : kept + input + blockSaved);
+        kept += input;
       });
       recompute = b * worst * act;
+      if (before) recomputeOutsideCounted = true;
     }
   }
   // The loss reads the output: cross_entropy keeps its fp32 log_softmax (autocast runs it in fp32), the output
@@ -212,7 +219,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
     backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, 2 * logSoftmax, tracedBackward),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
-    recompute: recompute > 0 ? recompute + b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act +
+    recompute: recompute > 0 ? recompute + (recomputeOutsideCounted ? 0 : b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act) +
       Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair) + convWorkspace : 0,
     outputs,
     lossTransient: logSoftmax,

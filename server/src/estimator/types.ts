@@ -98,6 +98,8 @@ export interface LayerNetSpec {
   blockSavedElements: number[];
   /** Input elements of each top-level block (what a checkpoint keeps). */
   blockInputElements: number[];
+  /** Saved elements outside the blocks that forward made before each block (traced nets): alive while it is recomputed. */
+  blockOutsideBeforeElements?: number[];
   /** Elements alive at the worst point of backward, per sample, from the layer order (traced nets). */
   backwardPeakElementsPerSample?: number;
   /** The largest output-plus-input gradient of one layer, per sample (traced nets). */
