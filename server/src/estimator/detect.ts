@@ -335,6 +335,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (vision) detected.model = visionModel(vision, String(modelName), 'timm', line, kwValue('num_classes'));
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
+    // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
+    if (/^torchvision\.models\.get_model$/.test(libraryCall) && !detected.model) {
+      const modelName = bindings.evaluate(pos[0] ?? kw.get('name'));
+      const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
+      if (vision) detected.model = visionModel(vision, String(modelName), 'torchvision', line, kwValue('num_classes'));
+      else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
+    }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
     const tvMatch = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/.exec(libraryCall) ??
       (/^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/.test(fn) ? [fn, fn] : null);
