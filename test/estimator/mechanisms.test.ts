@@ -296,3 +296,60 @@ for step in range(10):
   const keptInputs = 12 * 128 * 197 * 768 * 4;
   assert.ok(r.breakdown!.activations + r.breakdown!.other >= keptInputs + 2 * 128 * 197 * 3072 * 4, JSON.stringify(r.breakdown));
 });
+
+test('the data the step feeds the model: a slice of a token stream viewed as (B, T) gives the batch and the sequence', async () => {
+  const script = `import torch
+import torch.nn as nn
+
+B = 4
+T = 768
+
+class Stream:
+    def __init__(self, tokens, B, T):
+        self.tokens, self.B, self.T, self.pos = tokens, B, T, 0
+
+    def next_batch(self):
+        buf = self.tokens[self.pos : self.pos + self.B * self.T + 1]
+        self.pos += self.B * self.T
+        return buf[:-1].view(self.B, self.T), buf[1:].view(self.B, self.T)
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(1000, 64)
+        self.head = nn.Linear(64, 1000)
+
+    def forward(self, idx):
+        return self.head(self.emb(idx))
+
+model = LM().cuda()
+opt = torch.optim.AdamW(model.parameters())
+loader = Stream(torch.randint(0, 1000, (100000,)), B=B, T=T)
+for it in range(10):
+    x, y = loader.next_batch()
+    loss = nn.functional.cross_entropy(model(x.cuda()).view(-1, 1000), y.cuda().view(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+  const r = await estimateText(script, 'stream.py');
+  // Found through the loader's constructor arguments (B=B, T=T), at the lines that set them.
+  assert.deepEqual(r.detected.batchSize, { value: 4, line: 4, how: 'call-argument' });
+  assert.deepEqual(r.detected.seqLen, { value: 768, line: 5, how: 'call-argument' });
+});
+
+test('torchvision.models.get_model(name) is the catalog model of that name', async () => {
+  const r = await estimateText(`import torch, torchvision
+model = torchvision.models.get_model("resnet50", weights=None, num_classes=10).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.randn(32, 3, 224, 224).cuda()
+    loss = torch.nn.functional.cross_entropy(model(x), torch.randint(0, 10, (32,)).cuda())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`, 'get_model.py');
+  assert.equal(r.detected.model.name, 'resnet50');
+  // torchvision's ResNet-50 with a 10-class head: 25,557,032 - 2048 x 990 - 990.
+  assert.equal(r.detected.parameters, 25_557_032 - 2048 * 990 - 990);
+});

@@ -536,6 +536,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.output = modelOutputUse(calls, modelVariables);
   if (!detected.model && customModel) {
     const info = customModel;
+    // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
+    const fed = info.inputShape;
+    if (fed && info.inputKind === 'tokens' && fed.dims.length === 2) {
+      detected.seqLen ??= { value: fed.dims[1]!, ...(fed.dimOrigins?.[1] ?? { line: fed.line, how: fed.how }) };
+      dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
+    }
     const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
     const spec = info.build(size);
     // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.

@@ -2,8 +2,8 @@
 // it: its submodules in registration order, with every constructor argument evaluated, through helper functions,
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
-import type { LayerValue, ObjectValue, Value } from '../engine/program/values';
-import { isModuleClass, numberOf, tensorShape } from '../engine/program/values';
+import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
+import { isIntegerTensor, isModuleClass, numberOf, tensorShape } from '../engine/program/values';
 import type { ProgramModel } from '../engine/program/interpreter';
 import { ForwardTrace } from './forward-trace';
 import { NetBuilder } from './layers';
@@ -21,6 +21,8 @@ export interface CustomModuleInfo {
   unknownLayers: string[];
   /** Parameters of the layers the script froze (requires_grad_(False)), as the program model ran it. */
   frozenParameters: number;
+  /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
+  inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
 }
 
 /** Layers with no parameters whose activations the estimator does not need (views, identity, shape ops). */
@@ -446,7 +448,7 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
   for (const args of program.moduleCalls.get(root) ?? []) {
     const given = args[0];
     const shape = given?.kind === 'call' ? tensorShape(given) : undefined;
-    if (shape && shape.dims.length >= 2) out.push({ shape: [1, ...shape.dims.slice(1)], integer: given?.kind === 'call' && given.path === 'torch.randint' });
+    if (shape && shape.dims.length >= 2) out.push({ shape: [1, ...shape.dims.slice(1)], integer: given?.kind === 'call' && isIntegerTensor(given) });
   }
   // The tensors the script's data code makes come before a guess from the first layer: one sample where a
   // Dataset's __getitem__ makes it, else a batch or a whole dataset whose first dimension is not the sample's.
@@ -572,7 +574,12 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     return spec;
   };
   const frozenParameters = program ? list.filter(({ layer }) => program.frozen.has(layer)).reduce((sum, { layer }) => sum + layerParameters(layer).total, 0) : 0;
-  return { className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(), frozenParameters };
+  const inputShape = (program?.moduleCalls.get(root) ?? []).map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
+    .find((shape) => shape !== undefined && shape.dims.length >= 2);
+  return {
+    className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
+    frozenParameters, inputShape,
+  };
 }
 
 /**

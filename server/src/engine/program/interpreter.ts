@@ -793,6 +793,10 @@ export class ProgramModel {
     const object = this.evalExpr(node.childForFieldName('value'), scope);
     const subscript = node.childForFieldName('subscript');
     if (subscript?.type === 'slice' && object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
+    // A slice of a made tensor (`tokens[i:j]`): same kind of data, sizes unknown until a view names them.
+    if (subscript?.type === 'slice' && object.kind === 'call' && /^torch\.\w+(\[\])*$/.test(object.path)) {
+      return { ...object, path: `${object.path}[]`, line: node.startPosition.row };
+    }
     if (subscript?.type === 'slice') {
       // `model.blocks[:6]`: a slice of a ModuleList / Sequential is a container of the same modules.
       const sequence = object.kind === 'list' ? object.items : object.kind === 'layer' && (object.type === 'ModuleList' || object.type === 'Sequential') ? object.children : undefined;

@@ -185,7 +185,15 @@ export function stringOf(value: Value | undefined): string | undefined {
 }
 
 /** The shape a tensor-creating call is given: `torch.zeros(1, 1, d)`, `torch.randint(0, V, (N, S))`. */
-export function tensorShape(call: CallResultValue): { dims: number[]; line: number; how: How } | undefined {
+export function tensorShape(call: CallResultValue): { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> } | undefined {
+  // `tokens[i:j].view(B, T)`: a slice of a made tensor reshaped to explicit sizes (nanoGPT's DataLoaderLite).
+  if (/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm|normal)(\[\])*\(\)\.(view|reshape)$/.test(call.path)) {
+    const flat = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
+    const dims = flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined));
+    if (dims.length === 0 || dims.some((d) => d === undefined)) return undefined;
+    const located = flat.map((item) => ('origin' in item && item.origin ? { line: item.origin.line, how: item.origin.how } : { line: call.line, how: 'literal' as How }));
+    return { dims: dims as number[], line: located[located.length - 1]!.line, how: located[located.length - 1]!.how, dimOrigins: located };
+  }
   if (!/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm|normal)$/.test(call.path)) return undefined;
   const size = call.kwargs.get('size');
   const positional = call.path === 'torch.randint' ? call.args.slice(call.args.length >= 3 ? 2 : 1, call.args.length >= 3 ? 3 : 2)
@@ -197,6 +205,11 @@ export function tensorShape(call: CallResultValue): { dims: number[]; line: numb
   const last = flat[flat.length - 1]!;
   const origin = 'origin' in last ? last.origin : undefined;
   return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal' };
+}
+
+/** Whether a made tensor (or a slice or view of one) holds integers: token ids, labels, indices. */
+export function isIntegerTensor(call: CallResultValue): boolean {
+  return /^torch\.(randint|randperm)\b/.test(call.path);
 }
 
 /**
