@@ -43,6 +43,12 @@ export class ForwardTrace implements TensorTracer {
   readonly blockInputs: number[] = [];
   /** What forward kept outside the blocks before each block began (alive while that block is recomputed). */
   readonly blockOutsideBefore: number[] = [];
+  /** Elements of each tensor's storage: a view (a slice, `qkv[0]`) kept for backward keeps its whole base alive. */
+  private readonly storage = new Map<number, number>();
+  /** Tensors kept while a block runs (see keep()). */
+  private readonly savedInBlock = new Set<number>();
+  /** Elements of block outputs that layers outside the blocks keep too. */
+  blockOutputsKeptOutside = 0;
   private readonly openBlocks = new Map<ObjectValue | LayerValue, number>();
   private readonly excluded = new Set<number>();
   /**
@@ -131,7 +137,7 @@ export class ForwardTrace implements TensorTracer {
     for (const t of tensors) {
       if (t.integer) continue;
       const keptAlready = this.saved.has(t.id) && !this.keptAsCastCopy.has(t.id);
-      this.saved.set(t.id, numel(t.shape));
+      this.saved.set(t.id, this.storageOf(t));
       if (this.fullPrecision.has(t.id) === (to === 'half') && !this.excluded.has(t.id)) {
         if (to === 'half') this.castCopyElements += numel(t.shape);
         else this.upcastCopyElements += numel(t.shape);
@@ -154,6 +160,7 @@ export class ForwardTrace implements TensorTracer {
     if (shape.some((d) => !Number.isFinite(d))) this.mismatches++;
     const tensor: TensorValue = { kind: 'tensor', id: this.nextId++, shape: shape.map((d) => (Number.isFinite(d) ? Math.max(1, Math.round(d)) : 1)), integer };
     this.largest = Math.max(this.largest, numel(tensor.shape));
+    this.storage.set(tensor.id, numel(tensor.shape));
     return tensor;
   }
 
@@ -176,11 +183,20 @@ export class ForwardTrace implements TensorTracer {
     this.saved.set(this.nextId++, elements);
   }
 
+  /** What keeping a tensor keeps alive: its storage, which a view shares with its base. */
+  private storageOf(t: TensorValue): number {
+    return Math.max(this.storage.get(t.id) ?? 0, numel(t.shape));
+  }
+
   private keep(...tensors: TensorValue[]): void {
     if (!this.recording) return;
     for (const t of tensors) {
       if (t.integer) continue;
-      this.saved.set(t.id, numel(t.shape));
+      if (this.openBlocks.size > 0) this.savedInBlock.add(t.id);
+      // A block's output that a layer after the blocks keeps (a max-pool after a checkpointed conv block): under
+      // checkpointing it stays alive, though the block that made it keeps nothing.
+      else if (this.savedInBlock.delete(t.id)) this.blockOutputsKeptOutside += this.storageOf(t);
+      this.saved.set(t.id, this.storageOf(t));
       this.keptAsCastCopy.delete(t.id);
     }
   }
@@ -189,7 +205,7 @@ export class ForwardTrace implements TensorTracer {
     if (!this.blocks.has(module)) return;
     this.openBlocks.set(module, this.savedElements);
     this.blockInputs.push(numel(tensorsIn(inputs[0])[0]?.shape ?? [0]));
-    this.blockOutsideBefore.push(this.savedElements - this.blockSaved.reduce((sum, saved) => sum + saved, 0));
+    this.blockOutsideBefore.push(this.savedElements - this.blockSaved.reduce((sum, saved) => sum + saved, 0) + this.blockOutputsKeptOutside);
   }
 
   parameter(layer: LayerValue): Value {
@@ -446,7 +462,7 @@ export class ForwardTrace implements TensorTracer {
             const before = this.savedElements;
             if (asBlocks && out.kind === 'tensor') {
               this.blockInputs.push(numel(out.shape));
-              this.blockOutsideBefore.push(before - this.blockSaved.reduce((sum, saved) => sum + saved, 0));
+              this.blockOutsideBefore.push(before - this.blockSaved.reduce((sum, saved) => sum + saved, 0) + this.blockOutputsKeptOutside);
             }
             out = this.layer(inner, [out, ...args.slice(1)], kwargs) ?? out;
             if (asBlocks) this.blockSaved.push(this.savedElements - before);
@@ -729,15 +745,18 @@ export class ForwardTrace implements TensorTracer {
       case 'view':
       case 'reshape':
       case 'view_as':
-      case 'reshape_as':
-        if (name.endsWith('_as')) return { ...x, shape: tensorsIn(args[0])[0]?.shape ?? x.shape };
-        return this.view(x, dimsOf(args));
+      case 'reshape_as': {
+        // reshape of a transposed or permuted tensor copies it (view would fail in PyTorch).
+        const source = name.startsWith('reshape') && x.strided ? this.produce(x.shape, [x], x.integer) : x;
+        if (name.endsWith('_as')) return { ...source, shape: tensorsIn(args[0])[0]?.shape ?? x.shape };
+        return this.view(source, dimsOf(args));
+      }
       case 'flatten':
         return this.flatten(x, numberOf(args[0] ?? kwargs.get('start_dim')) ?? 0, numberOf(args[1] ?? kwargs.get('end_dim')) ?? -1);
       case 'permute': {
         const order = dimsOf(args);
         if (order.some((d) => d === undefined)) return x;
-        return { ...x, shape: (order as number[]).map((d) => x.shape[axis(d)]!) };
+        return { ...x, shape: (order as number[]).map((d) => x.shape[axis(d)]!), strided: x.strided || (order as number[]).some((d, i) => axis(d) !== i) };
       }
       case 'transpose':
       case 'swapaxes': {
@@ -745,7 +764,7 @@ export class ForwardTrace implements TensorTracer {
         const b = axis(numberOf(args[1]));
         const shape = [...x.shape];
         [shape[a], shape[b]] = [shape[b]!, shape[a]!];
-        return { ...x, shape };
+        return { ...x, shape, strided: x.strided || (a !== b && shape[a] !== 1 && shape[b] !== 1) };
       }
       case 't':
         return this.method(x, 'transpose', [{ kind: 'number', value: 0 }, { kind: 'number', value: 1 }], kwargs);
@@ -766,8 +785,9 @@ export class ForwardTrace implements TensorTracer {
         return { ...x, shape: target };
       }
       case 'contiguous':
+        return x.strided ? this.produce(x.shape, [x], x.integer) : x;
       case 'clone':
-        return x;
+        return this.produce(x.shape, [x], x.integer);
       case 'float':
       case 'half':
       case 'bfloat16':

@@ -180,7 +180,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       // Each block checkpointed on its own (what the refactoring and the libraries do): it keeps its input, and
       // backward recomputes one block at a time.
       const inputs = net.blockInputElements.reduce((x, y) => x + y, 0);
-      saved = b * ((outside + inputs) * act + net.fixedBytesPerSample) + ampCopies;
+      saved = b * ((outside + inputs + (net.blockOutputsKeptOutsideElements ?? 0)) * act + net.fixedBytesPerSample) + ampCopies;
       // Backward recomputes the last block first; when block k is recomputed, the inputs of blocks 0..k are still
       // kept (the later ones are freed): the worst k is the recompute peak.
       let kept = 0;

@@ -563,7 +563,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       hasConvolution: trace.convolutions > 0,
       blockSavedElements: blocksTraced ? trace.blockSaved : [],
       blockInputElements: blocksTraced ? trace.blockInputs : [],
-      ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length ? { blockOutsideBeforeElements: trace.blockOutsideBefore } : {}),
+      ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
+        ? { blockOutsideBeforeElements: trace.blockOutsideBefore, blockOutputsKeptOutsideElements: trace.blockOutputsKeptOutside } : {}),
     };
   };
   // The fit check and the panel rebuild the net for many batch sizes at one input size: build once per size.

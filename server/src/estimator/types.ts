@@ -100,6 +100,8 @@ export interface LayerNetSpec {
   blockInputElements: number[];
   /** Saved elements outside the blocks that forward made before each block (traced nets): alive while it is recomputed. */
   blockOutsideBeforeElements?: number[];
+  /** Elements of block outputs that layers outside the blocks keep (traced nets): alive under checkpointing too. */
+  blockOutputsKeptOutsideElements?: number;
   /** Elements alive at the worst point of backward, per sample, from the layer order (traced nets). */
   backwardPeakElementsPerSample?: number;
   /** The largest output-plus-input gradient of one layer, per sample (traced nets). */

@@ -102,7 +102,14 @@ export interface CallResultValue {
 }
 
 /** A tensor while a module's forward is traced: its full shape (batch 1) and whether it holds integers (token ids). */
-export interface TensorValue { kind: 'tensor'; id: number; shape: number[]; integer: boolean }
+export interface TensorValue {
+  kind: 'tensor';
+  id: number;
+  shape: number[];
+  integer: boolean;
+  /** A transposed, permuted or expanded view: reshape() and contiguous() copy it. */
+  strided?: boolean;
+}
 
 /** A method looked up on a value (`layers.append`, `cfg.get`, `model.to`), not yet called. */
 export interface MethodValue { kind: 'method'; receiver: Value; name: string }

@@ -200,7 +200,12 @@ function timmModel(context: RefactoringContext): Refactoring[] {
 function torchvisionBlocks(name: string, architecture: string): string | undefined {
   if (/^(resnet|wide_resnet|resnext)/.test(architecture)) return `[*${name}.layer1, *${name}.layer2, *${name}.layer3, *${name}.layer4]`;
   if (/^vit_/.test(architecture)) return `list(${name}.encoder.layers)`;
-  if (/^(convnext|efficientnet|mobilenet|densenet|regnet)/.test(architecture)) return `list(${name}.features)`;
+  // Each block, not each stage: a stage recomputed whole keeps a whole stage's activations alive in backward.
+  if (/^convnext/.test(architecture)) return `[*${name}.features[1], *${name}.features[3], *${name}.features[5], *${name}.features[7]]`;
+  if (/^efficientnet/.test(architecture)) return `[block for stage in ${name}.features[1:-1] for block in stage]`;
+  // RegNet's stages are in trunk_output (it has no `features`).
+  if (/^regnet/.test(architecture)) return `[block for stage in ${name}.trunk_output for block in stage]`;
+  if (/^(mobilenet|densenet)/.test(architecture)) return `list(${name}.features)`;
   return undefined;
 }
 

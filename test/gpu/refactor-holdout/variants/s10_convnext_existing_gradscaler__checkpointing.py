@@ -90,7 +90,7 @@ def main():
     model = torchvision.models.convnext_tiny(weights=None, num_classes=10, stochastic_depth_prob=0.0).to(device)
     from functools import partial
     from torch.utils.checkpoint import checkpoint
-    for _block in list(model.features):  # gradient checkpointing: activations recomputed in backward
+    for _block in [*model.features[1], *model.features[3], *model.features[5], *model.features[7]]:  # gradient checkpointing: activations recomputed in backward
         _block.forward = partial(checkpoint, _block.forward, use_reentrant=False)
     init_params = _snapshot(model)
     criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
