@@ -83,7 +83,19 @@ export class ForwardTrace implements TensorTracer {
    * `trainable`: whether a layer has parameters that require grad (not frozen by the script); a frozen layer fed
    * by tensors without history records nothing, so a frozen backbone keeps no activations.
    */
-  constructor(private readonly blocks: ReadonlySet<ObjectValue | LayerValue>, private readonly trainable: (layer: LayerValue) => boolean = () => true) {}
+  /**
+   * Points of backward, one per layer that records: what is alive per sample when its backward runs (as
+   * backwardPeak counts it) and the trainable parameters of the layers before it, whose gradients do not exist yet
+   * (the later layers' do): a parameter-heavy net peaks midway, when gradients have replaced half the activations.
+   */
+  readonly backwardPoints: Array<{ elements: number; parametersBefore: number }> = [];
+  private trainableSoFar = 0;
+
+  constructor(
+    private readonly blocks: ReadonlySet<ObjectValue | LayerValue>,
+    private readonly trainable: (layer: LayerValue) => boolean = () => true,
+    private readonly parameterCount: (layer: LayerValue) => number = () => 0,
+  ) {}
 
   /** Runs one traced operation, recording only where its own parameters or an input carry autograd history. */
   private recorded<T extends Value | undefined>(inputs: Value[], ownGrad: boolean, run: () => T): T {
@@ -235,9 +247,12 @@ export class ForwardTrace implements TensorTracer {
     const output = out ? tensorsIn(out)[0] : undefined;
     if (output && !this.noGrad.has(output.id)) {
       const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
-      this.backwardPeak = Math.max(this.backwardPeak, this.savedElements + numel(output.shape) + inputGradient + this.pendingBackwardWorkspace);
+      const alive = this.savedElements + numel(output.shape) + inputGradient + this.pendingBackwardWorkspace;
+      this.backwardPeak = Math.max(this.backwardPeak, alive);
       this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
+      this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
     }
+    if (this.trainable(layer)) this.trainableSoFar += this.parameterCount(layer);
     return out;
   }
 

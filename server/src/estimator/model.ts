@@ -104,6 +104,11 @@ interface ActivationFigures {
   lossTransient: number;
   inferenceTransient: number;
   inputs: number;
+  /**
+   * Backward layer by layer (traced layer nets, not checkpointed): the activation bytes alive when each layer's
+   * backward runs, and the trainable parameters whose gradients are not made yet.
+   */
+  backwardCurve?: Array<{ bytes: number; parametersBefore: number }>;
 }
 
 /** The gradients one layer's backward holds at once: its widest activation's and its input's. */
@@ -224,6 +229,9 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     outputs,
     lossTransient: logSoftmax,
     inferenceTransient: b * net.inferenceLiveElementsPerSample * act,
+    // The loss's fp32 log-softmax is alive until the head's backward has run; a net's own layers come after it.
+    backwardCurve: net.backwardPoints && !checkpointed
+      ? net.backwardPoints.map((p) => ({ bytes: b * p.elements * act + logSoftmax + convWorkspace, parametersBefore: p.parametersBefore })) : undefined,
     inputs,
   };
 }
@@ -330,6 +338,18 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
       optimizerStates, activations: act.recompute, other: base,
     };
     parts.backward = total(backwardStart) >= total(backwardEnd) ? backwardStart : backwardEnd;
+    // Midway through backward the later layers' gradients exist while the earlier layers' activations are still
+    // kept: a parameter-heavy net (a wide MLP) peaks there.
+    if (!gradsAtForward && act.backwardCurve && params.trainable > 0) {
+      const perParam = (layout.gradients + layout.gradientsLateBackward) / params.trainable;
+      for (const point of act.backwardCurve) {
+        const gradients = Math.max(0, params.trainable - point.parametersBefore) * perParam;
+        const midway: Breakdown = {
+          weights: layout.weightsInCompute, gradients: gradients + layout.bucket, optimizerStates, activations: point.bytes, other: base,
+        };
+        if (total(midway) > total(parts.backward)) parts.backward = midway;
+      }
+    }
     parts['optimizer-step'] = {
       weights: layout.weightsAtStep, gradients: layout.gradients + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
     };

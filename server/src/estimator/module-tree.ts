@@ -538,7 +538,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // forward() runs; its other arguments are given tensors of the input's shape.
     const site = (program.moduleCalls.get(root) ?? []).reduce<Value[][]>((best, args) => (args.length > (best[0]?.length ?? 0) ? [args] : best), [])[0] ?? [];
     for (const candidate of inputCandidates(program, root, first, size)) {
-      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0);
+      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total);
       const x = attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg) => (arg.kind === 'unknown' || arg.kind === 'call' ? attempt.input(candidate.shape, candidate.integer) : arg));
       const output = outputOf(program.trace(root, [x, ...rest], attempt));
@@ -555,6 +555,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       savedElementsPerSample: trace.savedElements,
       autocastSavedBytesPerSample: trace.autocastSavedBytes,
       backwardPeakElementsPerSample: trace.backwardPeak,
+      backwardPoints: trace.backwardPoints,
       gradientPairElementsPerSample: trace.gradientPair,
       fixedBytesPerSample: trace.fixedBytes,
       largestElementsPerSample: trace.largest,

@@ -104,6 +104,11 @@ export interface LayerNetSpec {
   blockOutputsKeptOutsideElements?: number;
   /** Elements alive at the worst point of backward, per sample, from the layer order (traced nets). */
   backwardPeakElementsPerSample?: number;
+  /**
+   * Backward layer by layer (traced nets): per layer, the elements alive per sample when its backward runs and the
+   * trainable parameters of the layers before it (their gradients are not made yet; the later layers' are).
+   */
+  backwardPoints?: Array<{ elements: number; parametersBefore: number }>;
   /** The largest output-plus-input gradient of one layer, per sample (traced nets). */
   gradientPairElementsPerSample?: number;
   /** Bytes kept per sample when forward runs under autocast (fp32 where autocast keeps fp32), where traced. */
