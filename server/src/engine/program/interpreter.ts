@@ -9,6 +9,7 @@
 // Every consumer (estimator, refactorings, rules) asks the same model: `valueOf(node)` is the value an expression
 // had the first time it ran (functions nobody calls are run once with their defaults, so every expression has one).
 import * as path from 'node:path';
+import { dirname as pathDirname, join as pathJoin, normalize as pathNormalize } from 'node:path';
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
@@ -82,6 +83,8 @@ export class ProgramModel {
 
   constructor(readonly root: PyNode, private readonly options: ProgramOptions = {}) {
     this.globals.vars.set('__name__', { kind: 'string', value: '__main__' });
+    // `os.path.join(os.path.dirname(__file__), "configs", "x.yaml")`: where the script names its config files.
+    if (this.options.filePath) this.globals.vars.set('__file__', { kind: 'string', value: this.options.filePath });
     this.run();
   }
 
@@ -752,6 +755,8 @@ export class ProgramModel {
       case 'ref': {
         const path = `${object.path}.${name}`;
         if (/^torch\.(float16|half|bfloat16|float32|float|float64|double)$/.test(path)) return { kind: 'dtype', name };
+        // The script run as `python script.py`, with no arguments (as argparse's defaults are read).
+        if (path === 'sys.argv') return { kind: 'list', items: [{ kind: 'string', value: this.options.filePath ?? 'script.py' }], tuple: false };
         return { kind: 'ref', path };
       }
       case 'object': {
@@ -1233,6 +1238,19 @@ export class ProgramModel {
       case 'os.getenv': {
         const fallback = args[1] ?? kwargs.get('default');
         return fallback ? withOrigin(fallback, 'origin' in fallback && fallback.origin ? { line: fallback.origin.line, how: 'environment' } : undefined) : NONE;
+      }
+      // Paths built from the script's own location, so that a config file named that way is read.
+      case 'os.path.join': {
+        const parts = args.map(stringOf);
+        return parts.length > 0 && parts.every((p): p is string => p !== undefined) ? { kind: 'string', value: pathJoin(...parts) } : UNKNOWN;
+      }
+      case 'os.path.dirname':
+      case 'os.path.abspath':
+      case 'os.path.realpath':
+      case 'os.path.normpath': {
+        const given = stringOf(args[0]);
+        if (given === undefined) return UNKNOWN;
+        return { kind: 'string', value: name === 'dirname' ? pathDirname(given) : pathNormalize(given) };
       }
       case 'yaml.safe_load':
       case 'yaml.load':
