@@ -69,6 +69,8 @@ export interface DetectedConfig {
    * the step (its compute_loss returns the loss alone).
    */
   output?: Located<'kept' | 'dropped'>;
+  /** The line of a zero_grad() that runs after the model's forward in the loop (before backward): the previous step's gradients live through forward. */
+  zeroGradAfterForward?: number;
 }
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
@@ -534,6 +536,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
   if (hubModelName) modelVariables.add(hubModelName);
   detected.output = modelOutputUse(calls, modelVariables);
+  detected.zeroGradAfterForward = zeroGradAfterForward(calls, modelVariables);
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -607,6 +610,32 @@ function modelOutputUse(calls: Node[], models: Set<string>): Located<'kept' | 'd
     if (takesLoss) dropped ??= { value: 'dropped', line: call.startPosition.row };
   }
   return dropped;
+}
+
+/**
+ * The line of `optimizer.zero_grad()` where a loop calls it after the model's forward and before backward
+ * (`out = model(x); loss = ...; opt.zero_grad(); loss.backward()`, the PyTorch tutorials' order): the gradients
+ * of the previous step are still alive while forward keeps its activations.
+ */
+function zeroGradAfterForward(calls: Node[], models: Set<string>): number | undefined {
+  const loopOf = (node: Node): Node | undefined => {
+    for (let n = node.parent; n; n = n.parent) {
+      if (n.type === 'for_statement' || n.type === 'while_statement') return n;
+      if (n.type === 'function_definition') return undefined;
+    }
+    return undefined;
+  };
+  for (const zero of calls) {
+    if (lastName(callee(zero)) !== 'zero_grad') continue;
+    const loop = loopOf(zero);
+    if (!loop) continue;
+    const inLoop = (call: Node): boolean => loopOf(call)?.id === loop.id;
+    const forwardBefore = calls.some((call) => call.startIndex < zero.startIndex && inLoop(call) &&
+      call.childForFieldName('function')?.type === 'identifier' && models.has(call.childForFieldName('function')!.text));
+    const backwardAfter = calls.some((call) => call.startIndex > zero.startIndex && inLoop(call) && lastName(callee(call)) === 'backward');
+    if (forwardBefore && backwardAfter) return zero.startPosition.row;
+  }
+  return undefined;
 }
 
 /** Custom models whose own parameters an optimizer updates; past this, further ones are not read. */

@@ -240,6 +240,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   note('attention', detected.attention?.line);
   note('strategy', detected.strategy?.line);
   if (detected.zeroGradMissing && mode === 'train') assumptions.push(t('no zero_grad() found: gradients stay alive through the next forward'));
+  if (detected.zeroGradAfterForward !== undefined && mode === 'train') {
+    assumptions.push(t('zero_grad() (line {0}) runs after the forward: the previous step\'s gradients stay alive during it (call it before the forward, or after optimizer.step(), to free them)', detected.zeroGradAfterForward + 1));
+  }
   const strategy = detected.strategy?.value ?? 'ddp';
   const gpus = detected.gpus?.value ?? 1;
   const shardGradOp = strategy === 'fsdp' && detected.shardGradOp !== undefined;
@@ -253,7 +256,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     rebuildAt: model.rebuildAt,
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     checkpointSegments: detected.checkpointSegments,
-    gradsKeptAcrossSteps: detected.zeroGradMissing,
+    gradsKeptAcrossSteps: detected.zeroGradMissing || (detected.zeroGradAfterForward !== undefined && mode === 'train'),
     outputKept: detected.output === undefined ? undefined : detected.output.value === 'kept',
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
