@@ -393,3 +393,24 @@ ${body}
   assert.ok(!early.assumptions.some((a) => a.startsWith('zero_grad() (line')));
   assert.ok(late.peakAllocated > early.peakAllocated, `${late.peakAllocated} > ${early.peakAllocated}`);
 });
+
+test('T5 under SDPA runs its attention in SDPA\'s fp32 math path (float position bias): more than its eager attention keeps under bf16 autocast', async () => {
+  const t5 = (attention: string) => `import torch
+from transformers import T5ForConditionalGeneration
+model = T5ForConditionalGeneration.from_pretrained("t5-small", attn_implementation="${attention}").cuda()
+opt = torch.optim.AdamW(model.parameters())
+for step in range(10):
+    ids = torch.randint(0, 32000, (16, 512)).cuda()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        outputs = model(input_ids=ids, labels=ids)
+    outputs.loss.backward()
+    opt.step()
+    opt.zero_grad()
+`;
+  const sdpa = await estimateText(t5('sdpa'), 'sdpa.py');
+  const eager = await estimateText(t5('eager'), 'eager.py');
+  // Per head and token pair: fp32 softmax, bool dropout mask, fp32 dropped probabilities (9 bytes) against eager's
+  // fp32 softmax, mask and bf16 copy (7 bytes); t5-small: 8 heads, 6 encoder and 6 decoder layers.
+  const pairs = 16 * 8 * 512 * 512 * (6 + 6 + 6); // encoder self, decoder self and cross attention
+  assert.equal(sdpa.breakdown!.activations - eager.breakdown!.activations, pairs * 2);
+});

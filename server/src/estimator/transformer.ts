@@ -270,7 +270,12 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   }
   if (eagerScores) {
     const disentangled = s.family === 'deberta' ? 2 * FP32 : 0; // c2p and p2c position scores
-    perTokenPair += s.heads * (scoreBytes(ctx.mode, dropout && s.attnDropout) + disentangled);
+    // T5 under SDPA: its float position-bias mask sends it to SDPA's math path, which computes in fp32 whatever the
+    // inputs' dtype: an fp32 softmax, and under dropout a bool mask and the fp32 dropped probabilities (measured on
+    // the H200 with peak_anatomy.py: 8.8 bytes per head and token pair for a bf16-autocast T5 with dropout 0.1).
+    const t5Math = s.family === 't5' && ctx.attention === 'sdpa';
+    const bytes = t5Math ? FP32 + (dropout && s.attnDropout ? 1 + FP32 : 0) : scoreBytes(ctx.mode, dropout && s.attnDropout);
+    perTokenPair += s.heads * (bytes + disentangled);
   }
   if (eagerScores && !gqaMath && ctx.attention === 'eager' && s.family !== 't5') perToken += act * q; // contiguous copy before o_proj
   if (dropout && s.hiddenDropout) perToken += h; // bool mask after o_proj
