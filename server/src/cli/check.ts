@@ -20,6 +20,7 @@ import { ConfigLoader } from '../config/pyproject-files';
 import { collectPythonFiles, isNotebookPath } from './files';
 import type { CliIO } from './io';
 import { findingToJson, formatGithub, formatStatistics, formatText, statistics, toSarif } from './output';
+import { checkInWorkers, checkWorkerCount, type CheckJob } from './check-workers';
 
 const FORMATS = ['text', 'json', 'sarif', 'github'] as const;
 type OutputFormat = (typeof FORMATS)[number];
@@ -93,9 +94,7 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
   const cliIgnore = splitCodes(values.ignore)?.map((code) => code.toUpperCase()) ?? [];
   const configs = new ConfigLoader(true);
   const reportedConfigErrors = new Set<string>();
-  const results: FileFindings[] = [];
-  const skipped: string[] = [];
-  for (const file of files) {
+  const jobs: CheckJob[] = files.map((file, index) => {
     const display = path.relative(process.cwd(), file) || file;
     const project = configs.forFile(file);
     if (project.error && !reportedConfigErrors.has(project.error)) {
@@ -103,14 +102,25 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
       io.stderr(project.error + '\n');
     }
     const fromConfig = optionsForFile(cliSelect && cliSelect.length > 0 ? { ...project.config, select: cliSelect } : project.config, project.root, file);
-    const options: AnalysisOptions = {
-      ...fromConfig,
-      ignore: [...(fromConfig.ignore ?? []), ...cliIgnore],
-      onRuleError: (code, error) => io.stderr(t('{0}: rule {1} failed: {2}', display, code, String(error)) + '\n'),
-    };
-    const result = await checkFile(file, display, options, io);
-    if (result) results.push(result);
-    else skipped.push(display);
+    return { index, file, display, options: { ...fromConfig, ignore: [...(fromConfig.ignore ?? []), ...cliIgnore] } };
+  });
+  const workers = checkWorkerCount(jobs.length);
+  const fromWorkers = workers > 1 ? await checkInWorkers(jobs, workers) : [];
+  const results: FileFindings[] = [];
+  const skipped: string[] = [];
+  for (const job of jobs) {
+    let outcome = fromWorkers[job.index];
+    if (outcome) {
+      if (outcome.stderr) io.stderr(outcome.stderr);
+    } else {
+      const options: AnalysisOptions = {
+        ...job.options,
+        onRuleError: (code, error) => io.stderr(t('{0}: rule {1} failed: {2}', job.display, code, String(error)) + '\n'),
+      };
+      outcome = { index: job.index, result: await checkFile(job.file, job.display, options, io), stderr: '' };
+    }
+    if (outcome.result) results.push(outcome.result);
+    else skipped.push(job.display);
   }
   const exitZero = values['exit-zero'] === true;
   // A run that skipped a file never says "All checks passed", and does not pass (cli.md).

@@ -7,6 +7,8 @@ import { runExplain } from './explain';
 import { runRefactor } from './refactor';
 import type { CliIO } from './io';
 import { processIO } from './io';
+import { isMainThread } from 'node:worker_threads';
+import { allowCheckWorkers, isCheckWorker, runCheckWorker } from './check-workers';
 
 type Subcommand = (argv: string[], io: CliIO) => Promise<number>;
 
@@ -43,7 +45,11 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
   return run(rest, io);
 }
 
-if (require.main === module) {
+if (!isMainThread && isCheckWorker()) {
+  // A thread of `oomguard check` over many files (check-workers.ts).
+  void runCheckWorker();
+} else if (require.main === module) {
+  allowCheckWorkers(__filename);
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

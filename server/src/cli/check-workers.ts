@@ -1,0 +1,79 @@
+// `oomguard check` over many files spreads them over worker threads, one per core (at most one per
+// MIN_FILES_PER_WORKER files), each running the same analysis as one thread would. The outcomes come back and are
+// printed in file order, so the output does not depend on how many threads ran. OOMGUARD_JOBS=N sets the count.
+import * as os from 'node:os';
+import { Worker, parentPort, workerData } from 'node:worker_threads';
+import type { AnalysisOptions } from '../engine/analyze';
+import { t } from '../l10n';
+import { checkFile, type FileFindings } from './check';
+
+/** Fewer files than this per thread: a thread's start (the parser's WebAssembly, the queries) costs more than it saves. */
+const MIN_FILES_PER_WORKER = 8;
+
+export interface CheckJob {
+  index: number;
+  file: string;
+  display: string;
+  options: Pick<AnalysisOptions, 'select' | 'ignore' | 'severity'>;
+}
+
+export interface CheckOutcome {
+  index: number;
+  /** Undefined when the file was skipped (the reason is in stderr). */
+  result?: FileFindings;
+  stderr: string;
+}
+
+interface WorkerInput {
+  oomguardCheckJobs: CheckJob[];
+}
+
+/** The bundled CLI's own file, which a worker thread loads; threads are used only when the CLI runs as that file. */
+let workerEntry: string | undefined;
+
+export function allowCheckWorkers(entry: string): void {
+  workerEntry = entry;
+}
+
+export function isCheckWorker(data: unknown = workerData): boolean {
+  return typeof data === 'object' && data !== null && Array.isArray((data as Partial<WorkerInput>).oomguardCheckJobs);
+}
+
+export function checkWorkerCount(files: number): number {
+  if (!workerEntry) return 1;
+  const asked = Number(process.env.OOMGUARD_JOBS);
+  const cores = Number.isInteger(asked) && asked > 0 ? asked : os.availableParallelism();
+  return Math.max(1, Math.min(cores, Math.floor(files / MIN_FILES_PER_WORKER)));
+}
+
+/** Runs the jobs in `count` threads (each takes every count-th job); a thread that fails leaves its jobs to the caller. */
+export async function checkInWorkers(jobs: CheckJob[], count: number): Promise<Array<CheckOutcome | undefined>> {
+  const outcomes: Array<CheckOutcome | undefined> = new Array(jobs.length).fill(undefined);
+  await Promise.all(Array.from({ length: count }, (_, w) => new Promise<void>((resolve) => {
+    const input: WorkerInput = { oomguardCheckJobs: jobs.filter((_, i) => i % count === w) };
+    const worker = new Worker(workerEntry!, { workerData: input });
+    worker.on('message', (outcome: CheckOutcome) => {
+      outcomes[outcome.index] = outcome;
+    });
+    // Whatever a failed thread did not finish is checked again in this thread.
+    worker.on('error', () => resolve());
+    worker.on('exit', () => resolve());
+  })));
+  return outcomes;
+}
+
+/** A worker thread's side: checks its share and posts each file's outcome. */
+export async function runCheckWorker(): Promise<void> {
+  const { oomguardCheckJobs: jobs } = workerData as WorkerInput;
+  for (const job of jobs) {
+    let stderr = '';
+    const io = { stdout: () => undefined, stderr: (text: string) => void (stderr += text) };
+    const options: AnalysisOptions = {
+      ...job.options,
+      onRuleError: (code, error) => io.stderr(t('{0}: rule {1} failed: {2}', job.display, code, String(error)) + '\n'),
+    };
+    const result = await checkFile(job.file, job.display, options, io);
+    const outcome: CheckOutcome = { index: job.index, result, stderr };
+    parentPort?.postMessage(outcome);
+  }
+}
