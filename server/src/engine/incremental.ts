@@ -56,7 +56,15 @@ function nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
 export function statementFacts(model: SemanticModel, statement: Node): string | undefined {
   if (!isDefinition(statement)) return undefined;
   const facts: unknown[] = [];
-  for (const info of model.functions) {
+  // model.functions is in document order: the statement's functions are one run of it.
+  let first = 0;
+  for (let high = model.functions.length; first < high;) {
+    const mid = (first + high) >> 1;
+    if (model.functions[mid]!.node.startIndex < statement.startIndex) first = mid + 1;
+    else high = mid;
+  }
+  for (let i = first; i < model.functions.length && model.functions[i]!.node.startIndex < statement.endIndex; i++) {
+    const info = model.functions[i]!;
     if (!contains(statement, info.node)) continue;
     const summary = model.summary(info);
     facts.push(['def', info.name, info.classInfo?.name ?? '', info.decorators.map((d) => d.text), model.isNoGradFunction(info),
@@ -128,7 +136,8 @@ export function analyzeIncrementally(
     removed.every((statement) => ![undefined, PENDING].includes(previous.statements.get(statement)!.facts)) &&
     previous.globals === model.globalsSignature();
   if (canReuse) {
-    const newFacts = changed.map((statement) => statementFacts(model, statement)!).sort();
+    const changedFacts = new Map(changed.map((statement) => [statement, statementFacts(model, statement)]));
+    const newFacts = changed.map((statement) => changedFacts.get(statement)!).sort();
     const oldFacts = removed.map((statement) => previous.statements.get(statement)!.facts!).sort();
     if (newFacts.length === oldFacts.length && newFacts.every((facts, i) => facts === oldFacts[i])) {
       const fresh = analyze(model, text, { ...options, region: changed });
@@ -143,7 +152,6 @@ export function analyzeIncrementally(
           statements.set(statement, { facts: entry.facts, row: statement.startPosition.row, findings: moved });
         }
       }
-      const changedFacts = new Map(changed.map((statement) => [statement, statementFacts(model, statement)]));
       const partial = buildCache(model, fresh, optionsKey, (statement) => changedFacts.get(statement));
       for (const statement of changed) statements.set(statement, partial.statements.get(statement)!);
       return { findings: sortFindings(findings), cache: { optionsKey, globals: partial.globals, statements }, analysedStatements: changed.length };

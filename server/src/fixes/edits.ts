@@ -69,16 +69,30 @@ export function torchName(imports: ReadonlyMap<string, string>): string | undefi
 }
 
 const importStatements = new WeakMap<Node, Node[]>();
+const statementImports = new WeakMap<Node, Node[]>();
+
+/** The `import` statements of one top-level statement, itself included, in document order. */
+function importsOfStatement(statement: Node): Node[] {
+  let found = statementImports.get(statement);
+  if (!found) {
+    found = statement.descendantsOfType('import_statement');
+    if (statement.type === 'import_statement') found.unshift(statement);
+    statementImports.set(statement, found);
+  }
+  return found;
+}
 
 /**
  * The name torch is bound to where `at` runs: `import torch` (or `import torch as th`, `import torch.nn`) at module
  * level or in a function around `at`. An import inside some other function does not count, so the fix adds its own.
  */
 export function torchNameAt(root: Node, at: Node): string | undefined {
-  // Cached per tree: every fix of every finding asks.
+  // Cached per tree (every fix of every finding asks), from lists cached per top-level statement: a statement moved
+  // unchanged into a new version of the document is not searched again.
   let imports = importStatements.get(root);
   if (!imports) {
-    imports = root.descendantsOfType('import_statement');
+    imports = [];
+    for (const statement of root.children) for (const found of importsOfStatement(statement)) imports.push(found);
     importStatements.set(root, imports);
   }
   for (const statement of imports) {

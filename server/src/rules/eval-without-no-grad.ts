@@ -4,7 +4,7 @@ import type { Node } from '../engine/parser';
 import { looksLikeDataName, looksLikeEvalFunctionName } from '../engine/semantic/names';
 import { lowerBound } from '../engine/semantic/model';
 import type { FunctionInfo, SemanticModel } from '../engine/semantic/model';
-import { callReceiver, calleeName, enclosingFunction, enclosingStatement } from '../engine/syntax';
+import { callReceiver, enclosingFunction, enclosingStatement } from '../engine/syntax';
 import { addTorchImport, indentUnit, insertAt, lineEnding, lineIndent, torchNameAt } from '../fixes/edits';
 import type { Fix, TextEdit } from '../engine/types';
 import { t } from '../l10n';
@@ -44,12 +44,13 @@ function takesData(info: FunctionInfo): boolean {
 
 /** `model.eval()` calls, and the loop that follows each one in the same block (before any `model.train()`). */
 function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => boolean): Node[] {
-  const modeCalls = [...model.callsNamed('eval'), ...model.callsNamed('train')]
-    .filter((call) => model.isModelRef(callReceiver(call)))
-    .sort((a, b) => a.startIndex - b.startIndex);
+  // Only the eval() calls of the region start a search (callsNamed is in document order); the train() calls of the
+  // whole file are read only when there is one.
+  const evalCalls = model.callsNamed('eval').filter((call) => inRegion(call) && model.isModelRef(callReceiver(call)));
+  if (evalCalls.length === 0) return [];
+  const trainCalls = model.callsNamed('train').filter((call) => model.isModelRef(callReceiver(call)));
   const loops: Node[] = [];
-  for (const call of modeCalls) {
-    if (calleeName(call) !== 'eval' || !inRegion(call)) continue;
+  for (const call of evalCalls) {
     const statement = enclosingStatement(call);
     const block = statement.parent;
     if (!block) continue;
@@ -65,9 +66,7 @@ function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => bool
     }
     if (!next) continue;
     const loop = next;
-    const backToTraining = modeCalls.some(
-      (other) => calleeName(other) === 'train' && other.startIndex > statement.endIndex && other.startIndex < loop.startIndex,
-    );
+    const backToTraining = trainCalls.some((other) => other.startIndex > statement.endIndex && other.startIndex < loop.startIndex);
     if (!backToTraining) loops.push(loop);
   }
   return loops;

@@ -241,7 +241,7 @@ export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append'
 export const tensorAppendedToList: Rule = {
   ...ruleCode('OOM101'),
   code: 'OOM101',
-  check({ model, inRegion }) {
+  check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const storing = [...STORING_METHODS].flatMap((method) => model.callsNamed(method));
     for (const call of storing) {
@@ -263,7 +263,7 @@ export const tensorAppendedToList: Rule = {
       });
     }
     // `outs += [logits]`
-    for (const augmented of model.augmentedAssignments) {
+    for (const augmented of regionNodes(model.augmentedAssignments)) {
       const operator = augmented.childForFieldName('operator')?.text;
       const left = augmented.childForFieldName('left');
       const right = augmented.childForFieldName('right');
@@ -274,7 +274,7 @@ export const tensorAppendedToList: Rule = {
       reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended'), fixes: keepValueFixes(model, element, 'Append', augmented, left), keeps: keptMemory(model, augmented, element) });
     }
     // `history[step] = loss`
-    for (const assignment of model.assignments) {
+    for (const assignment of regionNodes(model.assignments)) {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
       if (!inRegion(assignment) || left?.type !== 'subscript' || !right) continue;

@@ -365,6 +365,18 @@ export function optimizerAt(model: SemanticModel, call: Node): OptimizerInfo | u
 export function optimizers(model: SemanticModel, region: Node = model.root): OptimizerInfo[] {
   return model.memo(`optimizers:${region.id}`, () => {
     const result: OptimizerInfo[] = [];
+    const mayBuild = (name: string) => mayBuildOptimizer(model, name) || /^[A-Z]/.test(name);
+    if (region !== model.root) {
+      // One statement (incremental analysis): its own calls, not the file's index.
+      for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) {
+        const call = model.calls[i]!;
+        const name = calleeName(call);
+        if (!name || !mayBuild(name) || !contains(region, call)) continue;
+        const info = optimizerAt(model, call);
+        if (info) result.push(info);
+      }
+      return result;
+    }
     // Only callee names that may build one are looked at (the file's names are indexed once).
     for (const name of model.calleeNames()) {
       if (!mayBuildOptimizer(model, name) && !/^[A-Z]/.test(name)) continue;
