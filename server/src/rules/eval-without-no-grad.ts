@@ -9,7 +9,7 @@ import { addTorchImport, indentUnit, insertAt, lineEnding, lineIndent, torchName
 import type { Fix, TextEdit } from '../engine/types';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
-import type { Rule, RuleReport } from './rule';
+import type { Rule, RuleContext, RuleReport } from './rule';
 
 /**
  * The first call in `region` that runs a forward outside no-grad: a model call, or a call of a local function that
@@ -43,10 +43,10 @@ function takesData(info: FunctionInfo): boolean {
 }
 
 /** `model.eval()` calls, and the loop that follows each one in the same block (before any `model.train()`). */
-function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => boolean): Node[] {
+function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => boolean, regionNodes: RuleContext['regionNodes']): Node[] {
   // Only the eval() calls of the region start a search (callsNamed is in document order); the train() calls of the
   // whole file are read only when there is one.
-  const evalCalls = model.callsNamed('eval').filter((call) => inRegion(call) && model.isModelRef(callReceiver(call)));
+  const evalCalls = regionNodes(model.callsNamed('eval')).filter((call) => inRegion(call) && model.isModelRef(callReceiver(call)));
   if (evalCalls.length === 0) return [];
   const trainCalls = model.callsNamed('train').filter((call) => model.isModelRef(callReceiver(call)));
   const loops: Node[] = [];
@@ -124,7 +124,7 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
 export const evalWithoutNoGrad: Rule = {
   ...ruleCode('OOM104'),
   code: 'OOM104',
-  check({ model, text, inRegion }) {
+  check({ model, text, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const reported = new Set<number>();
     const report = (call: Node, fixes: Fix[]) => {
@@ -139,7 +139,7 @@ export const evalWithoutNoGrad: Rule = {
       const forward = firstUnguardedForward(model, info.node);
       if (forward) report(forward, decorateFix(model, info, text));
     }
-    for (const loop of loopsAfterEvalMode(model, inRegion)) {
+    for (const loop of loopsAfterEvalMode(model, inRegion, regionNodes)) {
       if (model.runsBackward(loop)) continue;
       const info = model.functionOf(loop);
       // One finding per function: an evaluation function already reported covers its loops.

@@ -57,7 +57,7 @@ export const pinnedCudaVisibleDevices: Rule = {
       };
       reports.push({ node: assignment, message: message(), fixes: [setdefault, ...removeFix(assignment)] });
     }
-    for (const call of [...model.callsNamed('update'), ...model.callsNamed('putenv')]) {
+    for (const call of [...regionNodes(model.callsNamed('update')), ...regionNodes(model.callsNamed('putenv'))]) {
       if (!inRegion(call)) continue;
       const name = calleeName(call);
       const { positional, keywords } = callArguments(call);

@@ -243,7 +243,7 @@ export const tensorAppendedToList: Rule = {
   code: 'OOM101',
   check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
-    const storing = [...STORING_METHODS].flatMap((method) => model.callsNamed(method));
+    const storing = [...STORING_METHODS].flatMap((method) => regionNodes(model.callsNamed(method)));
     for (const call of storing) {
       if (!inRegion(call) || !STORING_METHODS.has(calleeName(call) ?? '')) continue;
       const container = callReceiver(call);
