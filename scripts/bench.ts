@@ -68,7 +68,7 @@ async function serverLatency(lineTarget: number, coldRuns: number): Promise<void
   let lastPath = '';
   client.connection.onNotification('window/logMessage', (params: { message: string }) => {
     const match = /^analysed (\d+) of (\d+) statements/.exec(params.message);
-    if (match) lastPath = match[1] === match[2] ? 'whole file' : 'incremental';
+    if (match) lastPath = match[1] === match[2] ? 'whole file' : `incremental, ${match[1]} of ${match[2]} statements`;
   });
   const first = client.diagnostics(uri, 1, 120_000);
   await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });

@@ -62,7 +62,7 @@ for (const lineBreak of ['\n', '\r\n', '\r']) test(`incremental copies and findi
 
 test('incremental findings equal a full analysis after each of 240 edits across several scripts', async () => {
   const files = ['test/fixtures/rules/OOM101/appended.py', 'test/fixtures/rules/OOM103/zero_grad.py', 'test/fixtures/rules/OOM104/eval.py', 'test/corpus/actor_critic.py', 'test/corpus/nanogpt_train.py',
-    'test/fixtures/rules/OOM110/distributed_load.py', 'test/fixtures/rules/OOM112/worker_code.py', 'test/fixtures/rules/OOM113/frozen_forwards.py'];
+    'test/fixtures/rules/OOM110/distributed_load.py', 'test/fixtures/rules/OOM112/worker_code.py', 'test/fixtures/rules/OOM113/frozen_forwards.py', 'test/fixtures/rules/OOM100/unused_noqa.py'];
   let reusedRuns = 0;
   for (const [fileIndex, file] of files.entries()) {
     let text = fs.readFileSync(path.join(repoRoot, file), 'utf8');

@@ -131,7 +131,8 @@ export class SemanticModel {
       }
     }
     this.inheritLightning();
-    for (const info of this.functions) info.classInfo = this.classOfMethod(info.node);
+    const classesById = new Map(this.classes.map((cls) => [cls.node.id, cls] as const));
+    for (const info of this.functions) info.classInfo = this.classOfMethod(info.node, classesById);
     this.learnRolesFromAssignments();
     for (const call of this.callsNamed('set_grad_enabled')) {
       if (this.qualifiedTail(call.childForFieldName('function')) === 'set_grad_enabled' && call.parent?.type === 'expression_statement') {
@@ -226,11 +227,11 @@ export class SemanticModel {
     this.functionsByName.set(name, list);
   }
 
-  private classOfMethod(fn: Node): ClassInfo | undefined {
+  private classOfMethod(fn: Node, classesById: ReadonlyMap<number, ClassInfo>): ClassInfo | undefined {
     let current = fn.parent;
     while (current && current.type !== 'class_definition' && current.type !== 'function_definition') current = current.parent;
     if (current?.type !== 'class_definition') return undefined;
-    return this.classes.find((info) => info.node.id === current!.id);
+    return classesById.get(current.id);
   }
 
   functionInfo(fn: Node): FunctionInfo | undefined {
