@@ -4,6 +4,7 @@
 // they reset, the roles of names), the findings of every other statement cannot have changed: those are reused,
 // moved with their statements, and the rules run on the changed statements alone. Anything else (module-level
 // code, new or removed definitions, different options) analyses the whole file.
+import { indentUnit } from '../fixes/edits';
 import { analyze } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
@@ -19,7 +20,7 @@ interface StatementEntry {
   facts: string;
   /**
    * Module-level code only (not a function or class definition): the texts of its simple statements and of the
-   * headers of its compound ones, read while its text was current (see changedNames).
+   * headers of its compound ones, read while its text was current (see regionAfterEdit).
    */
   parts: string[] | undefined;
   /** The statement's first row when `findings` were computed. */
@@ -30,6 +31,8 @@ interface StatementEntry {
 export interface AnalysisCache {
   optionsKey: string;
   globals: string;
+  /** The file's indentation unit: fixes that indent code are written with it, wherever the finding is. */
+  indent: string;
   statements: Map<Node, StatementEntry>;
 }
 
@@ -108,7 +111,7 @@ function sortFindings(findings: Finding[]): Finding[] {
 }
 
 /** Groups findings by the top-level statement whose rows hold them. */
-function buildCache(model: SemanticModel, findings: Finding[], optionsKey: string, factsOf: (statement: Node) => string, statementsOf: readonly Node[] = model.root.children): AnalysisCache {
+function buildCache(model: SemanticModel, findings: Finding[], optionsKey: string, indent: string, factsOf: (statement: Node) => string, statementsOf: readonly Node[] = model.root.children): AnalysisCache {
   const statements = new Map<Node, StatementEntry>();
   const children = model.root.children;
   for (const statement of statementsOf) {
@@ -118,7 +121,7 @@ function buildCache(model: SemanticModel, findings: Finding[], optionsKey: strin
     const owner = statementAtRow(children, finding.range.start.line);
     if (owner) statements.get(owner)?.findings.push(finding);
   }
-  return { optionsKey, globals: model.globalsSignature(), statements };
+  return { optionsKey, globals: model.globalsSignature(), indent, statements };
 }
 
 /** The top-level statement whose rows hold `row` (statements in document order), by binary search. */
@@ -142,40 +145,43 @@ const COMPOUND_STATEMENTS = new Set(['if_statement', 'for_statement', 'while_sta
 
 /**
  * The parts of a module-level statement whose text another statement may read: each simple statement whole, and
- * each compound statement's header (up to its first block). Compared before and after an edit, the parts that
- * differ name what the edit changed.
+ * each compound statement's header (up to its first block), with how deep in the statement's blocks it lies and
+ * which of the two it is (`2s…`, `0h…`). Compared before and after an edit, the parts that differ say what the edit
+ * changed.
  */
 function moduleCodeParts(statement: Node): string[] {
   const parts: string[] = [];
-  const visit = (node: Node) => {
+  const visit = (node: Node, depth: number) => {
     if (node.type === 'block') {
-      for (const child of node.children) visit(child);
+      for (const child of node.children) visit(child, depth + 1);
       return;
     }
     if (!COMPOUND_STATEMENTS.has(node.type)) {
-      parts.push(node.text);
+      parts.push(`${depth}s${node.text}`);
       return;
     }
     const firstBlock = node.children.find((child) => child.type === 'block');
-    parts.push(node.source.slice(node.startIndex, firstBlock ? firstBlock.startIndex : node.endIndex));
-    for (const child of node.children) if (child.type === 'block' || COMPOUND_STATEMENTS.has(child.type)) visit(child);
+    parts.push(`${depth}h${node.source.slice(node.startIndex, firstBlock ? firstBlock.startIndex : node.endIndex)}`);
+    for (const child of node.children) if (child.type === 'block' || COMPOUND_STATEMENTS.has(child.type)) visit(child, depth);
   };
-  visit(statement);
+  visit(statement, 0);
   return parts;
 }
 
 const NAME = /[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/gu;
 
-/** The names written in the parts that differ between the old and the new versions of the changed statements. */
-function changedNames(oldParts: readonly string[], newParts: readonly string[]): Set<string> {
+/** The parts (moduleCodeParts) that differ between the old and the new versions of the changed statements. */
+function changedParts(oldParts: readonly string[], newParts: readonly string[]): string[] {
   const count = new Map<string, number>();
   for (const part of oldParts) count.set(part, (count.get(part) ?? 0) + 1);
   for (const part of newParts) count.set(part, (count.get(part) ?? 0) - 1);
+  return [...count].filter(([, difference]) => difference !== 0).map(([part]) => part);
+}
+
+/** The names written in some parts (words in strings and comments too: more names only analyse more). */
+function namesIn(parts: readonly string[]): Set<string> {
   const names = new Set<string>();
-  for (const [part, difference] of count) {
-    if (difference === 0) continue;
-    for (const match of part.matchAll(NAME)) names.add(match[0]);
-  }
+  for (const part of parts) for (const match of part.matchAll(NAME)) names.add(match[0]);
   return names;
 }
 
@@ -220,7 +226,7 @@ function rowsOverlap(a: Node, b: Node): boolean {
  * as before, only it is analysed. Module-level code also shares the module's scope with all other module-level
  * code (the rules' dataflow, the calls they group by scope, the loop after a model.eval()), and functions read
  * module-level names by name (a global a function mutates, an assignment found by its target's name): so an edit
- * of module-level code analyses again all module-level code, and the definitions that write a name of a part the
+ * of module-level code analyses again all module-level code, and the statements that write a name of a part the
  * edit changed. The facts of a statement are read through the names it writes (dataflow, callees, containers), so
  * those that write a changed name must still tell the rest of the file what they told before. A statement that
  * shares a row with a changed one (a trailing comment's `# noqa`) is analysed again too.
@@ -231,9 +237,13 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
   const facts = new Map(changed.map((statement) => [statement, statementFacts(model, statement)]));
   if (!sameMultiset([...facts.values()], oldEntries.map((entry) => entry.facts))) return undefined;
   const moduleCode = changed.some(isModuleCode) || oldEntries.some((entry) => entry.parts !== undefined);
-  const names = moduleCode
-    ? changedNames(oldEntries.flatMap((entry) => entry.parts ?? []), changed.flatMap((statement) => (isModuleCode(statement) ? moduleCodeParts(statement) : [])))
-    : new Set<string>();
+  const differing = moduleCode
+    ? changedParts(oldEntries.flatMap((entry) => entry.parts ?? []), changed.flatMap((statement) => (isModuleCode(statement) ? moduleCodeParts(statement) : [])))
+    : [];
+  const names = namesIn(differing);
+  // Module-level code is analysed all together or not at all: a rule may report in one module-level statement
+  // what another one holds (a loop after a model.eval() at module level, checked from the eval()).
+  const allModuleCode = moduleCode || model.root.children.some((statement) => isModuleCode(statement) && !changed.includes(statement) && changed.some((other) => rowsOverlap(other, statement)));
   // `torch.set_grad_enabled(False)` switches gradients off for all module-level code after it, wherever it is.
   if (names.has('set_grad_enabled')) return undefined;
   const changedSet = new Set(changed);
@@ -244,7 +254,7 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
       continue;
     }
     const writesChangedName = names.size > 0 && [...identifiersOf(statement)].some((name) => names.has(name));
-    const again = (moduleCode && isModuleCode(statement)) || writesChangedName || changed.some((other) => rowsOverlap(other, statement));
+    const again = (allModuleCode && isModuleCode(statement)) || writesChangedName || changed.some((other) => rowsOverlap(other, statement));
     if (!again) continue;
     if (writesChangedName) {
       const entry = previous.statements.get(statement);
@@ -268,9 +278,10 @@ export function analyzeIncrementally(
   const changed = children.filter((statement) => !previous?.statements.has(statement));
   const present = new Set(children);
   const removed = previous ? [...previous.statements.keys()].filter((statement) => !present.has(statement)) : [];
+  const indent = indentUnit(text);
   const canReuse =
     !!previous && previous.optionsKey === optionsKey && changed.length > 0 && changed.length < children.length &&
-    previous.globals === model.globalsSignature() && !hasFileNoqa(text);
+    previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(text);
   const after = canReuse ? regionAfterEdit(model, previous, changed, removed) : undefined;
   if (previous && after && after.region.length < children.length) {
     const { region, facts } = after;
@@ -289,14 +300,14 @@ export function analyzeIncrementally(
     }
     // The facts of the analysed statements: computed for the changed ones and those that write a changed name,
     // the same as before for the others (see regionAfterEdit).
-    const partial = buildCache(model, fresh, optionsKey, (statement) => facts.get(statement) ?? previous.statements.get(statement)!.facts, region);
+    const partial = buildCache(model, fresh, optionsKey, indent, (statement) => facts.get(statement) ?? previous.statements.get(statement)!.facts, region);
     for (const statement of region) statements.set(statement, partial.statements.get(statement)!);
-    return { findings: sortFindings(findings), cache: { optionsKey, globals: partial.globals, statements }, analysedStatements: region.length };
+    return { findings: sortFindings(findings), cache: { optionsKey, globals: partial.globals, indent: partial.indent, statements }, analysedStatements: region.length };
   }
   const findings = analyze(model, text, options);
   return {
     findings,
-    cache: buildCache(model, findings, optionsKey, () => PENDING),
+    cache: buildCache(model, findings, optionsKey, indent, () => PENDING),
     analysedStatements: children.length,
   };
 }
