@@ -1,9 +1,10 @@
-// Incremental analysis for the editor. A keystroke usually changes one function of a long script. When the
-// changed top-level statements are function or class definitions, and what they tell the rest of the file is
-// the same as before (their functions' summaries, the calls they make into other statements, the containers
-// they reset, the roles of names), the findings of every other statement cannot have changed: those are reused,
-// moved with their statements, and the rules run on the changed statements alone. Anything else (module-level
-// code, new or removed definitions, different options) analyses the whole file.
+// Incremental analysis for the editor. A keystroke usually changes one statement of a long script. When what the
+// changed top-level statements tell the rest of the file is the same as before (their functions' summaries, the
+// calls they make into other statements, the containers they reset, the roles of names: statementFacts), the
+// findings of the statements that cannot depend on them are reused, moved with their statements, and the rules run
+// on the rest alone: the changed statements, all module-level code when some of it changed (it shares one scope),
+// and the statements that write a name the edit changed (regionAfterEdit). Different options or file-wide facts
+// (imports, classes, roles, the indentation unit, a file-level noqa) analyse the whole file.
 import { indentUnit } from '../fixes/edits';
 import { analyze } from './analyze';
 import type { AnalysisOptions } from './analyze';
