@@ -24,7 +24,8 @@ export interface TestClient {
 }
 
 export async function startServer(initializationOptions: unknown = {}, capabilities: object = {}): Promise<TestClient> {
-  const serverPath = path.join(repoRoot, 'dist', 'server.js');
+  // OOMGUARD_SERVER_PATH runs another build (a benchmark comparing two commits in the same conditions).
+  const serverPath = process.env.OOMGUARD_SERVER_PATH ?? path.join(repoRoot, 'dist', 'server.js');
   // OOMGUARD_SERVER_NODE_ARGS passes flags to the server's node (e.g. --cpu-prof when profiling a benchmark).
   const nodeArgs = process.env.OOMGUARD_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { stdio: 'pipe' });

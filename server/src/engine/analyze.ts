@@ -3,6 +3,7 @@
 import { RULES } from '../rules';
 import type { Rule } from '../rules';
 import { t } from '../l10n';
+import { lowerBound } from './semantic/model';
 import type { SemanticModel } from './semantic/model';
 import type { Node } from './parser';
 import { contains, rangeOf } from './syntax';
@@ -45,15 +46,22 @@ export function activeRules(options: AnalysisOptions): Rule[] {
 
 export function analyze(model: SemanticModel, text: string, options: AnalysisOptions = {}): Finding[] {
   const findings: Finding[] = [];
-  const lines = text.split(/\r\n|\r|\n/);
-  const suppressions = new Suppressions(lines);
+  const suppressions = new Suppressions(options.region ? regionLines(text, options.region) : text.split(/\r\n|\r|\n/));
   const ran = new Set<string>();
-  const region = options.region;
-  const inRegion = region ? (node: Node) => region.some((statement) => contains(statement, node)) : () => true;
+  const region = options.region ? [...options.region].sort((a, b) => a.startIndex - b.startIndex) : undefined;
+  const inRegion = region ? (node: Node) => regionStatementOf(region, node) !== undefined : () => true;
+  const regionNodes = <T extends Node>(nodes: readonly T[]): readonly T[] => {
+    if (!region) return nodes;
+    const result: T[] = [];
+    for (const statement of region) {
+      for (let i = lowerBound(nodes, statement.startIndex); i < nodes.length && nodes[i]!.startIndex < statement.endIndex; i++) result.push(nodes[i]!);
+    }
+    return result;
+  };
   for (const rule of activeRules(options)) {
     let reports;
     try {
-      reports = rule.check({ model, text, inRegion, region, cells: options.notebookCells });
+      reports = rule.check({ model, text, inRegion, regionNodes, region, cells: options.notebookCells });
     } catch (error) {
       options.onRuleError?.(rule.code, error);
       continue;
@@ -94,6 +102,29 @@ function keptMessage(keeps: KeptMemory, bytes: number): string {
 
 export function tooLargeMessage(characters: number): string {
   return t('OOM Guard skipped this file: it has {0} characters, more than the {1} it analyses.', characters, MAX_ANALYZED_CHARACTERS);
+}
+
+/**
+ * The lines that suppression comments are read from: for a region, only the rows of its statements (a sparse
+ * array), unless the file may hold a file-level `# oomguard: noqa`, which applies to every line.
+ */
+function regionLines(text: string, region: readonly Node[]): string[] {
+  if (text.includes('oomguard')) return text.split(/\r\n|\r|\n/);
+  const lines: string[] = [];
+  for (const statement of region) {
+    const lineStart = statement.startIndex - statement.startPosition.column;
+    let lineEnd = statement.endIndex;
+    while (lineEnd < text.length && text[lineEnd] !== '\n' && text[lineEnd] !== '\r') lineEnd++;
+    text.slice(lineStart, lineEnd).split(/\r\n|\r|\n/).forEach((line, i) => (lines[statement.startPosition.row + i] = line));
+  }
+  return lines;
+}
+
+/** The statement of a region (top-level statements sorted by start) that holds `node`, by binary search. */
+function regionStatementOf(region: readonly Node[], node: Node): Node | undefined {
+  const index = lowerBound(region, node.startIndex + 1) - 1;
+  const statement = region[index];
+  return statement && contains(statement, node) ? statement : undefined;
 }
 
 /** The innermost `for` loop around a node: the batch loop a leak grows in. */

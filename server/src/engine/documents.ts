@@ -158,7 +158,7 @@ export class DocumentStore {
     const previousText = state.analysisText;
     let syntaxRoot: SyntaxNode | undefined;
     if (incremental) {
-      syntaxRoot = copyTreeIncremental(parsed, state.source, text, previousRoot, previousText, lastEdit!);
+      syntaxRoot = copyTreeIncremental(parsed, state.source, text, previousRoot, previousText, lastEdit!, lineStarts);
     } else {
       // A fresh holder: the previous version's nodes keep reading their own text.
       state.source = { text };

@@ -1,9 +1,11 @@
-// Incremental analysis for the editor. A keystroke usually changes one function of a long script. When the
-// changed top-level statements are function or class definitions, and what they tell the rest of the file is
-// the same as before (their functions' summaries, the calls they make into other statements, the containers
-// they reset, the roles of names), the findings of every other statement cannot have changed: those are reused,
-// moved with their statements, and the rules run on the changed statements alone. Anything else (module-level
-// code, new or removed definitions, different options) analyses the whole file.
+// Incremental analysis for the editor. A keystroke usually changes one statement of a long script. When what the
+// changed top-level statements tell the rest of the file is the same as before (their functions' summaries, the
+// calls they make into other statements, the containers they reset, the roles of names: statementFacts), the
+// findings of the statements that cannot depend on them are reused, moved with their statements, and the rules run
+// on the rest alone: the changed statements, all module-level code when some of it changed (it shares one scope),
+// and the statements that write a name the edit changed (regionAfterEdit). Different options or file-wide facts
+// (imports, classes, roles, the indentation unit, a file-level noqa) analyse the whole file.
+import { indentUnit } from '../fixes/edits';
 import { analyze } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
@@ -15,11 +17,13 @@ import { contains, enclosingLoops } from './syntax';
 import type { Finding, TextEdit } from './types';
 
 interface StatementEntry {
+  /** What the statement tells the rest of the file (PENDING: not computed yet, see completeFacts). */
+  facts: string;
   /**
-   * What the statement tells the rest of the file (undefined: module-level code, never analysed alone;
-   * PENDING: not computed yet, see completeFacts).
+   * Module-level code only (not a function or class definition): the texts of its simple statements and of the
+   * headers of its compound ones, read while its text was current (see regionAfterEdit).
    */
-  facts: string | undefined;
+  parts: string[] | undefined;
   /** The statement's first row when `findings` were computed. */
   row: number;
   findings: Finding[];
@@ -28,6 +32,8 @@ interface StatementEntry {
 export interface AnalysisCache {
   optionsKey: string;
   globals: string;
+  /** The file's indentation unit: fixes that indent code are written with it, wherever the finding is. */
+  indent: string;
   statements: Map<Node, StatementEntry>;
 }
 
@@ -52,11 +58,18 @@ function nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
   return result;
 }
 
-/** What a definition statement tells the rest of the file, as a comparable string. */
-export function statementFacts(model: SemanticModel, statement: Node): string | undefined {
-  if (!isDefinition(statement)) return undefined;
+/** What a top-level statement tells the rest of the file, as a comparable string. */
+export function statementFacts(model: SemanticModel, statement: Node): string {
   const facts: unknown[] = [];
-  for (const info of model.functions) {
+  // model.functions is in document order: the statement's functions are one run of it.
+  let first = 0;
+  for (let high = model.functions.length; first < high;) {
+    const mid = (first + high) >> 1;
+    if (model.functions[mid]!.node.startIndex < statement.startIndex) first = mid + 1;
+    else high = mid;
+  }
+  for (let i = first; i < model.functions.length && model.functions[i]!.node.startIndex < statement.endIndex; i++) {
+    const info = model.functions[i]!;
     if (!contains(statement, info.node)) continue;
     const summary = model.summary(info);
     facts.push(['def', info.name, info.classInfo?.name ?? '', info.decorators.map((d) => d.text), model.isNoGradFunction(info),
@@ -99,16 +112,160 @@ function sortFindings(findings: Finding[]): Finding[] {
 }
 
 /** Groups findings by the top-level statement whose rows hold them. */
-function buildCache(model: SemanticModel, findings: Finding[], optionsKey: string, factsOf: (statement: Node) => string | undefined): AnalysisCache {
+function buildCache(model: SemanticModel, findings: Finding[], optionsKey: string, indent: string, factsOf: (statement: Node) => string, statementsOf: readonly Node[] = model.root.children): AnalysisCache {
   const statements = new Map<Node, StatementEntry>();
   const children = model.root.children;
-  for (const statement of children) statements.set(statement, { facts: factsOf(statement), row: statement.startPosition.row, findings: [] });
-  for (const finding of findings) {
-    const line = finding.range.start.line;
-    const owner = children.find((statement) => statement.startPosition.row <= line && line <= statement.endPosition.row);
-    if (owner) statements.get(owner)!.findings.push(finding);
+  for (const statement of statementsOf) {
+    statements.set(statement, { facts: factsOf(statement), parts: isModuleCode(statement) ? moduleCodeParts(statement) : undefined, row: statement.startPosition.row, findings: [] });
   }
-  return { optionsKey, globals: model.globalsSignature(), statements };
+  for (const finding of findings) {
+    const owner = statementAtRow(children, finding.range.start.line);
+    if (owner) statements.get(owner)?.findings.push(finding);
+  }
+  return { optionsKey, globals: model.globalsSignature(), indent, statements };
+}
+
+/** The top-level statement whose rows hold `row` (statements in document order), by binary search. */
+function statementAtRow(children: readonly Node[], row: number): Node | undefined {
+  let low = 0;
+  let high = children.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (children[mid]!.startPosition.row <= row) low = mid + 1;
+    else high = mid;
+  }
+  // Several statements can share a row (a statement and its trailing comment): the first whose rows hold `row`, as
+  // a scan from the start would find. End rows never decrease along the statements, so the scan back stops early.
+  let found: Node | undefined;
+  for (let i = low - 1; i >= 0 && children[i]!.endPosition.row >= row; i--) found = children[i]!;
+  return found;
+}
+
+const COMPOUND_STATEMENTS = new Set(['if_statement', 'for_statement', 'while_statement', 'try_statement', 'with_statement', 'match_statement',
+  'function_definition', 'class_definition', 'decorated_definition', 'elif_clause', 'else_clause', 'except_clause', 'except_group_clause', 'finally_clause', 'case_clause']);
+
+/**
+ * The parts of a module-level statement whose text another statement may read: each simple statement whole, and
+ * each compound statement's header (up to its first block), with how deep in the statement's blocks it lies and
+ * which of the two it is (`2s…`, `0h…`). Compared before and after an edit, the parts that differ say what the edit
+ * changed.
+ */
+function moduleCodeParts(statement: Node): string[] {
+  const parts: string[] = [];
+  const visit = (node: Node, depth: number) => {
+    if (node.type === 'block') {
+      for (const child of node.children) visit(child, depth + 1);
+      return;
+    }
+    if (!COMPOUND_STATEMENTS.has(node.type)) {
+      parts.push(`${depth}s${node.text}`);
+      return;
+    }
+    const firstBlock = node.children.find((child) => child.type === 'block');
+    parts.push(`${depth}h${node.source.slice(node.startIndex, firstBlock ? firstBlock.startIndex : node.endIndex)}`);
+    for (const child of node.children) if (child.type === 'block' || COMPOUND_STATEMENTS.has(child.type)) visit(child, depth);
+  };
+  visit(statement, 0);
+  return parts;
+}
+
+const NAME = /[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/gu;
+
+/** The parts (moduleCodeParts) that differ between the old and the new versions of the changed statements. */
+function changedParts(oldParts: readonly string[], newParts: readonly string[]): string[] {
+  const count = new Map<string, number>();
+  for (const part of oldParts) count.set(part, (count.get(part) ?? 0) + 1);
+  for (const part of newParts) count.set(part, (count.get(part) ?? 0) - 1);
+  return [...count].filter(([, difference]) => difference !== 0).map(([part]) => part);
+}
+
+/** The names written in some parts (words in strings and comments too: more names only analyse more). */
+function namesIn(parts: readonly string[]): Set<string> {
+  const names = new Set<string>();
+  for (const part of parts) for (const match of part.matchAll(NAME)) names.add(match[0]);
+  return names;
+}
+
+const identifierCache = new WeakMap<Node, Set<string>>();
+
+/** The names a statement writes (identifiers and attribute names), cached: statements move between versions unchanged. */
+function identifiersOf(statement: Node): Set<string> {
+  let names = identifierCache.get(statement);
+  if (!names) {
+    names = new Set(statement.descendantsOfType('identifier').map((identifier) => identifier.text));
+    identifierCache.set(statement, names);
+  }
+  return names;
+}
+
+/** A file-level `# oomguard: noqa` reads every finding of the file (and its OOM100 all of them). */
+function hasFileNoqa(text: string): boolean {
+  return text.includes('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
+}
+
+function sameMultiset(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const x = [...a].sort();
+  const y = [...b].sort();
+  return x.every((item, i) => item === y[i]);
+}
+
+/** Module-level code: a top-level statement that is neither a definition nor a comment. */
+function isModuleCode(statement: Node): boolean {
+  return statement.type !== 'comment' && !isDefinition(statement);
+}
+
+function rowsOverlap(a: Node, b: Node): boolean {
+  return a.startPosition.row <= b.endPosition.row && b.startPosition.row <= a.endPosition.row;
+}
+
+/**
+ * The top-level statements to analyse again after an edit, with the facts computed on the way, or undefined when
+ * the whole file must be analysed.
+ *
+ * A changed function or class tells the rest of the file only its facts (statementFacts): when they are the same
+ * as before, only it is analysed. Module-level code also shares the module's scope with all other module-level
+ * code (the rules' dataflow, the calls they group by scope, the loop after a model.eval()), and functions read
+ * module-level names by name (a global a function mutates, an assignment found by its target's name): so an edit
+ * of module-level code analyses again all module-level code, and the statements that write a name of a part the
+ * edit changed. The facts of a statement are read through the names it writes (dataflow, callees, containers), so
+ * those that write a changed name must still tell the rest of the file what they told before. A statement that
+ * shares a row with a changed one (a trailing comment's `# noqa`) is analysed again too.
+ */
+function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed: readonly Node[], removed: readonly Node[]): { region: Node[]; facts: Map<Node, string> } | undefined {
+  const oldEntries = removed.map((statement) => previous.statements.get(statement)!);
+  if (oldEntries.some((entry) => entry.facts === PENDING)) return undefined;
+  const facts = new Map(changed.map((statement) => [statement, statementFacts(model, statement)]));
+  if (!sameMultiset([...facts.values()], oldEntries.map((entry) => entry.facts))) return undefined;
+  const moduleCode = changed.some(isModuleCode) || oldEntries.some((entry) => entry.parts !== undefined);
+  const differing = moduleCode
+    ? changedParts(oldEntries.flatMap((entry) => entry.parts ?? []), changed.flatMap((statement) => (isModuleCode(statement) ? moduleCodeParts(statement) : [])))
+    : [];
+  const names = namesIn(differing);
+  // Module-level code is analysed all together or not at all: a rule may report in one module-level statement
+  // what another one holds (a loop after a model.eval() at module level, checked from the eval()).
+  const allModuleCode = moduleCode || model.root.children.some((statement) => isModuleCode(statement) && !changed.includes(statement) && changed.some((other) => rowsOverlap(other, statement)));
+  // `torch.set_grad_enabled(False)` switches gradients off for all module-level code after it, wherever it is.
+  if (names.has('set_grad_enabled')) return undefined;
+  const changedSet = new Set(changed);
+  const region: Node[] = [];
+  for (const statement of model.root.children) {
+    if (changedSet.has(statement)) {
+      region.push(statement);
+      continue;
+    }
+    const writesChangedName = names.size > 0 && [...identifiersOf(statement)].some((name) => names.has(name));
+    const again = (allModuleCode && isModuleCode(statement)) || writesChangedName || changed.some((other) => rowsOverlap(other, statement));
+    if (!again) continue;
+    if (writesChangedName) {
+      const entry = previous.statements.get(statement);
+      const now = statementFacts(model, statement);
+      if (!entry || now !== entry.facts) return undefined;
+      facts.set(statement, now);
+    }
+    region.push(statement);
+  }
+  return { region, facts };
 }
 
 export function analyzeIncrementally(
@@ -122,37 +279,36 @@ export function analyzeIncrementally(
   const changed = children.filter((statement) => !previous?.statements.has(statement));
   const present = new Set(children);
   const removed = previous ? [...previous.statements.keys()].filter((statement) => !present.has(statement)) : [];
+  const indent = indentUnit(text);
   const canReuse =
     !!previous && previous.optionsKey === optionsKey && changed.length > 0 && changed.length < children.length &&
-    changed.every(isDefinition) &&
-    removed.every((statement) => ![undefined, PENDING].includes(previous.statements.get(statement)!.facts)) &&
-    previous.globals === model.globalsSignature();
-  if (canReuse) {
-    const newFacts = changed.map((statement) => statementFacts(model, statement)!).sort();
-    const oldFacts = removed.map((statement) => previous.statements.get(statement)!.facts!).sort();
-    if (newFacts.length === oldFacts.length && newFacts.every((facts, i) => facts === oldFacts[i])) {
-      const fresh = analyze(model, text, { ...options, region: changed });
-      const findings: Finding[] = [...fresh];
-      const statements = new Map<Node, StatementEntry>();
-      for (const statement of children) {
-        const entry = previous.statements.get(statement);
-        if (entry) {
-          const rows = statement.startPosition.row - entry.row;
-          const moved = entry.findings.map((finding) => moveFinding(finding, rows, entry.row));
-          findings.push(...moved);
-          statements.set(statement, { facts: entry.facts, row: statement.startPosition.row, findings: moved });
-        }
+    previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(text);
+  const after = canReuse ? regionAfterEdit(model, previous, changed, removed) : undefined;
+  if (previous && after && after.region.length < children.length) {
+    const { region, facts } = after;
+    const fresh = analyze(model, text, { ...options, region });
+    const findings: Finding[] = [...fresh];
+    const inRegion = new Set(region);
+    const statements = new Map<Node, StatementEntry>();
+    for (const statement of children) {
+      const entry = previous.statements.get(statement);
+      if (entry && !inRegion.has(statement)) {
+        const rows = statement.startPosition.row - entry.row;
+        const moved = entry.findings.map((finding) => moveFinding(finding, rows, entry.row));
+        findings.push(...moved);
+        statements.set(statement, { ...entry, row: statement.startPosition.row, findings: moved });
       }
-      const changedFacts = new Map(changed.map((statement) => [statement, statementFacts(model, statement)]));
-      const partial = buildCache(model, fresh, optionsKey, (statement) => changedFacts.get(statement));
-      for (const statement of changed) statements.set(statement, partial.statements.get(statement)!);
-      return { findings: sortFindings(findings), cache: { optionsKey, globals: partial.globals, statements }, analysedStatements: changed.length };
     }
+    // The facts of the analysed statements: computed for the changed ones and those that write a changed name,
+    // the same as before for the others (see regionAfterEdit).
+    const partial = buildCache(model, fresh, optionsKey, indent, (statement) => facts.get(statement) ?? previous.statements.get(statement)!.facts, region);
+    for (const statement of region) statements.set(statement, partial.statements.get(statement)!);
+    return { findings: sortFindings(findings), cache: { optionsKey, globals: partial.globals, indent: partial.indent, statements }, analysedStatements: region.length };
   }
   const findings = analyze(model, text, options);
   return {
     findings,
-    cache: buildCache(model, findings, optionsKey, () => PENDING),
+    cache: buildCache(model, findings, optionsKey, indent, () => PENDING),
     analysedStatements: children.length,
   };
 }

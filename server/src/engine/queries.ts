@@ -60,13 +60,47 @@ function copyOf(root: SyntaxNode, startIndex: number, endIndex: number, type: st
 export type QueryCaptures = Map<string, SyntaxNode>;
 
 /**
- * The matches of query `name` over `tree` (the tree-sitter tree `root` was copied from), within `region` when
- * given, each as its captures by name.
+ * The matches of query `name` over `tree` (the tree-sitter tree `root` was copied from), within `region` (a
+ * top-level statement of `root`) when given, each as its captures by name.
  */
 export function queryMatches(tree: Tree, root: SyntaxNode, name: string, region?: SyntaxNode): QueryCaptures[] {
-  const range = region ? { startIndex: region.startIndex, endIndex: region.endIndex } : {};
+  if (!region) return capturesOf(query(name).matches(tree.rootNode), root);
+  // A statement moved unchanged into a new version keeps its copy's nodes, and so its matches.
+  let byName = statementMatches.get(region);
+  const cached = byName?.get(name);
+  if (cached) return cached;
+  // The statement's own tree-sitter node, not a range over the root: in a tree with a syntax error elsewhere,
+  // tree-sitter's range-limited matching misses matches that the statement holds.
+  const index = childIndex(root, region);
+  const node = index === undefined ? undefined : tree.rootNode.child(index);
+  const result = node && node.startIndex === region.startIndex && node.endIndex === region.endIndex
+    ? capturesOf(query(name).matches(node), root)
+    : capturesOf(query(name).matches(tree.rootNode, { startIndex: region.startIndex, endIndex: region.endIndex }), root);
+  if (!byName) statementMatches.set(region, (byName = new Map()));
+  byName.set(name, result);
+  return result;
+}
+
+const statementMatches = new WeakMap<SyntaxNode, Map<string, QueryCaptures[]>>();
+
+/** The index of a top-level statement among the root's children, by binary search on its start. */
+function childIndex(root: SyntaxNode, statement: SyntaxNode): number | undefined {
+  const children = root.children;
+  let low = 0;
+  let high = children.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (children[mid]!.startIndex < statement.startIndex) low = mid + 1;
+    else high = mid;
+  }
+  // Zero-width children can share a start: look at each child that starts there.
+  for (let i = low; i < children.length && children[i]!.startIndex === statement.startIndex; i++) if (children[i] === statement) return i;
+  return undefined;
+}
+
+function capturesOf(matches: ReturnType<Query['matches']>, root: SyntaxNode): QueryCaptures[] {
   const result: QueryCaptures[] = [];
-  for (const match of query(name).matches(tree.rootNode, range)) {
+  for (const match of matches) {
     const captures: QueryCaptures = new Map();
     for (const capture of match.captures) {
       const node = copyOf(root, capture.node.startIndex, capture.node.endIndex, capture.node.type);

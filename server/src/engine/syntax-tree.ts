@@ -104,8 +104,8 @@ interface CopyContext {
   language: Language;
 }
 
-function copyContext(tree: Tree, source: SourceText): CopyContext {
-  const rowStarts = computeLineStarts(source.text);
+function copyContext(tree: Tree, source: SourceText, lineStarts?: number[]): CopyContext {
+  const rowStarts = lineStarts ?? computeLineStarts(source.text);
   const language = tree.language;
   return { source, rowStarts, types: language.types, fields: language.fields, named: [], language };
 }
@@ -197,12 +197,13 @@ function moveSubtree(node: SyntaxNode, indexDelta: number, rowDelta: number): vo
  * copy instead of copying them again. A statement is reused only when it lies wholly before the edit, or starts
  * on a later line than the edit's end (so its columns are unchanged), and has the same type and text as before.
  */
-export function copyTreeIncremental(tree: Tree, holder: SourceText, source: string, previous: SyntaxNode, previousText: string, edit: SingleEdit): SyntaxNode {
+export function copyTreeIncremental(tree: Tree, holder: SourceText, source: string, previous: SyntaxNode, previousText: string, edit: SingleEdit, lineStarts?: number[]): SyntaxNode {
   const indexDelta = edit.newEndIndex - edit.oldEndIndex;
   const rowDelta = edit.newEndRow - edit.oldEndRow;
   const oldByStart = new Map<number, SyntaxNode>();
   for (const child of previous.children) oldByStart.set(child.startIndex, child);
-  const context = copyContext(tree, { text: source });
+  // The document's line starts, when the caller kept them up to date (computeLineStarts of `source`).
+  const context = copyContext(tree, { text: source }, lineStarts);
   // New subtrees read the document's holder, like the statements moved from the previous copy.
   context.source = holder;
   const cursor = tree.walk();

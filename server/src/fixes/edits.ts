@@ -1,5 +1,4 @@
 // Building blocks for fixes: text edits that keep the user's indentation (spaces or tabs) and line endings.
-import { splitLines } from '../engine/lines';
 import type { Node } from '../engine/parser';
 import { rangeOf } from '../engine/syntax';
 import type { Position, Range, TextEdit } from '../engine/types';
@@ -27,16 +26,36 @@ export function lineIndent(node: Node): string {
   return match ? match[0] : '';
 }
 
-/** One level of indentation as the file writes it: a tab, or the step between two nested lines. */
+// Every fix of every finding asks, of the same text: the last answer is kept.
+let lastIndentText: string | undefined;
+let lastIndentUnit = '';
+
+/**
+ * One level of indentation as the file writes it: a tab if a line starts with tabs, else the fewest spaces that
+ * start a line (4 when none does). One pass over the text's characters (lines end at `\n`, `\r\n` or `\r`).
+ */
 export function indentUnit(text: string): string {
-  const lines = splitLines(text);
-  if (lines.some((line) => /^\t+\S/.test(line))) return '\t';
+  if (text === lastIndentText) return lastIndentUnit;
   let unit = Infinity;
-  for (const line of lines) {
-    const spaces = /^( +)\S/.exec(line)?.[1]?.length;
-    if (spaces && spaces < unit) unit = spaces;
+  let tab = false;
+  const length = text.length;
+  for (let start = 0; start < length && !tab;) {
+    const first = text.charCodeAt(start);
+    let end = start;
+    if (first === 9 || first === 32) {
+      while (text.charCodeAt(end) === first) end++;
+      // A tab or a space run counts when something other than whitespace follows it on the line.
+      if (end < length && /\S/.test(text[end]!)) {
+        if (first === 9) tab = true;
+        else unit = Math.min(unit, end - start);
+      }
+    }
+    while (end < length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
+    start = text.charCodeAt(end) === 13 && text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
   }
-  return ' '.repeat(Number.isFinite(unit) ? unit : 4);
+  lastIndentText = text;
+  lastIndentUnit = tab ? '\t' : ' '.repeat(Number.isFinite(unit) ? unit : 4);
+  return lastIndentUnit;
 }
 
 /** The start of the line holding `node`, as a position. */
@@ -69,16 +88,30 @@ export function torchName(imports: ReadonlyMap<string, string>): string | undefi
 }
 
 const importStatements = new WeakMap<Node, Node[]>();
+const statementImports = new WeakMap<Node, Node[]>();
+
+/** The `import` statements of one top-level statement, itself included, in document order. */
+function importsOfStatement(statement: Node): Node[] {
+  let found = statementImports.get(statement);
+  if (!found) {
+    found = statement.descendantsOfType('import_statement');
+    if (statement.type === 'import_statement') found.unshift(statement);
+    statementImports.set(statement, found);
+  }
+  return found;
+}
 
 /**
  * The name torch is bound to where `at` runs: `import torch` (or `import torch as th`, `import torch.nn`) at module
  * level or in a function around `at`. An import inside some other function does not count, so the fix adds its own.
  */
 export function torchNameAt(root: Node, at: Node): string | undefined {
-  // Cached per tree: every fix of every finding asks.
+  // Cached per tree (every fix of every finding asks), from lists cached per top-level statement: a statement moved
+  // unchanged into a new version of the document is not searched again.
   let imports = importStatements.get(root);
   if (!imports) {
-    imports = root.descendantsOfType('import_statement');
+    imports = [];
+    for (const statement of root.children) for (const found of importsOfStatement(statement)) imports.push(found);
     importStatements.set(root, imports);
   }
   for (const statement of imports) {

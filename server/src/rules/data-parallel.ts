@@ -7,11 +7,11 @@ import type { Rule, RuleReport } from './rule';
 export const dataParallel: Rule = {
   ...ruleCode('OOM108'),
   code: 'OOM108',
-  check({ model, inRegion }) {
+  check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const reportedStatements = new Set<number>();
     const localClass = model.classes.some((cls) => cls.name === 'DataParallel');
-    for (const call of model.calls) {
+    for (const call of regionNodes(model.calls)) {
       if (!inRegion(call)) continue;
       const qualified = model.qualify(call.childForFieldName('function')) ?? '';
       if (!/(^|\.)DataParallel$/.test(qualified) || /Distributed/.test(qualified)) continue;

@@ -4,12 +4,12 @@ import type { Node } from '../engine/parser';
 import { looksLikeDataName, looksLikeEvalFunctionName } from '../engine/semantic/names';
 import { lowerBound } from '../engine/semantic/model';
 import type { FunctionInfo, SemanticModel } from '../engine/semantic/model';
-import { callReceiver, calleeName, enclosingFunction, enclosingStatement } from '../engine/syntax';
+import { callReceiver, enclosingFunction, enclosingStatement } from '../engine/syntax';
 import { addTorchImport, indentUnit, insertAt, lineEnding, lineIndent, torchNameAt } from '../fixes/edits';
 import type { Fix, TextEdit } from '../engine/types';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
-import type { Rule, RuleReport } from './rule';
+import type { Rule, RuleContext, RuleReport } from './rule';
 
 /**
  * The first call in `region` that runs a forward outside no-grad: a model call, or a call of a local function that
@@ -43,13 +43,14 @@ function takesData(info: FunctionInfo): boolean {
 }
 
 /** `model.eval()` calls, and the loop that follows each one in the same block (before any `model.train()`). */
-function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => boolean): Node[] {
-  const modeCalls = [...model.callsNamed('eval'), ...model.callsNamed('train')]
-    .filter((call) => model.isModelRef(callReceiver(call)))
-    .sort((a, b) => a.startIndex - b.startIndex);
+function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => boolean, regionNodes: RuleContext['regionNodes']): Node[] {
+  // Only the eval() calls of the region start a search (callsNamed is in document order); the train() calls of the
+  // whole file are read only when there is one.
+  const evalCalls = regionNodes(model.callsNamed('eval')).filter((call) => inRegion(call) && model.isModelRef(callReceiver(call)));
+  if (evalCalls.length === 0) return [];
+  const trainCalls = model.callsNamed('train').filter((call) => model.isModelRef(callReceiver(call)));
   const loops: Node[] = [];
-  for (const call of modeCalls) {
-    if (calleeName(call) !== 'eval' || !inRegion(call)) continue;
+  for (const call of evalCalls) {
     const statement = enclosingStatement(call);
     const block = statement.parent;
     if (!block) continue;
@@ -65,9 +66,7 @@ function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => bool
     }
     if (!next) continue;
     const loop = next;
-    const backToTraining = modeCalls.some(
-      (other) => calleeName(other) === 'train' && other.startIndex > statement.endIndex && other.startIndex < loop.startIndex,
-    );
+    const backToTraining = trainCalls.some((other) => other.startIndex > statement.endIndex && other.startIndex < loop.startIndex);
     if (!backToTraining) loops.push(loop);
   }
   return loops;
@@ -125,7 +124,7 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
 export const evalWithoutNoGrad: Rule = {
   ...ruleCode('OOM104'),
   code: 'OOM104',
-  check({ model, text, inRegion }) {
+  check({ model, text, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const reported = new Set<number>();
     const report = (call: Node, fixes: Fix[]) => {
@@ -140,7 +139,7 @@ export const evalWithoutNoGrad: Rule = {
       const forward = firstUnguardedForward(model, info.node);
       if (forward) report(forward, decorateFix(model, info, text));
     }
-    for (const loop of loopsAfterEvalMode(model, inRegion)) {
+    for (const loop of loopsAfterEvalMode(model, inRegion, regionNodes)) {
       if (model.runsBackward(loop)) continue;
       const info = model.functionOf(loop);
       // One finding per function: an evaluation function already reported covers its loops.

@@ -1,7 +1,7 @@
 // OOM114: an optimizer over a sub-module's parameters (`model.fc.parameters()`) while the training loop runs the
 // whole model and the file never turns requires_grad off for the rest: backward still computes every gradient.
 import {
-  coveredBy, freezes, localModelClass, optimizers, registeredChildren, related, trainingLoopForwards,
+  coveredBy, freezes, localModelClass, optimizers, optimizersAmong, registeredChildren, related, trainingLoopForwards,
 } from '../engine/semantic/parameters';
 import type { OptimizerInfo, TrainingForward } from '../engine/semantic/parameters';
 import type { SemanticModel } from '../engine/semantic/model';
@@ -30,10 +30,10 @@ function coversWholeModel(model: SemanticModel, forward: TrainingForward, traine
 export const frozenByOptimizerOnly: Rule = {
   ...ruleCode('OOM114'),
   code: 'OOM114',
-  check({ model, text, inRegion, region }) {
+  check({ model, text, inRegion, regionNodes, region }) {
     const reports: RuleReport[] = [];
     if (!text.includes('parameters') || !text.includes('backward')) return reports;
-    const candidates = region ? region.flatMap((statement) => optimizers(model, statement)) : optimizers(model);
+    const candidates = region ? optimizersAmong(model, regionNodes(model.calls)) : optimizers(model);
     // Only an optimizer over a sub-module (`model.fc`) can leave part of a model out.
     if (!candidates.some((optimizer) => optimizer.sources.some((source) => [...source.names].some((name) => name.includes('.'))))) return reports;
     const built = optimizers(model);

@@ -119,9 +119,9 @@ function assignmentOf(call: Node): Node | undefined {
 export const growingCatInLoop: Rule = {
   ...ruleCode('OOM117'),
   code: 'OOM117',
-  check({ model, inRegion }) {
+  check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
-    const candidates = CONCATENATIONS.flatMap((name) => model.callsNamed(name)).sort((a, b) => a.startIndex - b.startIndex);
+    const candidates = CONCATENATIONS.flatMap((name) => regionNodes(model.callsNamed(name))).sort((a, b) => a.startIndex - b.startIndex);
     for (const candidate of candidates) {
       const assignment = assignmentOf(candidate);
       if (!assignment || !inRegion(assignment)) continue;

@@ -39,7 +39,7 @@ function usesDistributedAutograd(model: SemanticModel, step: Node): boolean {
 export const missingZeroGrad: Rule = {
   ...ruleCode('OOM103'),
   code: 'OOM103',
-  check({ model, text, inRegion }) {
+  check({ model, text, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const reported = new Set<number>();
     const report = (step: Node, body: Node | null) => {
@@ -51,7 +51,7 @@ export const missingZeroGrad: Rule = {
         message: t('This loop runs backward and steps the optimizer but never clears gradients, so each step adds to the last one and the gradients stay allocated through the next forward. Call optimizer.zero_grad(set_to_none=True) once per step.'),
       });
     };
-    for (const step of model.callsNamed('step')) {
+    for (const step of regionNodes(model.callsNamed('step'))) {
       if (!inRegion(step) || !model.isOptimizerStep(step)) continue;
       const fn = model.functionOf(step);
       // Lightning's automatic optimization clears gradients itself.

@@ -14,7 +14,7 @@ function message(keyword: string): string {
 export const outputsAllHiddenStates: Rule = {
   ...ruleCode('OOM115'),
   code: 'OOM115',
-  check({ model, text, region, inRegion }) {
+  check({ model, text, region, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     // The keywords are spelled out; a substring test is far cheaper than the query.
     if (!text.includes('output_hidden_states') && !text.includes('output_attentions')) return reports;
@@ -27,7 +27,7 @@ export const outputsAllHiddenStates: Rule = {
       if (argument && keyword) found.push({ node: argument, keyword });
     }
     // `config.output_hidden_states = True`, `model.config.output_attentions = True`.
-    for (const assignment of model.assignments) {
+    for (const assignment of regionNodes(model.assignments)) {
       const left = assignment.childForFieldName('left');
       const attribute = left?.type === 'attribute' ? left.childForFieldName('attribute')?.text : undefined;
       if (!inRegion(assignment) || !attribute || !/^output_(hidden_states|attentions)$/.test(attribute)) continue;

@@ -39,9 +39,9 @@ function removeFix(node: Node): Fix[] {
 export const pinnedCudaVisibleDevices: Rule = {
   ...ruleCode('OOM105'),
   code: 'OOM105',
-  check({ model, inRegion }) {
+  check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
-    for (const assignment of model.assignments) {
+    for (const assignment of regionNodes(model.assignments)) {
       const left = assignment.childForFieldName('left');
       if (!inRegion(assignment) || left?.type !== 'subscript' || !isEnviron(model, left.childForFieldName('value'))) continue;
       if (stringLiteral(left.childForFieldName('subscript')) !== VARIABLE) continue;
@@ -57,7 +57,7 @@ export const pinnedCudaVisibleDevices: Rule = {
       };
       reports.push({ node: assignment, message: message(), fixes: [setdefault, ...removeFix(assignment)] });
     }
-    for (const call of [...model.callsNamed('update'), ...model.callsNamed('putenv')]) {
+    for (const call of [...regionNodes(model.callsNamed('update')), ...regionNodes(model.callsNamed('putenv'))]) {
       if (!inRegion(call)) continue;
       const name = calleeName(call);
       const { positional, keywords } = callArguments(call);

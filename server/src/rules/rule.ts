@@ -13,6 +13,11 @@ export interface RuleContext {
    * changed statements). Rules skip candidates outside it before any costly question; reports outside are dropped.
    */
   inRegion: (node: Node) => boolean;
+  /**
+   * The nodes of one of the model's document-ordered lists (model.assignments, model.calls…) that lie in the region:
+   * the whole list for the whole file. A rule that looks only at candidates in the region walks these, not the list.
+   */
+  regionNodes: <T extends Node>(nodes: readonly T[]) => readonly T[];
   /** The top-level statements being analysed, or undefined for the whole file (for model.queryMatches). */
   region: readonly Node[] | undefined;
   /** In a Jupyter notebook, the program rows of each code cell (engine/notebook.ts); undefined for a .py file. */

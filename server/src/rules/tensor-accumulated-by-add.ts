@@ -32,7 +32,7 @@ function accumulationMessage(model: SemanticModel, target: string, value: Node):
 export const tensorAccumulatedByAdd: Rule = {
   ...ruleCode('OOM102'),
   code: 'OOM102',
-  check({ model, inRegion }) {
+  check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const consider = (site: Node, target: Node, value: Node) => {
       const name = dottedName(target) ?? (target.type === 'subscript' ? target.text : undefined);
@@ -42,7 +42,7 @@ export const tensorAccumulatedByAdd: Rule = {
       if (backpropagatedInIteration(model, site, name)) return;
       reports.push({ node: site, message: accumulationMessage(model, target.text, value), fixes: keepValueFixes(model, value, 'Add', site, target) });
     };
-    for (const augmented of model.augmentedAssignments) {
+    for (const augmented of regionNodes(model.augmentedAssignments)) {
       const left = augmented.childForFieldName('left');
       const right = augmented.childForFieldName('right');
       if (!inRegion(augmented) || augmented.childForFieldName('operator')?.text !== '+=' || !left || !right) continue;
@@ -50,7 +50,7 @@ export const tensorAccumulatedByAdd: Rule = {
       if (right.type === 'list' || right.type === 'tuple') continue;
       consider(augmented, left, right);
     }
-    for (const assignment of model.assignments) {
+    for (const assignment of regionNodes(model.assignments)) {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
       if (!inRegion(assignment) || !left || right?.type !== 'binary_operator' || right.childForFieldName('operator')?.text !== '+') continue;

@@ -1,6 +1,7 @@
 // OOM101: a graph-attached tensor kept in a list or dict that outlives the loop iteration.
 import type { Node } from '../engine/parser';
 import { containerBase, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
+import { lowerBound } from '../engine/semantic/model';
 import type { SemanticModel } from '../engine/semantic/model';
 import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, nameWords } from '../engine/syntax';
 import { asReceiver, replaceNode } from '../fixes/edits';
@@ -169,30 +170,30 @@ const usesMemo = new WeakMap<SemanticModel, Map<number, TensorUses>>();
 
 function tensorUsesIn(model: SemanticModel, scope: Node): TensorUses {
   let byScope = usesMemo.get(model);
-  if (!byScope) {
-    // One pass over every call of the document, grouped by the function it is in.
-    byScope = new Map();
-    usesMemo.set(model, byScope);
-    const note = (map: Map<string, number>, name: string, at: number) => map.set(name, Math.max(map.get(name) ?? -1, at));
-    for (const call of model.calls) {
-      const id = enclosingFunction(call).id;
-      let uses = byScope.get(id);
-      if (!uses) byScope.set(id, (uses = { combined: new Map(), elementMethods: new Map(), methods: new Map() }));
-      const fn = call.childForFieldName('function');
-      if (TENSOR_COMBINERS.has(calleeName(call) ?? '') && /^torch\./.test(model.qualify(fn) ?? '')) {
-        for (const arg of callArguments(call).positional) note(uses.combined, arg.text, call.startIndex);
-      }
-      const receiver = callReceiver(call);
-      if (!receiver) continue;
-      // A list's own methods (`losses.append`) say nothing; a method on one of its elements, or on a total, does.
-      if (receiver.type === 'subscript') {
-        const value = receiver.childForFieldName('value');
-        if (value) note(uses.elementMethods, value.text, call.startIndex);
-      }
-      note(uses.methods, receiver.text, call.startIndex);
+  if (!byScope) usesMemo.set(model, (byScope = new Map()));
+  let uses = byScope.get(scope.id);
+  if (uses) return uses;
+  // One pass over the calls of the scope (a function's lie within its range; the module's are anywhere).
+  uses = { combined: new Map(), elementMethods: new Map(), methods: new Map() };
+  byScope.set(scope.id, uses);
+  const note = (map: Map<string, number>, name: string, at: number) => map.set(name, Math.max(map.get(name) ?? -1, at));
+  for (let i = lowerBound(model.calls, scope.startIndex); i < model.calls.length && model.calls[i]!.startIndex < scope.endIndex; i++) {
+    const call = model.calls[i]!;
+    if (enclosingFunction(call).id !== scope.id) continue;
+    const fn = call.childForFieldName('function');
+    if (TENSOR_COMBINERS.has(calleeName(call) ?? '') && /^torch\./.test(model.qualify(fn) ?? '')) {
+      for (const arg of callArguments(call).positional) note(uses.combined, arg.text, call.startIndex);
     }
+    const receiver = callReceiver(call);
+    if (!receiver) continue;
+    // A list's own methods (`losses.append`) say nothing; a method on one of its elements, or on a total, does.
+    if (receiver.type === 'subscript') {
+      const value = receiver.childForFieldName('value');
+      if (value) note(uses.elementMethods, value.text, call.startIndex);
+    }
+    note(uses.methods, receiver.text, call.startIndex);
   }
-  return byScope.get(scope.id) ?? { combined: new Map(), elementMethods: new Map(), methods: new Map() };
+  return uses;
 }
 
 /** Whether `site` keeps its value in a list or dict (append, `+= [x]`, `d[k] = x`) rather than in a running total. */
@@ -241,9 +242,9 @@ export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append'
 export const tensorAppendedToList: Rule = {
   ...ruleCode('OOM101'),
   code: 'OOM101',
-  check({ model, inRegion }) {
+  check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
-    const storing = [...STORING_METHODS].flatMap((method) => model.callsNamed(method));
+    const storing = [...STORING_METHODS].flatMap((method) => regionNodes(model.callsNamed(method)));
     for (const call of storing) {
       if (!inRegion(call) || !STORING_METHODS.has(calleeName(call) ?? '')) continue;
       const container = callReceiver(call);
@@ -263,7 +264,7 @@ export const tensorAppendedToList: Rule = {
       });
     }
     // `outs += [logits]`
-    for (const augmented of model.augmentedAssignments) {
+    for (const augmented of regionNodes(model.augmentedAssignments)) {
       const operator = augmented.childForFieldName('operator')?.text;
       const left = augmented.childForFieldName('left');
       const right = augmented.childForFieldName('right');
@@ -274,7 +275,7 @@ export const tensorAppendedToList: Rule = {
       reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended'), fixes: keepValueFixes(model, element, 'Append', augmented, left), keeps: keptMemory(model, augmented, element) });
     }
     // `history[step] = loss`
-    for (const assignment of model.assignments) {
+    for (const assignment of regionNodes(model.assignments)) {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
       if (!inRegion(assignment) || left?.type !== 'subscript' || !right) continue;

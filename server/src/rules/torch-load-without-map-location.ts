@@ -12,13 +12,13 @@ const TORCH_LOAD = new Set(['torch.load', 'torch.serialization.load']);
 export const torchLoadWithoutMapLocation: Rule = {
   ...ruleCode('OOM110'),
   code: 'OOM110',
-  check({ model, text, inRegion }) {
+  check({ model, text, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     // A substring test first: most files never call torch.load.
     if (!text.includes('load(')) return reports;
     // `torch.load(...)`, and `tload(...)` after `from torch import load as tload`.
     const names = ['load', ...[...model.imports].filter(([, target]) => TORCH_LOAD.has(target)).map(([local]) => local)];
-    const candidates = [...new Set(names)].flatMap((name) => model.callsNamed(name))
+    const candidates = [...new Set(names)].flatMap((name) => regionNodes(model.callsNamed(name)))
       .filter((call) => inRegion(call) && TORCH_LOAD.has(model.qualify(call.childForFieldName('function')) ?? ''))
       .sort((a, b) => a.startIndex - b.startIndex);
     // Only a distributed script runs the load once per GPU.

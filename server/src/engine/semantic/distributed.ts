@@ -13,6 +13,9 @@ const WRAPPERS = new Set(['DistributedDataParallel', 'FullyShardedDataParallel',
 function wrapperNames(model: SemanticModel): Set<string> {
   return model.memo('distributed-wrapper-names', () => {
     const names = new Set(WRAPPERS);
+    // A name can stand for a wrapper only if the wrapper's own name is written somewhere (in the assignment or in the
+    // import it resolves through): without it, the assignments need not be read.
+    if (!/DistributedDataParallel|FullyShardedDataParallel|fully_shard/.test(model.root.text)) return names;
     for (const assignment of model.assignments) {
       const right = assignment.childForFieldName('right');
       if (right?.type !== 'identifier' && right?.type !== 'attribute') continue;

@@ -25,12 +25,15 @@ export function iterationLoop(model: SemanticModel, site: Node): Node | undefine
 
 /** Whether `name` is (re)bound inside `region` (assignment or loop target), other than by `site` itself. */
 function assignedWithin(model: SemanticModel, name: string, region: Node, site?: Node): boolean {
-  for (const assignment of model.assignments) {
+  // Both lists are in document order: only the run inside the region is read.
+  for (let i = lowerBound(model.assignments, region.startIndex); i < model.assignments.length && model.assignments[i]!.startIndex < region.endIndex; i++) {
+    const assignment = model.assignments[i]!;
     if (!contains(region, assignment) || (site && assignment.id === site.id)) continue;
     const left = assignment.childForFieldName('left');
     if (left && model.targetNames(left).includes(name)) return true;
   }
-  for (const loop of model.loops) {
+  for (let i = lowerBound(model.loops, region.startIndex); i < model.loops.length && model.loops[i]!.startIndex < region.endIndex; i++) {
+    const loop = model.loops[i]!;
     if (loop.type !== 'for_statement' || !contains(region, loop) || loop.id === region.id) continue;
     const left = loop.childForFieldName('left');
     if (left && model.targetNames(left).includes(name)) return true;
@@ -89,10 +92,19 @@ function isGlobalIn(model: SemanticModel, name: string, fn: Node): boolean {
     if (statement && children(statement).some((child) => child.text === name)) return true;
   }
   // A module-level name that the function only reads and mutates.
-  return model.assignments.some((assignment) => {
-    if (enclosingFunction(assignment).type !== 'module') return false;
-    const left = assignment.childForFieldName('left');
-    return !!left && model.targetNames(left).includes(name);
+  return moduleAssignedNames(model).has(name);
+}
+
+/** The names that module-level assignments bind (memoised per document version). */
+function moduleAssignedNames(model: SemanticModel): Set<string> {
+  return model.memo('module-assigned-names', () => {
+    const names = new Set<string>();
+    for (const assignment of model.assignments) {
+      if (enclosingFunction(assignment).type !== 'module') continue;
+      const left = assignment.childForFieldName('left');
+      if (left) for (const name of model.targetNames(left)) names.add(name);
+    }
+    return names;
   });
 }
 

@@ -131,7 +131,8 @@ export class SemanticModel {
       }
     }
     this.inheritLightning();
-    for (const info of this.functions) info.classInfo = this.classOfMethod(info.node);
+    const classesById = new Map(this.classes.map((cls) => [cls.node.id, cls] as const));
+    for (const info of this.functions) info.classInfo = this.classOfMethod(info.node, classesById);
     this.learnRolesFromAssignments();
     for (const call of this.callsNamed('set_grad_enabled')) {
       if (this.qualifiedTail(call.childForFieldName('function')) === 'set_grad_enabled' && call.parent?.type === 'expression_statement') {
@@ -226,11 +227,11 @@ export class SemanticModel {
     this.functionsByName.set(name, list);
   }
 
-  private classOfMethod(fn: Node): ClassInfo | undefined {
+  private classOfMethod(fn: Node, classesById: ReadonlyMap<number, ClassInfo>): ClassInfo | undefined {
     let current = fn.parent;
     while (current && current.type !== 'class_definition' && current.type !== 'function_definition') current = current.parent;
     if (current?.type !== 'class_definition') return undefined;
-    return this.classes.find((info) => info.node.id === current!.id);
+    return classesById.get(current.id);
   }
 
   functionInfo(fn: Node): FunctionInfo | undefined {
@@ -278,24 +279,19 @@ export class SemanticModel {
     const [head, ...rest] = callee.split('.');
     const resolved = this.imports.get(head!);
     const qualified = resolved ? [resolved, ...rest].join('.') : callee;
-    const tail = qualified.split('.').pop() ?? '';
+    const kind = calleeKind(qualified);
+    const tail = kind.tail;
     if (
       moduleClassNames.has(tail) ||
-      // `AutoModel.from_pretrained(…)` loads a model; `AutoTokenizer.from_pretrained(…)` and configs do not.
-      // A diffusers/transformers pipeline runs its models under no_grad itself: not a model here.
-      (/from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) && !/(Tokenizer|Processor|FeatureExtractor|Config|Extractor|Pipeline)\w*\.\w+$/.test(qualified)) ||
-      /^torchvision\.models\./.test(qualified) || /^timm\.(create_model$|models\.)/.test(qualified) || /^torch\.compile$/.test(qualified) ||
-      /(DistributedDataParallel|DataParallel|FullyShardedDataParallel|DDP|FSDP)$/.test(tail) ||
-      (/^torch\.nn\.[A-Z]/.test(qualified) && !/Loss$/.test(tail)) ||
-      (receiver && this.isModelRef(receiver) && /^(to|cuda|half|float|bfloat16|train|eval)$/.test(tail)) ||
-      /^(get|build|create|make|load|init)_?\w*(model|net|network)$/i.test(tail)
+      kind.model ||
+      (receiver && kind.moduleMethod && this.isModelRef(receiver))
     ) {
       this.modelNames.add(target);
-    } else if (/Loss$/.test(tail) && /^torch\.nn\./.test(qualified)) {
+    } else if (kind.other === 'loss') {
       this.lossFunctionNames.add(target);
-    } else if (/^torch\.optim\.[A-Z]/.test(qualified) || /(AdamW|Adam|SGD|Adafactor|Lion|RMSprop|Adagrad|LAMB|AdamW8bit|Adam8bit)$/.test(tail) || /create_optimizer/.test(tail)) {
+    } else if (kind.other === 'optimizer') {
       this.optimizerNames.add(target);
-    } else if (/GradScaler$/.test(tail)) {
+    } else if (kind.other === 'scaler') {
       this.scalerNames.add(target);
     }
     const cls = classByName.get(tail);
@@ -1331,6 +1327,43 @@ function unwrapCall(node: Node): Node | undefined {
     }
   }
   return node;
+}
+
+/** What a qualified callee's name alone says about the value it returns (see learnRole). */
+interface CalleeKind {
+  tail: string;
+  /** Builds or loads a model, by its name alone. */
+  model: boolean;
+  /** A module method that returns its receiver (`.to(device)`, `.cuda()`): a model if the receiver is one. */
+  moduleMethod: boolean;
+  /** Otherwise: a loss, an optimizer or a gradient scaler. */
+  other: 'loss' | 'optimizer' | 'scaler' | undefined;
+}
+
+// The same few callees recur in every version of a document: their kinds are computed once.
+const calleeKinds = new Map<string, CalleeKind>();
+
+function calleeKind(qualified: string): CalleeKind {
+  let kind = calleeKinds.get(qualified);
+  if (kind) return kind;
+  const tail = qualified.split('.').pop() ?? '';
+  const model =
+    // `AutoModel.from_pretrained(…)` loads a model; `AutoTokenizer.from_pretrained(…)` and configs do not.
+    // A diffusers/transformers pipeline runs its models under no_grad itself: not a model here.
+    (/from_pretrained|from_config|create_model|get_peft_model|prepare_model/.test(tail) && !/(Tokenizer|Processor|FeatureExtractor|Config|Extractor|Pipeline)\w*\.\w+$/.test(qualified)) ||
+    /^torchvision\.models\./.test(qualified) || /^timm\.(create_model$|models\.)/.test(qualified) || /^torch\.compile$/.test(qualified) ||
+    /(DistributedDataParallel|DataParallel|FullyShardedDataParallel|DDP|FSDP)$/.test(tail) ||
+    (/^torch\.nn\.[A-Z]/.test(qualified) && !/Loss$/.test(tail)) ||
+    /^(get|build|create|make|load|init)_?\w*(model|net|network)$/i.test(tail);
+  const moduleMethod = /^(to|cuda|half|float|bfloat16|train|eval)$/.test(tail);
+  const other = /Loss$/.test(tail) && /^torch\.nn\./.test(qualified) ? 'loss'
+    : /^torch\.optim\.[A-Z]/.test(qualified) || /(AdamW|Adam|SGD|Adafactor|Lion|RMSprop|Adagrad|LAMB|AdamW8bit|Adam8bit)$/.test(tail) || /create_optimizer/.test(tail) ? 'optimizer'
+      : /GradScaler$/.test(tail) ? 'scaler' : undefined;
+  kind = { tail, model, moduleMethod, other };
+  // Bounded: a long session of typing must not grow it without end.
+  if (calleeKinds.size > 10_000) calleeKinds.clear();
+  calleeKinds.set(qualified, kind);
+  return kind;
 }
 
 interface RoleCandidate {

@@ -364,6 +364,12 @@ export function optimizerAt(model: SemanticModel, call: Node): OptimizerInfo | u
 /** The optimizers built within a region (a statement, or the whole file, memoised). */
 export function optimizers(model: SemanticModel, region: Node = model.root): OptimizerInfo[] {
   return model.memo(`optimizers:${region.id}`, () => {
+    // One statement (incremental analysis): its own calls, not the file's index.
+    if (region !== model.root) {
+      const calls: Node[] = [];
+      for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) calls.push(model.calls[i]!);
+      return optimizersAmong(model, calls);
+    }
     const result: OptimizerInfo[] = [];
     // Only callee names that may build one are looked at (the file's names are indexed once).
     for (const name of model.calleeNames()) {
@@ -376,6 +382,18 @@ export function optimizers(model: SemanticModel, region: Node = model.root): Opt
     }
     return result.sort((a, b) => a.call.startIndex - b.call.startIndex);
   });
+}
+
+/** The optimizers that some of the given calls (in document order) build. */
+export function optimizersAmong(model: SemanticModel, calls: readonly Node[]): OptimizerInfo[] {
+  const result: OptimizerInfo[] = [];
+  for (const call of calls) {
+    const name = calleeName(call);
+    if (!name || !(mayBuildOptimizer(model, name) || /^[A-Z]/.test(name))) continue;
+    const info = optimizerAt(model, call);
+    if (info) result.push(info);
+  }
+  return result;
 }
 
 // ---------------------------------------------------------------- freezes
