@@ -172,14 +172,9 @@ export class SemanticModel {
   }
 
   private collectClass(node: Node): void {
-    const name = node.childForFieldName('name')?.text ?? '';
-    const superclasses = node.childForFieldName('superclasses');
-    const baseNames = superclasses ? children(superclasses).map((base) => this.qualify(base) ?? base.text) : [];
+    const { name, bases, hasForward } = classSyntax(node);
+    const baseNames = bases.map((base) => this.qualify(base) ?? base.text);
     const isLightning = baseNames.some((base) => /LightningModule$/.test(base));
-    const hasForward = (node.childForFieldName('body')?.namedChildren ?? []).some((child) => {
-      const fn = child?.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
-      return fn?.type === 'function_definition' && fn.childForFieldName('name')?.text === 'forward';
-    });
     const isModule =
       isLightning || hasForward ||
       baseNames.some((base) => /(^|\.)(Module|PreTrainedModel|Sequential|ModuleList)$|Model$|Net$/.test(base));
@@ -271,8 +266,9 @@ export class SemanticModel {
   private learnRolesFromAssignments(): void {
     const moduleClassNames = new Set(this.classes.filter((c) => c.isModule).map((c) => c.name));
     const classByName = new Map(this.classes.map((c) => [c.name, c] as const));
-    for (const assignment of this.assignments) {
-      for (const candidate of roleCandidates(assignment)) this.learnRole(candidate, moduleClassNames, classByName);
+    // The assignments in document order, statement by statement (this.assignments is made of the same lists).
+    for (const statement of this.root.children) {
+      for (const candidate of statementRoleCandidates(statement)) this.learnRole(candidate, moduleClassNames, classByName);
     }
   }
 
@@ -1403,6 +1399,38 @@ interface RoleCandidate {
 const roleCandidatesCache = new WeakMap<Node, RoleCandidate[]>();
 
 /** What an assignment may teach about roles, read from its text once (cached: statements move between versions). */
+const classSyntaxCache = new WeakMap<Node, { name: string; bases: Node[]; hasForward: boolean }>();
+
+/** What a class definition says by itself: its name, its base expressions, whether it defines forward (cached). */
+function classSyntax(node: Node): { name: string; bases: Node[]; hasForward: boolean } {
+  let syntax = classSyntaxCache.get(node);
+  if (!syntax) {
+    const superclasses = node.childForFieldName('superclasses');
+    syntax = {
+      name: node.childForFieldName('name')?.text ?? '',
+      bases: superclasses ? children(superclasses) : [],
+      hasForward: (node.childForFieldName('body')?.namedChildren ?? []).some((child) => {
+        const fn = child?.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
+        return fn?.type === 'function_definition' && fn.childForFieldName('name')?.text === 'forward';
+      }),
+    };
+    classSyntaxCache.set(node, syntax);
+  }
+  return syntax;
+}
+
+const statementRoleCandidatesCache = new WeakMap<Node, RoleCandidate[]>();
+
+/** The role candidates of a top-level statement's assignments, in document order (cached on the statement). */
+function statementRoleCandidates(statement: Node): RoleCandidate[] {
+  let candidates = statementRoleCandidatesCache.get(statement);
+  if (!candidates) {
+    candidates = statementNodes(statement).assignments.flatMap(roleCandidates);
+    statementRoleCandidatesCache.set(statement, candidates);
+  }
+  return candidates;
+}
+
 function roleCandidates(assignment: Node): RoleCandidate[] {
   let candidates = roleCandidatesCache.get(assignment);
   if (!candidates) {
