@@ -59,7 +59,7 @@ interface NotebookState {
   /** The program's cell spans by cell URI. */
   spans: Map<string, CellSpan>;
   /** What was last published on each cell (its version and diagnostics), so that an unchanged cell is not sent again. */
-  published: Map<string, string>;
+  published: Map<string, PublishedCell>;
 }
 
 /** A request about a cell, answered from its notebook's program. */
@@ -291,17 +291,49 @@ export class NotebookSync {
       if (mapped) byCell.get(mapped.cell.index)!.push(toDiagnostic(finding, mapped.range));
     }
     const out: Array<{ uri: string; version?: number; diagnostics: Diagnostic[] }> = [];
-    const published = new Map<string, string>();
+    const published = new Map<string, PublishedCell>();
     for (const [index, diagnostics] of byCell) {
       const cell = notebook.cells[index]!;
-      const key = JSON.stringify([cell.version, diagnostics]);
-      published.set(cell.uri, key);
-      if (notebook.published.get(cell.uri) !== key) out.push({ uri: cell.uri, version: cell.version, diagnostics });
+      const now: PublishedCell = { version: cell.version, diagnostics };
+      const before = notebook.published.get(cell.uri);
+      published.set(cell.uri, now);
+      if (!before || before.version !== now.version || !sameJson(before.diagnostics, now.diagnostics)) out.push({ uri: cell.uri, version: cell.version, diagnostics });
     }
     for (const stale of notebook.published.keys()) if (!published.has(stale)) out.push({ uri: stale, diagnostics: [] });
     notebook.published = published;
     return out;
   }
+}
+
+/** What was last published on a cell. */
+interface PublishedCell {
+  version: number;
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * Whether two JSON-like values would serialise to the same JSON (a property holding `undefined` counts as absent,
+ * as JSON.stringify leaves it out). Comparing values, not their serialisations, keeps a notebook's publish from
+ * writing out every cell's diagnostics on each keystroke.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in x) {
+    if (x[key] === undefined) continue;
+    count++;
+    if (!sameJson(x[key], y[key])) return false;
+  }
+  for (const key in y) if (y[key] !== undefined) count--;
+  return count === 0;
 }
 
 /** A finding's range that runs past its cell (only where a syntax error joins cells): it ends with its first cell. */

@@ -9,6 +9,7 @@ import { computeLineStarts, DocumentStore } from '../../server/src/engine/docume
 import { analyzeIncrementally, completeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
+import { indentUnitOfTree } from '../../server/src/fixes/edits';
 import { analyzeText, repoRoot } from '../helpers/analysis';
 import { generateTrainingScript } from '../../scripts/bench/generate';
 
@@ -170,4 +171,44 @@ test('edits of every kind in a 20,000-line script: incremental findings equal a 
   }
   // Many random edits break the syntax or change what a statement tells the others; enough must reuse findings.
   assert.ok(reused >= 3, `only ${reused} of ${version - 1} edits reused findings`);
+});
+
+/** indentUnit's answer, read line by line without any cache. */
+function referenceIndentUnit(text: string): string {
+  let unit = Infinity;
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    const run = /^( +|\t+)\S/.exec(line)?.[1];
+    if (run?.[0] === '\t') return '\t';
+    if (run) unit = Math.min(unit, run.length);
+  }
+  return ' '.repeat(Number.isFinite(unit) ? unit : 4);
+}
+
+test('the indentation unit read statement by statement equals a scan of the whole text after each of 240 random edits', async () => {
+  const script = fs.readFileSync(path.join(repoRoot, 'test', 'corpus', 'nanogpt_train.py'), 'utf8');
+  // The script as written (4 spaces) and indented with tabs, with each kind of line break.
+  for (const [base, lineBreak] of [script, script.replace(/^ {4}/gm, '\t')].flatMap((base) => ['\n', '\r\n', '\r'].map((lineBreak) => [base, lineBreak] as const))) {
+    let text = base.replace(/\r?\n/g, lineBreak);
+    const store = new DocumentStore();
+    let state = await store.open('mem://i.py', 1, text);
+    store.modelOf(state);
+    let seed = 5;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    // Edits that change what starts a line: spaces, tabs, line breaks (a lone CR too), strings that span lines.
+    const insertions = ['  ', ' ', '\t', '\n', '\n\t', '\nx', '\n   y = 1', 'x', '', '"""\n  s\n"""', '\r', '\n\n'];
+    for (let version = 2; version < 42; version++) {
+      let start = random(text.length);
+      let end = Math.min(text.length, start + random(3));
+      // Never split a CRLF (no editor sends such a position).
+      if (text[start - 1] === '\r' && text[start] === '\n') start--;
+      if (text[end - 1] === '\r' && text[end] === '\n') end--;
+      if (end < start) end = start;
+      const inserted = insertions[random(insertions.length)]!.replace(/\n/g, lineBreak);
+      state = (await store.change('mem://i.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
+      text = text.slice(0, start) + inserted + text.slice(end);
+      const model = store.modelOf(state)!;
+      assert.equal(indentUnitOfTree(model.root, state.text), referenceIndentUnit(state.text), `indentation unit differs after edit ${version} (${JSON.stringify(lineBreak)})`);
+    }
+    store.close('mem://i.py');
+  }
 });

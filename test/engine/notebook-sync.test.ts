@@ -10,7 +10,7 @@ import { DocumentStore } from '../../server/src/engine/documents';
 import { analyzeIncrementally, completeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import { cellRows, joinCells } from '../../server/src/engine/notebook';
-import { NotebookSync, programEdit } from '../../server/src/notebooks';
+import { NotebookSync, programEdit, sameJson } from '../../server/src/notebooks';
 import type { TextChange } from '../../server/src/engine/documents';
 import { analyzeText } from '../helpers/analysis';
 
@@ -155,4 +155,14 @@ test('after random cell edits and structure changes the program and findings equ
     assert.deepEqual(findings, fresh, `findings differ after change ${version}`);
     assert.deepEqual(analyze(model, state.text, { notebookCells: cellRows(expected) }), fresh);
   }
+});
+
+test('a cell is published again exactly when its diagnostics would serialise differently', () => {
+  const diagnostic = { range: { start: { line: 1, character: 2 }, end: { line: 1, character: 9 } }, message: 'm', code: 'OOM101', data: { fixes: [{ title: 't', edits: [] }] } };
+  const values: unknown[] = [
+    [], [diagnostic], [{ ...diagnostic }], [{ ...diagnostic, severity: undefined }], [{ ...diagnostic, message: 'n' }],
+    [{ ...diagnostic, range: { ...diagnostic.range, end: { line: 1, character: 8 } } }], [diagnostic, diagnostic], [{ ...diagnostic, data: null }],
+    [{ ...diagnostic, data: { fixes: [] } }], [{ ...diagnostic, tags: [1] }], [{ ...diagnostic, tags: ['1'] }], [[1]], [{ 0: 1 }],
+  ];
+  for (const a of values) for (const b of values) assert.equal(sameJson(a, b), JSON.stringify(a) === JSON.stringify(b), `${JSON.stringify(a)} / ${JSON.stringify(b)}`);
 });

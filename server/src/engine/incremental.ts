@@ -5,7 +5,7 @@
 // on the rest alone: the changed statements, all module-level code when some of it changed (it shares one scope),
 // and the statements that write a name the edit changed (regionAfterEdit). Different options or file-wide facts
 // (imports, classes, roles, the indentation unit, a file-level noqa) analyse the whole file.
-import { indentUnit } from '../fixes/edits';
+import { indentUnitOfTree } from '../fixes/edits';
 import { analyze } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
@@ -279,7 +279,7 @@ export function analyzeIncrementally(
   const changed = children.filter((statement) => !previous?.statements.has(statement));
   const present = new Set(children);
   const removed = previous ? [...previous.statements.keys()].filter((statement) => !present.has(statement)) : [];
-  const indent = indentUnit(text);
+  const indent = indentUnitOfTree(model.root, text);
   const canReuse =
     !!previous && previous.optionsKey === optionsKey && changed.length > 0 && changed.length < children.length &&
     previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(text);

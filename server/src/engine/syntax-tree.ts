@@ -217,8 +217,10 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
       const after = start >= edit.newEndIndex && cursor.startPosition.row > edit.newEndRow;
       const shift = before ? 0 : indexDelta;
       const old = before || after ? oldByStart.get(start - shift) : undefined;
-      const unchanged = !!old && old.endIndex === end - shift && old.type === cursor.nodeType &&
-        previousText.slice(old.startIndex, old.endIndex) === source.slice(start, end);
+      // The text before the edit's start and after its end is the previous text, moved by the edit's length: a
+      // statement wholly on one side of the edit with the same range (moved) has the same text as before, which is
+      // why the texts themselves need no comparison (that would read the whole file on every edit).
+      const unchanged = !!old && old.endIndex === end - shift && old.type === cursor.nodeType;
       if (unchanged && after) moveSubtree(old!, indexDelta, rowDelta);
       const reused = unchanged ? old : undefined;
       const child = reused ?? copyCursorSubtree(cursor, context, false);

@@ -30,31 +30,114 @@ export function lineIndent(node: Node): string {
 let lastIndentText: string | undefined;
 let lastIndentUnit = '';
 
+/** What some lines say about the indentation unit: the fewest spaces that start one, and whether a tab starts one. */
+interface IndentEvidence {
+  unit: number;
+  tab: boolean;
+}
+
+/**
+ * The indentation of the line that starts at `start`: `unit` is the length of its leading run of spaces and `tab`
+ * whether it is a run of tabs, both only when something other than whitespace follows the run; `read` is the offset
+ * of the character that decided it (the one after the run).
+ */
+function lineIndentAt(text: string, start: number, evidence: IndentEvidence): number {
+  const first = text.charCodeAt(start);
+  let end = start;
+  if (first === 9 || first === 32) {
+    while (text.charCodeAt(end) === first) end++;
+    // A tab or a space run counts when something other than whitespace follows it on the line.
+    if (end < text.length && /\S/.test(text[end]!)) {
+      if (first === 9) evidence.tab = true;
+      else evidence.unit = Math.min(evidence.unit, end - start);
+    }
+  }
+  return end;
+}
+
+function unitOf(evidence: IndentEvidence): string {
+  return evidence.tab ? '\t' : ' '.repeat(Number.isFinite(evidence.unit) ? evidence.unit : 4);
+}
+
+/** Where the line after the one holding `offset` starts (lines end at `\n`, `\r\n` or `\r`). */
+function nextLineStart(text: string, offset: number): number {
+  let end = offset;
+  const length = text.length;
+  while (end < length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
+  return text.charCodeAt(end) === 13 && text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
+}
+
 /**
  * One level of indentation as the file writes it: a tab if a line starts with tabs, else the fewest spaces that
  * start a line (4 when none does). One pass over the text's characters (lines end at `\n`, `\r\n` or `\r`).
  */
 export function indentUnit(text: string): string {
   if (text === lastIndentText) return lastIndentUnit;
-  let unit = Infinity;
-  let tab = false;
+  const evidence: IndentEvidence = { unit: Infinity, tab: false };
   const length = text.length;
-  for (let start = 0; start < length && !tab;) {
-    const first = text.charCodeAt(start);
-    let end = start;
-    if (first === 9 || first === 32) {
-      while (text.charCodeAt(end) === first) end++;
-      // A tab or a space run counts when something other than whitespace follows it on the line.
-      if (end < length && /\S/.test(text[end]!)) {
-        if (first === 9) tab = true;
-        else unit = Math.min(unit, end - start);
+  for (let start = 0; start < length && !evidence.tab;) start = nextLineStart(text, lineIndentAt(text, start, evidence));
+  lastIndentText = text;
+  lastIndentUnit = unitOf(evidence);
+  return lastIndentUnit;
+}
+
+// The evidence of the lines that start strictly inside a top-level statement depends on its text alone, and a
+// statement moved unchanged into the next version of the tree keeps its node: it is kept per node. Null: a line's
+// run of whitespace reaches past the statement's end, so its evidence depends on what follows.
+const statementIndentCache = new WeakMap<Node, IndentEvidence | null>();
+
+function innerIndentEvidence(text: string, statement: Node): IndentEvidence | null {
+  let evidence = statementIndentCache.get(statement);
+  if (evidence !== undefined) return evidence;
+  evidence = { unit: Infinity, tab: false };
+  const end = statement.endIndex;
+  for (let start = nextLineStart(text, statement.startIndex); start < end; start = nextLineStart(text, start)) {
+    if (lineIndentAt(text, start, evidence) >= end) {
+      evidence = null;
+      break;
+    }
+  }
+  statementIndentCache.set(statement, evidence);
+  return evidence;
+}
+
+/**
+ * indentUnit of the text a syntax tree was copied from, read statement by statement: the lines inside a top-level
+ * statement are read once while the statement stays unchanged from version to version, and only the lines that
+ * start between statements (or at one's start) are read each time. The same answer as indentUnit(text), which the
+ * fixes built afterwards then find remembered.
+ */
+export function indentUnitOfTree(root: Node, text: string): string {
+  if (text === lastIndentText) return lastIndentUnit;
+  // A tree of another text (a recovered parse): read the text itself.
+  if (root.source !== text) return indentUnit(text);
+  const evidence: IndentEvidence = { unit: Infinity, tab: false };
+  const length = text.length;
+  // The lines that start in [from, to] (outside every statement, or at a statement's first character).
+  const readGap = (from: number, to: number) => {
+    for (let start = from; start <= to && start < length; start++) {
+      const previous = start > 0 ? text.charCodeAt(start - 1) : 10;
+      const lineStart = previous === 10 || (previous === 13 && text.charCodeAt(start) !== 10);
+      if (lineStart) lineIndentAt(text, start, evidence);
+    }
+  };
+  let gapStart = 0;
+  for (const statement of root.children) {
+    readGap(gapStart, statement.startIndex);
+    if (statement.endIndex > statement.startIndex) {
+      const inner = innerIndentEvidence(text, statement);
+      if (inner) {
+        evidence.unit = Math.min(evidence.unit, inner.unit);
+        evidence.tab ||= inner.tab;
+      } else {
+        for (let start = nextLineStart(text, statement.startIndex); start < statement.endIndex; start = nextLineStart(text, start)) lineIndentAt(text, start, evidence);
       }
     }
-    while (end < length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
-    start = text.charCodeAt(end) === 13 && text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
+    gapStart = Math.max(gapStart, statement.endIndex);
   }
+  readGap(gapStart, length);
   lastIndentText = text;
-  lastIndentUnit = tab ? '\t' : ' '.repeat(Number.isFinite(unit) ? unit : 4);
+  lastIndentUnit = unitOf(evidence);
   return lastIndentUnit;
 }
 

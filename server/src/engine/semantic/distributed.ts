@@ -74,8 +74,20 @@ function localRankReads(model: SemanticModel, region: Node): Node[] {
 /** Whether the file is a distributed script (see the module comment). */
 export function isDistributedScript(model: SemanticModel): boolean {
   return model.memo('distributed-script', () => {
+    // Most scripts spell no mark at all. Between top-level statements there is only whitespace, so a file without
+    // the words has no statement with them, and each statement's answer is kept while it stays unchanged (the
+    // wrapper names the file assigns need a wrapper's own name written somewhere, one of these words too).
+    if (!model.root.children.some(spellsMarkWord)) return false;
     return distributedMarkers(model, model.root).length > 0;
   });
+}
+
+const markWordCache = new WeakMap<Node, boolean>();
+
+function spellsMarkWord(statement: Node): boolean {
+  let spells = markWordCache.get(statement);
+  if (spells === undefined) markWordCache.set(statement, (spells = MARK_WORDS.test(statement.text)));
+  return spells;
 }
 
 /** `torch.cuda.set_device(...)` calls within a region (a statement, or the whole module). */

@@ -196,8 +196,42 @@ function isTrim(target: Node): boolean {
 /** Whether a reset follows a backward in the same function that read the container first (REINFORCE). */
 export function clearFreesGraphs(model: SemanticModel, { site, last }: ClearSite): boolean {
   const fn = enclosingFunction(site);
+  if (fn.type !== 'function_definition') return computeClearFreesGraphs(model, fn, site, last);
+  // Inside a function the answer reads that function alone, which is unchanged while the site's node is (a
+  // statement moved unchanged into a new version keeps its nodes): it is kept per site.
+  let answers = clearFreesCache.get(site);
+  if (!answers) clearFreesCache.set(site, (answers = new Map()));
+  let answer = answers.get(last);
+  if (answer === undefined) answers.set(last, (answer = computeClearFreesGraphs(model, fn, site, last)));
+  return answer;
+}
+
+const clearFreesCache = new WeakMap<Node, Map<string, boolean>>();
+
+function computeClearFreesGraphs(model: SemanticModel, fn: Node, site: Node, last: string): boolean {
   const backward = model.callsWithin(fn).find((call) => call.startIndex < site.startIndex && model.isBackwardCall(call));
   if (!backward) return false;
   // The buffer must feed the loss: some read of it comes before the backward (creating it empty reads nothing).
-  return fn.descendantsOfType('identifier').some((node) => node.text === last && node.startIndex < backward.startIndex && !isAssignedName(node));
+  const read = (node: Node) => node.text === last && node.startIndex < backward.startIndex && !isAssignedName(node);
+  if (fn.type !== 'module') return fn.descendantsOfType('identifier').some(read);
+  // At module level, only the top-level statements before the backward that hold the name are walked.
+  for (const statement of fn.children) {
+    if (statement.startIndex >= backward.startIndex) break;
+    if (!identifierNames(statement).has(last)) continue;
+    if ((statement.type === 'identifier' && read(statement)) || statement.descendantsOfType('identifier').some(read)) return true;
+  }
+  return false;
+}
+
+const identifierNamesCache = new WeakMap<Node, Set<string>>();
+
+/** The names of the identifiers in a top-level statement (itself included), cached: unchanged statements move between versions. */
+function identifierNames(statement: Node): Set<string> {
+  let names = identifierNamesCache.get(statement);
+  if (!names) {
+    names = new Set(statement.descendantsOfType('identifier').map((identifier) => identifier.text));
+    if (statement.type === 'identifier') names.add(statement.text);
+    identifierNamesCache.set(statement, names);
+  }
+  return names;
 }

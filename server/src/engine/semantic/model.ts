@@ -114,20 +114,21 @@ export class SemanticModel {
   constructor(tree: Tree | SyntaxNode, text?: string, sourceTree?: Tree) {
     this.root = tree instanceof SyntaxNode ? tree : copyTree(tree, text ?? tree.rootNode.text);
     this.sourceTree = tree instanceof SyntaxNode ? sourceTree : tree;
-    for (const node of interestingNodes(this.root)) {
-      if (!node) continue;
-      switch (node.type) {
-        case 'call': this.calls.push(node); break;
-        case 'assignment': this.assignments.push(node); break;
-        case 'augmented_assignment': this.augmentedAssignments.push(node); break;
-        case 'for_statement': case 'while_statement': this.loops.push(node); break;
-        case 'with_statement': this.withStatements.push(node); break;
-        case 'delete_statement': this.deleteStatements.push(node); break;
-        case 'return_statement': this.returnStatements.push(node); break;
-        case 'import_statement': case 'import_from_statement': this.collectImport(node); break;
-        case 'class_definition': this.collectClass(node); break;
-        case 'function_definition': this.collectFunction(node); break;
-        default: break;
+    for (const statement of this.root.children) {
+      // The nodes of a statement moved unchanged from the previous version are already sorted by kind.
+      const nodes = statementNodes(statement);
+      for (const node of nodes.calls) this.calls.push(node);
+      for (const node of nodes.assignments) this.assignments.push(node);
+      for (const node of nodes.augmentedAssignments) this.augmentedAssignments.push(node);
+      for (const node of nodes.loops) this.loops.push(node);
+      for (const node of nodes.withStatements) this.withStatements.push(node);
+      for (const node of nodes.deleteStatements) this.deleteStatements.push(node);
+      for (const node of nodes.returnStatements) this.returnStatements.push(node);
+      // Imports, classes and functions in document order: a class's bases are qualified by the imports before it.
+      for (const node of nodes.structure) {
+        if (node.type === 'class_definition') this.collectClass(node);
+        else if (node.type === 'function_definition') this.collectFunction(node);
+        else this.collectImport(node);
       }
     }
     this.inheritLightning();
@@ -171,14 +172,9 @@ export class SemanticModel {
   }
 
   private collectClass(node: Node): void {
-    const name = node.childForFieldName('name')?.text ?? '';
-    const superclasses = node.childForFieldName('superclasses');
-    const baseNames = superclasses ? children(superclasses).map((base) => this.qualify(base) ?? base.text) : [];
+    const { name, bases, hasForward } = classSyntax(node);
+    const baseNames = bases.map((base) => this.qualify(base) ?? base.text);
     const isLightning = baseNames.some((base) => /LightningModule$/.test(base));
-    const hasForward = (node.childForFieldName('body')?.namedChildren ?? []).some((child) => {
-      const fn = child?.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
-      return fn?.type === 'function_definition' && fn.childForFieldName('name')?.text === 'forward';
-    });
     const isModule =
       isLightning || hasForward ||
       baseNames.some((base) => /(^|\.)(Module|PreTrainedModel|Sequential|ModuleList)$|Model$|Net$/.test(base));
@@ -270,16 +266,23 @@ export class SemanticModel {
   private learnRolesFromAssignments(): void {
     const moduleClassNames = new Set(this.classes.filter((c) => c.isModule).map((c) => c.name));
     const classByName = new Map(this.classes.map((c) => [c.name, c] as const));
-    for (const assignment of this.assignments) {
-      for (const candidate of roleCandidates(assignment)) this.learnRole(candidate, moduleClassNames, classByName);
+    // The assignments in document order, statement by statement (this.assignments is made of the same lists).
+    for (const statement of this.root.children) {
+      for (const candidate of statementRoleCandidates(statement)) this.learnRole(candidate, moduleClassNames, classByName);
     }
   }
 
-  private learnRole({ target, callee, receiver }: RoleCandidate, moduleClassNames: Set<string>, classByName: Map<string, ClassInfo>): void {
-    const [head, ...rest] = callee.split('.');
-    const resolved = this.imports.get(head!);
-    const qualified = resolved ? [resolved, ...rest].join('.') : callee;
-    const kind = calleeKind(qualified);
+  private learnRole(candidate: RoleCandidate, moduleClassNames: Set<string>, classByName: Map<string, ClassInfo>): void {
+    const { target, callee, receiver } = candidate;
+    const head = callee.split('.', 1)[0]!;
+    const resolved = this.imports.get(head);
+    // The candidate is kept with its statement from version to version, and so is the kind of its callee while
+    // the import its head names stays the same.
+    let kind = candidate.kind && candidate.kind.resolved === resolved ? candidate.kind.kind : undefined;
+    if (!kind) {
+      kind = calleeKind(resolved ? resolved + callee.slice(head.length) : callee);
+      candidate.kind = { resolved, kind };
+    }
     const tail = kind.tail;
     if (
       moduleClassNames.has(tail) ||
@@ -1225,7 +1228,7 @@ export class SemanticModel {
 
 }
 
-const interestingCache = new WeakMap<Node, Node[]>();
+const interestingCache = new WeakMap<Node, StatementNodes>();
 const calleeIndexCache = new WeakMap<Node, Map<string, Node[]>>();
 
 /** The calls of one top-level statement by callee name (cached on the statement). */
@@ -1233,8 +1236,7 @@ function calleeIndex(statement: Node): Map<string, Node[]> {
   let index = calleeIndexCache.get(statement);
   if (!index) {
     index = new Map();
-    for (const node of interestingNodes1(statement)) {
-      if (node.type !== 'call') continue;
+    for (const node of statementNodes(statement).calls) {
       const callee = calleeName(node);
       if (!callee) continue;
       const list = index.get(callee) ?? [];
@@ -1246,25 +1248,42 @@ function calleeIndex(statement: Node): Map<string, Node[]> {
   return index;
 }
 
-/** The indexed nodes of one top-level statement, the statement included (cached on the statement). */
-function interestingNodes1(statement: Node): Node[] {
-  let list = interestingCache.get(statement);
-  if (!list) {
-    list = statement.descendantsOfType(INTERESTING_TYPES);
-    if (INTERESTING_TYPES.includes(statement.type)) list.unshift(statement);
-    interestingCache.set(statement, list);
-  }
-  return list;
+/** The indexed nodes of one top-level statement (the statement included), by kind, each list in document order. */
+interface StatementNodes {
+  calls: Node[];
+  assignments: Node[];
+  augmentedAssignments: Node[];
+  loops: Node[];
+  withStatements: Node[];
+  deleteStatements: Node[];
+  returnStatements: Node[];
+  /** Imports, classes and functions. */
+  structure: Node[];
 }
 
-/**
- * The nodes the model indexes, in document order. Lists are cached per top-level statement, so a statement that
- * DocumentStore moved unchanged into a new version is not walked again.
- */
-function interestingNodes(root: Node): Node[] {
-  const result: Node[] = [];
-  for (const statement of root.children) for (const node of interestingNodes1(statement)) result.push(node);
-  return result;
+/** The indexed nodes of one top-level statement, sorted by kind (cached on the statement). */
+function statementNodes(statement: Node): StatementNodes {
+  let nodes = interestingCache.get(statement);
+  if (!nodes) {
+    nodes = { calls: [], assignments: [], augmentedAssignments: [], loops: [], withStatements: [], deleteStatements: [], returnStatements: [], structure: [] };
+    const found = statement.descendantsOfType(INTERESTING_TYPES);
+    if (INTERESTING_TYPES.includes(statement.type)) found.unshift(statement);
+    for (const node of found) {
+      switch (node.type) {
+        case 'call': nodes.calls.push(node); break;
+        case 'assignment': nodes.assignments.push(node); break;
+        case 'augmented_assignment': nodes.augmentedAssignments.push(node); break;
+        case 'for_statement': case 'while_statement': nodes.loops.push(node); break;
+        case 'with_statement': nodes.withStatements.push(node); break;
+        case 'delete_statement': nodes.deleteStatements.push(node); break;
+        case 'return_statement': nodes.returnStatements.push(node); break;
+        case 'import_statement': case 'import_from_statement': case 'class_definition': case 'function_definition': nodes.structure.push(node); break;
+        default: break;
+      }
+    }
+    interestingCache.set(statement, nodes);
+  }
+  return nodes;
 }
 
 /** The container a for loop takes its elements from: `xs`, `xs.values()`, `xs.items()`, `enumerate(xs)`, `zip(xs, …)`. */
@@ -1373,11 +1392,45 @@ interface RoleCandidate {
   callee: string;
   /** The receiver of a `.to(device)`-style chain's innermost call, if it is a method call. */
   receiver: Node | undefined;
+  /** The kind of the callee when its head resolved to `resolved` (see learnRole). */
+  kind?: { resolved: string | undefined; kind: CalleeKind };
 }
 
 const roleCandidatesCache = new WeakMap<Node, RoleCandidate[]>();
 
 /** What an assignment may teach about roles, read from its text once (cached: statements move between versions). */
+const classSyntaxCache = new WeakMap<Node, { name: string; bases: Node[]; hasForward: boolean }>();
+
+/** What a class definition says by itself: its name, its base expressions, whether it defines forward (cached). */
+function classSyntax(node: Node): { name: string; bases: Node[]; hasForward: boolean } {
+  let syntax = classSyntaxCache.get(node);
+  if (!syntax) {
+    const superclasses = node.childForFieldName('superclasses');
+    syntax = {
+      name: node.childForFieldName('name')?.text ?? '',
+      bases: superclasses ? children(superclasses) : [],
+      hasForward: (node.childForFieldName('body')?.namedChildren ?? []).some((child) => {
+        const fn = child?.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
+        return fn?.type === 'function_definition' && fn.childForFieldName('name')?.text === 'forward';
+      }),
+    };
+    classSyntaxCache.set(node, syntax);
+  }
+  return syntax;
+}
+
+const statementRoleCandidatesCache = new WeakMap<Node, RoleCandidate[]>();
+
+/** The role candidates of a top-level statement's assignments, in document order (cached on the statement). */
+function statementRoleCandidates(statement: Node): RoleCandidate[] {
+  let candidates = statementRoleCandidatesCache.get(statement);
+  if (!candidates) {
+    candidates = statementNodes(statement).assignments.flatMap(roleCandidates);
+    statementRoleCandidatesCache.set(statement, candidates);
+  }
+  return candidates;
+}
+
 function roleCandidates(assignment: Node): RoleCandidate[] {
   let candidates = roleCandidatesCache.get(assignment);
   if (!candidates) {
