@@ -399,8 +399,12 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const forwardTransient = logitBytes === FP32 ? 0 : logSoftmax;
   const backwardTransient = vocabHead ? 2 * logSoftmax : 2 * tokens * act * Math.max(s.intermediate, s.hidden);
   const widest = Math.max(s.intermediate * (s.mlp === 'swiglu' || s.mlp === 'geglu' ? 2 : 1), 3 * s.hidden);
+  // A ViT's forward keeps residual-sized tensors alive beyond the block's own input and output: the patch embedding's
+  // output in the model's frame (alive through the whole encoder) and the sum after attention beside the norm's
+  // output while the MLP runs (gpu-truth ViT-B/16 no-grad inference and the held-out ViT-L/16 under bf16 autocast).
+  const residuals = s.family === 'vit' ? 4 : 2;
   const inferenceTransient = Math.max(
-    tokens * act * widest * 2 + tokens * residual * s.hidden * 2,
+    tokens * act * widest * 2 + tokens * residual * s.hidden * residuals,
     ctx.attention === 'eager' || s.family === 't5' ? ctx.batch * s.heads * seq * seq * FP32 * 2 : 0,
   );
   return { saved, oneLayer, forwardTransient, backwardTransient, outputs: logits, inferenceTransient, tokens: decoderTokens };
