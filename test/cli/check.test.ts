@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import Ajv from 'ajv';
 import { main } from '../../server/src/cli/main';
@@ -198,4 +199,23 @@ test('a skipped file is never reported as clean: the summary names it and the ex
   assert.doesNotMatch(result.stdout, /All checks passed/);
   assert.match(result.stdout, /2 file\(s\) skipped: (big\.py, binary\.py|binary\.py, big\.py)/);
   assert.equal((await run(dir, 'check', '--exit-zero', '.')).code, 0);
+});
+
+test('oomguard check over many files: worker threads print exactly what one thread prints', () => {
+  // Workers run only from the bundled CLI (dist/cli.js, built by `npm test` before the unit tests).
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 24; i++) files[`train_${String(i).padStart(2, '0')}.py`] = i % 3 === 0 ? LEAKY : PINNED + LEAKY;
+  const dir = project(files);
+  const cli = path.join(repoRoot, 'dist', 'cli.js');
+  const runWith = (jobs: string, format: string) =>
+    spawnSync(process.execPath, [cli, 'check', '.', '--output-format', format], { cwd: dir, encoding: 'utf8', env: { ...process.env, OOMGUARD_JOBS: jobs } });
+  for (const format of ['text', 'json']) {
+    const one = runWith('1', format);
+    const three = runWith('3', format);
+    assert.equal(one.status, 1);
+    assert.ok(one.stdout.length > 0);
+    assert.equal(three.stdout, one.stdout, format);
+    assert.equal(three.stderr, one.stderr, format);
+    assert.equal(three.status, one.status, format);
+  }
 });

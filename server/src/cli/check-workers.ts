@@ -4,8 +4,7 @@
 import * as os from 'node:os';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import type { AnalysisOptions } from '../engine/analyze';
-import { t } from '../l10n';
-import { checkFile, type FileFindings } from './check';
+import { checkFile, ruleErrorReporter, type FileFindings } from './check';
 
 /** Fewer files than this per thread: a thread's start (the parser's WebAssembly, the queries) costs more than it saves. */
 const MIN_FILES_PER_WORKER = 8;
@@ -68,10 +67,7 @@ export async function runCheckWorker(): Promise<void> {
   for (const job of jobs) {
     let stderr = '';
     const io = { stdout: () => undefined, stderr: (text: string) => void (stderr += text) };
-    const options: AnalysisOptions = {
-      ...job.options,
-      onRuleError: (code, error) => io.stderr(t('{0}: rule {1} failed: {2}', job.display, code, String(error)) + '\n'),
-    };
+    const options: AnalysisOptions = { ...job.options, onRuleError: ruleErrorReporter(job.display, io) };
     const result = await checkFile(job.file, job.display, options, io);
     const outcome: CheckOutcome = { index: job.index, result, stderr };
     parentPort?.postMessage(outcome);

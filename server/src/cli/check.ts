@@ -113,10 +113,7 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     if (outcome) {
       if (outcome.stderr) io.stderr(outcome.stderr);
     } else {
-      const options: AnalysisOptions = {
-        ...job.options,
-        onRuleError: (code, error) => io.stderr(t('{0}: rule {1} failed: {2}', job.display, code, String(error)) + '\n'),
-      };
+      const options: AnalysisOptions = { ...job.options, onRuleError: ruleErrorReporter(job.display, io) };
       outcome = { index: job.index, result: await checkFile(job.file, job.display, options, io), stderr: '' };
     }
     if (outcome.result) results.push(outcome.result);
@@ -147,6 +144,11 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
   // --exit-zero: report, but let the CI step pass (usage and I/O errors still exit 2).
   if (exitZero) return 0;
   return Math.max(count > 0 ? 1 : 0, skippedStatus);
+}
+
+/** Says on stderr that a rule failed on a file (the other rules still report). */
+export function ruleErrorReporter(display: string, io: CliIO): NonNullable<AnalysisOptions['onRuleError']> {
+  return (code, error) => io.stderr(t('{0}: rule {1} failed: {2}', display, code, String(error)) + '\n');
 }
 
 /** The summary line of a run that skipped files (such a run never says "All checks passed"). */

@@ -9,8 +9,17 @@ export function rangeOf(node: Node): Range {
   };
 }
 
+/** What the walks below read of a node: tree-sitter's nodes, the engine's copy and the program model's slice have it. */
+interface WalkedNode<N> {
+  readonly type: string;
+  readonly parent: N | null;
+  readonly startIndex: number;
+  readonly endIndex: number;
+  childForFieldName(field: string): N | null;
+}
+
 /** Whether `inner` lies inside `outer` (or is it). Compares offsets, which are stable within one tree. */
-export function contains(outer: Node, inner: Node): boolean {
+export function contains<N extends WalkedNode<N>>(outer: N, inner: N): boolean {
   return outer.startIndex <= inner.startIndex && inner.endIndex <= outer.endIndex;
 }
 
@@ -21,7 +30,7 @@ export function isBefore(a: Node, b: Node): boolean {
 const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
 
 /** The nearest enclosing function, lambda, class body or module. */
-export function enclosingScope(node: Node): Node {
+export function enclosingScope<N extends WalkedNode<N>>(node: N): N {
   let current = node.parent;
   while (current && !SCOPE_TYPES.has(current.type)) current = current.parent;
   return current ?? node;
@@ -37,8 +46,8 @@ export function enclosingFunction(node: Node): Node {
 export const LOOP_TYPES = new Set(['for_statement', 'while_statement']);
 
 /** Loops around `node`, innermost first, stopping at the enclosing function. */
-export function enclosingLoops(node: Node): Node[] {
-  const loops: Node[] = [];
+export function enclosingLoops<N extends WalkedNode<N>>(node: N): N[] {
+  const loops: N[] = [];
   let current = node.parent;
   while (current && current.type !== 'function_definition' && current.type !== 'module') {
     // A node in a loop's `else:` or iterable is not repeated by that loop.

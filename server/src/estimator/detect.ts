@@ -2,6 +2,7 @@
 // sequence length, image size, precision, optimizer, checkpointing, accumulation, LoRA, frozen parameters,
 // training vs inference and data parallelism, each with the 0-based line it came from.
 import { splitLines } from '../engine/lines';
+import { enclosingLoops, enclosingScope } from '../engine/syntax';
 import { t } from '../l10n';
 import * as path from 'node:path';
 import { host } from '../host';
@@ -582,6 +583,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   return detected;
 }
 
+/** Whether a call is `name(...)` for one of the model variables. */
+function callsModel(call: Node, models: Set<string>): boolean {
+  const fn = call.childForFieldName('function');
+  return fn?.type === 'identifier' && models.has(fn.text);
+}
+
 /**
  * How the step treats the model's output: `kept` at `out = model(x)` (or `logits, loss = model(x, y)`) where the
  * name is bound in the same scope as a later `.backward()`, which keeps the output alive while backward runs;
@@ -589,18 +596,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
  * helper that returns only the loss says neither.
  */
 function modelOutputUse(calls: Node[], models: Set<string>): Located<'kept' | 'dropped'> | undefined {
-  const scopeOf = (node: Node): number => {
-    for (let n = node.parent; n; n = n.parent) if (n.type === 'function_definition' || n.type === 'lambda') return n.id;
-    return -1;
-  };
+  const scopeOf = (node: Node): number => enclosingScope(node).id;
   const backwardScopes = new Map<number, number>();
   for (const call of calls) {
     if (lastName(callee(call)) === 'backward') backwardScopes.set(scopeOf(call), Math.max(backwardScopes.get(scopeOf(call)) ?? -1, call.startIndex));
   }
   let dropped: Located<'dropped'> | undefined;
   for (const call of calls) {
-    const fn = call.childForFieldName('function');
-    if (fn?.type !== 'identifier' || !models.has(fn.text)) continue;
+    if (!callsModel(call, models)) continue;
     const parent = call.parent;
     const backwardAt = backwardScopes.get(scopeOf(call));
     if (backwardAt === undefined || backwardAt < call.startIndex) continue;
@@ -618,20 +621,13 @@ function modelOutputUse(calls: Node[], models: Set<string>): Located<'kept' | 'd
  * of the previous step are still alive while forward keeps its activations.
  */
 function zeroGradAfterForward(calls: Node[], models: Set<string>): number | undefined {
-  const loopOf = (node: Node): Node | undefined => {
-    for (let n = node.parent; n; n = n.parent) {
-      if (n.type === 'for_statement' || n.type === 'while_statement') return n;
-      if (n.type === 'function_definition') return undefined;
-    }
-    return undefined;
-  };
+  const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
   for (const zero of calls) {
     if (lastName(callee(zero)) !== 'zero_grad') continue;
     const loop = loopOf(zero);
     if (!loop) continue;
     const inLoop = (call: Node): boolean => loopOf(call)?.id === loop.id;
-    const forwardBefore = calls.some((call) => call.startIndex < zero.startIndex && inLoop(call) &&
-      call.childForFieldName('function')?.type === 'identifier' && models.has(call.childForFieldName('function')!.text));
+    const forwardBefore = calls.some((call) => call.startIndex < zero.startIndex && inLoop(call) && callsModel(call, models));
     const backwardAfter = calls.some((call) => call.startIndex > zero.startIndex && inLoop(call) && lastName(callee(call)) === 'backward');
     if (forwardBefore && backwardAfter) return zero.startPosition.row;
   }

@@ -5,6 +5,7 @@ export interface PyNode {
   readonly type: string;
   readonly text: string;
   readonly startIndex: number;
+  readonly endIndex: number;
   readonly startPosition: { row: number; column: number };
   readonly parent: PyNode | null;
   readonly children: ReadonlyArray<PyNode | null>;
