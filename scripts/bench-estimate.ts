@@ -38,5 +38,9 @@ function main(): void {
 
 main();
 // Beside it, the held-out scripts (written from the contract alone, measured on an H200): detection and all.
-console.log('\nheld-out scripts (test/gpu/holdout), detection from the script and estimate:');
-void benchHoldout();
+void (async () => {
+  for (const set of ['holdout', 'holdout2']) {
+    console.log(`\nheld-out scripts (test/gpu/${set}), detection from the script and estimate:`);
+    await benchHoldout(undefined, set);
+  }
+})();

@@ -1,6 +1,7 @@
-// Scores the estimator on the held-out scripts of test/gpu/holdout (written from the contract alone, measured on
-// an H200 by test/gpu/holdout/run.py): estimated peak allocated against torch.cuda.max_memory_allocated().
-// Usage: npm run bench:holdout [-- --cli PATH/TO/cli.js]   (--cli scores another build, e.g. an older commit's)
+// Scores the estimator on a held-out set (test/gpu/holdout: 40 scripts; test/gpu/holdout2: 20 more, written later;
+// both from the contract alone, measured on an H200 by test/gpu/holdout/run.py): estimated peak allocated against
+// torch.cuda.max_memory_allocated().
+// Usage: npm run bench:holdout [-- --set holdout2] [-- --cli PATH/TO/cli.js]   (--cli scores another build)
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,7 +11,6 @@ import { estimateScript, toEstimateJson, type EstimateJson } from '../server/src
 import { leakGrowth } from '../server/src/cli/estimate';
 
 const repoRoot = path.resolve(__dirname, '..');
-const holdout = path.join(repoRoot, 'test', 'gpu', 'holdout');
 const MIB = 1024 * 1024;
 
 interface Measured { script: string; ok: boolean; peak_alloc?: number; params?: number; kind?: string }
@@ -40,8 +40,9 @@ async function estimateOf(file: string, cli: string | undefined): Promise<Estima
   }
 }
 
-/** Prints the held-out table and its error statistics; `cli` scores another build's command line instead. */
-export async function benchHoldout(cli?: string): Promise<void> {
+/** Prints a held-out set's table and its error statistics; `cli` scores another build's command line instead. */
+export async function benchHoldout(cli?: string, set = 'holdout'): Promise<void> {
+  const holdout = path.join(repoRoot, 'test', 'gpu', set);
   const results = JSON.parse(fs.readFileSync(path.join(holdout, 'results', 'h200.json'), 'utf8')) as { results: Measured[] } | Measured[];
   const manifest = JSON.parse(fs.readFileSync(path.join(holdout, 'manifest.json'), 'utf8')) as { scripts: Array<{ script: string; kind: string; leak_batches?: number }> };
   const leakBatches = new Map(manifest.scripts.filter((s) => s.kind === 'leak').map((s) => [s.script, s.leak_batches ?? 0]));
@@ -77,6 +78,10 @@ export async function benchHoldout(cli?: string): Promise<void> {
 }
 
 if (require.main === module) {
-  const cliIndex = process.argv.indexOf('--cli');
-  void benchHoldout(cliIndex > 0 ? path.resolve(process.argv[cliIndex + 1]!) : undefined);
+  const option = (name: string): string | undefined => {
+    const index = process.argv.indexOf(name);
+    return index > 0 ? process.argv[index + 1] : undefined;
+  };
+  const cli = option('--cli');
+  void benchHoldout(cli ? path.resolve(cli) : undefined, option('--set'));
 }

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Run the holdout2 scripts with the runner and harness of ../holdout (run.py reads its scripts from a folder next
+# to itself; this points that folder here and forwards every argument):
+#   ./run.sh --out results.json
+#   ./run.sh --jobs 2 --logs /tmp/holdout2-logs --out results.json
+#   ./run.sh train_lstm_lm_sgd hf_trainer_qwen_ckpt
+HERE="$(cd "$(dirname "$0")" && pwd)"
+exec "${PYTHON:-python3}" - "$@" <<PY
+import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("holdout_run", os.path.join("$HERE", "..", "holdout", "run.py"))
+run = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(run)
+run.SCRIPTS = os.path.join("$HERE", "scripts")   # HARNESS and HF_CONFIGS stay those of ../holdout
+sys.argv = ["run.sh"] + sys.argv[1:]
+run.main()
+PY
