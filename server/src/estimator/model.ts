@@ -202,12 +202,14 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       if (before) recomputeOutsideCounted = true;
     }
   }
-  // The loss reads the output: cross_entropy keeps its fp32 log_softmax (autocast runs it in fp32), the output
-  // object stays alive, and backward starts with two output-sized fp32 gradients (an LSTM language model's logits
-  // dominate its peak).
+  // The loss reads the output (an LSTM or GPT language model's logits dominate its peak). cross_entropy, measured in
+  // units of the logits in fp32 (measure_cross_entropy.py): in fp32 it keeps its log_softmax (1) and backward starts
+  // with two gradients (2); under autocast it keeps 1.5 and backward adds 1; on bf16/fp16 weights, 0.5 and 1.
   const outputs = b * net.outputElementsPerSample * act;
   const logSoftmax = b * net.outputElementsPerSample * FP32;
-  saved += logSoftmax + (cfg.outputKept === true && cfg.mode === 'train' ? outputs : 0);
+  const lossKept = logSoftmax * (mode === 'fp32' ? 1 : mode === 'amp' ? 1.5 : 0.5);
+  const lossBackward = logSoftmax * (mode === 'fp32' ? 2 : 1);
+  saved += lossKept + (cfg.outputKept === true && cfg.mode === 'train' ? outputs : 0);
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
   // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a
   // large tensor early in forward is reached late in backward, when most of the rest is freed).
@@ -222,7 +224,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     forwardTransient: 0,
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
-    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, 2 * logSoftmax, tracedBackward),
+    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
     recompute: recompute > 0 ? recompute + (recomputeOutsideCounted ? 0 : b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act) +
       Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair) + convWorkspace : 0,
