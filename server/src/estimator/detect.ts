@@ -10,7 +10,8 @@ import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { findVisionModel } from './catalog/vision';
 import { moduleNet, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { tensorShape, type Value } from '../engine/program/values';
+import { partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import type { ProgramModel } from '../engine/program/interpreter';
 import { Bindings, keywordArguments, positionalArguments, toPy, type PyValue } from './python-values';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
@@ -188,10 +189,11 @@ function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>):
 
 const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'TRAIN_BATCH_SIZE', 'per_device_train_batch_size', 'bs', 'BS', 'bsz', 'BSZ',
   'micro_batch_size', 'MICRO_BATCH_SIZE', 'batch', 'BATCH'];
-// Names of the data's sequence length first; capacity names (`max_len`, `max_position_embeddings`) last: a module
-// that can take 4,096 positions is trained on what the data gives it.
+// Names of the data's sequence length first (truncated backpropagation's window, `bptt`, is what get_batch slices
+// per step); capacity names (`max_len`, `max_position_embeddings`) last: a module that can take 4,096 positions is
+// trained on what the data gives it.
 const SEQ_NAMES = ['seq_len', 'SEQ_LEN', 'seq_length', 'SEQ_LENGTH', 'sequence_length', 'block_size', 'BLOCK_SIZE', 'context_length',
-  'CONTEXT_LENGTH', 'lookback', 'LOOKBACK', 'window_size', 'WINDOW_SIZE', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
+  'CONTEXT_LENGTH', 'lookback', 'LOOKBACK', 'window_size', 'WINDOW_SIZE', 'bptt', 'BPTT', 'bptt_len', 'BPTT_LEN', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
 const TARGET_NAMES = ['max_target_length', 'max_target_len', 'MAX_TARGET_LENGTH', 'MAX_TARGET_LEN', 'target_max_length', 'max_label_length',
   'max_labels_length', 'max_output_length', 'target_length', 'target_len', 'TARGET_LENGTH', 'TARGET_LEN', 'tgt_len', 'TGT_LEN'];
 /** Names a script gives the tokenised targets of a seq2seq model. */
@@ -252,6 +254,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let loraRequested: number | undefined;
   /** The call that builds a Hub / config model (`AutoModelForCausalLM.from_pretrained(...)`, `from_config(...)`). */
   let hubModelCall: Node | undefined;
+  /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
+  const collateFunctions = new Set<string>();
 
   for (const call of calls) {
     const fn = callee(call);
@@ -366,6 +370,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (name === 'DataLoader') {
       const b = kwNumber('batch_size') ?? numberArg(pos[1], bindings);
       if (b && !detected.batchSize) detected.batchSize = b;
+      const collate = bindings.value(kw.get('collate_fn'));
+      if (collate?.kind === 'function') collateFunctions.add(collate.name);
     }
     if (name === 'TrainingArguments' || name === 'SFTConfig' || name === 'Seq2SeqTrainingArguments') {
       const b = kwNumber('per_device_train_batch_size');
@@ -546,6 +552,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.seqLen ??= { value: fed.dims[1]!, ...(fed.dimOrigins?.[1] ?? { line: fed.line, how: fed.how }) };
       dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
     }
+    // The batch a collate_fn builds: (batch, sequence) token ids padded or cropped to a length it is given, whatever
+    // length the model could take (a positional table of 4,096 beside a crop to 512).
+    if (info.inputKind === 'tokens') detected.seqLen ??= collatedSequence(bindings.program, collateFunctions);
+    // One sample a Dataset makes (a 2-second waveform of 32,000 samples, S token ids): its length is the sequence.
+    if (info.inputKind === 'tokens') detected.seqLen ??= info.sampleLength;
     const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
     const spec = info.build(size);
     // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.
@@ -630,6 +641,21 @@ function zeroGradAfterForward(calls: Node[], models: Set<string>): number | unde
     const forwardBefore = calls.some((call) => call.startIndex < zero.startIndex && inLoop(call) && callsModel(call, models));
     const backwardAfter = calls.some((call) => call.startIndex > zero.startIndex && inLoop(call) && lastName(callee(call)) === 'backward');
     if (forwardBefore && backwardAfter) return zero.startPosition.row;
+  }
+  return undefined;
+}
+
+/**
+ * The sequence length of the token batch a collate function builds: the last size of the first 2-D integer tensor
+ * it makes with a size it is given (`torch.full((len(batch), crop_len), pad, dtype=torch.long)`); the batch size
+ * may stay unknown.
+ */
+function collatedSequence(program: ProgramModel, collateFunctions: ReadonlySet<string>): Located<number> | undefined {
+  for (const { value, inFunction } of program.tensorCalls) {
+    if (!inFunction || !collateFunctions.has(inFunction)) continue;
+    const shape = partialTensorShape(value);
+    const seq = shape?.dims.length === 2 ? shape.dims[1] : undefined;
+    if (shape?.integer && seq !== undefined && seq > 1) return { value: seq, line: shape.line, how: shape.how };
   }
   return undefined;
 }

@@ -25,6 +25,16 @@ function dimsOf(args: Value[]): Array<number | undefined> {
   return flat.map(numberOf);
 }
 
+/**
+ * Whether a sequence layer sees one time step over a batch of many, where the trace runs one sample: the tokens
+ * were laid out batch-first for a layer that reads (seq, batch, features), or the other way round.
+ */
+function collapsedSequence(shape: readonly number[], batchFirst: boolean): boolean {
+  if (shape.length !== 3) return false;
+  const [time, batch] = batchFirst ? [shape[1]!, shape[0]!] : [shape[0]!, shape[1]!];
+  return time === 1 && batch > 1;
+}
+
 export class ForwardTrace implements TensorTracer {
   private nextId = 1;
   /** Elements kept for backward, by tensor (each counted once). */
@@ -118,6 +128,12 @@ export class ForwardTrace implements TensorTracer {
     this.noGrad.add(tensor.id);
     if (!integer) this.fullPrecision.add(tensor.id);
     return tensor;
+  }
+
+  /** Whether forward keeps the largest tensor of `value` for backward (log_softmax's output), the data aside. */
+  keepsLargest(value: Value | undefined): boolean {
+    const largest = tensorsIn(value).reduce<TensorValue | undefined>((best, t) => (!best || numel(t.shape) > numel(best.shape) ? t : best), undefined);
+    return largest !== undefined && this.saved.has(largest.id) && !this.excluded.has(largest.id) && !this.keptAsCastCopy.has(largest.id);
   }
 
   get savedElements(): number {
@@ -306,6 +322,12 @@ export class ForwardTrace implements TensorTracer {
       case 'GRU':
       case 'RNN':
         expect(shape.length === 3 && shape[last] === num(0, 'input_size', shape[last]!) && !x.integer);
+        expect(!collapsedSequence(shape, flag('batch_first', false, 4)));
+        break;
+      case 'MultiheadAttention':
+      case 'TransformerEncoderLayer':
+      case 'TransformerDecoderLayer':
+        expect(!collapsedSequence(shape, flag('batch_first', false)));
         break;
       default:
         break;

@@ -207,9 +207,12 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // with two gradients (2); under autocast it keeps 1.5 and backward adds 1; on bf16/fp16 weights, 0.5 and 1.
   const outputs = b * net.outputElementsPerSample * act;
   const logSoftmax = b * net.outputElementsPerSample * FP32;
-  const lossKept = logSoftmax * (mode === 'fp32' ? 1 : mode === 'amp' ? 1.5 : 0.5);
-  const lossBackward = logSoftmax * (mode === 'fp32' ? 2 : 1);
-  saved += lossKept + (cfg.outputKept === true && cfg.mode === 'train' ? outputs : 0);
+  // A forward that ends in log_softmax keeps its output already: nll_loss keeps nothing of it, and holding the
+  // output adds nothing; backward still starts with the loss's gradient and log_softmax's (2 in fp32).
+  const ownLogSoftmax = net.outputKeptByForward === true;
+  const lossKept = ownLogSoftmax ? 0 : logSoftmax * (mode === 'fp32' ? 1 : mode === 'amp' ? 1.5 : 0.5);
+  const lossBackward = ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (mode === 'fp32' ? 2 : 1);
+  saved += lossKept + (cfg.outputKept === true && cfg.mode === 'train' && !ownLogSoftmax ? outputs : 0);
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
   // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a
   // large tensor early in forward is reached late in backward, when most of the rest is freed).

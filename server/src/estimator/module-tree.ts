@@ -21,6 +21,12 @@ export interface CustomModuleInfo {
   unknownLayers: string[];
   /** Parameters of the layers the script froze (requires_grad_(False)), as the program model ran it. */
   frozenParameters: number;
+  /**
+   * The sequence (or signal) length of one sample a Dataset's `__getitem__` makes, read the way the first layer takes
+   * it: `[S]` token ids for an Embedding, `[L]` or `[C, L]` for a Conv1d of C input channels, `[T, F]` for a
+   * recurrent layer of F input features.
+   */
+  sampleLength?: { value: number; line: number; how: How };
   /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
   inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
 }
@@ -162,7 +168,7 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
   return { leaves: out, unknown };
 }
 
-const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
+const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
   'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm2d', 'LSTM', 'GRU', 'RNN', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d',
   'MaxPool1d', 'MaxPool2d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AvgPool2d', 'AdaptiveMaxPool2d', 'LeakyReLU', 'ReLU6',
@@ -236,6 +242,7 @@ function apply(net: NetBuilder, layer: LayerValue): void {
       else net.conv(out, kernel, stride, num(layer, 6, 'groups', 1), bias, padding, true, inChannels);
       return;
     }
+    case 'ConvTranspose1d':
     case 'ConvTranspose2d':
       net.convTranspose(num(layer, 1, 'out_channels', 1), num(layer, 2, 'kernel_size', 2), num(layer, 3, 'stride', 1), num(layer, 4, 'padding', 0),
         flag(layer, 'bias', true), num(layer, 0, 'in_channels', net.channels));
@@ -435,6 +442,34 @@ function nameOf(module: Module): string {
   return module.kind === 'layer' ? `nn.${module.type}` : module.typeName;
 }
 
+/** See CustomModuleInfo.sampleLength: the first sample shape a `__getitem__` makes that the first layer can take. */
+function sampleLength(program: ProgramModel, first: ReturnType<typeof firstShape>): CustomModuleInfo['sampleLength'] {
+  for (const { value: call, inFunction } of program.tensorCalls) {
+    if (inFunction !== '__getitem__') continue;
+    const shape = tensorShape(call);
+    // A length under 8 is a draw of a few numbers (`torch.rand(1)`), not a sequence.
+    if (!shape || shape.dims[shape.dims.length - 1]! < 8) continue;
+    const dims = shape.dims;
+    const at = (index: number): { line: number; how: How } => shape.dimOrigins?.[index] ?? { line: shape.line, how: shape.how };
+    switch (first.layer?.type) {
+      case 'Embedding':
+        if (dims.length === 1 && isIntegerTensor(call)) return { value: dims[0]!, ...at(0) };
+        break;
+      case 'Conv1d':
+        if ((dims.length === 1 && first.channels === 1) || (dims.length === 2 && dims[0] === first.channels)) return { value: dims[dims.length - 1]!, ...at(dims.length - 1) };
+        break;
+      case 'LSTM':
+      case 'GRU':
+      case 'RNN':
+        if (dims.length === 2 && dims[1] === first.channels) return { value: dims[0]!, ...at(0) };
+        break;
+      default:
+        break;
+    }
+  }
+  return undefined;
+}
+
 type InputShape = { shape: number[]; integer: boolean };
 
 /**
@@ -466,6 +501,8 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
       break;
     case 'Embedding':
       out.push({ shape: [1, size], integer: true });
+      // Token ids laid out (seq, batch), as sequence layers without batch_first read them (the trace says which fits).
+      out.push({ shape: [size, 1], integer: true });
       break;
     case 'Conv1d':
       out.push({ shape: [1, first.channels, size], integer: false });
@@ -533,7 +570,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // the registration-order walk above stays the answer where the trace cannot finish.
     if (!program) return spec;
     // The input under which forward() runs with every layer given the shape it expects.
-    let best: { trace: ForwardTrace; output: number } | undefined;
+    let best: { trace: ForwardTrace; output: number; outputKept: boolean } | undefined;
     // The training step's call (the one with the most arguments: `model(x, targets)`) decides which path of
     // forward() runs; its other arguments are given tensors of the input's shape.
     const site = (program.moduleCalls.get(root) ?? []).reduce<Value[][]>((best, args) => (args.length > (best[0]?.length ?? 0) ? [args] : best), [])[0] ?? [];
@@ -541,14 +578,15 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total);
       const x = attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg) => (arg.kind === 'unknown' || arg.kind === 'call' ? attempt.input(candidate.shape, candidate.integer) : arg));
-      const output = outputOf(program.trace(root, [x, ...rest], attempt));
+      const returned = program.trace(root, [x, ...rest], attempt);
+      const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) continue;
-      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output };
+      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned) };
       if (attempt.mismatches === 0) break;
     }
     if (!best) return spec;
-    const { trace, output } = best;
+    const { trace, output, outputKept } = best;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,
@@ -560,6 +598,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       fixedBytesPerSample: trace.fixedBytes,
       largestElementsPerSample: trace.largest,
       outputElementsPerSample: output,
+      ...(outputKept ? { outputKeptByForward: true } : {}),
       inferenceLiveElementsPerSample: trace.liveNoGrad,
       hasConvolution: trace.convolutions > 0,
       blockSavedElements: blocksTraced ? trace.blockSaved : [],
@@ -580,7 +619,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
   return {
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
-    frozenParameters, inputShape,
+    frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
   };
 }
 
@@ -615,6 +654,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       largestElementsPerSample: max((s) => s.largestElementsPerSample),
       // The loss reads the last model's output (the discriminator's score).
       outputElementsPerSample: last.outputElementsPerSample,
+      ...(last.outputKeptByForward ? { outputKeptByForward: true } : {}),
       hasConvolution: specs.some((s) => s.hasConvolution),
       inferenceLiveElementsPerSample: max((s) => s.inferenceLiveElementsPerSample),
       backwardPeakElementsPerSample: backwardPeak,

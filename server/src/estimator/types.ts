@@ -90,6 +90,11 @@ export interface LayerNetSpec {
   largestElementsPerSample: number;
   /** Elements of the network's output per sample (the logits a loss reads). */
   outputElementsPerSample: number;
+  /**
+   * The output is a tensor forward itself keeps for backward (log_softmax's result, which nll_loss reads): holding
+   * it costs nothing more, and the loss on log-probabilities keeps no logits-sized tensor of its own.
+   */
+  outputKeptByForward?: boolean;
   /** Whether the net has convolutions (cuDNN takes a workspace in their backward). */
   hasConvolution: boolean;
   /** Elements alive at once at the worst point of a no-grad forward, per sample. */

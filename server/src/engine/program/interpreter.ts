@@ -149,8 +149,11 @@ export class ProgramModel {
   }
 
   private probe(fn: PyNode): void {
-    // A function nobody called closes over the module (its enclosing function never ran).
-    const closure = this.globals;
+    // A function nobody called closes over the module where its enclosing function never ran; a closure a factory
+    // made and handed on (`collate = make_collate(crop_len)` passed as a DataLoader's collate_fn) keeps the
+    // variables of the call that made it.
+    const defined = this.valueOf(fn.childForFieldName('name'));
+    const closure = defined?.kind === 'function' ? defined.closure : this.globals;
     const cls = enclosingClass(fn);
     let self: Value | undefined;
     if (cls) {

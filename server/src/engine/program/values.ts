@@ -214,6 +214,28 @@ export function tensorShape(call: CallResultValue): { dims: number[]; line: numb
   return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal' };
 }
 
+/**
+ * The shape a tensor-creating call is given where only some sizes are known: a collate function's
+ * `torch.full((len(batch), crop_len), pad, dtype=torch.long)` knows its sequence but not its batch. Each unknown
+ * size is undefined; the origin is the last known size's.
+ */
+export function partialTensorShape(call: CallResultValue): { dims: Array<number | undefined>; line: number; how: How; integer: boolean } | undefined {
+  if (!/^torch\.(randint|randn|rand|zeros|ones|empty|full)$/.test(call.path)) return undefined;
+  const size = call.kwargs.get('size');
+  const positional = call.path === 'torch.randint' ? call.args.slice(call.args.length >= 3 ? 2 : 1, call.args.length >= 3 ? 3 : 2)
+    : call.path === 'torch.full' ? call.args.slice(0, 1) : call.args;
+  const candidates = size ? [size] : positional;
+  const flat = candidates.length === 1 && candidates[0]!.kind === 'list' ? candidates[0]!.items : candidates;
+  if (flat.length === 0) return undefined;
+  const dims = flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined));
+  const known = [...flat].reverse().find((item) => item.kind === 'number');
+  const origin = known && 'origin' in known ? known.origin : undefined;
+  const dtype = call.kwargs.get('dtype');
+  const dtypeName = dtype?.kind === 'dtype' ? dtype.name : dtype?.kind === 'ref' ? dtype.path.replace(/^torch\./, '') : '';
+  const integer = call.path === 'torch.randint' || /^(long|int|int64|int32|int16|uint8|int8)$/.test(dtypeName);
+  return { dims, line: origin?.line ?? call.line, how: origin?.how ?? 'literal', integer };
+}
+
 /** Whether a made tensor (or a slice or view of one) holds integers: token ids, labels, indices. */
 export function isIntegerTensor(call: CallResultValue): boolean {
   return /^torch\.(randint|randperm)\b/.test(call.path);
