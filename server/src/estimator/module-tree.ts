@@ -21,6 +21,8 @@ export interface CustomModuleInfo {
   unknownLayers: string[];
   /** Parameters of the layers the script froze (requires_grad_(False)), as the program model ran it. */
   frozenParameters: number;
+  /** Whether the script freezes the model (or a part) and unfreezes it again within one loop (a GAN's critic). */
+  freezesInTurn?: boolean;
   /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
   inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
 }
@@ -580,7 +582,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
   return {
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
-    frozenParameters, inputShape,
+    frozenParameters, inputShape, freezesInTurn: program?.freezesInTurn(root) ?? false,
   };
 }
 
@@ -634,5 +636,6 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     inputChannels: fed.inputChannels,
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),
     frozenParameters: models.reduce((sum, m) => sum + m.frozenParameters, 0),
+    freezesInTurn: models.some((m) => m.freezesInTurn),
   };
 }
