@@ -163,3 +163,58 @@ test('a model frozen once and never unfrozen stays frozen (freezing in turn need
   const d = (3 * 64 * 16 + 64) + (64 * 128 * 16 + 128) + 2 * 128 + (128 * 16 + 1);
   assert.equal(r.detected.trainableParameters, r.detected.parameters - d);
 });
+
+const segScript = (crop: string, fit: string) => `import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+import lightning as L
+
+class Patches(Dataset):
+    def __init__(self, n, side, crop):
+        self.n, self.side, self.crop = n, side, crop
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        img = torch.randn(3, self.side, self.side)
+        y = torch.randint(0, 5, (self.side, self.side))
+        t = torch.randint(0, self.side - self.crop + 1, (1,)).item()
+${crop}
+        return img, y
+
+class Seg(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True), nn.Conv2d(32, 5, 1))
+
+    def forward(self, x):
+        return self.body(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return nn.functional.cross_entropy(self(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=1e-3)
+
+loader = DataLoader(Patches(64, 192, 128), batch_size=16)
+trainer = L.Trainer(max_steps=4)
+${fit}
+`;
+
+test('a model handed straight to a call (trainer.fit(Model(), ...)) is the model the script trains', async () => {
+  const r = await estimateText(segScript('', 'trainer.fit(Seg(), loader)'), 'fit_inline.py');
+  assert.equal(r.unresolved, undefined);
+  assert.equal(r.detected.parameters, (3 * 32 * 9 + 32) + 2 * 32 + (32 * 5 + 5));
+});
+
+test('a made tensor cropped by slicing (img[:, t:t + crop, t:t + crop]) gives the input size the model sees', async () => {
+  const cropped = await estimateText(segScript('        img, y = img[:, t:t + self.crop, t:t + self.crop], y[t:t + self.crop, t:t + self.crop]', 'trainer.fit(Seg(), loader)'), 'crop.py');
+  const whole = await estimateText(segScript('', 'trainer.fit(Seg(), loader)'), 'whole_tile.py');
+  assert.equal(whole.detected.imageSize?.value, 192);
+  assert.equal(cropped.detected.imageSize?.value, 128);
+  // What forward keeps per sample scales with the pixels: (128 / 192)^2 of the whole tile's.
+  const saved = (r: typeof whole): number => (r.config?.model.kind === 'layers' ? r.config.model.savedElementsPerSample : NaN);
+  assert.equal(saved(cropped) / saved(whole), (128 / 192) ** 2);
+});
