@@ -218,3 +218,21 @@ test('a made tensor cropped by slicing (img[:, t:t + crop, t:t + crop]) gives th
   const saved = (r: typeof whole): number => (r.config?.model.kind === 'layers' ? r.config.model.savedElementsPerSample : NaN);
   assert.equal(saved(cropped) / saved(whole), (128 / 192) ** 2);
 });
+
+test('LayerNorm under autocast keeps an fp32 copy of a half input in layer-by-layer nets too (a ConvNeXt block)', async () => {
+  const { NetBuilder } = await import('../../server/src/estimator/layers');
+  const block = (norm: boolean) => {
+    const net = new NetBuilder({ kind: 'image', channels: 64, size: 32 });
+    net.conv(64, 7, 1, 64, true);
+    if (norm) net.layerNorm();
+    net.conv(256, 1, 1, 1, true, 0).activation().conv(64, 1, 1, 1, true, 0);
+    return net.build(true);
+  };
+  const withNorm = block(true);
+  const without = block(false);
+  // The norm keeps the depthwise convolution's output (64 x 32 x 32 values), the pointwise convolution the norm's
+  // output: one more tensor, and under autocast the first is fp32 (2 bytes a value more than a half tensor).
+  assert.equal(withNorm.savedElementsPerSample, without.savedElementsPerSample + 64 * 32 * 32);
+  assert.equal(withNorm.autocastSavedBytesPerSample, 2 * withNorm.savedElementsPerSample + 2 * 64 * 32 * 32);
+  assert.equal(without.autocastSavedBytesPerSample, undefined);
+});
