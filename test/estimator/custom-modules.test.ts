@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { estimateText } from './helpers';
+import { NetBuilder } from '../../server/src/estimator/layers';
 
 test('a while loop with a known condition runs as Python runs it: the layers it counts are built', async () => {
   const r = await estimateText(`import torch
@@ -219,8 +220,7 @@ test('a made tensor cropped by slicing (img[:, t:t + crop, t:t + crop]) gives th
   assert.equal(saved(cropped) / saved(whole), (128 / 192) ** 2);
 });
 
-test('LayerNorm under autocast keeps an fp32 copy of a half input in layer-by-layer nets too (a ConvNeXt block)', async () => {
-  const { NetBuilder } = await import('../../server/src/estimator/layers');
+test('LayerNorm under autocast keeps an fp32 copy of a half input in layer-by-layer nets too (a ConvNeXt block)', () => {
   const block = (norm: boolean) => {
     const net = new NetBuilder({ kind: 'image', channels: 64, size: 32 });
     net.conv(64, 7, 1, 64, true);
