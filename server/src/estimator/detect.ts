@@ -363,7 +363,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const net = moduleNet(value, bindings.program);
       if (net) customModels.push({ ...net, line, variable: assignedName(call), value });
     }
-    if (calleeNode?.type === 'identifier') calledAt.set(fn, [...(calledAt.get(fn) ?? []), call.startIndex]);
+    // Where the call returns: Python runs an argument's call first (`netD(netG(z))`: the generator, then the critic).
+    if (calleeNode?.type === 'identifier') calledAt.set(fn, [...(calledAt.get(fn) ?? []), call.endIndex]);
     if (name === 'backward') lastBackward = call.startIndex;
 
     // Batch size, sequence length, image size.
@@ -418,7 +419,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
     // Synthetic or collated data: the shape of the batch the step receives.
     if (/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/.test(libraryCall) && value?.kind === 'call') {
-      const shape = tensorShape(value);
+      // A tensor the script crops before the model sees it: the crop's sizes.
+      const shape = tensorShape(bindings.program.crops.get(value) ?? value);
       // A batch made per step (`torch.randn(BATCH, 3, H, W)` in the loop or a generator), not a whole dataset
       // handed to TensorDataset: its first dimension is the batch size.
       if (shape && shape.dims.length >= 2 && !insideDatasetCall(call) && insideLoopOrGenerator(call)) {
@@ -464,11 +466,15 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
 
     // Optimizer.
-    if (/^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit)$/.test(name) && !fn.includes('Config')) {
+    if (/^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|Adagrad|RMSprop)$/.test(name) && !fn.includes('Config')) {
       let kind: OptimizerKind;
       if (/8bit/.test(name)) kind = 'adam-8bit';
       else if (name === 'Adafactor') kind = 'adafactor';
-      else if (name === 'SGD') {
+      else if (name === 'Adagrad') kind = 'adagrad';
+      else if (name === 'RMSprop') {
+        const momentum = kwValue('momentum');
+        kind = typeof momentum === 'number' && momentum > 0 ? 'rmsprop-momentum' : 'rmsprop';
+      } else if (name === 'SGD') {
         const momentum = kwValue('momentum');
         kind = typeof momentum === 'number' && momentum > 0 ? 'sgd-momentum' : 'sgd';
       } else kind = name === 'Adam' ? 'adam' : 'adamw';
@@ -566,6 +572,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
       const total = spec.kind === 'layers' ? spec.parameters : 0;
       if (info.frozenParameters > 0 && total > 0 && detected.frozen) detected.frozen = { ...detected.frozen, exact: info.frozenParameters / total };
+      // Frozen for another model's step and unfrozen for its own, in one loop: every parameter is trained.
+      else if (info.frozenParameters === 0 && info.freezesInTurn && detected.frozen) detected.frozen = { ...detected.frozen, exact: 0 };
       detected.unresolved = undefined;
     } else {
       // Built from values the script does not determine (a config never defined where the model is made): no figure.
@@ -717,6 +725,14 @@ function assignedOutsideModule(call: Node): boolean {
     node = node.parent;
   }
   const parent = node.parent;
+  if (parent?.type === 'argument_list' || (parent?.type === 'keyword_argument' && parent.parent?.type === 'argument_list')) {
+    // Handed straight to a call outside any class (`trainer.fit(LitModel(cfg), loader)`, `train(Net().cuda())`),
+    // not to a container that makes it a layer of another module (`nn.Sequential(Block(), Block())`).
+    const list = parent.type === 'argument_list' ? parent : parent.parent!;
+    const callee = list.parent?.childForFieldName('function')?.text ?? '';
+    for (let up: Node | null = list; up; up = up.parent) if (up.type === 'class_definition') return false;
+    return !/(^|\.)(Sequential|ModuleList|ModuleDict|append|extend|add_module|register_module|insert|setattr)$/.test(callee);
+  }
   return parent?.type === 'assignment' && parent.childForFieldName('right')?.id === node.id &&
     !(parent.childForFieldName('left')?.text.startsWith('self.') ?? false);
 }
@@ -738,6 +754,8 @@ function visionModel(vision: ReturnType<typeof findVisionModel> & object, name: 
 function trainerOptimizer(optim: string): OptimizerKind {
   if (/8bit/.test(optim)) return 'adam-8bit';
   if (/adafactor/.test(optim)) return 'adafactor';
+  if (/adagrad/.test(optim)) return 'adagrad';
+  if (/rmsprop/.test(optim)) return 'rmsprop';
   if (/sgd/.test(optim)) return 'sgd';
   return 'adamw';
 }

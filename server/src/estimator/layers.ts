@@ -175,8 +175,13 @@ export class NetBuilder {
     return this;
   }
 
+  /**
+   * layer_norm is on autocast's fp32 list: under autocast it casts a half input to fp32 and keeps that copy (4 bytes
+   * a value where the half tensor would take 2), as the forward trace counts it (measured in round 3).
+   */
   layerNorm(features = this.channels, parametersPerFeature = 2): this {
     this.parameters += parametersPerFeature * features;
+    if (!this.currentSaved) this.fp32UnderAutocast += this.elements;
     this.keepCurrent();
     this.produce(this.shape);
     return this;

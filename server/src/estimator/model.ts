@@ -39,6 +39,10 @@ function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): numbe
   switch (cfg.optimizer) {
     case 'sgd': return 0;
     case 'sgd-momentum': return paramBytes;
+    // Adagrad keeps its running sum of squared gradients; RMSprop its square_avg, and a momentum_buffer with momentum.
+    case 'adagrad':
+    case 'rmsprop': return paramBytes;
+    case 'rmsprop-momentum': return 2 * paramBytes;
     case 'adam':
     case 'adamw': return 2 * paramBytes;
     // Adafactor keeps factored row/column second moments, a few percent of one state for transformer matrices.
@@ -49,6 +53,11 @@ function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): numbe
 }
 
 function optimizerTempPerParam(cfg: TrainingConfig, paramBytes: number): number {
+  if (cfg.optimizerImpl !== 'foreach') return 0;
+  // foreach RMSprop makes sqrt(square_avg) for every parameter at once (torch.optim.rmsprop's _multi_tensor_rmsprop);
+  // foreach Adagrad makes sqrt(state_sum) and, without weight decay, the scaled gradients (_multi_tensor_adagrad).
+  if (cfg.optimizer === 'rmsprop' || cfg.optimizer === 'rmsprop-momentum') return paramBytes;
+  if (cfg.optimizer === 'adagrad') return 2 * paramBytes;
   if (cfg.optimizer !== 'adam' && cfg.optimizer !== 'adamw') return 0;
   // foreach Adam/AdamW computes the update for all parameters in one parameter-sized temporary; fused does not.
   return cfg.optimizerImpl === 'foreach' ? paramBytes : 0;

@@ -27,6 +27,8 @@ export interface CustomModuleInfo {
    * recurrent layer of F input features.
    */
   sampleLength?: { value: number; line: number; how: How };
+  /** Whether the script freezes the model (or a part) and unfreezes it again within one loop (a GAN's critic). */
+  freezesInTurn?: boolean;
   /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
   inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
 }
@@ -620,6 +622,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   return {
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
     frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
+    freezesInTurn: program?.freezesInTurn(root) ?? false,
   };
 }
 
@@ -674,5 +677,6 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     inputChannels: fed.inputChannels,
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),
     frozenParameters: models.reduce((sum, m) => sum + m.frozenParameters, 0),
+    freezesInTurn: models.some((m) => m.freezesInTurn),
   };
 }

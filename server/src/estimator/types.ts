@@ -4,7 +4,7 @@ import type { How } from '../engine/program/values';
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
 
 export type Precision = 'fp32' | 'fp16-amp' | 'bf16-amp' | 'bf16' | 'fp16';
-export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit';
+export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'adagrad' | 'rmsprop' | 'rmsprop-momentum';
 /** How torch.optim runs step(): foreach (the CUDA default) keeps one parameter-sized temporary. */
 export type OptimizerImpl = 'foreach' | 'fused' | 'for-loop';
 /** The CLI's --strategy values (spec/cli.md); `fsdp` is FSDP's FULL_SHARD. */

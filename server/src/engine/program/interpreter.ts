@@ -13,7 +13,7 @@ import { dirname as pathDirname, join as pathJoin, normalize as pathNormalize } 
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, isModuleClass, numberOf, readThrough, stringOf, truthy, withOrigin,
+  NONE, UNKNOWN, Scope, isModuleClass, numberOf, readThrough, stringOf, tensorShape, truthy, withOrigin,
   type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
   type Origin, type TensorTracer, type Value,
 } from './values';
@@ -23,6 +23,8 @@ import { parseConfigFile } from './config-files';
 const MAX_UNROLL = 512;
 /** Loops that build nothing run at most this many times (their values do not depend on the count). */
 const MAX_PLAIN_UNROLL = 16;
+/** While loops with a known condition that build nothing (`while s < size: s *= 2; n += 1`) run at most this many times. */
+const MAX_WHILE_UNROLL = 64;
 /** A loop body that grows a container or registers a module. */
 const BUILDS = /\.(append|extend|insert|add_module|register_module)\(|\+=\s*(\[|[A-Za-z_][\w.]*\()/;
 /** Evaluation steps per program: a bound on the work for any input (a 20,000-line script stays well inside). */
@@ -62,6 +64,8 @@ export class ProgramModel {
    * `__getitem__` makes one sample; other code makes batches or whole datasets).
    */
   readonly tensorCalls: Array<{ value: Extract<Value, { kind: 'call' }>; inFunction: string | undefined }> = [];
+  /** Made tensors the script crops by slicing (`img[:, t:t + crop, l:l + crop]`), to the crop. */
+  readonly crops = new Map<Extract<Value, { kind: 'call' }>, Extract<Value, { kind: 'call' }>>();
   private currentFunction: string | undefined;
   /** Every value assigned to a plain name, in any scope, in the order the assignments ran (first run only). */
   readonly assigned = new Map<string, Value[]>();
@@ -72,6 +76,35 @@ export class ProgramModel {
    * p.requires_grad = False`), submodules included; `requires_grad_(True)` later unfreezes a part again.
    */
   readonly frozen = new Set<ObjectValue | LayerValue>();
+
+  /** The loops (for, while) running now, innermost last, by node id. */
+  private readonly loops: number[] = [];
+  /** For each module the script freezes or unfreezes by name, the loops each kind of call ran in. */
+  private readonly toggles = new Map<ObjectValue | LayerValue, { frozen: Set<number>; unfrozen: Set<number> }>();
+  /**
+   * Modules frozen and unfrozen again within one loop (a GAN's critic, frozen for the generator's step and unfrozen
+   * for its own): trained in every iteration, so never counted as frozen.
+   */
+  private readonly alternating = new Set<ObjectValue | LayerValue>();
+
+  /** Whether the script froze and unfroze `module` (or a submodule of it) within one loop: trained, though it freezes. */
+  freezesInTurn(module: Value, depth = 0): boolean {
+    if (depth > 24 || (module.kind !== 'layer' && !(module.kind === 'object' && module.role === 'instance'))) return false;
+    if (this.alternating.has(module)) return true;
+    const children = module.kind === 'layer' ? [...module.children, ...(module.named?.values() ?? [])] : [...module.attrs.values()];
+    return children.some((child) => this.freezesInTurn(child, depth + 1));
+  }
+
+  /** A requires_grad call of the script's own on `module`: frozen (or not) from here on, and recorded per loop. */
+  private setRequiresGrad(module: Value, frozen: boolean): void {
+    this.freeze(module, frozen);
+    if (module.kind !== 'layer' && !(module.kind === 'object' && module.role === 'instance')) return;
+    let record = this.toggles.get(module);
+    if (!record) this.toggles.set(module, (record = { frozen: new Set(), unfrozen: new Set() }));
+    const opposite = frozen ? record.unfrozen : record.frozen;
+    if (this.loops.some((loop) => opposite.has(loop))) this.alternating.add(module);
+    for (const loop of this.loops) (frozen ? record.frozen : record.unfrozen).add(loop);
+  }
 
   private freeze(module: Value, frozen: boolean, depth = 0): void {
     if (depth > 24 || (module.kind !== 'layer' && !(module.kind === 'object' && module.role === 'instance'))) return;
@@ -146,6 +179,7 @@ export class ProgramModel {
       if (!fn || this.ran.has(fn.id) || this.exhausted) continue;
       this.probe(fn);
     }
+    for (const module of this.alternating) this.freeze(module, false);
   }
 
   private probe(fn: PyNode): void {
@@ -221,12 +255,9 @@ export class ProgramModel {
       case 'for_statement':
         this.execFor(node, scope);
         return;
-      case 'while_statement': {
-        // Run the body once: enough to see what it builds and calls; conditions on data are unknown.
-        this.evalExpr(node.childForFieldName('condition'), scope);
-        this.runLoopBody(node.childForFieldName('body'), scope);
+      case 'while_statement':
+        this.execWhile(node, scope);
         return;
-      }
       case 'with_statement': {
         for (const item of node.descendantsOfType('with_item')) {
           if (!item || enclosingStatement(item)?.id !== node.id) continue;
@@ -322,28 +353,65 @@ export class ProgramModel {
     const limit = this.tracer || BUILDS.test(body.text) ? MAX_UNROLL : MAX_PLAIN_UNROLL;
     if (!items || items.length > limit) {
       this.assignTarget(left, { kind: 'unknown', origin: { line: left.startPosition.row, how: 'loop' } }, scope);
-      this.runLoopBody(body, scope);
+      this.runLoopBody(body, scope, node.id);
       return;
     }
-    for (const item of items) {
-      this.assignTarget(left, item, scope);
+    this.loops.push(node.id);
+    try {
+      for (const item of items) {
+        this.assignTarget(left, item, scope);
+        try {
+          this.execBlock(body, scope);
+        } catch (signal) {
+          if (signal instanceof BreakSignal) return;
+          if (signal instanceof ContinueSignal) continue;
+          throw signal;
+        }
+      }
+    } finally {
+      this.loops.pop();
+    }
+  }
+
+  /**
+   * A while loop runs as Python runs it while its condition is known (`while s < image_size: s *= 2`), up to the
+   * unrolling bound; a condition on data (unknown) runs the body once, enough to see what it builds and calls.
+   */
+  private execWhile(node: PyNode, scope: Scope): void {
+    const condition = node.childForFieldName('condition');
+    const body = node.childForFieldName('body');
+    if (!body) return;
+    const limit = this.tracer || BUILDS.test(body.text) ? MAX_UNROLL : MAX_WHILE_UNROLL;
+    for (let i = 0; i < limit; i++) {
+      const test = truthy(this.evalExpr(condition, scope));
+      if (test === false) return;
+      if (test === undefined) {
+        if (i === 0) this.runLoopBody(body, scope, node.id);
+        return;
+      }
+      this.loops.push(node.id);
       try {
         this.execBlock(body, scope);
       } catch (signal) {
         if (signal instanceof BreakSignal) return;
         if (signal instanceof ContinueSignal) continue;
         throw signal;
+      } finally {
+        this.loops.pop();
       }
     }
   }
 
-  private runLoopBody(body: PyNode | null, scope: Scope): void {
+  private runLoopBody(body: PyNode | null, scope: Scope, loop?: number): void {
     if (!body) return;
+    if (loop !== undefined) this.loops.push(loop);
     try {
       this.execBlock(body, scope);
     } catch (signal) {
       if (signal instanceof BreakSignal || signal instanceof ContinueSignal) return;
       throw signal;
+    } finally {
+      if (loop !== undefined) this.loops.pop();
     }
   }
 
@@ -436,7 +504,7 @@ export class ProgramModel {
     if (object.kind === 'object' && object.role === 'parameters') {
       if (name === 'requires_grad' && value.kind === 'bool') {
         const owner = object.attrs.get('module');
-        if (owner) this.freeze(owner, !value.value);
+        if (owner) this.setRequiresGrad(owner, !value.value);
       }
     } else if (object.kind === 'object') {
       object.attrs.set(name, value);
@@ -801,6 +869,11 @@ export class ProgramModel {
     const object = this.evalExpr(node.childForFieldName('value'), scope);
     const subscript = node.childForFieldName('subscript');
     if (subscript?.type === 'slice' && object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
+    // A crop of a made tensor (`img[:, top:top + crop, left:left + crop]`): the same tensor at the sizes it keeps.
+    if (object.kind === 'call' && !this.tracer) {
+      const cropped = this.croppedTensor(object, node, scope);
+      if (cropped) return cropped;
+    }
     // A slice of a made tensor (`tokens[i:j]`): same kind of data, sizes unknown until a view names them.
     if (subscript?.type === 'slice' && object.kind === 'call' && /^torch\.\w+(\[\])*$/.test(object.path)) {
       return { ...object, path: `${object.path}[]`, line: node.startPosition.row };
@@ -844,7 +917,65 @@ export class ProgramModel {
       return object.items[index] ?? UNKNOWN;
     }
     if (object.kind === 'layer' && key.kind === 'number') return object.children[key.value < 0 ? object.children.length + key.value : key.value] ?? UNKNOWN;
+    // `self.heads["cls"]`: a ModuleDict entry by name.
+    if (object.kind === 'layer' && key.kind === 'string') return object.named?.get(key.value) ?? UNKNOWN;
     return UNKNOWN;
+  }
+
+  /**
+   * A made tensor (`torch.randn(4, tile, tile)`) sliced on every axis it names to sizes the script determines: a
+   * slice `a:a + n` keeps n (whatever a is, as Python's slicing does inside the bounds), `i:j` with both known
+   * keeps j - i, `:` keeps the axis. The crop replaces the tensor among those the data code makes. Undefined when
+   * any axis is indexed by something else or a size is not known.
+   */
+  private croppedTensor(object: Extract<Value, { kind: 'call' }>, node: PyNode, scope: Scope): Extract<Value, { kind: 'call' }> | undefined {
+    const shape = tensorShape(object);
+    if (!shape) return undefined;
+    const parts = node.namedChildren.filter((c): c is PyNode => !!c && c.type !== 'comment').slice(1);
+    if (parts.length === 0 || parts.length > shape.dims.length || parts.some((part) => part.type !== 'slice')) return undefined;
+    const dims = [...shape.dims];
+    for (let axis = 0; axis < parts.length; axis++) {
+      const part = parts[axis]!;
+      // Which expression is start, stop or step: by the colons around it.
+      const slots: Array<PyNode | undefined> = [undefined, undefined, undefined];
+      let slot = 0;
+      const named = new Set(part.namedChildren.filter((c): c is PyNode => !!c && c.type !== 'comment').map((c) => c.id));
+      for (const child of part.children) {
+        if (!child) continue;
+        if (child.type === ':') slot++;
+        else if (named.has(child.id) && slot < 3) slots[slot] = child;
+      }
+      const [start, stop, step] = slots;
+      if (step) return undefined;
+      const size = dims[axis]!;
+      if (!start && !stop) continue;
+      let length: number | undefined;
+      if (start && stop?.type === 'binary_operator' && stop.childForFieldName('operator')?.text === '+') {
+        const left = stop.childForFieldName('left');
+        const right = stop.childForFieldName('right');
+        if (left?.text === start.text) length = numberOf(this.evalExpr(right, scope));
+        else if (right?.text === start.text) length = numberOf(this.evalExpr(left, scope));
+      }
+      if (length === undefined) {
+        const from = start ? numberOf(this.evalExpr(start, scope)) : 0;
+        const to = stop ? numberOf(this.evalExpr(stop, scope)) : size;
+        if (from === undefined || to === undefined) return undefined;
+        const clamp = (i: number) => Math.min(Math.max(i < 0 ? size + i : i, 0), size);
+        length = clamp(to) - clamp(from);
+      }
+      if (!Number.isInteger(length) || length <= 0 || length > size) return undefined;
+      dims[axis] = length;
+    }
+    if (dims.every((d, i) => d === shape.dims[i])) return undefined;
+    const sizes: Value = { kind: 'list', items: dims.map((d) => ({ kind: 'number', value: d }) as Value), tuple: true };
+    const args = object.path === 'torch.randint' ? [...object.args.slice(0, object.args.length >= 3 ? 2 : 1), sizes]
+      : object.path === 'torch.full' ? [sizes, ...object.args.slice(1)] : [sizes];
+    const kwargs = new Map([...object.kwargs].filter(([key]) => key !== 'size'));
+    const cropped: Extract<Value, { kind: 'call' }> = { ...object, args, kwargs, line: node.startPosition.row };
+    const made = this.tensorCalls.find((entry) => entry.value === object);
+    if (made) made.value = cropped;
+    this.crops.set(object, cropped);
+    return cropped;
   }
 
   /**
@@ -1346,7 +1477,7 @@ export class ProgramModel {
       // `module.requires_grad_(False)` freezes it and its submodules; on a parameters() object, its module.
       const on = args[0] ?? kwargs.get('requires_grad') ?? { kind: 'bool', value: true };
       const module = receiver.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver;
-      if (on.kind === 'bool' && module) this.freeze(module, !on.value);
+      if (on.kind === 'bool' && module) this.setRequiresGrad(module, !on.value);
       return receiver;
     }
     if (method === 'parameters' && (receiver.kind === 'layer' || (receiver.kind === 'object' && receiver.role === 'instance'))) {
@@ -1360,6 +1491,13 @@ export class ProgramModel {
       if (method === 'extend' && isContainer(receiver.type)) {
         receiver.children.push(...(args[0] ? iterationItems(args[0]) ?? [] : []));
         return NONE;
+      }
+      // A ModuleDict (or a Sequential built from an OrderedDict) read as a dict: `for name, head in self.heads.items()`.
+      if (receiver.named && /^(items|keys|values)$/.test(method)) {
+        const entries = [...receiver.named];
+        const items = method === 'items' ? entries.map(([k, v]) => ({ kind: 'list', items: [{ kind: 'string', value: k }, v], tuple: true }) as ListValue)
+          : method === 'keys' ? entries.map(([k]) => ({ kind: 'string', value: k }) as Value) : entries.map(([, v]) => v);
+        return { kind: 'list', items, tuple: false };
       }
       return chained ? receiver : UNKNOWN;
     }
