@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
-import { findVisionModel } from './catalog/vision';
+import { findVisionModel, type VisionModel } from './catalog/vision';
+import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { tensorShape, type Value } from '../engine/program/values';
 import { Bindings, keywordArguments, positionalArguments, toPy, type PyValue } from './python-values';
@@ -27,6 +28,8 @@ export interface DetectedModel {
   rebuildAt?: (inputSize: number) => LayerNetSpec;
   /** dtype the weights load in when the script names none (transformers 5: the checkpoint's torch_dtype). */
   defaultWeightDtype: WeightDtype;
+  /** The input size the architecture is built for, where its name says (timm `vit_base_patch16_384`: 384). */
+  nativeImageSize?: number;
 }
 
 export interface DetectedConfig {
@@ -49,6 +52,10 @@ export interface DetectedConfig {
   /** Weights cast or loaded in a dtype (`.half()`, `.to(torch.bfloat16)`, `torch_dtype=`). */
   weightDtype?: Located<WeightDtype>;
   optimizer?: Located<OptimizerKind>;
+  /** States per parameter the optimizer's arguments decide (RMSprop's momentum and centered, Adam's amsgrad). */
+  optimizerStates?: number;
+  /** An optimizer class the script builds whose states are not modelled. */
+  unmodelledOptimizer?: Located<string>;
   optimizerImpl?: OptimizerImpl;
   usesTrainer?: Located<boolean>;
   checkpointing?: Located<boolean>;
@@ -250,6 +257,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let lastBackward = -1;
   let dataBatch: Located<number> | undefined;
   let loraRequested: number | undefined;
+  /** The image size the script's transforms give (a crop's before a resize's). */
+  let transformSize: (Located<number> & { crop: boolean }) | undefined;
+  /** Where the script asks timm for the model's data config (its input size). */
+  let dataConfigLine: number | undefined;
   /** The call that builds a Hub / config model (`AutoModelForCausalLM.from_pretrained(...)`, `from_config(...)`). */
   let hubModelCall: Node | undefined;
 
@@ -430,9 +441,15 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       }
     }
     if (kwValue('use_cache') === false) detected.useCacheOff = true;
-    if (/^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/.test(name) && !detected.imageSize) {
+    // timm's data config for the model (`resolve_data_config({}, model=model)["input_size"]`): the size the
+    // architecture is built for.
+    if (/^resolve_(model_)?data_config$/.test(name)) dataConfigLine ??= line;
+    // The image transforms give the size the model sees, whatever size the images are stored or made at: the first
+    // crop (a training pipeline's RandomResizedCrop comes before the evaluation's), else the first resize.
+    if (/^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/.test(name)) {
+      const crop = name !== 'Resize';
       const s = numberArg(pos[0] ?? kw.get('size'), bindings);
-      if (s) detected.imageSize = s;
+      if (s && (!transformSize || (crop && !transformSize.crop))) transformSize = { ...s, crop };
     }
 
     // Precision.
@@ -458,18 +475,30 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
 
     // Optimizer.
-    if (/^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit)$/.test(name) && !fn.includes('Config')) {
+    const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
+    if (/^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad)$/.test(name) && !fn.includes('Config')) {
       let kind: OptimizerKind;
+      detected.optimizerStates = undefined;
       if (/8bit/.test(name)) kind = 'adam-8bit';
       else if (name === 'Adafactor') kind = 'adafactor';
-      else if (name === 'SGD') {
-        const momentum = kwValue('momentum');
-        kind = typeof momentum === 'number' && momentum > 0 ? 'sgd-momentum' : 'sgd';
-      } else kind = name === 'Adam' ? 'adam' : 'adamw';
+      // SGD keeps a momentum_buffer with momentum (nesterov needs one too).
+      else if (name === 'SGD') kind = positive('momentum') ? 'sgd-momentum' : 'sgd';
+      else if (name === 'RMSprop') {
+        kind = 'rmsprop';
+        detected.optimizerStates = 1 + (positive('momentum') ? 1 : 0) + (positive('centered') ? 1 : 0);
+      } else if (name === 'Adagrad') kind = 'adagrad';
+      else {
+        kind = name === 'Adam' ? 'adam' : 'adamw';
+        if (positive('amsgrad')) detected.optimizerStates = 3;
+      }
       detected.optimizer = { value: kind, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
       else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
+    } else if (isOptimizerClass(name) && !fn.includes('Config') && /^[A-Z]/.test(name)) {
+      // An optimizer whose states the estimator does not size (Lion, NAdam, a library's): said, not assumed silently.
+      detected.unmodelledOptimizer ??= { value: name, line };
+      optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
     }
 
     // Checkpointing, LoRA, freezing.
@@ -530,6 +559,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   }
 
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
+  if (transformSize) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
+  else if (dataConfigLine !== undefined && detected.model?.nativeImageSize) {
+    // The transforms take their size from timm's data config: the model's own input size, not the stored images'.
+    detected.imageSize = { value: detected.model.nativeImageSize, line: dataConfigLine, how: 'config' };
+  }
   const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, Math.max(-1, ...at.filter((i) => i < lastBackward))]));
   const customModel = trainedModel(customModels, optimizerArguments, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
@@ -700,11 +734,11 @@ function stripTimmTag(name: string): string {
   return name.replace(/^timm\//, '').split('.')[0]!;
 }
 
-function visionModel(vision: ReturnType<typeof findVisionModel> & object, name: string, source: ModelSource, line: number, classes: PyValue | undefined): DetectedModel {
+function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined): DetectedModel {
   const numClasses = typeof classes === 'number' ? classes : 1000;
-  const spec = vision.build(224, numClasses);
+  const spec = vision.build(vision.imageSize ?? 224, numClasses);
   return {
-    name, source, line, spec, defaultWeightDtype: 'fp32',
+    name, source, line, spec, defaultWeightDtype: 'fp32', ...(vision.imageSize ? { nativeImageSize: vision.imageSize } : {}),
     rebuildAt: spec.kind === 'layers' ? (size: number) => vision.build(size, numClasses) as LayerNetSpec : undefined,
   };
 }

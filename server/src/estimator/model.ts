@@ -40,7 +40,11 @@ function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): numbe
     case 'sgd': return 0;
     case 'sgd-momentum': return paramBytes;
     case 'adam':
-    case 'adamw': return 2 * paramBytes;
+    case 'adamw': return (cfg.optimizerStates ?? 2) * paramBytes;
+    // torch.optim.RMSprop: square_avg, plus momentum_buffer (momentum > 0) and grad_avg (centered).
+    case 'rmsprop': return (cfg.optimizerStates ?? 1) * paramBytes;
+    // torch.optim.Adagrad: state_sum.
+    case 'adagrad': return paramBytes;
     // Adafactor keeps factored row/column second moments, a few percent of one state for transformer matrices.
     case 'adafactor': return 0.05 * paramBytes;
     // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 256-value block for each.
@@ -48,10 +52,22 @@ function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): numbe
   }
 }
 
+/** Parameter-sized temporaries one foreach step of the optimizer holds at once, read from torch.optim's code. */
+function optimizerTemporaries(cfg: TrainingConfig): number {
+  switch (cfg.optimizer) {
+    // Adam/AdamW: sqrt(exp_avg_sq) as the update's denominator. RMSprop: sqrt(square_avg) (or of the centered variance).
+    case 'adam':
+    case 'adamw':
+    case 'rmsprop': return 1;
+    // Adagrad: sqrt(state_sum) and the scaled gradient it divides (or the weight-decayed gradient copy).
+    case 'adagrad': return 2;
+    default: return 0;
+  }
+}
+
 function optimizerTempPerParam(cfg: TrainingConfig, paramBytes: number): number {
-  if (cfg.optimizer !== 'adam' && cfg.optimizer !== 'adamw') return 0;
-  // foreach Adam/AdamW computes the update for all parameters in one parameter-sized temporary; fused does not.
-  return cfg.optimizerImpl === 'foreach' ? paramBytes : 0;
+  // foreach computes the update for all parameters in parameter-sized temporaries; fused does not.
+  return cfg.optimizerImpl === 'foreach' ? optimizerTemporaries(cfg) * paramBytes : 0;
 }
 
 function parameterFigures(cfg: TrainingConfig): ParameterFigures {
@@ -88,6 +104,9 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   let optimizerTempBytes = trainable * optimizerTempPerParam(cfg, trainableBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
     optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
+  } else if (cfg.optimizerImpl === 'for-loop') {
+    // One parameter at a time: its temporaries, for the largest tensor.
+    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, trainable) * trainableBytes;
   }
   if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
   const headGradBytes = cfg.lora || cfg.frozenFraction ? 0 : headParams * trainableBytes;

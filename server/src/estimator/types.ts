@@ -4,7 +4,7 @@ import type { How } from '../engine/program/values';
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
 
 export type Precision = 'fp32' | 'fp16-amp' | 'bf16-amp' | 'bf16' | 'fp16';
-export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit';
+export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'rmsprop' | 'adagrad';
 /** How torch.optim runs step(): foreach (the CUDA default) keeps one parameter-sized temporary. */
 export type OptimizerImpl = 'foreach' | 'fused' | 'for-loop';
 /** The CLI's --strategy values (spec/cli.md); `fsdp` is FSDP's FULL_SHARD. */
@@ -142,6 +142,12 @@ export interface TrainingConfig {
   /** dtype of the weights as loaded (before any autocast): from torch_dtype, .half(), .to(bf16), or the checkpoint. */
   weightDtype: WeightDtype;
   optimizer: OptimizerKind;
+  /**
+   * Parameter-sized states the optimizer keeps where its arguments decide them: RMSprop's square_avg, plus a
+   * momentum_buffer with momentum > 0 and a grad_avg when centered; Adam's two moments plus max_exp_avg_sq with
+   * amsgrad. Absent: the kind's default (RMSprop 1, Adam 2).
+   */
+  optimizerStates?: number;
   optimizerImpl: OptimizerImpl;
   checkpointing: boolean;
   /** The script checkpoints through checkpoint_sequential (segments of blocks) rather than block by block. */

@@ -828,6 +828,10 @@ export class ProgramModel {
     }
     if (object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
     const key = this.evalExpr(subscript, scope);
+    // `models.__dict__[name]` (or `vars(models)[name]`): the module's attribute of that name, as getattr reads it.
+    if (object.kind === 'ref' && object.path.endsWith('.__dict__') && key.kind === 'string') {
+      return { kind: 'ref', path: `${object.path.slice(0, -'.__dict__'.length)}.${key.value}` };
+    }
     if (object.kind === 'dict' && key.kind === 'string') {
       const entry = object.entries.get(key.value);
       return entry !== undefined ? readThrough(entry, 'config') : UNKNOWN;
@@ -1222,6 +1226,9 @@ export class ProgramModel {
         const value = this.getAttribute(object, attribute.value);
         return value.kind === 'unknown' && fallback ? fallback : value;
       }
+      // `vars(models)`: a module's namespace, read by name below (`vars(models)[args.arch]`).
+      case 'vars':
+        return args[0]?.kind === 'ref' ? { kind: 'ref', path: `${args[0].path}.__dict__` } : UNKNOWN;
       case 'setattr': {
         const [object, attribute, value] = args;
         if (object && attribute?.kind === 'string' && value) this.setAttribute(object, attribute.value, value);
@@ -1411,7 +1418,7 @@ export class ProgramModel {
 // ---- helpers ------------------------------------------------------------------------------------------------
 
 const BUILTIN_NAMES = new Set(['range', 'len', 'int', 'float', 'str', 'bool', 'list', 'tuple', 'dict', 'zip', 'enumerate', 'min', 'max',
-  'sum', 'abs', 'round', 'getattr', 'setattr', 'open', 'sorted', 'reversed', 'print', 'isinstance', 'hasattr', 'callable', 'super', 'set']);
+  'sum', 'abs', 'round', 'getattr', 'setattr', 'open', 'sorted', 'reversed', 'print', 'isinstance', 'hasattr', 'callable', 'super', 'set', 'vars']);
 
 /** Conventional names a snippet may use without its import (a cell, a pasted excerpt). */
 const CONVENTIONAL_IMPORTS: Record<string, string> = { torch: 'torch', nn: 'torch.nn', F: 'torch.nn.functional' };
