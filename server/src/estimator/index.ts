@@ -261,6 +261,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     checkpointSegments: detected.checkpointSegments,
     gradsKeptAcrossSteps: detected.zeroGradMissing || (detected.zeroGradAfterForward !== undefined && mode === 'train'),
     outputKept: detected.output === undefined ? undefined : detected.output.value === 'kept',
+    ...(detected.graphFreedOnReturn !== undefined ? { graphFreedOnReturn: true } : {}),
+    ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),
+    ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,

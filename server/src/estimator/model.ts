@@ -120,6 +120,8 @@ interface ActivationFigures {
   /** Added at the end of backward (checkpointing recomputes a segment while gradients exist). */
   recompute: number;
   outputs: number;
+  /** The outputs still alive when a loss over them runs (the logits, without a KV cache already dropped). */
+  lossTimeOutputs?: number;
   lossTransient: number;
   inferenceTransient: number;
   inputs: number;
@@ -166,6 +168,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     backwardTransient: checkpointing ? Math.max(a.backwardTransient, a.oneLayer + layerGradients(s, a.tokens, activationMode(cfg))) : a.backwardTransient,
     recompute: checkpointing ? a.oneLayer + weightCopies / Math.max(1, s.layers) : 0,
     outputs: a.outputs + kvCache,
+    lossTimeOutputs: a.outputs + (cfg.outputObjectDropped ? 0 : kvCache),
     lossTransient: a.outputs > 0 ? logitsFloat * (mode === 'fp32' ? 1 : 2) : 0,
     inferenceTransient: a.inferenceTransient,
     inputs,
@@ -380,10 +383,19 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
     // long as the autocast region lasts (measured: ViT-L/16, 580 MiB = 2 bytes x 304M parameters, gone with
     // requires_grad_(False); test/gpu/estimator/results/round3.json).
     const weightCache = activationMode(cfg) === 'amp' && (cfg.frozenFraction ?? 0) < 1 ? params.castable * 2 : 0;
-    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute + weightCache, activations: 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient), other: base };
+    // The model's own loss (labels given) runs while the previous batch's outputs are alive. The script's own loss
+    // over the outputs (an fp32 log-likelihood: `log_softmax(logits.float())`) comes after the name is rebound: the
+    // previous batch's outputs are gone by then, and the peak is this batch's outputs, the fp32 copy and
+    // log_softmax's fp32 output.
+    const activations = cfg.lossAfterRebind
+      ? Math.max(2 * act.outputs + act.inferenceTransient, (act.lossTimeOutputs ?? act.outputs) + act.lossTransient)
+      : 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient);
+    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute + weightCache, activations, other: base };
   } else {
-    // Without no_grad every forward builds a graph; the previous one lives until its outputs are rebound.
-    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute, activations: 2 * act.saved, other: base + act.forwardTransient };
+    // Without no_grad every forward builds a graph; the previous one lives until its outputs are rebound, unless the
+    // forward runs in a function that returns only detached values (the graph is freed on return).
+    const graphs = cfg.graphFreedOnReturn ? 1 : 2;
+    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute, activations: graphs * act.saved, other: base + act.forwardTransient };
   }
   const phases: Record<PeakPhase, number> = { forward: total(parts.forward), backward: total(parts.backward), 'optimizer-step': total(parts['optimizer-step']) };
   let peakPhase: PeakPhase = 'forward';

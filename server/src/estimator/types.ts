@@ -21,7 +21,7 @@ export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
 
 export type TransformerFamily =
   | 'gpt2' | 'bert' | 'distilbert' | 'deberta' | 'llama' | 'opt' | 'phi' | 'gemma'
-  | 't5' | 'vit' | 'clip' | 'whisper';
+  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart';
 
 export type TransformerTask = 'causal-lm' | 'masked-lm' | 'seq-cls' | 'seq2seq' | 'image-cls' | 'contrastive' | 'speech-seq2seq' | 'base';
 
@@ -162,6 +162,18 @@ export interface TrainingConfig {
    * logits in the usual `outputs = model(**batch)`), not for the script's own modules.
    */
   outputKept?: boolean;
+  /**
+   * Inference with grad: the forward runs in a function that returns only detached values, so each call's graph is
+   * freed when it returns, before the next one is built (otherwise the previous graph lives until rebound).
+   */
+  graphFreedOnReturn?: boolean;
+  /**
+   * No-grad: the model is given no labels, so a loss over its outputs runs in the script after the name holding
+   * the previous batch's outputs is rebound (with labels the model computes it while they are still alive).
+   */
+  lossAfterRebind?: boolean;
+  /** Every forward's output object is read at once (`model(x).logits`): the KV cache it holds is freed then. */
+  outputObjectDropped?: boolean;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */

@@ -1132,6 +1132,11 @@ export class ProgramModel {
       }
       return value;
     }
+    // transformers.HfArgumentParser(Args) / ((ModelArgs, DataArgs)): parses into the dataclasses it is given.
+    if (/^transformers\.(hf_argparser\.)?HfArgumentParser$/.test(path)) {
+      const types = args[0] ?? kwargs.get('dataclass_types') ?? UNKNOWN;
+      return { kind: 'object', role: 'parser', typeName: 'HfArgumentParser', attrs: new Map([['dataclass_types', types]]), line };
+    }
     // torch.utils.checkpoint.checkpoint(fn, *args): runs fn on the arguments (recomputed in backward).
     if (/(^|\.)checkpoint\.checkpoint$/.test(path) && args[0]) {
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
@@ -1368,6 +1373,23 @@ export class ProgramModel {
       return chained ? receiver : UNKNOWN;
     }
     // argparse: add_argument records a default under its dest; parse_args returns the Namespace.
+    if (receiver.kind === 'object' && receiver.role === 'parser' && receiver.typeName === 'HfArgumentParser') {
+      // The script run with no arguments: one instance of each dataclass, with its defaults (parse_dict: the
+      // dict's entries over them); values from a JSON/YAML file are not read.
+      if (method !== 'parse_args_into_dataclasses' && method !== 'parse_dict') return UNKNOWN;
+      const given = method === 'parse_dict' ? entriesOf(args[0] ?? UNKNOWN) : new Map<string, Value>();
+      if (!given) return UNKNOWN;
+      const types = receiver.attrs.get('dataclass_types') ?? UNKNOWN;
+      const classes = types.kind === 'class' ? [types] : iterationItems(types) ?? [];
+      const items = classes.map((cls): Value => {
+        if (cls.kind !== 'class') return UNKNOWN;
+        const fields = dataclassFields(cls);
+        const instance = this.instantiate(cls, [], new Map([...given].filter(([key]) => fields.includes(key))), line);
+        if (instance.kind === 'object') for (const [key, value] of instance.attrs) instance.attrs.set(key, readThrough(value, 'argparse-default'));
+        return instance;
+      });
+      return { kind: 'list', items, tuple: true };
+    }
     if (receiver.kind === 'object' && receiver.role === 'parser') {
       if (method === 'add_argument') {
         addArgument(receiver, args, kwargs);
