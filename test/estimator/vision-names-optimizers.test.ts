@@ -93,6 +93,9 @@ test('the image transforms give the size the model sees, not the stored images\'
   const r = await estimateText(text, '/tmp/transform_size.py');
   assert.equal(r.detected.imageSize?.value, 256);
   assert.equal(r.detected.imageSize?.line, 12);
+  // A batch made as the model takes it (float, in the step) is what it sees, whatever transforms are defined.
+  const fed = text.replace('for x, y in loader:', 'for _ in range(4):\n    x = torch.randn(16, 3, 160, 160)');
+  assert.equal((await estimateText(fed, '/tmp/transform_unused.py')).detected.imageSize?.value, 160);
 });
 
 test('timm\'s data config gives the model\'s own input size where the transforms take theirs from it', async () => {

@@ -278,6 +278,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let lastBackward = -1;
   let dataBatch: Located<number> | undefined;
   let loraRequested: number | undefined;
+  /** The image size came from a stored image (uint8, or made in a dataset's __getitem__) that transforms may resize. */
+  let storedImage = false;
   /** The image size the script's transforms give (a crop's before a resize's). */
   let transformSize: (Located<number> & { crop: boolean }) | undefined;
   /** Where the script asks timm for the model's data config (its input size). */
@@ -459,7 +461,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         else if (seq >= 8 && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
       } else if (shape && shape.dims.length >= 3) {
         const [c, h, w] = shape.dims.slice(-3) as [number, number, number];
-        if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && !detected.imageSize) detected.imageSize = { value: h, line: shape.line, how: shape.how };
+        // A batch made as the model takes it outranks a stored image found before it.
+        const stored = storedImageCall(call, kwValue('dtype'));
+        if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && (!detected.imageSize || (storedImage && !stored))) {
+          detected.imageSize = { value: h, line: shape.line, how: shape.how };
+          storedImage = stored;
+        }
       }
     }
     if (kwValue('use_cache') === false) detected.useCacheOff = true;
@@ -585,8 +592,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   }
 
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
-  if (transformSize) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
-  else if (dataConfigLine !== undefined && detected.model?.nativeImageSize) {
+  const transformed = !detected.imageSize || storedImage;
+  if (transformSize && transformed) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
+  else if (dataConfigLine !== undefined && detected.model?.nativeImageSize && transformed) {
     // The transforms take their size from timm's data config: the model's own input size, not the stored images'.
     detected.imageSize = { value: detected.model.nativeImageSize, line: dataConfigLine, how: 'config' };
   }
@@ -770,6 +778,19 @@ function trainedModel(models: Array<CustomModuleInfo & { variable?: string }>, o
 }
 
 /** Whether a call sits in an argument of a dataset constructor (`TensorDataset(torch.randn(N, ...))`). */
+/**
+ * An image as stored rather than as fed: uint8 pixels, or a sample a dataset's `__getitem__` makes (its transforms,
+ * where the script has them, give the size the model sees).
+ */
+function storedImageCall(call: Node, dtype: PyValue | undefined): boolean {
+  if (dtype && typeof dtype === 'object' && 'dtype' in dtype && dtype.dtype === 'uint8') return true;
+  if (/torch\.uint8\b/.test(call.text)) return true;
+  for (let node = call.parent; node; node = node.parent) {
+    if (node.type === 'function_definition') return node.childForFieldName('name')?.text === '__getitem__';
+  }
+  return false;
+}
+
 function insideDatasetCall(call: Node): boolean {
   for (let node = call.parent; node; node = node.parent) {
     if (node.type === 'call' && /Dataset$/.test(node.childForFieldName('function')?.text ?? '')) return true;
