@@ -27,13 +27,19 @@ test('timm and torchvision ViT names carry their size, patch and image size: the
   assert.equal(findVisionModel('deit_huge_patch16_224'), undefined);
 });
 
-test('EfficientNetV2 and ResNeXt are built from their architecture (torchvision\'s published counts)', () => {
+test('EfficientNetV2, ResNeXt, VGG and MobileNetV3 are built from their architecture (torchvision\'s published counts)', () => {
   assert.equal(parametersOf('efficientnet_v2_s'), 21_458_488);
   assert.equal(parametersOf('efficientnet_v2_m'), 54_139_356);
   assert.equal(parametersOf('efficientnet_v2_l'), 118_515_272);
   assert.equal(parametersOf('resnext50_32x4d'), 25_028_904);
   assert.equal(parametersOf('resnext101_32x8d'), 88_791_336);
   assert.equal(parametersOf('resnext101_64x4d'), 83_455_272);
+  assert.equal(parametersOf('vgg16_bn'), 138_365_992);
+  assert.equal(parametersOf('mobilenet_v3_large'), 5_483_032);
+  assert.equal(parametersOf('timm/tf_efficientnetv2_s.in1k'), 21_458_488);
+  // VGG's adaptive pool makes 7x7 whatever the input: a CIFAR-sized image gives the same parameters, finite activations.
+  const cifar = findVisionModel('vgg16')!.build(32, 10);
+  assert.ok(cifar.kind === 'layers' && cifar.parameters === parametersOf('vgg16', 10) && Number.isFinite(cifar.savedElementsPerSample));
   // Activations scale with the image: four times the pixels, about four times what backward keeps.
   const small = findVisionModel('efficientnet_v2_s')!.build(192, 10);
   const large = findVisionModel('efficientnet_v2_s')!.build(384, 10);

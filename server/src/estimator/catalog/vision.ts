@@ -138,6 +138,70 @@ const EFFICIENTNET_V2_M: V2Stage[] = [[true, 1, 3, 1, 24, 24, 3], [true, 4, 3, 2
 const EFFICIENTNET_V2_L: V2Stage[] = [[true, 1, 3, 1, 32, 32, 4], [true, 4, 3, 2, 32, 64, 7], [true, 4, 3, 2, 64, 96, 7],
   [false, 4, 3, 2, 96, 192, 10], [false, 6, 3, 1, 192, 224, 19], [false, 6, 3, 2, 224, 384, 25], [false, 6, 3, 1, 384, 640, 7]];
 
+/** torchvision's VGG: 3x3 convolutions (with bias; BatchNorm in the _bn models) and max-pools, a 7x7 average pool, three linears. */
+function vgg(config: Array<number | 'M'>, batchNorm: boolean): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    for (const item of config) {
+      if (item === 'M') {
+        net.maxPool(2, 2);
+        continue;
+      }
+      net.conv(item, 3, 1, 1, true, 1);
+      if (batchNorm) net.batchNorm();
+      net.relu();
+    }
+    net.adaptiveAvgPool(7).linear(4096).relu().dropout(0.5).linear(4096).relu().dropout(0.5).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+const VGG_A: Array<number | 'M'> = [64, 'M', 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M'];
+const VGG_B: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M'];
+const VGG_D: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 'M', 512, 512, 512, 'M', 512, 512, 512, 'M'];
+const VGG_E: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 256, 'M', 512, 512, 512, 512, 'M', 512, 512, 512, 512, 'M'];
+
+/**
+ * torchvision's MobileNetV3: inverted residuals as `_mobilenet_v3_conf` lists them [in, kernel, expanded, out,
+ * squeeze-excite, hardswish, stride], a 1x1 convolution to 6x the last width, then two linears around a Hardswish.
+ */
+type V3Block = [number, number, number, number, boolean, boolean, number];
+function mobilenetV3(blocks: V3Block[], lastChannel: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.conv(16, 3, 2).batchNorm().activation();
+    const act = (hardswish: boolean): NetBuilder => (hardswish ? net.activation() : net.relu());
+    for (const [inC, kernel, expanded, out, se, hardswish, stride] of blocks) {
+      net.beginBlock();
+      if (expanded !== inC) {
+        net.conv(expanded, 1, 1, 1, false, 0).batchNorm();
+        act(hardswish);
+      }
+      net.conv(expanded, kernel, stride, expanded).batchNorm();
+      act(hardswish);
+      if (se) net.squeezeExcite(makeDivisible(Math.floor(expanded / 4)));
+      net.conv(out, 1, 1, 1, false, 0).batchNorm();
+      if (stride === 1 && inC === out) net.addResidual();
+      net.endBlock();
+    }
+    const last = blocks[blocks.length - 1]![3];
+    net.conv(6 * last, 1, 1, 1, false, 0).batchNorm().activation().globalPool().linear(lastChannel).activation().dropout(0.2).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+const MOBILENET_V3_LARGE: V3Block[] = [
+  [16, 3, 16, 16, false, false, 1], [16, 3, 64, 24, false, false, 2], [24, 3, 72, 24, false, false, 1],
+  [24, 5, 72, 40, true, false, 2], [40, 5, 120, 40, true, false, 1], [40, 5, 120, 40, true, false, 1],
+  [40, 3, 240, 80, false, true, 2], [80, 3, 200, 80, false, true, 1], [80, 3, 184, 80, false, true, 1],
+  [80, 3, 184, 80, false, true, 1], [80, 3, 480, 112, true, true, 1], [112, 3, 672, 112, true, true, 1],
+  [112, 5, 672, 160, true, true, 2], [160, 5, 960, 160, true, true, 1], [160, 5, 960, 160, true, true, 1]];
+const MOBILENET_V3_SMALL: V3Block[] = [
+  [16, 3, 16, 16, true, false, 2], [16, 3, 72, 24, false, false, 2], [24, 3, 88, 24, false, false, 1],
+  [24, 5, 96, 40, true, true, 2], [40, 5, 240, 40, true, true, 1], [40, 5, 240, 40, true, true, 1],
+  [40, 5, 120, 48, true, true, 1], [48, 5, 144, 48, true, true, 1], [48, 5, 288, 96, true, true, 2],
+  [96, 5, 576, 96, true, true, 1], [96, 5, 576, 96, true, true, 1]];
+
 /** torchvision's DenseNet: dense layers whose outputs are concatenated, transitions halve channels and size. */
 function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
@@ -297,9 +361,20 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['efficientnet_b5'], publishedParameters: 30_389_784, build: efficientnet(1.6, 2.2) },
   { names: ['efficientnet_b6'], publishedParameters: 43_040_704, build: efficientnet(1.8, 2.6) },
   { names: ['efficientnet_b7'], publishedParameters: 66_347_960, build: efficientnet(2.0, 3.1) },
-  { names: ['efficientnet_v2_s'], publishedParameters: 21_458_488, build: efficientnetV2(EFFICIENTNET_V2_S) },
-  { names: ['efficientnet_v2_m'], publishedParameters: 54_139_356, build: efficientnetV2(EFFICIENTNET_V2_M) },
-  { names: ['efficientnet_v2_l'], publishedParameters: 118_515_272, build: efficientnetV2(EFFICIENTNET_V2_L) },
+  // timm's tf_efficientnetv2_* are the TensorFlow models torchvision ported: the same layers (21.5M / 54.1M / 118.5M).
+  { names: ['efficientnet_v2_s', 'tf_efficientnetv2_s'], publishedParameters: 21_458_488, build: efficientnetV2(EFFICIENTNET_V2_S) },
+  { names: ['efficientnet_v2_m', 'tf_efficientnetv2_m'], publishedParameters: 54_139_356, build: efficientnetV2(EFFICIENTNET_V2_M) },
+  { names: ['efficientnet_v2_l', 'tf_efficientnetv2_l'], publishedParameters: 118_515_272, build: efficientnetV2(EFFICIENTNET_V2_L) },
+  { names: ['vgg11'], publishedParameters: 132_863_336, build: vgg(VGG_A, false) },
+  { names: ['vgg11_bn'], publishedParameters: 132_868_840, build: vgg(VGG_A, true) },
+  { names: ['vgg13'], publishedParameters: 133_047_848, build: vgg(VGG_B, false) },
+  { names: ['vgg13_bn'], publishedParameters: 133_053_736, build: vgg(VGG_B, true) },
+  { names: ['vgg16'], publishedParameters: 138_357_544, build: vgg(VGG_D, false) },
+  { names: ['vgg16_bn'], publishedParameters: 138_365_992, build: vgg(VGG_D, true) },
+  { names: ['vgg19'], publishedParameters: 143_667_240, build: vgg(VGG_E, false) },
+  { names: ['vgg19_bn'], publishedParameters: 143_678_248, build: vgg(VGG_E, true) },
+  { names: ['mobilenet_v3_large'], publishedParameters: 5_483_032, build: mobilenetV3(MOBILENET_V3_LARGE, 1280) },
+  { names: ['mobilenet_v3_small'], publishedParameters: 2_542_856, build: mobilenetV3(MOBILENET_V3_SMALL, 1024) },
   { names: ['densenet121'], publishedParameters: 7_978_856, build: densenet([6, 12, 24, 16]) },
   { names: ['densenet169'], publishedParameters: 14_149_480, build: densenet([6, 12, 32, 32]) },
   { names: ['densenet201'], publishedParameters: 20_013_928, build: densenet([6, 12, 48, 32]) },
