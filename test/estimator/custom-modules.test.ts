@@ -94,7 +94,7 @@ test('Adagrad keeps one buffer per parameter (its sum), RMSprop one (square_avg)
   const momentum = await estimateText(optimizerScript('torch.optim.RMSprop(model.parameters(), lr=1e-4, momentum=0.9)'), 'rmsprop_m.py');
   assert.equal(adagrad.detected.optimizer.value, 'adagrad');
   assert.equal(rmsprop.detected.optimizer.value, 'rmsprop');
-  assert.equal(momentum.detected.optimizer.value, 'rmsprop-momentum');
+  assert.equal(momentum.detected.optimizer.value, 'rmsprop');
   assert.ok(!adagrad.assumptions.some((a) => /optimizer not found/.test(a)));
   // Small activations: the optimizer step is the peak, whose breakdown shows the states.
   assert.equal(adagrad.breakdown!.optimizerStates, params * 4);

@@ -23,7 +23,7 @@ export interface CliIo {
 }
 
 const PRECISIONS: readonly Precision[] = ['fp32', 'fp16-amp', 'bf16-amp', 'bf16', 'fp16'];
-const OPTIMIZERS: readonly OptimizerKind[] = ['sgd', 'sgd-momentum', 'adam', 'adamw', 'adafactor', 'adam-8bit', 'adagrad', 'rmsprop', 'rmsprop-momentum'];
+const OPTIMIZERS: readonly OptimizerKind[] = ['sgd', 'sgd-momentum', 'adam', 'adamw', 'adafactor', 'adam-8bit', 'rmsprop', 'adagrad'];
 const STRATEGIES: readonly Strategy[] = ['ddp', 'fsdp', 'zero1', 'zero2', 'zero3'];
 
 class UsageError extends Error {}
@@ -42,7 +42,7 @@ function oneOf<T extends string>(option: string, value: string | undefined, allo
 }
 
 function usage(): string {
-  return t('usage: oomguard estimate SCRIPT [--batch-size N] [--seq-len N] [--image-size N] [--precision fp32|fp16-amp|bf16-amp|bf16|fp16] [--optimizer sgd|sgd-momentum|adam|adamw|adafactor|adam-8bit|adagrad|rmsprop|rmsprop-momentum] [--checkpointing on|off] [--accumulation N] [--gpus N] [--strategy ddp|fsdp|zero1|zero2|zero3] [--params N] [--gpu NAME] [--json]');
+  return t('usage: oomguard estimate SCRIPT [--batch-size N] [--seq-len N] [--image-size N] [--precision fp32|fp16-amp|bf16-amp|bf16|fp16] [--optimizer sgd|sgd-momentum|adam|adamw|adafactor|adam-8bit|rmsprop|adagrad] [--checkpointing on|off] [--accumulation N] [--gpus N] [--strategy ddp|fsdp|zero1|zero2|zero3] [--params N] [--gpu NAME] [--json]');
 }
 
 /** `--params 1.2e9`, `350M`, `7B`, `125k`: a model's parameter count. */

@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
-import { findVisionModel } from './catalog/vision';
+import { findVisionModel, type VisionModel } from './catalog/vision';
+import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import type { ProgramModel } from '../engine/program/interpreter';
@@ -28,6 +29,8 @@ export interface DetectedModel {
   rebuildAt?: (inputSize: number) => LayerNetSpec;
   /** dtype the weights load in when the script names none (transformers 5: the checkpoint's torch_dtype). */
   defaultWeightDtype: WeightDtype;
+  /** The input size the architecture is built for, where its name says (timm `vit_base_patch16_384`: 384). */
+  nativeImageSize?: number;
 }
 
 export interface DetectedConfig {
@@ -50,6 +53,16 @@ export interface DetectedConfig {
   /** Weights cast or loaded in a dtype (`.half()`, `.to(torch.bfloat16)`, `torch_dtype=`). */
   weightDtype?: Located<WeightDtype>;
   optimizer?: Located<OptimizerKind>;
+  /** The line of a forward given no labels: a loss over its outputs comes after the forward, in the script. */
+  forwardsWithoutLabels?: number;
+  /** The line of a forward whose output object is read at once (`model(x).logits`): its KV cache is dropped. */
+  outputObjectDropped?: number;
+  /** The line of a forward inside a function that returns only detached values (its graph dies on return). */
+  graphFreedOnReturn?: number;
+  /** States per parameter the optimizer's arguments decide (RMSprop's momentum and centered, Adam's amsgrad). */
+  optimizerStates?: number;
+  /** An optimizer class the script builds whose states are not modelled. */
+  unmodelledOptimizer?: Located<string>;
   optimizerImpl?: OptimizerImpl;
   usesTrainer?: Located<boolean>;
   checkpointing?: Located<boolean>;
@@ -114,7 +127,7 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
   const families: Record<string, TransformerFamily> = {
     gpt2: 'gpt2', bert: 'bert', roberta: 'bert', distilbert: 'distilbert', 'deberta-v2': 'deberta', llama: 'llama', mistral: 'llama',
     qwen2: 'llama', qwen3: 'llama', phi3: 'llama', opt: 'opt', phi: 'phi', gemma: 'gemma', gemma2: 'gemma', t5: 't5', vit: 'vit',
-    whisper: 'whisper',
+    whisper: 'whisper', bart: 'bart', mbart: 'bart',
   };
   const family = families[modelType];
   if (!family) return undefined;
@@ -137,7 +150,12 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
     spec.finalLogitSoftcap = typeof json.final_logit_softcapping === 'number';
   }
   if (family === 't5') spec.tiedEmbeddings = true; // transformers 5's T5Config ties the head whatever config.json says
-  if (family === 't5' || family === 'whisper') spec.decoderLayers = n('num_decoder_layers', 'decoder_layers') ?? layers;
+  if (modelType === 'mbart') spec.normPlacement = 'pre';
+  if (family === 'bart') {
+    if (typeof json.dropout === 'number') spec.hiddenDropout = json.dropout > 0;
+    if (typeof json.attention_dropout === 'number') spec.attnDropout = json.attention_dropout > 0;
+  }
+  if (family === 't5' || family === 'whisper' || family === 'bart') spec.decoderLayers = n('num_decoder_layers', 'decoder_layers') ?? layers;
   const stored = dtypeFrom(String(json.torch_dtype ?? json.dtype ?? 'float32'));
   if (stored) spec.storedDtype = stored;
   return spec;
@@ -149,13 +167,15 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     GPT2Config: 'gpt2', BertConfig: 'bert-base-uncased', RobertaConfig: 'roberta-base', DistilBertConfig: 'distilbert-base-uncased',
     LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
     OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
-    PhiConfig: 'microsoft/phi-2', WhisperConfig: 'openai/whisper-tiny',
+    PhiConfig: 'microsoft/phi-2', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
   };
   const id = base[className];
   if (!id) return undefined;
   const entry = findCatalogModel(id);
   if (!entry) return undefined;
-  return withConfigAttributes({ ...entry.spec, storedDtype: 'fp32' }, attrs);
+  // The config class's own defaults, not the base checkpoint's config.json: BartConfig has no attention dropout.
+  const classDefaults: Partial<TransformerSpec> = entry.spec.family === 'bart' ? { attnDropout: false, hiddenDropout: true } : {};
+  return withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
 }
 
 /** A config's values (keyword arguments, or attributes the script set) over a spec. */
@@ -176,7 +196,13 @@ function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>):
   const projection = attrs.get('feed_forward_proj');
   if (projection?.kind === 'string') spec.mlp = projection.value.startsWith('gated') ? 'geglu' : 'relu';
   spec.headDim = get('head_dim', 'd_kv') ?? Math.floor(spec.hidden / spec.heads);
-  spec.intermediate = get('intermediate_size', 'n_inner', 'd_ff', 'ffn_dim') ?? (spec.family === 'gpt2' ? 4 * spec.hidden : spec.intermediate);
+  spec.intermediate = get('intermediate_size', 'n_inner', 'd_ff', 'ffn_dim', 'encoder_ffn_dim') ?? (spec.family === 'gpt2' ? 4 * spec.hidden : spec.intermediate);
+  if (spec.family === 'bart') {
+    const dropout = get('dropout');
+    const attention = get('attention_dropout');
+    if (dropout !== undefined) spec.hiddenDropout = dropout > 0;
+    if (attention !== undefined) spec.attnDropout = attention > 0;
+  }
   spec.vocab = get('vocab_size') ?? spec.vocab;
   spec.maxPositions = get('max_position_embeddings', 'n_positions') ?? spec.maxPositions;
   if (spec.decoderLayers > 0) spec.decoderLayers = get('num_decoder_layers', 'decoder_layers') ?? spec.layers;
@@ -193,7 +219,9 @@ const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'TRAIN_BATC
 // per step); capacity names (`max_len`, `max_position_embeddings`) last: a module that can take 4,096 positions is
 // trained on what the data gives it.
 const SEQ_NAMES = ['seq_len', 'SEQ_LEN', 'seq_length', 'SEQ_LENGTH', 'sequence_length', 'block_size', 'BLOCK_SIZE', 'context_length',
-  'CONTEXT_LENGTH', 'lookback', 'LOOKBACK', 'window_size', 'WINDOW_SIZE', 'bptt', 'BPTT', 'bptt_len', 'BPTT_LEN', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
+  'CONTEXT_LENGTH', 'lookback', 'LOOKBACK', 'window_size', 'WINDOW_SIZE', 'bptt', 'BPTT', 'bptt_len', 'BPTT_LEN', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN',
+  // An encoder-decoder's inputs (the targets' names are TARGET_NAMES).
+  'max_source_length', 'MAX_SOURCE_LENGTH', 'max_source_len', 'MAX_SOURCE_LEN', 'max_input_length', 'MAX_INPUT_LENGTH', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
 const TARGET_NAMES = ['max_target_length', 'max_target_len', 'MAX_TARGET_LENGTH', 'MAX_TARGET_LEN', 'target_max_length', 'max_label_length',
   'max_labels_length', 'max_output_length', 'target_length', 'target_len', 'TARGET_LENGTH', 'TARGET_LEN', 'tgt_len', 'TGT_LEN'];
 /** Names a script gives the tokenised targets of a seq2seq model. */
@@ -252,6 +280,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let lastBackward = -1;
   let dataBatch: Located<number> | undefined;
   let loraRequested: number | undefined;
+  /** The image size came from a stored image (uint8, or made in a dataset's __getitem__) that transforms may resize. */
+  let storedImage = false;
+  /** The image size the script's transforms give (a crop's before a resize's). */
+  let transformSize: (Located<number> & { crop: boolean }) | undefined;
+  /** Where the script asks timm for the model's data config (its input size). */
+  let dataConfigLine: number | undefined;
   /** The call that builds a Hub / config model (`AutoModelForCausalLM.from_pretrained(...)`, `from_config(...)`). */
   let hubModelCall: Node | undefined;
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
@@ -309,6 +343,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // A config that names its dtype (`GPT2Config(dtype="bfloat16")`): from_config builds the weights in it.
       const configDtype = dtypeFrom(toPy(configArgument.attrs.get('dtype') ?? configArgument.attrs.get('torch_dtype')));
       if (spec) configSpec = { spec, line: configArgument.line, name: configArgument.typeName, storedDtype: configDtype };
+      else if (!detected.model) detected.unresolved ??= { line, reason: t('the model is built from {0}, a configuration class the estimator does not model', configArgument.typeName) };
     }
     // `from_config(config, dtype=torch.bfloat16)`: the weights are built in that dtype.
     if (name === 'from_config') {
@@ -434,18 +469,33 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         else if (seq >= 8 && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
       } else if (shape && shape.dims.length >= 3) {
         const [c, h, w] = shape.dims.slice(-3) as [number, number, number];
-        if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && !detected.imageSize) detected.imageSize = { value: h, line: shape.line, how: shape.how };
+        // A batch made as the model takes it outranks a stored image found before it.
+        const stored = storedImageCall(call, kwValue('dtype'));
+        if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && (!detected.imageSize || (storedImage && !stored))) {
+          detected.imageSize = { value: h, line: shape.line, how: shape.how };
+          storedImage = stored;
+        }
       }
     }
     if (kwValue('use_cache') === false) detected.useCacheOff = true;
-    if (/^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/.test(name) && !detected.imageSize) {
+    // timm's data config for the model (`resolve_data_config({}, model=model)["input_size"]`): the size the
+    // architecture is built for.
+    if (/^resolve_(model_)?data_config$/.test(name)) dataConfigLine ??= line;
+    // The image transforms give the size the model sees, whatever size the images are stored or made at: the first
+    // crop (a training pipeline's RandomResizedCrop comes before the evaluation's), else the first resize.
+    if (/^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/.test(name)) {
+      const crop = name !== 'Resize';
       const s = numberArg(pos[0] ?? kw.get('size'), bindings);
-      if (s) detected.imageSize = s;
+      if (s && (!transformSize || (crop && !transformSize.crop))) transformSize = { ...s, crop };
     }
 
     // Precision.
     if (/(^|\.)autocast$/.test(fn)) {
-      const dtype = dtypeFrom(kwValue('dtype') ?? (pos[1] ? bindings.evaluate(pos[1]) : undefined));
+      // A body the program model did not run (a function only called inside an f-string) has no values: the
+      // dtype as written (`torch.bfloat16`) still says which.
+      const dtypeNode = kw.get('dtype') ?? pos[1];
+      const dtype = dtypeFrom(kwValue('dtype') ?? (pos[1] ? bindings.evaluate(pos[1]) : undefined)) ??
+        dtypeFrom(/^torch\.(bfloat16|float16|half)$/.exec(dtypeNode?.text ?? '')?.[1]);
       const enabled = kwValue('enabled');
       // The first autocast is the training loop's in most scripts; evaluation repeats it later.
       if (enabled !== false) detected.autocast ??= { value: dtype === 'bf16' ? 'bf16' : 'fp16', line };
@@ -466,22 +516,30 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
 
     // Optimizer.
-    if (/^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|Adagrad|RMSprop)$/.test(name) && !fn.includes('Config')) {
+    const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
+    if (/^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad)$/.test(name) && !fn.includes('Config')) {
       let kind: OptimizerKind;
+      detected.optimizerStates = undefined;
       if (/8bit/.test(name)) kind = 'adam-8bit';
       else if (name === 'Adafactor') kind = 'adafactor';
-      else if (name === 'Adagrad') kind = 'adagrad';
+      // SGD keeps a momentum_buffer with momentum (nesterov needs one too).
+      else if (name === 'SGD') kind = positive('momentum') ? 'sgd-momentum' : 'sgd';
       else if (name === 'RMSprop') {
-        const momentum = kwValue('momentum');
-        kind = typeof momentum === 'number' && momentum > 0 ? 'rmsprop-momentum' : 'rmsprop';
-      } else if (name === 'SGD') {
-        const momentum = kwValue('momentum');
-        kind = typeof momentum === 'number' && momentum > 0 ? 'sgd-momentum' : 'sgd';
-      } else kind = name === 'Adam' ? 'adam' : 'adamw';
+        kind = 'rmsprop';
+        detected.optimizerStates = 1 + (positive('momentum') ? 1 : 0) + (positive('centered') ? 1 : 0);
+      } else if (name === 'Adagrad') kind = 'adagrad';
+      else {
+        kind = name === 'Adam' ? 'adam' : 'adamw';
+        if (positive('amsgrad')) detected.optimizerStates = 3;
+      }
       detected.optimizer = { value: kind, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
       else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
+    } else if (isOptimizerClass(name) && !fn.includes('Config') && /^[A-Z]/.test(name)) {
+      // An optimizer whose states the estimator does not size (Lion, NAdam, a library's): said, not assumed silently.
+      detected.unmodelledOptimizer ??= { value: name, line };
+      optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
     }
 
     // Checkpointing, LoRA, freezing.
@@ -542,6 +600,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   }
 
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
+  const transformed = !detected.imageSize || storedImage;
+  if (transformSize && transformed) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
+  else if (dataConfigLine !== undefined && detected.model?.nativeImageSize && transformed) {
+    // The transforms take their size from timm's data config: the model's own input size, not the stored images'.
+    detected.imageSize = { value: detected.model.nativeImageSize, line: dataConfigLine, how: 'config' };
+  }
   const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, Math.max(-1, ...at.filter((i) => i < lastBackward))]));
   const customModel = trainedModel(customModels, optimizerArguments, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
@@ -549,6 +613,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
   if (hubModelName) modelVariables.add(hubModelName);
   detected.output = modelOutputUse(calls, modelVariables);
+  detected.graphFreedOnReturn = graphFreedOnReturn(calls, modelVariables);
+  detected.outputObjectDropped = outputObjectDropped(calls, modelVariables);
+  detected.forwardsWithoutLabels = forwardsWithoutLabels(calls, modelVariables);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, modelVariables);
   if (!detected.model && customModel) {
     const info = customModel;
@@ -635,6 +702,63 @@ function modelOutputUse(calls: Node[], models: Set<string>): Located<'kept' | 'd
 }
 
 /**
+ * Whether every forward of the model is read at once (`model(x).logits`, `model(x)[0]`): the output object, and the
+ * KV cache it holds, is dropped as soon as the one field is taken. The line of the first such forward.
+ */
+function outputObjectDropped(calls: Node[], models: Set<string>): number | undefined {
+  const forwards = calls.filter((call) => callsModel(call, models));
+  if (forwards.length === 0) return undefined;
+  const readAtOnce = (call: Node): boolean => {
+    const parent = call.parent;
+    return (parent?.type === 'attribute' && parent.childForFieldName('object')?.id === call.id) ||
+      (parent?.type === 'subscript' && parent.childForFieldName('value')?.id === call.id);
+  };
+  return forwards.every(readAtOnce) ? forwards[0]!.startPosition.row : undefined;
+}
+
+/**
+ * Whether every forward of the model is given its inputs without labels (no `labels=`, no `**batch` that may hold
+ * them): any loss over the outputs is the script's own, computed after the name is rebound. The first such line.
+ */
+function forwardsWithoutLabels(calls: Node[], models: Set<string>): number | undefined {
+  const forwards = calls.filter((call) => callsModel(call, models));
+  if (forwards.length === 0) return undefined;
+  const withoutLabels = (call: Node): boolean => {
+    const args = call.childForFieldName('arguments')?.namedChildren ?? [];
+    return !args.some((arg) => arg?.type === 'dictionary_splat' || (arg?.type === 'keyword_argument' && /labels/.test(arg.childForFieldName('name')?.text ?? '')));
+  };
+  return forwards.every(withoutLabels) ? forwards[0]!.startPosition.row : undefined;
+}
+
+/** What ends a value's graph: a detached tensor, or a Python number or list. */
+const DETACHED = /\.(detach|item|tolist|numpy)\(\)/;
+
+/**
+ * Where the model's forward runs inside a function whose every return is detached (`return pooled.detach().cpu()`,
+ * `.item()`, `.tolist()`): without no_grad its graph is freed when the function returns, before the next call
+ * makes another. The line of that forward; undefined where a graph may outlive the call.
+ */
+function graphFreedOnReturn(calls: Node[], models: Set<string>): number | undefined {
+  const forwards = calls.filter((call) => callsModel(call, models));
+  if (forwards.length === 0) return undefined;
+  let line: number | undefined;
+  for (const call of forwards) {
+    let fn: Node | null = call.parent;
+    while (fn && fn.type !== 'function_definition' && fn.type !== 'module') fn = fn.parent;
+    if (!fn || fn.type !== 'function_definition') return undefined;
+    const returns = fn.descendantsOfType('return_statement').filter((r): r is Node => {
+      if (!r) return false;
+      let owner: Node | null = r.parent;
+      while (owner && owner.type !== 'function_definition') owner = owner.parent;
+      return owner?.id === fn!.id;
+    });
+    if (returns.length === 0 || !returns.every((r) => DETACHED.test(r.text))) return undefined;
+    line ??= call.startPosition.row;
+  }
+  return line;
+}
+
+/**
  * The line of `optimizer.zero_grad()` where a loop calls it after the model's forward and before backward
  * (`out = model(x); loss = ...; opt.zero_grad(); loss.backward()`, the PyTorch tutorials' order): the gradients
  * of the previous step are still alive while forward keeps its activations.
@@ -684,6 +808,19 @@ function trainedModel(models: Array<CustomModuleInfo & { variable?: string }>, o
 }
 
 /** Whether a call sits in an argument of a dataset constructor (`TensorDataset(torch.randn(N, ...))`). */
+/**
+ * An image as stored rather than as fed: uint8 pixels, or a sample a dataset's `__getitem__` makes (its transforms,
+ * where the script has them, give the size the model sees).
+ */
+function storedImageCall(call: Node, dtype: PyValue | undefined): boolean {
+  if (dtype && typeof dtype === 'object' && 'dtype' in dtype && dtype.dtype === 'uint8') return true;
+  if (/torch\.uint8\b/.test(call.text)) return true;
+  for (let node = call.parent; node; node = node.parent) {
+    if (node.type === 'function_definition') return node.childForFieldName('name')?.text === '__getitem__';
+  }
+  return false;
+}
+
 function insideDatasetCall(call: Node): boolean {
   for (let node = call.parent; node; node = node.parent) {
     if (node.type === 'call' && /Dataset$/.test(node.childForFieldName('function')?.text ?? '')) return true;
@@ -742,11 +879,11 @@ function stripTimmTag(name: string): string {
   return name.replace(/^timm\//, '').split('.')[0]!;
 }
 
-function visionModel(vision: ReturnType<typeof findVisionModel> & object, name: string, source: ModelSource, line: number, classes: PyValue | undefined): DetectedModel {
+function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined): DetectedModel {
   const numClasses = typeof classes === 'number' ? classes : 1000;
-  const spec = vision.build(224, numClasses);
+  const spec = vision.build(vision.imageSize ?? 224, numClasses);
   return {
-    name, source, line, spec, defaultWeightDtype: 'fp32',
+    name, source, line, spec, defaultWeightDtype: 'fp32', ...(vision.imageSize ? { nativeImageSize: vision.imageSize } : {}),
     rebuildAt: spec.kind === 'layers' ? (size: number) => vision.build(size, numClasses) as LayerNetSpec : undefined,
   };
 }

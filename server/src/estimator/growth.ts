@@ -13,7 +13,7 @@ export function keptBytes(base: TrainingConfig, keeps: KeptMemory, batchSize?: n
   const config = batchSize !== undefined ? { ...base, batchSize } : base;
   if (keeps === 'graph') {
     // Without no_grad the estimator keeps two graphs alive (the previous batch's until its outputs are rebound).
-    return estimate({ ...config, mode: 'infer-grad', checkpointing: false }).breakdown.activations / 2;
+    return estimate({ ...config, mode: 'infer-grad', checkpointing: false, graphFreedOnReturn: false }).breakdown.activations / 2;
   }
   const spec = config.model;
   const mode = activationMode(config);

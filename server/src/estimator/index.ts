@@ -214,7 +214,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   note('optimizer', detected.optimizer?.line);
   if (optimizer === undefined) {
     optimizer = 'adamw';
-    if (mode === 'train' && !detected.usesTrainer) assumptions.push(t('optimizer not found in the script; assumed {0}', 'AdamW'));
+    if (mode === 'train' && detected.unmodelledOptimizer) {
+      assumptions.push(t('the states of optimizer {0} are not modelled; assumed those of {1}', detected.unmodelledOptimizer.value, 'AdamW'));
+    } else if (mode === 'train' && !detected.usesTrainer) assumptions.push(t('optimizer not found in the script; assumed {0}', 'AdamW'));
   }
   const optimizerImpl = detected.optimizerImpl ?? (detected.usesTrainer ? 'fused' : 'foreach');
 
@@ -255,9 +257,13 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     model: spec,
     rebuildAt: model.rebuildAt,
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
+    ...(detected.optimizer && detected.optimizerStates !== undefined ? { optimizerStates: detected.optimizerStates } : {}),
     checkpointSegments: detected.checkpointSegments,
     gradsKeptAcrossSteps: detected.zeroGradMissing || (detected.zeroGradAfterForward !== undefined && mode === 'train'),
     outputKept: detected.output === undefined ? undefined : detected.output.value === 'kept',
+    ...(detected.graphFreedOnReturn !== undefined ? { graphFreedOnReturn: true } : {}),
+    ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),
+    ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,
@@ -301,6 +307,7 @@ function applyOverrides(config: TrainingConfig, overrides: EstimateOverrides): T
   if (overrides.gpus !== undefined) next.gpus = overrides.gpus;
   if (overrides.optimizer !== undefined) {
     next.optimizer = overrides.optimizer;
+    delete next.optimizerStates;
     delete next.lines.optimizer;
   }
   if (overrides.precision !== undefined) {

@@ -235,6 +235,13 @@ export class NetBuilder {
     return this;
   }
 
+  /** AdaptiveAvgPool2d to a fixed size (VGG's 7x7): keeps nothing (its backward needs only the shape). */
+  adaptiveAvgPool(size: number): this {
+    const s = this.shape;
+    if (s.kind === 'image') this.produce({ kind: 'image', c: s.c, h: size, w: size });
+    return this;
+  }
+
   /** The channels grew by concatenation (DenseNet): the next op reads a new, wider tensor. */
   concatTo(channels: number): this {
     const s = this.shape;

@@ -39,12 +39,12 @@ function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): numbe
   switch (cfg.optimizer) {
     case 'sgd': return 0;
     case 'sgd-momentum': return paramBytes;
-    // Adagrad keeps its running sum of squared gradients; RMSprop its square_avg, and a momentum_buffer with momentum.
-    case 'adagrad':
-    case 'rmsprop': return paramBytes;
-    case 'rmsprop-momentum': return 2 * paramBytes;
     case 'adam':
-    case 'adamw': return 2 * paramBytes;
+    case 'adamw': return (cfg.optimizerStates ?? 2) * paramBytes;
+    // torch.optim.RMSprop: square_avg, plus momentum_buffer (momentum > 0) and grad_avg (centered).
+    case 'rmsprop': return (cfg.optimizerStates ?? 1) * paramBytes;
+    // torch.optim.Adagrad: state_sum.
+    case 'adagrad': return paramBytes;
     // Adafactor keeps factored row/column second moments, a few percent of one state for transformer matrices.
     case 'adafactor': return 0.05 * paramBytes;
     // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 256-value block for each.
@@ -52,15 +52,22 @@ function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): numbe
   }
 }
 
+/** Parameter-sized temporaries one foreach step of the optimizer holds at once, read from torch.optim's code. */
+function optimizerTemporaries(cfg: TrainingConfig): number {
+  switch (cfg.optimizer) {
+    // Adam/AdamW: sqrt(exp_avg_sq) as the update's denominator. RMSprop: sqrt(square_avg) (or of the centered variance).
+    case 'adam':
+    case 'adamw':
+    case 'rmsprop': return 1;
+    // Adagrad: sqrt(state_sum) and the scaled gradient it divides (or the weight-decayed gradient copy).
+    case 'adagrad': return 2;
+    default: return 0;
+  }
+}
+
 function optimizerTempPerParam(cfg: TrainingConfig, paramBytes: number): number {
-  if (cfg.optimizerImpl !== 'foreach') return 0;
-  // foreach RMSprop makes sqrt(square_avg) for every parameter at once (torch.optim.rmsprop's _multi_tensor_rmsprop);
-  // foreach Adagrad makes sqrt(state_sum) and, without weight decay, the scaled gradients (_multi_tensor_adagrad).
-  if (cfg.optimizer === 'rmsprop' || cfg.optimizer === 'rmsprop-momentum') return paramBytes;
-  if (cfg.optimizer === 'adagrad') return 2 * paramBytes;
-  if (cfg.optimizer !== 'adam' && cfg.optimizer !== 'adamw') return 0;
-  // foreach Adam/AdamW computes the update for all parameters in one parameter-sized temporary; fused does not.
-  return cfg.optimizerImpl === 'foreach' ? paramBytes : 0;
+  // foreach computes the update for all parameters in parameter-sized temporaries; fused does not.
+  return cfg.optimizerImpl === 'foreach' ? optimizerTemporaries(cfg) * paramBytes : 0;
 }
 
 function parameterFigures(cfg: TrainingConfig): ParameterFigures {
@@ -97,6 +104,9 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   let optimizerTempBytes = trainable * optimizerTempPerParam(cfg, trainableBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
     optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
+  } else if (cfg.optimizerImpl === 'for-loop') {
+    // One parameter at a time: its temporaries, for the largest tensor.
+    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, trainable) * trainableBytes;
   }
   if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
   const headGradBytes = cfg.lora || cfg.frozenFraction ? 0 : headParams * trainableBytes;
@@ -110,6 +120,8 @@ interface ActivationFigures {
   /** Added at the end of backward (checkpointing recomputes a segment while gradients exist). */
   recompute: number;
   outputs: number;
+  /** The outputs still alive when a loss over them runs (the logits, without a KV cache already dropped). */
+  lossTimeOutputs?: number;
   lossTransient: number;
   inferenceTransient: number;
   inputs: number;
@@ -156,6 +168,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     backwardTransient: checkpointing ? Math.max(a.backwardTransient, a.oneLayer + layerGradients(s, a.tokens, activationMode(cfg))) : a.backwardTransient,
     recompute: checkpointing ? a.oneLayer + weightCopies / Math.max(1, s.layers) : 0,
     outputs: a.outputs + kvCache,
+    lossTimeOutputs: a.outputs + (cfg.outputObjectDropped ? 0 : kvCache),
     lossTransient: a.outputs > 0 ? logitsFloat * (mode === 'fp32' ? 1 : 2) : 0,
     inferenceTransient: a.inferenceTransient,
     inputs,
@@ -373,10 +386,19 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
     // long as the autocast region lasts (measured: ViT-L/16, 580 MiB = 2 bytes x 304M parameters, gone with
     // requires_grad_(False); test/gpu/estimator/results/round3.json).
     const weightCache = activationMode(cfg) === 'amp' && (cfg.frozenFraction ?? 0) < 1 ? params.castable * 2 : 0;
-    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute + weightCache, activations: 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient), other: base };
+    // The model's own loss (labels given) runs while the previous batch's outputs are alive. The script's own loss
+    // over the outputs (an fp32 log-likelihood: `log_softmax(logits.float())`) comes after the name is rebound: the
+    // previous batch's outputs are gone by then, and the peak is this batch's outputs, the fp32 copy and
+    // log_softmax's fp32 output.
+    const activations = cfg.lossAfterRebind
+      ? Math.max(2 * act.outputs + act.inferenceTransient, (act.lossTimeOutputs ?? act.outputs) + act.lossTransient)
+      : 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient);
+    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute + weightCache, activations, other: base };
   } else {
-    // Without no_grad every forward builds a graph; the previous one lives until its outputs are rebound.
-    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute, activations: 2 * act.saved, other: base + act.forwardTransient };
+    // Without no_grad every forward builds a graph; the previous one lives until its outputs are rebound, unless the
+    // forward runs in a function that returns only detached values (the graph is freed on return).
+    const graphs = cfg.graphFreedOnReturn ? 1 : 2;
+    parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute, activations: graphs * act.saved, other: base + act.forwardTransient };
   }
   const phases: Record<PeakPhase, number> = { forward: total(parts.forward), backward: total(parts.backward), 'optimizer-step': total(parts['optimizer-step']) };
   let peakPhase: PeakPhase = 'forward';

@@ -109,8 +109,9 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   const h = s.hidden;
   let embedding = s.vocab * (s.embedProjection ?? h);
   if (s.positions === 'learned') {
-    const positionCount = s.family === 'opt' ? s.maxPositions + 2 : s.maxPositions;
-    embedding += positionCount * h;
+    const positionCount = s.family === 'opt' || s.family === 'bart' ? s.maxPositions + 2 : s.maxPositions;
+    // BART: one position table per stack.
+    embedding += positionCount * h * (s.family === 'bart' ? 2 : 1);
   }
   embedding += s.typeVocab * h;
   if (s.family === 't5') embedding += 32 * s.heads * 2; // relative attention bias, one table per stack
@@ -126,7 +127,9 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     castable += s.decoderLayers * (layerCastable + crossCast);
   }
   // Embedding LayerNorm (BERT family), final norms (pre-LN stacks; two for encoder-decoders).
-  if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
+  // BART: layernorm_embedding in each stack (and mBART's final layer_norm in each).
+  if (s.family === 'bart') other += normParams(s) * (s.normPlacement === 'post' ? 2 : 4);
+  else if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
   else other += normParams(s) * (s.decoderLayers > 0 ? 2 : 1);
   // DeBERTa-v3's relative position embeddings (2 x position_buckets = 512 rows) and their LayerNorm.
   if (s.family === 'deberta') other += 2 * 256 * h + normParams(s);
@@ -386,8 +389,10 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
     checkpointKeeps += s.vision.layers * ctx.batch * visionSeq * residual * s.vision.hidden;
   }
   // Embeddings and the final norm: the embedding sum (post-LN: its LayerNorm input and dropout), final norm and its output.
-  let edges = tokens * (normSavedPerElement(s, ctx.mode) * s.hidden + normOut * s.hidden);
-  if (ctx.training && s.hiddenDropout) edges += tokens * s.hidden;
+  // BART normalises and drops out the decoder's embeddings too.
+  const edgeTokens = s.family === 'bart' ? tokens + decoderTokens : tokens;
+  let edges = edgeTokens * (normSavedPerElement(s, ctx.mode) * s.hidden + normOut * s.hidden);
+  if (ctx.training && s.hiddenDropout) edges += edgeTokens * s.hidden;
   // Head and loss over the vocabulary: logits kept by the output object, log_softmax's fp32 output kept for backward.
   const vocabHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq';
   const logitBytes = ctx.mode === 'fp32' ? FP32 : 2;

@@ -4,7 +4,7 @@ import type { How } from '../engine/program/values';
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
 
 export type Precision = 'fp32' | 'fp16-amp' | 'bf16-amp' | 'bf16' | 'fp16';
-export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'adagrad' | 'rmsprop' | 'rmsprop-momentum';
+export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'rmsprop' | 'adagrad';
 /** How torch.optim runs step(): foreach (the CUDA default) keeps one parameter-sized temporary. */
 export type OptimizerImpl = 'foreach' | 'fused' | 'for-loop';
 /** The CLI's --strategy values (spec/cli.md); `fsdp` is FSDP's FULL_SHARD. */
@@ -21,7 +21,7 @@ export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
 
 export type TransformerFamily =
   | 'gpt2' | 'bert' | 'distilbert' | 'deberta' | 'llama' | 'opt' | 'phi' | 'gemma'
-  | 't5' | 'vit' | 'clip' | 'whisper';
+  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart';
 
 export type TransformerTask = 'causal-lm' | 'masked-lm' | 'seq-cls' | 'seq2seq' | 'image-cls' | 'contrastive' | 'speech-seq2seq' | 'base';
 
@@ -147,6 +147,12 @@ export interface TrainingConfig {
   /** dtype of the weights as loaded (before any autocast): from torch_dtype, .half(), .to(bf16), or the checkpoint. */
   weightDtype: WeightDtype;
   optimizer: OptimizerKind;
+  /**
+   * Parameter-sized states the optimizer keeps where its arguments decide them: RMSprop's square_avg, plus a
+   * momentum_buffer with momentum > 0 and a grad_avg when centered; Adam's two moments plus max_exp_avg_sq with
+   * amsgrad. Absent: the kind's default (RMSprop 1, Adam 2).
+   */
+  optimizerStates?: number;
   optimizerImpl: OptimizerImpl;
   checkpointing: boolean;
   /** The script checkpoints through checkpoint_sequential (segments of blocks) rather than block by block. */
@@ -161,6 +167,18 @@ export interface TrainingConfig {
    * logits in the usual `outputs = model(**batch)`), not for the script's own modules.
    */
   outputKept?: boolean;
+  /**
+   * Inference with grad: the forward runs in a function that returns only detached values, so each call's graph is
+   * freed when it returns, before the next one is built (otherwise the previous graph lives until rebound).
+   */
+  graphFreedOnReturn?: boolean;
+  /**
+   * No-grad: the model is given no labels, so a loss over its outputs runs in the script after the name holding
+   * the previous batch's outputs is rebound (with labels the model computes it while they are still alive).
+   */
+  lossAfterRebind?: boolean;
+  /** Every forward's output object is read at once (`model(x).logits`): the KV cache it holds is freed then. */
+  outputObjectDropped?: boolean;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */

@@ -904,6 +904,10 @@ export class ProgramModel {
     }
     if (object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
     const key = this.evalExpr(subscript, scope);
+    // `models.__dict__[name]` (or `vars(models)[name]`): the module's attribute of that name, as getattr reads it.
+    if (object.kind === 'ref' && object.path.endsWith('.__dict__') && key.kind === 'string') {
+      return { kind: 'ref', path: `${object.path.slice(0, -'.__dict__'.length)}.${key.value}` };
+    }
     if (object.kind === 'dict' && key.kind === 'string') {
       const entry = object.entries.get(key.value);
       return entry !== undefined ? readThrough(entry, 'config') : UNKNOWN;
@@ -1262,6 +1266,11 @@ export class ProgramModel {
       }
       return value;
     }
+    // transformers.HfArgumentParser(Args) / ((ModelArgs, DataArgs)): parses into the dataclasses it is given.
+    if (/^transformers\.(hf_argparser\.)?HfArgumentParser$/.test(path)) {
+      const types = args[0] ?? kwargs.get('dataclass_types') ?? UNKNOWN;
+      return { kind: 'object', role: 'parser', typeName: 'HfArgumentParser', attrs: new Map([['dataclass_types', types]]), line };
+    }
     // torch.utils.checkpoint.checkpoint(fn, *args): runs fn on the arguments (recomputed in backward).
     if (/(^|\.)checkpoint\.checkpoint$/.test(path) && args[0]) {
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
@@ -1356,6 +1365,9 @@ export class ProgramModel {
         const value = this.getAttribute(object, attribute.value);
         return value.kind === 'unknown' && fallback ? fallback : value;
       }
+      // `vars(models)`: a module's namespace, read by name below (`vars(models)[args.arch]`).
+      case 'vars':
+        return args[0]?.kind === 'ref' ? { kind: 'ref', path: `${args[0].path}.__dict__` } : UNKNOWN;
       case 'setattr': {
         const [object, attribute, value] = args;
         if (object && attribute?.kind === 'string' && value) this.setAttribute(object, attribute.value, value);
@@ -1502,6 +1514,23 @@ export class ProgramModel {
       return chained ? receiver : UNKNOWN;
     }
     // argparse: add_argument records a default under its dest; parse_args returns the Namespace.
+    if (receiver.kind === 'object' && receiver.role === 'parser' && receiver.typeName === 'HfArgumentParser') {
+      // The script run with no arguments: one instance of each dataclass, with its defaults (parse_dict: the
+      // dict's entries over them); values from a JSON/YAML file are not read.
+      if (method !== 'parse_args_into_dataclasses' && method !== 'parse_dict') return UNKNOWN;
+      const given = method === 'parse_dict' ? entriesOf(args[0] ?? UNKNOWN) : new Map<string, Value>();
+      if (!given) return UNKNOWN;
+      const types = receiver.attrs.get('dataclass_types') ?? UNKNOWN;
+      const classes = types.kind === 'class' ? [types] : iterationItems(types) ?? [];
+      const items = classes.map((cls): Value => {
+        if (cls.kind !== 'class') return UNKNOWN;
+        const fields = dataclassFields(cls);
+        const instance = this.instantiate(cls, [], new Map([...given].filter(([key]) => fields.includes(key))), line);
+        if (instance.kind === 'object') for (const [key, value] of instance.attrs) instance.attrs.set(key, readThrough(value, 'argparse-default'));
+        return instance;
+      });
+      return { kind: 'list', items, tuple: true };
+    }
     if (receiver.kind === 'object' && receiver.role === 'parser') {
       if (method === 'add_argument') {
         addArgument(receiver, args, kwargs);
@@ -1552,7 +1581,7 @@ export class ProgramModel {
 // ---- helpers ------------------------------------------------------------------------------------------------
 
 const BUILTIN_NAMES = new Set(['range', 'len', 'int', 'float', 'str', 'bool', 'list', 'tuple', 'dict', 'zip', 'enumerate', 'min', 'max',
-  'sum', 'abs', 'round', 'getattr', 'setattr', 'open', 'sorted', 'reversed', 'print', 'isinstance', 'hasattr', 'callable', 'super', 'set']);
+  'sum', 'abs', 'round', 'getattr', 'setattr', 'open', 'sorted', 'reversed', 'print', 'isinstance', 'hasattr', 'callable', 'super', 'set', 'vars']);
 
 /** Conventional names a snippet may use without its import (a cell, a pasted excerpt). */
 const CONVENTIONAL_IMPORTS: Record<string, string> = { torch: 'torch', nn: 'torch.nn', F: 'torch.nn.functional' };

@@ -196,6 +196,11 @@ export interface OptimizerInfo {
 }
 
 const OPTIMIZER_CLASS = /^(Adam|AdamW|SGD|RMSprop|Adagrad|Adadelta|Adamax|NAdam|RAdam|ASGD|Rprop|LBFGS|SparseAdam|Adafactor|Lion|LAMB|Lamb|AdamW8bit|Adam8bit|PagedAdamW\w*|PagedAdam\w*|Adam\w*8bit|FusedAdam|FusedLAMB|FusedSGD|DeepSpeedCPUAdam|Shampoo|Sophia\w*|Muon|Prodigy|SAM|ASAM|GSAM|Lookahead|Ranger\w*|AdaBelief|NovoGrad|MADGRAD|Adan|Yogi|AdaBound|SGDW|Nero|DAdapt\w*|ScheduleFree\w*)$/;
+/** Whether a class name is an optimizer's (torch.optim's, or a known library's). */
+export function isOptimizerClass(name: string): boolean {
+  return OPTIMIZER_CLASS.test(name);
+}
+
 const OPTIMIZER_HELPER = /^(create|build|get|make|init|configure|setup)_?optimi[sz]ers?(_v\d+)?$/i;
 
 /** Whether a call builds an optimizer: a torch.optim class, a known optimizer class, a local Optimizer subclass, a factory. */

@@ -43,6 +43,12 @@ const FAMILY_TRAITS: Record<TransformerFamily, Omit<TransformerSpec, 'hidden' | 
   clip: { kind: 'transformer', family: 'clip', tiedEmbeddings: false, storedDtype: 'fp32', norm: 'layernorm', normPlacement: 'pre',
     qkvFused: false, mlp: 'quick_gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false, positions: 'learned',
     typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'contrastive' },
+  // BART (post-LN) and mBART (pre-LN, normPlacement 'pre'): a LayerNorm on each stack's embeddings, learned positions
+  // offset by 2 in each stack, GELU, biases everywhere, the head tied to the shared embedding. BartConfig's own
+  // defaults: dropout 0.1, attention_dropout 0 (the checkpoints' config.json may set it).
+  bart: { kind: 'transformer', family: 'bart', tiedEmbeddings: true, storedDtype: 'fp32', norm: 'layernorm', normPlacement: 'post',
+    qkvFused: false, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: true, attnDropout: false, positions: 'learned',
+    typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 6, task: 'seq2seq' },
   whisper: { kind: 'transformer', family: 'whisper', tiedEmbeddings: true, storedDtype: 'fp32', norm: 'layernorm',
     normPlacement: 'pre', qkvFused: false, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false,
     positions: 'learned', typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 4, task: 'speech-seq2seq',
@@ -163,6 +169,9 @@ export const MODEL_CATALOG: CatalogModel[] = [
   t5('google/flan-t5-small', 76_961_152, { hidden: 512, layers: 8, decoderLayers: 8, heads: 6, headDim: 64, intermediate: 1024, vocab: 32128, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
   t5('google/flan-t5-base', 247_577_856, { hidden: 768, layers: 12, decoderLayers: 12, heads: 12, headDim: 64, intermediate: 2048, vocab: 32128, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
   t5('google/flan-t5-large', 783_150_080, { hidden: 1024, layers: 24, decoderLayers: 24, heads: 16, headDim: 64, intermediate: 2816, vocab: 32128, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
+  entry('facebook/bart-base', 'bart', 139_420_416, { hidden: 768, layers: 6, decoderLayers: 6, heads: 12, intermediate: 3072, vocab: 50265, maxPositions: 1024, attnDropout: true }),
+  entry('facebook/bart-large', 'bart', 406_291_456, { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, intermediate: 4096, vocab: 50265, maxPositions: 1024, attnDropout: true }),
+  entry('facebook/mbart-large-cc25', 'bart', 610_851_840, { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, intermediate: 4096, vocab: 250027, maxPositions: 1024, normPlacement: 'pre' }),
   entry('google/vit-base-patch16-224', 'vit', 86_567_656, { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 197, numLabels: 1000 }),
   entry('google/vit-base-patch16-224-in21k', 'vit', 86_389_248, { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 197, task: 'base', pooler: true }),
   entry('google/vit-large-patch16-224', 'vit', 304_326_632, { hidden: 1024, layers: 24, heads: 16, intermediate: 4096, vocab: 0, maxPositions: 197, numLabels: 1000 }),

@@ -4,8 +4,11 @@ import { NetBuilder } from '../layers';
 import { makeSpec } from './models';
 import type { LayerNetSpec, TransformerSpec } from '../types';
 
-/** `widthFactor`: Wide ResNet's wider inner 3x3 convolutions (wide_resnet50_2: 2). */
-function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1): LayerNetSpec {
+/**
+ * `widthFactor`: Wide ResNet's wider inner 3x3 convolutions (wide_resnet50_2: 2); `groups`: ResNeXt's grouped 3x3
+ * convolutions, whose bottleneck width is planes x widthFactor x groups (resnext50_32x4d: 32 groups, 4/64 each).
+ */
+function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
   net.conv(64, 7, 2, 1, false, 3).batchNorm().relu().maxPool(3, 2, 1);
   const widths = [64, 128, 256, 512];
@@ -13,12 +16,12 @@ function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numCla
   blocks.forEach((count, stage) => {
     for (let b = 0; b < count; b++) {
       const stride = stage > 0 && b === 0 ? 2 : 1;
-      const width = widths[stage] * widthFactor;
+      const width = Math.floor(widths[stage]! * widthFactor) * groups;
       const out = bottleneck ? widths[stage] * 4 : width;
       const needsDownsample = b === 0 && (stride !== 1 || inChannels !== out);
       net.beginBlock();
       if (bottleneck) {
-        net.conv(width, 1).batchNorm().relu().conv(width, 3, stride).batchNorm().relu().conv(out, 1, 1, 1, false, 0).batchNorm();
+        net.conv(width, 1).batchNorm().relu().conv(width, 3, stride, groups).batchNorm().relu().conv(out, 1, 1, 1, false, 0).batchNorm();
       } else {
         net.conv(width, 3, stride).batchNorm().relu().conv(out, 3).batchNorm();
       }
@@ -94,6 +97,110 @@ function efficientnet(width: number, depth: number): (imageSize: number, numClas
 }
 
 const efficientnetB0 = efficientnet(1.0, 1.0);
+
+/**
+ * torchvision's EfficientNetV2 (s/m/l): Fused-MBConv stages (one full 3x3 convolution expands, a 1x1 projects; a
+ * single 3x3 where the expansion is 1), then MBConv stages with squeeze-and-excitation, as `_efficientnet_conf`
+ * lists them: [fused, expand, kernel, stride, in, out, layers].
+ */
+type V2Stage = [boolean, number, number, number, number, number, number];
+function efficientnetV2(stages: V2Stage[]): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.conv(stages[0]![4], 3, 2).batchNorm().activation();
+    for (const [fused, expand, kernel, firstStride, firstIn, out, layers] of stages) {
+      for (let r = 0; r < layers; r++) {
+        const inC = r === 0 ? firstIn : out;
+        const stride = r === 0 ? firstStride : 1;
+        const hidden = makeDivisible(inC * expand);
+        net.beginBlock();
+        if (fused) {
+          if (hidden !== inC) net.conv(hidden, kernel, stride).batchNorm().activation().conv(out, 1, 1, 1, false, 0).batchNorm();
+          else net.conv(out, kernel, stride).batchNorm().activation();
+        } else {
+          if (hidden !== inC) net.conv(hidden, 1, 1, 1, false, 0).batchNorm().activation();
+          net.conv(hidden, kernel, stride, hidden).batchNorm().activation().squeezeExcite(Math.max(1, Math.floor(inC / 4)));
+          net.conv(out, 1, 1, 1, false, 0).batchNorm();
+        }
+        if (stride === 1 && inC === out) net.addResidual();
+        net.endBlock();
+      }
+    }
+    net.conv(1280, 1, 1, 1, false, 0).batchNorm().activation().globalPool().dropout(0.2).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+const EFFICIENTNET_V2_S: V2Stage[] = [[true, 1, 3, 1, 24, 24, 2], [true, 4, 3, 2, 24, 48, 4], [true, 4, 3, 2, 48, 64, 4],
+  [false, 4, 3, 2, 64, 128, 6], [false, 6, 3, 1, 128, 160, 9], [false, 6, 3, 2, 160, 256, 15]];
+const EFFICIENTNET_V2_M: V2Stage[] = [[true, 1, 3, 1, 24, 24, 3], [true, 4, 3, 2, 24, 48, 5], [true, 4, 3, 2, 48, 80, 5],
+  [false, 4, 3, 2, 80, 160, 7], [false, 6, 3, 1, 160, 176, 14], [false, 6, 3, 2, 176, 304, 18], [false, 6, 3, 1, 304, 512, 5]];
+const EFFICIENTNET_V2_L: V2Stage[] = [[true, 1, 3, 1, 32, 32, 4], [true, 4, 3, 2, 32, 64, 7], [true, 4, 3, 2, 64, 96, 7],
+  [false, 4, 3, 2, 96, 192, 10], [false, 6, 3, 1, 192, 224, 19], [false, 6, 3, 2, 224, 384, 25], [false, 6, 3, 1, 384, 640, 7]];
+
+/** torchvision's VGG: 3x3 convolutions (with bias; BatchNorm in the _bn models) and max-pools, a 7x7 average pool, three linears. */
+function vgg(config: Array<number | 'M'>, batchNorm: boolean): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    for (const item of config) {
+      if (item === 'M') {
+        net.maxPool(2, 2);
+        continue;
+      }
+      net.conv(item, 3, 1, 1, true, 1);
+      if (batchNorm) net.batchNorm();
+      net.relu();
+    }
+    net.adaptiveAvgPool(7).linear(4096).relu().dropout(0.5).linear(4096).relu().dropout(0.5).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+const VGG_A: Array<number | 'M'> = [64, 'M', 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M'];
+const VGG_B: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M'];
+const VGG_D: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 'M', 512, 512, 512, 'M', 512, 512, 512, 'M'];
+const VGG_E: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 256, 'M', 512, 512, 512, 512, 'M', 512, 512, 512, 512, 'M'];
+
+/**
+ * torchvision's MobileNetV3: inverted residuals as `_mobilenet_v3_conf` lists them [in, kernel, expanded, out,
+ * squeeze-excite, hardswish, stride], a 1x1 convolution to 6x the last width, then two linears around a Hardswish.
+ */
+type V3Block = [number, number, number, number, boolean, boolean, number];
+function mobilenetV3(blocks: V3Block[], lastChannel: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.conv(16, 3, 2).batchNorm().activation();
+    const act = (hardswish: boolean): NetBuilder => (hardswish ? net.activation() : net.relu());
+    for (const [inC, kernel, expanded, out, se, hardswish, stride] of blocks) {
+      net.beginBlock();
+      if (expanded !== inC) {
+        net.conv(expanded, 1, 1, 1, false, 0).batchNorm();
+        act(hardswish);
+      }
+      net.conv(expanded, kernel, stride, expanded).batchNorm();
+      act(hardswish);
+      if (se) net.squeezeExcite(makeDivisible(Math.floor(expanded / 4)));
+      net.conv(out, 1, 1, 1, false, 0).batchNorm();
+      if (stride === 1 && inC === out) net.addResidual();
+      net.endBlock();
+    }
+    const last = blocks[blocks.length - 1]![3];
+    net.conv(6 * last, 1, 1, 1, false, 0).batchNorm().activation().globalPool().linear(lastChannel).activation().dropout(0.2).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+const MOBILENET_V3_LARGE: V3Block[] = [
+  [16, 3, 16, 16, false, false, 1], [16, 3, 64, 24, false, false, 2], [24, 3, 72, 24, false, false, 1],
+  [24, 5, 72, 40, true, false, 2], [40, 5, 120, 40, true, false, 1], [40, 5, 120, 40, true, false, 1],
+  [40, 3, 240, 80, false, true, 2], [80, 3, 200, 80, false, true, 1], [80, 3, 184, 80, false, true, 1],
+  [80, 3, 184, 80, false, true, 1], [80, 3, 480, 112, true, true, 1], [112, 3, 672, 112, true, true, 1],
+  [112, 5, 672, 160, true, true, 2], [160, 5, 960, 160, true, true, 1], [160, 5, 960, 160, true, true, 1]];
+const MOBILENET_V3_SMALL: V3Block[] = [
+  [16, 3, 16, 16, true, false, 2], [16, 3, 72, 24, false, false, 2], [24, 3, 88, 24, false, false, 1],
+  [24, 5, 96, 40, true, true, 2], [40, 5, 240, 40, true, true, 1], [40, 5, 240, 40, true, true, 1],
+  [40, 5, 120, 48, true, true, 1], [48, 5, 144, 48, true, true, 1], [48, 5, 288, 96, true, true, 2],
+  [96, 5, 576, 96, true, true, 1], [96, 5, 576, 96, true, true, 1]];
 
 /** torchvision's DenseNet: dense layers whose outputs are concatenated, transitions halve channels and size. */
 function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: number, numClasses: number) => LayerNetSpec {
@@ -220,12 +327,17 @@ function regnet(depth: number, w0: number, wa: number, wm: number, groupWidth: n
   };
 }
 
-export interface VisionCatalogModel {
+export interface VisionModel {
   /** Names a script uses: torchvision constructor names and timm model names. */
   names: string[];
-  publishedParameters: number;
+  /** The input size the architecture is built for where its name says (timm `vit_base_patch16_384`: 384). */
+  imageSize?: number;
   /** Layer-built CNNs are rebuilt for the image size; ViTs map to a transformer spec. */
   build: (imageSize: number, numClasses: number) => LayerNetSpec | TransformerSpec;
+}
+
+export interface VisionCatalogModel extends VisionModel {
+  publishedParameters: number;
 }
 
 function vitSpec(hidden: number, layers: number, heads: number, patch: number, imageSize: number, numClasses: number): TransformerSpec {
@@ -249,6 +361,20 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['efficientnet_b5'], publishedParameters: 30_389_784, build: efficientnet(1.6, 2.2) },
   { names: ['efficientnet_b6'], publishedParameters: 43_040_704, build: efficientnet(1.8, 2.6) },
   { names: ['efficientnet_b7'], publishedParameters: 66_347_960, build: efficientnet(2.0, 3.1) },
+  // timm's tf_efficientnetv2_* are the TensorFlow models torchvision ported: the same layers (21.5M / 54.1M / 118.5M).
+  { names: ['efficientnet_v2_s', 'tf_efficientnetv2_s'], publishedParameters: 21_458_488, build: efficientnetV2(EFFICIENTNET_V2_S) },
+  { names: ['efficientnet_v2_m', 'tf_efficientnetv2_m'], publishedParameters: 54_139_356, build: efficientnetV2(EFFICIENTNET_V2_M) },
+  { names: ['efficientnet_v2_l', 'tf_efficientnetv2_l'], publishedParameters: 118_515_272, build: efficientnetV2(EFFICIENTNET_V2_L) },
+  { names: ['vgg11'], publishedParameters: 132_863_336, build: vgg(VGG_A, false) },
+  { names: ['vgg11_bn'], publishedParameters: 132_868_840, build: vgg(VGG_A, true) },
+  { names: ['vgg13'], publishedParameters: 133_047_848, build: vgg(VGG_B, false) },
+  { names: ['vgg13_bn'], publishedParameters: 133_053_736, build: vgg(VGG_B, true) },
+  { names: ['vgg16'], publishedParameters: 138_357_544, build: vgg(VGG_D, false) },
+  { names: ['vgg16_bn'], publishedParameters: 138_365_992, build: vgg(VGG_D, true) },
+  { names: ['vgg19'], publishedParameters: 143_667_240, build: vgg(VGG_E, false) },
+  { names: ['vgg19_bn'], publishedParameters: 143_678_248, build: vgg(VGG_E, true) },
+  { names: ['mobilenet_v3_large'], publishedParameters: 5_483_032, build: mobilenetV3(MOBILENET_V3_LARGE, 1280) },
+  { names: ['mobilenet_v3_small'], publishedParameters: 2_542_856, build: mobilenetV3(MOBILENET_V3_SMALL, 1024) },
   { names: ['densenet121'], publishedParameters: 7_978_856, build: densenet([6, 12, 24, 16]) },
   { names: ['densenet169'], publishedParameters: 14_149_480, build: densenet([6, 12, 32, 32]) },
   { names: ['densenet201'], publishedParameters: 20_013_928, build: densenet([6, 12, 48, 32]) },
@@ -258,6 +384,9 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['convnext_large'], publishedParameters: 197_767_336, build: convnext([3, 3, 27, 3], [192, 384, 768, 1536]) },
   { names: ['wide_resnet50_2'], publishedParameters: 68_883_240, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 2) },
   { names: ['wide_resnet101_2'], publishedParameters: 126_886_696, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 2) },
+  { names: ['resnext50_32x4d'], publishedParameters: 25_028_904, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 4 / 64, 32) },
+  { names: ['resnext101_32x8d'], publishedParameters: 88_791_336, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 8 / 64, 32) },
+  { names: ['resnext101_64x4d'], publishedParameters: 83_455_272, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 4 / 64, 64) },
   { names: ['regnet_y_400mf'], publishedParameters: 4_344_144, build: regnet(16, 48, 27.89, 2.09, 8, 0.25) },
   { names: ['regnet_y_800mf'], publishedParameters: 6_432_512, build: regnet(14, 56, 38.84, 2.4, 16, 0.25) },
   { names: ['regnet_y_1_6gf'], publishedParameters: 11_202_430, build: regnet(27, 48, 20.71, 2.65, 24, 0.25) },
@@ -282,7 +411,30 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['vit_l_16', 'vit_large_patch16_224'], publishedParameters: 304_326_632, build: (s, n) => vitSpec(1024, 24, 16, 16, s, n) },
 ];
 
-export function findVisionModel(name: string): VisionCatalogModel | undefined {
+/** ViT widths as the ViT paper and timm name them: hidden size, layers, heads (MLP 4x hidden). */
+const VIT_SIZES: Record<string, [number, number, number]> = {
+  tiny: [192, 12, 3], small: [384, 12, 6], base: [768, 12, 12], large: [1024, 24, 16], huge: [1280, 32, 16],
+  b: [768, 12, 12], l: [1024, 24, 16], h: [1280, 32, 16],
+};
+
+/**
+ * A plain ViT named by its size, patch and image size: timm `vit_{tiny,small,base,large,huge}_patch{P}_{S}` and
+ * `deit_{tiny,small,base}_patch{P}_{S}` (DeiT is the ViT architecture), torchvision `vit_{b,l,h}_{P}` (built for
+ * 224). The position embedding is sized for that image size, so the parameters follow from the name.
+ */
+function vitFromName(key: string): VisionModel | undefined {
+  const timm = /^(vit|deit)_(tiny|small|base|large|huge)_patch(\d+)_(\d+)$/.exec(key);
+  const torchvision = /^vit_([blh])_(\d+)$/.exec(key);
+  const size = timm ? VIT_SIZES[timm[2]!] : torchvision ? VIT_SIZES[torchvision[1]!] : undefined;
+  if (!size || (timm?.[1] === 'deit' && (timm[2] === 'large' || timm[2] === 'huge'))) return undefined;
+  const patch = Number(timm ? timm[3] : torchvision![2]);
+  const native = timm ? Number(timm[4]) : 224;
+  if (!(patch > 0) || native % patch !== 0) return undefined;
+  const [hidden, layers, heads] = size;
+  return { names: [key], imageSize: native, build: (_s, n) => vitSpec(hidden, layers, heads, patch, native, n) };
+}
+
+export function findVisionModel(name: string): VisionModel | undefined {
   const key = name.trim().toLowerCase().replace(/^timm\//, '').replace(/\.[a-z0-9_]+$/, '');
-  return VISION_CATALOG.find((m) => m.names.includes(key));
+  return VISION_CATALOG.find((m) => m.names.includes(key)) ?? vitFromName(key);
 }
