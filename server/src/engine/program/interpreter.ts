@@ -57,6 +57,10 @@ export class ProgramModel {
   readonly instances: ObjectValue[] = [];
   /** The arguments each module (a layer or a module instance) was called with outside a trace: its call sites. */
   readonly moduleCalls = new Map<Value, Value[][]>();
+  /** The call expression of each of those call sites, in the same order (its argument expressions). */
+  readonly moduleCallNodes = new Map<Value, PyNode[]>();
+  /** The call expression `call` is evaluating (read once by `call`). */
+  private pendingCallNode: PyNode | undefined;
   /**
    * Tensors the script creates with a shape it gives, in order, with the function that made each (a Dataset's
    * `__getitem__` makes one sample; other code makes batches or whole datasets).
@@ -121,6 +125,28 @@ export class ProgramModel {
     this.tracer = tracer;
     try {
       return this.call(module, inputs, new Map(), module.line);
+    } catch (signal) {
+      if (signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal) return undefined;
+      throw signal;
+    } finally {
+      this.tracer = undefined;
+      [this.steps, this.exhausted, this.depth] = [steps, exhausted, depth];
+    }
+  }
+
+  /**
+   * Evaluates an expression of the script (a call site's argument, `tgt[:, :-1]`) with a tracer, the names it
+   * reads bound to `names` (tensors the trace made) and the rest to the module's globals. Undefined when it
+   * could not finish.
+   */
+  evaluateTraced(node: PyNode, names: ReadonlyMap<string, Value>, tracer: TensorTracer): Value | undefined {
+    const [steps, exhausted, depth] = [this.steps, this.exhausted, this.depth];
+    this.steps = 0;
+    this.tracer = tracer;
+    const scope = new Scope(this.globals, 'function');
+    for (const [name, value] of names) scope.vars.set(name, value);
+    try {
+      return this.evalExpr(node, scope);
     } catch (signal) {
       if (signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal) return undefined;
       throw signal;
@@ -781,7 +807,12 @@ export class ProgramModel {
         return lookupClassAttribute(object, name) ?? UNKNOWN;
       case 'layer': {
         const child = object.named?.get(name);
-        return child ?? { kind: 'method', receiver: object, name };
+        if (child) return child;
+        // A constructor argument read back as an attribute (`self.rnn.hidden_size`, `self.fc.out_features`).
+        const position = LAYER_ARGUMENTS[object.type]?.indexOf(name) ?? -1;
+        const given = object.kwargs.get(name) ?? (position >= 0 ? object.args[position] : undefined);
+        if (given && (given.kind === 'number' || given.kind === 'bool')) return given;
+        return { kind: 'method', receiver: object, name };
       }
       case 'call':
         return object.attrs?.get(name) ?? { kind: 'method', receiver: object, name };
@@ -922,6 +953,7 @@ export class ProgramModel {
       calleeNode.childForFieldName('object')?.childForFieldName('function')?.text === 'super') {
       return this.callSuper(calleeNode, scope, args, kwargs, line);
     }
+    this.pendingCallNode = node;
     return this.call(callee, args, kwargs, line);
   }
 
@@ -942,10 +974,17 @@ export class ProgramModel {
 
   /** Calls a value with evaluated arguments. */
   call(callee: Value, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    const node = this.pendingCallNode;
+    this.pendingCallNode = undefined;
     if (!this.tracer && (callee.kind === 'layer' || (callee.kind === 'object' && callee.role === 'instance'))) {
       const sites = this.moduleCalls.get(callee) ?? [];
-      if (sites.length < 8) sites.push(args);
+      const nodes = this.moduleCallNodes.get(callee) ?? [];
+      if (sites.length < 8) {
+        sites.push(args);
+        if (node && nodes.length === sites.length - 1) nodes.push(node);
+      }
       this.moduleCalls.set(callee, sites);
+      this.moduleCallNodes.set(callee, nodes);
     }
     switch (callee.kind) {
       case 'function':
@@ -1418,6 +1457,16 @@ const BUILTIN_NAMES = new Set(['range', 'len', 'int', 'float', 'str', 'bool', 'l
 
 /** Conventional names a snippet may use without its import (a cell, a pasted excerpt). */
 const CONVENTIONAL_IMPORTS: Record<string, string> = { torch: 'torch', nn: 'torch.nn', F: 'torch.nn.functional' };
+
+/** The leading positional parameters of common torch.nn layers, which scripts read back as attributes. */
+const RECURRENT_ARGUMENTS = ['input_size', 'hidden_size', 'num_layers', 'bias', 'batch_first', 'dropout', 'bidirectional'];
+const CONV_ARGUMENTS = ['in_channels', 'out_channels', 'kernel_size', 'stride', 'padding'];
+const LAYER_ARGUMENTS: Record<string, readonly string[]> = {
+  Linear: ['in_features', 'out_features'], Embedding: ['num_embeddings', 'embedding_dim'],
+  LSTM: RECURRENT_ARGUMENTS, GRU: RECURRENT_ARGUMENTS, RNN: RECURRENT_ARGUMENTS,
+  Conv1d: CONV_ARGUMENTS, Conv2d: CONV_ARGUMENTS, Conv3d: CONV_ARGUMENTS,
+  BatchNorm1d: ['num_features'], BatchNorm2d: ['num_features'], LayerNorm: ['normalized_shape'], MultiheadAttention: ['embed_dim', 'num_heads'],
+};
 
 function builtin(name: string): Value {
   if (BUILTIN_NAMES.has(name)) return { kind: 'ref', path: name };
