@@ -181,3 +181,47 @@ test('logits.float() before cross_entropy under autocast: the loss keeps 1 and b
   assert.ok(Math.abs((plain.breakdown.activations - cast.breakdown.activations) - 0.5 * unit) < 0.01 * unit, `${plain.breakdown.activations} - ${cast.breakdown.activations}`);
   assert.ok(Math.abs((cast.breakdown.other - plain.breakdown.other) - unit) < 0.01 * unit, `${cast.breakdown.other} - ${plain.breakdown.other}`);
 });
+
+const randomLengthScript = `import random
+import torch
+import torch.nn as nn
+from torch.nn.utils.rnn import pad_sequence
+from torch.utils.data import DataLoader, Dataset
+
+class Sentences(Dataset):
+    def __len__(self):
+        return 512
+
+    def __getitem__(self, i):
+        n = random.randint(24, 96)
+        return torch.randint(1, 4000, (n,))
+
+def collate(items):
+    return pad_sequence(items, batch_first=True)
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(4000, 64)
+        self.rnn = nn.LSTM(64, 128, batch_first=True)
+        self.out = nn.Linear(128, 5)
+
+    def forward(self, ids):
+        y, _ = self.rnn(self.emb(ids))
+        return self.out(y)
+
+model = Tagger().cuda()
+opt = torch.optim.Adam(model.parameters())
+for ids in DataLoader(Sentences(), batch_size=64, collate_fn=collate):
+    loss = model(ids.cuda()).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a sample of random length, padded to the longest in its batch: the length is the draw\'s upper bound', async () => {
+  const r = await estimateText(randomLengthScript, 'random_len.py');
+  // random.randint(24, 96) includes 96: the longest sample, which a batch of 64 padded to its longest reaches.
+  assert.equal(r.detected.seqLen?.value, 96);
+  assert.ok(!r.assumptions.some((a) => /seq_len not found/.test(a)), r.assumptions.join('; '));
+});

@@ -15,7 +15,7 @@ import type { PyNode } from './node';
 import {
   NONE, UNKNOWN, Scope, isModuleClass, numberOf, readThrough, stringOf, truthy, withOrigin,
   type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
-  type Origin, type TensorTracer, type Value,
+  type NumberValue, type Origin, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile } from './config-files';
 
@@ -1175,6 +1175,8 @@ export class ProgramModel {
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
       return this.call(args[0], args.slice(1), forwarded, line);
     }
+    const bound = randomBound(path.replace(/^np\./, 'numpy.'), args, kwargs);
+    if (bound) return bound;
     switch (path) {
       case 'range': return rangeOf(args, line);
       case 'len': {
@@ -1428,6 +1430,11 @@ export class ProgramModel {
       return chained ? receiver : UNKNOWN;
     }
     if (receiver.kind === 'call') {
+      // `rng = random.Random(seed); rng.randint(lo, hi)`: a draw, read as its upper bound (see randomBound).
+      if (/^(random\.Random|numpy\.random\.default_rng|np\.random\.default_rng)$/.test(receiver.path)) {
+        const bound = randomBound(receiver.path.startsWith('random') ? `random.${method}` : `numpy.random.Generator.${method}`, args, kwargs);
+        if (bound) return bound;
+      }
       return chained ? receiver : { kind: 'call', path: `${receiver.path}().${method}`, args, kwargs, line };
     }
     return UNKNOWN;
@@ -1457,6 +1464,20 @@ const BUILTIN_NAMES = new Set(['range', 'len', 'int', 'float', 'str', 'bool', 'l
 
 /** Conventional names a snippet may use without its import (a cell, a pasted excerpt). */
 const CONVENTIONAL_IMPORTS: Record<string, string> = { torch: 'torch', nn: 'torch.nn', F: 'torch.nn.functional' };
+
+/**
+ * A random integer a script draws (`random.randint(lo, hi)`, a sample's length), read as the largest value the draw
+ * can take: what memory must hold is the longest sample, and a batch padded to its longest member reaches it. Python's
+ * randint includes hi; numpy's randint and randrange exclude it. Undefined when the bound is not a known number.
+ */
+function randomBound(path: string, args: Value[], kwargs: Map<string, Value>): NumberValue | undefined {
+  const inclusive = path === 'random.randint';
+  if (!inclusive && !/^(random\.randrange|numpy\.random\.randint|numpy\.random\.Generator\.integers|numpy\.random\.Generator\.randint)$/.test(path)) return undefined;
+  const high = kwargs.get('high') ?? kwargs.get('b') ?? kwargs.get('stop') ?? (args.length >= 2 ? args[1] : path === 'random.randint' ? undefined : args[0]);
+  if (high?.kind !== 'number' || !Number.isInteger(high.value)) return undefined;
+  const value = inclusive ? high.value : high.value - 1;
+  return value > 0 ? { kind: 'number', value, ...(high.origin ? { origin: high.origin } : {}) } : undefined;
+}
 
 /** The leading positional parameters of common torch.nn layers, which scripts read back as attributes. */
 const RECURRENT_ARGUMENTS = ['input_size', 'hidden_size', 'num_layers', 'bias', 'batch_first', 'dropout', 'bidirectional'];
