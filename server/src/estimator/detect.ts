@@ -10,7 +10,7 @@ import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { findVisionModel, type VisionModel } from './catalog/vision';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { moduleNet, trainedTogether, type CustomModuleInfo } from './module-tree';
+import { moduleNet, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import type { ProgramModel } from '../engine/program/interpreter';
 import { Bindings, keywordArguments, positionalArguments, toPy, type PyValue } from './python-values';
@@ -221,11 +221,10 @@ const BATCH_NAMES = ['batch_size', 'BATCH_SIZE', 'train_batch_size', 'TRAIN_BATC
 const SEQ_NAMES = ['seq_len', 'SEQ_LEN', 'seq_length', 'SEQ_LENGTH', 'sequence_length', 'block_size', 'BLOCK_SIZE', 'context_length',
   'CONTEXT_LENGTH', 'lookback', 'LOOKBACK', 'window_size', 'WINDOW_SIZE', 'bptt', 'BPTT', 'bptt_len', 'BPTT_LEN', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN',
   // An encoder-decoder's inputs (the targets' names are TARGET_NAMES).
-  'max_source_length', 'MAX_SOURCE_LENGTH', 'max_source_len', 'MAX_SOURCE_LEN', 'max_input_length', 'MAX_INPUT_LENGTH', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
+  'max_source_length', 'MAX_SOURCE_LENGTH', 'max_source_len', 'MAX_SOURCE_LEN', 'max_src_len', 'MAX_SRC_LEN', 'max_src_length', 'MAX_SRC_LENGTH', 'max_input_length', 'MAX_INPUT_LENGTH', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
 const TARGET_NAMES = ['max_target_length', 'max_target_len', 'MAX_TARGET_LENGTH', 'MAX_TARGET_LEN', 'target_max_length', 'max_label_length',
-  'max_labels_length', 'max_output_length', 'target_length', 'target_len', 'TARGET_LENGTH', 'TARGET_LEN', 'tgt_len', 'TGT_LEN'];
-/** Names a script gives the tokenised targets of a seq2seq model. */
-const TARGET_VARIABLE = /^(labels|targets?|tgt|tgts|label_ids|target_ids|tgt_ids|decoder_input_ids|target_encodings?|label_encodings?|summar(y|ies))$/;
+  'max_labels_length', 'max_output_length', 'target_length', 'target_len', 'TARGET_LENGTH', 'TARGET_LEN', 'tgt_len', 'TGT_LEN',
+  'max_tgt_len', 'MAX_TGT_LEN', 'max_tgt_length', 'MAX_TGT_LENGTH'];
 const IMAGE_NAMES = ['image_size', 'img_size', 'IMAGE_SIZE', 'IMG_SIZE', 'input_size', 'resolution', 'crop_size'];
 const ACCUM_NAMES = ['gradient_accumulation_steps', 'accumulation_steps', 'grad_accum_steps', 'accum_steps', 'grad_accum', 'ACCUMULATION_STEPS', 'GRAD_ACCUM'];
 
@@ -631,10 +630,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // One sample a Dataset makes (a 2-second waveform of 32,000 samples, S token ids): its length is the sequence.
     if (info.inputKind === 'tokens') detected.seqLen ??= info.sampleLength;
     const size = info.inputKind === 'image' ? (detected.imageSize?.value ?? 224) : info.inputKind === 'tokens' ? (detected.seqLen?.value ?? 512) : 1;
-    const spec = info.build(size);
+    // The targets' own length, for the arguments of the step's call that are target tokens (an encoder-decoder's).
+    detected.targetLen ??= firstBinding(bindings, TARGET_NAMES);
+    const targetLen = info.inputKind === 'tokens' ? detected.targetLen?.value : undefined;
+    const rebuildAt = (at: number): LayerNetSpec => info.build(at, targetLen);
+    const spec = rebuildAt(size);
     // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.
     if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {
-      detected.model = { name: info.className, source: 'custom', line: info.line, spec, rebuildAt: info.build, defaultWeightDtype: 'fp32' };
+      detected.model = { name: info.className, source: 'custom', line: info.line, spec, rebuildAt, defaultWeightDtype: 'fp32' };
       if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
       // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
       const total = spec.kind === 'layers' ? spec.parameters : 0;

@@ -51,6 +51,8 @@ export class ForwardTrace implements TensorTracer {
   /** Saved elements and input elements of each block (what checkpointing would cut on). */
   readonly blockSaved: number[] = [];
   readonly blockInputs: number[] = [];
+  /** Whether each block's input stays fp32 under autocast (a residual stream fed by an embedding's fp32 output). */
+  readonly blockInputFullPrecision: boolean[] = [];
   /** What forward kept outside the blocks before each block began (alive while that block is recomputed). */
   readonly blockOutsideBefore: number[] = [];
   /** Elements of each tensor's storage: a view (a slice, `qkv[0]`) kept for backward keeps its whole base alive. */
@@ -73,6 +75,18 @@ export class ForwardTrace implements TensorTracer {
   private castCopyElements = 0;
   /** Elements of the fp32 copies that ops on autocast's fp32 list (layer_norm, group_norm) make of a half input and keep. */
   private upcastCopyElements = 0;
+  /**
+   * fp32 copies the script makes itself (`logits.float()` of a half tensor), each with the tensor it copies: without
+   * autocast they are that tensor (counted once), under autocast a copy of their own at 4 bytes.
+   */
+  private readonly explicitUpcast = new Map<number, number>();
+  /** Tensors the script cast to fp32 itself (`.float()`, `.to(torch.float32)`), and views of them. */
+  private readonly castToFp32 = new Set<number>();
+  /**
+   * What cross_entropy was given: an fp32 tensor under autocast (`autocast`), one the script cast to fp32 itself
+   * (`explicit`); the loss then keeps and makes in backward what it does in fp32.
+   */
+  lossInputFp32 = { autocast: false, explicit: false };
 
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
@@ -138,7 +152,10 @@ export class ForwardTrace implements TensorTracer {
 
   get savedElements(): number {
     let total = 0;
-    for (const [id, elements] of this.saved) if (!this.excluded.has(id)) total += elements;
+    for (const [id, elements] of this.saved) {
+      const copied = this.explicitUpcast.get(id);
+      if (!this.excluded.has(id) && !(copied !== undefined && this.saved.has(copied))) total += elements;
+    }
     return total;
   }
 
@@ -232,7 +249,9 @@ export class ForwardTrace implements TensorTracer {
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void {
     if (!this.blocks.has(module)) return;
     this.openBlocks.set(module, this.savedElements);
-    this.blockInputs.push(numel(tensorsIn(inputs[0])[0]?.shape ?? [0]));
+    const input = tensorsIn(inputs[0])[0];
+    this.blockInputs.push(numel(input?.shape ?? [0]));
+    this.blockInputFullPrecision.push(input !== undefined && !input.integer && this.fullPrecision.has(input.id));
     this.blockOutsideBefore.push(this.savedElements - this.blockSaved.reduce((sum, saved) => sum + saved, 0) + this.blockOutputsKeptOutside);
   }
 
@@ -499,6 +518,7 @@ export class ForwardTrace implements TensorTracer {
             const before = this.savedElements;
             if (asBlocks && out.kind === 'tensor') {
               this.blockInputs.push(numel(out.shape));
+              this.blockInputFullPrecision.push(!out.integer && this.fullPrecision.has(out.id));
               this.blockOutsideBefore.push(before - this.blockSaved.reduce((sum, saved) => sum + saved, 0) + this.blockOutputsKeptOutside);
             }
             out = this.layer(inner, [out, ...args.slice(1)], kwargs) ?? out;
@@ -595,6 +615,14 @@ export class ForwardTrace implements TensorTracer {
   }
 
   private functionOp(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    const packing = /^torch\.nn\.utils\.rnn\.(pack_padded_sequence|pad_packed_sequence)$/.exec(path);
+    const packed = tensorsIn(args[0])[0];
+    if (packing && packed) {
+      // The trace keeps the padded layout through packing: the packed data holds the same elements (the longest
+      // batch member's length for every sample, as memory must), and unpacking gives them back with the lengths.
+      const data = this.produce(packed.shape, [packed], packed.integer);
+      return packing[1] === 'pack_padded_sequence' ? data : { kind: 'list', items: [data, this.produce([1], [], true)], tuple: true };
+    }
     const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.)?(\w+)$/.exec(path);
     if (!match) return undefined;
     const name = match[1]!;
@@ -707,6 +735,9 @@ export class ForwardTrace implements TensorTracer {
         return out;
       }
       case 'cross_entropy':
+        if (!x.integer && this.fullPrecision.has(x.id)) this.lossInputFp32.autocast = true;
+        if (!x.integer && this.castToFp32.has(x.id)) this.lossInputFp32.explicit = true;
+        return this.produce([1]);
       case 'mse_loss':
       case 'l1_loss':
       case 'nll_loss':
@@ -821,14 +852,34 @@ export class ForwardTrace implements TensorTracer {
         if (name === 'repeat') return this.produce(target.map((r, i) => r * (x.shape[i - (target.length - n)] ?? 1)), [x]);
         return { ...x, shape: target };
       }
+      case 'new_zeros':
+      case 'new_ones':
+      case 'new_empty':
+      case 'new_full': {
+        // A new tensor of the sizes given (`memory.new_zeros(B, H)`), with no history.
+        const dims = dimsOf(name === 'new_full' ? args.slice(0, 1) : args);
+        if (dims.length === 0 || dims.some((d) => d === undefined)) return this.produce(x.shape, [x]);
+        const out = this.produce(dims as number[], [], x.integer);
+        this.noGrad.add(out.id);
+        if (this.fullPrecision.has(x.id)) this.fullPrecision.add(out.id);
+        return out;
+      }
       case 'contiguous':
         return x.strided ? this.produce(x.shape, [x], x.integer) : x;
       case 'clone':
         return this.produce(x.shape, [x], x.integer);
       case 'float':
+      case 'double':
+        return this.upcast(x);
+      case 'to': {
+        // `.to(device)` keeps the dtype (token ids stay integers); a dtype named says what it becomes.
+        const dtype = dtypeIn(args, kwargs);
+        if (dtype === undefined) return x;
+        if (/^(float32|float|float64|double)$/.test(dtype)) return this.upcast(x);
+        return { ...x, integer: /^(u?int\d*|long|short|bool)$/.test(dtype) };
+      }
       case 'half':
       case 'bfloat16':
-      case 'to':
       case 'type_as':
       case 'cuda':
       case 'cpu':
@@ -893,6 +944,25 @@ export class ForwardTrace implements TensorTracer {
     }
   }
 
+  /**
+   * `x.float()`: x itself where it is fp32 under autocast already; of a half tensor, an fp32 copy under autocast
+   * (the same tensor without autocast, see explicitUpcast). Either way the result is one the script cast to fp32.
+   */
+  private upcast(x: TensorValue): TensorValue {
+    if (x.integer) return { ...x, integer: false };
+    let out = x;
+    if (!this.fullPrecision.has(x.id)) {
+      out = this.make(x.shape);
+      this.storage.set(out.id, this.storageOf(x));
+      this.explicitUpcast.set(out.id, x.id);
+      if (this.noGrad.has(x.id)) this.noGrad.add(out.id);
+      if (this.excluded.has(x.id)) this.excluded.add(out.id);
+      this.fullPrecision.add(out.id);
+    }
+    this.castToFp32.add(out.id);
+    return out;
+  }
+
   binary(operator: string, a: Value, b: Value): Value | undefined {
     return this.recorded([a, b], false, () => this.binaryOp(operator, a, b));
   }
@@ -954,6 +1024,15 @@ export class ForwardTrace implements TensorTracer {
     out.push(...x.shape.slice(axis));
     return { ...x, shape: out.length > 0 ? out.map((d) => (Number.isFinite(d) ? Math.max(1, d) : 1)) : [1] };
   }
+}
+
+/** The dtype `.to(...)` names (`.to(torch.float32)`, `.to(device, dtype=torch.long)`), without `torch.`. */
+function dtypeIn(args: Value[], kwargs: Map<string, Value>): string | undefined {
+  for (const value of [...args, ...(kwargs.has('dtype') ? [kwargs.get('dtype')!] : [])]) {
+    if (value.kind === 'dtype') return value.name;
+    if (value.kind === 'ref' && /^torch\.(u?int\d*|long|short|bool|float\d*|double|half|bfloat16)$/.test(value.path)) return value.path.slice('torch.'.length);
+  }
+  return undefined;
 }
 
 function broadcastable(a: readonly number[], b: readonly number[]): boolean {

@@ -191,6 +191,9 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   let recomputeOutsideCounted = false;
   if (cfg.checkpointing && cfg.mode === 'train' && net.blockSavedElements.length > 1) {
     const blocks = net.blockSavedElements;
+    // What a checkpoint keeps of a block's input: fp32 under autocast where the trace found it fp32 (a residual
+    // stream an embedding feeds), else the activations' size.
+    const inputBytes = (k: number): number => (net.blockInputElements[k] ?? 0) * (mode === 'amp' && net.blockInputFullPrecision?.[k] ? FP32 : act);
     const blockTotal = blocks.reduce((x, y) => x + y, 0);
     const outside = net.savedElementsPerSample - blockTotal;
     if (net.checkpointSegments || cfg.checkpointSegments) {
@@ -200,27 +203,27 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       const perSegment = Math.ceil(blocks.length / segments);
       const segmentSaved: number[] = [];
       for (let i = 0; i < blocks.length; i += perSegment) segmentSaved.push(blocks.slice(i, i + perSegment).reduce((x, y) => x + y, 0));
-      const segmentInputs = segmentSaved.slice(0, -1).reduce((sum, _s, idx) => sum + net.blockInputElements[idx * perSegment], 0);
-      saved = b * ((outside + segmentInputs + segmentSaved[segmentSaved.length - 1]) * act + net.fixedBytesPerSample) + ampCopies;
+      const segmentInputs = segmentSaved.slice(0, -1).reduce((sum, _s, idx) => sum + inputBytes(idx * perSegment), 0);
+      saved = b * ((outside + segmentSaved[segmentSaved.length - 1]) * act + segmentInputs + net.fixedBytesPerSample) + ampCopies;
       recompute = b * Math.max(...segmentSaved.slice(0, -1), 0) * act;
     } else {
       // Each block checkpointed on its own (what the refactoring and the libraries do): it keeps its input, and
       // backward recomputes one block at a time.
-      const inputs = net.blockInputElements.reduce((x, y) => x + y, 0);
-      saved = b * ((outside + inputs + (net.blockOutputsKeptOutsideElements ?? 0)) * act + net.fixedBytesPerSample) + ampCopies;
+      const inputs = net.blockInputElements.reduce((sum, _input, k) => sum + inputBytes(k), 0);
+      saved = b * ((outside + (net.blockOutputsKeptOutsideElements ?? 0)) * act + inputs + net.fixedBytesPerSample) + ampCopies;
       // Backward recomputes the last block first; when block k is recomputed, the inputs of blocks 0..k are still
       // kept (the later ones are freed): the worst k is the recompute peak.
       let kept = 0;
       let worst = 0;
       const before = net.blockOutsideBeforeElements;
       blocks.forEach((blockSaved, k) => {
-        const input = net.blockInputElements[k] ?? 0;
+        const input = inputBytes(k);
         // Traced, only what forward kept before block k is still alive then (later layers' tensors are freed),
         // and the recomputed block keeps the very input its checkpoint holds.
-        worst = Math.max(worst, before ? kept + Math.max(input, blockSaved) + (before[k] ?? 0) : kept + input + blockSaved);
+        worst = Math.max(worst, before ? kept + Math.max(input, blockSaved * act) + (before[k] ?? 0) * act : kept + input + blockSaved * act);
         kept += input;
       });
-      recompute = b * worst * act;
+      recompute = b * worst;
       if (before) recomputeOutsideCounted = true;
     }
   }
@@ -232,8 +235,10 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // A forward that ends in log_softmax keeps its output already: nll_loss keeps nothing of it, and holding the
   // output adds nothing; backward still starts with the loss's gradient and log_softmax's (2 in fp32).
   const ownLogSoftmax = net.outputKeptByForward === true;
-  const lossKept = ownLogSoftmax ? 0 : logSoftmax * (mode === 'fp32' ? 1 : mode === 'amp' ? 1.5 : 0.5);
-  const lossBackward = ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (mode === 'fp32' ? 2 : 1);
+  // Logits cast to fp32 before the loss (`logits.float()`, or fp32 under autocast): the loss is fp32's.
+  const lossMode = (mode === 'amp' && net.lossInputFp32?.autocast) || (mode === 'half' && net.lossInputFp32?.explicit) ? 'fp32' : mode;
+  const lossKept = ownLogSoftmax ? 0 : logSoftmax * (lossMode === 'fp32' ? 1 : lossMode === 'amp' ? 1.5 : 0.5);
+  const lossBackward = ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1);
   saved += lossKept + (cfg.outputKept === true && cfg.mode === 'train' && !ownLogSoftmax ? outputs : 0);
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
   // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a

@@ -5,6 +5,7 @@
 import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
 import { isIntegerTensor, isModuleClass, numberOf, tensorShape } from '../engine/program/values';
 import type { ProgramModel } from '../engine/program/interpreter';
+import type { PyNode } from '../engine/program/node';
 import { ForwardTrace } from './forward-trace';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
@@ -12,8 +13,11 @@ import type { LayerNetSpec } from './types';
 export interface CustomModuleInfo {
   className: string;
   line: number;
-  /** Builds the net for an input size (image side or sequence length). */
-  build: (inputSize: number) => LayerNetSpec;
+  /**
+   * Builds the net for an input size (image side or sequence length); `targetLen`: the length of the target tokens
+   * (an encoder-decoder's), which the arguments of the step's call named as targets (`tgt[:, :-1]`) are given.
+   */
+  build: (inputSize: number, targetLen?: number) => LayerNetSpec;
   inputKind: 'image' | 'tokens' | 'vector';
   /** Channels of the first convolution (images) or input features (vectors). */
   inputChannels: number;
@@ -31,6 +35,30 @@ export interface CustomModuleInfo {
   freezesInTurn?: boolean;
   /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
   inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
+}
+
+/** Names a script gives the tokenised targets of a seq2seq model. */
+export const TARGET_VARIABLE = /^(labels|targets?|tgt|tgts|label_ids|target_ids|tgt_ids|decoder_input_ids|target_encodings?|label_encodings?|summar(y|ies))$/;
+
+/**
+ * The variable a call-site argument reads, through slices and method calls (`tgt[:, :-1]`, `y.to(device)`), with
+ * the expression: undefined when it reads something else (a dict entry, an attribute).
+ */
+function argumentVariable(node: PyNode): string | undefined {
+  let current: PyNode | null = node;
+  for (let depth = 0; current && depth < 8; depth++) {
+    if (current.type === 'identifier') return current.text;
+    if (current.type === 'subscript') {
+      const key = current.childForFieldName('subscript');
+      if (key?.type !== 'slice' && key?.type !== 'expression_list' && key?.type !== 'tuple') return undefined;
+      current = current.childForFieldName('value');
+    } else if (current.type === 'call' && current.childForFieldName('function')?.type === 'attribute') {
+      current = current.childForFieldName('function')!.childForFieldName('object');
+    } else {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /** Layers with no parameters whose activations the estimator does not need (views, identity, shape ops). */
@@ -545,7 +573,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   const { leaves: list, unknown } = leaves(root, blocks);
   if (list.length === 0) return undefined;
   const first = firstShape(list);
-  const build = (size: number): LayerNetSpec => {
+  const build = (size: number, targetLen?: number): LayerNetSpec => {
     const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
       : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
     const net = new NetBuilder(input);
@@ -575,11 +603,28 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     let best: { trace: ForwardTrace; output: number; outputKept: boolean } | undefined;
     // The training step's call (the one with the most arguments: `model(x, targets)`) decides which path of
     // forward() runs; its other arguments are given tensors of the input's shape.
-    const site = (program.moduleCalls.get(root) ?? []).reduce<Value[][]>((best, args) => (args.length > (best[0]?.length ?? 0) ? [args] : best), [])[0] ?? [];
+    const sites = program.moduleCalls.get(root) ?? [];
+    const siteIndex = sites.reduce((best, args, i) => (args.length > (sites[best]?.length ?? 0) ? i : best), 0);
+    const site = sites[siteIndex] ?? [];
+    const siteNode = program.moduleCallNodes.get(root)?.[siteIndex];
+    const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
     for (const candidate of inputCandidates(program, root, first, size)) {
       const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total);
       const x = attempt.input(candidate.shape, candidate.integer);
-      const rest = site.slice(1).map((arg) => (arg.kind === 'unknown' || arg.kind === 'call' ? attempt.input(candidate.shape, candidate.integer) : arg));
+      const rest = site.slice(1).map((arg, i) => {
+        if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
+        // Target tokens (an encoder-decoder's `tgt[:, :-1]`): their own length, in the input's layout, and the
+        // call's expression applied to them; every other argument takes the input's shape.
+        const node = argumentNodes[i + 1];
+        const name = node ? argumentVariable(node) : undefined;
+        const axis = candidate.integer && candidate.shape.length === 2 ? candidate.shape.indexOf(size) : -1;
+        if (node && name && targetLen !== undefined && axis >= 0 && TARGET_VARIABLE.test(name)) {
+          const tokens = attempt.input(candidate.shape.map((d, k) => (k === axis ? targetLen : d)), true);
+          const given = program.evaluateTraced(node, new Map([[name, tokens]]), attempt);
+          return given?.kind === 'tensor' ? given : tokens;
+        }
+        return attempt.input(candidate.shape, candidate.integer);
+      });
       const returned = program.trace(root, [x, ...rest], attempt);
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
@@ -605,15 +650,19 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       hasConvolution: trace.convolutions > 0,
       blockSavedElements: blocksTraced ? trace.blockSaved : [],
       blockInputElements: blocksTraced ? trace.blockInputs : [],
+      ...(blocksTraced && trace.blockInputFullPrecision.length === trace.blockInputs.length && trace.blockInputFullPrecision.some(Boolean)
+        ? { blockInputFullPrecision: trace.blockInputFullPrecision } : {}),
+      ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
         ? { blockOutsideBeforeElements: trace.blockOutsideBefore, blockOutputsKeptOutsideElements: trace.blockOutputsKeptOutside } : {}),
     };
   };
   // The fit check and the panel rebuild the net for many batch sizes at one input size: build once per size.
-  const built = new Map<number, LayerNetSpec>();
-  const buildOnce = (size: number): LayerNetSpec => {
-    let spec = built.get(size);
-    if (!spec) built.set(size, (spec = build(size)));
+  const built = new Map<string, LayerNetSpec>();
+  const buildOnce = (size: number, targetLen?: number): LayerNetSpec => {
+    const key = `${size}:${targetLen ?? ''}`;
+    let spec = built.get(key);
+    if (!spec) built.set(key, (spec = build(size, targetLen)));
     return spec;
   };
   const frozenParameters = program ? list.filter(({ layer }) => program.frozen.has(layer)).reduce((sum, { layer }) => sum + layerParameters(layer).total, 0) : 0;
@@ -664,6 +713,9 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       gradientPairElementsPerSample: max((s) => s.gradientPairElementsPerSample ?? 0),
       blockSavedElements: specs.flatMap((s) => s.blockSavedElements),
       blockInputElements: specs.flatMap((s) => s.blockInputElements),
+      ...(specs.some((s) => s.blockInputFullPrecision)
+        ? { blockInputFullPrecision: specs.flatMap((s) => s.blockInputFullPrecision ?? s.blockInputElements.map(() => false)) } : {}),
+      ...(last.lossInputFp32 ? { lossInputFp32: last.lossInputFp32 } : {}),
       input: fed.input,
       scalesWithInput: specs.some((s) => s.scalesWithInput),
     };
@@ -672,7 +724,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
   return {
     className: models.map((m) => m.className).join(' + '),
     line: models[0]!.line,
-    build: (size) => combine(models.map((m) => m.build(size))),
+    build: (size, targetLen) => combine(models.map((m) => m.build(size, targetLen))),
     inputKind: fed.inputKind,
     inputChannels: fed.inputChannels,
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),

@@ -103,6 +103,16 @@ export interface LayerNetSpec {
   blockSavedElements: number[];
   /** Input elements of each top-level block (what a checkpoint keeps). */
   blockInputElements: number[];
+  /**
+   * Whether each block's input is fp32 under autocast (traced nets): a residual stream that an embedding's fp32
+   * output feeds stays fp32 (fp32 + half adds to fp32), and a checkpoint keeps it at 4 bytes.
+   */
+  blockInputFullPrecision?: boolean[];
+  /**
+   * cross_entropy reads fp32 logits (traced nets): under autocast where forward hands it an fp32 tensor, on half
+   * weights where the script casts the logits itself (`logits.float()`); the loss then costs what it does in fp32.
+   */
+  lossInputFp32?: { autocast: boolean; explicit: boolean };
   /** Saved elements outside the blocks that forward made before each block (traced nets): alive while it is recomputed. */
   blockOutsideBeforeElements?: number[];
   /** Elements of block outputs that layers outside the blocks keep (traced nets): alive under checkpointing too. */

@@ -15,7 +15,7 @@ import type { PyNode } from './node';
 import {
   NONE, UNKNOWN, Scope, isModuleClass, numberOf, readThrough, stringOf, tensorShape, truthy, withOrigin,
   type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
-  type Origin, type TensorTracer, type Value,
+  type NumberValue, type Origin, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile } from './config-files';
 
@@ -59,6 +59,10 @@ export class ProgramModel {
   readonly instances: ObjectValue[] = [];
   /** The arguments each module (a layer or a module instance) was called with outside a trace: its call sites. */
   readonly moduleCalls = new Map<Value, Value[][]>();
+  /** The call expression of each of those call sites, in the same order (its argument expressions). */
+  readonly moduleCallNodes = new Map<Value, PyNode[]>();
+  /** The call expression `call` is evaluating (read once by `call`). */
+  private pendingCallNode: PyNode | undefined;
   /**
    * Tensors the script creates with a shape it gives, in order, with the function that made each (a Dataset's
    * `__getitem__` makes one sample; other code makes batches or whole datasets).
@@ -154,6 +158,28 @@ export class ProgramModel {
     this.tracer = tracer;
     try {
       return this.call(module, inputs, new Map(), module.line);
+    } catch (signal) {
+      if (signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal) return undefined;
+      throw signal;
+    } finally {
+      this.tracer = undefined;
+      [this.steps, this.exhausted, this.depth] = [steps, exhausted, depth];
+    }
+  }
+
+  /**
+   * Evaluates an expression of the script (a call site's argument, `tgt[:, :-1]`) with a tracer, the names it
+   * reads bound to `names` (tensors the trace made) and the rest to the module's globals. Undefined when it
+   * could not finish.
+   */
+  evaluateTraced(node: PyNode, names: ReadonlyMap<string, Value>, tracer: TensorTracer): Value | undefined {
+    const [steps, exhausted, depth] = [this.steps, this.exhausted, this.depth];
+    this.steps = 0;
+    this.tracer = tracer;
+    const scope = new Scope(this.globals, 'function');
+    for (const [name, value] of names) scope.vars.set(name, value);
+    try {
+      return this.evalExpr(node, scope);
     } catch (signal) {
       if (signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal) return undefined;
       throw signal;
@@ -849,7 +875,12 @@ export class ProgramModel {
         return lookupClassAttribute(object, name) ?? UNKNOWN;
       case 'layer': {
         const child = object.named?.get(name);
-        return child ?? { kind: 'method', receiver: object, name };
+        if (child) return child;
+        // A constructor argument read back as an attribute (`self.rnn.hidden_size`, `self.fc.out_features`).
+        const position = LAYER_ARGUMENTS[object.type]?.indexOf(name) ?? -1;
+        const given = object.kwargs.get(name) ?? (position >= 0 ? object.args[position] : undefined);
+        if (given && (given.kind === 'number' || given.kind === 'bool')) return given;
+        return { kind: 'method', receiver: object, name };
       }
       case 'call':
         return object.attrs?.get(name) ?? { kind: 'method', receiver: object, name };
@@ -1057,6 +1088,7 @@ export class ProgramModel {
       calleeNode.childForFieldName('object')?.childForFieldName('function')?.text === 'super') {
       return this.callSuper(calleeNode, scope, args, kwargs, line);
     }
+    this.pendingCallNode = node;
     return this.call(callee, args, kwargs, line);
   }
 
@@ -1077,10 +1109,17 @@ export class ProgramModel {
 
   /** Calls a value with evaluated arguments. */
   call(callee: Value, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    const node = this.pendingCallNode;
+    this.pendingCallNode = undefined;
     if (!this.tracer && (callee.kind === 'layer' || (callee.kind === 'object' && callee.role === 'instance'))) {
       const sites = this.moduleCalls.get(callee) ?? [];
-      if (sites.length < 8) sites.push(args);
+      const nodes = this.moduleCallNodes.get(callee) ?? [];
+      if (sites.length < 8) {
+        sites.push(args);
+        if (node && nodes.length === sites.length - 1) nodes.push(node);
+      }
       this.moduleCalls.set(callee, sites);
+      this.moduleCallNodes.set(callee, nodes);
     }
     switch (callee.kind) {
       case 'function':
@@ -1276,6 +1315,8 @@ export class ProgramModel {
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
       return this.call(args[0], args.slice(1), forwarded, line);
     }
+    const bound = randomBound(path.replace(/^np\./, 'numpy.'), args, kwargs);
+    if (bound) return bound;
     switch (path) {
       case 'range': return rangeOf(args, line);
       case 'len': {
@@ -1556,6 +1597,11 @@ export class ProgramModel {
       return chained ? receiver : UNKNOWN;
     }
     if (receiver.kind === 'call') {
+      // `rng = random.Random(seed); rng.randint(lo, hi)`: a draw, read as its upper bound (see randomBound).
+      if (/^(random\.Random|numpy\.random\.default_rng|np\.random\.default_rng)$/.test(receiver.path)) {
+        const bound = randomBound(receiver.path.startsWith('random') ? `random.${method}` : `numpy.random.Generator.${method}`, args, kwargs);
+        if (bound) return bound;
+      }
       return chained ? receiver : { kind: 'call', path: `${receiver.path}().${method}`, args, kwargs, line };
     }
     return UNKNOWN;
@@ -1585,6 +1631,30 @@ const BUILTIN_NAMES = new Set(['range', 'len', 'int', 'float', 'str', 'bool', 'l
 
 /** Conventional names a snippet may use without its import (a cell, a pasted excerpt). */
 const CONVENTIONAL_IMPORTS: Record<string, string> = { torch: 'torch', nn: 'torch.nn', F: 'torch.nn.functional' };
+
+/**
+ * A random integer a script draws (`random.randint(lo, hi)`, a sample's length), read as the largest value the draw
+ * can take: what memory must hold is the longest sample, and a batch padded to its longest member reaches it. Python's
+ * randint includes hi; numpy's randint and randrange exclude it. Undefined when the bound is not a known number.
+ */
+function randomBound(path: string, args: Value[], kwargs: Map<string, Value>): NumberValue | undefined {
+  const inclusive = path === 'random.randint';
+  if (!inclusive && !/^(random\.randrange|numpy\.random\.randint|numpy\.random\.Generator\.integers|numpy\.random\.Generator\.randint)$/.test(path)) return undefined;
+  const high = kwargs.get('high') ?? kwargs.get('b') ?? kwargs.get('stop') ?? (args.length >= 2 ? args[1] : path === 'random.randint' ? undefined : args[0]);
+  if (high?.kind !== 'number' || !Number.isInteger(high.value)) return undefined;
+  const value = inclusive ? high.value : high.value - 1;
+  return value > 0 ? { kind: 'number', value, ...(high.origin ? { origin: high.origin } : {}) } : undefined;
+}
+
+/** The leading positional parameters of common torch.nn layers, which scripts read back as attributes. */
+const RECURRENT_ARGUMENTS = ['input_size', 'hidden_size', 'num_layers', 'bias', 'batch_first', 'dropout', 'bidirectional'];
+const CONV_ARGUMENTS = ['in_channels', 'out_channels', 'kernel_size', 'stride', 'padding'];
+const LAYER_ARGUMENTS: Record<string, readonly string[]> = {
+  Linear: ['in_features', 'out_features'], Embedding: ['num_embeddings', 'embedding_dim'],
+  LSTM: RECURRENT_ARGUMENTS, GRU: RECURRENT_ARGUMENTS, RNN: RECURRENT_ARGUMENTS,
+  Conv1d: CONV_ARGUMENTS, Conv2d: CONV_ARGUMENTS, Conv3d: CONV_ARGUMENTS,
+  BatchNorm1d: ['num_features'], BatchNorm2d: ['num_features'], LayerNorm: ['normalized_shape'], MultiheadAttention: ['embed_dim', 'num_heads'],
+};
 
 function builtin(name: string): Value {
   if (BUILTIN_NAMES.has(name)) return { kind: 'ref', path: name };
