@@ -225,3 +225,44 @@ test('a sample of random length, padded to the longest in its batch: the length 
   assert.equal(r.detected.seqLen?.value, 96);
   assert.ok(!r.assumptions.some((a) => /seq_len not found/.test(a)), r.assumptions.join('; '));
 });
+
+// A dataset of random-length token lists: the draws read as their bound, so each sample is a comprehension of
+// hundreds of values; the program model keeps such a list's length without evaluating every element, and still
+// reads the script after it (the model named in the parsed arguments).
+const longDataScript = `
+import random
+from dataclasses import dataclass, field
+import torch
+from transformers import BertForSequenceClassification, HfArgumentParser
+
+@dataclass
+class Args:
+    model_name_or_path: str = field(default="bert-base-uncased")
+    batch_size: int = 64
+    steps: int = 8
+
+class Samples(torch.utils.data.Dataset):
+    def __init__(self, n, seed=0):
+        rng = random.Random(seed)
+        self.samples = []
+        for _ in range(n):
+            length = rng.randint(300, 500)
+            ids = [rng.randrange(1000, 30000) for _ in range(length)]
+            self.samples.append(ids)
+
+def main():
+    (args,) = HfArgumentParser(Args).parse_args_into_dataclasses()
+    train = Samples(args.batch_size * args.steps)
+    extra = Samples(args.batch_size * args.steps, seed=1)
+    assert len(train.samples[0]) == 500
+    model = BertForSequenceClassification.from_pretrained(args.model_name_or_path, num_labels=3).cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-5)
+
+main()
+`;
+
+test('a long comprehension of plain values keeps its length and leaves the rest of the script readable', async () => {
+  const r = await estimateText(longDataScript, 'long_data.py');
+  assert.equal(r.detected.model.name, 'bert-base-uncased');
+  assert.equal(r.detected.optimizer.value, 'adamw');
+});

@@ -463,9 +463,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // (N, S) token ids: S is the sequence; a 1-D randint is a token stream or labels, not a batch's shape.
       if (shape && libraryCall === 'torch.randint' && shape.dims.length === 2) {
         const seq = shape.dims[shape.dims.length - 1]!;
-        // Token ids kept as the targets of an encoder-decoder are the decoder's length, not the input's.
-        if (seq >= 8 && TARGET_VARIABLE.test(assignedName(call) ?? '')) detected.targetLen ??= { value: seq, line: shape.line, how: shape.how };
-        else if (seq >= 8 && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
+        // Token ids kept as the targets of an encoder-decoder are the decoder's length, not the input's: their own
+        // length, as made (the step's call applies its own slice, `tgt[:, :-1]`, to each argument).
+        const made = tensorShape(value);
+        const targetSeq = made?.dims[made.dims.length - 1];
+        if (targetSeq !== undefined && targetSeq >= 8 && TARGET_VARIABLE.test(assignedName(call) ?? '')) {
+          detected.targetLen ??= { value: targetSeq, line: made!.line, how: made!.how };
+        }
+        else if (seq >= 8 && !TARGET_VARIABLE.test(assignedName(call) ?? '') && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
       } else if (shape && shape.dims.length >= 3) {
         const [c, h, w] = shape.dims.slice(-3) as [number, number, number];
         // A batch made as the model takes it outranks a stored image found before it.

@@ -26,6 +26,10 @@ const MAX_PLAIN_UNROLL = 16;
 /** While loops with a known condition that build nothing (`while s < size: s *= 2; n += 1`) run at most this many times. */
 const MAX_WHILE_UNROLL = 64;
 /** A loop body that grows a container or registers a module. */
+/** A value with no parts: what a long comprehension of data makes (see evalComprehension). */
+function isPlain(value: Value): boolean {
+  return value.kind === 'number' || value.kind === 'string' || value.kind === 'bool' || value.kind === 'none' || value.kind === 'unknown';
+}
 const BUILDS = /\.(append|extend|insert|add_module|register_module)\(|\+=\s*(\[|[A-Za-z_][\w.]*\()/;
 /** Evaluation steps per program: a bound on the work for any input (a 20,000-line script stays well inside). */
 const MAX_STEPS = 400_000;
@@ -816,9 +820,16 @@ export class ProgramModel {
         loop(index + 1);
         return;
       }
-      for (const value of values) {
+      for (const [position, value] of values.entries()) {
         this.assignTarget(left, value, inner);
         loop(index + 1);
+        // A long comprehension of plain values (token ids, random draws) keeps its length, not each value: running
+        // every element would spend the program's step budget on data and leave the rest of the script unread.
+        const first = items[items.length - 1];
+        if (position === 0 && index === clauses.length - 1 && values.length > MAX_PLAIN_UNROLL && first && isPlain(first)) {
+          for (let rest = 1; rest < values.length; rest++) items.push(UNKNOWN);
+          return;
+        }
       }
     };
     loop(0);
