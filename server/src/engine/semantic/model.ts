@@ -1048,23 +1048,26 @@ export class SemanticModel {
     return result;
   }
 
-  private readonly callsByName = new Map<string, Node[]>();
+  private callsByName: Map<string, Node[]> | undefined;
 
   /**
    * Calls whose callee's last name is `name` (`x.append(...)`, `append(...)`), in document order. Built from
-   * per-statement indexes, so statements moved unchanged into this version are not indexed again.
+   * per-statement indexes, so statements moved unchanged into this version are not indexed again; all names at
+   * once, since a file's functions are each looked up by name (one pass per name would be quadratic).
    */
   callsNamed(name: string): readonly Node[] {
-    let calls = this.callsByName.get(name);
-    if (!calls) {
-      calls = [];
+    if (!this.callsByName) {
+      const byName = new Map<string, Node[]>();
       for (const statement of this.root.children) {
-        const found = calleeIndex(statement).get(name);
-        if (found) for (const call of found) calls.push(call);
+        for (const [callee, found] of calleeIndex(statement)) {
+          const calls = byName.get(callee);
+          if (calls) for (const call of found) calls.push(call);
+          else byName.set(callee, found.slice());
+        }
       }
-      this.callsByName.set(name, calls);
+      this.callsByName = byName;
     }
-    return calls;
+    return this.callsByName.get(name) ?? NO_CALLS;
   }
 
   /** Every callee name the file calls (`append`, `DataLoader`, `AdamW`), from the per-statement indexes (memoised). */
@@ -1229,6 +1232,8 @@ export class SemanticModel {
 }
 
 const interestingCache = new WeakMap<Node, StatementNodes>();
+const NO_CALLS: readonly Node[] = Object.freeze([]);
+
 const calleeIndexCache = new WeakMap<Node, Map<string, Node[]>>();
 
 /** The calls of one top-level statement by callee name (cached on the statement). */
