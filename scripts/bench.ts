@@ -202,6 +202,8 @@ async function memoryWithManyDocuments(): Promise<void> {
     await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text: generateTrainingScript(2000, i + 1) } });
   }
   await Promise.all(published);
+  // The memory estimate refreshes the leak sizes 300 ms after a document's diagnostics (features/leak-sizes.ts).
+  await new Promise((resolve) => setTimeout(resolve, 1000));
   const open = residentBytes(client.child.pid);
   const cleared = uris.map((uri) => client.diagnostics(uri, undefined, 30_000));
   for (const uri of uris) await client.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
