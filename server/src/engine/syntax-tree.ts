@@ -122,13 +122,17 @@ export class SyntaxNode {
 
   /** Descendants (not the node itself) of the given types, in document order. */
   descendantsOfType(types: string | readonly string[]): SyntaxNode[] {
-    const wanted = typeof types === 'string' ? new Set([types]) : new Set(types);
+    // One type (most calls) is compared directly; several are looked up in a set.
+    const single = typeof types === 'string' ? types : types.length === 1 ? types[0]! : undefined;
+    const wanted = single === undefined ? new Set(types) : undefined;
     const found: SyntaxNode[] = [];
-    const stack = [...this.children].reverse();
+    const stack: SyntaxNode[] = [];
+    for (let i = this.children.length - 1; i >= 0; i--) stack.push(this.children[i]!);
     while (stack.length > 0) {
       const node = stack.pop()!;
-      if (wanted.has(node.type)) found.push(node);
-      for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+      if (wanted ? wanted.has(node.type) : node.type === single) found.push(node);
+      const children = node.children;
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
     }
     return found;
   }

@@ -244,14 +244,15 @@ export class SemanticModel {
   qualify(node: Node | null | undefined): string | undefined {
     const dotted = dottedName(node);
     if (!dotted) return undefined;
-    const [head, ...rest] = dotted.split('.');
-    const resolved = this.imports.get(head!);
-    return resolved ? [resolved, ...rest].join('.') : dotted;
+    // The head replaced by what it imports (asked of every callee by many rules: no split and join).
+    const dot = dotted.indexOf('.');
+    const resolved = this.imports.get(dot < 0 ? dotted : dotted.slice(0, dot));
+    return resolved ? (dot < 0 ? resolved : resolved + dotted.slice(dot)) : dotted;
   }
 
   private qualifiedTail(node: Node | null | undefined): string | undefined {
     const qualified = this.qualify(node);
-    return qualified?.split('.').pop();
+    return qualified?.slice(qualified.lastIndexOf('.') + 1);
   }
 
   /** Whether a callee resolves into torch (`torch.x`, `nn.x`, `F.x`, a name imported from torch). */
@@ -1223,9 +1224,11 @@ export class SemanticModel {
 
   /** Caches a file-wide answer under a key for the life of this model (one document version). */
   memo<T>(key: string, compute: () => T): T {
-    if (this.namedMemo.has(key)) return this.namedMemo.get(key) as T;
+    // One lookup: undefined results are stored as a marker.
+    const cached = this.namedMemo.get(key);
+    if (cached !== undefined) return (cached === MEMO_UNDEFINED ? undefined : cached) as T;
     const value = compute();
-    this.namedMemo.set(key, value);
+    this.namedMemo.set(key, value === undefined ? MEMO_UNDEFINED : value);
     return value;
   }
 
@@ -1233,6 +1236,9 @@ export class SemanticModel {
 
 const interestingCache = new WeakMap<Node, StatementNodes>();
 const NO_CALLS: readonly Node[] = Object.freeze([]);
+
+/** What memo() stores for a computed undefined. */
+const MEMO_UNDEFINED = Symbol('undefined');
 
 const calleeIndexCache = new WeakMap<Node, Map<string, Node[]>>();
 
