@@ -1,5 +1,6 @@
 // `npm run bench`: the language server's latency over stdio on a generated 5,000-line script (and on the same
-// script as a notebook), its cold start, and `oomguard check` throughput over a folder of 200 scripts.
+// script as a notebook), its cold start and memory (one script; ten open, then closed), `oomguard check` throughput
+// over a folder of 200 scripts, and how check scales with the file's size (10,000 appends, 70,000 lines).
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -51,6 +52,7 @@ async function serverLatency(lineTarget: number, coldRuns: number): Promise<void
 
   // Cold start: a fresh server process each time, from spawn to the first diagnostics of the opened script.
   const colds: number[] = [];
+  const coldResident: number[] = [];
   for (let run = 0; run < coldRuns; run++) {
     const coldStart = performance.now();
     const coldClient = await startServer();
@@ -58,9 +60,11 @@ async function serverLatency(lineTarget: number, coldRuns: number): Promise<void
     await coldClient.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
     await published;
     colds.push(performance.now() - coldStart);
+    coldResident.push(residentBytes(coldClient.child.pid) ?? NaN);
     await coldClient.close();
   }
   colds.sort((a, b) => a - b);
+  coldResident.sort((a, b) => a - b);
 
   process.env.OOMGUARD_TRACE_ANALYSIS = '1';
   const client = await startServer();
@@ -106,7 +110,7 @@ async function serverLatency(lineTarget: number, coldRuns: number): Promise<void
   const rss = residentBytes(client.child.pid);
   await client.close();
   console.log(`server, ${lines.length}-line script (${firstDiagnostics.length} findings):`);
-  if (colds.length > 0) console.log(`  cold start to first diagnostics over ${colds.length} fresh servers: median ${percentile(colds, 50).toFixed(0)} ms, max ${colds[colds.length - 1]!.toFixed(0)} ms`);
+  if (colds.length > 0) console.log(`  cold start to first diagnostics over ${colds.length} fresh servers: median ${percentile(colds, 50).toFixed(0)} ms, max ${colds[colds.length - 1]!.toFixed(0)} ms; RSS then: median ${(percentile(coldResident, 50) / 2 ** 20).toFixed(0)} MiB`);
   for (const [kind, { timings, paths }] of byKind) {
     timings.sort((a, b) => a - b);
     const how = [...paths].map(([pathTaken, count]) => `${count} ${pathTaken}`).join(', ');
@@ -188,6 +192,64 @@ function cliThroughput(): void {
 }
 
 /**
+ * The server's resident memory with ten 2,000-line scripts open (target <= 150 MiB, issue #18), and after they are
+ * closed again: a closed document must leave nothing behind (its tree, copy, model and cached findings).
+ */
+async function memoryWithManyDocuments(): Promise<void> {
+  const client = await startServer();
+  const uris = Array.from({ length: 10 }, (_, i) => `file:///bench/many_${i}.py`);
+  const published = uris.map((uri) => client.diagnostics(uri, 1, 120_000));
+  for (const [i, uri] of uris.entries()) {
+    await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text: generateTrainingScript(2000, i + 1) } });
+  }
+  await Promise.all(published);
+  // The memory estimate refreshes the leak sizes 300 ms after a document's diagnostics (features/leak-sizes.ts).
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const open = residentBytes(client.child.pid);
+  const cleared = uris.map((uri) => client.diagnostics(uri, undefined, 30_000));
+  for (const uri of uris) await client.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+  await Promise.all(cleared);
+  const closed = residentBytes(client.child.pid);
+  await client.close();
+  if (open !== undefined && closed !== undefined) {
+    console.log(`server RSS with ten 2,000-line scripts open: ${(open / 2 ** 20).toFixed(0)} MiB (target <= 150 MiB); after closing them: ${(closed / 2 ** 20).toFixed(0)} MiB`);
+  }
+}
+
+/**
+ * Whether every rule and fix stays linear in the file's size (issue #18): `oomguard check` of a training loop that
+ * appends its loss 10,000 times (a finding and its fixes per line; target <= 0.5 s) and of a 70,000-line generated
+ * script (target <= 3 s), process start included. A rule that scans the file once per finding or per function shows
+ * here long before it shows in the 5,000-line figures.
+ */
+function scaling(): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-bench-scaling-'));
+  const appends = ['import torch', 'model = torch.nn.Linear(4, 4).cuda()', 'optimizer = torch.optim.SGD(model.parameters(), lr=0.1)',
+    'history = []', 'for x in loader:', '    loss = model(x.cuda()).sum()', '    loss.backward()', '    optimizer.step()'];
+  for (let i = 0; i < 10_000; i++) appends.push('    history.append(loss)');
+  const cases: Array<[string, string, number]> = [
+    ['10,000 appends in a loop', appends.join('\n') + '\n', 0.5],
+    ['a 70,000-line script', generateTrainingScript(70_000), 3],
+  ];
+  for (const [label, text, target] of cases) {
+    const file = path.join(dir, 'train.py');
+    fs.writeFileSync(file, text);
+    const timings: number[] = [];
+    let findings = 0;
+    for (let run = 0; run < 3; run++) {
+      const start = performance.now();
+      const result = spawnSync(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'check', file, '--statistics', '--output-format', 'json'],
+        { encoding: 'utf8', maxBuffer: 1 << 28 });
+      timings.push((performance.now() - start) / 1000);
+      findings = (JSON.parse(result.stdout) as Array<{ count: number }>).reduce((sum, entry) => sum + entry.count, 0);
+    }
+    timings.sort((a, b) => a - b);
+    console.log(`oomguard check of ${label} (${text.split('\n').length} lines, ${findings} findings): median ${percentile(timings, 50).toFixed(2)} s over 3 runs (target <= ${target} s, process start included)`);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/**
  * The estimate of a script after parse: as the server runs it for a document version (detection and model over the
  * syntax-tree copy the version already has, the program model built afresh) and as `oomguard estimate` runs it (the
  * copy of the tree-sitter tree included). Target (issue #13): under 20 ms for 1,000 lines.
@@ -220,15 +282,19 @@ async function estimateSpeed(): Promise<void> {
 async function main(): Promise<void> {
   // Targets (issue #18): edit to diagnostics p50 <= 10 ms and p95 <= 30 ms at 5,000 and 20,000 lines for every kind
   // of edit; cold start <= 400 ms at 5,000 lines and <= 800 ms at 20,000.
-  // OOMGUARD_BENCH_SIZES=5000,20000 and OOMGUARD_BENCH_PARTS=server,notebook,check,estimate run a part of the bench;
+  // Rules and fixes linear in the file size: 10,000 appends in a loop in <= 0.5 s, a 70,000-line file in <= 3 s.
+  // OOMGUARD_BENCH_SIZES=5000,20000 and OOMGUARD_BENCH_PARTS=server,notebook,check,scaling,estimate run a part of the bench
+  // (memory: ten 2,000-line documents open in one server);
   // OOMGUARD_SERVER_PATH runs another build of the server (test/helpers/lsp-client.ts).
   const sizes = process.env.OOMGUARD_BENCH_SIZES?.split(',').map(Number);
-  const parts = process.env.OOMGUARD_BENCH_PARTS?.split(',') ?? ['server', 'notebook', 'check', 'estimate'];
+  const parts = process.env.OOMGUARD_BENCH_PARTS?.split(',') ?? ['server', 'memory', 'notebook', 'check', 'scaling', 'estimate'];
   if (parts.includes('server')) {
     for (const [size, colds] of [[1000, 3], [5000, 5], [20000, 3]] as const) if (!sizes || sizes.includes(size)) await serverLatency(size, colds);
   }
+  if (parts.includes('memory')) await memoryWithManyDocuments();
   if (parts.includes('notebook')) await notebookLatency();
   if (parts.includes('check')) cliThroughput();
+  if (parts.includes('scaling')) scaling();
   if (parts.includes('estimate')) await estimateSpeed();
 }
 

@@ -6,6 +6,7 @@ import type { Edit, Point, Tree } from 'web-tree-sitter';
 import type { SyntaxNode } from './syntax-tree';
 import { parseableText } from './lines';
 import { host } from '../host';
+import { useCursorRuntime } from './tree-walk';
 
 /** The node type the analysis works on: a plain copy of tree-sitter's tree (see syntax-tree.ts). */
 export type Node = SyntaxNode;
@@ -18,7 +19,10 @@ export function loadPython(): Promise<Language> {
   languagePromise ??= (async () => {
     // A path in Node; in a browser the bytes the client read from the extension's own URI.
     const runtimeWasm = host().wasm('tree-sitter.wasm');
-    await Parser.init(typeof runtimeWasm === 'string' ? { locateFile: () => runtimeWasm } : { wasmBinary: runtimeWasm });
+    // Emscripten makes this object the runtime's module: the tree copy calls its cursor functions (tree-walk.ts).
+    const module = typeof runtimeWasm === 'string' ? { locateFile: () => runtimeWasm } : { wasmBinary: runtimeWasm };
+    await Parser.init(module);
+    useCursorRuntime(module);
     loadedLanguage = await Language.load(host().wasm('tree-sitter-python.wasm'));
     return loadedLanguage;
   })();

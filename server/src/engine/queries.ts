@@ -34,7 +34,7 @@ function copyOf(root: SyntaxNode, startIndex: number, endIndex: number, type: st
   let current: SyntaxNode | undefined = root;
   while (current) {
     if (current.startIndex === startIndex && current.endIndex === endIndex && current.type === type) return current;
-    const children: SyntaxNode[] = current.children;
+    const children: readonly SyntaxNode[] = current.children;
     // The last child that starts at or before the range, then back over siblings that start at the same place.
     let low = 0;
     let high = children.length;

@@ -3,19 +3,34 @@
 // cursor walk per document version copies the tree into these objects, and every later question is a field read.
 import type { Language, Point, Tree, TreeCursor } from 'web-tree-sitter';
 import { computeLineStarts, lineIndexAt } from './lines';
+import { startWalk } from './tree-walk';
+import type { TreeWalk } from './tree-walk';
 
 /** The text a tree was parsed from, shared by all its nodes; a document's holder follows its versions. */
 export interface SourceText {
   text: string;
 }
 
+/** Bits of SyntaxNode's flags. */
+const NAMED = 1;
+const MISSING = 2;
+const HAS_ERROR = 4;
+
+/** The children of every leaf, and the fields of every node whose children have none: one shared empty array. */
+const NO_NODES: readonly SyntaxNode[] = Object.freeze([]);
+const NO_FIELDS: ReadonlyArray<string | null> = Object.freeze([]);
+
+// A copy holds a node per tree-sitter node (twelve for each line of a training script), so each is kept small:
+// its positions are four small integers (the Point objects are made when asked for), its flags one, and a leaf's
+// children and a node's absent fields are shared empty arrays.
 export class SyntaxNode {
   parent: SyntaxNode | null = null;
-  readonly children: SyntaxNode[] = [];
-  /** The field name of each child (`left`, `body`, …), null where the grammar names none. */
-  readonly childFields: Array<string | null> = [];
-  hasError = false;
-  private namedCache: SyntaxNode[] | undefined;
+  /** Set once, when the copy leaves the node (exactly sized: a copy is long-lived). */
+  children: readonly SyntaxNode[] = NO_NODES;
+  /** The field name of each child (`left`, `body`, …) or null where the grammar names none; empty when no child has one. */
+  childFields: ReadonlyArray<string | null> = NO_FIELDS;
+  private flags: number;
+  private namedCache: readonly SyntaxNode[] | undefined = undefined;
 
   // Offsets and rows are mutable only so that an unchanged statement can be moved into the
   // next version of the tree (copyTreeIncremental) instead of being copied again.
@@ -23,13 +38,42 @@ export class SyntaxNode {
     private readonly sourceRef: SourceText,
     readonly id: number,
     readonly type: string,
-    readonly isNamed: boolean,
-    readonly isMissing: boolean,
+    isNamed: boolean,
+    isMissing: boolean,
     public startIndex: number,
     public endIndex: number,
-    public startPosition: Point,
-    public endPosition: Point,
-  ) {}
+    public startRow: number,
+    public startColumn: number,
+    public endRow: number,
+    public endColumn: number,
+  ) {
+    this.flags = (isNamed ? NAMED : 0) | (isMissing ? MISSING : 0);
+  }
+
+  get startPosition(): Point {
+    return { row: this.startRow, column: this.startColumn };
+  }
+
+  get endPosition(): Point {
+    return { row: this.endRow, column: this.endColumn };
+  }
+
+  get isNamed(): boolean {
+    return (this.flags & NAMED) !== 0;
+  }
+
+  get isMissing(): boolean {
+    return (this.flags & MISSING) !== 0;
+  }
+
+  /** Whether the node is or holds an ERROR or MISSING node. */
+  get hasError(): boolean {
+    return (this.flags & HAS_ERROR) !== 0;
+  }
+
+  set hasError(value: boolean) {
+    this.flags = value ? this.flags | HAS_ERROR : this.flags & ~HAS_ERROR;
+  }
 
   get source(): string {
     return this.sourceRef.text;
@@ -43,8 +87,14 @@ export class SyntaxNode {
     return this.type === 'ERROR';
   }
 
-  get namedChildren(): SyntaxNode[] {
-    this.namedCache ??= this.children.filter((child) => child.isNamed);
+  get namedChildren(): readonly SyntaxNode[] {
+    if (this.namedCache === undefined) {
+      // Most nodes' children are all named: then they are their own named children.
+      const children = this.children;
+      let allNamed = true;
+      for (let i = 0; i < children.length && allNamed; i++) allNamed = children[i]!.isNamed;
+      this.namedCache = allNamed ? children : children.filter((child) => child.isNamed);
+    }
     return this.namedCache;
   }
 
@@ -72,13 +122,17 @@ export class SyntaxNode {
 
   /** Descendants (not the node itself) of the given types, in document order. */
   descendantsOfType(types: string | readonly string[]): SyntaxNode[] {
-    const wanted = typeof types === 'string' ? new Set([types]) : new Set(types);
+    // One type (most calls) is compared directly; several are looked up in a set.
+    const single = typeof types === 'string' ? types : types.length === 1 ? types[0]! : undefined;
+    const wanted = single === undefined ? new Set(types) : undefined;
     const found: SyntaxNode[] = [];
-    const stack = [...this.children].reverse();
+    const stack: SyntaxNode[] = [];
+    for (let i = this.children.length - 1; i >= 0; i--) stack.push(this.children[i]!);
     while (stack.length > 0) {
       const node = stack.pop()!;
-      if (wanted.has(node.type)) found.push(node);
-      for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+      if (wanted ? wanted.has(node.type) : node.type === single) found.push(node);
+      const children = node.children;
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
     }
     return found;
   }
@@ -90,80 +144,171 @@ let nextId = 0;
 /** Copies a tree-sitter tree into SyntaxNodes with one cursor walk. */
 export function copyTree(tree: Tree, source: string | SourceText): SyntaxNode {
   const ref = typeof source === 'string' ? { text: source } : source;
-  return copyCursorSubtree(tree.walk(), copyContext(tree, ref), true);
+  const context = copyContext(tree, ref);
+  const cursor = tree.walk();
+  const root = copySubtreeAt(tree, cursor, context);
+  cursor.delete();
+  return root;
 }
 
-/** What a copy needs besides the cursor: the text, where its rows start, and the grammar's name tables. */
+/** What a copy needs besides the walk: the text, where its rows start, and the grammar's name tables. */
 interface CopyContext {
   source: SourceText;
   /** Offsets where rows start (tree-sitter parses the text with lone `\r` read as `\n`, see lines.ts). */
-  rowStarts: number[];
-  types: string[];
-  fields: Array<string | null>;
-  named: Array<boolean | undefined>;
-  language: Language;
+  rowStarts: readonly number[];
+  types: readonly string[];
+  fields: ReadonlyArray<string | null>;
+  /** Whether each type id is a named node's (read before a walk: the walk owns the runtime while it runs). */
+  named: readonly boolean[];
 }
 
-function copyContext(tree: Tree, source: SourceText, lineStarts?: number[]): CopyContext {
+/** ERROR's type id (tree-sitter's builtin error symbol, 65535 as an unsigned 16-bit symbol). */
+const ERROR_TYPE_ID = 0xffff;
+
+const namedTables = new WeakMap<Language, boolean[]>();
+
+function namedTable(language: Language): boolean[] {
+  let table = namedTables.get(language);
+  if (!table) {
+    table = [];
+    for (let id = 0; id < language.nodeTypeCount; id++) table[id] = language.nodeTypeIsNamed(id);
+    table[ERROR_TYPE_ID] = language.nodeTypeIsNamed(ERROR_TYPE_ID);
+    namedTables.set(language, table);
+  }
+  return table;
+}
+
+function copyContext(tree: Tree, source: SourceText, lineStarts?: readonly number[]): CopyContext {
   const rowStarts = lineStarts ?? computeLineStarts(source.text);
   const language = tree.language;
-  return { source, rowStarts, types: language.types, fields: language.fields, named: [], language };
-}
-
-function pointAt(rowStarts: number[], offset: number): Point {
-  const row = lineIndexAt(rowStarts, offset);
-  return { row, column: offset - rowStarts[row]! };
+  return { source, rowStarts, types: language.types, fields: language.fields, named: namedTable(language) };
 }
 
 /**
- * Copies the node under the cursor and its subtree; the cursor ends where it started (or is deleted). Each node
- * costs four questions to WebAssembly (type id, start, end, field id); names come from the grammar's tables and
- * rows and columns from the text, which is what makes this walk cheap.
+ * The row of `offset`, at or after row `from`: a copy meets offsets in document order, so the next node's row is
+ * usually a step or two on; further, a binary search.
  */
-function copyCursorSubtree(cursor: TreeCursor, context: CopyContext, ownsCursor: boolean): SyntaxNode {
-  const { source, rowStarts, types, named, language } = context;
+function rowFrom(rowStarts: readonly number[], from: number, offset: number): number {
+  if (rowStarts[from]! > offset) return lineIndexAt(rowStarts, offset);
+  let row = from;
+  for (let steps = 0; steps < 8; steps++) {
+    const next = rowStarts[row + 1];
+    if (next === undefined || next > offset) return row;
+    row++;
+  }
+  return lineIndexAt(rowStarts, offset);
+}
+
+/** Children (and their field ids) of the nodes still open in a walk, each node's after its parent's; emptied after each walk. */
+const pendingChildren: SyntaxNode[] = [];
+const pendingFieldIds: number[] = [];
+
+/** The field names of a run of children, by their field ids one after another (a trie over the ids). */
+interface FieldPatterns {
+  next: Map<number, FieldPatterns>;
+  names?: ReadonlyArray<string | null>;
+}
+
+const fieldPatternsByGrammar = new WeakMap<ReadonlyArray<string | null>, FieldPatterns>();
+
+/**
+ * The childFields array of children with these field ids, one shared array per pattern: a grammar has few of them
+ * (19 in a training script, for 11,000 nodes with fields in 5,000 lines).
+ */
+function sharedFieldNames(fields: ReadonlyArray<string | null>, ids: readonly number[], from: number, to: number): ReadonlyArray<string | null> {
+  let patterns: FieldPatterns | undefined = fieldPatternsByGrammar.get(fields);
+  if (!patterns) fieldPatternsByGrammar.set(fields, (patterns = { next: new Map() }));
+  for (let i = from; i < to; i++) {
+    const id = ids[i]!;
+    let next: FieldPatterns | undefined = patterns.next.get(id);
+    if (!next) patterns.next.set(id, (next = { next: new Map() }));
+    patterns = next;
+  }
+  patterns.names ??= Object.freeze(ids.slice(from, to).map((id) => fields[id] ?? null));
+  return patterns.names;
+}
+
+/**
+ * Copies the node the walk is at and its subtree; the walk ends where it started. Each node costs four questions
+ * (type id, start, end, field id); names come from the grammar's tables and rows and columns from the text, which
+ * is what makes this walk cheap.
+ */
+function copyWalkSubtree(walk: TreeWalk, context: CopyContext): SyntaxNode {
+  const { source, rowStarts, types, named, fields } = context;
+  let row = lineIndexAt(rowStarts, walk.startIndex());
   const make = () => {
-    const typeId = cursor.nodeTypeId;
-    const startIndex = cursor.startIndex;
-    const endIndex = cursor.endIndex;
-    let isNamed = named[typeId];
-    if (isNamed === undefined) isNamed = named[typeId] = language.nodeTypeIsNamed(typeId);
+    const typeId = walk.typeId();
+    const startIndex = walk.startIndex();
+    const endIndex = walk.endIndex();
     // Only a zero-width node can be one that the parser inserted (MISSING).
-    const isMissing = startIndex === endIndex && cursor.nodeIsMissing;
-    return new SyntaxNode(source, nextId++, types[typeId] ?? 'ERROR', isNamed, isMissing, startIndex, endIndex,
-      pointAt(rowStarts, startIndex), pointAt(rowStarts, endIndex));
+    const isMissing = startIndex === endIndex && walk.isMissing();
+    row = rowFrom(rowStarts, row, startIndex);
+    const endRow = rowFrom(rowStarts, row, endIndex);
+    return new SyntaxNode(source, nextId++, types[typeId] ?? 'ERROR', named[typeId] ?? true, isMissing, startIndex, endIndex,
+      row, startIndex - rowStarts[row]!, endRow, endIndex - rowStarts[endRow]!);
   };
-  const field = () => context.fields[cursor.currentFieldId] ?? null;
+  // Where each open node's children start in the pending arrays, and whether any of them has a field.
+  // Entries past `pending` are stale until the walk ends (truncating the arrays node by node costs more).
+  const base = pendingChildren.length;
+  let pending = base;
+  const firstChild: number[] = [];
+  const anyField: boolean[] = [];
+  const open: SyntaxNode[] = [];
   const root = make();
   let current = root;
-  for (;;) {
-    if (cursor.gotoFirstChild()) {
-      const child = make();
-      child.parent = current;
-      current.children.push(child);
-      current.childFields.push(field());
-      current = child;
-      continue;
+  const enter = (node: SyntaxNode) => {
+    open.push(node);
+    firstChild.push(pending);
+    anyField.push(false);
+  };
+  const adopt = (child: SyntaxNode) => {
+    const parent = open[open.length - 1]!;
+    child.parent = parent;
+    const fieldId = walk.fieldId();
+    pendingChildren[pending] = child;
+    pendingFieldIds[pending] = fieldId;
+    pending++;
+    if (fields[fieldId] != null) anyField[anyField.length - 1] = true;
+  };
+  /** The node is left for good: its children are final, and errors propagate upwards. */
+  const close = (node: SyntaxNode) => {
+    open.pop();
+    const from = firstChild.pop()!;
+    const withFields = anyField.pop()!;
+    if (pending > from) {
+      node.children = pendingChildren.slice(from, pending);
+      if (withFields) node.childFields = sharedFieldNames(fields, pendingFieldIds, from, pending);
+      pending = from;
     }
+    if (node.type === 'ERROR' || node.isMissing) node.hasError = true;
+    if (node.hasError && node.parent && node !== root) node.parent.hasError = true;
+  };
+  enter(root);
+  try {
     for (;;) {
-      // Errors propagate upwards as each node is left for good.
-      current.hasError ||= current.type === 'ERROR' || current.isMissing;
-      if (current.parent) current.parent.hasError ||= current.hasError;
-      if (current !== root && cursor.gotoNextSibling()) {
-        const parent = current.parent!;
-        const sibling = make();
-        sibling.parent = parent;
-        parent.children.push(sibling);
-        parent.childFields.push(field());
-        current = sibling;
-        break;
+      if (walk.gotoFirstChild()) {
+        const child = make();
+        adopt(child);
+        enter(child);
+        current = child;
+        continue;
       }
-      if (current === root || !cursor.gotoParent()) {
-        if (ownsCursor) cursor.delete();
-        return root;
+      for (;;) {
+        close(current);
+        if (current !== root && walk.gotoNextSibling()) {
+          const sibling = make();
+          adopt(sibling);
+          enter(sibling);
+          current = sibling;
+          break;
+        }
+        if (current === root || !walk.gotoParent()) return root;
+        current = current.parent!;
       }
-      current = current.parent!;
     }
+  } finally {
+    pendingChildren.length = base;
+    pendingFieldIds.length = base;
   }
 }
 
@@ -185,10 +330,20 @@ function moveSubtree(node: SyntaxNode, indexDelta: number, rowDelta: number): vo
     {
       current.startIndex += indexDelta;
       current.endIndex += indexDelta;
-      current.startPosition = { row: current.startPosition.row + rowDelta, column: current.startPosition.column };
-      current.endPosition = { row: current.endPosition.row + rowDelta, column: current.endPosition.column };
+      current.startRow += rowDelta;
+      current.endRow += rowDelta;
     }
     for (const child of current.children) stack.push(child);
+  }
+}
+
+/** Copies the subtree of the node `cursor` is at; the cursor stays there. */
+function copySubtreeAt(tree: Tree, cursor: TreeCursor, context: CopyContext): SyntaxNode {
+  const walk = startWalk(tree, cursor);
+  try {
+    return copyWalkSubtree(walk, context);
+  } finally {
+    walk.finish();
   }
 }
 
@@ -207,7 +362,15 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
   // New subtrees read the document's holder, like the statements moved from the previous copy.
   context.source = holder;
   const cursor = tree.walk();
-  const root = new SyntaxNode(holder, nextId++, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex, cursor.startPosition, cursor.endPosition);
+  const rootStart = cursor.startIndex;
+  const rootEnd = cursor.endIndex;
+  const { rowStarts } = context;
+  const rootStartRow = lineIndexAt(rowStarts, rootStart);
+  const rootEndRow = lineIndexAt(rowStarts, rootEnd);
+  const root = new SyntaxNode(holder, nextId++, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, rootStart, rootEnd,
+    rootStartRow, rootStart - rowStarts[rootStartRow]!, rootEndRow, rootEnd - rowStarts[rootEndRow]!);
+  const children: SyntaxNode[] = [];
+  const childFields: Array<string | null> = [];
   if (cursor.gotoFirstChild()) {
     do {
       const start = cursor.startIndex;
@@ -223,14 +386,16 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
       const unchanged = !!old && old.endIndex === end - shift && old.type === cursor.nodeType;
       if (unchanged && after) moveSubtree(old!, indexDelta, rowDelta);
       const reused = unchanged ? old : undefined;
-      const child = reused ?? copyCursorSubtree(cursor, context, false);
+      const child = reused ?? copySubtreeAt(tree, cursor, context);
       child.parent = root;
-      root.children.push(child);
-      root.childFields.push(cursor.currentFieldName);
+      children.push(child);
+      childFields.push(cursor.currentFieldName ?? null);
       root.hasError ||= child.hasError;
     } while (cursor.gotoNextSibling());
   }
   cursor.delete();
+  root.children = children;
+  if (childFields.some((field) => field !== null)) root.childFields = childFields;
   // Reused nodes share the document's holder: from here on they read the new text.
   holder.text = source;
   return root;

@@ -13,9 +13,16 @@ export function insertAt(position: Position, newText: string): TextEdit {
 
 /** The line ending the file uses (CRLF files stay CRLF, and files with lone `\r` endings keep them). */
 export function lineEnding(text: string): string {
-  if (text.includes('\r\n')) return '\r\n';
-  return text.includes('\r') && !text.includes('\n') ? '\r' : '\n';
+  // Every fix asks, of the same text: the last answer is kept (a scan per fix would be quadratic in a long file).
+  if (text !== lastEndingText) {
+    lastEndingText = text;
+    lastEnding = text.includes('\r\n') ? '\r\n' : text.includes('\r') && !text.includes('\n') ? '\r' : '\n';
+  }
+  return lastEnding;
 }
+
+let lastEndingText: string | undefined;
+let lastEnding = '\n';
 
 /** The leading whitespace of the line that holds `node`. */
 export function lineIndent(node: Node): string {

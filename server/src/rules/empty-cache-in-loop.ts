@@ -10,7 +10,7 @@ import type { Rule, RuleReport } from './rule';
 const OOM_ERRORS = new Set(['torch.cuda.OutOfMemoryError', 'torch.OutOfMemoryError', 'torch.cuda.memory.OutOfMemoryError']);
 
 /** The exception classes an `except` clause names: `except A:`, `except (A, B) as e:`. */
-function caughtTypes(clause: Node): Node[] {
+function caughtTypes(clause: Node): readonly Node[] {
   let value = clause.childForFieldName('value');
   if (value?.type === 'as_pattern') value = value.namedChildren[0] ?? null;
   if (!value) return [];

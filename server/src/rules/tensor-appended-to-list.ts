@@ -80,22 +80,27 @@ export function isModelOutput(model: SemanticModel, value: Node): boolean {
   return nameWords(name.split('.').pop() ?? '').some((word) => OUTPUT_WORDS.test(word));
 }
 
+/** The message for one verb, formatted alone (a finding per append in a long file formats many). */
+function pick<V extends string, R>(verb: V, messages: Record<V, () => R>): R {
+  return messages[verb]();
+}
+
 /** What to keep instead, by what the value is: a scalar loss, a model output, or a tensor of unknown size. */
 export function keepInsteadAdvice(model: SemanticModel, value: Node, verb: 'Append' | 'Store' | 'Add'): string {
   const receiver = shortText(asReceiver(value));
   if (isScalarLoss(model, value)) {
-    return { Append: t('Append {0}.item() (or {0}.detach()).', receiver), Store: t('Store {0}.item() (or {0}.detach()).', receiver), Add: t('Add {0}.item() (or {0}.detach()) instead.', receiver) }[verb];
+    return pick(verb, { Append: () => t('Append {0}.item() (or {0}.detach()).', receiver), Store: () => t('Store {0}.item() (or {0}.detach()).', receiver), Add: () => t('Add {0}.item() (or {0}.detach()) instead.', receiver) });
   }
   if (isModelOutput(model, value)) {
     // The suffix stays whole when a long expression is shortened.
     const off = `${shortText(asReceiver(offGpuReceiver(value)))}.detach().cpu()`;
     // `.item()` fails on a tensor with more than one element; a model output has one row per example.
     if (nameWords(outputName(value)).some((word) => CLASS_SCORE_WORDS.test(word))) {
-      return { Append: t('Append {0} to keep it off the GPU (or {1}.argmax(-1) when only the predicted class is needed).', off, receiver), Store: t('Store {0} to keep it off the GPU (or {1}.argmax(-1) when only the predicted class is needed).', off, receiver), Add: t('Add {0}.detach() instead.', receiver) }[verb];
+      return pick(verb, { Append: () => t('Append {0} to keep it off the GPU (or {1}.argmax(-1) when only the predicted class is needed).', off, receiver), Store: () => t('Store {0} to keep it off the GPU (or {1}.argmax(-1) when only the predicted class is needed).', off, receiver), Add: () => t('Add {0}.detach() instead.', receiver) });
     }
-    return { Append: t('Append {0} to keep it off the GPU (or {1}.detach() to keep it there).', off, receiver), Store: t('Store {0} to keep it off the GPU (or {1}.detach() to keep it there).', off, receiver), Add: t('Add {0}.detach() instead.', receiver) }[verb];
+    return pick(verb, { Append: () => t('Append {0} to keep it off the GPU (or {1}.detach() to keep it there).', off, receiver), Store: () => t('Store {0} to keep it off the GPU (or {1}.detach() to keep it there).', off, receiver), Add: () => t('Add {0}.detach() instead.', receiver) });
   }
-  return { Append: t('Append {0}.detach() (or {0}.item() if it holds a single number).', receiver), Store: t('Store {0}.detach() (or {0}.item() if it holds a single number).', receiver), Add: t('Add {0}.detach() (or {0}.item() if it holds a single number) instead.', receiver) }[verb];
+  return pick(verb, { Append: () => t('Append {0}.detach() (or {0}.item() if it holds a single number).', receiver), Store: () => t('Store {0}.detach() (or {0}.item() if it holds a single number).', receiver), Add: () => t('Add {0}.detach() (or {0}.item() if it holds a single number) instead.', receiver) });
 }
 
 /** Whether every key of a subscript store is a literal (`d["loss"]`, `stats[0]["acc"]`): the same slot each time. */
@@ -211,11 +216,11 @@ function isListContainer(site: Node): boolean {
 export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append' | 'Store' | 'Add', site?: Node, keptIn?: Node): Fix[] {
   const receiver = asReceiver(value);
   const scalar = isScalarLoss(model, value) && !(site && keptIn && neededAsTensorLater(model, site, keptIn));
-  const titles = {
-    Append: [t('Append {0}.detach()', receiver), t('Append {0}.item()', receiver)],
-    Store: [t('Store {0}.detach()', receiver), t('Store {0}.item()', receiver)],
-    Add: [t('Add {0}.detach()', receiver), t('Add {0}.item()', receiver)],
-  }[verb];
+  const titles = pick(verb, {
+    Append: () => [t('Append {0}.detach()', receiver), t('Append {0}.item()', receiver)],
+    Store: () => [t('Store {0}.detach()', receiver), t('Store {0}.item()', receiver)],
+    Add: () => [t('Add {0}.detach()', receiver), t('Add {0}.item()', receiver)],
+  });
   const detach: Fix = {
     title: titles[0]!,
     safe: true,

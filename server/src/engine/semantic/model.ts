@@ -244,14 +244,15 @@ export class SemanticModel {
   qualify(node: Node | null | undefined): string | undefined {
     const dotted = dottedName(node);
     if (!dotted) return undefined;
-    const [head, ...rest] = dotted.split('.');
-    const resolved = this.imports.get(head!);
-    return resolved ? [resolved, ...rest].join('.') : dotted;
+    // The head replaced by what it imports (asked of every callee by many rules: no split and join).
+    const dot = dotted.indexOf('.');
+    const resolved = this.imports.get(dot < 0 ? dotted : dotted.slice(0, dot));
+    return resolved ? (dot < 0 ? resolved : resolved + dotted.slice(dot)) : dotted;
   }
 
   private qualifiedTail(node: Node | null | undefined): string | undefined {
     const qualified = this.qualify(node);
-    return qualified?.split('.').pop();
+    return qualified?.slice(qualified.lastIndexOf('.') + 1);
   }
 
   /** Whether a callee resolves into torch (`torch.x`, `nn.x`, `F.x`, a name imported from torch). */
@@ -1048,23 +1049,26 @@ export class SemanticModel {
     return result;
   }
 
-  private readonly callsByName = new Map<string, Node[]>();
+  private callsByName: Map<string, Node[]> | undefined;
 
   /**
    * Calls whose callee's last name is `name` (`x.append(...)`, `append(...)`), in document order. Built from
-   * per-statement indexes, so statements moved unchanged into this version are not indexed again.
+   * per-statement indexes, so statements moved unchanged into this version are not indexed again; all names at
+   * once, since a file's functions are each looked up by name (one pass per name would be quadratic).
    */
   callsNamed(name: string): readonly Node[] {
-    let calls = this.callsByName.get(name);
-    if (!calls) {
-      calls = [];
+    if (!this.callsByName) {
+      const byName = new Map<string, Node[]>();
       for (const statement of this.root.children) {
-        const found = calleeIndex(statement).get(name);
-        if (found) for (const call of found) calls.push(call);
+        for (const [callee, found] of calleeIndex(statement)) {
+          const calls = byName.get(callee);
+          if (calls) for (const call of found) calls.push(call);
+          else byName.set(callee, found.slice());
+        }
       }
-      this.callsByName.set(name, calls);
+      this.callsByName = byName;
     }
-    return calls;
+    return this.callsByName.get(name) ?? NO_CALLS;
   }
 
   /** Every callee name the file calls (`append`, `DataLoader`, `AdamW`), from the per-statement indexes (memoised). */
@@ -1220,15 +1224,22 @@ export class SemanticModel {
 
   /** Caches a file-wide answer under a key for the life of this model (one document version). */
   memo<T>(key: string, compute: () => T): T {
-    if (this.namedMemo.has(key)) return this.namedMemo.get(key) as T;
+    // One lookup: undefined results are stored as a marker.
+    const cached = this.namedMemo.get(key);
+    if (cached !== undefined) return (cached === MEMO_UNDEFINED ? undefined : cached) as T;
     const value = compute();
-    this.namedMemo.set(key, value);
+    this.namedMemo.set(key, value === undefined ? MEMO_UNDEFINED : value);
     return value;
   }
 
 }
 
 const interestingCache = new WeakMap<Node, StatementNodes>();
+const NO_CALLS: readonly Node[] = Object.freeze([]);
+
+/** What memo() stores for a computed undefined. */
+const MEMO_UNDEFINED = Symbol('undefined');
+
 const calleeIndexCache = new WeakMap<Node, Map<string, Node[]>>();
 
 /** The calls of one top-level statement by callee name (cached on the statement). */

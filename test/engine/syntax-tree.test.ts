@@ -1,0 +1,81 @@
+// The engine's copy of a tree-sitter tree (engine/syntax-tree.ts) must say what tree-sitter's own nodes say: types,
+// ranges, rows and columns, fields, named, missing and error flags, parents. It is made by calling the runtime's
+// cursor functions directly when they can be reached (engine/tree-walk.ts); the public TreeCursor must give the same.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import type { Node as TreeSitterNode } from 'web-tree-sitter';
+import { DocumentStore } from '../../server/src/engine/documents';
+import { parsePython } from '../../server/src/engine/parser';
+import { copyTree } from '../../server/src/engine/syntax-tree';
+import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
+import { directWalkAvailable, setDirectWalk } from '../../server/src/engine/tree-walk';
+import { generateTrainingScript } from '../../scripts/bench/generate';
+import { repoRoot } from '../helpers/analysis';
+
+/** Every difference between a copy and tree-sitter's nodes, as paths (none expected). */
+function differences(copy: SyntaxNode, node: TreeSitterNode, where = 'root'): string[] {
+  const found: string[] = [];
+  const expect = (what: string, ours: unknown, theirs: unknown) => {
+    if (ours !== theirs) found.push(`${where}: ${what} ${String(ours)} != ${String(theirs)}`);
+  };
+  expect('type', copy.type, node.type);
+  expect('start', copy.startIndex, node.startIndex);
+  expect('end', copy.endIndex, node.endIndex);
+  expect('start row', copy.startPosition.row, node.startPosition.row);
+  expect('start column', copy.startPosition.column, node.startPosition.column);
+  expect('end row', copy.endPosition.row, node.endPosition.row);
+  expect('end column', copy.endPosition.column, node.endPosition.column);
+  expect('named', copy.isNamed, node.isNamed);
+  expect('missing', copy.isMissing, node.isMissing);
+  expect('has error', copy.hasError, node.hasError);
+  expect('child count', copy.children.length, node.childCount);
+  expect('named child count', copy.namedChildren.length, node.namedChildCount);
+  for (let i = 0; i < Math.min(copy.children.length, node.childCount); i++) {
+    const child = copy.children[i]!;
+    if (child.parent !== copy) found.push(`${where}/${i}: parent`);
+    expect(`field of child ${i}`, copy.childFields[i] ?? null, node.fieldNameForChild(i));
+    found.push(...differences(child, node.child(i)!, `${where}/${i}`));
+    if (found.length > 20) break;
+  }
+  return found;
+}
+
+const samples: Array<[string, string]> = [
+  ['generated script', generateTrainingScript(400, 3)],
+  ['example', fs.readFileSync(path.join(repoRoot, 'examples', 'train_gpt2.py'), 'utf8')],
+  ['syntax errors', 'def f(:\n    x = [1, 2\n  y = 3\nclass C(\n    pass\nfor i in range(3) print(i)\n'],
+  ['CRLF and lone CR', 'import torch\r\nx = torch.zeros(3)\ry = x.sum()\r\n\r\nprint(y)\n'],
+  ['non-BMP text', 's = "\u{1F600} caf\u00e9"\nt = f"{s!r} \u{1F680}"\nu = s + t  # \u{1F4A5}\n'],
+  ['empty', ''],
+];
+
+for (const direct of [true, false]) {
+  test(`the tree copy says what tree-sitter's nodes say (${direct ? 'runtime cursor functions' : 'public TreeCursor'})`, async () => {
+    for (const [name, text] of samples) {
+      const tree = (await parsePython(text))!;
+      if (direct) assert.ok(directWalkAvailable(), 'the runtime cursor functions are reachable in this build');
+      setDirectWalk(direct);
+      try {
+        assert.deepEqual(differences(copyTree(tree, text), tree.rootNode), [], name);
+      } finally {
+        setDirectWalk(true);
+        tree.delete();
+      }
+    }
+  });
+}
+
+test('after an edit inside a deeply nested statement, the statements after it are copied right (the cursor is handed back)', async () => {
+  // Deep nesting grows the cursor's stack past its first allocation while the copy walks the edited statement.
+  const nested = (inner: string) => 'x = ' + '['.repeat(300) + inner + ']'.repeat(300);
+  const before = `${nested('1')}\ny = 2\nz = [y]\n`;
+  const store = new DocumentStore();
+  store.modelOf(await store.open('mem://deep.py', 1, before));
+  const state = (await store.change('mem://deep.py', 2, [{ range: { start: { line: 0, character: 304 }, end: { line: 0, character: 305 } }, text: '7' }]))!;
+  assert.equal(state.text, `${nested('7')}\ny = 2\nz = [y]\n`);
+  const copy = store.modelOf(state)!.root;
+  assert.deepEqual(differences(copy, state.analysisTree!.rootNode), []);
+  store.close('mem://deep.py');
+});
