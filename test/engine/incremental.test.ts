@@ -9,6 +9,9 @@ import { computeLineStarts, DocumentStore } from '../../server/src/engine/docume
 import { analyzeIncrementally, completeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
+import { copyTree } from '../../server/src/engine/syntax-tree';
+import { queryNames } from '../../server/src/engine/queries';
+import type { SemanticModel } from '../../server/src/engine/semantic/model';
 import { indentUnitOfTree } from '../../server/src/fixes/edits';
 import { analyzeText, repoRoot } from '../helpers/analysis';
 import { generateTrainingScript } from '../../scripts/bench/generate';
@@ -211,4 +214,53 @@ test('the indentation unit read statement by statement equals a scan of the whol
     }
     store.close('mem://i.py');
   }
+});
+
+/** Every query's matches as sorted strings (capture name, range, type), to compare two models of the same text. */
+function allMatches(model: SemanticModel, region?: readonly SyntaxNode[]): string[] {
+  return queryNames().flatMap((name) => model.queryMatches(name, region).map((captures) =>
+    `${name}:${[...captures].map(([capture, node]) => `${capture}@${node.startIndex}-${node.endIndex}:${node.type}`).join(',')}`)).sort();
+}
+
+test('an edit inside one statement is parsed with that statement alone: the same copy, query matches and findings as a fresh parse', async () => {
+  let text = generateTrainingScript(400, 3) + '\nfor x in data:\n    loss = model(x)\n    loss.backward(retain_graph=True)\n    torch.cuda.empty_cache()\n';
+  const store = new DocumentStore();
+  let state = await store.open('mem://s.py', 1, text);
+  store.modelOf(state);
+  let seed = 11;
+  const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  // Each edit is undone next (as a user types and deletes): some break the file or add a statement (the whole
+  // parse then runs), the undo brings it back to an error-free state.
+  const insertions = ['x', '_', '1', '', ' ', '\n', '\n    ', '# c', '(', ')', '\nz = 2\n', 'retain_graph=True, ', '"""', '\\'];
+  let alone = 0;
+  let version = 1;
+  const check = async (start: number, end: number, inserted: string) => {
+    version++;
+    state = (await store.change('mem://s.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
+    text = text.slice(0, start) + inserted + text.slice(end);
+    const model = store.modelOf(state)!;
+    const parsedAlone = state.treeBehind;
+    if (parsedAlone) alone++;
+    const fresh = new DocumentStore();
+    const freshModel = fresh.modelOf(await fresh.open('mem://f.py', 1, text))!;
+    if (parsedAlone || !freshModel.root.hasError) assert.ok(shape(model.root) === shape(freshModel.root), `tree differs after edit ${version}`);
+    if (parsedAlone) {
+      // Statement by statement (the parses alone), then after the document's tree is brought up to date.
+      assert.deepEqual(allMatches(model, model.root.children), allMatches(freshModel), `query matches differ after edit ${version}`);
+      assert.equal(shape(copyTree(store.currentTree(state)!, text)), shape(freshModel.root), `re-parsed tree differs after edit ${version}`);
+      assert.equal(state.treeBehind, false);
+    }
+    assert.deepEqual(analyze(model, text), await analyzeText(text), `findings differ after edit ${version}`);
+    fresh.close('mem://f.py');
+  };
+  for (let round = 0; round < 60; round++) {
+    let start = random(text.length);
+    while (start > 0 && !/[a-z_]/.test(text[start - 1]!)) start--;
+    const end = Math.min(text.length, start + random(3));
+    const removed = text.slice(start, end);
+    const inserted = insertions[random(insertions.length)]!;
+    await check(start, end, inserted);
+    await check(start, start + inserted.length, removed);
+  }
+  assert.ok(alone >= 30, `only ${alone} of ${version - 1} edits were parsed statement by statement`);
 });

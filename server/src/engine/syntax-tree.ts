@@ -87,6 +87,11 @@ export class SyntaxNode {
 // Ids are unique across versions, so nodes moved into a new version keep theirs.
 let nextId = 0;
 
+/** An id no node has had: for a node made outside a copy (a new version's root). */
+export function freshNodeId(): number {
+  return nextId++;
+}
+
 /** Copies a tree-sitter tree into SyntaxNodes with one cursor walk. */
 export function copyTree(tree: Tree, source: string | SourceText): SyntaxNode {
   const ref = typeof source === 'string' ? { text: source } : source;
@@ -102,12 +107,14 @@ interface CopyContext {
   fields: Array<string | null>;
   named: Array<boolean | undefined>;
   language: Language;
+  /** Added to the cursor's offsets: a statement parsed alone starts at 0 but lies at this offset in the document. */
+  offset: number;
 }
 
 function copyContext(tree: Tree, source: SourceText, lineStarts?: number[]): CopyContext {
   const rowStarts = lineStarts ?? computeLineStarts(source.text);
   const language = tree.language;
-  return { source, rowStarts, types: language.types, fields: language.fields, named: [], language };
+  return { source, rowStarts, types: language.types, fields: language.fields, named: [], language, offset: 0 };
 }
 
 function pointAt(rowStarts: number[], offset: number): Point {
@@ -121,11 +128,11 @@ function pointAt(rowStarts: number[], offset: number): Point {
  * rows and columns from the text, which is what makes this walk cheap.
  */
 function copyCursorSubtree(cursor: TreeCursor, context: CopyContext, ownsCursor: boolean): SyntaxNode {
-  const { source, rowStarts, types, named, language } = context;
+  const { source, rowStarts, types, named, language, offset } = context;
   const make = () => {
     const typeId = cursor.nodeTypeId;
-    const startIndex = cursor.startIndex;
-    const endIndex = cursor.endIndex;
+    const startIndex = cursor.startIndex + offset;
+    const endIndex = cursor.endIndex + offset;
     let isNamed = named[typeId];
     if (isNamed === undefined) isNamed = named[typeId] = language.nodeTypeIsNamed(typeId);
     // Only a zero-width node can be one that the parser inserted (MISSING).
@@ -177,7 +184,7 @@ export interface SingleEdit {
   newEndRow: number;
 }
 
-function moveSubtree(node: SyntaxNode, indexDelta: number, rowDelta: number): void {
+export function moveSubtree(node: SyntaxNode, indexDelta: number, rowDelta: number): void {
   if (indexDelta === 0 && rowDelta === 0) return;
   const stack = [node];
   while (stack.length > 0) {
@@ -234,4 +241,14 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
   // Reused nodes share the document's holder: from here on they read the new text.
   holder.text = source;
   return root;
+}
+
+/**
+ * Copies the node a cursor is on (a statement parsed alone, see statement-reparse.ts) as if it lay at `offset` in
+ * `holder`'s text, whose line starts are `lineStarts`.
+ */
+export function copyCursorAt(cursor: TreeCursor, tree: Tree, holder: SourceText, lineStarts: number[], offset: number): SyntaxNode {
+  const context = copyContext(tree, holder, lineStarts);
+  context.offset = offset;
+  return copyCursorSubtree(cursor, context, false);
 }

@@ -76,8 +76,8 @@ const INTERESTING_TYPES = [
 
 export class SemanticModel {
   readonly root: Node;
-  /** The tree-sitter tree `root` was copied from, for the rules' .scm queries. */
-  private readonly sourceTree: Tree | undefined;
+  /** The tree-sitter tree `root` was copied from, for the rules' .scm queries (asked for when first needed). */
+  private readonly sourceTree: () => Tree | undefined;
   /** Every call in document order. */
   readonly calls: Node[] = [];
   readonly assignments: Node[] = [];
@@ -111,9 +111,9 @@ export class SemanticModel {
    * Built from a tree-sitter tree and the text it was parsed from (positions index into it), or from a copy
    * the caller already made (DocumentStore reuses unchanged statements between versions).
    */
-  constructor(tree: Tree | SyntaxNode, text?: string, sourceTree?: Tree) {
+  constructor(tree: Tree | SyntaxNode, text?: string, sourceTree?: Tree | (() => Tree | undefined)) {
     this.root = tree instanceof SyntaxNode ? tree : copyTree(tree, text ?? tree.rootNode.text);
-    this.sourceTree = tree instanceof SyntaxNode ? sourceTree : tree;
+    this.sourceTree = tree instanceof SyntaxNode ? (typeof sourceTree === 'function' ? sourceTree : () => sourceTree) : () => tree;
     for (const statement of this.root.children) {
       // The nodes of a statement moved unchanged from the previous version are already sorted by kind.
       const nodes = statementNodes(statement);
@@ -1211,9 +1211,7 @@ export class SemanticModel {
    * within the given top-level statements (incremental analysis) or the whole file.
    */
   queryMatches(name: string, region?: readonly Node[]): QueryCaptures[] {
-    if (!this.sourceTree) throw new Error('this model was built without its tree-sitter tree');
-    const tree = this.sourceTree;
-    return region ? region.flatMap((statement) => queryMatches(tree, this.root, name, statement)) : queryMatches(tree, this.root, name);
+    return region ? region.flatMap((statement) => queryMatches(this.sourceTree, this.root, name, statement)) : queryMatches(this.sourceTree, this.root, name);
   }
 
   private readonly namedMemo = new Map<string, unknown>();
