@@ -11,7 +11,7 @@ import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
 import { copyTree } from '../../server/src/engine/syntax-tree';
 import { queryNames } from '../../server/src/engine/queries';
-import type { SemanticModel } from '../../server/src/engine/semantic/model';
+import { SemanticModel } from '../../server/src/engine/semantic/model';
 import { indentUnitOfTree } from '../../server/src/fixes/edits';
 import { analyzeText, repoRoot } from '../helpers/analysis';
 import { generateTrainingScript } from '../../scripts/bench/generate';
@@ -85,6 +85,7 @@ test('incremental findings equal a full analysis after each of 240 edits across 
       state = (await store.change('mem://c.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
+      assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after version ${version}`);
       const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
@@ -119,6 +120,7 @@ test('module-level edits across the whole corpus: findings equal a full analysis
       state = (await store.change('mem://m.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
+      assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after version ${version}`);
       const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
@@ -165,6 +167,7 @@ test('edits of every kind in a 20,000-line script: incremental findings equal a 
       state = (await store.change('mem://big.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
+      assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after the ${kind} edit of version ${version}`);
       const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
@@ -216,6 +219,20 @@ test('the indentation unit read statement by statement equals a scan of the whol
   }
 });
 
+/** What a model's whole-file lists and tables say, by node ranges: a model derived from the previous version's must say the same as one built afresh. */
+function modelDigest(model: SemanticModel): string {
+  const ranges = (nodes: readonly SyntaxNode[]) => nodes.map((node) => `${node.startIndex}-${node.endIndex}`).join(' ');
+  return JSON.stringify([
+    ranges(model.calls), ranges(model.assignments), ranges(model.augmentedAssignments), ranges(model.loops), ranges(model.withStatements),
+    ranges(model.deleteStatements), ranges(model.returnStatements), [...model.imports],
+    model.classes.map((cls) => [cls.name, cls.node.startIndex, cls.baseNames, cls.isModule, cls.isLightning]),
+    model.functions.map((info) => [info.name, info.node.startIndex, info.classInfo?.node.startIndex, ranges(info.decorators)]),
+    model.globalsSignature(), [...model.calleeNames()].sort(),
+    ['append', 'backward', 'to', 'set_grad_enabled', 'zero_grad', 'DataLoader'].map((name) => ranges(model.callsNamed(name))),
+    model.functions.map((info) => model.functionInfo(info.node) === info && model.callersOf(info).length),
+  ]);
+}
+
 /** Every query's matches as sorted strings (capture name, range, type), to compare two models of the same text. */
 function allMatches(model: SemanticModel, region?: readonly SyntaxNode[]): string[] {
   return queryNames().flatMap((name) => model.queryMatches(name, region).map((captures) =>
@@ -239,6 +256,7 @@ test('an edit inside one statement is parsed with that statement alone: the same
     state = (await store.change('mem://s.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
     text = text.slice(0, start) + inserted + text.slice(end);
     const model = store.modelOf(state)!;
+    assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after edit ${version}`);
     const parsedAlone = state.treeBehind;
     if (parsedAlone) alone++;
     const fresh = new DocumentStore();

@@ -36,6 +36,8 @@ export interface DocumentState {
   /** The text `analysisTree` was parsed from. */
   analysisText: string;
   model: SemanticModel | undefined;
+  /** The previous version's model, while this version's is not built: it lends what the edit left unchanged. */
+  previousModel: SemanticModel | undefined;
   /** The plain copy of `analysisTree` the model reads; unchanged statements move from version to version. */
   syntaxRoot: SyntaxNode | undefined;
   /** Where each line of `text` starts (UTF-16 offsets), kept up to date edit by edit. */
@@ -93,7 +95,7 @@ export class DocumentStore {
     // Over the limit, nothing is parsed (the user gets a message instead of findings).
     const tree = text.length > MAX_ANALYZED_CHARACTERS ? undefined : await parsePython(text);
     const recovered = tree && (await recoverTree(text, tree));
-    const state: DocumentState = { uri, version, text, tree, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot: undefined, source: { text }, lineStarts: computeLineStarts(text) };
+    const state: DocumentState = { uri, version, text, tree, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: undefined, syntaxRoot: undefined, source: { text }, lineStarts: computeLineStarts(text) };
     this.documents.set(uri, state);
     return state;
   }
@@ -148,7 +150,7 @@ export class DocumentStore {
       if (state.tree && state.tree !== tree) state.tree.delete();
       releaseAnalysisTree(state);
       state.source = { text };
-      Object.assign(state, { version, text, lineStarts, tree: undefined, treeBehind: false, analysisTree: undefined, analysisText: text, model: undefined, syntaxRoot: undefined });
+      Object.assign(state, { version, text, lineStarts, tree: undefined, treeBehind: false, analysisTree: undefined, analysisText: text, model: undefined, previousModel: undefined, syntaxRoot: undefined });
       return state;
     }
     const previous = tree;
@@ -158,7 +160,7 @@ export class DocumentStore {
       // One edit inside one statement: that statement alone is parsed; the tree keeps the edit for later.
       const syntaxRoot = copyTreeReparsingStatement(state.source, text, state.syntaxRoot, state.analysisText, lastEdit, lineStarts);
       if (syntaxRoot) {
-        Object.assign(state, { version, text, lineStarts, treeBehind: true, analysisText: text, model: undefined, syntaxRoot });
+        Object.assign(state, { version, text, lineStarts, treeBehind: true, analysisText: text, model: undefined, previousModel: state.model, syntaxRoot });
         return state;
       }
     }
@@ -178,7 +180,8 @@ export class DocumentStore {
       // A fresh holder: the previous version's nodes keep reading their own text.
       state.source = { text };
     }
-    Object.assign(state, { version, text, lineStarts, tree: parsed, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot });
+    // A model derives from the previous one only where this copy moved the previous one's statements.
+    Object.assign(state, { version, text, lineStarts, tree: parsed, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: incremental ? state.model : undefined, syntaxRoot });
     return state;
   }
 
@@ -198,7 +201,8 @@ export class DocumentStore {
       }
       const version = state.version;
       // The tree-sitter tree is read only by queries over statements not parsed alone (a whole-file analysis).
-      state.model = new SemanticModel(state.syntaxRoot, state.analysisText, () => (state.version === version ? this.currentTree(state) : undefined));
+      state.model = new SemanticModel(state.syntaxRoot, state.analysisText, () => (state.version === version ? this.currentTree(state) : undefined), state.previousModel);
+      state.previousModel = undefined;
     }
     return state.model;
   }
