@@ -258,6 +258,11 @@ export class SemanticModel {
     }
     const calleeKeys = (statements: readonly Node[]) => [...new Set(statements.flatMap((statement) => [...calleeIndex(statement).keys()]))].sort().join('\n');
     if (previous.namedMemo.has('callee-names') && calleeKeys(beforeChanged) === calleeKeys(nowChanged)) this.namedMemo.set('callee-names', previous.namedMemo.get('callee-names'));
+    // The module's definitions, when the previous version built them and no changed statement binds a module name.
+    const moduleTable = previous.definitionsByScope.get(previous.root.id);
+    if (moduleTable && [...beforeChanged, ...nowChanged].every((statement) => this.moduleBindings(statement).length === 0)) {
+      this.definitionsByScope.set(this.root.id, moduleTable);
+    }
     // The file-wide signature reads imports, classes, roles and the functions' names (with their classes).
     const functionKeys = (infos: readonly FunctionInfo[]) => JSON.stringify(infos.map((info) => [info.name, info.classInfo?.name ?? '']));
     if (sameRoles && previous.namedMemo.has('globals-signature') &&
@@ -609,7 +614,21 @@ export class SemanticModel {
         if (name) add(name, { site: parameter, kind: 'param' });
       }
     }
-    for (const assignment of within(this.assignments)) {
+    if (scope === this.root) {
+      // The module's bindings are kept per top-level statement: an edit does not walk every assignment of the file.
+      for (const statement of this.root.children) for (const [name, definition] of this.moduleBindings(statement)) add(name, definition);
+    } else {
+      this.bindingsOf(within(this.assignments), within(this.augmentedAssignments), within(this.loops), add);
+    }
+    for (const list of built.values()) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
+    table = built;
+    this.definitionsByScope.set(scope.id, table);
+    return table;
+  }
+
+  /** The bindings that assignments, augmented assignments and for loops make, in that order. */
+  private bindingsOf(assignments: readonly Node[], augmentedAssignments: readonly Node[], loops: readonly Node[], add: (name: string, definition: Definition) => void): void {
+    for (const assignment of assignments) {
       const left = assignment.childForFieldName('left');
       if (!left) continue;
       // `a = b = value` nests an assignment on the right.
@@ -617,18 +636,28 @@ export class SemanticModel {
       while (value?.type === 'assignment') value = value.childForFieldName('right');
       this.bindTarget(left, value ?? undefined, assignment, 'assign', add);
     }
-    for (const augmented of within(this.augmentedAssignments)) {
+    for (const augmented of augmentedAssignments) {
       const name = dottedName(augmented.childForFieldName('left'));
       if (name) add(name, { value: augmented, site: augmented, kind: 'augmented' });
     }
-    for (const loop of within(this.loops)) {
+    for (const loop of loops) {
       const left = loop.type === 'for_statement' ? loop.childForFieldName('left') : null;
       if (left) this.bindTarget(left, undefined, loop, 'for', add);
     }
-    for (const list of built.values()) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
-    table = built;
-    this.definitionsByScope.set(scope.id, table);
-    return table;
+  }
+
+  /** The module-scope bindings of one top-level statement (outside its functions), cached on the statement. */
+  private moduleBindings(statement: Node): ReadonlyArray<readonly [string, Definition]> {
+    let bindings = moduleBindingsCache.get(statement);
+    if (!bindings) {
+      const found: Array<readonly [string, Definition]> = [];
+      const nodes = statementNodes(statement);
+      const atModule = (node: Node) => enclosingFunction(node).type === 'module';
+      this.bindingsOf(nodes.assignments.filter(atModule), nodes.augmentedAssignments.filter(atModule), nodes.loops.filter(atModule), (name, definition) => found.push([name, definition]));
+      bindings = found;
+      moduleBindingsCache.set(statement, bindings);
+    }
+    return bindings;
   }
 
   private bindTarget(
@@ -1361,6 +1390,7 @@ export class SemanticModel {
 }
 
 const interestingCache = new WeakMap<Node, StatementNodes>();
+const moduleBindingsCache = new WeakMap<Node, ReadonlyArray<readonly [string, Definition]>>();
 const calleeIndexCache = new WeakMap<Node, Map<string, Node[]>>();
 
 /** The calls of one top-level statement by callee name (cached on the statement). */
