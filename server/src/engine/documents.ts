@@ -189,6 +189,8 @@ export class DocumentStore {
     const state = this.documents.get(uri);
     if (state) releaseAnalysisTree(state);
     state?.tree?.delete();
+    // A model of the closed document still held by a request must not re-parse a deleted tree (currentTree).
+    if (state) Object.assign(state, { tree: undefined, treeBehind: false });
     this.documents.delete(uri);
   }
 
