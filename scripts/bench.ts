@@ -288,8 +288,10 @@ async function main(): Promise<void> {
   // OOMGUARD_SERVER_PATH runs another build of the server (test/helpers/lsp-client.ts).
   const sizes = process.env.OOMGUARD_BENCH_SIZES?.split(',').map(Number);
   const parts = process.env.OOMGUARD_BENCH_PARTS?.split(',') ?? ['server', 'memory', 'notebook', 'check', 'scaling', 'estimate'];
+  // OOMGUARD_BENCH_COLD=0 skips the cold starts (comparing edit latency between builds).
+  const coldRuns = process.env.OOMGUARD_BENCH_COLD === '0' ? 0 : undefined;
   if (parts.includes('server')) {
-    for (const [size, colds] of [[1000, 3], [5000, 5], [20000, 3]] as const) if (!sizes || sizes.includes(size)) await serverLatency(size, colds);
+    for (const [size, colds] of [[1000, 3], [5000, 5], [20000, 3]] as const) if (!sizes || sizes.includes(size)) await serverLatency(size, coldRuns ?? colds);
   }
   if (parts.includes('memory')) await memoryWithManyDocuments();
   if (parts.includes('notebook')) await notebookLatency();

@@ -22,8 +22,9 @@ async function main() {
   console.log('completeFacts', (performance.now() - t0).toFixed(1));
   let cache: AnalysisCache = r.cache;
   const lines = text.split('\n');
-  const pat = kind === 'module level' ? /^BLOCK_\d+_WIDTH = 256/ : kind === 'training loop' ? /total \+= loss.item\(\)/ : /seen = 0/;
-  const sites = lines.map((l, i) => [l, i] as const).filter(([l]) => pat.test(l)).map(([, i]) => i);
+  const pat = kind === 'module level' ? /^BLOCK_\d+_WIDTH = 256/ : kind === 'training loop' ? /total \+= loss.item\(\)/ : kind === 'docstring' ? /"""Residual MLP block/ : /seen = 0/;
+  // The end of the file: the entry point's last line, as `npm run bench` edits it.
+  const sites = kind === 'end of file' ? [lines.length - 2] : lines.map((l, i) => [l, i] as const).filter(([l]) => pat.test(l)).map(([, i]) => i);
   const times: number[][] = [];
   let version = 1;
   const session = new Session();
@@ -32,10 +33,14 @@ async function main() {
     const line = sites[Math.floor((k * sites.length) / n)]!;
     for (const undo of [false, true]) {
       const l = lines[line]!;
-      const col = kind === 'module level' ? l.indexOf('256') + 1 : kind === 'training loop' ? l.indexOf('total') + 3 : l.indexOf('seen') + 1;
+      const col = kind === 'module level' ? l.indexOf('256') + 1 : kind === 'training loop' ? l.indexOf('total') + 3 : kind === 'docstring' ? l.indexOf('MLP') + 1 : kind === 'end of file' ? l.length - 1 : l.indexOf('seen') + 1;
       const ch = undo ? l[col]! : 'Q';
       const a = performance.now();
-      state = (await store.change('mem://a.py', ++version, [{ range: { start: { line, character: col }, end: { line, character: col + 1 } }, text: kind === 'module level' ? (undo ? l[col]! : '7') : ch }]))!;
+      // The end of the file: a space typed after the last character, then deleted.
+      const change = kind === 'end of file'
+        ? { range: { start: { line, character: l.length }, end: { line, character: l.length + (undo ? 1 : 0) } }, text: undo ? '' : ' ' }
+        : { range: { start: { line, character: col }, end: { line, character: col + 1 } }, text: kind === 'module level' ? (undo ? l[col]! : '7') : ch };
+      state = (await store.change('mem://a.py', ++version, [change]))!;
       const b = performance.now();
       model = store.modelOf(state)!;
       const c = performance.now();

@@ -9,6 +9,9 @@ import { computeLineStarts, DocumentStore } from '../../server/src/engine/docume
 import { analyzeIncrementally, completeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
+import { copyTree } from '../../server/src/engine/syntax-tree';
+import { queryNames } from '../../server/src/engine/queries';
+import { SemanticModel } from '../../server/src/engine/semantic/model';
 import { indentUnitOfTree } from '../../server/src/fixes/edits';
 import { analyzeText, repoRoot } from '../helpers/analysis';
 import { generateTrainingScript } from '../../scripts/bench/generate';
@@ -82,6 +85,7 @@ test('incremental findings equal a full analysis after each of 240 edits across 
       state = (await store.change('mem://c.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
+      assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after version ${version}`);
       const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
@@ -116,6 +120,7 @@ test('module-level edits across the whole corpus: findings equal a full analysis
       state = (await store.change('mem://m.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
+      assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after version ${version}`);
       const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
@@ -162,6 +167,7 @@ test('edits of every kind in a 20,000-line script: incremental findings equal a 
       state = (await store.change('mem://big.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
+      assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after the ${kind} edit of version ${version}`);
       const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
@@ -211,4 +217,68 @@ test('the indentation unit read statement by statement equals a scan of the whol
     }
     store.close('mem://i.py');
   }
+});
+
+/** What a model's whole-file lists and tables say, by node ranges: a model derived from the previous version's must say the same as one built afresh. */
+function modelDigest(model: SemanticModel): string {
+  const ranges = (nodes: readonly SyntaxNode[]) => nodes.map((node) => `${node.startIndex}-${node.endIndex}`).join(' ');
+  return JSON.stringify([
+    ranges(model.calls), ranges(model.assignments), ranges(model.augmentedAssignments), ranges(model.loops), ranges(model.withStatements),
+    ranges(model.deleteStatements), ranges(model.returnStatements), [...model.imports],
+    model.classes.map((cls) => [cls.name, cls.node.startIndex, cls.baseNames, cls.isModule, cls.isLightning]),
+    model.functions.map((info) => [info.name, info.node.startIndex, info.classInfo?.node.startIndex, ranges(info.decorators)]),
+    model.globalsSignature(), [...model.calleeNames()].sort(),
+    ['append', 'backward', 'to', 'set_grad_enabled', 'zero_grad', 'DataLoader'].map((name) => ranges(model.callsNamed(name))),
+    model.functions.map((info) => model.functionInfo(info.node) === info && model.callersOf(info).length),
+  ]);
+}
+
+/** Every query's matches as sorted strings (capture name, range, type), to compare two models of the same text. */
+function allMatches(model: SemanticModel, region?: readonly SyntaxNode[]): string[] {
+  return queryNames().flatMap((name) => model.queryMatches(name, region).map((captures) =>
+    `${name}:${[...captures].map(([capture, node]) => `${capture}@${node.startIndex}-${node.endIndex}:${node.type}`).join(',')}`)).sort();
+}
+
+test('an edit inside one statement is parsed with that statement alone: the same copy, query matches and findings as a fresh parse', async () => {
+  let text = generateTrainingScript(400, 3) + '\nfor x in data:\n    loss = model(x)\n    loss.backward(retain_graph=True)\n    torch.cuda.empty_cache()\n';
+  const store = new DocumentStore();
+  let state = await store.open('mem://s.py', 1, text);
+  store.modelOf(state);
+  let seed = 11;
+  const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  // Each edit is undone next (as a user types and deletes): some break the file or add a statement (the whole
+  // parse then runs), the undo brings it back to an error-free state.
+  const insertions = ['x', '_', '1', '', ' ', '\n', '\n    ', '# c', '(', ')', '\nz = 2\n', 'retain_graph=True, ', '"""', '\\'];
+  let alone = 0;
+  let version = 1;
+  const check = async (start: number, end: number, inserted: string) => {
+    version++;
+    state = (await store.change('mem://s.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
+    text = text.slice(0, start) + inserted + text.slice(end);
+    const model = store.modelOf(state)!;
+    assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after edit ${version}`);
+    const parsedAlone = state.treeBehind;
+    if (parsedAlone) alone++;
+    const fresh = new DocumentStore();
+    const freshModel = fresh.modelOf(await fresh.open('mem://f.py', 1, text))!;
+    if (parsedAlone || !freshModel.root.hasError) assert.ok(shape(model.root) === shape(freshModel.root), `tree differs after edit ${version}`);
+    if (parsedAlone) {
+      // Statement by statement (the parses alone), then after the document's tree is brought up to date.
+      assert.deepEqual(allMatches(model, model.root.children), allMatches(freshModel), `query matches differ after edit ${version}`);
+      assert.equal(shape(copyTree(store.currentTree(state)!, text)), shape(freshModel.root), `re-parsed tree differs after edit ${version}`);
+      assert.equal(state.treeBehind, false);
+    }
+    assert.deepEqual(analyze(model, text), await analyzeText(text), `findings differ after edit ${version}`);
+    fresh.close('mem://f.py');
+  };
+  for (let round = 0; round < 60; round++) {
+    let start = random(text.length);
+    while (start > 0 && !/[a-z_]/.test(text[start - 1]!)) start--;
+    const end = Math.min(text.length, start + random(3));
+    const removed = text.slice(start, end);
+    const inserted = insertions[random(insertions.length)]!;
+    await check(start, end, inserted);
+    await check(start, start + inserted.length, removed);
+  }
+  assert.ok(alone >= 30, `only ${alone} of ${version - 1} edits were parsed statement by statement`);
 });

@@ -6,7 +6,7 @@ import { t } from '../l10n';
 import { lowerBound } from './semantic/model';
 import type { SemanticModel } from './semantic/model';
 import type { Node } from './parser';
-import { contains, rangeOf } from './syntax';
+import { contains, rangeOf, textSpells } from './syntax';
 import type { Finding, KeptMemory, Severity } from './types';
 import type { CellRows } from './notebook';
 import { formatBytes } from './bytes';
@@ -46,7 +46,7 @@ export function activeRules(options: AnalysisOptions): Rule[] {
 
 export function analyze(model: SemanticModel, text: string, options: AnalysisOptions = {}): Finding[] {
   const findings: Finding[] = [];
-  const suppressions = new Suppressions(options.region ? regionLines(text, options.region) : text.split(/\r\n|\r|\n/));
+  const suppressions = new Suppressions(options.region ? regionLines(model.root, text, options.region) : text.split(/\r\n|\r|\n/));
   const ran = new Set<string>();
   const region = options.region ? [...options.region].sort((a, b) => a.startIndex - b.startIndex) : undefined;
   const inRegion = region ? (node: Node) => regionStatementOf(region, node) !== undefined : () => true;
@@ -108,8 +108,8 @@ export function tooLargeMessage(characters: number): string {
  * The lines that suppression comments are read from: for a region, only the rows of its statements (a sparse
  * array), unless the file may hold a file-level `# oomguard: noqa`, which applies to every line.
  */
-function regionLines(text: string, region: readonly Node[]): string[] {
-  if (text.includes('oomguard')) return text.split(/\r\n|\r|\n/);
+function regionLines(root: Node, text: string, region: readonly Node[]): string[] {
+  if (textSpells(root, text, 'oomguard')) return text.split(/\r\n|\r|\n/);
   const lines: string[] = [];
   for (const statement of region) {
     const lineStart = statement.startIndex - statement.startPosition.column;

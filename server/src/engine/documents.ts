@@ -1,13 +1,15 @@
 // One syntax tree and one semantic model per document version. Edits are applied to the previous tree with
 // tree.edit() and re-parsed incrementally, so a keystroke in a 5,000-line script re-parses only what changed.
 import type { Edit, Tree } from './parser';
-import { parsePython } from './parser';
+import { loadedParser, parsePython } from './parser';
+import { parseableText } from './lines';
 import { computeLineStarts, lineIndexAt } from './lines';
 import { MAX_ANALYZED_CHARACTERS } from './limits';
 
 export { computeLineStarts };
 import { recoverTree } from './recovery';
 import { copyTree, copyTreeIncremental } from './syntax-tree';
+import { copyTreeReparsingStatement } from './statement-reparse';
 import type { SingleEdit, SourceText, SyntaxNode } from './syntax-tree';
 import { SemanticModel } from './semantic/model';
 import type { Position } from './types';
@@ -22,13 +24,20 @@ export interface DocumentState {
   uri: string;
   version: number;
   text: string;
-  /** The tree of `text`, kept for incremental re-parsing. */
+  /** The tree of `text`, kept for incremental re-parsing (edited but not re-parsed while `treeBehind`). */
   tree: Tree | undefined;
+  /**
+   * The last edits were parsed statement by statement (statement-reparse.ts): `tree` has them as tree.edit()s
+   * only, and currentTree() re-parses it when something needs it.
+   */
+  treeBehind: boolean;
   /** The tree the rules read: `tree`, or a recovered parse when an error swallowed many lines. */
   analysisTree: Tree | undefined;
   /** The text `analysisTree` was parsed from. */
   analysisText: string;
   model: SemanticModel | undefined;
+  /** The previous version's model, while this version's is not built: it lends what the edit left unchanged. */
+  previousModel: SemanticModel | undefined;
   /** The plain copy of `analysisTree` the model reads; unchanged statements move from version to version. */
   syntaxRoot: SyntaxNode | undefined;
   /** Where each line of `text` starts (UTF-16 offsets), kept up to date edit by edit. */
@@ -86,7 +95,7 @@ export class DocumentStore {
     // Over the limit, nothing is parsed (the user gets a message instead of findings).
     const tree = text.length > MAX_ANALYZED_CHARACTERS ? undefined : await parsePython(text);
     const recovered = tree && (await recoverTree(text, tree));
-    const state: DocumentState = { uri, version, text, tree, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot: undefined, source: { text }, lineStarts: computeLineStarts(text) };
+    const state: DocumentState = { uri, version, text, tree, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: undefined, syntaxRoot: undefined, source: { text }, lineStarts: computeLineStarts(text) };
     this.documents.set(uri, state);
     return state;
   }
@@ -141,12 +150,20 @@ export class DocumentStore {
       if (state.tree && state.tree !== tree) state.tree.delete();
       releaseAnalysisTree(state);
       state.source = { text };
-      Object.assign(state, { version, text, lineStarts, tree: undefined, analysisTree: undefined, analysisText: text, model: undefined, syntaxRoot: undefined });
+      Object.assign(state, { version, text, lineStarts, tree: undefined, treeBehind: false, analysisTree: undefined, analysisText: text, model: undefined, previousModel: undefined, syntaxRoot: undefined });
       return state;
     }
     const previous = tree;
     // The previous copy may lend statements only if it was a copy of the plain (unrecovered) tree.
     const previousWasPlain = !!state.analysisTree && state.analysisTree === state.tree;
+    if (previous && previous === state.tree && previousWasPlain && state.syntaxRoot && lastEdit) {
+      // One edit inside one statement: that statement alone is parsed; the tree keeps the edit for later.
+      const syntaxRoot = copyTreeReparsingStatement(state.source, text, state.syntaxRoot, state.analysisText, lastEdit, lineStarts);
+      if (syntaxRoot) {
+        Object.assign(state, { version, text, lineStarts, treeBehind: true, analysisText: text, model: undefined, previousModel: state.model, syntaxRoot });
+        return state;
+      }
+    }
     const parsed = await parsePython(text, previous);
     if (previous && previous !== parsed) previous.delete();
     if (state.tree && state.tree !== previous && state.tree !== parsed) state.tree.delete();
@@ -163,7 +180,8 @@ export class DocumentStore {
       // A fresh holder: the previous version's nodes keep reading their own text.
       state.source = { text };
     }
-    Object.assign(state, { version, text, lineStarts, tree: parsed, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, syntaxRoot });
+    // A model derives from the previous one only where this copy moved the previous one's statements.
+    Object.assign(state, { version, text, lineStarts, tree: parsed, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: incremental ? state.model : undefined, syntaxRoot });
     return state;
   }
 
@@ -171,6 +189,8 @@ export class DocumentStore {
     const state = this.documents.get(uri);
     if (state) releaseAnalysisTree(state);
     state?.tree?.delete();
+    // A model of the closed document still held by a request must not re-parse a deleted tree (currentTree).
+    if (state) Object.assign(state, { tree: undefined, treeBehind: false });
     this.documents.delete(uri);
   }
 
@@ -181,9 +201,27 @@ export class DocumentStore {
         state.source = { text: state.analysisText };
         state.syntaxRoot = copyTree(state.analysisTree, state.source);
       }
-      state.model = new SemanticModel(state.syntaxRoot, state.analysisText, state.analysisTree);
+      const version = state.version;
+      // The tree-sitter tree is read only by queries over statements not parsed alone (a whole-file analysis).
+      state.model = new SemanticModel(state.syntaxRoot, state.analysisText, () => (state.version === version ? this.currentTree(state) : undefined), state.previousModel);
+      state.previousModel = undefined;
     }
     return state.model;
+  }
+
+  /** The tree-sitter tree of the current version, re-parsed first if edits were parsed statement by statement. */
+  currentTree(state: DocumentState): Tree | undefined {
+    const parser = loadedParser();
+    if (state.treeBehind && state.tree && parser) {
+      // Incremental: the tree has every edit since its last parse. No recovery is needed: the statements parsed
+      // alone had no error, and neither had the rest of the file.
+      const parsed = parser.parse(parseableText(state.text), state.tree) ?? undefined;
+      state.tree.delete();
+      state.tree = parsed;
+      state.analysisTree = parsed;
+      state.treeBehind = false;
+    }
+    return state.analysisTree;
   }
 }
 

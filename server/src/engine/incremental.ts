@@ -13,7 +13,7 @@ import { crossStatementFacts } from './semantic/cross-statement';
 import { clearFreesGraphs, clearSitesWithin } from './semantic/lifetime';
 import { lowerBound } from './semantic/model';
 import type { SemanticModel } from './semantic/model';
-import { contains, enclosingLoops } from './syntax';
+import { contains, enclosingLoops, textSpells } from './syntax';
 import type { Finding, TextEdit } from './types';
 
 interface StatementEntry {
@@ -35,6 +35,8 @@ export interface AnalysisCache {
   /** The file's indentation unit: fixes that indent code are written with it, wherever the finding is. */
   indent: string;
   statements: Map<Node, StatementEntry>;
+  /** The top-level statements the cache was made for, in document order (compared with the next version's). */
+  children: readonly Node[];
 }
 
 /** Facts not computed yet: a full analysis publishes first and fills them in afterwards (completeFacts). */
@@ -122,7 +124,28 @@ function buildCache(model: SemanticModel, findings: Finding[], optionsKey: strin
     const owner = statementAtRow(children, finding.range.start.line);
     if (owner) statements.get(owner)?.findings.push(finding);
   }
-  return { optionsKey, globals: model.globalsSignature(), indent, statements };
+  return { optionsKey, globals: model.globalsSignature(), indent, statements, children };
+}
+
+/**
+ * The statements of this version that the cache does not hold and those of the cache that are gone, with where
+ * the unchanged leading and trailing statements end: found by comparing the two lists from both ends (unchanged
+ * statements are the same objects), not by looking every statement up.
+ */
+function diffStatements(previous: AnalysisCache, children: readonly Node[]): { changed: Node[]; removed: Node[]; first: number; end: number } {
+  const before = previous.children;
+  let prefix = 0;
+  while (prefix < children.length && prefix < before.length && children[prefix] === before[prefix]) prefix++;
+  let suffix = 0;
+  while (suffix < children.length - prefix && suffix < before.length - prefix && children[children.length - 1 - suffix] === before[before.length - 1 - suffix]) suffix++;
+  const middle = children.slice(prefix, children.length - suffix);
+  const middleSet = new Set(middle);
+  return {
+    changed: middle.filter((statement) => !previous.statements.has(statement)),
+    removed: before.slice(prefix, before.length - suffix).filter((statement) => !middleSet.has(statement)),
+    first: prefix,
+    end: children.length - suffix,
+  };
 }
 
 /** The top-level statement whose rows hold `row` (statements in document order), by binary search. */
@@ -199,8 +222,8 @@ function identifiersOf(statement: Node): Set<string> {
 }
 
 /** A file-level `# oomguard: noqa` reads every finding of the file (and its OOM100 all of them). */
-function hasFileNoqa(text: string): boolean {
-  return text.includes('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
+function hasFileNoqa(root: Node, text: string): boolean {
+  return textSpells(root, text, 'noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
 }
 
 function sameMultiset(a: readonly string[], b: readonly string[]): boolean {
@@ -232,7 +255,7 @@ function rowsOverlap(a: Node, b: Node): boolean {
  * those that write a changed name must still tell the rest of the file what they told before. A statement that
  * shares a row with a changed one (a trailing comment's `# noqa`) is analysed again too.
  */
-function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed: readonly Node[], removed: readonly Node[]): { region: Node[]; facts: Map<Node, string> } | undefined {
+function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed: readonly Node[], removed: readonly Node[], changedFrom: number, changedEnd: number): { region: Node[]; facts: Map<Node, string> } | undefined {
   const oldEntries = removed.map((statement) => previous.statements.get(statement)!);
   if (oldEntries.some((entry) => entry.facts === PENDING)) return undefined;
   const facts = new Map(changed.map((statement) => [statement, statementFacts(model, statement)]));
@@ -242,20 +265,30 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
     ? changedParts(oldEntries.flatMap((entry) => entry.parts ?? []), changed.flatMap((statement) => (isModuleCode(statement) ? moduleCodeParts(statement) : [])))
     : [];
   const names = namesIn(differing);
+  const children = model.root.children;
+  const changedSet = new Set(changed);
+  // The statements that share a row with a changed one: its neighbours (statements are in document order, and the
+  // changed ones lie in children[changedFrom, changedEnd)).
+  const sharingRows: Node[] = [];
+  for (let i = changedFrom - 1; i >= 0 && changed.some((other) => rowsOverlap(other, children[i]!)); i--) sharingRows.push(children[i]!);
+  for (let i = changedFrom; i < changedEnd; i++) if (!changedSet.has(children[i]!) && changed.some((other) => rowsOverlap(other, children[i]!))) sharingRows.push(children[i]!);
+  for (let i = changedEnd; i < children.length && changed.some((other) => rowsOverlap(other, children[i]!)); i++) sharingRows.push(children[i]!);
   // Module-level code is analysed all together or not at all: a rule may report in one module-level statement
   // what another one holds (a loop after a model.eval() at module level, checked from the eval()).
-  const allModuleCode = moduleCode || model.root.children.some((statement) => isModuleCode(statement) && !changed.includes(statement) && changed.some((other) => rowsOverlap(other, statement)));
+  const allModuleCode = moduleCode || sharingRows.some(isModuleCode);
   // `torch.set_grad_enabled(False)` switches gradients off for all module-level code after it, wherever it is.
   if (names.has('set_grad_enabled')) return undefined;
-  const changedSet = new Set(changed);
+  // Only the changed statements and their neighbours can be analysed again unless module code or names changed.
+  const candidates = allModuleCode || names.size > 0 ? children : [...changed, ...sharingRows].sort((a, b) => a.startIndex - b.startIndex);
+  const sharing = new Set(sharingRows);
   const region: Node[] = [];
-  for (const statement of model.root.children) {
+  for (const statement of candidates) {
     if (changedSet.has(statement)) {
       region.push(statement);
       continue;
     }
     const writesChangedName = names.size > 0 && [...identifiersOf(statement)].some((name) => names.has(name));
-    const again = (allModuleCode && isModuleCode(statement)) || writesChangedName || changed.some((other) => rowsOverlap(other, statement));
+    const again = (allModuleCode && isModuleCode(statement)) || writesChangedName || sharing.has(statement);
     if (!again) continue;
     if (writesChangedName) {
       const entry = previous.statements.get(statement);
@@ -276,34 +309,38 @@ export function analyzeIncrementally(
   previous: AnalysisCache | undefined,
 ): IncrementalResult {
   const children = model.root.children;
-  const changed = children.filter((statement) => !previous?.statements.has(statement));
-  const present = new Set(children);
-  const removed = previous ? [...previous.statements.keys()].filter((statement) => !present.has(statement)) : [];
+  const diff = previous ? diffStatements(previous, children) : undefined;
+  const changed = diff?.changed ?? children;
   const indent = indentUnitOfTree(model.root, text);
   const canReuse =
     !!previous && previous.optionsKey === optionsKey && changed.length > 0 && changed.length < children.length &&
-    previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(text);
-  const after = canReuse ? regionAfterEdit(model, previous, changed, removed) : undefined;
+    previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(model.root, text);
+  const after = canReuse ? regionAfterEdit(model, previous, changed, diff!.removed, diff!.first, diff!.end) : undefined;
   if (previous && after && after.region.length < children.length) {
     const { region, facts } = after;
     const fresh = analyze(model, text, { ...options, region });
     const findings: Finding[] = [...fresh];
     const inRegion = new Set(region);
-    const statements = new Map<Node, StatementEntry>();
+    // The previous cache is carried on (the server and the tests keep only the latest): gone statements leave it,
+    // moved ones move their findings, and the analysed ones get new entries.
+    const statements = previous.statements;
+    for (const statement of diff!.removed) statements.delete(statement);
     for (const statement of children) {
-      const entry = previous.statements.get(statement);
-      if (entry && !inRegion.has(statement)) {
-        const rows = statement.startPosition.row - entry.row;
-        const moved = entry.findings.map((finding) => moveFinding(finding, rows, entry.row));
-        findings.push(...moved);
-        statements.set(statement, { ...entry, row: statement.startPosition.row, findings: moved });
+      const entry = statements.get(statement);
+      if (!entry || inRegion.has(statement)) continue;
+      const rows = statement.startPosition.row - entry.row;
+      if (rows !== 0) {
+        const oldRow = entry.row;
+        entry.findings = entry.findings.map((finding) => moveFinding(finding, rows, oldRow));
+        entry.row = statement.startPosition.row;
       }
+      for (const finding of entry.findings) findings.push(finding);
     }
     // The facts of the analysed statements: computed for the changed ones and those that write a changed name,
     // the same as before for the others (see regionAfterEdit).
-    const partial = buildCache(model, fresh, optionsKey, indent, (statement) => facts.get(statement) ?? previous.statements.get(statement)!.facts, region);
+    const partial = buildCache(model, fresh, optionsKey, indent, (statement) => facts.get(statement) ?? statements.get(statement)!.facts, region);
     for (const statement of region) statements.set(statement, partial.statements.get(statement)!);
-    return { findings: sortFindings(findings), cache: { optionsKey, globals: partial.globals, indent: partial.indent, statements }, analysedStatements: region.length };
+    return { findings: sortFindings(findings), cache: { optionsKey, globals: partial.globals, indent: partial.indent, statements, children }, analysedStatements: region.length };
   }
   const findings = analyze(model, text, options);
   return {

@@ -49,6 +49,11 @@ export async function parsePython(text: string, previous?: Tree): Promise<Tree |
 
 let loadedLanguage: Language | undefined;
 
+/** The parser, once a parse has loaded it (parsePython): for the synchronous parses of the edit path. */
+export function loadedParser(): Parser | undefined {
+  return sharedParser;
+}
+
 /**
  * Compiles a query synchronously; the language must be loaded (it is whenever a tree exists). Strict: a query
  * with an unknown node type or field fails here, at its first use, rather than matching nothing.

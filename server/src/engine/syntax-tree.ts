@@ -141,6 +141,11 @@ export class SyntaxNode {
 // Ids are unique across versions, so nodes moved into a new version keep theirs.
 let nextId = 0;
 
+/** An id no node has had: for a node made outside a copy (a new version's root). */
+export function freshNodeId(): number {
+  return nextId++;
+}
+
 /** Copies a tree-sitter tree into SyntaxNodes with one cursor walk. */
 export function copyTree(tree: Tree, source: string | SourceText): SyntaxNode {
   const ref = typeof source === 'string' ? { text: source } : source;
@@ -160,6 +165,8 @@ interface CopyContext {
   fields: ReadonlyArray<string | null>;
   /** Whether each type id is a named node's (read before a walk: the walk owns the runtime while it runs). */
   named: readonly boolean[];
+  /** Added to the walk's offsets: a statement parsed alone starts at 0 but lies at this offset in the document. */
+  offset: number;
 }
 
 /** ERROR's type id (tree-sitter's builtin error symbol, 65535 as an unsigned 16-bit symbol). */
@@ -181,7 +188,7 @@ function namedTable(language: Language): boolean[] {
 function copyContext(tree: Tree, source: SourceText, lineStarts?: readonly number[]): CopyContext {
   const rowStarts = lineStarts ?? computeLineStarts(source.text);
   const language = tree.language;
-  return { source, rowStarts, types: language.types, fields: language.fields, named: namedTable(language) };
+  return { source, rowStarts, types: language.types, fields: language.fields, named: namedTable(language), offset: 0 };
 }
 
 /**
@@ -234,12 +241,12 @@ function sharedFieldNames(fields: ReadonlyArray<string | null>, ids: readonly nu
  * is what makes this walk cheap.
  */
 function copyWalkSubtree(walk: TreeWalk, context: CopyContext): SyntaxNode {
-  const { source, rowStarts, types, named, fields } = context;
-  let row = lineIndexAt(rowStarts, walk.startIndex());
+  const { source, rowStarts, types, named, fields, offset } = context;
+  let row = lineIndexAt(rowStarts, walk.startIndex() + offset);
   const make = () => {
     const typeId = walk.typeId();
-    const startIndex = walk.startIndex();
-    const endIndex = walk.endIndex();
+    const startIndex = walk.startIndex() + offset;
+    const endIndex = walk.endIndex() + offset;
     // Only a zero-width node can be one that the parser inserted (MISSING).
     const isMissing = startIndex === endIndex && walk.isMissing();
     row = rowFrom(rowStarts, row, startIndex);
@@ -322,7 +329,7 @@ export interface SingleEdit {
   newEndRow: number;
 }
 
-function moveSubtree(node: SyntaxNode, indexDelta: number, rowDelta: number): void {
+export function moveSubtree(node: SyntaxNode, indexDelta: number, rowDelta: number): void {
   if (indexDelta === 0 && rowDelta === 0) return;
   const stack = [node];
   while (stack.length > 0) {
@@ -399,4 +406,14 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
   // Reused nodes share the document's holder: from here on they read the new text.
   holder.text = source;
   return root;
+}
+
+/**
+ * Copies the node a cursor is on (a statement parsed alone, see statement-reparse.ts) as if it lay at `offset` in
+ * `holder`'s text, whose line starts are `lineStarts`.
+ */
+export function copyCursorAt(cursor: TreeCursor, tree: Tree, holder: SourceText, lineStarts: number[], offset: number): SyntaxNode {
+  const context = copyContext(tree, holder, lineStarts);
+  context.offset = offset;
+  return copySubtreeAt(tree, cursor, context);
 }

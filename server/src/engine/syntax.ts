@@ -170,3 +170,22 @@ export function stringLiteral(node: Node | null | undefined): string | undefined
 export function children(node: Node): Node[] {
   return node.namedChildren.filter((child): child is Node => child !== null);
 }
+
+const spelledWords = new Map<string, WeakMap<Node, boolean>>();
+
+/**
+ * Whether `text` contains `word`, answered statement by statement (cached: unchanged statements move between
+ * versions) when `root` is the tree of `text`: outside its top-level statements and comments, a file holds only
+ * blank space. Scanning the whole text on every edit costs milliseconds in a long file.
+ */
+export function textSpells(root: Node, text: string, word: string): boolean {
+  if (root.source !== text) return text.includes(word);
+  let cache = spelledWords.get(word);
+  if (!cache) spelledWords.set(word, (cache = new WeakMap()));
+  for (const statement of root.children) {
+    let spells = cache.get(statement);
+    if (spells === undefined) cache.set(statement, (spells = statement.text.includes(word)));
+    if (spells) return true;
+  }
+  return false;
+}

@@ -48,7 +48,8 @@ function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => bool
   // whole file are read only when there is one.
   const evalCalls = regionNodes(model.callsNamed('eval')).filter((call) => inRegion(call) && model.isModelRef(callReceiver(call)));
   if (evalCalls.length === 0) return [];
-  const trainCalls = model.callsNamed('train').filter((call) => model.isModelRef(callReceiver(call)));
+  // Only the train() calls between an eval() and its loop matter: looked up by position, not all checked.
+  const trainCalls = model.callsNamed('train');
   const loops: Node[] = [];
   for (const call of evalCalls) {
     const statement = enclosingStatement(call);
@@ -66,7 +67,10 @@ function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => bool
     }
     if (!next) continue;
     const loop = next;
-    const backToTraining = trainCalls.some((other) => other.startIndex > statement.endIndex && other.startIndex < loop.startIndex);
+    let backToTraining = false;
+    for (let i = lowerBound(trainCalls, statement.endIndex + 1); i < trainCalls.length && trainCalls[i]!.startIndex < loop.startIndex && !backToTraining; i++) {
+      backToTraining = model.isModelRef(callReceiver(trainCalls[i]!));
+    }
     if (!backToTraining) loops.push(loop);
   }
   return loops;

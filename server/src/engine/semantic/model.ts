@@ -76,8 +76,8 @@ const INTERESTING_TYPES = [
 
 export class SemanticModel {
   readonly root: Node;
-  /** The tree-sitter tree `root` was copied from, for the rules' .scm queries. */
-  private readonly sourceTree: Tree | undefined;
+  /** The tree-sitter tree `root` was copied from, for the rules' .scm queries (asked for when first needed). */
+  private readonly sourceTree: () => Tree | undefined;
   /** Every call in document order. */
   readonly calls: Node[] = [];
   readonly assignments: Node[] = [];
@@ -91,17 +91,19 @@ export class SemanticModel {
   /** Local name → fully qualified name (`nn` → `torch.nn`, `DP` → `torch.nn.DataParallel`). */
   readonly imports = new Map<string, string>();
 
-  private readonly functionsById = new Map<number, FunctionInfo>();
-  private readonly functionsByName = new Map<string, FunctionInfo[]>();
+  private readonly functionsByName: Map<string, FunctionInfo[]> = new Map();
   private readonly definitionsByScope = new Map<number, Map<string, Definition[]>>();
   private readonly attachedMemo = new Map<number, boolean>();
   private readonly attachedInProgress = new Set<number>();
   private readonly summaryMemo = new Map<number, FunctionSummary>();
-  private readonly modelNames = new Set<string>();
-  private readonly lossFunctionNames = new Set<string>();
-  private readonly optimizerNames = new Set<string>();
-  private readonly scalerNames = new Set<string>();
-  private readonly classInstances = new Map<string, ClassInfo>();
+  // Shared with the next version's model while no assignment that teaches roles changed (deriveFrom).
+  private readonly modelNames: Set<string> = new Set();
+  private readonly lossFunctionNames: Set<string> = new Set();
+  private readonly optimizerNames: Set<string> = new Set();
+  private readonly scalerNames: Set<string> = new Set();
+  private readonly classInstances: Map<string, ClassInfo> = new Map();
+  /** The end of each top-level statement when the model was built (see deriveFrom). */
+  private readonly statementEnds: number[];
   private readonly gradModeCalls: Node[] = [];
   private readonly noGradFunctionMemo = new Map<number, boolean>();
   private readonly callersMemo = new Map<number, Node[]>();
@@ -111,9 +113,21 @@ export class SemanticModel {
    * Built from a tree-sitter tree and the text it was parsed from (positions index into it), or from a copy
    * the caller already made (DocumentStore reuses unchanged statements between versions).
    */
-  constructor(tree: Tree | SyntaxNode, text?: string, sourceTree?: Tree) {
+  constructor(tree: Tree | SyntaxNode, text?: string, sourceTree?: Tree | (() => Tree | undefined), previous?: SemanticModel) {
     this.root = tree instanceof SyntaxNode ? tree : copyTree(tree, text ?? tree.rootNode.text);
-    this.sourceTree = tree instanceof SyntaxNode ? sourceTree : tree;
+    this.sourceTree = tree instanceof SyntaxNode ? (typeof sourceTree === 'function' ? sourceTree : () => sourceTree) : () => tree;
+    this.statementEnds = this.root.children.map((statement) => statement.endIndex);
+    const derived = previous && tree instanceof SyntaxNode ? this.deriveFrom(previous) : undefined;
+    if (!derived) this.build();
+    for (const call of this.callsNamed('set_grad_enabled')) {
+      if (this.qualifiedTail(call.childForFieldName('function')) === 'set_grad_enabled' && call.parent?.type === 'expression_statement') {
+        this.gradModeCalls.push(call);
+      }
+    }
+  }
+
+  /** Builds the whole-file lists and tables from every statement. */
+  private build(): void {
     for (const statement of this.root.children) {
       // The nodes of a statement moved unchanged from the previous version are already sorted by kind.
       const nodes = statementNodes(statement);
@@ -135,11 +149,140 @@ export class SemanticModel {
     const classesById = new Map(this.classes.map((cls) => [cls.node.id, cls] as const));
     for (const info of this.functions) info.classInfo = this.classOfMethod(info.node, classesById);
     this.learnRolesFromAssignments();
-    for (const call of this.callsNamed('set_grad_enabled')) {
-      if (this.qualifiedTail(call.childForFieldName('function')) === 'set_grad_enabled' && call.parent?.type === 'expression_statement') {
-        this.gradModeCalls.push(call);
-      }
+  }
+
+  /**
+   * Builds this version's lists and tables from the previous version's model when a few top-level statements
+   * changed and none of them changes what the others are read with: no import, classes that say the same (name,
+   * bases, forward), so the same qualified names, classes and roles hold. Each whole-file list is the previous one
+   * with the changed statements' part replaced (unchanged statements are the same objects, moved in place); the
+   * roles of names are shared when the changed statements teach the same ones. Returns false, having changed
+   * nothing, when the whole file must be read.
+   */
+  private deriveFrom(previous: SemanticModel): boolean {
+    const now = this.root.children;
+    const before = previous.root.children;
+    let prefix = 0;
+    while (prefix < now.length && prefix < before.length && now[prefix] === before[prefix]) prefix++;
+    let suffix = 0;
+    while (suffix < now.length - prefix && suffix < before.length - prefix && now[now.length - 1 - suffix] === before[before.length - 1 - suffix]) suffix++;
+    const beforeChanged = before.slice(prefix, before.length - suffix);
+    const nowChanged = now.slice(prefix, now.length - suffix);
+    if (beforeChanged.length + nowChanged.length > MAX_DERIVED_STATEMENTS) return false;
+    const removed = beforeChanged.map(statementNodes);
+    const added = nowChanged.map(statementNodes);
+    // The nodes of the leading unchanged statements lie before `boundary`, in both versions, and all others after
+    // it: the leading statements must not have moved (an edit before them moves them in place).
+    if (prefix > 0 && previous.statementEnds[prefix - 1] !== now[prefix - 1]!.endIndex) return false;
+    const boundary = prefix > 0 ? now[prefix - 1]!.endIndex : 0;
+    const oldStructure = removed.flatMap((nodes) => nodes.structure);
+    const newStructure = added.flatMap((nodes) => nodes.structure);
+    if ([...oldStructure, ...newStructure].some((node) => node.type === 'import_statement' || node.type === 'import_from_statement')) return false;
+    const oldClasses = oldStructure.filter((node) => node.type === 'class_definition');
+    const newClasses = newStructure.filter((node) => node.type === 'class_definition');
+    const classKey = (node: Node) => {
+      const { name, bases, hasForward } = classSyntax(node);
+      return JSON.stringify([name, bases.map((base) => base.text), hasForward]);
+    };
+    if (oldClasses.length !== newClasses.length || oldClasses.some((node, i) => classKey(node) !== classKey(newClasses[i]!))) return false;
+
+    // Node lists: the previous list's part of the changed statements replaced by theirs.
+    const spliceNodes = (target: Node[], old: readonly Node[], of: (nodes: StatementNodes) => readonly Node[]) => {
+      let removedCount = 0;
+      for (const nodes of removed) removedCount += of(nodes).length;
+      spliceInto(target, old, lowerBound(old, boundary), removedCount, added.map(of));
+    };
+    spliceNodes(this.calls, previous.calls, (nodes) => nodes.calls);
+    spliceNodes(this.assignments, previous.assignments, (nodes) => nodes.assignments);
+    spliceNodes(this.augmentedAssignments, previous.augmentedAssignments, (nodes) => nodes.augmentedAssignments);
+    spliceNodes(this.loops, previous.loops, (nodes) => nodes.loops);
+    spliceNodes(this.withStatements, previous.withStatements, (nodes) => nodes.withStatements);
+    spliceNodes(this.deleteStatements, previous.deleteStatements, (nodes) => nodes.deleteStatements);
+    spliceNodes(this.returnStatements, previous.returnStatements, (nodes) => nodes.returnStatements);
+
+    // Imports are the same; a changed class keeps what the previous one was (same name and bases).
+    for (const [name, qualified] of previous.imports) this.imports.set(name, qualified);
+    const classFor = new Map<ClassInfo, ClassInfo>();
+    const newClassInfos = newClasses.map((node, i) => {
+      const old = previous.classes.find((cls) => cls.node === oldClasses[i])!;
+      const info: ClassInfo = { ...old, node };
+      classFor.set(old, info);
+      return info;
+    });
+    const firstClass = lowerBoundBy(previous.classes, boundary, (cls) => cls.node.startIndex);
+    spliceInto(this.classes, previous.classes, firstClass, oldClasses.length, [newClassInfos]);
+    const classesById = new Map(newClassInfos.map((cls) => [cls.node.id, cls] as const));
+
+    // Functions: new infos for the changed statements', the others shared.
+    const oldFunctions = new Set(oldStructure.filter((node) => node.type === 'function_definition'));
+    const newFunctionInfos = newStructure.filter((node) => node.type === 'function_definition').map((node) => {
+      const info = functionInfoOf(node);
+      info.classInfo = this.classOfMethod(node, classesById);
+      return info;
+    });
+    const firstFunction = lowerBoundBy(previous.functions, boundary, (info) => info.node.startIndex);
+    spliceInto(this.functions, previous.functions, firstFunction, oldFunctions.size, [newFunctionInfos]);
+    const byName = this.functionsByName;
+    for (const [name, list] of previous.functionsByName) byName.set(name, list);
+    const renamed = new Set([...previous.functions.slice(firstFunction, firstFunction + oldFunctions.size), ...newFunctionInfos].map((info) => info.name));
+    for (const name of renamed) {
+      const list = (byName.get(name) ?? []).filter((info) => !oldFunctions.has(info.node));
+      for (const info of newFunctionInfos) if (info.name === name) list.push(info);
+      list.sort((a, b) => a.node.startIndex - b.node.startIndex);
+      if (list.length > 0) byName.set(name, list);
+      else byName.delete(name);
     }
+
+    // Roles: the same when the changed statements' assignments teach the same (in the same order).
+    const candidatesKey = (statements: StatementNodes[], nodes: readonly Node[]) => JSON.stringify(nodes.flatMap((node, i) =>
+      statementRoleCandidates(node, statements[i]!).map((candidate) => [candidate.target, candidate.callee, candidate.receiver?.text ?? ''])));
+    const sameRoles = candidatesKey(removed, beforeChanged) === candidatesKey(added, nowChanged);
+    if (sameRoles) {
+      const self = this as unknown as { modelNames: Set<string>; lossFunctionNames: Set<string>; optimizerNames: Set<string>; scalerNames: Set<string> };
+      self.modelNames = previous.modelNames;
+      self.lossFunctionNames = previous.lossFunctionNames;
+      self.optimizerNames = previous.optimizerNames;
+      self.scalerNames = previous.scalerNames;
+      for (const [name, cls] of previous.classInstances) this.classInstances.set(name, classFor.get(cls) ?? cls);
+    } else {
+      this.learnRolesFromAssignments();
+    }
+
+    // Calls by callee name (every name, once the previous version was asked): the changed statements' part replaced.
+    if (previous.callsByName) {
+      const byName = new Map<string, Node[]>();
+      for (const [name, list] of previous.callsByName) {
+        let removedCount = 0;
+        for (const statement of beforeChanged) removedCount += calleeIndex(statement).get(name)?.length ?? 0;
+        const calls: Node[] = [];
+        spliceInto(calls, list, lowerBound(list, boundary), removedCount, nowChanged.map((statement) => calleeIndex(statement).get(name) ?? []));
+        if (calls.length > 0) byName.set(name, calls);
+      }
+      // Names only the changed statements call: all their calls lie in the changed part, in statement order.
+      for (const statement of nowChanged) {
+        for (const [name, found] of calleeIndex(statement)) {
+          if (previous.callsByName.has(name)) continue;
+          const calls = byName.get(name);
+          if (calls) for (const call of found) calls.push(call);
+          else byName.set(name, found.slice());
+        }
+      }
+      this.callsByName = byName;
+    }
+    const calleeKeys = (statements: readonly Node[]) => [...new Set(statements.flatMap((statement) => [...calleeIndex(statement).keys()]))].sort().join('\n');
+    if (previous.namedMemo.has('callee-names') && calleeKeys(beforeChanged) === calleeKeys(nowChanged)) this.namedMemo.set('callee-names', previous.namedMemo.get('callee-names'));
+    // The module's definitions, when the previous version built them and no changed statement binds a module name.
+    const moduleTable = previous.definitionsByScope.get(previous.root.id);
+    if (moduleTable && [...beforeChanged, ...nowChanged].every((statement) => this.moduleBindings(statement).length === 0)) {
+      this.definitionsByScope.set(this.root.id, moduleTable);
+    }
+    // The file-wide signature reads imports, classes, roles and the functions' names (with their classes).
+    const functionKeys = (infos: readonly FunctionInfo[]) => JSON.stringify(infos.map((info) => [info.name, info.classInfo?.name ?? '']));
+    if (sameRoles && previous.namedMemo.has('globals-signature') &&
+      functionKeys(previous.functions.slice(firstFunction, firstFunction + oldFunctions.size)) === functionKeys(newFunctionInfos)) {
+      this.namedMemo.set('globals-signature', previous.namedMemo.get('globals-signature'));
+    }
+    return true;
   }
 
   // ---------------------------------------------------------------- structure
@@ -210,14 +353,9 @@ export class SemanticModel {
   }
 
   private collectFunction(node: Node): void {
-    const name = node.childForFieldName('name')?.text ?? '';
-    const decorators: Node[] = [];
-    if (node.parent?.type === 'decorated_definition') {
-      for (const child of children(node.parent)) if (child.type === 'decorator') decorators.push(child);
-    }
-    const info: FunctionInfo = { node, name, decorators, body: node.childForFieldName('body') };
+    const info = functionInfoOf(node);
+    const name = info.name;
     this.functions.push(info);
-    this.functionsById.set(node.id, info);
     const list = this.functionsByName.get(name) ?? [];
     list.push(info);
     this.functionsByName.set(name, list);
@@ -231,13 +369,27 @@ export class SemanticModel {
   }
 
   functionInfo(fn: Node): FunctionInfo | undefined {
-    return this.functionsById.get(fn.id);
+    return this.functionAt(fn);
+  }
+
+  /** The FunctionInfo of a function_definition node, by binary search (functions are in document order). */
+  private functionAt(fn: Node): FunctionInfo | undefined {
+    const functions = this.functions;
+    let low = 0;
+    let high = functions.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (functions[mid]!.node.startIndex < fn.startIndex) low = mid + 1;
+      else high = mid;
+    }
+    const info = functions[low];
+    return info?.node === fn ? info : undefined;
   }
 
   /** The FunctionInfo of the function that holds `node`, or undefined at module level. */
   functionOf(node: Node): FunctionInfo | undefined {
     const fn = enclosingFunction(node);
-    return fn.type === 'function_definition' ? this.functionsById.get(fn.id) : undefined;
+    return fn.type === 'function_definition' ? this.functionAt(fn) : undefined;
   }
 
   /** Fully qualified name of an identifier/attribute chain, following imports (`nn.Linear` → `torch.nn.Linear`). */
@@ -432,7 +584,7 @@ export class SemanticModel {
         }
       }
       if (current.type === 'function_definition') {
-        const info = this.functionsById.get(current.id);
+        const info = this.functionAt(current);
         if (info && this.isNoGradFunction(info)) return true;
         break;
       }
@@ -476,7 +628,21 @@ export class SemanticModel {
         if (name) add(name, { site: parameter, kind: 'param' });
       }
     }
-    for (const assignment of within(this.assignments)) {
+    if (scope === this.root) {
+      // The module's bindings are kept per top-level statement: an edit does not walk every assignment of the file.
+      for (const statement of this.root.children) for (const [name, definition] of this.moduleBindings(statement)) add(name, definition);
+    } else {
+      this.bindingsOf(within(this.assignments), within(this.augmentedAssignments), within(this.loops), add);
+    }
+    for (const list of built.values()) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
+    table = built;
+    this.definitionsByScope.set(scope.id, table);
+    return table;
+  }
+
+  /** The bindings that assignments, augmented assignments and for loops make, in that order. */
+  private bindingsOf(assignments: readonly Node[], augmentedAssignments: readonly Node[], loops: readonly Node[], add: (name: string, definition: Definition) => void): void {
+    for (const assignment of assignments) {
       const left = assignment.childForFieldName('left');
       if (!left) continue;
       // `a = b = value` nests an assignment on the right.
@@ -484,18 +650,28 @@ export class SemanticModel {
       while (value?.type === 'assignment') value = value.childForFieldName('right');
       this.bindTarget(left, value ?? undefined, assignment, 'assign', add);
     }
-    for (const augmented of within(this.augmentedAssignments)) {
+    for (const augmented of augmentedAssignments) {
       const name = dottedName(augmented.childForFieldName('left'));
       if (name) add(name, { value: augmented, site: augmented, kind: 'augmented' });
     }
-    for (const loop of within(this.loops)) {
+    for (const loop of loops) {
       const left = loop.type === 'for_statement' ? loop.childForFieldName('left') : null;
       if (left) this.bindTarget(left, undefined, loop, 'for', add);
     }
-    for (const list of built.values()) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
-    table = built;
-    this.definitionsByScope.set(scope.id, table);
-    return table;
+  }
+
+  /** The module-scope bindings of one top-level statement (outside its functions), cached on the statement. */
+  private moduleBindings(statement: Node): ReadonlyArray<readonly [string, Definition]> {
+    let bindings = moduleBindingsCache.get(statement);
+    if (!bindings) {
+      const found: Array<readonly [string, Definition]> = [];
+      const nodes = statementNodes(statement);
+      const atModule = (node: Node) => enclosingFunction(node).type === 'module';
+      this.bindingsOf(nodes.assignments.filter(atModule), nodes.augmentedAssignments.filter(atModule), nodes.loops.filter(atModule), (name, definition) => found.push([name, definition]));
+      bindings = found;
+      moduleBindingsCache.set(statement, bindings);
+    }
+    return bindings;
   }
 
   private bindTarget(
@@ -1215,9 +1391,7 @@ export class SemanticModel {
    * within the given top-level statements (incremental analysis) or the whole file.
    */
   queryMatches(name: string, region?: readonly Node[]): QueryCaptures[] {
-    if (!this.sourceTree) throw new Error('this model was built without its tree-sitter tree');
-    const tree = this.sourceTree;
-    return region ? region.flatMap((statement) => queryMatches(tree, this.root, name, statement)) : queryMatches(tree, this.root, name);
+    return region ? region.flatMap((statement) => queryMatches(this.sourceTree, this.root, name, statement)) : queryMatches(this.sourceTree, this.root, name);
   }
 
   private readonly namedMemo = new Map<string, unknown>();
@@ -1240,6 +1414,7 @@ const NO_CALLS: readonly Node[] = Object.freeze([]);
 /** What memo() stores for a computed undefined. */
 const MEMO_UNDEFINED = Symbol('undefined');
 
+const moduleBindingsCache = new WeakMap<Node, ReadonlyArray<readonly [string, Definition]>>();
 const calleeIndexCache = new WeakMap<Node, Map<string, Node[]>>();
 
 /** The calls of one top-level statement by callee name (cached on the statement). */
@@ -1331,6 +1506,37 @@ function isDetachedExpression(node: Node): boolean {
   const name = calleeName(node) ?? '';
   const fn = node.childForFieldName('function');
   return isNumberConversion(node) || (fn?.type === 'attribute' && DETACHING_METHODS.has(name)) || (fn?.type === 'identifier' && DETACHING_FUNCTIONS.has(name));
+}
+
+/** At most this many changed top-level statements are spliced into the previous model (deriveFrom). */
+const MAX_DERIVED_STATEMENTS = 16;
+
+/** What a function definition says by itself (its class is filled in by the model). */
+function functionInfoOf(node: Node): FunctionInfo {
+  const decorators: Node[] = [];
+  if (node.parent?.type === 'decorated_definition') {
+    for (const child of children(node.parent)) if (child.type === 'decorator') decorators.push(child);
+  }
+  return { node, name: node.childForFieldName('name')?.text ?? '', decorators, body: node.childForFieldName('body') };
+}
+
+/** Fills `target` with `old`, its `removedCount` items from `at` replaced by the items of `parts`, in order. */
+function spliceInto<T>(target: T[], old: readonly T[], at: number, removedCount: number, parts: ReadonlyArray<readonly T[]>): void {
+  for (let i = 0; i < at; i++) target.push(old[i]!);
+  for (const part of parts) for (const item of part) target.push(item);
+  for (let i = at + removedCount; i < old.length; i++) target.push(old[i]!);
+}
+
+/** The index of the first item that starts at or after `offset` (items sorted by start). */
+function lowerBoundBy<T>(items: readonly T[], offset: number, startOf: (item: T) => number): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (startOf(items[mid]!) < offset) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 /** The index of the first node that starts at or after `offset` (nodes sorted by start). */
@@ -1433,10 +1639,10 @@ function classSyntax(node: Node): { name: string; bases: Node[]; hasForward: boo
 const statementRoleCandidatesCache = new WeakMap<Node, RoleCandidate[]>();
 
 /** The role candidates of a top-level statement's assignments, in document order (cached on the statement). */
-function statementRoleCandidates(statement: Node): RoleCandidate[] {
+function statementRoleCandidates(statement: Node, nodes: StatementNodes = statementNodes(statement)): RoleCandidate[] {
   let candidates = statementRoleCandidatesCache.get(statement);
   if (!candidates) {
-    candidates = statementNodes(statement).assignments.flatMap(roleCandidates);
+    candidates = nodes.assignments.flatMap(roleCandidates);
     statementRoleCandidatesCache.set(statement, candidates);
   }
   return candidates;

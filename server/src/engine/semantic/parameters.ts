@@ -375,18 +375,37 @@ export function optimizers(model: SemanticModel, region: Node = model.root): Opt
       for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) calls.push(model.calls[i]!);
       return optimizersAmong(model, calls);
     }
+    // Only the calls optimizerAt may answer for: those its callee name alone allows (kept per statement, so an
+    // edit does not look at every call of the file again), and those of the file's own optimizer classes.
+    const candidates = new Set<Node>();
+    for (const statement of model.root.children) for (const call of optimizerCandidates(statement)) candidates.add(call);
+    for (const name of localOptimizerClasses(model)) for (const call of model.callsNamed(name)) candidates.add(call);
     const result: OptimizerInfo[] = [];
-    // Only callee names that may build one are looked at (the file's names are indexed once).
-    for (const name of model.calleeNames()) {
-      if (!mayBuildOptimizer(model, name) && !/^[A-Z]/.test(name)) continue;
-      for (const call of model.callsNamed(name)) {
-        if (!contains(region, call)) continue;
-        const info = optimizerAt(model, call);
-        if (info) result.push(info);
-      }
+    for (const call of candidates) {
+      const info = optimizerAt(model, call);
+      if (info) result.push(info);
     }
     return result.sort((a, b) => a.call.startIndex - b.call.startIndex);
   });
+}
+
+const optimizerCandidatesCache = new WeakMap<Node, Node[]>();
+
+/**
+ * The calls of a top-level statement that optimizerAt may answer for by their callee name alone (an optimizer
+ * class or helper, a trainer, a capitalised callee spelled with `optim`), cached on the statement.
+ */
+function optimizerCandidates(statement: Node): Node[] {
+  let calls = optimizerCandidatesCache.get(statement);
+  if (!calls) {
+    calls = statement.descendantsOfType('call').filter((call) => {
+      const name = calleeName(call);
+      return !!name && (OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name) ||
+        (/^[A-Z]/.test(name) && /optim/.test(call.childForFieldName('function')?.text ?? '')));
+    });
+    optimizerCandidatesCache.set(statement, calls);
+  }
+  return calls;
 }
 
 /** The optimizers that some of the given calls (in document order) build. */
