@@ -11,11 +11,13 @@ import { baseEstimate, filePathOf, isBase, keptBytes, latestEstimate, type LeakS
 
 let context: ServerContext | undefined;
 
-function sizesFrom(base: ReturnType<typeof latestEstimate>, program?: ProgramModel): AnalysisOptions['keptBytes'] {
+/** `program` is asked for only when a finding's loop needs its batch size (running the program model is not free). */
+function sizesFrom(base: ReturnType<typeof latestEstimate>, program?: () => ProgramModel | undefined): AnalysisOptions['keptBytes'] {
   if (!isBase(base)) return undefined;
   const memo = new Map<string, number | undefined>();
   return (keeps, loop) => {
-    const batch = program && loop ? loopBatchSize(program, loop) : undefined;
+    const model = loop ? program?.() : undefined;
+    const batch = model && loop ? loopBatchSize(model, loop) : undefined;
     const key = `${keeps}:${batch ?? ''}`;
     if (!memo.has(key)) memo.set(key, keptBytes(base.config, keeps, batch));
     return memo.get(key);
@@ -29,7 +31,7 @@ function programFor(serverContext: ServerContext, state: DocumentState): Program
 }
 
 function keptBytesFor(serverContext: ServerContext, state: DocumentState): AnalysisOptions['keptBytes'] {
-  return sizesFrom(baseEstimate(serverContext, state), programFor(serverContext, state));
+  return sizesFrom(baseEstimate(serverContext, state), () => programFor(serverContext, state));
 }
 
 function sizesKey(sizes: AnalysisOptions['keptBytes']): string {
@@ -78,7 +80,8 @@ export const leakSizes: ServerFeature = {
     if (!context) return {};
     const latest = latestEstimate(state);
     // The program model is the estimate's own (built with it) only when the estimate is of this version.
-    const sizes = sizesFrom(latest, latest?.version === state.version ? programFor(context, state) : undefined);
+    const serverContext = context;
+    const sizes = sizesFrom(latest, latest?.version === state.version ? () => programFor(serverContext, state) : undefined);
     if (latest?.version !== state.version) refreshLater(context, state, sizesKey(sizes));
     return sizes ? { keptBytes: sizes } : {};
   },
