@@ -390,17 +390,22 @@ export class ProgramModel {
     try {
       for (const item of items) {
         this.assignTarget(left, item, scope);
-        try {
-          this.execBlock(body, scope);
-        } catch (signal) {
-          if (signal instanceof BreakSignal) return;
-          if (signal instanceof ContinueSignal) continue;
-          throw signal;
-        }
+        if (!this.iterate(body, scope)) return;
       }
     } finally {
       this.loops.pop();
     }
+  }
+
+  /** Runs one pass of a loop's body; false when a `break` ends the loop (`continue` ends only the pass). */
+  private iterate(body: PyNode, scope: Scope): boolean {
+    try {
+      this.execBlock(body, scope);
+    } catch (signal) {
+      if (signal instanceof BreakSignal) return false;
+      if (!(signal instanceof ContinueSignal)) throw signal;
+    }
+    return true;
   }
 
   /**
@@ -421,11 +426,7 @@ export class ProgramModel {
       }
       this.loops.push(node.id);
       try {
-        this.execBlock(body, scope);
-      } catch (signal) {
-        if (signal instanceof BreakSignal) return;
-        if (signal instanceof ContinueSignal) continue;
-        throw signal;
+        if (!this.iterate(body, scope)) return;
       } finally {
         this.loops.pop();
       }
