@@ -10,7 +10,7 @@ import { analyze } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
-import { clearFreesGraphs, clearSitesWithin } from './semantic/lifetime';
+import { clearFreesGraphs, clearSitesWithin, identifierNames } from './semantic/lifetime';
 import { lowerBound } from './semantic/model';
 import type { SemanticModel } from './semantic/model';
 import { contains, enclosingLoops, textSpells } from './syntax';
@@ -209,18 +209,6 @@ function namesIn(parts: readonly string[]): Set<string> {
   return names;
 }
 
-const identifierCache = new WeakMap<Node, Set<string>>();
-
-/** The names a statement writes (identifiers and attribute names), cached: statements move between versions unchanged. */
-function identifiersOf(statement: Node): Set<string> {
-  let names = identifierCache.get(statement);
-  if (!names) {
-    names = new Set(statement.descendantsOfType('identifier').map((identifier) => identifier.text));
-    identifierCache.set(statement, names);
-  }
-  return names;
-}
-
 /** A file-level `# oomguard: noqa` reads every finding of the file (and its OOM100 all of them). */
 function hasFileNoqa(root: Node, text: string): boolean {
   return textSpells(root, text, 'noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
@@ -287,7 +275,7 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
       region.push(statement);
       continue;
     }
-    const writesChangedName = names.size > 0 && [...identifiersOf(statement)].some((name) => names.has(name));
+    const writesChangedName = names.size > 0 && [...identifierNames(statement)].some((name) => names.has(name));
     const again = (allModuleCode && isModuleCode(statement)) || writesChangedName || sharing.has(statement);
     if (!again) continue;
     if (writesChangedName) {

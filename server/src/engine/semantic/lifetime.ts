@@ -226,7 +226,7 @@ function computeClearFreesGraphs(model: SemanticModel, fn: Node, site: Node, las
 const identifierNamesCache = new WeakMap<Node, Set<string>>();
 
 /** The names of the identifiers in a top-level statement (itself included), cached: unchanged statements move between versions. */
-function identifierNames(statement: Node): Set<string> {
+export function identifierNames(statement: Node): Set<string> {
   let names = identifierNamesCache.get(statement);
   if (!names) {
     names = new Set(statement.descendantsOfType('identifier').map((identifier) => identifier.text));
