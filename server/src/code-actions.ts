@@ -1,5 +1,5 @@
-// Code actions for the findings of one document. Everything an action needs travels in Diagnostic.data,
-// so this module reads the request and the text, never a cache of earlier analyses.
+// Code actions for the findings of one document. A diagnostic names its finding (code and range); the fixes are
+// those of the findings the server published for the current text, never edits a client kept from an older one.
 import { CodeActionKind } from 'vscode-languageserver';
 import type { CodeAction, CodeActionParams, Diagnostic, TextEdit } from 'vscode-languageserver';
 import { findNoqa } from './engine/suppression';
@@ -8,7 +8,7 @@ import { Commands, DIAGNOSTIC_SOURCE } from './protocol';
 import type { DiagnosticData } from './protocol';
 import type { SemanticModel } from './engine/semantic/model';
 import type { AnalysisOptions } from './engine/analyze';
-import type { Fix } from './engine/types';
+import type { Finding, Fix } from './engine/types';
 import { refactoringActions } from './fixes/refactorings';
 import { fixAllActions } from './features/fix-all';
 
@@ -36,7 +36,18 @@ export function noqaEdit(text: string, lineStarts: readonly number[], line: numb
 
 function isOurs(diagnostic: Diagnostic): diagnostic is Diagnostic & { data: DiagnosticData } {
   const data = diagnostic.data as Partial<DiagnosticData> | undefined;
-  return diagnostic.source === DIAGNOSTIC_SOURCE && typeof data?.code === 'string' && Array.isArray(data.fixes);
+  return diagnostic.source === DIAGNOSTIC_SOURCE && typeof data?.code === 'string';
+}
+
+function findingKey(code: string, range: Diagnostic['range']): string {
+  return `${code}@${range.start.line}:${range.start.character}-${range.end.line}:${range.end.character}`;
+}
+
+/** The fixes of the findings that the diagnostics show, by code and range (none for a diagnostic of another text). */
+function fixesByDiagnostic(findings: readonly Finding[] | undefined): (diagnostic: Diagnostic & { data: DiagnosticData }) => readonly Fix[] {
+  const byKey = new Map<string, readonly Fix[]>();
+  for (const finding of findings ?? []) if (finding.fixes.length > 0) byKey.set(findingKey(finding.code, finding.range), finding.fixes);
+  return (diagnostic) => byKey.get(findingKey(diagnostic.data.code, diagnostic.range)) ?? [];
 }
 
 /** Whether the client asked for actions of `kind` (no `only` means every kind). */
@@ -53,6 +64,8 @@ export interface CodeActionRequest {
   model: SemanticModel | undefined;
   /** The options the document's diagnostics were computed with (settings over pyproject.toml). */
   analysisOptions?: AnalysisOptions;
+  /** The findings published for this version of the text (absent while none are: then no fix is offered). */
+  findings?: readonly Finding[];
   /** Which fixes "fix all" may take (all when absent): asked of one notebook cell, those inside that cell. */
   fixFilter?: (fix: Pick<Fix, 'edits'>) => boolean;
 }
@@ -61,14 +74,15 @@ export interface CodeActionRequest {
 export type CodeActionProvider = (request: CodeActionRequest) => CodeAction[];
 
 /** Quick fixes carried by the diagnostics, plus "Disable for this line" and "Show documentation". */
-export function quickFixActions({ text, lineStarts, params }: CodeActionRequest): CodeAction[] {
+export function quickFixActions({ text, lineStarts, params, findings }: CodeActionRequest): CodeAction[] {
   const uri = params.textDocument.uri;
   if (!wantsKind(params, CodeActionKind.QuickFix)) return [];
   const actions: CodeAction[] = [];
+  const fixesOf = fixesByDiagnostic(findings);
   for (const diagnostic of params.context.diagnostics) {
     if (!isOurs(diagnostic)) continue;
-    const { code, fixes } = diagnostic.data;
-    for (const fix of fixes) {
+    const { code } = diagnostic.data;
+    for (const fix of fixesOf(diagnostic)) {
       actions.push({
         title: fix.title,
         kind: CodeActionKind.QuickFix,

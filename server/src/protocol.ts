@@ -75,10 +75,12 @@ export const Commands = {
   showDocumentation: 'oomguard.showDocumentation',
 } as const;
 
-/** What a diagnostic carries in `data`, so that code actions need no server-side state. */
+/**
+ * What a diagnostic carries in `data`: the rule's code. Its fixes stay on the server, which looks them up in the
+ * findings of the version it analysed last (a client's copy of an edit may be older than the text).
+ */
 export interface DiagnosticData {
   code: string;
-  fixes: Array<{ title: string; safe: boolean; preferred?: boolean; edits: Array<{ range: { start: { line: number; character: number }; end: { line: number; character: number } }; newText: string }> }>;
 }
 
 // ---------------------------------------------------------------- memory estimate (request, panel messages)

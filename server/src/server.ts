@@ -41,9 +41,12 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   hint: DiagnosticSeverity.Hint,
 };
 
-/** A finding as an LSP diagnostic; `range` puts it elsewhere (a notebook cell) while its fix data stays the program's. */
+/**
+ * A finding as an LSP diagnostic; `range` puts it elsewhere (a notebook cell). Its fixes stay on the server (see
+ * code-actions.ts): with them, a long script's diagnostics were a third larger, and each keystroke sent them all.
+ */
 export function toDiagnostic(finding: Finding, locale?: string, range: Diagnostic['range'] = finding.range): Diagnostic {
-  const data: DiagnosticData = { code: finding.code, fixes: finding.fixes };
+  const data: DiagnosticData = { code: finding.code };
   return {
     range,
     severity: SEVERITY[finding.severity],
@@ -114,6 +117,7 @@ export function startServer(connection: Connection, host: Host): void {
     void enqueue(uri, async () => {
       documents.close(uri);
       analysisCaches.delete(uri);
+      published.delete(uri);
       settingsCache.delete(uri);
       queues.delete(uri);
       for (const target of cells ?? [uri]) await connection.sendDiagnostics({ uri: target, diagnostics: [] });
@@ -157,9 +161,12 @@ export function startServer(connection: Connection, host: Host): void {
 
   /** Per document, what the last analysis found per top-level statement (see engine/incremental.ts). */
   const analysisCaches = new Map<string, AnalysisCache>();
+  /** Per document, the findings last published and the version they are of: code actions take their fixes here. */
+  const published = new Map<string, { version: number; findings: readonly Finding[] }>();
 
   /** Sends the findings of a document: on its URI, or for a notebook on each of its Python cells. */
   const send = async (state: DocumentState, findings: readonly Finding[]) => {
+    published.set(state.uri, { version: state.version, findings });
     if (!notebooks.has(state.uri)) {
       await connection.sendDiagnostics({ uri: state.uri, version: state.version, diagnostics: findings.map((finding) => toDiagnostic(finding, clientLocale)) });
       return;
@@ -210,20 +217,27 @@ export function startServer(connection: Connection, host: Host): void {
     completeFacts(model, cache);
   };
 
+  /** Queues the analysis of a document's current version now (one that was scheduled is not run again). */
+  const analyseNow = (uri: string) => {
+    pending.get(uri)?.dispose();
+    pending.delete(uri);
+    return enqueue(uri, async () => {
+      const state = documents.get(uri);
+      if (state) await publish(state);
+    });
+  };
+
+  /** The document once its current version is analysed (an analysis scheduled but not started runs now). */
+  const flushed = async (uri: string) => {
+    if (pending.has(uri)) void analyseNow(uri);
+    return context.ready(uri);
+  };
+
   /** Re-analysis runs once the burst of changes read together has been applied (coalesced, not timed). */
   const schedule = (uri: string) => {
     pending.get(uri)?.dispose();
     // setImmediate in Node (after the messages already read); a microtask in a web worker.
-    pending.set(
-      uri,
-      RAL().timer.setImmediate(() => {
-        pending.delete(uri);
-        void enqueue(uri, async () => {
-          const state = documents.get(uri);
-          if (state) await publish(state);
-        });
-      }),
-    );
+    pending.set(uri, RAL().timer.setImmediate(() => void analyseNow(uri)));
   };
 
   connection.onInitialize((params: InitializeParams): InitializeResult => {
@@ -277,19 +291,27 @@ export function startServer(connection: Connection, host: Host): void {
   notebooks.listen(connection);
 
   const codeActions = async (params: CodeActionParams, fixFilter?: CodeActionRequest['fixFilter']): Promise<CodeAction[]> => {
-    const state = await context.ready(params.textDocument.uri);
+    const uri = params.textDocument.uri;
+    const state = await flushed(uri);
     if (!state) return [];
-    // Fix-all re-reads the findings from the shared model, so it needs the same options as the diagnostics.
+    // Fix-all re-reads the findings from the shared model when none were published for this version, so it needs
+    // the same options as the diagnostics.
     const analysisOptions = await documentOptions(state.uri, await settingsFor(state.uri));
-    return codeActionsFor({ text: state.text, lineStarts: state.lineStarts, params, model: documents.modelOf(state), analysisOptions, fixFilter });
+    const last = published.get(uri);
+    const findings = last?.version === state.version ? last.findings : undefined;
+    return codeActionsFor({ text: state.text, lineStarts: state.lineStarts, params, model: documents.modelOf(state), analysisOptions, findings, fixFilter });
   };
 
   connection.onCodeAction(async (params: CodeActionParams): Promise<CodeAction[] | ResponseError<void>> => {
     const invalid = invalidParams('textDocument/codeAction', params, 'range');
     if (invalid) return invalid;
+    const notebookUri = notebooks.route(params.textDocument.uri)?.notebookUri;
+    if (!notebookUri) return codeActions(params);
+    // A notebook cell: the program answers, and its edits go to the cells they touch. The cells' layout is read
+    // once the program's pending analysis has run, so that the findings and the layout are of the same version.
+    await flushed(notebookUri);
     const route = notebooks.route(params.textDocument.uri);
-    if (!route) return codeActions(params);
-    // A notebook cell: the program answers, and its edits go to the cells they touch.
+    if (!route) return [];
     const asked = programCodeActionParams(params, route);
     return cellCodeActions(await codeActions(asked, fixesWithinCell(route)), route, params, asked);
   });

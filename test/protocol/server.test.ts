@@ -151,3 +151,28 @@ test('lone \\r line endings: diagnostics and the quick fix name the same line as
   const [edit] = fix.edit!.changes![macUri]!;
   assert.deepEqual([edit!.range.start.line, edit!.range.end.line, edit!.newText], [5, 6, '']);
 });
+
+test('a quick fix is that of the current text: a diagnostic the text no longer has gets no edit', async () => {
+  const staleUri = 'file:///work/stale_fix.py';
+  const text = ['import torch', 'def train(model, loader, optimizer):', '    for x, y in loader:', '        model(x, y).backward()', '        torch.cuda.empty_cache()', '        optimizer.step()', ''].join('\n');
+  const published = client.diagnostics(staleUri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: staleUri, languageId: 'python', version: 1, text } });
+  const [diagnostic] = await published;
+  assert.equal(diagnostic?.code, 'OOM106');
+  const fixTitles = async (diagnostics: Diagnostic[]) =>
+    ((await client.connection.sendRequest('textDocument/codeAction', { textDocument: { uri: staleUri }, range: diagnostics[0]!.range, context: { diagnostics } })) as CodeAction[])
+      // The finding's own fixes (not the line's noqa, nor fix-all, which reads the current findings).
+      .filter((action) => action.edit && !action.title.startsWith('Disable') && !action.title.startsWith('Fix all'))
+      .map((action) => action.title);
+  assert.ok((await fixTitles([diagnostic!])).some((title) => title.startsWith('Remove torch.cuda.empty_cache()')));
+  // A line is inserted above and the client asks before it has the new diagnostics: the old range names no finding.
+  const moved = client.diagnostics(staleUri, 2);
+  await client.connection.sendNotification('textDocument/didChange', {
+    textDocument: { uri: staleUri, version: 2 },
+    contentChanges: [{ range: { start: { line: 3, character: 0 }, end: { line: 3, character: 0 } }, text: '        x = x.cuda()\n' }],
+  });
+  assert.deepEqual(await fixTitles([diagnostic!]), []);
+  const [now] = await moved;
+  assert.deepEqual(now?.range.start, { line: 5, character: 8 });
+  assert.ok((await fixTitles([now!])).some((title) => title.startsWith('Remove torch.cuda.empty_cache()')));
+});

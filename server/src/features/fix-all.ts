@@ -34,12 +34,13 @@ function wantsQuickFixAll(params: CodeActionParams): boolean {
   return quickFix && params.context.diagnostics.some((diagnostic) => diagnostic.source === DIAGNOSTIC_SOURCE);
 }
 
-export const fixAllActions: CodeActionProvider = ({ text, params, model, analysisOptions, fixFilter }): CodeAction[] => {
+export const fixAllActions: CodeActionProvider = ({ text, params, model, analysisOptions, findings: published, fixFilter }): CodeAction[] => {
   const asSource = wantsFixAll(params);
   const asQuickFix = wantsQuickFixAll(params);
   if ((!asSource && !asQuickFix) || !model) return [];
-  // The findings of this version, read from the shared model (never a second parse), with the document's options.
-  const findings = analyze(model, text, analysisOptions ?? {});
+  // The findings published for this version; else read from the shared model (never a second parse), with the
+  // document's options.
+  const findings = published ?? analyze(model, text, analysisOptions ?? {});
   const fixes = findings.map((finding) => finding.fixes.find((fix) => fix.safe) ?? { safe: false, edits: [] });
   const edits = safeFixEdits(text, fixFilter ? fixes.filter(fixFilter) : fixes);
   if (edits.length === 0) return [];
