@@ -11,7 +11,7 @@ import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
 import { clearFreesGraphs, clearSitesWithin, identifierNames } from './semantic/lifetime';
-import { lowerBound } from './semantic/model';
+import { nodesWithin } from './semantic/model';
 import type { SemanticModel } from './semantic/model';
 import { contains, enclosingLoops, textSpells } from './syntax';
 import type { Finding, TextEdit } from './types';
@@ -54,11 +54,6 @@ function isDefinition(statement: Node): boolean {
   return definition?.type === 'function_definition' || definition?.type === 'class_definition';
 }
 
-function nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
-  const result: T[] = [];
-  for (let i = lowerBound(nodes, region.startIndex); i < nodes.length && nodes[i]!.startIndex < region.endIndex; i++) result.push(nodes[i]!);
-  return result;
-}
 
 /** What a top-level statement tells the rest of the file, as a comparable string. */
 export function statementFacts(model: SemanticModel, statement: Node): string {

@@ -3,8 +3,9 @@
 import type { Node } from '../engine/parser';
 import { possibleValues } from '../engine/semantic/bindings';
 import { isOnCpu } from '../engine/semantic/devices';
+import { nodesWithin } from '../engine/semantic/model';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, calleeName, callReceiver, children, contains, dottedName, enclosingLoops } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, enclosingLoops } from '../engine/syntax';
 import type { Fix, TextEdit } from '../engine/types';
 import { asReceiver, replaceNode } from '../fixes/edits';
 import { t } from '../l10n';
@@ -38,15 +39,14 @@ function batchLoop(model: SemanticModel, site: Node): Node | undefined {
 
 /** Whether `name` is only ever rebound inside `loop` by growth assignments (so it carries over between iterations). */
 function carriesOver(model: SemanticModel, name: string, loop: Node): boolean {
-  for (const assignment of model.assignments) {
-    if (!contains(loop, assignment)) continue;
+  for (const assignment of nodesWithin(model.assignments, loop)) {
     const left = assignment.childForFieldName('left');
     if (!left || !model.targetNames(left).includes(name)) continue;
     if (!growthCall(model, assignment, name)) return false;
   }
-  for (const inner of model.loops) {
+  for (const inner of nodesWithin(model.loops, loop)) {
     const left = inner.type === 'for_statement' ? inner.childForFieldName('left') : null;
-    if (contains(loop, inner) && left && model.targetNames(left).includes(name)) return false;
+    if (left && model.targetNames(left).includes(name)) return false;
   }
   return true;
 }

@@ -6,14 +6,9 @@ import { calleeName, children, contains } from '../syntax';
 import { deviceNamesWithin, indexlessPlacementsWithin } from './devices';
 import { devicePlacingCalls, distributedMarkers, onlyRankZeroRuns, setDeviceCalls } from './distributed';
 import { freezesWithin, isAliasForm, optimizers, registeredChildren, trainingLoopForwards } from './parameters';
-import { lowerBound } from './model';
+import { nodesWithin } from './model';
 import type { SemanticModel } from './model';
 
-function nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
-  const result: T[] = [];
-  for (let i = lowerBound(nodes, region.startIndex); i < nodes.length && nodes[i]!.startIndex < region.endIndex; i++) result.push(nodes[i]!);
-  return result;
-}
 
 function localClassNames(model: SemanticModel): Set<string> {
   return model.memo('local-class-names', () => new Set(model.classes.map((cls) => cls.name)));

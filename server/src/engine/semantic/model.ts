@@ -836,7 +836,7 @@ export class SemanticModel {
    */
   private returnsNumberAt(info: FunctionInfo, index: number): boolean {
     return this.memo(`returns-number:${info.node.id}:${index}`, () => {
-      const returns = this.returnStatements.filter((statement) => contains(info.node, statement) && enclosingFunction(statement).id === info.node.id);
+      const returns = nodesWithin(this.returnStatements, info.node).filter((statement) => enclosingFunction(statement).id === info.node.id);
       if (returns.length === 0) return false;
       const isNumber = (expression: Node | undefined): boolean => {
         if (!expression) return false;
@@ -1055,8 +1055,8 @@ export class SemanticModel {
         }
         return false;
       };
-      for (const statement of this.returnStatements) {
-        if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
+      for (const statement of nodesWithin(this.returnStatements, info.node)) {
+        if (enclosingFunction(statement).id !== info.node.id) continue;
         const value = children(statement)[0];
         if (value && !isDetachedExpression(value) && dependsOnParameters(value, 4)) return true;
       }
@@ -1066,8 +1066,8 @@ export class SemanticModel {
 
   private functionReturnsAttached(info: FunctionInfo): boolean {
     if (this.isNoGradFunction(info)) return false;
-    for (const statement of this.returnStatements) {
-      if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
+    for (const statement of nodesWithin(this.returnStatements, info.node)) {
+      if (enclosingFunction(statement).id !== info.node.id) continue;
       const value = children(statement)[0];
       if (value && this.isAttached(value)) return true;
     }
@@ -1549,6 +1549,13 @@ export function lowerBound(nodes: readonly Node[], offset: number): number {
     else high = mid;
   }
   return low;
+}
+
+/** The nodes of a list in document order (the model's calls, assignments, returns…) that start inside `region`. */
+export function nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
+  const result: T[] = [];
+  for (let i = lowerBound(nodes, region.startIndex); i < nodes.length && nodes[i]!.startIndex < region.endIndex; i++) result.push(nodes[i]!);
+  return result;
 }
 
 /** `foo(...)`, also through `.to(device)` chains: `Model().to(device)` → the `Model()` call. */

@@ -7,7 +7,7 @@ import type { Node } from '../parser';
 import { callArguments, calleeName, callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, stringLiteral } from '../syntax';
 import { argumentFor, parametersOf, possibleValues } from './bindings';
 import type { Parameter } from './bindings';
-import { lowerBound } from './model';
+import { lowerBound, nodesWithin } from './model';
 import type { ClassInfo, SemanticModel } from './model';
 
 /** The names a model may go by, and whether some path could not be followed. */
@@ -38,8 +38,8 @@ function returnedArgument(model: SemanticModel, call: Node): Node | undefined {
   if (!info) return undefined;
   const parameters = parametersOf(info.node);
   let returned: Parameter | undefined;
-  for (const statement of model.returnStatements) {
-    if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
+  for (const statement of nodesWithin(model.returnStatements, info.node)) {
+    if (enclosingFunction(statement).id !== info.node.id) continue;
     const value = children(statement)[0];
     if (!value || !isAliasForm(value)) return undefined;
     const branches = value.type === 'conditional_expression' ? children(value).filter((_, i) => i !== 1) : [value];
@@ -147,8 +147,8 @@ function unpackedSources(model: SemanticModel, call: Node, index: number): Node[
   const info = model.resolveLocalFunction(call);
   if (!info) return [];
   const elements: Node[] = [];
-  for (const statement of model.returnStatements) {
-    if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
+  for (const statement of nodesWithin(model.returnStatements, info.node)) {
+    if (enclosingFunction(statement).id !== info.node.id) continue;
     const value = children(statement)[0];
     const element = value && ['tuple', 'expression_list', 'list'].includes(value.type) ? children(value)[index] : undefined;
     if (element) elements.push(element);
@@ -637,8 +637,7 @@ export function registeredChildren(model: SemanticModel, cls: ClassInfo): string
   const names: string[] = [];
   for (const fn of model.functions) {
     if (fn.classInfo?.node.id !== cls.node.id || fn.name !== '__init__') continue;
-    for (const assignment of model.assignments) {
-      if (!contains(fn.node, assignment)) continue;
+    for (const assignment of nodesWithin(model.assignments, fn.node)) {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
       const name = dottedName(left);

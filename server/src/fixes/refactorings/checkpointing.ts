@@ -5,8 +5,9 @@
 // `torch.utils.checkpoint.checkpoint(layer, x, use_reentrant=False)`, only while `self.training` (evaluation and
 // inference keep the plain call).
 import type { Node } from '../../engine/parser';
+import { nodesWithin } from '../../engine/semantic/model';
 import type { ClassInfo, FunctionInfo, SemanticModel } from '../../engine/semantic/model';
-import { calleeName, children, contains, dottedName } from '../../engine/syntax';
+import { calleeName, children, dottedName } from '../../engine/syntax';
 import type { TextEdit } from '../../engine/types';
 import { t } from '../../l10n';
 import { insertAt, lineEnding, lineIndent, replaceNode } from '../edits';
@@ -97,8 +98,7 @@ function huggingFace(context: RefactoringContext): Refactoring[] {
 /** `self.layers = nn.ModuleList([...])` or `nn.Sequential(...)` somewhere in the class. */
 function containerAttributes(model: SemanticModel, cls: ClassInfo): Set<string> {
   const names = new Set<string>();
-  for (const assignment of model.assignments) {
-    if (!contains(cls.node, assignment)) continue;
+  for (const assignment of nodesWithin(model.assignments, cls.node)) {
     const left = dottedName(assignment.childForFieldName('left'));
     const right = assignment.childForFieldName('right');
     if (!left?.startsWith('self.') || right?.type !== 'call') continue;
@@ -128,8 +128,8 @@ function layerLoops(model: SemanticModel): LayerLoop[] {
     if (!forward || self?.type !== 'identifier') continue;
     const containers = containerAttributes(model, cls);
     const calls: Node[] = [];
-    for (const loop of model.loops) {
-      if (loop.type !== 'for_statement' || !contains(forward.node, loop)) continue;
+    for (const loop of nodesWithin(model.loops, forward.node)) {
+      if (loop.type !== 'for_statement') continue;
       const target = loop.childForFieldName('left');
       const iterable = dottedName(loop.childForFieldName('right'));
       if (target?.type !== 'identifier' || !iterable?.startsWith(`${self.text}.`) || !containers.has(iterable.slice(self.text.length + 1))) continue;
