@@ -8,7 +8,7 @@ def parse_config():
     return {
         "model": {"name": "regnet_y_3_2gf", "num_classes": 1000},
         "data": {"train_crop_size": 176, "val_resize": 232},   # torchvision's 'new recipe' low-res training
-        "train": {"batch_size": 64, "accum_steps": 4, "lr": 2e-3, "max_updates": 3, "label_smoothing": 0.1},
+        "train": {"batch_size": 96, "accum_steps": 4, "lr": 2e-3, "max_updates": 3, "label_smoothing": 0.1},
     }
 
 

@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader, Dataset
 NUM_CLASSES = 400
 CLIP_LEN = 16          # frames per clip
 CROP = 112
-BATCH_SIZE = 16
+BATCH_SIZE = 32
 MAX_STEPS = 6
 BASE_LR = 0.01
 LR = BASE_LR * BATCH_SIZE / 8
