@@ -1,12 +1,11 @@
 // Tree-sitter queries are data: one .scm file per rule that a pattern serves (server/src/rules/queries/, copied
-// to dist/queries/ by the build). Each is compiled once per process; matches are returned as the nodes of the
+// to dist/queries/ by the build). They are compiled once per process, as one query; matches are returned as the nodes of the
 // semantic model's copy of the tree, so rules reason about them like any other node.
-import type { Node as TreeSitterNode, Query, Tree } from 'web-tree-sitter';
+import type { Node as TreeSitterNode, Query, QueryMatch, Tree } from 'web-tree-sitter';
 import { compileQuerySync } from './parser';
 import { host } from '../host';
 import type { SyntaxNode } from './syntax-tree';
 
-const compiled = new Map<string, Query>();
 
 /** The source of a query file by name (`retain-graph-in-loop`). */
 export function querySource(name: string): string {
@@ -20,13 +19,52 @@ export function queryNames(): string[] {
   return host().queryNames();
 }
 
-function query(name: string): Query {
-  let result = compiled.get(name);
-  if (!result) {
-    result = compileQuerySync(querySource(name));
-    compiled.set(name, result);
+/**
+ * Every shipped query compiled as one, and which of its patterns each file's are: one pass over a tree (or a
+ * statement) answers all of them, where one pass per file walked it once per rule.
+ */
+interface CombinedQuery {
+  query: Query;
+  /** The query file of each pattern, by pattern index. */
+  nameOfPattern: string[];
+  names: string[];
+}
+
+let combined: CombinedQuery | undefined;
+
+function combinedQuery(): CombinedQuery {
+  if (combined) return combined;
+  // The files that ship do not change while the server runs (a host may read a folder to list them).
+  const names = queryNames();
+  let source = '';
+  // Where each file's text starts, in UTF-8 bytes as startIndexForPattern counts.
+  const fileStarts: number[] = [];
+  let bytes = 0;
+  const encoder = new TextEncoder();
+  for (const name of names) {
+    const text = querySource(name) + '\n';
+    fileStarts.push(bytes);
+    bytes += encoder.encode(text).length;
+    source += text;
   }
-  return result;
+  const query = compileQuerySync(source);
+  // Each pattern belongs to the file whose text holds its start.
+  const nameOfPattern: string[] = [];
+  for (let pattern = 0, file = 0; pattern < query.patternCount(); pattern++) {
+    const start = query.startIndexForPattern(pattern);
+    while (file + 1 < fileStarts.length && fileStarts[file + 1]! <= start) file++;
+    nameOfPattern.push(names[file]!);
+  }
+  combined = { query, nameOfPattern, names };
+  return combined;
+}
+
+/** The matches of every shipped query within `node`, as captures on `root`'s copy, by query name. */
+function allMatches(node: TreeSitterNode, root: SyntaxNode, offset = 0, range?: { startIndex: number; endIndex: number }): Map<string, QueryCaptures[]> {
+  const { query, nameOfPattern, names } = combinedQuery();
+  const byName = new Map<string, QueryCaptures[]>(names.map((name) => [name, []]));
+  for (const match of query.matches(node, range)) byName.get(nameOfPattern[match.patternIndex]!)!.push(capturesOf(match, root, offset));
+  return byName;
 }
 
 /** The node of `root`'s copy with exactly this range and type. */
@@ -66,26 +104,29 @@ export type QueryCaptures = Map<string, SyntaxNode>;
 export function queryMatches(treeOf: () => Tree | undefined, root: SyntaxNode, name: string, region?: SyntaxNode): QueryCaptures[] {
   // A statement moved unchanged into a new version keeps its copy's nodes, and so its matches; the tree is asked
   // for only when they are not known (it may have to be re-parsed first, see DocumentStore.currentTree).
-  let byName = region && statementMatches.get(region);
-  const cached = byName?.get(name);
-  if (cached) return cached;
+  const known = (region ? statementMatches : fileMatches).get(region ?? root)?.get(name);
+  if (known) return known;
   const tree = treeOf();
   if (!tree) throw new Error('this model was built without its tree-sitter tree');
-  if (!region) return capturesOf(query(name).matches(tree.rootNode), root);
+  if (!region) {
+    const byName = allMatches(tree.rootNode, root);
+    fileMatches.set(root, byName);
+    return byName.get(name) ?? [];
+  }
   // The statement's own tree-sitter node, not a range over the root: in a tree with a syntax error elsewhere,
   // tree-sitter's range-limited matching misses matches that the statement holds.
   const index = childIndex(root, region);
   const node = index === undefined ? undefined : tree.rootNode.child(index);
-  const result = node && node.startIndex === region.startIndex && node.endIndex === region.endIndex
-    ? capturesOf(query(name).matches(node), root)
-    : capturesOf(query(name).matches(tree.rootNode, { startIndex: region.startIndex, endIndex: region.endIndex }), root);
-  if (!byName) statementMatches.set(region, (byName = new Map()));
-  byName.set(name, result);
-  return result;
+  const byName = node && node.startIndex === region.startIndex && node.endIndex === region.endIndex
+    ? allMatches(node, root)
+    : allMatches(tree.rootNode, root, 0, { startIndex: region.startIndex, endIndex: region.endIndex });
+  statementMatches.set(region, byName);
+  return byName.get(name) ?? [];
 }
 
+/** The matches of every query within a top-level statement, and within a whole tree (by its copy's root). */
 const statementMatches = new WeakMap<SyntaxNode, Map<string, QueryCaptures[]>>();
-let shippedQueryNames: string[] | undefined;
+const fileMatches = new WeakMap<SyntaxNode, Map<string, QueryCaptures[]>>();
 
 /**
  * Keeps the matches of every query within a top-level statement that was parsed alone (engine/statement-reparse.ts):
@@ -93,11 +134,7 @@ let shippedQueryNames: string[] | undefined;
  * document's own tree is then behind its text, and the statement's matches are read from here instead.
  */
 export function rememberStatementMatches(statement: SyntaxNode, node: TreeSitterNode, offset: number): void {
-  const byName = new Map<string, QueryCaptures[]>();
-  // The files that ship do not change while the server runs (a host may read a folder to list them).
-  shippedQueryNames ??= queryNames();
-  for (const name of shippedQueryNames) byName.set(name, capturesOf(query(name).matches(node), statement, offset));
-  statementMatches.set(statement, byName);
+  statementMatches.set(statement, allMatches(node, statement, offset));
 }
 
 /** The index of a top-level statement among the root's children, by binary search on its start. */
@@ -115,16 +152,12 @@ function childIndex(root: SyntaxNode, statement: SyntaxNode): number | undefined
   return undefined;
 }
 
-/** The captures as nodes of `root`'s copy; `offset` is added to the matched tree's offsets (a statement parsed alone). */
-function capturesOf(matches: ReturnType<Query['matches']>, root: SyntaxNode, offset = 0): QueryCaptures[] {
-  const result: QueryCaptures[] = [];
-  for (const match of matches) {
-    const captures: QueryCaptures = new Map();
-    for (const capture of match.captures) {
-      const node = copyOf(root, capture.node.startIndex + offset, capture.node.endIndex + offset, capture.node.type);
-      if (node) captures.set(capture.name, node);
-    }
-    result.push(captures);
+/** A match's captures as nodes of `root`'s copy; `offset` is added to the matched tree's offsets (a statement parsed alone). */
+function capturesOf(match: QueryMatch, root: SyntaxNode, offset: number): QueryCaptures {
+  const captures: QueryCaptures = new Map();
+  for (const capture of match.captures) {
+    const node = copyOf(root, capture.node.startIndex + offset, capture.node.endIndex + offset, capture.node.type);
+    if (node) captures.set(capture.name, node);
   }
-  return result;
+  return captures;
 }
