@@ -208,6 +208,7 @@ export function startServer(connection: Connection, host: Host): void {
     // Once the diagnostics are out, still inside this document's queue (before its next change moves the
     // statements): what the next edit needs to reuse these findings.
     completeFacts(model, cache);
+    for (const feature of FEATURES) feature.published?.(state);
   };
 
   /** Re-analysis runs once the burst of changes read together has been applied (coalesced, not timed). */
