@@ -38,6 +38,11 @@ export interface Host {
   projectConfig(uri: string): Promise<ProjectConfig | undefined>;
   /** The local GPUs and their free memory (`nvidia-smi`), or why there are none (a browser has no process to run). */
   localGpus(command: string): Promise<LocalGpuQuery>;
+  /**
+   * Collects garbage now, where the runtime allows it (the Node server). A closed document's tree copy, model and
+   * findings are unreachable at once, but a server that idles allocates nothing that would collect them.
+   */
+  collectGarbage?(): void;
 }
 
 let current: Host | undefined;

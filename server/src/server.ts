@@ -66,6 +66,9 @@ function optionsKey(options: AnalysisOptions): string {
   return JSON.stringify([options.select, options.ignore, options.severity, options.keptBytes?.('graph'), options.keptBytes?.('output')]);
 }
 
+/** How long after the last document closed its memory is collected. */
+const RELEASE_MEMORY_AFTER_MS = 500;
+
 // A web worker has no environment (scripts/build.mjs defines process.env as empty there).
 const TRACE_ANALYSIS = process.env.OOMGUARD_TRACE_ANALYSIS === '1';
 
@@ -75,6 +78,8 @@ export function startServer(connection: Connection, host: Host): void {
   /** Per-document queue: LSP changes must be applied one after another, each on the tree of the last. */
   const queues = new Map<string, Promise<unknown>>();
   const pending = new Map<string, Disposable>();
+  /** Per document: the settings as the editor gives them, and with `oomguard.gpu` resolved (settingsFor). */
+  const editorSettingsCache = new Map<string, Promise<Settings>>();
   const settingsCache = new Map<string, Promise<Settings>>();
   let canPullConfiguration = false;
   let initialSettings: Settings = DEFAULT_SETTINGS;
@@ -107,7 +112,7 @@ export function startServer(connection: Connection, host: Host): void {
     locale: () => clientLocale,
     openDocuments: () => [...queues.keys()].filter((uri) => documents.get(uri) !== undefined),
     reanalyze: (uri) => schedule(uri),
-    analysisOptionsFor: async (uri) => documentOptions(uri, await settingsFor(uri)),
+    analysisOptionsFor: async (uri) => documentOptions(uri, await editorSettingsFor(uri)),
   };
 
   /** Drops a closed document (or notebook program) and clears its diagnostics (a notebook's on each of its cells). */
@@ -118,10 +123,23 @@ export function startServer(connection: Connection, host: Host): void {
       documents.close(uri);
       analysisCaches.delete(uri);
       published.delete(uri);
+      editorSettingsCache.delete(uri);
       settingsCache.delete(uri);
       queues.delete(uri);
       for (const target of cells ?? [uri]) await connection.sendDiagnostics({ uri: target, diagnostics: [] });
+      releaseMemorySoon();
     });
+  };
+
+  /** Once documents stop closing: their memory goes back (one collection after closing many at once). */
+  let releaseTimer: Disposable | undefined;
+  const releaseMemorySoon = () => {
+    if (!host.collectGarbage) return;
+    releaseTimer?.dispose();
+    releaseTimer = RAL().timer.setTimeout(() => {
+      releaseTimer = undefined;
+      host.collectGarbage?.();
+    }, RELEASE_MEMORY_AFTER_MS);
   };
 
   const enqueue = (uri: string, work: () => Promise<unknown>) => {
@@ -130,14 +148,24 @@ export function startServer(connection: Connection, host: Host): void {
     return next;
   };
 
+  /** The settings without the GPU resolved: all that diagnostics read (`auto` waits for nvidia-smi, which they must not). */
+  const editorSettingsFor = (uri: string): Promise<Settings> => {
+    if (!canPullConfiguration) return Promise.resolve(initialSettings);
+    let cached = editorSettingsCache.get(uri);
+    if (!cached) {
+      cached = connection.workspace
+        .getConfiguration({ scopeUri: uri, section: 'oomguard' })
+        .then(normalizeSettings, () => initialSettings);
+      editorSettingsCache.set(uri, cached);
+    }
+    return cached;
+  };
+
   const settingsFor = (uri: string): Promise<Settings> => {
     if (!canPullConfiguration) return withGpuTarget(initialSettings);
     let cached = settingsCache.get(uri);
     if (!cached) {
-      cached = connection.workspace
-        .getConfiguration({ scopeUri: uri, section: 'oomguard' })
-        .then(normalizeSettings, () => initialSettings)
-        .then(withGpuTarget);
+      cached = editorSettingsFor(uri).then(withGpuTarget);
       settingsCache.set(uri, cached);
     }
     return cached;
@@ -184,7 +212,9 @@ export function startServer(connection: Connection, host: Host): void {
 
   const publish = async (state: DocumentState) => {
     const version = state.version;
-    const settings = await settingsFor(state.uri);
+    // The GPU target is resolved alongside (its warning is due now), not waited for.
+    settingsFor(state.uri).catch(() => undefined);
+    const settings = await editorSettingsFor(state.uri);
     const ruleOptions = await documentOptions(state.uri, settings);
     // A newer version arrived while settings and pyproject.toml were read: its own run will publish.
     if (documents.get(state.uri)?.version !== version) return;
@@ -215,6 +245,7 @@ export function startServer(connection: Connection, host: Host): void {
     // Once the diagnostics are out, still inside this document's queue (before its next change moves the
     // statements): what the next edit needs to reuse these findings.
     completeFacts(model, cache);
+    for (const feature of FEATURES) feature.published?.(state);
   };
 
   /** Queues the analysis of a document's current version now (one that was scheduled is not run again). */
@@ -265,6 +296,7 @@ export function startServer(connection: Connection, host: Host): void {
   });
 
   connection.onDidChangeConfiguration((change) => {
+    editorSettingsCache.clear();
     settingsCache.clear();
     const settings = (change.settings as { oomguard?: unknown } | undefined)?.oomguard;
     if (settings) initialSettings = normalizeSettings(settings);
@@ -272,6 +304,8 @@ export function startServer(connection: Connection, host: Host): void {
   });
 
   connection.onDidOpenTextDocument(({ textDocument }) => {
+    // Asked before the parse, so that the editor answers while the server parses.
+    settingsFor(textDocument.uri).catch(() => undefined);
     void enqueue(textDocument.uri, () => documents.open(textDocument.uri, textDocument.version, textDocument.text));
     schedule(textDocument.uri);
   });
@@ -296,7 +330,7 @@ export function startServer(connection: Connection, host: Host): void {
     if (!state) return [];
     // Fix-all re-reads the findings from the shared model when none were published for this version, so it needs
     // the same options as the diagnostics.
-    const analysisOptions = await documentOptions(state.uri, await settingsFor(state.uri));
+    const analysisOptions = await documentOptions(state.uri, await editorSettingsFor(state.uri));
     const last = published.get(uri);
     const findings = last?.version === state.version ? last.findings : undefined;
     return codeActionsFor({ text: state.text, lineStarts: state.lineStarts, params, model: documents.modelOf(state), analysisOptions, findings, fixFilter });

@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { loadPython, compileQuerySync } from '../../server/src/engine/parser';
-import { queryNames, querySource } from '../../server/src/engine/queries';
+import { loadPython, compileQuerySync, parsePython } from '../../server/src/engine/parser';
+import { queryMatches, queryNames, querySource } from '../../server/src/engine/queries';
+import { copyTree } from '../../server/src/engine/syntax-tree';
 import { repoRoot } from '../helpers/analysis';
 
 test('every rule query compiles and is used by its rule', async () => {
@@ -27,9 +28,6 @@ test('a query with an unknown node type is refused', async () => {
 
 test('the queries run as one give each query the matches it gives alone, on a whole file and per statement', async () => {
   await loadPython();
-  const { parsePython } = await import('../../server/src/engine/parser');
-  const { copyTree } = await import('../../server/src/engine/syntax-tree');
-  const { queryMatches } = await import('../../server/src/engine/queries');
   const text = fs.readFileSync(path.join(repoRoot, 'examples', 'train_gpt2.py'), 'utf8') +
     '\nfor x, y in loader:\n    out = model(x, labels=y, output_hidden_states=True)\n    out.loss.backward(retain_graph=True)\n' +
     '    out.loss.backward(create_graph=True)\n    torch.cuda.empty_cache()\ntrainer = Trainer(model=model, compute_metrics=metrics)\n';

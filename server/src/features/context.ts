@@ -29,4 +29,9 @@ export interface ServerFeature {
   register(context: ServerContext): void;
   /** Options this feature adds to the analysis of one document version (leak sizes from the memory estimate). */
   analysisOptions?(state: DocumentState, settings: Settings): Partial<AnalysisOptions>;
+  /**
+   * A version's diagnostics are written out (and the work that follows them is done): a feature's slow work for
+   * the version starts from here, never before, so that it cannot hold the diagnostics back.
+   */
+  published?(state: DocumentState): void;
 }

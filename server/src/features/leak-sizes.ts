@@ -45,6 +45,11 @@ function sizesKey(sizes: AnalysisOptions['keptBytes']): string {
  */
 const REFRESH_AFTER_MS = 300;
 const refreshTimers = new Map<string, NodeJS.Timeout>();
+/**
+ * The sizes an analysis used when the estimate was of an older version, until its diagnostics are out: the timer
+ * starts then (published), as one started before could fire while a long diagnostics message is still being written.
+ */
+const refreshNeeded = new WeakMap<DocumentState, string>();
 
 function refreshLater(serverContext: ServerContext, state: DocumentState, usedKey: string): void {
   const pending = refreshTimers.get(state.uri);
@@ -82,7 +87,14 @@ export const leakSizes: ServerFeature = {
     // The program model is the estimate's own (built with it) only when the estimate is of this version.
     const serverContext = context;
     const sizes = sizesFrom(latest, latest?.version === state.version ? () => programFor(serverContext, state) : undefined);
-    if (latest?.version !== state.version) refreshLater(context, state, sizesKey(sizes));
+    if (latest?.version !== state.version) refreshNeeded.set(state, sizesKey(sizes));
+    else refreshNeeded.delete(state);
     return sizes ? { keptBytes: sizes } : {};
+  },
+  published(state) {
+    const usedKey = refreshNeeded.get(state);
+    if (!context || usedKey === undefined) return;
+    refreshNeeded.delete(state);
+    refreshLater(context, state, usedKey);
   },
 };
