@@ -477,7 +477,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         }
         else if (seq >= 8 && !TARGET_VARIABLE.test(assignedName(call) ?? '') && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
       } else if (shape && shape.dims.length >= 3) {
-        const [c, h, w] = shape.dims.slice(-3) as [number, number, number];
+        // A video clip (C, T, H, W): the channels come before the frames.
+        const video = shape.dims.length >= 4 && [1, 3, 4].includes(shape.dims[shape.dims.length - 4]!) && ![1, 3, 4].includes(shape.dims[shape.dims.length - 3]!);
+        const [c, h, w] = (video ? [shape.dims[shape.dims.length - 4], ...shape.dims.slice(-2)] : shape.dims.slice(-3)) as [number, number, number];
         // A batch made as the model takes it outranks a stored image found before it.
         const stored = storedImageCall(call, kwValue('dtype'));
         if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && (!detected.imageSize || (storedImage && !stored))) {
