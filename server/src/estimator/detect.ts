@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
-import { findVisionModel, type VisionModel } from './catalog/vision';
+import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { partialTensorShape, tensorShape, type Value } from '../engine/program/values';
@@ -127,7 +127,7 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
   const families: Record<string, TransformerFamily> = {
     gpt2: 'gpt2', bert: 'bert', roberta: 'bert', distilbert: 'distilbert', 'deberta-v2': 'deberta', llama: 'llama', mistral: 'llama',
     qwen2: 'llama', qwen3: 'llama', phi3: 'llama', opt: 'opt', phi: 'phi', gemma: 'gemma', gemma2: 'gemma', t5: 't5', vit: 'vit',
-    whisper: 'whisper', bart: 'bart', mbart: 'bart',
+    whisper: 'whisper', bart: 'bart', mbart: 'bart', gpt_neox: 'gpt_neox',
   };
   const family = families[modelType];
   if (!family) return undefined;
@@ -149,6 +149,11 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
     spec.extraNormsPerLayer = 2;
     spec.finalLogitSoftcap = typeof json.final_logit_softcapping === 'number';
   }
+  if (family === 'gpt_neox') {
+    // GPTNeoXConfig: dropouts default to 0; tie_word_embeddings defaults to false (read above when given).
+    spec.hiddenDropout = (n('hidden_dropout') ?? 0) > 0;
+    spec.attnDropout = (n('attention_dropout') ?? 0) > 0;
+  }
   if (family === 't5') spec.tiedEmbeddings = true; // transformers 5's T5Config ties the head whatever config.json says
   if (modelType === 'mbart') spec.normPlacement = 'pre';
   if (family === 'bart') {
@@ -167,7 +172,7 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     GPT2Config: 'gpt2', BertConfig: 'bert-base-uncased', RobertaConfig: 'roberta-base', DistilBertConfig: 'distilbert-base-uncased',
     LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
     OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
-    PhiConfig: 'microsoft/phi-2', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
+    PhiConfig: 'microsoft/phi-2', GPTNeoXConfig: 'EleutherAI/pythia-410m', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
   };
   const id = base[className];
   if (!id) return undefined;
@@ -380,7 +385,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (/^torchvision\.models\.get_model$/.test(libraryCall) && !detected.model) {
       const modelName = bindings.evaluate(pos[0] ?? kw.get('name'));
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
-      if (vision) detected.model = visionModel(vision, String(modelName), 'torchvision', line, kwValue('num_classes'));
+      if (vision) detected.model = visionModel(vision, String(modelName), 'torchvision', line, kwValue('num_classes'), kwValue('aux_loss'));
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
@@ -388,7 +393,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       (/^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/.test(fn) ? [fn, fn] : null);
     if (tvMatch && !detected.model && !/^(get_model|get_weight|list_models)$/.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
-      if (vision) detected.model = visionModel(vision, tvMatch[1]!, 'torchvision', line, kwValue('num_classes'));
+      if (vision) detected.model = visionModel(vision, tvMatch[1]!, 'torchvision', line, kwValue('num_classes'), kwValue('aux_loss'));
       else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another.
@@ -472,7 +477,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         }
         else if (seq >= 8 && !TARGET_VARIABLE.test(assignedName(call) ?? '') && !detected.seqLen) detected.seqLen = { value: seq, line: shape.line, how: shape.how };
       } else if (shape && shape.dims.length >= 3) {
-        const [c, h, w] = shape.dims.slice(-3) as [number, number, number];
+        // A video clip (C, T, H, W): the channels come before the frames.
+        const video = shape.dims.length >= 4 && [1, 3, 4].includes(shape.dims[shape.dims.length - 4]!) && ![1, 3, 4].includes(shape.dims[shape.dims.length - 3]!);
+        const [c, h, w] = (video ? [shape.dims[shape.dims.length - 4], ...shape.dims.slice(-2)] : shape.dims.slice(-3)) as [number, number, number];
         // A batch made as the model takes it outranks a stored image found before it.
         const stored = storedImageCall(call, kwValue('dtype'));
         if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && (!detected.imageSize || (storedImage && !stored))) {
@@ -887,12 +894,14 @@ function stripTimmTag(name: string): string {
   return name.replace(/^timm\//, '').split('.')[0]!;
 }
 
-function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined): DetectedModel {
-  const numClasses = typeof classes === 'number' ? classes : 1000;
-  const spec = vision.build(vision.imageSize ?? 224, numClasses);
+function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined, auxLoss?: PyValue): DetectedModel {
+  // torchvision's segmentation builders default to 21 classes (VOC) and, without weights, to no auxiliary head.
+  const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : 1000;
+  const options: VisionOptions = { auxLoss: auxLoss === true };
+  const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
   return {
     name, source, line, spec, defaultWeightDtype: 'fp32', ...(vision.imageSize ? { nativeImageSize: vision.imageSize } : {}),
-    rebuildAt: spec.kind === 'layers' ? (size: number) => vision.build(size, numClasses) as LayerNetSpec : undefined,
+    rebuildAt: spec.kind === 'layers' ? (size: number) => vision.build(size, numClasses, options) as LayerNetSpec : undefined,
   };
 }
 

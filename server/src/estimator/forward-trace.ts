@@ -300,6 +300,14 @@ export class ForwardTrace implements TensorTracer {
       const value = arg(index, name);
       return (value?.kind === 'list' ? numberOf(value.items[0]) : numberOf(value)) ?? fallback;
     };
+    // A per-dimension argument (a 3-D convolution's kernel_size=(3, 7, 7), stride=(1, 2, 2)): one value per spatial
+    // dimension, a single number standing for all of them.
+    const perDimension = (index: number, name: string, fallback: number, count: number): number[] => {
+      const value = arg(index, name);
+      if (value?.kind === 'list' && value.items.length === count) return value.items.map((item) => numberOf(item) ?? fallback);
+      const single = value?.kind === 'list' ? numberOf(value.items[0]) : numberOf(value);
+      return new Array<number>(count).fill(single ?? fallback);
+    };
     const flag = (name: string, fallback: boolean, index = -1): boolean => {
       const value = arg(index, name);
       return value?.kind === 'bool' ? value.value : fallback;
@@ -367,19 +375,20 @@ export class ForwardTrace implements TensorTracer {
         this.keepCastOperand('half', x);
         this.convolutions++;
         const spatial = layer.type.endsWith('3d') ? 3 : layer.type.endsWith('2d') ? 2 : 1;
-        const kernel = num(2, 'kernel_size', 1);
-        const stride = num(3, 'stride', 1);
+        const kernel = perDimension(2, 'kernel_size', 1, spatial);
+        const stride = perDimension(3, 'stride', 1, spatial);
         const paddingValue = arg(4, 'padding');
-        const padding = paddingValue?.kind === 'string' ? (paddingValue.value === 'same' ? Math.floor(kernel / 2) : 0)
-          : paddingValue?.kind === 'list' ? numberOf(paddingValue.items[0]) ?? 0 : numberOf(paddingValue) ?? 0;
-        const dilation = num(layer.type.startsWith('ConvTranspose') ? 8 : 5, 'dilation', 1);
+        const padding = paddingValue?.kind === 'string'
+          ? kernel.map((k) => (paddingValue.value === 'same' ? Math.floor(k / 2) : 0))
+          : perDimension(4, 'padding', 0, spatial);
+        const dilation = perDimension(layer.type.startsWith('ConvTranspose') ? 8 : 5, 'dilation', 1, spatial);
         const outputPadding = layer.type.startsWith('ConvTranspose') ? num(5, 'output_padding', 0) : 0;
         const out = num(1, 'out_channels', shape[shape.length - spatial - 1]!);
-        const size = (n: number) => layer.type.startsWith('ConvTranspose')
-          ? (n - 1) * stride - 2 * padding + dilation * (kernel - 1) + outputPadding + 1
-          : Math.floor((n + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1;
+        const size = (n: number, d: number) => layer.type.startsWith('ConvTranspose')
+          ? (n - 1) * stride[d]! - 2 * padding[d]! + dilation[d]! * (kernel[d]! - 1) + outputPadding + 1
+          : Math.floor((n + 2 * padding[d]! - dilation[d]! * (kernel[d]! - 1) - 1) / stride[d]!) + 1;
         const lead = shape.slice(0, shape.length - spatial - 1);
-        return this.precision(this.produce([...lead, out, ...shape.slice(-spatial).map(size)], [x]), true);
+        return this.precision(this.produce([...lead, out, ...shape.slice(-spatial).map((n, d) => size(n, d))], [x]), true);
       }
       case 'BatchNorm1d':
       case 'BatchNorm2d':

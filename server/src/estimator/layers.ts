@@ -32,6 +32,11 @@ export function recurrentBackwardWorkspace(steps: number, hidden: number, dirs: 
   return steps * Math.max(hidden * dirs * (dirs === 2 ? 8 : 6), dirs === 2 ? 4300 : 3000);
 }
 
+/** A tensor the walk passed, that a later branch reads again (a segmentation head reading an earlier stage). */
+export interface BranchPoint {
+  readonly shape: Shape;
+}
+
 /** Builds a LayerNetSpec by applying ops to a current tensor, per sample. */
 export class NetBuilder {
   private shape: Shape;
@@ -56,6 +61,8 @@ export class NetBuilder {
   private backwardWorkspace = 0;
   private convolutions = 0;
   private readonly inputSpec: LayerNetSpec['input'];
+  /** Model outputs besides the last tensor (a segmentation model's auxiliary map), each with its own loss. */
+  private extraOutputs = 0;
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
@@ -87,6 +94,40 @@ export class NetBuilder {
     this.shape = shape;
     this.currentSaved = false;
     this.largest = Math.max(this.largest, elementsOf(shape));
+  }
+
+  /**
+   * The current tensor, for a second branch to read later. It has two readers, and the first (a convolution)
+   * keeps it for backward, so it counts as kept from here.
+   */
+  mark(): BranchPoint {
+    this.keepCurrent();
+    return { shape: this.shape };
+  }
+
+  /**
+   * Continues from a marked tensor. `leavingKept`: the tensor the walk leaves is kept (a branch's output that a
+   * concatenation or a loss reads later); false where only an addition reads it.
+   */
+  branchFrom(point: BranchPoint, leavingKept = true): this {
+    if (leavingKept) this.keepCurrent();
+    this.shape = point.shape;
+    this.currentSaved = true;
+    return this;
+  }
+
+  /** The current tensor is one of the model's outputs (alive until the loss, which reads it); the walk goes on elsewhere. */
+  addOutput(): this {
+    this.keepCurrent();
+    this.extraOutputs += this.elements;
+    return this;
+  }
+
+  /** Bilinear resize to a square size (F.interpolate to the input's size): keeps nothing for backward. */
+  resizeTo(size: number): this {
+    const s = this.shape;
+    if (s.kind === 'image' && size > 0) this.produce({ kind: 'image', c: s.c, h: size, w: size });
+    return this;
   }
 
   /** Marks the start of a top-level block (what checkpoint_sequential would cut on). */
@@ -418,7 +459,7 @@ export class NetBuilder {
       ...(this.gradientPair > 0 ? { gradientPairElementsPerSample: this.gradientPair } : {}),
       ...(this.fp32UnderAutocast > 0 ? { autocastSavedBytesPerSample: 2 * this.saved + 2 * this.fp32UnderAutocast } : {}),
       inferenceLiveElementsPerSample: this.liveNoGrad,
-      outputElementsPerSample: outputElements,
+      outputElementsPerSample: outputElements + this.extraOutputs,
       hasConvolution: this.convolutions > 0,
       blockSavedElements: this.blockSaved,
       blockInputElements: this.blockInputs,

@@ -21,7 +21,7 @@ export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
 
 export type TransformerFamily =
   | 'gpt2' | 'bert' | 'distilbert' | 'deberta' | 'llama' | 'opt' | 'phi' | 'gemma'
-  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart';
+  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart' | 'gpt_neox';
 
 export type TransformerTask = 'causal-lm' | 'masked-lm' | 'seq-cls' | 'seq2seq' | 'image-cls' | 'contrastive' | 'speech-seq2seq' | 'base';
 

@@ -53,6 +53,13 @@ const FAMILY_TRAITS: Record<TransformerFamily, Omit<TransformerSpec, 'hidden' | 
     normPlacement: 'pre', qkvFused: false, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false,
     positions: 'learned', typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 4, task: 'speech-seq2seq',
     melBins: 80, encoderFrames: 1500 },
+  // GPT-NeoX (Pythia): fused query_key_value and dense with biases, GELU MLP (dense_h_to_4h / dense_4h_to_h), two
+  // LayerNorms per layer, partial rotary positions (no parameters), an untied embed_out, dropouts 0 by default.
+  // use_parallel_residual (Pythia's) feeds both norms the same residual; counted as two pre-norms, which keeps one
+  // residual-sized input too many per layer (the shared LayerNorm input), a small share of a layer's activations.
+  gpt_neox: { kind: 'transformer', family: 'gpt_neox', tiedEmbeddings: false, storedDtype: 'fp16', norm: 'layernorm',
+    normPlacement: 'pre', qkvFused: true, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false,
+    positions: 'rotary', typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'causal-lm' },
 };
 
 /** Builds a spec from a family's traits and a config's sizes. */
@@ -92,6 +99,9 @@ const roberta = (id: string, p: number, hidden: number, layers: number, heads: n
   entry(id, 'bert', p, { hidden, layers, heads, intermediate: 4 * hidden, vocab: 50265, maxPositions: 514, typeVocab: 1 });
 const opt = (id: string, p: number, hidden: number, layers: number, heads: number, extra: Partial<TransformerSpec> = {}): CatalogModel =>
   entry(id, 'opt', p, { hidden, layers, heads, intermediate: 4 * hidden, vocab: 50272, maxPositions: 2048, ...extra });
+// Pythia (GPT-NeoX): MLP 4 x hidden, vocabulary padded to 50304, checkpoints stored in fp16.
+const pythia = (id: string, p: number, hidden: number, layers: number, heads: number): CatalogModel =>
+  entry(id, 'gpt_neox', p, { hidden, layers, heads, intermediate: 4 * hidden, vocab: 50304, maxPositions: 2048 });
 const llama = (id: string, p: number, s: Shape & { kvHeads: number; storedDtype: WeightDtype }): CatalogModel => entry(id, 'llama', p, s);
 const qwen = (id: string, p: number, s: Shape & { kvHeads: number }): CatalogModel =>
   entry(id, 'llama', p, { attnBias: 'qkv', storedDtype: 'bf16', ...s });
@@ -130,6 +140,11 @@ export const MODEL_CATALOG: CatalogModel[] = [
   opt('facebook/opt-1.3b', 1_315_758_080, 2048, 24, 32),
   opt('facebook/opt-2.7b', 2_651_596_800, 2560, 32, 32),
   opt('facebook/opt-6.7b', 6_658_473_984, 4096, 32, 32),
+  pythia('EleutherAI/pythia-70m', 70_426_624, 512, 6, 8),
+  pythia('EleutherAI/pythia-160m', 162_322_944, 768, 12, 12),
+  pythia('EleutherAI/pythia-410m', 405_334_016, 1024, 24, 16),
+  pythia('EleutherAI/pythia-1b', 1_011_781_632, 2048, 16, 8),
+  pythia('EleutherAI/pythia-1.4b', 1_414_647_808, 2048, 24, 16),
   llama('meta-llama/Llama-2-7b-hf', 6_738_415_616, { hidden: 4096, layers: 32, heads: 32, kvHeads: 32, intermediate: 11008, vocab: 32000, maxPositions: 4096, storedDtype: 'fp16' }),
   llama('meta-llama/Llama-2-13b-hf', 13_015_864_320, { hidden: 5120, layers: 40, heads: 40, kvHeads: 40, intermediate: 13824, vocab: 32000, maxPositions: 4096, storedDtype: 'fp16' }),
   llama('meta-llama/Llama-2-7b-chat-hf', 6_738_415_616, { hidden: 4096, layers: 32, heads: 32, kvHeads: 32, intermediate: 11008, vocab: 32000, maxPositions: 4096, storedDtype: 'fp16' }),

@@ -1,23 +1,26 @@
 // torchvision / timm image models, built layer by layer so that parameters and what backward keeps per image
 // follow from the architecture at any input size (the figures are derived, not tabulated).
-import { NetBuilder } from '../layers';
+import { NetBuilder, type BranchPoint } from '../layers';
 import { makeSpec } from './models';
 import type { LayerNetSpec, TransformerSpec } from '../types';
 
 /**
- * `widthFactor`: Wide ResNet's wider inner 3x3 convolutions (wide_resnet50_2: 2); `groups`: ResNeXt's grouped 3x3
- * convolutions, whose bottleneck width is planes x widthFactor x groups (resnext50_32x4d: 32 groups, 4/64 each).
+ * The stages of a torchvision ResNet after its stem, on `net`. `widthFactor`: Wide ResNet's wider inner 3x3
+ * convolutions (wide_resnet50_2: 2); `groups`: ResNeXt's grouped 3x3 convolutions, whose bottleneck width is
+ * planes x widthFactor x groups (resnext50_32x4d: 32 groups, 4/64 each). `dilated`: stages 3 and 4 trade their
+ * stride for dilation (replace_stride_with_dilation=[False, True, True], the segmentation models' output stride 8):
+ * the features stay at 1/8 of the input. Returns the third stage's output, which an auxiliary head reads.
  */
-function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1): LayerNetSpec {
-  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated = false): BranchPoint | undefined {
   net.conv(64, 7, 2, 1, false, 3).batchNorm().relu().maxPool(3, 2, 1);
   const widths = [64, 128, 256, 512];
   let inChannels = 64;
+  let third: BranchPoint | undefined;
   blocks.forEach((count, stage) => {
     for (let b = 0; b < count; b++) {
-      const stride = stage > 0 && b === 0 ? 2 : 1;
+      const stride = stage > 0 && b === 0 && !(dilated && stage >= 2) ? 2 : 1;
       const width = Math.floor(widths[stage]! * widthFactor) * groups;
-      const out = bottleneck ? widths[stage] * 4 : width;
+      const out = bottleneck ? widths[stage]! * 4 : width;
       const needsDownsample = b === 0 && (stride !== 1 || inChannels !== out);
       net.beginBlock();
       if (bottleneck) {
@@ -35,7 +38,14 @@ function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numCla
       net.endBlock();
       inChannels = out;
     }
+    if (stage === 2) third = net.mark();
   });
+  return third;
+}
+
+function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  resnetStages(net, blocks, bottleneck, widthFactor, groups);
   net.globalPool().linear(numClasses);
   return net.build(true);
 }
@@ -162,30 +172,42 @@ const VGG_D: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, '
 const VGG_E: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 256, 'M', 512, 512, 512, 512, 'M', 512, 512, 512, 512, 'M'];
 
 /**
- * torchvision's MobileNetV3: inverted residuals as `_mobilenet_v3_conf` lists them [in, kernel, expanded, out,
- * squeeze-excite, hardswish, stride], a 1x1 convolution to 6x the last width, then two linears around a Hardswish.
+ * torchvision's MobileNetV3 features: inverted residuals as `_mobilenet_v3_conf` lists them [in, kernel, expanded,
+ * out, squeeze-excite, hardswish, stride], then a 1x1 convolution to 6x the last width. `dilated` (the segmentation
+ * backbones): the last stage dilates instead of striding, output stride 16. `markAfter`: the block whose output a
+ * segmentation head reads again.
  */
 type V3Block = [number, number, number, number, boolean, boolean, number];
+function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated = false, markAfter = -1): BranchPoint | undefined {
+  net.conv(16, 3, 2).batchNorm().activation();
+  const act = (hardswish: boolean): NetBuilder => (hardswish ? net.activation() : net.relu());
+  let marked: BranchPoint | undefined;
+  blocks.forEach(([inC, kernel, expanded, out, se, hardswish, configStride], index) => {
+    const stride = dilated && index >= blocks.length - 3 ? 1 : configStride;
+    net.beginBlock();
+    if (expanded !== inC) {
+      net.conv(expanded, 1, 1, 1, false, 0).batchNorm();
+      act(hardswish);
+    }
+    net.conv(expanded, kernel, stride, expanded).batchNorm();
+    act(hardswish);
+    if (se) net.squeezeExcite(makeDivisible(Math.floor(expanded / 4)));
+    net.conv(out, 1, 1, 1, false, 0).batchNorm();
+    if (stride === 1 && inC === out) net.addResidual();
+    net.endBlock();
+    if (index === markAfter) marked = net.mark();
+  });
+  const last = blocks[blocks.length - 1]![3];
+  net.conv(6 * last, 1, 1, 1, false, 0).batchNorm().activation();
+  return marked;
+}
+
+/** MobileNetV3 for classification: the features, then two linears around a Hardswish. */
 function mobilenetV3(blocks: V3Block[], lastChannel: number): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-    net.conv(16, 3, 2).batchNorm().activation();
-    const act = (hardswish: boolean): NetBuilder => (hardswish ? net.activation() : net.relu());
-    for (const [inC, kernel, expanded, out, se, hardswish, stride] of blocks) {
-      net.beginBlock();
-      if (expanded !== inC) {
-        net.conv(expanded, 1, 1, 1, false, 0).batchNorm();
-        act(hardswish);
-      }
-      net.conv(expanded, kernel, stride, expanded).batchNorm();
-      act(hardswish);
-      if (se) net.squeezeExcite(makeDivisible(Math.floor(expanded / 4)));
-      net.conv(out, 1, 1, 1, false, 0).batchNorm();
-      if (stride === 1 && inC === out) net.addResidual();
-      net.endBlock();
-    }
-    const last = blocks[blocks.length - 1]![3];
-    net.conv(6 * last, 1, 1, 1, false, 0).batchNorm().activation().globalPool().linear(lastChannel).activation().dropout(0.2).linear(numClasses);
+    mobilenetV3Features(net, blocks);
+    net.globalPool().linear(lastChannel).activation().dropout(0.2).linear(numClasses);
     return net.build(true);
   };
 }
@@ -327,13 +349,96 @@ function regnet(depth: number, w0: number, wa: number, wm: number, groupWidth: n
   };
 }
 
+/** torchvision's FCNHead: a 3x3 convolution to a quarter of the channels, BatchNorm, ReLU, dropout 0.1, a 1x1 classifier. */
+function fcnHead(net: NetBuilder, numClasses: number): void {
+  net.conv(Math.floor(net.channels / 4), 3).batchNorm().relu().dropout(0.1).conv(numClasses, 1, 1, 1, true, 0);
+}
+
+/**
+ * torchvision's DeepLabHead: ASPP (a 1x1 branch, three dilated 3x3 branches at rates 12/24/36 and an image-pooling
+ * branch, 256 channels each, concatenated and projected to 256 with dropout 0.5), then a 3x3 convolution and a 1x1
+ * classifier. ASPP's ReLUs are not in place: each keeps its own output.
+ */
+function deepLabHead(net: NetBuilder, numClasses: number): void {
+  const features = net.mark();
+  for (let branch = 0; branch < 4; branch++) {
+    net.branchFrom(features).conv(256, branch === 0 ? 1 : 3, 1, 1, false, branch === 0 ? 0 : 1).batchNorm().relu(false);
+  }
+  net.branchFrom(features).globalPool().conv(256, 1, 1, 1, false, 0).batchNorm().relu(false);
+  net.branchFrom(features).concatTo(5 * 256);
+  net.conv(256, 1, 1, 1, false, 0).batchNorm().relu(false).dropout(0.5);
+  net.conv(256, 3).batchNorm().relu().conv(numClasses, 1, 1, 1, true, 0);
+}
+
+/** Options a segmentation builder takes besides num_classes. */
+export interface VisionOptions {
+  /** aux_loss=True: an FCN head on an earlier stage gives a second output ("aux"), with its own loss. */
+  auxLoss?: boolean;
+}
+
+/**
+ * torchvision.models.segmentation's FCN and DeepLabV3 on a dilated ResNet (output stride 8): the head's map is
+ * resized to the input, and under aux_loss so is an FCN head's map on the third stage.
+ */
+function resnetSegmentation(blocks: number[], head: 'fcn' | 'deeplabv3') {
+  return (imageSize: number, numClasses: number, options: VisionOptions = {}): LayerNetSpec => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    const third = resnetStages(net, blocks, true, 1, 1, true);
+    if (head === 'fcn') fcnHead(net, numClasses);
+    else deepLabHead(net, numClasses);
+    net.resizeTo(imageSize);
+    if (options.auxLoss && third) {
+      net.addOutput().branchFrom(third);
+      fcnHead(net, numClasses);
+      net.resizeTo(imageSize);
+    }
+    return net.build(true);
+  };
+}
+
+/** DeepLabV3 on the dilated MobileNetV3-Large features (output stride 16); the aux FCN head reads the stride-8 stage (40 channels). */
+function deeplabv3MobileNet(imageSize: number, numClasses: number, options: VisionOptions = {}): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  const low = mobilenetV3Features(net, MOBILENET_V3_LARGE, true, 3);
+  deepLabHead(net, numClasses);
+  net.resizeTo(imageSize);
+  if (options.auxLoss && low) {
+    net.addOutput().branchFrom(low);
+    fcnHead(net, numClasses);
+    net.resizeTo(imageSize);
+  }
+  return net.build(true);
+}
+
+/**
+ * LR-ASPP on the dilated MobileNetV3-Large: the last features (960 channels, stride 16) through a 1x1 conv-BN-ReLU
+ * gated by a pooled 1x1 conv and a sigmoid, resized to the stride-8 stage, classified there and added to that
+ * stage's own 1x1 classification; the sum is resized to the input.
+ */
+function lrasppMobileNet(imageSize: number, numClasses: number): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  const low = mobilenetV3Features(net, MOBILENET_V3_LARGE, true, 3);
+  const high = net.mark();
+  net.globalPool().conv(128, 1, 1, 1, false, 0).sigmoid();
+  net.branchFrom(high).conv(128, 1, 1, 1, false, 0).batchNorm().relu();
+  // The gated product (a new tensor) is resized to the stride-8 size; the classifier keeps the resized map.
+  net.concatTo(128);
+  net.resizeTo(Math.ceil(imageSize / 8)).conv(numClasses, 1, 1, 1, true, 0);
+  // The two classifications are added: the sum keeps neither.
+  if (low) net.branchFrom(low, false).conv(numClasses, 1, 1, 1, true, 0);
+  net.resizeTo(imageSize);
+  return net.build(true);
+}
+
 export interface VisionModel {
   /** Names a script uses: torchvision constructor names and timm model names. */
   names: string[];
   /** The input size the architecture is built for where its name says (timm `vit_base_patch16_384`: 384). */
   imageSize?: number;
+  /** torchvision.models.segmentation: num_classes defaults to 21, aux_loss to False (without weights). */
+  segmentation?: boolean;
   /** Layer-built CNNs are rebuilt for the image size; ViTs map to a transformer spec. */
-  build: (imageSize: number, numClasses: number) => LayerNetSpec | TransformerSpec;
+  build: (imageSize: number, numClasses: number, options?: VisionOptions) => LayerNetSpec | TransformerSpec;
 }
 
 export interface VisionCatalogModel extends VisionModel {
@@ -404,6 +509,13 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['swin_t', 'swin_tiny_patch4_window7_224'], publishedParameters: 28_288_354, build: swin([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_s', 'swin_small_patch4_window7_224'], publishedParameters: 49_606_258, build: swin([2, 2, 18, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_b', 'swin_base_patch4_window7_224'], publishedParameters: 87_768_224, build: swin([2, 2, 18, 2], 128, [4, 8, 16, 32]) },
+  // torchvision.models.segmentation (published counts are the COCO-with-VOC-labels weights': 21 classes, aux head).
+  { names: ['fcn_resnet50'], publishedParameters: 35_322_218, segmentation: true, build: resnetSegmentation([3, 4, 6, 3], 'fcn') },
+  { names: ['fcn_resnet101'], publishedParameters: 54_314_346, segmentation: true, build: resnetSegmentation([3, 4, 23, 3], 'fcn') },
+  { names: ['deeplabv3_resnet50'], publishedParameters: 42_004_074, segmentation: true, build: resnetSegmentation([3, 4, 6, 3], 'deeplabv3') },
+  { names: ['deeplabv3_resnet101'], publishedParameters: 60_996_202, segmentation: true, build: resnetSegmentation([3, 4, 23, 3], 'deeplabv3') },
+  { names: ['deeplabv3_mobilenet_v3_large'], publishedParameters: 11_029_328, segmentation: true, build: deeplabv3MobileNet },
+  { names: ['lraspp_mobilenet_v3_large'], publishedParameters: 3_221_538, segmentation: true, build: lrasppMobileNet },
   { names: ['vit_tiny_patch16_224', 'deit_tiny_patch16_224'], publishedParameters: 5_717_416, build: (s, n) => vitSpec(192, 12, 3, 16, s, n) },
   { names: ['vit_small_patch16_224', 'deit_small_patch16_224'], publishedParameters: 22_050_664, build: (s, n) => vitSpec(384, 12, 6, 16, s, n) },
   { names: ['vit_b_16', 'vit_base_patch16_224', 'deit_base_patch16_224'], publishedParameters: 86_567_656, build: (s, n) => vitSpec(768, 12, 12, 16, s, n) },
