@@ -142,9 +142,11 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   const training = cfg.mode === 'train';
   const ctx: ActivationContext = {
     mode, training, attention: cfg.attention, batch: cfg.batchSize, seqLen: cfg.seqLen, targetLen: cfg.targetLen, imageSize: cfg.imageSize,
-    frozenBase: Boolean(cfg.lora) || (cfg.frozenFraction ?? 0) > 0.5,
+    // Frozen block by block: the frozen lower blocks keep nothing, the others keep what trained blocks keep.
+    frozenBase: Boolean(cfg.lora) || (cfg.frozenLowerLayers === undefined && (cfg.frozenFraction ?? 0) > 0.5),
     loraTargets: new Set(cfg.lora?.targetModules ?? []),
     loraDropout: cfg.lora ? (cfg.lora.dropout ?? 0) > 0 : undefined,
+    frozenLowerLayers: cfg.frozenLowerLayers,
   };
   const checkpointing = cfg.checkpointing && training;
   const a = transformerActivations(s, ctx, checkpointing);
@@ -350,7 +352,10 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
   const layout = layoutFor(cfg, params);
   const optimizerStates = cfg.offloadOptimizer ? 0 : params.optimizerBytes * layout.optimizerShare;
   const optimizerTemp = cfg.offloadOptimizer ? 0 : params.optimizerTempBytes * layout.optimizerShare;
-  const act = cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, cfg, params) : layerNetFigures(cfg.model, cfg, params);
+  // Several forwards before one backward keep every call's activations: as one forward of all their samples.
+  const forwards = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
+  const activationCfg = forwards > 1 ? { ...cfg, batchSize: cfg.batchSize * forwards } : cfg;
+  const act = cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, activationCfg, params) : layerNetFigures(cfg.model, activationCfg, params);
   const base = LIBRARY_WORKSPACE_BYTES + act.inputs;
   // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.
   const parts: Record<PeakPhase, Breakdown> = { forward: ZERO_BREAKDOWN, backward: ZERO_BREAKDOWN, 'optimizer-step': ZERO_BREAKDOWN };
