@@ -94,3 +94,30 @@ test('zero_grad(set_to_none=False) keeps the gradients allocated through the nex
   assert.equal(kept.config.gradsKeptAcrossSteps, true);
   assert.equal(freed.config.gradsKeptAcrossSteps, false);
 });
+
+const generation = (call: string) => `import torch
+from transformers import AutoModelForCausalLM
+
+lm = AutoModelForCausalLM.from_pretrained("gpt2", dtype=torch.float16).cuda().eval()
+with torch.no_grad():
+    for round in range(3):
+        prompts = torch.randint(0, 50000, (32, 256), device="cuda")
+        tokens = ${call}
+        print(tokens.shape)
+`;
+
+test('generate(): the KV cache grows to the prompt plus the new tokens, and only the last position has logits', async () => {
+  const r = await estimateText(generation('lm.generate(prompts, max_new_tokens=129, do_sample=False)'), 'gen.py');
+  assert.equal(r.config.generateNewTokens, 129);
+  assert.equal(r.detected.mode.value, 'infer-no-grad');
+  // GPT-2: 12 layers, 12 heads of 64. Keys and values in fp16 for 32 prompts of 256 + 128 fed positions: 12 layers
+  // plus one layer being concatenated anew, and the last position's logits (fp16 and their fp32 copy).
+  const kv = 13 * 2 * 32 * 384 * 12 * 64 * 2;
+  const logits = 32 * 50257 * (2 + 4);
+  assert.ok(r.breakdown.activations >= kv + logits, `${r.breakdown.activations} >= ${kv + logits}`);
+  // Not the logits of every position of the prompt (32 x 256 x 50257 x 2 bytes = 823 MB alone).
+  assert.ok(r.breakdown.activations < kv + logits + 600e6, `${r.breakdown.activations}`);
+  const longer = await estimateText(generation('lm.generate(prompts, max_length=512)'), 'gen2.py');
+  assert.equal(longer.config.generateNewTokens, 256, 'max_length counts the prompt');
+  assert.ok(longer.breakdown.activations > r.breakdown.activations);
+});

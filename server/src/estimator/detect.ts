@@ -83,6 +83,8 @@ export interface DetectedConfig {
   shardGradOp?: Located<true>;
   gpus?: Located<number>;
   zeroGradMissing: boolean;
+  /** `model.generate(...)`: the tokens it adds to each prompt (max_new_tokens, or max_length less the prompt). */
+  generate?: Located<{ newTokens?: number; maxLength?: number }>;
   /** The line of a `zero_grad(set_to_none=False)`: it zeroes the gradients in place, so they stay allocated between steps. */
   zeroGradKeepsBuffers?: number;
   /**
@@ -589,6 +591,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (name === 'backward') hasBackward ??= line;
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
     if (name === 'zero_grad') hasZeroGrad = true;
+    if (name === 'generate' && fn.includes('.') && !detected.generate) {
+      const newTokens = kwValue('max_new_tokens');
+      const maxLength = kwValue('max_length');
+      detected.generate = { value: { ...(typeof newTokens === 'number' ? { newTokens } : {}), ...(typeof maxLength === 'number' ? { maxLength } : {}) }, line };
+    }
     if (name === 'zero_grad' && kwValue('set_to_none') === false) detected.zeroGradKeepsBuffers ??= line;
     if (/(^|\.)(no_grad|inference_mode)$/.test(fn)) hasNoGrad ??= line;
     if (/DistributedDataParallel$/.test(fn) || name === 'DDP') detected.strategy = { value: 'ddp', line };
@@ -691,6 +698,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
   else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
+  // generate() runs under torch.no_grad() itself.
+  else if (detected.generate) detected.mode = { value: 'infer-no-grad', line: detected.generate.line };
   detected.zeroGradMissing = hasBackward !== undefined && !hasZeroGrad && !detected.usesTrainer;
   // The HF Trainer's compute_loss returns the loss alone: the outputs object is gone before backward.
   if (detected.usesTrainer && hasBackward === undefined) detected.output = { value: 'dropped', line: detected.usesTrainer.line };

@@ -251,6 +251,17 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.zeroGradAfterForward !== undefined && mode === 'train') {
     assumptions.push(t('zero_grad() (line {0}) runs after the forward: the previous step\'s gradients stay alive during it (call it before the forward, or after optimizer.step(), to free them)', detected.zeroGradAfterForward + 1));
   }
+  // generate() on a decoder-only model: the new tokens it is asked for (max_length counts the prompt too).
+  let generateNewTokens: number | undefined;
+  if (detected.generate && mode === 'infer-no-grad' && spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0) {
+    const asked = detected.generate.value;
+    generateNewTokens = asked.newTokens ?? (asked.maxLength !== undefined ? Math.max(0, asked.maxLength - seqLen) : undefined);
+    if (generateNewTokens === undefined) {
+      // transformers' GenerationConfig default: max_length 20, prompt included.
+      generateNewTokens = Math.max(0, 20 - seqLen);
+      assumptions.push(t('generate() is given no max_new_tokens or max_length; assumed the library default (max_length {0})', 20));
+    }
+  }
   const strategy = detected.strategy?.value ?? 'ddp';
   const gpus = detected.gpus?.value ?? 1;
   const shardGradOp = strategy === 'fsdp' && detected.shardGradOp !== undefined;
@@ -272,6 +283,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
+    ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,

@@ -194,6 +194,11 @@ export interface TrainingConfig {
    * of the step are this many batches'. Absent: one.
    */
   forwardsPerBackward?: number;
+  /**
+   * Inference through `generate()` (decoder-only models): the tokens it adds to each prompt of seqLen. The KV cache
+   * grows to the prompt plus these; only the last position's logits are made.
+   */
+  generateNewTokens?: number;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */
