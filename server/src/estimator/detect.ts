@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
+import { countTransformerParameters } from './transformer';
 import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
@@ -70,7 +71,11 @@ export interface DetectedConfig {
   checkpointSegments?: boolean;
   accumulation?: Located<number>;
   lora?: Located<{ rank: number; targetModules: string[]; dropout: number }>;
-  frozen?: Located<number> & { exact?: number };
+  /**
+   * `exact`: the frozen share the program model counted. `lowerLayers`: the embeddings and the first N blocks of a
+   * library transformer are frozen, so those blocks see inputs without history and record nothing.
+   */
+  frozen?: Located<number> & { exact?: number; lowerLayers?: number };
   mode: Located<RunMode>;
   attention?: Located<AttentionImpl>;
   strategy?: Located<Strategy>;
@@ -78,6 +83,10 @@ export interface DetectedConfig {
   shardGradOp?: Located<true>;
   gpus?: Located<number>;
   zeroGradMissing: boolean;
+  /** `model.generate(...)`: the tokens it adds to each prompt (max_new_tokens, or max_length less the prompt). */
+  generate?: Located<{ newTokens?: number; maxLength?: number }>;
+  /** The line of a `zero_grad(set_to_none=False)`: it zeroes the gradients in place, so they stay allocated between steps. */
+  zeroGradKeepsBuffers?: number;
   /**
    * Whether the model's output outlives forward (see TrainingConfig.outputKept): `kept` where a name in the scope
    * that calls backward holds it, `dropped` where only its loss is taken (`model(...).loss`) or the HF Trainer runs
@@ -86,6 +95,11 @@ export interface DetectedConfig {
   output?: Located<'kept' | 'dropped'>;
   /** The line of a zero_grad() that runs after the model's forward in the loop (before backward): the previous step's gradients live through forward. */
   zeroGradAfterForward?: number;
+  /**
+   * Forward calls of the model that one backward differentiates through (a triplet's anchor, positive and negative
+   * batches): every graph is alive when backward runs. Absent: one.
+   */
+  forwardsPerBackward?: Located<number>;
 }
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
@@ -584,6 +598,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (name === 'backward') hasBackward ??= line;
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
     if (name === 'zero_grad') hasZeroGrad = true;
+    if (name === 'generate' && fn.includes('.') && !detected.generate) {
+      const newTokens = kwValue('max_new_tokens');
+      const maxLength = kwValue('max_length');
+      detected.generate = { value: { ...(typeof newTokens === 'number' ? { newTokens } : {}), ...(typeof maxLength === 'number' ? { maxLength } : {}) }, line };
+    }
+    if (name === 'zero_grad' && kwValue('set_to_none') === false) detected.zeroGradKeepsBuffers ??= line;
     if (/(^|\.)(no_grad|inference_mode)$/.test(fn)) hasNoGrad ??= line;
     if (/DistributedDataParallel$/.test(fn) || name === 'DDP') detected.strategy = { value: 'ddp', line };
     if (/FullyShardedDataParallel$/.test(fn) || name === 'FSDP' || name === 'fully_shard') {
@@ -628,6 +648,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.outputObjectDropped = outputObjectDropped(calls, modelVariables);
   detected.forwardsWithoutLabels = forwardsWithoutLabels(calls, modelVariables);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, modelVariables);
+  detected.forwardsPerBackward = forwardsPerBackward(calls, modelVariables);
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -662,6 +683,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
     }
   }
+  if (detected.model?.spec.kind === 'transformer' && detected.frozen && hubModelCall) {
+    const model = bindings.value(hubModelCall);
+    const freezes = bindings.program.libraryFreezes.filter((f) => f.model === model);
+    const share = model ? libraryFrozenShare(detected.model.spec, freezes) : undefined;
+    if (share) detected.frozen = { ...detected.frozen, exact: share.fraction, ...(share.lowerLayers ? { lowerLayers: share.lowerLayers } : {}) };
+  }
   if (detected.model) detected.unresolved = undefined;
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
   if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };
@@ -678,6 +705,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
   else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
+  // generate() runs under torch.no_grad() itself.
+  else if (detected.generate) detected.mode = { value: 'infer-no-grad', line: detected.generate.line };
   detected.zeroGradMissing = hasBackward !== undefined && !hasZeroGrad && !detected.usesTrainer;
   // The HF Trainer's compute_loss returns the loss alone: the outputs object is gone before backward.
   if (detected.usesTrainer && hasBackward === undefined) detected.output = { value: 'dropped', line: detected.usesTrainer.line };
@@ -788,6 +817,93 @@ function zeroGradAfterForward(calls: Node[], models: Set<string>): number | unde
     const forwardBefore = calls.some((call) => call.startIndex < zero.startIndex && inLoop(call) && callsModel(call, models));
     const backwardAfter = calls.some((call) => call.startIndex > zero.startIndex && inLoop(call) && lastName(callee(call)) === 'backward');
     if (forwardBefore && backwardAfter) return zero.startPosition.row;
+  }
+  return undefined;
+}
+
+/** Names of a library transformer's block list (`bert.encoder.layer`, `model.layers`, `transformer.h`). */
+const BLOCK_LIST = /(^|\.)(layer|layers|h|block|blocks)$/;
+
+/**
+ * The share of a library transformer's parameters that the script's requires_grad calls (run in order) leave
+ * frozen, from the submodule paths they name: the whole model, its embeddings, its blocks by index. Undefined where
+ * a path names a part the estimator cannot size (the share is then assumed, and said).
+ */
+function libraryFrozenShare(spec: TransformerSpec, freezes: ReadonlyArray<{ path: string; frozen: boolean }>): { fraction: number; lowerLayers?: number } | undefined {
+  if (freezes.length === 0 || spec.decoderLayers > 0 || spec.vision) return undefined;
+  const count = countTransformerParameters(spec);
+  const h = spec.hidden;
+  const tokenTable = spec.vocab * (spec.embedProjection ?? h);
+  const embeddingParts: Record<string, number> = {
+    word_embeddings: tokenTable, embed_tokens: tokenTable, wte: tokenTable,
+    position_embeddings: spec.positions === 'learned' ? spec.maxPositions * h : 0, wpe: spec.positions === 'learned' ? spec.maxPositions * h : 0,
+    token_type_embeddings: spec.typeVocab * h,
+  };
+  const frozenLayers = new Set<number>();
+  const frozenEmbeddings = new Map<string, number>();
+  for (const { path, frozen } of freezes) {
+    const parts = path.split('.');
+    const last = parts[parts.length - 1]!;
+    const apply = (set: Set<number> | Map<string, number>, key: number | string, value?: number): void => {
+      if (set instanceof Set) { if (frozen) set.add(key as number); else set.delete(key as number); }
+      else if (frozen) set.set(key as string, value!); else set.delete(key as string);
+    };
+    if (path === '') {
+      // The whole model: its head too; only a later unfreeze gives parts back, which this does not size.
+      if (!frozen) { frozenLayers.clear(); frozenEmbeddings.clear(); continue; }
+      return undefined;
+    }
+    if (/^\d+$/.test(last) && BLOCK_LIST.test(parts.slice(0, -1).join('.'))) {
+      const index = Number(last);
+      if (index >= spec.layers) return undefined;
+      apply(frozenLayers, index);
+    } else if (BLOCK_LIST.test(path)) {
+      for (let i = 0; i < spec.layers; i++) apply(frozenLayers, i);
+    } else if (last === 'embeddings') {
+      // BERT-style embeddings module: the tables and their LayerNorm.
+      apply(frozenEmbeddings, 'embeddings', count.embedding + (spec.normPlacement === 'post' ? 2 * h : 0));
+    } else if (last in embeddingParts) {
+      apply(frozenEmbeddings, last, embeddingParts[last]!);
+    } else {
+      return undefined;
+    }
+  }
+  const frozenParameters = frozenLayers.size * count.perLayer + [...frozenEmbeddings.values()].reduce((a, b) => a + b, 0);
+  let lowerLayers = 0;
+  // The token table frozen (the embeddings' output has no history): the blocks frozen from the first up record nothing.
+  const inputsWithoutHistory = frozenEmbeddings.has('embeddings') || frozenEmbeddings.has('word_embeddings') || frozenEmbeddings.has('embed_tokens') || frozenEmbeddings.has('wte');
+  if (inputsWithoutHistory) while (frozenLayers.has(lowerLayers)) lowerLayers++;
+  return { fraction: frozenParameters / count.total, ...(lowerLayers > 0 ? { lowerLayers } : {}) };
+}
+
+/** Whether a node runs under `with torch.no_grad()` / `inference_mode()` (its forward builds no graph). */
+function underNoGrad(node: Node): boolean {
+  for (let up = node.parent; up && up.type !== 'function_definition'; up = up.parent) {
+    const clause = up.type === 'with_statement' ? up.namedChildren.find((child) => child?.type === 'with_clause') : undefined;
+    if (clause && /(^|\.)(no_grad|inference_mode)\(/.test(clause.text)) return true;
+  }
+  return false;
+}
+
+/**
+ * How many times the step calls the model between the start of the loop body (or the previous backward) and a
+ * backward in the same loop, outside no_grad: each call keeps its own graph until that backward runs. The count of
+ * the first backward that sees more than one; undefined where every backward sees one forward.
+ */
+function forwardsPerBackward(calls: Node[], models: Set<string>): Located<number> | undefined {
+  // Several models (a GAN's generator and critic): which graphs a backward reaches is not read here.
+  if (models.size !== 1) return undefined;
+  const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
+  let previousBackward = -1;
+  for (const backward of calls) {
+    if (lastName(callee(backward)) !== 'backward') continue;
+    const loop = loopOf(backward);
+    const from = Math.max(previousBackward, loop?.startIndex ?? -1);
+    previousBackward = backward.startIndex;
+    if (!loop) continue;
+    const forwards = calls.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex && callsModel(call, models) &&
+      loopOf(call)?.id === loop.id && !underNoGrad(call));
+    if (forwards.length > 1) return { value: forwards.length, line: forwards[0]!.startPosition.row };
   }
   return undefined;
 }

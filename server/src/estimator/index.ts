@@ -241,9 +241,26 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   note('checkpointing', detected.checkpointing?.line);
   note('attention', detected.attention?.line);
   note('strategy', detected.strategy?.line);
+  if (detected.forwardsPerBackward && mode === 'train') {
+    assumptions.push(t('the model is called {0} times before one backward (line {1}): the activations of all {0} forwards are kept until it runs', detected.forwardsPerBackward.value, (detected.forwardsPerBackward.line ?? 0) + 1));
+  }
   if (detected.zeroGradMissing && mode === 'train') assumptions.push(t('no zero_grad() found: gradients stay alive through the next forward'));
+  if (detected.zeroGradKeepsBuffers !== undefined && mode === 'train') {
+    assumptions.push(t('zero_grad(set_to_none=False) (line {0}) zeroes the gradients in place: they stay allocated through the next forward', detected.zeroGradKeepsBuffers + 1));
+  }
   if (detected.zeroGradAfterForward !== undefined && mode === 'train') {
     assumptions.push(t('zero_grad() (line {0}) runs after the forward: the previous step\'s gradients stay alive during it (call it before the forward, or after optimizer.step(), to free them)', detected.zeroGradAfterForward + 1));
+  }
+  // generate() on a decoder-only model: the new tokens it is asked for (max_length counts the prompt too).
+  let generateNewTokens: number | undefined;
+  if (detected.generate && mode === 'infer-no-grad' && spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0) {
+    const asked = detected.generate.value;
+    generateNewTokens = asked.newTokens ?? (asked.maxLength !== undefined ? Math.max(0, asked.maxLength - seqLen) : undefined);
+    if (generateNewTokens === undefined) {
+      // transformers' GenerationConfig default: max_length 20, prompt included.
+      generateNewTokens = Math.max(0, 20 - seqLen);
+      assumptions.push(t('generate() is given no max_new_tokens or max_length; assumed the library default (max_length {0})', 20));
+    }
   }
   const strategy = detected.strategy?.value ?? 'ddp';
   const gpus = detected.gpus?.value ?? 1;
@@ -259,16 +276,20 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     ...(detected.optimizer && detected.optimizerStates !== undefined ? { optimizerStates: detected.optimizerStates } : {}),
     checkpointSegments: detected.checkpointSegments,
-    gradsKeptAcrossSteps: detected.zeroGradMissing || (detected.zeroGradAfterForward !== undefined && mode === 'train'),
+    gradsKeptAcrossSteps: detected.zeroGradMissing || (detected.zeroGradAfterForward !== undefined && mode === 'train') ||
+      (detected.zeroGradKeepsBuffers !== undefined && mode === 'train'),
     outputKept: detected.output === undefined ? undefined : detected.output.value === 'kept',
     ...(detected.graphFreedOnReturn !== undefined ? { graphFreedOnReturn: true } : {}),
     ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
+    ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
+    ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,
     attention: detected.attention?.value ?? 'sdpa',
     lora, frozenFraction, gpus, strategy, offloadOptimizer: false, lines,
+    ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
     dataParallel: detected.strategy !== undefined,
     shardGradOp,

@@ -126,6 +126,11 @@ interface ActivationFigures {
   inferenceTransient: number;
   inputs: number;
   /**
+   * generate(): the prompt's forward (its KV cache and that forward's transients) and the last decoding step (the
+   * whole KV cache, one layer's keys and values being concatenated anew, the last position's logits and their fp32 copy).
+   */
+  generate?: { prefill: number; end: number };
+  /**
    * Backward layer by layer (traced layer nets, not checkpointed): the activation bytes alive when each layer's
    * backward runs, and the trainable parameters whose gradients are not made yet.
    */
@@ -142,9 +147,11 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   const training = cfg.mode === 'train';
   const ctx: ActivationContext = {
     mode, training, attention: cfg.attention, batch: cfg.batchSize, seqLen: cfg.seqLen, targetLen: cfg.targetLen, imageSize: cfg.imageSize,
-    frozenBase: Boolean(cfg.lora) || (cfg.frozenFraction ?? 0) > 0.5,
+    // Frozen block by block: the frozen lower blocks keep nothing, the others keep what trained blocks keep.
+    frozenBase: Boolean(cfg.lora) || (cfg.frozenLowerLayers === undefined && (cfg.frozenFraction ?? 0) > 0.5),
     loraTargets: new Set(cfg.lora?.targetModules ?? []),
     loraDropout: cfg.lora ? (cfg.lora.dropout ?? 0) > 0 : undefined,
+    frozenLowerLayers: cfg.frozenLowerLayers,
   };
   const checkpointing = cfg.checkpointing && training;
   const a = transformerActivations(s, ctx, checkpointing);
@@ -159,6 +166,18 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     ? s.layers * 2 * a.tokens * s.kvHeads * s.headDim * (mode === 'fp32' ? FP32 : 2) : 0;
   // The logits the output object holds, when the script takes only the loss from it.
   const droppedLogits = cfg.outputKept === false && training ? a.outputs : 0;
+  let generate: ActivationFigures['generate'];
+  if (cfg.generateNewTokens !== undefined && cfg.mode === 'infer-no-grad') {
+    const kvBytes = mode === 'fp32' ? FP32 : 2;
+    const kvPerToken = 2 * cfg.batchSize * s.kvHeads * s.headDim * kvBytes;
+    // The last new token is returned, never fed back: the cache holds prompt + new - 1 positions.
+    const cached = cfg.seqLen + Math.max(0, cfg.generateNewTokens - 1);
+    const lastLogits = cfg.batchSize * s.vocab * ((mode === 'fp32' ? FP32 : 2) + FP32);
+    generate = {
+      prefill: s.layers * cfg.seqLen * kvPerToken + a.inferenceTransient + lastLogits,
+      end: (s.layers + 1) * cached * kvPerToken + lastLogits,
+    };
+  }
   return {
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
     forwardTransient: a.forwardTransient + (checkpointing ? weightCopies : 0),
@@ -172,6 +191,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     lossTransient: a.outputs > 0 ? logitsFloat * (mode === 'fp32' ? 1 : 2) : 0,
     inferenceTransient: a.inferenceTransient,
     inputs,
+    generate,
   };
 }
 
@@ -350,7 +370,10 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
   const layout = layoutFor(cfg, params);
   const optimizerStates = cfg.offloadOptimizer ? 0 : params.optimizerBytes * layout.optimizerShare;
   const optimizerTemp = cfg.offloadOptimizer ? 0 : params.optimizerTempBytes * layout.optimizerShare;
-  const act = cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, cfg, params) : layerNetFigures(cfg.model, cfg, params);
+  // Several forwards before one backward keep every call's activations: as one forward of all their samples.
+  const forwards = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
+  const activationCfg = forwards > 1 ? { ...cfg, batchSize: cfg.batchSize * forwards } : cfg;
+  const act = cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, activationCfg, params) : layerNetFigures(cfg.model, activationCfg, params);
   const base = LIBRARY_WORKSPACE_BYTES + act.inputs;
   // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.
   const parts: Record<PeakPhase, Breakdown> = { forward: ZERO_BREAKDOWN, backward: ZERO_BREAKDOWN, 'optimizer-step': ZERO_BREAKDOWN };
@@ -395,7 +418,7 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
     // over the outputs (an fp32 log-likelihood: `log_softmax(logits.float())`) comes after the name is rebound: the
     // previous batch's outputs are gone by then, and the peak is this batch's outputs, the fp32 copy and
     // log_softmax's fp32 output.
-    const activations = cfg.lossAfterRebind
+    const activations = act.generate ? Math.max(act.generate.prefill, act.generate.end) : cfg.lossAfterRebind
       ? Math.max(2 * act.outputs + act.inferenceTransient, (act.lossTimeOutputs ?? act.outputs) + act.lossTransient)
       : 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient);
     parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute + weightCache, activations, other: base };

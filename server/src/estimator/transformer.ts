@@ -22,6 +22,8 @@ export interface ActivationContext {
   loraTargets: ReadonlySet<string>;
   /** Set under LoRA (PEFT adapters): whether lora_dropout > 0; undefined without LoRA. */
   loraDropout?: boolean;
+  /** The embeddings and this many blocks from the first are frozen: those blocks record nothing for backward. */
+  frozenLowerLayers?: number;
 }
 
 export interface ParameterCount {
@@ -356,7 +358,9 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const tokens = ctx.batch * seq;
   const layer = layerActivation(s, ctx);
   const layerBytes = tokens * layer.perToken + ctx.batch * seq * seq * layer.perTokenPair;
-  let stackBytes = s.layers * layerBytes;
+  // Blocks fed by frozen embeddings and frozen themselves have no input with history and no parameter to train.
+  const frozenLower = ctx.training ? Math.min(s.layers, ctx.frozenLowerLayers ?? 0) : 0;
+  let stackBytes = (s.layers - frozenLower) * layerBytes;
   let oneLayer = layerBytes;
   let checkpointKeeps = s.layers * tokens * residual * s.hidden;
   // The decoder (and the logits) run over the labels: Whisper's seqLen is its text, T5's targets may be shorter.
@@ -393,6 +397,8 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const edgeTokens = s.family === 'bart' ? tokens + decoderTokens : tokens;
   let edges = edgeTokens * (normSavedPerElement(s, ctx.mode) * s.hidden + normOut * s.hidden);
   if (ctx.training && s.hiddenDropout) edges += edgeTokens * s.hidden;
+  // Frozen embeddings keep nothing: a post-LN stack's edge is the embeddings' LayerNorm; a pre-LN one keeps its final norm.
+  if (frozenLower > 0) edges = s.normPlacement === 'post' ? 0 : edgeTokens * (normSavedPerElement(s, ctx.mode) * s.hidden + normOut * s.hidden);
   // Head and loss over the vocabulary: logits kept by the output object, log_softmax's fp32 output kept for backward.
   const vocabHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq';
   const logitBytes = ctx.mode === 'fp32' ? FP32 : 2;

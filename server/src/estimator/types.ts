@@ -189,6 +189,16 @@ export interface TrainingConfig {
   lossAfterRebind?: boolean;
   /** Every forward's output object is read at once (`model(x).logits`): the KV cache it holds is freed then. */
   outputObjectDropped?: boolean;
+  /**
+   * Forward calls of the model whose graphs one backward runs through (a triplet's three batches): the activations
+   * of the step are this many batches'. Absent: one.
+   */
+  forwardsPerBackward?: number;
+  /**
+   * Inference through `generate()` (decoder-only models): the tokens it adds to each prompt of seqLen. The KV cache
+   * grows to the prompt plus these; only the last position's logits are made.
+   */
+  generateNewTokens?: number;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */
@@ -196,6 +206,11 @@ export interface TrainingConfig {
   lora?: { rank: number; targetModules: string[]; dropout?: number };
   /** Trainable parameters when the script freezes some (0..parameters); undefined means all. */
   frozenFraction?: number;
+  /**
+   * Transformers: the embeddings and this many blocks from the first are frozen, so those blocks see inputs without
+   * history and keep nothing for backward; the blocks above keep everything. Absent: not known block by block.
+   */
+  frozenLowerLayers?: number;
   gpus: number;
   strategy: Strategy;
   /**

@@ -84,6 +84,11 @@ export class ProgramModel {
    * p.requires_grad = False`), submodules included; `requires_grad_(True)` later unfreezes a part again.
    */
   readonly frozen = new Set<ObjectValue | LayerValue>();
+  /**
+   * requires_grad calls on a library model (a from_pretrained model) or its submodules, in the order they ran: the
+   * model's call, the submodule's dotted path ('' for the whole model), and whether it was frozen.
+   */
+  readonly libraryFreezes: Array<{ model: Value; path: string; frozen: boolean }> = [];
 
   /** The loops (for, while) running now, innermost last, by node id. */
   private readonly loops: number[] = [];
@@ -105,6 +110,11 @@ export class ProgramModel {
 
   /** A requires_grad call of the script's own on `module`: frozen (or not) from here on, and recorded per loop. */
   private setRequiresGrad(module: Value, frozen: boolean): void {
+    if (module.kind === 'call' && isLibraryModelCall(module)) this.libraryFreezes.push({ model: module, path: '', frozen });
+    if (module.kind === 'object' && module.role === 'library-module') {
+      const model = module.attrs.get('model');
+      if (model) this.libraryFreezes.push({ model, path: module.typeName, frozen });
+    }
     this.freeze(module, frozen);
     if (module.kind !== 'layer' && !(module.kind === 'object' && module.role === 'instance')) return;
     let record = this.toggles.get(module);
@@ -896,6 +906,11 @@ export class ProgramModel {
       }
       case 'call':
         return object.attrs?.get(name) ?? { kind: 'method', receiver: object, name };
+      case 'method': {
+        // `model.bert.embeddings`: what looked like a method of a library model is one of its submodules.
+        const submodule = librarySubmodule(object);
+        return submodule ? { kind: 'method', receiver: submodule, name } : UNKNOWN;
+      }
       case 'tensor': {
         const attribute = this.tracer?.attribute(object, name);
         return attribute && attribute.kind !== 'unknown' ? attribute : { kind: 'method', receiver: object, name };
@@ -920,6 +935,22 @@ export class ProgramModel {
     // A slice of a made tensor (`tokens[i:j]`): same kind of data, sizes unknown until a view names them.
     if (subscript?.type === 'slice' && object.kind === 'call' && /^torch\.\w+(\[\])*$/.test(object.path)) {
       return { ...object, path: `${object.path}[]`, line: node.startPosition.row };
+    }
+    // `model.bert.encoder.layer[:8]` of a library model: its submodules by index (a slice from a known start to a
+    // known stop; the list's length is not known).
+    const libraryList = object.kind === 'method' ? librarySubmodule(object) : undefined;
+    if (libraryList && subscript) {
+      const key = subscript.type === 'slice' ? this.indexKey(subscript, scope) : this.evalExpr(subscript, scope);
+      const item = (i: number): Value => ({ ...libraryList, typeName: `${libraryList.typeName}.${i}`, attrs: new Map(libraryList.attrs) });
+      if (key.kind === 'number' && Number.isInteger(key.value) && key.value >= 0) return item(key.value);
+      const parts = key.kind === 'list' && key.items[0]?.kind === 'dict' ? key.items[0].entries : undefined;
+      const start = parts?.get('start');
+      const from = start === undefined || start.kind === 'none' ? 0 : numberOf(start);
+      const to = numberOf(parts?.get('stop'));
+      if (parts && !parts.has('step') && from !== undefined && to !== undefined && from >= 0 && to >= from && to <= 1024) {
+        return { kind: 'list', items: Array.from({ length: to - from }, (_, k) => item(from + k)), tuple: false };
+      }
+      return UNKNOWN;
     }
     if (subscript?.type === 'slice') {
       // `model.blocks[:6]`: a slice of a ModuleList / Sequential is a container of the same modules.
@@ -1538,14 +1569,15 @@ export class ProgramModel {
     }
     // .to(), .cuda(), .train(), .half(), .requires_grad_() return the module (or the library object) itself.
     const chained = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/.test(method);
-    if (method === 'requires_grad_' && (receiver.kind === 'layer' || receiver.kind === 'object')) {
+    if (method === 'requires_grad_' && (receiver.kind === 'layer' || receiver.kind === 'object' || (receiver.kind === 'call' && isLibraryModelCall(receiver)))) {
       // `module.requires_grad_(False)` freezes it and its submodules; on a parameters() object, its module.
       const on = args[0] ?? kwargs.get('requires_grad') ?? { kind: 'bool', value: true };
       const module = receiver.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver;
       if (on.kind === 'bool' && module) this.setRequiresGrad(module, !on.value);
       return receiver;
     }
-    if (method === 'parameters' && (receiver.kind === 'layer' || (receiver.kind === 'object' && receiver.role === 'instance'))) {
+    if (method === 'parameters' && (receiver.kind === 'layer' || (receiver.kind === 'object' && (receiver.role === 'instance' || receiver.role === 'library-module')) ||
+      (receiver.kind === 'call' && isLibraryModelCall(receiver)))) {
       return { kind: 'object', role: 'parameters', typeName: 'parameters', attrs: new Map([['module', receiver]]), line };
     }
     if (receiver.kind === 'layer') {
@@ -1711,6 +1743,23 @@ function dataclassFields(cls: ClassValue, depth = 0): string[] {
 }
 
 /** The items a `for` loop would see, when the source determines them. */
+/** A call that builds a library model (`AutoModel.from_pretrained(...)`, `from_config(...)`): its submodules have names. */
+function isLibraryModelCall(value: Extract<Value, { kind: 'call' }>): boolean {
+  return /\.(from_pretrained|from_config)$/.test(value.path) && !/(Tokenizer|Processor|Config|FeatureExtractor)\w*\.from_/.test(value.path);
+}
+
+/** `model.bert` (read as a method of a library model, or of one of its submodules) as the submodule it names. */
+function librarySubmodule(value: Extract<Value, { kind: 'method' }>): ObjectValue | undefined {
+  const receiver = value.receiver;
+  if (receiver.kind === 'call' && isLibraryModelCall(receiver)) {
+    return { kind: 'object', role: 'library-module', typeName: value.name, attrs: new Map([['model', receiver]]), line: receiver.line };
+  }
+  if (receiver.kind === 'object' && receiver.role === 'library-module') {
+    return { ...receiver, typeName: `${receiver.typeName}.${value.name}`, attrs: new Map(receiver.attrs) };
+  }
+  return undefined;
+}
+
 export function iterationItems(value: Value): Value[] | undefined {
   switch (value.kind) {
     case 'list': return value.items;

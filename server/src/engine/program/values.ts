@@ -34,7 +34,12 @@ export type ObjectRole =
   /** An open file (the path it names). */
   | 'file'
   /** What `module.parameters()` returns, and each parameter of it (`attrs.module` is the module). */
-  | 'parameters';
+  | 'parameters'
+  /**
+   * A submodule of a library model (`model.bert.encoder.layer[3]` of a from_pretrained model): `typeName` is its
+   * dotted path from the model, `attrs.model` the call that built the model.
+   */
+  | 'library-module';
 
 export interface ObjectValue {
   kind: 'object';
