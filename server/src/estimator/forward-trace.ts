@@ -776,6 +776,12 @@ export class ForwardTrace implements TensorTracer {
       case 'mul':
       case 'div':
         return this.binary({ add: '+', sub: '-', mul: '*', div: '/' }[name]!, args[0]!, args[1] ?? UNKNOWN);
+      case 'gather':
+      case 'take_along_dim':
+      case 'index_select':
+      case 'argsort':
+      case 'sort':
+        return this.method(x, name, args.slice(1), kwargs);
       case 'einsum':
         break;
       default:
@@ -944,6 +950,24 @@ export class ForwardTrace implements TensorTracer {
         return this.function(`torch.${name}`, [x, ...args], kwargs) ?? x;
       case 'matmul':
         return this.binary('@', x, args[0] ?? UNKNOWN) ?? x;
+      // Picking by an index tensor (an MAE's visible patches, sampled tokens): the result has the index's shape
+      // (gather, take_along_dim) or the input's with one axis as long as the index (index_select).
+      case 'gather':
+      case 'take_along_dim': {
+        const index = tensorsIn(name === 'gather' ? kwargs.get('index') ?? args[1] : kwargs.get('indices') ?? args[0])[0];
+        return index ? this.produce(index.shape, [x], x.integer) : this.produce(x.shape, [x], x.integer);
+      }
+      case 'index_select': {
+        const index = tensorsIn(kwargs.get('index') ?? args[1])[0];
+        const shape = [...x.shape];
+        shape[axis(numberOf(kwargs.get('dim') ?? args[0]) ?? 0)] = index ? numel(index.shape) : shape[0]!;
+        return this.produce(shape, [x], x.integer);
+      }
+      // The order of the values: integer indices of the input's shape (sort also gives the sorted values).
+      case 'argsort':
+        return this.produce(x.shape, [], true);
+      case 'sort':
+        return { kind: 'list', items: [this.produce(x.shape, [x], x.integer), this.produce(x.shape, [], true)], tuple: true };
       case 'item':
       case 'tolist':
         return UNKNOWN;
