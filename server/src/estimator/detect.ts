@@ -290,9 +290,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
   const collateFunctions = new Set<string>();
 
+  /** The last name each call's callee ends with (`backward`, `zero_grad`), in the order of `calls`. */
+  const calledNames: string[] = [];
   for (const call of calls) {
     const fn = callee(call);
     const name = lastName(fn);
+    calledNames.push(name);
     const kw = keywordArguments(call);
     const pos = positionalArguments(call);
     const line = call.startPosition.row;
@@ -616,11 +619,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
   if (hubModelName) modelVariables.add(hubModelName);
-  detected.output = modelOutputUse(calls, modelVariables);
+  detected.output = modelOutputUse(calls, calledNames, modelVariables);
   detected.graphFreedOnReturn = graphFreedOnReturn(calls, modelVariables);
   detected.outputObjectDropped = outputObjectDropped(calls, modelVariables);
   detected.forwardsWithoutLabels = forwardsWithoutLabels(calls, modelVariables);
-  detected.zeroGradAfterForward = zeroGradAfterForward(calls, modelVariables);
+  detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, modelVariables);
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -689,12 +692,15 @@ function callsModel(call: Node, models: Set<string>): boolean {
  * `dropped` at `loss = model(...).loss` or `model(...)[0]`, where only the loss outlives forward. A call inside a
  * helper that returns only the loss says neither.
  */
-function modelOutputUse(calls: Node[], models: Set<string>): Located<'kept' | 'dropped'> | undefined {
+function modelOutputUse(calls: Node[], names: readonly string[], models: Set<string>): Located<'kept' | 'dropped'> | undefined {
   const scopeOf = (node: Node): number => enclosingScope(node).id;
   const backwardScopes = new Map<number, number>();
-  for (const call of calls) {
-    if (lastName(callee(call)) === 'backward') backwardScopes.set(scopeOf(call), Math.max(backwardScopes.get(scopeOf(call)) ?? -1, call.startIndex));
-  }
+  calls.forEach((call, i) => {
+    if (names[i] !== 'backward') return;
+    const scope = scopeOf(call);
+    backwardScopes.set(scope, Math.max(backwardScopes.get(scope) ?? -1, call.startIndex));
+  });
+  if (backwardScopes.size === 0 || models.size === 0) return undefined;
   let dropped: Located<'dropped'> | undefined;
   for (const call of calls) {
     if (!callsModel(call, models)) continue;
@@ -771,15 +777,27 @@ function graphFreedOnReturn(calls: Node[], models: Set<string>): number | undefi
  * (`out = model(x); loss = ...; opt.zero_grad(); loss.backward()`, the PyTorch tutorials' order): the gradients
  * of the previous step are still alive while forward keeps its activations.
  */
-function zeroGradAfterForward(calls: Node[], models: Set<string>): number | undefined {
+function zeroGradAfterForward(calls: Node[], names: readonly string[], models: Set<string>): number | undefined {
+  if (models.size === 0) return undefined;
+  // One pass over the calls (a script has a loop per training function): per innermost loop, the first forward
+  // and the last backward in it; a zero_grad between them in the same loop is the one.
   const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
-  for (const zero of calls) {
-    if (lastName(callee(zero)) !== 'zero_grad') continue;
-    const loop = loopOf(zero);
-    if (!loop) continue;
-    const inLoop = (call: Node): boolean => loopOf(call)?.id === loop.id;
-    const forwardBefore = calls.some((call) => call.startIndex < zero.startIndex && inLoop(call) && callsModel(call, models));
-    const backwardAfter = calls.some((call) => call.startIndex > zero.startIndex && inLoop(call) && lastName(callee(call)) === 'backward');
+  const firstForward = new Map<number, number>();
+  const lastBackward = new Map<number, number>();
+  const zeros: Array<{ call: Node; loop: number }> = [];
+  calls.forEach((call, i) => {
+    const name = names[i];
+    const forward = callsModel(call, models);
+    if (!forward && name !== 'backward' && name !== 'zero_grad') return;
+    const loop = loopOf(call)?.id;
+    if (loop === undefined) return;
+    if (forward) firstForward.set(loop, Math.min(firstForward.get(loop) ?? Infinity, call.startIndex));
+    if (name === 'backward') lastBackward.set(loop, Math.max(lastBackward.get(loop) ?? -1, call.startIndex));
+    if (name === 'zero_grad') zeros.push({ call, loop });
+  });
+  for (const { call: zero, loop } of zeros) {
+    const forwardBefore = (firstForward.get(loop) ?? Infinity) < zero.startIndex;
+    const backwardAfter = (lastBackward.get(loop) ?? -1) > zero.startIndex;
     if (forwardBefore && backwardAfter) return zero.startPosition.row;
   }
   return undefined;
