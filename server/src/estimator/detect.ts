@@ -13,6 +13,7 @@ import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import type { ProgramModel } from '../engine/program/interpreter';
+import { treeIndex } from '../engine/program/tree-index';
 import { Bindings, keywordArguments, positionalArguments, toPy, type PyValue } from './python-values';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
@@ -90,8 +91,29 @@ export interface DetectedConfig {
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
 
+// Patterns the loop over every call tests: constants, since a regular expression literal is a new object each time it runs.
+const WHITESPACE = /\s+/g;
+const NOT_A_MODEL_CLASS = /Tokenizer|Processor|Config|FeatureExtractor/;
+const CONFIG_FROM_PRETRAINED = /(^|\.)\w*Config\.from_pretrained$/;
+const TORCHVISION_GET_MODEL = /^torchvision\.models\.get_model$/;
+const TORCHVISION_MODEL = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/;
+const TORCHVISION_MODEL_NAME = /^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/;
+const TORCHVISION_NOT_A_MODEL = /^(get_model|get_weight|list_models)$/;
+const LIGHTNING_TRAINER = /(^|\.)(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$/;
+const TENSOR_FACTORY = /^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/;
+const TIMM_DATA_CONFIG = /^resolve_(model_)?data_config$/;
+const RESIZE_OR_CROP = /^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/;
+const AUTOCAST = /(^|\.)autocast$/;
+const GRAD_SCALER = /GradScaler$/;
+const MODELLED_OPTIMIZER = /^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad)$/;
+const CAPITALISED = /^[A-Z]/;
+const CHECKPOINT = /(^|\.)(checkpoint|checkpoint_sequential)$/;
+const NO_GRAD = /(^|\.)(no_grad|inference_mode)$/;
+const DDP_CLASS = /DistributedDataParallel$/;
+const FSDP_CLASS = /FullyShardedDataParallel$/;
+
 function callee(call: Node): string {
-  return call.childForFieldName('function')?.text.replace(/\s+/g, '') ?? '';
+  return call.childForFieldName('function')?.text.replace(WHITESPACE, '') ?? '';
 }
 
 function lastName(dotted: string): string {
@@ -262,7 +284,7 @@ function readLocalConfig(filePath: string | undefined, relative: string | undefi
 
 export function detectConfig(tree: Tree, text: string, filePath?: string): DetectedConfig {
   const bindings = Bindings.fromTree(tree, filePath);
-  const calls = tree.rootNode.descendantsOfType('call').filter((c): c is Node => c !== null);
+  const { calls, assignments } = treeIndex(tree.rootNode);
   const detected: DetectedConfig = { mode: { value: 'infer-grad' }, zeroGradMissing: false };
   let configSpec: { spec: TransformerSpec; line: number; name: string; storedDtype?: WeightDtype } | undefined;
   let hasBackward: number | undefined;
@@ -303,7 +325,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : undefined);
 
     // Model.
-    if (name === 'from_pretrained' && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !/Tokenizer|Processor|Config|FeatureExtractor/.test(fn)) {
+    if (name === 'from_pretrained' && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !NOT_A_MODEL_CLASS.test(fn)) {
       const className = lastName(fn.slice(0, -'.from_pretrained'.length));
       const idValue = pos[0] ? bindings.evaluate(pos[0]) : kwValue('pretrained_model_name_or_path');
       const id = typeof idValue === 'string' ? idValue : undefined;
@@ -353,7 +375,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (dtype) detected.weightDtype = { value: dtype, line };
     }
     // `AutoConfig.from_pretrained(id)` then `from_config(config)`: the architecture of a catalog id, fresh weights.
-    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'call' && /(^|\.)\w*Config\.from_pretrained$/.test(configArgument.path)) {
+    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'call' && CONFIG_FROM_PRETRAINED.test(configArgument.path)) {
       const id = configArgument.args[0]?.kind === 'string' ? configArgument.args[0].value : undefined;
       const entry = id ? findCatalogModel(id) : undefined;
       if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, configArgument.attrs ?? new Map()), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
@@ -380,16 +402,16 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
-    if (/^torchvision\.models\.get_model$/.test(libraryCall) && !detected.model) {
+    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model) {
       const modelName = bindings.evaluate(pos[0] ?? kw.get('name'));
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
       if (vision) detected.model = visionModel(vision, String(modelName), 'torchvision', line, kwValue('num_classes'));
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
-    const tvMatch = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/.exec(libraryCall) ??
-      (/^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/.test(fn) ? [fn, fn] : null);
-    if (tvMatch && !detected.model && !/^(get_model|get_weight|list_models)$/.test(tvMatch[1]!)) {
+    const tvMatch = TORCHVISION_MODEL.exec(libraryCall) ??
+      (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
+    if (tvMatch && !detected.model && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
       if (vision) detected.model = visionModel(vision, tvMatch[1]!, 'torchvision', line, kwValue('num_classes'));
       else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
@@ -401,7 +423,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (net) customModels.push({ ...net, line, variable: assignedName(call), value });
     }
     // Where the call returns: Python runs an argument's call first (`netD(netG(z))`: the generator, then the critic).
-    if (calleeNode?.type === 'identifier') calledAt.set(fn, [...(calledAt.get(fn) ?? []), call.endIndex]);
+    if (calleeNode?.type === 'identifier') {
+      const at = calledAt.get(fn);
+      if (at) at.push(call.endIndex);
+      else calledAt.set(fn, [call.endIndex]);
+    }
     if (name === 'backward') lastBackward = call.startIndex;
 
     // Batch size, sequence length, image size.
@@ -433,7 +459,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (typeof fsdpOptions === 'string' && /\bshard_grad_op\b/.test(fsdpOptions)) detected.shardGradOp = { value: true, line };
       detected.usesTrainer = { value: true, line };
     }
-    const lightningTrainer = /(^|\.)(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$/.test(libraryCall) || (name === 'Trainer' && /^(L|pl)\./.test(fn));
+    const lightningTrainer = LIGHTNING_TRAINER.test(libraryCall) || (name === 'Trainer' && /^(L|pl)\./.test(fn));
     if (!lightningTrainer && (name === 'Trainer' || name === 'SFTTrainer' || name === 'Seq2SeqTrainer')) detected.usesTrainer = { value: true, line };
     // Lightning's Trainer(precision=...): "16-mixed"/"bf16-mixed" are autocast, "16-true"/"bf16-true" cast the weights.
     if (lightningTrainer) {
@@ -455,7 +481,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       else if (s && !detected.seqLen) detected.seqLen = s;
     }
     // Synthetic or collated data: the shape of the batch the step receives.
-    if (/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/.test(libraryCall) && value?.kind === 'call') {
+    if (TENSOR_FACTORY.test(libraryCall) && value?.kind === 'call') {
       // A tensor the script crops before the model sees it: the crop's sizes.
       const shape = tensorShape(bindings.program.crops.get(value) ?? value);
       // A batch made per step (`torch.randn(BATCH, 3, H, W)` in the loop or a generator), not a whole dataset
@@ -487,17 +513,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (kwValue('use_cache') === false) detected.useCacheOff = true;
     // timm's data config for the model (`resolve_data_config({}, model=model)["input_size"]`): the size the
     // architecture is built for.
-    if (/^resolve_(model_)?data_config$/.test(name)) dataConfigLine ??= line;
+    if (TIMM_DATA_CONFIG.test(name)) dataConfigLine ??= line;
     // The image transforms give the size the model sees, whatever size the images are stored or made at: the first
     // crop (a training pipeline's RandomResizedCrop comes before the evaluation's), else the first resize.
-    if (/^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/.test(name)) {
+    if (RESIZE_OR_CROP.test(name)) {
       const crop = name !== 'Resize';
       const s = numberArg(pos[0] ?? kw.get('size'), bindings);
       if (s && (!transformSize || (crop && !transformSize.crop))) transformSize = { ...s, crop };
     }
 
     // Precision.
-    if (/(^|\.)autocast$/.test(fn)) {
+    if (AUTOCAST.test(fn)) {
       // A body the program model did not run (a function only called inside an f-string) has no values: the
       // dtype as written (`torch.bfloat16`) still says which.
       const dtypeNode = kw.get('dtype') ?? pos[1];
@@ -507,7 +533,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // The first autocast is the training loop's in most scripts; evaluation repeats it later.
       if (enabled !== false) detected.autocast ??= { value: dtype === 'bf16' ? 'bf16' : 'fp16', line };
     }
-    if (/GradScaler$/.test(fn)) hasGradScaler = line;
+    if (GRAD_SCALER.test(fn)) hasGradScaler = line;
     if (name === 'Accelerator') {
       const mp = kwValue('mixed_precision');
       if (mp === 'bf16' || mp === 'fp16') detected.autocast = { value: mp, line };
@@ -524,7 +550,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
     // Optimizer.
     const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
-    if (/^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad)$/.test(name) && !fn.includes('Config')) {
+    if (MODELLED_OPTIMIZER.test(name) && !fn.includes('Config')) {
       let kind: OptimizerKind;
       detected.optimizerStates = undefined;
       if (/8bit/.test(name)) kind = 'adam-8bit';
@@ -543,7 +569,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
       else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
-    } else if (isOptimizerClass(name) && !fn.includes('Config') && /^[A-Z]/.test(name)) {
+    } else if (isOptimizerClass(name) && !fn.includes('Config') && CAPITALISED.test(name)) {
       // An optimizer whose states the estimator does not size (Lion, NAdam, a library's): said, not assumed silently.
       detected.unmodelledOptimizer ??= { value: name, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
@@ -551,10 +577,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
     // Checkpointing, LoRA, freezing.
     // timm's set_grad_checkpointing(True) (its argument defaults to True).
-    const enables = pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false;
+    // Asked only of the calls that switch it on (the argument's value is converted to plain data).
+    const enables = (): boolean => (pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false);
     // Not where the script switches it on under a setting that is off (`if cfg.gradient_checkpointing:`).
-    const runs = !bindings.program.neverRuns(call);
-    if (runs && (name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables) || /(^|\.)(checkpoint|checkpoint_sequential)$/.test(fn))) {
+    if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || CHECKPOINT.test(fn)) &&
+      !bindings.program.neverRuns(call)) {
       detected.checkpointing = { value: true, line };
       if (/(^|\.)checkpoint_sequential$/.test(fn)) detected.checkpointSegments = true;
     }
@@ -580,20 +607,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (name === 'backward') hasBackward ??= line;
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
     if (name === 'zero_grad') hasZeroGrad = true;
-    if (/(^|\.)(no_grad|inference_mode)$/.test(fn)) hasNoGrad ??= line;
-    if (/DistributedDataParallel$/.test(fn) || name === 'DDP') detected.strategy = { value: 'ddp', line };
-    if (/FullyShardedDataParallel$/.test(fn) || name === 'FSDP' || name === 'fully_shard') {
+    if (NO_GRAD.test(fn)) hasNoGrad ??= line;
+    if (DDP_CLASS.test(fn) || name === 'DDP') detected.strategy = { value: 'ddp', line };
+    if (FSDP_CLASS.test(fn) || name === 'FSDP' || name === 'fully_shard') {
       detected.strategy = { value: 'fsdp', line };
-      const sharding = kw.get('sharding_strategy')?.text.replace(/\s+/g, '') ?? '';
+      const sharding = kw.get('sharding_strategy')?.text.replace(WHITESPACE, '') ?? '';
       if (/(^|\.)SHARD_GRAD_OP$/.test(sharding) || kwValue('reshard_after_forward') === false) detected.shardGradOp = { value: true, line };
     }
     if (name === 'initialize' && fn.startsWith('deepspeed')) detected.strategy ??= { value: 'zero2', line };
   }
 
   // `param.requires_grad = False` assignments.
-  for (const assignment of tree.rootNode.descendantsOfType('assignment')) {
-    const left = assignment?.childForFieldName('left');
-    const right = assignment?.childForFieldName('right');
+  for (const assignment of assignments) {
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
     if (left?.text.endsWith('.requires_grad') && right?.type === 'false') detected.frozen ??= { value: 1, line: left.startPosition.row };
     if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
     if (left && /(^|\.)cudnn\.benchmark$/.test(left.text) && right?.type === 'true') detected.cudnnBenchmark ??= left.startPosition.row;
@@ -613,7 +640,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // The transforms take their size from timm's data config: the model's own input size, not the stored images'.
     detected.imageSize = { value: detected.model.nativeImageSize, line: dataConfigLine, how: 'config' };
   }
-  const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, Math.max(-1, ...at.filter((i) => i < lastBackward))]));
+  const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, at.reduce((last, i) => (i < lastBackward && i > last ? i : last), -1)]));
   const customModel = trainedModel(customModels, optimizerArguments, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
@@ -692,7 +719,7 @@ function callsModel(call: Node, models: Set<string>): boolean {
  * `dropped` at `loss = model(...).loss` or `model(...)[0]`, where only the loss outlives forward. A call inside a
  * helper that returns only the loss says neither.
  */
-function modelOutputUse(calls: Node[], names: readonly string[], models: Set<string>): Located<'kept' | 'dropped'> | undefined {
+function modelOutputUse(calls: readonly Node[], names: readonly string[], models: Set<string>): Located<'kept' | 'dropped'> | undefined {
   const scopeOf = (node: Node): number => enclosingScope(node).id;
   const backwardScopes = new Map<number, number>();
   calls.forEach((call, i) => {
@@ -719,7 +746,7 @@ function modelOutputUse(calls: Node[], names: readonly string[], models: Set<str
  * Whether every forward of the model is read at once (`model(x).logits`, `model(x)[0]`): the output object, and the
  * KV cache it holds, is dropped as soon as the one field is taken. The line of the first such forward.
  */
-function outputObjectDropped(calls: Node[], models: Set<string>): number | undefined {
+function outputObjectDropped(calls: readonly Node[], models: Set<string>): number | undefined {
   const forwards = calls.filter((call) => callsModel(call, models));
   if (forwards.length === 0) return undefined;
   const readAtOnce = (call: Node): boolean => {
@@ -734,7 +761,7 @@ function outputObjectDropped(calls: Node[], models: Set<string>): number | undef
  * Whether every forward of the model is given its inputs without labels (no `labels=`, no `**batch` that may hold
  * them): any loss over the outputs is the script's own, computed after the name is rebound. The first such line.
  */
-function forwardsWithoutLabels(calls: Node[], models: Set<string>): number | undefined {
+function forwardsWithoutLabels(calls: readonly Node[], models: Set<string>): number | undefined {
   const forwards = calls.filter((call) => callsModel(call, models));
   if (forwards.length === 0) return undefined;
   const withoutLabels = (call: Node): boolean => {
@@ -752,7 +779,7 @@ const DETACHED = /\.(detach|item|tolist|numpy)\(\)/;
  * `.item()`, `.tolist()`): without no_grad its graph is freed when the function returns, before the next call
  * makes another. The line of that forward; undefined where a graph may outlive the call.
  */
-function graphFreedOnReturn(calls: Node[], models: Set<string>): number | undefined {
+function graphFreedOnReturn(calls: readonly Node[], models: Set<string>): number | undefined {
   const forwards = calls.filter((call) => callsModel(call, models));
   if (forwards.length === 0) return undefined;
   let line: number | undefined;
@@ -777,7 +804,7 @@ function graphFreedOnReturn(calls: Node[], models: Set<string>): number | undefi
  * (`out = model(x); loss = ...; opt.zero_grad(); loss.backward()`, the PyTorch tutorials' order): the gradients
  * of the previous step are still alive while forward keeps its activations.
  */
-function zeroGradAfterForward(calls: Node[], names: readonly string[], models: Set<string>): number | undefined {
+function zeroGradAfterForward(calls: readonly Node[], names: readonly string[], models: Set<string>): number | undefined {
   if (models.size === 0) return undefined;
   // One pass over the calls (a script has a loop per training function): per innermost loop, the first forward
   // and the last backward in it; a zero_grad between them in the same loop is the one.
