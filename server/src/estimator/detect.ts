@@ -14,7 +14,7 @@ import { moduleNet, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } fr
 import { partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import type { ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
-import { Bindings, keywordArguments, positionalArguments, toPy, type PyValue } from './python-values';
+import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -318,8 +318,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const fn = callee(call);
     const name = lastName(fn);
     calledNames.push(name);
-    const kw = keywordArguments(call);
-    const pos = positionalArguments(call);
+    const { keywords: kw, positional: pos } = callArguments(call);
     const line = call.startPosition.row;
     const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings);
     const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : undefined);
@@ -646,11 +645,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
   if (hubModelName) modelVariables.add(hubModelName);
-  detected.output = modelOutputUse(calls, calledNames, modelVariables);
-  detected.graphFreedOnReturn = graphFreedOnReturn(calls, modelVariables);
-  detected.outputObjectDropped = outputObjectDropped(calls, modelVariables);
-  detected.forwardsWithoutLabels = forwardsWithoutLabels(calls, modelVariables);
-  detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, modelVariables);
+  // The model's forwards (`model(x)`), found once for the questions below.
+  const forwards = modelVariables.size === 0 ? [] : calls.filter((call) => callsModel(call, modelVariables));
+  detected.output = modelOutputUse(calls, calledNames, forwards);
+  detected.graphFreedOnReturn = graphFreedOnReturn(forwards);
+  detected.outputObjectDropped = outputObjectDropped(forwards);
+  detected.forwardsWithoutLabels = forwardsWithoutLabels(forwards);
+  detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -719,7 +720,7 @@ function callsModel(call: Node, models: Set<string>): boolean {
  * `dropped` at `loss = model(...).loss` or `model(...)[0]`, where only the loss outlives forward. A call inside a
  * helper that returns only the loss says neither.
  */
-function modelOutputUse(calls: readonly Node[], names: readonly string[], models: Set<string>): Located<'kept' | 'dropped'> | undefined {
+function modelOutputUse(calls: readonly Node[], names: readonly string[], forwards: readonly Node[]): Located<'kept' | 'dropped'> | undefined {
   const scopeOf = (node: Node): number => enclosingScope(node).id;
   const backwardScopes = new Map<number, number>();
   calls.forEach((call, i) => {
@@ -727,10 +728,9 @@ function modelOutputUse(calls: readonly Node[], names: readonly string[], models
     const scope = scopeOf(call);
     backwardScopes.set(scope, Math.max(backwardScopes.get(scope) ?? -1, call.startIndex));
   });
-  if (backwardScopes.size === 0 || models.size === 0) return undefined;
+  if (backwardScopes.size === 0) return undefined;
   let dropped: Located<'dropped'> | undefined;
-  for (const call of calls) {
-    if (!callsModel(call, models)) continue;
+  for (const call of forwards) {
     const parent = call.parent;
     const backwardAt = backwardScopes.get(scopeOf(call));
     if (backwardAt === undefined || backwardAt < call.startIndex) continue;
@@ -746,8 +746,7 @@ function modelOutputUse(calls: readonly Node[], names: readonly string[], models
  * Whether every forward of the model is read at once (`model(x).logits`, `model(x)[0]`): the output object, and the
  * KV cache it holds, is dropped as soon as the one field is taken. The line of the first such forward.
  */
-function outputObjectDropped(calls: readonly Node[], models: Set<string>): number | undefined {
-  const forwards = calls.filter((call) => callsModel(call, models));
+function outputObjectDropped(forwards: readonly Node[]): number | undefined {
   if (forwards.length === 0) return undefined;
   const readAtOnce = (call: Node): boolean => {
     const parent = call.parent;
@@ -761,8 +760,7 @@ function outputObjectDropped(calls: readonly Node[], models: Set<string>): numbe
  * Whether every forward of the model is given its inputs without labels (no `labels=`, no `**batch` that may hold
  * them): any loss over the outputs is the script's own, computed after the name is rebound. The first such line.
  */
-function forwardsWithoutLabels(calls: readonly Node[], models: Set<string>): number | undefined {
-  const forwards = calls.filter((call) => callsModel(call, models));
+function forwardsWithoutLabels(forwards: readonly Node[]): number | undefined {
   if (forwards.length === 0) return undefined;
   const withoutLabels = (call: Node): boolean => {
     const args = call.childForFieldName('arguments')?.namedChildren ?? [];
@@ -779,8 +777,7 @@ const DETACHED = /\.(detach|item|tolist|numpy)\(\)/;
  * `.item()`, `.tolist()`): without no_grad its graph is freed when the function returns, before the next call
  * makes another. The line of that forward; undefined where a graph may outlive the call.
  */
-function graphFreedOnReturn(calls: readonly Node[], models: Set<string>): number | undefined {
-  const forwards = calls.filter((call) => callsModel(call, models));
+function graphFreedOnReturn(forwards: readonly Node[]): number | undefined {
   if (forwards.length === 0) return undefined;
   let line: number | undefined;
   for (const call of forwards) {
@@ -804,8 +801,9 @@ function graphFreedOnReturn(calls: readonly Node[], models: Set<string>): number
  * (`out = model(x); loss = ...; opt.zero_grad(); loss.backward()`, the PyTorch tutorials' order): the gradients
  * of the previous step are still alive while forward keeps its activations.
  */
-function zeroGradAfterForward(calls: readonly Node[], names: readonly string[], models: Set<string>): number | undefined {
-  if (models.size === 0) return undefined;
+function zeroGradAfterForward(calls: readonly Node[], names: readonly string[], forwards: readonly Node[]): number | undefined {
+  if (forwards.length === 0) return undefined;
+  const isForward = new Set(forwards);
   // One pass over the calls (a script has a loop per training function): per innermost loop, the first forward
   // and the last backward in it; a zero_grad between them in the same loop is the one.
   const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
@@ -814,7 +812,7 @@ function zeroGradAfterForward(calls: readonly Node[], names: readonly string[], 
   const zeros: Array<{ call: Node; loop: number }> = [];
   calls.forEach((call, i) => {
     const name = names[i];
-    const forward = callsModel(call, models);
+    const forward = isForward.has(call);
     if (!forward && name !== 'backward' && name !== 'zero_grad') return;
     const loop = loopOf(call)?.id;
     if (loop === undefined) return;

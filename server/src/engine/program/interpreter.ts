@@ -62,6 +62,9 @@ const TENSOR_FACTORY = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
 const CHAINED_METHOD = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/;
 const EXCLUSIVE_RANDOM = /^(random\.randrange|numpy\.random\.randint|numpy\.random\.Generator\.integers|numpy\.random\.Generator\.randint)$/;
 
+/** The keyword arguments of a call that passes none (see evalArguments): never written to. */
+const NO_KWARGS = new Map<string, Value>();
+
 class ReturnSignal { constructor(readonly value: Value) {} }
 class BreakSignal {}
 class ContinueSignal {}
@@ -1099,7 +1102,8 @@ export class ProgramModel {
 
   private evalArguments(call: PyNode, scope: Scope): { args: Value[]; kwargs: Map<string, Value> } {
     const args: Value[] = [];
-    const kwargs = new Map<string, Value>();
+    // Most calls pass no keywords: they share one empty map (no code changes a call's kwargs once made).
+    let kwargs = NO_KWARGS;
     const list = call.childForFieldName('arguments');
     if (list?.type === 'generator_expression') {
       args.push(this.evalExpr(list, scope));
@@ -1110,12 +1114,14 @@ export class ProgramModel {
       if (argument.type === 'keyword_argument') {
         const name = argument.childForFieldName('name')?.text;
         const value = this.evalExpr(argument.childForFieldName('value'), scope);
+        if (kwargs === NO_KWARGS) kwargs = new Map();
         if (name) kwargs.set(name, value);
       } else if (argument.type === 'list_splat') {
         const spread = iterationItems(this.evalExpr(argument.namedChildren[0], scope));
         if (spread) args.push(...spread);
         else args.push({ kind: 'unknown' });
       } else if (argument.type === 'dictionary_splat') {
+        if (kwargs === NO_KWARGS) kwargs = new Map();
         for (const [k, v] of entriesOf(this.evalExpr(argument.namedChildren[0], scope)) ?? []) kwargs.set(k, v);
       } else {
         args.push(this.evalExpr(argument, scope));
@@ -1247,11 +1253,12 @@ export class ProgramModel {
   }
 
   private bindParameters(fn: FunctionValue, scope: Scope, args: Value[], kwargs: Map<string, Value>, probe: boolean): void {
-    const parameters = fn.node.childForFieldName('parameters')?.namedChildren.filter((p): p is PyNode => !!p) ?? [];
+    const parameters = fn.node.childForFieldName('parameters')?.namedChildren ?? [];
     let index = 0;
     const remaining = new Map(kwargs);
     let keywordOnly = false;
     for (const parameter of parameters) {
+      if (!parameter) continue;
       const kind = parameter.type;
       if (kind === 'list_splat_pattern') {
         const name = parameter.namedChildren[0]?.text;
