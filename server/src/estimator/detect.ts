@@ -314,14 +314,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
   /** The last name each call's callee ends with (`backward`, `zero_grad`), in the order of `calls`. */
   const calledNames: string[] = [];
+  // The arguments of the call the loop reads, and questions about them: made once, not once per call.
+  let kw: ReadonlyMap<string, Node> = new Map();
+  let pos: Node[] = [];
+  const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings);
+  const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : undefined);
+  const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
+  // Asked only of the calls that switch checkpointing on (the argument's value is converted to plain data).
+  const enables = (): boolean => (pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false);
   for (const call of calls) {
     const fn = callee(call);
     const name = lastName(fn);
     calledNames.push(name);
-    const { keywords: kw, positional: pos } = callArguments(call);
+    ({ keywords: kw, positional: pos } = callArguments(call));
     const line = call.startPosition.row;
-    const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings);
-    const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : undefined);
 
     // Model.
     if (name === 'from_pretrained' && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !NOT_A_MODEL_CLASS.test(fn)) {
@@ -548,7 +554,6 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
 
     // Optimizer.
-    const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
     if (MODELLED_OPTIMIZER.test(name) && !fn.includes('Config')) {
       let kind: OptimizerKind;
       detected.optimizerStates = undefined;
@@ -576,8 +581,6 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
     // Checkpointing, LoRA, freezing.
     // timm's set_grad_checkpointing(True) (its argument defaults to True).
-    // Asked only of the calls that switch it on (the argument's value is converted to plain data).
-    const enables = (): boolean => (pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false);
     // Not where the script switches it on under a setting that is off (`if cfg.gradient_checkpointing:`).
     if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || CHECKPOINT.test(fn)) &&
       !bindings.program.neverRuns(call)) {

@@ -29,16 +29,11 @@ export function treeIndex(root: PyNode): TreeIndex {
     let maxId = root.id;
     let nodeCount = 1;
     // Document order (as descendantsOfType gives it): children pushed last to first.
-    const stack: PyNode[] = [];
-    const push = (children: ReadonlyArray<PyNode | null>): void => {
-      for (let i = children.length - 1; i >= 0; i--) {
-        const child = children[i];
-        if (child) stack.push(child);
-      }
-    };
-    push(root.children);
+    const stack: Array<PyNode | null> = [];
+    for (let i = root.children.length - 1; i >= 0; i--) stack.push(root.children[i] ?? null);
     while (stack.length > 0) {
-      const node = stack.pop()!;
+      const node = stack.pop();
+      if (!node) continue;
       nodeCount++;
       if (node.id < minId) minId = node.id;
       if (node.id > maxId) maxId = node.id;
@@ -46,7 +41,8 @@ export function treeIndex(root: PyNode): TreeIndex {
       if (type === 'call') calls.push(node);
       else if (type === 'assignment') assignments.push(node);
       else if (type === 'function_definition') functions.push(node);
-      push(node.children);
+      const children = node.children;
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] ?? null);
     }
     index = { functions, calls, assignments, minId, maxId, nodeCount };
     indexes.set(root, index);
