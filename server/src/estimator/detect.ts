@@ -365,9 +365,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const spec = specFromConfigCall(value.typeName, value.attrs);
       if (spec) configSpec = { spec, line, name: value.typeName };
     }
-    // `Model(config)` / `from_config(config)`: the config object the argument holds, wherever it was built.
+    // `Model(config)` / `from_config(config)`: the config object the argument holds, wherever it was built. (The
+    // class-name pattern, which backtracks, is tested last in these conditions.)
     const configArgument = bindings.value(kw.get('config') ?? pos[0]);
-    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'object' && configArgument.role === 'hf-config') {
+    if (configArgument?.kind === 'object' && configArgument.role === 'hf-config' && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const spec = specFromConfigCall(configArgument.typeName, configArgument.attrs);
       // A config that names its dtype (`GPT2Config(dtype="bfloat16")`): from_config builds the weights in it.
       const configDtype = dtypeFrom(toPy(configArgument.attrs.get('dtype') ?? configArgument.attrs.get('torch_dtype')));
@@ -380,13 +381,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (dtype) detected.weightDtype = { value: dtype, line };
     }
     // `AutoConfig.from_pretrained(id)` then `from_config(config)`: the architecture of a catalog id, fresh weights.
-    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'call' && CONFIG_FROM_PRETRAINED.test(configArgument.path)) {
+    if (configArgument?.kind === 'call' && CONFIG_FROM_PRETRAINED.test(configArgument.path) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const id = configArgument.args[0]?.kind === 'string' ? configArgument.args[0].value : undefined;
       const entry = id ? findCatalogModel(id) : undefined;
       if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, configArgument.attrs ?? new Map()), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
       else if (!detected.model) detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
     }
-    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configSpec && !detected.model && (pos.length > 0 || kw.has('config'))) {
+    if (configSpec && !detected.model && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
       const spec = { ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) };
       // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
