@@ -14,7 +14,8 @@ import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import type { ProgramModel } from '../engine/program/interpreter';
-import { Bindings, keywordArguments, positionalArguments, toPy, type PyValue } from './python-values';
+import { treeIndex } from '../engine/program/tree-index';
+import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -104,8 +105,29 @@ export interface DetectedConfig {
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
 
+// Patterns the loop over every call tests: constants, since a regular expression literal is a new object each time it runs.
+const WHITESPACE = /\s+/g;
+const NOT_A_MODEL_CLASS = /Tokenizer|Processor|Config|FeatureExtractor/;
+const CONFIG_FROM_PRETRAINED = /(^|\.)\w*Config\.from_pretrained$/;
+const TORCHVISION_GET_MODEL = /^torchvision\.models\.get_model$/;
+const TORCHVISION_MODEL = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/;
+const TORCHVISION_MODEL_NAME = /^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/;
+const TORCHVISION_NOT_A_MODEL = /^(get_model|get_weight|list_models)$/;
+const LIGHTNING_TRAINER = /(^|\.)(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$/;
+const TENSOR_FACTORY = /^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/;
+const TIMM_DATA_CONFIG = /^resolve_(model_)?data_config$/;
+const RESIZE_OR_CROP = /^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/;
+const AUTOCAST = /(^|\.)autocast$/;
+const GRAD_SCALER = /GradScaler$/;
+const MODELLED_OPTIMIZER = /^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad)$/;
+const CAPITALISED = /^[A-Z]/;
+const CHECKPOINT = /(^|\.)(checkpoint|checkpoint_sequential)$/;
+const NO_GRAD = /(^|\.)(no_grad|inference_mode)$/;
+const DDP_CLASS = /DistributedDataParallel$/;
+const FSDP_CLASS = /FullyShardedDataParallel$/;
+
 function callee(call: Node): string {
-  return call.childForFieldName('function')?.text.replace(/\s+/g, '') ?? '';
+  return call.childForFieldName('function')?.text.replace(WHITESPACE, '') ?? '';
 }
 
 function lastName(dotted: string): string {
@@ -281,7 +303,7 @@ function readLocalConfig(filePath: string | undefined, relative: string | undefi
 
 export function detectConfig(tree: Tree, text: string, filePath?: string): DetectedConfig {
   const bindings = Bindings.fromTree(tree, filePath);
-  const calls = tree.rootNode.descendantsOfType('call').filter((c): c is Node => c !== null);
+  const { calls, assignments } = treeIndex(tree.rootNode);
   const detected: DetectedConfig = { mode: { value: 'infer-grad' }, zeroGradMissing: false };
   let configSpec: { spec: TransformerSpec; line: number; name: string; storedDtype?: WeightDtype } | undefined;
   let hasBackward: number | undefined;
@@ -309,17 +331,25 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
   const collateFunctions = new Set<string>();
 
+  /** The last name each call's callee ends with (`backward`, `zero_grad`), in the order of `calls`. */
+  const calledNames: string[] = [];
+  // The arguments of the call the loop reads, and questions about them: made once, not once per call.
+  let kw: ReadonlyMap<string, Node> = new Map();
+  let pos: Node[] = [];
+  const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings);
+  const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : undefined);
+  const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
+  // Asked only of the calls that switch checkpointing on (the argument's value is converted to plain data).
+  const enables = (): boolean => (pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false);
   for (const call of calls) {
     const fn = callee(call);
     const name = lastName(fn);
-    const kw = keywordArguments(call);
-    const pos = positionalArguments(call);
+    calledNames.push(name);
+    ({ keywords: kw, positional: pos } = callArguments(call));
     const line = call.startPosition.row;
-    const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings);
-    const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : undefined);
 
     // Model.
-    if (name === 'from_pretrained' && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !/Tokenizer|Processor|Config|FeatureExtractor/.test(fn)) {
+    if (name === 'from_pretrained' && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !NOT_A_MODEL_CLASS.test(fn)) {
       const className = lastName(fn.slice(0, -'.from_pretrained'.length));
       const idValue = pos[0] ? bindings.evaluate(pos[0]) : kwValue('pretrained_model_name_or_path');
       const id = typeof idValue === 'string' ? idValue : undefined;
@@ -354,9 +384,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const spec = specFromConfigCall(value.typeName, value.attrs);
       if (spec) configSpec = { spec, line, name: value.typeName };
     }
-    // `Model(config)` / `from_config(config)`: the config object the argument holds, wherever it was built.
+    // `Model(config)` / `from_config(config)`: the config object the argument holds, wherever it was built. (The
+    // class-name pattern, which backtracks, is tested last in these conditions.)
     const configArgument = bindings.value(kw.get('config') ?? pos[0]);
-    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'object' && configArgument.role === 'hf-config') {
+    if (configArgument?.kind === 'object' && configArgument.role === 'hf-config' && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const spec = specFromConfigCall(configArgument.typeName, configArgument.attrs);
       // A config that names its dtype (`GPT2Config(dtype="bfloat16")`): from_config builds the weights in it.
       const configDtype = dtypeFrom(toPy(configArgument.attrs.get('dtype') ?? configArgument.attrs.get('torch_dtype')));
@@ -369,13 +400,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (dtype) detected.weightDtype = { value: dtype, line };
     }
     // `AutoConfig.from_pretrained(id)` then `from_config(config)`: the architecture of a catalog id, fresh weights.
-    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configArgument?.kind === 'call' && /(^|\.)\w*Config\.from_pretrained$/.test(configArgument.path)) {
+    if (configArgument?.kind === 'call' && CONFIG_FROM_PRETRAINED.test(configArgument.path) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const id = configArgument.args[0]?.kind === 'string' ? configArgument.args[0].value : undefined;
       const entry = id ? findCatalogModel(id) : undefined;
       if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, configArgument.attrs ?? new Map()), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
       else if (!detected.model) detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
     }
-    if ((name === 'from_config' || HF_MODEL_CLASS.test(name)) && configSpec && !detected.model && (pos.length > 0 || kw.has('config'))) {
+    if (configSpec && !detected.model && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
       const spec = { ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) };
       // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
@@ -396,16 +427,16 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
-    if (/^torchvision\.models\.get_model$/.test(libraryCall) && !detected.model) {
+    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model) {
       const modelName = bindings.evaluate(pos[0] ?? kw.get('name'));
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
       if (vision) detected.model = visionModel(vision, String(modelName), 'torchvision', line, kwValue('num_classes'), kwValue('aux_loss'));
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
-    const tvMatch = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/.exec(libraryCall) ??
-      (/^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/.test(fn) ? [fn, fn] : null);
-    if (tvMatch && !detected.model && !/^(get_model|get_weight|list_models)$/.test(tvMatch[1]!)) {
+    const tvMatch = TORCHVISION_MODEL.exec(libraryCall) ??
+      (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
+    if (tvMatch && !detected.model && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
       if (vision) detected.model = visionModel(vision, tvMatch[1]!, 'torchvision', line, kwValue('num_classes'), kwValue('aux_loss'));
       else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
@@ -417,7 +448,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (net) customModels.push({ ...net, line, variable: assignedName(call), value });
     }
     // Where the call returns: Python runs an argument's call first (`netD(netG(z))`: the generator, then the critic).
-    if (calleeNode?.type === 'identifier') calledAt.set(fn, [...(calledAt.get(fn) ?? []), call.endIndex]);
+    if (calleeNode?.type === 'identifier') {
+      const at = calledAt.get(fn);
+      if (at) at.push(call.endIndex);
+      else calledAt.set(fn, [call.endIndex]);
+    }
     if (name === 'backward') lastBackward = call.startIndex;
 
     // Batch size, sequence length, image size.
@@ -449,7 +484,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (typeof fsdpOptions === 'string' && /\bshard_grad_op\b/.test(fsdpOptions)) detected.shardGradOp = { value: true, line };
       detected.usesTrainer = { value: true, line };
     }
-    const lightningTrainer = /(^|\.)(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$/.test(libraryCall) || (name === 'Trainer' && /^(L|pl)\./.test(fn));
+    const lightningTrainer = LIGHTNING_TRAINER.test(libraryCall) || (name === 'Trainer' && /^(L|pl)\./.test(fn));
     if (!lightningTrainer && (name === 'Trainer' || name === 'SFTTrainer' || name === 'Seq2SeqTrainer')) detected.usesTrainer = { value: true, line };
     // Lightning's Trainer(precision=...): "16-mixed"/"bf16-mixed" are autocast, "16-true"/"bf16-true" cast the weights.
     if (lightningTrainer) {
@@ -471,7 +506,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       else if (s && !detected.seqLen) detected.seqLen = s;
     }
     // Synthetic or collated data: the shape of the batch the step receives.
-    if (/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/.test(libraryCall) && value?.kind === 'call') {
+    if (TENSOR_FACTORY.test(libraryCall) && value?.kind === 'call') {
       // A tensor the script crops before the model sees it: the crop's sizes.
       const shape = tensorShape(bindings.program.crops.get(value) ?? value);
       // A batch made per step (`torch.randn(BATCH, 3, H, W)` in the loop or a generator), not a whole dataset
@@ -505,17 +540,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (kwValue('use_cache') === false) detected.useCacheOff = true;
     // timm's data config for the model (`resolve_data_config({}, model=model)["input_size"]`): the size the
     // architecture is built for.
-    if (/^resolve_(model_)?data_config$/.test(name)) dataConfigLine ??= line;
+    if (TIMM_DATA_CONFIG.test(name)) dataConfigLine ??= line;
     // The image transforms give the size the model sees, whatever size the images are stored or made at: the first
     // crop (a training pipeline's RandomResizedCrop comes before the evaluation's), else the first resize.
-    if (/^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/.test(name)) {
+    if (RESIZE_OR_CROP.test(name)) {
       const crop = name !== 'Resize';
       const s = numberArg(pos[0] ?? kw.get('size'), bindings);
       if (s && (!transformSize || (crop && !transformSize.crop))) transformSize = { ...s, crop };
     }
 
     // Precision.
-    if (/(^|\.)autocast$/.test(fn)) {
+    if (AUTOCAST.test(fn)) {
       // A body the program model did not run (a function only called inside an f-string) has no values: the
       // dtype as written (`torch.bfloat16`) still says which.
       const dtypeNode = kw.get('dtype') ?? pos[1];
@@ -525,7 +560,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // The first autocast is the training loop's in most scripts; evaluation repeats it later.
       if (enabled !== false) detected.autocast ??= { value: dtype === 'bf16' ? 'bf16' : 'fp16', line };
     }
-    if (/GradScaler$/.test(fn)) hasGradScaler = line;
+    if (GRAD_SCALER.test(fn)) hasGradScaler = line;
     if (name === 'Accelerator') {
       const mp = kwValue('mixed_precision');
       if (mp === 'bf16' || mp === 'fp16') detected.autocast = { value: mp, line };
@@ -541,8 +576,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
 
     // Optimizer.
-    const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
-    if (/^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad)$/.test(name) && !fn.includes('Config')) {
+    if (MODELLED_OPTIMIZER.test(name) && !fn.includes('Config')) {
       let kind: OptimizerKind;
       detected.optimizerStates = undefined;
       if (/8bit/.test(name)) kind = 'adam-8bit';
@@ -561,7 +595,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
       else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
-    } else if (isOptimizerClass(name) && !fn.includes('Config') && /^[A-Z]/.test(name)) {
+    } else if (isOptimizerClass(name) && !fn.includes('Config') && CAPITALISED.test(name)) {
       // An optimizer whose states the estimator does not size (Lion, NAdam, a library's): said, not assumed silently.
       detected.unmodelledOptimizer ??= { value: name, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
@@ -569,10 +603,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
     // Checkpointing, LoRA, freezing.
     // timm's set_grad_checkpointing(True) (its argument defaults to True).
-    const enables = pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false;
     // Not where the script switches it on under a setting that is off (`if cfg.gradient_checkpointing:`).
-    const runs = !bindings.program.neverRuns(call);
-    if (runs && (name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables) || /(^|\.)(checkpoint|checkpoint_sequential)$/.test(fn))) {
+    if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || CHECKPOINT.test(fn)) &&
+      !bindings.program.neverRuns(call)) {
       detected.checkpointing = { value: true, line };
       if (/(^|\.)checkpoint_sequential$/.test(fn)) detected.checkpointSegments = true;
     }
@@ -604,20 +637,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.generate = { value: { ...(typeof newTokens === 'number' ? { newTokens } : {}), ...(typeof maxLength === 'number' ? { maxLength } : {}) }, line };
     }
     if (name === 'zero_grad' && kwValue('set_to_none') === false) detected.zeroGradKeepsBuffers ??= line;
-    if (/(^|\.)(no_grad|inference_mode)$/.test(fn)) hasNoGrad ??= line;
-    if (/DistributedDataParallel$/.test(fn) || name === 'DDP') detected.strategy = { value: 'ddp', line };
-    if (/FullyShardedDataParallel$/.test(fn) || name === 'FSDP' || name === 'fully_shard') {
+    if (NO_GRAD.test(fn)) hasNoGrad ??= line;
+    if (DDP_CLASS.test(fn) || name === 'DDP') detected.strategy = { value: 'ddp', line };
+    if (FSDP_CLASS.test(fn) || name === 'FSDP' || name === 'fully_shard') {
       detected.strategy = { value: 'fsdp', line };
-      const sharding = kw.get('sharding_strategy')?.text.replace(/\s+/g, '') ?? '';
+      const sharding = kw.get('sharding_strategy')?.text.replace(WHITESPACE, '') ?? '';
       if (/(^|\.)SHARD_GRAD_OP$/.test(sharding) || kwValue('reshard_after_forward') === false) detected.shardGradOp = { value: true, line };
     }
     if (name === 'initialize' && fn.startsWith('deepspeed')) detected.strategy ??= { value: 'zero2', line };
   }
 
   // `param.requires_grad = False` assignments.
-  for (const assignment of tree.rootNode.descendantsOfType('assignment')) {
-    const left = assignment?.childForFieldName('left');
-    const right = assignment?.childForFieldName('right');
+  for (const assignment of assignments) {
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
     if (left?.text.endsWith('.requires_grad') && right?.type === 'false') detected.frozen ??= { value: 1, line: left.startPosition.row };
     if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
     if (left && /(^|\.)cudnn\.benchmark$/.test(left.text) && right?.type === 'true') detected.cudnnBenchmark ??= left.startPosition.row;
@@ -637,18 +670,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // The transforms take their size from timm's data config: the model's own input size, not the stored images'.
     detected.imageSize = { value: detected.model.nativeImageSize, line: dataConfigLine, how: 'config' };
   }
-  const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, Math.max(-1, ...at.filter((i) => i < lastBackward))]));
+  const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, at.reduce((last, i) => (i < lastBackward && i > last ? i : last), -1)]));
   const customModel = trainedModel(customModels, optimizerArguments, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
   if (hubModelName) modelVariables.add(hubModelName);
-  detected.output = modelOutputUse(calls, modelVariables);
-  detected.graphFreedOnReturn = graphFreedOnReturn(calls, modelVariables);
-  detected.outputObjectDropped = outputObjectDropped(calls, modelVariables);
-  detected.forwardsWithoutLabels = forwardsWithoutLabels(calls, modelVariables);
-  detected.zeroGradAfterForward = zeroGradAfterForward(calls, modelVariables);
-  detected.forwardsPerBackward = forwardsPerBackward(calls, modelVariables);
+  // The model's forwards (`model(x)`), found once for the questions below.
+  const forwards = modelVariables.size === 0 ? [] : calls.filter((call) => callsModel(call, modelVariables));
+  detected.output = modelOutputUse(calls, calledNames, forwards);
+  detected.graphFreedOnReturn = graphFreedOnReturn(forwards);
+  detected.outputObjectDropped = outputObjectDropped(forwards);
+  detected.forwardsWithoutLabels = forwardsWithoutLabels(forwards);
+  detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
+  detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -725,15 +760,17 @@ function callsModel(call: Node, models: Set<string>): boolean {
  * `dropped` at `loss = model(...).loss` or `model(...)[0]`, where only the loss outlives forward. A call inside a
  * helper that returns only the loss says neither.
  */
-function modelOutputUse(calls: Node[], models: Set<string>): Located<'kept' | 'dropped'> | undefined {
+function modelOutputUse(calls: readonly Node[], names: readonly string[], forwards: readonly Node[]): Located<'kept' | 'dropped'> | undefined {
   const scopeOf = (node: Node): number => enclosingScope(node).id;
   const backwardScopes = new Map<number, number>();
-  for (const call of calls) {
-    if (lastName(callee(call)) === 'backward') backwardScopes.set(scopeOf(call), Math.max(backwardScopes.get(scopeOf(call)) ?? -1, call.startIndex));
-  }
+  calls.forEach((call, i) => {
+    if (names[i] !== 'backward') return;
+    const scope = scopeOf(call);
+    backwardScopes.set(scope, Math.max(backwardScopes.get(scope) ?? -1, call.startIndex));
+  });
+  if (backwardScopes.size === 0) return undefined;
   let dropped: Located<'dropped'> | undefined;
-  for (const call of calls) {
-    if (!callsModel(call, models)) continue;
+  for (const call of forwards) {
     const parent = call.parent;
     const backwardAt = backwardScopes.get(scopeOf(call));
     if (backwardAt === undefined || backwardAt < call.startIndex) continue;
@@ -749,8 +786,7 @@ function modelOutputUse(calls: Node[], models: Set<string>): Located<'kept' | 'd
  * Whether every forward of the model is read at once (`model(x).logits`, `model(x)[0]`): the output object, and the
  * KV cache it holds, is dropped as soon as the one field is taken. The line of the first such forward.
  */
-function outputObjectDropped(calls: Node[], models: Set<string>): number | undefined {
-  const forwards = calls.filter((call) => callsModel(call, models));
+function outputObjectDropped(forwards: readonly Node[]): number | undefined {
   if (forwards.length === 0) return undefined;
   const readAtOnce = (call: Node): boolean => {
     const parent = call.parent;
@@ -764,8 +800,7 @@ function outputObjectDropped(calls: Node[], models: Set<string>): number | undef
  * Whether every forward of the model is given its inputs without labels (no `labels=`, no `**batch` that may hold
  * them): any loss over the outputs is the script's own, computed after the name is rebound. The first such line.
  */
-function forwardsWithoutLabels(calls: Node[], models: Set<string>): number | undefined {
-  const forwards = calls.filter((call) => callsModel(call, models));
+function forwardsWithoutLabels(forwards: readonly Node[]): number | undefined {
   if (forwards.length === 0) return undefined;
   const withoutLabels = (call: Node): boolean => {
     const args = call.childForFieldName('arguments')?.namedChildren ?? [];
@@ -782,8 +817,7 @@ const DETACHED = /\.(detach|item|tolist|numpy)\(\)/;
  * `.item()`, `.tolist()`): without no_grad its graph is freed when the function returns, before the next call
  * makes another. The line of that forward; undefined where a graph may outlive the call.
  */
-function graphFreedOnReturn(calls: Node[], models: Set<string>): number | undefined {
-  const forwards = calls.filter((call) => callsModel(call, models));
+function graphFreedOnReturn(forwards: readonly Node[]): number | undefined {
   if (forwards.length === 0) return undefined;
   let line: number | undefined;
   for (const call of forwards) {
@@ -807,15 +841,28 @@ function graphFreedOnReturn(calls: Node[], models: Set<string>): number | undefi
  * (`out = model(x); loss = ...; opt.zero_grad(); loss.backward()`, the PyTorch tutorials' order): the gradients
  * of the previous step are still alive while forward keeps its activations.
  */
-function zeroGradAfterForward(calls: Node[], models: Set<string>): number | undefined {
+function zeroGradAfterForward(calls: readonly Node[], names: readonly string[], forwards: readonly Node[]): number | undefined {
+  if (forwards.length === 0) return undefined;
+  const isForward = new Set(forwards);
+  // One pass over the calls (a script has a loop per training function): per innermost loop, the first forward
+  // and the last backward in it; a zero_grad between them in the same loop is the one.
   const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
-  for (const zero of calls) {
-    if (lastName(callee(zero)) !== 'zero_grad') continue;
-    const loop = loopOf(zero);
-    if (!loop) continue;
-    const inLoop = (call: Node): boolean => loopOf(call)?.id === loop.id;
-    const forwardBefore = calls.some((call) => call.startIndex < zero.startIndex && inLoop(call) && callsModel(call, models));
-    const backwardAfter = calls.some((call) => call.startIndex > zero.startIndex && inLoop(call) && lastName(callee(call)) === 'backward');
+  const firstForward = new Map<number, number>();
+  const lastBackward = new Map<number, number>();
+  const zeros: Array<{ call: Node; loop: number }> = [];
+  calls.forEach((call, i) => {
+    const name = names[i];
+    const forward = isForward.has(call);
+    if (!forward && name !== 'backward' && name !== 'zero_grad') return;
+    const loop = loopOf(call)?.id;
+    if (loop === undefined) return;
+    if (forward) firstForward.set(loop, Math.min(firstForward.get(loop) ?? Infinity, call.startIndex));
+    if (name === 'backward') lastBackward.set(loop, Math.max(lastBackward.get(loop) ?? -1, call.startIndex));
+    if (name === 'zero_grad') zeros.push({ call, loop });
+  });
+  for (const { call: zero, loop } of zeros) {
+    const forwardBefore = (firstForward.get(loop) ?? Infinity) < zero.startIndex;
+    const backwardAfter = (lastBackward.get(loop) ?? -1) > zero.startIndex;
     if (forwardBefore && backwardAfter) return zero.startPosition.row;
   }
   return undefined;
@@ -890,9 +937,9 @@ function underNoGrad(node: Node): boolean {
  * backward in the same loop, outside no_grad: each call keeps its own graph until that backward runs. The count of
  * the first backward that sees more than one; undefined where every backward sees one forward.
  */
-function forwardsPerBackward(calls: Node[], models: Set<string>): Located<number> | undefined {
+function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: number): Located<number> | undefined {
   // Several models (a GAN's generator and critic): which graphs a backward reaches is not read here.
-  if (models.size !== 1) return undefined;
+  if (models !== 1) return undefined;
   const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
   let previousBackward = -1;
   for (const backward of calls) {
@@ -901,9 +948,9 @@ function forwardsPerBackward(calls: Node[], models: Set<string>): Located<number
     const from = Math.max(previousBackward, loop?.startIndex ?? -1);
     previousBackward = backward.startIndex;
     if (!loop) continue;
-    const forwards = calls.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex && callsModel(call, models) &&
+    const before = forwards.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex &&
       loopOf(call)?.id === loop.id && !underNoGrad(call));
-    if (forwards.length > 1) return { value: forwards.length, line: forwards[0]!.startPosition.row };
+    if (before.length > 1) return { value: before.length, line: before[0]!.startPosition.row };
   }
   return undefined;
 }

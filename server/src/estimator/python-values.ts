@@ -116,20 +116,25 @@ export function stringValue(node: Node): string | undefined {
   return node.namedChildren.filter((c) => c?.type === 'string_content').map((c) => c?.text ?? '').join('');
 }
 
-/** Keyword arguments of a call, by name. */
-export function keywordArguments(call: Node): Map<string, Node> {
-  const out = new Map<string, Node>();
-  for (const arg of call.childForFieldName('arguments')?.namedChildren ?? []) {
-    if (arg?.type !== 'keyword_argument') continue;
-    const name = arg.childForFieldName('name')?.text;
-    const value = arg.childForFieldName('value');
-    if (name && value) out.set(name, value);
-  }
-  return out;
-}
+/** A call without keyword arguments: one shared, empty map (read only). */
+const NO_KEYWORDS: ReadonlyMap<string, Node> = new Map();
 
-export function positionalArguments(call: Node): Node[] {
-  return (call.childForFieldName('arguments')?.namedChildren ?? [])
-    .filter((a): a is Node => a !== null && a.type !== 'keyword_argument' && a.type !== 'comment' &&
-      a.type !== 'list_splat' && a.type !== 'dictionary_splat');
+/**
+ * A call's arguments in one reading of its argument list: the keyword arguments by name, and the plain positional
+ * ones (not `*args` or `**kwargs`).
+ */
+export function callArguments(call: Node): { keywords: ReadonlyMap<string, Node>; positional: Node[] } {
+  let keywords: Map<string, Node> | undefined;
+  const positional: Node[] = [];
+  for (const arg of call.childForFieldName('arguments')?.namedChildren ?? []) {
+    if (!arg) continue;
+    if (arg.type === 'keyword_argument') {
+      const name = arg.childForFieldName('name')?.text;
+      const value = arg.childForFieldName('value');
+      if (name && value) (keywords ??= new Map()).set(name, value);
+    } else if (arg.type !== 'comment' && arg.type !== 'list_splat' && arg.type !== 'dictionary_splat') {
+      positional.push(arg);
+    }
+  }
+  return { keywords: keywords ?? NO_KEYWORDS, positional };
 }

@@ -18,6 +18,7 @@ import {
   type NumberValue, type Origin, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile } from './config-files';
+import { NodeValues, treeIndex } from './tree-index';
 
 /** Loops longer than this run their body once with an unknown loop variable (no script builds more layers). */
 const MAX_UNROLL = 512;
@@ -37,6 +38,33 @@ const MAX_CALL_DEPTH = 24;
 /** Expression nesting the evaluator follows (calls count their own frames through MAX_CALL_DEPTH). */
 const MAX_NESTING = 300;
 
+/** Where a literal (or a value built from the source, a list or dict) was written; made only for values that carry it. */
+function literalOrigin(node: PyNode): Origin {
+  return { line: node.startPosition.row, how: 'literal' };
+}
+
+// Patterns tested for every literal, attribute or call evaluated: constants, since a regular expression literal is a new object each time it runs.
+const UNDERSCORES = /_/g;
+const PREFIXED_INTEGER = /^0[xob]/;
+const NUMBER_SUFFIX = /[lj]$/;
+const WHITESPACE = /\s+/g;
+const TORCH_DTYPE = /^torch\.(float16|half|bfloat16|float32|float|float64|double)$/;
+const TORCH_MADE_TENSOR = /^torch\.\w+(\[\])*$/;
+const TORCH_PARAMETER = /^torch\.nn\.(parameter\.)?Parameter$/;
+const HF_ARGUMENT_PARSER = /^transformers\.(hf_argparser\.)?HfArgumentParser$/;
+const CHECKPOINT_CALL = /(^|\.)checkpoint\.checkpoint$/;
+const NUMPY_ALIAS = /^np\./;
+const HF_CONFIG_CLASS = /^transformers\.\w+Config$/;
+const NOT_A_MODEL_CONFIG = /(Lora|BitsAndBytes|Generation|Training)Config$/;
+const DATACLASS_COPY = /^(dataclasses\.)?(asdict|replace)$/;
+const COPY_CALL = /^(copy\.)?(deepcopy|copy)$/;
+const TENSOR_FACTORY = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
+const CHAINED_METHOD = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/;
+const EXCLUSIVE_RANDOM = /^(random\.randrange|numpy\.random\.randint|numpy\.random\.Generator\.integers|numpy\.random\.Generator\.randint)$/;
+
+/** The keyword arguments of a call that passes none (see evalArguments): never written to. */
+const NO_KWARGS = new Map<string, Value>();
+
 class ReturnSignal { constructor(readonly value: Value) {} }
 class BreakSignal {}
 class ContinueSignal {}
@@ -53,7 +81,7 @@ export interface ProgramOptions {
 export class ProgramModel {
   readonly globals = new Scope(undefined, 'module');
   /** The value each expression had the first time it was evaluated. */
-  private readonly values = new Map<number, Value>();
+  private readonly values: NodeValues<Value>;
   /** Functions (by node id) that ran at least once. */
   private readonly ran = new Set<number>();
   private steps = 0;
@@ -133,6 +161,7 @@ export class ProgramModel {
   }
 
   constructor(readonly root: PyNode, private readonly options: ProgramOptions = {}) {
+    this.values = new NodeValues(treeIndex(root));
     this.globals.vars.set('__name__', { kind: 'string', value: '__main__' });
     // `os.path.join(os.path.dirname(__file__), "configs", "x.yaml")`: where the script names its config files.
     if (this.options.filePath) this.globals.vars.set('__file__', { kind: 'string', value: this.options.filePath });
@@ -215,8 +244,8 @@ export class ProgramModel {
       if (!(signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal)) throw signal;
     }
     // Functions and methods nobody called still hold expressions the consumers ask about: run each once.
-    for (const fn of this.root.descendantsOfType('function_definition')) {
-      if (!fn || this.ran.has(fn.id) || this.exhausted) continue;
+    for (const fn of treeIndex(this.root).functions) {
+      if (this.ran.has(fn.id) || this.exhausted) continue;
       this.probe(fn);
     }
     for (const module of this.alternating) this.freeze(module, false);
@@ -299,8 +328,8 @@ export class ProgramModel {
         this.execWhile(node, scope);
         return;
       case 'with_statement': {
-        for (const item of node.descendantsOfType('with_item')) {
-          if (!item || enclosingStatement(item)?.id !== node.id) continue;
+        for (const item of withItems(node)) {
+          if (enclosingStatement(item)?.id !== node.id) continue;
           const value = item.childForFieldName('value');
           if (value?.type === 'as_pattern') {
             const context = this.evalExpr(value.namedChildren[0], scope);
@@ -390,7 +419,7 @@ export class ProgramModel {
     // Loops that build something (layers appended, modules registered) run every iteration; others, such as an
     // evaluation loop over `range(eval_iters)`, need one run to give every expression a value.
     // A traced forward runs every block of its ModuleList.
-    const limit = this.tracer || BUILDS.test(body.text) ? MAX_UNROLL : MAX_PLAIN_UNROLL;
+    const limit = this.tracer || this.builds(body) ? MAX_UNROLL : MAX_PLAIN_UNROLL;
     if (!items || items.length > limit) {
       this.assignTarget(left, { kind: 'unknown', origin: { line: left.startPosition.row, how: 'loop' } }, scope);
       this.runLoopBody(body, scope, node.id);
@@ -406,6 +435,15 @@ export class ProgramModel {
       this.loops.pop();
     }
   }
+
+  /** Whether a loop's body grows a container or registers a module (BUILDS over its text, once per body). */
+  private builds(body: PyNode): boolean {
+    let builds = this.bodiesThatBuild.get(body.id);
+    if (builds === undefined) this.bodiesThatBuild.set(body.id, (builds = BUILDS.test(body.text)));
+    return builds;
+  }
+
+  private readonly bodiesThatBuild = new Map<number, boolean>();
 
   /** Runs one pass of a loop's body; false when a `break` ends the loop (`continue` ends only the pass). */
   private iterate(body: PyNode, scope: Scope): boolean {
@@ -426,7 +464,7 @@ export class ProgramModel {
     const condition = node.childForFieldName('condition');
     const body = node.childForFieldName('body');
     if (!body) return;
-    const limit = this.tracer || BUILDS.test(body.text) ? MAX_UNROLL : MAX_WHILE_UNROLL;
+    const limit = this.tracer || this.builds(body) ? MAX_UNROLL : MAX_WHILE_UNROLL;
     for (let i = 0; i < limit; i++) {
       const test = truthy(this.evalExpr(condition, scope));
       if (test === false) return;
@@ -649,27 +687,26 @@ export class ProgramModel {
   private nesting = 0;
 
   private evaluate(node: PyNode, scope: Scope): Value {
-    const origin: Origin = { line: node.startPosition.row, how: 'literal' };
     switch (node.type) {
       case 'integer': {
-        const text = node.text.replace(/_/g, '').toLowerCase();
-        const value = /^0[xob]/.test(text) ? Number(text) : Number(text.replace(/[lj]$/, ''));
-        return Number.isFinite(value) ? { kind: 'number', value, origin } : UNKNOWN;
+        const text = node.text.replace(UNDERSCORES, '').toLowerCase();
+        const value = PREFIXED_INTEGER.test(text) ? Number(text) : Number(text.replace(NUMBER_SUFFIX, ''));
+        return Number.isFinite(value) ? { kind: 'number', value, origin: literalOrigin(node) } : UNKNOWN;
       }
       case 'float': {
-        const value = Number(node.text.replace(/_/g, ''));
-        return Number.isFinite(value) ? { kind: 'number', value, origin } : UNKNOWN;
+        const value = Number(node.text.replace(UNDERSCORES, ''));
+        return Number.isFinite(value) ? { kind: 'number', value, origin: literalOrigin(node) } : UNKNOWN;
       }
-      case 'true': return { kind: 'bool', value: true, origin };
-      case 'false': return { kind: 'bool', value: false, origin };
-      case 'none': return { kind: 'none', origin };
+      case 'true': return { kind: 'bool', value: true, origin: literalOrigin(node) };
+      case 'false': return { kind: 'bool', value: false, origin: literalOrigin(node) };
+      case 'none': return { kind: 'none', origin: literalOrigin(node) };
       case 'string': {
         const text = stringLiteral(node, (expression) => this.evalExpr(expression, scope));
-        return text === undefined ? UNKNOWN : { kind: 'string', value: text, origin };
+        return text === undefined ? UNKNOWN : { kind: 'string', value: text, origin: literalOrigin(node) };
       }
       case 'concatenated_string': {
         const parts = node.namedChildren.map((c) => (c ? stringLiteral(c, (e) => this.evalExpr(e, scope)) : undefined));
-        return parts.every((p) => p !== undefined) ? { kind: 'string', value: parts.join(''), origin } : UNKNOWN;
+        return parts.every((p) => p !== undefined) ? { kind: 'string', value: parts.join(''), origin: literalOrigin(node) } : UNKNOWN;
       }
       case 'parenthesized_expression':
         return this.evalExpr(node.namedChildren[0], scope);
@@ -684,12 +721,12 @@ export class ProgramModel {
       case 'unary_operator': {
         const value = this.evalExpr(node.childForFieldName('argument'), scope);
         const operator = node.childForFieldName('operator')?.text ?? node.text.trim()[0];
-        if (value.kind === 'number') return { kind: 'number', value: operator === '-' ? -value.value : operator === '~' ? ~value.value : value.value, origin: value.origin ?? origin };
+        if (value.kind === 'number') return { kind: 'number', value: operator === '-' ? -value.value : operator === '~' ? ~value.value : value.value, origin: value.origin ?? literalOrigin(node) };
         return UNKNOWN;
       }
       case 'not_operator': {
         const value = truthy(this.evalExpr(node.childForFieldName('argument'), scope));
-        return value === undefined ? UNKNOWN : { kind: 'bool', value: !value, origin };
+        return value === undefined ? UNKNOWN : { kind: 'bool', value: !value, origin: literalOrigin(node) };
       }
       case 'binary_operator': {
         const left = this.evalExpr(node.childForFieldName('left'), scope);
@@ -729,7 +766,7 @@ export class ProgramModel {
             items.push(this.evalExpr(child, scope));
           }
         }
-        return { kind: 'list', items, tuple: node.type !== 'list', origin };
+        return { kind: 'list', items, tuple: node.type !== 'list', origin: literalOrigin(node) };
       }
       case 'dictionary': {
         const entries = new Map<string, Value>();
@@ -743,7 +780,7 @@ export class ProgramModel {
             for (const [k, v] of entriesOf(spread) ?? []) entries.set(k, v);
           }
         }
-        return { kind: 'dict', entries, origin };
+        return { kind: 'dict', entries, origin: literalOrigin(node) };
       }
       case 'list_comprehension':
       case 'generator_expression':
@@ -779,7 +816,7 @@ export class ProgramModel {
     const operands = node.namedChildren.filter((c): c is PyNode => !!c).map((c) => this.evalExpr(c, scope));
     if (operands.length !== 2) return UNKNOWN;
     const [a, b] = operands as [Value, Value];
-    const op = node.text.slice(node.namedChildren[0]!.text.length, node.text.length - node.namedChildren[1]!.text.length).trim().replace(/\s+/g, ' ');
+    const op = node.text.slice(node.namedChildren[0]!.text.length, node.text.length - node.namedChildren[1]!.text.length).trim().replace(WHITESPACE, ' ');
     // `x is None` is known whenever either side is known to be None or known not to be.
     if ((op === 'is' || op === 'is not' || op === '==' || op === '!=') && (a.kind === 'none' || b.kind === 'none') && a.kind !== 'unknown' && b.kind !== 'unknown') {
       const same = a.kind === b.kind;
@@ -873,7 +910,7 @@ export class ProgramModel {
     switch (object.kind) {
       case 'ref': {
         const path = `${object.path}.${name}`;
-        if (/^torch\.(float16|half|bfloat16|float32|float|float64|double)$/.test(path)) return { kind: 'dtype', name };
+        if (TORCH_DTYPE.test(path)) return { kind: 'dtype', name };
         // The script run as `python script.py`, with no arguments (as argparse's defaults are read).
         if (path === 'sys.argv') return { kind: 'list', items: [{ kind: 'string', value: this.options.filePath ?? 'script.py' }], tuple: false };
         return { kind: 'ref', path };
@@ -933,7 +970,7 @@ export class ProgramModel {
       if (cropped) return cropped;
     }
     // A slice of a made tensor (`tokens[i:j]`): same kind of data, sizes unknown until a view names them.
-    if (subscript?.type === 'slice' && object.kind === 'call' && /^torch\.\w+(\[\])*$/.test(object.path)) {
+    if (subscript?.type === 'slice' && object.kind === 'call' && TORCH_MADE_TENSOR.test(object.path)) {
       return { ...object, path: `${object.path}[]`, line: node.startPosition.row };
     }
     // `model.bert.encoder.layer[:8]` of a library model: its submodules by index (a slice from a known start to a
@@ -1096,7 +1133,8 @@ export class ProgramModel {
 
   private evalArguments(call: PyNode, scope: Scope): { args: Value[]; kwargs: Map<string, Value> } {
     const args: Value[] = [];
-    const kwargs = new Map<string, Value>();
+    // Most calls pass no keywords: they share one empty map (no code changes a call's kwargs once made).
+    let kwargs = NO_KWARGS;
     const list = call.childForFieldName('arguments');
     if (list?.type === 'generator_expression') {
       args.push(this.evalExpr(list, scope));
@@ -1107,12 +1145,14 @@ export class ProgramModel {
       if (argument.type === 'keyword_argument') {
         const name = argument.childForFieldName('name')?.text;
         const value = this.evalExpr(argument.childForFieldName('value'), scope);
+        if (kwargs === NO_KWARGS) kwargs = new Map();
         if (name) kwargs.set(name, value);
       } else if (argument.type === 'list_splat') {
         const spread = iterationItems(this.evalExpr(argument.namedChildren[0], scope));
         if (spread) args.push(...spread);
         else args.push({ kind: 'unknown' });
       } else if (argument.type === 'dictionary_splat') {
+        if (kwargs === NO_KWARGS) kwargs = new Map();
         for (const [k, v] of entriesOf(this.evalExpr(argument.namedChildren[0], scope)) ?? []) kwargs.set(k, v);
       } else {
         args.push(this.evalExpr(argument, scope));
@@ -1244,11 +1284,12 @@ export class ProgramModel {
   }
 
   private bindParameters(fn: FunctionValue, scope: Scope, args: Value[], kwargs: Map<string, Value>, probe: boolean): void {
-    const parameters = fn.node.childForFieldName('parameters')?.namedChildren.filter((p): p is PyNode => !!p) ?? [];
+    const parameters = fn.node.childForFieldName('parameters')?.namedChildren ?? [];
     let index = 0;
     const remaining = new Map(kwargs);
     let keywordOnly = false;
     for (const parameter of parameters) {
+      if (!parameter) continue;
       const kind = parameter.type;
       if (kind === 'list_splat_pattern') {
         const name = parameter.namedChildren[0]?.text;
@@ -1328,7 +1369,7 @@ export class ProgramModel {
       if (traced !== undefined) return traced;
     }
     const layer = TORCH_NN.exec(path);
-    if (/^torch\.nn\.(parameter\.)?Parameter$/.test(path)) {
+    if (TORCH_PARAMETER.test(path)) {
       return { kind: 'layer', type: 'Parameter', args, kwargs, children: [], line };
     }
     if (layer && !/^(Module|DataParallel|DistributedDataParallel)$/.test(layer[1]!)) {
@@ -1349,16 +1390,16 @@ export class ProgramModel {
       return value;
     }
     // transformers.HfArgumentParser(Args) / ((ModelArgs, DataArgs)): parses into the dataclasses it is given.
-    if (/^transformers\.(hf_argparser\.)?HfArgumentParser$/.test(path)) {
+    if (HF_ARGUMENT_PARSER.test(path)) {
       const types = args[0] ?? kwargs.get('dataclass_types') ?? UNKNOWN;
       return { kind: 'object', role: 'parser', typeName: 'HfArgumentParser', attrs: new Map([['dataclass_types', types]]), line };
     }
     // torch.utils.checkpoint.checkpoint(fn, *args): runs fn on the arguments (recomputed in backward).
-    if (/(^|\.)checkpoint\.checkpoint$/.test(path) && args[0]) {
+    if (CHECKPOINT_CALL.test(path) && args[0]) {
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
       return this.call(args[0], args.slice(1), forwarded, line);
     }
-    const bound = randomBound(path.replace(/^np\./, 'numpy.'), args, kwargs);
+    const bound = randomBound(path.replace(NUMPY_ALIAS, 'numpy.'), args, kwargs);
     if (bound) return bound;
     switch (path) {
       case 'range': return rangeOf(args, line);
@@ -1495,17 +1536,17 @@ export class ProgramModel {
         break;
     }
     // A Hugging Face config class: its keyword arguments are its attributes (`LlamaConfig(**cfg)`).
-    if (/^transformers\.\w+Config$/.test(path) && !/(Lora|BitsAndBytes|Generation|Training)Config$/.test(path)) {
+    if (HF_CONFIG_CLASS.test(path) && !NOT_A_MODEL_CONFIG.test(path)) {
       return { kind: 'object', role: 'hf-config', typeName: name, attrs: new Map(kwargs), line };
     }
-    if (/^(dataclasses\.)?(asdict|replace)$/.test(path) && args[0]?.kind === 'object') {
+    if (DATACLASS_COPY.test(path) && args[0]?.kind === 'object') {
       return { kind: 'dict', entries: new Map(args[0].attrs) };
     }
-    if (/^(copy\.)?(deepcopy|copy)$/.test(path) && args[0]) return args[0];
+    if (COPY_CALL.test(path) && args[0]) return args[0];
     if (path === 'isinstance' || path === 'hasattr' || path === 'callable') return UNKNOWN;
     if (path === 'print' || path === 'warnings.warn') return NONE;
     const result: Extract<Value, { kind: 'call' }> = { kind: 'call', path, args, kwargs, line };
-    if (!this.tracer && /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/.test(path) && this.tensorCalls.length < 64) this.tensorCalls.push({ value: result, inFunction: this.currentFunction });
+    if (!this.tracer && TENSOR_FACTORY.test(path) && this.tensorCalls.length < 64) this.tensorCalls.push({ value: result, inFunction: this.currentFunction });
     return result;
   }
 
@@ -1568,7 +1609,7 @@ export class ProgramModel {
       }
     }
     // .to(), .cuda(), .train(), .half(), .requires_grad_() return the module (or the library object) itself.
-    const chained = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/.test(method);
+    const chained = CHAINED_METHOD.test(method);
     if (method === 'requires_grad_' && (receiver.kind === 'layer' || receiver.kind === 'object' || (receiver.kind === 'call' && isLibraryModelCall(receiver)))) {
       // `module.requires_grad_(False)` freezes it and its submodules; on a parameters() object, its module.
       const on = args[0] ?? kwargs.get('requires_grad') ?? { kind: 'bool', value: true };
@@ -1683,7 +1724,7 @@ const CONVENTIONAL_IMPORTS: Record<string, string> = { torch: 'torch', nn: 'torc
  */
 function randomBound(path: string, args: Value[], kwargs: Map<string, Value>): NumberValue | undefined {
   const inclusive = path === 'random.randint';
-  if (!inclusive && !/^(random\.randrange|numpy\.random\.randint|numpy\.random\.Generator\.integers|numpy\.random\.Generator\.randint)$/.test(path)) return undefined;
+  if (!inclusive && !EXCLUSIVE_RANDOM.test(path)) return undefined;
   const high = kwargs.get('high') ?? kwargs.get('b') ?? kwargs.get('stop') ?? (args.length >= 2 ? args[1] : path === 'random.randint' ? undefined : args[0]);
   if (high?.kind !== 'number' || !Number.isInteger(high.value)) return undefined;
   const value = inclusive ? high.value : high.value - 1;
@@ -1718,6 +1759,18 @@ function enclosingStatement(node: PyNode): PyNode | null {
   let current = node.parent;
   while (current && current.type !== 'with_statement') current = current.parent;
   return current;
+}
+
+/** The with_items of a with statement's own clause: those of its body belong to the statements there. */
+function withItems(node: PyNode): PyNode[] {
+  const body = node.childForFieldName('body');
+  const items: PyNode[] = [];
+  for (const child of node.children) {
+    if (!child || child.id === body?.id) continue;
+    if (child.type === 'with_item') items.push(child);
+    for (const item of child.descendantsOfType('with_item')) if (item) items.push(item);
+  }
+  return items;
 }
 
 function enclosingClass(fn: PyNode): PyNode | undefined {

@@ -11,7 +11,7 @@ export interface PyNode {
   readonly children: ReadonlyArray<PyNode | null>;
   readonly namedChildren: ReadonlyArray<PyNode | null>;
   childForFieldName(field: string): PyNode | null;
-  descendantsOfType(types: string): ReadonlyArray<PyNode | null>;
+  descendantsOfType(types: string | string[]): ReadonlyArray<PyNode | null>;
 }
 
 export interface PyTree {
