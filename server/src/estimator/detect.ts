@@ -70,6 +70,8 @@ export interface DetectedConfig {
   checkpointing?: Located<boolean>;
   /** checkpoint_sequential: the blocks are recomputed in segments. */
   checkpointSegments?: boolean;
+  /** The number of segments checkpoint_sequential is given, where the script says. */
+  checkpointSegmentCount?: number;
   accumulation?: Located<number>;
   lora?: Located<{ rank: number; targetModules: string[]; dropout: number }>;
   /**
@@ -607,7 +609,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || CHECKPOINT.test(fn)) &&
       !bindings.program.neverRuns(call)) {
       detected.checkpointing = { value: true, line };
-      if (/(^|\.)checkpoint_sequential$/.test(fn)) detected.checkpointSegments = true;
+      if (/(^|\.)checkpoint_sequential$/.test(fn)) {
+        detected.checkpointSegments = true;
+        // checkpoint_sequential(functions, segments, input): how many segments the script asks for.
+        const segments = numberArg(pos[1] ?? kw.get('segments'), bindings);
+        if (segments && Number.isInteger(segments.value)) detected.checkpointSegmentCount = segments.value;
+      }
     }
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };
     if (name === 'LoraConfig') {

@@ -217,13 +217,16 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     const blockTotal = blocks.reduce((x, y) => x + y, 0);
     const outside = net.savedElementsPerSample - blockTotal;
     if (net.checkpointSegments || cfg.checkpointSegments) {
-      // checkpoint_sequential in round(sqrt(n)) segments: each segment keeps its input, the last segment runs
-      // normally, and backward recomputes one segment at a time.
-      const segments = Math.max(1, Math.round(Math.sqrt(blocks.length)));
-      const perSegment = Math.ceil(blocks.length / segments);
+      // checkpoint_sequential in the segments the script gives (else round(sqrt(n))), split as torch does: n //
+      // segments blocks in each checkpointed segment, the rest in the last, which runs normally. Each checkpointed
+      // segment keeps its input, and backward recomputes one at a time.
+      const segments = Math.min(blocks.length, Math.max(1, cfg.checkpointSegmentCount ?? Math.round(Math.sqrt(blocks.length))));
+      const perSegment = Math.floor(blocks.length / segments);
+      const sum = (from: number, to: number) => blocks.slice(from, to).reduce((x, y) => x + y, 0);
       const segmentSaved: number[] = [];
-      for (let i = 0; i < blocks.length; i += perSegment) segmentSaved.push(blocks.slice(i, i + perSegment).reduce((x, y) => x + y, 0));
-      const segmentInputs = segmentSaved.slice(0, -1).reduce((sum, _s, idx) => sum + inputBytes(idx * perSegment), 0);
+      for (let k = 0; k < segments - 1; k++) segmentSaved.push(sum(k * perSegment, (k + 1) * perSegment));
+      segmentSaved.push(sum((segments - 1) * perSegment, blocks.length));
+      const segmentInputs = segmentSaved.slice(0, -1).reduce((total, _s, k) => total + inputBytes(k * perSegment), 0);
       saved = b * ((outside + segmentSaved[segmentSaved.length - 1]) * act + segmentInputs + net.fixedBytesPerSample) + ampCopies;
       recompute = b * Math.max(...segmentSaved.slice(0, -1), 0) * act;
     } else {

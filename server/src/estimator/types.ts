@@ -167,6 +167,8 @@ export interface TrainingConfig {
   checkpointing: boolean;
   /** The script checkpoints through checkpoint_sequential (segments of blocks) rather than block by block. */
   checkpointSegments?: boolean;
+  /** How many segments the script gives checkpoint_sequential (round(sqrt(n)) of the blocks when it does not say). */
+  checkpointSegmentCount?: number;
   accumulation: number;
   /** Gradients alive through the next forward: accumulation > 1 or a loop that never calls zero_grad. */
   gradsKeptAcrossSteps: boolean;
