@@ -508,6 +508,9 @@ type InputShape = { shape: number[]; integer: boolean };
  * `torch.randn(T, n_mels)`, with or without a batch dimension), then the shape its first layer implies at the
  * detected size.
  */
+/** How many of the input candidates are tried in pairs for a forward of several inputs (at most its square traces). */
+const MAX_PAIRED_CANDIDATES = 6;
+
 function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<typeof firstShape>, size: number): InputShape[] {
   const out: InputShape[] = [];
   for (const args of program.moduleCalls.get(root) ?? []) {
@@ -608,13 +611,18 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const site = sites[siteIndex] ?? [];
     const siteNode = program.moduleCallNodes.get(root)?.[siteIndex];
     const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
-    for (const candidate of inputCandidates(program, root, first, size)) {
+    const candidates = inputCandidates(program, root, first, size);
+    /**
+     * forward() run with `candidate` as its input; the other arguments of the step's call take `others` (by default
+     * the input's shape), or for target tokens their own length.
+     */
+    const tryInputs = (candidate: InputShape, others: InputShape = candidate): boolean => {
       const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total);
       const x = attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg, i) => {
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
         // Target tokens (an encoder-decoder's `tgt[:, :-1]`): their own length, in the input's layout, and the
-        // call's expression applied to them; every other argument takes the input's shape.
+        // call's expression applied to them.
         const node = argumentNodes[i + 1];
         const name = node ? argumentVariable(node) : undefined;
         const axis = candidate.integer && candidate.shape.length === 2 ? candidate.shape.indexOf(size) : -1;
@@ -623,14 +631,25 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
           const given = program.evaluateTraced(node, new Map([[name, tokens]]), attempt);
           return given?.kind === 'tensor' ? given : tokens;
         }
-        return attempt.input(candidate.shape, candidate.integer);
+        return attempt.input(others.shape, others.integer);
       });
       const returned = program.trace(root, [x, ...rest], attempt);
       const output = outputOf(returned);
-      if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
-      if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) continue;
+      if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
+      if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) return false;
       if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned) };
-      if (attempt.mismatches === 0) break;
+      return attempt.mismatches === 0;
+    };
+    let fits = false;
+    for (const candidate of candidates) if ((fits = tryInputs(candidate))) break;
+    // A forward of several inputs of different kinds (a two-tower model's images and token ids): its other
+    // arguments take another of the data's tensors, the pair that fits best (tried only when none fits alone).
+    const moreInputs = site.slice(1).some((arg) => arg.kind === 'unknown' || arg.kind === 'call');
+    if (!fits && moreInputs) {
+      const paired = candidates.slice(0, MAX_PAIRED_CANDIDATES);
+      search: for (const candidate of paired) {
+        for (const others of paired) if (others !== candidate && tryInputs(candidate, others)) break search;
+      }
     }
     if (!best) return spec;
     const { trace, output, outputKept } = best;
