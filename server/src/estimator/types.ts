@@ -196,6 +196,11 @@ export interface TrainingConfig {
   lora?: { rank: number; targetModules: string[]; dropout?: number };
   /** Trainable parameters when the script freezes some (0..parameters); undefined means all. */
   frozenFraction?: number;
+  /**
+   * Copies of the model's weights the script keeps on the GPU beside the model (an EMA model), in units of the
+   * model's weights: weights only, with no gradients or optimizer states, and never sharded.
+   */
+  modelCopies?: number;
   gpus: number;
   strategy: Strategy;
   /**
