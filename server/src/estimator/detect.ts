@@ -11,8 +11,8 @@ import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
 import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { moduleNet, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
+import { isModuleValue, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import type { ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { Bindings, callArguments, toPy, type PyValue } from './python-values';
@@ -103,6 +103,11 @@ export interface DetectedConfig {
    * batches): every graph is alive when backward runs. Absent: one.
    */
   forwardsPerBackward?: Located<number>;
+  /**
+   * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`,
+   * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
+   */
+  residentCopies?: Located<number>;
 }
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
@@ -350,8 +355,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     ({ keywords: kw, positional: pos } = callArguments(call));
     const line = call.startPosition.row;
 
+    // A call the program model never ran because it sits in a lambda nobody calls (a model zoo's other entries).
+    const notRun = !bindings.value(call) && insideLambda(call);
+
     // Model.
-    if (name === 'from_pretrained' && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !NOT_A_MODEL_CLASS.test(fn)) {
+    if (name === 'from_pretrained' && !notRun && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !NOT_A_MODEL_CLASS.test(fn)) {
       const className = lastName(fn.slice(0, -'.from_pretrained'.length));
       const idValue = pos[0] ? bindings.evaluate(pos[0]) : kwValue('pretrained_model_name_or_path');
       const id = typeof idValue === 'string' ? idValue : undefined;
@@ -422,30 +430,37 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const chained = calleeNode?.type === 'attribute' && calleeNode.childForFieldName('object')?.type === 'call';
     // Only the node that made the value (same line as the value's creation) is the library call itself.
     const libraryCall = value?.kind === 'call' && !chained && value.line === line ? value.path : '';
-    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn))) && !detected.model) {
-      const modelName = bindings.evaluate(pos[0] ?? kw.get('model_name'));
+    // The arguments a library call ran with, as values: also those a factory adds (`partial(timm.create_model,
+    // "resnet50")(num_classes=10)`) and those a `**kwargs` spreads, which the call's own text does not show.
+    const made = libraryCall !== '' && value?.kind === 'call' ? value : undefined;
+    const libraryArgument = (index: number, key: string): PyValue | undefined =>
+      (made ? toPy(made.kwargs.get(key) ?? made.args[index]) : bindings.evaluate(pos[index] ?? kw.get(key)));
+    const libraryKeyword = (key: string): PyValue | undefined => (made ? toPy(made.kwargs.get(key)) : kwValue(key));
+    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model) {
+      const modelName = libraryArgument(0, 'model_name');
       const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;
-      if (vision) detected.model = visionModel(vision, String(modelName), 'timm', line, kwValue('num_classes'));
+      if (vision) detected.model = visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes'));
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
     if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model) {
-      const modelName = bindings.evaluate(pos[0] ?? kw.get('name'));
+      const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
-      if (vision) detected.model = visionModel(vision, String(modelName), 'torchvision', line, kwValue('num_classes'), kwValue('aux_loss'));
+      if (vision) detected.model = visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss'));
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
     const tvMatch = TORCHVISION_MODEL.exec(libraryCall) ??
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
-    if (tvMatch && !detected.model && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
+    if (tvMatch && !detected.model && !notRun && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
-      if (vision) detected.model = visionModel(vision, tvMatch[1]!, 'torchvision', line, kwValue('num_classes'), kwValue('aux_loss'));
+      if (vision) detected.model = visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss'));
       else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
-    // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another.
+    // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
+    // not a copy of one (an EMA model), which is never trained.
     if (value && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential')) && customModels.length < MAX_CUSTOM_MODELS &&
-      assignedOutsideModule(call) && !customModels.some((m) => m.value === value)) {
+      assignedOutsideModule(call) && !customModels.some((m) => m.value === value) && !bindings.program.isCopy(value)) {
       const net = moduleNet(value, bindings.program);
       if (net) customModels.push({ ...net, line, variable: assignedName(call), value });
     }
@@ -632,7 +647,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       };
     }
     if (name === 'get_peft_model') loraRequested = line;
-    if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false) detected.frozen = { value: 1, line };
+    // Freezing a copy of the model (an EMA model's `requires_grad_(False)`) freezes nothing that is trained.
+    if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false && !freezesCopy(calleeNode, bindings)) detected.frozen = { value: 1, line };
 
     // Training or inference, data parallelism.
     if (name === 'backward') hasBackward ??= line;
@@ -658,7 +674,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   for (const assignment of assignments) {
     const left = assignment.childForFieldName('left');
     const right = assignment.childForFieldName('right');
-    if (left?.text.endsWith('.requires_grad') && right?.type === 'false') detected.frozen ??= { value: 1, line: left.startPosition.row };
+    if (left?.text.endsWith('.requires_grad') && right?.type === 'false' && !freezesCopy(left, bindings)) detected.frozen ??= { value: 1, line: left.startPosition.row };
     if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
     if (left && /(^|\.)cudnn\.benchmark$/.test(left.text) && right?.type === 'true') detected.cudnnBenchmark ??= left.startPosition.row;
   }
@@ -732,6 +748,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (share) detected.frozen = { ...detected.frozen, exact: share.fraction, ...(share.lowerLayers ? { lowerLayers: share.lowerLayers } : {}) };
   }
   if (detected.model) detected.unresolved = undefined;
+  if (detected.model) {
+    const trainedValues = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.value) : [];
+    detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues);
+  }
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
   if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };
   if (detected.usesTrainer && !detected.optimizer) detected.optimizerImpl ??= 'fused';
@@ -753,6 +773,40 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   // The HF Trainer's compute_loss returns the loss alone: the outputs object is gone before backward.
   if (detected.usesTrainer && hasBackward === undefined) detected.output = { value: 'dropped', line: detected.usesTrainer.line };
   return detected;
+}
+
+/**
+ * Whether `node` (`X.requires_grad_` or `X.requires_grad`) freezes a module the program model knows to be a deep
+ * copy the script made (an EMA model), or the parameters of one.
+ */
+function freezesCopy(node: Node | null, bindings: Bindings): boolean {
+  const receiver = node?.type === 'attribute' ? bindings.value(node.childForFieldName('object') ?? undefined) : undefined;
+  const module = receiver?.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver;
+  return module !== undefined && bindings.program.isCopy(module);
+}
+
+/**
+ * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`, `AveragedModel`,
+ * timm's `ModelEmaV2`), where the program model saw them moved there (or made from a model already there): their
+ * weights only, no gradients or optimizer states, in units of the model's weights.
+ */
+function residentCopies(program: ProgramModel, model: DetectedModel, trainedValues: Value[]): Located<number> | undefined {
+  const modelParameters = model.spec.kind === 'layers' ? model.spec.parameters : countTransformerParameters(model.spec).total;
+  if (!(modelParameters > 0)) return undefined;
+  let copies = 0;
+  let line: number | undefined;
+  for (const [copy, { source, line: at }] of program.copies) {
+    if (!program.onDevice.has(copy)) continue;
+    let parameters = 0;
+    if (trainedValues.includes(source)) parameters = modelParameters;
+    else if (isModuleValue(copy)) parameters = moduleParameters(copy);
+    // A library model (`timm.create_model(...)`) copied: the model the estimate is for, made on the same line.
+    else if (copy.kind === 'call' && source.kind === 'call' && source.line === model.line) parameters = modelParameters;
+    if (parameters <= 0) continue;
+    copies += parameters / modelParameters;
+    line ??= at;
+  }
+  return copies > 0 ? { value: copies, line } : undefined;
 }
 
 /** Whether a call is `name(...)` for one of the model variables. */
@@ -990,6 +1044,15 @@ function trainedModel(models: Array<CustomModuleInfo & { variable?: string }>, o
   if (trained.length < 2) return trained[0] ?? models[0];
   const order = (m: { variable?: string }): number => lastCalled.get(m.variable!) ?? -1;
   return trainedTogether([...trained].sort((a, b) => order(a) - order(b)));
+}
+
+/** Whether a call sits in a lambda's body. */
+function insideLambda(call: Node): boolean {
+  for (let node = call.parent; node; node = node.parent) {
+    if (node.type === 'lambda') return true;
+    if (node.type === 'function_definition' || node.type.endsWith('_statement')) return false;
+  }
+  return false;
 }
 
 /** Whether a call sits in an argument of a dataset constructor (`TensorDataset(torch.randn(N, ...))`). */

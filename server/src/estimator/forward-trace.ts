@@ -805,6 +805,9 @@ export class ForwardTrace implements TensorTracer {
     if (name === 'ndim') return { kind: 'number', value: receiver.shape.length };
     if (name === 'T' || name === 'mT') return this.method(receiver, 'transpose', [{ kind: 'number', value: -2 }, { kind: 'number', value: -1 }], new Map());
     if (name === 'device' || name === 'dtype') return UNKNOWN;
+    // `x.max(dim=2).values`: a reduction over a dimension returns (values, indices); the trace keeps the values.
+    if (name === 'values') return receiver;
+    if (name === 'indices') return { ...receiver, integer: true };
     return UNKNOWN;
   }
 

@@ -235,6 +235,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the script freezes parameters; assumed {0}% of them frozen', Math.round(FROZEN_FRACTION_ASSUMED * 100)));
   }
 
+  if (detected.residentCopies) {
+    assumptions.push(t('a copy of the model (line {0}: an EMA model, a snapshot of the best weights) stays on the GPU: its weights are counted once more, without gradients or optimizer states', (detected.residentCopies.line ?? 0) + 1));
+  }
   const accumulation = detected.accumulation?.value ?? 1;
   note('accumulation', detected.accumulation?.line);
   const checkpointing = detected.checkpointing?.value ?? false;
@@ -291,6 +294,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     attention: detected.attention?.value ?? 'sdpa',
     lora, frozenFraction, gpus, strategy, offloadOptimizer: false, lines,
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
+    ...(detected.residentCopies ? { modelCopies: detected.residentCopies.value } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
     dataParallel: detected.strategy !== undefined,
     shardGradOp,

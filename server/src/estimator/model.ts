@@ -33,6 +33,8 @@ interface ParameterFigures {
   castable: number;
   /** Gradient of the output layer, allocated at the very start of backward. */
   headGradBytes: number;
+  /** Weights of the model's copies kept beside it (an EMA model). */
+  copyBytes: number;
 }
 
 function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): number {
@@ -110,7 +112,8 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   }
   if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
   const headGradBytes = cfg.lora || cfg.frozenFraction ? 0 : headParams * trainableBytes;
-  return { total: total + loraParams, trainable, weightBytes, gradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes };
+  const copyBytes = (cfg.modelCopies ?? 0) * total * paramBytes;
+  return { total: total + loraParams, trainable, weightBytes, gradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes, copyBytes };
 }
 
 interface ActivationFigures {
@@ -370,7 +373,9 @@ function total(b: Breakdown): number {
 
 export function estimate(cfg: TrainingConfig): EstimateNumbers {
   const params = parameterFigures(cfg);
-  const layout = layoutFor(cfg, params);
+  const sharded = layoutFor(cfg, params);
+  // A copy of the model (an EMA model) is whole on every GPU, in every phase.
+  const layout: Layout = { ...sharded, weightsAtStep: sharded.weightsAtStep + params.copyBytes, weightsInCompute: sharded.weightsInCompute + params.copyBytes };
   const optimizerStates = cfg.offloadOptimizer ? 0 : params.optimizerBytes * layout.optimizerShare;
   const optimizerTemp = cfg.offloadOptimizer ? 0 : params.optimizerTempBytes * layout.optimizerShare;
   // Several forwards before one backward keep every call's activations: as one forward of all their samples.

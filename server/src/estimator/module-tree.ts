@@ -3,8 +3,8 @@
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
 import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
-import { isIntegerTensor, isModuleClass, numberOf, tensorShape } from '../engine/program/values';
-import type { ProgramModel } from '../engine/program/interpreter';
+import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape } from '../engine/program/values';
+import { BASE_LAYER, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace } from './forward-trace';
 import { NetBuilder } from './layers';
@@ -106,7 +106,8 @@ function placedSubmodules(module: Module, path: string, seen: Set<Module>): Plac
     else out.push({ module: child, path: childPath });
   };
   if (module.kind === 'object') {
-    for (const [name, value] of module.attrs) place(value, `${path}.${name}`);
+    // A subclass of nn.Sequential / nn.ModuleList registers its modules by number (`self[0]`).
+    for (const [name, value] of module.attrs) place(value, /^\d+$/.test(name) ? `${path}[${name}]` : `${path}.${name}`);
   } else if (module.named && module.named.size > 0) {
     for (const [name, value] of module.named) place(value, module.type === 'ModuleDict' ? `${path}[${JSON.stringify(name)}]` : `${path}.${name}`);
   } else {
@@ -117,7 +118,9 @@ function placedSubmodules(module: Module, path: string, seen: Set<Module>): Plac
 
 /** A submodule with a forward of its own worth recomputing: a block class of the script, or a Sequential of layers. */
 function isComposite(module: Module): boolean {
-  return module.kind === 'object' || (module.type === 'Sequential' && submodules(module).length >= 2);
+  // A class that extends one torch.nn layer (`class LayerNorm2d(nn.LayerNorm)`) is that layer.
+  if (module.kind === 'object') return !(module.attrs.has(BASE_LAYER) && submodules(module).length === 1);
+  return module.type === 'Sequential' && submodules(module).length >= 2;
 }
 
 export function checkpointPlan(root: Module): CheckpointPlan | undefined {
@@ -568,6 +571,12 @@ function outputOf(value: Value | undefined): number | undefined {
   return sizes.length > 0 ? Math.max(...sizes) : undefined;
 }
 
+/** The parameters of a module the script builds (`sum(p.numel() for p in module.parameters())`), from its layers' arguments. */
+export function moduleParameters(root: Value): number {
+  if (!isModule(root)) return 0;
+  return leaves(root, new Set()).leaves.reduce((sum, { layer }) => sum + layerParameters(layer).total, 0);
+}
+
 /** The net of a module the script builds; undefined when it holds no layer at all. */
 export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
@@ -630,6 +639,13 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
           const tokens = attempt.input(candidate.shape.map((d, k) => (k === axis ? targetLen : d)), true);
           const given = program.evaluateTraced(node, new Map([[name, tokens]]), attempt);
           return given?.kind === 'tensor' ? given : tokens;
+        }
+        // A tensor made per step with a shape the script gives, at least past its batch (`torch.randint(0, T,
+        // (x.size(0),))`, a diffusion model's timesteps; `torch.randn(B, 128)`, a conditioning vector): that shape,
+        // for one sample.
+        const made = arg.kind === 'call' ? partialTensorShape(arg) : undefined;
+        if (made && made.dims.length >= 1 && made.dims.slice(1).every((d) => d !== undefined)) {
+          return attempt.input([1, ...(made.dims.slice(1) as number[])], made.integer);
         }
         return attempt.input(others.shape, others.integer);
       });

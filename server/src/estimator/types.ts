@@ -213,6 +213,11 @@ export interface TrainingConfig {
    * history and keep nothing for backward; the blocks above keep everything. Absent: not known block by block.
    */
   frozenLowerLayers?: number;
+  /**
+   * Copies of the model's weights the script keeps on the GPU beside the model (an EMA model), in units of the
+   * model's weights: weights only, with no gradients or optimizer states, and never sharded.
+   */
+  modelCopies?: number;
   gpus: number;
   strategy: Strategy;
   /**

@@ -13,9 +13,10 @@ import { dirname as pathDirname, join as pathJoin, normalize as pathNormalize } 
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, isModuleClass, numberOf, readThrough, stringOf, tensorShape, truthy, withOrigin,
-  type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
-  type NumberValue, type Origin, type TensorTracer, type Value,
+  NONE, UNKNOWN, Scope, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape,
+  torchNnBase, truthy, withOrigin,
+  type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
+  type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile } from './config-files';
 import { NodeValues, treeIndex } from './tree-index';
@@ -57,7 +58,6 @@ const NUMPY_ALIAS = /^np\./;
 const HF_CONFIG_CLASS = /^transformers\.\w+Config$/;
 const NOT_A_MODEL_CONFIG = /(Lora|BitsAndBytes|Generation|Training)Config$/;
 const DATACLASS_COPY = /^(dataclasses\.)?(asdict|replace)$/;
-const COPY_CALL = /^(copy\.)?(deepcopy|copy)$/;
 const TENSOR_FACTORY = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
 const CHAINED_METHOD = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/;
 const EXCLUSIVE_RANDOM = /^(random\.randrange|numpy\.random\.randint|numpy\.random\.Generator\.integers|numpy\.random\.Generator\.randint)$/;
@@ -72,6 +72,18 @@ class BudgetExceeded {}
 
 /** Library modules whose names we resolve as references (`import torch.nn as nn` → `torch.nn`). */
 const TORCH_NN = /^torch\.nn\.(?:modules\.\w+\.)?([A-Z]\w*)$/;
+
+/**
+ * Where an instance of a script's class that extends a torch.nn layer (`class LayerNorm2d(nn.LayerNorm)`) keeps
+ * that layer: its parameters and constructor arguments, as `nn.LayerNorm.__init__` would have set them on self.
+ */
+export const BASE_LAYER = '<torch.nn base>';
+
+/** Values a deep copy makes at most (a model of a few thousand modules); past this, the copy is the original. */
+const MAX_COPY_VALUES = 50_000;
+
+/** Library classes that keep a deep copy of the module they are given (EMA / SWA weights). */
+const AVERAGED_MODEL = /(^|\.)(swa_utils\.AveragedModel|AveragedModel|ModelEma|ModelEmaV2|ModelEmaV3)$/;
 
 export interface ProgramOptions {
   /** The script's path: a config file it names is read relative to its folder (and to the working folder). */
@@ -117,6 +129,22 @@ export class ProgramModel {
    * model's call, the submodule's dotted path ('' for the whole model), and whether it was frozen.
    */
   readonly libraryFreezes: Array<{ model: Value; path: string; frozen: boolean }> = [];
+  /**
+   * Deep copies of modules the script makes (`copy.deepcopy(model)`, `AveragedModel(model)`, timm's `ModelEmaV2`),
+   * each with the module it copies: separate weights, frozen or moved on their own.
+   */
+  readonly copies = new Map<Value, { source: Value; line: number }>();
+  /** Modules (and library models) the script moved to a GPU (`.cuda()`, `.to("cuda")`, `.to(device)`), as it last left them. */
+  readonly onDevice = new Set<Value>();
+  /** An EMA wrapper a library class makes (`AveragedModel(model)`) and the copy it holds (`ema.module`). */
+  private readonly wrapped = new Map<Value, Value>();
+  /** Every value a deep copy made (the copies' submodules and layers included). */
+  private readonly copied = new Set<Value>();
+
+  /** Whether `value` belongs to a deep copy the script made (an EMA model, or a part of one), or wraps one. */
+  isCopy(value: Value): boolean {
+    return this.copied.has(value) || this.wrapped.has(value);
+  }
 
   /** The loops (for, while) running now, innermost last, by node id. */
   private readonly loops: number[] = [];
@@ -922,6 +950,12 @@ export class ProgramModel {
         const fromClass = object.cls ? lookupClassAttribute(object.cls, name) : undefined;
         if (fromClass?.kind === 'function') return { ...fromClass, self: object };
         if (fromClass !== undefined) return readThrough(fromClass, 'config');
+        // A constructor argument of the torch.nn layer the class extends (`self.normalized_shape`, `self.eps`).
+        const base = object.attrs.get(BASE_LAYER);
+        if (base?.kind === 'layer') {
+          const given = this.getAttribute(base, name);
+          if (given.kind !== 'method') return given;
+        }
         return { kind: 'method', receiver: object, name };
       }
       case 'dict': {
@@ -991,7 +1025,8 @@ export class ProgramModel {
     }
     if (subscript?.type === 'slice') {
       // `model.blocks[:6]`: a slice of a ModuleList / Sequential is a container of the same modules.
-      const sequence = object.kind === 'list' ? object.items : object.kind === 'layer' && (object.type === 'ModuleList' || object.type === 'Sequential') ? object.children : undefined;
+      const sequence = object.kind === 'list' ? object.items : object.kind === 'layer' && (object.type === 'ModuleList' || object.type === 'Sequential') ? object.children
+        : object.kind === 'object' && object.role === 'instance' ? iterationItems(object) : undefined;
       if (!sequence) return UNKNOWN;
       const key = this.indexKey(subscript, scope);
       const parts = key.kind === 'list' && key.items[0]?.kind === 'dict' ? key.items[0].entries : new Map<string, Value>();
@@ -1026,6 +1061,12 @@ export class ProgramModel {
     if (object.kind === 'object' && key.kind === 'string') {
       const entry = object.attrs.get(key.value);
       return entry !== undefined ? readThrough(entry, 'config') : UNKNOWN;
+    }
+    // `self[0]` in a subclass of nn.Sequential / nn.ModuleList: its modules by position.
+    if (object.kind === 'object' && object.role === 'instance' && key.kind === 'number' && Number.isInteger(key.value)) {
+      const items = iterationItems(object);
+      if (!items) return UNKNOWN;
+      return items[key.value < 0 ? items.length + key.value : key.value] ?? UNKNOWN;
     }
     if (object.kind === 'list' && key.kind === 'number' && Number.isInteger(key.value)) {
       const index = key.value < 0 ? object.items.length + key.value : key.value;
@@ -1175,17 +1216,83 @@ export class ProgramModel {
     return this.call(callee, args, kwargs, line);
   }
 
+  /**
+   * `super().method(...)` (or `super(Cls, self).method(...)`): the next class after the method's own class in the
+   * method resolution order of the receiver's class, as Python looks it up; a torch.nn class there runs what
+   * torch.nn's own method does (`nn.Sequential.__init__(*layers)` registers the layers).
+   */
   private callSuper(calleeNode: PyNode, scope: Scope, args: Value[], kwargs: Map<string, Value>, line: number): Value {
-    const self = scope.lookup('self');
     const method = calleeNode.childForFieldName('attribute')?.text ?? '';
-    const owner = this.currentOwner;
+    const superArgs = calleeNode.childForFieldName('object')?.childForFieldName('arguments')?.namedChildren.filter((c): c is PyNode => !!c && c.type !== 'comment') ?? [];
+    const named = superArgs.length === 2 ? this.evalExpr(superArgs[0], scope) : undefined;
+    const self = superArgs.length === 2 ? this.evalExpr(superArgs[1], scope) : scope.lookup('self');
+    const owner = named?.kind === 'class' ? named : this.currentOwner;
     if (!owner || self?.kind !== 'object') return UNKNOWN;
+    const order = self.cls ? methodResolutionOrder(self.cls) : undefined;
+    const at = order ? order.indexOf(owner) : -1;
+    if (order && at >= 0) {
+      const found = resolveMethod(order, at + 1, method);
+      if (found?.kind === 'function') return this.invoke({ ...found, self }, [self, ...args], kwargs, line, false);
+      if (found?.kind === 'ref') return this.callLibraryMethod(self, found, method, args, kwargs, line);
+      return UNKNOWN;
+    }
     for (const base of owner.bases) {
       if (base.kind !== 'class') continue;
       const fn = lookupClassAttribute(base, method);
       if (fn?.kind === 'function') return this.invoke({ ...fn, self }, [self, ...args], kwargs, line, false);
     }
     return UNKNOWN;
+  }
+
+  /**
+   * A method of a torch.nn class that a script's class extends, run on an instance of it: `__init__` registers
+   * what the class's constructor registers, `forward` runs the container or layer; other library classes do
+   * nothing the model knows.
+   */
+  private callLibraryMethod(self: ObjectValue, base: RefValue, method: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    const type = TORCH_NN.exec(base.path)?.[1];
+    if (!type) return method === '__init__' ? NONE : UNKNOWN;
+    if (method === '__init__') {
+      this.initLibraryBase(self, type, args, kwargs, line);
+      return NONE;
+    }
+    if (method === 'forward') return this.forwardLibraryBase(self, type, args, kwargs, line);
+    return UNKNOWN;
+  }
+
+  /** What `nn.Sequential.__init__`, `nn.ModuleList.__init__`, `nn.LayerNorm.__init__`, … register on self. */
+  private initLibraryBase(self: ObjectValue, type: string, args: Value[], kwargs: Map<string, Value>, line: number): void {
+    if (type === 'Module') return;
+    if (type === 'Sequential') {
+      const named = args.length === 1 && args[0]!.kind === 'dict' ? args[0]!.entries : undefined;
+      if (named) for (const [key, value] of named) self.attrs.set(key, value);
+      else args.forEach((value, i) => self.attrs.set(String(i), value));
+      return;
+    }
+    if (type === 'ModuleList') {
+      const items = iterationItems(args[0] ?? kwargs.get('modules') ?? { kind: 'list', items: [], tuple: false }) ?? [];
+      items.forEach((value, i) => self.attrs.set(String(i), value));
+      return;
+    }
+    if (type === 'ModuleDict') {
+      const given = args[0] ?? kwargs.get('modules');
+      for (const [key, value] of given ? entriesOf(given) ?? pairsOf(given) ?? [] : []) self.attrs.set(key, value);
+      return;
+    }
+    const layer = this.callLibrary(`torch.nn.${type}`, args, kwargs, line);
+    if (layer.kind === 'layer') self.attrs.set(BASE_LAYER, layer);
+  }
+
+  /** `nn.Sequential.forward`: the registered modules in order; a torch.nn layer's forward on the layer it holds. */
+  private forwardLibraryBase(self: ObjectValue, type: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
+    if (!this.tracer) return UNKNOWN;
+    if (type === 'Sequential') {
+      let x: Value = args[0] ?? UNKNOWN;
+      for (const child of moduleItems(self)) x = this.call(child, [x], new Map(), line);
+      return x;
+    }
+    const layer = self.attrs.get(BASE_LAYER);
+    return layer?.kind === 'layer' ? this.call(layer, args, kwargs, line) : UNKNOWN;
   }
 
   private currentOwner: ClassValue | undefined;
@@ -1230,14 +1337,22 @@ export class ProgramModel {
         return output;
       }
       case 'call':
+        // `functools.partial(f, *a, **k)(*b, **j)` is `f(*a, *b, **k, **j)`: a norm-layer factory, a model zoo's entry.
+        if (callee.path === 'functools.partial' && callee.args[0]) {
+          return this.call(callee.args[0], [...callee.args.slice(1), ...args], new Map([...callee.kwargs, ...kwargs]), line);
+        }
         return UNKNOWN;
       case 'object':
         if (callee.cls && callee.role === 'instance') {
           const module = isModuleClass(callee.cls);
-          const forward = module ? lookupClassAttribute(callee.cls, 'forward') : lookupClassAttribute(callee.cls, '__call__');
-          if (forward?.kind !== 'function' || (module && !this.tracer)) return UNKNOWN;
+          const order = module ? methodResolutionOrder(callee.cls) : undefined;
+          const forward = !module ? lookupClassAttribute(callee.cls, '__call__')
+            : order ? resolveMethod(order, 0, 'forward') : lookupClassAttribute(callee.cls, 'forward');
+          if ((forward?.kind !== 'function' && forward?.kind !== 'ref') || (module && !this.tracer)) return UNKNOWN;
           this.tracer?.enterModule(callee, args);
-          const result = this.invoke({ ...forward, self: callee }, [callee, ...args], kwargs, line, false);
+          // A forward the class inherits from torch.nn (a subclass of nn.Sequential that adds no forward).
+          const result = forward.kind === 'ref' ? this.callLibraryMethod(callee, forward, 'forward', args, kwargs, line)
+            : this.invoke({ ...forward, self: callee }, [callee, ...args], kwargs, line, false);
           this.tracer?.exitModule(callee);
           return result;
         }
@@ -1355,8 +1470,12 @@ export class ProgramModel {
       if (post?.kind === 'function') this.invoke({ ...post, self: instance }, [instance], new Map(), line, false);
       return instance;
     }
-    const init = lookupClassAttribute(cls, '__init__');
+    // The first __init__ in the class's method resolution order: the script's own, or a torch.nn class's (a subclass
+    // of nn.Sequential with no __init__ of its own registers the modules it is given).
+    const order = methodResolutionOrder(cls);
+    const init = order ? resolveMethod(order, 0, '__init__') : lookupClassAttribute(cls, '__init__');
     if (init?.kind === 'function') this.invoke({ ...init, self: instance }, [instance, ...args], kwargs, line, false);
+    else if (init?.kind === 'ref') this.callLibraryMethod(instance, init, '__init__', args, kwargs, line);
     this.instances.push(instance);
     return instance;
   }
@@ -1379,6 +1498,11 @@ export class ProgramModel {
         value.children = type === 'Sequential' ? args : iterationItems(args[0] ?? { kind: 'list', items: [], tuple: false }) ?? [];
         if (type === 'Sequential' && args.length === 1 && args[0]?.kind === 'call' && /OrderedDict$/.test(args[0].path)) {
           value.children = orderedDictValues(args[0]);
+        }
+        // `nn.Sequential(OrderedDict(...))` (an OrderedDict is a dict here): named children, in insertion order.
+        if (type === 'Sequential' && args.length === 1 && args[0]?.kind === 'dict') {
+          value.children = [...args[0].entries.values()];
+          value.named = new Map(args[0].entries);
         }
       } else if (type === 'ModuleDict') {
         value.named = new Map(entriesOf(args[0] ?? UNKNOWN) ?? pairsOf(args[0] ?? UNKNOWN) ?? []);
@@ -1542,8 +1666,22 @@ export class ProgramModel {
     if (DATACLASS_COPY.test(path) && args[0]?.kind === 'object') {
       return { kind: 'dict', entries: new Map(args[0].attrs) };
     }
-    if (COPY_CALL.test(path) && args[0]) return args[0];
-    if (path === 'isinstance' || path === 'hasattr' || path === 'callable') return UNKNOWN;
+    if (/^copy\.deepcopy$/.test(path) && args[0]) return this.deepCopy(args[0], line);
+    if (/^copy\.copy$/.test(path) && args[0]) return shallowCopy(args[0]);
+    // An EMA / SWA wrapper keeps a deep copy of the model (`ema.module`), on the device it names or the model's.
+    if (AVERAGED_MODEL.test(path) && args[0] && isModuleValue(args[0])) {
+      const copy = this.deepCopy(args[0], line);
+      const wrapper: CallResultValue = { kind: 'call', path, args, kwargs, line, attrs: new Map([['module', copy]]) };
+      this.wrapped.set(wrapper, copy);
+      const device = deviceNamed(kwargs.get('device') ?? NONE);
+      if (device !== undefined) this.moveTo(wrapper, device);
+      return wrapper;
+    }
+    if (path === 'isinstance') {
+      const answer = args.length === 2 ? isInstance(args[0]!, args[1]!) : undefined;
+      return answer === undefined ? UNKNOWN : { kind: 'bool', value: answer };
+    }
+    if (path === 'hasattr' || path === 'callable') return UNKNOWN;
     if (path === 'print' || path === 'warnings.warn') return NONE;
     const result: Extract<Value, { kind: 'call' }> = { kind: 'call', path, args, kwargs, line };
     if (!this.tracer && TENSOR_FACTORY.test(path) && this.tensorCalls.length < 64) this.tensorCalls.push({ value: result, inFunction: this.currentFunction });
@@ -1607,6 +1745,11 @@ export class ProgramModel {
         case 'format': return UNKNOWN;
         default: return UNKNOWN;
       }
+    }
+    // Where a module (or a library model) is moved: a GPU, or back to the CPU.
+    if ((method === 'to' || method === 'cuda' || method === 'cpu' || method === 'to_empty') && (isModuleValue(receiver) || receiver.kind === 'call')) {
+      const device = method === 'cuda' ? true : method === 'cpu' ? false : deviceNamed(args[0] ?? kwargs.get('device') ?? NONE);
+      if (device !== undefined) this.moveTo(receiver, device);
     }
     // .to(), .cuda(), .train(), .half(), .requires_grad_() return the module (or the library object) itself.
     const chained = CHAINED_METHOD.test(method);
@@ -1674,6 +1817,21 @@ export class ProgramModel {
       return UNKNOWN;
     }
     if (receiver.kind === 'object') {
+      // A script's subclass of nn.ModuleList / nn.Sequential grows as the container does, its modules numbered.
+      const container = receiver.role === 'instance' && receiver.cls ? torchNnBase(receiver.cls) : undefined;
+      if ((container === 'ModuleList' || container === 'Sequential') && /^(append|extend|insert)$/.test(method)) {
+        const items = [...receiver.attrs].filter(([key]) => /^\d+$/.test(key)).map(([, value]) => value);
+        if (method === 'append') items.push(args[0] ?? UNKNOWN);
+        else if (method === 'extend') items.push(...(args[0] ? iterationItems(args[0]) ?? [] : []));
+        else {
+          const at = numberOf(args[0]);
+          if (at === undefined || !args[1]) return NONE;
+          items.splice(at < 0 ? items.length + at : at, 0, args[1]);
+        }
+        for (const key of [...receiver.attrs.keys()]) if (/^\d+$/.test(key)) receiver.attrs.delete(key);
+        items.forEach((value, i) => receiver.attrs.set(String(i), value));
+        return method === 'insert' ? NONE : receiver;
+      }
       if (method === 'add_module' || method === 'register_module') {
         const name = stringOf(args[0]);
         if (name !== undefined) receiver.attrs.set(name, args[1] ?? UNKNOWN);
@@ -1690,6 +1848,84 @@ export class ProgramModel {
       return chained ? receiver : { kind: 'call', path: `${receiver.path}().${method}`, args, kwargs, line };
     }
     return UNKNOWN;
+  }
+
+  /** A module (or an EMA wrapper's copy) moved to a GPU (`true`) or to the CPU. */
+  private moveTo(module: Value, gpu: boolean): void {
+    for (const target of [module, this.wrapped.get(module)]) {
+      if (!target) continue;
+      if (gpu) this.onDevice.add(target);
+      else this.onDevice.delete(target);
+    }
+  }
+
+  /**
+   * `copy.deepcopy(value)`: new containers, modules and layers all the way down, sharing what the original shares
+   * (a tied weight stays tied within the copy); library objects and scalars are kept as they are. A module copy is
+   * frozen where the original was and on the device the original is on. Past MAX_COPY_VALUES, the original itself.
+   */
+  private deepCopy(value: Value, line: number): Value {
+    const made = new Map<Value, Value>();
+    let count = 0;
+    const copy = (v: Value, depth: number): Value => {
+      const done = made.get(v);
+      if (done) return done;
+      if (++count > MAX_COPY_VALUES || depth > 48) throw new BudgetExceeded();
+      let out: Value;
+      switch (v.kind) {
+        case 'list': {
+          const list: ListValue = { ...v, items: [] };
+          made.set(v, list);
+          list.items = v.items.map((item) => copy(item, depth + 1));
+          out = list;
+          break;
+        }
+        case 'dict': {
+          const dict: DictValue = { ...v, entries: new Map() };
+          made.set(v, dict);
+          for (const [key, item] of v.entries) dict.entries.set(key, copy(item, depth + 1));
+          out = dict;
+          break;
+        }
+        case 'object': {
+          if (v.role === 'file' || v.role === 'parser' || v.role === 'parameters') return v;
+          const object: ObjectValue = { ...v, attrs: new Map() };
+          made.set(v, object);
+          for (const [key, item] of v.attrs) object.attrs.set(key, copy(item, depth + 1));
+          out = object;
+          break;
+        }
+        case 'layer': {
+          const layer: LayerValue = { ...v, children: [] };
+          made.set(v, layer);
+          layer.children = v.children.map((child) => copy(child, depth + 1));
+          if (v.named) layer.named = new Map([...v.named].map(([key, child]) => [key, copy(child, depth + 1)]));
+          out = layer;
+          break;
+        }
+        case 'call':
+          // A library model (`timm.create_model(...)`): a new object of the same architecture.
+          out = { ...v, ...(v.attrs ? { attrs: new Map(v.attrs) } : {}) };
+          made.set(v, out);
+          break;
+        default:
+          return v;
+      }
+      if ((out.kind === 'layer' || out.kind === 'object') && (v.kind === 'layer' || v.kind === 'object') && this.frozen.has(v)) this.frozen.add(out);
+      if (this.onDevice.has(v)) this.onDevice.add(out);
+      this.copied.add(out);
+      this.tick();
+      return out;
+    };
+    let result: Value;
+    try {
+      result = copy(value, 0);
+    } catch (signal) {
+      if (!(signal instanceof BudgetExceeded) || this.exhausted) throw signal;
+      return value;
+    }
+    if (isModuleValue(value) || value.kind === 'call') this.copies.set(result, { source: value, line });
+    return result;
   }
 
   private loadConfigFile(handle: Value | undefined, line: number): Value {
@@ -1713,6 +1949,78 @@ export class ProgramModel {
 
 const BUILTIN_NAMES = new Set(['range', 'len', 'int', 'float', 'str', 'bool', 'list', 'tuple', 'dict', 'zip', 'enumerate', 'min', 'max',
   'sum', 'abs', 'round', 'getattr', 'setattr', 'open', 'sorted', 'reversed', 'print', 'isinstance', 'hasattr', 'callable', 'super', 'set', 'vars']);
+
+/**
+ * `isinstance(value, classinfo)` where the source decides it: instances of the script's classes (through their
+ * method resolution order), torch.nn layers and modules, `functools.partial` objects, Python's containers and
+ * strings. Undefined where it does not (a library object, an unknown value, an int that may be a float).
+ */
+function isInstance(value: Value, classinfo: Value, depth = 0): boolean | undefined {
+  if (depth > 4 || value.kind === 'unknown') return undefined;
+  if (classinfo.kind === 'list') {
+    const answers = classinfo.items.map((item) => isInstance(value, item, depth + 1));
+    return answers.some((a) => a === true) ? true : answers.every((a) => a === false) ? false : undefined;
+  }
+  if (classinfo.kind === 'class') {
+    if (value.kind === 'object' && value.role === 'instance' && value.cls) return (methodResolutionOrder(value.cls) ?? [value.cls]).includes(classinfo);
+    return value.kind === 'call' || value.kind === 'method' ? undefined : false;
+  }
+  if (classinfo.kind !== 'ref') return undefined;
+  const path = classinfo.path;
+  if (path === 'functools.partial') {
+    if (value.kind === 'call') return value.path === 'functools.partial';
+    return value.kind === 'method' ? undefined : false;
+  }
+  const nn = TORCH_NN.exec(path)?.[1];
+  if (nn) {
+    if (value.kind === 'layer') return nn === 'Module' || nn === value.type;
+    if (value.kind === 'object' && value.role === 'instance' && value.cls) {
+      if (!isModuleClass(value.cls)) return false;
+      return nn === 'Module' || (methodResolutionOrder(value.cls) ?? []).some((entry) => entry.kind === 'ref' && TORCH_NN.exec(entry.path)?.[1] === nn);
+    }
+    return value.kind === 'call' || value.kind === 'method' || value.kind === 'tensor' ? undefined : false;
+  }
+  const scalar = value.kind === 'number' || value.kind === 'string' || value.kind === 'bool' || value.kind === 'none' || value.kind === 'list' || value.kind === 'dict';
+  if (!scalar) return undefined;
+  switch (path) {
+    case 'str': return value.kind === 'string';
+    case 'list': return value.kind === 'list' && !value.tuple;
+    case 'tuple': return value.kind === 'list' && value.tuple;
+    case 'dict': return value.kind === 'dict';
+    case 'bool': return value.kind === 'bool';
+    // 2.0 and 2 are one number here: a number may be either; a bool is an int.
+    case 'int':
+    case 'float': return value.kind === 'number' ? undefined : value.kind === 'bool' ? path === 'int' : false;
+    default: return undefined;
+  }
+}
+
+/**
+ * The device `.to(...)` names: a GPU (`"cuda"`, `"cuda:1"`, an index, `torch.device("cuda")`, or a device the source
+ * does not determine, as a training script's is), the CPU (`"cpu"`, `"mps"`, `"meta"`), or none (a dtype, a
+ * memory format: the module stays where it is).
+ */
+function deviceNamed(value: Value): boolean | undefined {
+  switch (value.kind) {
+    case 'string': return /^cuda\b/.test(value.value) ? true : /^(cpu|mps|meta|xpu)\b/.test(value.value) ? false : undefined;
+    case 'number': return true;
+    case 'unknown': return true;
+    case 'call':
+      if (/(^|\.)device$/.test(value.path)) return value.args[0] ? deviceNamed(value.args[0]) ?? true : true;
+      return undefined;
+    default: return undefined;
+  }
+}
+
+/** `copy.copy(value)`: a new list, dict or object holding the same items. */
+function shallowCopy(value: Value): Value {
+  switch (value.kind) {
+    case 'list': return { ...value, items: [...value.items] };
+    case 'dict': return { ...value, entries: new Map(value.entries) };
+    case 'object': return value.role === 'instance' || value.role === 'namespace' ? { ...value, attrs: new Map(value.attrs) } : value;
+    default: return value;
+  }
+}
 
 /** Conventional names a snippet may use without its import (a cell, a pasted excerpt). */
 const CONVENTIONAL_IMPORTS: Record<string, string> = { torch: 'torch', nn: 'torch.nn', F: 'torch.nn.functional' };
@@ -1778,6 +2086,35 @@ function enclosingClass(fn: PyNode): PyNode | undefined {
   return block?.parent?.type === 'class_definition' ? block.parent : undefined;
 }
 
+/**
+ * The first definition of `name` in a method resolution order, from position `start`: a script's class attribute
+ * (a method, with the class that defines it), or the torch.nn class whose own method it is (every torch.nn class has
+ * an `__init__`; all but nn.Module, ModuleList and ModuleDict a `forward`). Other library classes are passed over.
+ */
+function resolveMethod(order: ReadonlyArray<ClassValue | RefValue>, start: number, name: string): Value | undefined {
+  for (let i = start; i < order.length; i++) {
+    const entry = order[i]!;
+    if (entry.kind === 'class') {
+      const own = entry.attrs.get(name);
+      if (own !== undefined) return own;
+      continue;
+    }
+    const type = TORCH_NN.exec(entry.path)?.[1];
+    if (!type) continue;
+    if (name === '__init__') return entry;
+    if (name === 'forward' && !/^(Module|ModuleList|ModuleDict|ParameterList|ParameterDict)$/.test(type)) return entry;
+  }
+  return undefined;
+}
+
+/**
+ * The modules an instance of a script's subclass of nn.Sequential / nn.ModuleList holds, in registration order
+ * (what iterating it yields): its registered attributes that are modules.
+ */
+function moduleItems(object: ObjectValue): Value[] {
+  return [...object.attrs].filter(([key, value]) => key !== BASE_LAYER && isModuleValue(value)).map(([, value]) => value);
+}
+
 export function lookupClassAttribute(cls: ClassValue, name: string, depth = 0): Value | undefined {
   const own = cls.attrs.get(name);
   if (own !== undefined) return own;
@@ -1819,8 +2156,15 @@ export function iterationItems(value: Value): Value[] | undefined {
     case 'dict': return [...value.entries.keys()].map((k) => ({ kind: 'string', value: k }) as Value);
     case 'string': return [...value.value].map((c) => ({ kind: 'string', value: c }) as Value);
     case 'layer': return value.type === 'Sequential' || value.type === 'ModuleList' ? value.children : undefined;
-    // One parameter stands for all of them (a loop body that freezes each freezes the module).
-    case 'object': return value.role === 'parameters' ? [value] : undefined;
+    case 'object': {
+      // One parameter stands for all of them (a loop body that freezes each freezes the module).
+      if (value.role === 'parameters') return [value];
+      // A script's subclass of nn.Sequential / nn.ModuleList yields its modules; of nn.ModuleDict, its keys.
+      const container = value.role === 'instance' && value.cls ? torchNnBase(value.cls) : undefined;
+      if (container === 'Sequential' || container === 'ModuleList') return moduleItems(value);
+      if (container === 'ModuleDict') return [...value.attrs].filter(([, v]) => isModuleValue(v)).map(([k]) => ({ kind: 'string', value: k }) as Value);
+      return undefined;
+    }
     default: return undefined;
   }
 }

@@ -165,11 +165,73 @@ export function readThrough(value: Value, how: How): Value {
   return withOrigin(value, { line: origin.line, how });
 }
 
+/** torch.nn classes a script's class may derive from: nn.Module itself, its containers and its layers (`nn.LayerNorm`). */
+export const TORCH_NN_CLASS = /^torch\.nn\.(?:modules\.\w+\.)?([A-Z]\w*)$/;
+
 export function isModuleClass(cls: ClassValue, depth = 0): boolean {
   if (depth > 8) return false;
   return cls.bases.some((base) =>
-    (base.kind === 'ref' && /(^|\.)(Module|LightningModule|PreTrainedModel)$/.test(base.path)) ||
+    (base.kind === 'ref' && (/(^|\.)(Module|LightningModule|PreTrainedModel)$/.test(base.path) || TORCH_NN_CLASS.test(base.path))) ||
     (base.kind === 'class' && isModuleClass(base, depth + 1)));
+}
+
+/**
+ * A class's method resolution order, as Python's C3 linearization gives it: the script's classes and the library
+ * classes they derive from (a torch.nn class other than nn.Module derives from nn.Module). Undefined where C3 finds
+ * no order (Python raises a TypeError there) or the hierarchy is deeper than any script's.
+ */
+export function methodResolutionOrder(cls: ClassValue): Array<ClassValue | RefValue> | undefined {
+  const memo = new Map<ClassValue, Array<ClassValue | RefValue> | undefined>();
+  const key = (entry: ClassValue | RefValue): ClassValue | string => (entry.kind === 'ref' ? entry.path : entry);
+  const linearize = (entry: ClassValue | RefValue, depth: number): Array<ClassValue | RefValue> | undefined => {
+    if (depth > 16) return undefined;
+    if (entry.kind === 'ref') {
+      const nn = TORCH_NN_CLASS.exec(entry.path);
+      return nn && nn[1] !== 'Module' ? [entry, { kind: 'ref', path: 'torch.nn.Module' }] : [entry];
+    }
+    if (memo.has(entry)) return memo.get(entry);
+    const bases = entry.bases.filter((b): b is ClassValue | RefValue => b.kind === 'class' || b.kind === 'ref');
+    const sequences: Array<Array<ClassValue | RefValue>> = [];
+    for (const base of bases) {
+      const linear = linearize(base, depth + 1);
+      if (!linear) return undefined;
+      sequences.push([...linear]);
+    }
+    sequences.push([...bases]);
+    const out: Array<ClassValue | RefValue> = [entry];
+    for (let guard = 0; guard < 256; guard++) {
+      const remaining = sequences.filter((s) => s.length > 0);
+      if (remaining.length === 0) {
+        memo.set(entry, out);
+        return out;
+      }
+      // The first head that is in no other sequence's tail.
+      const head = remaining.map((s) => s[0]!).find((candidate) => !remaining.some((s) => s.slice(1).some((x) => key(x) === key(candidate))));
+      if (!head) return undefined;
+      out.push(head);
+      for (const s of remaining) if (key(s[0]!) === key(head)) s.shift();
+    }
+    return undefined;
+  };
+  return linearize(cls, 0);
+}
+
+/**
+ * The torch.nn class a script's class extends for its behaviour (`class Stage(nn.Sequential)`, `class LayerNorm2d(
+ * nn.LayerNorm)`): the first torch.nn class other than nn.Module in its method resolution order, by name.
+ */
+export function torchNnBase(cls: ClassValue): string | undefined {
+  for (const entry of methodResolutionOrder(cls) ?? []) {
+    if (entry.kind !== 'ref') continue;
+    const nn = TORCH_NN_CLASS.exec(entry.path);
+    if (nn && nn[1] !== 'Module') return nn[1];
+  }
+  return undefined;
+}
+
+/** Whether a value is a module: a torch.nn layer or container, or an instance of a module class of the script. */
+export function isModuleValue(value: Value): value is LayerValue | ObjectValue {
+  return value.kind === 'layer' || (value.kind === 'object' && value.role === 'instance' && !!value.cls && isModuleClass(value.cls));
 }
 
 export function truthy(value: Value): boolean | undefined {

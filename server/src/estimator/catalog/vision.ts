@@ -9,9 +9,11 @@ import type { LayerNetSpec, TransformerSpec } from '../types';
  * convolutions (wide_resnet50_2: 2); `groups`: ResNeXt's grouped 3x3 convolutions, whose bottleneck width is
  * planes x widthFactor x groups (resnext50_32x4d: 32 groups, 4/64 each). `dilated`: stages 3 and 4 trade their
  * stride for dilation (replace_stride_with_dilation=[False, True, True], the segmentation models' output stride 8):
- * the features stay at 1/8 of the input. Returns the third stage's output, which an auxiliary head reads.
+ * the features stay at 1/8 of the input. `squeezeExcite`: timm's SE-ResNet / SE-ResNeXt, a squeeze-and-excitation
+ * module on each bottleneck's output (before the residual add), squeezed to 1/16 of its channels rounded to a
+ * multiple of 8 (timm's SEModule). Returns the third stage's output, which an auxiliary head reads.
  */
-function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated = false): BranchPoint | undefined {
+function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated = false, squeezeExcite = false): BranchPoint | undefined {
   net.conv(64, 7, 2, 1, false, 3).batchNorm().relu().maxPool(3, 2, 1);
   const widths = [64, 128, 256, 512];
   let inChannels = 64;
@@ -25,6 +27,7 @@ function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, wi
       net.beginBlock();
       if (bottleneck) {
         net.conv(width, 1).batchNorm().relu().conv(width, 3, stride, groups).batchNorm().relu().conv(out, 1, 1, 1, false, 0).batchNorm();
+        if (squeezeExcite) net.squeezeExcite(Math.max(8, Math.floor((out / 16 + 4) / 8) * 8));
       } else {
         net.conv(width, 3, stride).batchNorm().relu().conv(out, 3).batchNorm();
       }
@@ -43,9 +46,9 @@ function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, wi
   return third;
 }
 
-function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1): LayerNetSpec {
+function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  resnetStages(net, blocks, bottleneck, widthFactor, groups);
+  resnetStages(net, blocks, bottleneck, widthFactor, groups, false, squeezeExcite);
   net.globalPool().linear(numClasses);
   return net.build(true);
 }
@@ -492,6 +495,9 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['resnext50_32x4d'], publishedParameters: 25_028_904, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 4 / 64, 32) },
   { names: ['resnext101_32x8d'], publishedParameters: 88_791_336, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 8 / 64, 32) },
   { names: ['resnext101_64x4d'], publishedParameters: 83_455_272, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 4 / 64, 64) },
+  // timm's SE variants (7x7 stem, as torchvision's ResNets): 28.09M and 27.56M parameters in timm's model cards.
+  { names: ['seresnet50'], publishedParameters: 28_088_024, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 1, 1, true) },
+  { names: ['seresnext50_32x4d'], publishedParameters: 27_559_896, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 4 / 64, 32, true) },
   { names: ['regnet_y_400mf'], publishedParameters: 4_344_144, build: regnet(16, 48, 27.89, 2.09, 8, 0.25) },
   { names: ['regnet_y_800mf'], publishedParameters: 6_432_512, build: regnet(14, 56, 38.84, 2.4, 16, 0.25) },
   { names: ['regnet_y_1_6gf'], publishedParameters: 11_202_430, build: regnet(27, 48, 20.71, 2.65, 24, 0.25) },
