@@ -55,6 +55,13 @@ const TORCH_PARAMETER = /^torch\.nn\.(parameter\.)?Parameter$/;
 const HF_ARGUMENT_PARSER = /^transformers\.(hf_argparser\.)?HfArgumentParser$/;
 const CHECKPOINT_CALL = /(^|\.)checkpoint\.checkpoint$/;
 const NUMPY_ALIAS = /^np\./;
+/** numpy's array makers and the torch calls that make tensors of the same sizes from the same arguments. */
+const NUMPY_ARRAY_FACTORIES = new Map([
+  ['numpy.random.randn', 'torch.randn'], ['numpy.random.rand', 'torch.rand'], ['numpy.random.randint', 'torch.randint'],
+  ['numpy.zeros', 'torch.zeros'], ['numpy.ones', 'torch.ones'], ['numpy.empty', 'torch.empty'], ['numpy.full', 'torch.full'],
+]);
+/** A tensor made from an array with its sizes (`torch.from_numpy(a)`, `torch.as_tensor(a)`, `torch.tensor(a)`). */
+const TENSOR_FROM_ARRAY = /^torch\.(from_numpy|as_tensor|tensor)$/;
 const HF_CONFIG_CLASS = /^transformers\.\w+Config$/;
 const NOT_A_MODEL_CONFIG = /(Lora|BitsAndBytes|Generation|Training)Config$/;
 const DATACLASS_COPY = /^(dataclasses\.)?(asdict|replace)$/;
@@ -1523,7 +1530,13 @@ export class ProgramModel {
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
       return this.call(args[0], args.slice(1), forwarded, line);
     }
-    const bound = randomBound(path.replace(NUMPY_ALIAS, 'numpy.'), args, kwargs);
+    // numpy arrays (a Dataset's `np.random.randn(3, n).astype(np.float32)`, then `torch.from_numpy`): read as the
+    // torch tensors they become, with the same sizes (a randint with a size is an array, without one a number).
+    const numpyPath = path.replace(NUMPY_ALIAS, 'numpy.');
+    const asTorch = NUMPY_ARRAY_FACTORIES.get(numpyPath);
+    if (asTorch && (numpyPath !== 'numpy.random.randint' || args.length >= 3 || kwargs.has('size'))) return this.callLibrary(asTorch, args, kwargs, line);
+    if (TENSOR_FROM_ARRAY.test(path) && args[0]?.kind === 'call' && TENSOR_FACTORY.test(args[0].path)) return args[0];
+    const bound = randomBound(numpyPath, args, kwargs);
     if (bound) return bound;
     switch (path) {
       case 'range': return rangeOf(args, line);
