@@ -43,7 +43,7 @@ function isHuggingFaceTrainer(model: SemanticModel, call: Node): boolean {
   const importsTransformers =
     [...model.imports.values()].some((target) => /^transformers(\.|$)/.test(target)) ||
     model.root.descendantsOfType(['import_from_statement']).some((node) => /^transformers(\.|$)/.test(node?.childForFieldName('module_name')?.text ?? ''));
-  const localClass = model.classes.some((cls) => cls.name === tail);
+  const localClass = !!model.classNamed(tail);
   return importsTransformers && !localClass;
 }
 

@@ -74,7 +74,7 @@ function boundOffset(info: FunctionInfo): number {
  * `functools.partial(f, ...)`, which binds some of them ahead.
  */
 export function callSitesOf(model: SemanticModel, info: FunctionInfo): Node[] {
-  return model.memo(`call-sites:${info.node.id}`, () => {
+  return model.memoFor('call-sites', info.node.id, () => {
     if (info.name === '__init__' && info.classInfo) {
       const cls = info.classInfo;
       return model.callsNamed(cls.name).filter((call) => {
@@ -110,7 +110,7 @@ const MAX_DEPTH = 5;
  * caller passes `student` to).
  */
 export function possibleValues(model: SemanticModel, node: Node, oneStep = false): PossibleValues {
-  return model.memo(`possible-values:${oneStep}:${node.id}`, () => {
+  return model.memoFor(oneStep ? 'possible-values-one-step' : 'possible-values', node.id, () => {
     const result: PossibleValues = { values: [], unknown: false };
     const seen = new Set<string>();
     visit(model, node, oneStep ? 1 : MAX_DEPTH, result, seen, oneStep);

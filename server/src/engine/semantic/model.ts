@@ -347,7 +347,7 @@ export class SemanticModel {
     seen.add(cls.node.id);
     return cls.baseNames.every((base) => {
       if (base === 'object' || /^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$/.test(base)) return true;
-      const local = this.classes.find((other) => other.name === base);
+      const local = this.classNamed(base);
       return !!local && this.isKnownPlainClass(local, seen);
     });
   }
@@ -565,7 +565,7 @@ export class SemanticModel {
 
   /** Whether `node` runs under a no-grad context (with-block, decorator, or `torch.set_grad_enabled(False)` earlier). */
   isNoGrad(node: Node): boolean {
-    return this.memo(`no-grad:${node.id}`, () => this.computeIsNoGrad(node));
+    return this.memoFor('no-grad', node.id, () => this.computeIsNoGrad(node));
   }
 
   private computeIsNoGrad(node: Node): boolean {
@@ -964,7 +964,7 @@ export class SemanticModel {
 
   /** A class of this file, or an imported name written like a class (`GPT2LMHeadModel`), not a model variable. */
   isClassName(name: string): boolean {
-    if (this.classes.some((cls) => cls.name === name)) return true;
+    if (this.classNamed(name)) return true;
     return this.imports.has(name) && /^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$/.test(name) && !this.modelNames.has(name);
   }
 
@@ -1009,7 +1009,7 @@ export class SemanticModel {
 
   /** Whether a local function may return a graph-attached value. */
   returnsAttached(info: FunctionInfo): boolean {
-    return this.memo(`returns-attached:${info.node.id}`, () => this.functionReturnsAttached(info));
+    return this.memoFor('returns-attached', info.node.id, () => this.functionReturnsAttached(info));
   }
 
   /**
@@ -1032,7 +1032,7 @@ export class SemanticModel {
    * its result carries their graph.
    */
   returnsFromParameters(info: FunctionInfo): boolean {
-    return this.memo(`returns-from-parameters:${info.node.id}`, () => {
+    return this.memoFor('returns-from-parameters', info.node.id, () => {
       if (this.isNoGradFunction(info)) return false;
       const parameters = new Set(
         (info.node.childForFieldName('parameters')?.descendantsOfType('identifier') ?? []).map((identifier) => identifier.text).filter((name) => name !== 'self'),
@@ -1100,7 +1100,7 @@ export class SemanticModel {
 
   /** Calls inside `node` that belong to the same function (calls in nested defs are excluded). */
   callsWithin(node: Node): Node[] {
-    return this.memo(`calls-within:${node.id}`, () => {
+    return this.memoFor('calls-within', node.id, () => {
       const owner = node.type === 'function_definition' ? node : enclosingFunction(node);
       const result: Node[] = [];
       for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
@@ -1175,7 +1175,7 @@ export class SemanticModel {
     }
     if (fn.type === 'identifier') {
       if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || looksLikeModelAccessor(fn.text)) return false;
-      if (this.functionsByName.has(fn.text) || this.classes.some((cls) => cls.name === fn.text)) return false;
+      if (this.functionsByName.has(fn.text) || this.classNamed(fn.text)) return false;
       return this.isModelRef(fn);
     }
     if (fn.type === 'subscript') return this.isModelRef(fn.childForFieldName('value'));
@@ -1258,7 +1258,7 @@ export class SemanticModel {
 
   /** Whether code inside `node` (a loop or block) clears gradients, directly or through a local function. */
   clearsGradients(node: Node): boolean {
-    return this.memo(`clearsGradients:${node.id}`, () => this.computeClearsGradients(node));
+    return this.memoFor('clears-gradients', node.id, () => this.computeClearsGradients(node));
   }
 
   private computeClearsGradients(node: Node): boolean {
@@ -1274,7 +1274,7 @@ export class SemanticModel {
 
   /** Whether code inside `node` runs a backward pass, directly or through a local function. */
   runsBackward(node: Node): boolean {
-    return this.memo(`runsBackward:${node.id}`, () => this.computeRunsBackward(node));
+    return this.memoFor('runs-backward', node.id, () => this.computeRunsBackward(node));
   }
 
   private computeRunsBackward(node: Node): boolean {
@@ -1288,7 +1288,7 @@ export class SemanticModel {
 
   /** Whether code inside `node` steps an optimizer, directly or through a local function. */
   stepsOptimizer(node: Node): boolean {
-    return this.memo(`stepsOptimizer:${node.id}`, () => this.computeStepsOptimizer(node));
+    return this.memoFor('steps-optimizer', node.id, () => this.computeStepsOptimizer(node));
   }
 
   private computeStepsOptimizer(node: Node): boolean {
@@ -1302,7 +1302,7 @@ export class SemanticModel {
 
   /** A loop that processes batches: it iterates over data, or it trains (backward / optimizer step). */
   isBatchLoop(loop: Node): boolean {
-    return this.memo(`batch-loop:${loop.id}`, () => this.computeIsBatchLoop(loop));
+    return this.memoFor('batch-loop', loop.id, () => this.computeIsBatchLoop(loop));
   }
 
   private computeIsBatchLoop(loop: Node): boolean {
@@ -1314,7 +1314,7 @@ export class SemanticModel {
    * innermost loop (an epoch loop around a batch loop is not one).
    */
   isPerBatchLoop(loop: Node): boolean {
-    return this.memo(`per-batch:${loop.id}`, () => {
+    return this.memoFor('per-batch', loop.id, () => {
       if (this.iteratesOverData(loop)) return true;
       for (const call of this.callsWithin(loop)) {
         if (enclosingLoops(call)[0]?.id !== loop.id) continue;
@@ -1337,7 +1337,7 @@ export class SemanticModel {
    * a loop that runs a model, or a trainer (`Trainer(...)`, `pl.Trainer(...)`, `SFTTrainer(...)`).
    */
   trainsOrEvaluatesWithin(region: Node): boolean {
-    return this.memo(`trains-or-evaluates:${region.id}`, () => {
+    return this.memoFor('trains-or-evaluates', region.id, () => {
       for (let i = lowerBound(this.loops, region.startIndex); i < this.loops.length && this.loops[i]!.startIndex < region.endIndex; i++) {
         const loop = this.loops[i]!;
         if (this.isBatchLoop(loop) || this.callsWithin(loop).some((call) => this.isDirectForwardCall(call))) return true;
@@ -1406,10 +1406,44 @@ export class SemanticModel {
     return value;
   }
 
+  private readonly idMemo = new Map<string, Map<number, unknown>>();
+
+  /**
+   * Caches an answer about one node (or function, scope...) under a kind and its numeric id: asked per call or per
+   * finding, so the lookup is a number in a map of its kind, with no key string built each time.
+   */
+  memoFor<T>(kind: string, id: number, compute: () => T): T {
+    let answers = this.idMemo.get(kind);
+    if (!answers) this.idMemo.set(kind, (answers = new Map()));
+    const cached = answers.get(id);
+    if (cached !== undefined) return (cached === MEMO_UNDEFINED ? undefined : cached) as T;
+    const value = compute();
+    answers.set(id, value === undefined ? MEMO_UNDEFINED : value);
+    return value;
+  }
+
+  /** The classes of this file with that name, in document order, by a name index built on first use. */
+  classesNamed(name: string): readonly ClassInfo[] {
+    return this.memo('classes-by-name', () => {
+      const byName = new Map<string, ClassInfo[]>();
+      for (const cls of this.classes) {
+        const list = byName.get(cls.name);
+        if (list) list.push(cls);
+        else byName.set(cls.name, [cls]);
+      }
+      return byName;
+    }).get(name) ?? NO_CLASSES;
+  }
+
+  /** The first class of this file with that name. */
+  classNamed(name: string): ClassInfo | undefined {
+    return this.classesNamed(name)[0];
+  }
 }
 
 const interestingCache = new WeakMap<Node, StatementNodes>();
 const NO_CALLS: readonly Node[] = Object.freeze([]);
+const NO_CLASSES: readonly ClassInfo[] = Object.freeze([]);
 
 /** What memo() stores for a computed undefined. */
 const MEMO_UNDEFINED = Symbol('undefined');
