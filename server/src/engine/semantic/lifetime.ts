@@ -198,7 +198,10 @@ function clearSitesOfStatement(model: SemanticModel, statement: Node): ClearSite
 export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[] {
   const inside = (node: Node) => contains(region, node);
   const sites: ClearSite[] = [];
-  for (const statement of model.deleteStatements) {
+  // Each list is in document order: only the run inside the region is read.
+  const deletes = model.deleteStatements;
+  for (let i = lowerBound(deletes, region.startIndex); i < deletes.length && deletes[i]!.startIndex < region.endIndex; i++) {
+    const statement = deletes[i]!;
     if (!inside(statement)) continue;
     // `del xs[:]`, `del a, b`; `del xs[50:]` only trims the list to a bounded length, which clears nothing.
     for (const target of children(statement).flatMap((node) => [node, ...children(node)])) {
@@ -207,7 +210,9 @@ export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[
       if (last) sites.push({ site: statement, last });
     }
   }
-  for (const call of model.callsNamed('clear')) {
+  const clears = model.callsNamed('clear');
+  for (let i = lowerBound(clears, region.startIndex); i < clears.length && clears[i]!.startIndex < region.endIndex; i++) {
+    const call = clears[i]!;
     const last = inside(call) ? containerLastName(callReceiver(call)) : undefined;
     if (last) sites.push({ site: call, last });
   }

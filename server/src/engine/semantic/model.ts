@@ -1247,6 +1247,11 @@ export class SemanticModel {
     return this.callsByName.get(name) ?? NO_CALLS;
   }
 
+  /** The calls of one top-level statement by callee name (its index, cached on the statement). */
+  statementCallsByCallee(statement: Node): ReadonlyMap<string, readonly Node[]> {
+    return calleeIndex(statement);
+  }
+
   /** Every callee name the file calls (`append`, `DataLoader`, `AdamW`), from the per-statement indexes (memoised). */
   calleeNames(): ReadonlySet<string> {
     return this.memo('callee-names', () => {

@@ -378,7 +378,7 @@ export function optimizers(model: SemanticModel, region: Node = model.root): Opt
     // Only the calls optimizerAt may answer for: those its callee name alone allows (kept per statement, so an
     // edit does not look at every call of the file again), and those of the file's own optimizer classes.
     const candidates = new Set<Node>();
-    for (const statement of model.root.children) for (const call of optimizerCandidates(statement)) candidates.add(call);
+    for (const statement of model.root.children) for (const call of optimizerCandidates(model, statement)) candidates.add(call);
     for (const name of localOptimizerClasses(model)) for (const call of model.callsNamed(name)) candidates.add(call);
     const result: OptimizerInfo[] = [];
     for (const call of candidates) {
@@ -395,14 +395,15 @@ const optimizerCandidatesCache = new WeakMap<Node, Node[]>();
  * The calls of a top-level statement that optimizerAt may answer for by their callee name alone (an optimizer
  * class or helper, a trainer, a capitalised callee spelled with `optim`), cached on the statement.
  */
-function optimizerCandidates(statement: Node): Node[] {
+function optimizerCandidates(model: SemanticModel, statement: Node): Node[] {
   let calls = optimizerCandidatesCache.get(statement);
   if (!calls) {
-    calls = statement.descendantsOfType('call').filter((call) => {
-      const name = calleeName(call);
-      return !!name && (OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name) ||
-        (/^[A-Z]/.test(name) && /optim/.test(call.childForFieldName('function')?.text ?? '')));
-    });
+    calls = [];
+    // The statement's calls by callee name: a name is tested once, not once per call.
+    for (const [name, found] of model.statementCallsByCallee(statement)) {
+      if (OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name)) calls.push(...found);
+      else if (/^[A-Z]/.test(name)) calls.push(...found.filter((call) => /optim/.test(call.childForFieldName('function')?.text ?? '')));
+    }
     optimizerCandidatesCache.set(statement, calls);
   }
   return calls;
