@@ -10,6 +10,12 @@ export function t(message: string, ...args: Array<string | number | boolean>): s
 
 /** Whether a translation bundle was loaded: until then every message is its English template, formatted here. */
 let translated = false;
+/** The locale whose translation configureLocale loaded last (a worker thread of the CLI is given the same). */
+let activeLocale: string | undefined;
+
+export function configuredLocale(): string | undefined {
+  return activeLocale;
+}
 
 /** A template cut at its `{...}` placeholders: literal text, then the placeholders' names and whole spellings. */
 interface Template { literals: string[]; names: string[]; spellings: string[] }
@@ -62,6 +68,7 @@ export function configureLocale(locale: string | undefined): boolean {
     if (!contents) continue;
     l10n.config({ contents });
     translated = true;
+    activeLocale = locale;
     return true;
   }
   return false;
