@@ -24,7 +24,7 @@ function predictionLossOnly(model: SemanticModel, call: Node): boolean {
   const args = callArguments(call).keywords.get('args') ?? callArguments(call).positional[1];
   const name = dottedName(args);
   if (!name) return false;
-  return model.assignments.some((assignment) => dottedName(assignment.childForFieldName('left')) === name && setsPredictionLossOnly(assignment.childForFieldName('right')));
+  return model.assignmentsTo(name).some((assignment) => setsPredictionLossOnly(assignment.childForFieldName('right')));
 }
 
 /**
@@ -89,7 +89,7 @@ function logitsKind(model: SemanticModel, call: Node): LogitsKind {
       kinds.add('unknown');
       return;
     }
-    const values = model.assignments.filter((assignment) => dottedName(assignment.childForFieldName('left')) === name);
+    const values = model.assignmentsTo(name);
     if (values.length === 0) kinds.add('unknown');
     for (const assignment of values) visit(assignment.childForFieldName('right') ?? undefined, depth + 1);
   };

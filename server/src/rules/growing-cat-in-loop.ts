@@ -38,13 +38,13 @@ function batchLoop(model: SemanticModel, site: Node): Node | undefined {
 
 /** Whether `name` is only ever rebound inside `loop` by growth assignments (so it carries over between iterations). */
 function carriesOver(model: SemanticModel, name: string, loop: Node): boolean {
-  for (const assignment of model.assignments) {
+  for (const assignment of model.nodesWithin(model.assignments, loop)) {
     if (!contains(loop, assignment)) continue;
     const left = assignment.childForFieldName('left');
     if (!left || !model.targetNames(left).includes(name)) continue;
     if (!growthCall(model, assignment, name)) return false;
   }
-  for (const inner of model.loops) {
+  for (const inner of model.nodesWithin(model.loops, loop)) {
     const left = inner.type === 'for_statement' ? inner.childForFieldName('left') : null;
     if (contains(loop, inner) && left && model.targetNames(left).includes(name)) return false;
   }

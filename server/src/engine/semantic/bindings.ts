@@ -223,9 +223,7 @@ function visitParameter(model: SemanticModel, site: Node, name: string, depth: n
 function visitAttribute(model: SemanticModel, node: Node, name: string, depth: number, result: PossibleValues, seen: Set<string>, oneStep: boolean): void {
   const cls = name.startsWith('self.') ? model.functionOf(node)?.classInfo : undefined;
   let found = false;
-  for (const assignment of model.assignments) {
-    const left = assignment.childForFieldName('left');
-    if (!left || dottedName(left) !== name) continue;
+  for (const assignment of model.assignmentsTo(name)) {
     if (cls && model.functionOf(assignment)?.classInfo?.node.id !== cls.node.id) continue;
     const right = assignment.childForFieldName('right');
     if (!right) continue;

@@ -836,7 +836,7 @@ export class SemanticModel {
    */
   private returnsNumberAt(info: FunctionInfo, index: number): boolean {
     return this.memo(`returns-number:${info.node.id}:${index}`, () => {
-      const returns = this.returnStatements.filter((statement) => contains(info.node, statement) && enclosingFunction(statement).id === info.node.id);
+      const returns = this.nodesWithin(this.returnStatements, info.node).filter((statement) => contains(info.node, statement) && enclosingFunction(statement).id === info.node.id);
       if (returns.length === 0) return false;
       const isNumber = (expression: Node | undefined): boolean => {
         if (!expression) return false;
@@ -1055,7 +1055,7 @@ export class SemanticModel {
         }
         return false;
       };
-      for (const statement of this.returnStatements) {
+      for (const statement of this.nodesWithin(this.returnStatements, info.node)) {
         if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
         const value = children(statement)[0];
         if (value && !isDetachedExpression(value) && dependsOnParameters(value, 4)) return true;
@@ -1066,7 +1066,7 @@ export class SemanticModel {
 
   private functionReturnsAttached(info: FunctionInfo): boolean {
     if (this.isNoGradFunction(info)) return false;
-    for (const statement of this.returnStatements) {
+    for (const statement of this.nodesWithin(this.returnStatements, info.node)) {
       if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
       const value = children(statement)[0];
       if (value && this.isAttached(value)) return true;
@@ -1374,7 +1374,7 @@ export class SemanticModel {
   private loopsInside(info: FunctionInfo, seen = new Set<number>()): boolean {
     if (seen.has(info.node.id)) return false;
     seen.add(info.node.id);
-    if (this.loops.some((inner) => contains(info.node, inner))) return true;
+    if (this.nodesWithin(this.loops, info.node).some((inner) => contains(info.node, inner))) return true;
     return this.callsWithin(info.node).some((call) => {
       const callee = this.resolveLocalFunction(call);
       return !!callee && this.loopsInside(callee, seen);
@@ -1427,6 +1427,26 @@ export class SemanticModel {
     return value;
   }
 
+  /**
+   * The part of one of the model's document-ordered lists (this.calls, this.returnStatements...) that starts inside
+   * `region`, found by binary search: a question about one function reads that function's nodes, not the file's.
+   */
+  nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
+    const result: T[] = [];
+    for (let i = lowerBound(nodes, region.startIndex); i < nodes.length && nodes[i]!.startIndex <= region.endIndex; i++) result.push(nodes[i]!);
+    return result;
+  }
+
+  /** The assignments whose target is spelled `name` (`x`, `self.x`, `cfg.lr`), in document order (indexed once). */
+  assignmentsTo(name: string): readonly Node[] {
+    return this.memo('assignments-by-target', () => targetIndex(this.assignments)).get(name) ?? NO_CALLS;
+  }
+
+  /** The augmented assignments whose target is spelled `name` (`total += x`), in document order (indexed once). */
+  augmentedAssignmentsTo(name: string): readonly Node[] {
+    return this.memo('augmented-assignments-by-target', () => targetIndex(this.augmentedAssignments)).get(name) ?? NO_CALLS;
+  }
+
   /** The classes of this file with that name, in document order, by a name index built on first use. */
   classesNamed(name: string): readonly ClassInfo[] {
     return this.memo('classes-by-name', () => {
@@ -1449,6 +1469,19 @@ export class SemanticModel {
 const interestingCache = new WeakMap<Node, StatementNodes>();
 const NO_CALLS: readonly Node[] = Object.freeze([]);
 const NO_CLASSES: readonly ClassInfo[] = Object.freeze([]);
+
+/** Assignments by the dotted name of their left side, in document order. */
+function targetIndex(assignments: readonly Node[]): Map<string, Node[]> {
+  const byName = new Map<string, Node[]>();
+  for (const assignment of assignments) {
+    const name = dottedName(assignment.childForFieldName('left'));
+    if (!name) continue;
+    const list = byName.get(name);
+    if (list) list.push(assignment);
+    else byName.set(name, [assignment]);
+  }
+  return byName;
+}
 
 /** What memo() stores for a computed undefined. */
 const MEMO_UNDEFINED = Symbol('undefined');

@@ -38,7 +38,7 @@ function returnedArgument(model: SemanticModel, call: Node): Node | undefined {
   if (!info) return undefined;
   const parameters = parametersOf(info.node);
   let returned: Parameter | undefined;
-  for (const statement of model.returnStatements) {
+  for (const statement of model.nodesWithin(model.returnStatements, info.node)) {
     if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
     const value = children(statement)[0];
     if (!value || !isAliasForm(value)) return undefined;
@@ -147,7 +147,7 @@ function unpackedSources(model: SemanticModel, call: Node, index: number): Node[
   const info = model.resolveLocalFunction(call);
   if (!info) return [];
   const elements: Node[] = [];
-  for (const statement of model.returnStatements) {
+  for (const statement of model.nodesWithin(model.returnStatements, info.node)) {
     if (!contains(info.node, statement) || enclosingFunction(statement).id !== info.node.id) continue;
     const value = children(statement)[0];
     const element = value && ['tuple', 'expression_list', 'list'].includes(value.type) ? children(value)[index] : undefined;
@@ -315,8 +315,7 @@ function collectSources(model: SemanticModel, node: Node | undefined, depth: num
           for (const arg of callArguments(call).positional) collectSources(model, arg, depth - 1, acc, seen);
         }
       }
-      for (const augmented of model.augmentedAssignments) {
-        if (dottedName(augmented.childForFieldName('left')) !== name) continue;
+      for (const augmented of model.augmentedAssignmentsTo(name)) {
         found = true;
         collectSources(model, augmented.childForFieldName('right') ?? undefined, depth - 1, acc, seen);
       }
@@ -638,7 +637,7 @@ export function registeredChildren(model: SemanticModel, cls: ClassInfo): string
   const names: string[] = [];
   for (const fn of model.functions) {
     if (fn.classInfo?.node.id !== cls.node.id || fn.name !== '__init__') continue;
-    for (const assignment of model.assignments) {
+    for (const assignment of model.nodesWithin(model.assignments, fn.node)) {
       if (!contains(fn.node, assignment)) continue;
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
