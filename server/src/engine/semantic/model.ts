@@ -1156,6 +1156,11 @@ export class SemanticModel {
 
   /** A forward pass of a model (also `self(x)` in a module and `model.forward(x)`). */
   isDirectForwardCall(call: Node): boolean {
+    // Asked of the same call by the function summaries, the training-loop forwards and several rules.
+    return this.memoFor('direct-forward', call.id, () => this.computeIsDirectForwardCall(call));
+  }
+
+  private computeIsDirectForwardCall(call: Node): boolean {
     const fn = call.childForFieldName('function');
     if (!fn) return false;
     if (fn.type === 'attribute') {
