@@ -713,8 +713,13 @@ export class SemanticModel {
     const scope = enclosingFunction(use);
     const all = this.definitions(scope).get(name) ?? [];
     const reaching: Definition[] = [];
+    // The definitions are sorted by site: the latest one before the use is found from the use backwards (a site that
+    // holds the use starts before it too), and the later ones are read up to the end of the outermost loop, so a
+    // name defined and used on every line of a long loop is not scanned whole for each use.
+    const afterUse = lowerBoundBy(all, use.startIndex + 1, (definition) => definition.site.startIndex);
     let latest: Definition | undefined;
-    for (const definition of all) {
+    for (let i = afterUse - 1; i >= 0 && !latest; i--) {
+      const definition = all[i]!;
       if (definition.site.startIndex < use.startIndex && !contains(definition.site, use)) latest = definition;
       else if (contains(definition.site, use) && definition.kind === 'for') latest = definition;
     }
@@ -722,7 +727,8 @@ export class SemanticModel {
     const loops = enclosingLoops(use);
     if (loops.length > 0) {
       const outer = loops[loops.length - 1]!;
-      for (const definition of all) {
+      for (let i = afterUse; i < all.length && all[i]!.site.startIndex <= outer.endIndex; i++) {
+        const definition = all[i]!;
         if (definition.site.startIndex > use.startIndex && contains(outer, definition.site) && definition !== latest) {
           reaching.push(definition);
         }
