@@ -5,7 +5,48 @@ import * as l10n from '@vscode/l10n';
 import { host } from './host';
 
 export function t(message: string, ...args: Array<string | number | boolean>): string {
-  return l10n.t(message, ...args);
+  return translated ? l10n.t(message, ...args) : formatEnglish(message, args);
+}
+
+/** Whether a translation bundle was loaded: until then every message is its English template, formatted here. */
+let translated = false;
+/** The locale whose translation configureLocale loaded last (a worker thread of the CLI is given the same). */
+let activeLocale: string | undefined;
+
+export function configuredLocale(): string | undefined {
+  return activeLocale;
+}
+
+/** A template cut at its `{...}` placeholders: literal text, then the placeholders' names and whole spellings. */
+interface Template { literals: string[]; names: string[]; spellings: string[] }
+
+const templates = new Map<string, Template>();
+/** Messages are the code's constants; a cap keeps a caller that builds its message from growing the cache. */
+const MAX_TEMPLATES = 2000;
+
+/**
+ * What @vscode/l10n's format makes of an untranslated message (`{0}` replaced by args[0], an unknown placeholder
+ * left as written), with the template cut once: a check of a long file formats a message per finding.
+ */
+function formatEnglish(message: string, args: ReadonlyArray<string | number | boolean>): string {
+  if (args.length === 0) return message;
+  let template = templates.get(message);
+  if (!template) {
+    template = { literals: [], names: [], spellings: [] };
+    let last = 0;
+    for (const match of message.matchAll(/{([^}]+)}/g)) {
+      template.literals.push(message.slice(last, match.index));
+      template.names.push(match[1]!);
+      template.spellings.push(match[0]);
+      last = match.index + match[0].length;
+    }
+    template.literals.push(message.slice(last));
+    if (templates.size < MAX_TEMPLATES) templates.set(message, template);
+  }
+  const values = args as unknown as Record<string, unknown>;
+  let result = template.literals[0]!;
+  for (let i = 0; i < template.names.length; i++) result += String(values[template.names[i]!] ?? template.spellings[i]!) + template.literals[i + 1]!;
+  return result;
 }
 
 /** Bundle names to try for a locale, most specific first: `zh-cn` → zh-cn, zh. */
@@ -26,6 +67,8 @@ export function configureLocale(locale: string | undefined): boolean {
     const contents = host().l10nBundle(name);
     if (!contents) continue;
     l10n.config({ contents });
+    translated = true;
+    activeLocale = locale;
     return true;
   }
   return false;

@@ -207,8 +207,8 @@ test('oomguard check over many files: worker threads print exactly what one thre
   for (let i = 0; i < 24; i++) files[`train_${String(i).padStart(2, '0')}.py`] = i % 3 === 0 ? LEAKY : PINNED + LEAKY;
   const dir = project(files);
   const cli = path.join(repoRoot, 'dist', 'cli.js');
-  const runWith = (jobs: string, format: string) =>
-    spawnSync(process.execPath, [cli, 'check', '.', '--output-format', format], { cwd: dir, encoding: 'utf8', env: { ...process.env, OOMGUARD_JOBS: jobs } });
+  const runWith = (jobs: string, format: string, ...extra: string[]) =>
+    spawnSync(process.execPath, [cli, 'check', '.', '--output-format', format, ...extra], { cwd: dir, encoding: 'utf8', env: { ...process.env, OOMGUARD_JOBS: jobs } });
   for (const format of ['text', 'json']) {
     const one = runWith('1', format);
     const three = runWith('3', format);
@@ -218,4 +218,8 @@ test('oomguard check over many files: worker threads print exactly what one thre
     assert.equal(three.stderr, one.stderr, format);
     assert.equal(three.status, one.status, format);
   }
+  // The threads write the findings' messages: in the locale the run asked for, as one thread does.
+  const translated = runWith('3', 'json', '--lang', 'zh-cn');
+  assert.equal(translated.stdout, runWith('1', 'json', '--lang', 'zh-cn').stdout);
+  assert.notEqual(translated.stdout, runWith('3', 'json').stdout);
 });

@@ -4,6 +4,7 @@
 import * as os from 'node:os';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import type { AnalysisOptions } from '../engine/analyze';
+import { configureLocale, configuredLocale } from '../l10n';
 import { checkFile, ruleErrorReporter, type FileFindings } from './check';
 
 /** Fewer files than this per thread: a thread's start (the parser's WebAssembly, the queries) costs more than it saves. */
@@ -25,6 +26,8 @@ export interface CheckOutcome {
 
 interface WorkerInput {
   oomguardCheckJobs: CheckJob[];
+  /** The locale the main thread's messages are in (--lang, the environment): a thread's findings are in it too. */
+  locale?: string;
 }
 
 /** The bundled CLI's own file, which a worker thread loads; threads are used only when the CLI runs as that file. */
@@ -49,7 +52,7 @@ export function checkWorkerCount(files: number): number {
 export async function checkInWorkers(jobs: CheckJob[], count: number): Promise<Array<CheckOutcome | undefined>> {
   const outcomes: Array<CheckOutcome | undefined> = new Array(jobs.length).fill(undefined);
   await Promise.all(Array.from({ length: count }, (_, w) => new Promise<void>((resolve) => {
-    const input: WorkerInput = { oomguardCheckJobs: jobs.filter((_, i) => i % count === w) };
+    const input: WorkerInput = { oomguardCheckJobs: jobs.filter((_, i) => i % count === w), locale: configuredLocale() };
     const worker = new Worker(workerEntry!, { workerData: input });
     worker.on('message', (outcome: CheckOutcome) => {
       outcomes[outcome.index] = outcome;
@@ -63,7 +66,8 @@ export async function checkInWorkers(jobs: CheckJob[], count: number): Promise<A
 
 /** A worker thread's side: checks its share and posts each file's outcome. */
 export async function runCheckWorker(): Promise<void> {
-  const { oomguardCheckJobs: jobs } = workerData as WorkerInput;
+  const { oomguardCheckJobs: jobs, locale } = workerData as WorkerInput;
+  configureLocale(locale);
   for (const job of jobs) {
     let stderr = '';
     const io = { stdout: () => undefined, stderr: (text: string) => void (stderr += text) };

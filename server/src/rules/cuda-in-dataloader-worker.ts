@@ -34,7 +34,7 @@ function isZero(model: SemanticModel, node: Node): boolean {
 /** The class of this file a call instantiates (`FaceDataset(...)`), if any. */
 function localClass(model: SemanticModel, callee: Node | null): ClassInfo | undefined {
   if (callee?.type !== 'identifier' || model.qualify(callee) !== callee.text) return undefined;
-  return model.classes.find((cls) => cls.name === callee.text);
+  return model.classNamed(callee.text);
 }
 
 /** The methods of a class (and of its local base classes) named `names`. */
@@ -43,7 +43,7 @@ function methodsOf(model: SemanticModel, cls: ClassInfo, names: ReadonlySet<stri
   seen.add(cls.node.id);
   const own = model.functions.filter((fn) => fn.classInfo?.node.id === cls.node.id && names.has(fn.name));
   const inherited = cls.baseNames.flatMap((base) => {
-    const parent = model.classes.find((other) => other.name === base.split('.').pop());
+    const parent = model.classNamed(base.split('.').pop()!);
     return parent ? methodsOf(model, parent, new Set([...names].filter((name) => !own.some((fn) => fn.name === name))), seen) : [];
   });
   return [...own, ...inherited];

@@ -10,7 +10,7 @@ export const dataParallel: Rule = {
   check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const reportedStatements = new Set<number>();
-    const localClass = model.classes.some((cls) => cls.name === 'DataParallel');
+    const localClass = !!model.classNamed('DataParallel');
     for (const call of regionNodes(model.calls)) {
       if (!inRegion(call)) continue;
       const qualified = model.qualify(call.childForFieldName('function')) ?? '';

@@ -24,7 +24,7 @@ function predictionLossOnly(model: SemanticModel, call: Node): boolean {
   const args = callArguments(call).keywords.get('args') ?? callArguments(call).positional[1];
   const name = dottedName(args);
   if (!name) return false;
-  return model.assignments.some((assignment) => dottedName(assignment.childForFieldName('left')) === name && setsPredictionLossOnly(assignment.childForFieldName('right')));
+  return model.assignmentsTo(name).some((assignment) => setsPredictionLossOnly(assignment.childForFieldName('right')));
 }
 
 /**
@@ -43,7 +43,7 @@ function isHuggingFaceTrainer(model: SemanticModel, call: Node): boolean {
   const importsTransformers =
     [...model.imports.values()].some((target) => /^transformers(\.|$)/.test(target)) ||
     model.root.descendantsOfType(['import_from_statement']).some((node) => /^transformers(\.|$)/.test(node?.childForFieldName('module_name')?.text ?? ''));
-  const localClass = model.classes.some((cls) => cls.name === tail);
+  const localClass = !!model.classNamed(tail);
   return importsTransformers && !localClass;
 }
 
@@ -89,7 +89,7 @@ function logitsKind(model: SemanticModel, call: Node): LogitsKind {
       kinds.add('unknown');
       return;
     }
-    const values = model.assignments.filter((assignment) => dottedName(assignment.childForFieldName('left')) === name);
+    const values = model.assignmentsTo(name);
     if (values.length === 0) kinds.add('unknown');
     for (const assignment of values) visit(assignment.childForFieldName('right') ?? undefined, depth + 1);
   };

@@ -74,7 +74,7 @@ function boundOffset(info: FunctionInfo): number {
  * `functools.partial(f, ...)`, which binds some of them ahead.
  */
 export function callSitesOf(model: SemanticModel, info: FunctionInfo): Node[] {
-  return model.memo(`call-sites:${info.node.id}`, () => {
+  return model.memoFor('call-sites', info.node.id, () => {
     if (info.name === '__init__' && info.classInfo) {
       const cls = info.classInfo;
       return model.callsNamed(cls.name).filter((call) => {
@@ -110,7 +110,7 @@ const MAX_DEPTH = 5;
  * caller passes `student` to).
  */
 export function possibleValues(model: SemanticModel, node: Node, oneStep = false): PossibleValues {
-  return model.memo(`possible-values:${oneStep}:${node.id}`, () => {
+  return model.memoFor(oneStep ? 'possible-values-one-step' : 'possible-values', node.id, () => {
     const result: PossibleValues = { values: [], unknown: false };
     const seen = new Set<string>();
     visit(model, node, oneStep ? 1 : MAX_DEPTH, result, seen, oneStep);
@@ -223,9 +223,7 @@ function visitParameter(model: SemanticModel, site: Node, name: string, depth: n
 function visitAttribute(model: SemanticModel, node: Node, name: string, depth: number, result: PossibleValues, seen: Set<string>, oneStep: boolean): void {
   const cls = name.startsWith('self.') ? model.functionOf(node)?.classInfo : undefined;
   let found = false;
-  for (const assignment of model.assignments) {
-    const left = assignment.childForFieldName('left');
-    if (!left || dottedName(left) !== name) continue;
+  for (const assignment of model.assignmentsTo(name)) {
     if (cls && model.functionOf(assignment)?.classInfo?.node.id !== cls.node.id) continue;
     const right = assignment.childForFieldName('right');
     if (!right) continue;

@@ -185,7 +185,15 @@ export function deviceNamesWithin(model: SemanticModel, region: Node): string[] 
 
 /** Whether a name is given as the device of a placement somewhere in the file. */
 function usedAsDevice(model: SemanticModel, name: string): boolean {
-  return model.memo(`used-as-device:${name}`, () => model.calls.some((call) => mayPlace(call) && dottedName(deviceArgument(call)) === name));
+  // The names given as devices, collected once: asked per name, a scan of every call each time would add up.
+  return model.memo('names-used-as-device', () => {
+    const names = new Set<string>();
+    for (const call of model.calls) {
+      const name = mayPlace(call) ? dottedName(deviceArgument(call)) : undefined;
+      if (name) names.add(name);
+    }
+    return names;
+  }).has(name);
 }
 
 /** Methods whose result lives on the CPU whatever they are called on. */

@@ -25,20 +25,45 @@ export function iterationLoop(model: SemanticModel, site: Node): Node | undefine
 
 /** Whether `name` is (re)bound inside `region` (assignment or loop target), other than by `site` itself. */
 function assignedWithin(model: SemanticModel, name: string, region: Node, site?: Node): boolean {
-  // Both lists are in document order: only the run inside the region is read.
-  for (let i = lowerBound(model.assignments, region.startIndex); i < model.assignments.length && model.assignments[i]!.startIndex < region.endIndex; i++) {
-    const assignment = model.assignments[i]!;
-    if (!contains(region, assignment) || (site && assignment.id === site.id)) continue;
-    const left = assignment.childForFieldName('left');
-    if (left && model.targetNames(left).includes(name)) return true;
-  }
-  for (let i = lowerBound(model.loops, region.startIndex); i < model.loops.length && model.loops[i]!.startIndex < region.endIndex; i++) {
-    const loop = model.loops[i]!;
-    if (loop.type !== 'for_statement' || !contains(region, loop) || loop.id === region.id) continue;
-    const left = loop.childForFieldName('left');
-    if (left && model.targetNames(left).includes(name)) return true;
-  }
-  return false;
+  const bindings = bindingsWithin(model, region).get(name);
+  return !!bindings && bindings.some((binding) => !(site && binding.byAssignment && binding.id === site.id));
+}
+
+interface RegionBinding {
+  /** The assignment's or the loop's id. */
+  id: number;
+  byAssignment: boolean;
+}
+
+/**
+ * The names that assignments and for-loop targets inside `region` bind (the region's own loop target aside), read
+ * once per region: every site in a loop asks about its container, and a scan per site would grow with the loop.
+ */
+function bindingsWithin(model: SemanticModel, region: Node): Map<string, RegionBinding[]> {
+  return model.memoFor('bindings-within', region.id, () => {
+    const bindings = new Map<string, RegionBinding[]>();
+    const add = (names: readonly string[], binding: RegionBinding) => {
+      for (const name of names) {
+        const list = bindings.get(name);
+        if (list) list.push(binding);
+        else bindings.set(name, [binding]);
+      }
+    };
+    // Both lists are in document order: only the run inside the region is read.
+    for (let i = lowerBound(model.assignments, region.startIndex); i < model.assignments.length && model.assignments[i]!.startIndex < region.endIndex; i++) {
+      const assignment = model.assignments[i]!;
+      if (!contains(region, assignment)) continue;
+      const left = assignment.childForFieldName('left');
+      if (left) add(model.targetNames(left), { id: assignment.id, byAssignment: true });
+    }
+    for (let i = lowerBound(model.loops, region.startIndex); i < model.loops.length && model.loops[i]!.startIndex < region.endIndex; i++) {
+      const loop = model.loops[i]!;
+      if (loop.type !== 'for_statement' || !contains(region, loop) || loop.id === region.id) continue;
+      const left = loop.childForFieldName('left');
+      if (left) add(model.targetNames(left), { id: loop.id, byAssignment: false });
+    }
+    return bindings;
+  });
 }
 
 /** Whether `name` is a local of the function holding `site` (assigned there and not declared global). */
@@ -118,7 +143,20 @@ export function isClearedAfterBackward(model: SemanticModel, name: string): bool
 }
 
 function computeClearedAfterBackward(model: SemanticModel, last: string): boolean {
-  return clearSites(model).some((site) => site.last === last && clearFreesGraphs(model, site));
+  return (clearSitesByName(model).get(last) ?? []).some((site) => clearFreesGraphs(model, site));
+}
+
+/** The clear sites by the name they reset, in document order: each name asks about its own sites only. */
+function clearSitesByName(model: SemanticModel): Map<string, ClearSite[]> {
+  return model.memo('clear-sites-by-name', () => {
+    const byName = new Map<string, ClearSite[]>();
+    for (const site of clearSites(model)) {
+      const list = byName.get(site.last);
+      if (list) list.push(site);
+      else byName.set(site.last, [site]);
+    }
+    return byName;
+  });
 }
 
 export interface ClearSite {
@@ -160,7 +198,10 @@ function clearSitesOfStatement(model: SemanticModel, statement: Node): ClearSite
 export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[] {
   const inside = (node: Node) => contains(region, node);
   const sites: ClearSite[] = [];
-  for (const statement of model.deleteStatements) {
+  // Each list is in document order: only the run inside the region is read.
+  const deletes = model.deleteStatements;
+  for (let i = lowerBound(deletes, region.startIndex); i < deletes.length && deletes[i]!.startIndex < region.endIndex; i++) {
+    const statement = deletes[i]!;
     if (!inside(statement)) continue;
     // `del xs[:]`, `del a, b`; `del xs[50:]` only trims the list to a bounded length, which clears nothing.
     for (const target of children(statement).flatMap((node) => [node, ...children(node)])) {
@@ -169,7 +210,9 @@ export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[
       if (last) sites.push({ site: statement, last });
     }
   }
-  for (const call of model.callsNamed('clear')) {
+  const clears = model.callsNamed('clear');
+  for (let i = lowerBound(clears, region.startIndex); i < clears.length && clears[i]!.startIndex < region.endIndex; i++) {
+    const call = clears[i]!;
     const last = inside(call) ? containerLastName(callReceiver(call)) : undefined;
     if (last) sites.push({ site: call, last });
   }

@@ -347,7 +347,7 @@ export class SemanticModel {
     seen.add(cls.node.id);
     return cls.baseNames.every((base) => {
       if (base === 'object' || /^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$/.test(base)) return true;
-      const local = this.classes.find((other) => other.name === base);
+      const local = this.classNamed(base);
       return !!local && this.isKnownPlainClass(local, seen);
     });
   }
@@ -565,7 +565,7 @@ export class SemanticModel {
 
   /** Whether `node` runs under a no-grad context (with-block, decorator, or `torch.set_grad_enabled(False)` earlier). */
   isNoGrad(node: Node): boolean {
-    return this.memo(`no-grad:${node.id}`, () => this.computeIsNoGrad(node));
+    return this.memoFor('no-grad', node.id, () => this.computeIsNoGrad(node));
   }
 
   private computeIsNoGrad(node: Node): boolean {
@@ -713,8 +713,13 @@ export class SemanticModel {
     const scope = enclosingFunction(use);
     const all = this.definitions(scope).get(name) ?? [];
     const reaching: Definition[] = [];
+    // The definitions are sorted by site: the latest one before the use is found from the use backwards (a site that
+    // holds the use starts before it too), and the later ones are read up to the end of the outermost loop, so a
+    // name defined and used on every line of a long loop is not scanned whole for each use.
+    const afterUse = lowerBoundBy(all, use.startIndex + 1, (definition) => definition.site.startIndex);
     let latest: Definition | undefined;
-    for (const definition of all) {
+    for (let i = afterUse - 1; i >= 0 && !latest; i--) {
+      const definition = all[i]!;
       if (definition.site.startIndex < use.startIndex && !contains(definition.site, use)) latest = definition;
       else if (contains(definition.site, use) && definition.kind === 'for') latest = definition;
     }
@@ -722,7 +727,8 @@ export class SemanticModel {
     const loops = enclosingLoops(use);
     if (loops.length > 0) {
       const outer = loops[loops.length - 1]!;
-      for (const definition of all) {
+      for (let i = afterUse; i < all.length && all[i]!.site.startIndex <= outer.endIndex; i++) {
+        const definition = all[i]!;
         if (definition.site.startIndex > use.startIndex && contains(outer, definition.site) && definition !== latest) {
           reaching.push(definition);
         }
@@ -964,7 +970,7 @@ export class SemanticModel {
 
   /** A class of this file, or an imported name written like a class (`GPT2LMHeadModel`), not a model variable. */
   isClassName(name: string): boolean {
-    if (this.classes.some((cls) => cls.name === name)) return true;
+    if (this.classNamed(name)) return true;
     return this.imports.has(name) && /^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$/.test(name) && !this.modelNames.has(name);
   }
 
@@ -1009,7 +1015,7 @@ export class SemanticModel {
 
   /** Whether a local function may return a graph-attached value. */
   returnsAttached(info: FunctionInfo): boolean {
-    return this.memo(`returns-attached:${info.node.id}`, () => this.functionReturnsAttached(info));
+    return this.memoFor('returns-attached', info.node.id, () => this.functionReturnsAttached(info));
   }
 
   /**
@@ -1032,7 +1038,7 @@ export class SemanticModel {
    * its result carries their graph.
    */
   returnsFromParameters(info: FunctionInfo): boolean {
-    return this.memo(`returns-from-parameters:${info.node.id}`, () => {
+    return this.memoFor('returns-from-parameters', info.node.id, () => {
       if (this.isNoGradFunction(info)) return false;
       const parameters = new Set(
         (info.node.childForFieldName('parameters')?.descendantsOfType('identifier') ?? []).map((identifier) => identifier.text).filter((name) => name !== 'self'),
@@ -1100,7 +1106,7 @@ export class SemanticModel {
 
   /** Calls inside `node` that belong to the same function (calls in nested defs are excluded). */
   callsWithin(node: Node): Node[] {
-    return this.memo(`calls-within:${node.id}`, () => {
+    return this.memoFor('calls-within', node.id, () => {
       const owner = node.type === 'function_definition' ? node : enclosingFunction(node);
       const result: Node[] = [];
       for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
@@ -1156,6 +1162,11 @@ export class SemanticModel {
 
   /** A forward pass of a model (also `self(x)` in a module and `model.forward(x)`). */
   isDirectForwardCall(call: Node): boolean {
+    // Asked of the same call by the function summaries, the training-loop forwards and several rules.
+    return this.memoFor('direct-forward', call.id, () => this.computeIsDirectForwardCall(call));
+  }
+
+  private computeIsDirectForwardCall(call: Node): boolean {
     const fn = call.childForFieldName('function');
     if (!fn) return false;
     if (fn.type === 'attribute') {
@@ -1175,7 +1186,7 @@ export class SemanticModel {
     }
     if (fn.type === 'identifier') {
       if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || looksLikeModelAccessor(fn.text)) return false;
-      if (this.functionsByName.has(fn.text) || this.classes.some((cls) => cls.name === fn.text)) return false;
+      if (this.functionsByName.has(fn.text) || this.classNamed(fn.text)) return false;
       return this.isModelRef(fn);
     }
     if (fn.type === 'subscript') return this.isModelRef(fn.childForFieldName('value'));
@@ -1247,6 +1258,11 @@ export class SemanticModel {
     return this.callsByName.get(name) ?? NO_CALLS;
   }
 
+  /** The calls of one top-level statement by callee name (its index, cached on the statement). */
+  statementCallsByCallee(statement: Node): ReadonlyMap<string, readonly Node[]> {
+    return calleeIndex(statement);
+  }
+
   /** Every callee name the file calls (`append`, `DataLoader`, `AdamW`), from the per-statement indexes (memoised). */
   calleeNames(): ReadonlySet<string> {
     return this.memo('callee-names', () => {
@@ -1258,7 +1274,7 @@ export class SemanticModel {
 
   /** Whether code inside `node` (a loop or block) clears gradients, directly or through a local function. */
   clearsGradients(node: Node): boolean {
-    return this.memo(`clearsGradients:${node.id}`, () => this.computeClearsGradients(node));
+    return this.memoFor('clears-gradients', node.id, () => this.computeClearsGradients(node));
   }
 
   private computeClearsGradients(node: Node): boolean {
@@ -1274,7 +1290,7 @@ export class SemanticModel {
 
   /** Whether code inside `node` runs a backward pass, directly or through a local function. */
   runsBackward(node: Node): boolean {
-    return this.memo(`runsBackward:${node.id}`, () => this.computeRunsBackward(node));
+    return this.memoFor('runs-backward', node.id, () => this.computeRunsBackward(node));
   }
 
   private computeRunsBackward(node: Node): boolean {
@@ -1288,7 +1304,7 @@ export class SemanticModel {
 
   /** Whether code inside `node` steps an optimizer, directly or through a local function. */
   stepsOptimizer(node: Node): boolean {
-    return this.memo(`stepsOptimizer:${node.id}`, () => this.computeStepsOptimizer(node));
+    return this.memoFor('steps-optimizer', node.id, () => this.computeStepsOptimizer(node));
   }
 
   private computeStepsOptimizer(node: Node): boolean {
@@ -1302,7 +1318,7 @@ export class SemanticModel {
 
   /** A loop that processes batches: it iterates over data, or it trains (backward / optimizer step). */
   isBatchLoop(loop: Node): boolean {
-    return this.memo(`batch-loop:${loop.id}`, () => this.computeIsBatchLoop(loop));
+    return this.memoFor('batch-loop', loop.id, () => this.computeIsBatchLoop(loop));
   }
 
   private computeIsBatchLoop(loop: Node): boolean {
@@ -1314,7 +1330,7 @@ export class SemanticModel {
    * innermost loop (an epoch loop around a batch loop is not one).
    */
   isPerBatchLoop(loop: Node): boolean {
-    return this.memo(`per-batch:${loop.id}`, () => {
+    return this.memoFor('per-batch', loop.id, () => {
       if (this.iteratesOverData(loop)) return true;
       for (const call of this.callsWithin(loop)) {
         if (enclosingLoops(call)[0]?.id !== loop.id) continue;
@@ -1337,7 +1353,7 @@ export class SemanticModel {
    * a loop that runs a model, or a trainer (`Trainer(...)`, `pl.Trainer(...)`, `SFTTrainer(...)`).
    */
   trainsOrEvaluatesWithin(region: Node): boolean {
-    return this.memo(`trains-or-evaluates:${region.id}`, () => {
+    return this.memoFor('trains-or-evaluates', region.id, () => {
       for (let i = lowerBound(this.loops, region.startIndex); i < this.loops.length && this.loops[i]!.startIndex < region.endIndex; i++) {
         const loop = this.loops[i]!;
         if (this.isBatchLoop(loop) || this.callsWithin(loop).some((call) => this.isDirectForwardCall(call))) return true;
@@ -1369,7 +1385,7 @@ export class SemanticModel {
   private loopsInside(info: FunctionInfo, seen = new Set<number>()): boolean {
     if (seen.has(info.node.id)) return false;
     seen.add(info.node.id);
-    if (this.loops.some((inner) => contains(info.node, inner))) return true;
+    if (nodesWithin(this.loops, info.node).some((inner) => contains(info.node, inner))) return true;
     return this.callsWithin(info.node).some((call) => {
       const callee = this.resolveLocalFunction(call);
       return !!callee && this.loopsInside(callee, seen);
@@ -1406,10 +1422,67 @@ export class SemanticModel {
     return value;
   }
 
+  private readonly idMemo = new Map<string, Map<number, unknown>>();
+
+  /**
+   * Caches an answer about one node (or function, scope...) under a kind and its numeric id: asked per call or per
+   * finding, so the lookup is a number in a map of its kind, with no key string built each time.
+   */
+  memoFor<T>(kind: string, id: number, compute: () => T): T {
+    let answers = this.idMemo.get(kind);
+    if (!answers) this.idMemo.set(kind, (answers = new Map()));
+    const cached = answers.get(id);
+    if (cached !== undefined) return (cached === MEMO_UNDEFINED ? undefined : cached) as T;
+    const value = compute();
+    answers.set(id, value === undefined ? MEMO_UNDEFINED : value);
+    return value;
+  }
+
+  /** The assignments whose target is spelled `name` (`x`, `self.x`, `cfg.lr`), in document order (indexed once). */
+  assignmentsTo(name: string): readonly Node[] {
+    return this.memo('assignments-by-target', () => targetIndex(this.assignments)).get(name) ?? NO_CALLS;
+  }
+
+  /** The augmented assignments whose target is spelled `name` (`total += x`), in document order (indexed once). */
+  augmentedAssignmentsTo(name: string): readonly Node[] {
+    return this.memo('augmented-assignments-by-target', () => targetIndex(this.augmentedAssignments)).get(name) ?? NO_CALLS;
+  }
+
+  /** The classes of this file with that name, in document order, by a name index built on first use. */
+  classesNamed(name: string): readonly ClassInfo[] {
+    return this.memo('classes-by-name', () => {
+      const byName = new Map<string, ClassInfo[]>();
+      for (const cls of this.classes) {
+        const list = byName.get(cls.name);
+        if (list) list.push(cls);
+        else byName.set(cls.name, [cls]);
+      }
+      return byName;
+    }).get(name) ?? NO_CLASSES;
+  }
+
+  /** The first class of this file with that name. */
+  classNamed(name: string): ClassInfo | undefined {
+    return this.classesNamed(name)[0];
+  }
 }
 
 const interestingCache = new WeakMap<Node, StatementNodes>();
 const NO_CALLS: readonly Node[] = Object.freeze([]);
+const NO_CLASSES: readonly ClassInfo[] = Object.freeze([]);
+
+/** Assignments by the dotted name of their left side, in document order. */
+function targetIndex(assignments: readonly Node[]): Map<string, Node[]> {
+  const byName = new Map<string, Node[]>();
+  for (const assignment of assignments) {
+    const name = dottedName(assignment.childForFieldName('left'));
+    if (!name) continue;
+    const list = byName.get(name);
+    if (list) list.push(assignment);
+    else byName.set(name, [assignment]);
+  }
+  return byName;
+}
 
 /** What memo() stores for a computed undefined. */
 const MEMO_UNDEFINED = Symbol('undefined');

@@ -95,7 +95,7 @@ function prefixes(node: Node): Node[] {
 
 /** The dotted names a model expression may go by (see the module comment). */
 export function modelNames(model: SemanticModel, node: Node): ModelNames {
-  return model.memo(`model-names:${node.id}`, () => {
+  return model.memoFor('model-names', node.id, () => {
     const result: ModelNames = { names: new Set(), unknown: false };
     collectNames(model, node, 4, result, new Set());
     return result;
@@ -211,7 +211,7 @@ function optimizerKind(model: SemanticModel, call: Node): 'class' | 'helper' | u
   if (/lr_scheduler|[Ss]cheduler|^LambdaLR$|LR$/.test(qualified)) return undefined;
   if (/^torch\.optim\.[A-Z]\w*$/.test(qualified) && tail !== 'Optimizer') return 'class';
   if (OPTIMIZER_CLASS.test(tail)) return 'class';
-  const local = model.classes.find((cls) => cls.name === tail && cls.baseNames.some((base) => /(^|\.)Optimizer$/.test(base)));
+  const local = model.classesNamed(tail).find((cls) => cls.baseNames.some((base) => /(^|\.)Optimizer$/.test(base)));
   if (local) return 'class';
   if (OPTIMIZER_HELPER.test(tail)) return 'helper';
   return undefined;
@@ -315,8 +315,7 @@ function collectSources(model: SemanticModel, node: Node | undefined, depth: num
           for (const arg of callArguments(call).positional) collectSources(model, arg, depth - 1, acc, seen);
         }
       }
-      for (const augmented of model.augmentedAssignments) {
-        if (dottedName(augmented.childForFieldName('left')) !== name) continue;
+      for (const augmented of model.augmentedAssignmentsTo(name)) {
         found = true;
         collectSources(model, augmented.childForFieldName('right') ?? undefined, depth - 1, acc, seen);
       }
@@ -343,7 +342,7 @@ export function optimizerAt(model: SemanticModel, call: Node): OptimizerInfo | u
   // Most calls are not optimizers; their callee name says so without resolving imports.
   const name = calleeName(call);
   if (!name || !(mayBuildOptimizer(model, name) || (/^[A-Z]/.test(name) && /optim/.test(call.childForFieldName('function')?.text ?? '')))) return undefined;
-  return model.memo(`optimizer:${call.id}`, () => {
+  return model.memoFor('optimizer', call.id, () => {
     const kind = optimizerKind(model, call);
     const trainer = !kind && isLibraryTrainer(model, call);
     if (!kind && !trainer) return undefined;
@@ -368,7 +367,7 @@ export function optimizerAt(model: SemanticModel, call: Node): OptimizerInfo | u
 
 /** The optimizers built within a region (a statement, or the whole file, memoised). */
 export function optimizers(model: SemanticModel, region: Node = model.root): OptimizerInfo[] {
-  return model.memo(`optimizers:${region.id}`, () => {
+  return model.memoFor('optimizers', region.id, () => {
     // One statement (incremental analysis): its own calls, not the file's index.
     if (region !== model.root) {
       const calls: Node[] = [];
@@ -378,7 +377,7 @@ export function optimizers(model: SemanticModel, region: Node = model.root): Opt
     // Only the calls optimizerAt may answer for: those its callee name alone allows (kept per statement, so an
     // edit does not look at every call of the file again), and those of the file's own optimizer classes.
     const candidates = new Set<Node>();
-    for (const statement of model.root.children) for (const call of optimizerCandidates(statement)) candidates.add(call);
+    for (const statement of model.root.children) for (const call of optimizerCandidates(model, statement)) candidates.add(call);
     for (const name of localOptimizerClasses(model)) for (const call of model.callsNamed(name)) candidates.add(call);
     const result: OptimizerInfo[] = [];
     for (const call of candidates) {
@@ -395,14 +394,15 @@ const optimizerCandidatesCache = new WeakMap<Node, Node[]>();
  * The calls of a top-level statement that optimizerAt may answer for by their callee name alone (an optimizer
  * class or helper, a trainer, a capitalised callee spelled with `optim`), cached on the statement.
  */
-function optimizerCandidates(statement: Node): Node[] {
+function optimizerCandidates(model: SemanticModel, statement: Node): Node[] {
   let calls = optimizerCandidatesCache.get(statement);
   if (!calls) {
-    calls = statement.descendantsOfType('call').filter((call) => {
-      const name = calleeName(call);
-      return !!name && (OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name) ||
-        (/^[A-Z]/.test(name) && /optim/.test(call.childForFieldName('function')?.text ?? '')));
-    });
+    calls = [];
+    // The statement's calls by callee name: a name is tested once, not once per call.
+    for (const [name, found] of model.statementCallsByCallee(statement)) {
+      if (OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name)) calls.push(...found);
+      else if (/^[A-Z]/.test(name)) calls.push(...found.filter((call) => /optim/.test(call.childForFieldName('function')?.text ?? '')));
+    }
     optimizerCandidatesCache.set(statement, calls);
   }
   return calls;
@@ -549,7 +549,7 @@ function forwardReference(call: Node): Node | undefined {
  * only the loops inside it.
  */
 export function trainingLoopForwards(model: SemanticModel, region: Node = model.root): TrainingForward[] {
-  return model.memo(`training-loop-forwards:${region.id}`, () => {
+  return model.memoFor('training-loop-forwards', region.id, () => {
     const result: TrainingForward[] = [];
     const seen = new Set<number>();
     for (let i = lowerBound(model.loops, region.startIndex); i < model.loops.length && model.loops[i]!.startIndex < region.endIndex; i++) {
@@ -610,7 +610,7 @@ export function localModelClass(model: SemanticModel, reference: Node): ClassInf
   const classes = new Set<ClassInfo>();
   for (const call of constructors(model, reference) ?? []) {
     const fn = call.childForFieldName('function');
-    const cls = fn?.type === 'identifier' ? model.classes.find((candidate) => candidate.name === fn.text) : undefined;
+    const cls = fn?.type === 'identifier' ? model.classNamed(fn.text) : undefined;
     if (!cls) return undefined;
     classes.add(cls);
   }
@@ -627,7 +627,7 @@ function makesParameters(model: SemanticModel, call: Node): boolean {
   const tail = qualified.split('.').pop() ?? '';
   if (PARAMETER_FREE_LAYERS.test(qualified)) return false;
   if (/^torch\.nn\.(parameter\.)?[A-Z]/.test(qualified)) return true;
-  if (fn?.type === 'identifier' && model.classes.some((cls) => cls.name === fn.text && cls.isModule)) return true;
+  if (fn?.type === 'identifier' && model.classesNamed(fn.text).some((cls) => cls.isModule)) return true;
   if (/(Tokenizer|Processor|FeatureExtractor|Config|Extractor)\w*\.\w+$/.test(qualified)) return false;
   return /from_pretrained|from_config|create_model/.test(tail) || /^(torchvision\.models|timm)\./.test(qualified);
 }
