@@ -390,13 +390,16 @@ function resnetSegmentation(blocks: number[], head: 'fcn' | 'deeplabv3') {
     if (head === 'fcn') fcnHead(net, numClasses);
     else deepLabHead(net, numClasses);
     net.resizeTo(imageSize);
-    if (options.auxLoss && third) {
-      net.addOutput().branchFrom(third);
-      fcnHead(net, numClasses);
-      net.resizeTo(imageSize);
-    }
+    if (options.auxLoss && third) auxiliaryHead(net, third, numClasses, imageSize);
     return net.build(true);
   };
+}
+
+/** With aux_loss: a second output, an FCN head on an earlier stage's features, resized to the image like the main one. */
+function auxiliaryHead(net: NetBuilder, from: BranchPoint, numClasses: number, imageSize: number): void {
+  net.addOutput().branchFrom(from);
+  fcnHead(net, numClasses);
+  net.resizeTo(imageSize);
 }
 
 /** DeepLabV3 on the dilated MobileNetV3-Large features (output stride 16); the aux FCN head reads the stride-8 stage (40 channels). */
@@ -405,11 +408,7 @@ function deeplabv3MobileNet(imageSize: number, numClasses: number, options: Visi
   const low = mobilenetV3Features(net, MOBILENET_V3_LARGE, true, 3);
   deepLabHead(net, numClasses);
   net.resizeTo(imageSize);
-  if (options.auxLoss && low) {
-    net.addOutput().branchFrom(low);
-    fcnHead(net, numClasses);
-    net.resizeTo(imageSize);
-  }
+  if (options.auxLoss && low) auxiliaryHead(net, low, numClasses, imageSize);
   return net.build(true);
 }
 
