@@ -48,10 +48,14 @@ export function checkWorkerCount(files: number): number {
   return Math.max(1, Math.min(cores, Math.floor(files / MIN_FILES_PER_WORKER)));
 }
 
-/** Runs the jobs in `count` threads (each takes every count-th job); a thread that fails leaves its jobs to the caller. */
+/**
+ * Runs shares 1 to count-1 of the jobs (share w: every count-th job from the w-th) in threads of their own: the
+ * caller checks share 0 meanwhile, with the parser it has already loaded. A thread that fails leaves its jobs to the
+ * caller.
+ */
 export async function checkInWorkers(jobs: CheckJob[], count: number): Promise<Array<CheckOutcome | undefined>> {
   const outcomes: Array<CheckOutcome | undefined> = new Array(jobs.length).fill(undefined);
-  await Promise.all(Array.from({ length: count }, (_, w) => new Promise<void>((resolve) => {
+  await Promise.all(Array.from({ length: count - 1 }, (_, share) => share + 1).map((w) => new Promise<void>((resolve) => {
     const input: WorkerInput = { oomguardCheckJobs: jobs.filter((_, i) => i % count === w), locale: configuredLocale() };
     const worker = new Worker(workerEntry!, { workerData: input });
     worker.on('message', (outcome: CheckOutcome) => {

@@ -20,7 +20,7 @@ import { ConfigLoader } from '../config/pyproject-files';
 import { collectPythonFiles, isNotebookPath } from './files';
 import type { CliIO } from './io';
 import { findingToJson, formatGithub, formatStatistics, formatText, statistics, toSarif } from './output';
-import { checkInWorkers, checkWorkerCount, type CheckJob } from './check-workers';
+import { checkInWorkers, checkWorkerCount, type CheckJob, type CheckOutcome } from './check-workers';
 
 const FORMATS = ['text', 'json', 'sarif', 'github'] as const;
 type OutputFormat = (typeof FORMATS)[number];
@@ -105,17 +105,23 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     return { index, file, display, options: { ...fromConfig, ignore: [...(fromConfig.ignore ?? []), ...cliIgnore] } };
   });
   const workers = checkWorkerCount(jobs.length);
-  const fromWorkers = workers > 1 ? await checkInWorkers(jobs, workers) : [];
+  // The other threads check their shares while this one checks the first (what it says waits, to keep file order).
+  const inThreads = workers > 1 ? checkInWorkers(jobs, workers) : Promise.resolve([]);
+  const checkHere = async (job: CheckJob): Promise<CheckOutcome> => {
+    let stderr = '';
+    const buffered = { ...io, stderr: (text: string) => void (stderr += text) };
+    const options: AnalysisOptions = { ...job.options, onRuleError: ruleErrorReporter(job.display, buffered) };
+    return { index: job.index, result: await checkFile(job.file, job.display, options, buffered), stderr };
+  };
+  const ownShare = new Map<number, CheckOutcome>();
+  if (workers > 1) for (const job of jobs) if (job.index % workers === 0) ownShare.set(job.index, await checkHere(job));
+  const fromWorkers = await inThreads;
   const results: FileFindings[] = [];
   const skipped: string[] = [];
   for (const job of jobs) {
-    let outcome = fromWorkers[job.index];
-    if (outcome) {
-      if (outcome.stderr) io.stderr(outcome.stderr);
-    } else {
-      const options: AnalysisOptions = { ...job.options, onRuleError: ruleErrorReporter(job.display, io) };
-      outcome = { index: job.index, result: await checkFile(job.file, job.display, options, io), stderr: '' };
-    }
+    // What a failed thread left is checked here now.
+    const outcome = ownShare.get(job.index) ?? fromWorkers[job.index] ?? (await checkHere(job));
+    if (outcome.stderr) io.stderr(outcome.stderr);
     if (outcome.result) results.push(outcome.result);
     else skipped.push(job.display);
   }
