@@ -3,10 +3,9 @@
 import { RULES } from '../rules';
 import type { Rule } from '../rules';
 import { t } from '../l10n';
-import { lowerBound } from './semantic/model';
+import { contains, lowerBound, nodesWithin, rangeOf, textSpells } from './syntax';
 import type { SemanticModel } from './semantic/model';
 import type { Node } from './parser';
-import { contains, rangeOf, textSpells } from './syntax';
 import type { Finding, KeptMemory, Severity } from './types';
 import type { CellRows } from './notebook';
 import { formatBytes } from './bytes';
@@ -54,7 +53,7 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
     if (!region) return nodes;
     const result: T[] = [];
     for (const statement of region) {
-      for (let i = lowerBound(nodes, statement.startIndex); i < nodes.length && nodes[i]!.startIndex < statement.endIndex; i++) result.push(nodes[i]!);
+      result.push(...nodesWithin(nodes, statement));
     }
     return result;
   };

@@ -11,9 +11,8 @@ import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
 import { clearFreesGraphs, clearSitesWithin, identifierNames } from './semantic/lifetime';
-import { nodesWithin } from './semantic/model';
+import { contains, enclosingLoops, lowerBoundBy, nodesWithin, textSpells } from './syntax';
 import type { SemanticModel } from './semantic/model';
-import { contains, enclosingLoops, textSpells } from './syntax';
 import type { Finding, TextEdit } from './types';
 
 interface StatementEntry {
@@ -59,12 +58,7 @@ function isDefinition(statement: Node): boolean {
 export function statementFacts(model: SemanticModel, statement: Node): string {
   const facts: unknown[] = [];
   // model.functions is in document order: the statement's functions are one run of it.
-  let first = 0;
-  for (let high = model.functions.length; first < high;) {
-    const mid = (first + high) >> 1;
-    if (model.functions[mid]!.node.startIndex < statement.startIndex) first = mid + 1;
-    else high = mid;
-  }
+  const first = lowerBoundBy(model.functions, statement.startIndex, (info) => info.node.startIndex);
   for (let i = first; i < model.functions.length && model.functions[i]!.node.startIndex < statement.endIndex; i++) {
     const info = model.functions[i]!;
     if (!contains(statement, info.node)) continue;
@@ -145,13 +139,7 @@ function diffStatements(previous: AnalysisCache, children: readonly Node[]): { c
 
 /** The top-level statement whose rows hold `row` (statements in document order), by binary search. */
 function statementAtRow(children: readonly Node[], row: number): Node | undefined {
-  let low = 0;
-  let high = children.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (children[mid]!.startPosition.row <= row) low = mid + 1;
-    else high = mid;
-  }
+  const low = lowerBoundBy(children, row + 1, (statement) => statement.startRow);
   // Several statements can share a row (a statement and its trailing comment): the first whose rows hold `row`, as
   // a scan from the start would find. End rows never decrease along the statements, so the scan back stops early.
   let found: Node | undefined;

@@ -5,6 +5,7 @@ import type { Node as TreeSitterNode, Query, QueryMatch, Tree } from 'web-tree-s
 import { compileQuerySync } from './parser';
 import { host } from '../host';
 import type { SyntaxNode } from './syntax-tree';
+import { lowerBound } from './syntax';
 
 
 /** The source of a query file by name (`retain-graph-in-loop`). */
@@ -74,13 +75,7 @@ function copyOf(root: SyntaxNode, startIndex: number, endIndex: number, type: st
     if (current.startIndex === startIndex && current.endIndex === endIndex && current.type === type) return current;
     const children: readonly SyntaxNode[] = current.children;
     // The last child that starts at or before the range, then back over siblings that start at the same place.
-    let low = 0;
-    let high = children.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (children[mid]!.startIndex <= startIndex) low = mid + 1;
-      else high = mid;
-    }
+    const low = lowerBound(children, startIndex + 1);
     let next: SyntaxNode | undefined;
     for (let i = low - 1; i >= 0; i--) {
       const child = children[i]!;
@@ -140,13 +135,7 @@ export function rememberStatementMatches(statement: SyntaxNode, node: TreeSitter
 /** The index of a top-level statement among the root's children, by binary search on its start. */
 function childIndex(root: SyntaxNode, statement: SyntaxNode): number | undefined {
   const children = root.children;
-  let low = 0;
-  let high = children.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (children[mid]!.startIndex < statement.startIndex) low = mid + 1;
-    else high = mid;
-  }
+  const low = lowerBound(children, statement.startIndex);
   // Zero-width children can share a start: look at each child that starts there.
   for (let i = low; i < children.length && children[i]!.startIndex === statement.startIndex; i++) if (children[i] === statement) return i;
   return undefined;

@@ -11,20 +11,15 @@ import type { Tree } from 'web-tree-sitter';
 import { loadedParser } from './parser';
 import { rememberStatementMatches } from './queries';
 import { lineIndexAt } from './lines';
+import { lowerBound } from './syntax';
 import { copyCursorAt, freshNodeId, moveSubtree, SyntaxNode } from './syntax-tree';
 import type { SingleEdit, SourceText } from './syntax-tree';
 
 /** The index of the top-level statement whose text (up to the next one) holds [start, end), if one does. */
 function statementHolding(root: SyntaxNode, start: number, end: number, textLength: number): number | undefined {
   const children = root.children;
-  let low = 0;
-  let high = children.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (children[mid]!.startIndex <= start) low = mid + 1;
-    else high = mid;
-  }
-  const index = low - 1;
+  // The last statement that starts at or before `start`.
+  const index = lowerBound(children, start + 1) - 1;
   if (index < 0) return undefined;
   const nextStart = children[index + 1]?.startIndex ?? textLength;
   return end < nextStart ? index : undefined;

@@ -19,6 +19,30 @@ interface WalkedNode<N> {
 }
 
 /** Whether `inner` lies inside `outer` (or is it). Compares offsets, which are stable within one tree. */
+/** The index of the first item that starts at or after `offset` (items sorted by start). */
+export function lowerBoundBy<T>(items: readonly T[], offset: number, startOf: (item: T) => number): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (startOf(items[mid]!) < offset) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/** The index of the first node that starts at or after `offset` (nodes in document order); offset + 1: the first after it. */
+export function lowerBound(nodes: ReadonlyArray<{ startIndex: number }>, offset: number): number {
+  return lowerBoundBy(nodes, offset, (node) => node.startIndex);
+}
+
+/** The nodes of a list in document order (the model's calls, assignments, returns…) that start inside `region`. */
+export function nodesWithin<T extends { startIndex: number }>(nodes: readonly T[], region: { startIndex: number; endIndex: number }): T[] {
+  const result: T[] = [];
+  for (let i = lowerBound(nodes, region.startIndex); i < nodes.length && nodes[i]!.startIndex < region.endIndex; i++) result.push(nodes[i]!);
+  return result;
+}
+
 export function contains<N extends WalkedNode<N>>(outer: N, inner: N): boolean {
   return outer.startIndex <= inner.startIndex && inner.endIndex <= outer.endIndex;
 }

@@ -2,6 +2,7 @@
 // from different fixes are skipped rather than merged, so an applied fix is always one that was reviewed alone.
 import { computeLineStarts, offsetAt } from '../engine/documents';
 import type { Finding, Fix, TextEdit } from '../engine/types';
+import { lowerBoundBy } from '../engine/syntax';
 
 interface OffsetEdit {
   start: number;
@@ -87,14 +88,7 @@ class TakenEdits {
 
   /** The index of the first edit that starts at or after `offset`. */
   private firstStartingAt(offset: number): number {
-    let low = 0;
-    let high = this.byStart.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (this.byStart[mid]!.start < offset) low = mid + 1;
-      else high = mid;
-    }
-    return low;
+    return lowerBoundBy(this.byStart, offset, (edit) => edit.start);
   }
 }
 

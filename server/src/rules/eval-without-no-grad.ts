@@ -2,9 +2,8 @@
 import { splitLines } from '../engine/lines';
 import type { Node } from '../engine/parser';
 import { looksLikeDataName, looksLikeEvalFunctionName } from '../engine/semantic/names';
-import { lowerBound } from '../engine/semantic/model';
+import { callReceiver, enclosingFunction, enclosingStatement, lowerBound } from '../engine/syntax';
 import type { FunctionInfo, SemanticModel } from '../engine/semantic/model';
-import { callReceiver, enclosingFunction, enclosingStatement } from '../engine/syntax';
 import { addTorchImport, indentUnit, insertAt, lineEnding, lineIndent, torchNameAt } from '../fixes/edits';
 import type { Fix, TextEdit } from '../engine/types';
 import { t } from '../l10n';

@@ -3,9 +3,8 @@
 import type { Node } from '../engine/parser';
 import { possibleValues } from '../engine/semantic/bindings';
 import { isOnCpu } from '../engine/semantic/devices';
-import { nodesWithin } from '../engine/semantic/model';
+import { callArguments, calleeName, callReceiver, children, dottedName, enclosingLoops, nodesWithin } from '../engine/syntax';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, calleeName, callReceiver, children, dottedName, enclosingLoops } from '../engine/syntax';
 import type { Fix, TextEdit } from '../engine/types';
 import { asReceiver, replaceNode } from '../fixes/edits';
 import { t } from '../l10n';

@@ -1,10 +1,9 @@
 // OOM105: a literal written to CUDA_VISIBLE_DEVICES, which pins every run of the script to the same GPUs.
 import type { Node } from '../engine/parser';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, calleeName, callReceiver, children, stringLiteral } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, children, enclosingStatement, stringLiteral } from '../engine/syntax';
 import { removeStatement, replaceNode } from '../fixes/edits';
 import type { Fix } from '../engine/types';
-import { enclosingStatement } from '../engine/syntax';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';

@@ -1,9 +1,8 @@
 // OOM101: a graph-attached tensor kept in a list or dict that outlives the loop iteration.
 import type { Node } from '../engine/parser';
 import { containerBase, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
-import { lowerBound } from '../engine/semantic/model';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, nameWords } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, nameWords, nodesWithin } from '../engine/syntax';
 import { asReceiver, replaceNode } from '../fixes/edits';
 import type { Fix, KeptMemory } from '../engine/types';
 import { t } from '../l10n';
@@ -182,8 +181,7 @@ function tensorUsesIn(model: SemanticModel, scope: Node): TensorUses {
   uses = { combined: new Map(), elementMethods: new Map(), methods: new Map() };
   byScope.set(scope.id, uses);
   const note = (map: Map<string, number>, name: string, at: number) => map.set(name, Math.max(map.get(name) ?? -1, at));
-  for (let i = lowerBound(model.calls, scope.startIndex); i < model.calls.length && model.calls[i]!.startIndex < scope.endIndex; i++) {
-    const call = model.calls[i]!;
+  for (const call of nodesWithin(model.calls, scope)) {
     if (enclosingFunction(call).id !== scope.id) continue;
     const fn = call.childForFieldName('function');
     if (TENSOR_COMBINERS.has(calleeName(call) ?? '') && /^torch\./.test(model.qualify(fn) ?? '')) {

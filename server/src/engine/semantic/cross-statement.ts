@@ -2,11 +2,10 @@
 // the script distributed, which rank runs the functions it calls, and so on. Incremental analysis compares these
 // facts before and after an edit; when they are equal, the findings of every other statement still hold.
 import type { Node } from '../parser';
-import { calleeName, children, contains } from '../syntax';
+import { calleeName, children, contains, nodesWithin } from '../syntax';
 import { deviceNamesWithin, indexlessPlacementsWithin } from './devices';
 import { devicePlacingCalls, distributedMarkers, onlyRankZeroRuns, setDeviceCalls } from './distributed';
 import { freezesWithin, isAliasForm, optimizers, registeredChildren, trainingLoopForwards } from './parameters';
-import { nodesWithin } from './model';
 import type { SemanticModel } from './model';
 
 

@@ -3,9 +3,8 @@
 // the CPU. Distributed placement (OOM111), CUDA work in DataLoader workers (OOM112) and growing GPU buffers (OOM117)
 // ask here.
 import type { Node } from '../parser';
-import { callArguments, calleeName, callReceiver, children, dottedName, stringLiteral } from '../syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, nodesWithin, stringLiteral } from '../syntax';
 import { possibleValues } from './bindings';
-import { lowerBound } from './model';
 import type { SemanticModel } from './model';
 
 /** Where a device expression points: CUDA without an index, CUDA with one, the CPU, or not known. */
@@ -156,13 +155,12 @@ function deviceArgument(call: Node): Node | undefined {
 export function indexlessPlacementsWithin(model: SemanticModel, region: Node): Node[] {
   const found: Node[] = [];
   const calls: Node[] = [];
-  for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) calls.push(model.calls[i]!);
+  calls.push(...nodesWithin(model.calls, region));
   for (const call of calls) {
     if (!mayPlace(call)) continue;
     if (cudaPlacementOf(model, call, true) === 'cuda' || isIndexlessDeviceCall(model, call)) found.push(call);
   }
-  for (let i = lowerBound(model.assignments, region.startIndex); i < model.assignments.length && model.assignments[i]!.startIndex < region.endIndex; i++) {
-    const assignment = model.assignments[i]!;
+  for (const assignment of nodesWithin(model.assignments, region)) {
     const right = assignment.childForFieldName('right');
     const name = dottedName(assignment.childForFieldName('left'));
     if (!name || !right || (right.type !== 'string' && right.type !== 'conditional_expression')) continue;
@@ -175,8 +173,7 @@ export function indexlessPlacementsWithin(model: SemanticModel, region: Node): N
 /** The names given as devices to placements within a region (`device` in `.to(device)`). */
 export function deviceNamesWithin(model: SemanticModel, region: Node): string[] {
   const names = new Set<string>();
-  for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) {
-    const call = model.calls[i]!;
+  for (const call of nodesWithin(model.calls, region)) {
     const name = mayPlace(call) ? dottedName(deviceArgument(call)) : undefined;
     if (name) names.add(name);
   }

@@ -1,8 +1,7 @@
 // How long a container or accumulator lives compared with one iteration of a batch loop: the question behind
 // OOM101 and OOM102. A value kept in something that outlives the iteration keeps its autograd graph alive.
 import type { Node } from '../parser';
-import { children, contains, dottedName, enclosingFunction, enclosingLoops, callReceiver } from '../syntax';
-import { lowerBound } from './model';
+import { callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, lowerBound, nodesWithin } from '../syntax';
 import type { SemanticModel } from './model';
 
 /** `history["loss"]` → `history`; `self.outs` → `self.outs`; `x` → `x`. */
@@ -50,14 +49,12 @@ function bindingsWithin(model: SemanticModel, region: Node): Map<string, RegionB
       }
     };
     // Both lists are in document order: only the run inside the region is read.
-    for (let i = lowerBound(model.assignments, region.startIndex); i < model.assignments.length && model.assignments[i]!.startIndex < region.endIndex; i++) {
-      const assignment = model.assignments[i]!;
+    for (const assignment of nodesWithin(model.assignments, region)) {
       if (!contains(region, assignment)) continue;
       const left = assignment.childForFieldName('left');
       if (left) add(model.targetNames(left), { id: assignment.id, byAssignment: true });
     }
-    for (let i = lowerBound(model.loops, region.startIndex); i < model.loops.length && model.loops[i]!.startIndex < region.endIndex; i++) {
-      const loop = model.loops[i]!;
+    for (const loop of nodesWithin(model.loops, region)) {
       if (loop.type !== 'for_statement' || !contains(region, loop) || loop.id === region.id) continue;
       const left = loop.childForFieldName('left');
       if (left) add(model.targetNames(left), { id: loop.id, byAssignment: false });
@@ -200,8 +197,7 @@ export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[
   const sites: ClearSite[] = [];
   // Each list is in document order: only the run inside the region is read.
   const deletes = model.deleteStatements;
-  for (let i = lowerBound(deletes, region.startIndex); i < deletes.length && deletes[i]!.startIndex < region.endIndex; i++) {
-    const statement = deletes[i]!;
+  for (const statement of nodesWithin(deletes, region)) {
     if (!inside(statement)) continue;
     // `del xs[:]`, `del a, b`; `del xs[50:]` only trims the list to a bounded length, which clears nothing.
     for (const target of children(statement).flatMap((node) => [node, ...children(node)])) {
@@ -211,8 +207,7 @@ export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[
     }
   }
   const clears = model.callsNamed('clear');
-  for (let i = lowerBound(clears, region.startIndex); i < clears.length && clears[i]!.startIndex < region.endIndex; i++) {
-    const call = clears[i]!;
+  for (const call of nodesWithin(clears, region)) {
     const last = inside(call) ? containerLastName(callReceiver(call)) : undefined;
     if (last) sites.push({ site: call, last });
   }

@@ -14,7 +14,10 @@ import {
   dottedName,
   enclosingFunction,
   enclosingLoops,
+  lowerBound,
+  lowerBoundBy,
   nameWords,
+  nodesWithin,
 } from '../syntax';
 import {
   DETACHING_ATTRIBUTES,
@@ -374,15 +377,7 @@ export class SemanticModel {
 
   /** The FunctionInfo of a function_definition node, by binary search (functions are in document order). */
   private functionAt(fn: Node): FunctionInfo | undefined {
-    const functions = this.functions;
-    let low = 0;
-    let high = functions.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (functions[mid]!.node.startIndex < fn.startIndex) low = mid + 1;
-      else high = mid;
-    }
-    const info = functions[low];
+    const info = this.functions[lowerBoundBy(this.functions, fn.startIndex, (candidate) => candidate.node.startIndex)];
     return info?.node === fn ? info : undefined;
   }
 
@@ -616,9 +611,7 @@ export class SemanticModel {
     const inScope = (node: Node) => enclosingFunction(node).id === scope.id;
     const within = <T extends Node>(nodes: readonly T[]): T[] => {
       const result: T[] = [];
-      for (let i = lowerBound(nodes, scope.startIndex); i < nodes.length && nodes[i]!.startIndex < scope.endIndex; i++) {
-        if (inScope(nodes[i]!)) result.push(nodes[i]!);
-      }
+      for (const node of nodesWithin(nodes, scope)) if (inScope(node)) result.push(node);
       return result;
     };
     if (scope.type === 'function_definition') {
@@ -996,8 +989,7 @@ export class SemanticModel {
           if (children(value).some((element) => this.isAttached(element))) return true;
         }
       }
-      for (let i = lowerBound(this.assignments, scope.startIndex); i < this.assignments.length && this.assignments[i]!.startIndex < scope.endIndex; i++) {
-        const assignment = this.assignments[i]!;
+      for (const assignment of nodesWithin(this.assignments, scope)) {
         const left = assignment.childForFieldName('left');
         if (left?.type !== 'subscript' || dottedName(left.childForFieldName('value')) !== name) continue;
         if (this.isAttached(assignment.childForFieldName('right'))) return true;
@@ -1354,13 +1346,10 @@ export class SemanticModel {
    */
   trainsOrEvaluatesWithin(region: Node): boolean {
     return this.memoFor('trains-or-evaluates', region.id, () => {
-      for (let i = lowerBound(this.loops, region.startIndex); i < this.loops.length && this.loops[i]!.startIndex < region.endIndex; i++) {
-        const loop = this.loops[i]!;
+      for (const loop of nodesWithin(this.loops, region)) {
         if (this.isBatchLoop(loop) || this.callsWithin(loop).some((call) => this.isDirectForwardCall(call))) return true;
       }
-      for (let i = lowerBound(this.calls, region.startIndex); i < this.calls.length && this.calls[i]!.startIndex < region.endIndex; i++) {
-        if (/^([A-Z]\w*)?Trainer$/.test(calleeName(this.calls[i]!) ?? '')) return true;
-      }
+      for (const call of nodesWithin(this.calls, region)) if (/^([A-Z]\w*)?Trainer$/.test(calleeName(call) ?? '')) return true;
       return false;
     });
   }
@@ -1598,37 +1587,6 @@ function spliceInto<T>(target: T[], old: readonly T[], at: number, removedCount:
   for (let i = 0; i < at; i++) target.push(old[i]!);
   for (const part of parts) for (const item of part) target.push(item);
   for (let i = at + removedCount; i < old.length; i++) target.push(old[i]!);
-}
-
-/** The index of the first item that starts at or after `offset` (items sorted by start). */
-function lowerBoundBy<T>(items: readonly T[], offset: number, startOf: (item: T) => number): number {
-  let low = 0;
-  let high = items.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (startOf(items[mid]!) < offset) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
-/** The index of the first node that starts at or after `offset` (nodes sorted by start). */
-export function lowerBound(nodes: readonly Node[], offset: number): number {
-  let low = 0;
-  let high = nodes.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (nodes[mid]!.startIndex < offset) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
-/** The nodes of a list in document order (the model's calls, assignments, returns…) that start inside `region`. */
-export function nodesWithin<T extends Node>(nodes: readonly T[], region: Node): T[] {
-  const result: T[] = [];
-  for (let i = lowerBound(nodes, region.startIndex); i < nodes.length && nodes[i]!.startIndex < region.endIndex; i++) result.push(nodes[i]!);
-  return result;
 }
 
 /** `foo(...)`, also through `.to(device)` chains: `Model().to(device)` → the `Model()` call. */

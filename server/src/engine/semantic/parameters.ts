@@ -4,10 +4,9 @@
 // `model.module`, `torch.compile(model)`, `accelerator.prepare(model)`), and through parameters the names callers
 // pass. OOM113 (a frozen model's forward records a graph) and OOM114 (an optimizer over part of a model) ask here.
 import type { Node } from '../parser';
-import { callArguments, calleeName, callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, stringLiteral } from '../syntax';
+import { callArguments, calleeName, callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, nodesWithin, stringLiteral } from '../syntax';
 import { argumentFor, parametersOf, possibleValues } from './bindings';
 import type { Parameter } from './bindings';
-import { lowerBound, nodesWithin } from './model';
 import type { ClassInfo, SemanticModel } from './model';
 
 /** The names a model may go by, and whether some path could not be followed. */
@@ -371,7 +370,7 @@ export function optimizers(model: SemanticModel, region: Node = model.root): Opt
     // One statement (incremental analysis): its own calls, not the file's index.
     if (region !== model.root) {
       const calls: Node[] = [];
-      for (let i = lowerBound(model.calls, region.startIndex); i < model.calls.length && model.calls[i]!.startIndex < region.endIndex; i++) calls.push(model.calls[i]!);
+      calls.push(...nodesWithin(model.calls, region));
       return optimizersAmong(model, calls);
     }
     // Only the calls optimizerAt may answer for: those its callee name alone allows (kept per statement, so an
@@ -552,8 +551,7 @@ export function trainingLoopForwards(model: SemanticModel, region: Node = model.
   return model.memoFor('training-loop-forwards', region.id, () => {
     const result: TrainingForward[] = [];
     const seen = new Set<number>();
-    for (let i = lowerBound(model.loops, region.startIndex); i < model.loops.length && model.loops[i]!.startIndex < region.endIndex; i++) {
-      const loop = model.loops[i]!;
+    for (const loop of nodesWithin(model.loops, region)) {
       if (!model.callsWithin(loop).some((call) => model.isBackwardCall(call))) continue;
       for (const call of model.callsWithin(loop)) {
         if (seen.has(call.id) || !model.isDirectForwardCall(call)) continue;

@@ -5,9 +5,8 @@
 // `torch.utils.checkpoint.checkpoint(layer, x, use_reentrant=False)`, only while `self.training` (evaluation and
 // inference keep the plain call).
 import type { Node } from '../../engine/parser';
-import { nodesWithin } from '../../engine/semantic/model';
+import { calleeName, children, dottedName, nodesWithin } from '../../engine/syntax';
 import type { ClassInfo, FunctionInfo, SemanticModel } from '../../engine/semantic/model';
-import { calleeName, children, dottedName } from '../../engine/syntax';
 import type { TextEdit } from '../../engine/types';
 import { t } from '../../l10n';
 import { insertAt, lineEnding, lineIndent, replaceNode } from '../edits';
