@@ -6,12 +6,12 @@
 // and the statements that write a name the edit changed (regionAfterEdit). Different options or file-wide facts
 // (imports, classes, roles, the indentation unit, a file-level noqa) analyse the whole file.
 import { indentUnitOfTree } from '../fixes/edits';
-import { analyze } from './analyze';
+import { analyze, textSpells } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
 import { clearFreesGraphs, clearSitesWithin, identifierNames } from './semantic/lifetime';
-import { contains, enclosingLoops, lowerBoundBy, nodesWithin, textSpells } from './syntax';
+import { contains, enclosingLoops, lowerBoundBy, nodesWithin } from './syntax';
 import type { SemanticModel } from './semantic/model';
 import type { Finding, TextEdit } from './types';
 
@@ -193,8 +193,8 @@ function namesIn(parts: readonly string[]): Set<string> {
 }
 
 /** A file-level `# oomguard: noqa` reads every finding of the file (and its OOM100 all of them). */
-function hasFileNoqa(root: Node, text: string): boolean {
-  return textSpells(root, text, 'noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
+function hasFileNoqa(model: SemanticModel, text: string): boolean {
+  return textSpells(model, text)('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
 }
 
 function sameMultiset(a: readonly string[], b: readonly string[]): boolean {
@@ -285,7 +285,7 @@ export function analyzeIncrementally(
   const indent = indentUnitOfTree(model.root, text);
   const canReuse =
     !!previous && previous.optionsKey === optionsKey && changed.length > 0 && changed.length < children.length &&
-    previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(model.root, text);
+    previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(model, text);
   const after = canReuse ? regionAfterEdit(model, previous, changed, diff!.removed, diff!.first, diff!.end) : undefined;
   if (previous && after && after.region.length < children.length) {
     const { region, facts } = after;

@@ -18,6 +18,7 @@ import {
   lowerBoundBy,
   nameWords,
   nodesWithin,
+  statementSpells,
 } from '../syntax';
 import {
   DETACHING_ATTRIBUTES,
@@ -278,6 +279,14 @@ export class SemanticModel {
     const moduleTable = previous.definitionsByScope.get(previous.root.id);
     if (moduleTable && [...beforeChanged, ...nowChanged].every((statement) => this.moduleBindings(statement).length === 0)) {
       this.definitionsByScope.set(this.root.id, moduleTable);
+    }
+    // The words asked of the previous version: its counts, less the removed statements' (their answers were cached
+    // while their text was current), plus the added ones'.
+    for (const [word, count] of previous.spellingCounts) {
+      let spelling = count;
+      for (const statement of beforeChanged) if (statementSpells(statement, word)) spelling--;
+      for (const statement of nowChanged) if (statementSpells(statement, word)) spelling++;
+      this.spellingCounts.set(word, spelling);
     }
     // The file-wide signature reads imports, classes, roles and the functions' names (with their classes).
     const functionKeys = (infos: readonly FunctionInfo[]) => JSON.stringify(infos.map((info) => [info.name, info.classInfo?.name ?? '']));
@@ -1397,6 +1406,24 @@ export class SemanticModel {
    */
   queryMatches(name: string, region?: readonly Node[]): QueryCaptures[] {
     return region ? region.flatMap((statement) => queryMatches(this.sourceTree, this.root, name, statement)) : queryMatches(this.sourceTree, this.root, name);
+  }
+
+  /** Per word asked of spells(): how many top-level statements spell it (carried on by deriveFrom). */
+  private readonly spellingCounts = new Map<string, number>();
+
+  /**
+   * Whether the file's text contains `word` (outside its top-level statements and comments a file holds only blank
+   * space): a derived model counts only its changed statements, where a scan of the text costs a long file
+   * milliseconds per word and edit.
+   */
+  spells(word: string): boolean {
+    let count = this.spellingCounts.get(word);
+    if (count === undefined) {
+      count = 0;
+      for (const statement of this.root.children) if (statementSpells(statement, word)) count++;
+      this.spellingCounts.set(word, count);
+    }
+    return count > 0;
   }
 
   private readonly namedMemo = new Map<string, unknown>();
