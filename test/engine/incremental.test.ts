@@ -272,6 +272,12 @@ function modelDigest(model: SemanticModel): string {
     model.globalsSignature(), [...model.calleeNames()].sort(),
     ['append', 'backward', 'to', 'set_grad_enabled', 'zero_grad', 'DataLoader'].map((name) => ranges(model.callsNamed(name))),
     model.functions.map((info) => model.functionInfo(info.node) === info && model.callersOf(info).length),
+    // The indexes and word counts carried from version to version (SemanticModel.statementIndex, spells).
+    [...model.assignments, ...model.augmentedAssignments].map((assignment) => {
+      const target = assignment.childForFieldName('left')?.text ?? '';
+      return [target, ranges(model.assignmentsTo(target)), ranges(model.augmentedAssignmentsTo(target))];
+    }),
+    ['backward', 'create_graph', 'noqa', 'oomguard', 'DistributedDataParallel', 'LOCAL_RANK', 'x', 'loss.item'].map((word) => model.spells(word)),
   ]);
 }
 
