@@ -58,11 +58,7 @@ function isDefinition(statement: Node): boolean {
 /** What a top-level statement tells the rest of the file, as a comparable string. */
 export function statementFacts(model: SemanticModel, statement: Node): string {
   const facts: unknown[] = [];
-  // model.functions is in document order: the statement's functions are one run of it.
-  const first = lowerBoundBy(model.functions, statement.startIndex, (info) => info.node.startIndex);
-  for (let i = first; i < model.functions.length && model.functions[i]!.node.startIndex < statement.endIndex; i++) {
-    const info = model.functions[i]!;
-    if (!contains(statement, info.node)) continue;
+  for (const info of model.functionsWithin(statement)) {
     const summary = model.summary(info);
     facts.push(['def', info.name, info.classInfo?.name ?? '', info.decorators.map((d) => d.text), model.isNoGradFunction(info),
       summary.backward, summary.step, summary.clear, summary.forward, model.returnsAttached(info)]);

@@ -374,6 +374,17 @@ export class SemanticModel {
     return info?.node === fn ? info : undefined;
   }
 
+  /** The functions defined inside `node` (a top-level statement, say), in document order: one run of `functions`. */
+  functionsWithin(node: Node): FunctionInfo[] {
+    const result: FunctionInfo[] = [];
+    for (let i = lowerBoundBy(this.functions, node.startIndex, (info) => info.node.startIndex); i < this.functions.length; i++) {
+      const info = this.functions[i]!;
+      if (info.node.startIndex >= node.endIndex) break;
+      if (contains(node, info.node)) result.push(info);
+    }
+    return result;
+  }
+
   /** The FunctionInfo of the function that holds `node`, or undefined at module level. */
   functionOf(node: Node): FunctionInfo | undefined {
     const fn = enclosingFunction(node);
