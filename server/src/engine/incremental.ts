@@ -4,8 +4,8 @@
 // findings of the statements that cannot depend on them are reused, moved with their statements, and the rules run
 // on the rest alone: the changed statements, the module-level code that shares a name with the change (all of it
 // when the change may call something: it shares one scope), and the statements that write a name the edit changed
-// (regionAfterEdit). Different options or file-wide facts
-// (imports, classes, roles, the indentation unit, a file-level noqa) analyse the whole file.
+// (regionAfterEdit). Different options or file-wide facts (imports, classes, roles, the indentation unit, a
+// file-level noqa) analyse the whole file.
 import { indentUnitOfTree } from '../fixes/edits';
 import { analyze, textSpells } from './analyze';
 import type { AnalysisOptions } from './analyze';
@@ -219,8 +219,9 @@ function rowsOverlap(a: Node, b: Node): boolean {
  * code (the rules' dataflow, the calls they group by scope, the loop after a model.eval()), and functions read
  * module-level names by name (a global a function mutates, an assignment found by its target's name): so an edit
  * of module-level code analyses again the module-level code it may reach (all of it when a changed part may call
- * something, see moduleCodeMentioning otherwise), and the statements that write a name of a part the edit changed. The facts of a statement are read through the names it writes (dataflow, callees, containers), so
- * those that write a changed name must still tell the rest of the file what they told before. A statement that
+ * something, see moduleCodeMentioning otherwise), and the statements that write a name of a part the edit changed.
+ * The facts of a statement are read through the names it writes (dataflow, callees, containers), so those that
+ * write a changed name must still tell the rest of the file what they told before. A statement that
  * shares a row with a changed one (a trailing comment's `# noqa`) is analysed again too.
  */
 function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed: readonly Node[], removed: readonly Node[], changedFrom: number, changedEnd: number): { region: Node[]; facts: Map<Node, string> } | undefined {
