@@ -137,6 +137,48 @@ test('module-level edits across the whole corpus: findings equal a full analysis
   assert.ok(reused * 3 >= edits, `only ${reused} of ${edits} module-level edits reused findings`);
 });
 
+test('module-level edits that call nothing (names, numbers, blank space) analyse only the module-level code that shares a name with them, and findings equal a full analysis', async () => {
+  const folders = ['corpus', 'corpus-holdout', 'corpus-holdout2'];
+  const files = folders.flatMap((folder) => fs.readdirSync(path.join(repoRoot, 'test', folder)).filter((name) => name.endsWith('.py')).sort().map((name) => path.join(repoRoot, 'test', folder, name)));
+  let edits = 0;
+  let narrowed = 0;
+  for (const [fileIndex, file] of files.entries()) {
+    let text = fs.readFileSync(file, 'utf8');
+    const store = new DocumentStore();
+    let state = await store.open('mem://n.py', 1, text);
+    let cache: AnalysisCache | undefined;
+    let seed = 303 + fileIndex;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    // What a user types into module-level code without a call: a name's letters, a number, a rebinding, an empty
+    // list, blank space at the end of a line; or a deleted character.
+    const insertions = ['x', '_', '1', '', ' = 0', ' = []', ' ', 'losses', 'model'];
+    // Module-level lines that call nothing (a part that calls something analyses all module-level code again).
+    const moduleLines = () => [...text.matchAll(/^[A-Za-z_][^()\n]*$/gm)].map((match) => match.index!).filter((index) => !/^(def|class|@|import|from)\b/.test(text.slice(index)));
+    let lines = moduleLines();
+    for (let version = 2; version < 10 && lines.length > 0; version++) {
+      const lineStart = lines[random(lines.length)]!;
+      const lineEnd = text.indexOf('\n', lineStart) < 0 ? text.length : text.indexOf('\n', lineStart);
+      const start = Math.min(text.length, lineStart + random(Math.max(1, lineEnd - lineStart + 1)));
+      const end = Math.min(lineEnd, start + random(2));
+      const inserted = insertions[random(insertions.length)]!;
+      state = (await store.change('mem://n.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
+      text = text.slice(0, start) + inserted + text.slice(end);
+      const model = store.modelOf(state)!;
+      const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+      cache = result.cache;
+      completeFacts(model, cache);
+      if (!model.root.hasError) edits++;
+      const moduleCode = model.root.children.filter((statement) => statement.type !== 'comment' && statement.type !== 'function_definition' && statement.type !== 'class_definition' && statement.type !== 'decorated_definition').length;
+      if (!model.root.hasError && result.analysedStatements < moduleCode) narrowed++;
+      assert.deepEqual(result.findings, await analyzeText(text), `${path.basename(file)}: findings differ after module-level edit ${version} (${JSON.stringify(inserted)} at ${start})`);
+      lines = moduleLines();
+    }
+  }
+  // Of the edits that keep the file parsing, those that change what a statement tells the others (a role, a fact)
+  // take the whole file, and a name that most module-level code mentions takes all of it; many take neither.
+  assert.ok(narrowed * 3 >= edits, `only ${narrowed} of ${edits} module-level edits that parse analysed less than all module-level code`);
+});
+
 test('edits of every kind in a 20,000-line script: incremental findings equal a full analysis after each', async () => {
   let text = generateTrainingScript(20_000, 5);
   const store = new DocumentStore();
@@ -230,6 +272,12 @@ function modelDigest(model: SemanticModel): string {
     model.globalsSignature(), [...model.calleeNames()].sort(),
     ['append', 'backward', 'to', 'set_grad_enabled', 'zero_grad', 'DataLoader'].map((name) => ranges(model.callsNamed(name))),
     model.functions.map((info) => model.functionInfo(info.node) === info && model.callersOf(info).length),
+    // The indexes and word counts carried from version to version (SemanticModel.statementIndex, spells).
+    [...model.assignments, ...model.augmentedAssignments].map((assignment) => {
+      const target = assignment.childForFieldName('left')?.text ?? '';
+      return [target, ranges(model.assignmentsTo(target)), ranges(model.augmentedAssignmentsTo(target))];
+    }),
+    ['backward', 'create_graph', 'noqa', 'oomguard', 'DistributedDataParallel', 'LOCAL_RANK', 'x', 'loss.item'].map((word) => model.spells(word)),
   ]);
 }
 

@@ -3,7 +3,7 @@
 import { RULES } from '../rules';
 import type { Rule } from '../rules';
 import { t } from '../l10n';
-import { contains, lowerBound, nodesWithin, rangeOf, textSpells } from './syntax';
+import { contains, lowerBound, nodesWithin, rangeOf } from './syntax';
 import type { SemanticModel } from './semantic/model';
 import type { Node } from './parser';
 import type { Finding, KeptMemory, Severity } from './types';
@@ -45,22 +45,27 @@ export function activeRules(options: AnalysisOptions): Rule[] {
 
 export function analyze(model: SemanticModel, text: string, options: AnalysisOptions = {}): Finding[] {
   const findings: Finding[] = [];
-  const suppressions = new Suppressions(options.region ? regionLines(model.root, text, options.region) : text.split(/\r\n|\r|\n/));
+  const suppressions = new Suppressions(options.region ? regionLines(model, text, options.region) : text.split(/\r\n|\r|\n/));
   const ran = new Set<string>();
   const region = options.region ? [...options.region].sort((a, b) => a.startIndex - b.startIndex) : undefined;
   const inRegion = region ? (node: Node) => regionStatementOf(region, node) !== undefined : () => true;
+  // Rules ask for the same lists (model.calls, model.assignments…): each list's part is collected once per analysis.
+  const regionParts = new Map<readonly Node[], readonly Node[]>();
   const regionNodes = <T extends Node>(nodes: readonly T[]): readonly T[] => {
     if (!region) return nodes;
-    const result: T[] = [];
-    for (const statement of region) {
-      result.push(...nodesWithin(nodes, statement));
+    let result = regionParts.get(nodes) as readonly T[] | undefined;
+    if (!result) {
+      const collected: T[] = [];
+      for (const statement of region) for (const node of nodesWithin(nodes, statement)) collected.push(node);
+      regionParts.set(nodes, (result = collected));
     }
     return result;
   };
+  const spells = textSpells(model, text);
   for (const rule of activeRules(options)) {
     let reports;
     try {
-      reports = rule.check({ model, text, inRegion, regionNodes, region, cells: options.notebookCells });
+      reports = rule.check({ model, text, spells, inRegion, regionNodes, region, cells: options.notebookCells });
     } catch (error) {
       options.onRuleError?.(rule.code, error);
       continue;
@@ -99,22 +104,27 @@ function keptMessage(keeps: KeptMemory, bytes: number): string {
     : t('By the memory estimate it keeps about {0} per batch (the output tensor).', formatBytes(bytes));
 }
 
+/** Whether the analysed text contains a word: the model counts it when the text is its own (see SemanticModel.spells). */
+export function textSpells(model: SemanticModel, text: string): (word: string) => boolean {
+  return model.root.source === text ? (word) => model.spells(word) : (word) => text.includes(word);
+}
+
 export function tooLargeMessage(characters: number): string {
   return t('OOM Guard skipped this file: it has {0} characters, more than the {1} it analyses.', characters, MAX_ANALYZED_CHARACTERS);
 }
 
 /**
- * The lines that suppression comments are read from: for a region, only the rows of its statements (a sparse
- * array), unless the file may hold a file-level `# oomguard: noqa`, which applies to every line.
+ * The lines that suppression comments are read from: for a region, only the rows of its statements (by row),
+ * unless the file may hold a file-level `# oomguard: noqa`, which applies to every line.
  */
-function regionLines(root: Node, text: string, region: readonly Node[]): string[] {
-  if (textSpells(root, text, 'oomguard')) return text.split(/\r\n|\r|\n/);
-  const lines: string[] = [];
+function regionLines(model: SemanticModel, text: string, region: readonly Node[]): string[] | Map<number, string> {
+  if (textSpells(model, text)('oomguard')) return text.split(/\r\n|\r|\n/);
+  const lines = new Map<number, string>();
   for (const statement of region) {
     const lineStart = statement.startIndex - statement.startPosition.column;
     let lineEnd = statement.endIndex;
     while (lineEnd < text.length && text[lineEnd] !== '\n' && text[lineEnd] !== '\r') lineEnd++;
-    text.slice(lineStart, lineEnd).split(/\r\n|\r|\n/).forEach((line, i) => (lines[statement.startPosition.row + i] = line));
+    text.slice(lineStart, lineEnd).split(/\r\n|\r|\n/).forEach((line, i) => lines.set(statement.startPosition.row + i, line));
   }
   return lines;
 }

@@ -2,16 +2,17 @@
 // changed top-level statements tell the rest of the file is the same as before (their functions' summaries, the
 // calls they make into other statements, the containers they reset, the roles of names: statementFacts), the
 // findings of the statements that cannot depend on them are reused, moved with their statements, and the rules run
-// on the rest alone: the changed statements, all module-level code when some of it changed (it shares one scope),
-// and the statements that write a name the edit changed (regionAfterEdit). Different options or file-wide facts
-// (imports, classes, roles, the indentation unit, a file-level noqa) analyse the whole file.
+// on the rest alone: the changed statements, the module-level code that shares a name with the change (all of it
+// when the change may call something: it shares one scope), and the statements that write a name the edit changed
+// (regionAfterEdit). Different options or file-wide facts (imports, classes, roles, the indentation unit, a
+// file-level noqa) analyse the whole file.
 import { indentUnitOfTree } from '../fixes/edits';
-import { analyze } from './analyze';
+import { analyze, textSpells } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
 import { clearFreesGraphs, clearSitesWithin, identifierNames } from './semantic/lifetime';
-import { contains, enclosingLoops, lowerBoundBy, nodesWithin, textSpells } from './syntax';
+import { contains, enclosingLoops, lowerBoundBy, nodesWithin } from './syntax';
 import type { SemanticModel } from './semantic/model';
 import type { Finding, TextEdit } from './types';
 
@@ -57,11 +58,7 @@ function isDefinition(statement: Node): boolean {
 /** What a top-level statement tells the rest of the file, as a comparable string. */
 export function statementFacts(model: SemanticModel, statement: Node): string {
   const facts: unknown[] = [];
-  // model.functions is in document order: the statement's functions are one run of it.
-  const first = lowerBoundBy(model.functions, statement.startIndex, (info) => info.node.startIndex);
-  for (let i = first; i < model.functions.length && model.functions[i]!.node.startIndex < statement.endIndex; i++) {
-    const info = model.functions[i]!;
-    if (!contains(statement, info.node)) continue;
+  for (const info of model.functionsWithin(statement)) {
     const summary = model.summary(info);
     facts.push(['def', info.name, info.classInfo?.name ?? '', info.decorators.map((d) => d.text), model.isNoGradFunction(info),
       summary.backward, summary.step, summary.clear, summary.forward, model.returnsAttached(info)]);
@@ -193,8 +190,8 @@ function namesIn(parts: readonly string[]): Set<string> {
 }
 
 /** A file-level `# oomguard: noqa` reads every finding of the file (and its OOM100 all of them). */
-function hasFileNoqa(root: Node, text: string): boolean {
-  return textSpells(root, text, 'noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
+function hasFileNoqa(model: SemanticModel, text: string): boolean {
+  return textSpells(model, text)('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
 }
 
 function sameMultiset(a: readonly string[], b: readonly string[]): boolean {
@@ -221,9 +218,10 @@ function rowsOverlap(a: Node, b: Node): boolean {
  * as before, only it is analysed. Module-level code also shares the module's scope with all other module-level
  * code (the rules' dataflow, the calls they group by scope, the loop after a model.eval()), and functions read
  * module-level names by name (a global a function mutates, an assignment found by its target's name): so an edit
- * of module-level code analyses again all module-level code, and the statements that write a name of a part the
- * edit changed. The facts of a statement are read through the names it writes (dataflow, callees, containers), so
- * those that write a changed name must still tell the rest of the file what they told before. A statement that
+ * of module-level code analyses again the module-level code it may reach (all of it when a changed part may call
+ * something, see moduleCodeMentioning otherwise), and the statements that write a name of a part the edit changed.
+ * The facts of a statement are read through the names it writes (dataflow, callees, containers), so those that
+ * write a changed name must still tell the rest of the file what they told before. A statement that
  * shares a row with a changed one (a trailing comment's `# noqa`) is analysed again too.
  */
 function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed: readonly Node[], removed: readonly Node[], changedFrom: number, changedEnd: number): { region: Node[]; facts: Map<Node, string> } | undefined {
@@ -244,9 +242,14 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
   for (let i = changedFrom - 1; i >= 0 && changed.some((other) => rowsOverlap(other, children[i]!)); i--) sharingRows.push(children[i]!);
   for (let i = changedFrom; i < changedEnd; i++) if (!changedSet.has(children[i]!) && changed.some((other) => rowsOverlap(other, children[i]!))) sharingRows.push(children[i]!);
   for (let i = changedEnd; i < children.length && changed.some((other) => rowsOverlap(other, children[i]!)); i++) sharingRows.push(children[i]!);
-  // Module-level code is analysed all together or not at all: a rule may report in one module-level statement
-  // what another one holds (a loop after a model.eval() at module level, checked from the eval()).
-  const allModuleCode = moduleCode || sharingRows.some(isModuleCode);
+  // Module-level code shares one scope: a rule may report in one module-level statement what another one holds (a
+  // loop after a model.eval() at module level, checked from the eval()). A changed part that may call something
+  // (an opening parenthesis) may change what the scope does, wherever the rules look for it: all module-level code
+  // is analysed again, as it is when module-level code shares a row with a changed statement.
+  const allModuleCode = (moduleCode && differing.some((part) => part.includes('('))) || sharingRows.some(isModuleCode);
+  // Otherwise the changed parts tell the other module-level statements something only through the names they
+  // bind or read (none, when only blank space changed): the statements that mention one are analysed again.
+  const moduleCodeAgain = allModuleCode ? undefined : moduleCodeMentioning(children, changedSet, names);
   // `torch.set_grad_enabled(False)` switches gradients off for all module-level code after it, wherever it is.
   if (names.has('set_grad_enabled')) return undefined;
   // Only the changed statements and their neighbours can be analysed again unless module code or names changed.
@@ -259,7 +262,8 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
       continue;
     }
     const writesChangedName = names.size > 0 && [...identifierNames(statement)].some((name) => names.has(name));
-    const again = (allModuleCode && isModuleCode(statement)) || writesChangedName || sharing.has(statement);
+    const moduleCodeAffected = isModuleCode(statement) && (allModuleCode || moduleCodeAgain!.has(statement));
+    const again = moduleCodeAffected || writesChangedName || sharing.has(statement);
     if (!again) continue;
     if (writesChangedName) {
       const entry = previous.statements.get(statement);
@@ -270,6 +274,29 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
     region.push(statement);
   }
   return { region, facts };
+}
+
+/**
+ * The unchanged module-level statements that mention one of `names`, and those that mention a name of one of
+ * them, and so on: a value flows through module-level names from statement to statement (`y = f(x)` carries a
+ * change of `x` on to the statements that read `y`).
+ */
+function moduleCodeMentioning(children: readonly Node[], changed: ReadonlySet<Node>, names: ReadonlySet<string>): Set<Node> {
+  const found = new Set<Node>();
+  if (names.size === 0) return found;
+  const carried = new Set(names);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const statement of children) {
+      if (found.has(statement) || changed.has(statement) || !isModuleCode(statement)) continue;
+      const mentioned = identifierNames(statement);
+      if (![...mentioned].some((name) => carried.has(name))) continue;
+      found.add(statement);
+      for (const name of mentioned) carried.add(name);
+      grew = true;
+    }
+  }
+  return found;
 }
 
 export function analyzeIncrementally(
@@ -285,7 +312,7 @@ export function analyzeIncrementally(
   const indent = indentUnitOfTree(model.root, text);
   const canReuse =
     !!previous && previous.optionsKey === optionsKey && changed.length > 0 && changed.length < children.length &&
-    previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(model.root, text);
+    previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(model, text);
   const after = canReuse ? regionAfterEdit(model, previous, changed, diff!.removed, diff!.first, diff!.end) : undefined;
   if (previous && after && after.region.length < children.length) {
     const { region, facts } = after;

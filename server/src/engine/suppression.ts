@@ -62,8 +62,12 @@ export class Suppressions {
   private readonly fileLevel: Tracked[] = [];
   private readonly byLine = new Map<number, Tracked>();
 
-  constructor(private readonly lines: readonly string[]) {
-    lines.forEach((text, line) => {
+  /**
+   * `lines` by row: every line of the file, or (incremental analysis) only the rows of the statements analysed, in a
+   * map: a sparse array reaching row 15,000 is walked index by index.
+   */
+  constructor(private readonly lines: readonly string[] | ReadonlyMap<number, string>) {
+    lines.forEach((text: string, line: number) => {
       // Cheap pre-filter: most lines have no comment at all.
       if (!text.includes('#')) return;
       const file = findFileNoqa(text);
@@ -105,7 +109,7 @@ export class Suppressions {
       const unused = codes.filter((code) => KNOWN_CODES.has(code) && ran(code) && !tracked.used.has(code));
       if (unused.length === 0) continue;
       const kept = codes.filter((code) => !unused.includes(code));
-      const text = this.lines[tracked.line] ?? '';
+      const text = (this.lines instanceof Map ? this.lines.get(tracked.line) : (this.lines as readonly string[])[tracked.line]) ?? '';
       const range = { start: { line: tracked.line, character: tracked.comment.start }, end: { line: tracked.line, character: tracked.comment.end } };
       findings.push({
         code: UNUSED_NOQA.code,

@@ -198,18 +198,13 @@ export function children(node: Node): Node[] {
 const spelledWords = new Map<string, WeakMap<Node, boolean>>();
 
 /**
- * Whether `text` contains `word`, answered statement by statement (cached: unchanged statements move between
- * versions) when `root` is the tree of `text`: outside its top-level statements and comments, a file holds only
- * blank space. Scanning the whole text on every edit costs milliseconds in a long file.
+ * Whether a top-level statement's text contains `word`, cached: read once while its text is current, the answer
+ * holds for as long as the statement moves on unchanged (a removed statement's nodes read the next text).
  */
-export function textSpells(root: Node, text: string, word: string): boolean {
-  if (root.source !== text) return text.includes(word);
+export function statementSpells(statement: Node, word: string): boolean {
   let cache = spelledWords.get(word);
   if (!cache) spelledWords.set(word, (cache = new WeakMap()));
-  for (const statement of root.children) {
-    let spells = cache.get(statement);
-    if (spells === undefined) cache.set(statement, (spells = statement.text.includes(word)));
-    if (spells) return true;
-  }
-  return false;
+  let spells = cache.get(statement);
+  if (spells === undefined) cache.set(statement, (spells = statement.text.includes(word)));
+  return spells;
 }

@@ -77,10 +77,10 @@ function autogradFix(model: SemanticModel, text: string, call: Node): Fix | unde
 export const createGraphBackwardInLoop: Rule = {
   ...ruleCode('OOM116'),
   code: 'OOM116',
-  check({ model, text, region }) {
+  check({ model, text, spells, region }) {
     const reports: RuleReport[] = [];
     // The query cannot match a file that never writes the keyword.
-    if (!text.includes('create_graph')) return reports;
+    if (!spells('create_graph')) return reports;
     for (const match of model.queryMatches('create-graph-backward-in-loop', region)) {
       const call = match.get('call');
       // Written in a loop body (not in a helper the loop calls); a single call outside loops is not flagged.

@@ -117,10 +117,10 @@ function displayName(model: SemanticModel, code: Node): string {
 export const cudaInDataloaderWorker: Rule = {
   ...ruleCode('OOM112'),
   code: 'OOM112',
-  check({ model, text, inRegion }) {
+  check({ model, spells, inRegion }) {
     const reports: RuleReport[] = [];
     // Only files that build a DataLoader and do some CUDA work can have this.
-    if (!text.includes('DataLoader') || !/cuda|pin_memory/.test(text)) return reports;
+    if (!spells('DataLoader') || !(spells('cuda') || spells('pin_memory'))) return reports;
     const workerCode = new Map<number, Node>();
     for (const loader of model.callsNamed('DataLoader')) {
       const workers = argument(loader, 'num_workers');

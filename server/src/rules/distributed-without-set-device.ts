@@ -16,10 +16,10 @@ function firstIndexlessPlacement(model: SemanticModel): Node | undefined {
 export const distributedWithoutSetDevice: Rule = {
   ...ruleCode('OOM111'),
   code: 'OOM111',
-  check({ model, text, inRegion }) {
+  check({ model, spells, inRegion }) {
     const reports: RuleReport[] = [];
     // Placements all spell out "cuda".
-    if (!text.includes('cuda')) return reports;
+    if (!spells('cuda')) return reports;
     if (!isDistributedScript(model)) return reports;
     // set_device makes the bare "cuda" device the process's own GPU.
     if (setsCudaDevice(model)) return reports;

@@ -37,10 +37,10 @@ function catchesOutOfMemory(model: SemanticModel, clause: Node): boolean {
 export const emptyCacheInLoop: Rule = {
   ...ruleCode('OOM106'),
   code: 'OOM106',
-  check({ model, region, text }) {
+  check({ model, region, spells }) {
     const reports: RuleReport[] = [];
     // The query cannot match a file that never calls it; a substring test is far cheaper than a walk.
-    if (!text.includes('empty_cache')) return reports;
+    if (!spells('empty_cache')) return reports;
     for (const match of model.queryMatches('empty-cache-in-loop', region)) {
       const call = match.get('call');
       if (!call) continue;

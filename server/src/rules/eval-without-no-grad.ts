@@ -127,7 +127,7 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
 export const evalWithoutNoGrad: Rule = {
   ...ruleCode('OOM104'),
   code: 'OOM104',
-  check({ model, text, inRegion, regionNodes }) {
+  check({ model, text, region, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const reported = new Set<number>();
     const report = (call: Node, fixes: Fix[]) => {
@@ -135,8 +135,8 @@ export const evalWithoutNoGrad: Rule = {
       reported.add(call.id);
       reports.push({ node: call, message: message(), fixes, keeps: 'graph' });
     };
-    for (const info of model.functions) {
-      if (!inRegion(info.node) || !isEvaluationFunction(model, info)) continue;
+    for (const info of region ? region.flatMap((statement) => model.functionsWithin(statement)) : model.functions) {
+      if (!isEvaluationFunction(model, info)) continue;
       // An evaluation-named function that backpropagates (saliency maps, test-time training) needs its graph.
       if (model.summary(info).backward) continue;
       const forward = firstUnguardedForward(model, info.node);

@@ -30,9 +30,9 @@ function coversWholeModel(model: SemanticModel, forward: TrainingForward, traine
 export const frozenByOptimizerOnly: Rule = {
   ...ruleCode('OOM114'),
   code: 'OOM114',
-  check({ model, text, inRegion, regionNodes, region }) {
+  check({ model, spells, inRegion, regionNodes, region }) {
     const reports: RuleReport[] = [];
-    if (!text.includes('parameters') || !text.includes('backward')) return reports;
+    if (!spells('parameters') || !spells('backward')) return reports;
     const candidates = region ? optimizersAmong(model, regionNodes(model.calls)) : optimizers(model);
     // Only an optimizer over a sub-module (`model.fc`) can leave part of a model out.
     if (!candidates.some((optimizer) => optimizer.sources.some((source) => [...source.names].some((name) => name.includes('.'))))) return reports;

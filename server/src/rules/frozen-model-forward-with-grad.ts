@@ -10,10 +10,10 @@ import type { Rule, RuleReport } from './rule';
 export const frozenModelForwardWithGrad: Rule = {
   ...ruleCode('OOM113'),
   code: 'OOM113',
-  check({ model, text, inRegion, region }) {
+  check({ model, spells, inRegion, region }) {
     const reports: RuleReport[] = [];
     // A training loop calls backward, and the file must build its optimizers to say which models learn.
-    if (!text.includes('backward')) return reports;
+    if (!spells('backward')) return reports;
     // Incremental analysis asks about the changed statements only: their forwards are the cheaper question there.
     const regionForwards = region?.flatMap((statement) => trainingLoopForwards(model, statement));
     if (regionForwards?.length === 0) return reports;

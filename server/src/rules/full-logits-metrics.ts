@@ -171,10 +171,10 @@ function addPreprocessFix(model: SemanticModel, text: string, call: Node): Fix |
 export const fullLogitsMetrics: Rule = {
   ...ruleCode('OOM109'),
   code: 'OOM109',
-  check({ model, text, region }) {
+  check({ model, text, spells, region }) {
     const reports: RuleReport[] = [];
     // The query cannot match a file that never writes the keyword; a substring test is far cheaper than a walk.
-    if (!text.includes('compute_metrics')) return reports;
+    if (!spells('compute_metrics')) return reports;
     for (const match of model.queryMatches('full-logits-metrics', region)) {
       const call = match.get('call');
       // Only Hugging Face's Trainer keeps logits for compute_metrics.

@@ -14,10 +14,10 @@ function message(keyword: string): string {
 export const outputsAllHiddenStates: Rule = {
   ...ruleCode('OOM115'),
   code: 'OOM115',
-  check({ model, text, region, inRegion, regionNodes }) {
+  check({ model, spells, region, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     // The keywords are spelled out; a substring test is far cheaper than the query.
-    if (!text.includes('output_hidden_states') && !text.includes('output_attentions')) return reports;
+    if (!spells('output_hidden_states') && !spells('output_attentions')) return reports;
     // A script that exports or inspects a single example keeps them once, which is what it wants.
     if (!model.trainsOrEvaluatesWithin(model.root)) return reports;
     const found: Array<{ node: Node; keyword: string }> = [];

@@ -103,10 +103,10 @@ function iterationScope(model: SemanticModel, call: Node): Node | undefined {
 export const retainGraphInLoop: Rule = {
   ...ruleCode('OOM107'),
   code: 'OOM107',
-  check({ model, region, text }) {
+  check({ model, region, spells }) {
     const reports: RuleReport[] = [];
     // The query cannot match a file that never writes the keyword; a substring test is far cheaper than a walk.
-    if (!text.includes('retain_graph')) return reports;
+    if (!spells('retain_graph')) return reports;
     for (const match of model.queryMatches('retain-graph-in-loop', region)) {
       const call = match.get('call');
       if (!call) continue;

@@ -18,6 +18,12 @@ export interface RuleContext {
    * the whole list for the whole file. A rule that looks only at candidates in the region walks these, not the list.
    */
   regionNodes: <T extends Node>(nodes: readonly T[]) => readonly T[];
+  /**
+   * Whether the file's text contains a word: a rule whose query or candidates need a keyword asks this first. Counted
+   * statement by statement and carried from version to version (SemanticModel.spells), where text.includes scans
+   * the whole text on every edit.
+   */
+  spells: (word: string) => boolean;
   /** The top-level statements being analysed, or undefined for the whole file (for model.queryMatches). */
   region: readonly Node[] | undefined;
   /** In a Jupyter notebook, the program rows of each code cell (engine/notebook.ts); undefined for a .py file. */

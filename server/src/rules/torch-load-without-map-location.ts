@@ -12,10 +12,10 @@ const TORCH_LOAD = new Set(['torch.load', 'torch.serialization.load']);
 export const torchLoadWithoutMapLocation: Rule = {
   ...ruleCode('OOM110'),
   code: 'OOM110',
-  check({ model, text, inRegion, regionNodes }) {
+  check({ model, text, spells, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     // A substring test first: most files never call torch.load.
-    if (!text.includes('load(')) return reports;
+    if (!spells('load(')) return reports;
     // `torch.load(...)`, and `tload(...)` after `from torch import load as tload`.
     const names = ['load', ...[...model.imports].filter(([, target]) => TORCH_LOAD.has(target)).map(([local]) => local)];
     const candidates = [...new Set(names)].flatMap((name) => regionNodes(model.callsNamed(name)))

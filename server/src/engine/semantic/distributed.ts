@@ -14,7 +14,7 @@ function wrapperNames(model: SemanticModel): Set<string> {
     const names = new Set(WRAPPERS);
     // A name can stand for a wrapper only if the wrapper's own name is written somewhere (in the assignment or in the
     // import it resolves through): without it, the assignments need not be read.
-    if (!/DistributedDataParallel|FullyShardedDataParallel|fully_shard/.test(model.root.text)) return names;
+    if (![...WRAPPERS].some((word) => model.spells(word))) return names;
     for (const assignment of model.assignments) {
       const right = assignment.childForFieldName('right');
       if (right?.type !== 'identifier' && right?.type !== 'attribute') continue;
@@ -28,6 +28,8 @@ function wrapperNames(model: SemanticModel): Set<string> {
 
 /** Every mark is spelled out in the text: a region without these words has none. */
 const MARK_WORDS = /init_process_group|DistributedDataParallel|FullyShardedDataParallel|fully_shard|DDP|FSDP|LOCAL_RANK|local[_-]rank/;
+/** MARK_WORDS one by one, as the model counts them (SemanticModel.spells). */
+const MARK_WORD_LIST = ['init_process_group', 'DistributedDataParallel', 'FullyShardedDataParallel', 'fully_shard', 'DDP', 'FSDP', 'LOCAL_RANK', 'local_rank', 'local-rank'];
 
 /** The marks of a distributed script in one region of the file (a statement, or the whole module). */
 export function distributedMarkers(model: SemanticModel, region: Node): Node[] {
@@ -72,21 +74,13 @@ function localRankReads(model: SemanticModel, region: Node): Node[] {
 /** Whether the file is a distributed script (see the module comment). */
 export function isDistributedScript(model: SemanticModel): boolean {
   return model.memo('distributed-script', () => {
-    // Most scripts spell no mark at all. Between top-level statements there is only whitespace, so a file without
-    // the words has no statement with them, and each statement's answer is kept while it stays unchanged (the
-    // wrapper names the file assigns need a wrapper's own name written somewhere, one of these words too).
-    if (!model.root.children.some(spellsMarkWord)) return false;
+    // Most scripts spell no mark at all (the wrapper names the file assigns need a wrapper's own name written
+    // somewhere, one of these words too); the model counts the words statement by statement from version to version.
+    if (!MARK_WORD_LIST.some((word) => model.spells(word))) return false;
     return distributedMarkers(model, model.root).length > 0;
   });
 }
 
-const markWordCache = new WeakMap<Node, boolean>();
-
-function spellsMarkWord(statement: Node): boolean {
-  let spells = markWordCache.get(statement);
-  if (spells === undefined) markWordCache.set(statement, (spells = MARK_WORDS.test(statement.text)));
-  return spells;
-}
 
 /** `torch.cuda.set_device(...)` calls within a region (a statement, or the whole module). */
 export function setDeviceCalls(model: SemanticModel, region: Node): Node[] {

@@ -143,17 +143,28 @@ function computeClearedAfterBackward(model: SemanticModel, last: string): boolea
   return (clearSitesByName(model).get(last) ?? []).some((site) => clearFreesGraphs(model, site));
 }
 
-/** The clear sites by the name they reset, in document order: each name asks about its own sites only. */
-function clearSitesByName(model: SemanticModel): Map<string, ClearSite[]> {
-  return model.memo('clear-sites-by-name', () => {
-    const byName = new Map<string, ClearSite[]>();
-    for (const site of clearSites(model)) {
+/**
+ * The clear sites by the name they reset, in document order: each name asks about its own sites only. Kept per
+ * statement and carried from version to version (SemanticModel.statementIndex).
+ */
+function clearSitesByName(model: SemanticModel): ReadonlyMap<string, readonly ClearSite[]> {
+  return model.statementIndex('clear-sites-by-name', clearSitesOfStatementByName, (site) => site.site.startIndex);
+}
+
+const clearSitesByNameCache = new WeakMap<Node, Map<string, ClearSite[]>>();
+
+function clearSitesOfStatementByName(model: SemanticModel, statement: Node): Map<string, ClearSite[]> {
+  let byName = clearSitesByNameCache.get(statement);
+  if (!byName) {
+    byName = new Map();
+    for (const site of clearSitesOfStatement(model, statement)) {
       const list = byName.get(site.last);
       if (list) list.push(site);
       else byName.set(site.last, [site]);
     }
-    return byName;
-  });
+    clearSitesByNameCache.set(statement, byName);
+  }
+  return byName;
 }
 
 export interface ClearSite {
@@ -174,14 +185,9 @@ function containerLastName(node: Node | null | undefined): string | undefined {
   return dottedName(node ? containerBase(node) : node)?.split('.').pop();
 }
 
-/** Every statement or call that resets a container: `del xs[:]`, `xs.clear()`, `xs = []`. */
-export function clearSites(model: SemanticModel): ClearSite[] {
-  return model.memo('clear-sites', () => model.root.children.flatMap((statement) => clearSitesOfStatement(model, statement)));
-}
-
 const clearSitesCache = new WeakMap<Node, ClearSite[]>();
 
-/** The resets of one top-level statement, cached on it (they depend on its text alone). */
+/** The resets of one top-level statement (`del xs[:]`, `xs.clear()`, `xs = []`), cached on it (they depend on its text alone). */
 function clearSitesOfStatement(model: SemanticModel, statement: Node): ClearSite[] {
   let sites = clearSitesCache.get(statement);
   if (!sites) {

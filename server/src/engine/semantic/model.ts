@@ -18,6 +18,7 @@ import {
   lowerBoundBy,
   nameWords,
   nodesWithin,
+  statementSpells,
 } from '../syntax';
 import {
   DETACHING_ATTRIBUTES,
@@ -251,26 +252,10 @@ export class SemanticModel {
       this.learnRolesFromAssignments();
     }
 
-    // Calls by callee name (every name, once the previous version was asked): the changed statements' part replaced.
-    if (previous.callsByName) {
-      const byName = new Map<string, Node[]>();
-      for (const [name, list] of previous.callsByName) {
-        let removedCount = 0;
-        for (const statement of beforeChanged) removedCount += calleeIndex(statement).get(name)?.length ?? 0;
-        const calls: Node[] = [];
-        spliceInto(calls, list, lowerBound(list, boundary), removedCount, nowChanged.map((statement) => calleeIndex(statement).get(name) ?? []));
-        if (calls.length > 0) byName.set(name, calls);
-      }
-      // Names only the changed statements call: all their calls lie in the changed part, in statement order.
-      for (const statement of nowChanged) {
-        for (const [name, found] of calleeIndex(statement)) {
-          if (previous.callsByName.has(name)) continue;
-          const calls = byName.get(name);
-          if (calls) for (const call of found) calls.push(call);
-          else byName.set(name, found.slice());
-        }
-      }
-      this.callsByName = byName;
+    // Indexes by name over the statements (calls by callee, clear sites…): the changed statements' entries replaced,
+    // in the order the previous version built them (an index's statements may read one built before it).
+    for (const [key, index] of previous.statementIndexes) {
+      if (!this.statementIndexes.has(key)) this.statementIndexes.set(key, deriveIndex(index, this, beforeChanged, nowChanged, boundary));
     }
     const calleeKeys = (statements: readonly Node[]) => [...new Set(statements.flatMap((statement) => [...calleeIndex(statement).keys()]))].sort().join('\n');
     if (previous.namedMemo.has('callee-names') && calleeKeys(beforeChanged) === calleeKeys(nowChanged)) this.namedMemo.set('callee-names', previous.namedMemo.get('callee-names'));
@@ -278,6 +263,14 @@ export class SemanticModel {
     const moduleTable = previous.definitionsByScope.get(previous.root.id);
     if (moduleTable && [...beforeChanged, ...nowChanged].every((statement) => this.moduleBindings(statement).length === 0)) {
       this.definitionsByScope.set(this.root.id, moduleTable);
+    }
+    // The words asked of the previous version: its counts, less the removed statements' (their answers were cached
+    // while their text was current), plus the added ones'.
+    for (const [word, count] of previous.spellingCounts) {
+      let spelling = count;
+      for (const statement of beforeChanged) if (statementSpells(statement, word)) spelling--;
+      for (const statement of nowChanged) if (statementSpells(statement, word)) spelling++;
+      this.spellingCounts.set(word, spelling);
     }
     // The file-wide signature reads imports, classes, roles and the functions' names (with their classes).
     const functionKeys = (infos: readonly FunctionInfo[]) => JSON.stringify(infos.map((info) => [info.name, info.classInfo?.name ?? '']));
@@ -379,6 +372,17 @@ export class SemanticModel {
   private functionAt(fn: Node): FunctionInfo | undefined {
     const info = this.functions[lowerBoundBy(this.functions, fn.startIndex, (candidate) => candidate.node.startIndex)];
     return info?.node === fn ? info : undefined;
+  }
+
+  /** The functions defined inside `node` (a top-level statement, say), in document order: one run of `functions`. */
+  functionsWithin(node: Node): FunctionInfo[] {
+    const result: FunctionInfo[] = [];
+    for (let i = lowerBoundBy(this.functions, node.startIndex, (info) => info.node.startIndex); i < this.functions.length; i++) {
+      const info = this.functions[i]!;
+      if (info.node.startIndex >= node.endIndex) break;
+      if (contains(node, info.node)) result.push(info);
+    }
+    return result;
   }
 
   /** The FunctionInfo of the function that holds `node`, or undefined at module level. */
@@ -1228,26 +1232,38 @@ export class SemanticModel {
     return result;
   }
 
-  private callsByName: Map<string, Node[]> | undefined;
-
   /**
    * Calls whose callee's last name is `name` (`x.append(...)`, `append(...)`), in document order. Built from
    * per-statement indexes, so statements moved unchanged into this version are not indexed again; all names at
    * once, since a file's functions are each looked up by name (one pass per name would be quadratic).
    */
   callsNamed(name: string): readonly Node[] {
-    if (!this.callsByName) {
-      const byName = new Map<string, Node[]>();
+    return this.statementIndex('calls-by-callee', (_, statement) => calleeIndex(statement), nodeStart).get(name) ?? NO_CALLS;
+  }
+
+  private readonly statementIndexes = new Map<string, StatementIndex<unknown>>();
+
+  /**
+   * Entries by name gathered from every top-level statement, each name's in document order. `ofStatement` reads
+   * one statement alone and caches its answer on it (a removed statement's nodes read the next version's text);
+   * `position` places an entry in the file. Built once, then carried from version to version by deriveFrom, which
+   * replaces the changed statements' entries and shares every other name's list.
+   */
+  statementIndex<T>(key: string, ofStatement: (model: SemanticModel, statement: Node) => ReadonlyMap<string, readonly T[]>, position: (entry: T) => number): ReadonlyMap<string, readonly T[]> {
+    let index = this.statementIndexes.get(key) as StatementIndex<T> | undefined;
+    if (!index) {
+      const byName = new Map<string, T[]>();
       for (const statement of this.root.children) {
-        for (const [callee, found] of calleeIndex(statement)) {
-          const calls = byName.get(callee);
-          if (calls) for (const call of found) calls.push(call);
-          else byName.set(callee, found.slice());
+        for (const [name, found] of ofStatement(this, statement)) {
+          const list = byName.get(name);
+          if (list) for (const entry of found) list.push(entry);
+          else byName.set(name, found.slice());
         }
       }
-      this.callsByName = byName;
+      index = { ofStatement, position, byName };
+      this.statementIndexes.set(key, index as StatementIndex<unknown>);
     }
-    return this.callsByName.get(name) ?? NO_CALLS;
+    return index.byName;
   }
 
   /** The calls of one top-level statement by callee name (its index, cached on the statement). */
@@ -1399,6 +1415,24 @@ export class SemanticModel {
     return region ? region.flatMap((statement) => queryMatches(this.sourceTree, this.root, name, statement)) : queryMatches(this.sourceTree, this.root, name);
   }
 
+  /** Per word asked of spells(): how many top-level statements spell it (carried on by deriveFrom). */
+  private readonly spellingCounts = new Map<string, number>();
+
+  /**
+   * Whether the file's text contains `word` (outside its top-level statements and comments a file holds only blank
+   * space): a derived model counts only its changed statements, where a scan of the text costs a long file
+   * milliseconds per word and edit.
+   */
+  spells(word: string): boolean {
+    let count = this.spellingCounts.get(word);
+    if (count === undefined) {
+      count = 0;
+      for (const statement of this.root.children) if (statementSpells(statement, word)) count++;
+      this.spellingCounts.set(word, count);
+    }
+    return count > 0;
+  }
+
   private readonly namedMemo = new Map<string, unknown>();
 
   /** Caches a file-wide answer under a key for the life of this model (one document version). */
@@ -1427,14 +1461,14 @@ export class SemanticModel {
     return value;
   }
 
-  /** The assignments whose target is spelled `name` (`x`, `self.x`, `cfg.lr`), in document order (indexed once). */
+  /** The assignments whose target is spelled `name` (`x`, `self.x`, `cfg.lr`), in document order (indexed per statement). */
   assignmentsTo(name: string): readonly Node[] {
-    return this.memo('assignments-by-target', () => targetIndex(this.assignments)).get(name) ?? NO_CALLS;
+    return this.statementIndex('assignments-by-target', (_, statement) => statementTargets(statement).assignments, nodeStart).get(name) ?? NO_CALLS;
   }
 
-  /** The augmented assignments whose target is spelled `name` (`total += x`), in document order (indexed once). */
+  /** The augmented assignments whose target is spelled `name` (`total += x`), in document order (indexed per statement). */
   augmentedAssignmentsTo(name: string): readonly Node[] {
-    return this.memo('augmented-assignments-by-target', () => targetIndex(this.augmentedAssignments)).get(name) ?? NO_CALLS;
+    return this.statementIndex('augmented-assignments-by-target', (_, statement) => statementTargets(statement).augmentedAssignments, nodeStart).get(name) ?? NO_CALLS;
   }
 
   /** The classes of this file with that name, in document order, by a name index built on first use. */
@@ -1459,6 +1493,21 @@ export class SemanticModel {
 const interestingCache = new WeakMap<Node, StatementNodes>();
 const NO_CALLS: readonly Node[] = Object.freeze([]);
 const NO_CLASSES: readonly ClassInfo[] = Object.freeze([]);
+
+const nodeStart = (node: Node) => node.startIndex;
+
+const targetsCache = new WeakMap<Node, { assignments: Map<string, Node[]>; augmentedAssignments: Map<string, Node[]> }>();
+
+/** The (augmented) assignments of one top-level statement by target (cached on it: they depend on its text alone). */
+function statementTargets(statement: Node): { assignments: Map<string, Node[]>; augmentedAssignments: Map<string, Node[]> } {
+  let targets = targetsCache.get(statement);
+  if (!targets) {
+    const nodes = statementNodes(statement);
+    targets = { assignments: targetIndex(nodes.assignments), augmentedAssignments: targetIndex(nodes.augmentedAssignments) };
+    targetsCache.set(statement, targets);
+  }
+  return targets;
+}
 
 /** Assignments by the dotted name of their left side, in document order. */
 function targetIndex(assignments: readonly Node[]): Map<string, Node[]> {
@@ -1583,6 +1632,35 @@ function functionInfoOf(node: Node): FunctionInfo {
 }
 
 /** Fills `target` with `old`, its `removedCount` items from `at` replaced by the items of `parts`, in order. */
+interface StatementIndex<T> {
+  ofStatement: (model: SemanticModel, statement: Node) => ReadonlyMap<string, readonly T[]>;
+  position: (entry: T) => number;
+  byName: ReadonlyMap<string, readonly T[]>;
+}
+
+/**
+ * The next version's index: the names the changed statements had or have get their list with the removed
+ * statements' entries (found after `boundary`, where the leading unchanged statements end) replaced by the added
+ * ones'; every other name keeps its list (its entries moved in place).
+ */
+function deriveIndex<T>(index: StatementIndex<T>, model: SemanticModel, removed: readonly Node[], added: readonly Node[], boundary: number): StatementIndex<T> {
+  const removedEntries = removed.map((statement) => index.ofStatement(model, statement));
+  const addedEntries = added.map((statement) => index.ofStatement(model, statement));
+  const byName = new Map(index.byName);
+  const touched = new Set<string>();
+  for (const entries of [...removedEntries, ...addedEntries]) for (const name of entries.keys()) touched.add(name);
+  for (const name of touched) {
+    const list = index.byName.get(name) ?? [];
+    let removedCount = 0;
+    for (const entries of removedEntries) removedCount += entries.get(name)?.length ?? 0;
+    const merged: T[] = [];
+    spliceInto(merged, list, lowerBoundBy(list, boundary, index.position), removedCount, addedEntries.map((entries) => entries.get(name) ?? []));
+    if (merged.length > 0) byName.set(name, merged);
+    else byName.delete(name);
+  }
+  return { ...index, byName };
+}
+
 function spliceInto<T>(target: T[], old: readonly T[], at: number, removedCount: number, parts: ReadonlyArray<readonly T[]>): void {
   for (let i = 0; i < at; i++) target.push(old[i]!);
   for (const part of parts) for (const item of part) target.push(item);
