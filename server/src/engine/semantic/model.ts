@@ -111,6 +111,7 @@ export class SemanticModel {
   private readonly noGradFunctionMemo = new Map<number, boolean>();
   private readonly callersMemo = new Map<number, Node[]>();
   private readonly backpropagatedMemo = new Map<number, Map<string, number[]>>();
+  private readonly lossFunctionRefByName = new Map<string, boolean>();
 
   /**
    * Built from a tree-sitter tree and the text it was parsed from (positions index into it), or from a copy
@@ -475,7 +476,7 @@ export class SemanticModel {
     const dotted = dottedName(node);
     if (!dotted) return false;
     if (this.modelNames.has(dotted)) return true;
-    const last = dotted.split('.').pop()!;
+    const last = dotted.slice(dotted.lastIndexOf('.') + 1);
     if (dotted.startsWith('self.') && this.modelNames.has(last)) return true;
     if (this.imports.has(dotted)) return false;
     if (last === 'module' && node.type === 'attribute') return this.isModelRef(node.childForFieldName('object'));
@@ -486,11 +487,16 @@ export class SemanticModel {
     if (!node) return false;
     const dotted = dottedName(node);
     if (!dotted) return false;
-    if (this.lossFunctionNames.has(dotted)) return true;
-    const qualified = this.qualify(node) ?? dotted;
-    const tail = qualified.split('.').pop()!;
-    if (/^torch\./.test(qualified) && FUNCTIONAL_LOSSES.has(tail)) return true;
-    return looksLikeLossFunctionName(tail);
+    // The answer depends on the name alone (the roles and imports are final once the model is built), and every
+    // call of a training loop asks it of its callee: once per name.
+    let answer = this.lossFunctionRefByName.get(dotted);
+    if (answer === undefined) {
+      const qualified = this.qualify(node) ?? dotted;
+      const tail = qualified.slice(qualified.lastIndexOf('.') + 1);
+      answer = this.lossFunctionNames.has(dotted) || (/^torch\./.test(qualified) && FUNCTIONAL_LOSSES.has(tail)) || looksLikeLossFunctionName(tail);
+      this.lossFunctionRefByName.set(dotted, answer);
+    }
+    return answer;
   }
 
   isOptimizerRef(node: Node | null | undefined): boolean {
@@ -1171,15 +1177,15 @@ export class SemanticModel {
       if (method && /^[A-Z]/.test(method)) return false;
       // A computing method of a class this file does not define: its own file decides (no_grad, numbers).
       if (method && looksLikeComputationMethod(method) && !this.functionsByName.has(method)) return false;
-      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || !this.isModelRef(fn)) return false;
+      // Most calls of a loop are not on a model: that answer first.
+      if (!this.isModelRef(fn) || this.isTorchCallee(fn) || this.isLossFunctionRef(fn)) return false;
       if (object?.type === 'identifier' && object.text === 'self') return this.isSelfSubmoduleForward(fn);
       // `model.encoder(x)` runs a submodule.
       return true;
     }
     if (fn.type === 'identifier') {
-      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || looksLikeModelAccessor(fn.text)) return false;
-      if (this.functionsByName.has(fn.text) || this.classNamed(fn.text)) return false;
-      return this.isModelRef(fn);
+      if (!this.isModelRef(fn) || this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || looksLikeModelAccessor(fn.text)) return false;
+      return !this.functionsByName.has(fn.text) && !this.classNamed(fn.text);
     }
     if (fn.type === 'subscript') return this.isModelRef(fn.childForFieldName('value'));
     return false;
