@@ -1657,9 +1657,6 @@ interface RoleCandidate {
   kind?: { resolved: string | undefined; kind: CalleeKind };
 }
 
-const roleCandidatesCache = new WeakMap<Node, RoleCandidate[]>();
-
-/** What an assignment may teach about roles, read from its text once (cached: statements move between versions). */
 const classSyntaxCache = new WeakMap<Node, { name: string; bases: Node[]; hasForward: boolean }>();
 
 /** What a class definition says by itself: its name, its base expressions, whether it defines forward (cached). */
@@ -1692,26 +1689,30 @@ function statementRoleCandidates(statement: Node, nodes: StatementNodes = statem
   return candidates;
 }
 
+/**
+ * What an assignment may teach about roles, read from its text: kept with its statement's candidates (its nodes
+ * move between versions only with their statement, see statementRoleCandidates).
+ */
 function roleCandidates(assignment: Node): RoleCandidate[] {
-  let candidates = roleCandidatesCache.get(assignment);
-  if (!candidates) {
-    candidates = [];
-    const left = assignment.childForFieldName('left');
-    const right = assignment.childForFieldName('right');
-    for (const [target, value] of left && right ? pairTargets(left, right) : []) {
-      const name = dottedName(target);
-      const call = unwrapCall(value);
-      const callee = call ? dottedName(call.childForFieldName('function')) : undefined;
-      if (name && call && callee) candidates.push({ target: name, callee, receiver: callReceiver(call) });
-    }
-    roleCandidatesCache.set(assignment, candidates);
+  const candidates: RoleCandidate[] = [];
+  const left = assignment.childForFieldName('left');
+  const right = assignment.childForFieldName('right');
+  for (const [target, value] of left && right ? pairTargets(left, right) : []) {
+    // The value first: most assignments bind no call, and then the target's name need not be spelled out.
+    const call = unwrapCall(value);
+    const callee = call ? dottedName(call.childForFieldName('function')) : undefined;
+    if (!call || !callee) continue;
+    const name = dottedName(target);
+    if (name) candidates.push({ target: name, callee, receiver: callReceiver(call) });
   }
   return candidates;
 }
 
+const SEQUENCE_TYPES = new Set(['pattern_list', 'tuple_pattern', 'tuple', 'expression_list', 'list_pattern']);
+
 /** Target/value pairs of an assignment: `a, b = f(), g()` pairs each name with its value; `a = f()` is one pair. */
 function pairTargets(left: Node, right: Node): Array<[Node, Node]> {
-  const sequence = (node: Node) => ['pattern_list', 'tuple_pattern', 'tuple', 'expression_list', 'list_pattern'].includes(node.type);
+  const sequence = (node: Node) => SEQUENCE_TYPES.has(node.type);
   if (sequence(left)) {
     if (!sequence(right)) return [];
     const targets = children(left);
