@@ -9,8 +9,9 @@ import type { DiagnosticData } from './protocol';
 import type { SemanticModel } from './engine/semantic/model';
 import type { AnalysisOptions } from './engine/analyze';
 import type { Finding, Fix } from './engine/types';
-import { refactoringActions } from './fixes/refactorings';
+import { refactoringsAt } from './fixes/refactorings';
 import { fixAllActions } from './features/fix-all';
+import { filePathOf } from './features/memory-estimate';
 
 function lineText(text: string, starts: readonly number[], line: number): string {
   const start = starts[line] ?? text.length;
@@ -111,6 +112,19 @@ export function quickFixActions({ text, lineStarts, params, findings }: CodeActi
 }
 
 /** Every code action provider, in the order their actions are listed. */
+/** The refactorings of the training loop at the cursor (fixes/refactorings), as actions of kind refactor.rewrite. */
+const refactoringActions: CodeActionProvider = ({ text, lineStarts, params, model }) => {
+  const only = params.context.only;
+  const wanted = !only || only.some((kind) => CodeActionKind.RefactorRewrite === kind || CodeActionKind.RefactorRewrite.startsWith(`${kind}.`));
+  if (!model || !wanted) return [];
+  const uri = params.textDocument.uri;
+  return refactoringsAt(model, text, params.range.start, { lineStarts, filePath: filePathOf(uri) }).map((refactoring): CodeAction => ({
+    title: refactoring.title,
+    kind: CodeActionKind.RefactorRewrite,
+    edit: { changes: { [uri]: refactoring.edits } },
+  }));
+};
+
 export const CODE_ACTION_PROVIDERS: CodeActionProvider[] = [quickFixActions, refactoringActions, fixAllActions];
 
 export function codeActionsFor(request: CodeActionRequest): CodeAction[] {

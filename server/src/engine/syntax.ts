@@ -3,9 +3,10 @@ import type { Node } from './parser';
 import type { Range } from './types';
 
 export function rangeOf(node: Node): Range {
+  // The copy's own fields: its startPosition and endPosition make a new Point on every read.
   return {
-    start: { line: node.startPosition.row, character: node.startPosition.column },
-    end: { line: node.endPosition.row, character: node.endPosition.column },
+    start: { line: node.startRow, character: node.startColumn },
+    end: { line: node.endRow, character: node.endColumn },
   };
 }
 

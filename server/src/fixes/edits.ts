@@ -218,10 +218,12 @@ export function torchNameAt(root: Node, at: Node): string | undefined {
   return undefined;
 }
 
+/** Expressions that take a method call as they are; any other needs parentheses (`(a + b).detach()`). */
+const PRIMARY_EXPRESSIONS = new Set(['identifier', 'attribute', 'call', 'subscript', 'parenthesized_expression']);
+
 /** Wraps an expression in parentheses when a method call on it would bind to its last operand. */
 export function asReceiver(node: Node): string {
-  const primary = ['identifier', 'attribute', 'call', 'subscript', 'parenthesized_expression'];
-  return primary.includes(node.type) ? node.text : `(${node.text})`;
+  return PRIMARY_EXPRESSIONS.has(node.type) ? node.text : `(${node.text})`;
 }
 
 /**

@@ -4,7 +4,7 @@ import { iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
 import type { SemanticModel } from '../engine/semantic/model';
 import { callArguments, callReceiver, children, dottedName } from '../engine/syntax';
 import { t } from '../l10n';
-import { keepInsteadAdvice, keepValueFixes } from './tensor-appended-to-list';
+import { KeptValue, keepInsteadAdvice, keepValueFixes } from './tensor-appended-to-list';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
 
@@ -24,9 +24,10 @@ function backpropagatedInIteration(model: SemanticModel, site: Node, name: strin
   return false;
 }
 
-function accumulationMessage(model: SemanticModel, target: string, value: Node): string {
+function accumulationMessage(target: string, kept: KeptValue): string {
+  const value = kept.node;
   const text = value.text.length <= 40 ? value.text : `${value.text.slice(0, 37)}...`;
-  return t("'{0} += {1}' keeps the autograd history of every iteration alive as long as '{0}' lives, so it grows with every step. {2}", target, text, keepInsteadAdvice(model, value, 'Add'));
+  return t("'{0} += {1}' keeps the autograd history of every iteration alive as long as '{0}' lives, so it grows with every step. {2}", target, text, keepInsteadAdvice(kept, 'Add'));
 }
 
 export const tensorAccumulatedByAdd: Rule = {
@@ -40,7 +41,8 @@ export const tensorAccumulatedByAdd: Rule = {
       if (!model.isAttached(value) || model.isNoGrad(site)) return;
       if (!outlivesIteration(model, site, target)) return;
       if (backpropagatedInIteration(model, site, name)) return;
-      reports.push({ node: site, message: accumulationMessage(model, target.text, value), fixes: keepValueFixes(model, value, 'Add', site, target) });
+      const kept = new KeptValue(model, value, site, target);
+      reports.push({ node: site, message: accumulationMessage(target.text, kept), fixes: keepValueFixes(kept, 'Add') });
     };
     for (const augmented of regionNodes(model.augmentedAssignments)) {
       const left = augmented.childForFieldName('left');

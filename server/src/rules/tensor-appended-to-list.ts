@@ -84,13 +84,50 @@ function pick<V extends string, R>(verb: V, messages: Record<V, () => R>): R {
   return messages[verb]();
 }
 
+/**
+ * A value that a finding's site keeps, and what its message, fixes and size ask of it, each answered once when
+ * first asked: a long loop has a finding per line, and all three ask whether the value is a scalar loss.
+ */
+export class KeptValue {
+  /** The value as the receiver of a method call (`(a + b)` for `a + b`). */
+  readonly receiver: string;
+  private scalarLoss: boolean | undefined;
+  private modelOutput: boolean | undefined;
+  private tensorLater: boolean | undefined;
+
+  /** `site` keeps `node` in `keptIn` (the container or total); without them, no use as a tensor later is known. */
+  constructor(readonly model: SemanticModel, readonly node: Node, readonly site?: Node, readonly keptIn?: Node) {
+    this.receiver = asReceiver(node);
+  }
+
+  get isScalarLoss(): boolean {
+    return (this.scalarLoss ??= isScalarLoss(this.model, this.node));
+  }
+
+  get isModelOutput(): boolean {
+    return (this.modelOutput ??= isModelOutput(this.model, this.node));
+  }
+
+  /** Whether the container or total is used as a tensor later in the function (neededAsTensorLater). */
+  get neededAsTensorLater(): boolean {
+    return (this.tensorLater ??= !!this.site && !!this.keptIn && neededAsTensorLater(this.model, this.site, this.keptIn));
+  }
+}
+
+/** Whether backward frees the graph of each iteration around `site`: its batch loop runs backward, or it is Lightning's training_step. */
+export function freedByBackward(model: SemanticModel, site: Node): boolean {
+  const loop = iterationLoop(model, site);
+  return loop ? model.runsBackward(loop) : model.functionOf(site)?.name === 'training_step';
+}
+
 /** What to keep instead, by what the value is: a scalar loss, a model output, or a tensor of unknown size. */
-export function keepInsteadAdvice(model: SemanticModel, value: Node, verb: 'Append' | 'Store' | 'Add'): string {
-  const receiver = shortText(asReceiver(value));
-  if (isScalarLoss(model, value)) {
+export function keepInsteadAdvice(kept: KeptValue, verb: 'Append' | 'Store' | 'Add'): string {
+  const value = kept.node;
+  const receiver = shortText(kept.receiver);
+  if (kept.isScalarLoss) {
     return pick(verb, { Append: () => t('Append {0}.item() (or {0}.detach()).', receiver), Store: () => t('Store {0}.item() (or {0}.detach()).', receiver), Add: () => t('Add {0}.item() (or {0}.detach()) instead.', receiver) });
   }
-  if (isModelOutput(model, value)) {
+  if (kept.isModelOutput) {
     // The suffix stays whole when a long expression is shortened.
     const off = `${shortText(asReceiver(offGpuReceiver(value)))}.detach().cpu()`;
     // `.item()` fails on a tensor with more than one element; a model output has one row per example.
@@ -115,12 +152,11 @@ function constantKeys(target: Node): boolean {
   return true;
 }
 
-export function keptValueMessage(model: SemanticModel, site: Node, value: Node, verb: 'appended' | 'stored'): string {
-  const text = shortText(value.text);
-  const loop = iterationLoop(model, site);
-  const freedByBackward = loop ? model.runsBackward(loop) : model.functionOf(site)?.name === 'training_step';
-  const advice = keepInsteadAdvice(model, value, verb === 'appended' ? 'Append' : 'Store');
-  if (freedByBackward && isScalarLoss(model, value)) {
+/** The message of a kept value; `freed`: whether backward frees each iteration's graph (freedByBackward). */
+export function keptValueMessage(kept: KeptValue, freed: boolean, verb: 'appended' | 'stored'): string {
+  const text = shortText(kept.node.text);
+  const advice = keepInsteadAdvice(kept, verb === 'appended' ? 'Append' : 'Store');
+  if (freed && kept.isScalarLoss) {
     return verb === 'appended'
       ? t("'{0}' is appended with its autograd graph; each step keeps a small GPU tensor and its graph nodes in host memory, unbounded over the run. {1}", text, advice)
       : t("'{0}' is stored with its autograd graph; each step keeps a small GPU tensor and its graph nodes in host memory, unbounded over the run. {1}", text, advice);
@@ -134,12 +170,10 @@ export function keptValueMessage(model: SemanticModel, site: Node, value: Node, 
  * What one kept value holds per batch, where its size can be told: in a loop without backward, the forward's whole
  * graph and saved activations; in a training loop backward frees those, and a model output (logits) keeps itself.
  */
-export function keptMemory(model: SemanticModel, site: Node, value: Node): KeptMemory | undefined {
-  const loop = iterationLoop(model, site);
-  const freedByBackward = loop ? model.runsBackward(loop) : model.functionOf(site)?.name === 'training_step';
-  if (!freedByBackward) return 'graph';
-  if (isScalarLoss(model, value)) return undefined;
-  return isModelOutput(model, value) ? 'output' : undefined;
+export function keptMemory(kept: KeptValue, freed: boolean): KeptMemory | undefined {
+  if (!freed) return 'graph';
+  if (kept.isScalarLoss) return undefined;
+  return kept.isModelOutput ? 'output' : undefined;
 }
 
 const TENSOR_COMBINERS = new Set(['stack', 'cat', 'concat', 'concatenate', 'vstack', 'hstack', 'dstack', 'column_stack']);
@@ -211,9 +245,9 @@ function isListContainer(site: Node): boolean {
  * kept value is used as a tensor later (`keptIn` names the container or total, `site` the statement that keeps it),
  * `.detach()` alone is offered.
  */
-export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append' | 'Store' | 'Add', site?: Node, keptIn?: Node): Fix[] {
-  const receiver = asReceiver(value);
-  const scalar = isScalarLoss(model, value) && !(site && keptIn && neededAsTensorLater(model, site, keptIn));
+export function keepValueFixes(kept: KeptValue, verb: 'Append' | 'Store' | 'Add'): Fix[] {
+  const { node: value, receiver } = kept;
+  const scalar = kept.isScalarLoss && !kept.neededAsTensorLater;
   const titles = pick(verb, {
     Append: () => [t('Append {0}.detach()', receiver), t('Append {0}.item()', receiver)],
     Store: () => [t('Store {0}.detach()', receiver), t('Store {0}.item()', receiver)],
@@ -234,7 +268,7 @@ export function keepValueFixes(model: SemanticModel, value: Node, verb: 'Append'
   // `.item()` only works on one-element tensors: offered for a scalar loss alone. A model output can leave the GPU:
   // unsafe, since later code may expect it on the GPU (comparing it with GPU labels, torch.cat with GPU tensors).
   if (scalar) return [item, detach];
-  if (verb !== 'Add' && isModelOutput(model, value) && !(site && keptIn && neededAsTensorLater(model, site, keptIn))) {
+  if (verb !== 'Add' && kept.isModelOutput && !kept.neededAsTensorLater) {
     const off = offGpuForm(value);
     const title = verb === 'Append' ? t('Append {0}', off) : t('Store {0}', off);
     return [detach, { title, safe: false, edits: [replaceNode(value, off)] }];
@@ -258,12 +292,14 @@ export const tensorAppendedToList: Rule = {
       if (model.isNoGrad(call)) continue;
       if (!outlivesIteration(model, call, container)) continue;
       // `xs.extend([a, b])`: the fix goes on the attached element, never on the list itself.
-      const kept = value.type === 'list' || value.type === 'tuple' ? children(value).find((element) => model.isAttached(element)) : value;
+      const attached = value.type === 'list' || value.type === 'tuple' ? children(value).find((element) => model.isAttached(element)) : value;
+      const kept = new KeptValue(model, attached ?? value, call, container);
+      const freed = freedByBackward(model, call);
       reports.push({
         node: call,
-        message: keptValueMessage(model, call, kept ?? value, 'appended'),
-        fixes: kept ? keepValueFixes(model, kept, 'Append', call, container) : [],
-        keeps: keptMemory(model, call, kept ?? value),
+        message: keptValueMessage(kept, freed, 'appended'),
+        fixes: attached ? keepValueFixes(kept, 'Append') : [],
+        keeps: keptMemory(kept, freed),
       });
     }
     // `outs += [logits]`
@@ -275,7 +311,9 @@ export const tensorAppendedToList: Rule = {
       const element = children(right).find((child) => model.isAttached(child));
       if (!element || model.isNoGrad(augmented)) continue;
       if (!outlivesIteration(model, augmented, left)) continue;
-      reports.push({ node: augmented, message: keptValueMessage(model, augmented, element, 'appended'), fixes: keepValueFixes(model, element, 'Append', augmented, left), keeps: keptMemory(model, augmented, element) });
+      const kept = new KeptValue(model, element, augmented, left);
+      const freed = freedByBackward(model, augmented);
+      reports.push({ node: augmented, message: keptValueMessage(kept, freed, 'appended'), fixes: keepValueFixes(kept, 'Append'), keeps: keptMemory(kept, freed) });
     }
     // `history[step] = loss`
     for (const assignment of regionNodes(model.assignments)) {
@@ -287,7 +325,9 @@ export const tensorAppendedToList: Rule = {
       // `logs["loss"] = loss` overwrites one slot every iteration: nothing accumulates.
       if (constantKeys(left)) continue;
       if (!outlivesIteration(model, assignment, left)) continue;
-      reports.push({ node: assignment, message: keptValueMessage(model, assignment, right, 'stored'), fixes: keepValueFixes(model, right, 'Store', assignment, left), keeps: keptMemory(model, assignment, right) });
+      const kept = new KeptValue(model, right, assignment, left);
+      const freed = freedByBackward(model, assignment);
+      reports.push({ node: assignment, message: keptValueMessage(kept, freed, 'stored'), fixes: keepValueFixes(kept, 'Store'), keeps: keptMemory(kept, freed) });
     }
     return reports;
   },

@@ -182,7 +182,8 @@ function isAssignedName(node: Node): boolean {
 }
 
 function containerLastName(node: Node | null | undefined): string | undefined {
-  return dottedName(node ? containerBase(node) : node)?.split('.').pop();
+  const name = dottedName(node ? containerBase(node) : node);
+  return name?.slice(name.lastIndexOf('.') + 1);
 }
 
 const clearSitesCache = new WeakMap<Node, ClearSite[]>();
@@ -220,9 +221,12 @@ export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[
   for (let i = lowerBound(model.assignments, region.startIndex); i < model.assignments.length; i++) {
     const assignment = model.assignments[i]!;
     if (assignment.startIndex >= region.endIndex) break;
+    // The value first: most assignments bind something other than an empty list or a call, and then their
+    // target's name need not be spelled out.
     const right = assignment.childForFieldName('right');
+    if ((right?.type !== 'list' && right?.type !== 'call') || children(right).length > 1) continue;
     const last = containerLastName(assignment.childForFieldName('left'));
-    if (last && (right?.type === 'list' || right?.type === 'call') && children(right).length <= 1) sites.push({ site: assignment, last });
+    if (last) sites.push({ site: assignment, last });
   }
   return sites;
 }

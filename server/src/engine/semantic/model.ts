@@ -112,6 +112,7 @@ export class SemanticModel {
   private readonly noGradFunctionMemo = new Map<number, boolean>();
   private readonly callersMemo = new Map<number, Node[]>();
   private readonly backpropagatedMemo = new Map<number, Map<string, number[]>>();
+  private readonly lossFunctionRefByName = new Map<string, boolean>();
 
   /**
    * Built from a tree-sitter tree and the text it was parsed from (positions index into it), or from a copy
@@ -479,7 +480,7 @@ export class SemanticModel {
     const dotted = dottedName(node);
     if (!dotted) return false;
     if (this.modelNames.has(dotted)) return true;
-    const last = dotted.split('.').pop()!;
+    const last = dotted.slice(dotted.lastIndexOf('.') + 1);
     if (dotted.startsWith('self.') && this.modelNames.has(last)) return true;
     if (this.imports.has(dotted)) return false;
     if (last === 'module' && node.type === 'attribute') return this.isModelRef(node.childForFieldName('object'));
@@ -490,11 +491,16 @@ export class SemanticModel {
     if (!node) return false;
     const dotted = dottedName(node);
     if (!dotted) return false;
-    if (this.lossFunctionNames.has(dotted)) return true;
-    const qualified = this.qualify(node) ?? dotted;
-    const tail = qualified.split('.').pop()!;
-    if (/^torch\./.test(qualified) && FUNCTIONAL_LOSSES.has(tail)) return true;
-    return looksLikeLossFunctionName(tail);
+    // The answer depends on the name alone (the roles and imports are final once the model is built), and every
+    // call of a training loop asks it of its callee: once per name.
+    let answer = this.lossFunctionRefByName.get(dotted);
+    if (answer === undefined) {
+      const qualified = this.qualify(node) ?? dotted;
+      const tail = qualified.slice(qualified.lastIndexOf('.') + 1);
+      answer = this.lossFunctionNames.has(dotted) || (/^torch\./.test(qualified) && FUNCTIONAL_LOSSES.has(tail)) || looksLikeLossFunctionName(tail);
+      this.lossFunctionRefByName.set(dotted, answer);
+    }
+    return answer;
   }
 
   isOptimizerRef(node: Node | null | undefined): boolean {
@@ -1175,15 +1181,15 @@ export class SemanticModel {
       if (method && /^[A-Z]/.test(method)) return false;
       // A computing method of a class this file does not define: its own file decides (no_grad, numbers).
       if (method && looksLikeComputationMethod(method) && !this.functionsByName.has(method)) return false;
-      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || !this.isModelRef(fn)) return false;
+      // Most calls of a loop are not on a model: that answer first.
+      if (!this.isModelRef(fn) || this.isTorchCallee(fn) || this.isLossFunctionRef(fn)) return false;
       if (object?.type === 'identifier' && object.text === 'self') return this.isSelfSubmoduleForward(fn);
       // `model.encoder(x)` runs a submodule.
       return true;
     }
     if (fn.type === 'identifier') {
-      if (this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || looksLikeModelAccessor(fn.text)) return false;
-      if (this.functionsByName.has(fn.text) || this.classNamed(fn.text)) return false;
-      return this.isModelRef(fn);
+      if (!this.isModelRef(fn) || this.isTorchCallee(fn) || this.isLossFunctionRef(fn) || looksLikeModelAccessor(fn.text)) return false;
+      return !this.functionsByName.has(fn.text) && !this.classNamed(fn.text);
     }
     if (fn.type === 'subscript') return this.isModelRef(fn.childForFieldName('value'));
     return false;
@@ -1729,9 +1735,6 @@ interface RoleCandidate {
   kind?: { resolved: string | undefined; kind: CalleeKind };
 }
 
-const roleCandidatesCache = new WeakMap<Node, RoleCandidate[]>();
-
-/** What an assignment may teach about roles, read from its text once (cached: statements move between versions). */
 const classSyntaxCache = new WeakMap<Node, { name: string; bases: Node[]; hasForward: boolean }>();
 
 /** What a class definition says by itself: its name, its base expressions, whether it defines forward (cached). */
@@ -1764,26 +1767,30 @@ function statementRoleCandidates(statement: Node, nodes: StatementNodes = statem
   return candidates;
 }
 
+/**
+ * What an assignment may teach about roles, read from its text: kept with its statement's candidates (its nodes
+ * move between versions only with their statement, see statementRoleCandidates).
+ */
 function roleCandidates(assignment: Node): RoleCandidate[] {
-  let candidates = roleCandidatesCache.get(assignment);
-  if (!candidates) {
-    candidates = [];
-    const left = assignment.childForFieldName('left');
-    const right = assignment.childForFieldName('right');
-    for (const [target, value] of left && right ? pairTargets(left, right) : []) {
-      const name = dottedName(target);
-      const call = unwrapCall(value);
-      const callee = call ? dottedName(call.childForFieldName('function')) : undefined;
-      if (name && call && callee) candidates.push({ target: name, callee, receiver: callReceiver(call) });
-    }
-    roleCandidatesCache.set(assignment, candidates);
+  const candidates: RoleCandidate[] = [];
+  const left = assignment.childForFieldName('left');
+  const right = assignment.childForFieldName('right');
+  for (const [target, value] of left && right ? pairTargets(left, right) : []) {
+    // The value first: most assignments bind no call, and then the target's name need not be spelled out.
+    const call = unwrapCall(value);
+    const callee = call ? dottedName(call.childForFieldName('function')) : undefined;
+    if (!call || !callee) continue;
+    const name = dottedName(target);
+    if (name) candidates.push({ target: name, callee, receiver: callReceiver(call) });
   }
   return candidates;
 }
 
+const SEQUENCE_TYPES = new Set(['pattern_list', 'tuple_pattern', 'tuple', 'expression_list', 'list_pattern']);
+
 /** Target/value pairs of an assignment: `a, b = f(), g()` pairs each name with its value; `a = f()` is one pair. */
 function pairTargets(left: Node, right: Node): Array<[Node, Node]> {
-  const sequence = (node: Node) => ['pattern_list', 'tuple_pattern', 'tuple', 'expression_list', 'list_pattern'].includes(node.type);
+  const sequence = (node: Node) => SEQUENCE_TYPES.has(node.type);
   if (sequence(left)) {
     if (!sequence(right)) return [];
     const targets = children(left);

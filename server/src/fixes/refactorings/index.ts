@@ -1,12 +1,9 @@
 // The refactorings offered on a training loop (code actions of kind refactor.rewrite): mixed precision, gradient
 // checkpointing and gradient accumulation. `refactoringsAt` is plain engine code (the CLI and tests call it);
-// `refactoringActions` turns its results into LSP code actions.
-import { CodeActionKind } from 'vscode-languageserver';
-import type { CodeAction } from 'vscode-languageserver';
+// code-actions.ts turns its results into LSP code actions (this module never imports the LSP library, so the CLI
+// bundle does not carry it).
 import type { SemanticModel } from '../../engine/semantic/model';
 import type { Position } from '../../engine/types';
-// Types only: code-actions.ts imports this module, so a value import back would be circular.
-import type { CodeActionProvider } from '../../code-actions';
 import { gradientAccumulation } from './accumulation';
 import { bfloat16Amp, float16Amp } from './amp';
 import { gradientCheckpointing } from './checkpointing';
@@ -15,7 +12,6 @@ import { trainerRefactorings } from './trainer';
 import type { Refactoring, RefactoringContext } from './training-loop';
 import { configFromDetection, estimateFromConfig, type EstimateOverrides } from '../../estimator/index';
 import { programOf } from '../../estimator/python-values';
-import { filePathOf } from '../../features/memory-estimate';
 
 export type { Refactoring } from './training-loop';
 
@@ -82,15 +78,3 @@ export function refactoringsAt(model: SemanticModel, text: string, position: Pos
     return (peak.before - peak.after) / peak.before >= MIN_SAVING ? [{ ...refactoring, peak }] : [];
   });
 }
-
-export const refactoringActions: CodeActionProvider = ({ text, lineStarts, params, model }) => {
-  const only = params.context.only;
-  const wanted = !only || only.some((kind) => CodeActionKind.RefactorRewrite === kind || CodeActionKind.RefactorRewrite.startsWith(`${kind}.`));
-  if (!model || !wanted) return [];
-  const uri = params.textDocument.uri;
-  return refactoringsAt(model, text, params.range.start, { lineStarts, filePath: filePathOf(uri) }).map((refactoring): CodeAction => ({
-    title: refactoring.title,
-    kind: CodeActionKind.RefactorRewrite,
-    edit: { changes: { [uri]: refactoring.edits } },
-  }));
-};
