@@ -44,9 +44,9 @@ function cacheFileOf(bundleFile: string, source: string, folder: string): string
 }
 
 /** Writes the cache through a temporary file (two servers starting at once never leave half a file). */
-function writeCache(script: vm.Script, cacheFile: string): void {
+function writeCache(script: vm.Script, cacheFile: string, underCompileFlags: CompileFlags): void {
   try {
-    const data = script.createCachedData();
+    const data = underCompileFlags(() => script.createCachedData());
     fs.mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
     const temporary = `${cacheFile}.${process.pid}.tmp`;
     fs.writeFileSync(temporary, data, { mode: 0o600 });
@@ -69,11 +69,17 @@ function removeOldCaches(cacheFile: string): void {
 }
 
 /**
+ * Runs `work` under the V8 flags the bundle was compiled with, where the bundle changed some since: V8 accepts a
+ * cache only under the flags it was made with.
+ */
+export type CompileFlags = <T>(work: () => T) => T;
+
+/**
  * Runs `bundleFile` (a CommonJS module) as `require` would, compiled from its cache in `cacheFolder` when one
  * fits; without a folder, plainly required. Where no cache was accepted, one is written once the first documents
  * have been analysed (or when the process exits before that).
  */
-export function runBundleWithCodeCache(bundleFile: string, cacheFolder: string | undefined): void {
+export function runBundleWithCodeCache(bundleFile: string, cacheFolder: string | undefined, underCompileFlags: CompileFlags = (work) => work()): void {
   let compiled: { run: vm.Script; cacheFile: string; cacheAccepted: boolean } | undefined;
   if (cacheFolder) {
     try {
@@ -102,7 +108,7 @@ export function runBundleWithCodeCache(bundleFile: string, cacheFolder: string |
     const write = () => {
       if (written) return;
       written = true;
-      writeCache(run, cacheFile);
+      writeCache(run, cacheFile, underCompileFlags);
     };
     setTimeout(write, WRITE_CACHE_AFTER_MS).unref();
     process.once('exit', write);
