@@ -50,19 +50,33 @@ async function serverLatency(lineTarget: number, coldRuns: number): Promise<void
   const lines = text.split('\n');
   const uri = `file:///bench/train_${lineTarget}.py`;
 
-  // Cold start: a fresh server process each time, from spawn to the first diagnostics of the opened script.
+  // Cold start: a fresh server process each time, from spawn to the first diagnostics of the opened script. The
+  // servers share a new code cache folder (server/src/code-cache.ts): the first start compiles from source and
+  // writes the cache (timed apart, as a first start after an install), the others read it.
   const colds: number[] = [];
   const coldResident: number[] = [];
-  for (let run = 0; run < coldRuns; run++) {
+  let firstCold: number | undefined;
+  const cacheFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-bench-code-cache-'));
+  const userCacheFolder = process.env.OOMGUARD_CODE_CACHE_DIR;
+  process.env.OOMGUARD_CODE_CACHE_DIR = cacheFolder;
+  for (let run = coldRuns > 0 ? -1 : 0; run < coldRuns; run++) {
     const coldStart = performance.now();
     const coldClient = await startServer();
     const published = coldClient.diagnostics(uri, 1, 120_000);
     await coldClient.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
     await published;
+    if (run < 0) {
+      firstCold = performance.now() - coldStart;
+      await coldClient.close();
+      continue;
+    }
     colds.push(performance.now() - coldStart);
     coldResident.push(residentBytes(coldClient.child.pid) ?? NaN);
     await coldClient.close();
   }
+  if (userCacheFolder === undefined) delete process.env.OOMGUARD_CODE_CACHE_DIR;
+  else process.env.OOMGUARD_CODE_CACHE_DIR = userCacheFolder;
+  fs.rmSync(cacheFolder, { recursive: true, force: true });
   colds.sort((a, b) => a - b);
   coldResident.sort((a, b) => a - b);
 
@@ -110,7 +124,7 @@ async function serverLatency(lineTarget: number, coldRuns: number): Promise<void
   const rss = residentBytes(client.child.pid);
   await client.close();
   console.log(`server, ${lines.length}-line script (${firstDiagnostics.length} findings):`);
-  if (colds.length > 0) console.log(`  cold start to first diagnostics over ${colds.length} fresh servers: median ${percentile(colds, 50).toFixed(0)} ms, max ${colds[colds.length - 1]!.toFixed(0)} ms; RSS then: median ${(percentile(coldResident, 50) / 2 ** 20).toFixed(0)} MiB`);
+  if (colds.length > 0) console.log(`  cold start to first diagnostics over ${colds.length} fresh servers: median ${percentile(colds, 50).toFixed(0)} ms, max ${colds[colds.length - 1]!.toFixed(0)} ms; RSS then: median ${(percentile(coldResident, 50) / 2 ** 20).toFixed(0)} MiB; the first start, without a code cache: ${firstCold!.toFixed(0)} ms`);
   for (const [kind, { timings, paths }] of byKind) {
     timings.sort((a, b) => a - b);
     const how = [...paths].map(([pathTaken, count]) => `${count} ${pathTaken}`).join(', ');

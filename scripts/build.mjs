@@ -35,7 +35,9 @@ const common = {
 
 const entries = [
   { in: 'extension/src/extension.ts', out: 'extension', external: ['vscode'] },
-  { in: 'server/src/node-server.ts', out: 'server', banner: '#!/usr/bin/env node' },
+  // dist/server.js is a small launcher that runs dist/server-main.js from a V8 code cache (server/src/code-cache.ts).
+  { in: 'server/src/node-launcher.ts', out: 'server', banner: '#!/usr/bin/env node' },
+  { in: 'server/src/node-server.ts', out: 'server-main' },
   { in: 'server/src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
 ];
 

@@ -52,7 +52,9 @@ export function nodeHost(): Host {
         resolve(gpus.length > 0 ? { gpus } : { error: t('nvidia-smi listed no GPU') });
       });
     }),
-    wasm: locateWasm,
+    // The bytes rather than the path: web-tree-sitter reads a path with a dynamic import(), which code that Node 20
+    // runs from a V8 code cache (code-cache.ts) cannot make.
+    wasm: (file) => fs.readFileSync(locateWasm(file)),
     querySource: (name) => {
       for (const dir of QUERY_DIRS) {
         const text = readIfFile(path.join(dir, `${name}.scm`));
