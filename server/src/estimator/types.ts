@@ -1,4 +1,5 @@
 import type { How } from '../engine/program/values';
+import type { KeptOutputSite } from './kept-outputs';
 
 // Plain data types of the memory estimator. Every size is in bytes and per GPU.
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
@@ -218,6 +219,11 @@ export interface TrainingConfig {
    * model's weights: weights only, with no gradients or optimizer states, and never sharded.
    */
   modelCopies?: number;
+  /**
+   * Where batch loops keep a model output per batch without a graph (predictions appended under no_grad for a
+   * metric after the loop): memory that grows with the batches, beside the step's peak. Absent: none.
+   */
+  keptOutputs?: KeptOutputSite[];
   gpus: number;
   strategy: Strategy;
   /**

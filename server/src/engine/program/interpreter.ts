@@ -941,6 +941,22 @@ export class ProgramModel {
     return this.getAttribute(object, name);
   }
 
+  /** What an instance's `__len__` returns (a Dataset's length), unknown without one. */
+  private ownLength(object: ObjectValue, line: number): Value {
+    const method = object.cls ? lookupClassAttribute(object.cls, '__len__') : undefined;
+    return method?.kind === 'function' ? this.call({ ...method, self: object }, [], new Map(), line) : UNKNOWN;
+  }
+
+  /** `len(object)` for an instance of a class of the script, asked after the run (a loader's dataset); undefined where unknown. */
+  lengthOf(object: ObjectValue): number | undefined {
+    try {
+      return numberOf(this.ownLength(object, object.line));
+    } catch (signal) {
+      if (!(signal instanceof BudgetExceeded)) throw signal;
+      return undefined;
+    }
+  }
+
   getAttribute(object: Value, name: string): Value {
     switch (object.kind) {
       case 'ref': {
@@ -1541,6 +1557,9 @@ export class ProgramModel {
     switch (path) {
       case 'range': return rangeOf(args, line);
       case 'len': {
+        // An instance of a class of the script answers with its own __len__ (a Dataset's length).
+        const own = args[0]?.kind === 'object' && args[0].role === 'instance' ? this.ownLength(args[0], line) : UNKNOWN;
+        if (own.kind !== 'unknown') return own;
         const items = args[0] && (iterationItems(args[0]) ?? (args[0].kind === 'string' ? [...args[0].value] : undefined));
         return items ? { kind: 'number', value: items.length, origin: { line, how: 'literal' } } : UNKNOWN;
       }
