@@ -209,7 +209,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const net = layerNetAt(spec, cfg);
   const b = cfg.batchSize;
   const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size ** 2 : net.input.kind === 'vector' ? net.input.features : 0;
-  const inputs = b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
+  const inputs = net.stepInputBytesPerSample !== undefined ? b * net.stepInputBytesPerSample
+    : b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
   // Under autocast, what the trace found autocast keeps in fp32 (norms, softmax, embeddings) at 4 bytes.
   const perSample = (mode === 'amp' && net.autocastSavedBytesPerSample !== undefined ? net.autocastSavedBytesPerSample : net.savedElementsPerSample * act) + net.fixedBytesPerSample;
   const ampCopies = mode === 'amp' ? params.castable * 2 + b * inputElements * 2 : 0;

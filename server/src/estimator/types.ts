@@ -96,6 +96,11 @@ export interface LayerNetSpec {
    * it costs nothing more, and the loss on log-probabilities keeps no logits-sized tensor of its own.
    */
   outputKeptByForward?: boolean;
+  /**
+   * Bytes of the tensors the step gives the model for one sample, where its loader's dataset makes them (node
+   * features, an adjacency and a mask beside each other): alive through the step. Absent: the first layer's input.
+   */
+  stepInputBytesPerSample?: number;
   /** Whether the net has convolutions (cuDNN takes a workspace in their backward). */
   hasConvolution: boolean;
   /** Elements alive at once at the worst point of a no-grad forward, per sample. */

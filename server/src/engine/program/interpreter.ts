@@ -76,6 +76,7 @@ class ReturnSignal { constructor(readonly value: Value) {} }
 class BreakSignal {}
 class ContinueSignal {}
 class BudgetExceeded {}
+const ELEMENTWISE_COMPARISON = /^(<|>|<=|>=|==|!=)$/;
 
 /** Library modules whose names we resolve as references (`import torch.nn as nn` → `torch.nn`). */
 const TORCH_NN = /^torch\.nn\.(?:modules\.\w+\.)?([A-Z]\w*)$/;
@@ -227,15 +228,16 @@ export class ProgramModel {
   private tracer: TensorTracer | undefined;
 
   /**
-   * Runs `module`'s forward on `inputs` with a tracer that gives tensors their shapes, under a budget of its own.
-   * Returns what forward returned, or undefined when the trace could not finish.
+   * Runs `module`'s forward on `inputs` with a tracer that gives tensors their shapes, under a budget of its own
+   * (or a method of the script: a Dataset's `__getitem__`, for the shapes of the sample it makes).
+   * Returns what it returned, or undefined when the trace could not finish.
    */
-  trace(module: ObjectValue | LayerValue, inputs: Value[], tracer: TensorTracer): Value | undefined {
+  trace(module: ObjectValue | LayerValue | FunctionValue, inputs: Value[], tracer: TensorTracer): Value | undefined {
     const [steps, exhausted, depth] = [this.steps, this.exhausted, this.depth];
     this.steps = 0;
     this.tracer = tracer;
     try {
-      return this.call(module, inputs, new Map(), module.line);
+      return this.call(module, inputs, new Map(), module.kind === 'function' ? module.node.startPosition.row : module.line);
     } catch (signal) {
       if (signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal) return undefined;
       throw signal;
@@ -852,6 +854,10 @@ export class ProgramModel {
     if (operands.length !== 2) return UNKNOWN;
     const [a, b] = operands as [Value, Value];
     const op = node.text.slice(node.namedChildren[0]!.text.length, node.text.length - node.namedChildren[1]!.text.length).trim().replace(WHITESPACE, ' ');
+    // An element-wise comparison of tensors is a tensor (a mask): the trace gives its shape (`x is None` is no such thing).
+    if (this.tracer && (a.kind === 'tensor' || b.kind === 'tensor') && a.kind !== 'none' && b.kind !== 'none' && ELEMENTWISE_COMPARISON.test(op)) {
+      return this.tracer.binary(op, a, b) ?? UNKNOWN;
+    }
     // `x is None` is known whenever either side is known to be None or known not to be.
     if ((op === 'is' || op === 'is not' || op === '==' || op === '!=') && (a.kind === 'none' || b.kind === 'none') && a.kind !== 'unknown' && b.kind !== 'unknown') {
       const same = a.kind === b.kind;
