@@ -88,3 +88,47 @@ test('a product with a tensor without history (the data, a mask) keeps only that
   // sigmoid's outputs each kept by the product as well.
   assert.ok(saved(gated) - saved(masked) >= perNode, `${saved(gated)} vs ${saved(masked)}`);
 });
+
+test('a dataset that makes its tensor once and slices a sample of it: the step gets the slice, token ids batch first', async () => {
+  const r = await estimateText(`import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+SEQ = 128
+
+class Tokens(Dataset):
+    def __init__(self, n, seq_len, vocab):
+        self.data = torch.randint(0, vocab, (n, seq_len + 1))
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, i):
+        return self.data[i, :-1], self.data[i, 1:]
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(1000, 64)
+        self.rnn = nn.GRU(64, 64, batch_first=True)
+        self.head = nn.Linear(64, 1000)
+
+    def forward(self, ids):
+        return self.head(self.rnn(self.embed(ids))[0])
+
+model = LM().cuda()
+opt = torch.optim.Adam(model.parameters())
+loader = DataLoader(Tokens(256, SEQ, 1000), batch_size=8)
+for step, (x, y) in enumerate(loader):
+    x, y = x.cuda(), y.cuda()
+    loss = F.cross_entropy(model(x).view(-1, 1000), y.view(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`, 'tokens.py');
+  const spec = r.config.model as LayerNetSpec;
+  // One sample of 128 int64 ids (the row without its last token), and the logits of its 128 positions.
+  assert.equal(spec.stepInputBytesPerSample, 128 * 8);
+  assert.equal(spec.outputElementsPerSample, 128 * 1000);
+});

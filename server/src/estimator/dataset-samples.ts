@@ -4,7 +4,7 @@
 // with a mask). `__getitem__` is run under a trace that gives its tensors their shapes.
 import { lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
-import type { ObjectValue, Value } from '../engine/program/values';
+import { isIntegerTensor, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
 import { loopLoader } from './growth';
 
@@ -40,11 +40,20 @@ function batchNames(loop: PyNode): Array<string | undefined> | undefined {
   return left.namedChildren.map((element) => (element?.type === 'identifier' ? element.text : undefined));
 }
 
-/** The elements of the sample `dataset.__getitem__(0)` returns, traced; undefined where it returns no tuple. */
+/**
+ * The elements of the sample `dataset.__getitem__(0)` returns, traced; undefined where it returns no tuple. The
+ * tensors the dataset made beforehand (`self.data = torch.randint(0, V, (n, T + 1))`) are given to the trace with
+ * their shapes, so that what `__getitem__` takes of them (`self.data[i, :-1]`) has one.
+ */
 function traceSample(program: ProgramModel, dataset: ObjectValue): Value[] | undefined {
   const getitem = dataset.cls ? lookupClassAttribute(dataset.cls, '__getitem__') : undefined;
   if (getitem?.kind !== 'function') return undefined;
-  const returned = program.trace({ ...getitem, self: dataset }, [{ kind: 'number', value: 0 }], new ForwardTrace(new Set()));
+  const tracer = new ForwardTrace(new Set());
+  const attrs = new Map([...dataset.attrs].map(([name, value]): [string, Value] => {
+    const made = value.kind === 'call' ? tensorShape(value) : undefined;
+    return [name, made && value.kind === 'call' ? tracer.input(made.dims, isIntegerTensor(value)) : value];
+  }));
+  const returned = program.trace({ ...getitem, self: { ...dataset, attrs } }, [{ kind: 'number', value: 0 }], tracer);
   return returned?.kind === 'list' ? returned.items : undefined;
 }
 
