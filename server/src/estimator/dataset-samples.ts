@@ -4,6 +4,7 @@
 // with a mask). `__getitem__` is run under a trace that gives its tensors their shapes.
 import { lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
+import { enclosingLoops } from '../engine/syntax';
 import { isIntegerTensor, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
 import { loopLoader } from './growth';
@@ -65,9 +66,8 @@ const samples = new WeakMap<ObjectValue, Value[] | undefined>();
  * and the whole is undefined where none is.
  */
 export function sampleArguments(program: ProgramModel, call: PyNode, argumentNodes: readonly PyNode[]): Array<SampleShape | undefined> | undefined {
-  let loop = call.parent;
-  while (loop && loop.type !== 'for_statement' && loop.type !== 'function_definition') loop = loop.parent;
-  if (loop?.type !== 'for_statement') return undefined;
+  const loop = enclosingLoops(call).find((outer) => outer.type === 'for_statement');
+  if (!loop) return undefined;
   const names = batchNames(loop);
   const { value: loader } = loopLoader(program, loop);
   if (!names || loader?.kind !== 'call' || !/(^|\.)DataLoader$/.test(loader.path)) return undefined;

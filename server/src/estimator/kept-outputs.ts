@@ -4,6 +4,7 @@
 // twice. The rules' leaks (OOM101/OOM104) keep graphs; these keep the outputs themselves.
 import type { ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
+import { enclosingScope } from '../engine/syntax';
 import { numberOf, type Value } from '../engine/program/values';
 import { loopLoader, loopBatchSize } from './growth';
 
@@ -40,12 +41,6 @@ function underNoGrad(node: PyNode): boolean {
     }
   }
   return false;
-}
-
-function functionOf(node: PyNode): PyNode {
-  let up = node.parent;
-  while (up && up.type !== 'function_definition' && up.type !== 'module') up = up.parent;
-  return up ?? node;
 }
 
 /** The value a name has in a function: the first occurrence of it that the program model evaluated (loop bodies over a loader never run). */
@@ -152,7 +147,7 @@ function batchesAtBreak(program: ProgramModel, loop: PyNode, body: PyNode): numb
 function nameValueOf(program: ProgramModel, node: PyNode): Value | undefined {
   const value = program.valueOf(node);
   if (value && value.kind !== 'unknown') return value;
-  return node.type === 'identifier' ? nameValue(program, functionOf(node), node.text) : undefined;
+  return node.type === 'identifier' ? nameValue(program, enclosingScope(node), node.text) : undefined;
 }
 
 /** The batches a DataLoader gives: its dataset's `__len__` over the batch size (rounded up unless drop_last). */
@@ -170,7 +165,7 @@ function loaderBatches(program: ProgramModel, loop: PyNode): number | undefined 
 
 /** Whether the list `name` is concatenated after `loop` in the same function (`torch.cat(kept)`). */
 function concatenatedAfter(loop: PyNode, name: string): boolean {
-  const scope = functionOf(loop);
+  const scope = enclosingScope(loop);
   return scope.descendantsOfType('call').some((call) => {
     if (!call || call.startIndex < loop.endIndex) return false;
     if (!CONCATENATION.test(call.childForFieldName('function')?.text ?? '')) return false;
