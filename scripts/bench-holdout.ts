@@ -65,8 +65,10 @@ export async function benchHoldout(cli?: string, set = 'holdout'): Promise<void>
       console.log(`${run.script.padEnd(40)} ${(measured / MIB).toFixed(0).padStart(9)} ${'—'.padStart(9)} ${'—'.padStart(9)}  ${model}`);
       continue;
     }
-    // A leak's measured peak is one step plus what the leaking batches kept: the estimate's growth times their count.
-    const leaked = leakBatches.has(run.script) && json?.growth ? json.growth.bytesPerBatch * leakBatches.get(run.script)! : 0;
+    // A leak's measured peak is one step plus what the leaking batches kept: what the estimate says the loop holds
+    // at its end where the script fixes its batches, else the estimate's growth times the batches the run made.
+    const growth = json?.growth;
+    const leaked = growth?.keptAfterBatches ?? (leakBatches.has(run.script) && growth ? growth.bytesPerBatch * leakBatches.get(run.script)! : 0);
     errors.push((peak + leaked) / measured - 1);
     if (run.params) thumbErrors.push((run.params * 16) / measured - 1);
     if (json && run.params) paramErrors.push(json.detected.parameters / run.params - 1);

@@ -77,6 +77,9 @@ export class EstimateStatus implements vscode.Disposable {
         this.item.tooltip += '\n' + (growth.batchesUntilFull === null
           ? vscode.l10n.t('Line {0} keeps {1} more every batch.', growth.line, formatBytes(growth.bytesPerBatch))
           : vscode.l10n.t('Line {0} keeps {1} more every batch: out of memory after about {2} batches.', growth.line, formatBytes(growth.bytesPerBatch), growth.batchesUntilFull));
+        if (growth.batches !== undefined && growth.keptAfterBatches !== undefined) {
+          this.item.tooltip += ' ' + vscode.l10n.t('The loop runs {0} batches: about {1} at its end.', growth.batches, formatBytes(response.total + growth.keptAfterBatches));
+        }
       }
       this.item.backgroundColor = bad || growth ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
       this.item.show();

@@ -181,8 +181,12 @@ export interface EstimateResponse {
   fits: boolean | null;
   /** Largest batch size whose peak fits the GPU (0: not even one). */
   maxBatchSize: number | null;
-  /** A leak that keeps memory every batch (OOM101/OOM104 with a size): how much, where, and when the GPU is full. */
-  growth: { bytesPerBatch: number; line: number; batchesUntilFull: number | null } | null;
+  /**
+   * A leak that keeps memory every batch (OOM101/OOM104 with a size, or outputs a loop keeps without a graph): how
+   * much, where, and when the GPU is full; `batches` and `keptAfterBatches` where the script fixes how many batches
+   * the loop runs (what they hold at its end, on top of the step's peak).
+   */
+  growth: { bytesPerBatch: number; line: number; batchesUntilFull: number | null; batches?: number; keptAfterBatches?: number } | null;
   inputs: EstimateInput[];
   assumptions: string[];
   suggestions: MemorySuggestion[];
@@ -215,6 +219,8 @@ export interface WebviewStrings {
   growth: string;
   /** `Line {0} keeps {1} more every batch: out of memory after about {2} batches.` */
   growthUntilFull: string;
+  /** `The loop runs {0} batches: about {1} at its end.` (the batches the script fixes, and the peak after them). */
+  growthBatches: string;
   weights: string;
   gradients: string;
   optimizerStates: string;

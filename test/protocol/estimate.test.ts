@@ -244,3 +244,32 @@ test('a leak that keeps memory every batch: the estimate and the CodeLens say ho
   const lenses = (await client.connection.sendRequest('textDocument/codeLens', { textDocument: { uri: leakUri } })) as CodeLens[];
   assert.match(lenses[0]!.command!.title, new RegExp(`leak \\+250 KiB per batch \\(line 13\\): out of memory after about ${response.growth.batchesUntilFull} batches`));
 });
+
+test('outputs an evaluation keeps under no_grad: the panel\'s growth says how many batches the loop runs and what they hold', async () => {
+  const keptUri = 'file:///work/eval_keeps_outputs.py';
+  const source = [
+    'import torch',
+    'import torch.nn as nn',
+    'from torch.utils.data import DataLoader, TensorDataset',
+    'model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 1000)).cuda()',
+    'val = DataLoader(TensorDataset(torch.randn(640, 1024)), batch_size=64)',
+    'outs = []',
+    'with torch.no_grad():',
+    '    for i, (x,) in enumerate(val):',
+    '        if i >= 5:',
+    '            break',
+    '        outs.append(model(x.cuda()).softmax(-1))',
+    'preds = torch.cat(outs).argmax(-1)',
+    '',
+  ].join('\n');
+  const published = client.diagnostics(keptUri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: keptUri, languageId: 'python', version: 1, text: source } });
+  await published;
+  const response = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri: keptUri } });
+  assert.ok(response.growth, 'no growth');
+  assert.equal(response.growth.line, 11);
+  assert.equal(response.growth.bytesPerBatch, 64 * 1000 * 4);
+  assert.equal(response.growth.batches, 5);
+  // Five batches' probabilities, and their concatenation beside the list.
+  assert.equal(response.growth.keptAfterBatches, 2 * 5 * 64 * 1000 * 4);
+});

@@ -32,7 +32,7 @@ const STRINGS: WebviewStrings = {
   title: 'Memory estimate: {0}', noDocument: 'Open a Python training script to see its GPU memory estimate.', peak: '≈ {0} peak on {1}',
   parameterCount: 'Parameter count of the model (for example 1.2e9)', estimateWithParameters: 'Estimate with this count',
   fits: 'fits', doesNotFit: 'does not fit', growth: 'Line {0} keeps {1} more every batch.',
-  growthUntilFull: 'Line {0} keeps {1} more every batch: out of memory after about {2} batches.', weights: 'Weights', gradients: 'Gradients', optimizerStates: 'Optimizer states',
+  growthUntilFull: 'Line {0} keeps {1} more every batch: out of memory after about {2} batches.', growthBatches: 'The loop runs {0} batches: about {1} at its end.', weights: 'Weights', gradients: 'Gradients', optimizerStates: 'Optimizer states',
   activations: 'Activations', other: 'Other and allocator reserve', cudaContext: 'CUDA context', total: 'Peak (as nvidia-smi shows it)',
   capacity: '{0} memory', part: 'Part', size: 'Size', share: 'Share of peak', inputs: 'What the estimate read', detected: 'detected', assumed: 'assumed',
   overridden: 'what-if', line: 'line {0}', whatIf: 'What if', batchSize: 'Batch size', seqLen: 'Sequence length', imageSize: 'Image size',

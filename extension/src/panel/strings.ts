@@ -13,6 +13,7 @@ export function webviewStrings(): WebviewStrings {
     doesNotFit: vscode.l10n.t('does not fit'),
     growth: vscode.l10n.t('Line {0} keeps {1} more every batch.'),
     growthUntilFull: vscode.l10n.t('Line {0} keeps {1} more every batch: out of memory after about {2} batches.'),
+    growthBatches: vscode.l10n.t('The loop runs {0} batches: about {1} at its end.'),
     weights: vscode.l10n.t('Weights'),
     gradients: vscode.l10n.t('Gradients'),
     optimizerStates: vscode.l10n.t('Optimizer states'),

@@ -221,7 +221,9 @@ function render(): void {
           text: response.growth.batchesUntilFull === null
             ? format(s.growth, response.growth.line, formatBytes(response.growth.bytesPerBatch))
             : format(s.growthUntilFull, response.growth.line, formatBytes(response.growth.bytesPerBatch), response.growth.batchesUntilFull),
-        }))
+        }), response.growth.batches !== undefined && response.growth.keptAfterBatches !== undefined
+          ? document.createTextNode(' ' + format(s.growthBatches, response.growth.batches, formatBytes(response.total + response.growth.keptAfterBatches)))
+          : null)
         : null),
     el('section', { attrs: { 'aria-labelledby': 'h-breakdown' } }, el('h2', { text: s.breakdownLabel, attrs: { id: 'h-breakdown' } }), bar(response, s), table(response, s), gradientsNote(response, s)),
     controls(response, s),

@@ -140,7 +140,7 @@ export async function leakGrowth(tree: NonNullable<Awaited<ReturnType<typeof par
     const sizes = (keeps: KeptMemory, loop?: PyNode) => keptBytes(result.config, keeps, loopBatchSize(program, loop));
     const findings = analyze(model, text, { select: ['OOM101', 'OOM104'], keptBytes: sizes });
     const leaks = findings.filter((f) => f.sizeHint).map((f) => ({ line: f.range.start.line, bytes: f.sizeHint!.bytes }));
-    return growthOf(leaks, result.peakReserved + result.cudaContext, result.fits[0]?.capacity);
+    return growthOf(leaks, result.config, result.peakReserved + result.cudaContext, result.fits[0]?.capacity);
   } finally {
     if (recovered.tree !== tree) recovered.tree.delete();
   }
@@ -251,6 +251,9 @@ export function formatTable(result: EstimateResult, cells?: readonly CellSpan[])
       out += `\n${g.batchesUntilFull === null
         ? t('Leak: line {0} keeps {1} more every batch.', g.line, gib(g.bytesPerBatch))
         : t('Leak: line {0} keeps {1} more every batch; on {2} the run fails after about {3} batches.', g.line, gib(g.bytesPerBatch), result.fits[0]!.gpu, g.batchesUntilFull)}\n`;
+    }
+    if (g.batches !== undefined && g.keptAfterBatches !== undefined) {
+      out += t('The loop runs {0} batches: at its end it holds {1}, a peak of about {2} allocated.', g.batches, gib(g.keptAfterBatches), gib(result.peakAllocated + g.keptAfterBatches)) + '\n';
     }
   }
   if (result.fits.length > 0) {

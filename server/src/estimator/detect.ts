@@ -16,6 +16,7 @@ import { isModuleValue, partialTensorShape, tensorShape, type Value } from '../e
 import type { ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { Bindings, callArguments, toPy, type PyValue } from './python-values';
+import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -108,6 +109,8 @@ export interface DetectedConfig {
    * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
    */
   residentCopies?: Located<number>;
+  /** Batch loops that keep the model's output per batch without a graph (see TrainingConfig.keptOutputs). */
+  keptOutputs?: KeptOutputSite[];
 }
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
@@ -751,6 +754,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.model) {
     const trainedValues = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.value) : [];
     detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues);
+    const kept = keptOutputSites(bindings.program, tree.rootNode, detected.model.line);
+    if (kept.length > 0) detected.keptOutputs = kept;
   }
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
   if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };

@@ -1007,11 +1007,20 @@ export class ForwardTrace implements TensorTracer {
     const x = a.kind === 'tensor' ? a : undefined;
     const y = b.kind === 'tensor' ? b : undefined;
     if (!x && !y) return undefined;
+    // Backward needs an operand of a product only for the other's gradient: beside an operand without history
+    // (the data, a mask, a normalized adjacency) the one with history is not kept.
+    const needs = (other: TensorValue | undefined): boolean => !!other && !this.noGrad.has(other.id);
     if (operator === '@') {
       if (!x || !y) return x ?? y;
-      this.keepCastOperand('half', x, y);
+      this.keepCastOperand('half', ...(needs(y) ? [x] : []), ...(needs(x) ? [y] : []));
       const shape = [...(x.shape.length >= y.shape.length ? x.shape : y.shape).slice(0, -2), x.shape[x.shape.length - 2] ?? 1, y.shape[y.shape.length - 1] ?? 1];
       return this.precision(this.produce(shape, [x, y]), true);
+    }
+    if (/^(<|>|<=|>=|==|!=)$/.test(operator)) {
+      // A comparison makes a mask of the operands' broadcast shape, without history.
+      const mask = this.produce(broadcast(x?.shape ?? [], y?.shape ?? []));
+      this.noGrad.add(mask.id);
+      return mask;
     }
     if (!/^([+\-*/]|\/\/|\*\*)$/.test(operator)) return x ?? y;
     const shape = broadcast(x?.shape ?? [], y?.shape ?? []);
@@ -1021,8 +1030,10 @@ export class ForwardTrace implements TensorTracer {
       this.mismatches++;
       return this.produce(numel(x.shape) >= numel(y.shape) ? x.shape : y.shape, [x, y]);
     }
-    // A product or quotient of two tensors keeps both; with a number, or a sum, keeps nothing.
-    if (x && y && (operator === '*' || operator === '/')) this.keep(x, y);
+    // A product keeps each operand the other's gradient needs; a quotient keeps its divisor for either gradient,
+    // and its dividend for the divisor's; with a number, or a sum, nothing.
+    if (x && y && operator === '*') this.keep(...(needs(y) ? [x] : []), ...(needs(x) ? [y] : []));
+    if (x && y && operator === '/') this.keep(...(needs(y) ? [x] : []), ...(needs(x) || needs(y) ? [y] : []));
     if (operator === '**' && x) this.keep(x);
     return this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
   }

@@ -4,7 +4,7 @@ import type { KeptMemory } from '../engine/types';
 import type { ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { numberOf, type Value } from '../engine/program/values';
-import { activationMode, estimate } from './model';
+import { activationMode, estimate, layerNetAt } from './model';
 import { transformerActivations } from './transformer';
 import type { TrainingConfig } from './types';
 
@@ -24,27 +24,55 @@ export function keptBytes(base: TrainingConfig, keeps: KeptMemory, batchSize?: n
     }, false).outputs;
     return outputs > 0 ? outputs : undefined;
   }
-  return config.batchSize * spec.outputElementsPerSample * (mode === 'fp32' ? 4 : 2);
+  return config.batchSize * layerNetAt(spec, config).outputElementsPerSample * (mode === 'fp32' ? 4 : 2);
 }
 
 /** The `growth` of `oomguard estimate --json` (cli.md): the largest per-batch leak and when it fills the GPU. */
 export interface Growth {
   bytesPerBatch: number;
-  /** 1-based line of the finding that keeps it. */
+  /** 1-based line of the finding (or the append) that keeps it. */
   line: number;
   /** Batches until the GPU of the first fit entry is full (null without a GPU to check). */
   batchesUntilFull: number | null;
+  /** The batches the leaking loop runs, where the script fixes them (a `break` at a count, a dataset of known length). */
+  batches?: number;
+  /**
+   * What the loop holds once those batches have run, on top of the step's peak (the measured peak comes after
+   * the loop): the batches' kept memory, twice where the kept list is concatenated after the loop.
+   */
+  keptAfterBatches?: number;
 }
 
-/** Sized leaks (a finding's line, 0-based, and its bytes per batch) against the room one step leaves on a GPU. */
-export function growthOf(leaks: Array<{ line: number; bytes: number }>, stepTotal: number, capacity: number | undefined): Growth | undefined {
-  const worst = leaks.reduce<{ line: number; bytes: number } | undefined>((best, leak) => (!best || leak.bytes > best.bytes ? leak : best), undefined);
+/** A leak with its size: 0-based line, bytes kept per batch, and the batches its loop runs where the script fixes them. */
+export interface SizedLeak {
+  line: number;
+  bytes: number;
+  batches?: number;
+  /** The kept tensors are copied once more at the end (`torch.cat` of the list): held this many times then. */
+  copies?: number;
+}
+
+/** The outputs a configuration's batch loops keep without a graph (TrainingConfig.keptOutputs), as sized leaks. */
+export function keptOutputLeaks(config: TrainingConfig): SizedLeak[] {
+  return (config.keptOutputs ?? []).flatMap((site) => {
+    const bytes = keptBytes(config, 'output', site.batchSize);
+    return bytes ? [{ line: site.line, bytes, ...(site.batches !== undefined ? { batches: site.batches } : {}), copies: site.concatenated ? 2 : 1 }] : [];
+  });
+}
+
+/**
+ * The growth of a script: the largest of its sized leaks (the rules' findings, `leaks`, and the outputs the
+ * configuration's loops keep) against the room one step leaves on a GPU.
+ */
+export function growthOf(leaks: readonly SizedLeak[], config: TrainingConfig, stepTotal: number, capacity: number | undefined): Growth | undefined {
+  const worst = [...leaks, ...keptOutputLeaks(config)].reduce<SizedLeak | undefined>((best, leak) => (!best || leak.bytes > best.bytes ? leak : best), undefined);
   if (!worst || worst.bytes <= 0) return undefined;
   const room = capacity === undefined ? undefined : capacity - stepTotal;
   return {
     bytesPerBatch: Math.round(worst.bytes),
     line: worst.line + 1,
     batchesUntilFull: room === undefined ? null : Math.max(0, Math.floor(room / worst.bytes)),
+    ...(worst.batches !== undefined ? { batches: worst.batches, keptAfterBatches: Math.round(worst.bytes * worst.batches * (worst.copies ?? 1)) } : {}),
   };
 }
 

@@ -295,6 +295,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     lora, frozenFraction, gpus, strategy, offloadOptimizer: false, lines,
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
     ...(detected.residentCopies ? { modelCopies: detected.residentCopies.value } : {}),
+    ...(detected.keptOutputs ? { keptOutputs: detected.keptOutputs } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
     dataParallel: detected.strategy !== undefined,
     shardGradOp,

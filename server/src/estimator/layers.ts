@@ -51,6 +51,13 @@ export class NetBuilder {
   private blockStartSaved = 0;
   /** Block input held for the residual while the block runs (no-grad forward). */
   private blockInputLive = 0;
+  /**
+   * A stage's input (a container of blocks inside the model's container: torchvision's `features[i]`,
+   * `layer1`..`layer4`), held by the outer container's loop until the stage returns; from its second block on it is
+   * no block's input, and is alive beside it (no-grad forward).
+   */
+  private stageInput = 0;
+  private stageInputLive = 0;
   /** Largest sum of tensors alive at once in a no-grad forward: block input, op input, op output. */
   liveNoGrad = 0;
   /** Saved elements that autocast keeps in fp32 (a transformer's residual stream the norms read): 2 bytes more each. */
@@ -90,7 +97,7 @@ export class NetBuilder {
   }
 
   private produce(shape: Shape): void {
-    this.liveNoGrad = Math.max(this.liveNoGrad, this.blockInputLive + this.elements + elementsOf(shape));
+    this.liveNoGrad = Math.max(this.liveNoGrad, this.stageInputLive + this.blockInputLive + this.elements + elementsOf(shape));
     this.shape = shape;
     this.currentSaved = false;
     this.largest = Math.max(this.largest, elementsOf(shape));
@@ -141,6 +148,19 @@ export class NetBuilder {
     this.keepCurrent();
     this.blockSaved.push(this.saved - this.blockStartSaved);
     this.blockInputLive = 0;
+    // The stage's first block has returned: the stage's input is now held beside the blocks that follow.
+    this.stageInputLive = this.stageInput;
+  }
+
+  /** Marks the start of a stage, a nested container of blocks (see stageInput). */
+  beginStage(): void {
+    this.stageInput = this.elements;
+    this.stageInputLive = 0;
+  }
+
+  endStage(): void {
+    this.stageInput = 0;
+    this.stageInputLive = 0;
   }
 
   conv(out: number, kernel: number, stride = 1, groups = 1, bias = false, padding = Math.floor(kernel / 2), savesInput = true, inChannels?: number): this {

@@ -198,13 +198,19 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   };
 }
 
+/** A layer net as built for the configuration's input size (sequence length or image size) where it scales with it. */
+export function layerNetAt(spec: LayerNetSpec, cfg: Pick<TrainingConfig, 'rebuildAt' | 'seqLen' | 'imageSize'>): LayerNetSpec {
+  return cfg.rebuildAt && spec.scalesWithInput ? cfg.rebuildAt(spec.input.kind === 'tokens' ? cfg.seqLen : cfg.imageSize) : spec;
+}
+
 function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: ParameterFigures): ActivationFigures {
   const mode = activationMode(cfg);
   const act = mode === 'fp32' ? FP32 : 2;
-  const net = cfg.rebuildAt && spec.scalesWithInput ? cfg.rebuildAt(spec.input.kind === 'tokens' ? cfg.seqLen : cfg.imageSize) : spec;
+  const net = layerNetAt(spec, cfg);
   const b = cfg.batchSize;
   const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size ** 2 : net.input.kind === 'vector' ? net.input.features : 0;
-  const inputs = b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
+  const inputs = net.stepInputBytesPerSample !== undefined ? b * net.stepInputBytesPerSample
+    : b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
   // Under autocast, what the trace found autocast keeps in fp32 (norms, softmax, embeddings) at 4 bytes.
   const perSample = (mode === 'amp' && net.autocastSavedBytesPerSample !== undefined ? net.autocastSavedBytesPerSample : net.savedElementsPerSample * act) + net.fixedBytesPerSample;
   const ampCopies = mode === 'amp' ? params.castable * 2 + b * inputElements * 2 : 0;

@@ -7,6 +7,7 @@ import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorSha
 import { BASE_LAYER, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace } from './forward-trace';
+import { sampleArguments } from './dataset-samples';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
 
@@ -585,6 +586,17 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   const { leaves: list, unknown } = leaves(root, blocks);
   if (list.length === 0) return undefined;
   const first = firstShape(list);
+  // The training step's call (the one with the most arguments: `model(x, targets)`) decides which path of
+  // forward() runs; its other arguments are given tensors of the input's shape.
+  const sites = program?.moduleCalls.get(root) ?? [];
+  const siteIndex = sites.reduce((best, args, i) => (args.length > (sites[best]?.length ?? 0) ? i : best), 0);
+  const site = sites[siteIndex] ?? [];
+  const siteNode = program?.moduleCallNodes.get(root)?.[siteIndex];
+  const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
+  // The shapes of the step call's arguments, from the samples its loop's dataset makes (read once, at any size).
+  let sampled: { shapes: ReturnType<typeof sampleArguments> } | undefined;
+  const sampleShapes = (): ReturnType<typeof sampleArguments> =>
+    (sampled ??= { shapes: program && siteNode ? sampleArguments(program, siteNode, argumentNodes) : undefined }).shapes;
   const build = (size: number, targetLen?: number): LayerNetSpec => {
     const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
       : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
@@ -612,24 +624,19 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // the registration-order walk above stays the answer where the trace cannot finish.
     if (!program) return spec;
     // The input under which forward() runs with every layer given the shape it expects.
-    let best: { trace: ForwardTrace; output: number; outputKept: boolean } | undefined;
-    // The training step's call (the one with the most arguments: `model(x, targets)`) decides which path of
-    // forward() runs; its other arguments are given tensors of the input's shape.
-    const sites = program.moduleCalls.get(root) ?? [];
-    const siteIndex = sites.reduce((best, args, i) => (args.length > (sites[best]?.length ?? 0) ? i : best), 0);
-    const site = sites[siteIndex] ?? [];
-    const siteNode = program.moduleCallNodes.get(root)?.[siteIndex];
-    const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
+    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean } | undefined;
     const candidates = inputCandidates(program, root, first, size);
     /**
      * forward() run with `candidate` as its input; the other arguments of the step's call take `others` (by default
      * the input's shape), or for target tokens their own length.
      */
-    const tryInputs = (candidate: InputShape, others: InputShape = candidate): boolean => {
+    const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
       const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total);
       const x = attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg, i) => {
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
+        const sample = fromData?.[i + 1];
+        if (sample) return attempt.input(sample.shape, sample.integer);
         // Target tokens (an encoder-decoder's `tgt[:, :-1]`): their own length, in the input's layout, and the
         // call's expression applied to them.
         const node = argumentNodes[i + 1];
@@ -653,11 +660,13 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) return false;
-      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned) };
+      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData !== undefined };
       return attempt.mismatches === 0;
     };
-    let fits = false;
-    for (const candidate of candidates) if ((fits = tryInputs(candidate))) break;
+    // The step's arguments as the loader's dataset makes them, each its own element of the sample, come first.
+    const fromData = sampleShapes();
+    let fits = fromData?.[0] ? tryInputs(fromData[0], fromData[0], fromData) : false;
+    if (!fits) for (const candidate of candidates) if ((fits = tryInputs(candidate))) break;
     // A forward of several inputs of different kinds (a two-tower model's images and token ids): its other
     // arguments take another of the data's tensors, the pair that fits best (tried only when none fits alone).
     const moreInputs = site.slice(1).some((arg) => arg.kind === 'unknown' || arg.kind === 'call');
@@ -669,6 +678,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     }
     if (!best) return spec;
     const { trace, output, outputKept } = best;
+    // The data's tensors, as the dataset makes them (fp32, or int64 ids), when the trace ran on them.
+    const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,
@@ -681,6 +692,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       largestElementsPerSample: trace.largest,
       outputElementsPerSample: output,
       ...(outputKept ? { outputKeptByForward: true } : {}),
+      ...(dataBytes ? { stepInputBytesPerSample: dataBytes } : {}),
       inferenceLiveElementsPerSample: trace.liveNoGrad,
       hasConvolution: trace.convolutions > 0,
       blockSavedElements: blocksTraced ? trace.blockSaved : [],

@@ -1,4 +1,5 @@
 import type { How } from '../engine/program/values';
+import type { KeptOutputSite } from './kept-outputs';
 
 // Plain data types of the memory estimator. Every size is in bytes and per GPU.
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
@@ -95,6 +96,11 @@ export interface LayerNetSpec {
    * it costs nothing more, and the loss on log-probabilities keeps no logits-sized tensor of its own.
    */
   outputKeptByForward?: boolean;
+  /**
+   * Bytes of the tensors the step gives the model for one sample, where its loader's dataset makes them (node
+   * features, an adjacency and a mask beside each other): alive through the step. Absent: the first layer's input.
+   */
+  stepInputBytesPerSample?: number;
   /** Whether the net has convolutions (cuDNN takes a workspace in their backward). */
   hasConvolution: boolean;
   /** Elements alive at once at the worst point of a no-grad forward, per sample. */
@@ -218,6 +224,11 @@ export interface TrainingConfig {
    * model's weights: weights only, with no gradients or optimizer states, and never sharded.
    */
   modelCopies?: number;
+  /**
+   * Where batch loops keep a model output per batch without a graph (predictions appended under no_grad for a
+   * metric after the loop): memory that grows with the batches, beside the step's peak. Absent: none.
+   */
+  keptOutputs?: KeptOutputSite[];
   gpus: number;
   strategy: Strategy;
   /**

@@ -63,7 +63,7 @@ export const estimateCodeLens: ServerFeature = {
       if (base.loops.training !== undefined && base.config.mode === 'train') {
         const result = estimateWith(base, {}, settings.gpu);
         const leaks = sizedLeaks(context, state);
-        lenses.push(lens(base.loops.training, lensTitle(result, settings.gpu, false, growthOf(leaks, totalOf(result), resolveGpu(settings.gpu)?.capacity))));
+        lenses.push(lens(base.loops.training, lensTitle(result, settings.gpu, false, growthOf(leaks, result.config, totalOf(result), resolveGpu(settings.gpu)?.capacity))));
       }
       const inference = inferenceConfig(base);
       if (inference && base.loops.inference) {

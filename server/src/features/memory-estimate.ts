@@ -306,7 +306,7 @@ export function estimateResponse(state: DocumentState, base: BaseEstimate, overr
     gpu,
     fits: fit ? fit.fits : null,
     maxBatchSize: fit ? fit.maxBatchSize : null,
-    growth: growthOf(leaks, totalOf(result), gpu?.capacity) ?? null,
+    growth: growthOf(leaks, config, totalOf(result), gpu?.capacity) ?? null,
     inputs: inputsOf(result, overrides),
     assumptions: result.assumptions,
     suggestions: suggestionsFor(base, result, overrides, gpuName, leaks, refactorings),

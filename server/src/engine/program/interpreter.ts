@@ -76,6 +76,7 @@ class ReturnSignal { constructor(readonly value: Value) {} }
 class BreakSignal {}
 class ContinueSignal {}
 class BudgetExceeded {}
+const ELEMENTWISE_COMPARISON = /^(<|>|<=|>=|==|!=)$/;
 
 /** Library modules whose names we resolve as references (`import torch.nn as nn` → `torch.nn`). */
 const TORCH_NN = /^torch\.nn\.(?:modules\.\w+\.)?([A-Z]\w*)$/;
@@ -227,15 +228,16 @@ export class ProgramModel {
   private tracer: TensorTracer | undefined;
 
   /**
-   * Runs `module`'s forward on `inputs` with a tracer that gives tensors their shapes, under a budget of its own.
-   * Returns what forward returned, or undefined when the trace could not finish.
+   * Runs `module`'s forward on `inputs` with a tracer that gives tensors their shapes, under a budget of its own
+   * (or a method of the script: a Dataset's `__getitem__`, for the shapes of the sample it makes).
+   * Returns what it returned, or undefined when the trace could not finish.
    */
-  trace(module: ObjectValue | LayerValue, inputs: Value[], tracer: TensorTracer): Value | undefined {
+  trace(module: ObjectValue | LayerValue | FunctionValue, inputs: Value[], tracer: TensorTracer): Value | undefined {
     const [steps, exhausted, depth] = [this.steps, this.exhausted, this.depth];
     this.steps = 0;
     this.tracer = tracer;
     try {
-      return this.call(module, inputs, new Map(), module.line);
+      return this.call(module, inputs, new Map(), module.kind === 'function' ? module.node.startPosition.row : module.line);
     } catch (signal) {
       if (signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal) return undefined;
       throw signal;
@@ -852,6 +854,10 @@ export class ProgramModel {
     if (operands.length !== 2) return UNKNOWN;
     const [a, b] = operands as [Value, Value];
     const op = node.text.slice(node.namedChildren[0]!.text.length, node.text.length - node.namedChildren[1]!.text.length).trim().replace(WHITESPACE, ' ');
+    // An element-wise comparison of tensors is a tensor (a mask): the trace gives its shape (`x is None` is no such thing).
+    if (this.tracer && (a.kind === 'tensor' || b.kind === 'tensor') && a.kind !== 'none' && b.kind !== 'none' && ELEMENTWISE_COMPARISON.test(op)) {
+      return this.tracer.binary(op, a, b) ?? UNKNOWN;
+    }
     // `x is None` is known whenever either side is known to be None or known not to be.
     if ((op === 'is' || op === 'is not' || op === '==' || op === '!=') && (a.kind === 'none' || b.kind === 'none') && a.kind !== 'unknown' && b.kind !== 'unknown') {
       const same = a.kind === b.kind;
@@ -939,6 +945,22 @@ export class ProgramModel {
     const object = this.evalExpr(node.childForFieldName('object'), scope);
     const name = node.childForFieldName('attribute')?.text ?? '';
     return this.getAttribute(object, name);
+  }
+
+  /** What an instance's `__len__` returns (a Dataset's length), unknown without one. */
+  private ownLength(object: ObjectValue, line: number): Value {
+    const method = object.cls ? lookupClassAttribute(object.cls, '__len__') : undefined;
+    return method?.kind === 'function' ? this.call({ ...method, self: object }, [], new Map(), line) : UNKNOWN;
+  }
+
+  /** `len(object)` for an instance of a class of the script, asked after the run (a loader's dataset); undefined where unknown. */
+  lengthOf(object: ObjectValue): number | undefined {
+    try {
+      return numberOf(this.ownLength(object, object.line));
+    } catch (signal) {
+      if (!(signal instanceof BudgetExceeded)) throw signal;
+      return undefined;
+    }
   }
 
   getAttribute(object: Value, name: string): Value {
@@ -1541,6 +1563,9 @@ export class ProgramModel {
     switch (path) {
       case 'range': return rangeOf(args, line);
       case 'len': {
+        // An instance of a class of the script answers with its own __len__ (a Dataset's length).
+        const own = args[0]?.kind === 'object' && args[0].role === 'instance' ? this.ownLength(args[0], line) : UNKNOWN;
+        if (own.kind !== 'unknown') return own;
         const items = args[0] && (iterationItems(args[0]) ?? (args[0].kind === 'string' ? [...args[0].value] : undefined));
         return items ? { kind: 'number', value: items.length, origin: { line, how: 'literal' } } : UNKNOWN;
       }

@@ -19,6 +19,7 @@ function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, wi
   let inChannels = 64;
   let third: BranchPoint | undefined;
   blocks.forEach((count, stage) => {
+    net.beginStage();
     for (let b = 0; b < count; b++) {
       const stride = stage > 0 && b === 0 && !(dilated && stage >= 2) ? 2 : 1;
       const width = Math.floor(widths[stage]! * widthFactor) * groups;
@@ -41,6 +42,7 @@ function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, wi
       net.endBlock();
       inChannels = out;
     }
+    net.endStage();
     if (stage === 2) third = net.mark();
   });
   return third;
@@ -92,6 +94,7 @@ function efficientnet(width: number, depth: number): (imageSize: number, numClas
     for (const [expand, kernel, firstStride, baseOut, baseRepeats] of stages) {
       const out = makeDivisible(baseOut * width);
       const repeats = Math.ceil(baseRepeats * depth);
+      net.beginStage();
       for (let r = 0; r < repeats; r++) {
         const stride = r === 0 ? firstStride : 1;
         const hidden = makeDivisible(inC * expand);
@@ -103,6 +106,7 @@ function efficientnet(width: number, depth: number): (imageSize: number, numClas
         net.endBlock();
         inC = out;
       }
+      net.endStage();
     }
     net.conv(4 * makeDivisible(320 * width), 1, 1, 1, false, 0).batchNorm().activation().globalPool().dropout(0.2).linear(numClasses);
     return net.build(true);
@@ -122,6 +126,7 @@ function efficientnetV2(stages: V2Stage[]): (imageSize: number, numClasses: numb
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
     net.conv(stages[0]![4], 3, 2).batchNorm().activation();
     for (const [fused, expand, kernel, firstStride, firstIn, out, layers] of stages) {
+      net.beginStage();
       for (let r = 0; r < layers; r++) {
         const inC = r === 0 ? firstIn : out;
         const stride = r === 0 ? firstStride : 1;
@@ -138,6 +143,7 @@ function efficientnetV2(stages: V2Stage[]): (imageSize: number, numClasses: numb
         if (stride === 1 && inC === out) net.addResidual();
         net.endBlock();
       }
+      net.endStage();
     }
     net.conv(1280, 1, 1, 1, false, 0).batchNorm().activation().globalPool().dropout(0.2).linear(numClasses);
     return net.build(true);

@@ -1,0 +1,86 @@
+// The sample a Dataset's `__getitem__` returns, element by element, as the step's call receives it: `model(x, adj,
+// mask)` in `for step, (x, adj, mask, y) in enumerate(loader)` takes the first three elements of the tuple the
+// loader's dataset returns, whatever tensor expressions make them (`(torch.rand(n, n) < p).float()`, a product
+// with a mask). `__getitem__` is run under a trace that gives its tensors their shapes.
+import { lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
+import type { PyNode } from '../engine/program/node';
+import { enclosingLoops } from '../engine/syntax';
+import { isIntegerTensor, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
+import { ForwardTrace } from './forward-trace';
+import { loopLoader } from './growth';
+
+/** One argument's tensor, for one sample (batch 1), and whether it holds integers. */
+export interface SampleShape {
+  shape: number[];
+  integer: boolean;
+}
+
+/** Methods that leave a batch element what it is, shape for shape (`x.to(device)`, `adj.cuda()`, `mask.float()`). */
+const CARRIES = /^(to|cuda|float|half|bfloat16|long|int|contiguous|detach)$/;
+
+/** The variable an argument passes on unchanged in shape: `x`, `x.to(dev)`, `x.cuda().float()`. */
+function carriedName(node: PyNode): string | undefined {
+  let current: PyNode | null = node;
+  while (current?.type === 'call') {
+    const fn = current.childForFieldName('function');
+    if (fn?.type !== 'attribute' || !CARRIES.test(fn.childForFieldName('attribute')?.text ?? '')) return undefined;
+    current = fn.childForFieldName('object');
+  }
+  return current?.type === 'identifier' ? current.text : undefined;
+}
+
+/** The names a loop unpacks each batch into, in order (`for i, (x, y) in enumerate(loader)`: x and y). */
+function batchNames(loop: PyNode): Array<string | undefined> | undefined {
+  let left = loop.childForFieldName('left');
+  const right = loop.childForFieldName('right');
+  if (right?.type === 'call' && right.childForFieldName('function')?.text === 'enumerate') {
+    if ((left?.type !== 'pattern_list' && left?.type !== 'tuple_pattern') || left.namedChildren.length !== 2) return undefined;
+    left = left.namedChildren[1] ?? null;
+  }
+  if (left?.type !== 'pattern_list' && left?.type !== 'tuple_pattern' && left?.type !== 'list_pattern') return undefined;
+  return left.namedChildren.map((element) => (element?.type === 'identifier' ? element.text : undefined));
+}
+
+/**
+ * The elements of the sample `dataset.__getitem__(0)` returns, traced; undefined where it returns no tuple. The
+ * tensors the dataset made beforehand (`self.data = torch.randint(0, V, (n, T + 1))`) are given to the trace with
+ * their shapes, so that what `__getitem__` takes of them (`self.data[i, :-1]`) has one.
+ */
+function traceSample(program: ProgramModel, dataset: ObjectValue): Value[] | undefined {
+  const getitem = dataset.cls ? lookupClassAttribute(dataset.cls, '__getitem__') : undefined;
+  if (getitem?.kind !== 'function') return undefined;
+  const tracer = new ForwardTrace(new Set());
+  const attrs = new Map([...dataset.attrs].map(([name, value]): [string, Value] => {
+    const made = value.kind === 'call' ? tensorShape(value) : undefined;
+    return [name, made && value.kind === 'call' ? tracer.input(made.dims, isIntegerTensor(value)) : value];
+  }));
+  const returned = program.trace({ ...getitem, self: { ...dataset, attrs } }, [{ kind: 'number', value: 0 }], tracer);
+  return returned?.kind === 'list' ? returned.items : undefined;
+}
+
+const samples = new WeakMap<ObjectValue, Value[] | undefined>();
+
+/**
+ * The shapes (batch 1) of a model call's arguments where they are elements of the batches of the DataLoader the
+ * enclosing loop iterates, as its dataset's `__getitem__` makes them; an argument that is not one is undefined,
+ * and the whole is undefined where none is.
+ */
+export function sampleArguments(program: ProgramModel, call: PyNode, argumentNodes: readonly PyNode[]): Array<SampleShape | undefined> | undefined {
+  const loop = enclosingLoops(call).find((outer) => outer.type === 'for_statement');
+  if (!loop) return undefined;
+  const names = batchNames(loop);
+  const { value: loader } = loopLoader(program, loop);
+  if (!names || loader?.kind !== 'call' || !/(^|\.)DataLoader$/.test(loader.path)) return undefined;
+  const dataset = loader.kwargs.get('dataset') ?? loader.args[0];
+  if (dataset?.kind !== 'object' || dataset.role !== 'instance') return undefined;
+  if (!samples.has(dataset)) samples.set(dataset, traceSample(program, dataset));
+  const sample = samples.get(dataset);
+  if (!sample) return undefined;
+  const shapes = argumentNodes.map((node): SampleShape | undefined => {
+    const name = carriedName(node);
+    const index = name === undefined ? -1 : names.indexOf(name);
+    const element = index >= 0 ? sample[index] : undefined;
+    return element?.kind === 'tensor' ? { shape: [1, ...element.shape], integer: element.integer } : undefined;
+  });
+  return shapes.some((shape) => shape !== undefined) ? shapes : undefined;
+}
