@@ -57,6 +57,11 @@ export interface DetectedConfig {
   optimizer?: Located<OptimizerKind>;
   /** The line of a forward given no labels: a loss over its outputs comes after the forward, in the script. */
   forwardsWithoutLabels?: number;
+  /**
+   * The line of a forward given no labels whose outputs no loss reads (the loop takes an argmax or top-k of them):
+   * no fp32 copy or log-softmax over the vocabulary is made.
+   */
+  outputsUnscored?: number;
   /** The line of a forward whose output object is read at once (`model(x).logits`): its KV cache is dropped. */
   outputObjectDropped?: number;
   /** The line of a forward inside a function that returns only detached values (its graph dies on return). */
@@ -705,6 +710,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.graphFreedOnReturn = graphFreedOnReturn(forwards);
   detected.outputObjectDropped = outputObjectDropped(forwards);
   detected.forwardsWithoutLabels = forwardsWithoutLabels(forwards);
+  if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(forwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
   if (!detected.model && customModel) {
@@ -868,6 +874,37 @@ function forwardsWithoutLabels(forwards: readonly Node[]): number | undefined {
     return !args.some((arg) => arg?.type === 'dictionary_splat' || (arg?.type === 'keyword_argument' && /labels/.test(arg.childForFieldName('name')?.text ?? '')));
   };
   return forwards.every(withoutLabels) ? forwards[0]!.startPosition.row : undefined;
+}
+
+/** A call that scores outputs: a loss function or criterion, a (log-)softmax, a log-likelihood. */
+const SCORING_CALL = /loss|criterion|softmax|entropy|nll|kl_div|logsumexp|perplexity|log_prob/i;
+
+/**
+ * Where no forward's outputs are scored: neither the loop around each forward (or its function, outside a loop) nor
+ * a function of the script that it calls makes a loss or a softmax. The line of the first forward.
+ */
+function outputsUnscored(forwards: readonly Node[]): number | undefined {
+  if (forwards.length === 0) return undefined;
+  let root = forwards[0]!;
+  while (root.parent) root = root.parent;
+  const definitions = new Map<string, Node>();
+  for (const fn of root.descendantsOfType('function_definition')) {
+    const name = fn?.childForFieldName('name')?.text;
+    if (fn && name) definitions.set(name, fn);
+  }
+  const scores = (region: Node, depth: number): boolean => region.descendantsOfType('call').some((call) => {
+    const callee = call?.childForFieldName('function')?.text ?? '';
+    if (SCORING_CALL.test(callee)) return true;
+    const defined = definitions.get(callee.split('.').pop() ?? '');
+    return depth > 0 && defined !== undefined && defined.id !== region.id && scores(defined, depth - 1);
+  });
+  const region = (call: Node): Node => {
+    let fn = call.parent;
+    while (fn && fn.type !== 'function_definition') fn = fn.parent;
+    return enclosingLoops(call)[0] ?? fn ?? root;
+  };
+  const scored = forwards.some((call) => scores(region(call), 1));
+  return scored ? undefined : forwards[0]!.startPosition.row;
 }
 
 /** What ends a value's graph: a detached tensor, or a Python number or list. */

@@ -492,15 +492,23 @@ export class ForwardTrace implements TensorTracer {
       case 'GRU':
       case 'RNN':
         return this.precision(this.recurrent(layer, x, num, flag), true);
+      case 'LSTMCell':
+      case 'GRUCell':
+      case 'RNNCell':
+        return this.recurrentCell(layer, x, args[1], num);
       case 'MultiheadAttention': {
         const batchFirst = flag('batch_first', false);
         const embed = num(0, 'embed_dim', shape[last]!);
         const heads = num(1, 'num_heads', 1);
         const seq = shape.length === 3 ? shape[batchFirst ? 1 : 0]! : shape[0]!;
+        // Cross-attention (a decoder step's query over the encoder's outputs): keys and values have their own length.
+        const key = tensorsIn(args[1])[0];
+        const keySeq = key && key.shape.length === shape.length ? (shape.length === 3 ? key.shape[batchFirst ? 1 : 0]! : key.shape[0]!) : seq;
         const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
         for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
-        this.keepBuffer(seq * embed * 4);
-        if (needWeights) this.keepBuffer(heads * seq * seq + seq * seq);
+        // The projected query, keys and values, and the attention's output (out_proj's input), made anew every call.
+        this.keepBuffer((2 * seq + 2 * keySeq) * embed);
+        if (needWeights) this.keepBuffer(heads * seq * keySeq + seq * keySeq);
         return { kind: 'list', items: [this.precision(this.produce(shape, [x]), true), needWeights ? this.produce([seq, seq]) : { kind: 'none' }], tuple: true };
       }
       case 'TransformerEncoderLayer':
@@ -615,6 +623,26 @@ export class ForwardTrace implements TensorTracer {
     this.keep(out);
     const state = this.produce([layers * dirs, 1, hidden]);
     return { kind: 'list', items: [out, gates === 4 ? { kind: 'list', items: [state, this.produce(state.shape)], tuple: true } : state], tuple: true };
+  }
+
+  /**
+   * One step of a recurrent cell, called by the script once per time step (a decoder unrolled in Python): its two
+   * linears keep the input and the previous state, the fused CUDA kernel a workspace for backward (GRU: 5 hidden
+   * vectors, LSTM: 4 gates plus the new cell state, RNN: the output), every step anew.
+   */
+  private recurrentCell(layer: LayerValue, x: TensorValue, state: Value | undefined, num: (i: number, n: string, f: number) => number): Value {
+    const hidden = num(1, 'hidden_size', 1);
+    const batch = x.shape.length > 1 ? x.shape.slice(0, -1) : [];
+    const given = tensorsIn(state);
+    this.keepCastOperand('half', x);
+    for (const t of given) this.keepCastOperand('half', t);
+    if (given.length === 0) this.keepBuffer(numel(batch) * hidden);
+    const workspace = layer.type === 'GRUCell' ? 5 : layer.type === 'LSTMCell' ? 5 : 0;
+    if (workspace > 0) this.keepBuffer(numel(batch) * hidden * workspace);
+    const out = this.precision(this.produce([...batch, hidden], [x, ...given]), true);
+    if (layer.type === 'RNNCell') this.keep(out);
+    if (layer.type !== 'LSTMCell') return out;
+    return { kind: 'list', items: [out, this.precision(this.produce([...batch, hidden], [x]), true)], tuple: true };
   }
 
   // ---- functions, methods, operators --------------------------------------------------------------------------

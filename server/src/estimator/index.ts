@@ -286,6 +286,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.graphFreedOnReturn !== undefined ? { graphFreedOnReturn: true } : {}),
     ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
+    ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.

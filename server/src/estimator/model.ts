@@ -426,9 +426,10 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
     // over the outputs (an fp32 log-likelihood: `log_softmax(logits.float())`) comes after the name is rebound: the
     // previous batch's outputs are gone by then, and the peak is this batch's outputs, the fp32 copy and
     // log_softmax's fp32 output.
+    const lossTransient = cfg.outputsUnscored ? 0 : act.lossTransient;
     const activations = act.generate ? Math.max(act.generate.prefill, act.generate.end) : cfg.lossAfterRebind
-      ? Math.max(2 * act.outputs + act.inferenceTransient, (act.lossTimeOutputs ?? act.outputs) + act.lossTransient)
-      : 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient);
+      ? Math.max(2 * act.outputs + act.inferenceTransient, (act.lossTimeOutputs ?? act.outputs) + lossTransient)
+      : 2 * act.outputs + Math.max(lossTransient, act.inferenceTransient);
     parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute + weightCache, activations, other: base };
   } else {
     // Without no_grad every forward builds a graph; the previous one lives until its outputs are rebound, unless the

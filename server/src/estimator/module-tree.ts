@@ -202,7 +202,7 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
 }
 
 const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
-  'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm2d', 'LSTM', 'GRU', 'RNN', 'MultiheadAttention',
+  'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm2d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d',
   'MaxPool1d', 'MaxPool2d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AvgPool2d', 'AdaptiveMaxPool2d', 'LeakyReLU', 'ReLU6',
   'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d']);
@@ -432,6 +432,15 @@ function layerParameters(layer: LayerValue): { total: number; cast: number } {
       const tensor = layer.args[0] ?? layer.kwargs.get('data');
       const shape = tensor?.kind === 'call' ? tensorShape(tensor) : undefined;
       return { total: shape ? shape.dims.reduce((a, b) => a * b, 1) : 0, cast: 0 };
+    }
+    case 'LSTMCell':
+    case 'GRUCell':
+    case 'RNNCell': {
+      const gates = layer.type === 'LSTMCell' ? 4 : layer.type === 'GRUCell' ? 3 : 1;
+      const input = n(0, 'input_size', 0);
+      const hidden = n(1, 'hidden_size', 0);
+      const cast = gates * hidden * (input + hidden);
+      return { total: cast + (flag(layer, 'bias', true, 2) ? 2 * gates * hidden : 0), cast };
     }
     case 'LSTM':
     case 'GRU':

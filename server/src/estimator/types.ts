@@ -189,6 +189,8 @@ export interface TrainingConfig {
    * the previous batch's outputs is rebound (with labels the model computes it while they are still alive).
    */
   lossAfterRebind?: boolean;
+  /** No-grad without labels, and no loss or softmax reads the outputs (an argmax): no fp32 copy of them is made. */
+  outputsUnscored?: boolean;
   /** Every forward's output object is read at once (`model(x).logits`): the KV cache it holds is freed then. */
   outputObjectDropped?: boolean;
   /**

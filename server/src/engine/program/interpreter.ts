@@ -2054,10 +2054,12 @@ function randomBound(path: string, args: Value[], kwargs: Map<string, Value>): N
 
 /** The leading positional parameters of common torch.nn layers, which scripts read back as attributes. */
 const RECURRENT_ARGUMENTS = ['input_size', 'hidden_size', 'num_layers', 'bias', 'batch_first', 'dropout', 'bidirectional'];
+const CELL_ARGUMENTS = ['input_size', 'hidden_size', 'bias'];
 const CONV_ARGUMENTS = ['in_channels', 'out_channels', 'kernel_size', 'stride', 'padding'];
 const LAYER_ARGUMENTS: Record<string, readonly string[]> = {
   Linear: ['in_features', 'out_features'], Embedding: ['num_embeddings', 'embedding_dim'],
   LSTM: RECURRENT_ARGUMENTS, GRU: RECURRENT_ARGUMENTS, RNN: RECURRENT_ARGUMENTS,
+  LSTMCell: CELL_ARGUMENTS, GRUCell: CELL_ARGUMENTS, RNNCell: CELL_ARGUMENTS,
   Conv1d: CONV_ARGUMENTS, Conv2d: CONV_ARGUMENTS, Conv3d: CONV_ARGUMENTS,
   BatchNorm1d: ['num_features'], BatchNorm2d: ['num_features'], LayerNorm: ['normalized_shape'], MultiheadAttention: ['embed_dim', 'num_heads'],
 };
