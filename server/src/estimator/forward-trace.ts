@@ -663,6 +663,7 @@ export class ForwardTrace implements TensorTracer {
     const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.)?(\w+)$/.exec(path);
     if (!match) return undefined;
     const name = match[1]!;
+    if (name === 'einsum' && args[0]?.kind === 'string') return this.einsum(args[0].value, args.slice(1).flatMap(tensorsIn));
     const x = tensorsIn(args[0])[0];
     // Functions that make tensors from sizes.
     if (!x) {
@@ -817,6 +818,30 @@ export class ForwardTrace implements TensorTracer {
     }
     this.unmodelled.add(path);
     return this.produce(x.shape, [x]);
+  }
+
+  /**
+   * `torch.einsum("bqhd,bkhd->bhqk", q, k)`: a contraction like matmul (on autocast's half list), which keeps both
+   * operands for backward; the output's shape comes from the letters after `->` (or, implicitly, those that appear
+   * once, in order). An equation with `...` or operands that do not match it is not traced.
+   */
+  private einsum(equation: string, operands: TensorValue[]): Value | undefined {
+    const [inputs, explicit] = equation.replace(/\s+/g, '').split('->') as [string, string | undefined];
+    const terms = inputs.split(',');
+    if (equation.includes('...') || terms.length !== operands.length) return undefined;
+    const sizes = new Map<string, number>();
+    for (const [i, term] of terms.entries()) {
+      const shape = operands[i]!.shape;
+      if (term.length !== shape.length) {
+        this.mismatches++;
+        return undefined;
+      }
+      for (const [k, letter] of [...term].entries()) if ((sizes.get(letter) ?? 1) === 1) sizes.set(letter, shape[k]!);
+    }
+    const letters = [...inputs.replace(/,/g, '')];
+    const output = explicit ?? [...new Set(letters)].filter((l) => letters.indexOf(l) === letters.lastIndexOf(l)).sort().join('');
+    this.keepCastOperand('half', ...operands);
+    return this.precision(this.produce([...output].map((l) => sizes.get(l) ?? 1), operands), true);
   }
 
   private reduce(x: TensorValue, args: Value[], kwargs: Map<string, Value>): Value {

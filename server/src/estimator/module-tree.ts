@@ -577,6 +577,9 @@ function outputOf(value: Value | undefined): number | undefined {
   if (value.kind === 'tensor') return value.shape.reduce((a, b) => a * b, 1);
   const items = value.kind === 'list' ? value.items : value.kind === 'dict' ? [...value.entries.values()] : value.kind === 'object' ? [...value.attrs.values()] : [];
   const sizes = items.map(outputOf).filter((n): n is number => n !== undefined);
+  // A tuple's first tensor is the prediction the loss reads (`logits, attn = model(x)`; `output, hidden`); a scalar
+  // first (a loss computed inside forward) gives way to the largest of the rest.
+  if (value.kind === 'list' && value.tuple && sizes.length > 0 && sizes[0]! > 1) return sizes[0];
   return sizes.length > 0 ? Math.max(...sizes) : undefined;
 }
 

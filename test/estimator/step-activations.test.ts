@@ -1,0 +1,115 @@
+// What one training step keeps alive when the forward is written by hand: attention as einsum, a model returning
+// its attention map beside the logits, a decoder unrolled in Python with a recurrent cell and cross-attention.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { estimateText } from './helpers';
+
+const attentionScript = (scores: string, mix: string, returned: string, call: string) => `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Attention(nn.Module):
+    def __init__(self, d=256, h=8):
+        super().__init__()
+        self.h, self.dk = h, d // h
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        q, k, v = self.qkv(x).view(B, S, 3, self.h, self.dk).unbind(dim=2)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        attn = (${scores} / self.dk ** 0.5).softmax(dim=-1)
+        out = ${mix}.transpose(1, 2).reshape(B, S, -1)
+        return self.proj(out), attn
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(1000, 256)
+        self.blocks = nn.ModuleList([Attention() for _ in range(4)])
+        self.head = nn.Linear(256, 10)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for blk in self.blocks:
+            a, attn = blk(x)
+            x = x + a
+        return ${returned}
+
+model = Classifier().cuda()
+opt = torch.optim.Adam(model.parameters())
+for step in range(10):
+    ids = torch.randint(0, 1000, (16, 512), device="cuda")
+    y = torch.randint(0, 10, (16,), device="cuda")
+    ${call}
+    loss = F.cross_entropy(logits, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('einsum attention keeps what the same attention written with matmul keeps (its maps included)', async () => {
+  const matmul = await estimateText(attentionScript('(q @ k.transpose(-2, -1))', '(attn @ v)', 'self.head(x.mean(1))', 'logits = model(ids)'), '/tmp/attn_matmul.py');
+  const einsum = await estimateText(attentionScript('torch.einsum("bhqd,bhkd->bhqk", q, k)', 'torch.einsum("bhqk,bhkd->bhqd", attn, v)', 'self.head(x.mean(1))', 'logits = model(ids)'), '/tmp/attn_einsum.py');
+  const maps = 4 * 16 * 8 * 512 * 512 * 4;
+  assert.ok(matmul.breakdown.activations > maps, `${matmul.breakdown.activations}`);
+  assert.equal(einsum.breakdown.activations, matmul.breakdown.activations);
+});
+
+test('a forward returning (logits, attention map): the loss reads the logits, not the larger map', async () => {
+  const alone = await estimateText(attentionScript('(q @ k.transpose(-2, -1))', '(attn @ v)', 'self.head(x.mean(1))', 'logits = model(ids)'), '/tmp/attn_alone.py');
+  const paired = await estimateText(attentionScript('(q @ k.transpose(-2, -1))', '(attn @ v)', 'self.head(x.mean(1)), attn', 'logits, attn = model(ids)'), '/tmp/attn_paired.py');
+  const ratio = paired.peakAllocated / alone.peakAllocated;
+  assert.ok(Math.abs(ratio - 1) < 0.01, `paired / alone ${ratio}`);
+});
+
+const decoderScript = (srcLen: number, steps: number) => `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Decoder(nn.Module):
+    def __init__(self, vocab=8000, emb=256, hidden=512):
+        super().__init__()
+        self.src_emb = nn.Embedding(vocab, hidden)
+        self.embedding = nn.Embedding(vocab, emb)
+        self.cell = nn.GRUCell(emb + hidden, hidden)
+        self.attn = nn.MultiheadAttention(hidden, 8, batch_first=True)
+        self.out = nn.Linear(2 * hidden, vocab)
+
+    def forward(self, src, tgt):
+        memory = self.src_emb(src)
+        hidden = memory.mean(1)
+        context = torch.zeros_like(hidden)
+        logits = []
+        for t in range(tgt.size(1)):
+            hidden = self.cell(torch.cat([self.embedding(tgt[:, t]), context], dim=-1), hidden)
+            ctx, _ = self.attn(hidden.unsqueeze(1), memory, memory, need_weights=False)
+            context = ctx.squeeze(1)
+            logits.append(self.out(torch.cat([hidden, context], dim=-1)))
+        return torch.stack(logits, dim=1)
+
+model = Decoder().cuda()
+opt = torch.optim.Adam(model.parameters())
+for step in range(3):
+    src = torch.randint(0, 8000, (64, ${srcLen}), device="cuda")
+    tgt = torch.randint(0, 8000, (64, ${steps}), device="cuda")
+    logits = model(src, tgt)
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt.reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a decoder unrolled in Python: GRUCell counted, each step keeps its cell and its cross-attention at the keys\' length', async () => {
+  const base = await estimateText(decoderScript(100, 20), '/tmp/dec_base.py');
+  const cell = 3 * 512 * (256 + 512 + 512) + 2 * 3 * 512;
+  const attention = 4 * 512 * 512 + 4 * 512;
+  assert.equal(base.detected.parameters, 8000 * 512 + 8000 * 256 + cell + attention + 1024 * 8000 + 8000);
+  assert.ok(!JSON.stringify(base).includes('GRUCell'), 'GRUCell is a modelled layer');
+  // Twice the keys: every step's projected keys and values (2 x 100 x 512 a sample) twice as long.
+  const longer = await estimateText(decoderScript(200, 20), '/tmp/dec_longer.py');
+  const perStepKeys = 64 * 2 * 100 * 512 * 4;
+  const grown = longer.breakdown.activations - base.breakdown.activations;
+  assert.ok(grown >= 20 * perStepKeys && grown < 20 * perStepKeys * 1.3, `${grown} vs ${20 * perStepKeys}`);
+});
