@@ -2,6 +2,10 @@
 // its attention map beside the logits, a decoder unrolled in Python with a recurrent cell and cross-attention.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runEstimate } from '../../server/src/cli/estimate';
 import { estimateText } from './helpers';
 
 const attentionScript = (scores: string, mix: string, returned: string, call: string) => `import torch
@@ -112,4 +116,72 @@ test('a decoder unrolled in Python: GRUCell counted, each step keeps its cell an
   const perStepKeys = 64 * 2 * 100 * 512 * 4;
   const grown = longer.breakdown.activations - base.breakdown.activations;
   assert.ok(grown >= 20 * perStepKeys && grown < 20 * perStepKeys * 1.3, `${grown} vs ${20 * perStepKeys}`);
+});
+
+test('a training loop that keeps the attention map a forward returns beside its logits grows by that map, in fp32 under autocast', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-kept-map-'));
+  const script = path.join(dir, 'kept_map.py');
+  const autocastForward = 'with torch.autocast("cuda", dtype=torch.float16):\n        logits, attn = model(ids)';
+  const kept = attentionScript('(q @ k.transpose(-2, -1))', '(attn @ v)', 'self.head(x.mean(1)), attn', autocastForward);
+  fs.writeFileSync(script, kept.replace('for step in range(10):', 'maps = []\nfor step in range(10):') + '    maps.append(attn)\n');
+  const stdout: string[] = [];
+  await runEstimate([script, '--json'], { stdout: (s: string) => void stdout.push(s), stderr: () => undefined });
+  const json = JSON.parse(stdout.join('')) as { growth?: { bytesPerBatch: number } };
+  // The last block's softmax output: 16 x 8 x 512 x 512, fp32 (softmax runs in fp32 under autocast).
+  assert.equal(json.growth?.bytesPerBatch, 16 * 8 * 512 * 512 * 4);
+});
+
+const rolloutScript = (update: string) => `import torch
+import torch.nn as nn
+from dataclasses import dataclass
+
+@dataclass
+class Config:
+    envs: int = 512
+    steps: int = 64
+    obs_dim: int = 128
+    minibatches: int = 4
+
+    @property
+    def batch_size(self):
+        return self.envs * self.steps
+
+    @property
+    def minibatch_size(self):
+        return self.batch_size // self.minibatches
+
+class Agent(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.actor = nn.Sequential(nn.Linear(cfg.obs_dim, 512), nn.Tanh(), nn.Linear(512, 6))
+        self.critic = nn.Sequential(nn.Linear(cfg.obs_dim, 512), nn.Tanh(), nn.Linear(512, 1))
+
+    def act(self, obs, action=None):
+        logits = self.actor(obs)
+        return logits.log_softmax(-1), self.critic(obs).squeeze(-1)
+
+cfg = Config()
+agent = Agent(cfg).cuda()
+opt = torch.optim.Adam(agent.parameters())
+obs = torch.zeros(cfg.steps, cfg.envs, cfg.obs_dim, device="cuda")
+with torch.no_grad():
+    agent.act(obs[0])
+flat = obs.reshape(-1, cfg.obs_dim)
+perm = torch.randperm(cfg.batch_size, device="cuda")
+for start in range(0, cfg.batch_size, cfg.minibatch_size):
+    mb = perm[start:start + cfg.minibatch_size]
+${update}
+    loss = logp.mean() + value.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a module without forward() trained through a method: its rows picked from a buffer give the batch, a @property the sizes', async () => {
+  const result = await estimateText(rolloutScript('    logp, value = agent.act(flat[mb], mb)'), '/tmp/rollout.py');
+  // minibatch_size = 512 * 64 // 4, read through two properties; the update's call (two arguments), not the rollout's.
+  assert.equal(result.detected.batchSize.value, 8192);
+  assert.equal(result.detected.model?.name, 'Agent');
+  // Each branch keeps its input and its tanh output (512) per row.
+  assert.ok(result.breakdown.activations >= 8192 * 2 * 512 * 4, String(result.breakdown.activations));
 });

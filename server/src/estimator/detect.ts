@@ -721,6 +721,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.seqLen ??= { value: fed.dims[1]!, ...(fed.dimOrigins?.[1] ?? { line: fed.line, how: fed.how }) };
       dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
     }
+    // (batch, features) rows fed to a net of linears (a minibatch picked from a rollout buffer): the batch.
+    if (fed && info.inputKind === 'vector' && fed.dims.length === 2) dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
     // The batch a collate_fn builds: (batch, sequence) token ids padded or cropped to a length it is given, whatever
     // length the model could take (a positional table of 4,096 beside a crop to 512).
     if (info.inputKind === 'tokens') detected.seqLen ??= collatedSequence(bindings.program, collateFunctions);

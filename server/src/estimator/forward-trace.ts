@@ -145,6 +145,15 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /** Whether forward keeps the largest tensor of `value` for backward (log_softmax's output), the data aside. */
+  /** Each element of a returned tuple: its elements and whether autocast leaves it fp32. */
+  outputParts(value: Value | undefined): Array<{ elements: number; fullPrecision: boolean }> | undefined {
+    if (value?.kind !== 'list' || !value.tuple) return undefined;
+    return value.items.map((item) => {
+      const tensor = tensorsIn(item)[0];
+      return { elements: tensor ? numel(tensor.shape) : 0, fullPrecision: tensor !== undefined && !tensor.integer && this.fullPrecision.has(tensor.id) };
+    });
+  }
+
   keepsLargest(value: Value | undefined): boolean {
     const largest = tensorsIn(value).reduce<TensorValue | undefined>((best, t) => (!best || numel(t.shape) > numel(best.shape) ? t : best), undefined);
     return largest !== undefined && this.saved.has(largest.id) && !this.excluded.has(largest.id) && !this.keptAsCastCopy.has(largest.id);

@@ -624,7 +624,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // the registration-order walk above stays the answer where the trace cannot finish.
     if (!program) return spec;
     // The input under which forward() runs with every layer given the shape it expects.
-    let best: { trace: ForwardTrace; output: number; outputKept: boolean } | undefined;
+    let best: { trace: ForwardTrace; output: number; outputKept: boolean; parts?: LayerNetSpec['outputPartsPerSample'] } | undefined;
     // The training step's call (the one with the most arguments: `model(x, targets)`) decides which path of
     // forward() runs; its other arguments are given tensors of the input's shape.
     const sites = program.moduleCalls.get(root) ?? [];
@@ -661,11 +661,11 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         }
         return attempt.input(others.shape, others.integer);
       });
-      const returned = program.trace(root, [x, ...rest], attempt);
+      const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) return false;
-      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned) };
+      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), parts: attempt.outputParts(returned) };
       return attempt.mismatches === 0;
     };
     let fits = false;
@@ -680,7 +680,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       }
     }
     if (!best) return spec;
-    const { trace, output, outputKept } = best;
+    const { trace, output, outputKept, parts } = best;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,
@@ -692,6 +692,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       fixedBytesPerSample: trace.fixedBytes,
       largestElementsPerSample: trace.largest,
       outputElementsPerSample: output,
+      ...(parts ? { outputPartsPerSample: parts } : {}),
       ...(outputKept ? { outputKeptByForward: true } : {}),
       inferenceLiveElementsPerSample: trace.liveNoGrad,
       hasConvolution: trace.convolutions > 0,
@@ -713,7 +714,10 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     return spec;
   };
   const frozenParameters = program ? list.filter(({ layer }) => program.frozen.has(layer)).reduce((sum, { layer }) => sum + layerParameters(layer).total, 0) : 0;
-  const inputShape = (program?.moduleCalls.get(root) ?? []).map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
+  // The step's call first (the one with the most arguments, as the trace takes it: `act(obs, actions)` in the
+  // update, not `act(obs)` collecting a rollout).
+  const inputShape = [...(program?.moduleCalls.get(root) ?? [])].sort((a, b) => b.length - a.length)
+    .map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
   return {
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),

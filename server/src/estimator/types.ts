@@ -91,6 +91,11 @@ export interface LayerNetSpec {
   /** Elements of the network's output per sample (the logits a loss reads). */
   outputElementsPerSample: number;
   /**
+   * A forward that returns a tuple: each element's elements per sample, and whether it is fp32 under autocast (an
+   * attention map out of softmax). What a leak of one element (`logits, attn = model(x)` keeping attn) keeps.
+   */
+  outputPartsPerSample?: Array<{ elements: number; fullPrecision: boolean }>;
+  /**
    * The output is a tensor forward itself keeps for backward (log_softmax's result, which nll_loss reads): holding
    * it costs nothing more, and the loss on log-probabilities keeps no logits-sized tensor of its own.
    */

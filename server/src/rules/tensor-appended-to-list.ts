@@ -139,7 +139,18 @@ export function keptMemory(model: SemanticModel, site: Node, value: Node): KeptM
   const freedByBackward = loop ? model.runsBackward(loop) : model.functionOf(site)?.name === 'training_step';
   if (!freedByBackward) return 'graph';
   if (isScalarLoss(model, value)) return undefined;
+  const part = unpackedOutputIndex(model, site, value);
+  if (part !== undefined) return `output[${part}]`;
   return isModelOutput(model, value) ? 'output' : undefined;
+}
+
+/** The position of a name unpacked from a forward's returned tuple (`logits, attn = model(x)`: attn is 1). */
+function unpackedOutputIndex(model: SemanticModel, site: Node, value: Node): number | undefined {
+  if (value.type !== 'identifier') return undefined;
+  const reaching = model.reachingDefinitions(value.text, site);
+  if (reaching.length !== 1) return undefined;
+  const { value: assigned, index, kind } = reaching[0]!;
+  return kind === 'assign' && index !== undefined && assigned?.type === 'call' && model.isDirectForwardCall(assigned) ? index : undefined;
 }
 
 const TENSOR_COMBINERS = new Set(['stack', 'cat', 'concat', 'concatenate', 'vstack', 'hstack', 'dstack', 'column_stack']);
