@@ -185,3 +185,21 @@ test('a module without forward() trained through a method: its rows picked from 
   // Each branch keeps its input and its tanh output (512) per row.
   assert.ok(result.breakdown.activations >= 8192 * 2 * 512 * 4, String(result.breakdown.activations));
 });
+
+test('tensors a plain object keeps on the GPU (a rollout buffer) are alive in every phase; a module\'s own are not counted again', async () => {
+  const withBuffer = rolloutScript('    logp, value = agent.act(flat[mb], mb)').replace('obs = torch.zeros(cfg.steps, cfg.envs, cfg.obs_dim, device="cuda")', [
+    'class Buffer:',
+    '    def __init__(self, cfg):',
+    '        self.obs = torch.zeros(cfg.steps, cfg.envs, cfg.obs_dim, device="cuda")',
+    '        self.actions = torch.zeros(cfg.steps, cfg.envs, dtype=torch.long, device="cuda")',
+    '        self.cpu_copy = torch.zeros(cfg.steps, cfg.envs, cfg.obs_dim)',
+    'buf = Buffer(cfg)',
+    'obs = buf.obs',
+  ].join('\n'));
+  const plain = await estimateText(rolloutScript('    logp, value = agent.act(flat[mb], mb)'), '/tmp/rollout_plain.py');
+  const buffered = await estimateText(withBuffer, '/tmp/rollout_buffer.py');
+  const held = 64 * 512 * 128 * 4 + 64 * 512 * 8;
+  assert.equal(buffered.config.residentDataBytes, held);
+  assert.equal(buffered.peakAllocated - plain.peakAllocated, held);
+  assert.equal(plain.config.residentDataBytes, undefined);
+});

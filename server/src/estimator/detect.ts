@@ -12,8 +12,8 @@ import { countTransformerParameters } from './transformer';
 import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isModuleValue, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
-import type { ProgramModel } from '../engine/program/interpreter';
+import { isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import type {
@@ -113,6 +113,8 @@ export interface DetectedConfig {
    * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
    */
   residentCopies?: Located<number>;
+  /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
+  residentData?: Located<number>;
 }
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
@@ -759,6 +761,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.model) {
     const trainedValues = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.value) : [];
     detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues);
+    detected.residentData = residentGpuData(bindings.program);
   }
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
   if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };
@@ -815,6 +818,38 @@ function residentCopies(program: ProgramModel, model: DetectedModel, trainedValu
     line ??= at;
   }
   return copies > 0 ? { value: copies, line } : undefined;
+}
+
+/** Bytes per element of a made tensor: its dtype= (int64 for randint, fp32 by default). */
+function madeTensorElementBytes(call: Extract<Value, { kind: 'call' }>): number {
+  const dtype = call.kwargs.get('dtype');
+  // Floating dtypes are dtype values; torch.long, torch.bool and the other integer types stay references.
+  const name = dtype?.kind === 'dtype' ? dtype.name : dtype?.kind === 'ref' ? dtype.path.replace(/^torch\./, '') : call.path === 'torch.randint' ? 'long' : 'float32';
+  if (/^(long|int64|float64|double|complex64)$/.test(name)) return 8;
+  if (/^(half|float16|bfloat16|int16|short)$/.test(name)) return 2;
+  if (/^(bool|uint8|int8)$/.test(name)) return 1;
+  return 4;
+}
+
+/**
+ * Tensors made on the GPU (`device=`) and held by an object of a plain class (a rollout or replay buffer, a
+ * vectorised environment's state): alive through every step. Their bytes, with the line of the largest.
+ */
+function residentGpuData(program: ProgramModel): Located<number> | undefined {
+  let bytes = 0;
+  let largest: { bytes: number; line: number } | undefined;
+  for (const instance of program.instances) {
+    if (!instance.cls || isModuleClass(instance.cls)) continue;
+    for (const value of instance.attrs.values()) {
+      if (value.kind !== 'call' || deviceNamed(value.kwargs.get('device') ?? NONE) !== true) continue;
+      const shape = tensorShape(value);
+      if (!shape) continue;
+      const size = shape.dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(value);
+      bytes += size;
+      if (!largest || size > largest.bytes) largest = { bytes: size, line: value.line };
+    }
+  }
+  return largest ? { value: bytes, line: largest.line } : undefined;
 }
 
 /** Whether a call is `name(...)` for one of the model variables. */

@@ -225,6 +225,8 @@ export interface TrainingConfig {
    * model's weights: weights only, with no gradients or optimizer states, and never sharded.
    */
   modelCopies?: number;
+  /** Bytes of tensors the script keeps on the GPU outside the model (a rollout buffer): alive in every phase. */
+  residentDataBytes?: number;
   gpus: number;
   strategy: Strategy;
   /**

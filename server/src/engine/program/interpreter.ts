@@ -2043,7 +2043,8 @@ function isInstance(value: Value, classinfo: Value, depth = 0): boolean | undefi
  * does not determine, as a training script's is), the CPU (`"cpu"`, `"mps"`, `"meta"`), or none (a dtype, a
  * memory format: the module stays where it is).
  */
-function deviceNamed(value: Value): boolean | undefined {
+/** Whether a device value names a GPU (true), the CPU or another device (false), or cannot tell (undefined). */
+export function deviceNamed(value: Value): boolean | undefined {
   switch (value.kind) {
     case 'string': return /^cuda\b/.test(value.value) ? true : /^(cpu|mps|meta|xpu)\b/.test(value.value) ? false : undefined;
     case 'number': return true;
