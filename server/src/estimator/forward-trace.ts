@@ -512,11 +512,15 @@ export class ForwardTrace implements TensorTracer {
         const seq = shape.length === 3 ? shape[batchFirst ? 1 : 0]! : shape[0]!;
         // Cross-attention (a decoder step's query over the encoder's outputs): keys and values have their own length.
         const key = tensorsIn(args[1])[0];
-        const keySeq = key && key.shape.length === shape.length ? (shape.length === 3 ? key.shape[batchFirst ? 1 : 0]! : key.shape[0]!) : seq;
+        const cross = key !== undefined && key.id !== x.id;
+        const keySeq = cross && key.shape.length === shape.length ? (shape.length === 3 ? key.shape[batchFirst ? 1 : 0]! : key.shape[0]!) : seq;
         const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
         for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
         // The projected query, keys and values, and the attention's output (out_proj's input), made anew every call.
-        this.keepBuffer((2 * seq + 2 * keySeq) * embed);
+        // Over another tensor's keys, every call keeps 3 key-sized tensors (measured on the H200: one query over 120
+        // keys, 3.0 x batch x keys x embed fp32 a call, with or without a padding mask or dropout;
+        // test/gpu/estimator/results/mha_cross_step.json).
+        this.keepBuffer(cross ? (2 * seq + 3 * keySeq) * embed : 4 * seq * embed);
         if (needWeights) this.keepBuffer(heads * seq * keySeq + seq * keySeq);
         return { kind: 'list', items: [this.precision(this.produce(shape, [x]), true), needWeights ? this.produce([seq, seq]) : { kind: 'none' }], tuple: true };
       }
@@ -636,8 +640,10 @@ export class ForwardTrace implements TensorTracer {
 
   /**
    * One step of a recurrent cell, called by the script once per time step (a decoder unrolled in Python): its two
-   * linears keep the input and the previous state, the fused CUDA kernel a workspace for backward (GRU: 5 hidden
-   * vectors, LSTM: 4 gates plus the new cell state, RNN: the output), every step anew.
+   * linears keep the input and the previous state; the fused CUDA kernel keeps both gate projections (autograd keeps
+   * them for a differentiable backward) and its workspace (GRU: 3 + 3 gates and 5 hidden vectors, measured 13.55
+   * hidden vectors a call with the input copy and the output on the H200; LSTM, read from the same autograd formula:
+   * 4 + 4 gates, 4 of workspace and the new cell state; RNN: its output), every step anew.
    */
   private recurrentCell(layer: LayerValue, x: TensorValue, state: Value | undefined, num: (i: number, n: string, f: number) => number): Value {
     const hidden = num(1, 'hidden_size', 1);
@@ -646,7 +652,7 @@ export class ForwardTrace implements TensorTracer {
     this.keepCastOperand('half', x);
     for (const t of given) this.keepCastOperand('half', t);
     if (given.length === 0) this.keepBuffer(numel(batch) * hidden);
-    const workspace = layer.type === 'GRUCell' ? 5 : layer.type === 'LSTMCell' ? 5 : 0;
+    const workspace = layer.type === 'GRUCell' ? 3 + 3 + 5 : layer.type === 'LSTMCell' ? 4 + 4 + 4 + 1 : 0;
     if (workspace > 0) this.keepBuffer(numel(batch) * hidden * workspace);
     const out = this.precision(this.produce([...batch, hidden], [x, ...given]), true);
     if (layer.type === 'RNNCell') this.keep(out);
