@@ -203,3 +203,61 @@ test('tensors a plain object keeps on the GPU (a rollout buffer) are alive in ev
   assert.equal(buffered.peakAllocated - plain.peakAllocated, held);
   assert.equal(plain.config.residentDataBytes, undefined);
 });
+
+const graphScript = (collate: string) => `import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+class Graphs(Dataset):
+    def __len__(self):
+        return 256
+
+    def __getitem__(self, i):
+        x = torch.randn(1000, 32)
+        edge_index = torch.randint(0, 1000, (2, 8000))
+        return x, edge_index, torch.randn(1)
+
+def collate(items):
+    xs, eis, ys, batch = [], [], [], []
+    offset = 0
+    for g, (x, ei, y) in enumerate(items):
+        xs.append(x)
+        eis.append(ei + offset)
+        ys.append(y)
+        batch.append(torch.full((x.size(0),), g, dtype=torch.long))
+        offset += x.size(0)
+    return ${collate}
+
+class Net(nn.Module):
+    def __init__(self, hidden=64):
+        super().__init__()
+        self.embed = nn.Linear(32, hidden)
+        self.msg = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.SiLU())
+        self.head = nn.Linear(hidden, 1)
+
+    def forward(self, x, edge_index, batch, num_graphs):
+        h = self.embed(x)
+        src, dst = edge_index
+        m = self.msg(torch.cat([h[dst], h[src]], dim=-1))
+        h = h + torch.zeros_like(h).index_add_(0, dst, m)
+        pooled = torch.zeros(num_graphs, h.size(1), device=h.device).index_add_(0, batch, h)
+        return self.head(pooled).squeeze(-1)
+
+model = Net().cuda()
+opt = torch.optim.Adam(model.parameters())
+loader = DataLoader(Graphs(), batch_size=16, collate_fn=collate)
+for x, edge_index, y, batch in loader:
+    x, edge_index, y, batch = x.cuda(), edge_index.cuda(), y.cuda(), batch.cuda()
+    loss = (model(x, edge_index, batch, 16) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('graph batching: a collate_fn that concatenates samples feeds the forward one sample\'s nodes and edges, no batch axis', async () => {
+  const result = await estimateText(graphScript('torch.cat(xs), torch.cat(eis, dim=1), torch.cat(ys), torch.cat(batch)'), '/tmp/graphs.py');
+  assert.equal(result.detected.batchSize.value, 16);
+  // Per graph: the message MLP keeps the edge features it is given (8,000 x 128) and its SiLU input (8,000 x 64).
+  const perEdge = 16 * 8000 * (128 + 64) * 4;
+  assert.ok(result.breakdown.activations >= perEdge && result.breakdown.activations < 1.5 * perEdge, `${result.breakdown.activations} vs ${perEdge}`);
+});

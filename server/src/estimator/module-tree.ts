@@ -3,7 +3,7 @@
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
 import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
-import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape } from '../engine/program/values';
+import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace } from './forward-trace';
@@ -515,6 +515,42 @@ function sampleLength(program: ProgramModel, first: ReturnType<typeof firstShape
 type InputShape = { shape: number[]; integer: boolean };
 
 /**
+ * A DataLoader's collate_fn that concatenates its samples rather than stacking them (`torch.cat(xs)`: graph batching,
+ * where a batch is one big graph of every sample's nodes and edges): the function, one sample as `__getitem__` makes
+ * it (each returned tensor's shape), and the names the loop around the step's call binds the collated parts to.
+ * Undefined where no collate_fn concatenates.
+ */
+function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: Value; sample: Array<InputShape | undefined>; names: string[] } | undefined {
+  let loop = site.parent;
+  while (loop && loop.type !== 'for_statement') loop = loop.parent;
+  let root: PyNode = site;
+  while (root.parent) root = root.parent;
+  const functions = new Map(root.descendantsOfType('function_definition').filter((f): f is PyNode => !!f).map((f) => [f.childForFieldName('name')?.text ?? '', f]));
+  const given = root.descendantsOfType('keyword_argument').find((kw) => {
+    if (kw?.childForFieldName('name')?.text !== 'collate_fn') return false;
+    const body = functions.get(kw.childForFieldName('value')?.text ?? '')?.childForFieldName('body')?.text ?? '';
+    return /\btorch\.(cat|concat)\(/.test(body) && !/\btorch\.stack\(/.test(body);
+  });
+  const collate = given ? program.valueOf(given.childForFieldName('value')) : undefined;
+  const getitem = functions.get('__getitem__');
+  if (!loop || collate?.kind !== 'function' || !getitem) return undefined;
+  const returned = getitem.descendantsOfType('return_statement')[0]?.namedChildren[0];
+  const elements = returned && (returned.type === 'expression_list' || returned.type === 'tuple') ? returned.namedChildren.filter((c): c is PyNode => !!c && c.type !== 'comment') : [];
+  const sample = elements.map((element): InputShape | undefined => {
+    const value = program.valueOf(element);
+    const shape = value?.kind === 'call' ? tensorShape(value) : undefined;
+    return shape && value?.kind === 'call' ? { shape: shape.dims, integer: isIntegerTensor(value) } : undefined;
+  });
+  // The loop's target tuple that holds the batch's parts (`for step, (x, edge_index, ...) in enumerate(loader)`).
+  const left = loop.childForFieldName('left');
+  const patterns = [left, ...(left?.descendantsOfType(['tuple_pattern', 'pattern_list']) ?? [])];
+  const names = patterns.map((p) => p?.namedChildren.filter((c): c is PyNode => !!c).map((c) => (c.type === 'identifier' ? c.text : '')) ?? [])
+    .find((list) => list.length >= elements.length && list.length > 1);
+  if (!names || sample.every((s) => s === undefined)) return undefined;
+  return { collate, sample, names };
+}
+
+/**
  * Candidate per-sample inputs of a module, with batch 1, most likely first: a call site whose argument the script
  * determines (`netG(torch.randn(b, nz, 1, 1))`), the tensors the script's data code creates (a Dataset's
  * `torch.randn(T, n_mels)`, with or without a batch dimension), then the shape its first layer implies at the
@@ -632,20 +668,36 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const site = sites[siteIndex] ?? [];
     const siteNode = program.moduleCallNodes.get(root)?.[siteIndex];
     const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
-    const candidates = inputCandidates(program, root, first, size);
+    // A loader whose collate_fn concatenates its samples (graph batching): the step's arguments are what the
+    // collate_fn makes of one sample, by the names the loop binds them to.
+    const batching = siteNode ? concatenatingCollate(program, siteNode) : undefined;
+    const firstName = argumentNodes[0] ? argumentVariable(argumentNodes[0]) : undefined;
+    const firstIndex = batching && firstName !== undefined ? batching.names.indexOf(firstName) : -1;
+    const firstSample = firstIndex >= 0 ? batching?.sample[firstIndex] : undefined;
+    const candidates = [...(firstSample ? [firstSample] : []), ...inputCandidates(program, root, first, size)];
+    const collatedInputs = (attempt: ForwardTrace): Map<string, Value> | undefined => {
+      if (!batching) return undefined;
+      const sample: Value = { kind: 'list', items: batching.sample.map((s) => (s ? attempt.input(s.shape, s.integer) : UNKNOWN)), tuple: true };
+      const made = program.traceFunction(batching.collate, [{ kind: 'list', items: [sample], tuple: false }], attempt);
+      if (made?.kind !== 'list') return undefined;
+      return new Map(batching.names.map((name, i) => [name, made.items[i] ?? UNKNOWN] as const).filter(([name, value]) => name !== '' && value.kind === 'tensor'));
+    };
     /**
      * forward() run with `candidate` as its input; the other arguments of the step's call take `others` (by default
      * the input's shape), or for target tokens their own length.
      */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate): boolean => {
       const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total);
-      const x = attempt.input(candidate.shape, candidate.integer);
+      const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
+      const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg, i) => {
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
         // Target tokens (an encoder-decoder's `tgt[:, :-1]`): their own length, in the input's layout, and the
         // call's expression applied to them.
         const node = argumentNodes[i + 1];
         const name = node ? argumentVariable(node) : undefined;
+        const given = name !== undefined ? collated?.get(name) : undefined;
+        if (given) return given;
         const axis = candidate.integer && candidate.shape.length === 2 ? candidate.shape.indexOf(size) : -1;
         if (node && name && targetLen !== undefined && axis >= 0 && TARGET_VARIABLE.test(name)) {
           const tokens = attempt.input(candidate.shape.map((d, k) => (k === axis ? targetLen : d)), true);

@@ -259,6 +259,26 @@ export class ProgramModel {
   }
 
   /**
+   * Calls a function of the script (a DataLoader's collate_fn given one sample) with a tracer, so that the tensors
+   * it makes carry shapes. Undefined when it could not finish.
+   */
+  traceFunction(fn: Value, args: Value[], tracer: TensorTracer): Value | undefined {
+    if (fn.kind !== 'function') return undefined;
+    const [steps, exhausted, depth] = [this.steps, this.exhausted, this.depth];
+    this.steps = 0;
+    this.tracer = tracer;
+    try {
+      return this.invoke(fn, args, new Map(), fn.node.startPosition.row, false);
+    } catch (signal) {
+      if (signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal) return undefined;
+      throw signal;
+    } finally {
+      this.tracer = undefined;
+      [this.steps, this.exhausted, this.depth] = [steps, exhausted, depth];
+    }
+  }
+
+  /**
    * Evaluates an expression of the script (a call site's argument, `tgt[:, :-1]`) with a tracer, the names it
    * reads bound to `names` (tensors the trace made) and the rest to the module's globals. Undefined when it
    * could not finish.
