@@ -68,3 +68,37 @@ test('no-grad fp32 log-likelihood: the previous batch\'s logits are rebound befo
   assert.equal(labels.config.lossAfterRebind, undefined);
   assert.ok(labels.breakdown!.activations > direct.breakdown!.activations + logits);
 });
+
+/** No-grad masked-LM evaluation without labels: the loop reads the logits through `reading` (one line per statement). */
+function mlmEvalScript(reading: string[]): string {
+  return [
+    'import torch',
+    'import torch.nn.functional as F',
+    'from transformers import AutoModelForMaskedLM',
+    'model = AutoModelForMaskedLM.from_pretrained("bert-base-uncased").half().cuda().eval()',
+    'def evaluate(loader):',
+    '    out = []',
+    '    with torch.no_grad():',
+    '        for ids in loader:',
+    '            logits = model(input_ids=ids.cuda()).logits',
+    ...reading.map((line) => `            ${line}`),
+    '    return out',
+    'evaluate([torch.randint(1000, 30000, (16, 512)) for _ in range(4)])',
+  ].join('\n');
+}
+
+test('no-grad outputs read only by an argmax: no fp32 copy or log-softmax; the masked LM has no pooler', async () => {
+  const argmax = await estimateText(mlmEvalScript(['out.append(logits.argmax(-1).cpu())']), '/tmp/mlm_argmax.py');
+  const scored = await estimateText(mlmEvalScript(['out.append(F.log_softmax(logits.float(), -1).amax(-1).cpu())']), '/tmp/mlm_scored.py');
+  assert.equal(argmax.config.outputsUnscored, true);
+  assert.equal(scored.config.outputsUnscored, undefined);
+  // BertForMaskedLM builds BertModel(add_pooling_layer=False): 109,514,298 parameters (measured on the H200).
+  assert.equal(argmax.detected.parameters, 109_514_298);
+  const logits = 16 * 512 * 30522 * 2;
+  // The previous batch's logits and this one's are alive together; nothing vocabulary-sized in fp32.
+  assert.ok(argmax.breakdown!.activations >= 2 * logits && argmax.breakdown!.activations < 2.5 * logits);
+  assert.ok(scored.breakdown!.activations >= logits + 2 * (2 * logits));
+  // A loss written in a function of the script that the loop calls counts too.
+  const helper = mlmEvalScript(['out.append(score(logits))']).replace('def evaluate', 'def score(x):\n    return F.cross_entropy(x.float().flatten(0, 1), x.argmax(-1).flatten()).item()\ndef evaluate');
+  assert.equal((await estimateText(helper, '/tmp/mlm_helper.py')).config.outputsUnscored, undefined);
+});

@@ -26,8 +26,11 @@ export interface Fix {
   edits: TextEdit[];
 }
 
-/** What a leak keeps alive per batch: a forward's autograd graph with its saved activations, or the output tensor (logits). */
-export type KeptMemory = 'graph' | 'output';
+/**
+ * What a leak keeps alive per batch: a forward's autograd graph with its saved activations, the output tensor
+ * (logits), or one element of a returned tuple (`logits, attn = model(x)` keeping `attn`: `output[1]`).
+ */
+export type KeptMemory = 'graph' | 'output' | `output[${number}]`;
 
 export interface Finding {
   code: string;

@@ -12,8 +12,8 @@ import { countTransformerParameters } from './transformer';
 import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isModuleValue, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
-import type { ProgramModel } from '../engine/program/interpreter';
+import { isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
@@ -58,6 +58,11 @@ export interface DetectedConfig {
   optimizer?: Located<OptimizerKind>;
   /** The line of a forward given no labels: a loss over its outputs comes after the forward, in the script. */
   forwardsWithoutLabels?: number;
+  /**
+   * The line of a forward given no labels whose outputs no loss reads (the loop takes an argmax or top-k of them):
+   * no fp32 copy or log-softmax over the vocabulary is made.
+   */
+  outputsUnscored?: number;
   /** The line of a forward whose output object is read at once (`model(x).logits`): its KV cache is dropped. */
   outputObjectDropped?: number;
   /** The line of a forward inside a function that returns only detached values (its graph dies on return). */
@@ -111,6 +116,8 @@ export interface DetectedConfig {
   residentCopies?: Located<number>;
   /** Batch loops that keep the model's output per batch without a graph (see TrainingConfig.keptOutputs). */
   keptOutputs?: KeptOutputSite[];
+  /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
+  residentData?: Located<number>;
 }
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
@@ -708,6 +715,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.graphFreedOnReturn = graphFreedOnReturn(forwards);
   detected.outputObjectDropped = outputObjectDropped(forwards);
   detected.forwardsWithoutLabels = forwardsWithoutLabels(forwards);
+  if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(forwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
   if (!detected.model && customModel) {
@@ -718,6 +726,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.seqLen ??= { value: fed.dims[1]!, ...(fed.dimOrigins?.[1] ?? { line: fed.line, how: fed.how }) };
       dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
     }
+    // (batch, features) rows fed to a net of linears (a minibatch picked from a rollout buffer): the batch.
+    if (fed && info.inputKind === 'vector' && fed.dims.length === 2) dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
     // The batch a collate_fn builds: (batch, sequence) token ids padded or cropped to a length it is given, whatever
     // length the model could take (a positional table of 4,096 beside a crop to 512).
     if (info.inputKind === 'tokens') detected.seqLen ??= collatedSequence(bindings.program, collateFunctions);
@@ -756,6 +766,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues);
     const kept = keptOutputSites(bindings.program, tree.rootNode, detected.model.line);
     if (kept.length > 0) detected.keptOutputs = kept;
+    detected.residentData = residentGpuData(bindings.program);
   }
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
   if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };
@@ -812,6 +823,38 @@ function residentCopies(program: ProgramModel, model: DetectedModel, trainedValu
     line ??= at;
   }
   return copies > 0 ? { value: copies, line } : undefined;
+}
+
+/** Bytes per element of a made tensor: its dtype= (int64 for randint, fp32 by default). */
+function madeTensorElementBytes(call: Extract<Value, { kind: 'call' }>): number {
+  const dtype = call.kwargs.get('dtype');
+  // Floating dtypes are dtype values; torch.long, torch.bool and the other integer types stay references.
+  const name = dtype?.kind === 'dtype' ? dtype.name : dtype?.kind === 'ref' ? dtype.path.replace(/^torch\./, '') : call.path === 'torch.randint' ? 'long' : 'float32';
+  if (/^(long|int64|float64|double|complex64)$/.test(name)) return 8;
+  if (/^(half|float16|bfloat16|int16|short)$/.test(name)) return 2;
+  if (/^(bool|uint8|int8)$/.test(name)) return 1;
+  return 4;
+}
+
+/**
+ * Tensors made on the GPU (`device=`) and held by an object of a plain class (a rollout or replay buffer, a
+ * vectorised environment's state): alive through every step. Their bytes, with the line of the largest.
+ */
+function residentGpuData(program: ProgramModel): Located<number> | undefined {
+  let bytes = 0;
+  let largest: { bytes: number; line: number } | undefined;
+  for (const instance of program.instances) {
+    if (!instance.cls || isModuleClass(instance.cls)) continue;
+    for (const value of instance.attrs.values()) {
+      if (value.kind !== 'call' || deviceNamed(value.kwargs.get('device') ?? NONE) !== true) continue;
+      const shape = tensorShape(value);
+      if (!shape) continue;
+      const size = shape.dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(value);
+      bytes += size;
+      if (!largest || size > largest.bytes) largest = { bytes: size, line: value.line };
+    }
+  }
+  return largest ? { value: bytes, line: largest.line } : undefined;
 }
 
 /** Whether a call is `name(...)` for one of the model variables. */
@@ -873,6 +916,37 @@ function forwardsWithoutLabels(forwards: readonly Node[]): number | undefined {
     return !args.some((arg) => arg?.type === 'dictionary_splat' || (arg?.type === 'keyword_argument' && /labels/.test(arg.childForFieldName('name')?.text ?? '')));
   };
   return forwards.every(withoutLabels) ? forwards[0]!.startPosition.row : undefined;
+}
+
+/** A call that scores outputs: a loss function or criterion, a (log-)softmax, a log-likelihood. */
+const SCORING_CALL = /loss|criterion|softmax|entropy|nll|kl_div|logsumexp|perplexity|log_prob/i;
+
+/**
+ * Where no forward's outputs are scored: neither the loop around each forward (or its function, outside a loop) nor
+ * a function of the script that it calls makes a loss or a softmax. The line of the first forward.
+ */
+function outputsUnscored(forwards: readonly Node[]): number | undefined {
+  if (forwards.length === 0) return undefined;
+  let root = forwards[0]!;
+  while (root.parent) root = root.parent;
+  const definitions = new Map<string, Node>();
+  for (const fn of root.descendantsOfType('function_definition')) {
+    const name = fn?.childForFieldName('name')?.text;
+    if (fn && name) definitions.set(name, fn);
+  }
+  const scores = (region: Node, depth: number): boolean => region.descendantsOfType('call').some((call) => {
+    const callee = call?.childForFieldName('function')?.text ?? '';
+    if (SCORING_CALL.test(callee)) return true;
+    const defined = definitions.get(callee.split('.').pop() ?? '');
+    return depth > 0 && defined !== undefined && defined.id !== region.id && scores(defined, depth - 1);
+  });
+  const region = (call: Node): Node => {
+    let fn = call.parent;
+    while (fn && fn.type !== 'function_definition') fn = fn.parent;
+    return enclosingLoops(call)[0] ?? fn ?? root;
+  };
+  const scored = forwards.some((call) => scores(region(call), 1));
+  return scored ? undefined : forwards[0]!.startPosition.row;
 }
 
 /** What ends a value's graph: a detached tensor, or a Python number or list. */

@@ -145,6 +145,15 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /** Whether forward keeps the largest tensor of `value` for backward (log_softmax's output), the data aside. */
+  /** Each element of a returned tuple: its elements and whether autocast leaves it fp32. */
+  outputParts(value: Value | undefined): Array<{ elements: number; fullPrecision: boolean }> | undefined {
+    if (value?.kind !== 'list' || !value.tuple) return undefined;
+    return value.items.map((item) => {
+      const tensor = tensorsIn(item)[0];
+      return { elements: tensor ? numel(tensor.shape) : 0, fullPrecision: tensor !== undefined && !tensor.integer && this.fullPrecision.has(tensor.id) };
+    });
+  }
+
   keepsLargest(value: Value | undefined): boolean {
     const largest = tensorsIn(value).reduce<TensorValue | undefined>((best, t) => (!best || numel(t.shape) > numel(best.shape) ? t : best), undefined);
     return largest !== undefined && this.saved.has(largest.id) && !this.excluded.has(largest.id) && !this.keptAsCastCopy.has(largest.id);
@@ -492,15 +501,27 @@ export class ForwardTrace implements TensorTracer {
       case 'GRU':
       case 'RNN':
         return this.precision(this.recurrent(layer, x, num, flag), true);
+      case 'LSTMCell':
+      case 'GRUCell':
+      case 'RNNCell':
+        return this.recurrentCell(layer, x, args[1], num);
       case 'MultiheadAttention': {
         const batchFirst = flag('batch_first', false);
         const embed = num(0, 'embed_dim', shape[last]!);
         const heads = num(1, 'num_heads', 1);
         const seq = shape.length === 3 ? shape[batchFirst ? 1 : 0]! : shape[0]!;
+        // Cross-attention (a decoder step's query over the encoder's outputs): keys and values have their own length.
+        const key = tensorsIn(args[1])[0];
+        const cross = key !== undefined && key.id !== x.id;
+        const keySeq = cross && key.shape.length === shape.length ? (shape.length === 3 ? key.shape[batchFirst ? 1 : 0]! : key.shape[0]!) : seq;
         const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
         for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
-        this.keepBuffer(seq * embed * 4);
-        if (needWeights) this.keepBuffer(heads * seq * seq + seq * seq);
+        // The projected query, keys and values, and the attention's output (out_proj's input), made anew every call.
+        // Over another tensor's keys, every call keeps 3 key-sized tensors (measured on the H200: one query over 120
+        // keys, 3.0 x batch x keys x embed fp32 a call, with or without a padding mask or dropout;
+        // test/gpu/estimator/results/mha_cross_step.json).
+        this.keepBuffer(cross ? (2 * seq + 3 * keySeq) * embed : 4 * seq * embed);
+        if (needWeights) this.keepBuffer(heads * seq * keySeq + seq * keySeq);
         return { kind: 'list', items: [this.precision(this.produce(shape, [x]), true), needWeights ? this.produce([seq, seq]) : { kind: 'none' }], tuple: true };
       }
       case 'TransformerEncoderLayer':
@@ -617,6 +638,28 @@ export class ForwardTrace implements TensorTracer {
     return { kind: 'list', items: [out, gates === 4 ? { kind: 'list', items: [state, this.produce(state.shape)], tuple: true } : state], tuple: true };
   }
 
+  /**
+   * One step of a recurrent cell, called by the script once per time step (a decoder unrolled in Python): its two
+   * linears keep the input and the previous state; the fused CUDA kernel keeps both gate projections (autograd keeps
+   * them for a differentiable backward) and its workspace (GRU: 3 + 3 gates and 5 hidden vectors, measured 13.55
+   * hidden vectors a call with the input copy and the output on the H200; LSTM, read from the same autograd formula:
+   * 4 + 4 gates, 4 of workspace and the new cell state; RNN: its output), every step anew.
+   */
+  private recurrentCell(layer: LayerValue, x: TensorValue, state: Value | undefined, num: (i: number, n: string, f: number) => number): Value {
+    const hidden = num(1, 'hidden_size', 1);
+    const batch = x.shape.length > 1 ? x.shape.slice(0, -1) : [];
+    const given = tensorsIn(state);
+    this.keepCastOperand('half', x);
+    for (const t of given) this.keepCastOperand('half', t);
+    if (given.length === 0) this.keepBuffer(numel(batch) * hidden);
+    const workspace = layer.type === 'GRUCell' ? 3 + 3 + 5 : layer.type === 'LSTMCell' ? 4 + 4 + 4 + 1 : 0;
+    if (workspace > 0) this.keepBuffer(numel(batch) * hidden * workspace);
+    const out = this.precision(this.produce([...batch, hidden], [x, ...given]), true);
+    if (layer.type === 'RNNCell') this.keep(out);
+    if (layer.type !== 'LSTMCell') return out;
+    return { kind: 'list', items: [out, this.precision(this.produce([...batch, hidden], [x]), true)], tuple: true };
+  }
+
   // ---- functions, methods, operators --------------------------------------------------------------------------
 
   function(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
@@ -635,6 +678,7 @@ export class ForwardTrace implements TensorTracer {
     const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.)?(\w+)$/.exec(path);
     if (!match) return undefined;
     const name = match[1]!;
+    if (name === 'einsum' && args[0]?.kind === 'string') return this.einsum(args[0].value, args.slice(1).flatMap(tensorsIn));
     const x = tensorsIn(args[0])[0];
     // Functions that make tensors from sizes.
     if (!x) {
@@ -789,6 +833,30 @@ export class ForwardTrace implements TensorTracer {
     }
     this.unmodelled.add(path);
     return this.produce(x.shape, [x]);
+  }
+
+  /**
+   * `torch.einsum("bqhd,bkhd->bhqk", q, k)`: a contraction like matmul (on autocast's half list), which keeps both
+   * operands for backward; the output's shape comes from the letters after `->` (or, implicitly, those that appear
+   * once, in order). An equation with `...` or operands that do not match it is not traced.
+   */
+  private einsum(equation: string, operands: TensorValue[]): Value | undefined {
+    const [inputs, explicit] = equation.replace(/\s+/g, '').split('->') as [string, string | undefined];
+    const terms = inputs.split(',');
+    if (equation.includes('...') || terms.length !== operands.length) return undefined;
+    const sizes = new Map<string, number>();
+    for (const [i, term] of terms.entries()) {
+      const shape = operands[i]!.shape;
+      if (term.length !== shape.length) {
+        this.mismatches++;
+        return undefined;
+      }
+      for (const [k, letter] of [...term].entries()) if ((sizes.get(letter) ?? 1) === 1) sizes.set(letter, shape[k]!);
+    }
+    const letters = [...inputs.replace(/,/g, '')];
+    const output = explicit ?? [...new Set(letters)].filter((l) => letters.indexOf(l) === letters.lastIndexOf(l)).sort().join('');
+    this.keepCastOperand('half', ...operands);
+    return this.precision(this.produce([...output].map((l) => sizes.get(l) ?? 1), operands), true);
   }
 
   private reduce(x: TensorValue, args: Value[], kwargs: Map<string, Value>): Value {

@@ -17,6 +17,13 @@ export function keptBytes(base: TrainingConfig, keeps: KeptMemory, batchSize?: n
   }
   const spec = config.model;
   const mode = activationMode(config);
+  const part = /^output\[(\d+)\]$/.exec(keeps);
+  if (part) {
+    // One element of a custom net's returned tuple, in its own precision (softmax's map stays fp32 under autocast).
+    const kept = spec.kind === 'layers' ? spec.outputPartsPerSample?.[Number(part[1])] : undefined;
+    if (!kept || kept.elements <= 0) return undefined;
+    return config.batchSize * kept.elements * (mode === 'fp32' || (mode === 'amp' && kept.fullPrecision) ? 4 : 2);
+  }
   if (spec.kind === 'transformer') {
     const outputs = transformerActivations(spec, {
       mode, training: true, attention: config.attention, batch: config.batchSize, seqLen: config.seqLen, imageSize: config.imageSize,

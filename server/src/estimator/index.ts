@@ -1,6 +1,7 @@
 // Public API of the memory estimator: detect the configuration of a script, fill what is missing with stated
 // assumptions, apply the user's overrides, estimate, and check the fit on catalog GPUs.
 // Lines in EstimateResult are 1-based (as the CLI prints them); the library keeps 0-based lines internally.
+import { formatBytes } from '../engine/bytes';
 import type { PyTree as Tree } from '../engine/program/node';
 import type { Tree as ParserTree } from '../engine/parser';
 import { copyTree } from '../engine/syntax-tree';
@@ -235,6 +236,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the script freezes parameters; assumed {0}% of them frozen', Math.round(FROZEN_FRACTION_ASSUMED * 100)));
   }
 
+  if (detected.residentData) {
+    assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
+  }
   if (detected.residentCopies) {
     assumptions.push(t('a copy of the model (line {0}: an EMA model, a snapshot of the best weights) stays on the GPU: its weights are counted once more, without gradients or optimizer states', (detected.residentCopies.line ?? 0) + 1));
   }
@@ -286,6 +290,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.graphFreedOnReturn !== undefined ? { graphFreedOnReturn: true } : {}),
     ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
+    ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
@@ -296,6 +301,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
     ...(detected.residentCopies ? { modelCopies: detected.residentCopies.value } : {}),
     ...(detected.keptOutputs ? { keptOutputs: detected.keptOutputs } : {}),
+    ...(detected.residentData ? { residentDataBytes: detected.residentData.value } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
     dataParallel: detected.strategy !== undefined,
     shardGradOp,

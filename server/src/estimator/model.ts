@@ -388,7 +388,7 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
   const forwards = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
   const activationCfg = forwards > 1 ? { ...cfg, batchSize: cfg.batchSize * forwards } : cfg;
   const act = cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, activationCfg, params) : layerNetFigures(cfg.model, activationCfg, params);
-  const base = LIBRARY_WORKSPACE_BYTES + act.inputs;
+  const base = LIBRARY_WORKSPACE_BYTES + act.inputs + (cfg.residentDataBytes ?? 0);
   // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.
   const parts: Record<PeakPhase, Breakdown> = { forward: ZERO_BREAKDOWN, backward: ZERO_BREAKDOWN, 'optimizer-step': ZERO_BREAKDOWN };
   if (cfg.mode === 'train') {
@@ -432,9 +432,10 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
     // over the outputs (an fp32 log-likelihood: `log_softmax(logits.float())`) comes after the name is rebound: the
     // previous batch's outputs are gone by then, and the peak is this batch's outputs, the fp32 copy and
     // log_softmax's fp32 output.
+    const lossTransient = cfg.outputsUnscored ? 0 : act.lossTransient;
     const activations = act.generate ? Math.max(act.generate.prefill, act.generate.end) : cfg.lossAfterRebind
-      ? Math.max(2 * act.outputs + act.inferenceTransient, (act.lossTimeOutputs ?? act.outputs) + act.lossTransient)
-      : 2 * act.outputs + Math.max(act.lossTransient, act.inferenceTransient);
+      ? Math.max(2 * act.outputs + act.inferenceTransient, (act.lossTimeOutputs ?? act.outputs) + lossTransient)
+      : 2 * act.outputs + Math.max(lossTransient, act.inferenceTransient);
     parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute + weightCache, activations, other: base };
   } else {
     // Without no_grad every forward builds a graph; the previous one lives until its outputs are rebound, unless the

@@ -3,7 +3,7 @@
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
 import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
-import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape } from '../engine/program/values';
+import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace } from './forward-trace';
@@ -203,7 +203,7 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
 }
 
 const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
-  'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm2d', 'LSTM', 'GRU', 'RNN', 'MultiheadAttention',
+  'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm2d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d',
   'MaxPool1d', 'MaxPool2d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AvgPool2d', 'AdaptiveMaxPool2d', 'LeakyReLU', 'ReLU6',
   'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d']);
@@ -434,6 +434,15 @@ function layerParameters(layer: LayerValue): { total: number; cast: number } {
       const shape = tensor?.kind === 'call' ? tensorShape(tensor) : undefined;
       return { total: shape ? shape.dims.reduce((a, b) => a * b, 1) : 0, cast: 0 };
     }
+    case 'LSTMCell':
+    case 'GRUCell':
+    case 'RNNCell': {
+      const gates = layer.type === 'LSTMCell' ? 4 : layer.type === 'GRUCell' ? 3 : 1;
+      const input = n(0, 'input_size', 0);
+      const hidden = n(1, 'hidden_size', 0);
+      const cast = gates * hidden * (input + hidden);
+      return { total: cast + (flag(layer, 'bias', true, 2) ? 2 * gates * hidden : 0), cast };
+    }
     case 'LSTM':
     case 'GRU':
     case 'RNN': {
@@ -507,6 +516,42 @@ function sampleLength(program: ProgramModel, first: ReturnType<typeof firstShape
 type InputShape = { shape: number[]; integer: boolean };
 
 /**
+ * A DataLoader's collate_fn that concatenates its samples rather than stacking them (`torch.cat(xs)`: graph batching,
+ * where a batch is one big graph of every sample's nodes and edges): the function, one sample as `__getitem__` makes
+ * it (each returned tensor's shape), and the names the loop around the step's call binds the collated parts to.
+ * Undefined where no collate_fn concatenates.
+ */
+function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: Value; sample: Array<InputShape | undefined>; names: string[] } | undefined {
+  let loop = site.parent;
+  while (loop && loop.type !== 'for_statement') loop = loop.parent;
+  let root: PyNode = site;
+  while (root.parent) root = root.parent;
+  const functions = new Map(root.descendantsOfType('function_definition').filter((f): f is PyNode => !!f).map((f) => [f.childForFieldName('name')?.text ?? '', f]));
+  const given = root.descendantsOfType('keyword_argument').find((kw) => {
+    if (kw?.childForFieldName('name')?.text !== 'collate_fn') return false;
+    const body = functions.get(kw.childForFieldName('value')?.text ?? '')?.childForFieldName('body')?.text ?? '';
+    return /\btorch\.(cat|concat)\(/.test(body) && !/\btorch\.stack\(/.test(body);
+  });
+  const collate = given ? program.valueOf(given.childForFieldName('value')) : undefined;
+  const getitem = functions.get('__getitem__');
+  if (!loop || collate?.kind !== 'function' || !getitem) return undefined;
+  const returned = getitem.descendantsOfType('return_statement')[0]?.namedChildren[0];
+  const elements = returned && (returned.type === 'expression_list' || returned.type === 'tuple') ? returned.namedChildren.filter((c): c is PyNode => !!c && c.type !== 'comment') : [];
+  const sample = elements.map((element): InputShape | undefined => {
+    const value = program.valueOf(element);
+    const shape = value?.kind === 'call' ? tensorShape(value) : undefined;
+    return shape && value?.kind === 'call' ? { shape: shape.dims, integer: isIntegerTensor(value) } : undefined;
+  });
+  // The loop's target tuple that holds the batch's parts (`for step, (x, edge_index, ...) in enumerate(loader)`).
+  const left = loop.childForFieldName('left');
+  const patterns = [left, ...(left?.descendantsOfType(['tuple_pattern', 'pattern_list']) ?? [])];
+  const names = patterns.map((p) => p?.namedChildren.filter((c): c is PyNode => !!c).map((c) => (c.type === 'identifier' ? c.text : '')) ?? [])
+    .find((list) => list.length >= elements.length && list.length > 1);
+  if (!names || sample.every((s) => s === undefined)) return undefined;
+  return { collate, sample, names };
+}
+
+/**
  * Candidate per-sample inputs of a module, with batch 1, most likely first: a call site whose argument the script
  * determines (`netG(torch.randn(b, nz, 1, 1))`), the tensors the script's data code creates (a Dataset's
  * `torch.randn(T, n_mels)`, with or without a batch dimension), then the shape its first layer implies at the
@@ -569,6 +614,9 @@ function outputOf(value: Value | undefined): number | undefined {
   if (value.kind === 'tensor') return value.shape.reduce((a, b) => a * b, 1);
   const items = value.kind === 'list' ? value.items : value.kind === 'dict' ? [...value.entries.values()] : value.kind === 'object' ? [...value.attrs.values()] : [];
   const sizes = items.map(outputOf).filter((n): n is number => n !== undefined);
+  // A tuple's first tensor is the prediction the loss reads (`logits, attn = model(x)`; `output, hidden`); a scalar
+  // first (a loss computed inside forward) gives way to the largest of the rest.
+  if (value.kind === 'list' && value.tuple && sizes.length > 0 && sizes[0]! > 1) return sizes[0];
   return sizes.length > 0 ? Math.max(...sizes) : undefined;
 }
 
@@ -624,15 +672,29 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // the registration-order walk above stays the answer where the trace cannot finish.
     if (!program) return spec;
     // The input under which forward() runs with every layer given the shape it expects.
-    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean } | undefined;
-    const candidates = inputCandidates(program, root, first, size);
+    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean; parts?: LayerNetSpec['outputPartsPerSample'] } | undefined;
+    // A loader whose collate_fn concatenates its samples (graph batching): the step's arguments are what the
+    // collate_fn makes of one sample, by the names the loop binds them to.
+    const batching = siteNode ? concatenatingCollate(program, siteNode) : undefined;
+    const firstName = argumentNodes[0] ? argumentVariable(argumentNodes[0]) : undefined;
+    const firstIndex = batching && firstName !== undefined ? batching.names.indexOf(firstName) : -1;
+    const firstSample = firstIndex >= 0 ? batching?.sample[firstIndex] : undefined;
+    const candidates = [...(firstSample ? [firstSample] : []), ...inputCandidates(program, root, first, size)];
+    const collatedInputs = (attempt: ForwardTrace): Map<string, Value> | undefined => {
+      if (!batching) return undefined;
+      const sample: Value = { kind: 'list', items: batching.sample.map((s) => (s ? attempt.input(s.shape, s.integer) : UNKNOWN)), tuple: true };
+      const made = program.traceFunction(batching.collate, [{ kind: 'list', items: [sample], tuple: false }], attempt);
+      if (made?.kind !== 'list') return undefined;
+      return new Map(batching.names.map((name, i) => [name, made.items[i] ?? UNKNOWN] as const).filter(([name, value]) => name !== '' && value.kind === 'tensor'));
+    };
     /**
      * forward() run with `candidate` as its input; the other arguments of the step's call take `others` (by default
      * the input's shape), or for target tokens their own length.
      */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
       const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total);
-      const x = attempt.input(candidate.shape, candidate.integer);
+      const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
+      const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg, i) => {
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
         const sample = fromData?.[i + 1];
@@ -641,6 +703,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         // call's expression applied to them.
         const node = argumentNodes[i + 1];
         const name = node ? argumentVariable(node) : undefined;
+        const given = name !== undefined ? collated?.get(name) : undefined;
+        if (given) return given;
         const axis = candidate.integer && candidate.shape.length === 2 ? candidate.shape.indexOf(size) : -1;
         if (node && name && targetLen !== undefined && axis >= 0 && TARGET_VARIABLE.test(name)) {
           const tokens = attempt.input(candidate.shape.map((d, k) => (k === axis ? targetLen : d)), true);
@@ -656,15 +720,16 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         }
         return attempt.input(others.shape, others.integer);
       });
-      const returned = program.trace(root, [x, ...rest], attempt);
+      const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) return false;
-      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData !== undefined };
+      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData !== undefined, parts: attempt.outputParts(returned) };
       return attempt.mismatches === 0;
     };
-    // The step's arguments as the loader's dataset makes them, each its own element of the sample, come first.
-    const fromData = sampleShapes();
+    // The step's arguments as the loader's dataset makes them, each its own element of the sample, come first
+    // (stacked by the default collate; a concatenating collate_fn is read above).
+    const fromData = batching ? undefined : sampleShapes();
     let fits = fromData?.[0] ? tryInputs(fromData[0], fromData[0], fromData) : false;
     if (!fits) for (const candidate of candidates) if ((fits = tryInputs(candidate))) break;
     // A forward of several inputs of different kinds (a two-tower model's images and token ids): its other
@@ -677,7 +742,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       }
     }
     if (!best) return spec;
-    const { trace, output, outputKept } = best;
+    const { trace, output, outputKept, parts } = best;
     // The data's tensors, as the dataset makes them (fp32, or int64 ids), when the trace ran on them.
     const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
@@ -691,6 +756,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       fixedBytesPerSample: trace.fixedBytes,
       largestElementsPerSample: trace.largest,
       outputElementsPerSample: output,
+      ...(parts ? { outputPartsPerSample: parts } : {}),
       ...(outputKept ? { outputKeptByForward: true } : {}),
       ...(dataBytes ? { stepInputBytesPerSample: dataBytes } : {}),
       inferenceLiveElementsPerSample: trace.liveNoGrad,
@@ -713,7 +779,10 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     return spec;
   };
   const frozenParameters = program ? list.filter(({ layer }) => program.frozen.has(layer)).reduce((sum, { layer }) => sum + layerParameters(layer).total, 0) : 0;
-  const inputShape = (program?.moduleCalls.get(root) ?? []).map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
+  // The step's call first (the one with the most arguments, as the trace takes it: `act(obs, actions)` in the
+  // update, not `act(obs)` collecting a rollout).
+  const inputShape = [...(program?.moduleCalls.get(root) ?? [])].sort((a, b) => b.length - a.length)
+    .map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
   return {
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),

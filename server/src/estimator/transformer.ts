@@ -139,7 +139,8 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     other += 2 * s.embedProjection * h;
     castable += 2 * s.embedProjection * h;
   }
-  if (s.pooler) {
+  // The masked-LM classes build their encoder without the pooler (BertForMaskedLM: add_pooling_layer=False).
+  if (s.pooler && s.task !== 'masked-lm') {
     other += h * h + h;
     castable += h * h;
   }

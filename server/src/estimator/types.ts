@@ -92,6 +92,11 @@ export interface LayerNetSpec {
   /** Elements of the network's output per sample (the logits a loss reads). */
   outputElementsPerSample: number;
   /**
+   * A forward that returns a tuple: each element's elements per sample, and whether it is fp32 under autocast (an
+   * attention map out of softmax). What a leak of one element (`logits, attn = model(x)` keeping attn) keeps.
+   */
+  outputPartsPerSample?: Array<{ elements: number; fullPrecision: boolean }>;
+  /**
    * The output is a tensor forward itself keeps for backward (log_softmax's result, which nll_loss reads): holding
    * it costs nothing more, and the loss on log-probabilities keeps no logits-sized tensor of its own.
    */
@@ -195,6 +200,8 @@ export interface TrainingConfig {
    * the previous batch's outputs is rebound (with labels the model computes it while they are still alive).
    */
   lossAfterRebind?: boolean;
+  /** No-grad without labels, and no loss or softmax reads the outputs (an argmax): no fp32 copy of them is made. */
+  outputsUnscored?: boolean;
   /** Every forward's output object is read at once (`model(x).logits`): the KV cache it holds is freed then. */
   outputObjectDropped?: boolean;
   /**
@@ -229,6 +236,8 @@ export interface TrainingConfig {
    * metric after the loop): memory that grows with the batches, beside the step's peak. Absent: none.
    */
   keptOutputs?: KeptOutputSite[];
+  /** Bytes of tensors the script keeps on the GPU outside the model (a rollout buffer): alive in every phase. */
+  residentDataBytes?: number;
   gpus: number;
   strategy: Strategy;
   /**

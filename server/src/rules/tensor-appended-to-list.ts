@@ -173,7 +173,18 @@ export function keptValueMessage(kept: KeptValue, freed: boolean, verb: 'appende
 export function keptMemory(kept: KeptValue, freed: boolean): KeptMemory | undefined {
   if (!freed) return 'graph';
   if (kept.isScalarLoss) return undefined;
+  const part = kept.site ? unpackedOutputIndex(kept.model, kept.site, kept.node) : undefined;
+  if (part !== undefined) return `output[${part}]`;
   return kept.isModelOutput ? 'output' : undefined;
+}
+
+/** The position of a name unpacked from a forward's returned tuple (`logits, attn = model(x)`: attn is 1). */
+function unpackedOutputIndex(model: SemanticModel, site: Node, value: Node): number | undefined {
+  if (value.type !== 'identifier') return undefined;
+  const reaching = model.reachingDefinitions(value.text, site);
+  if (reaching.length !== 1) return undefined;
+  const { value: assigned, index, kind } = reaching[0]!;
+  return kind === 'assign' && index !== undefined && assigned?.type === 'call' && model.isDirectForwardCall(assigned) ? index : undefined;
 }
 
 const TENSOR_COMBINERS = new Set(['stack', 'cat', 'concat', 'concatenate', 'vstack', 'hstack', 'dstack', 'column_stack']);

@@ -113,6 +113,11 @@ export class ProgramModel {
   readonly moduleCalls = new Map<Value, Value[][]>();
   /** The call expression of each of those call sites, in the same order (its argument expressions). */
   readonly moduleCallNodes = new Map<Value, PyNode[]>();
+  /**
+   * For a module class without forward(), the method each of its call sites ran (`agent.act(obs, action)`, a
+   * policy's `get_action_and_value(x)`): what the step runs as its forward. Parallel to moduleCalls.
+   */
+  readonly moduleCallMethods = new Map<Value, string[]>();
   /** The call expression `call` is evaluating (read once by `call`). */
   private pendingCallNode: PyNode | undefined;
   /**
@@ -232,11 +237,19 @@ export class ProgramModel {
    * (or a method of the script: a Dataset's `__getitem__`, for the shapes of the sample it makes).
    * Returns what it returned, or undefined when the trace could not finish.
    */
-  trace(module: ObjectValue | LayerValue | FunctionValue, inputs: Value[], tracer: TensorTracer): Value | undefined {
+  trace(module: ObjectValue | LayerValue | FunctionValue, inputs: Value[], tracer: TensorTracer, method?: string): Value | undefined {
     const [steps, exhausted, depth] = [this.steps, this.exhausted, this.depth];
     this.steps = 0;
     this.tracer = tracer;
     try {
+      // A module without forward() runs the method the step called, entered as its forward.
+      const own = method !== undefined && module.kind === 'object' && module.cls ? lookupClassAttribute(module.cls, method) : undefined;
+      if (own?.kind === 'function' && module.kind === 'object') {
+        tracer.enterModule(module, inputs);
+        const result = this.invoke({ ...own, self: module }, [module, ...inputs], new Map(), module.line, false);
+        tracer.exitModule(module);
+        return result;
+      }
       return this.call(module, inputs, new Map(), module.kind === 'function' ? module.node.startPosition.row : module.line);
     } catch (signal) {
       if (signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal) return undefined;
@@ -245,6 +258,14 @@ export class ProgramModel {
       this.tracer = undefined;
       [this.steps, this.exhausted, this.depth] = [steps, exhausted, depth];
     }
+  }
+
+  /**
+   * Calls a function of the script (a DataLoader's collate_fn given one sample) with a tracer, so that the tensors
+   * it makes carry shapes. Undefined when it could not finish.
+   */
+  traceFunction(fn: Value, args: Value[], tracer: TensorTracer): Value | undefined {
+    return fn.kind === 'function' ? this.trace(fn, args, tracer) : undefined;
   }
 
   /**
@@ -664,10 +685,11 @@ export class ProgramModel {
     }
   }
 
-  private define(node: PyNode, scope: Scope, _decorators: string[]): void {
+  private define(node: PyNode, scope: Scope, decorators: string[]): void {
     const name = node.childForFieldName('name');
     if (!name) return;
     const value: FunctionValue = { kind: 'function', name: name.text, node, closure: scope.kind === 'class' ? scope.parent ?? this.globals : scope };
+    if (scope.kind === 'class' && decorators.some((d) => PROPERTY_DECORATOR.test(d))) value.property = true;
     scope.vars.set(name.text, value);
     this.values.set(name.id, value);
   }
@@ -977,7 +999,9 @@ export class ProgramModel {
         if (this.tracer && own?.kind === 'layer' && own.type === 'Parameter') return this.tracer.parameter(own);
         if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
         const fromClass = object.cls ? lookupClassAttribute(object.cls, name) : undefined;
-        if (fromClass?.kind === 'function') return { ...fromClass, self: object };
+        if (fromClass?.kind === 'function') {
+          return fromClass.property ? this.invoke({ ...fromClass, self: object }, [object], new Map(), fromClass.node.startPosition.row, false) : { ...fromClass, self: object };
+        }
         if (fromClass !== undefined) return readThrough(fromClass, 'config');
         // A constructor argument of the torch.nn layer the class extends (`self.normalized_shape`, `self.eps`).
         const base = object.attrs.get(BASE_LAYER);
@@ -1079,6 +1103,10 @@ export class ProgramModel {
     }
     if (object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
     const key = this.evalExpr(subscript, scope);
+    if (object.kind === 'call' && key.kind === 'call' && !this.tracer) {
+      const picked = pickedRows(object, key, node.startPosition.row);
+      if (picked) return picked;
+    }
     // `models.__dict__[name]` (or `vars(models)[name]`): the module's attribute of that name, as getattr reads it.
     if (object.kind === 'ref' && object.path.endsWith('.__dict__') && key.kind === 'string') {
       return { kind: 'ref', path: `${object.path.slice(0, -'.__dict__'.length)}.${key.value}` };
@@ -1326,19 +1354,29 @@ export class ProgramModel {
 
   private currentOwner: ClassValue | undefined;
 
+  /** A call site of a module (outside a trace); `method` where a module without forward() ran one of its methods. */
+  private recordModuleCall(module: Value, args: Value[], node: PyNode | undefined, method?: string): void {
+    const sites = this.moduleCalls.get(module) ?? [];
+    const nodes = this.moduleCallNodes.get(module) ?? [];
+    const methods = this.moduleCallMethods.get(module) ?? [];
+    if (sites.length < 8) {
+      sites.push(args);
+      if (node && nodes.length === sites.length - 1) nodes.push(node);
+      if (method !== undefined) methods[sites.length - 1] = method;
+    }
+    this.moduleCalls.set(module, sites);
+    this.moduleCallNodes.set(module, nodes);
+    if (method !== undefined) this.moduleCallMethods.set(module, methods);
+  }
+
   /** Calls a value with evaluated arguments. */
   call(callee: Value, args: Value[], kwargs: Map<string, Value>, line: number): Value {
     const node = this.pendingCallNode;
     this.pendingCallNode = undefined;
     if (!this.tracer && (callee.kind === 'layer' || (callee.kind === 'object' && callee.role === 'instance'))) {
-      const sites = this.moduleCalls.get(callee) ?? [];
-      const nodes = this.moduleCallNodes.get(callee) ?? [];
-      if (sites.length < 8) {
-        sites.push(args);
-        if (node && nodes.length === sites.length - 1) nodes.push(node);
-      }
-      this.moduleCalls.set(callee, sites);
-      this.moduleCallNodes.set(callee, nodes);
+      this.recordModuleCall(callee, args, node);
+    } else if (!this.tracer && callee.kind === 'function' && callee.self && forwardlessModule(callee.self)) {
+      this.recordModuleCall(callee.self, args, node, callee.name);
     }
     switch (callee.kind) {
       case 'function':
@@ -2038,7 +2076,8 @@ function isInstance(value: Value, classinfo: Value, depth = 0): boolean | undefi
  * does not determine, as a training script's is), the CPU (`"cpu"`, `"mps"`, `"meta"`), or none (a dtype, a
  * memory format: the module stays where it is).
  */
-function deviceNamed(value: Value): boolean | undefined {
+/** Whether a device value names a GPU (true), the CPU or another device (false), or cannot tell (undefined). */
+export function deviceNamed(value: Value): boolean | undefined {
   switch (value.kind) {
     case 'string': return /^cuda\b/.test(value.value) ? true : /^(cpu|mps|meta|xpu)\b/.test(value.value) ? false : undefined;
     case 'number': return true;
@@ -2079,10 +2118,14 @@ function randomBound(path: string, args: Value[], kwargs: Map<string, Value>): N
 
 /** The leading positional parameters of common torch.nn layers, which scripts read back as attributes. */
 const RECURRENT_ARGUMENTS = ['input_size', 'hidden_size', 'num_layers', 'bias', 'batch_first', 'dropout', 'bidirectional'];
+/** Decorators that make a method a computed attribute. */
+const PROPERTY_DECORATOR = /^(property|(functools\.)?cached_property)$/;
+const CELL_ARGUMENTS = ['input_size', 'hidden_size', 'bias'];
 const CONV_ARGUMENTS = ['in_channels', 'out_channels', 'kernel_size', 'stride', 'padding'];
 const LAYER_ARGUMENTS: Record<string, readonly string[]> = {
   Linear: ['in_features', 'out_features'], Embedding: ['num_embeddings', 'embedding_dim'],
   LSTM: RECURRENT_ARGUMENTS, GRU: RECURRENT_ARGUMENTS, RNN: RECURRENT_ARGUMENTS,
+  LSTMCell: CELL_ARGUMENTS, GRUCell: CELL_ARGUMENTS, RNNCell: CELL_ARGUMENTS,
   Conv1d: CONV_ARGUMENTS, Conv2d: CONV_ARGUMENTS, Conv3d: CONV_ARGUMENTS,
   BatchNorm1d: ['num_features'], BatchNorm2d: ['num_features'], LayerNorm: ['normalized_shape'], MultiheadAttention: ['embed_dim', 'num_heads'],
 };
@@ -2122,6 +2165,37 @@ function withItems(node: PyNode): PyNode[] {
 function enclosingClass(fn: PyNode): PyNode | undefined {
   const block = fn.parent?.type === 'decorated_definition' ? fn.parent.parent : fn.parent;
   return block?.parent?.type === 'class_definition' ? block.parent : undefined;
+}
+
+/** A made tensor's sizes, a reshape's included (`buf.reshape(-1, obs_dim)`: the -1 undefined). */
+function madeTensorDims(call: CallResultValue): Array<number | undefined> | undefined {
+  const shape = tensorShape(call);
+  if (shape) return shape.dims;
+  if (!/^torch\.(randint|randn|rand|zeros|ones|empty|full)(\[\])*\(\)\.(view|reshape)$/.test(call.path)) return undefined;
+  const flat = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
+  return flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined));
+}
+
+/**
+ * Rows of a made tensor picked by a 1-D index tensor (`obs[perm[i:i + mb]]`, a minibatch of a rollout buffer): as
+ * many rows as the index has, then the tensor's other sizes. Undefined where either is not known.
+ */
+function pickedRows(object: CallResultValue, index: CallResultValue, line: number): CallResultValue | undefined {
+  const rows = /^torch\.(randperm|randint)(\[\])*$/.test(index.path) ? tensorShape({ ...index, path: index.path.replace(/(\[\])+$/, '') })?.dims : undefined;
+  const dims = madeTensorDims(object);
+  const base = /^torch\.(randint|randn|rand|zeros|ones|empty|full)/.exec(object.path)?.[0];
+  // Made from sizes alone (randint and full take other arguments first).
+  if (!base || base === 'torch.randint' || base === 'torch.full') return undefined;
+  if (!rows || rows.length !== 1 || !dims || dims.length < 2 || dims.slice(1).some((d) => d === undefined)) return undefined;
+  const sizes: Value = { kind: 'list', items: [rows[0]!, ...(dims.slice(1) as number[])].map((d) => ({ kind: 'number', value: d }) as Value), tuple: true };
+  return { kind: 'call', path: base, args: [sizes], kwargs: new Map(), line };
+}
+
+/** An instance of a script's module class that defines no forward() (an actor-critic called through `act`). */
+function forwardlessModule(value: Value): boolean {
+  if (value.kind !== 'object' || value.role !== 'instance' || !value.cls || !isModuleClass(value.cls)) return false;
+  const order = methodResolutionOrder(value.cls);
+  return order !== undefined && resolveMethod(order, 0, 'forward') === undefined;
 }
 
 /**

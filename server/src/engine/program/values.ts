@@ -62,6 +62,8 @@ export interface FunctionValue {
   self?: Value;
   /** The class a method was found on (for `super()`). */
   owner?: ClassValue;
+  /** A `@property` getter: reading the attribute runs it (`cfg.batch_size` derived from other fields). */
+  property?: boolean;
 }
 
 export interface ClassValue {
