@@ -226,6 +226,19 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   return withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
 }
 
+/** The keys that set a config's sizes (read by withConfigAttributes). */
+const CONFIG_SIZE_KEYS = ['hidden_size', 'n_embd', 'd_model', 'dim', 'num_hidden_layers', 'n_layer', 'num_layers', 'encoder_layers',
+  'num_attention_heads', 'n_head', 'num_heads', 'encoder_attention_heads', 'num_key_value_heads', 'head_dim', 'd_kv', 'intermediate_size',
+  'n_inner', 'd_ff', 'ffn_dim', 'encoder_ffn_dim', 'vocab_size', 'num_decoder_layers', 'decoder_layers'];
+
+/** The first size a config is given whose value the script does not determine (`hidden_size=args.hidden` unread). */
+function undeterminedSize(attrs: Map<string, Value>): string | undefined {
+  return CONFIG_SIZE_KEYS.find((key) => {
+    const value = attrs.get(key);
+    return value !== undefined && value.kind !== 'number' && value.kind !== 'none';
+  });
+}
+
 /** A config's values (keyword arguments, or attributes the script set) over a spec. */
 function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>): TransformerSpec {
   const get = (...keys: string[]): number | undefined => {
@@ -392,7 +405,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const value = bindings.value(call);
     if (value?.kind === 'object' && value.role === 'hf-config') {
       const spec = specFromConfigCall(value.typeName, value.attrs);
-      if (spec) configSpec = { spec, line, name: value.typeName };
+      const undetermined = undeterminedSize(value.attrs);
+      if (spec && undetermined) configSpec = undefined;
+      if (spec && !undetermined) configSpec = { spec, line, name: value.typeName };
     }
     // `Model(config)` / `from_config(config)`: the config object the argument holds, wherever it was built. (The
     // class-name pattern, which backtracks, is tested last in these conditions.)
@@ -401,7 +416,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const spec = specFromConfigCall(configArgument.typeName, configArgument.attrs);
       // A config that names its dtype (`GPT2Config(dtype="bfloat16")`): from_config builds the weights in it.
       const configDtype = dtypeFrom(toPy(configArgument.attrs.get('dtype') ?? configArgument.attrs.get('torch_dtype')));
-      if (spec) configSpec = { spec, line: configArgument.line, name: configArgument.typeName, storedDtype: configDtype };
+      // A size the script gives but whose value is not determined: never the base checkpoint's size in its place.
+      const undetermined = undeterminedSize(configArgument.attrs);
+      if (spec && undetermined) {
+        configSpec = undefined;
+        if (!detected.model) detected.unresolved ??= { line, reason: t('the model configuration\'s {0} is not a value the script determines', undetermined) };
+      } else if (spec) configSpec = { spec, line: configArgument.line, name: configArgument.typeName, storedDtype: configDtype };
       else if (!detected.model) detected.unresolved ??= { line, reason: t('the model is built from {0}, a configuration class the estimator does not model', configArgument.typeName) };
     }
     // `from_config(config, dtype=torch.bfloat16)`: the weights are built in that dtype.

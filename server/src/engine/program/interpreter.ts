@@ -145,6 +145,8 @@ export class ProgramModel {
   readonly onDevice = new Set<Value>();
   /** An EMA wrapper a library class makes (`AveragedModel(model)`) and the copy it holds (`ema.module`). */
   private readonly wrapped = new Map<Value, Value>();
+  /** An argparse parser's sub-commands action (`add_subparsers`) and the dest it writes the command's name under. */
+  private readonly subcommands = new Map<Value, { action: ObjectValue; dest: string | undefined }>();
   /** Every value a deep copy made (the copies' submodules and layers included). */
   private readonly copied = new Set<Value>();
 
@@ -1641,7 +1643,7 @@ export class ProgramModel {
       case 'argparse.Namespace':
         return { kind: 'object', role: 'namespace', typeName: name, attrs: new Map(kwargs), line };
       case 'argparse.ArgumentParser':
-        return { kind: 'object', role: 'parser', typeName: 'ArgumentParser', attrs: new Map(), line };
+        return newParser(kwargs.get('parents'), line);
       case 'os.environ.get':
       case 'os.getenv': {
         const fallback = args[1] ?? kwargs.get('default');
@@ -1819,12 +1821,35 @@ export class ProgramModel {
         return NONE;
       }
       if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return receiver;
+      // Sub-commands (`sub = parser.add_subparsers(dest="command"); p = sub.add_parser("train", parents=[common])`): each
+      // sub-command's parser is kept on the action object under its name, the action on its parser.
+      if (method === 'add_subparsers') {
+        const action: ObjectValue = { kind: 'object', role: 'parser', typeName: SUBCOMMANDS, attrs: new Map(), line };
+        this.subcommands.set(receiver, { action, dest: stringOf(kwargs.get('dest')) });
+        return action;
+      }
+      if (method === 'add_parser' && receiver.typeName === SUBCOMMANDS) {
+        const name = stringOf(args[0]);
+        const parser = newParser(kwargs.get('parents'), line);
+        if (name !== undefined && !receiver.attrs.has(name)) receiver.attrs.set(name, parser);
+        return parser;
+      }
       if (method === 'set_defaults') {
         for (const [k, v] of kwargs) receiver.attrs.set(k, readThrough(v, 'argparse-default'));
         return NONE;
       }
       if (method === 'parse_args' || method === 'parse_known_args') {
         const namespace: ObjectValue = { kind: 'object', role: 'namespace', typeName: 'Namespace', attrs: new Map(receiver.attrs), line };
+        // With sub-commands, the one the given argument list names (`parse_args(argv or ["train"])`), else the first
+        // declared: its parser's values join the namespace, and its name goes under the action's dest.
+        const subcommands = this.subcommands.get(receiver);
+        if (subcommands && subcommands.action.attrs.size > 0) {
+          const given = iterationItems(args[0] ?? kwargs.get('args') ?? UNKNOWN)?.map(stringOf) ?? [];
+          const name = given.find((arg): arg is string => arg !== undefined && subcommands.action.attrs.has(arg)) ?? [...subcommands.action.attrs.keys()][0]!;
+          const chosen = subcommands.action.attrs.get(name);
+          if (subcommands.dest) namespace.attrs.set(subcommands.dest, { kind: 'string', value: name });
+          if (chosen?.kind === 'object') for (const [key, value] of chosen.attrs) namespace.attrs.set(key, value);
+        }
         return method === 'parse_args' ? namespace : { kind: 'list', items: [namespace, { kind: 'list', items: [], tuple: false }], tuple: true };
       }
       return UNKNOWN;
@@ -2272,6 +2297,18 @@ function stringLiteral(node: PyNode, evaluate: (expression: PyNode) => Value): s
 function unescape(sequence: string): string {
   const map: Record<string, string> = { '\\n': '\n', '\\t': '\t', '\\\\': '\\', "\\'": "'", '\\"': '"', '\\r': '\r' };
   return map[sequence] ?? sequence;
+}
+
+/** The typeName of the object `add_subparsers` returns. */
+const SUBCOMMANDS = '_SubParsersAction';
+
+/** An argparse parser, starting from the arguments of its `parents=[...]` (copied, as argparse does). */
+function newParser(parents: Value | undefined, line: number): ObjectValue {
+  const attrs = new Map<string, Value>();
+  for (const parent of parents ? iterationItems(parents) ?? [] : []) {
+    if (parent.kind === 'object' && parent.role === 'parser') for (const [key, value] of parent.attrs) attrs.set(key, value);
+  }
+  return { kind: 'object', role: 'parser', typeName: 'ArgumentParser', attrs, line };
 }
 
 function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Value>): void {
