@@ -2,6 +2,9 @@
 // several models in one script. The estimate must read the model the script builds from these.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { estimateText } from './helpers';
 
 /** A Llama trained through an argparse `train` sub-command whose sizes come from a shared parent parser. */
@@ -70,4 +73,53 @@ test('a config size the script does not determine leaves the model unresolved, n
   const result = await estimateText(subcommandScript('parser.parse_args(["train"])', 'int(open("h.txt").read())'), '/tmp/llama_sub_unknown.py');
   assert.equal(result.detected.model.source, 'unresolved');
   assert.match(result.unresolved?.reason ?? "", /hidden_size/);
+});
+
+test('a model registry filled by a decorator, the class chosen by a string from a JSON file read through pathlib', async () => {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-registry-'));
+  fs.mkdirSync(path.join(folder, 'configs'));
+  fs.writeFileSync(path.join(folder, 'configs', 'model.json'), JSON.stringify({ arch: 'mlp', model_kwargs: { width: 384, depth: 3 }, data: { batch_size: 12 } }));
+  const script = [
+    'import json',
+    'from pathlib import Path',
+    'import torch, torch.nn as nn',
+    'REGISTRY = {}',
+    'def register(name):',
+    '    def deco(cls):',
+    '        REGISTRY[name] = cls',
+    '        return cls',
+    '    return deco',
+    '@register("mlp")',
+    'class MLP(nn.Module):',
+    '    def __init__(self, width, depth):',
+    '        super().__init__()',
+    '        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(depth)])',
+    '        self.heads = nn.ModuleDict({"a": nn.Linear(width, 10), "b": nn.Linear(width, 2)})',
+    '    def forward(self, x):',
+    '        for layer in self.layers:',
+    '            x = torch.relu(layer(x))',
+    '        return {k: head(x) for k, head in self.heads.items()}',
+    '@register("tiny")',
+    'class Tiny(nn.Module):',
+    '    def __init__(self, width, depth):',
+    '        super().__init__()',
+    '        self.fc = nn.Linear(width, 1)',
+    'def build_model(cfg):',
+    '    return REGISTRY[cfg["arch"]](**cfg["model_kwargs"])',
+    'cfg = json.loads((Path(__file__).parent / "configs" / "model.json").read_text())',
+    'model = build_model(cfg).cuda()',
+    'opt = torch.optim.Adam(model.parameters())',
+    'for _ in range(3):',
+    '    x = torch.randn(cfg["data"]["batch_size"], 384, device="cuda")',
+    '    out = model(x)',
+    '    loss = out["a"].sum() + out["b"].sum()',
+    '    loss.backward()',
+    '    opt.step()',
+    '    opt.zero_grad()',
+  ].join('\n');
+  const result = await estimateText(script, path.join(folder, 'train.py'));
+  assert.equal(result.detected.model.name, 'MLP');
+  assert.equal(result.detected.parameters, 3 * (384 * 384 + 384) + (384 * 10 + 10) + (384 * 2 + 2));
+  assert.equal(result.detected.batchSize.value, 12);
+  fs.rmSync(folder, { recursive: true });
 });

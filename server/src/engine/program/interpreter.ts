@@ -9,7 +9,7 @@
 // Every consumer (estimator, refactorings, rules) asks the same model: `valueOf(node)` is the value an expression
 // had the first time it ran (functions nobody calls are run once with their defaults, so every expression has one).
 import * as path from 'node:path';
-import { dirname as pathDirname, join as pathJoin, normalize as pathNormalize } from 'node:path';
+import { basename as pathBasename, dirname as pathDirname, join as pathJoin, normalize as pathNormalize } from 'node:path';
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
@@ -103,6 +103,9 @@ export class ProgramModel {
   private readonly values: NodeValues<Value>;
   /** Functions (by node id) that ran at least once. */
   private readonly ran = new Set<number>();
+  /** Functions (by node id) the script itself called, before those nobody called were run once (`probe`). */
+  private readonly ranInScript = new Set<number>();
+  private scriptRunDone = false;
   private steps = 0;
   private depth = 0;
   private exhausted = false;
@@ -269,6 +272,18 @@ export class ProgramModel {
     }
   }
 
+  /**
+   * Whether the script runs the code around `node` but never reaches `node` itself: its function was called (or it
+   * is top-level code) and it sits after a `return` taken first, or in a branch never taken (`build_optimizer`'s
+   * `if name == "sgd":` after `if name == "adamw": return AdamW(...)`). False once the step budget ran out.
+   */
+  passedOver(node: PyNode): boolean {
+    if (this.exhausted || this.values.get(node.id) !== undefined) return false;
+    let fn = node.parent;
+    while (fn && fn.type !== 'function_definition') fn = fn.parent;
+    return !fn || this.ranInScript.has(fn.id);
+  }
+
   /** Whether the step budget ran out (the values found so far stay valid; later code is unknown). */
   get incomplete(): boolean {
     return this.exhausted;
@@ -280,6 +295,7 @@ export class ProgramModel {
     } catch (signal) {
       if (!(signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal)) throw signal;
     }
+    this.scriptRunDone = true;
     // Functions and methods nobody called still hold expressions the consumers ask about: run each once.
     for (const fn of treeIndex(this.root).functions) {
       if (this.ran.has(fn.id) || this.exhausted) continue;
@@ -353,6 +369,7 @@ export class ProgramModel {
         const definition = node.childForFieldName('definition');
         if (definition?.type === 'class_definition') this.defineClass(definition, scope, decorators);
         else if (definition) this.define(definition, scope, decorators);
+        this.runRegistryDecorators(node, scope);
         return;
       }
       case 'if_statement':
@@ -664,6 +681,26 @@ export class ProgramModel {
     }
   }
 
+  /**
+   * A decorator the script defines (`@register("gpt")`, `@MODELS.register_module()`) runs on the class or function it
+   * decorates, for what it does besides (a registry's `REGISTRY[name] = cls`); the name stays bound to the definition.
+   */
+  private runRegistryDecorators(node: PyNode, scope: Scope): void {
+    const name = node.childForFieldName('definition')?.childForFieldName('name');
+    const defined = name ? scope.vars.get(name.text) : undefined;
+    if (!defined) return;
+    const decorators = node.namedChildren.filter((c): c is PyNode => c?.type === 'decorator');
+    for (const decorator of decorators.reverse()) {
+      const expression = decorator.namedChildren[0];
+      // Only calls and names of the script's own functions: a library's decorator is not evaluated.
+      const callee = expression?.type === 'call' ? expression.childForFieldName('function') : expression;
+      if (!callee || !(callee.type === 'identifier' || callee.type === 'attribute')) continue;
+      if (callee.type === 'identifier' && scope.lookup(callee.text)?.kind !== 'function') continue;
+      const decorate = this.evalExpr(expression, scope);
+      if (decorate.kind === 'function') this.call(decorate, [defined], new Map(), decorator.startPosition.row);
+    }
+  }
+
   private define(node: PyNode, scope: Scope, _decorators: string[]): void {
     const name = node.childForFieldName('name');
     if (!name) return;
@@ -769,6 +806,10 @@ export class ProgramModel {
         const left = this.evalExpr(node.childForFieldName('left'), scope);
         const right = this.evalExpr(node.childForFieldName('right'), scope);
         const operator = node.childForFieldName('operator')?.text ?? '';
+        if (operator === '/' && left.kind === 'object' && left.typeName === PATH_TYPE) {
+          const part = pathOf(right);
+          return part === undefined ? UNKNOWN : pathObject(pathJoin(pathOf(left)!, part), node.startPosition.row);
+        }
         return this.tracer?.binary(operator, left, right) ?? binary(operator, left, right, node.startPosition.row);
       }
       case 'boolean_operator': {
@@ -953,6 +994,11 @@ export class ProgramModel {
         return { kind: 'ref', path };
       }
       case 'object': {
+        if (object.typeName === PATH_TYPE) {
+          const at = pathOf(object)!;
+          if (name === 'parent') return pathObject(pathDirname(at), object.line);
+          if (name === 'name') return { kind: 'string', value: pathBasename(at) };
+        }
         const own = object.attrs.get(name);
         if (this.tracer && own?.kind === 'layer' && own.type === 'Parameter') return this.tracer.parameter(own);
         if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
@@ -1377,6 +1423,7 @@ export class ProgramModel {
     const scope = new Scope(fn.closure, 'function');
     this.bindParameters(fn, scope, args, kwargs, probe);
     this.ran.add(fn.node.id);
+    if (!this.scriptRunDone) this.ranInScript.add(fn.node.id);
     if (fn.node.type === 'lambda') {
       this.depth++;
       try {
@@ -1639,6 +1686,12 @@ export class ProgramModel {
       }
       case 'open':
         return { kind: 'object', role: 'file', typeName: 'file', attrs: new Map([['path', args[0] ?? UNKNOWN]]), line };
+      // `Path(__file__).parent / "configs" / "x.json"`: a path object, so that a config file named that way is read.
+      case 'pathlib.Path':
+      case 'pathlib.PurePath': {
+        const parts = args.map(pathOf);
+        return parts.length > 0 && parts.every((p): p is string => p !== undefined) ? pathObject(pathJoin(...parts), line) : UNKNOWN;
+      }
       case 'types.SimpleNamespace':
       case 'argparse.Namespace':
         return { kind: 'object', role: 'namespace', typeName: name, attrs: new Map(kwargs), line };
@@ -1665,6 +1718,9 @@ export class ProgramModel {
       case 'yaml.safe_load':
       case 'yaml.load':
       case 'yaml.full_load':
+      // `json.loads(text)`: a file only where the text is a file's (`Path(...).read_text()`).
+      case 'json.loads':
+        return args[0]?.kind === 'object' && args[0].role === 'file' ? this.loadConfigFile(args[0], line) : UNKNOWN;
       case 'json.load':
       case 'toml.load':
       case 'tomllib.load':
@@ -1746,6 +1802,23 @@ export class ProgramModel {
           const value = key !== undefined ? receiver.entries.get(key) : undefined;
           if (key !== undefined) receiver.entries.delete(key);
           return value ?? args[1] ?? UNKNOWN;
+        }
+        default: return UNKNOWN;
+      }
+    }
+    if (receiver.kind === 'object' && receiver.typeName === PATH_TYPE) {
+      const at = pathOf(receiver)!;
+      switch (method) {
+        // The text or the open file: read as the file they come from (see loadConfigFile).
+        case 'read_text':
+        case 'read_bytes':
+        case 'open': return { kind: 'object', role: 'file', typeName: 'file', attrs: new Map([['path', receiver]]), line };
+        case 'resolve':
+        case 'absolute':
+        case 'expanduser': return receiver;
+        case 'joinpath': {
+          const parts = args.map(pathOf);
+          return parts.every((p): p is string => p !== undefined) ? pathObject(pathJoin(at, ...parts), line) : UNKNOWN;
         }
         default: return UNKNOWN;
       }
@@ -1967,8 +2040,7 @@ export class ProgramModel {
   }
 
   private loadConfigFile(handle: Value | undefined, line: number): Value {
-    const named = handle?.kind === 'object' && handle.role === 'file' ? handle.attrs.get('path') : handle;
-    const file = stringOf(named);
+    const file = pathOf(handle);
     if (!file) return UNKNOWN;
     const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
     for (const folder of folders) {
@@ -2297,6 +2369,19 @@ function stringLiteral(node: PyNode, evaluate: (expression: PyNode) => Value): s
 function unescape(sequence: string): string {
   const map: Record<string, string> = { '\\n': '\n', '\\t': '\t', '\\\\': '\\', "\\'": "'", '\\"': '"', '\\r': '\r' };
   return map[sequence] ?? sequence;
+}
+
+/** The typeName of a `pathlib.Path`: a file object (role 'file') whose `path` is the string it names. */
+const PATH_TYPE = 'Path';
+
+function pathObject(at: string, line: number): ObjectValue {
+  return { kind: 'object', role: 'file', typeName: PATH_TYPE, attrs: new Map([['path', { kind: 'string', value: at }]]), line };
+}
+
+/** The path a string, a Path or an open file (of either) names. */
+function pathOf(value: Value | undefined, depth = 0): string | undefined {
+  if (value?.kind === 'string') return value.value;
+  return value?.kind === 'object' && value.role === 'file' && depth < 4 ? pathOf(value.attrs.get('path'), depth + 1) : undefined;
 }
 
 /** The typeName of the object `add_subparsers` returns. */
