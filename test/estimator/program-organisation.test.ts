@@ -123,3 +123,31 @@ test('a model registry filled by a decorator, the class chosen by a string from 
   assert.equal(result.detected.batchSize.value, 12);
   fs.rmSync(folder, { recursive: true });
 });
+
+test('a Trainer class that picks its optimizer by a config value: the branch taken, not the last optimizer written', async () => {
+  const script = (name: string) => [
+    'import torch, torch.nn as nn',
+    `CFG = {"optim": {"name": "${name}", "lr": 0.1}, "batch_size": 16}`,
+    'class Trainer:',
+    '    def __init__(self, cfg):',
+    '        self.cfg = cfg',
+    '        self.model = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)).cuda()',
+    '        self.optimizer = self.build_optimizer(cfg["optim"])',
+    '    def build_optimizer(self, ocfg):',
+    '        params = [p for p in self.model.parameters() if p.requires_grad]',
+    '        if ocfg["name"] == "adamw":',
+    '            return torch.optim.AdamW(params, lr=ocfg["lr"])',
+    '        if ocfg["name"] == "sgd":',
+    '            return torch.optim.SGD(params, lr=ocfg["lr"])',
+    '        raise ValueError(ocfg["name"])',
+    '    def fit(self):',
+    '        for _ in range(3):',
+    '            x = torch.randn(self.cfg["batch_size"], 256, device="cuda")',
+    '            self.model(x).sum().backward()',
+    '            self.optimizer.step()',
+    '            self.optimizer.zero_grad()',
+    'Trainer(CFG).fit()',
+  ].join('\n');
+  assert.equal((await estimateText(script('adamw'), '/tmp/trainer_adamw.py')).detected.optimizer.value, 'adamw');
+  assert.equal((await estimateText(script('sgd'), '/tmp/trainer_sgd.py')).detected.optimizer.value, 'sgd');
+});

@@ -613,7 +613,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
 
     // Optimizer.
-    if (MODELLED_OPTIMIZER.test(name) && !fn.includes('Config')) {
+    // An optimizer the script never builds (another branch's) does not replace one it does.
+    const optimizerPassedOver = detected.optimizer !== undefined && bindings.program.passedOver(call);
+    if (MODELLED_OPTIMIZER.test(name) && !fn.includes('Config') && !optimizerPassedOver) {
       let kind: OptimizerKind;
       detected.optimizerStates = undefined;
       if (/8bit/.test(name)) kind = 'adam-8bit';
@@ -632,7 +634,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
       else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
-    } else if (isOptimizerClass(name) && !fn.includes('Config') && CAPITALISED.test(name)) {
+    } else if (isOptimizerClass(name) && !fn.includes('Config') && CAPITALISED.test(name) && !optimizerPassedOver) {
       // An optimizer whose states the estimator does not size (Lion, NAdam, a library's): said, not assumed silently.
       detected.unmodelledOptimizer ??= { value: name, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
