@@ -151,3 +151,54 @@ test('a Trainer class that picks its optimizer by a config value: the branch tak
   assert.equal((await estimateText(script('adamw'), '/tmp/trainer_adamw.py')).detected.optimizer.value, 'adamw');
   assert.equal((await estimateText(script('sgd'), '/tmp/trainer_sgd.py')).detected.optimizer.value, 'sgd');
 });
+
+test('distillation: the library model the optimizer holds is the trained one; the frozen teacher costs its weights', async () => {
+  const script = (teacherFirst: boolean) => {
+    const teacher = ['    teacher = make("resnet50").cuda().eval()', '    for p in teacher.parameters():', '        p.requires_grad_(False)'];
+    const student = ['    student = make("resnet18").cuda()'];
+    return [
+      'import torch, torch.nn.functional as F',
+      'from torchvision import models',
+      'def make(arch):',
+      '    return getattr(models, arch)(weights=None, num_classes=100)',
+      'def main():',
+      ...(teacherFirst ? [...teacher, ...student] : [...student, ...teacher]),
+      '    opt = torch.optim.SGD(student.parameters(), lr=0.1, momentum=0.9)',
+      '    for _ in range(3):',
+      '        x = torch.randn(32, 3, 224, 224, device="cuda")',
+      '        with torch.no_grad():',
+      '            t = teacher(x)',
+      '        loss = F.kl_div(F.log_softmax(student(x), 1), F.softmax(t, 1))',
+      '        opt.zero_grad()',
+      '        loss.backward()',
+      '        opt.step()',
+      'main()',
+    ].join('\n');
+  };
+  for (const teacherFirst of [true, false]) {
+    const result = await estimateText(script(teacherFirst), '/tmp/distill.py');
+    assert.equal(result.detected.model.name, 'resnet18');
+    // resnet18 with 100 classes: 11,227,812 parameters, all trained (the freezing loop is the teacher's).
+    assert.equal(result.detected.parameters, 11_227_812);
+    assert.equal(result.detected.trainableParameters, 11_227_812);
+    if (teacherFirst) {
+      // The teacher (resnet50, 100 classes: 23,712,932) is on the GPU: its weights are counted beside the student's.
+      assert.equal(result.config.modelCopies, 23_712_932 / 11_227_812);
+    }
+  }
+});
+
+test('a CTC model from a configuration class the estimator does not model is unresolved, and says which class', async () => {
+  const script = [
+    'import torch',
+    'from transformers import Wav2Vec2Config, Wav2Vec2ForCTC',
+    'model = Wav2Vec2ForCTC(Wav2Vec2Config(vocab_size=32)).cuda()',
+    'opt = torch.optim.AdamW(model.parameters())',
+    'loss = model(input_values=torch.randn(4, 16000, device="cuda"), labels=torch.randint(1, 32, (4, 20), device="cuda")).loss',
+    'loss.backward()',
+    'opt.step()',
+  ].join('\n');
+  const result = await estimateText(script, '/tmp/ctc.py');
+  assert.equal(result.detected.model.source, 'unresolved');
+  assert.match(result.unresolved?.reason ?? '', /Wav2Vec2Config/);
+});

@@ -108,14 +108,17 @@ export interface DetectedConfig {
    * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
    */
   residentCopies?: Located<number>;
+  /** A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher). */
+  untrainedModel?: Located<{ name: string; parameters: number }>;
 }
 
-const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
+const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|ForCTC|Model|ForSeq2SeqLM))$/;
 
 // Patterns the loop over every call tests: constants, since a regular expression literal is a new object each time it runs.
 const WHITESPACE = /\s+/g;
 const NOT_A_MODEL_CLASS = /Tokenizer|Processor|Config|FeatureExtractor/;
 const CONFIG_FROM_PRETRAINED = /(^|\.)\w*Config\.from_pretrained$/;
+const UNKNOWN_VALUE: Value = { kind: 'unknown' };
 const TORCHVISION_GET_MODEL = /^torchvision\.models\.get_model$/;
 const TORCHVISION_MODEL = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/;
 const TORCHVISION_MODEL_NAME = /^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/;
@@ -335,6 +338,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const customModels: Array<CustomModuleInfo & { variable?: string; value: Value }> = [];
   /** The text of every optimizer's arguments: which models' parameters it updates. */
   const optimizerArguments: string[] = [];
+  /** Every optimizer the script builds, as the program model made it: the modules whose parameters it holds. */
+  const optimizersMade: Value[] = [];
+  /** The library call (timm, torchvision) the model was resolved from, and the modules the script freezes. */
+  let libraryModelMade: Value | undefined;
+  const frozenModules: Value[] = [];
   /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
   const calledAt = new Map<string, number[]>();
   let lastBackward = -1;
@@ -459,14 +467,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model) {
       const modelName = libraryArgument(0, 'model_name');
       const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;
-      if (vision) detected.model = visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes'));
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes')), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
     if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model) {
       const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
-      if (vision) detected.model = visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss'));
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
@@ -474,7 +482,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
     if (tvMatch && !detected.model && !notRun && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
-      if (vision) detected.model = visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss'));
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
       else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
@@ -632,6 +640,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       }
       detected.optimizer = { value: kind, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
+      optimizersMade.push(value ?? UNKNOWN_VALUE);
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
       else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
     } else if (isOptimizerClass(name) && !fn.includes('Config') && CAPITALISED.test(name) && !optimizerPassedOver) {
@@ -670,7 +679,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
     if (name === 'get_peft_model') loraRequested = line;
     // Freezing a copy of the model (an EMA model's `requires_grad_(False)`) freezes nothing that is trained.
-    if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false && !freezesCopy(calleeNode, bindings)) detected.frozen = { value: 1, line };
+    if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false && !freezesCopy(calleeNode, bindings)) {
+      detected.frozen = { value: 1, line };
+      frozenModules.push(moduleFrozenBy(calleeNode, bindings));
+    }
 
     // Training or inference, data parallelism.
     if (name === 'backward') hasBackward ??= line;
@@ -696,7 +708,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   for (const assignment of assignments) {
     const left = assignment.childForFieldName('left');
     const right = assignment.childForFieldName('right');
-    if (left?.text.endsWith('.requires_grad') && right?.type === 'false' && !freezesCopy(left, bindings)) detected.frozen ??= { value: 1, line: left.startPosition.row };
+    if (left?.text.endsWith('.requires_grad') && right?.type === 'false' && !freezesCopy(left, bindings)) {
+      detected.frozen ??= { value: 1, line: left.startPosition.row };
+      frozenModules.push(moduleFrozenBy(left, bindings));
+    }
     if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
     if (left && /(^|\.)cudnn\.benchmark$/.test(left.text) && right?.type === 'true') detected.cudnnBenchmark ??= left.startPosition.row;
   }
@@ -708,6 +723,24 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (stage > 0) detected.strategy = { value: (['zero1', 'zero2', 'zero3'] as const)[stage - 1], line: lineOf };
   }
 
+  // With one library vision model held by the optimizers, that model is the one trained (not a frozen teacher built
+  // first), and the other library vision models on the GPU cost their weights.
+  const trainedLibrary = libraryModelMade && detected.model ? libraryModelsUpdated(optimizersMade) : [];
+  if (trainedLibrary.length === 1) {
+    const trained = trainedLibrary[0]!;
+    const student = trained !== libraryModelMade ? libraryVisionModel(trained) : undefined;
+    if (student) [detected.model, libraryModelMade] = [student, trained];
+    if (student || trained === libraryModelMade) {
+      const others = [...bindings.program.onDevice].filter((v) => v !== trained && v.kind === 'call' && !bindings.program.isCopy(v))
+        .map((v) => libraryVisionModel(v)).filter((m): m is DetectedModel => m !== undefined);
+      if (others.length > 0) {
+        const parameters = others.reduce((sum, m) => sum + specParameters(m.spec), 0);
+        detected.untrainedModel = { value: { name: others.map((m) => m.name).join(' + '), parameters }, line: others[0]!.line };
+      }
+      // Freezing only the other models freezes nothing that is trained.
+      if (frozenModules.length > 0 && frozenModules.every((module) => module !== trained && libraryVisionModel(module))) detected.frozen = undefined;
+    }
+  }
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
   const transformed = !detected.imageSize || storedImage;
   if (transformSize && transformed) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
@@ -801,6 +834,45 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
  * Whether `node` (`X.requires_grad_` or `X.requires_grad`) freezes a module the program model knows to be a deep
  * copy the script made (an EMA model), or the parameters of one.
  */
+/** The module a freezing call or assignment acts on (`p.requires_grad_(False)` over `teacher.parameters()`: the teacher). */
+function moduleFrozenBy(node: Node | null, bindings: Bindings): Value {
+  const receiver = node?.type === 'attribute' ? bindings.value(node.childForFieldName('object') ?? undefined) : undefined;
+  return (receiver?.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver) ?? UNKNOWN_VALUE;
+}
+
+/** The library model calls (torchvision, timm) whose parameters the optimizers hold (`SGD(student.parameters())`). */
+function libraryModelsUpdated(optimizers: readonly Value[]): Value[] {
+  const found = new Set<Value>();
+  const visit = (value: Value | undefined, depth: number): void => {
+    if (!value || depth > 4) return;
+    if (value.kind === 'object' && value.role === 'parameters') {
+      const module = value.attrs.get('module');
+      if (module?.kind === 'call') found.add(module);
+    } else if (value.kind === 'list') for (const item of value.items) visit(item, depth + 1);
+    else if (value.kind === 'dict') visit(value.entries.get('params'), depth + 1);
+  };
+  for (const optimizer of optimizers) if (optimizer.kind === 'call') visit(optimizer.args[0] ?? optimizer.kwargs.get('params'), 0);
+  return [...found];
+}
+
+/** The timm / torchvision model a library call the program model made builds, with the arguments it ran with. */
+function libraryVisionModel(made: Value): DetectedModel | undefined {
+  if (made.kind !== 'call') return undefined;
+  const argument = (index: number, key: string): PyValue | undefined => toPy(made.kwargs.get(key) ?? made.args[index]);
+  const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
+  const timm = made.path === 'timm.create_model';
+  const named = timm ? argument(0, 'model_name') : TORCHVISION_GET_MODEL.test(made.path) ? argument(0, 'name') : TORCHVISION_MODEL.exec(made.path)?.[1];
+  if (typeof named !== 'string' || TORCHVISION_NOT_A_MODEL.test(named)) return undefined;
+  const vision = findVisionModel(timm ? stripTimmTag(named) : named);
+  if (!vision) return undefined;
+  return timm ? visionModel(vision, named, 'timm', made.line, keyword('num_classes')) : visionModel(vision, named, 'torchvision', made.line, keyword('num_classes'), keyword('aux_loss'));
+}
+
+/** A model's parameter count. */
+function specParameters(spec: DetectedModel['spec']): number {
+  return spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total;
+}
+
 function freezesCopy(node: Node | null, bindings: Bindings): boolean {
   const receiver = node?.type === 'attribute' ? bindings.value(node.childForFieldName('object') ?? undefined) : undefined;
   const module = receiver?.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver;

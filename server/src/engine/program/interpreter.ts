@@ -1849,7 +1849,7 @@ export class ProgramModel {
       return receiver;
     }
     if (method === 'parameters' && (receiver.kind === 'layer' || (receiver.kind === 'object' && (receiver.role === 'instance' || receiver.role === 'library-module')) ||
-      (receiver.kind === 'call' && isLibraryModelCall(receiver)))) {
+      (receiver.kind === 'call' && (isLibraryModelCall(receiver) || VISION_LIBRARY_MODEL.test(receiver.path))))) {
       return { kind: 'object', role: 'parameters', typeName: 'parameters', attrs: new Map([['module', receiver]]), line };
     }
     if (receiver.kind === 'layer') {
@@ -2244,6 +2244,9 @@ function dataclassFields(cls: ClassValue, depth = 0): string[] {
 
 /** The items a `for` loop would see, when the source determines them. */
 /** A call that builds a library model (`AutoModel.from_pretrained(...)`, `from_config(...)`): its submodules have names. */
+/** A vision library's model builder (`timm.create_model(...)`, `torchvision.models.resnet18(...)`): its parameters() are its own. */
+const VISION_LIBRARY_MODEL = /^(timm\.create_model|torchvision\.models\.(\w+\.)?[a-z]\w*)$/;
+
 function isLibraryModelCall(value: Extract<Value, { kind: 'call' }>): boolean {
   return /\.(from_pretrained|from_config)$/.test(value.path) && !/(Tokenizer|Processor|Config|FeatureExtractor)\w*\.from_/.test(value.path);
 }
