@@ -202,3 +202,60 @@ test('a CTC model from a configuration class the estimator does not model is unr
   assert.equal(result.detected.model.source, 'unresolved');
   assert.match(result.unresolved?.reason ?? '', /Wav2Vec2Config/);
 });
+
+test('a conditional GAN: spectral_norm keeps the layer it wraps, and the discriminator is traced with one class label per sample', async () => {
+  const script = [
+    'import torch, torch.nn as nn, torch.nn.functional as F',
+    'from torch.nn.utils import spectral_norm',
+    'class Images(torch.utils.data.Dataset):',
+    '    def __init__(self, n):',
+    '        self.x = torch.rand(n, 3, 32, 32)',
+    '        self.y = torch.randint(0, 10, (n,))',
+    '    def __len__(self):',
+    '        return len(self.x)',
+    '    def __getitem__(self, i):',
+    '        return self.x[i], self.y[i]',
+    'class G(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.embed = nn.Embedding(10, 64)',
+    '        self.fc = nn.Linear(128, 3 * 32 * 32)',
+    '    def forward(self, z, y):',
+    '        return torch.tanh(self.fc(torch.cat([z, self.embed(y)], 1))).view(-1, 3, 32, 32)',
+    'class D(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.conv = spectral_norm(nn.Conv2d(3, 256, 3, padding=1))',
+    '        self.linear = spectral_norm(nn.Linear(256, 1))',
+    '        self.proj = spectral_norm(nn.Embedding(10, 256))',
+    '    def forward(self, x, y):',
+    '        h = F.leaky_relu(self.conv(x), 0.1).sum(dim=(2, 3))',
+    '        return self.linear(h).squeeze(1) + (self.proj(y) * h).sum(1)',
+    'g = G().cuda()',
+    'd = D().cuda()',
+    'opt_g = torch.optim.Adam(g.parameters())',
+    'opt_d = torch.optim.Adam(d.parameters())',
+    'loader = torch.utils.data.DataLoader(Images(512), batch_size=64)',
+    'for real, y in loader:',
+    '    real, y = real.cuda(), y.cuda()',
+    '    z = torch.randn(64, 64, device="cuda")',
+    '    with torch.no_grad():',
+    '        fake = g(z, y)',
+    '    d_loss = F.relu(1 - d(real, y)).mean() + F.relu(1 + d(fake, y)).mean()',
+    '    opt_d.zero_grad()',
+    '    d_loss.backward()',
+    '    opt_d.step()',
+    '    g_loss = -d(g(z, y), y).mean()',
+    '    opt_g.zero_grad()',
+    '    g_loss.backward()',
+    '    opt_g.step()',
+  ].join('\n');
+  const result = await estimateText(script, '/tmp/cgan.py');
+  const generator = 10 * 64 + 128 * 3072 + 3072;
+  const discriminator = 3 * 256 * 9 + 256 + 256 + 1 + 10 * 256;
+  assert.equal(result.detected.parameters, generator + discriminator);
+  const spec = result.config.model;
+  assert.ok(spec.kind === 'layers');
+  // Class labels as the discriminator's images would embed 3 x 32 x 32 ids into 256 values each.
+  if (spec.kind === 'layers') assert.ok(spec.savedElementsPerSample < 3 * 32 * 32 * 256, `saved ${spec.savedElementsPerSample}`);
+});

@@ -556,7 +556,8 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
   const seen = new Set<string>();
   return out.filter((candidate) => {
     const key = `${candidate.integer}:${candidate.shape.join('x')}`;
-    if (seen.has(key) || candidate.shape.length < 2) return false;
+    // One integer per sample (a class label: a Dataset's `self.y[i]`) is only ever another argument (see labelInputs).
+    if (seen.has(key) || candidate.shape.length < (candidate.integer ? 1 : 2)) return false;
     seen.add(key);
     return true;
   }).slice(0, 12);
@@ -620,7 +621,10 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const site = sites[siteIndex] ?? [];
     const siteNode = program.moduleCallNodes.get(root)?.[siteIndex];
     const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
-    const candidates = inputCandidates(program, root, first, size);
+    const allCandidates = inputCandidates(program, root, first, size);
+    const candidates = allCandidates.filter((candidate) => candidate.shape.length >= 2);
+    /** One integer per sample: a class label a conditional model takes beside its input (`D(images, labels)`). */
+    const labelInputs = allCandidates.filter((candidate) => candidate.shape.length === 1);
     /**
      * forward() run with `candidate` as its input; the other arguments of the step's call take `others` (by default
      * the input's shape), or for target tokens their own length.
@@ -664,7 +668,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     if (!fits && moreInputs) {
       const paired = candidates.slice(0, MAX_PAIRED_CANDIDATES);
       search: for (const candidate of paired) {
-        for (const others of paired) if (others !== candidate && tryInputs(candidate, others)) break search;
+        for (const others of [...paired, ...labelInputs]) if (others !== candidate && tryInputs(candidate, others)) break search;
       }
     }
     if (!best) return spec;

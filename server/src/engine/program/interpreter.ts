@@ -62,6 +62,7 @@ const NUMPY_ARRAY_FACTORIES = new Map([
 ]);
 /** A tensor made from an array with its sizes (`torch.from_numpy(a)`, `torch.as_tensor(a)`, `torch.tensor(a)`). */
 const TENSOR_FROM_ARRAY = /^torch\.(from_numpy|as_tensor|tensor)$/;
+const WEIGHT_REPARAMETRISATION = /^torch\.nn\.utils\.(parametrizations\.|spectral_norm\.|weight_norm\.)?(spectral_norm|weight_norm)$/;
 const HF_CONFIG_CLASS = /^transformers\.\w+Config$/;
 const NOT_A_MODEL_CONFIG = /(Lora|BitsAndBytes|Generation|Training)Config$/;
 const DATACLASS_COPY = /^(dataclasses\.)?(asdict|replace)$/;
@@ -1737,6 +1738,8 @@ export class ProgramModel {
     if (DATACLASS_COPY.test(path) && args[0]?.kind === 'object') {
       return { kind: 'dict', entries: new Map(args[0].attrs) };
     }
+    // `spectral_norm(nn.Conv2d(...))`, `weight_norm(...)`: the module itself, its weight reparametrised in place.
+    if (WEIGHT_REPARAMETRISATION.test(path) && args[0] && isModuleValue(args[0])) return args[0];
     if (/^copy\.deepcopy$/.test(path) && args[0]) return this.deepCopy(args[0], line);
     if (/^copy\.copy$/.test(path) && args[0]) return shallowCopy(args[0]);
     // An EMA / SWA wrapper keeps a deep copy of the model (`ema.module`), on the device it names or the model's.
