@@ -259,3 +259,38 @@ test('a conditional GAN: spectral_norm keeps the layer it wraps, and the discrim
   // Class labels as the discriminator's images would embed 3 x 32 x 32 ids into 256 values each.
   if (spec.kind === 'layers') assert.ok(spec.savedElementsPerSample < 3 * 32 * 32 * 256, `saved ${spec.savedElementsPerSample}`);
 });
+
+test('a module of the script around a library backbone: its head replaced, the feature width read from the catalog, both traced', async () => {
+  const script = [
+    'import torch, torch.nn as nn, torchvision',
+    'class Embedder(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.backbone = torchvision.models.resnet18(weights=None)',
+    '        width = self.backbone.fc.in_features',
+    '        self.backbone.fc = nn.Identity()',
+    '        self.head = nn.Sequential(nn.Linear(width, 256), nn.ReLU(), nn.Linear(256, 64))',
+    '    def forward(self, x):',
+    '        return self.head(self.backbone(x))',
+    'class Images(torch.utils.data.Dataset):',
+    '    def __len__(self):',
+    '        return 64',
+    '    def __getitem__(self, i):',
+    '        return torch.rand(3, 160, 160)',
+    'model = Embedder().cuda()',
+    'opt = torch.optim.SGD(model.parameters(), lr=0.1)',
+    'for x in torch.utils.data.DataLoader(Images(), batch_size=32):',
+    '    loss = model(x.cuda()).pow(2).mean()',
+    '    opt.zero_grad()',
+    '    loss.backward()',
+    '    opt.step()',
+  ].join('\n');
+  const result = await estimateText(script, '/tmp/embedder.py');
+  assert.equal(result.detected.model.name, 'Embedder');
+  // resnet18 without its classifier (11,176,512) and the head on its 512 features.
+  assert.equal(result.detected.parameters, 11_176_512 + (512 * 256 + 256) + (256 * 64 + 64));
+  const spec = result.config.model;
+  assert.ok(spec.kind === 'layers');
+  // What backward keeps is the backbone's at 160 px (its catalog build), not nothing.
+  if (spec.kind === 'layers') assert.ok(spec.savedElementsPerSample > 1_000_000, `saved ${spec.savedElementsPerSample}`);
+});

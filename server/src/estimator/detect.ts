@@ -10,9 +10,10 @@ import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
 import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
+import { libraryVisionCall, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL } from './library-models';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isModuleValue, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { isModuleClass, isModuleValue, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import type { ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { Bindings, callArguments, toPy, type PyValue } from './python-values';
@@ -119,10 +120,7 @@ const WHITESPACE = /\s+/g;
 const NOT_A_MODEL_CLASS = /Tokenizer|Processor|Config|FeatureExtractor/;
 const CONFIG_FROM_PRETRAINED = /(^|\.)\w*Config\.from_pretrained$/;
 const UNKNOWN_VALUE: Value = { kind: 'unknown' };
-const TORCHVISION_GET_MODEL = /^torchvision\.models\.get_model$/;
-const TORCHVISION_MODEL = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/;
 const TORCHVISION_MODEL_NAME = /^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/;
-const TORCHVISION_NOT_A_MODEL = /^(get_model|get_weight|list_models)$/;
 const LIGHTNING_TRAINER = /(^|\.)(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$/;
 const TENSOR_FACTORY = /^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/;
 const TIMM_DATA_CONFIG = /^resolve_(model_)?data_config$/;
@@ -342,6 +340,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const optimizersMade: Value[] = [];
   /** The library call (timm, torchvision) the model was resolved from, and the modules the script freezes. */
   let libraryModelMade: Value | undefined;
+  /** The first library vision model built inside a module of the script: the model where that module is not one. */
+  let skippedBackbone: Value | undefined;
   const frozenModules: Value[] = [];
   /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
   const calledAt = new Map<string, number[]>();
@@ -378,6 +378,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
     // A call the program model never ran because it sits in a lambda nobody calls (a model zoo's other entries).
     const notRun = !bindings.value(call) && insideLambda(call);
+    // A library vision model built inside a module of the script (`self.encoder = timm.create_model(...)`) is a
+    // backbone: the script's module, traced with it, is the model.
+    const backbone = insideModuleClass(call, bindings);
+    const built = backbone && !skippedBackbone ? bindings.value(call) : undefined;
+    if (built?.kind === 'call' && libraryVisionCall(built)) skippedBackbone = built;
 
     // Model.
     if (name === 'from_pretrained' && !notRun && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !NOT_A_MODEL_CLASS.test(fn)) {
@@ -464,14 +469,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const libraryArgument = (index: number, key: string): PyValue | undefined =>
       (made ? toPy(made.kwargs.get(key) ?? made.args[index]) : bindings.evaluate(pos[index] ?? kw.get(key)));
     const libraryKeyword = (key: string): PyValue | undefined => (made ? toPy(made.kwargs.get(key)) : kwValue(key));
-    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model) {
+    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model && !backbone) {
       const modelName = libraryArgument(0, 'model_name');
       const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes')), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
-    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model) {
+    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone) {
       const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
@@ -480,7 +485,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
     const tvMatch = TORCHVISION_MODEL.exec(libraryCall) ??
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
-    if (tvMatch && !detected.model && !notRun && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
+    if (tvMatch && !detected.model && !notRun && !backbone && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
       else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
@@ -796,6 +801,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
     }
   }
+  if (!detected.model && !detected.unresolved && skippedBackbone) {
+    detected.model = libraryVisionModel(skippedBackbone);
+    libraryModelMade = skippedBackbone;
+  }
   if (detected.model?.spec.kind === 'transformer' && detected.frozen && hubModelCall) {
     const model = bindings.value(hubModelCall);
     const freezes = bindings.program.libraryFreezes.filter((f) => f.model === model);
@@ -834,6 +843,16 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
  * Whether `node` (`X.requires_grad_` or `X.requires_grad`) freezes a module the program model knows to be a deep
  * copy the script made (an EMA model), or the parameters of one.
  */
+/** Whether a call sits in a method of one of the script's nn.Module classes (its `__init__` building a submodule). */
+function insideModuleClass(call: Node, bindings: Bindings): boolean {
+  for (let current = call.parent; current; current = current.parent) {
+    if (current.type !== 'class_definition') continue;
+    const cls = bindings.value(current.childForFieldName('name'));
+    return cls?.kind === 'class' && isModuleClass(cls);
+  }
+  return false;
+}
+
 /** The module a freezing call or assignment acts on (`p.requires_grad_(False)` over `teacher.parameters()`: the teacher). */
 function moduleFrozenBy(node: Node | null, bindings: Bindings): Value {
   const receiver = node?.type === 'attribute' ? bindings.value(node.childForFieldName('object') ?? undefined) : undefined;
@@ -857,15 +876,10 @@ function libraryModelsUpdated(optimizers: readonly Value[]): Value[] {
 
 /** The timm / torchvision model a library call the program model made builds, with the arguments it ran with. */
 function libraryVisionModel(made: Value): DetectedModel | undefined {
-  if (made.kind !== 'call') return undefined;
-  const argument = (index: number, key: string): PyValue | undefined => toPy(made.kwargs.get(key) ?? made.args[index]);
+  const found = made.kind === 'call' ? libraryVisionCall(made) : undefined;
+  if (!found || made.kind !== 'call') return undefined;
   const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
-  const timm = made.path === 'timm.create_model';
-  const named = timm ? argument(0, 'model_name') : TORCHVISION_GET_MODEL.test(made.path) ? argument(0, 'name') : TORCHVISION_MODEL.exec(made.path)?.[1];
-  if (typeof named !== 'string' || TORCHVISION_NOT_A_MODEL.test(named)) return undefined;
-  const vision = findVisionModel(timm ? stripTimmTag(named) : named);
-  if (!vision) return undefined;
-  return timm ? visionModel(vision, named, 'timm', made.line, keyword('num_classes')) : visionModel(vision, named, 'torchvision', made.line, keyword('num_classes'), keyword('aux_loss'));
+  return visionModel(found.vision, found.name, found.source, made.line, keyword('num_classes'), found.source === 'torchvision' ? keyword('aux_loss') : undefined);
 }
 
 /** A model's parameter count. */
@@ -1214,11 +1228,6 @@ function assignedOutsideModule(call: Node): boolean {
   }
   return parent?.type === 'assignment' && parent.childForFieldName('right')?.id === node.id &&
     !(parent.childForFieldName('left')?.text.startsWith('self.') ?? false);
-}
-
-/** timm names may carry a pretrained tag (`vit_base_patch16_224.augreg_in21k`): the architecture is before the dot. */
-function stripTimmTag(name: string): string {
-  return name.replace(/^timm\//, '').split('.')[0]!;
 }
 
 function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined, auxLoss?: PyValue): DetectedModel {

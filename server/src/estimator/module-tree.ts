@@ -2,6 +2,7 @@
 // it: its submodules in registration order, with every constructor argument evaluated, through helper functions,
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
+import { libraryBackbone } from './library-models';
 import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
 import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape } from '../engine/program/values';
 import { BASE_LAYER, type ProgramModel } from '../engine/program/interpreter';
@@ -526,10 +527,11 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
   for (const { value: call, inFunction } of program.tensorCalls) {
     const shape = tensorShape(call);
     if (!shape) continue;
-    const integer = call.path === 'torch.randint';
+    const integer = call.path === 'torch.randint' || isIntegerTensor(call);
     out.push({ shape: inFunction === '__getitem__' ? [1, ...shape.dims] : [1, ...shape.dims.slice(1)], integer });
   }
   const layer = first.layer;
+  if (first.kind === 'image' && !layer) out.push({ shape: [1, first.channels, size, size], integer: false });
   switch (layer?.type) {
     case 'Conv2d':
     case 'Conv3d':
@@ -579,13 +581,22 @@ export function moduleParameters(root: Value): number {
 }
 
 /** The net of a module the script builds; undefined when it holds no layer at all. */
+/** Whether a module (or a submodule, a few levels down) holds a library vision model the catalog knows. */
+function holdsBackbone(module: Value, depth = 0): boolean {
+  if (depth > 3) return false;
+  if (module.kind === 'call') return libraryBackbone(module) !== undefined;
+  if (module.kind === 'object' && module.role === 'instance') return [...module.attrs.values()].some((child) => holdsBackbone(child, depth + 1));
+  return false;
+}
+
 export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
   const plan = checkpointPlan(root);
   const blocks = new Set<Module>(plan?.modules ?? []);
   const { leaves: list, unknown } = leaves(root, blocks);
   if (list.length === 0) return undefined;
-  const first = firstShape(list);
+  // A module holding a library vision backbone (`self.encoder = timm.create_model(...)`) takes images.
+  const first: ReturnType<typeof firstShape> = holdsBackbone(root) ? { kind: 'image', channels: 3 } : firstShape(list);
   const build = (size: number, targetLen?: number): LayerNetSpec => {
     const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
       : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
@@ -630,7 +641,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
      * the input's shape), or for target tokens their own length.
      */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate): boolean => {
-      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total);
+      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraryBackbone);
       const x = attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg, i) => {
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
@@ -676,6 +687,9 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,
+      // A library backbone forward calls (`self.encoder = timm.create_model(...)`) is no layer of the walk.
+      parameters: spec.parameters + trace.libraryParameters,
+      castParameters: spec.castParameters + trace.libraryParameters,
       savedElementsPerSample: trace.savedElements,
       autocastSavedBytesPerSample: trace.autocastSavedBytes,
       backwardPeakElementsPerSample: trace.backwardPeak,

@@ -62,6 +62,10 @@ const NUMPY_ARRAY_FACTORIES = new Map([
 ]);
 /** A tensor made from an array with its sizes (`torch.from_numpy(a)`, `torch.as_tensor(a)`, `torch.tensor(a)`). */
 const TENSOR_FROM_ARRAY = /^torch\.(from_numpy|as_tensor|tensor)$/;
+/** Attributes of a library model that give the width of its features (timm's `num_features`, `embed_dim`). */
+const FEATURE_WIDTH_ATTRIBUTE = /^(num_features|embed_dim)$/;
+/** Names of a library model's classifier: torchvision's `fc` / `classifier` / `heads`, timm's `head` / `fc`. */
+const CLASSIFIER_ATTRIBUTE = /^(fc|classifier|head|last_linear)$/;
 const WEIGHT_REPARAMETRISATION = /^torch\.nn\.utils\.(parametrizations\.|spectral_norm\.|weight_norm\.)?(spectral_norm|weight_norm)$/;
 const HF_CONFIG_CLASS = /^transformers\.\w+Config$/;
 const NOT_A_MODEL_CONFIG = /(Lora|BitsAndBytes|Generation|Training)Config$/;
@@ -96,6 +100,11 @@ const AVERAGED_MODEL = /(^|\.)(swa_utils\.AveragedModel|AveragedModel|ModelEma|M
 export interface ProgramOptions {
   /** The script's path: a config file it names is read relative to its folder (and to the working folder). */
   filePath?: string;
+  /**
+   * The width of the features a library model's classifier reads (`resnet50(...).fc.in_features`, a timm model's
+   * `num_features`), where the caller's catalog knows the model.
+   */
+  libraryFeatureWidth?: (model: CallResultValue) => number | undefined;
 }
 
 export class ProgramModel {
@@ -1031,9 +1040,18 @@ export class ProgramModel {
         if (given && (given.kind === 'number' || given.kind === 'bool')) return given;
         return { kind: 'method', receiver: object, name };
       }
-      case 'call':
-        return object.attrs?.get(name) ?? { kind: 'method', receiver: object, name };
+      case 'call': {
+        const own = object.attrs?.get(name);
+        if (own) return own;
+        const width = FEATURE_WIDTH_ATTRIBUTE.test(name) ? this.options.libraryFeatureWidth?.(object) : undefined;
+        return width !== undefined ? { kind: 'number', value: width } : { kind: 'method', receiver: object, name };
+      }
       case 'method': {
+        // `backbone.fc.in_features`: the features the library model's classifier reads.
+        if (object.receiver.kind === 'call' && name === 'in_features' && CLASSIFIER_ATTRIBUTE.test(object.name)) {
+          const width = this.options.libraryFeatureWidth?.(object.receiver);
+          if (width !== undefined) return { kind: 'number', value: width };
+        }
         // `model.bert.embeddings`: what looked like a method of a library model is one of its submodules.
         const submodule = librarySubmodule(object);
         return submodule ? { kind: 'method', receiver: submodule, name } : UNKNOWN;
@@ -1397,7 +1415,7 @@ export class ProgramModel {
         if (callee.path === 'functools.partial' && callee.args[0]) {
           return this.call(callee.args[0], [...callee.args.slice(1), ...args], new Map([...callee.kwargs, ...kwargs]), line);
         }
-        return UNKNOWN;
+        return this.tracer?.libraryModel?.(callee, 'forward', args) ?? UNKNOWN;
       case 'object':
         if (callee.cls && callee.role === 'instance') {
           const module = isModuleClass(callee.cls);
@@ -1954,6 +1972,10 @@ export class ProgramModel {
       return chained ? receiver : UNKNOWN;
     }
     if (receiver.kind === 'call') {
+      if (this.tracer?.libraryModel && /^(forward|forward_features)$/.test(method)) {
+        const output = this.tracer.libraryModel(receiver, method, args);
+        if (output) return output;
+      }
       // `rng = random.Random(seed); rng.randint(lo, hi)`: a draw, read as its upper bound (see randomBound).
       if (/^(random\.Random|numpy\.random\.default_rng|np\.random\.default_rng)$/.test(receiver.path)) {
         const bound = randomBound(receiver.path.startsWith('random') ? `random.${method}` : `numpy.random.Generator.${method}`, args, kwargs);
