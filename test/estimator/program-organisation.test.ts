@@ -294,3 +294,20 @@ test('a module of the script around a library backbone: its head replaced, the f
   // What backward keeps is the backbone's at 160 px (its catalog build), not nothing.
   if (spec.kind === 'layers') assert.ok(spec.savedElementsPerSample > 1_000_000, `saved ${spec.savedElementsPerSample}`);
 });
+
+test('T5Config(tie_word_embeddings=False): transformers 5 ties the head to the shared embedding all the same', async () => {
+  const script = [
+    'import torch',
+    'from transformers import T5Config, T5ForConditionalGeneration',
+    'config = T5Config(vocab_size=32128, d_model=256, d_kv=32, d_ff=512, num_layers=2, num_decoder_layers=2, num_heads=8,',
+    '                  feed_forward_proj="gated-gelu", tie_word_embeddings=False)',
+    'model = T5ForConditionalGeneration(config).cuda()',
+    'opt = torch.optim.AdamW(model.parameters())',
+    'ids = torch.randint(0, 32128, (4, 64), device="cuda")',
+    'model(input_ids=ids, labels=ids).loss.backward()',
+    'opt.step()',
+  ].join('\n');
+  const result = await estimateText(script, '/tmp/t5_untied.py');
+  // Measured with transformers 5.17 (test/gpu/probe-res, H200 session of 2026-12-02): 11,374,080 parameters.
+  assert.equal(result.detected.parameters, 11_374_080);
+});

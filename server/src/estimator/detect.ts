@@ -187,7 +187,8 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
     kvHeads: n('num_key_value_heads') ?? heads,
     headDim: n('head_dim', 'd_kv') ?? Math.floor(hidden / heads),
   });
-  if (typeof json.tie_word_embeddings === 'boolean') spec.tiedEmbeddings = json.tie_word_embeddings;
+  // transformers 5's T5Config keeps tie_word_embeddings True whatever it is given (see the catalog's t5 entries).
+  if (typeof json.tie_word_embeddings === 'boolean' && family !== 't5') spec.tiedEmbeddings = json.tie_word_embeddings;
   if (family === 'llama' && modelType.startsWith('qwen')) spec.attnBias = 'qkv';
   if (modelType === 'gemma2') {
     spec.extraNormsPerLayer = 2;
@@ -269,7 +270,9 @@ function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>):
   spec.maxPositions = get('max_position_embeddings', 'n_positions') ?? spec.maxPositions;
   if (spec.decoderLayers > 0) spec.decoderLayers = get('num_decoder_layers', 'decoder_layers') ?? spec.layers;
   const tie = attrs.get('tie_word_embeddings');
-  if (tie?.kind === 'bool') spec.tiedEmbeddings = tie.value;
+  // transformers 5's T5Config keeps tie_word_embeddings True whatever it is given (measured: T5Config(...,
+  // tie_word_embeddings=False) builds a T5ForConditionalGeneration whose lm_head is the shared embedding).
+  if (tie?.kind === 'bool' && spec.family !== 't5') spec.tiedEmbeddings = tie.value;
   const labels = get('num_labels');
   if (labels) spec.numLabels = labels;
   return spec;
