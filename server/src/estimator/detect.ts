@@ -9,7 +9,7 @@ import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
-import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
+import { findDetectionModel, findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
 import { libraryVisionCall, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL } from './library-models';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
@@ -490,6 +490,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
     if (tvMatch && !detected.model && !notRun && !backbone && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
+      const detector = vision ? undefined : findDetectionModel(tvMatch[1]!);
+      if (detector) {
+        // Its parameters are known; its activations are not modelled (see DetectionModel): said, with the count.
+        const classes = libraryKeyword('num_classes');
+        const weights = libraryKeyword('weights');
+        // The builders load ImageNet backbone weights unless told `weights_backbone=None`; a pretrained backbone's
+        // BatchNorms are frozen (buffers).
+        const frozenNorms = (weights !== undefined && weights !== null) || libraryKeyword('weights_backbone') !== null;
+        const count = detector.parameters(typeof classes === 'number' ? classes : 91, frozenNorms);
+        detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps depends on the size its transform resizes the images to and on the anchors and proposals it scores, which the estimator does not model', tvMatch[1]!, count.toLocaleString('en-US')) };
+      }
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
       else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
