@@ -332,3 +332,25 @@ test('torchvision detectors: parameter counts as published (pretrained backbone,
   const pretrained = await estimateText(script('fasterrcnn_mobilenet_v3_large_fpn', ''), '/tmp/frcnn_pretrained.py');
   assert.match(pretrained.unresolved?.reason ?? '', /19,386,354 parameters/);
 });
+
+test('gradient accumulation read from the guard around the optimizer step (`if (i + 1) % self.accum == 0:`)', async () => {
+  const script = [
+    'import torch, torch.nn as nn',
+    'CFG = {"trainer": {"accumulate": 4}}',
+    'class Trainer:',
+    '    def __init__(self, cfg):',
+    '        self.model = nn.Sequential(nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)).cuda()',
+    '        self.opt = torch.optim.AdamW(self.model.parameters())',
+    '        self.accum = cfg["trainer"]["accumulate"]',
+    '    def fit(self):',
+    '        for i in range(16):',
+    '            x = torch.randn(32, 512, device="cuda")',
+    '            (self.model(x).sum() / self.accum).backward()',
+    '            if (i + 1) % self.accum == 0:',
+    '                self.opt.step()',
+    '                self.opt.zero_grad(set_to_none=True)',
+    'Trainer(CFG).fit()',
+  ].join('\n');
+  const result = await estimateText(script, '/tmp/trainer_accum.py');
+  assert.equal(result.detected.accumulation, 4);
+});

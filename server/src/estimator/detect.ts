@@ -345,6 +345,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let libraryModelMade: Value | undefined;
   /** The first library vision model built inside a module of the script: the model where that module is not one. */
   let skippedBackbone: Value | undefined;
+  /** How many micro-batches an `if (i + 1) % n == 0:` around an optimizer's step() lets pass between steps. */
+  let accumulationGuard: Located<number> | undefined;
   const frozenModules: Value[] = [];
   /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
   const calledAt = new Map<string, number[]>();
@@ -705,6 +707,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
     // Training or inference, data parallelism.
     if (name === 'backward') hasBackward ??= line;
+    // `if (i + 1) % accum == 0: optimizer.step()`: the optimizer steps every `accum` micro-batches.
+    if (name === 'step' && !accumulationGuard) accumulationGuard = everyNth(call, bindings);
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
     if (name === 'zero_grad') hasZeroGrad = true;
     if (name === 'generate' && fn.includes('.') && !detected.generate) {
@@ -841,7 +845,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   // Only the labels were tokenised with a length (Whisper: the input is audio): that length is the text sequence.
   detected.seqLen ??= detected.targetLen;
   detected.imageSize ??= firstBinding(bindings, IMAGE_NAMES);
-  detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES);
+  detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES) ?? accumulationGuard;
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
   else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
@@ -857,6 +861,21 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
  * Whether `node` (`X.requires_grad_` or `X.requires_grad`) freezes a module the program model knows to be a deep
  * copy the script made (an EMA model), or the parameters of one.
  */
+/** The `n` of an `if ... % n == 0:` around a call, in its function, where it is a number above 1. */
+function everyNth(call: Node, bindings: Bindings): Located<number> | undefined {
+  for (let current = call.parent; current && current.type !== 'function_definition' && current.type !== 'module'; current = current.parent) {
+    if (current.type !== 'if_statement') continue;
+    const condition = current.childForFieldName('condition');
+    if (condition?.type !== 'comparison_operator' || condition.namedChildren[1]?.text !== '0') continue;
+    const left = condition.namedChildren[0];
+    const modulo = left?.type === 'parenthesized_expression' ? left.namedChildren[0] : left;
+    if (modulo?.type !== 'binary_operator' || modulo.childForFieldName('operator')?.text !== '%') continue;
+    const every = numberArg(modulo.childForFieldName('right') ?? undefined, bindings);
+    if (every && every.value > 1) return every;
+  }
+  return undefined;
+}
+
 /** Whether a call sits in a method of one of the script's nn.Module classes (its `__init__` building a submodule). */
 function insideModuleClass(call: Node, bindings: Bindings): boolean {
   for (let current = call.parent; current; current = current.parent) {
