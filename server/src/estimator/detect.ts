@@ -9,7 +9,8 @@ import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
-import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
+import { findDetectionModel, findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
+import { libraryVisionCall, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL } from './library-models';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
@@ -118,18 +119,18 @@ export interface DetectedConfig {
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
   residentData?: Located<number>;
+  /** A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher). */
+  untrainedModel?: Located<{ name: string; parameters: number }>;
 }
 
-const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|Model|ForSeq2SeqLM))$/;
+const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|ForCTC|Model|ForSeq2SeqLM))$/;
 
 // Patterns the loop over every call tests: constants, since a regular expression literal is a new object each time it runs.
 const WHITESPACE = /\s+/g;
 const NOT_A_MODEL_CLASS = /Tokenizer|Processor|Config|FeatureExtractor/;
 const CONFIG_FROM_PRETRAINED = /(^|\.)\w*Config\.from_pretrained$/;
-const TORCHVISION_GET_MODEL = /^torchvision\.models\.get_model$/;
-const TORCHVISION_MODEL = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/;
+const UNKNOWN_VALUE: Value = { kind: 'unknown' };
 const TORCHVISION_MODEL_NAME = /^(resnet\d+|vit_[bl]_\d+|efficientnet_b0|mobilenet_v2|convnext_tiny)$/;
-const TORCHVISION_NOT_A_MODEL = /^(get_model|get_weight|list_models)$/;
 const LIGHTNING_TRAINER = /(^|\.)(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$/;
 const TENSOR_FACTORY = /^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm)$/;
 const TIMM_DATA_CONFIG = /^resolve_(model_)?data_config$/;
@@ -196,7 +197,8 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
     kvHeads: n('num_key_value_heads') ?? heads,
     headDim: n('head_dim', 'd_kv') ?? Math.floor(hidden / heads),
   });
-  if (typeof json.tie_word_embeddings === 'boolean') spec.tiedEmbeddings = json.tie_word_embeddings;
+  // transformers 5's T5Config keeps tie_word_embeddings True whatever it is given (see the catalog's t5 entries).
+  if (typeof json.tie_word_embeddings === 'boolean' && family !== 't5') spec.tiedEmbeddings = json.tie_word_embeddings;
   if (family === 'llama' && modelType.startsWith('qwen')) spec.attnBias = 'qkv';
   if (modelType === 'gemma2') {
     spec.extraNormsPerLayer = 2;
@@ -236,6 +238,19 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   return withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
 }
 
+/** The keys that set a config's sizes (read by withConfigAttributes). */
+const CONFIG_SIZE_KEYS = ['hidden_size', 'n_embd', 'd_model', 'dim', 'num_hidden_layers', 'n_layer', 'num_layers', 'encoder_layers',
+  'num_attention_heads', 'n_head', 'num_heads', 'encoder_attention_heads', 'num_key_value_heads', 'head_dim', 'd_kv', 'intermediate_size',
+  'n_inner', 'd_ff', 'ffn_dim', 'encoder_ffn_dim', 'vocab_size', 'num_decoder_layers', 'decoder_layers'];
+
+/** The first size a config is given whose value the script does not determine (`hidden_size=args.hidden` unread). */
+function undeterminedSize(attrs: Map<string, Value>): string | undefined {
+  return CONFIG_SIZE_KEYS.find((key) => {
+    const value = attrs.get(key);
+    return value !== undefined && value.kind !== 'number' && value.kind !== 'none';
+  });
+}
+
 /** A config's values (keyword arguments, or attributes the script set) over a spec. */
 function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>): TransformerSpec {
   const get = (...keys: string[]): number | undefined => {
@@ -265,7 +280,9 @@ function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>):
   spec.maxPositions = get('max_position_embeddings', 'n_positions') ?? spec.maxPositions;
   if (spec.decoderLayers > 0) spec.decoderLayers = get('num_decoder_layers', 'decoder_layers') ?? spec.layers;
   const tie = attrs.get('tie_word_embeddings');
-  if (tie?.kind === 'bool') spec.tiedEmbeddings = tie.value;
+  // transformers 5's T5Config keeps tie_word_embeddings True whatever it is given (measured: T5Config(...,
+  // tie_word_embeddings=False) builds a T5ForConditionalGeneration whose lm_head is the shared embedding).
+  if (tie?.kind === 'bool' && spec.family !== 't5') spec.tiedEmbeddings = tie.value;
   const labels = get('num_labels');
   if (labels) spec.numLabels = labels;
   return spec;
@@ -332,6 +349,15 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const customModels: Array<CustomModuleInfo & { variable?: string; value: Value }> = [];
   /** The text of every optimizer's arguments: which models' parameters it updates. */
   const optimizerArguments: string[] = [];
+  /** Every optimizer the script builds, as the program model made it: the modules whose parameters it holds. */
+  const optimizersMade: Value[] = [];
+  /** The library call (timm, torchvision) the model was resolved from, and the modules the script freezes. */
+  let libraryModelMade: Value | undefined;
+  /** The first library vision model built inside a module of the script: the model where that module is not one. */
+  let skippedBackbone: Value | undefined;
+  /** How many micro-batches an `if (i + 1) % n == 0:` around an optimizer's step() lets pass between steps. */
+  let accumulationGuard: Located<number> | undefined;
+  const frozenModules: Value[] = [];
   /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
   const calledAt = new Map<string, number[]>();
   let lastBackward = -1;
@@ -367,6 +393,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
     // A call the program model never ran because it sits in a lambda nobody calls (a model zoo's other entries).
     const notRun = !bindings.value(call) && insideLambda(call);
+    // A library vision model built inside a module of the script (`self.encoder = timm.create_model(...)`) is a
+    // backbone: the script's module, traced with it, is the model.
+    const backbone = insideModuleClass(call, bindings);
+    const built = backbone && !skippedBackbone ? bindings.value(call) : undefined;
+    if (built?.kind === 'call' && libraryVisionCall(built)) skippedBackbone = built;
 
     // Model.
     if (name === 'from_pretrained' && !notRun && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !NOT_A_MODEL_CLASS.test(fn)) {
@@ -402,7 +433,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const value = bindings.value(call);
     if (value?.kind === 'object' && value.role === 'hf-config') {
       const spec = specFromConfigCall(value.typeName, value.attrs);
-      if (spec) configSpec = { spec, line, name: value.typeName };
+      const undetermined = undeterminedSize(value.attrs);
+      if (spec && undetermined) configSpec = undefined;
+      if (spec && !undetermined) configSpec = { spec, line, name: value.typeName };
     }
     // `Model(config)` / `from_config(config)`: the config object the argument holds, wherever it was built. (The
     // class-name pattern, which backtracks, is tested last in these conditions.)
@@ -411,7 +444,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const spec = specFromConfigCall(configArgument.typeName, configArgument.attrs);
       // A config that names its dtype (`GPT2Config(dtype="bfloat16")`): from_config builds the weights in it.
       const configDtype = dtypeFrom(toPy(configArgument.attrs.get('dtype') ?? configArgument.attrs.get('torch_dtype')));
-      if (spec) configSpec = { spec, line: configArgument.line, name: configArgument.typeName, storedDtype: configDtype };
+      // A size the script gives but whose value is not determined: never the base checkpoint's size in its place.
+      const undetermined = undeterminedSize(configArgument.attrs);
+      if (spec && undetermined) {
+        configSpec = undefined;
+        if (!detected.model) detected.unresolved ??= { line, reason: t('the model configuration\'s {0} is not a value the script determines', undetermined) };
+      } else if (spec) configSpec = { spec, line: configArgument.line, name: configArgument.typeName, storedDtype: configDtype };
       else if (!detected.model) detected.unresolved ??= { line, reason: t('the model is built from {0}, a configuration class the estimator does not model', configArgument.typeName) };
     }
     // `from_config(config, dtype=torch.bfloat16)`: the weights are built in that dtype.
@@ -446,25 +484,36 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const libraryArgument = (index: number, key: string): PyValue | undefined =>
       (made ? toPy(made.kwargs.get(key) ?? made.args[index]) : bindings.evaluate(pos[index] ?? kw.get(key)));
     const libraryKeyword = (key: string): PyValue | undefined => (made ? toPy(made.kwargs.get(key)) : kwValue(key));
-    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model) {
+    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model && !backbone) {
       const modelName = libraryArgument(0, 'model_name');
       const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;
-      if (vision) detected.model = visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes'));
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes')), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
-    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model) {
+    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone) {
       const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
-      if (vision) detected.model = visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss'));
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
     const tvMatch = TORCHVISION_MODEL.exec(libraryCall) ??
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
-    if (tvMatch && !detected.model && !notRun && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
+    if (tvMatch && !detected.model && !notRun && !backbone && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
-      if (vision) detected.model = visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss'));
+      const detector = vision ? undefined : findDetectionModel(tvMatch[1]!);
+      if (detector) {
+        // Its parameters are known; its activations are not modelled (see DetectionModel): said, with the count.
+        const classes = libraryKeyword('num_classes');
+        const weights = libraryKeyword('weights');
+        // The builders load ImageNet backbone weights unless told `weights_backbone=None`; a pretrained backbone's
+        // BatchNorms are frozen (buffers).
+        const frozenNorms = (weights !== undefined && weights !== null) || libraryKeyword('weights_backbone') !== null;
+        const count = detector.parameters(typeof classes === 'number' ? classes : 91, frozenNorms);
+        detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps depends on the size its transform resizes the images to and on the anchors and proposals it scores, which the estimator does not model', tvMatch[1]!, count.toLocaleString('en-US')) };
+      }
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
       else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
@@ -603,7 +652,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
 
     // Optimizer.
-    if (MODELLED_OPTIMIZER.test(name) && !fn.includes('Config')) {
+    // An optimizer the script never builds (another branch's) does not replace one it does.
+    const optimizerPassedOver = detected.optimizer !== undefined && bindings.program.passedOver(call);
+    if (MODELLED_OPTIMIZER.test(name) && !fn.includes('Config') && !optimizerPassedOver) {
       let kind: OptimizerKind;
       detected.optimizerStates = undefined;
       if (/8bit/.test(name)) kind = 'adam-8bit';
@@ -620,9 +671,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       }
       detected.optimizer = { value: kind, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
+      optimizersMade.push(value ?? UNKNOWN_VALUE);
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
       else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
-    } else if (isOptimizerClass(name) && !fn.includes('Config') && CAPITALISED.test(name)) {
+    } else if (isOptimizerClass(name) && !fn.includes('Config') && CAPITALISED.test(name) && !optimizerPassedOver) {
       // An optimizer whose states the estimator does not size (Lion, NAdam, a library's): said, not assumed silently.
       detected.unmodelledOptimizer ??= { value: name, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
@@ -658,10 +710,15 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
     if (name === 'get_peft_model') loraRequested = line;
     // Freezing a copy of the model (an EMA model's `requires_grad_(False)`) freezes nothing that is trained.
-    if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false && !freezesCopy(calleeNode, bindings)) detected.frozen = { value: 1, line };
+    if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false && !freezesCopy(calleeNode, bindings)) {
+      detected.frozen = { value: 1, line };
+      frozenModules.push(moduleFrozenBy(calleeNode, bindings));
+    }
 
     // Training or inference, data parallelism.
     if (name === 'backward') hasBackward ??= line;
+    // `if (i + 1) % accum == 0: optimizer.step()`: the optimizer steps every `accum` micro-batches.
+    if (name === 'step' && !accumulationGuard) accumulationGuard = everyNth(call, bindings);
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
     if (name === 'zero_grad') hasZeroGrad = true;
     if (name === 'generate' && fn.includes('.') && !detected.generate) {
@@ -684,7 +741,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   for (const assignment of assignments) {
     const left = assignment.childForFieldName('left');
     const right = assignment.childForFieldName('right');
-    if (left?.text.endsWith('.requires_grad') && right?.type === 'false' && !freezesCopy(left, bindings)) detected.frozen ??= { value: 1, line: left.startPosition.row };
+    if (left?.text.endsWith('.requires_grad') && right?.type === 'false' && !freezesCopy(left, bindings)) {
+      detected.frozen ??= { value: 1, line: left.startPosition.row };
+      frozenModules.push(moduleFrozenBy(left, bindings));
+    }
     if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
     if (left && /(^|\.)cudnn\.benchmark$/.test(left.text) && right?.type === 'true') detected.cudnnBenchmark ??= left.startPosition.row;
   }
@@ -696,6 +756,24 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (stage > 0) detected.strategy = { value: (['zero1', 'zero2', 'zero3'] as const)[stage - 1], line: lineOf };
   }
 
+  // With one library vision model held by the optimizers, that model is the one trained (not a frozen teacher built
+  // first), and the other library vision models on the GPU cost their weights.
+  const trainedLibrary = libraryModelMade && detected.model ? libraryModelsUpdated(optimizersMade) : [];
+  if (trainedLibrary.length === 1) {
+    const trained = trainedLibrary[0]!;
+    const student = trained !== libraryModelMade ? libraryVisionModel(trained) : undefined;
+    if (student) [detected.model, libraryModelMade] = [student, trained];
+    if (student || trained === libraryModelMade) {
+      const others = [...bindings.program.onDevice].filter((v) => v !== trained && v.kind === 'call' && !bindings.program.isCopy(v))
+        .map((v) => libraryVisionModel(v)).filter((m): m is DetectedModel => m !== undefined);
+      if (others.length > 0) {
+        const parameters = others.reduce((sum, m) => sum + specParameters(m.spec), 0);
+        detected.untrainedModel = { value: { name: others.map((m) => m.name).join(' + '), parameters }, line: others[0]!.line };
+      }
+      // Freezing only the other models freezes nothing that is trained.
+      if (frozenModules.length > 0 && frozenModules.every((module) => module !== trained && libraryVisionModel(module))) detected.frozen = undefined;
+    }
+  }
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
   const transformed = !detected.imageSize || storedImage;
   if (transformSize && transformed) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
@@ -754,6 +832,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
     }
   }
+  if (!detected.model && !detected.unresolved && skippedBackbone) {
+    detected.model = libraryVisionModel(skippedBackbone);
+    libraryModelMade = skippedBackbone;
+  }
   if (detected.model?.spec.kind === 'transformer' && detected.frozen && hubModelCall) {
     const model = bindings.value(hubModelCall);
     const freezes = bindings.program.libraryFreezes.filter((f) => f.model === model);
@@ -779,7 +861,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   // Only the labels were tokenised with a length (Whisper: the input is audio): that length is the text sequence.
   detected.seqLen ??= detected.targetLen;
   detected.imageSize ??= firstBinding(bindings, IMAGE_NAMES);
-  detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES);
+  detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES) ?? accumulationGuard;
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
   else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
@@ -795,6 +877,65 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
  * Whether `node` (`X.requires_grad_` or `X.requires_grad`) freezes a module the program model knows to be a deep
  * copy the script made (an EMA model), or the parameters of one.
  */
+/** The `n` of an `if ... % n == 0:` around a call, in its function, where it is a number above 1. */
+function everyNth(call: Node, bindings: Bindings): Located<number> | undefined {
+  for (let current = call.parent; current && current.type !== 'function_definition' && current.type !== 'module'; current = current.parent) {
+    if (current.type !== 'if_statement') continue;
+    const condition = current.childForFieldName('condition');
+    if (condition?.type !== 'comparison_operator' || condition.namedChildren[1]?.text !== '0') continue;
+    const left = condition.namedChildren[0];
+    const modulo = left?.type === 'parenthesized_expression' ? left.namedChildren[0] : left;
+    if (modulo?.type !== 'binary_operator' || modulo.childForFieldName('operator')?.text !== '%') continue;
+    const every = numberArg(modulo.childForFieldName('right') ?? undefined, bindings);
+    if (every && every.value > 1) return every;
+  }
+  return undefined;
+}
+
+/** Whether a call sits in a method of one of the script's nn.Module classes (its `__init__` building a submodule). */
+function insideModuleClass(call: Node, bindings: Bindings): boolean {
+  for (let current = call.parent; current; current = current.parent) {
+    if (current.type !== 'class_definition') continue;
+    const cls = bindings.value(current.childForFieldName('name'));
+    return cls?.kind === 'class' && isModuleClass(cls);
+  }
+  return false;
+}
+
+/** The module a freezing call or assignment acts on (`p.requires_grad_(False)` over `teacher.parameters()`: the teacher). */
+function moduleFrozenBy(node: Node | null, bindings: Bindings): Value {
+  const receiver = node?.type === 'attribute' ? bindings.value(node.childForFieldName('object') ?? undefined) : undefined;
+  return (receiver?.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver) ?? UNKNOWN_VALUE;
+}
+
+/** The library model calls (torchvision, timm) whose parameters the optimizers hold (`SGD(student.parameters())`). */
+function libraryModelsUpdated(optimizers: readonly Value[]): Value[] {
+  const found = new Set<Value>();
+  const visit = (value: Value | undefined, depth: number): void => {
+    if (!value || depth > 4) return;
+    if (value.kind === 'object' && value.role === 'parameters') {
+      const module = value.attrs.get('module');
+      if (module?.kind === 'call') found.add(module);
+    } else if (value.kind === 'list') for (const item of value.items) visit(item, depth + 1);
+    else if (value.kind === 'dict') visit(value.entries.get('params'), depth + 1);
+  };
+  for (const optimizer of optimizers) if (optimizer.kind === 'call') visit(optimizer.args[0] ?? optimizer.kwargs.get('params'), 0);
+  return [...found];
+}
+
+/** The timm / torchvision model a library call the program model made builds, with the arguments it ran with. */
+function libraryVisionModel(made: Value): DetectedModel | undefined {
+  const found = made.kind === 'call' ? libraryVisionCall(made) : undefined;
+  if (!found || made.kind !== 'call') return undefined;
+  const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
+  return visionModel(found.vision, found.name, found.source, made.line, keyword('num_classes'), found.source === 'torchvision' ? keyword('aux_loss') : undefined);
+}
+
+/** A model's parameter count. */
+function specParameters(spec: DetectedModel['spec']): number {
+  return spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total;
+}
+
 function freezesCopy(node: Node | null, bindings: Bindings): boolean {
   const receiver = node?.type === 'attribute' ? bindings.value(node.childForFieldName('object') ?? undefined) : undefined;
   const module = receiver?.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver;
@@ -1199,11 +1340,6 @@ function assignedOutsideModule(call: Node): boolean {
   }
   return parent?.type === 'assignment' && parent.childForFieldName('right')?.id === node.id &&
     !(parent.childForFieldName('left')?.text.startsWith('self.') ?? false);
-}
-
-/** timm names may carry a pretrained tag (`vit_base_patch16_224.augreg_in21k`): the architecture is before the dot. */
-function stripTimmTag(name: string): string {
-  return name.replace(/^timm\//, '').split('.')[0]!;
 }
 
 function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined, auxLoss?: PyValue): DetectedModel {

@@ -4,7 +4,8 @@
 // their input, max-pooling its input and int64 indices, dropout a bool mask, a product of two tensors both
 // operands, attention q/k/v and its output; views, concatenation, additions and pooling by averaging keep nothing.
 // A tensor kept by several operations is counted once.
-import type { LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
+import type { CallResultValue, LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
+import type { LibraryBackbone } from './library-models';
 import { numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 
@@ -115,11 +116,48 @@ export class ForwardTrace implements TensorTracer {
   readonly backwardPoints: Array<{ elements: number; parametersBefore: number }> = [];
   private trainableSoFar = 0;
 
+  /** Parameters of the library models forward called (each counted once): they are no layer of the walk. */
+  libraryParameters = 0;
+  private readonly librariesCounted = new Set<CallResultValue>();
+
   constructor(
     private readonly blocks: ReadonlySet<ObjectValue | LayerValue>,
     private readonly trainable: (layer: LayerValue) => boolean = () => true,
     private readonly parameterCount: (layer: LayerValue) => number = () => 0,
+    private readonly backbone: (model: CallResultValue) => LibraryBackbone | undefined = () => undefined,
   ) {}
+
+  /**
+   * A library CNN called in forward (`self.encoder(images)`, `.forward_features(images)`): what it keeps for backward
+   * is its catalog build's at the image's size, and it returns its feature map (stride 32), pooled features, or
+   * logits.
+   */
+  libraryModel(model: CallResultValue, method: string, args: Value[]): Value | undefined {
+    const backbone = this.backbone(model);
+    const x = tensorsIn(args[0])[0];
+    if (!backbone || !x) return undefined;
+    if (x.shape.length !== 4) {
+      this.mismatches++;
+      return undefined;
+    }
+    const spec = backbone.build(x.shape[2]!);
+    return this.recorded([x], true, () => {
+      if (!this.librariesCounted.has(model)) {
+        this.librariesCounted.add(model);
+        this.libraryParameters += spec.parameters;
+        this.trainableSoFar += spec.parameters;
+      }
+      const before = this.savedElements;
+      this.keepBuffer(spec.savedElementsPerSample);
+      this.backwardPeak = Math.max(this.backwardPeak, before + (spec.backwardPeakElementsPerSample ?? spec.savedElementsPerSample + spec.largestElementsPerSample));
+      this.largest = Math.max(this.largest, spec.largestElementsPerSample);
+      if (spec.hasConvolution) this.convolutions++;
+      const [height, width] = [Math.ceil(x.shape[2]! / 32), Math.ceil(x.shape[3]! / 32)];
+      const mapped = method === 'forward_features' || backbone.unpooled;
+      const shape = mapped ? [x.shape[0]!, backbone.features, height, width] : [x.shape[0]!, backbone.classes > 0 ? backbone.classes : backbone.features];
+      return this.precision(this.produce(shape, [x]), true);
+    });
+  }
 
   /** Runs one traced operation, recording only where its own parameters or an input carry autograd history. */
   private recorded<T extends Value | undefined>(inputs: Value[], ownGrad: boolean, run: () => T): T {

@@ -10,6 +10,7 @@ import { t } from '../l10n';
 import { findGpu } from './catalog/gpus';
 import { detectConfig, type DetectedConfig } from './detect';
 import { estimate, fitOnGpus } from './model';
+import { countTransformerParameters } from './transformer';
 import type {
   Breakdown, ConfigField, GpuFit, LayerNetSpec, OptimizerKind, PeakPhase, Precision, RunMode, Strategy, TrainingConfig, WeightDtype,
 } from './types';
@@ -242,6 +243,13 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.residentCopies) {
     assumptions.push(t('a copy of the model (line {0}: an EMA model, a snapshot of the best weights) stays on the GPU: its weights are counted once more, without gradients or optimizer states', (detected.residentCopies.line ?? 0) + 1));
   }
+  // A model no optimizer updates (a frozen teacher): its weights, in units of the trained model's, beside the copies.
+  const modelParameters = spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total;
+  const untrainedCopies = detected.untrainedModel && modelParameters > 0 ? detected.untrainedModel.value.parameters / modelParameters : 0;
+  if (detected.untrainedModel && untrainedCopies > 0) {
+    assumptions.push(t('{0} (line {1}) is on the GPU but no optimizer updates it: its weights are counted, without gradients or optimizer states; its forward under no_grad keeps no activations', detected.untrainedModel.value.name, (detected.untrainedModel.line ?? 0) + 1));
+  }
+  const modelCopies = (detected.residentCopies?.value ?? 0) + untrainedCopies;
   const accumulation = detected.accumulation?.value ?? 1;
   note('accumulation', detected.accumulation?.line);
   const checkpointing = detected.checkpointing?.value ?? false;
@@ -299,7 +307,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     attention: detected.attention?.value ?? 'sdpa',
     lora, frozenFraction, gpus, strategy, offloadOptimizer: false, lines,
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
-    ...(detected.residentCopies ? { modelCopies: detected.residentCopies.value } : {}),
+    ...(modelCopies > 0 ? { modelCopies } : {}),
     ...(detected.keptOutputs ? { keptOutputs: detected.keptOutputs } : {}),
     ...(detected.residentData ? { residentDataBytes: detected.residentData.value } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).

@@ -42,6 +42,8 @@ export class NetBuilder {
   private shape: Shape;
   private currentSaved = false;
   parameters = 0;
+  /** Of those, BatchNorm weights and biases: buffers where a detector freezes its pretrained backbone's norms. */
+  normParameters = 0;
   castParameters = 0;
   saved = 0;
   fixedBytes = 0;
@@ -230,7 +232,10 @@ export class NetBuilder {
 
   batchNorm(features = this.channels, affine = true): this {
     this.declareChannels(features);
-    if (affine) this.parameters += 2 * this.channels;
+    if (affine) {
+      this.parameters += 2 * this.channels;
+      this.normParameters += 2 * this.channels;
+    }
     this.keepCurrent();
     this.produce(this.shape);
     return this;

@@ -2,6 +2,7 @@
 // it: its submodules in registration order, with every constructor argument evaluated, through helper functions,
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
+import { libraryBackbone } from './library-models';
 import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
 import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, type ProgramModel } from '../engine/program/interpreter';
@@ -572,10 +573,11 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
   for (const { value: call, inFunction } of program.tensorCalls) {
     const shape = tensorShape(call);
     if (!shape) continue;
-    const integer = call.path === 'torch.randint';
+    const integer = call.path === 'torch.randint' || isIntegerTensor(call);
     out.push({ shape: inFunction === '__getitem__' ? [1, ...shape.dims] : [1, ...shape.dims.slice(1)], integer });
   }
   const layer = first.layer;
+  if (first.kind === 'image' && !layer) out.push({ shape: [1, first.channels, size, size], integer: false });
   switch (layer?.type) {
     case 'Conv2d':
     case 'Conv3d':
@@ -602,7 +604,8 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
   const seen = new Set<string>();
   return out.filter((candidate) => {
     const key = `${candidate.integer}:${candidate.shape.join('x')}`;
-    if (seen.has(key) || candidate.shape.length < 2) return false;
+    // One integer per sample (a class label: a Dataset's `self.y[i]`) is only ever another argument (see labelInputs).
+    if (seen.has(key) || candidate.shape.length < (candidate.integer ? 1 : 2)) return false;
     seen.add(key);
     return true;
   }).slice(0, 12);
@@ -627,13 +630,22 @@ export function moduleParameters(root: Value): number {
 }
 
 /** The net of a module the script builds; undefined when it holds no layer at all. */
+/** Whether a module (or a submodule, a few levels down) holds a library vision model the catalog knows. */
+function holdsBackbone(module: Value, depth = 0): boolean {
+  if (depth > 3) return false;
+  if (module.kind === 'call') return libraryBackbone(module) !== undefined;
+  if (module.kind === 'object' && module.role === 'instance') return [...module.attrs.values()].some((child) => holdsBackbone(child, depth + 1));
+  return false;
+}
+
 export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
   const plan = checkpointPlan(root);
   const blocks = new Set<Module>(plan?.modules ?? []);
   const { leaves: list, unknown } = leaves(root, blocks);
   if (list.length === 0) return undefined;
-  const first = firstShape(list);
+  // A module holding a library vision backbone (`self.encoder = timm.create_model(...)`) takes images.
+  const first: ReturnType<typeof firstShape> = holdsBackbone(root) ? { kind: 'image', channels: 3 } : firstShape(list);
   // The training step's call (the one with the most arguments: `model(x, targets)`) decides which path of
   // forward() runs; its other arguments are given tensors of the input's shape.
   const sites = program?.moduleCalls.get(root) ?? [];
@@ -679,7 +691,10 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const firstName = argumentNodes[0] ? argumentVariable(argumentNodes[0]) : undefined;
     const firstIndex = batching && firstName !== undefined ? batching.names.indexOf(firstName) : -1;
     const firstSample = firstIndex >= 0 ? batching?.sample[firstIndex] : undefined;
-    const candidates = [...(firstSample ? [firstSample] : []), ...inputCandidates(program, root, first, size)];
+    const allCandidates = inputCandidates(program, root, first, size);
+    const candidates = [...(firstSample ? [firstSample] : []), ...allCandidates.filter((candidate) => candidate.shape.length >= 2)];
+    /** One integer per sample: a class label a conditional model takes beside its input (`D(images, labels)`). */
+    const labelInputs = allCandidates.filter((candidate) => candidate.shape.length === 1);
     const collatedInputs = (attempt: ForwardTrace): Map<string, Value> | undefined => {
       if (!batching) return undefined;
       const sample: Value = { kind: 'list', items: batching.sample.map((s) => (s ? attempt.input(s.shape, s.integer) : UNKNOWN)), tuple: true };
@@ -692,7 +707,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
      * the input's shape), or for target tokens their own length.
      */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
-      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total);
+      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraryBackbone);
       const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
       const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg, i) => {
@@ -738,7 +753,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     if (!fits && moreInputs) {
       const paired = candidates.slice(0, MAX_PAIRED_CANDIDATES);
       search: for (const candidate of paired) {
-        for (const others of paired) if (others !== candidate && tryInputs(candidate, others)) break search;
+        for (const others of [...paired, ...labelInputs]) if (others !== candidate && tryInputs(candidate, others)) break search;
       }
     }
     if (!best) return spec;
@@ -748,6 +763,9 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,
+      // A library backbone forward calls (`self.encoder = timm.create_model(...)`) is no layer of the walk.
+      parameters: spec.parameters + trace.libraryParameters,
+      castParameters: spec.castParameters + trace.libraryParameters,
       savedElementsPerSample: trace.savedElements,
       autocastSavedBytesPerSample: trace.autocastSavedBytes,
       backwardPeakElementsPerSample: trace.backwardPeak,

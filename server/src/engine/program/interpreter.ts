@@ -9,7 +9,7 @@
 // Every consumer (estimator, refactorings, rules) asks the same model: `valueOf(node)` is the value an expression
 // had the first time it ran (functions nobody calls are run once with their defaults, so every expression has one).
 import * as path from 'node:path';
-import { dirname as pathDirname, join as pathJoin, normalize as pathNormalize } from 'node:path';
+import { basename as pathBasename, dirname as pathDirname, join as pathJoin, normalize as pathNormalize } from 'node:path';
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
@@ -62,6 +62,11 @@ const NUMPY_ARRAY_FACTORIES = new Map([
 ]);
 /** A tensor made from an array with its sizes (`torch.from_numpy(a)`, `torch.as_tensor(a)`, `torch.tensor(a)`). */
 const TENSOR_FROM_ARRAY = /^torch\.(from_numpy|as_tensor|tensor)$/;
+/** Attributes of a library model that give the width of its features (timm's `num_features`, `embed_dim`). */
+const FEATURE_WIDTH_ATTRIBUTE = /^(num_features|embed_dim)$/;
+/** Names of a library model's classifier: torchvision's `fc` / `classifier` / `heads`, timm's `head` / `fc`. */
+const CLASSIFIER_ATTRIBUTE = /^(fc|classifier|head|last_linear)$/;
+const WEIGHT_REPARAMETRISATION = /^torch\.nn\.utils\.(parametrizations\.|spectral_norm\.|weight_norm\.)?(spectral_norm|weight_norm)$/;
 const HF_CONFIG_CLASS = /^transformers\.\w+Config$/;
 const NOT_A_MODEL_CONFIG = /(Lora|BitsAndBytes|Generation|Training)Config$/;
 const DATACLASS_COPY = /^(dataclasses\.)?(asdict|replace)$/;
@@ -96,6 +101,11 @@ const AVERAGED_MODEL = /(^|\.)(swa_utils\.AveragedModel|AveragedModel|ModelEma|M
 export interface ProgramOptions {
   /** The script's path: a config file it names is read relative to its folder (and to the working folder). */
   filePath?: string;
+  /**
+   * The width of the features a library model's classifier reads (`resnet50(...).fc.in_features`, a timm model's
+   * `num_features`), where the caller's catalog knows the model.
+   */
+  libraryFeatureWidth?: (model: CallResultValue) => number | undefined;
 }
 
 export class ProgramModel {
@@ -104,6 +114,9 @@ export class ProgramModel {
   private readonly values: NodeValues<Value>;
   /** Functions (by node id) that ran at least once. */
   private readonly ran = new Set<number>();
+  /** Functions (by node id) the script itself called, before those nobody called were run once (`probe`). */
+  private readonly ranInScript = new Set<number>();
+  private scriptRunDone = false;
   private steps = 0;
   private depth = 0;
   private exhausted = false;
@@ -151,6 +164,8 @@ export class ProgramModel {
   readonly onDevice = new Set<Value>();
   /** An EMA wrapper a library class makes (`AveragedModel(model)`) and the copy it holds (`ema.module`). */
   private readonly wrapped = new Map<Value, Value>();
+  /** An argparse parser's sub-commands action (`add_subparsers`) and the dest it writes the command's name under. */
+  private readonly subcommands = new Map<Value, { action: ObjectValue; dest: string | undefined }>();
   /** Every value a deep copy made (the copies' submodules and layers included). */
   private readonly copied = new Set<Value>();
 
@@ -290,6 +305,18 @@ export class ProgramModel {
     }
   }
 
+  /**
+   * Whether the script runs the code around `node` but never reaches `node` itself: its function was called (or it
+   * is top-level code) and it sits after a `return` taken first, or in a branch never taken (`build_optimizer`'s
+   * `if name == "sgd":` after `if name == "adamw": return AdamW(...)`). False once the step budget ran out.
+   */
+  passedOver(node: PyNode): boolean {
+    if (this.exhausted || this.values.get(node.id) !== undefined) return false;
+    let fn = node.parent;
+    while (fn && fn.type !== 'function_definition') fn = fn.parent;
+    return !fn || this.ranInScript.has(fn.id);
+  }
+
   /** Whether the step budget ran out (the values found so far stay valid; later code is unknown). */
   get incomplete(): boolean {
     return this.exhausted;
@@ -301,6 +328,7 @@ export class ProgramModel {
     } catch (signal) {
       if (!(signal instanceof BudgetExceeded || signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal)) throw signal;
     }
+    this.scriptRunDone = true;
     // Functions and methods nobody called still hold expressions the consumers ask about: run each once.
     for (const fn of treeIndex(this.root).functions) {
       if (this.ran.has(fn.id) || this.exhausted) continue;
@@ -374,6 +402,7 @@ export class ProgramModel {
         const definition = node.childForFieldName('definition');
         if (definition?.type === 'class_definition') this.defineClass(definition, scope, decorators);
         else if (definition) this.define(definition, scope, decorators);
+        this.runRegistryDecorators(node, scope);
         return;
       }
       case 'if_statement':
@@ -685,6 +714,26 @@ export class ProgramModel {
     }
   }
 
+  /**
+   * A decorator the script defines (`@register("gpt")`, `@MODELS.register_module()`) runs on the class or function it
+   * decorates, for what it does besides (a registry's `REGISTRY[name] = cls`); the name stays bound to the definition.
+   */
+  private runRegistryDecorators(node: PyNode, scope: Scope): void {
+    const name = node.childForFieldName('definition')?.childForFieldName('name');
+    const defined = name ? scope.vars.get(name.text) : undefined;
+    if (!defined) return;
+    const decorators = node.namedChildren.filter((c): c is PyNode => c?.type === 'decorator');
+    for (const decorator of decorators.reverse()) {
+      const expression = decorator.namedChildren[0];
+      // Only calls and names of the script's own functions: a library's decorator is not evaluated.
+      const callee = expression?.type === 'call' ? expression.childForFieldName('function') : expression;
+      if (!callee || !(callee.type === 'identifier' || callee.type === 'attribute')) continue;
+      if (callee.type === 'identifier' && scope.lookup(callee.text)?.kind !== 'function') continue;
+      const decorate = this.evalExpr(expression, scope);
+      if (decorate.kind === 'function') this.call(decorate, [defined], new Map(), decorator.startPosition.row);
+    }
+  }
+
   private define(node: PyNode, scope: Scope, decorators: string[]): void {
     const name = node.childForFieldName('name');
     if (!name) return;
@@ -791,6 +840,10 @@ export class ProgramModel {
         const left = this.evalExpr(node.childForFieldName('left'), scope);
         const right = this.evalExpr(node.childForFieldName('right'), scope);
         const operator = node.childForFieldName('operator')?.text ?? '';
+        if (operator === '/' && left.kind === 'object' && left.typeName === PATH_TYPE) {
+          const part = pathOf(right);
+          return part === undefined ? UNKNOWN : pathObject(pathJoin(pathOf(left)!, part), node.startPosition.row);
+        }
         return this.tracer?.binary(operator, left, right) ?? binary(operator, left, right, node.startPosition.row);
       }
       case 'boolean_operator': {
@@ -995,6 +1048,11 @@ export class ProgramModel {
         return { kind: 'ref', path };
       }
       case 'object': {
+        if (object.typeName === PATH_TYPE) {
+          const at = pathOf(object)!;
+          if (name === 'parent') return pathObject(pathDirname(at), object.line);
+          if (name === 'name') return { kind: 'string', value: pathBasename(at) };
+        }
         const own = object.attrs.get(name);
         if (this.tracer && own?.kind === 'layer' && own.type === 'Parameter') return this.tracer.parameter(own);
         if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
@@ -1028,9 +1086,18 @@ export class ProgramModel {
         if (given && (given.kind === 'number' || given.kind === 'bool')) return given;
         return { kind: 'method', receiver: object, name };
       }
-      case 'call':
-        return object.attrs?.get(name) ?? { kind: 'method', receiver: object, name };
+      case 'call': {
+        const own = object.attrs?.get(name);
+        if (own) return own;
+        const width = FEATURE_WIDTH_ATTRIBUTE.test(name) ? this.options.libraryFeatureWidth?.(object) : undefined;
+        return width !== undefined ? { kind: 'number', value: width } : { kind: 'method', receiver: object, name };
+      }
       case 'method': {
+        // `backbone.fc.in_features`: the features the library model's classifier reads.
+        if (object.receiver.kind === 'call' && name === 'in_features' && CLASSIFIER_ATTRIBUTE.test(object.name)) {
+          const width = this.options.libraryFeatureWidth?.(object.receiver);
+          if (width !== undefined) return { kind: 'number', value: width };
+        }
         // `model.bert.embeddings`: what looked like a method of a library model is one of its submodules.
         const submodule = librarySubmodule(object);
         return submodule ? { kind: 'method', receiver: submodule, name } : UNKNOWN;
@@ -1408,7 +1475,7 @@ export class ProgramModel {
         if (callee.path === 'functools.partial' && callee.args[0]) {
           return this.call(callee.args[0], [...callee.args.slice(1), ...args], new Map([...callee.kwargs, ...kwargs]), line);
         }
-        return UNKNOWN;
+        return this.tracer?.libraryModel?.(callee, 'forward', args) ?? UNKNOWN;
       case 'object':
         if (callee.cls && callee.role === 'instance') {
           const module = isModuleClass(callee.cls);
@@ -1435,6 +1502,7 @@ export class ProgramModel {
     const scope = new Scope(fn.closure, 'function');
     this.bindParameters(fn, scope, args, kwargs, probe);
     this.ran.add(fn.node.id);
+    if (!this.scriptRunDone) this.ranInScript.add(fn.node.id);
     if (fn.node.type === 'lambda') {
       this.depth++;
       try {
@@ -1700,11 +1768,17 @@ export class ProgramModel {
       }
       case 'open':
         return { kind: 'object', role: 'file', typeName: 'file', attrs: new Map([['path', args[0] ?? UNKNOWN]]), line };
+      // `Path(__file__).parent / "configs" / "x.json"`: a path object, so that a config file named that way is read.
+      case 'pathlib.Path':
+      case 'pathlib.PurePath': {
+        const parts = args.map(pathOf);
+        return parts.length > 0 && parts.every((p): p is string => p !== undefined) ? pathObject(pathJoin(...parts), line) : UNKNOWN;
+      }
       case 'types.SimpleNamespace':
       case 'argparse.Namespace':
         return { kind: 'object', role: 'namespace', typeName: name, attrs: new Map(kwargs), line };
       case 'argparse.ArgumentParser':
-        return { kind: 'object', role: 'parser', typeName: 'ArgumentParser', attrs: new Map(), line };
+        return newParser(kwargs.get('parents'), line);
       case 'os.environ.get':
       case 'os.getenv': {
         const fallback = args[1] ?? kwargs.get('default');
@@ -1726,6 +1800,9 @@ export class ProgramModel {
       case 'yaml.safe_load':
       case 'yaml.load':
       case 'yaml.full_load':
+      // `json.loads(text)`: a file only where the text is a file's (`Path(...).read_text()`).
+      case 'json.loads':
+        return args[0]?.kind === 'object' && args[0].role === 'file' ? this.loadConfigFile(args[0], line) : UNKNOWN;
       case 'json.load':
       case 'toml.load':
       case 'tomllib.load':
@@ -1742,6 +1819,8 @@ export class ProgramModel {
     if (DATACLASS_COPY.test(path) && args[0]?.kind === 'object') {
       return { kind: 'dict', entries: new Map(args[0].attrs) };
     }
+    // `spectral_norm(nn.Conv2d(...))`, `weight_norm(...)`: the module itself, its weight reparametrised in place.
+    if (WEIGHT_REPARAMETRISATION.test(path) && args[0] && isModuleValue(args[0])) return args[0];
     if (/^copy\.deepcopy$/.test(path) && args[0]) return this.deepCopy(args[0], line);
     if (/^copy\.copy$/.test(path) && args[0]) return shallowCopy(args[0]);
     // An EMA / SWA wrapper keeps a deep copy of the model (`ema.module`), on the device it names or the model's.
@@ -1811,6 +1890,23 @@ export class ProgramModel {
         default: return UNKNOWN;
       }
     }
+    if (receiver.kind === 'object' && receiver.typeName === PATH_TYPE) {
+      const at = pathOf(receiver)!;
+      switch (method) {
+        // The text or the open file: read as the file they come from (see loadConfigFile).
+        case 'read_text':
+        case 'read_bytes':
+        case 'open': return { kind: 'object', role: 'file', typeName: 'file', attrs: new Map([['path', receiver]]), line };
+        case 'resolve':
+        case 'absolute':
+        case 'expanduser': return receiver;
+        case 'joinpath': {
+          const parts = args.map(pathOf);
+          return parts.every((p): p is string => p !== undefined) ? pathObject(pathJoin(at, ...parts), line) : UNKNOWN;
+        }
+        default: return UNKNOWN;
+      }
+    }
     if (receiver.kind === 'string') {
       switch (method) {
         case 'lower': return { ...receiver, value: receiver.value.toLowerCase() };
@@ -1837,7 +1933,7 @@ export class ProgramModel {
       return receiver;
     }
     if (method === 'parameters' && (receiver.kind === 'layer' || (receiver.kind === 'object' && (receiver.role === 'instance' || receiver.role === 'library-module')) ||
-      (receiver.kind === 'call' && isLibraryModelCall(receiver)))) {
+      (receiver.kind === 'call' && (isLibraryModelCall(receiver) || VISION_LIBRARY_MODEL.test(receiver.path))))) {
       return { kind: 'object', role: 'parameters', typeName: 'parameters', attrs: new Map([['module', receiver]]), line };
     }
     if (receiver.kind === 'layer') {
@@ -1882,12 +1978,35 @@ export class ProgramModel {
         return NONE;
       }
       if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return receiver;
+      // Sub-commands (`sub = parser.add_subparsers(dest="command"); p = sub.add_parser("train", parents=[common])`): each
+      // sub-command's parser is kept on the action object under its name, the action on its parser.
+      if (method === 'add_subparsers') {
+        const action: ObjectValue = { kind: 'object', role: 'parser', typeName: SUBCOMMANDS, attrs: new Map(), line };
+        this.subcommands.set(receiver, { action, dest: stringOf(kwargs.get('dest')) });
+        return action;
+      }
+      if (method === 'add_parser' && receiver.typeName === SUBCOMMANDS) {
+        const name = stringOf(args[0]);
+        const parser = newParser(kwargs.get('parents'), line);
+        if (name !== undefined && !receiver.attrs.has(name)) receiver.attrs.set(name, parser);
+        return parser;
+      }
       if (method === 'set_defaults') {
         for (const [k, v] of kwargs) receiver.attrs.set(k, readThrough(v, 'argparse-default'));
         return NONE;
       }
       if (method === 'parse_args' || method === 'parse_known_args') {
         const namespace: ObjectValue = { kind: 'object', role: 'namespace', typeName: 'Namespace', attrs: new Map(receiver.attrs), line };
+        // With sub-commands, the one the given argument list names (`parse_args(argv or ["train"])`), else the first
+        // declared: its parser's values join the namespace, and its name goes under the action's dest.
+        const subcommands = this.subcommands.get(receiver);
+        if (subcommands && subcommands.action.attrs.size > 0) {
+          const given = iterationItems(args[0] ?? kwargs.get('args') ?? UNKNOWN)?.map(stringOf) ?? [];
+          const name = given.find((arg): arg is string => arg !== undefined && subcommands.action.attrs.has(arg)) ?? [...subcommands.action.attrs.keys()][0]!;
+          const chosen = subcommands.action.attrs.get(name);
+          if (subcommands.dest) namespace.attrs.set(subcommands.dest, { kind: 'string', value: name });
+          if (chosen?.kind === 'object') for (const [key, value] of chosen.attrs) namespace.attrs.set(key, value);
+        }
         return method === 'parse_args' ? namespace : { kind: 'list', items: [namespace, { kind: 'list', items: [], tuple: false }], tuple: true };
       }
       return UNKNOWN;
@@ -1916,6 +2035,10 @@ export class ProgramModel {
       return chained ? receiver : UNKNOWN;
     }
     if (receiver.kind === 'call') {
+      if (this.tracer?.libraryModel && /^(forward|forward_features)$/.test(method)) {
+        const output = this.tracer.libraryModel(receiver, method, args);
+        if (output) return output;
+      }
       // `rng = random.Random(seed); rng.randint(lo, hi)`: a draw, read as its upper bound (see randomBound).
       if (/^(random\.Random|numpy\.random\.default_rng|np\.random\.default_rng)$/.test(receiver.path)) {
         const bound = randomBound(receiver.path.startsWith('random') ? `random.${method}` : `numpy.random.Generator.${method}`, args, kwargs);
@@ -2005,8 +2128,7 @@ export class ProgramModel {
   }
 
   private loadConfigFile(handle: Value | undefined, line: number): Value {
-    const named = handle?.kind === 'object' && handle.role === 'file' ? handle.attrs.get('path') : handle;
-    const file = stringOf(named);
+    const file = pathOf(handle);
     if (!file) return UNKNOWN;
     const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
     for (const folder of folders) {
@@ -2246,6 +2368,9 @@ function dataclassFields(cls: ClassValue, depth = 0): string[] {
 
 /** The items a `for` loop would see, when the source determines them. */
 /** A call that builds a library model (`AutoModel.from_pretrained(...)`, `from_config(...)`): its submodules have names. */
+/** A vision library's model builder (`timm.create_model(...)`, `torchvision.models.resnet18(...)`): its parameters() are its own. */
+const VISION_LIBRARY_MODEL = /^(timm\.create_model|torchvision\.models\.(\w+\.)?[a-z]\w*)$/;
+
 function isLibraryModelCall(value: Extract<Value, { kind: 'call' }>): boolean {
   return /\.(from_pretrained|from_config)$/.test(value.path) && !/(Tokenizer|Processor|Config|FeatureExtractor)\w*\.from_/.test(value.path);
 }
@@ -2371,6 +2496,31 @@ function stringLiteral(node: PyNode, evaluate: (expression: PyNode) => Value): s
 function unescape(sequence: string): string {
   const map: Record<string, string> = { '\\n': '\n', '\\t': '\t', '\\\\': '\\', "\\'": "'", '\\"': '"', '\\r': '\r' };
   return map[sequence] ?? sequence;
+}
+
+/** The typeName of a `pathlib.Path`: a file object (role 'file') whose `path` is the string it names. */
+const PATH_TYPE = 'Path';
+
+function pathObject(at: string, line: number): ObjectValue {
+  return { kind: 'object', role: 'file', typeName: PATH_TYPE, attrs: new Map([['path', { kind: 'string', value: at }]]), line };
+}
+
+/** The path a string, a Path or an open file (of either) names. */
+function pathOf(value: Value | undefined, depth = 0): string | undefined {
+  if (value?.kind === 'string') return value.value;
+  return value?.kind === 'object' && value.role === 'file' && depth < 4 ? pathOf(value.attrs.get('path'), depth + 1) : undefined;
+}
+
+/** The typeName of the object `add_subparsers` returns. */
+const SUBCOMMANDS = '_SubParsersAction';
+
+/** An argparse parser, starting from the arguments of its `parents=[...]` (copied, as argparse does). */
+function newParser(parents: Value | undefined, line: number): ObjectValue {
+  const attrs = new Map<string, Value>();
+  for (const parent of parents ? iterationItems(parents) ?? [] : []) {
+    if (parent.kind === 'object' && parent.role === 'parser') for (const [key, value] of parent.attrs) attrs.set(key, value);
+  }
+  return { kind: 'object', role: 'parser', typeName: 'ArgumentParser', attrs, line };
 }
 
 function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Value>): void {

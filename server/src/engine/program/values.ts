@@ -307,7 +307,10 @@ export function partialTensorShape(call: CallResultValue): { dims: Array<number 
 
 /** Whether a made tensor (or a slice or view of one) holds integers: token ids, labels, indices. */
 export function isIntegerTensor(call: CallResultValue): boolean {
-  return /^torch\.(randint|randperm)\b/.test(call.path);
+  const dtype = call.kwargs.get('dtype');
+  // `torch.full((n,), pad_id, dtype=torch.long)`: a tensor made with an integer dtype.
+  const name = dtype?.kind === 'dtype' ? dtype.name : dtype?.kind === 'ref' ? dtype.path.replace(/^torch\./, '') : '';
+  return /^torch\.(randint|randperm)\b/.test(call.path) || /^(long|int|int64|int32|int16|uint8|int8)$/.test(name);
 }
 
 /**
@@ -324,6 +327,11 @@ export interface TensorTracer {
   index(receiver: TensorValue, key: Value): Value;
   /** An `nn.Parameter` read inside forward, as a tensor. */
   parameter(layer: LayerValue): Value;
+  /**
+   * A library model (`timm.create_model(...)`, a torchvision builder) a script's module calls in its forward
+   * (`self.encoder(x)`, `self.encoder.forward_features(x)`): its output, undefined where the tracer does not know it.
+   */
+  libraryModel?(model: CallResultValue, method: string, args: Value[]): Value | undefined;
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void;
   exitModule(module: ObjectValue | LayerValue): void;
 }

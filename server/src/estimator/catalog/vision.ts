@@ -35,6 +35,7 @@ function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, wi
       if (needsDownsample) {
         // 1x1 strided conv + BatchNorm on the block input: its conv output is kept by that BatchNorm.
         net.parameters += inChannels * out + 2 * out;
+        net.normParameters += 2 * out;
         net.castParameters += inChannels * out;
         net.saved += net.elements;
       }
@@ -560,4 +561,50 @@ function vitFromName(key: string): VisionModel | undefined {
 export function findVisionModel(name: string): VisionModel | undefined {
   const key = name.trim().toLowerCase().replace(/^timm\//, '').replace(/\.[a-z0-9_]+$/, '');
   return VISION_CATALOG.find((m) => m.names.includes(key)) ?? vitFromName(key);
+}
+
+/**
+ * torchvision's detectors: parameters only. What they keep for backward depends on the size their transform resizes
+ * the images to (GeneralizedRCNNTransform: the shorter side to min_size, the longer at most max_size, padded to a
+ * multiple of 32) and on the proposals and anchors their heads score, which the estimator does not model.
+ * `frozenNorms`: a pretrained backbone (the builders' default weights_backbone) has FrozenBatchNorm2d, whose weights
+ * and biases are buffers, not parameters.
+ */
+export interface DetectionModel {
+  names: string[];
+  /** torchvision's figure: COCO's 91 classes, pretrained backbone. */
+  publishedParameters: number;
+  parameters: (numClasses: number, frozenNorms: boolean) => number;
+}
+
+const conv2d = (inC: number, out: number, kernel: number, bias = true): number => inC * out * kernel * kernel + (bias ? out : 0);
+/** FPN: a 1x1 lateral and a 3x3 output convolution per level, 256 channels. */
+const fpn = (inChannels: number[], out = 256): number => inChannels.reduce((sum, c) => sum + conv2d(c, out, 1) + conv2d(out, out, 3), 0);
+
+function backboneFeatures(build: (net: NetBuilder) => void, frozenNorms: boolean): number {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: 224 });
+  build(net);
+  return net.parameters - (frozenNorms ? net.normParameters : 0);
+}
+
+export const DETECTION_CATALOG: DetectionModel[] = [
+  {
+    // ResNet-50 C3-C5 + FPN with P6/P7 from P5's output (LastLevelP6P7(256, 256)); a head of four 3x3 convolutions
+    // and a predictor for classes and for boxes, 9 anchors a location.
+    names: ['retinanet_resnet50_fpn'], publishedParameters: 34_014_999,
+    parameters: (classes, frozen) => backboneFeatures((net) => resnetStages(net, [3, 4, 6, 3], true), frozen) +
+      fpn([512, 1024, 2048]) + 2 * conv2d(256, 256, 3) + 8 * conv2d(256, 256, 3) + conv2d(256, 9 * classes, 3) + conv2d(256, 9 * 4, 3),
+  },
+  {
+    // MobileNetV3-Large features + FPN on its last two stages (160 and 960 channels); an RPN head (15 anchors a
+    // location), a two-layer box head on 7x7 RoI features and a predictor.
+    names: ['fasterrcnn_mobilenet_v3_large_fpn', 'fasterrcnn_mobilenet_v3_large_320_fpn'], publishedParameters: 19_386_354,
+    parameters: (classes, frozen) => backboneFeatures((net) => mobilenetV3Features(net, MOBILENET_V3_LARGE), frozen) +
+      fpn([160, 960]) + conv2d(256, 256, 3) + conv2d(256, 15, 1) + conv2d(256, 15 * 4, 1) +
+      (256 * 7 * 7 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * classes + classes) + (1024 * 4 * classes + 4 * classes),
+  },
+];
+
+export function findDetectionModel(name: string): DetectionModel | undefined {
+  return DETECTION_CATALOG.find((m) => m.names.includes(name));
 }
