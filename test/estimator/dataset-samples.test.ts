@@ -132,3 +132,47 @@ for step, (x, y) in enumerate(loader):
   assert.equal(spec.stepInputBytesPerSample, 128 * 8);
   assert.equal(spec.outputElementsPerSample, 128 * 1000);
 });
+
+test('a random crop at an offset the script draws (`base[:, i:i + size]`) keeps the crop size, not the padded image', async () => {
+  const r = await estimateText(`import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+SIZE = 96
+
+class Crops(Dataset):
+    def __init__(self, n, size):
+        self.n, self.size = n, size
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, idx):
+        base = torch.rand(3, self.size + 16, self.size + 16)
+        i, j = torch.randint(0, 16, (2,)).tolist()
+        return base[:, i:i + self.size, j:self.size + j].contiguous(), torch.randint(10, ()).item()
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.head(F.relu(self.conv(x)).mean((2, 3)))
+
+model = Net().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(Crops(64, SIZE), batch_size=4)
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    loss = F.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`, 'crops.py');
+  const spec = r.config.model as LayerNetSpec;
+  // One 3 x 96 x 96 fp32 crop per sample, not the 112-pixel image it is cut from.
+  assert.equal(spec.stepInputBytesPerSample, 3 * 96 * 96 * 4);
+});

@@ -1165,7 +1165,8 @@ export class ForwardTrace implements TensorTracer {
         const start = norm(item.entries.get('start'), 0);
         const stop = norm(item.entries.get('stop'), size);
         const step = numberOf(item.entries.get('step')) ?? 1;
-        out.push(Math.max(1, Math.ceil((stop - start) / step)));
+        const length = numberOf(item.entries.get('length'));
+        out.push(length !== undefined ? Math.min(size, length) : Math.max(1, Math.ceil((stop - start) / step)));
         axis++;
       } else if (item.kind === 'tensor') {
         out.push(...item.shape);

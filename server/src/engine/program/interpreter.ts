@@ -1229,13 +1229,7 @@ export class ProgramModel {
       if (step) return undefined;
       const size = dims[axis]!;
       if (!start && !stop) continue;
-      let length: number | undefined;
-      if (start && stop?.type === 'binary_operator' && stop.childForFieldName('operator')?.text === '+') {
-        const left = stop.childForFieldName('left');
-        const right = stop.childForFieldName('right');
-        if (left?.text === start.text) length = numberOf(this.evalExpr(right, scope));
-        else if (right?.text === start.text) length = numberOf(this.evalExpr(left, scope));
-      }
+      let length = this.offsetSliceLength(start, stop, scope);
       if (length === undefined) {
         const from = start ? numberOf(this.evalExpr(start, scope)) : 0;
         const to = stop ? numberOf(this.evalExpr(stop, scope)) : size;
@@ -1259,6 +1253,19 @@ export class ProgramModel {
   }
 
   /**
+   * The length of a slice `a:a + n` (or `a:n + a`): n, whatever a is, as Python's slicing gives inside the bounds (a
+   * random crop's offset). Undefined for any other slice.
+   */
+  private offsetSliceLength(start: PyNode | undefined, stop: PyNode | undefined, scope: Scope): number | undefined {
+    if (!start || stop?.type !== 'binary_operator' || stop.childForFieldName('operator')?.text !== '+') return undefined;
+    const left = stop.childForFieldName('left');
+    const right = stop.childForFieldName('right');
+    if (left?.text === start.text) return numberOf(this.evalExpr(right, scope));
+    if (right?.text === start.text) return numberOf(this.evalExpr(left, scope));
+    return undefined;
+  }
+
+  /**
    * A tensor index as values: a tuple of items, each a number, None, `...` (the string '...') or a slice (a dict
    * with the entries `start`, `stop`, `step` that the source gives).
    */
@@ -1275,13 +1282,19 @@ export class ProgramModel {
         const entries = new Map<string, Value>();
         const text = part.text;
         const pieces = text.split(':');
-        const values = part.namedChildren.filter((c): c is PyNode => !!c).map((c) => this.evalExpr(c, scope));
+        const nodes = part.namedChildren.filter((c): c is PyNode => !!c);
         // Which of start/stop/step each expression is: by the colons around it.
         let index = 0;
+        const slots: Array<PyNode | undefined> = [];
         pieces.forEach((piece, position) => {
           if (piece.trim() === '') return;
-          entries.set(['start', 'stop', 'step'][position]!, values[index++] ?? UNKNOWN);
+          const child = nodes[index++];
+          slots[position] = child;
+          entries.set(['start', 'stop', 'step'][position]!, child ? this.evalExpr(child, scope) : UNKNOWN);
         });
+        // A crop at an offset the script draws at random (`base[:, i:i + size]`) keeps `size`.
+        const length = this.offsetSliceLength(slots[0], slots[1], scope);
+        if (length !== undefined) entries.set('length', { kind: 'number', value: length });
         entries.set('slice', { kind: 'bool', value: true });
         return { kind: 'dict', entries };
       }
