@@ -12,7 +12,8 @@ import {
 import type { CodeActionParams, Connection, Disposable, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver';
 import { MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
 import { invalidParams, validChanges } from './params';
-import { analyzeIncrementally, completeFacts } from './engine/incremental';
+import { analyzeIncrementally, completeFacts, completeFactsOnRows, completeSomeFacts } from './engine/incremental';
+import type { SemanticModel } from './engine/semantic/model';
 import type { AnalysisCache } from './engine/incremental';
 import type { AnalysisOptions } from './engine/analyze';
 import { DocumentStore } from './engine/documents';
@@ -61,10 +62,18 @@ export function toDiagnostic(finding: Finding, locale?: string, range: Diagnosti
 /** The code action kinds the server offers (quick fixes, refactorings, fix-all on save). */
 const CODE_ACTION_KINDS: string[] = [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite, FIX_ALL_KIND];
 
-/** Everything in the options that changes findings, as a string: cached findings are reused only under the same. */
+/** Which rules run and how, as a string: cached findings are reused only under the same. */
 function optionsKey(options: AnalysisOptions): string {
-  return JSON.stringify([options.select, options.ignore, options.severity, options.keptBytes?.('graph'), options.keptBytes?.('output')]);
+  return JSON.stringify([options.select, options.ignore, options.severity]);
 }
+
+/** The leak sizes the findings of OOM101 and OOM104 are written with: a change analyses only their statements again. */
+function sizesKey(options: AnalysisOptions): string {
+  return JSON.stringify([options.keptBytes?.('graph'), options.keptBytes?.('output')]);
+}
+
+/** How long one slice of a document's statement facts may run before other work (an edit) gets its turn. */
+const FACTS_SLICE_MS = 4;
 
 /** How long after the last document closed its memory is collected. */
 const RELEASE_MEMORY_AFTER_MS = 500;
@@ -94,9 +103,15 @@ export function startServer(connection: Connection, host: Host): void {
     enqueue: (uri, work) => void enqueue(uri, work),
     schedule: (uri) => schedule(uri),
     // In the queue, so that an analysis already queued for the old layout cannot put its cache back afterwards.
-    layoutChanged: (uri) => void enqueue(uri, async () => analysisCaches.delete(uri)),
+    layoutChanged: (uri) => void enqueue(uri, async () => {
+      analysisCaches.delete(uri);
+      pendingFacts.delete(uri);
+    }),
     open: (uri, version, text) => documents.open(uri, version, text),
-    change: (uri, version, changes) => documents.change(uri, version, changes),
+    change: (uri, version, changes) => {
+      factsBeforeChange(uri);
+      return documents.change(uri, version, changes);
+    },
     closed: (uri, cells) => forget(uri, cells),
   });
   const context: ServerContext = {
@@ -122,6 +137,7 @@ export function startServer(connection: Connection, host: Host): void {
     void enqueue(uri, async () => {
       documents.close(uri);
       analysisCaches.delete(uri);
+      pendingFacts.delete(uri);
       published.delete(uri);
       editorSettingsCache.delete(uri);
       settingsCache.delete(uri);
@@ -189,6 +205,47 @@ export function startServer(connection: Connection, host: Host): void {
 
   /** Per document, what the last analysis found per top-level statement (see engine/incremental.ts). */
   const analysisCaches = new Map<string, AnalysisCache>();
+  /**
+   * Per document, the analysis whose statement facts are still being computed (a slice at a time after a full
+   * analysis is published), with the version it is of: the facts read the statements as that version has them.
+   */
+  const pendingFacts = new Map<string, { version: number; model: SemanticModel; cache: AnalysisCache }>();
+
+  /** Computes the facts of `cache` between other work: each slice is a turn of the document's queue. */
+  const completeFactsLater = (uri: string, version: number, model: SemanticModel, cache: AnalysisCache) => {
+    const work = { version, model, cache };
+    pendingFacts.set(uri, work);
+    const slice = async () => {
+      if (pendingFacts.get(uri) !== work) return;
+      if (documents.get(uri)?.version !== version) {
+        pendingFacts.delete(uri);
+        return;
+      }
+      if (completeSomeFacts(model, cache, FACTS_SLICE_MS)) pendingFacts.delete(uri);
+      else RAL().timer.setImmediate(() => void enqueue(uri, slice));
+    };
+    void slice();
+  };
+
+  /**
+   * Before a change is applied (in the document's queue): the facts that the next analysis compares, of the
+   * statements on the changed rows, or of all statements where the rows are not known (several changes at once, a
+   * whole-text replacement, a notebook's cells).
+   */
+  const factsBeforeChange = (uri: string, rows?: { from: number; to: number }) => {
+    const work = pendingFacts.get(uri);
+    if (!work) return;
+    if (documents.get(uri)?.version !== work.version) {
+      pendingFacts.delete(uri);
+      return;
+    }
+    if (rows) {
+      completeFactsOnRows(work.model, work.cache, rows.from, rows.to);
+    } else {
+      completeFacts(work.model, work.cache);
+      pendingFacts.delete(uri);
+    }
+  };
   /** Per document, the findings last published and the version they are of: code actions take their fixes here. */
   const published = new Map<string, { version: number; findings: readonly Finding[] }>();
 
@@ -237,14 +294,14 @@ export function startServer(connection: Connection, host: Host): void {
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
     };
-    const { findings, cache, analysedStatements } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri));
+    const { findings, cache, analysedStatements } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options));
     // For `npm run bench`: which path each analysis took.
     if (TRACE_ANALYSIS) connection.console.log(`analysed ${analysedStatements} of ${model.root.children.length} statements`);
     analysisCaches.set(state.uri, cache);
     await send(state, findings);
-    // Once the diagnostics are out, still inside this document's queue (before its next change moves the
-    // statements): what the next edit needs to reuse these findings.
-    completeFacts(model, cache);
+    // Once the diagnostics are out: what the next edit needs to reuse these findings, a slice at a time (a long
+    // file's facts take hundreds of milliseconds, which the first keystroke after opening it must not wait for).
+    completeFactsLater(state.uri, state.version, model, cache);
     for (const feature of FEATURES) feature.published?.(state);
   };
 
@@ -316,7 +373,11 @@ export function startServer(connection: Connection, host: Host): void {
       connection.console.error(t('Ignored a didChange with an invalid range for {0}', String(textDocument?.uri)));
       return;
     }
-    void enqueue(textDocument.uri, () => documents.change(textDocument.uri, textDocument.version, contentChanges));
+    void enqueue(textDocument.uri, () => {
+      const only = contentChanges.length === 1 && 'range' in contentChanges[0]! ? contentChanges[0].range : undefined;
+      factsBeforeChange(textDocument.uri, only ? { from: only.start.line, to: only.end.line } : undefined);
+      return documents.change(textDocument.uri, textDocument.version, contentChanges);
+    });
     schedule(textDocument.uri);
   });
 

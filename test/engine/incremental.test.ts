@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { analyze } from '../../server/src/engine/analyze';
 import { computeLineStarts, DocumentStore } from '../../server/src/engine/documents';
-import { analyzeIncrementally, completeFacts } from '../../server/src/engine/incremental';
+import { analyzeIncrementally, completeFacts, completeFactsOnRows, completeSomeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
 import { copyTree } from '../../server/src/engine/syntax-tree';
@@ -329,4 +329,54 @@ test('an edit inside one statement is parsed with that statement alone: the same
     await check(start, start + inserted.length, removed);
   }
   assert.ok(alone >= 30, `only ${alone} of ${version - 1} edits were parsed statement by statement`);
+});
+
+test('when only the leak sizes change (the estimate arrived), only the rules that write them run again, with the full analysis\'s result', async () => {
+  const text = generateTrainingScript(1000, 3);
+  const store = new DocumentStore();
+  const state = await store.open('mem://sizes.py', 1, text);
+  const model = store.modelOf(state)!;
+  const first = analyzeIncrementally(model, state.text, {}, 'default', undefined, JSON.stringify([null, null]));
+  completeFacts(model, first.cache);
+  const sized = { keptBytes: (keeps: string) => (keeps === 'graph' ? 300 * 2 ** 20 : 12 * 2 ** 20) };
+  const again = analyzeIncrementally(model, state.text, sized, 'default', first.cache, JSON.stringify([300, 12]));
+  assert.deepEqual(again.findings, analyze(model, state.text, sized));
+  const withSizes = again.findings.filter((finding) => finding.sizeHint);
+  assert.ok(withSizes.length > 0, 'the script has sized leaks');
+  assert.equal(again.analysedStatements, 0, 'the other rules did not run again');
+  // The same sizes again: nothing to analyse for them (a change elsewhere would take the ordinary edit path).
+  const unchanged = analyzeIncrementally(model, state.text, sized, 'default', again.cache, JSON.stringify([300, 12]));
+  assert.deepEqual(unchanged.findings, again.findings);
+});
+
+test('an edit right after opening reuses the other statements when only the facts of the edited rows were computed (the rest still pending)', async () => {
+  const text = generateTrainingScript(2000, 5);
+  const store = new DocumentStore();
+  let state = await store.open('mem://pending.py', 1, text);
+  let model = store.modelOf(state)!;
+  const first = analyzeIncrementally(model, state.text, {}, 'default', undefined);
+  const lines = text.split('\n');
+  const row = lines.findIndex((line) => line.includes('total += loss.item()'));
+  const column = lines[row]!.indexOf('total');
+  completeFactsOnRows(model, first.cache, row, row);
+  state = (await store.change('mem://pending.py', 2, [{ range: { start: { line: row, character: column }, end: { line: row, character: column + 1 } }, text: 'T' }]))!;
+  model = store.modelOf(state)!;
+  const edited = analyzeIncrementally(model, state.text, {}, 'default', first.cache);
+  assert.ok(edited.analysedStatements < model.root.children.length, `${edited.analysedStatements} of ${model.root.children.length} statements analysed`);
+  assert.deepEqual(edited.findings, analyze(model, state.text, {}));
+});
+
+test('the facts are computed a slice at a time, each from where the last stopped, to the same result as all at once', async () => {
+  const text = generateTrainingScript(2000, 5);
+  const store = new DocumentStore();
+  const state = await store.open('mem://slices.py', 1, text);
+  const model = store.modelOf(state)!;
+  const sliced = analyzeIncrementally(model, state.text, {}, 'default', undefined).cache;
+  const whole = analyzeIncrementally(model, state.text, {}, 'default', undefined).cache;
+  let slices = 1;
+  while (!completeSomeFacts(model, sliced, 0)) slices++;
+  completeFacts(model, whole);
+  assert.ok(slices > 1, 'a zero budget stops after the first few statements');
+  const factsOf = (cache: AnalysisCache) => cache.children.map((statement) => cache.statements.get(statement)!.facts);
+  assert.deepEqual(factsOf(sliced), factsOf(whole));
 });

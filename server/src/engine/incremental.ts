@@ -7,7 +7,7 @@
 // (regionAfterEdit). Different options or file-wide facts (imports, classes, roles, the indentation unit, a
 // file-level noqa) analyse the whole file.
 import { indentUnitOfTree } from '../fixes/edits';
-import { analyze, textSpells } from './analyze';
+import { activeRules, analyze, textSpells } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
@@ -31,6 +31,8 @@ interface StatementEntry {
 
 export interface AnalysisCache {
   optionsKey: string;
+  /** The leak sizes the findings' messages were written with (see analyzeIncrementally's sizesKey). */
+  sizesKey: string;
   globals: string;
   /** The file's indentation unit: fixes that indent code are written with it, wherever the finding is. */
   indent: string;
@@ -45,7 +47,7 @@ const PENDING = '\u0000pending';
 export interface IncrementalResult {
   findings: Finding[];
   cache: AnalysisCache;
-  /** How many top-level statements the rules ran on (all of them for a full analysis). */
+  /** How many top-level statements the rules ran on (all of them for a full analysis; 0 when only new leak sizes were written). */
   analysedStatements: number;
 }
 
@@ -100,7 +102,7 @@ function sortFindings(findings: Finding[]): Finding[] {
 }
 
 /** Groups findings by the top-level statement whose rows hold them. */
-function buildCache(model: SemanticModel, findings: Finding[], optionsKey: string, indent: string, factsOf: (statement: Node) => string, statementsOf: readonly Node[] = model.root.children): AnalysisCache {
+function buildCache(model: SemanticModel, findings: Finding[], keys: { optionsKey: string; sizesKey: string }, indent: string, factsOf: (statement: Node) => string, statementsOf: readonly Node[] = model.root.children): AnalysisCache {
   const statements = new Map<Node, StatementEntry>();
   const children = model.root.children;
   for (const statement of statementsOf) {
@@ -110,7 +112,7 @@ function buildCache(model: SemanticModel, findings: Finding[], optionsKey: strin
     const owner = statementAtRow(children, finding.range.start.line);
     if (owner) statements.get(owner)?.findings.push(finding);
   }
-  return { optionsKey, globals: model.globalsSignature(), indent, statements, children };
+  return { ...keys, globals: model.globalsSignature(), indent, statements, children };
 }
 
 /**
@@ -299,20 +301,31 @@ function moduleCodeMentioning(children: readonly Node[], changed: ReadonlySet<No
   return found;
 }
 
+/**
+ * The findings of `model`, reusing those of the statements an edit left alone. `optionsKey` says which rules run and
+ * how (findings are reused only under the same); `sizesKey` says which leak sizes the messages of the rules that
+ * report kept memory were written with: when only it changed (the memory estimate arrived), just the statements with
+ * such findings are analysed again.
+ */
 export function analyzeIncrementally(
   model: SemanticModel,
   text: string,
   options: AnalysisOptions,
   optionsKey: string,
   previous: AnalysisCache | undefined,
+  sizesKey = '',
 ): IncrementalResult {
   const children = model.root.children;
+  const keys = { optionsKey, sizesKey };
   const diff = previous ? diffStatements(previous, children) : undefined;
   const changed = diff?.changed ?? children;
   const indent = indentUnitOfTree(model.root, text);
-  const canReuse =
-    !!previous && previous.optionsKey === optionsKey && changed.length > 0 && changed.length < children.length &&
-    previous.globals === model.globalsSignature() && previous.indent === indent && !hasFileNoqa(model, text);
+  const sameFile = !!previous && previous.optionsKey === optionsKey && previous.globals === model.globalsSignature() &&
+    previous.indent === indent && !hasFileNoqa(model, text);
+  if (sameFile && previous.sizesKey !== sizesKey && changed.length === 0 && diff!.removed.length === 0) {
+    return withNewSizes(model, text, options, previous, sizesKey);
+  }
+  const canReuse = sameFile && previous.sizesKey === sizesKey && changed.length > 0 && changed.length < children.length;
   const after = canReuse ? regionAfterEdit(model, previous, changed, diff!.removed, diff!.first, diff!.end) : undefined;
   if (previous && after && after.region.length < children.length) {
     const { region, facts } = after;
@@ -336,16 +349,36 @@ export function analyzeIncrementally(
     }
     // The facts of the analysed statements: computed for the changed ones and those that write a changed name,
     // the same as before for the others (see regionAfterEdit).
-    const partial = buildCache(model, fresh, optionsKey, indent, (statement) => facts.get(statement) ?? statements.get(statement)!.facts, region);
+    const partial = buildCache(model, fresh, keys, indent, (statement) => facts.get(statement) ?? statements.get(statement)!.facts, region);
     for (const statement of region) statements.set(statement, partial.statements.get(statement)!);
-    return { findings: sortFindings(findings), cache: { optionsKey, globals: partial.globals, indent: partial.indent, statements, children }, analysedStatements: region.length };
+    return { findings: sortFindings(findings), cache: { ...keys, globals: partial.globals, indent: partial.indent, statements, children }, analysedStatements: region.length };
   }
   const findings = analyze(model, text, options);
   return {
     findings,
-    cache: buildCache(model, findings, optionsKey, indent, () => PENDING),
+    cache: buildCache(model, findings, keys, indent, () => PENDING),
     analysedStatements: children.length,
   };
+}
+
+/**
+ * The same text with other leak sizes: only the rules whose messages carry them (OOM101, OOM104) run again, over the
+ * whole file (a finding can stand in another statement than the code that causes it); the other findings stay.
+ */
+function withNewSizes(model: SemanticModel, text: string, options: AnalysisOptions, previous: AnalysisCache, sizesKey: string): IncrementalResult {
+  const rules = activeRules(options).filter((rule) => rule.reportsKeptMemory);
+  const codes = new Set<string>(rules.map((rule) => rule.code));
+  // Unused-noqa findings (OOM100) do not depend on sizes: the cached ones stay.
+  const fresh = analyze(model, text, { ...options, rules }).filter((finding) => codes.has(finding.code));
+  const children = model.root.children;
+  for (const entry of previous.statements.values()) entry.findings = entry.findings.filter((finding) => !codes.has(finding.code));
+  for (const finding of fresh) {
+    const owner = statementAtRow(children, finding.range.start.line);
+    if (owner) previous.statements.get(owner)?.findings.push(finding);
+  }
+  const findings = sortFindings(children.flatMap((statement) => previous.statements.get(statement)?.findings ?? []));
+  for (const entry of previous.statements.values()) sortFindings(entry.findings);
+  return { findings, cache: { ...previous, sizesKey }, analysedStatements: 0 };
 }
 
 /**
@@ -356,5 +389,43 @@ export function analyzeIncrementally(
 export function completeFacts(model: SemanticModel, cache: AnalysisCache): void {
   for (const [statement, entry] of cache.statements) {
     if (entry.facts === PENDING) entry.facts = statementFacts(model, statement);
+  }
+}
+
+/** Where completeSomeFacts stopped in a cache's statements. */
+const factsCursor = new WeakMap<AnalysisCache, number>();
+
+/**
+ * completeFacts a slice at a time: computes pending facts in document order for about `budgetMs`, from where the
+ * last call on this cache stopped; true once none is left. The server runs it between other work, so that an edit
+ * right after opening a long file does not wait for every statement's facts (its own are made by completeFactsOnRows).
+ */
+export function completeSomeFacts(model: SemanticModel, cache: AnalysisCache, budgetMs: number): boolean {
+  const children = cache.children;
+  const start = performance.now();
+  let index = factsCursor.get(cache) ?? 0;
+  while (index < children.length) {
+    const statement = children[index++]!;
+    const entry = cache.statements.get(statement);
+    if (entry?.facts === PENDING) entry.facts = statementFacts(model, statement);
+    if ((index & 15) === 0 && performance.now() - start > budgetMs) break;
+  }
+  factsCursor.set(cache, index);
+  return index >= children.length;
+}
+
+/**
+ * Computes the pending facts of the statements on rows `from` to `to` and of one statement on each side: those an
+ * edit of these rows replaces, whose facts the next analysis compares (regionAfterEdit). Run before the edit is
+ * applied, while the statements still hold the text the facts read.
+ */
+export function completeFactsOnRows(model: SemanticModel, cache: AnalysisCache, from: number, to: number): void {
+  const children = cache.children;
+  const first = Math.max(0, lowerBoundBy(children, from, (statement) => statement.endPosition.row) - 1);
+  for (let i = first; i < children.length; i++) {
+    const statement = children[i]!;
+    const entry = cache.statements.get(statement);
+    if (entry?.facts === PENDING) entry.facts = statementFacts(model, statement);
+    if (statement.startPosition.row > to) break;
   }
 }

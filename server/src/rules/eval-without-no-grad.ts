@@ -127,6 +127,7 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
 export const evalWithoutNoGrad: Rule = {
   ...ruleCode('OOM104'),
   code: 'OOM104',
+  reportsKeptMemory: true,
   check({ model, text, region, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const reported = new Set<number>();
