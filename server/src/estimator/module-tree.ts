@@ -5,7 +5,9 @@
 import { libraryBackbone } from './library-models';
 import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
 import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
-import { BASE_LAYER, type ProgramModel } from '../engine/program/interpreter';
+import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
+import { enclosingLoops } from '../engine/syntax';
+import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace } from './forward-trace';
 import { sampleArguments } from './dataset-samples';
@@ -523,19 +525,17 @@ type InputShape = { shape: number[]; integer: boolean };
  * Undefined where no collate_fn concatenates.
  */
 function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: Value; sample: Array<InputShape | undefined>; names: string[] } | undefined {
-  let loop = site.parent;
-  while (loop && loop.type !== 'for_statement') loop = loop.parent;
-  let root: PyNode = site;
-  while (root.parent) root = root.parent;
-  const functions = new Map(root.descendantsOfType('function_definition').filter((f): f is PyNode => !!f).map((f) => [f.childForFieldName('name')?.text ?? '', f]));
-  const given = root.descendantsOfType('keyword_argument').find((kw) => {
-    if (kw?.childForFieldName('name')?.text !== 'collate_fn') return false;
-    const body = functions.get(kw.childForFieldName('value')?.text ?? '')?.childForFieldName('body')?.text ?? '';
-    return /\btorch\.(cat|concat)\(/.test(body) && !/\btorch\.stack\(/.test(body);
-  });
-  const collate = given ? program.valueOf(given.childForFieldName('value')) : undefined;
-  const getitem = functions.get('__getitem__');
-  if (!loop || collate?.kind !== 'function' || !getitem) return undefined;
+  // The loader the step's loop iterates, its collate_fn and its dataset's __getitem__ (as dataset-samples reads them).
+  const loop = enclosingLoops(site).find((outer) => outer.type === 'for_statement');
+  const { value: loader } = loopLoader(program, loop);
+  if (!loop || loader?.kind !== 'call' || !/(^|\.)DataLoader$/.test(loader.path)) return undefined;
+  const collate = loader.kwargs.get('collate_fn');
+  const body = collate?.kind === 'function' ? collate.node.childForFieldName('body')?.text ?? '' : '';
+  if (!collate || !/\btorch\.(cat|concat)\(/.test(body) || /\btorch\.stack\(/.test(body)) return undefined;
+  const dataset = loader.kwargs.get('dataset') ?? loader.args[0];
+  const method = dataset?.kind === 'object' && dataset.cls ? lookupClassAttribute(dataset.cls, '__getitem__') : undefined;
+  if (method?.kind !== 'function') return undefined;
+  const getitem = method.node;
   const returned = getitem.descendantsOfType('return_statement')[0]?.namedChildren[0];
   const elements = returned && (returned.type === 'expression_list' || returned.type === 'tuple') ? returned.namedChildren.filter((c): c is PyNode => !!c && c.type !== 'comment') : [];
   const sample = elements.map((element): InputShape | undefined => {
