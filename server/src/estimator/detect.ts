@@ -16,6 +16,7 @@ import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type Cus
 import { isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
+import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import type {
@@ -1202,15 +1203,6 @@ function libraryFrozenShare(spec: TransformerSpec, freezes: ReadonlyArray<{ path
   const inputsWithoutHistory = frozenEmbeddings.has('embeddings') || frozenEmbeddings.has('word_embeddings') || frozenEmbeddings.has('embed_tokens') || frozenEmbeddings.has('wte');
   if (inputsWithoutHistory) while (frozenLayers.has(lowerLayers)) lowerLayers++;
   return { fraction: frozenParameters / count.total, ...(lowerLayers > 0 ? { lowerLayers } : {}) };
-}
-
-/** Whether a node runs under `with torch.no_grad()` / `inference_mode()` (its forward builds no graph). */
-function underNoGrad(node: Node): boolean {
-  for (let up = node.parent; up && up.type !== 'function_definition'; up = up.parent) {
-    const clause = up.type === 'with_statement' ? up.namedChildren.find((child) => child?.type === 'with_clause') : undefined;
-    if (clause && /(^|\.)(no_grad|inference_mode)\(/.test(clause.text)) return true;
-  }
-  return false;
 }
 
 /**

@@ -4,6 +4,7 @@
 // twice. The rules' leaks (OOM101/OOM104) keep graphs; these keep the outputs themselves.
 import type { ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
+import { underNoGrad } from '../engine/program/grad-mode';
 import { enclosingScope } from '../engine/syntax';
 import { numberOf, type Value } from '../engine/program/values';
 import { loopLoader, loopBatchSize } from './growth';
@@ -26,22 +27,7 @@ const SAME_SHAPE_FUNCTION = /^(torch|F|torch\.nn\.functional|nn\.functional)\.(s
 /** The output's field that holds the prediction: `out["out"]` (torchvision segmentation), `out.logits` (Hugging Face). */
 const OUTPUT_FIELD = /^(logits|last_hidden_state|out)$/;
 const CONCATENATION = /^(torch\.)?(cat|concat|concatenate|stack|vstack|hstack)$/;
-const NO_GRAD_CONTEXT = /(^|\.)(no_grad|inference_mode)\(/;
 const NAME_FOLLOW_DEPTH = 4;
-
-/** Whether `node` runs under `with torch.no_grad()` / `inference_mode()`, or in a function decorated with one. */
-function underNoGrad(node: PyNode): boolean {
-  for (let up = node.parent; up; up = up.parent) {
-    if (up.type === 'with_statement') {
-      const clause = up.namedChildren.find((child) => child?.type === 'with_clause');
-      if (clause && NO_GRAD_CONTEXT.test(clause.text)) return true;
-    }
-    if (up.type === 'decorated_definition') {
-      if (up.namedChildren.some((child) => child?.type === 'decorator' && /(^|\.)(no_grad|inference_mode)\b/.test(child.text))) return true;
-    }
-  }
-  return false;
-}
 
 /** The value a name has in a function: the first occurrence of it that the program model evaluated (loop bodies over a loader never run). */
 function nameValue(program: ProgramModel, scope: PyNode, name: string): Value | undefined {
