@@ -261,6 +261,42 @@ test('a conditional GAN: spectral_norm keeps the layer it wraps, and the discrim
   if (spec.kind === 'layers') assert.ok(spec.savedElementsPerSample < 3 * 32 * 32 * 256, `saved ${spec.savedElementsPerSample}`);
 });
 
+test('two models built in one unpacking assignment (`g, d = G().cuda(), D().cuda()`) are both the trained models', async () => {
+  const classes = [
+    'import torch, torch.nn as nn',
+    'class G(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.net = nn.Sequential(nn.Linear(128, 1024), nn.ReLU(), nn.Linear(1024, 784))',
+    '    def forward(self, z):',
+    '        return self.net(z)',
+    'class D(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.net = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1))',
+    '    def forward(self, x):',
+    '        return self.net(x)',
+  ];
+  const loop = [
+    'opt_g = torch.optim.Adam(g.parameters())',
+    'opt_d = torch.optim.Adam(d.parameters())',
+    'for step in range(100):',
+    '    z = torch.randn(64, 128, device="cuda")',
+    '    fake = g(z)',
+    '    loss_d = d(fake.detach()).mean() - d(torch.randn(64, 784, device="cuda")).mean()',
+    '    opt_d.zero_grad(); loss_d.backward(); opt_d.step()',
+    '    loss_g = -d(fake).mean()',
+    '    opt_g.zero_grad(); loss_g.backward(); opt_g.step()',
+  ];
+  const unpacked = await estimateText([...classes, 'g, d = G().cuda(), D().cuda()', ...loop].join('\n'), '/tmp/gan-unpacked.py');
+  const separate = await estimateText([...classes, 'g = G().cuda()', 'd = D().cuda()', ...loop].join('\n'), '/tmp/gan-separate.py');
+  const generator = 128 * 1024 + 1024 + 1024 * 784 + 784;
+  const discriminator = 784 * 1024 + 1024 + 1024 + 1;
+  assert.equal(unpacked.detected.parameters, generator + discriminator);
+  assert.equal(unpacked.detected.model.name, separate.detected.model.name);
+  assert.equal(unpacked.peakAllocated, separate.peakAllocated);
+});
+
 test('a module of the script around a library backbone: its head replaced, the feature width read from the catalog, both traced', async () => {
   const script = [
     'import torch, torch.nn as nn, torchvision',

@@ -1308,8 +1308,7 @@ function assignedName(call: Node): string | undefined {
   while (node.parent && (node.parent.type === 'attribute' || (node.parent.type === 'call' && node.parent.childForFieldName('function')?.id === node.id))) {
     node = node.parent;
   }
-  const parent = node.parent;
-  const left = parent?.type === 'assignment' && parent.childForFieldName('right')?.id === node.id ? parent.childForFieldName('left') : undefined;
+  const left = assignmentTarget(node);
   if (left?.type === 'identifier') return left.text;
   // `self.tgt = torch.randint(...)`: the attribute's name.
   return left?.type === 'attribute' ? left.childForFieldName('attribute')?.text : undefined;
@@ -1330,8 +1329,26 @@ function assignedOutsideModule(call: Node): boolean {
     for (let up: Node | null = list; up; up = up.parent) if (up.type === 'class_definition') return false;
     return !/(^|\.)(Sequential|ModuleList|ModuleDict|append|extend|add_module|register_module|insert|setattr)$/.test(callee);
   }
-  return parent?.type === 'assignment' && parent.childForFieldName('right')?.id === node.id &&
-    !(parent.childForFieldName('left')?.text.startsWith('self.') ?? false);
+  const target = assignmentTarget(node);
+  return !!target && !target.text.startsWith('self.');
+}
+
+/**
+ * The target a value is assigned to: the left side of `x = value`, or the matching element of `g, d = G(), D()`
+ * (an unpacking whose sides have as many elements). Undefined where the value is not assigned whole.
+ */
+function assignmentTarget(value: Node): Node | undefined {
+  const parent = value.parent;
+  if (parent?.type === 'assignment' && parent.childForFieldName('right')?.id === value.id) return parent.childForFieldName('left') ?? undefined;
+  const assignment = parent?.parent;
+  if (parent?.type !== 'expression_list' || assignment?.type !== 'assignment' || assignment.childForFieldName('right')?.id !== parent.id) return undefined;
+  const left = assignment.childForFieldName('left');
+  if (left?.type !== 'pattern_list' && left?.type !== 'tuple_pattern') return undefined;
+  const values = parent.namedChildren;
+  const targets = left.namedChildren;
+  if (values.length !== targets.length) return undefined;
+  const target = targets[values.findIndex((element) => element?.id === value.id)];
+  return target ?? undefined;
 }
 
 function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined, auxLoss?: PyValue): DetectedModel {
