@@ -4,7 +4,7 @@
 // dropout a bool mask. A tensor kept by several ops is counted once.
 import type { LayerNetSpec } from './types';
 
-type Shape = { kind: 'image'; c: number; h: number; w: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
+export type Shape = { kind: 'image'; c: number; h: number; w: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
 
 function elementsOf(s: Shape): number {
   if (s.kind === 'image') return s.c * s.h * s.w;
@@ -75,7 +75,7 @@ export class NetBuilder {
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
-    if (input.kind === 'image') this.shape = { kind: 'image', c: input.channels, h: input.size, w: input.size };
+    if (input.kind === 'image') this.shape = { kind: 'image', c: input.channels, h: input.size, w: input.width ?? input.size };
     else if (input.kind === 'tokens') this.shape = { kind: 'tokens', seq: input.seqLen, f: 1 };
     else this.shape = { kind: 'vector', f: input.features };
     // The input batch is allocated before the step, not by forward.

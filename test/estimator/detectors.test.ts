@@ -1,0 +1,103 @@
+// torchvision's detectors as layer nets at the size their transform resizes the images to (catalog/detection.ts).
+// Parameter counts are torchvision's; the peaks are the H200's (test/gpu/holdout4/results/h200.json).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { estimateText, MIB } from './helpers';
+import { DETECTION_CATALOG, detectionInputSize, detectorNet, findDetectionModel } from '../../server/src/estimator/catalog/detection';
+
+const script = (builder: string, args: string, body: string[]): string => [
+  'import torch',
+  `from torchvision.models.detection import ${builder}`,
+  `model = ${builder}(${args}).cuda()`,
+  ...body,
+].join('\n');
+
+const evalLoop = (height: number, width: number, batch: number): string[] => [
+  `BATCH = ${batch}`,
+  'model.eval()',
+  'with torch.no_grad():',
+  '    for _ in range(3):',
+  `        out = model([torch.rand(3, ${height}, ${width}, device="cuda") for _ in range(BATCH)])`,
+];
+
+test('parameter counts: torchvision\'s published figures (pretrained backbone, frozen norms) and as built without backbone weights', () => {
+  for (const model of DETECTION_CATALOG) {
+    assert.equal(detectorNet(model, 800, 800, { classes: model.defaultClasses, frozenNorms: true, detections: false }).parameters, model.publishedParameters, model.names[0]);
+  }
+  // Measured on the H200 (holdout4): BatchNorm2d trainable without backbone weights.
+  assert.equal(detectorNet(findDetectionModel('retinanet_resnet50_fpn')!, 800, 1216, { classes: 91, frozenNorms: false, detections: false }).parameters, 34_068_119);
+  assert.equal(detectorNet(findDetectionModel('fasterrcnn_mobilenet_v3_large_fpn')!, 800, 1088, { classes: 21, frozenNorms: false, detections: false }).parameters, 19_052_004);
+});
+
+test('GeneralizedRCNNTransform: the shorter side to min_size unless the longer passes max_size, the batch padded to a multiple of 32', () => {
+  const rcnn = findDetectionModel('fasterrcnn_resnet50_fpn')!;
+  assert.deepEqual(detectionInputSize(rcnn, 600, 900), { height: 800, width: 1200, paddedHeight: 800, paddedWidth: 1216 });
+  assert.deepEqual(detectionInputSize(rcnn, 480, 640), { height: 800, width: 1066, paddedHeight: 800, paddedWidth: 1088 });
+  // A panorama: the longer side caps the scale.
+  assert.deepEqual(detectionInputSize(rcnn, 400, 1600), { height: 333, width: 1333, paddedHeight: 352, paddedWidth: 1344 });
+  assert.deepEqual(detectionInputSize(findDetectionModel('fasterrcnn_mobilenet_v3_large_320_fpn')!, 480, 640), { height: 320, width: 426, paddedHeight: 320, paddedWidth: 448 });
+});
+
+test('RetinaNet inference on 600x900 images: resolved at the resized size, within 10% of the H200 peak', async () => {
+  const result = await estimateText(script('retinanet_resnet50_fpn', 'weights=None, weights_backbone=None, num_classes=91', evalLoop(600, 900, 16)), '/tmp/retina.py');
+  assert.equal(result.unresolved, undefined);
+  assert.equal(result.detected.parameters, 34_068_119);
+  assert.equal(result.config.imageSize, 600);
+  assert.ok(result.assumptions.some((a) => /600x900 images to 800x1200 and pads the batch to 800x1216/.test(a)), result.assumptions.join('\n'));
+  const measured = 3_667_610_624;
+  assert.ok(Math.abs(result.peakAllocated / measured - 1) < 0.1, `${result.peakAllocated / MIB} MiB`);
+});
+
+test('Faster R-CNN MobileNetV3 training with a loss dict: images from the Dataset, within 10% of the H200 peak', async () => {
+  const text = [
+    'import torch',
+    'from torch.utils.data import DataLoader, Dataset',
+    'from torchvision.models.detection import fasterrcnn_mobilenet_v3_large_fpn',
+    'class Boxes(Dataset):',
+    '    def __len__(self):',
+    '        return 64',
+    '    def __getitem__(self, i):',
+    '        img = torch.rand(3, 480, 640)',
+    '        boxes = torch.tensor([[10.0, 20.0, 200.0, 240.0]])',
+    '        return img, {"boxes": boxes, "labels": torch.tensor([1])}',
+    'model = fasterrcnn_mobilenet_v3_large_fpn(weights=None, weights_backbone=None, num_classes=21).cuda()',
+    'opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)',
+    'loader = DataLoader(Boxes(), batch_size=16, collate_fn=lambda b: tuple(zip(*b)))',
+    'model.train()',
+    'for images, targets in loader:',
+    '    images = [im.cuda() for im in images]',
+    '    targets = [{k: v.cuda() for k, v in t.items()} for t in targets]',
+    '    losses = model(images, targets)',
+    '    loss = sum(losses.values())',
+    '    opt.zero_grad()',
+    '    loss.backward()',
+    '    opt.step()',
+  ].join('\n');
+  const result = await estimateText(text, '/tmp/frcnn.py');
+  assert.equal(result.unresolved, undefined);
+  assert.equal(result.detected.parameters, 19_052_004);
+  assert.equal(result.config.batchSize, 16);
+  assert.equal(result.config.mode, 'train');
+  assert.ok(result.assumptions.some((a) => /512 proposals/.test(a)));
+  const measured = 13_677_708_800;
+  assert.ok(Math.abs(result.peakAllocated / measured - 1) < 0.1, `${result.peakAllocated / MIB} MiB`);
+  // Larger images cost more: the estimate follows the transform's size, not a fixed one.
+  const bigger = await estimateText(text.replace('480, 640', '960, 1280').replace('weights=None', 'min_size=960, weights=None'), '/tmp/frcnn2.py');
+  assert.ok(bigger.peakAllocated >= result.peakAllocated);
+});
+
+test('a detector whose images the script does not size stays unresolved and says its parameter count', async () => {
+  const text = script('maskrcnn_resnet50_fpn', 'weights=None, weights_backbone=None', ['model.eval()', 'with torch.no_grad():', '    out = model(images)']);
+  const result = await estimateText(text, '/tmp/mask.py');
+  assert.equal(result.detected.model.source, 'unresolved');
+  assert.match(result.unresolved?.reason ?? '', /44,454,513 parameters/);
+});
+
+test('Mask R-CNN evaluation: random weights make no detections for the mask head, pretrained ones up to 100 an image', async () => {
+  const random = await estimateText(script('maskrcnn_resnet50_fpn', 'weights=None, weights_backbone=None', evalLoop(480, 480, 8)), '/tmp/mask_random.py');
+  const trained = await estimateText(script('maskrcnn_resnet50_fpn', 'weights="DEFAULT"', evalLoop(480, 480, 8)), '/tmp/mask_trained.py');
+  assert.ok(random.assumptions.some((a) => /no detection reaches the mask/.test(a)));
+  assert.ok(trained.assumptions.some((a) => /100 detections an image/.test(a)));
+  assert.ok(trained.peakAllocated > random.peakAllocated);
+  assert.equal(trained.detected.parameters, 44_401_393);
+});
