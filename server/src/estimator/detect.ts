@@ -128,8 +128,10 @@ export interface DetectedConfig {
    */
   detector?: Located<{
     name: string; height: number; width: number; resizedHeight: number; resizedWidth: number; paddedHeight: number; paddedWidth: number;
-    minSize: number; maxSize: number; frozenNorms: boolean; detections: boolean; head: string;
+    minSize: number; maxSize: number; frozenNorms: boolean; pretrained: boolean; detections: boolean; head: string;
   }>;
+  /** Images of unequal height and width the model is sized for, as a square of the same area (imageSize). */
+  rectangularImage?: Located<{ height: number; width: number }>;
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
   featureEncoderFrozen?: number;
   /** A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher). */
@@ -379,6 +381,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let lastBackward = -1;
   let dataBatch: Located<number> | undefined;
   let loraRequested: number | undefined;
+  /** The first image of unequal height and width the script makes (see DetectedConfig.rectangularImage). */
+  let rectangularImage: DetectedConfig['rectangularImage'];
   /** The image size came from a stored image (uint8, or made in a dataset's __getitem__) that transforms may resize. */
   let storedImage = false;
   /** The image size the script's transforms give (a crop's before a resize's). */
@@ -529,7 +533,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         const numClasses = typeof classes === 'number' ? classes : detector.defaultClasses;
         // What it keeps follows the size its transform resizes the images to: the images the step receives.
         const extent = imageExtent(bindings.program);
-        const options = { classes: numClasses, frozenNorms, detections: detectsInEvaluation(detector, numClasses, pretrained) };
+        const options = { classes: numClasses, frozenNorms, pretrained, detections: detectsInEvaluation(detector, numClasses, pretrained) };
         if (extent) {
           const build = buildDetector(detector, extent.height, extent.width, options);
           [detected.model, libraryModelMade] = [{ name: tvMatch[1]!, source: 'torchvision', line, spec: build.spec, rebuildAt: build.rebuildAt, defaultWeightDtype: 'fp32' }, made];
@@ -537,7 +541,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
           detected.detector = {
             value: { name: tvMatch[1]!, height: extent.height, width: extent.width, resizedHeight: resized.height, resizedWidth: resized.width,
               paddedHeight: resized.paddedHeight, paddedWidth: resized.paddedWidth, minSize: detector.minSize, maxSize: detector.maxSize,
-              frozenNorms, detections: options.detections, head: detector.head },
+              frozenNorms, pretrained, detections: options.detections, head: detector.head },
             line: extent.line, how: extent.how,
           };
         } else {
@@ -644,6 +648,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
           detected.imageSize = { value: h, line: shape.line, how: shape.how };
           storedImage = stored;
         }
+        // Images that are not square (a segmentation set's 512x1024 crops): kept for when no square one is found.
+        if ((c === 1 || c === 3 || c === 4) && h !== w && Math.min(h, w) >= 8) rectangularImage ??= { value: { height: h, width: w }, line: shape.line, how: shape.how };
       }
     }
     if (kwValue('use_cache') === false) detected.useCacheOff = true;
@@ -881,7 +887,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.detector && detected.model?.source === 'torchvision') {
     detected.imageSize = { value: detected.detector.value.height, line: detected.detector.line, how: detected.detector.how };
     // A detector takes a list of (C, H, W) images: the first size of one image made in the loop is its channels.
-    if (dataBatch?.line === detected.detector.line && [1, 3, 4].includes(dataBatch.value)) dataBatch = undefined;
+    const channels = dataBatch;
+    if (channels && channels.line === detected.detector.line && [1, 3, 4].includes(channels.value)) dataBatch = undefined;
   }
   const audioModel = detected.model?.spec.kind === 'transformer' ? detected.model.spec.audio : undefined;
   if (detected.model && audioModel) {
@@ -909,6 +916,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   // Only the labels were tokenised with a length (Whisper: the input is audio): that length is the text sequence.
   detected.seqLen ??= detected.targetLen;
   detected.imageSize ??= firstBinding(bindings, IMAGE_NAMES);
+  // A convolutional or patch model's activations follow the image's area: a square of the same area stands for it.
+  if (!detected.imageSize && rectangularImage && !detected.detector) {
+    const { height, width } = rectangularImage.value;
+    detected.imageSize = { value: Math.round(Math.sqrt(height * width)), line: rectangularImage.line, how: rectangularImage.how };
+    detected.rectangularImage = rectangularImage;
+  }
   detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES) ?? accumulationGuard;
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
   else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };

@@ -130,7 +130,11 @@ function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value']
   const twoStage = d.head !== 'retinanet';
   if (mode === 'train' && twoStage) {
     notes.push(t('training: the box head pools the 512 proposals an image the sampler draws'));
-    if (d.head !== 'faster-rcnn') notes.push(t('training: the mask or keypoint head is counted at 128 positive proposals an image, the sampler\'s most; it is fewer where fewer proposals overlap a box (a data-dependent count)'));
+    if (d.head !== 'faster-rcnn') {
+      notes.push(d.pretrained
+        ? t('training: the mask or keypoint head is counted at 128 positive proposals an image, the sampler\'s most; it is fewer where fewer proposals overlap a box (a data-dependent count)')
+        : t('training: with random weights the positive proposals are about the ground-truth boxes (the sampler adds them); the mask or keypoint head is counted at 16 an image (measured: 11 for 8 boxes), more boxes an image cost more'));
+    }
   } else if (mode === 'train') {
     notes.push(t('training: the focal loss keeps ten tensors of every anchor\'s class scores, image by image'));
   } else if (twoStage) {
@@ -270,6 +274,10 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the feature encoder is frozen (line {0}): its {1} parameters get no gradients or optimizer states and its convolutions keep nothing for backward; its first layer\'s output, alive at once with its norm\'s, is counted in forward', detected.featureEncoderFrozen + 1, formatCount(featureEncoderParameters(spec.audio))));
   }
   if (detected.detector) assumptions.push(...detectorAssumptions(detected.detector.value, mode));
+  if (detected.rectangularImage && imageSize === detected.imageSize?.value) {
+    const { height, width } = detected.rectangularImage.value;
+    assumptions.push(t('the images are {0}x{1}: counted as {2}x{2}, a square of the same area (activations follow the area)', height, width, imageSize));
+  }
   if (detected.residentData) {
     assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
   }

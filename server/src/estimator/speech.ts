@@ -130,7 +130,10 @@ export function featureEncoderFigures(audio: AudioEncoderSpec, samples: number, 
       // GroupNorm reads the (B, C, L) output; LayerNorm a transposed view, made contiguous. Autocast keeps an fp32 copy.
       const normInput = amp ? 4 : act;
       const contiguous = audio.featureNorm === 'layer' ? normInput : 0;
-      const during = act * out + (amp ? 4 * out : 0) + contiguous * out + norm * out;
+      // In fp32 the first GroupNorm takes one more tensor of its input's size (measured on the H200: 12 bytes an element
+      // of the first convolution's output at its peak in fp32, 10 under fp16 autocast; probe_wav2vec2.py).
+      const fp32Extra = mode === 'fp32' && audio.featureNorm === 'group' ? 4 : 0;
+      const during = act * out + (amp ? 4 * out : 0) + contiguous * out + norm * out + fp32Extra * out;
       peak = Math.max(peak, saved + during);
       if (keeps) saved += normInput * out;
       geluInBytes = norm;

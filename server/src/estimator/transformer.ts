@@ -156,6 +156,10 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   } else if (s.task === 'ctc') {
     head += s.vocab * h + s.vocab;
     headCast += s.vocab * h;
+  } else if (s.task === 'seq-cls' && s.audio) {
+    // Wav2Vec2ForSequenceClassification: a projector to classifier_proj_size (256), mean-pooled, then the classifier.
+    head += h * 256 + 256 + 256 * s.numLabels + s.numLabels;
+    headCast += h * 256 + 256 * s.numLabels;
   } else if (s.task === 'seq-cls' || s.task === 'image-cls') {
     const extra = s.family === 'distilbert' || s.family === 'deberta' ? h * h + h : 0; // pre_classifier / pooler dense
     head += extra + h * s.numLabels + s.numLabels;
@@ -313,6 +317,8 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   const downSaves = savingCount(sites.length - 1, sites.length) > 0;
   perToken += mlpInternals(s, ctx.mode, i, downSaves);
   if (dropout && s.hiddenDropout) perToken += h;
+  // Wav2Vec2's feed-forward drops out GELU's output (activation_dropout): a bool mask of the intermediate width.
+  if (dropout && s.audio && s.hiddenDropout) perToken += i;
   return { perToken, perTokenPair };
 }
 

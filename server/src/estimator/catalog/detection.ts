@@ -45,6 +45,12 @@ const SAMPLED_PROPOSALS_TRAIN = 512;
 const PROPOSALS_EVAL = 1000;
 /** The proposal sampler's positive share (positive_fraction 0.25): the most regions a mask or keypoint head trains on. */
 const POSITIVE_PROPOSALS_TRAIN = 128;
+/**
+ * With random weights the proposals are anchors scored at random: few overlap a box enough, and the positives are
+ * about the ground-truth boxes themselves (the sampler always adds them). Measured: 11 positive regions an image
+ * for 8 boxes (the mask head's share of the RoI heads' memory, probe_detection.py).
+ */
+const POSITIVE_PROPOSALS_RANDOM = 16;
 /** box_detections_per_img: the most detections the mask / keypoint head sees in evaluation. */
 const DETECTIONS_EVAL = 100;
 /** box_score_thresh: a class score a detection needs. */
@@ -86,6 +92,8 @@ export interface DetectorOptions {
   frozenNorms: boolean;
   /** See detectsInEvaluation. */
   detections: boolean;
+  /** Pretrained weights (`weights=` given): the RPN's proposals overlap the boxes, up to the sampler's positives. */
+  pretrained: boolean;
   /** Pixels of one image as the script gives it (masks are pasted back at that size); absent: the padded size. */
   imageElements?: number;
 }
@@ -149,8 +157,12 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
   const largestLevel = Math.max(...levels.map((l) => l.h * l.w));
   const A = model.anchorsPerLocation;
   const anchors = A * locations;
-  // The FPN runs with the returned maps held, making one level's lateral, sum and output at a time.
-  let live = Math.max(bodyLive, returnedElements + featureElements + 2 * FPN_CHANNELS * largestLevel);
+  // The FPN runs with the returned maps held, the coarser levels' outputs made, and at the finest level its lateral,
+  // the upsampled coarser map, their sum and the output, plus the 3x3 convolution's workspace: measured on the H200
+  // (probe_detection.py), six maps of the finest level's size beside the rest in Faster and Mask R-CNN's no-grad
+  // forward (114M and 128M values an image at 800x1088 and 800x1216, as computed).
+  const finest = FPN_CHANNELS * largestLevel;
+  let live = Math.max(bodyLive, returnedElements + featureElements - finest + FPN_EVAL_FINEST_MAPS * finest);
 
   if (model.head === 'retinanet') {
     // Two heads of four 3x3 convs (ReLU in place: each conv's output is the next one's kept input) and a predictor.
@@ -175,6 +187,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     saved += SAMPLED_PROPOSALS_TRAIN * (pooled + 2 * 1024 + K);
     // Evaluation: the pooled regions of every proposal and fc6's output, beside the features.
     live = Math.max(live, featureElements + PROPOSALS_EVAL * (2 * pooled + 1024));
+    const positives = options.pretrained ? POSITIVE_PROPOSALS_TRAIN : POSITIVE_PROPOSALS_RANDOM;
     if (model.head === 'mask-rcnn') {
       // Mask head: RoIAlign to 14x14, four 3x3 convs (ReLU in place), a 2x transposed conv to 28x28, per-class logits.
       const region = FPN_CHANNELS * 14 * 14;
@@ -183,7 +196,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
       // Kept per positive region: the pooled input and four conv outputs, the upsampled map, the logits of every
       // class and the mask loss's input and target.
       const perRegion = 5 * region + 4 * region + K * 28 * 28 + 2 * 28 * 28;
-      saved += POSITIVE_PROPOSALS_TRAIN * perRegion;
+      saved += positives * perRegion;
       // Evaluation: the head on every detection, then each mask pasted into an fp32 map of the original image.
       if (options.detections) {
         live = Math.max(live, featureElements + DETECTIONS_EVAL * (3 * region + 4 * region + K * 28 * 28),
@@ -197,7 +210,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
       parameters += conv2d(FPN_CHANNELS, 512, 3) + 7 * conv2d(512, 512, 3) + conv2d(512, KEYPOINTS, 4);
       castParameters += 9 * FPN_CHANNELS * 512 + 7 * 9 * 512 * 512 + 16 * 512 * KEYPOINTS;
       const perRegion = region + 8 * wide + KEYPOINTS * 28 * 28 + 2 * KEYPOINTS * 56 * 56;
-      saved += POSITIVE_PROPOSALS_TRAIN * perRegion;
+      saved += positives * perRegion;
       if (options.detections) live = Math.max(live, featureElements + DETECTIONS_EVAL * (region + 2 * wide + 2 * KEYPOINTS * 56 * 56));
     }
   }
@@ -211,6 +224,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     outputElementsPerSample: 0,
     hasConvolution: true,
     inferenceLiveElementsPerSample: live,
+    backwardPeakElementsPerSample: saved + BACKWARD_FINEST_MAPS * finest,
     blockSavedElements: [],
     blockInputElements: [],
     castParameters,
@@ -219,6 +233,14 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
   };
 }
 
+/** See the FPN's no-grad forward in detectorNet. */
+const FPN_EVAL_FINEST_MAPS = 6;
+/**
+ * Backward through the finest FPN level holds the gradients of the RPN (or head) convolution's output and input,
+ * of the level's output and of its top-down sum at once, beside what is kept: measured, 3.5 maps of that level an
+ * image for ResNet-50 FPN at 800x1088 (MobileNetV3's levels are at stride 32, and its backward peaks in the body).
+ */
+const BACKWARD_FINEST_MAPS = 3.5;
 /** fp32 tensors of every anchor's class scores that the focal loss keeps for backward (see detectorNet). */
 const FOCAL_LOSS_TENSORS = 10;
 

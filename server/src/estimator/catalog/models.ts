@@ -217,9 +217,12 @@ export const MODEL_CATALOG: CatalogModel[] = [
   wav2vec2('facebook/wav2vec2-base-960h', 94_396_320, 'base'),
   wav2vec2('facebook/wav2vec2-base', 94_396_320, 'base'),
   wav2vec2('facebook/wav2vec2-large-960h', 315_461_792, 'large'),
-  wav2vec2('facebook/wav2vec2-large-960h-lv60-self', 315_461_792, 'large-stable'),
+  wav2vec2('facebook/wav2vec2-large-960h-lv60-self', 315_471_520, 'large-stable'),
   wav2vec2('facebook/hubert-base-ls960', 94_396_320, 'base'),
-  wav2vec2('facebook/hubert-large-ls960-ft', 315_461_792, 'large-stable'),
+  wav2vec2('facebook/hubert-large-ls960-ft', 315_471_520, 'large-stable'),
+  // The multilingual pretrained checkpoints users fine-tune with a CTC head of their own vocabulary (32 as loaded).
+  wav2vec2('facebook/wav2vec2-xls-r-300m', 315_471_520, 'large-stable'),
+  wav2vec2('facebook/wav2vec2-large-xlsr-53', 315_471_520, 'large-stable'),
 ];
 
 const BY_ID = new Map(MODEL_CATALOG.map((m) => [m.id.toLowerCase(), m]));
