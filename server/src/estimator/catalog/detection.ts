@@ -25,12 +25,19 @@ export interface DetectionModel {
   anchorsPerLocation: number;
   /** num_classes when the script gives none. */
   defaultClasses: number;
+  /**
+   * The _v2 builders: BatchNorm in the FPN (not frozen, even over pretrained weights), an RPN head of two convs, a
+   * box head of four conv-BN-ReLU blocks before one linear, a mask head with BatchNorm.
+   */
+  v2?: boolean;
 }
 
 export const DETECTION_CATALOG: DetectionModel[] = [
   { names: ['fasterrcnn_resnet50_fpn'], publishedParameters: 41_755_286, backbone: 'resnet50', head: 'faster-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91 },
   { names: ['maskrcnn_resnet50_fpn'], publishedParameters: 44_401_393, backbone: 'resnet50', head: 'mask-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91 },
   { names: ['keypointrcnn_resnet50_fpn'], publishedParameters: 59_137_258, backbone: 'resnet50', head: 'keypoint-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 2 },
+  { names: ['fasterrcnn_resnet50_fpn_v2'], publishedParameters: 43_712_278, backbone: 'resnet50', head: 'faster-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91, v2: true },
+  { names: ['maskrcnn_resnet50_fpn_v2'], publishedParameters: 46_359_409, backbone: 'resnet50', head: 'mask-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91, v2: true },
   { names: ['retinanet_resnet50_fpn'], publishedParameters: 34_014_999, backbone: 'resnet50', head: 'retinanet', minSize: 800, maxSize: 1333, anchorsPerLocation: 9, defaultClasses: 91 },
   { names: ['fasterrcnn_mobilenet_v3_large_fpn'], publishedParameters: 19_386_354, backbone: 'mobilenet_v3_large', head: 'faster-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 15, defaultClasses: 91 },
   { names: ['fasterrcnn_mobilenet_v3_large_320_fpn'], publishedParameters: 19_386_354, backbone: 'mobilenet_v3_large', head: 'faster-rcnn', minSize: 320, maxSize: 640, anchorsPerLocation: 15, defaultClasses: 91 },
@@ -120,7 +127,8 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     if (stride32) returned.push(stride32);
     returned.push(net.mark());
   }
-  const bodyParameters = net.parameters - (options.frozenNorms ? net.normParameters : 0);
+  const v2 = model.v2 === true;
+  const bodyParameters = net.parameters - (options.frozenNorms && !v2 ? net.normParameters : 0);
   const bodyLive = net.liveNoGrad;
   const largest = net.largest;
   const bodySaved = net.saved;
@@ -130,11 +138,13 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
   const returnedElements = inputs.reduce((sum, s) => sum + s.c * s.h * s.w, 0);
 
   // FPN: a 1x1 lateral and a 3x3 output convolution per level; the top-down sum is what each output conv keeps,
-  // and each output map is kept by the head convolution that reads it.
-  let parameters = bodyParameters + inputs.reduce((sum, s) => sum + conv2d(s.c, FPN_CHANNELS, 1) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 3), 0);
+  // and each output map is kept by the head convolution that reads it. v2: each convolution is followed by a
+  // BatchNorm (no bias), which keeps the convolution's output.
+  const norm = v2 ? 2 * FPN_CHANNELS : 0;
+  let parameters = bodyParameters + inputs.reduce((sum, s) => sum + conv2d(s.c, FPN_CHANNELS, 1, !v2) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, !v2) + 2 * norm, 0);
   let castParameters = net.castParameters + inputs.reduce((sum, s) => sum + s.c * FPN_CHANNELS + 9 * FPN_CHANNELS ** 2, 0);
   const levels: Level[] = inputs.map((s) => ({ h: s.h, w: s.w }));
-  let saved = bodySaved + levels.reduce((sum, l) => sum + 2 * FPN_CHANNELS * l.h * l.w, 0);
+  let saved = bodySaved + levels.reduce((sum, l) => sum + (v2 ? 4 : 2) * FPN_CHANNELS * l.h * l.w, 0);
   let fixedBytes = net.fixedBytes;
   const top = levels[levels.length - 1]!;
   if (model.head === 'retinanet') {
@@ -163,6 +173,8 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
   // forward (114M and 128M values an image at 800x1088 and 800x1216, as computed).
   const finest = FPN_CHANNELS * largestLevel;
   let live = Math.max(bodyLive, returnedElements + featureElements - finest + FPN_EVAL_FINEST_MAPS * finest);
+  /** What the RoI heads keep: backward runs through them first and frees it before it reaches the FPN. */
+  let roiSaved = 0;
 
   if (model.head === 'retinanet') {
     // Two heads of four 3x3 convs (ReLU in place: each conv's output is the next one's kept input) and a predictor.
@@ -175,28 +187,38 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     // Evaluation: each level's scores reshaped, then concatenated for every level at once, beside the features.
     live = Math.max(live, featureElements + 2 * anchors * (K + 4) + A * K * largestLevel);
   } else {
-    // RPN: one 3x3 conv (ReLU in place, kept by the two 1x1 predictors) per level, then objectness and box deltas.
-    parameters += conv2d(FPN_CHANNELS, FPN_CHANNELS, 3) + conv2d(FPN_CHANNELS, A, 1) + conv2d(FPN_CHANNELS, 4 * A, 1);
-    castParameters += 9 * FPN_CHANNELS ** 2 + FPN_CHANNELS * 5 * A;
-    saved += FPN_CHANNELS * locations;
-    // Box head: RoIAlign to 7x7 (kept by fc6), two 1024-wide linears (F.relu keeps each output), class and box predictors.
+    // RPN: one 3x3 conv (v2: two; ReLU in place, each output kept by what reads it) per level, then objectness and
+    // box deltas.
+    const rpnConvs = v2 ? 2 : 1;
+    parameters += rpnConvs * conv2d(FPN_CHANNELS, FPN_CHANNELS, 3) + conv2d(FPN_CHANNELS, A, 1) + conv2d(FPN_CHANNELS, 4 * A, 1);
+    castParameters += rpnConvs * 9 * FPN_CHANNELS ** 2 + FPN_CHANNELS * 5 * A;
+    saved += rpnConvs * FPN_CHANNELS * locations;
+    // Box head: RoIAlign to 7x7 (kept by fc6), two 1024-wide linears (F.relu keeps each output), class and box
+    // predictors. v2: four 3x3 conv-BN-ReLU blocks on the 7x7 regions (each conv's input and output kept), then one
+    // 1024-wide linear.
     const pooled = FPN_CHANNELS * 7 * 7;
-    parameters += conv2d(pooled, 1024, 1) + conv2d(1024, 1024, 1) + conv2d(1024, K, 1) + conv2d(1024, 4 * K, 1);
-    castParameters += pooled * 1024 + 1024 * 1024 + 1024 * 5 * K;
-    // fc6's input, the two ReLU outputs, the loss's log-softmax over the classes.
-    saved += SAMPLED_PROPOSALS_TRAIN * (pooled + 2 * 1024 + K);
-    // Evaluation: the pooled regions of every proposal and fc6's output, beside the features.
-    live = Math.max(live, featureElements + PROPOSALS_EVAL * (2 * pooled + 1024));
+    const boxConvs = v2 ? 4 : 0;
+    parameters += boxConvs * (conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, false) + 2 * FPN_CHANNELS) + conv2d(pooled, 1024, 1) +
+      (v2 ? 0 : conv2d(1024, 1024, 1)) + conv2d(1024, K, 1) + conv2d(1024, 4 * K, 1);
+    castParameters += boxConvs * 9 * FPN_CHANNELS ** 2 + pooled * 1024 + (v2 ? 0 : 1024 * 1024) + 1024 * 5 * K;
+    // The linear's input, the ReLU outputs, the loss's log-softmax over the classes.
+    const boxSaved = SAMPLED_PROPOSALS_TRAIN * ((1 + 2 * boxConvs) * pooled + (v2 ? 1 : 2) * 1024 + K);
+    saved += boxSaved;
+    roiSaved += boxSaved;
+    // Evaluation: the pooled regions of every proposal and what the head makes of them, beside the features.
+    live = Math.max(live, featureElements + PROPOSALS_EVAL * ((v2 ? 3 : 2) * pooled + 1024));
     const positives = options.pretrained ? POSITIVE_PROPOSALS_TRAIN : POSITIVE_PROPOSALS_RANDOM;
     if (model.head === 'mask-rcnn') {
-      // Mask head: RoIAlign to 14x14, four 3x3 convs (ReLU in place), a 2x transposed conv to 28x28, per-class logits.
+      // Mask head: RoIAlign to 14x14, four 3x3 convs (ReLU in place; v2: each with a BatchNorm), a 2x transposed
+      // conv to 28x28, per-class logits.
       const region = FPN_CHANNELS * 14 * 14;
-      parameters += 4 * conv2d(FPN_CHANNELS, FPN_CHANNELS, 3) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 2) + conv2d(FPN_CHANNELS, K, 1);
+      parameters += 4 * (conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, !v2) + norm) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 2) + conv2d(FPN_CHANNELS, K, 1);
       castParameters += 4 * 9 * FPN_CHANNELS ** 2 + 4 * FPN_CHANNELS ** 2 + FPN_CHANNELS * K;
-      // Kept per positive region: the pooled input and four conv outputs, the upsampled map, the logits of every
-      // class and the mask loss's input and target.
-      const perRegion = 5 * region + 4 * region + K * 28 * 28 + 2 * 28 * 28;
+      // Kept per positive region: the pooled input and four conv outputs (and the BatchNorms' outputs), the
+      // upsampled map, the logits of every class and the mask loss's input and target.
+      const perRegion = (v2 ? 9 : 5) * region + 4 * region + K * 28 * 28 + 2 * 28 * 28;
       saved += positives * perRegion;
+      roiSaved += positives * perRegion;
       // Evaluation: the head on every detection, then each mask pasted into an fp32 map of the original image.
       if (options.detections) {
         live = Math.max(live, featureElements + DETECTIONS_EVAL * (3 * region + 4 * region + K * 28 * 28),
@@ -211,6 +233,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
       castParameters += 9 * FPN_CHANNELS * 512 + 7 * 9 * 512 * 512 + 16 * 512 * KEYPOINTS;
       const perRegion = region + 8 * wide + KEYPOINTS * 28 * 28 + 2 * KEYPOINTS * 56 * 56;
       saved += positives * perRegion;
+      roiSaved += positives * perRegion;
       if (options.detections) live = Math.max(live, featureElements + DETECTIONS_EVAL * (region + 2 * wide + 2 * KEYPOINTS * 56 * 56));
     }
   }
@@ -224,7 +247,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     outputElementsPerSample: 0,
     hasConvolution: true,
     inferenceLiveElementsPerSample: live,
-    backwardPeakElementsPerSample: saved + BACKWARD_FINEST_MAPS * finest,
+    backwardPeakElementsPerSample: saved - roiSaved + BACKWARD_FINEST_MAPS * finest,
     blockSavedElements: [],
     blockInputElements: [],
     castParameters,
