@@ -2,7 +2,9 @@
 // Parameter counts are torchvision's; the peaks are the H200's (test/gpu/holdout4/results/h200.json).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { estimateText, MIB } from './helpers';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { estimateText, MIB, repoRoot } from './helpers';
 import { DETECTION_CATALOG, detectionInputSize, detectorNet, findDetectionModel } from '../../server/src/estimator/catalog/detection';
 
 const script = (builder: string, args: string, body: string[]): string => [
@@ -111,4 +113,29 @@ test('Mask R-CNN evaluation: random weights make no detections for the mask head
   const live = (detections: boolean): number => detectorNet(mask, 320, 320, { classes: 91, frozenNorms: false, pretrained: detections, detections }).inferenceLiveElementsPerSample;
   assert.ok(live(true) > 1.5 * live(false), `${live(true)} vs ${live(false)}`);
   assert.equal(trained.detected.parameters, 44_401_393);
+});
+
+test('every detector row measured on the H200 (probe_detection.py): within 5% in training and in no-grad evaluation', async () => {
+  const runs = (JSON.parse(fs.readFileSync(path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'detection.json'), 'utf8')) as {
+    runs: Array<{ model: string; mode: string; batch: number; h: number; w: number; num_classes: number; peak?: number; step_start?: number; params?: number; error?: string }>;
+  }).runs;
+  let checked = 0;
+  for (const r of runs) {
+    // Errors (see the probe's header), segmentation rows, and Mask R-CNN's evaluation rows, which started on memory
+    // left by earlier runs (their peak over their start equals Faster R-CNN's, as the estimate's does).
+    if (r.error || r.peak === undefined || !findDetectionModel(r.model) || (r.mode === 'eval' && r.model.startsWith('maskrcnn'))) continue;
+    const body = r.mode === 'train'
+      ? ['opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)', 'model.train()', 'for step in range(3):',
+        `    images = [torch.rand(3, ${r.h}, ${r.w}, device="cuda") for _ in range(BATCH)]`, '    losses = model(images, targets)',
+        '    loss = sum(losses.values())', '    opt.zero_grad()', '    loss.backward()', '    opt.step()']
+      : evalLoop(r.h, r.w, r.batch).slice(1);
+    const text = script(r.model, `weights=None, weights_backbone=None, num_classes=${r.num_classes}`, [`BATCH = ${r.batch}`, ...body]);
+    const result = await estimateText(text, '/tmp/probe.py');
+    const label = `${r.model} ${r.mode} b${r.batch} ${r.h}x${r.w}`;
+    assert.equal(result.detected.parameters, r.params, label);
+    const error = result.peakAllocated / (r.peak * MIB) - 1;
+    assert.ok(Math.abs(error) < 0.05, `${label}: ${(error * 100).toFixed(1)}%`);
+    checked++;
+  }
+  assert.ok(checked >= 15, `${checked} rows`);
 });

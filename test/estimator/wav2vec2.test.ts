@@ -3,7 +3,9 @@
 // (test/gpu/holdout4/results/h200.json: wav2vec2-base CTC, 16 x 12 s, fp16 autocast, checkpointing, 4,485 MiB).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { estimateText, MIB } from './helpers';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { estimateText, MIB, repoRoot } from './helpers';
 import { findCatalogModel } from '../../server/src/estimator/catalog/models';
 import { countTransformerParameters } from '../../server/src/estimator/transformer';
 import { audioFrames, featureEncoderParameters, WAV2VEC2_FEATURE_ENCODER } from '../../server/src/estimator/speech';
@@ -97,4 +99,35 @@ test('a (batch, samples) waveform made in the step gives the samples; labels of 
   assert.equal(result.unresolved, undefined);
   assert.equal(result.config.seqLen, 16_000);
   assert.equal(result.config.batchSize, 4);
+});
+
+test('every Wav2Vec2 / HuBERT configuration measured on the H200 (probe_wav2vec2.py): within 8%, parameters exact', async () => {
+  const data = JSON.parse(fs.readFileSync(path.join(repoRoot, 'test', 'gpu', 'estimator', 'results', 'wav2vec2.json'), 'utf8')) as {
+    params: Record<string, number>;
+    runs: Array<{ label: string; family: string; batch: number; samples: number; freeze: boolean; ckpt: boolean; amp: string | null; mode: string; cfg: Record<string, unknown>; peak: number; params: number }>;
+  };
+  // The public checkpoints' configs, counted by transformers.
+  assert.equal(countTransformerParameters(findCatalogModel('facebook/wav2vec2-large-960h')!.spec).total, data.params['wav2vec2-large-960h']);
+  assert.equal(countTransformerParameters(findCatalogModel('facebook/wav2vec2-large-960h-lv60-self')!.spec).total, data.params['wav2vec2-large-960h-lv60-self']);
+  assert.equal(countTransformerParameters(findCatalogModel('facebook/hubert-large-ls960-ft')!.spec).total, data.params['hubert-large-ls960-ft']);
+  for (const r of data.runs) {
+    const value = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : v === true ? 'True' : v === false ? 'False' : String(v));
+    const args = Object.entries({ vocab_size: 32, mask_time_prob: 0.05, pad_token_id: 0, ...r.cfg }).map(([k, v]) => `${k}=${value(v)}`).join(', ');
+    const cls = r.family === 'hubert' ? 'Hubert' : 'Wav2Vec2';
+    const autocast = r.amp ? `    with torch.autocast("cuda", dtype=torch.${r.amp === 'fp16' ? 'float16' : 'bfloat16'}):` : '    if True:';
+    const lines = ['import torch', `from transformers import ${cls}Config, ${cls}ForCTC`, `model = ${cls}ForCTC(${cls}Config(${args}))`,
+      ...(r.freeze ? ['model.freeze_feature_encoder()'] : []), ...(r.ckpt && r.mode === 'train' ? ['model.gradient_checkpointing_enable()'] : []), 'model.cuda()'];
+    if (r.mode === 'train') {
+      lines.push('opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)', 'for step in range(3):',
+        `    audio = torch.randn(${r.batch}, ${r.samples}, device="cuda")`, `    labels = torch.randint(1, 32, (${r.batch}, 160), device="cuda")`,
+        autocast, '        loss = model(input_values=audio, labels=labels).loss', '    opt.zero_grad()', '    loss.backward()', '    opt.step()');
+    } else {
+      lines.push('model.eval()', 'with torch.no_grad():', '  for step in range(3):', `    audio = torch.randn(${r.batch}, ${r.samples}, device="cuda")`,
+        autocast, '        logits = model(input_values=audio).logits');
+    }
+    const result = await estimateText(lines.join('\n'), '/tmp/probe.py');
+    assert.equal(result.detected.parameters, r.params, r.label);
+    const error = result.peakAllocated / (r.peak * MIB) - 1;
+    assert.ok(Math.abs(error) < 0.08, `${r.label}: ${(error * 100).toFixed(1)}%`);
+  }
 });
