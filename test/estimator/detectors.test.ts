@@ -139,3 +139,24 @@ test('every detector row measured on the H200 (probe_detection.py): within 5% in
   }
   assert.ok(checked >= 15, `${checked} rows`);
 });
+
+test('a segmentation model fed images that are not square is sized for a square of the same area, and says so', async () => {
+  const text = (h: number, w: number): string => [
+    'import torch',
+    'from torchvision.models.segmentation import deeplabv3_resnet50',
+    'model = deeplabv3_resnet50(weights=None, weights_backbone=None, num_classes=19).cuda()',
+    'opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)',
+    'for step in range(10):',
+    `    x = torch.randn(4, 3, ${h}, ${w}, device="cuda")`,
+    `    y = torch.randint(0, 19, (4, ${h}, ${w}), device="cuda")`,
+    '    loss = torch.nn.functional.cross_entropy(model(x)["out"], y)',
+    '    opt.zero_grad()',
+    '    loss.backward()',
+    '    opt.step()',
+  ].join('\n');
+  const wide = await estimateText(text(512, 1024), '/tmp/seg_wide.py');
+  assert.equal(wide.config.imageSize, 724);
+  assert.ok(wide.assumptions.some((a) => /512x1024: counted as 724x724/.test(a)), wide.assumptions.join('\n'));
+  const square = await estimateText(text(724, 724), '/tmp/seg_square.py');
+  assert.equal(wide.peakAllocated, square.peakAllocated);
+});
