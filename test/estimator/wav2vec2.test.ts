@@ -9,6 +9,7 @@ import { estimateText, MIB, repoRoot } from './helpers';
 import { findCatalogModel } from '../../server/src/estimator/catalog/models';
 import { countTransformerParameters } from '../../server/src/estimator/transformer';
 import { audioFrames, featureEncoderParameters, WAV2VEC2_FEATURE_ENCODER } from '../../server/src/estimator/speech';
+import { stepTensors } from '../../server/src/explain/script';
 
 const ctcScript = (configArgs: string, extra: string[] = []): string => [
   'import torch',
@@ -54,6 +55,9 @@ test('Wav2Vec2ForCTC from a config, frozen feature encoder, 12 s utterances: the
   const measured = 4_703_139_840;
   assert.ok(Math.abs(result.peakAllocated / measured - 1) < 0.05, `${result.peakAllocated / MIB} MiB`);
   assert.equal(result.peakPhase, 'forward');
+  // `oomguard explain` lists the feature encoder's first output, the step's largest tensor (16 x 512 x 38,399 in fp16).
+  const largest = stepTensors(result.config).reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  assert.equal(largest.bytes, 16 * 512 * 38_399 * 2);
 });
 
 test('a trained feature encoder keeps its convolutions\' tensors; a stable-layer-norm config counts a LayerNorm per convolution', async () => {

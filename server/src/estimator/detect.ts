@@ -548,10 +548,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
           const count = buildDetector(detector, 800, 800, options).spec.parameters;
           detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps follows the size of the images it is given, which the script does not determine', tvMatch[1]!, count.toLocaleString('en-US')) };
         }
-        continue;
       }
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
-      else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
+      else if (!detector) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
     // not a copy of one (an EMA model), which is never trained.

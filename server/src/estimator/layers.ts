@@ -4,7 +4,7 @@
 // dropout a bool mask. A tensor kept by several ops is counted once.
 import type { LayerNetSpec } from './types';
 
-export type Shape = { kind: 'image'; c: number; h: number; w: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
+type Shape = { kind: 'image'; c: number; h: number; w: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
 
 function elementsOf(s: Shape): number {
   if (s.kind === 'image') return s.c * s.h * s.w;
