@@ -9,7 +9,8 @@ import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
-import { findDetectionModel, findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
+import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
+import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalog/detection';
 import { libraryVisionCall, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL } from './library-models';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
@@ -19,6 +20,8 @@ import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
+import { withAudioConfig } from './speech';
+import { imageExtent, waveformSamples } from './sample-tensors';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -120,6 +123,18 @@ export interface DetectedConfig {
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
   residentData?: Located<number>;
+  /**
+   * A torchvision detector: the images' height and width as the step receives them, the size its transform resizes
+   * them to and pads the batch to, and what the estimate takes at a bound (see catalog/detection.ts).
+   */
+  detector?: Located<{
+    name: string; height: number; width: number; resizedHeight: number; resizedWidth: number; paddedHeight: number; paddedWidth: number;
+    minSize: number; maxSize: number; frozenNorms: boolean; pretrained: boolean; detections: boolean; head: string;
+  }>;
+  /** Images of unequal height and width the model is sized for, as a square of the same area (imageSize). */
+  rectangularImage?: Located<{ height: number; width: number }>;
+  /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
+  featureEncoderFrozen?: number;
   /** A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher). */
   untrainedModel?: Located<{ name: string; parameters: number }>;
 }
@@ -159,6 +174,7 @@ function taskFromClass(className: string, family: TransformerFamily): Transforme
   if (/MaskedLM/.test(className)) return 'masked-lm';
   if (/ConditionalGeneration|Seq2SeqLM|SpeechSeq2Seq/.test(className)) return family === 'whisper' ? 'speech-seq2seq' : 'seq2seq';
   if (/ImageClassification/.test(className)) return 'image-cls';
+  if (/ForCTC$/.test(className)) return 'ctc';
   if (family === 'clip') return 'contrastive';
   return 'base';
 }
@@ -182,7 +198,7 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
   const families: Record<string, TransformerFamily> = {
     gpt2: 'gpt2', bert: 'bert', roberta: 'bert', distilbert: 'distilbert', 'deberta-v2': 'deberta', llama: 'llama', mistral: 'llama',
     qwen2: 'llama', qwen3: 'llama', phi3: 'llama', opt: 'opt', phi: 'phi', gemma: 'gemma', gemma2: 'gemma', t5: 't5', vit: 'vit',
-    whisper: 'whisper', bart: 'bart', mbart: 'bart', gpt_neox: 'gpt_neox',
+    whisper: 'whisper', bart: 'bart', mbart: 'bart', gpt_neox: 'gpt_neox', wav2vec2: 'wav2vec2', hubert: 'wav2vec2',
   };
   const family = families[modelType];
   if (!family) return undefined;
@@ -219,7 +235,7 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
   if (family === 't5' || family === 'whisper' || family === 'bart') spec.decoderLayers = n('num_decoder_layers', 'decoder_layers') ?? layers;
   const stored = dtypeFrom(String(json.torch_dtype ?? json.dtype ?? 'float32'));
   if (stored) spec.storedDtype = stored;
-  return spec;
+  return family === 'wav2vec2' ? withAudioConfig(spec, (key) => json[key]) : spec;
 }
 
 /** XxxConfig(...) keyword arguments over the family's catalog defaults. */
@@ -229,6 +245,7 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
     OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
     PhiConfig: 'microsoft/phi-2', GPTNeoXConfig: 'EleutherAI/pythia-410m', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
+    Wav2Vec2Config: 'facebook/wav2vec2-base-960h', HubertConfig: 'facebook/hubert-base-ls960',
   };
   const id = base[className];
   if (!id) return undefined;
@@ -236,7 +253,8 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   if (!entry) return undefined;
   // The config class's own defaults, not the base checkpoint's config.json: BartConfig has no attention dropout.
   const classDefaults: Partial<TransformerSpec> = entry.spec.family === 'bart' ? { attnDropout: false, hiddenDropout: true } : {};
-  return withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
+  const spec = withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
+  return spec.audio ? withAudioConfig(spec, (key) => toPy(attrs.get(key))) : spec;
 }
 
 /** The keys that set a config's sizes (read by withConfigAttributes). */
@@ -364,6 +382,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let lastBackward = -1;
   let dataBatch: Located<number> | undefined;
   let loraRequested: number | undefined;
+  /** The first image of unequal height and width the script makes (see DetectedConfig.rectangularImage). */
+  let rectangularImage: DetectedConfig['rectangularImage'];
   /** The image size came from a stored image (uint8, or made in a dataset's __getitem__) that transforms may resize. */
   let storedImage = false;
   /** The image size the script's transforms give (a crop's before a resize's). */
@@ -505,17 +525,33 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const vision = findVisionModel(tvMatch[1]!);
       const detector = vision ? undefined : findDetectionModel(tvMatch[1]!);
       if (detector) {
-        // Its parameters are known; its activations are not modelled (see DetectionModel): said, with the count.
         const classes = libraryKeyword('num_classes');
         const weights = libraryKeyword('weights');
         // The builders load ImageNet backbone weights unless told `weights_backbone=None`; a pretrained backbone's
         // BatchNorms are frozen (buffers).
-        const frozenNorms = (weights !== undefined && weights !== null) || libraryKeyword('weights_backbone') !== null;
-        const count = detector.parameters(typeof classes === 'number' ? classes : 91, frozenNorms);
-        detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps depends on the size its transform resizes the images to and on the anchors and proposals it scores, which the estimator does not model', tvMatch[1]!, count.toLocaleString('en-US')) };
+        const pretrained = weights !== undefined && weights !== null;
+        const frozenNorms = pretrained || libraryKeyword('weights_backbone') !== null;
+        const numClasses = typeof classes === 'number' ? classes : detector.defaultClasses;
+        // What it keeps follows the size its transform resizes the images to: the images the step receives.
+        const extent = imageExtent(bindings.program);
+        const options = { classes: numClasses, frozenNorms, pretrained, detections: detectsInEvaluation(detector, numClasses, pretrained) };
+        if (extent) {
+          const build = buildDetector(detector, extent.height, extent.width, options);
+          [detected.model, libraryModelMade] = [{ name: tvMatch[1]!, source: 'torchvision', line, spec: build.spec, rebuildAt: build.rebuildAt, defaultWeightDtype: 'fp32' }, made];
+          const { resized } = build;
+          detected.detector = {
+            value: { name: tvMatch[1]!, height: extent.height, width: extent.width, resizedHeight: resized.height, resizedWidth: resized.width,
+              paddedHeight: resized.paddedHeight, paddedWidth: resized.paddedWidth, minSize: detector.minSize, maxSize: detector.maxSize,
+              frozenNorms, pretrained, detections: options.detections, head: detector.head },
+            line: extent.line, how: extent.how,
+          };
+        } else {
+          const count = buildDetector(detector, 800, 800, options).spec.parameters;
+          detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps follows the size of the images it is given, which the script does not determine', tvMatch[1]!, count.toLocaleString('en-US')) };
+        }
       }
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
-      else detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
+      else if (!detector) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
     // not a copy of one (an EMA model), which is never trained.
@@ -612,6 +648,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
           detected.imageSize = { value: h, line: shape.line, how: shape.how };
           storedImage = stored;
         }
+        // Images that are not square (a segmentation set's 512x1024 crops): kept for when no square one is found.
+        if ((c === 1 || c === 3 || c === 4) && h !== w && Math.min(h, w) >= 8) rectangularImage ??= { value: { height: h, width: w }, line: shape.line, how: shape.how };
       }
     }
     if (kwValue('use_cache') === false) detected.useCacheOff = true;
@@ -710,6 +748,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       };
     }
     if (name === 'get_peft_model') loraRequested = line;
+    if ((name === 'freeze_feature_encoder' || name === 'freeze_feature_extractor') && !bindings.program.neverRuns(call)) detected.featureEncoderFrozen ??= line;
     // Freezing a copy of the model (an EMA model's `requires_grad_(False)`) freezes nothing that is trained.
     if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false && !freezesCopy(calleeNode, bindings)) {
       detected.frozen = { value: 1, line };
@@ -844,6 +883,21 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (share) detected.frozen = { ...detected.frozen, exact: share.fraction, ...(share.lowerLayers ? { lowerLayers: share.lowerLayers } : {}) };
   }
   if (detected.model) detected.unresolved = undefined;
+  // A detector's images: the height the estimate rebuilds it at (its width follows the images' aspect ratio).
+  if (detected.detector && detected.model?.source === 'torchvision') {
+    detected.imageSize = { value: detected.detector.value.height, line: detected.detector.line, how: detected.detector.how };
+    // A detector takes a list of (C, H, W) images: the first size of one image made in the loop is its channels.
+    const channels = dataBatch;
+    if (channels && channels.line === detected.detector.line && [1, 3, 4].includes(channels.value)) dataBatch = undefined;
+  }
+  const audioModel = detected.model?.spec.kind === 'transformer' ? detected.model.spec.audio : undefined;
+  if (detected.model && audioModel) {
+    // A waveform model reads samples: its sequence is the waveform's length (token-like lengths are the labels').
+    const samples = waveformSamples(bindings.program);
+    if (samples) detected.seqLen = samples;
+    else if (detected.seqLen && detected.seqLen.value < 400) detected.seqLen = undefined;
+    if (detected.featureEncoderFrozen !== undefined) detected.model = { ...detected.model, spec: { ...detected.model.spec, audio: { ...audioModel, frozen: true } } as TransformerSpec };
+  }
   if (detected.model) {
     const trainedValues = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.value) : [];
     detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues);
@@ -862,6 +916,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   // Only the labels were tokenised with a length (Whisper: the input is audio): that length is the text sequence.
   detected.seqLen ??= detected.targetLen;
   detected.imageSize ??= firstBinding(bindings, IMAGE_NAMES);
+  // A convolutional or patch model's activations follow the image's area: a square of the same area stands for it.
+  if (!detected.imageSize && rectangularImage && !detected.detector) {
+    const { height, width } = rectangularImage.value;
+    detected.imageSize = { value: Math.round(Math.sqrt(height * width)), line: rectangularImage.line, how: rectangularImage.how };
+    detected.rectangularImage = rectangularImage;
+  }
   detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES) ?? accumulationGuard;
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
   else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };

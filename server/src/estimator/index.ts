@@ -10,6 +10,7 @@ import { t } from '../l10n';
 import { findGpu } from './catalog/gpus';
 import { detectConfig, type DetectedConfig } from './detect';
 import { estimate, fitOnGpus } from './model';
+import { featureEncoderParameters } from './speech';
 import { countTransformerParameters } from './transformer';
 import type {
   Breakdown, ConfigField, GpuFit, LayerNetSpec, OptimizerKind, PeakPhase, Precision, RunMode, Strategy, TrainingConfig, WeightDtype,
@@ -122,6 +123,35 @@ const LORA_DEFAULT_TARGETS: Record<string, string[]> = {
   vit: ['query', 'value'], clip: ['q_proj', 'v_proj'], whisper: ['q_proj', 'v_proj'],
 };
 
+/** What a torchvision detector's estimate rests on: the transform's resize, and the counts its code bounds. */
+function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value'], mode: RunMode): string[] {
+  const notes = [t('{0} resizes the {1}x{2} images to {3}x{4} and pads the batch to {5}x{6} (GeneralizedRCNNTransform: min_size {7}, max_size {8}); the backbone, the FPN levels and the anchors follow that size',
+    d.name, d.height, d.width, d.resizedHeight, d.resizedWidth, d.paddedHeight, d.paddedWidth, d.minSize, d.maxSize)];
+  const twoStage = d.head !== 'retinanet';
+  if (mode === 'train' && twoStage) {
+    notes.push(t('training: the box head pools the 512 proposals an image the sampler draws'));
+    if (d.head !== 'faster-rcnn') {
+      notes.push(d.pretrained
+        ? t('training: the mask or keypoint head is counted at 128 positive proposals an image, the sampler\'s most; it is fewer where fewer proposals overlap a box (a data-dependent count)')
+        : t('training: with random weights the positive proposals are about the ground-truth boxes (the sampler adds them); the mask or keypoint head is counted at 16 an image (measured: 11 for 8 boxes), more boxes an image cost more'));
+    }
+  } else if (mode === 'train') {
+    notes.push(t('training: the focal loss keeps ten tensors of every anchor\'s class scores, image by image'));
+  } else if (twoStage) {
+    notes.push(t('evaluation: the box head pools 1000 proposals an image'));
+    if (d.head !== 'faster-rcnn') {
+      notes.push(d.detections
+        ? t('evaluation: the mask or keypoint head is counted at 100 detections an image (box_detections_per_img); fewer pass the score threshold on some images')
+        : t('evaluation: with random weights every class scores about 1/num_classes, under box_score_thresh (0.05), so no detection reaches the mask or keypoint head'));
+    }
+  }
+  if (d.frozenNorms && mode === 'train') notes.push(t('pretrained backbone: FrozenBatchNorm2d and the frozen early layers keep less for backward than counted here (the estimate is high)'));
+  return notes;
+}
+
+/** A waveform model's input when the script gives no length: 10 seconds at 16 kHz. */
+const ASSUMED_WAVEFORM_SAMPLES = 160_000;
+
 /** Builds the full configuration from what was detected, listing each assumption it had to make. */
 export function configFromDetection(detected: DetectedConfig, assumptions: string[], parameters?: number): TrainingConfig {
   const lines: Partial<Record<ConfigField, number>> = {};
@@ -171,7 +201,10 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   const maxPositions = spec.kind === 'transformer' ? spec.maxPositions : 512;
   let seqLen = detected.seqLen?.value;
   note('seqLen', detected.seqLen?.line);
-  if (seqLen === undefined) {
+  if (seqLen === undefined && spec.kind === 'transformer' && spec.audio) {
+    seqLen = ASSUMED_WAVEFORM_SAMPLES;
+    assumptions.push(t('the waveform\'s length was not found in the script; assumed {0} samples (10 s at 16 kHz)', seqLen));
+  } else if (seqLen === undefined) {
     seqLen = Math.min(maxPositions, 1024);
     if (isText) {
       assumptions.push(seqLen === maxPositions
@@ -237,6 +270,14 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the script freezes parameters; assumed {0}% of them frozen', Math.round(FROZEN_FRACTION_ASSUMED * 100)));
   }
 
+  if (detected.featureEncoderFrozen !== undefined && spec.kind === 'transformer' && spec.audio?.frozen) {
+    assumptions.push(t('the feature encoder is frozen (line {0}): its {1} parameters get no gradients or optimizer states and its convolutions keep nothing for backward; its first layer\'s output, alive at once with its norm\'s, is counted in forward', detected.featureEncoderFrozen + 1, formatCount(featureEncoderParameters(spec.audio))));
+  }
+  if (detected.detector) assumptions.push(...detectorAssumptions(detected.detector.value, mode));
+  if (detected.rectangularImage && imageSize === detected.imageSize?.value) {
+    const { height, width } = detected.rectangularImage.value;
+    assumptions.push(t('the images are {0}x{1}: counted as {2}x{2}, a square of the same area (activations follow the area)', height, width, imageSize));
+  }
   if (detected.residentData) {
     assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
   }

@@ -75,7 +75,7 @@ export class NetBuilder {
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
-    if (input.kind === 'image') this.shape = { kind: 'image', c: input.channels, h: input.size, w: input.size };
+    if (input.kind === 'image') this.shape = { kind: 'image', c: input.channels, h: input.size, w: input.width ?? input.size };
     else if (input.kind === 'tokens') this.shape = { kind: 'tokens', seq: input.seqLen, f: 1 };
     else this.shape = { kind: 'vector', f: input.features };
     // The input batch is allocated before the step, not by forward.

@@ -161,7 +161,9 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   // Autocast caches a half copy of every fp32 weight a linear uses; backward keeps them until it is done.
   const weightCopies = mode === 'amp' ? params.castable * 2 : 0;
   const headCopy = mode === 'amp' && (s.task === 'causal-lm' || s.task === 'masked-lm') ? s.vocab * s.hidden * 2 : 0;
-  const inputs = s.family === 'vit' || s.vision ? cfg.batchSize * 3 * cfg.imageSize ** 2 * FP32 : cfg.batchSize * cfg.seqLen * 8 * 2;
+  // Images, an fp32 waveform of seqLen samples (Wav2Vec2), or token ids and labels.
+  const inputs = s.family === 'vit' || s.vision ? cfg.batchSize * 3 * cfg.imageSize ** 2 * FP32
+    : s.audio ? cfg.batchSize * cfg.seqLen * FP32 : cfg.batchSize * cfg.seqLen * 8 * 2;
   const logitsFloat = a.outputs > 0 ? a.tokens * s.vocab * FP32 : 0;
   // A no-grad forward of a decoder that returns its KV cache keeps every layer's k and v in the output object (with
   // grad they are the tensors attention saves anyway); the previous batch's output holds its own until rebound.
@@ -183,7 +185,9 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   }
   return {
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
-    forwardTransient: a.forwardTransient + (checkpointing ? weightCopies : 0),
+    // The feature encoder's peak comes first in forward (Wav2Vec2), when nothing else is kept or cached.
+    forwardTransient: Math.max(a.forwardTransient + (checkpointing ? weightCopies : 0),
+      (a.featurePeak ?? 0) - (a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies))),
     // Checkpointed, backward recomputes the last layer first, while every layer's kept input is still alive: that
     // layer's activations and its gradients come on top (measured, timm DeiT-B under fp16 autocast: the 12 kept
     // fp32 inputs, the recomputed block's fp16 activations and its backward's gradients at one moment).
@@ -208,7 +212,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const act = mode === 'fp32' ? FP32 : 2;
   const net = layerNetAt(spec, cfg);
   const b = cfg.batchSize;
-  const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size ** 2 : net.input.kind === 'vector' ? net.input.features : 0;
+  const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size * (net.input.width ?? net.input.size) : net.input.kind === 'vector' ? net.input.features : 0;
   const inputs = net.stepInputBytesPerSample !== undefined ? b * net.stepInputBytesPerSample
     : b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
   // Under autocast, what the trace found autocast keeps in fp32 (norms, softmax, embeddings) at 4 bytes.

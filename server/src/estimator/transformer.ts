@@ -3,6 +3,7 @@
 // LayerNorm its input, an RMSNorm written in Python its fp32 upcast, SDPA q/k/v/out, eager attention the
 // softmax scores), and autocast adds half-precision copies of fp32 tensors that feed a linear.
 import type { AttentionImpl, TransformerSpec } from './types';
+import { audioFrames, audioFrontParameters, audioFrontSavedPerFrame, featureEncoderFigures, featureEncoderParameters } from './speech';
 
 /** fp32: no autocast, fp32 weights. amp: autocast over fp32 weights. half: weights and activations in bf16/fp16. */
 export type ActivationMode = 'fp32' | 'amp' | 'half';
@@ -109,7 +110,8 @@ function layerParams(s: TransformerSpec, withCross: boolean): number {
 /** Counts the parameters the config implies (base model + the task head), and the LoRA adapter size. */
 export function countTransformerParameters(s: TransformerSpec, lora?: { rank: number; targetModules: string[] }): ParameterCount {
   const h = s.hidden;
-  let embedding = s.vocab * (s.embedProjection ?? h);
+  // Wav2Vec2's vocabulary is its CTC head's; it has no token embeddings.
+  let embedding = s.audio ? 0 : s.vocab * (s.embedProjection ?? h);
   if (s.positions === 'learned') {
     const positionCount = s.family === 'opt' || s.family === 'bart' ? s.maxPositions + 2 : s.maxPositions;
     // BART: one position table per stack.
@@ -151,6 +153,13 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     if (!s.tiedEmbeddings) head += s.vocab * h + (s.family === 'phi' ? s.vocab : 0);
     headCast += s.vocab * h;
     if (s.task === 'masked-lm') head += h * h + h + 2 * h + s.vocab;
+  } else if (s.task === 'ctc') {
+    head += s.vocab * h + s.vocab;
+    headCast += s.vocab * h;
+  } else if (s.task === 'seq-cls' && s.audio) {
+    // Wav2Vec2ForSequenceClassification: a projector to classifier_proj_size (256), mean-pooled, then the classifier.
+    head += h * 256 + 256 + 256 * s.numLabels + s.numLabels;
+    headCast += h * 256 + 256 * s.numLabels;
   } else if (s.task === 'seq-cls' || s.task === 'image-cls') {
     const extra = s.family === 'distilbert' || s.family === 'deberta' ? h * h + h : 0; // pre_classifier / pooler dense
     head += extra + h * s.numLabels + s.numLabels;
@@ -183,6 +192,11 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     total += mel * h * 3 + h + h * h * 3 + h + (s.encoderFrames ?? 1500) * h; // two convs and encoder positions
     castable += mel * h * 3 + h * h * 3;
   }
+  if (s.audio) {
+    const front = audioFrontParameters(s.audio, h);
+    total += front.total;
+    castable += front.castable;
+  }
   let loraCount = 0;
   if (lora) {
     const targets = new Set(lora.targetModules);
@@ -191,7 +205,8 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     loraCount = perLayerLora * (s.layers + s.decoderLayers);
   }
   const largestTensor = Math.max(s.vocab * h, s.intermediate * h * (s.qkvFused && (s.mlp === 'swiglu') ? 2 : 1));
-  const frozen = s.family === 'whisper' ? (s.encoderFrames ?? 1500) * h : 0; // embed_positions.requires_grad_(False)
+  // Whisper's embed_positions.requires_grad_(False); Wav2Vec2's freeze_feature_encoder().
+  const frozen = s.family === 'whisper' ? (s.encoderFrames ?? 1500) * h : s.audio?.frozen ? featureEncoderParameters(s.audio) : 0;
   return { total, embedding, castable, perLayer, root: total - blockTotal, largestTensor, lora: loraCount, frozen };
 }
 
@@ -302,6 +317,8 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   const downSaves = savingCount(sites.length - 1, sites.length) > 0;
   perToken += mlpInternals(s, ctx.mode, i, downSaves);
   if (dropout && s.hiddenDropout) perToken += h;
+  // Wav2Vec2's feed-forward drops out GELU's output (activation_dropout): a bool mask of the intermediate width.
+  if (dropout && s.audio && s.hiddenDropout) perToken += i;
   return { perToken, perTokenPair };
 }
 
@@ -345,11 +362,18 @@ export interface TransformerActivation {
   inferenceTransient: number;
   /** Tokens the logits cover (the decoder's, for encoder-decoders). */
   tokens: number;
+  /**
+   * Wav2Vec2: bytes alive at the feature encoder's worst point, early in forward, before anything after it has run
+   * or autocast has cached a weight: the step's forward peak where the rest keeps less (a frozen encoder).
+   */
+  featurePeak?: number;
 }
 
 /** Tokens per sample the model sees: the sequence, or the image patches plus the class token. */
 export function tokensPerSample(s: TransformerSpec, seqLen: number, imageSize: number): number {
   if (s.family === 'vit') return Math.round((imageSize / (s.patchSize ?? 16)) ** 2) + 1;
+  // A waveform of seqLen samples: the frames its feature encoder makes.
+  if (s.audio) return audioFrames(s.audio, seqLen);
   return seqLen;
 }
 
@@ -398,16 +422,22 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const edgeTokens = s.family === 'bart' ? tokens + decoderTokens : tokens;
   let edges = edgeTokens * (normSavedPerElement(s, ctx.mode) * s.hidden + normOut * s.hidden);
   if (ctx.training && s.hiddenDropout) edges += edgeTokens * s.hidden;
+  // Wav2Vec2: the feature projection and the positional convolution before the first layer (trained: they record).
+  if (s.audio && ctx.training) edges += tokens * audioFrontSavedPerFrame(s.audio, s.hidden, ctx.mode);
   // Frozen embeddings keep nothing: a post-LN stack's edge is the embeddings' LayerNorm; a pre-LN one keeps its final norm.
   if (frozenLower > 0) edges = s.normPlacement === 'post' ? 0 : edgeTokens * (normSavedPerElement(s, ctx.mode) * s.hidden + normOut * s.hidden);
   // Head and loss over the vocabulary: logits kept by the output object, log_softmax's fp32 output kept for backward.
-  const vocabHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq';
+  const vocabHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq' || s.task === 'ctc';
   const logitBytes = ctx.mode === 'fp32' ? FP32 : 2;
   const logits = vocabHead ? decoderTokens * s.vocab * logitBytes : 0;
   const logSoftmax = vocabHead ? decoderTokens * s.vocab * FP32 : 0;
   // Gemma 2's final softcapping: tanh keeps its logits-sized output for backward.
   const softcap = s.finalLogitSoftcap ? logits : 0;
-  const saved = (checkpointing && ctx.training ? checkpointKeeps : stackBytes) + edges + logits + logSoftmax + softcap;
+  // Wav2Vec2's feature encoder runs first: what it keeps (trained), and the most it holds at once (see featurePeak).
+  const features = s.audio
+    ? featureEncoderFigures(s.audio, ctx.seqLen, ctx.mode, ctx.training && !s.audio.frozen, checkpointing && ctx.training) : undefined;
+  const featureSaved = features ? ctx.batch * features.saved : 0;
+  const saved = (checkpointing && ctx.training ? checkpointKeeps : stackBytes) + edges + logits + logSoftmax + softcap + featureSaved;
   const forwardTransient = logitBytes === FP32 ? 0 : logSoftmax;
   const backwardTransient = vocabHead ? 2 * logSoftmax : 2 * tokens * act * Math.max(s.intermediate, s.hidden);
   const widest = Math.max(s.intermediate * (s.mlp === 'swiglu' || s.mlp === 'geglu' ? 2 : 1), 3 * s.hidden);
@@ -418,6 +448,8 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const inferenceTransient = Math.max(
     tokens * act * widest * 2 + tokens * residual * s.hidden * residuals,
     ctx.attention === 'eager' || s.family === 't5' ? ctx.batch * s.heads * seq * seq * FP32 * 2 : 0,
+    features ? ctx.batch * features.peak : 0,
   );
-  return { saved, oneLayer, forwardTransient, backwardTransient, outputs: logits, inferenceTransient, tokens: decoderTokens };
+  const featurePeak = features ? ctx.batch * features.peak : undefined;
+  return { saved, oneLayer, forwardTransient, backwardTransient, outputs: logits, inferenceTransient, tokens: decoderTokens, ...(featurePeak ? { featurePeak } : {}) };
 }

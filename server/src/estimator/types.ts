@@ -1,5 +1,6 @@
 import type { How } from '../engine/program/values';
 import type { KeptOutputSite } from './kept-outputs';
+import type { AudioEncoderSpec } from './speech';
 
 // Plain data types of the memory estimator. Every size is in bytes and per GPU.
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
@@ -22,9 +23,9 @@ export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
 
 export type TransformerFamily =
   | 'gpt2' | 'bert' | 'distilbert' | 'deberta' | 'llama' | 'opt' | 'phi' | 'gemma'
-  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart' | 'gpt_neox';
+  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart' | 'gpt_neox' | 'wav2vec2';
 
-export type TransformerTask = 'causal-lm' | 'masked-lm' | 'seq-cls' | 'seq2seq' | 'image-cls' | 'contrastive' | 'speech-seq2seq' | 'base';
+export type TransformerTask = 'causal-lm' | 'masked-lm' | 'seq-cls' | 'seq2seq' | 'image-cls' | 'contrastive' | 'speech-seq2seq' | 'ctc' | 'base';
 
 /** The public config.json facts of a Hugging Face transformer, plus how its modelling code is written. */
 export interface TransformerSpec {
@@ -72,6 +73,11 @@ export interface TransformerSpec {
   /** Whisper: mel bins and encoder frames. */
   melBins?: number;
   encoderFrames?: number;
+  /**
+   * Wav2Vec2 / HuBERT: the convolutional feature encoder and positional convolution before the encoder. The step's
+   * sequence length is then the waveform's samples, and the encoder runs over the frames they give.
+   */
+  audio?: AudioEncoderSpec;
   /** OPT-350m projects embeddings from a smaller width. */
   embedProjection?: number;
   task: TransformerTask;
@@ -144,7 +150,8 @@ export interface LayerNetSpec {
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
   castParameters: number;
   /** Input kind and the size the per-sample figures were computed for. */
-  input: { kind: 'image'; channels: number; size: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
+  /** `width`: an image that is not square (a detector's resized, padded batch); absent: size x size. */
+  input: { kind: 'image'; channels: number; size: number; width?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
   /** True when the shapes scale with image area or sequence length (conv nets, token models); false for MLPs. */
   scalesWithInput: boolean;
 }

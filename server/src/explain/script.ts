@@ -10,6 +10,7 @@ import type { Finding } from '../engine/types';
 import { estimateScript, type EstimateResult } from '../estimator/index';
 import type { PyTree } from '../engine/program/node';
 import { tokensPerSample } from '../estimator/transformer';
+import { audioFrames } from '../estimator/speech';
 import type { TrainingConfig } from '../estimator/types';
 import { t } from '../l10n';
 
@@ -68,6 +69,9 @@ export function stepTensors(config: TrainingConfig): StepTensor[] {
     // a batch × heads × sequence² tensor that a failed request could be.
     if (config.attention === 'eager') add(t('attention scores of one layer (batch × heads × sequence × sequence)'), [b, spec.heads, seq, seq], act);
     add(t('MLP activation of one layer (batch × sequence × intermediate)'), [b, seq, spec.intermediate], act);
+    // Wav2Vec2: the feature encoder's first convolution makes its channels at a fifth of the waveform's samples.
+    const firstConvolution = spec.audio ? audioFrames({ ...spec.audio, convKernels: spec.audio.convKernels.slice(0, 1) }, config.seqLen) : 0;
+    if (spec.audio) add(t('output of the feature encoder\'s first convolution (batch × channels × frames)'), [b, spec.audio.convDims[0] ?? 512, firstConvolution], act);
   } else {
     const net = config.rebuildAt ? config.rebuildAt(config.imageSize) : spec;
     if (net.largestElementsPerSample > 0) add(t('largest activation (batch × elements per sample)'), [b, net.largestElementsPerSample], act);

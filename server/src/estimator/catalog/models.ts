@@ -1,6 +1,7 @@
 // Public config.json facts of popular Hugging Face checkpoints, and how each family's modelling code is
 // written (norm kind and placement, fused q/k/v, MLP activation, dropout), which decides what backward keeps.
 import type { TransformerFamily, TransformerSpec, WeightDtype } from '../types';
+import { WAV2VEC2_FEATURE_ENCODER, type AudioEncoderSpec } from '../speech';
 
 type Shape = Pick<TransformerSpec, 'hidden' | 'layers' | 'heads' | 'intermediate' | 'vocab' | 'maxPositions'> &
   Partial<TransformerSpec>;
@@ -60,6 +61,12 @@ const FAMILY_TRAITS: Record<TransformerFamily, Omit<TransformerSpec, 'hidden' | 
   gpt_neox: { kind: 'transformer', family: 'gpt_neox', tiedEmbeddings: false, storedDtype: 'fp16', norm: 'layernorm',
     normPlacement: 'pre', qkvFused: true, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false,
     positions: 'rotary', typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'causal-lm' },
+  // Wav2Vec2 and HuBERT: a BERT-like encoder (post-LN unless do_stable_layer_norm) over the frames of a convolutional
+  // feature encoder, positions from a grouped convolution, no token embeddings; ForCTC adds a linear head over a
+  // small character vocabulary. Dropouts 0.1 (hidden, attention, activation) by default.
+  wav2vec2: { kind: 'transformer', family: 'wav2vec2', tiedEmbeddings: false, storedDtype: 'fp32', norm: 'layernorm',
+    normPlacement: 'post', qkvFused: false, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: true, attnDropout: true,
+    positions: 'none', typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'ctc', audio: WAV2VEC2_FEATURE_ENCODER },
 };
 
 /** Builds a spec from a family's traits and a config's sizes. */
@@ -108,6 +115,15 @@ const qwen = (id: string, p: number, s: Shape & { kvHeads: number }): CatalogMod
 // transformers 5 ties every T5 head to the shared embedding: an untied checkpoint (Flan-T5) loads tied.
 const t5 = (id: string, p: number, s: Shape & { headDim: number; decoderLayers: number; mlp: 'relu' | 'geglu'; tiedEmbeddings: boolean }): CatalogModel =>
   entry(id, 't5', p, { ...s, tiedEmbeddings: true }, !s.tiedEmbeddings);
+
+// The large checkpoints trained on Libri-Light (lv60), XLS-R and HuBERT large: pre-LN (do_stable_layer_norm), a
+// LayerNorm after every feature convolution, convolutions with biases.
+const STABLE_AUDIO: AudioEncoderSpec = { ...WAV2VEC2_FEATURE_ENCODER, featureNorm: 'layer', convBias: true };
+const wav2vec2 = (id: string, p: number, size: 'base' | 'large' | 'large-stable', vocab = 32): CatalogModel =>
+  entry(id, 'wav2vec2', p, size === 'base'
+    ? { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab, maxPositions: 0 }
+    : { hidden: 1024, layers: 24, heads: 16, intermediate: 4096, vocab, maxPositions: 0,
+      ...(size === 'large-stable' ? { normPlacement: 'pre', audio: STABLE_AUDIO } : {}) });
 
 export const MODEL_CATALOG: CatalogModel[] = [
   bert('bert-base-uncased', 109_482_240, 768, 12, 12),
@@ -197,6 +213,16 @@ export const MODEL_CATALOG: CatalogModel[] = [
   entry('openai/whisper-tiny', 'whisper', 37_760_640, { hidden: 384, layers: 4, decoderLayers: 4, heads: 6, intermediate: 1536, vocab: 51865, maxPositions: 448 }),
   entry('openai/whisper-base', 'whisper', 72_593_920, { hidden: 512, layers: 6, decoderLayers: 6, heads: 8, intermediate: 2048, vocab: 51865, maxPositions: 448 }),
   entry('openai/whisper-small', 'whisper', 241_734_912, { hidden: 768, layers: 12, decoderLayers: 12, heads: 12, intermediate: 3072, vocab: 51865, maxPositions: 448 }),
+  // Wav2Vec2ForCTC / HubertForCTC with the checkpoints' 32-character vocabulary (counts as transformers builds them).
+  wav2vec2('facebook/wav2vec2-base-960h', 94_396_320, 'base'),
+  wav2vec2('facebook/wav2vec2-base', 94_396_320, 'base'),
+  wav2vec2('facebook/wav2vec2-large-960h', 315_461_792, 'large'),
+  wav2vec2('facebook/wav2vec2-large-960h-lv60-self', 315_471_520, 'large-stable'),
+  wav2vec2('facebook/hubert-base-ls960', 94_396_320, 'base'),
+  wav2vec2('facebook/hubert-large-ls960-ft', 315_471_520, 'large-stable'),
+  // The multilingual pretrained checkpoints users fine-tune with a CTC head of their own vocabulary (32 as loaded).
+  wav2vec2('facebook/wav2vec2-xls-r-300m', 315_471_520, 'large-stable'),
+  wav2vec2('facebook/wav2vec2-large-xlsr-53', 315_471_520, 'large-stable'),
 ];
 
 const BY_ID = new Map(MODEL_CATALOG.map((m) => [m.id.toLowerCase(), m]));

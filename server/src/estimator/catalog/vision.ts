@@ -11,9 +11,11 @@ import type { LayerNetSpec, TransformerSpec } from '../types';
  * stride for dilation (replace_stride_with_dilation=[False, True, True], the segmentation models' output stride 8):
  * the features stay at 1/8 of the input. `squeezeExcite`: timm's SE-ResNet / SE-ResNeXt, a squeeze-and-excitation
  * module on each bottleneck's output (before the residual add), squeezed to 1/16 of its channels rounded to a
- * multiple of 8 (timm's SEModule). Returns the third stage's output, which an auxiliary head reads.
+ * multiple of 8 (timm's SEModule). Returns the third stage's output, which an auxiliary head reads; `stageOutputs`
+ * collects every stage's (a detector's FPN reads them).
  */
-function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated = false, squeezeExcite = false): BranchPoint | undefined {
+export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated = false, squeezeExcite = false,
+  stageOutputs?: BranchPoint[]): BranchPoint | undefined {
   net.conv(64, 7, 2, 1, false, 3).batchNorm().relu().maxPool(3, 2, 1);
   const widths = [64, 128, 256, 512];
   let inChannels = 64;
@@ -45,6 +47,7 @@ function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, wi
     }
     net.endStage();
     if (stage === 2) third = net.mark();
+    stageOutputs?.push(stage === 2 && third ? third : net.mark());
   });
   return third;
 }
@@ -188,7 +191,7 @@ const VGG_E: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 2
  * segmentation head reads again.
  */
 type V3Block = [number, number, number, number, boolean, boolean, number];
-function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated = false, markAfter = -1): BranchPoint | undefined {
+export function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated = false, markAfter = -1): BranchPoint | undefined {
   net.conv(16, 3, 2).batchNorm().activation();
   const act = (hardswish: boolean): NetBuilder => (hardswish ? net.activation() : net.relu());
   let marked: BranchPoint | undefined;
@@ -222,7 +225,7 @@ function mobilenetV3(blocks: V3Block[], lastChannel: number): (imageSize: number
   };
 }
 
-const MOBILENET_V3_LARGE: V3Block[] = [
+export const MOBILENET_V3_LARGE: V3Block[] = [
   [16, 3, 16, 16, false, false, 1], [16, 3, 64, 24, false, false, 2], [24, 3, 72, 24, false, false, 1],
   [24, 5, 72, 40, true, false, 2], [40, 5, 120, 40, true, false, 1], [40, 5, 120, 40, true, false, 1],
   [40, 3, 240, 80, false, true, 2], [80, 3, 200, 80, false, true, 1], [80, 3, 184, 80, false, true, 1],
@@ -561,50 +564,4 @@ function vitFromName(key: string): VisionModel | undefined {
 export function findVisionModel(name: string): VisionModel | undefined {
   const key = name.trim().toLowerCase().replace(/^timm\//, '').replace(/\.[a-z0-9_]+$/, '');
   return VISION_CATALOG.find((m) => m.names.includes(key)) ?? vitFromName(key);
-}
-
-/**
- * torchvision's detectors: parameters only. What they keep for backward depends on the size their transform resizes
- * the images to (GeneralizedRCNNTransform: the shorter side to min_size, the longer at most max_size, padded to a
- * multiple of 32) and on the proposals and anchors their heads score, which the estimator does not model.
- * `frozenNorms`: a pretrained backbone (the builders' default weights_backbone) has FrozenBatchNorm2d, whose weights
- * and biases are buffers, not parameters.
- */
-export interface DetectionModel {
-  names: string[];
-  /** torchvision's figure: COCO's 91 classes, pretrained backbone. */
-  publishedParameters: number;
-  parameters: (numClasses: number, frozenNorms: boolean) => number;
-}
-
-const conv2d = (inC: number, out: number, kernel: number, bias = true): number => inC * out * kernel * kernel + (bias ? out : 0);
-/** FPN: a 1x1 lateral and a 3x3 output convolution per level, 256 channels. */
-const fpn = (inChannels: number[], out = 256): number => inChannels.reduce((sum, c) => sum + conv2d(c, out, 1) + conv2d(out, out, 3), 0);
-
-function backboneFeatures(build: (net: NetBuilder) => void, frozenNorms: boolean): number {
-  const net = new NetBuilder({ kind: 'image', channels: 3, size: 224 });
-  build(net);
-  return net.parameters - (frozenNorms ? net.normParameters : 0);
-}
-
-export const DETECTION_CATALOG: DetectionModel[] = [
-  {
-    // ResNet-50 C3-C5 + FPN with P6/P7 from P5's output (LastLevelP6P7(256, 256)); a head of four 3x3 convolutions
-    // and a predictor for classes and for boxes, 9 anchors a location.
-    names: ['retinanet_resnet50_fpn'], publishedParameters: 34_014_999,
-    parameters: (classes, frozen) => backboneFeatures((net) => resnetStages(net, [3, 4, 6, 3], true), frozen) +
-      fpn([512, 1024, 2048]) + 2 * conv2d(256, 256, 3) + 8 * conv2d(256, 256, 3) + conv2d(256, 9 * classes, 3) + conv2d(256, 9 * 4, 3),
-  },
-  {
-    // MobileNetV3-Large features + FPN on its last two stages (160 and 960 channels); an RPN head (15 anchors a
-    // location), a two-layer box head on 7x7 RoI features and a predictor.
-    names: ['fasterrcnn_mobilenet_v3_large_fpn', 'fasterrcnn_mobilenet_v3_large_320_fpn'], publishedParameters: 19_386_354,
-    parameters: (classes, frozen) => backboneFeatures((net) => mobilenetV3Features(net, MOBILENET_V3_LARGE), frozen) +
-      fpn([160, 960]) + conv2d(256, 256, 3) + conv2d(256, 15, 1) + conv2d(256, 15 * 4, 1) +
-      (256 * 7 * 7 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * classes + classes) + (1024 * 4 * classes + 4 * classes),
-  },
-];
-
-export function findDetectionModel(name: string): DetectionModel | undefined {
-  return DETECTION_CATALOG.find((m) => m.names.includes(name));
 }

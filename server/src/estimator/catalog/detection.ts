@@ -1,0 +1,293 @@
+// torchvision's detectors (Faster / Mask / Keypoint R-CNN, RetinaNet) as layer nets per image, derived from their
+// code: GeneralizedRCNNTransform resizes every image (the shorter side to min_size, the longer at most max_size)
+// and pads the batch to a multiple of 32; the backbone runs at that size; the FPN makes 256-channel maps per level;
+// the heads score anchors at every location of every level (RPN, RetinaNet) and pool a fixed number of regions
+// (RoI heads: 512 sampled proposals an image in training, 1000 in evaluation). What depends on the data or the
+// weights (how many proposals match a box, how many detections pass the score threshold) is taken at the bound the
+// code sets and said in the estimate's assumptions.
+import { NetBuilder, type BranchPoint } from '../layers';
+import { MOBILENET_V3_LARGE, mobilenetV3Features, resnetStages } from './vision';
+import type { LayerNetSpec } from '../types';
+
+type Backbone = 'resnet50' | 'mobilenet_v3_large';
+type Head = 'faster-rcnn' | 'mask-rcnn' | 'keypoint-rcnn' | 'retinanet';
+
+export interface DetectionModel {
+  names: string[];
+  /** torchvision's figure: COCO's 91 classes (keypoint R-CNN: 2), pretrained backbone. */
+  publishedParameters: number;
+  backbone: Backbone;
+  head: Head;
+  /** GeneralizedRCNNTransform's min_size and max_size (the builders' defaults). */
+  minSize: number;
+  maxSize: number;
+  /** Anchors per location of each feature map. */
+  anchorsPerLocation: number;
+  /** num_classes when the script gives none. */
+  defaultClasses: number;
+  /**
+   * The _v2 builders: BatchNorm in the FPN (not frozen, even over pretrained weights), an RPN head of two convs, a
+   * box head of four conv-BN-ReLU blocks before one linear, a mask head with BatchNorm.
+   */
+  v2?: boolean;
+}
+
+export const DETECTION_CATALOG: DetectionModel[] = [
+  { names: ['fasterrcnn_resnet50_fpn'], publishedParameters: 41_755_286, backbone: 'resnet50', head: 'faster-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91 },
+  { names: ['maskrcnn_resnet50_fpn'], publishedParameters: 44_401_393, backbone: 'resnet50', head: 'mask-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91 },
+  { names: ['keypointrcnn_resnet50_fpn'], publishedParameters: 59_137_258, backbone: 'resnet50', head: 'keypoint-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 2 },
+  { names: ['fasterrcnn_resnet50_fpn_v2'], publishedParameters: 43_712_278, backbone: 'resnet50', head: 'faster-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91, v2: true },
+  { names: ['maskrcnn_resnet50_fpn_v2'], publishedParameters: 46_359_409, backbone: 'resnet50', head: 'mask-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91, v2: true },
+  { names: ['retinanet_resnet50_fpn'], publishedParameters: 34_014_999, backbone: 'resnet50', head: 'retinanet', minSize: 800, maxSize: 1333, anchorsPerLocation: 9, defaultClasses: 91 },
+  { names: ['fasterrcnn_mobilenet_v3_large_fpn'], publishedParameters: 19_386_354, backbone: 'mobilenet_v3_large', head: 'faster-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 15, defaultClasses: 91 },
+  { names: ['fasterrcnn_mobilenet_v3_large_320_fpn'], publishedParameters: 19_386_354, backbone: 'mobilenet_v3_large', head: 'faster-rcnn', minSize: 320, maxSize: 640, anchorsPerLocation: 15, defaultClasses: 91 },
+];
+
+export function findDetectionModel(name: string): DetectionModel | undefined {
+  return DETECTION_CATALOG.find((m) => m.names.includes(name));
+}
+
+/** What the RoI heads of a two-stage detector pool, per image (torchvision's defaults). */
+const SAMPLED_PROPOSALS_TRAIN = 512;
+const PROPOSALS_EVAL = 1000;
+/** The proposal sampler's positive share (positive_fraction 0.25): the most regions a mask or keypoint head trains on. */
+const POSITIVE_PROPOSALS_TRAIN = 128;
+/**
+ * With random weights the proposals are anchors scored at random: few overlap a box enough, and the positives are
+ * about the ground-truth boxes themselves (the sampler always adds them). Measured: 11 positive regions an image
+ * for 8 boxes (the mask head's share of the RoI heads' memory, probe_detection.py).
+ */
+const POSITIVE_PROPOSALS_RANDOM = 16;
+/** box_detections_per_img: the most detections the mask / keypoint head sees in evaluation. */
+const DETECTIONS_EVAL = 100;
+/** box_score_thresh: a class score a detection needs. */
+const SCORE_THRESHOLD = 0.05;
+const FPN_CHANNELS = 256;
+const KEYPOINTS = 17;
+
+const conv2d = (inC: number, out: number, kernel: number, bias = true): number => inC * out * kernel * kernel + (bias ? out : 0);
+
+/** The size GeneralizedRCNNTransform resizes an image of height x width to, and the batch's padded size. */
+export function detectionInputSize(model: Pick<DetectionModel, 'minSize' | 'maxSize'>, height: number, width: number): { height: number; width: number; paddedHeight: number; paddedWidth: number } {
+  const scale = Math.min(model.minSize / Math.min(height, width), model.maxSize / Math.max(height, width));
+  // interpolate(scale_factor=..., recompute_scale_factor=True): floor of each side times the scale.
+  const h = Math.floor(height * scale + 1e-6);
+  const w = Math.floor(width * scale + 1e-6);
+  return { height: h, width: w, paddedHeight: Math.ceil(h / 32) * 32, paddedWidth: Math.ceil(w / 32) * 32 };
+}
+
+/**
+ * Whether a detector makes detections for its mask or keypoint head in evaluation: pretrained weights do (up to
+ * box_detections_per_img); random ones score every class about 1/K (RetinaNet: its prior, 0.01), under the
+ * threshold unless there are few classes.
+ */
+export function detectsInEvaluation(model: DetectionModel, classes: number, pretrained: boolean): boolean {
+  return pretrained || (model.head !== 'retinanet' && 1 / classes >= SCORE_THRESHOLD * 0.8);
+}
+
+interface Level {
+  h: number;
+  w: number;
+}
+
+/** Output size of a 3x3 / stride-2 / padding-1 convolution and of max_pool2d(kernel 1, stride 2). */
+const halved = (n: number): number => Math.floor((n - 1) / 2) + 1;
+
+export interface DetectorOptions {
+  classes: number;
+  /** A pretrained backbone (weights_backbone given): FrozenBatchNorm2d, whose weights are buffers. */
+  frozenNorms: boolean;
+  /** See detectsInEvaluation. */
+  detections: boolean;
+  /** Pretrained weights (`weights=` given): the RPN's proposals overlap the boxes, up to the sampler's positives. */
+  pretrained: boolean;
+  /** Pixels of one image as the script gives it (masks are pasted back at that size); absent: the padded size. */
+  imageElements?: number;
+}
+
+/**
+ * The detector per image at the padded input size. Saved elements are training's (sampled proposals, the loss over
+ * every anchor); the live elements of a no-grad forward are evaluation's (1000 proposals, the class scores of every
+ * anchor at once). Parameters as torchvision counts them.
+ */
+export function detectorNet(model: DetectionModel, paddedHeight: number, paddedWidth: number, options: DetectorOptions): LayerNetSpec {
+  const K = options.classes;
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: paddedHeight, width: paddedWidth });
+  // The backbone's returned feature maps (channels, size) and what is alive beside the FPN in a no-grad forward.
+  const returned: BranchPoint[] = [];
+  if (model.backbone === 'resnet50') {
+    const stages: BranchPoint[] = [];
+    resnetStages(net, [3, 4, 6, 3], true, 1, 1, false, false, stages);
+    // RetinaNet's FPN reads C3-C5; the R-CNNs' C2-C5.
+    returned.push(...(model.head === 'retinanet' ? stages.slice(1) : stages));
+  } else {
+    // _mobilenet_extractor: the output of the last stride-2 block (160 channels) and of the final 1x1 conv (960),
+    // both at stride 32.
+    const stride32 = mobilenetV3Features(net, MOBILENET_V3_LARGE, false, MOBILENET_V3_LARGE.length - 3);
+    if (stride32) returned.push(stride32);
+    returned.push(net.mark());
+  }
+  const v2 = model.v2 === true;
+  const bodyParameters = net.parameters - (options.frozenNorms && !v2 ? net.normParameters : 0);
+  const bodyLive = net.liveNoGrad;
+  const largest = net.largest;
+  const bodySaved = net.saved;
+  const shapeOf = (point: BranchPoint): { c: number; h: number; w: number } =>
+    (point.shape.kind === 'image' ? point.shape : { c: 0, h: 1, w: 1 });
+  const inputs = returned.map(shapeOf);
+  const returnedElements = inputs.reduce((sum, s) => sum + s.c * s.h * s.w, 0);
+
+  // FPN: a 1x1 lateral and a 3x3 output convolution per level; the top-down sum is what each output conv keeps,
+  // and each output map is kept by the head convolution that reads it. v2: each convolution is followed by a
+  // BatchNorm (no bias), which keeps the convolution's output.
+  const norm = v2 ? 2 * FPN_CHANNELS : 0;
+  let parameters = bodyParameters + inputs.reduce((sum, s) => sum + conv2d(s.c, FPN_CHANNELS, 1, !v2) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, !v2) + 2 * norm, 0);
+  let castParameters = net.castParameters + inputs.reduce((sum, s) => sum + s.c * FPN_CHANNELS + 9 * FPN_CHANNELS ** 2, 0);
+  const levels: Level[] = inputs.map((s) => ({ h: s.h, w: s.w }));
+  let saved = bodySaved + levels.reduce((sum, l) => sum + (v2 ? 4 : 2) * FPN_CHANNELS * l.h * l.w, 0);
+  let fixedBytes = net.fixedBytes;
+  const top = levels[levels.length - 1]!;
+  if (model.head === 'retinanet') {
+    // LastLevelP6P7: P6 a strided 3x3 conv of P5, P7 one of relu(P6) (not in place: relu keeps its output).
+    const p6 = { h: halved(top.h), w: halved(top.w) };
+    const p7 = { h: halved(p6.h), w: halved(p6.w) };
+    parameters += 2 * conv2d(FPN_CHANNELS, FPN_CHANNELS, 3);
+    castParameters += 2 * 9 * FPN_CHANNELS ** 2;
+    saved += FPN_CHANNELS * (2 * p6.h * p6.w + p7.h * p7.w);
+    levels.push(p6, p7);
+  } else {
+    // LastLevelMaxPool: max_pool2d(kernel 1, stride 2) of the top map, whose int64 indices are kept.
+    const pool = { h: halved(top.h), w: halved(top.w) };
+    fixedBytes += 8 * FPN_CHANNELS * pool.h * pool.w;
+    saved += FPN_CHANNELS * pool.h * pool.w;
+    levels.push(pool);
+  }
+  const locations = levels.reduce((sum, l) => sum + l.h * l.w, 0);
+  const featureElements = FPN_CHANNELS * locations;
+  const largestLevel = Math.max(...levels.map((l) => l.h * l.w));
+  const A = model.anchorsPerLocation;
+  const anchors = A * locations;
+  // The FPN runs with the returned maps held, the coarser levels' outputs made, and at the finest level its lateral,
+  // the upsampled coarser map, their sum and the output, plus the 3x3 convolution's workspace: measured on the H200
+  // (probe_detection.py), six maps of the finest level's size beside the rest in Faster and Mask R-CNN's no-grad
+  // forward (114M and 128M values an image at 800x1088 and 800x1216, as computed).
+  const finest = FPN_CHANNELS * largestLevel;
+  let live = Math.max(bodyLive, returnedElements + featureElements - finest + FPN_EVAL_FINEST_MAPS * finest);
+  /** What the RoI heads keep: backward runs through them first and frees it before it reaches the FPN. */
+  let roiSaved = 0;
+
+  if (model.head === 'retinanet') {
+    // Two heads of four 3x3 convs (ReLU in place: each conv's output is the next one's kept input) and a predictor.
+    parameters += 8 * conv2d(FPN_CHANNELS, FPN_CHANNELS, 3) + conv2d(FPN_CHANNELS, A * K, 3) + conv2d(FPN_CHANNELS, A * 4, 3);
+    castParameters += 8 * 9 * FPN_CHANNELS ** 2 + 9 * FPN_CHANNELS * A * (K + 4);
+    saved += 2 * 4 * FPN_CHANNELS * locations;
+    // The focal loss over every anchor's class scores, image by image: the indexed scores and targets, the sigmoid,
+    // 1 - p, 1 - targets, 1 - p_t, its power, the cross-entropy, their product and alpha_t are kept.
+    saved += FOCAL_LOSS_TENSORS * anchors * K;
+    // Evaluation: each level's scores reshaped, then concatenated for every level at once, beside the features.
+    live = Math.max(live, featureElements + 2 * anchors * (K + 4) + A * K * largestLevel);
+  } else {
+    // RPN: one 3x3 conv (v2: two; ReLU in place, each output kept by what reads it) per level, then objectness and
+    // box deltas.
+    const rpnConvs = v2 ? 2 : 1;
+    parameters += rpnConvs * conv2d(FPN_CHANNELS, FPN_CHANNELS, 3) + conv2d(FPN_CHANNELS, A, 1) + conv2d(FPN_CHANNELS, 4 * A, 1);
+    castParameters += rpnConvs * 9 * FPN_CHANNELS ** 2 + FPN_CHANNELS * 5 * A;
+    saved += rpnConvs * FPN_CHANNELS * locations;
+    // Box head: RoIAlign to 7x7 (kept by fc6), two 1024-wide linears (F.relu keeps each output), class and box
+    // predictors. v2: four 3x3 conv-BN-ReLU blocks on the 7x7 regions (each conv's input and output kept), then one
+    // 1024-wide linear.
+    const pooled = FPN_CHANNELS * 7 * 7;
+    const boxConvs = v2 ? 4 : 0;
+    parameters += boxConvs * (conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, false) + 2 * FPN_CHANNELS) + conv2d(pooled, 1024, 1) +
+      (v2 ? 0 : conv2d(1024, 1024, 1)) + conv2d(1024, K, 1) + conv2d(1024, 4 * K, 1);
+    castParameters += boxConvs * 9 * FPN_CHANNELS ** 2 + pooled * 1024 + (v2 ? 0 : 1024 * 1024) + 1024 * 5 * K;
+    // The linear's input, the ReLU outputs, the loss's log-softmax over the classes.
+    const boxSaved = SAMPLED_PROPOSALS_TRAIN * ((1 + 2 * boxConvs) * pooled + (v2 ? 1 : 2) * 1024 + K);
+    saved += boxSaved;
+    roiSaved += boxSaved;
+    // Evaluation: the pooled regions of every proposal and what the head makes of them, beside the features.
+    live = Math.max(live, featureElements + PROPOSALS_EVAL * ((v2 ? 3 : 2) * pooled + 1024));
+    const positives = options.pretrained ? POSITIVE_PROPOSALS_TRAIN : POSITIVE_PROPOSALS_RANDOM;
+    if (model.head === 'mask-rcnn') {
+      // Mask head: RoIAlign to 14x14, four 3x3 convs (ReLU in place; v2: each with a BatchNorm), a 2x transposed
+      // conv to 28x28, per-class logits.
+      const region = FPN_CHANNELS * 14 * 14;
+      parameters += 4 * (conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, !v2) + norm) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 2) + conv2d(FPN_CHANNELS, K, 1);
+      castParameters += 4 * 9 * FPN_CHANNELS ** 2 + 4 * FPN_CHANNELS ** 2 + FPN_CHANNELS * K;
+      // Kept per positive region: the pooled input and four conv outputs (and the BatchNorms' outputs), the
+      // upsampled map, the logits of every class and the mask loss's input and target.
+      const perRegion = (v2 ? 9 : 5) * region + 4 * region + K * 28 * 28 + 2 * 28 * 28;
+      saved += positives * perRegion;
+      roiSaved += positives * perRegion;
+      // Evaluation: the head on every detection, then each mask pasted into an fp32 map of the original image.
+      if (options.detections) {
+        live = Math.max(live, featureElements + DETECTIONS_EVAL * (3 * region + 4 * region + K * 28 * 28),
+          DETECTIONS_EVAL * (K * 28 * 28 + 2 * (options.imageElements ?? paddedHeight * paddedWidth)));
+      }
+    } else if (model.head === 'keypoint-rcnn') {
+      // Keypoint head: RoIAlign to 14x14, eight 3x3 convs to 512 channels (ReLU in place), a transposed conv to
+      // 17 maps of 28x28, upsampled to 56x56; the loss is a cross-entropy over each keypoint's 56x56 positions.
+      const region = FPN_CHANNELS * 14 * 14;
+      const wide = 512 * 14 * 14;
+      parameters += conv2d(FPN_CHANNELS, 512, 3) + 7 * conv2d(512, 512, 3) + conv2d(512, KEYPOINTS, 4);
+      castParameters += 9 * FPN_CHANNELS * 512 + 7 * 9 * 512 * 512 + 16 * 512 * KEYPOINTS;
+      const perRegion = region + 8 * wide + KEYPOINTS * 28 * 28 + 2 * KEYPOINTS * 56 * 56;
+      saved += positives * perRegion;
+      roiSaved += positives * perRegion;
+      if (options.detections) live = Math.max(live, featureElements + DETECTIONS_EVAL * (region + 2 * wide + 2 * KEYPOINTS * 56 * 56));
+    }
+  }
+  return {
+    kind: 'layers',
+    parameters,
+    savedElementsPerSample: saved,
+    fixedBytesPerSample: fixedBytes,
+    largestElementsPerSample: largest,
+    // The losses are counted in what forward keeps (their inputs are no model output a loop holds).
+    outputElementsPerSample: 0,
+    hasConvolution: true,
+    inferenceLiveElementsPerSample: live,
+    backwardPeakElementsPerSample: saved - roiSaved + BACKWARD_FINEST_MAPS * finest,
+    blockSavedElements: [],
+    blockInputElements: [],
+    castParameters,
+    input: { kind: 'image', channels: 3, size: paddedHeight, width: paddedWidth },
+    scalesWithInput: true,
+  };
+}
+
+/** See the FPN's no-grad forward in detectorNet. */
+const FPN_EVAL_FINEST_MAPS = 6;
+/**
+ * Backward through the finest FPN level holds the gradients of the RPN (or head) convolution's output and input,
+ * of the level's output and of its top-down sum at once, beside what is kept: measured, 3.5 maps of that level an
+ * image for ResNet-50 FPN at 800x1088 (MobileNetV3's levels are at stride 32, and its backward peaks in the body).
+ */
+const BACKWARD_FINEST_MAPS = 3.5;
+/** fp32 tensors of every anchor's class scores that the focal loss keeps for backward (see detectorNet). */
+const FOCAL_LOSS_TENSORS = 10;
+
+/** A detector built for the script's images: its net, how to rebuild it at another image height, and the sizes. */
+export interface DetectorBuild {
+  spec: LayerNetSpec;
+  /** Images `height` high and as wide as the script's aspect ratio gives. */
+  rebuildAt: (height: number) => LayerNetSpec;
+  resized: { height: number; width: number; paddedHeight: number; paddedWidth: number };
+}
+
+/**
+ * The detector for images of height x width as the script makes them (fp32, on the GPU): the step holds them and
+ * the transform's padded batch (the first convolution keeps it).
+ */
+export function buildDetector(model: DetectionModel, height: number, width: number, options: DetectorOptions): DetectorBuild {
+  const at = (h: number, w: number): LayerNetSpec => {
+    const size = detectionInputSize(model, h, w);
+    const spec = detectorNet(model, size.paddedHeight, size.paddedWidth, { ...options, imageElements: h * w });
+    return { ...spec, stepInputBytesPerSample: 4 * 3 * (h * w + size.paddedHeight * size.paddedWidth) };
+  };
+  return {
+    spec: at(height, width),
+    rebuildAt: (h: number) => at(h, Math.max(1, Math.round((h * width) / height))),
+    resized: detectionInputSize(model, height, width),
+  };
+}
