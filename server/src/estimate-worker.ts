@@ -7,7 +7,7 @@ import { parsePython } from './engine/parser';
 import { copyTree } from './engine/syntax-tree';
 import { configFromDetection, detectConfig } from './estimator/index';
 import { programOf } from './estimator/python-values';
-import { estimatedText, leakSizeTable } from './features/leak-size-table';
+import { estimatedText, leakSizeTable } from './estimator/leak-size-table';
 import type { EstimatedSizes, EstimateWorkerReply, EstimateWorkerRequest } from './node-estimate-worker';
 
 async function sizesOf({ text, file, lastRead }: EstimateWorkerRequest): Promise<EstimatedSizes> {

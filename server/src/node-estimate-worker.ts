@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { LeakSizeTable } from './features/leak-size-table';
+import type { LeakSizeTable } from './estimator/leak-size-table';
 
 export interface EstimateWorkerRequest {
   id: number;

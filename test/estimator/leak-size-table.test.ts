@@ -1,4 +1,4 @@
-// The leak sizes the diagnostics read are plain data (features/leak-size-table.ts), computed where the estimate runs
+// The leak sizes the diagnostics read are plain data (estimator/leak-size-table.ts), computed where the estimate runs
 // (the Node server's worker thread): they must be exactly what the estimate gives each loop's batch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import type { KeptMemory } from '../../server/src/engine/types';
 import { configFromDetection, detectConfig } from '../../server/src/estimator/index';
 import { keptBytes, loopBatchSize } from '../../server/src/estimator/growth';
 import { programOf } from '../../server/src/estimator/python-values';
-import { estimatedText, keptBytesFromTable, leakSizeTable } from '../../server/src/features/leak-size-table';
+import { estimatedText, keptBytesFromTable, leakSizeTable } from '../../server/src/estimator/leak-size-table';
 
 const SCRIPT = [
   'import torch',
@@ -48,13 +48,13 @@ test('the leak size table gives each loop what the estimate gives its batch, and
   for (const kind of kinds) {
     assert.equal(sameVersion(kind), keptBytes(config, kind), kind);
     for (const loop of loops) {
-      assert.equal(sameVersion(kind, loop), keptBytes(config, kind, loopBatchSize(program, loop)), `${kind} at row ${loop.startPosition.row}`);
+      assert.equal(sameVersion(kind, loop.startPosition.row), keptBytes(config, kind, loopBatchSize(program, loop)), `${kind} at row ${loop.startPosition.row}`);
       // Sizes of an older version: its rows may be other loops, so only the configuration's batch is used.
-      assert.equal(olderVersion(kind, loop), keptBytes(config, kind), kind);
+      assert.equal(olderVersion(kind, loop.startPosition.row), keptBytes(config, kind), kind);
     }
   }
-  const evalGraph = sameVersion('graph', loops[1]);
-  assert.ok(evalGraph !== undefined && evalGraph > sameVersion('graph', loops[0])!, 'the evaluation loop keeps more per batch');
+  const evalGraph = sameVersion('graph', loops[1]!.startPosition.row);
+  assert.ok(evalGraph !== undefined && evalGraph > sameVersion('graph', loops[0]!.startPosition.row)!, 'the evaluation loop keeps more per batch');
 });
 
 test('what the estimate reads leaves comments out and keeps every line where it is', async () => {

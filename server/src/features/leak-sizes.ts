@@ -7,7 +7,7 @@ import { MAX_ANALYZED_CHARACTERS } from '../engine/limits';
 import { programOf } from '../estimator/python-values';
 import { host } from '../host';
 import type { ServerContext, ServerFeature } from './context';
-import { keptBytesFromTable, leakSizeTable, type LeakSizeTable } from './leak-size-table';
+import { keptBytesFromTable, leakSizeTable, type LeakSizeTable } from '../estimator/leak-size-table';
 import { baseEstimate, filePathOf, isBase, type LeakSummary } from './memory-estimate';
 
 let context: ServerContext | undefined;

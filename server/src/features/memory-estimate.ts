@@ -10,7 +10,7 @@ import { configFromDetection, detectConfig, estimateFromConfig, maxBatchSize, ty
 import { AUTO_GPU, CUSTOM_GPU, lookupGpu } from './gpu-target';
 export { keptBytes } from '../estimator/growth';
 import { growthOf } from '../estimator/growth';
-import { estimatedText } from './leak-size-table';
+import { estimatedText } from '../estimator/leak-size-table';
 import type { RunMode, TrainingConfig } from '../estimator/types';
 import { formatBytes } from '../engine/bytes';
 import { gradientAccumulation } from '../fixes/refactorings/accumulation';

@@ -5,8 +5,8 @@ import type { AnalysisOptions } from '../engine/analyze';
 import type { ProgramModel } from '../engine/program/interpreter';
 import type { Node } from '../engine/parser';
 import type { KeptMemory } from '../engine/types';
-import { keptBytes, loopBatchSize } from '../estimator/growth';
-import type { TrainingConfig } from '../estimator/types';
+import { keptBytes, loopBatchSize } from './growth';
+import type { TrainingConfig } from './types';
 
 /** Bytes one batch keeps, by what a leak keeps (`graph`, `output`, `output[1]`); absent where the estimator cannot say. */
 export type KeptBytesByKind = Partial<Record<KeptMemory, number>>;
@@ -74,5 +74,5 @@ export function leakSizeTable(config: TrainingConfig, program: ProgramModel, roo
  */
 export function keptBytesFromTable(table: LeakSizeTable, sameVersion: boolean): NonNullable<AnalysisOptions['keptBytes']> {
   const byRow = sameVersion ? new Map(table.loops.map((loop) => [loop.row, loop.bytes])) : undefined;
-  return (keeps, loop) => ((loop && byRow?.get(loop.startPosition.row)) ?? table.bytes)[keeps];
+  return (keeps, loopRow) => ((loopRow !== undefined ? byRow?.get(loopRow) : undefined) ?? table.bytes)[keeps];
 }
