@@ -38,6 +38,8 @@ const entries = [
   // dist/server.js is a small launcher that runs dist/server-main.js from a V8 code cache (server/src/code-cache.ts).
   { in: 'server/src/node-launcher.ts', out: 'server', banner: '#!/usr/bin/env node' },
   { in: 'server/src/node-server.ts', out: 'server-main' },
+  // The memory estimate's worker thread (server/src/node-estimate-worker.ts starts it).
+  { in: 'server/src/estimate-worker.ts', out: 'estimate-worker' },
   { in: 'server/src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
 ];
 

@@ -4,6 +4,7 @@
 // Node's, which scripts/build.mjs leaves out of the worker bundle.
 import type { ProjectConfig } from './config/pyproject';
 import type { LocalGpuQuery } from './features/nvidia-smi';
+import type { EstimateWorker } from './node-estimate-worker';
 import { nodeHost } from './node-host';
 
 /** A .wasm file the server loads: where Node finds it on disk, or its bytes as the browser client read them. */
@@ -43,6 +44,11 @@ export interface Host {
    * findings are unreachable at once, but a server that idles allocates nothing that would collect them.
    */
   collectGarbage?(): void;
+  /**
+   * Where the memory estimate of the diagnostics runs off the thread that answers the editor (the Node server: a
+   * worker thread); without one it runs on that thread, between other work.
+   */
+  readonly estimateWorker?: EstimateWorker;
 }
 
 let current: Host | undefined;

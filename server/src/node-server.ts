@@ -6,6 +6,7 @@ import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { loadPython } from './engine/parser';
 import { setHost } from './host';
 import { nodeHost } from './node-host';
+import { estimateWorker } from './node-estimate-worker';
 import { startServer } from './server';
 import { setServerV8Flags } from './v8-flags';
 
@@ -26,7 +27,7 @@ function collectGarbage(): void {
   }
 }
 
-const host = { ...nodeHost(), collectGarbage };
+const host = { ...nodeHost(), collectGarbage, estimateWorker: estimateWorker() };
 setHost(host);
 // Compile the grammar's WebAssembly while the client is still sending `initialize`.
 void loadPython();

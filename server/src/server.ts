@@ -134,6 +134,7 @@ export function startServer(connection: Connection, host: Host): void {
   const forget = (uri: string, cells?: readonly string[]) => {
     pending.get(uri)?.dispose();
     pending.delete(uri);
+    for (const feature of FEATURES) feature.closed?.(uri);
     void enqueue(uri, async () => {
       documents.close(uri);
       analysisCaches.delete(uri);

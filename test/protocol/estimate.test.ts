@@ -8,6 +8,11 @@ import { after, before, test } from 'node:test';
 import type { CodeLens, Diagnostic, Hover, MarkupContent } from 'vscode-languageserver-protocol/node';
 import { ESTIMATE_REQUEST, MINOR_SAVING_FRACTION, SHOW_MEMORY_ESTIMATE_COMMAND } from '../../server/src/protocol';
 import type { EstimateResponse } from '../../server/src/protocol';
+import { formatBytes } from '../../server/src/engine/bytes';
+import { parsePython } from '../../server/src/engine/parser';
+import { copyTree } from '../../server/src/engine/syntax-tree';
+import { keptBytes } from '../../server/src/estimator/growth';
+import { configFromDetection, detectConfig } from '../../server/src/estimator/index';
 import { repoRoot } from '../helpers/analysis';
 import { startServer } from '../helpers/lsp-client';
 import type { TestClient } from '../helpers/lsp-client';
@@ -150,6 +155,43 @@ test('leak findings say how much they keep per batch, from the estimate of the s
   const leaks = estimate.suggestions.filter((s) => s.id === 'fix-leak');
   assert.deepEqual(leaks.map((s) => s.refactor?.kind), ['quickfix', 'quickfix']);
   assert.ok(leaks.every((s) => s.saving > 0));
+});
+
+test('a leak in a loop whose loader batches differently is sized at that batch (the sizes come from the estimate\'s worker)', async () => {
+  const evalUri = 'file:///work/eval_batches.py';
+  const source = [
+    'import torch',
+    'from torch.utils.data import DataLoader',
+    'from transformers import GPT2LMHeadModel',
+    'model = GPT2LMHeadModel.from_pretrained("gpt2").cuda()',
+    'optimizer = torch.optim.AdamW(model.parameters())',
+    'train_loader = DataLoader(train_set, batch_size=8)',
+    'eval_loader = DataLoader(eval_set, batch_size=32)',
+    'for batch in train_loader:',
+    '    optimizer.zero_grad()',
+    '    out = model(input_ids=batch, labels=batch)',
+    '    out.loss.backward()',
+    '    optimizer.step()',
+    '    kept_train = out.logits',
+    'model.eval()',
+    'kept = []',
+    'for batch in eval_loader:',
+    '    logits = model(input_ids=batch).logits',
+    '    kept.append(logits)',
+    '',
+  ].join('\n');
+  // What the estimate gives each loop's batch, computed here on the same text.
+  const tree = (await parsePython(source))!;
+  const root = copyTree(tree, source);
+  tree.delete();
+  const config = configFromDetection(detectConfig({ rootNode: root }, source, ''), []);
+  const published = client.diagnostics(evalUri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: evalUri, languageId: 'python', version: 1, text: source } });
+  const diagnostics = await sizedDiagnostics(evalUri, published);
+  const inEval = diagnostics.find((d) => d.code === 'OOM101' && d.range.start.line === 17);
+  assert.ok(inEval, JSON.stringify(diagnostics.map((d) => [d.code, d.range.start.line])));
+  assert.ok(String(inEval.message).includes(`keeps about ${formatBytes(keptBytes(config, 'graph', 32)!)} per batch`), String(inEval.message));
+  assert.notEqual(keptBytes(config, 'graph', 32), keptBytes(config, 'graph'));
 });
 
 test('a model output kept across training steps is sized as the logits it holds', async () => {

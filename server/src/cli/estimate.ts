@@ -7,10 +7,9 @@ import { t } from '../l10n';
 import { analyze } from '../engine/analyze';
 import { recoverTree } from '../engine/recovery';
 import { SemanticModel } from '../engine/semantic/model';
-import type { KeptMemory } from '../engine/types';
-import { growthOf, keptBytes, loopBatchSize } from '../estimator/growth';
+import { growthOf } from '../estimator/growth';
+import { keptBytesFromTable, leakSizeTable } from '../estimator/leak-size-table';
 import { programOf } from '../estimator/python-values';
-import type { PyNode } from '../engine/program/node';
 import { estimateScript, toEstimateJson, type EstimateJson, type EstimateOverrides, type EstimateResult } from '../estimator/index';
 import { toCellPosition, type CellSpan } from '../engine/notebook';
 import { readNotebook } from './ipynb';
@@ -137,7 +136,7 @@ export async function leakGrowth(tree: NonNullable<Awaited<ReturnType<typeof par
   try {
     const model = new SemanticModel(recovered.tree, recovered.text);
     const program = programOf({ rootNode: model.root }, file);
-    const sizes = (keeps: KeptMemory, loop?: PyNode) => keptBytes(result.config, keeps, loopBatchSize(program, loop));
+    const sizes = keptBytesFromTable(leakSizeTable(result.config, program, model.root), true);
     const findings = analyze(model, text, { select: ['OOM101', 'OOM104'], keptBytes: sizes });
     const leaks = findings.filter((f) => f.sizeHint).map((f) => ({ line: f.range.start.line, bytes: f.sizeHint!.bytes }));
     return growthOf(leaks, result.config, result.peakReserved + result.cudaContext, result.fits[0]?.capacity);

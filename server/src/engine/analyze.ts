@@ -23,9 +23,11 @@ export interface AnalysisOptions {
   rules?: readonly Rule[];
   /** Top-level statements to analyse (incremental analysis); the whole file when absent. */
   region?: readonly Node[];
-  /** Bytes a leak keeps per batch (from the memory estimate); a finding that says what it keeps then says how much. */
-  /** Bytes one batch keeps for a leak; `loop` is the loop the finding sits in (its loader may batch differently). */
-  keptBytes?: (keeps: KeptMemory, loop?: Node) => number | undefined;
+  /**
+   * Bytes one batch keeps for a leak (from the memory estimate): a finding that says what it keeps then says how
+   * much. `loopRow` is the first row of the loop the finding sits in (its loader may batch differently).
+   */
+  keptBytes?: (keeps: KeptMemory, loopRow?: number) => number | undefined;
   /** The text is a notebook's code cells joined (engine/notebook.ts): the program rows of each cell. */
   notebookCells?: readonly CellRows[];
 }
@@ -75,17 +77,19 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
       if (!inRegion(report.node)) continue;
       const range = rangeOf(report.node);
       if (suppressions.suppresses(range.start.line, rule.code)) continue;
-      const bytes = report.keeps ? options.keptBytes?.(report.keeps, enclosingLoop(report.node)) : undefined;
-      const sized = bytes !== undefined && bytes > 0 && report.keeps;
-      findings.push({
+      const finding: Finding = {
         code: rule.code,
         name: rule.name,
         severity: options.severity?.[rule.code] ?? rule.defaultSeverity,
         range,
-        message: sized ? `${report.message} ${keptMessage(report.keeps!, bytes)}` : report.message,
+        message: report.message,
         fixes: report.fixes ?? [],
-        ...(sized ? { sizeHint: { keeps: report.keeps!, bytes } } : {}),
-      });
+      };
+      if (report.keeps) {
+        const loopRow = enclosingLoop(report.node)?.startPosition.row;
+        finding.keeps = { kind: report.keeps, unsizedMessage: report.message, ...(loopRow !== undefined ? { loopRowsAbove: range.start.line - loopRow } : {}) };
+      }
+      findings.push(resized(finding, options.keptBytes));
     }
   }
   // OOM100 is selected, ignored and given a severity like a rule; it judges only the rules that ran.
@@ -96,6 +100,21 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
   }
   findings.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
   return findings;
+}
+
+/**
+ * A finding that says what it keeps, with its message and size hint written for `keptBytes` (none: without a size);
+ * any other finding as it is. New leak sizes rewrite findings through it without running their rules.
+ */
+export function resized(finding: Finding, keptBytes: AnalysisOptions['keptBytes']): Finding {
+  const keeps = finding.keeps;
+  if (!keeps) return finding;
+  const loopRow = keeps.loopRowsAbove === undefined ? undefined : finding.range.start.line - keeps.loopRowsAbove;
+  const bytes = keptBytes?.(keeps.kind, loopRow);
+  const { sizeHint: _old, ...unsized } = finding;
+  return bytes !== undefined && bytes > 0
+    ? { ...unsized, message: `${keeps.unsizedMessage} ${keptMessage(keeps.kind, bytes)}`, sizeHint: { keeps: keeps.kind, bytes } }
+    : { ...unsized, message: keeps.unsizedMessage };
 }
 
 function keptMessage(keeps: KeptMemory, bytes: number): string {

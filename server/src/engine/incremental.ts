@@ -7,7 +7,7 @@
 // (regionAfterEdit). Different options or file-wide facts (imports, classes, roles, the indentation unit, a
 // file-level noqa) analyse the whole file.
 import { indentUnitOfTree } from '../fixes/edits';
-import { activeRules, analyze, textSpells } from './analyze';
+import { analyze, resized, textSpells } from './analyze';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
@@ -323,7 +323,7 @@ export function analyzeIncrementally(
   const sameFile = !!previous && previous.optionsKey === optionsKey && previous.globals === model.globalsSignature() &&
     previous.indent === indent && !hasFileNoqa(model, text);
   if (sameFile && previous.sizesKey !== sizesKey && changed.length === 0 && diff!.removed.length === 0) {
-    return withNewSizes(model, text, options, previous, sizesKey);
+    return withNewSizes(model, options, previous, sizesKey);
   }
   const canReuse = sameFile && previous.sizesKey === sizesKey && changed.length > 0 && changed.length < children.length;
   const after = canReuse ? regionAfterEdit(model, previous, changed, diff!.removed, diff!.first, diff!.end) : undefined;
@@ -362,22 +362,12 @@ export function analyzeIncrementally(
 }
 
 /**
- * The same text with other leak sizes: only the rules whose messages carry them (OOM101, OOM104) run again, over the
- * whole file (a finding can stand in another statement than the code that causes it); the other findings stay.
+ * The same text with other leak sizes: the findings that say what they keep are written again with the new sizes
+ * (resized); no rule runs, so that new sizes (the estimate arrived) never hold back the next edit's diagnostics.
  */
-function withNewSizes(model: SemanticModel, text: string, options: AnalysisOptions, previous: AnalysisCache, sizesKey: string): IncrementalResult {
-  const rules = activeRules(options).filter((rule) => rule.reportsKeptMemory);
-  const codes = new Set<string>(rules.map((rule) => rule.code));
-  // Unused-noqa findings (OOM100) do not depend on sizes: the cached ones stay.
-  const fresh = analyze(model, text, { ...options, rules }).filter((finding) => codes.has(finding.code));
-  const children = model.root.children;
-  for (const entry of previous.statements.values()) entry.findings = entry.findings.filter((finding) => !codes.has(finding.code));
-  for (const finding of fresh) {
-    const owner = statementAtRow(children, finding.range.start.line);
-    if (owner) previous.statements.get(owner)?.findings.push(finding);
-  }
-  const findings = sortFindings(children.flatMap((statement) => previous.statements.get(statement)?.findings ?? []));
-  for (const entry of previous.statements.values()) sortFindings(entry.findings);
+function withNewSizes(model: SemanticModel, options: AnalysisOptions, previous: AnalysisCache, sizesKey: string): IncrementalResult {
+  for (const entry of previous.statements.values()) entry.findings = entry.findings.map((finding) => resized(finding, options.keptBytes));
+  const findings = model.root.children.flatMap((statement) => previous.statements.get(statement)?.findings ?? []);
   return { findings, cache: { ...previous, sizesKey }, analysedStatements: 0 };
 }
 

@@ -41,4 +41,9 @@ export interface Finding {
   fixes: Fix[];
   /** Bytes kept per batch, where the analysis was given sizes (the server passes the memory estimate's). */
   sizeHint?: { keeps: KeptMemory; bytes: number };
+  /**
+   * A finding that says what it keeps: its message without a size, and how many rows above it its batch loop
+   * starts (the same wherever its statement moves), so that new sizes rewrite it without the rule (resized).
+   */
+  keeps?: { kind: KeptMemory; unsizedMessage: string; loopRowsAbove?: number };
 }

@@ -34,4 +34,6 @@ export interface ServerFeature {
    * the version starts from here, never before, so that it cannot hold the diagnostics back.
    */
   published?(state: DocumentState): void;
+  /** A document (or notebook program) closed: what the feature keeps for it goes. */
+  closed?(uri: string): void;
 }

@@ -3,70 +3,131 @@
 import { analyze } from '../engine/analyze';
 import type { AnalysisOptions } from '../engine/analyze';
 import type { DocumentState } from '../engine/documents';
-import type { ProgramModel } from '../engine/program/interpreter';
-import { loopBatchSize } from '../estimator/growth';
+import { MAX_ANALYZED_CHARACTERS } from '../engine/limits';
 import { programOf } from '../estimator/python-values';
+import { host } from '../host';
 import type { ServerContext, ServerFeature } from './context';
-import { baseEstimate, filePathOf, isBase, keptBytes, latestEstimate, type LeakSummary } from './memory-estimate';
+import { keptBytesFromTable, leakSizeTable, type LeakSizeTable } from '../estimator/leak-size-table';
+import { baseEstimate, filePathOf, isBase, type LeakSummary } from './memory-estimate';
 
 let context: ServerContext | undefined;
 
-/** `program` is asked for only when a finding's loop needs its batch size (running the program model is not free). */
-function sizesFrom(base: ReturnType<typeof latestEstimate>, program?: () => ProgramModel | undefined): AnalysisOptions['keptBytes'] {
-  if (!isBase(base)) return undefined;
-  const memo = new Map<string, number | undefined>();
-  return (keeps, loop) => {
-    const model = loop ? program?.() : undefined;
-    const batch = model && loop ? loopBatchSize(model, loop) : undefined;
-    const key = `${keeps}:${batch ?? ''}`;
-    if (!memo.has(key)) memo.set(key, keptBytes(base.config, keeps, batch));
-    return memo.get(key);
-  };
+/** The leak sizes of a version: `read`, a digest of what the worker's estimate read (absent where this thread computed them). */
+interface SizesEntry {
+  version: number;
+  table: LeakSizeTable | undefined;
+  read?: string;
 }
 
-/** The program model the estimate of this version read (shared with it), when the estimate exists. */
-function programFor(serverContext: ServerContext, state: DocumentState): ProgramModel | undefined {
-  const model = serverContext.modelOf(state);
-  return model ? programOf({ rootNode: model.root }, filePathOf(state.uri)) : undefined;
-}
+/** Per document: the leak sizes of the last version the memory estimate read. */
+const tables = new WeakMap<DocumentState, SizesEntry>();
 
-function keptBytesFor(serverContext: ServerContext, state: DocumentState): AnalysisOptions['keptBytes'] {
-  return sizesFrom(baseEstimate(serverContext, state), () => programFor(serverContext, state));
+/** The sizes an analysis of `version` uses: those of the last estimate, its loops' own only if it is of this version. */
+function sizesFrom(entry: SizesEntry | undefined, version: number): AnalysisOptions['keptBytes'] {
+  return entry?.table ? keptBytesFromTable(entry.table, entry.version === version) : undefined;
 }
 
 function sizesKey(sizes: AnalysisOptions['keptBytes']): string {
   return JSON.stringify([sizes?.('graph'), sizes?.('output')]);
 }
 
+/** The leak sizes of the document's current version, computed on this thread (shares the estimate of the version). */
+function tableOnThisThread(serverContext: ServerContext, state: DocumentState): LeakSizeTable | undefined {
+  const base = baseEstimate(serverContext, state);
+  const model = serverContext.modelOf(state);
+  if (!isBase(base) || !model) return undefined;
+  return leakSizeTable(base.config, programOf({ rootNode: model.root }, filePathOf(state.uri)), model.root);
+}
+
+/** The leak sizes of the current version: the worker's when it has given them, else computed here. */
+function currentTable(serverContext: ServerContext, state: DocumentState): LeakSizeTable | undefined {
+  const entry = tables.get(state);
+  if (entry?.version === state.version) return entry.table;
+  const table = tableOnThisThread(serverContext, state);
+  tables.set(state, { version: state.version, table });
+  return table;
+}
+
 /**
- * Diagnostics must not wait for the memory estimate (it reads the whole script): they use the estimate of the
- * last version that has one, and once typing pauses the estimate is brought up to date; if the sizes it gives
- * differ, the document is analysed again.
+ * The leak sizes of the document's current version, off this thread where the host has a worker (the diagnostics
+ * of later versions never wait for them); on this thread where it has none or the worker failed.
+ */
+async function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<SizesEntry | undefined> {
+  const version = state.version;
+  const worker = host().estimateWorker;
+  if (worker && state.text.length <= MAX_ANALYZED_CHARACTERS && state.analysisTree) {
+    const last = tables.get(state);
+    try {
+      const sizes = await worker.leakSizes(state.analysisText, filePathOf(state.uri), last?.read);
+      return { version, table: sizes.unchanged ? last?.table : sizes.table, read: sizes.read };
+    } catch {
+      // The worker could not run: the estimate runs here, as it does without one.
+    }
+  }
+  // The document may have changed while the worker ran: only its current version is estimated here.
+  if (serverContext.documents.get(state.uri) !== state || state.version !== version) return undefined;
+  return { version, table: currentTable(serverContext, state) };
+}
+
+/**
+ * Diagnostics must not wait for the memory estimate (it reads the whole script): they use the sizes of the last
+ * version that has them, and once typing pauses the sizes are brought up to date; if they differ, the document is
+ * analysed again.
  */
 const REFRESH_AFTER_MS = 300;
 const refreshTimers = new Map<string, NodeJS.Timeout>();
+/** Per document whose sizes are being computed: whether a newer version asked for them meanwhile. */
+const refreshing = new Map<string, { again: boolean }>();
 /**
  * The sizes an analysis used when the estimate was of an older version, until its diagnostics are out: the timer
  * starts then (published), as one started before could fire while a long diagnostics message is still being written.
  */
 const refreshNeeded = new WeakMap<DocumentState, string>();
 
-function refreshLater(serverContext: ServerContext, state: DocumentState, usedKey: string): void {
+function refreshLater(serverContext: ServerContext, state: DocumentState): void {
   const pending = refreshTimers.get(state.uri);
   if (pending) clearTimeout(pending);
+  // A document just opened has no sizes at all: nothing is being typed, its estimate starts at once.
+  const delay = tables.has(state) ? REFRESH_AFTER_MS : 0;
   refreshTimers.set(state.uri, setTimeout(() => {
     refreshTimers.delete(state.uri);
-    const current = serverContext.documents.get(state.uri);
-    if (!current) return;
-    if (sizesKey(keptBytesFor(serverContext, current)) !== usedKey) serverContext.reanalyze(state.uri);
-  }, REFRESH_AFTER_MS));
+    void refresh(serverContext, state.uri);
+  }, delay));
+}
+
+async function refresh(serverContext: ServerContext, uri: string): Promise<void> {
+  const running = refreshing.get(uri);
+  if (running) {
+    running.again = true;
+    return;
+  }
+  const run = { again: false };
+  refreshing.set(uri, run);
+  try {
+    const state = serverContext.documents.get(uri);
+    const usedKey = state && refreshNeeded.get(state);
+    if (!state || usedKey === undefined) return;
+    const version = state.version;
+    const entry = await sizesOf(serverContext, state);
+    if (!entry || serverContext.documents.get(uri) !== state) return;
+    // Sizes of an older version than the last ones are dropped; those of a version since edited are kept (the
+    // next analyses use them at the configuration's batch size) while that version asks for its own.
+    if ((tables.get(state)?.version ?? -Infinity) < version) tables.set(state, entry);
+    if (state.version !== version) return;
+    refreshNeeded.delete(state);
+    if (sizesKey(sizesFrom(entry, version)) !== usedKey) serverContext.reanalyze(uri);
+  } finally {
+    refreshing.delete(uri);
+    if (run.again) void refresh(serverContext, uri);
+  }
 }
 
 /** The sized leaks of a document (for the panel's "fix the leak" suggestions); runs only the two leak rules. */
 export function sizedLeaks(serverContext: ServerContext, state: DocumentState): LeakSummary[] {
   const model = serverContext.modelOf(state);
-  const sizes = keptBytesFor(serverContext, state);
-  if (!model || !sizes) return [];
+  const table = currentTable(serverContext, state);
+  if (!model || !table) return [];
+  const sizes = keptBytesFromTable(table, true);
   return analyze(model, state.analysisText, { select: ['OOM101', 'OOM104'], keptBytes: sizes })
     .filter((finding) => finding.sizeHint)
     .map((finding) => ({
@@ -82,19 +143,19 @@ export const leakSizes: ServerFeature = {
     context = serverContext;
   },
   analysisOptions(state) {
-    if (!context) return {};
-    const latest = latestEstimate(state);
-    // The program model is the estimate's own (built with it) only when the estimate is of this version.
-    const serverContext = context;
-    const sizes = sizesFrom(latest, latest?.version === state.version ? () => programFor(serverContext, state) : undefined);
-    if (latest?.version !== state.version) refreshNeeded.set(state, sizesKey(sizes));
+    const entry = tables.get(state);
+    const sizes = sizesFrom(entry, state.version);
+    if (entry?.version !== state.version) refreshNeeded.set(state, sizesKey(sizes));
     else refreshNeeded.delete(state);
     return sizes ? { keptBytes: sizes } : {};
   },
   published(state) {
-    const usedKey = refreshNeeded.get(state);
-    if (!context || usedKey === undefined) return;
-    refreshNeeded.delete(state);
-    refreshLater(context, state, usedKey);
+    if (!context || !refreshNeeded.has(state)) return;
+    refreshLater(context, state);
+  },
+  closed(uri) {
+    const timer = refreshTimers.get(uri);
+    if (timer) clearTimeout(timer);
+    refreshTimers.delete(uri);
   },
 };

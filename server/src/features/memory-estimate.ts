@@ -10,6 +10,7 @@ import { configFromDetection, detectConfig, estimateFromConfig, maxBatchSize, ty
 import { AUTO_GPU, CUSTOM_GPU, lookupGpu } from './gpu-target';
 export { keptBytes } from '../estimator/growth';
 import { growthOf } from '../estimator/growth';
+import { estimatedText } from '../estimator/leak-size-table';
 import type { RunMode, TrainingConfig } from '../estimator/types';
 import { formatBytes } from '../engine/bytes';
 import { gradientAccumulation } from '../fixes/refactorings/accumulation';
@@ -37,29 +38,8 @@ export interface BaseEstimate {
 
 /** Keyed by the document's state object, which lives as long as the document is open; the version says if it is current. */
 const cache = new WeakMap<DocumentState, BaseEstimate | EstimateError>();
-/** What the cached estimate read: its version's text without comments (see readText). */
+/** What the cached estimate read: its version's text without comments (see estimatedText). */
 const readTexts = new WeakMap<DocumentState, string>();
-
-/**
- * The text the estimate depends on: the document's without its comments. Comments never hold a line break, so
- * lines and the columns of code stay where they are; an edit inside a comment (a note, a `# noqa`) changes nothing
- * the estimate reads, and it is not computed again.
- */
-function readText(model: SemanticModel, text: string): string {
-  const comments = model.root.descendantsOfType('comment');
-  if (comments.length === 0) return text;
-  const parts: string[] = [];
-  let from = 0;
-  for (const comment of comments) {
-    // The blanks before a comment go with it (code never ends in them).
-    let end = comment.startIndex;
-    while (end > from && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
-    parts.push(text.slice(from, end));
-    from = comment.endIndex;
-  }
-  parts.push(text.slice(from));
-  return parts.join('');
-}
 
 export function filePathOf(uri: string): string {
   try {
@@ -112,7 +92,7 @@ export function baseEstimate(context: ServerContext, state: DocumentState): Base
   }
   const model = context.modelOf(state);
   if (!model) return undefined;
-  const read = readText(model, state.analysisText);
+  const read = estimatedText(model.root, state.analysisText);
   if (cached && readTexts.get(state) === read) {
     const same = { ...cached, version: state.version };
     cache.set(state, same);

@@ -127,7 +127,6 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
 export const evalWithoutNoGrad: Rule = {
   ...ruleCode('OOM104'),
   code: 'OOM104',
-  reportsKeptMemory: true,
   check({ model, text, region, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const reported = new Set<number>();

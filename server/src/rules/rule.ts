@@ -43,7 +43,5 @@ export interface Rule extends RuleCode {
   code: Code;
   /** The rule reports only in Jupyter notebooks (its check returns nothing when `cells` is undefined). */
   notebookOnly?: boolean;
-  /** The rule's reports say what they keep per batch (RuleReport.keeps): their messages change with the leak sizes. */
-  reportsKeptMemory?: boolean;
   check(context: RuleContext): RuleReport[];
 }

@@ -290,7 +290,6 @@ export function keepValueFixes(kept: KeptValue, verb: 'Append' | 'Store' | 'Add'
 export const tensorAppendedToList: Rule = {
   ...ruleCode('OOM101'),
   code: 'OOM101',
-  reportsKeptMemory: true,
   check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
     const storing = [...STORING_METHODS].flatMap((method) => regionNodes(model.callsNamed(method)));

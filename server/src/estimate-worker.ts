@@ -1,0 +1,38 @@
+// The memory estimate's worker thread in Node (dist/estimate-worker.js, started by node-estimate-worker.ts): it
+// parses a document version on its own and answers with the sizes of its leaks (LeakSizeTable), so that the server's
+// thread, which answers the editor, never runs the estimate for the diagnostics. It keeps nothing between requests.
+import { createHash } from 'node:crypto';
+import { parentPort } from 'node:worker_threads';
+import { parsePython } from './engine/parser';
+import { copyTree } from './engine/syntax-tree';
+import { configFromDetection, detectConfig } from './estimator/index';
+import { programOf } from './estimator/python-values';
+import { estimatedText, leakSizeTable } from './estimator/leak-size-table';
+import type { EstimatedSizes, EstimateWorkerReply, EstimateWorkerRequest } from './node-estimate-worker';
+
+async function sizesOf({ text, file, lastRead }: EstimateWorkerRequest): Promise<EstimatedSizes> {
+  const tree = await parsePython(text);
+  if (!tree) return { read: '' };
+  try {
+    const root = copyTree(tree, text);
+    const read = createHash('sha256').update(estimatedText(root, text)).digest('hex');
+    // Nothing the estimate reads changed (an edit in a comment): the last sizes stand, not computed again.
+    if (read === lastRead) return { read, unchanged: true };
+    try {
+      const config = configFromDetection(detectConfig({ rootNode: root }, text, file), []);
+      return config.unresolved ? { read } : { read, table: leakSizeTable(config, programOf({ rootNode: root }, file), root) };
+    } catch {
+      // The estimate failed: no sizes, as on the server's thread (memory-estimate.ts).
+      return { read };
+    }
+  } finally {
+    tree.delete();
+  }
+}
+
+parentPort?.on('message', (request: EstimateWorkerRequest) => {
+  sizesOf(request).then(
+    (sizes) => parentPort!.postMessage({ id: request.id, sizes } satisfies EstimateWorkerReply),
+    (error: unknown) => parentPort!.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) } satisfies EstimateWorkerReply),
+  );
+});

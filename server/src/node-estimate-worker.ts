@@ -1,0 +1,98 @@
+// The Node server's side of the memory estimate's worker thread (estimate-worker.ts): started when an estimate is
+// asked for, stopped once none has been for a moment (its WebAssembly memory keeps the size of the largest file it
+// parsed, and its heap what the estimate built). A worker that cannot start or that fails leaves the estimate to the
+// server's thread.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { LeakSizeTable } from './estimator/leak-size-table';
+
+export interface EstimateWorkerRequest {
+  id: number;
+  text: string;
+  file: string;
+  /** What the last estimate of the document read (EstimatedSizes.read): the same again is not estimated again. */
+  lastRead?: string;
+}
+
+/** The leak sizes of a version, and a digest of what the estimate read (its text without comments). */
+export interface EstimatedSizes {
+  read: string;
+  /** Absent where `read` is the request's `lastRead`: the sizes are the last ones. */
+  table?: LeakSizeTable;
+  unchanged?: true;
+}
+
+export type EstimateWorkerReply = { id: number; sizes: EstimatedSizes } | { id: number; error: string };
+
+/** The worker's bundle, beside the server's (dist/); absent when the server runs from source (tests). */
+const WORKER_FILE = path.join(__dirname, 'estimate-worker.js');
+
+/**
+ * How long the worker stays after its last answer: through the pauses of a burst of typing, not so long that a
+ * server left idle holds more than its documents.
+ */
+const STOP_WHEN_IDLE_MS = 2_000;
+
+export interface EstimateWorker {
+  /** The leak sizes of one version of a document, computed in the worker; rejects where the worker cannot run. */
+  leakSizes(text: string, file: string, lastRead: string | undefined): Promise<EstimatedSizes>;
+}
+
+export function estimateWorker(): EstimateWorker | undefined {
+  if (!fs.existsSync(WORKER_FILE)) return undefined;
+  let worker: Worker | undefined;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let nextId = 0;
+  const waiting = new Map<number, { resolve: (sizes: EstimatedSizes) => void; reject: (error: Error) => void }>();
+  const failAll = (error: Error) => {
+    worker = undefined;
+    for (const { reject } of waiting.values()) reject(error);
+    waiting.clear();
+  };
+  const stopWhenIdle = () => {
+    clearTimeout(idleTimer);
+    if (waiting.size > 0) return;
+    idleTimer = setTimeout(() => {
+      const stopping = worker;
+      worker = undefined;
+      void stopping?.terminate();
+    }, STOP_WHEN_IDLE_MS);
+    idleTimer.unref();
+  };
+  const started = (): Worker => {
+    clearTimeout(idleTimer);
+    if (worker) return worker;
+    const running = new Worker(WORKER_FILE);
+    // The worker never keeps the server alive: an editor that closes the server's input ends it.
+    running.unref();
+    running.on('message', (reply: EstimateWorkerReply) => {
+      const request = waiting.get(reply.id);
+      if (!request) return;
+      waiting.delete(reply.id);
+      if ('error' in reply) request.reject(new Error(reply.error));
+      else request.resolve(reply.sizes);
+      stopWhenIdle();
+    });
+    running.on('error', (error) => failAll(error));
+    running.on('exit', (code) => {
+      if (worker === running) failAll(new Error(`the estimate worker stopped (exit code ${code})`));
+    });
+    worker = running;
+    return running;
+  };
+  return {
+    leakSizes(text, file, lastRead) {
+      return new Promise((resolve, reject) => {
+        const id = nextId++;
+        waiting.set(id, { resolve, reject });
+        try {
+          started().postMessage({ id, text, file, lastRead } satisfies EstimateWorkerRequest);
+        } catch (error) {
+          waiting.delete(id);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      });
+    },
+  };
+}

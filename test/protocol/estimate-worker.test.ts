@@ -1,0 +1,63 @@
+// The built server's estimate worker (dist/estimate-worker.js): the leak sizes of a script, computed on a thread of
+// their own, and not computed again for a version whose code is the same as the last one's (an edit in a comment).
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { after, before, test } from 'node:test';
+import type { EstimatedSizes, EstimateWorkerReply, EstimateWorkerRequest } from '../../server/src/node-estimate-worker';
+import { repoRoot } from '../helpers/analysis';
+
+let worker: Worker;
+let nextId = 0;
+
+function ask(text: string, lastRead?: string): Promise<EstimatedSizes> {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    const onReply = (reply: EstimateWorkerReply) => {
+      if (reply.id !== id) return;
+      worker.off('message', onReply);
+      if ('error' in reply) reject(new Error(reply.error));
+      else resolve(reply.sizes);
+    };
+    worker.on('message', onReply);
+    worker.postMessage({ id, text, file: '', lastRead } satisfies EstimateWorkerRequest);
+  });
+}
+
+before(() => {
+  worker = new Worker(path.join(repoRoot, 'dist', 'estimate-worker.js'));
+});
+
+after(async () => {
+  await worker.terminate();
+});
+
+const SCRIPT = [
+  'import torch',
+  'from transformers import GPT2LMHeadModel',
+  'model = GPT2LMHeadModel.from_pretrained("gpt2").cuda()',
+  'kept = []',
+  'for batch in eval_loader:  # evaluation',
+  '    kept.append(model(input_ids=batch).logits)',
+  '',
+].join('\n');
+
+test('the worker sizes the leaks of a script and says what its estimate read', async () => {
+  const first = await ask(SCRIPT);
+  assert.ok(first.table && first.table.bytes.graph! > 0 && first.table.bytes.output! > 0, JSON.stringify(first));
+  assert.match(first.read, /^[0-9a-f]{64}$/);
+
+  // Only a comment changed: the same code, not estimated again.
+  const commented = await ask(SCRIPT.replace('# evaluation', '# the evaluation, 注释'), first.read);
+  assert.deepEqual(commented, { read: first.read, unchanged: true });
+
+  // The code changed: estimated again.
+  const changed = await ask(SCRIPT.replace('kept = []', 'kept = list()'), first.read);
+  assert.notEqual(changed.read, first.read);
+  assert.deepEqual(changed.table, first.table);
+});
+
+test('a script whose model the estimator cannot read has no sizes, and a broken one no error', async () => {
+  assert.equal((await ask('import torch\nmodel = make_model()\nfor b in loader:\n    model(b)\n')).table, undefined);
+  assert.equal((await ask('def f(:\n  )))\x00')).table, undefined);
+});
