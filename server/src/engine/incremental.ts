@@ -407,8 +407,10 @@ export function completeSomeFacts(model: SemanticModel, cache: AnalysisCache, bu
   while (index < children.length) {
     const statement = children[index++]!;
     const entry = cache.statements.get(statement);
-    if (entry?.facts === PENDING) entry.facts = statementFacts(model, statement);
-    if ((index & 15) === 0 && performance.now() - start > budgetMs) break;
+    if (entry?.facts !== PENDING) continue;
+    entry.facts = statementFacts(model, statement);
+    // After each statement: one statement's facts can take a millisecond, and an edit may be waiting.
+    if (performance.now() - start > budgetMs) break;
   }
   factsCursor.set(cache, index);
   return index >= children.length;
