@@ -253,11 +253,22 @@ export function startServer(connection: Connection, host: Host): void {
   /** Per document, the findings last published and the version they are of: code actions take their fixes here. */
   const published = new Map<string, { version: number; findings: readonly Finding[] }>();
 
+  /**
+   * The LSP form of each finding sent on its document's URI. An edit keeps most findings (the same objects, see
+   * engine/incremental.ts), and a long script has hundreds: each is made once, not once per keystroke.
+   */
+  const diagnosticOf = new WeakMap<Finding, Diagnostic>();
+  const documentDiagnostic = (finding: Finding) => {
+    let diagnostic = diagnosticOf.get(finding);
+    if (!diagnostic) diagnosticOf.set(finding, (diagnostic = toDiagnostic(finding, clientLocale)));
+    return diagnostic;
+  };
+
   /** Sends the findings of a document: on its URI, or for a notebook on each of its Python cells. */
   const send = async (state: DocumentState, findings: readonly Finding[]) => {
     published.set(state.uri, { version: state.version, findings });
     if (!notebooks.has(state.uri)) {
-      await connection.sendDiagnostics({ uri: state.uri, version: state.version, diagnostics: findings.map((finding) => toDiagnostic(finding, clientLocale)) });
+      await connection.sendDiagnostics({ uri: state.uri, version: state.version, diagnostics: findings.map(documentDiagnostic) });
       return;
     }
     for (const cell of notebooks.cellDiagnostics(state.uri, findings, (finding, range) => toDiagnostic(finding, clientLocale, range))) {

@@ -376,7 +376,22 @@ test('the facts are computed a slice at a time, each from where the last stopped
   let slices = 1;
   while (!completeSomeFacts(model, sliced, 0)) slices++;
   completeFacts(model, whole);
-  assert.ok(slices > 1, 'a zero budget stops after the first few statements');
+  // The budget is checked after each statement: an edit never waits for more than one statement past it.
+  assert.equal(slices, model.root.children.length, 'a zero budget stops after each statement');
   const factsOf = (cache: AnalysisCache) => cache.children.map((statement) => cache.statements.get(statement)!.facts);
   assert.deepEqual(factsOf(sliced), factsOf(whole));
+});
+
+test('callersOf, resolved once per name for every function of that name, gives each function the calls that resolve to it', async () => {
+  // Hundreds of classes share `__init__` (and `super().__init__()` calls); functions share names across classes;
+  // a module-level alias calls one of them by another name.
+  const text = generateTrainingScript(2000, 7) + '\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n    def forward(self, x):\n        return x\n\nhead = Head()\nrun = head.forward\nrun(1)\nhead.forward(2)\n';
+  const store = new DocumentStore();
+  const model = store.modelOf(await store.open('mem://callers.py', 1, text))!;
+  const shared = model.functions.filter((info) => info.name === '__init__');
+  assert.ok(shared.length > 10, `${shared.length} functions named __init__`);
+  for (const info of model.functions) {
+    const expected = model.callsNamed(info.name).filter((call) => model.resolveLocalFunction(call)?.node.id === info.node.id);
+    assert.deepEqual(model.callersOf(info), expected, `callers of ${info.name} at row ${info.node.startPosition.row}`);
+  }
 });

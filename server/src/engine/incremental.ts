@@ -191,6 +191,13 @@ function namesIn(parts: readonly string[]): Set<string> {
   return names;
 }
 
+/** Whether two sets of names share one (the smaller is looked up in the larger: no array is made per statement). */
+function sharesName(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const name of small) if (large.has(name)) return true;
+  return false;
+}
+
 /** A file-level `# oomguard: noqa` reads every finding of the file (and its OOM100 all of them). */
 function hasFileNoqa(model: SemanticModel, text: string): boolean {
   return textSpells(model, text)('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
@@ -263,7 +270,7 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
       region.push(statement);
       continue;
     }
-    const writesChangedName = names.size > 0 && [...identifierNames(statement)].some((name) => names.has(name));
+    const writesChangedName = names.size > 0 && sharesName(identifierNames(statement), names);
     const moduleCodeAffected = isModuleCode(statement) && (allModuleCode || moduleCodeAgain!.has(statement));
     const again = moduleCodeAffected || writesChangedName || sharing.has(statement);
     if (!again) continue;
@@ -292,7 +299,7 @@ function moduleCodeMentioning(children: readonly Node[], changed: ReadonlySet<No
     for (const statement of children) {
       if (found.has(statement) || changed.has(statement) || !isModuleCode(statement)) continue;
       const mentioned = identifierNames(statement);
-      if (![...mentioned].some((name) => carried.has(name))) continue;
+      if (!sharesName(mentioned, carried)) continue;
       found.add(statement);
       for (const name of mentioned) carried.add(name);
       grew = true;
