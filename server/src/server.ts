@@ -309,7 +309,7 @@ export function startServer(connection: Connection, host: Host): void {
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
     };
-    const { findings, cache, analysedStatements } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options));
+    const { findings, cache, analysedStatements } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options), documents.indentUnitOf(state));
     // For `npm run bench`: which path each analysis took.
     if (TRACE_ANALYSIS) connection.console.log(`analysed ${analysedStatements} of ${model.root.children.length} statements`);
     analysisCaches.set(state.uri, cache);

@@ -210,7 +210,8 @@ test('edits of every kind in a 20,000-line script: incremental findings equal a 
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
       assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after the ${kind} edit of version ${version}`);
-      const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+      // As the server runs it: with the indentation unit the document counts edit by edit.
+      const result = analyzeIncrementally(model, state.text, {}, 'default', cache, '', store.indentUnitOf(state));
       cache = result.cache;
       completeFacts(model, cache);
       if (result.analysedStatements < model.root.children.length) reused++;
@@ -232,7 +233,7 @@ function referenceIndentUnit(text: string): string {
   return ' '.repeat(Number.isFinite(unit) ? unit : 4);
 }
 
-test('the indentation unit read statement by statement equals a scan of the whole text after each of 240 random edits', async () => {
+test('the indentation unit, read statement by statement and counted line by line edit by edit, equals a scan of the whole text after each of 240 random edits', async () => {
   const script = fs.readFileSync(path.join(repoRoot, 'test', 'corpus', 'nanogpt_train.py'), 'utf8');
   // The script as written (4 spaces) and indented with tabs, with each kind of line break.
   for (const [base, lineBreak] of [script, script.replace(/^ {4}/gm, '\t')].flatMap((base) => ['\n', '\r\n', '\r'].map((lineBreak) => [base, lineBreak] as const))) {
@@ -256,6 +257,8 @@ test('the indentation unit read statement by statement equals a scan of the whol
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
       assert.equal(indentUnitOfTree(model.root, state.text), referenceIndentUnit(state.text), `indentation unit differs after edit ${version} (${JSON.stringify(lineBreak)})`);
+      // And as the document counts it line by line, edit by edit (what the server hands the analysis).
+      assert.equal(store.indentUnitOf(state), referenceIndentUnit(state.text), `counted indentation unit differs after edit ${version} (${JSON.stringify(lineBreak)})`);
     }
     store.close('mem://i.py');
   }

@@ -312,7 +312,8 @@ function moduleCodeMentioning(children: readonly Node[], changed: ReadonlySet<No
  * The findings of `model`, reusing those of the statements an edit left alone. `optionsKey` says which rules run and
  * how (findings are reused only under the same); `sizesKey` says which leak sizes the messages of the rules that
  * report kept memory were written with: when only it changed (the memory estimate arrived), just the statements with
- * such findings are analysed again.
+ * such findings are analysed again. `indent` is indentUnit(text), which a document keeps edit by edit (the
+ * server's: DocumentStore.indentUnitOf); read from the tree's statements otherwise.
  */
 export function analyzeIncrementally(
   model: SemanticModel,
@@ -321,12 +322,12 @@ export function analyzeIncrementally(
   optionsKey: string,
   previous: AnalysisCache | undefined,
   sizesKey = '',
+  indent = indentUnitOfTree(model.root, text),
 ): IncrementalResult {
   const children = model.root.children;
   const keys = { optionsKey, sizesKey };
   const diff = previous ? diffStatements(previous, children) : undefined;
   const changed = diff?.changed ?? children;
-  const indent = indentUnitOfTree(model.root, text);
   const sameFile = !!previous && previous.optionsKey === optionsKey && previous.globals === model.globalsSignature() &&
     previous.indent === indent && !hasFileNoqa(model, text);
   if (sameFile && previous.sizesKey !== sizesKey && changed.length === 0 && diff!.removed.length === 0) {
