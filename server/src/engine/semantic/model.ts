@@ -1122,6 +1122,9 @@ export class SemanticModel {
   /** Calls inside `node` that belong to the same function (calls in nested defs are excluded). */
   callsWithin(node: Node): Node[] {
     return this.memoFor('calls-within', node.id, () => {
+      // The module: each top-level statement's module-level calls, kept per statement (a statement moved unchanged
+      // into the next version keeps them), where a walk up from every call of the file cost each version milliseconds.
+      if (node === this.root) return this.root.children.flatMap(moduleLevelCalls);
       const owner = node.type === 'function_definition' ? node : enclosingFunction(node);
       const result: Node[] = [];
       for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
@@ -1591,6 +1594,18 @@ interface StatementNodes {
 }
 
 /** The indexed nodes of one top-level statement, sorted by kind (cached on the statement). */
+const moduleLevelCallsCache = new WeakMap<Node, Node[]>();
+
+/** The calls of a top-level statement that are not inside a function (enclosingFunction: the module), in document order. */
+function moduleLevelCalls(statement: Node): Node[] {
+  let calls = moduleLevelCallsCache.get(statement);
+  if (!calls) {
+    calls = statementNodes(statement).calls.filter((call) => enclosingFunction(call).type === 'module');
+    moduleLevelCallsCache.set(statement, calls);
+  }
+  return calls;
+}
+
 function statementNodes(statement: Node): StatementNodes {
   let nodes = interestingCache.get(statement);
   if (!nodes) {
