@@ -12,11 +12,12 @@ import {
 import type { CodeActionParams, Connection, Disposable, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver';
 import { MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
 import { invalidParams, validChanges } from './params';
-import { analyzeIncrementally, completeFacts, completeFactsOnRows, completeSomeFacts } from './engine/incremental';
+import { analyzeIncrementally, completeFacts, completeFactsForEdit, completeFactsOnRows, completeSomeFacts } from './engine/incremental';
 import type { SemanticModel } from './engine/semantic/model';
 import type { AnalysisCache } from './engine/incremental';
 import type { AnalysisOptions } from './engine/analyze';
-import { DocumentStore } from './engine/documents';
+import { DocumentStore, offsetAt } from './engine/documents';
+import type { TextChange } from './engine/documents';
 import type { DocumentState } from './engine/documents';
 import { loadPython } from './engine/parser';
 import { setHost } from './host';
@@ -77,6 +78,12 @@ function sizesKey(options: AnalysisOptions): string {
  * arrives while one runs waits for it (a 20,000-line script's facts take a few hundred milliseconds in all).
  */
 const FACTS_SLICE_MS = 2;
+
+/**
+ * How long a document goes without a change before its pending facts are computed: not while the user types (a
+ * keystroke would wait behind each slice), since an edit computes the facts it needs first (factsBeforeChange).
+ */
+const FACTS_AFTER_IDLE_MS = 50;
 
 /** How long after the last document closed its memory is collected. */
 const RELEASE_MEMORY_AFTER_MS = 500;
@@ -227,24 +234,30 @@ export function startServer(connection: Connection, host: Host): void {
       if (completeSomeFacts(model, cache, FACTS_SLICE_MS)) pendingFacts.delete(uri);
       else RAL().timer.setImmediate(() => void enqueue(uri, slice));
     };
-    // Not at once: the messages read meanwhile (the next keystroke, typed as the diagnostics arrive) go first.
-    RAL().timer.setImmediate(() => void enqueue(uri, slice));
+    RAL().timer.setTimeout(() => void enqueue(uri, slice), FACTS_AFTER_IDLE_MS);
   };
 
   /**
    * Before a change is applied (in the document's queue): the facts that the next analysis compares, of the
-   * statements on the changed rows, or of all statements where the rows are not known (several changes at once, a
-   * whole-text replacement, a notebook's cells).
+   * statements the one change touches (and those that mention a name they spell), or of all statements where the
+   * change is not one range (several changes at once, a whole-text replacement, a notebook's cells).
    */
-  const factsBeforeChange = (uri: string, rows?: { from: number; to: number }) => {
+  const factsBeforeChange = (uri: string, change?: Required<TextChange>) => {
     const work = pendingFacts.get(uri);
     if (!work) return;
-    if (documents.get(uri)?.version !== work.version) {
+    const state = documents.get(uri);
+    if (!state || state.version !== work.version) {
       pendingFacts.delete(uri);
       return;
     }
-    if (rows) {
-      completeFactsOnRows(work.model, work.cache, rows.from, rows.to);
+    if (change) {
+      const { start, end } = change.range;
+      // The model reads the document's text unless a parse was recovered: then only the rows are known.
+      if (work.model.root.source === state.text) {
+        const startIndex = offsetAt(state.text, state.lineStarts, start);
+        const endIndex = offsetAt(state.text, state.lineStarts, end);
+        completeFactsForEdit(work.model, work.cache, { fromRow: start.line, toRow: end.line, startIndex, endIndex, text: change.text });
+      } else completeFactsOnRows(work.model, work.cache, start.line, end.line);
     } else {
       completeFacts(work.model, work.cache);
       pendingFacts.delete(uri);
@@ -389,8 +402,8 @@ export function startServer(connection: Connection, host: Host): void {
       return;
     }
     void enqueue(textDocument.uri, () => {
-      const only = contentChanges.length === 1 && 'range' in contentChanges[0]! ? contentChanges[0].range : undefined;
-      factsBeforeChange(textDocument.uri, only ? { from: only.start.line, to: only.end.line } : undefined);
+      const only = contentChanges.length === 1 && 'range' in contentChanges[0]! ? contentChanges[0] : undefined;
+      factsBeforeChange(textDocument.uri, only);
       return documents.change(textDocument.uri, textDocument.version, contentChanges);
     });
     schedule(textDocument.uri);

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { analyze } from '../../server/src/engine/analyze';
 import { computeLineStarts, DocumentStore } from '../../server/src/engine/documents';
-import { analyzeIncrementally, completeFacts, completeFactsOnRows, completeSomeFacts } from '../../server/src/engine/incremental';
+import { analyzeIncrementally, completeFacts, completeFactsForEdit, completeFactsOnRows, completeSomeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
 import { copyTree } from '../../server/src/engine/syntax-tree';
@@ -397,4 +397,36 @@ test('callersOf, resolved once per name for every function of that name, gives e
     const expected = model.callsNamed(info.name).filter((call) => model.resolveLocalFunction(call)?.node.id === info.node.id);
     assert.deepEqual(model.callersOf(info), expected, `callers of ${info.name} at row ${info.node.startPosition.row}`);
   }
+});
+
+test('a module-level edit right after opening computes first the facts of the statements that share a name with it: the rest stay pending, and the findings equal a full analysis', async () => {
+  let text = generateTrainingScript(2000, 5);
+  const store = new DocumentStore();
+  let state = await store.open('mem://names.py', 1, text);
+  let model = store.modelOf(state)!;
+  let cache = analyzeIncrementally(model, state.text, {}, 'default', undefined).cache;
+  let seed = 77;
+  const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  // Module-level settings that classes read (as the bench edits them), then what a user types into them.
+  const insertions = ['6', '7', '', '1', 'X', ' + 1', ' = 0', '\nextra = BLOCK_1_WIDTH'];
+  let incremental = 0;
+  for (let version = 2; version < 26; version++) {
+    const sites = [...text.matchAll(/^BLOCK_\d+_WIDTH = \d+/gm)];
+    const site = sites[random(sites.length)]!;
+    const start = site.index! + random(site[0].length + 1);
+    const end = Math.min(site.index! + site[0].length, start + random(2));
+    const inserted = insertions[random(insertions.length)]!;
+    const range = { start: positionOf(text, start), end: positionOf(text, end) };
+    completeFactsForEdit(model, cache, { fromRow: range.start.line, toRow: range.end.line, startIndex: start, endIndex: end, text: inserted });
+    state = (await store.change('mem://names.py', version, [{ range, text: inserted }]))!;
+    text = text.slice(0, start) + inserted + text.slice(end);
+    model = store.modelOf(state)!;
+    const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+    cache = result.cache;
+    if (result.analysedStatements < model.root.children.length) incremental++;
+    assert.deepEqual(result.findings, await analyzeText(text), `findings differ after edit ${version} (${JSON.stringify(inserted)} at ${start})`);
+  }
+  // Facts of the statements no edit shares a name with are still pending.
+  assert.equal(completeSomeFacts(model, cache, 0), false, 'some facts are still pending');
+  assert.ok(incremental >= 12, `only ${incremental} of 24 edits reused findings`);
 });

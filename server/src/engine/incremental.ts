@@ -425,6 +425,32 @@ export function completeSomeFacts(model: SemanticModel, cache: AnalysisCache, bu
 }
 
 /**
+ * Before one edit is applied (while the statements still hold the text their facts read), the pending facts that
+ * the next analysis compares: those of the statements on the edited rows (completeFactsOnRows) and, when the edit
+ * is in module-level code (or between statements), those of every statement that mentions a name the touched
+ * statements spell before or after it. regionAfterEdit compares the facts of the statements that write a name the
+ * edit changed, and analyses the whole file where they are not known: computed here, a module-level edit right
+ * after opening a long file does not wait for all of them. The offsets are the edit's in the model's text.
+ */
+export function completeFactsForEdit(model: SemanticModel, cache: AnalysisCache, edit: { fromRow: number; toRow: number; startIndex: number; endIndex: number; text: string }): void {
+  completeFactsOnRows(model, cache, edit.fromRow, edit.toRow);
+  const children = cache.children;
+  // The statements the edit touches, or abuts (a name typed at a statement's end joins it).
+  const touched: Node[] = [];
+  for (let i = lowerBoundBy(children, edit.startIndex, (statement) => statement.endIndex); i < children.length && children[i]!.startIndex <= edit.endIndex; i++) touched.push(children[i]!);
+  if (touched.length > 0 && !touched.some(isModuleCode)) return;
+  const source = model.root.source;
+  const from = Math.min(edit.startIndex, touched[0]?.startIndex ?? edit.startIndex);
+  const to = Math.max(edit.endIndex, touched.at(-1)?.endIndex ?? edit.endIndex);
+  const names = namesIn([source.slice(from, to), source.slice(from, edit.startIndex) + edit.text + source.slice(edit.endIndex, to)]);
+  if (names.size === 0) return;
+  for (const statement of children) {
+    const entry = cache.statements.get(statement);
+    if (entry?.facts === PENDING && sharesName(identifierNames(statement), names)) entry.facts = statementFacts(model, statement);
+  }
+}
+
+/**
  * Computes the pending facts of the statements on rows `from` to `to` and of one statement on each side: those an
  * edit of these rows replaces, whose facts the next analysis compares (regionAfterEdit). Run before the edit is
  * applied, while the statements still hold the text the facts read.

@@ -6,6 +6,7 @@ import { compileQuerySync, loadedParser } from './parser';
 import { host } from '../host';
 import type { SyntaxNode } from './syntax-tree';
 import { lowerBound } from './syntax';
+import { parseableText } from './lines';
 
 
 /** The source of a query file by name (`retain-graph-in-loop`). */
@@ -141,15 +142,15 @@ export function rememberParsedAlone(statement: SyntaxNode): void {
 }
 
 /**
- * The matches within a statement parsed alone, from its text up to the next statement parsed again alone (as
- * statement-reparse.ts parsed it); undefined where that no longer gives the statement, and the document's tree answers.
+ * The matches within a statement parsed alone, parsed alone again (its text up to the next statement, as
+ * statement-reparse.ts parsed it); undefined where that no longer gives the statement: the document's tree answers.
  */
 function matchesParsingAlone(root: SyntaxNode, statement: SyntaxNode): Map<string, QueryCaptures[]> | undefined {
   const parser = loadedParser();
   const index = childIndex(root, statement);
   if (!parser || index === undefined) return undefined;
   const end = root.children[index + 1]?.startIndex ?? statement.source.length;
-  const tree = parser.parse(statement.source.slice(statement.startIndex, end));
+  const tree = parser.parse(parseableText(statement.source.slice(statement.startIndex, end)));
   try {
     const module = tree?.rootNode;
     const node = module?.child(0);

@@ -1593,7 +1593,6 @@ interface StatementNodes {
   structure: Node[];
 }
 
-/** The indexed nodes of one top-level statement, sorted by kind (cached on the statement). */
 const moduleLevelCallsCache = new WeakMap<Node, Node[]>();
 
 /** The calls of a top-level statement that are not inside a function (enclosingFunction: the module), in document order. */
@@ -1606,6 +1605,7 @@ function moduleLevelCalls(statement: Node): Node[] {
   return calls;
 }
 
+/** The indexed nodes of one top-level statement, sorted by kind (cached on the statement). */
 function statementNodes(statement: Node): StatementNodes {
   let nodes = interestingCache.get(statement);
   if (!nodes) {
