@@ -12,11 +12,12 @@ import {
 import type { CodeActionParams, Connection, Disposable, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver';
 import { MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
 import { invalidParams, validChanges } from './params';
-import { analyzeIncrementally, completeFacts, completeFactsOnRows, completeSomeFacts } from './engine/incremental';
+import { analyzeIncrementally, completeFacts, completeFactsForEdit, completeFactsOnRows, completeSomeFacts } from './engine/incremental';
 import type { SemanticModel } from './engine/semantic/model';
 import type { AnalysisCache } from './engine/incremental';
 import type { AnalysisOptions } from './engine/analyze';
-import { DocumentStore } from './engine/documents';
+import { DocumentStore, offsetAt } from './engine/documents';
+import type { TextChange } from './engine/documents';
 import type { DocumentState } from './engine/documents';
 import { loadPython } from './engine/parser';
 import { setHost } from './host';
@@ -72,8 +73,17 @@ function sizesKey(options: AnalysisOptions): string {
   return JSON.stringify([options.keptBytes?.('graph'), options.keptBytes?.('output')]);
 }
 
-/** How long one slice of a document's statement facts may run before other work (an edit) gets its turn. */
-const FACTS_SLICE_MS = 4;
+/**
+ * How long one slice of a document's statement facts may run before other work gets its turn: an edit that
+ * arrives while one runs waits for it (a 20,000-line script's facts take a few hundred milliseconds in all).
+ */
+const FACTS_SLICE_MS = 2;
+
+/**
+ * How long a document goes without a change before its pending facts are computed: not while the user types (a
+ * keystroke would wait behind each slice), since an edit computes the facts it needs first (factsBeforeChange).
+ */
+const FACTS_AFTER_IDLE_MS = 50;
 
 /** How long after the last document closed its memory is collected. */
 const RELEASE_MEMORY_AFTER_MS = 500;
@@ -225,23 +235,30 @@ export function startServer(connection: Connection, host: Host): void {
       if (completeSomeFacts(model, cache, FACTS_SLICE_MS)) pendingFacts.delete(uri);
       else RAL().timer.setImmediate(() => void enqueue(uri, slice));
     };
-    void slice();
+    RAL().timer.setTimeout(() => void enqueue(uri, slice), FACTS_AFTER_IDLE_MS);
   };
 
   /**
    * Before a change is applied (in the document's queue): the facts that the next analysis compares, of the
-   * statements on the changed rows, or of all statements where the rows are not known (several changes at once, a
-   * whole-text replacement, a notebook's cells).
+   * statements the one change touches (and those that mention a name they spell), or of all statements where the
+   * change is not one range (several changes at once, a whole-text replacement, a notebook's cells).
    */
-  const factsBeforeChange = (uri: string, rows?: { from: number; to: number }) => {
+  const factsBeforeChange = (uri: string, change?: Required<TextChange>) => {
     const work = pendingFacts.get(uri);
     if (!work) return;
-    if (documents.get(uri)?.version !== work.version) {
+    const state = documents.get(uri);
+    if (!state || state.version !== work.version) {
       pendingFacts.delete(uri);
       return;
     }
-    if (rows) {
-      completeFactsOnRows(work.model, work.cache, rows.from, rows.to);
+    if (change) {
+      const { start, end } = change.range;
+      // The model reads the document's text unless a parse was recovered: then only the rows are known.
+      if (work.model.root.source === state.text) {
+        const startIndex = offsetAt(state.text, state.lineStarts, start);
+        const endIndex = offsetAt(state.text, state.lineStarts, end);
+        completeFactsForEdit(work.model, work.cache, { fromRow: start.line, toRow: end.line, startIndex, endIndex, text: change.text });
+      } else completeFactsOnRows(work.model, work.cache, start.line, end.line);
     } else {
       completeFacts(work.model, work.cache);
       pendingFacts.delete(uri);
@@ -250,11 +267,22 @@ export function startServer(connection: Connection, host: Host): void {
   /** Per document, the findings last published and the version they are of: code actions take their fixes here. */
   const published = new Map<string, { version: number; findings: readonly Finding[] }>();
 
+  /**
+   * The LSP form of each finding sent on its document's URI. An edit keeps most findings (the same objects, see
+   * engine/incremental.ts), and a long script has hundreds: each is made once, not once per keystroke.
+   */
+  const diagnosticOf = new WeakMap<Finding, Diagnostic>();
+  const documentDiagnostic = (finding: Finding) => {
+    let diagnostic = diagnosticOf.get(finding);
+    if (!diagnostic) diagnosticOf.set(finding, (diagnostic = toDiagnostic(finding, clientLocale)));
+    return diagnostic;
+  };
+
   /** Sends the findings of a document: on its URI, or for a notebook on each of its Python cells. */
   const send = async (state: DocumentState, findings: readonly Finding[]) => {
     published.set(state.uri, { version: state.version, findings });
     if (!notebooks.has(state.uri)) {
-      await connection.sendDiagnostics({ uri: state.uri, version: state.version, diagnostics: findings.map((finding) => toDiagnostic(finding, clientLocale)) });
+      await connection.sendDiagnostics({ uri: state.uri, version: state.version, diagnostics: findings.map(documentDiagnostic) });
       return;
     }
     for (const cell of notebooks.cellDiagnostics(state.uri, findings, (finding, range) => toDiagnostic(finding, clientLocale, range))) {
@@ -295,7 +323,7 @@ export function startServer(connection: Connection, host: Host): void {
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
     };
-    const { findings, cache, analysedStatements } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options));
+    const { findings, cache, analysedStatements } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options), documents.indentUnitOf(state));
     // For `npm run bench`: which path each analysis took.
     if (TRACE_ANALYSIS) connection.console.log(`analysed ${analysedStatements} of ${model.root.children.length} statements`);
     analysisCaches.set(state.uri, cache);
@@ -375,8 +403,8 @@ export function startServer(connection: Connection, host: Host): void {
       return;
     }
     void enqueue(textDocument.uri, () => {
-      const only = contentChanges.length === 1 && 'range' in contentChanges[0]! ? contentChanges[0].range : undefined;
-      factsBeforeChange(textDocument.uri, only ? { from: only.start.line, to: only.end.line } : undefined);
+      const only = contentChanges.length === 1 && 'range' in contentChanges[0]! ? contentChanges[0] : undefined;
+      factsBeforeChange(textDocument.uri, only);
       return documents.change(textDocument.uri, textDocument.version, contentChanges);
     });
     schedule(textDocument.uri);

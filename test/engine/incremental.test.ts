@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { analyze } from '../../server/src/engine/analyze';
 import { computeLineStarts, DocumentStore } from '../../server/src/engine/documents';
-import { analyzeIncrementally, completeFacts, completeFactsOnRows, completeSomeFacts } from '../../server/src/engine/incremental';
+import { analyzeIncrementally, completeFacts, completeFactsForEdit, completeFactsOnRows, completeSomeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
 import { copyTree } from '../../server/src/engine/syntax-tree';
@@ -210,7 +210,8 @@ test('edits of every kind in a 20,000-line script: incremental findings equal a 
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
       assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after the ${kind} edit of version ${version}`);
-      const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+      // As the server runs it: with the indentation unit the document counts edit by edit.
+      const result = analyzeIncrementally(model, state.text, {}, 'default', cache, '', store.indentUnitOf(state));
       cache = result.cache;
       completeFacts(model, cache);
       if (result.analysedStatements < model.root.children.length) reused++;
@@ -232,7 +233,7 @@ function referenceIndentUnit(text: string): string {
   return ' '.repeat(Number.isFinite(unit) ? unit : 4);
 }
 
-test('the indentation unit read statement by statement equals a scan of the whole text after each of 240 random edits', async () => {
+test('the indentation unit, read statement by statement and counted line by line edit by edit, equals a scan of the whole text after each of 240 random edits', async () => {
   const script = fs.readFileSync(path.join(repoRoot, 'test', 'corpus', 'nanogpt_train.py'), 'utf8');
   // The script as written (4 spaces) and indented with tabs, with each kind of line break.
   for (const [base, lineBreak] of [script, script.replace(/^ {4}/gm, '\t')].flatMap((base) => ['\n', '\r\n', '\r'].map((lineBreak) => [base, lineBreak] as const))) {
@@ -256,6 +257,8 @@ test('the indentation unit read statement by statement equals a scan of the whol
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
       assert.equal(indentUnitOfTree(model.root, state.text), referenceIndentUnit(state.text), `indentation unit differs after edit ${version} (${JSON.stringify(lineBreak)})`);
+      // And as the document counts it line by line, edit by edit (what the server hands the analysis).
+      assert.equal(store.indentUnitOf(state), referenceIndentUnit(state.text), `counted indentation unit differs after edit ${version} (${JSON.stringify(lineBreak)})`);
     }
     store.close('mem://i.py');
   }
@@ -376,7 +379,54 @@ test('the facts are computed a slice at a time, each from where the last stopped
   let slices = 1;
   while (!completeSomeFacts(model, sliced, 0)) slices++;
   completeFacts(model, whole);
-  assert.ok(slices > 1, 'a zero budget stops after the first few statements');
+  // The budget is checked after each statement: an edit never waits for more than one statement past it.
+  assert.equal(slices, model.root.children.length, 'a zero budget stops after each statement');
   const factsOf = (cache: AnalysisCache) => cache.children.map((statement) => cache.statements.get(statement)!.facts);
   assert.deepEqual(factsOf(sliced), factsOf(whole));
+});
+
+test('callersOf, resolved once per name for every function of that name, gives each function the calls that resolve to it', async () => {
+  // Hundreds of classes share `__init__` (and `super().__init__()` calls); functions share names across classes;
+  // a module-level alias calls one of them by another name.
+  const text = generateTrainingScript(2000, 7) + '\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n    def forward(self, x):\n        return x\n\nhead = Head()\nrun = head.forward\nrun(1)\nhead.forward(2)\n';
+  const store = new DocumentStore();
+  const model = store.modelOf(await store.open('mem://callers.py', 1, text))!;
+  const shared = model.functions.filter((info) => info.name === '__init__');
+  assert.ok(shared.length > 10, `${shared.length} functions named __init__`);
+  for (const info of model.functions) {
+    const expected = model.callsNamed(info.name).filter((call) => model.resolveLocalFunction(call)?.node.id === info.node.id);
+    assert.deepEqual(model.callersOf(info), expected, `callers of ${info.name} at row ${info.node.startPosition.row}`);
+  }
+});
+
+test('a module-level edit right after opening computes first the facts of the statements that share a name with it: the rest stay pending, and the findings equal a full analysis', async () => {
+  let text = generateTrainingScript(2000, 5);
+  const store = new DocumentStore();
+  let state = await store.open('mem://names.py', 1, text);
+  let model = store.modelOf(state)!;
+  let cache = analyzeIncrementally(model, state.text, {}, 'default', undefined).cache;
+  let seed = 77;
+  const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  // Module-level settings that classes read (as the bench edits them), then what a user types into them.
+  const insertions = ['6', '7', '', '1', 'X', ' + 1', ' = 0', '\nextra = BLOCK_1_WIDTH'];
+  let incremental = 0;
+  for (let version = 2; version < 26; version++) {
+    const sites = [...text.matchAll(/^BLOCK_\d+_WIDTH = \d+/gm)];
+    const site = sites[random(sites.length)]!;
+    const start = site.index! + random(site[0].length + 1);
+    const end = Math.min(site.index! + site[0].length, start + random(2));
+    const inserted = insertions[random(insertions.length)]!;
+    const range = { start: positionOf(text, start), end: positionOf(text, end) };
+    completeFactsForEdit(model, cache, { fromRow: range.start.line, toRow: range.end.line, startIndex: start, endIndex: end, text: inserted });
+    state = (await store.change('mem://names.py', version, [{ range, text: inserted }]))!;
+    text = text.slice(0, start) + inserted + text.slice(end);
+    model = store.modelOf(state)!;
+    const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+    cache = result.cache;
+    if (result.analysedStatements < model.root.children.length) incremental++;
+    assert.deepEqual(result.findings, await analyzeText(text), `findings differ after edit ${version} (${JSON.stringify(inserted)} at ${start})`);
+  }
+  // Facts of the statements no edit shares a name with are still pending.
+  assert.equal(completeSomeFacts(model, cache, 0), false, 'some facts are still pending');
+  assert.ok(incremental >= 12, `only ${incremental} of 24 edits reused findings`);
 });

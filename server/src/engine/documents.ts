@@ -5,6 +5,7 @@ import { loadedParser, parsePython } from './parser';
 import { parseableText } from './lines';
 import { computeLineStarts, lineIndexAt } from './lines';
 import { MAX_ANALYZED_CHARACTERS } from './limits';
+import { IndentCounts } from '../fixes/edits';
 
 export { computeLineStarts };
 import { recoverTree } from './recovery';
@@ -42,6 +43,8 @@ export interface DocumentState {
   syntaxRoot: SyntaxNode | undefined;
   /** Where each line of `text` starts (UTF-16 offsets), kept up to date edit by edit. */
   lineStarts: number[];
+  /** What each line of `text` says about its indentation unit, kept up to date edit by edit (indentUnitOf). */
+  indentCounts: IndentCounts;
   /** The text holder shared by the nodes of `syntaxRoot` (and by statements moved on from earlier versions). */
   source: SourceText;
 }
@@ -74,9 +77,21 @@ function endOfInsertion(start: Position, inserted: string): Position {
 function spliceLineStarts(lineStarts: number[], text: string, start: number, oldEnd: number, startLine: number, oldEndLine: number, inserted: string): number[] | undefined {
   if (inserted.includes('\r') || text[start - 1] === '\r' || text[oldEnd - 1] === '\r' || text.slice(start, oldEnd).includes('\r')) return undefined;
   const delta = inserted.length - (oldEnd - start);
-  const result = lineStarts.slice(0, startLine + 1);
-  for (let i = inserted.indexOf('\n'); i >= 0; i = inserted.indexOf('\n', i + 1)) result.push(start + i + 1);
-  for (let line = oldEndLine + 1; line < lineStarts.length; line++) result.push(lineStarts[line]! + delta);
+  const insertedStarts: number[] = [];
+  for (let i = inserted.indexOf('\n'); i >= 0; i = inserted.indexOf('\n', i + 1)) insertedStarts.push(start + i + 1);
+  const removedLines = oldEndLine - startLine;
+  if (insertedStarts.length !== removedLines) {
+    const result = lineStarts.slice(0, startLine + 1);
+    for (const lineStart of insertedStarts) result.push(lineStart);
+    for (let line = oldEndLine + 1; line < lineStarts.length; line++) result.push(lineStarts[line]! + delta);
+    return result;
+  }
+  // As many lines as before (most keystrokes): none at all moves when the length stays too (the arrays are never
+  // changed once made); else the array is copied whole and shifted in place, several times faster than a push per line.
+  if (delta === 0 && removedLines === 0) return lineStarts;
+  const result = lineStarts.slice();
+  for (let i = 0; i < removedLines; i++) result[startLine + 1 + i] = insertedStarts[i]!;
+  for (let line = oldEndLine + 1; line < result.length; line++) result[line]! += delta;
   return result;
 }
 
@@ -95,7 +110,8 @@ export class DocumentStore {
     // Over the limit, nothing is parsed (the user gets a message instead of findings).
     const tree = text.length > MAX_ANALYZED_CHARACTERS ? undefined : await parsePython(text);
     const recovered = tree && (await recoverTree(text, tree));
-    const state: DocumentState = { uri, version, text, tree, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: undefined, syntaxRoot: undefined, source: { text }, lineStarts: computeLineStarts(text) };
+    const lineStarts = computeLineStarts(text);
+    const state: DocumentState = { uri, version, text, tree, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: undefined, syntaxRoot: undefined, source: { text }, lineStarts, indentCounts: countedIndents(text, lineStarts) };
     this.documents.set(uri, state);
     return state;
   }
@@ -107,11 +123,13 @@ export class DocumentStore {
     let text = state.text;
     let tree = state.tree;
     let lineStarts = state.lineStarts;
+    let indentCounts = state.indentCounts;
     let lastEdit: SingleEdit | undefined;
     for (const change of changes) {
       if (!change.range) {
         text = change.text;
         lineStarts = computeLineStarts(text);
+        indentCounts = countedIndents(text, lineStarts);
         tree?.delete();
         tree = undefined;
         continue;
@@ -141,7 +159,16 @@ export class DocumentStore {
       lastEdit = changes.length === 1
         ? { startIndex, oldEndIndex, newEndIndex, startRow: start.line, oldEndRow: oldEnd.line, newEndRow: newEnd.line }
         : undefined;
-      lineStarts = spliceLineStarts(lineStarts, text, startIndex, oldEndIndex, start.line, oldEnd.line, inserted) ?? computeLineStarts(newText);
+      const spliced = spliceLineStarts(lineStarts, text, startIndex, oldEndIndex, start.line, oldEnd.line, inserted);
+      if (spliced) {
+        // The lines the edit replaced leave the counts and the ones it wrote enter them; the others are the same lines.
+        indentCounts.count(text, lineStarts, start.line, oldEnd.line, -1);
+        indentCounts.count(newText, spliced, start.line, newEnd.line, 1);
+        lineStarts = spliced;
+      } else {
+        lineStarts = computeLineStarts(newText);
+        indentCounts = countedIndents(newText, lineStarts);
+      }
       text = newText;
     }
     if (text.length > MAX_ANALYZED_CHARACTERS) {
@@ -150,7 +177,7 @@ export class DocumentStore {
       if (state.tree && state.tree !== tree) state.tree.delete();
       releaseAnalysisTree(state);
       state.source = { text };
-      Object.assign(state, { version, text, lineStarts, tree: undefined, treeBehind: false, analysisTree: undefined, analysisText: text, model: undefined, previousModel: undefined, syntaxRoot: undefined });
+      Object.assign(state, { version, text, lineStarts, indentCounts, tree: undefined, treeBehind: false, analysisTree: undefined, analysisText: text, model: undefined, previousModel: undefined, syntaxRoot: undefined });
       return state;
     }
     const previous = tree;
@@ -160,7 +187,7 @@ export class DocumentStore {
       // One edit inside one statement: that statement alone is parsed; the tree keeps the edit for later.
       const syntaxRoot = copyTreeReparsingStatement(state.source, text, state.syntaxRoot, state.analysisText, lastEdit, lineStarts);
       if (syntaxRoot) {
-        Object.assign(state, { version, text, lineStarts, treeBehind: true, analysisText: text, model: undefined, previousModel: state.model, syntaxRoot });
+        Object.assign(state, { version, text, lineStarts, indentCounts, treeBehind: true, analysisText: text, model: undefined, previousModel: state.model, syntaxRoot });
         return state;
       }
     }
@@ -181,7 +208,7 @@ export class DocumentStore {
       state.source = { text };
     }
     // A model derives from the previous one only where this copy moved the previous one's statements.
-    Object.assign(state, { version, text, lineStarts, tree: parsed, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: incremental ? state.model : undefined, syntaxRoot });
+    Object.assign(state, { version, text, lineStarts, indentCounts, tree: parsed, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: incremental ? state.model : undefined, syntaxRoot });
     return state;
   }
 
@@ -192,6 +219,11 @@ export class DocumentStore {
     // A model of the closed document still held by a request must not re-parse a deleted tree (currentTree).
     if (state) Object.assign(state, { tree: undefined, treeBehind: false });
     this.documents.delete(uri);
+  }
+
+  /** indentUnit of the current text (fixes/edits.ts), from the counts kept edit by edit. */
+  indentUnitOf(state: DocumentState): string {
+    return state.indentCounts.unitOf(state.text);
   }
 
   /** The semantic model of the current version, built on first use and shared by every rule and request. */
@@ -223,6 +255,13 @@ export class DocumentStore {
     }
     return state.analysisTree;
   }
+}
+
+/** The indentation counts of every line of a text. */
+function countedIndents(text: string, lineStarts: readonly number[]): IndentCounts {
+  const counts = new IndentCounts();
+  counts.count(text, lineStarts, 0, lineStarts.length - 1, 1);
+  return counts;
 }
 
 function releaseAnalysisTree(state: DocumentState): void {

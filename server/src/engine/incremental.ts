@@ -191,6 +191,13 @@ function namesIn(parts: readonly string[]): Set<string> {
   return names;
 }
 
+/** Whether two sets of names share one (the smaller is looked up in the larger: no array is made per statement). */
+function sharesName(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const name of small) if (large.has(name)) return true;
+  return false;
+}
+
 /** A file-level `# oomguard: noqa` reads every finding of the file (and its OOM100 all of them). */
 function hasFileNoqa(model: SemanticModel, text: string): boolean {
   return textSpells(model, text)('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
@@ -263,7 +270,7 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
       region.push(statement);
       continue;
     }
-    const writesChangedName = names.size > 0 && [...identifierNames(statement)].some((name) => names.has(name));
+    const writesChangedName = names.size > 0 && sharesName(identifierNames(statement), names);
     const moduleCodeAffected = isModuleCode(statement) && (allModuleCode || moduleCodeAgain!.has(statement));
     const again = moduleCodeAffected || writesChangedName || sharing.has(statement);
     if (!again) continue;
@@ -292,7 +299,7 @@ function moduleCodeMentioning(children: readonly Node[], changed: ReadonlySet<No
     for (const statement of children) {
       if (found.has(statement) || changed.has(statement) || !isModuleCode(statement)) continue;
       const mentioned = identifierNames(statement);
-      if (![...mentioned].some((name) => carried.has(name))) continue;
+      if (!sharesName(mentioned, carried)) continue;
       found.add(statement);
       for (const name of mentioned) carried.add(name);
       grew = true;
@@ -305,7 +312,8 @@ function moduleCodeMentioning(children: readonly Node[], changed: ReadonlySet<No
  * The findings of `model`, reusing those of the statements an edit left alone. `optionsKey` says which rules run and
  * how (findings are reused only under the same); `sizesKey` says which leak sizes the messages of the rules that
  * report kept memory were written with: when only it changed (the memory estimate arrived), just the statements with
- * such findings are analysed again.
+ * such findings are analysed again. `indent` is indentUnit(text), which a document keeps edit by edit (the
+ * server's: DocumentStore.indentUnitOf); read from the tree's statements otherwise.
  */
 export function analyzeIncrementally(
   model: SemanticModel,
@@ -314,12 +322,12 @@ export function analyzeIncrementally(
   optionsKey: string,
   previous: AnalysisCache | undefined,
   sizesKey = '',
+  indent = indentUnitOfTree(model.root, text),
 ): IncrementalResult {
   const children = model.root.children;
   const keys = { optionsKey, sizesKey };
   const diff = previous ? diffStatements(previous, children) : undefined;
   const changed = diff?.changed ?? children;
-  const indent = indentUnitOfTree(model.root, text);
   const sameFile = !!previous && previous.optionsKey === optionsKey && previous.globals === model.globalsSignature() &&
     previous.indent === indent && !hasFileNoqa(model, text);
   if (sameFile && previous.sizesKey !== sizesKey && changed.length === 0 && diff!.removed.length === 0) {
@@ -397,11 +405,39 @@ export function completeSomeFacts(model: SemanticModel, cache: AnalysisCache, bu
   while (index < children.length) {
     const statement = children[index++]!;
     const entry = cache.statements.get(statement);
-    if (entry?.facts === PENDING) entry.facts = statementFacts(model, statement);
-    if ((index & 15) === 0 && performance.now() - start > budgetMs) break;
+    if (entry?.facts !== PENDING) continue;
+    entry.facts = statementFacts(model, statement);
+    // After each statement: one statement's facts can take a millisecond, and an edit may be waiting.
+    if (performance.now() - start > budgetMs) break;
   }
   factsCursor.set(cache, index);
   return index >= children.length;
+}
+
+/**
+ * Before one edit is applied (while the statements still hold the text their facts read), the pending facts that
+ * the next analysis compares: those of the statements on the edited rows (completeFactsOnRows) and, when the edit
+ * is in module-level code (or between statements), those of every statement that mentions a name the touched
+ * statements spell before or after it. regionAfterEdit compares the facts of the statements that write a name the
+ * edit changed, and analyses the whole file where they are not known: computed here, a module-level edit right
+ * after opening a long file does not wait for all of them. The offsets are the edit's in the model's text.
+ */
+export function completeFactsForEdit(model: SemanticModel, cache: AnalysisCache, edit: { fromRow: number; toRow: number; startIndex: number; endIndex: number; text: string }): void {
+  completeFactsOnRows(model, cache, edit.fromRow, edit.toRow);
+  const children = cache.children;
+  // The statements the edit touches, or abuts (a name typed at a statement's end joins it).
+  const touched: Node[] = [];
+  for (let i = lowerBoundBy(children, edit.startIndex, (statement) => statement.endIndex); i < children.length && children[i]!.startIndex <= edit.endIndex; i++) touched.push(children[i]!);
+  if (touched.length > 0 && !touched.some(isModuleCode)) return;
+  const source = model.root.source;
+  const from = Math.min(edit.startIndex, touched[0]?.startIndex ?? edit.startIndex);
+  const to = Math.max(edit.endIndex, touched.at(-1)?.endIndex ?? edit.endIndex);
+  const names = namesIn([source.slice(from, to), source.slice(from, edit.startIndex) + edit.text + source.slice(edit.endIndex, to)]);
+  if (names.size === 0) return;
+  for (const statement of children) {
+    const entry = cache.statements.get(statement);
+    if (entry?.facts === PENDING && sharesName(identifierNames(statement), names)) entry.facts = statementFacts(model, statement);
+  }
 }
 
 /**

@@ -2,10 +2,11 @@
 // to dist/queries/ by the build). They are compiled once per process, as one query; matches are returned as the nodes of the
 // semantic model's copy of the tree, so rules reason about them like any other node.
 import type { Node as TreeSitterNode, Query, QueryMatch, Tree } from 'web-tree-sitter';
-import { compileQuerySync } from './parser';
+import { compileQuerySync, loadedParser } from './parser';
 import { host } from '../host';
 import type { SyntaxNode } from './syntax-tree';
 import { lowerBound } from './syntax';
+import { parseableText } from './lines';
 
 
 /** The source of a query file by name (`retain-graph-in-loop`). */
@@ -101,6 +102,11 @@ export function queryMatches(treeOf: () => Tree | undefined, root: SyntaxNode, n
   // for only when they are not known (it may have to be re-parsed first, see DocumentStore.currentTree).
   const known = (region ? statementMatches : fileMatches).get(region ?? root)?.get(name);
   if (known) return known;
+  const alone = region && parsedAlone.has(region) ? matchesParsingAlone(root, region) : undefined;
+  if (alone) {
+    statementMatches.set(region!, alone);
+    return alone.get(name) ?? [];
+  }
   const tree = treeOf();
   if (!tree) throw new Error('this model was built without its tree-sitter tree');
   if (!region) {
@@ -124,12 +130,35 @@ const statementMatches = new WeakMap<SyntaxNode, Map<string, QueryCaptures[]>>()
 const fileMatches = new WeakMap<SyntaxNode, Map<string, QueryCaptures[]>>();
 
 /**
- * Keeps the matches of every query within a top-level statement that was parsed alone (engine/statement-reparse.ts):
- * `node` is its tree-sitter node in that parse, `offset` where that parse's text lies in the document. The
- * document's own tree is then behind its text, and the statement's matches are read from here instead.
+ * Top-level statements parsed alone (engine/statement-reparse.ts), whose document's tree may be behind their text:
+ * their matches are read from parsing them alone again, when a rule first asks (most files spell none of the
+ * words the queries look for, and then their rules never ask, nor is the query compiled).
  */
-export function rememberStatementMatches(statement: SyntaxNode, node: TreeSitterNode, offset: number): void {
-  statementMatches.set(statement, allMatches(node, statement, offset));
+const parsedAlone = new WeakSet<SyntaxNode>();
+
+/** Marks a top-level statement of the copy as one parsed alone (see parsedAlone). */
+export function rememberParsedAlone(statement: SyntaxNode): void {
+  parsedAlone.add(statement);
+}
+
+/**
+ * The matches within a statement parsed alone, parsed alone again (its text up to the next statement, as
+ * statement-reparse.ts parsed it); undefined where that no longer gives the statement: the document's tree answers.
+ */
+function matchesParsingAlone(root: SyntaxNode, statement: SyntaxNode): Map<string, QueryCaptures[]> | undefined {
+  const parser = loadedParser();
+  const index = childIndex(root, statement);
+  if (!parser || index === undefined) return undefined;
+  const end = root.children[index + 1]?.startIndex ?? statement.source.length;
+  const tree = parser.parse(parseableText(statement.source.slice(statement.startIndex, end)));
+  try {
+    const module = tree?.rootNode;
+    const node = module?.child(0);
+    if (!module || module.hasError || module.childCount !== 1 || !node || node.endIndex !== statement.endIndex - statement.startIndex || node.type !== statement.type) return undefined;
+    return allMatches(node, statement, statement.startIndex);
+  } finally {
+    tree?.delete();
+  }
 }
 
 /** The index of a top-level statement among the root's children, by binary search on its start. */

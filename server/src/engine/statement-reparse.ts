@@ -9,7 +9,7 @@
 // at column 0 and cannot continue it: an `else:` there would have been an error of the previous version).
 import type { Tree } from 'web-tree-sitter';
 import { loadedParser } from './parser';
-import { rememberStatementMatches } from './queries';
+import { rememberParsedAlone } from './queries';
 import { lineIndexAt } from './lines';
 import { lowerBound } from './syntax';
 import { copyCursorAt, freshNodeId, moveSubtree, SyntaxNode } from './syntax-tree';
@@ -56,8 +56,8 @@ export function copyTreeReparsingStatement(holder: SourceText, source: string, p
     const cursor = statement.walk();
     const copy = copyCursorAt(cursor, tree!, holder, lineStarts, sliceStart);
     cursor.delete();
-    // The document's tree is not re-parsed now: the statement's query matches come from this parse.
-    rememberStatementMatches(copy, statement, sliceStart);
+    // The document's tree is not re-parsed now: the statement's query matches come from parsing it alone again.
+    rememberParsedAlone(copy);
     const first = index === 0 ? copy : previous.children[0]!;
     const end = previous.endIndex + indexDelta;
     const endRow = lineIndexAt(lineStarts, end);

@@ -88,6 +88,39 @@ export function indentUnit(text: string): string {
   return lastIndentUnit;
 }
 
+/**
+ * What indentUnit reads, kept line by line for a document that changes an edit at a time (engine/documents.ts): how
+ * many lines start with each run of spaces (by its length) or with tabs before something else. An edit takes out
+ * the lines it replaced and adds those it wrote, so a keystroke reads one line, not the file.
+ */
+export class IndentCounts {
+  private readonly spaces = new Map<number, number>();
+  private tabs = 0;
+
+  /** Adds (`sign` 1) or takes out (-1) the lines `from` to `to` of `text`, which start at `lineStarts`. */
+  count(text: string, lineStarts: readonly number[], from: number, to: number, sign: 1 | -1): void {
+    for (let line = from; line <= to && line < lineStarts.length; line++) {
+      const evidence: IndentEvidence = { unit: Infinity, tab: false };
+      lineIndentAt(text, lineStarts[line]!, evidence);
+      if (evidence.tab) this.tabs += sign;
+      else if (Number.isFinite(evidence.unit)) {
+        const lines = (this.spaces.get(evidence.unit) ?? 0) + sign;
+        if (lines === 0) this.spaces.delete(evidence.unit);
+        else this.spaces.set(evidence.unit, lines);
+      }
+    }
+  }
+
+  /** indentUnit(text) of the text counted, remembered for the fixes that ask indentUnit of it. */
+  unitOf(text: string): string {
+    let unit = Infinity;
+    for (const length of this.spaces.keys()) unit = Math.min(unit, length);
+    lastIndentText = text;
+    lastIndentUnit = unitOf({ unit, tab: this.tabs > 0 });
+    return lastIndentUnit;
+  }
+}
+
 // The evidence of the lines that start strictly inside a top-level statement depends on its text alone, and a
 // statement moved unchanged into the next version of the tree keeps its node: it is kept per node. Null: a line's
 // run of whitespace reaches past the statement's end, so its evidence depends on what follows.

@@ -35,7 +35,7 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
     if (name === 'DataLoader' || name === 'partial' || (name && localClassNames(model).has(name))) facts.push(['call', call.text]);
   }
   // (and, for OOM114, the submodules a model class registers: together the optimizers may cover them all)
-  for (const cls of model.classes) if (contains(statement, cls.node)) facts.push(['class', cls.name, cls.baseNames, registeredChildren(model, cls)]);
+  for (const cls of model.classesWithin(statement)) facts.push(['class', cls.name, cls.baseNames, registeredChildren(model, cls)]);
   // OOM113/OOM114: the optimizers and what they receive, the freezes, the models run through functional_call, the
   // forwards of training loops, the names given to models (aliases), the parameters callers bind, and what
   // functions hand back.

@@ -111,6 +111,8 @@ export class SemanticModel {
   private readonly gradModeCalls: Node[] = [];
   private readonly noGradFunctionMemo = new Map<number, boolean>();
   private readonly callersMemo = new Map<number, Node[]>();
+  /** Per function name, the calls by that name grouped by the local function each resolves to (see callersOf). */
+  private readonly callersByName = new Map<string, Map<number, Node[]>>();
   private readonly backpropagatedMemo = new Map<number, Map<string, number[]>>();
   private readonly lossFunctionRefByName = new Map<string, boolean>();
 
@@ -373,6 +375,17 @@ export class SemanticModel {
   private functionAt(fn: Node): FunctionInfo | undefined {
     const info = this.functions[lowerBoundBy(this.functions, fn.startIndex, (candidate) => candidate.node.startIndex)];
     return info?.node === fn ? info : undefined;
+  }
+
+  /** The classes defined within a node, in document order (by binary search: the classes are in document order). */
+  classesWithin(node: Node): ClassInfo[] {
+    const result: ClassInfo[] = [];
+    for (let i = lowerBoundBy(this.classes, node.startIndex, (cls) => cls.node.startIndex); i < this.classes.length; i++) {
+      const cls = this.classes[i]!;
+      if (cls.node.startIndex >= node.endIndex) break;
+      if (contains(node, cls.node)) result.push(cls);
+    }
+    return result;
   }
 
   /** The functions defined inside `node` (a top-level statement, say), in document order: one run of `functions`. */
@@ -1109,6 +1122,9 @@ export class SemanticModel {
   /** Calls inside `node` that belong to the same function (calls in nested defs are excluded). */
   callsWithin(node: Node): Node[] {
     return this.memoFor('calls-within', node.id, () => {
+      // The module: each top-level statement's module-level calls, kept per statement (a statement moved unchanged
+      // into the next version keeps them), where a walk up from every call of the file cost each version milliseconds.
+      if (node === this.root) return this.root.children.flatMap(moduleLevelCalls);
       const owner = node.type === 'function_definition' ? node : enclosingFunction(node);
       const result: Node[] = [];
       for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
@@ -1407,8 +1423,21 @@ export class SemanticModel {
   callersOf(info: FunctionInfo): Node[] {
     const memo = this.callersMemo.get(info.node.id);
     if (memo) return memo;
-    // Only calls by the function's own name can reach it (`f(...)`, `self.f(...)`, `obj.f(...)`).
-    const callers = this.callsNamed(info.name).filter((call) => this.resolveLocalFunction(call)?.node.id === info.node.id);
+    // Only calls by the function's own name can reach it (`f(...)`, `self.f(...)`, `obj.f(...)`). The calls of a
+    // name are resolved once for every function of that name: a script has hundreds of `__init__`s.
+    let byCallee = this.callersByName.get(info.name);
+    if (!byCallee) {
+      byCallee = new Map();
+      for (const call of this.callsNamed(info.name)) {
+        const id = this.resolveLocalFunction(call)?.node.id;
+        if (id === undefined) continue;
+        const calls = byCallee.get(id);
+        if (calls) calls.push(call);
+        else byCallee.set(id, [call]);
+      }
+      this.callersByName.set(info.name, byCallee);
+    }
+    const callers = byCallee.get(info.node.id) ?? [];
     this.callersMemo.set(info.node.id, callers);
     return callers;
   }
@@ -1562,6 +1591,18 @@ interface StatementNodes {
   returnStatements: Node[];
   /** Imports, classes and functions. */
   structure: Node[];
+}
+
+const moduleLevelCallsCache = new WeakMap<Node, Node[]>();
+
+/** The calls of a top-level statement that are not inside a function (enclosingFunction: the module), in document order. */
+function moduleLevelCalls(statement: Node): Node[] {
+  let calls = moduleLevelCallsCache.get(statement);
+  if (!calls) {
+    calls = statementNodes(statement).calls.filter((call) => enclosingFunction(call).type === 'module');
+    moduleLevelCallsCache.set(statement, calls);
+  }
+  return calls;
 }
 
 /** The indexed nodes of one top-level statement, sorted by kind (cached on the statement). */
