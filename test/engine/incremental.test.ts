@@ -352,6 +352,25 @@ test('when only the leak sizes change (the estimate arrived), only the rules tha
   assert.deepEqual(unchanged.findings, again.findings);
 });
 
+test('new leak sizes that arrive with an edit rewrite the findings kept and analyse only what the edit changed, with the full analysis\'s result', async () => {
+  const text = generateTrainingScript(1000, 3);
+  const store = new DocumentStore();
+  let state = await store.open('mem://sizes-edit.py', 1, text);
+  let model = store.modelOf(state)!;
+  const first = analyzeIncrementally(model, state.text, {}, 'default', undefined, JSON.stringify([null, null]));
+  completeFacts(model, first.cache);
+  const lines = text.split('\n');
+  const row = lines.findIndex((line) => line.includes('total += loss.item()'));
+  const column = lines[row]!.indexOf('total');
+  state = (await store.change('mem://sizes-edit.py', 2, [{ range: { start: { line: row, character: column }, end: { line: row, character: column + 1 } }, text: 'T' }]))!;
+  model = store.modelOf(state)!;
+  const sized = { keptBytes: (keeps: string) => (keeps === 'graph' ? 300 * 2 ** 20 : 12 * 2 ** 20) };
+  const edited = analyzeIncrementally(model, state.text, sized, 'default', first.cache, JSON.stringify([300, 12]));
+  assert.ok(edited.analysedStatements < model.root.children.length, `${edited.analysedStatements} of ${model.root.children.length} statements analysed`);
+  assert.ok(edited.findings.some((finding) => finding.sizeHint), 'the script has sized leaks');
+  assert.deepEqual(edited.findings, analyze(model, state.text, sized));
+});
+
 test('an edit right after opening reuses the other statements when only the facts of the edited rows were computed (the rest still pending)', async () => {
   const text = generateTrainingScript(2000, 5);
   const store = new DocumentStore();

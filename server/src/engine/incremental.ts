@@ -330,8 +330,14 @@ export function analyzeIncrementally(
   const changed = diff?.changed ?? children;
   const sameFile = !!previous && previous.optionsKey === optionsKey && previous.globals === model.globalsSignature() &&
     previous.indent === indent && !hasFileNoqa(model, text);
-  if (sameFile && previous.sizesKey !== sizesKey && changed.length === 0 && diff!.removed.length === 0) {
-    return withNewSizes(model, options, previous, sizesKey);
+  if (sameFile && previous.sizesKey !== sizesKey) {
+    // New leak sizes (the estimate arrived): the findings kept are written again with them, with or without an edit.
+    const withSizes = resizedCache(previous, options, sizesKey);
+    if (changed.length === 0 && diff!.removed.length === 0) {
+      const findings = children.flatMap((statement) => withSizes.statements.get(statement)?.findings ?? []);
+      return { findings, cache: withSizes, analysedStatements: 0 };
+    }
+    return analyzeIncrementally(model, text, options, optionsKey, withSizes, sizesKey, indent);
   }
   const canReuse = sameFile && previous.sizesKey === sizesKey && changed.length > 0 && changed.length < children.length;
   const after = canReuse ? regionAfterEdit(model, previous, changed, diff!.removed, diff!.first, diff!.end) : undefined;
@@ -370,13 +376,12 @@ export function analyzeIncrementally(
 }
 
 /**
- * The same text with other leak sizes: the findings that say what they keep are written again with the new sizes
+ * The cache with other leak sizes: the findings that say what they keep are written again with the new sizes
  * (resized); no rule runs, so that new sizes (the estimate arrived) never hold back the next edit's diagnostics.
  */
-function withNewSizes(model: SemanticModel, options: AnalysisOptions, previous: AnalysisCache, sizesKey: string): IncrementalResult {
+function resizedCache(previous: AnalysisCache, options: AnalysisOptions, sizesKey: string): AnalysisCache {
   for (const entry of previous.statements.values()) entry.findings = entry.findings.map((finding) => resized(finding, options.keptBytes));
-  const findings = model.root.children.flatMap((statement) => previous.statements.get(statement)?.findings ?? []);
-  return { findings, cache: { ...previous, sizesKey }, analysedStatements: 0 };
+  return { ...previous, sizesKey };
 }
 
 /**
