@@ -30,7 +30,6 @@ export class SyntaxNode {
   /** The field name of each child (`left`, `body`, …) or null where the grammar names none; empty when no child has one. */
   childFields: ReadonlyArray<string | null> = NO_FIELDS;
   private flags: number;
-  private namedCache: readonly SyntaxNode[] | undefined = undefined;
 
   // Offsets and rows are mutable only so that an unchanged statement can be moved into the
   // next version of the tree (copyTreeIncremental) instead of being copied again.
@@ -87,15 +86,17 @@ export class SyntaxNode {
     return this.type === 'ERROR';
   }
 
+  /**
+   * Most nodes' children are all named: then they are their own named children. The others' are filtered on each
+   * call rather than kept: a kept array per node with punctuation among its children (argument lists, calls)
+   * held 0.33 MB of every 2,000-line document's 7 MB, for arrays that live a few microseconds when made afresh.
+   */
   get namedChildren(): readonly SyntaxNode[] {
-    if (this.namedCache === undefined) {
-      // Most nodes' children are all named: then they are their own named children.
-      const children = this.children;
-      let allNamed = true;
-      for (let i = 0; i < children.length && allNamed; i++) allNamed = children[i]!.isNamed;
-      this.namedCache = allNamed ? children : children.filter((child) => child.isNamed);
+    const children = this.children;
+    for (let i = 0; i < children.length; i++) {
+      if (!children[i]!.isNamed) return children.filter((child) => child.isNamed);
     }
-    return this.namedCache;
+    return children;
   }
 
   get nextSibling(): SyntaxNode | null {
