@@ -9,6 +9,30 @@ import type { TreeWalk } from './tree-walk';
 /** The text a tree was parsed from, shared by all its nodes; a document's holder follows its versions. */
 export interface SourceText {
   text: string;
+  /** Where the rows of `rowStartsText` start: read by rowStartsOf, which makes them again when `text` moved on. */
+  rowStarts?: readonly number[];
+  rowStartsText?: string;
+}
+
+/** Where each row of the holder's text starts (lines.ts), made once per text. */
+function rowStartsOf(source: SourceText): readonly number[] {
+  if (source.rowStartsText !== source.text) {
+    source.rowStarts = computeLineStarts(source.text);
+    source.rowStartsText = source.text;
+  }
+  return source.rowStarts!;
+}
+
+/**
+ * Moves a holder, and so every node that reads it, on to the next version's text; `lineStarts` are that text's
+ * (computeLineStarts), when the caller has them.
+ */
+export function setSourceText(source: SourceText, text: string, lineStarts?: readonly number[]): void {
+  source.text = text;
+  if (lineStarts) {
+    source.rowStarts = lineStarts;
+    source.rowStartsText = text;
+  }
 }
 
 /** Bits of SyntaxNode's flags. */
@@ -21,8 +45,9 @@ const NO_NODES: readonly SyntaxNode[] = Object.freeze([]);
 const NO_FIELDS: ReadonlyArray<string | null> = Object.freeze([]);
 
 // A copy holds a node per tree-sitter node (twelve for each line of a training script), so each is kept small:
-// its positions are four small integers (the Point objects are made when asked for), its flags one, and a leaf's
-// children and a node's absent fields are shared empty arrays.
+// its positions are three small integers, its offsets and start row (its columns and end row are read from where
+// its text's rows start, and the Point objects are made when asked for), its flags one, and a leaf's children and a
+// node's absent fields are shared empty arrays.
 export class SyntaxNode {
   parent: SyntaxNode | null = null;
   /** Set once, when the copy leaves the node (exactly sized: a copy is long-lived). */
@@ -31,7 +56,7 @@ export class SyntaxNode {
   childFields: ReadonlyArray<string | null> = NO_FIELDS;
   private flags: number;
 
-  // Offsets and rows are mutable only so that an unchanged statement can be moved into the
+  // Offsets and the start row are mutable only so that an unchanged statement can be moved into the
   // next version of the tree (copyTreeIncremental) instead of being copied again.
   constructor(
     private readonly sourceRef: SourceText,
@@ -42,11 +67,22 @@ export class SyntaxNode {
     public startIndex: number,
     public endIndex: number,
     public startRow: number,
-    public startColumn: number,
-    public endRow: number,
-    public endColumn: number,
   ) {
     this.flags = (isNamed ? NAMED : 0) | (isMissing ? MISSING : 0);
+  }
+
+  get startColumn(): number {
+    return this.startIndex - rowStartsOf(this.sourceRef)[this.startRow]!;
+  }
+
+  /** The row of the end: the start row for most nodes (one step), a few more for a block, searched beyond. */
+  get endRow(): number {
+    return rowFrom(rowStartsOf(this.sourceRef), this.startRow, this.endIndex);
+  }
+
+  get endColumn(): number {
+    const rowStarts = rowStartsOf(this.sourceRef);
+    return this.endIndex - rowStarts[rowFrom(rowStarts, this.startRow, this.endIndex)]!;
   }
 
   get startPosition(): Point {
@@ -54,7 +90,9 @@ export class SyntaxNode {
   }
 
   get endPosition(): Point {
-    return { row: this.endRow, column: this.endColumn };
+    const rowStarts = rowStartsOf(this.sourceRef);
+    const row = rowFrom(rowStarts, this.startRow, this.endIndex);
+    return { row, column: this.endIndex - rowStarts[row]! };
   }
 
   get isNamed(): boolean {
@@ -187,7 +225,7 @@ function namedTable(language: Language): boolean[] {
 }
 
 function copyContext(tree: Tree, source: SourceText, lineStarts?: readonly number[]): CopyContext {
-  const rowStarts = lineStarts ?? computeLineStarts(source.text);
+  const rowStarts = lineStarts ?? rowStartsOf(source);
   const language = tree.language;
   return { source, rowStarts, types: language.types, fields: language.fields, named: namedTable(language), offset: 0 };
 }
@@ -251,9 +289,7 @@ function copyWalkSubtree(walk: TreeWalk, context: CopyContext): SyntaxNode {
     // Only a zero-width node can be one that the parser inserted (MISSING).
     const isMissing = startIndex === endIndex && walk.isMissing();
     row = rowFrom(rowStarts, row, startIndex);
-    const endRow = rowFrom(rowStarts, row, endIndex);
-    return new SyntaxNode(source, nextId++, types[typeId] ?? 'ERROR', named[typeId] ?? true, isMissing, startIndex, endIndex,
-      row, startIndex - rowStarts[row]!, endRow, endIndex - rowStarts[endRow]!);
+    return new SyntaxNode(source, nextId++, types[typeId] ?? 'ERROR', named[typeId] ?? true, isMissing, startIndex, endIndex, row);
   };
   // Where each open node's children start in the pending arrays, and whether any of them has a field.
   // Entries past `pending` are stale until the walk ends (truncating the arrays node by node costs more).
@@ -339,7 +375,6 @@ export function moveSubtree(node: SyntaxNode, indexDelta: number, rowDelta: numb
       current.startIndex += indexDelta;
       current.endIndex += indexDelta;
       current.startRow += rowDelta;
-      current.endRow += rowDelta;
     }
     for (const child of current.children) stack.push(child);
   }
@@ -373,10 +408,8 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
   const rootStart = cursor.startIndex;
   const rootEnd = cursor.endIndex;
   const { rowStarts } = context;
-  const rootStartRow = lineIndexAt(rowStarts, rootStart);
-  const rootEndRow = lineIndexAt(rowStarts, rootEnd);
   const root = new SyntaxNode(holder, nextId++, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, rootStart, rootEnd,
-    rootStartRow, rootStart - rowStarts[rootStartRow]!, rootEndRow, rootEnd - rowStarts[rootEndRow]!);
+    lineIndexAt(rowStarts, rootStart));
   const children: SyntaxNode[] = [];
   const childFields: Array<string | null> = [];
   if (cursor.gotoFirstChild()) {
@@ -405,7 +438,7 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
   root.children = children;
   if (childFields.some((field) => field !== null)) root.childFields = childFields;
   // Reused nodes share the document's holder: from here on they read the new text.
-  holder.text = source;
+  setSourceText(holder, source, rowStarts);
   return root;
 }
 
