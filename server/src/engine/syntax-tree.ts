@@ -35,6 +35,9 @@ export function setSourceText(source: SourceText, text: string, lineStarts?: rea
   }
 }
 
+/** Texts up to this length are copied rather than sliced (SyntaxNode.text). */
+const OWN_COPY_MAX_LENGTH = 80;
+
 /** Bits of SyntaxNode's flags. */
 const NAMED = 1;
 const MISSING = 2;
@@ -117,7 +120,12 @@ export class SyntaxNode {
   }
 
   get text(): string {
-    return this.sourceRef.text.slice(this.startIndex, this.endIndex);
+    const text = this.sourceRef.text.slice(this.startIndex, this.endIndex);
+    // A slice of 13 characters or more is a view that keeps the whole text it was cut from alive. A short text (a
+    // name) is often kept by a model that later versions carry on (their functions, their call indexes), and so
+    // kept every version's text: 400 edits of a 5,000-line script left 84 texts, 23 MiB, alive. A short one is
+    // copied instead (the concatenation is flattened into a string of its own); a long one stays a view.
+    return this.endIndex - this.startIndex <= OWN_COPY_MAX_LENGTH ? (' ' + text).slice(1) : text;
   }
 
   get isError(): boolean {
