@@ -10,6 +10,7 @@ import { IndentCounts } from '../fixes/edits';
 export { computeLineStarts };
 import { recoverTree } from './recovery';
 import { copyTree, copyTreeIncremental } from './syntax-tree';
+import { rememberMatchesOfStatements } from './queries';
 import { copyTreeReparsingStatement } from './statement-reparse';
 import type { SingleEdit, SourceText, SyntaxNode } from './syntax-tree';
 import { SemanticModel } from './semantic/model';
@@ -25,11 +26,15 @@ export interface DocumentState {
   uri: string;
   version: number;
   text: string;
-  /** The tree of `text`, kept for incremental re-parsing (edited but not re-parsed while `treeBehind`). */
+  /**
+   * The tree of `text`, kept for incremental re-parsing (edited but not re-parsed while `treeBehind`); none for a
+   * document not edited since it was opened (see open).
+   */
   tree: Tree | undefined;
   /**
-   * The last edits were parsed statement by statement (statement-reparse.ts): `tree` has them as tree.edit()s
-   * only, and currentTree() re-parses it when something needs it.
+   * The copy is ahead of `tree`: the last edits were parsed statement by statement (statement-reparse.ts) and `tree`
+   * has them as tree.edit()s only, or the tree was let go (letGoOfTree). currentTree() parses when something needs
+   * it. The copy is then of an error-free parse, with no recovery.
    */
   treeBehind: boolean;
   /** The tree the rules read: `tree`, or a recovered parse when an error swallowed many lines. */
@@ -113,6 +118,10 @@ export class DocumentStore {
     const lineStarts = computeLineStarts(text);
     const state: DocumentState = { uri, version, text, tree, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: undefined, syntaxRoot: undefined, source: { text }, lineStarts, indentCounts: countedIndents(text, lineStarts) };
     this.documents.set(uri, state);
+    // Most open documents are read, not edited: a tree kept for incremental parsing would hold 2.4 MB of the parser's
+    // memory per 2,000 lines (memory it never gives back to the system), for nothing. The copy and its query
+    // matches are made now, and the first edit parses the statement it falls in alone, or the whole text afresh.
+    if (recovered?.tree === tree && tree && !tree.rootNode.hasError) letGoOfTree(state);
     return state;
   }
 
@@ -130,7 +139,8 @@ export class DocumentStore {
         text = change.text;
         lineStarts = computeLineStarts(text);
         indentCounts = countedIndents(text, lineStarts);
-        tree?.delete();
+        // The state's own tree is deleted once, below, with the other trees it no longer needs.
+        if (tree !== state.tree) tree?.delete();
         tree = undefined;
         continue;
       }
@@ -182,8 +192,9 @@ export class DocumentStore {
     }
     const previous = tree;
     // The previous copy may lend statements only if it was a copy of the plain (unrecovered) tree.
-    const previousWasPlain = !!state.analysisTree && state.analysisTree === state.tree;
-    if (previous && previous === state.tree && previousWasPlain && state.syntaxRoot && lastEdit) {
+    const previousWasPlain = state.treeBehind || (!!state.analysisTree && state.analysisTree === state.tree);
+    // (The tree is the one edited above, or none: let go of, or replaced by a whole text.)
+    if (previous === state.tree && previousWasPlain && state.syntaxRoot && lastEdit) {
       // One edit inside one statement: that statement alone is parsed; the tree keeps the edit for later.
       const syntaxRoot = copyTreeReparsingStatement(state.source, text, state.syntaxRoot, state.analysisText, lastEdit, lineStarts);
       if (syntaxRoot) {
@@ -228,10 +239,10 @@ export class DocumentStore {
 
   /** The semantic model of the current version, built on first use and shared by every rule and request. */
   modelOf(state: DocumentState): SemanticModel | undefined {
-    if (!state.model && state.analysisTree) {
+    if (!state.model && (state.analysisTree || state.syntaxRoot)) {
       if (!state.syntaxRoot) {
         state.source = { text: state.analysisText };
-        state.syntaxRoot = copyTree(state.analysisTree, state.source);
+        state.syntaxRoot = copyTree(state.analysisTree!, state.source);
       }
       const version = state.version;
       // The tree-sitter tree is read only by queries over statements not parsed alone (a whole-file analysis).
@@ -244,11 +255,11 @@ export class DocumentStore {
   /** The tree-sitter tree of the current version, re-parsed first if edits were parsed statement by statement. */
   currentTree(state: DocumentState): Tree | undefined {
     const parser = loadedParser();
-    if (state.treeBehind && state.tree && parser) {
-      // Incremental: the tree has every edit since its last parse. No recovery is needed: the statements parsed
-      // alone had no error, and neither had the rest of the file.
+    if (state.treeBehind && parser) {
+      // Incremental when the tree has every edit since its last parse, else afresh. No recovery is needed: the
+      // statements parsed alone had no error, and neither had the rest of the file.
       const parsed = parser.parse(parseableText(state.text), state.tree) ?? undefined;
-      state.tree.delete();
+      state.tree?.delete();
       state.tree = parsed;
       state.analysisTree = parsed;
       state.treeBehind = false;
@@ -262,6 +273,19 @@ function countedIndents(text: string, lineStarts: readonly number[]): IndentCoun
   const counts = new IndentCounts();
   counts.count(text, lineStarts, 0, lineStarts.length - 1, 1);
   return counts;
+}
+
+/**
+ * Drops the tree-sitter tree of an error-free, unrecovered document once its copy and the copy's query matches are
+ * made: the copy is all the analysis reads, and the next edit parses without the tree (see treeBehind).
+ */
+function letGoOfTree(state: DocumentState): void {
+  const tree = state.tree!;
+  state.source = { text: state.analysisText };
+  state.syntaxRoot = copyTree(tree, state.source);
+  rememberMatchesOfStatements(state.syntaxRoot, tree);
+  tree.delete();
+  Object.assign(state, { tree: undefined, analysisTree: undefined, treeBehind: true });
 }
 
 function releaseAnalysisTree(state: DocumentState): void {

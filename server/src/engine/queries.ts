@@ -100,8 +100,8 @@ export type QueryCaptures = Map<string, SyntaxNode>;
 export function queryMatches(treeOf: () => Tree | undefined, root: SyntaxNode, name: string, region?: SyntaxNode): QueryCaptures[] {
   // A statement moved unchanged into a new version keeps its copy's nodes, and so its matches; the tree is asked
   // for only when they are not known (it may have to be re-parsed first, see DocumentStore.currentTree).
-  const known = (region ? statementMatches : fileMatches).get(region ?? root)?.get(name);
-  if (known) return known;
+  const known = (region ? statementMatches : fileMatches).get(region ?? root) ?? (region ? undefined : matchesOfStatements(root));
+  if (known) return known.get(name) ?? [];
   const alone = region && parsedAlone.has(region) ? matchesParsingAlone(root, region) : undefined;
   if (alone) {
     statementMatches.set(region!, alone);
@@ -126,8 +126,8 @@ export function queryMatches(treeOf: () => Tree | undefined, root: SyntaxNode, n
 }
 
 /** The matches of every query within a top-level statement, and within a whole tree (by its copy's root). */
-const statementMatches = new WeakMap<SyntaxNode, Map<string, QueryCaptures[]>>();
-const fileMatches = new WeakMap<SyntaxNode, Map<string, QueryCaptures[]>>();
+const statementMatches = new WeakMap<SyntaxNode, ReadonlyMap<string, QueryCaptures[]>>();
+const fileMatches = new WeakMap<SyntaxNode, ReadonlyMap<string, QueryCaptures[]>>();
 
 /**
  * Top-level statements parsed alone (engine/statement-reparse.ts), whose document's tree may be behind their text:
@@ -159,6 +159,59 @@ function matchesParsingAlone(root: SyntaxNode, statement: SyntaxNode): Map<strin
   } finally {
     tree?.delete();
   }
+}
+
+/**
+ * The matches of an error-free file, when each of its top-level statements' are known: theirs one after another, as
+ * a query over the whole tree gives them (no pattern reaches above a statement, and a statement's matches end before
+ * the next statement starts). A file with an error is queried whole: its statements' matches may come from queries
+ * limited to a range, which can miss what a whole query finds (see queryMatches).
+ */
+function matchesOfStatements(root: SyntaxNode): Map<string, QueryCaptures[]> | undefined {
+  if (root.hasError) return undefined;
+  const combined = new Map<string, QueryCaptures[]>();
+  for (const statement of root.children) {
+    const known = statementMatches.get(statement);
+    if (!known) return undefined;
+    for (const [name, matches] of known) {
+      let all = combined.get(name);
+      if (!all) combined.set(name, (all = []));
+      for (const match of matches) all.push(match);
+    }
+  }
+  fileMatches.set(root, combined);
+  return combined;
+}
+
+/** A statement without any match (most of them): one map for all. */
+const NO_MATCHES: ReadonlyMap<string, QueryCaptures[]> = new Map();
+
+/**
+ * Keeps the matches of every query within each top-level statement of an error-free copy, from one query over the
+ * tree it was copied from (`tree`): from then on the copy, and every later version's copy that moves its statements
+ * on, answers queries over those statements without a tree-sitter tree (a document that is not being edited lets its
+ * tree go: DocumentStore.open).
+ */
+export function rememberMatchesOfStatements(root: SyntaxNode, tree: Tree): void {
+  if (root.hasError) return;
+  const byName = allMatches(tree.rootNode, root);
+  const children = root.children;
+  const byStatement = new Map<SyntaxNode, Map<string, QueryCaptures[]>>();
+  for (const [name, matches] of byName) {
+    for (const match of matches) {
+      // The top-level statement holding the match's captures; a match without any is not split (none are).
+      let node: SyntaxNode | null | undefined = match.values().next().value;
+      while (node && node.parent !== root) node = node.parent;
+      if (!node) return;
+      let own = byStatement.get(node);
+      if (!own) byStatement.set(node, (own = new Map()));
+      let list = own.get(name);
+      if (!list) own.set(name, (list = []));
+      list.push(match);
+    }
+  }
+  fileMatches.set(root, byName);
+  for (const statement of children) statementMatches.set(statement, byStatement.get(statement) ?? NO_MATCHES);
 }
 
 /** The index of a top-level statement among the root's children, by binary search on its start. */

@@ -10,9 +10,8 @@
 import type { Tree } from 'web-tree-sitter';
 import { loadedParser } from './parser';
 import { rememberParsedAlone } from './queries';
-import { lineIndexAt } from './lines';
 import { lowerBound } from './syntax';
-import { copyCursorAt, freshNodeId, moveSubtree, SyntaxNode } from './syntax-tree';
+import { copyCursorAt, freshNodeId, moveSubtree, setSourceText, SyntaxNode } from './syntax-tree';
 import type { SingleEdit, SourceText } from './syntax-tree';
 
 /** The index of the top-level statement whose text (up to the next one) holds [start, end), if one does. */
@@ -60,9 +59,7 @@ export function copyTreeReparsingStatement(holder: SourceText, source: string, p
     rememberParsedAlone(copy);
     const first = index === 0 ? copy : previous.children[0]!;
     const end = previous.endIndex + indexDelta;
-    const endRow = lineIndexAt(lineStarts, end);
-    const root = new SyntaxNode(holder, freshNodeId(), previous.type, previous.isNamed, previous.isMissing, first.startIndex, end,
-      first.startRow, first.startColumn, endRow, end - lineStarts[endRow]!);
+    const root = new SyntaxNode(holder, freshNodeId(), previous.type, previous.isNamed, previous.isMissing, first.startIndex, end, first.startRow);
     root.children = previous.children.map((child, i) => {
       if (i === index) child = copy;
       else if (i > index) moveSubtree(child, indexDelta, rowDelta);
@@ -72,7 +69,7 @@ export function copyTreeReparsingStatement(holder: SourceText, source: string, p
     // The same statements in the same places: the same field names (none, for a module's statements).
     root.childFields = previous.childFields;
     // Reused nodes share the document's holder: from here on they read the new text.
-    holder.text = source;
+    setSourceText(holder, source, lineStarts);
     return root;
   } finally {
     tree?.delete();
