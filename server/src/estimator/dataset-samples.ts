@@ -1,7 +1,8 @@
 // The sample a Dataset's `__getitem__` returns, element by element, as the step's call receives it: `model(x, adj,
 // mask)` in `for step, (x, adj, mask, y) in enumerate(loader)` takes the first three elements of the tuple the
 // loader's dataset returns, whatever tensor expressions make them (`(torch.rand(n, n) < p).float()`, a product
-// with a mask). `__getitem__` is run under a trace that gives its tensors their shapes.
+// with a mask). `__getitem__` is run under a trace that gives its tensors their shapes. A dict sample gives a
+// Hugging Face model its inputs by key (`{"input_ids": ..., "labels": ...}`): see sampleFields.
 import { lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { enclosingLoops } from '../engine/syntax';
