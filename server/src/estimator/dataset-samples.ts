@@ -1,7 +1,8 @@
 // The sample a Dataset's `__getitem__` returns, element by element, as the step's call receives it: `model(x, adj,
 // mask)` in `for step, (x, adj, mask, y) in enumerate(loader)` takes the first three elements of the tuple the
 // loader's dataset returns, whatever tensor expressions make them (`(torch.rand(n, n) < p).float()`, a product
-// with a mask). `__getitem__` is run under a trace that gives its tensors their shapes.
+// with a mask). `__getitem__` is run under a trace that gives its tensors their shapes. A dict sample gives a
+// Hugging Face model its inputs by key (`{"input_ids": ..., "labels": ...}`): see sampleFields.
 import { lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { enclosingLoops } from '../engine/syntax';
@@ -46,7 +47,7 @@ function batchNames(loop: PyNode): Array<string | undefined> | undefined {
  * tensors the dataset made beforehand (`self.data = torch.randint(0, V, (n, T + 1))`) are given to the trace with
  * their shapes, so that what `__getitem__` takes of them (`self.data[i, :-1]`) has one.
  */
-function traceSample(program: ProgramModel, dataset: ObjectValue): Value[] | undefined {
+function traceSample(program: ProgramModel, dataset: ObjectValue): Value | undefined {
   const getitem = dataset.cls ? lookupClassAttribute(dataset.cls, '__getitem__') : undefined;
   if (getitem?.kind !== 'function') return undefined;
   const tracer = new ForwardTrace(new Set());
@@ -54,11 +55,43 @@ function traceSample(program: ProgramModel, dataset: ObjectValue): Value[] | und
     const made = value.kind === 'call' ? tensorShape(value) : undefined;
     return [name, made && value.kind === 'call' ? tracer.input(made.dims, isIntegerTensor(value)) : value];
   }));
-  const returned = program.trace({ ...getitem, self: { ...dataset, attrs } }, [{ kind: 'number', value: 0 }], tracer);
-  return returned?.kind === 'list' ? returned.items : undefined;
+  return program.trace({ ...getitem, self: { ...dataset, attrs } }, [{ kind: 'number', value: 0 }], tracer);
 }
 
-const samples = new WeakMap<ObjectValue, Value[] | undefined>();
+const samples = new WeakMap<ObjectValue, Value | undefined>();
+
+/** The dataset instance the DataLoader a loop iterates holds. */
+function loopDataset(program: ProgramModel, loop: PyNode): ObjectValue | undefined {
+  const { value: loader } = loopLoader(program, loop);
+  if (loader?.kind !== 'call' || !/(^|\.)DataLoader$/.test(loader.path)) return undefined;
+  const dataset = loader.kwargs.get('dataset') ?? loader.args[0];
+  return dataset?.kind === 'object' && dataset.role === 'instance' ? dataset : undefined;
+}
+
+/** The sample (traced `__getitem__(0)`) of the dataset the DataLoader a loop iterates holds. */
+function loopSample(program: ProgramModel, loop: PyNode): Value | undefined {
+  const dataset = loopDataset(program, loop);
+  if (!dataset) return undefined;
+  if (!samples.has(dataset)) samples.set(dataset, traceSample(program, dataset));
+  return samples.get(dataset);
+}
+
+/**
+ * The tensors of a dict sample (`{"input_features": feats, "labels": labels}`) the dataset of the loop's DataLoader
+ * returns, by key, with batch 1: a Hugging Face model takes its inputs by those names. Undefined where the sample
+ * is not a dict.
+ */
+export function sampleFields(program: ProgramModel, loop: PyNode): { fields: Map<string, SampleShape>; line: number } | undefined {
+  const sample = loopSample(program, loop);
+  const cls = sample?.kind === 'dict' ? loopDataset(program, loop)?.cls : undefined;
+  const getitem = cls ? lookupClassAttribute(cls, '__getitem__') : undefined;
+  if (sample?.kind !== 'dict' || getitem?.kind !== 'function') return undefined;
+  const fields = new Map<string, SampleShape>();
+  for (const [key, element] of sample.entries) {
+    if (element.kind === 'tensor') fields.set(key, { shape: [1, ...element.shape], integer: element.integer });
+  }
+  return { fields, line: getitem.node.startPosition.row };
+}
 
 /**
  * The shapes (batch 1) of a model call's arguments where they are elements of the batches of the DataLoader the
@@ -69,17 +102,13 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
   const loop = enclosingLoops(call).find((outer) => outer.type === 'for_statement');
   if (!loop) return undefined;
   const names = batchNames(loop);
-  const { value: loader } = loopLoader(program, loop);
-  if (!names || loader?.kind !== 'call' || !/(^|\.)DataLoader$/.test(loader.path)) return undefined;
-  const dataset = loader.kwargs.get('dataset') ?? loader.args[0];
-  if (dataset?.kind !== 'object' || dataset.role !== 'instance') return undefined;
-  if (!samples.has(dataset)) samples.set(dataset, traceSample(program, dataset));
-  const sample = samples.get(dataset);
-  if (!sample) return undefined;
+  if (!names) return undefined;
+  const sample = loopSample(program, loop);
+  if (sample?.kind !== 'list') return undefined;
   const shapes = argumentNodes.map((node): SampleShape | undefined => {
     const name = carriedName(node);
     const index = name === undefined ? -1 : names.indexOf(name);
-    const element = index >= 0 ? sample[index] : undefined;
+    const element = index >= 0 ? sample.items[index] : undefined;
     return element?.kind === 'tensor' ? { shape: [1, ...element.shape], integer: element.integer } : undefined;
   });
   return shapes.some((shape) => shape !== undefined) ? shapes : undefined;

@@ -22,6 +22,7 @@ import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples } from './sample-tensors';
+import { sampleFields } from './dataset-samples';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -139,7 +140,7 @@ export interface DetectedConfig {
   untrainedModel?: Located<{ name: string; parameters: number }>;
 }
 
-const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|ForCTC|Model|ForSeq2SeqLM))$/;
+const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|ForCTC|ForPreTraining|Model|ForSeq2SeqLM))$/;
 
 // Patterns the loop over every call tests: constants, since a regular expression literal is a new object each time it runs.
 const WHITESPACE = /\s+/g;
@@ -175,6 +176,8 @@ function taskFromClass(className: string, family: TransformerFamily): Transforme
   if (/ConditionalGeneration|Seq2SeqLM|SpeechSeq2Seq/.test(className)) return family === 'whisper' ? 'speech-seq2seq' : 'seq2seq';
   if (/ImageClassification/.test(className)) return 'image-cls';
   if (/ForCTC$/.test(className)) return 'ctc';
+  // BERT's pre-training head is its masked-LM head (and a 2-way sentence head); ViT-MAE's is its decoder.
+  if (/ForPreTraining/.test(className)) return family === 'vit' ? 'base' : 'masked-lm';
   if (family === 'clip') return 'contrastive';
   return 'base';
 }
@@ -246,6 +249,8 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
     PhiConfig: 'microsoft/phi-2', GPTNeoXConfig: 'EleutherAI/pythia-410m', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
     Wav2Vec2Config: 'facebook/wav2vec2-base-960h', HubertConfig: 'facebook/hubert-base-ls960',
+    // CLIPConfig's defaults are ViT-B/32's towers (CLIPTextConfig and CLIPVisionConfig defaults, projection_dim 512).
+    CLIPConfig: 'openai/clip-vit-base-patch32', ViTMAEConfig: 'facebook/vit-mae-base',
   };
   const id = base[className];
   if (!id) return undefined;
@@ -254,7 +259,27 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   // The config class's own defaults, not the base checkpoint's config.json: BartConfig has no attention dropout.
   const classDefaults: Partial<TransformerSpec> = entry.spec.family === 'bart' ? { attnDropout: false, hiddenDropout: true } : {};
   const spec = withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
-  return spec.audio ? withAudioConfig(spec, (key) => toPy(attrs.get(key))) : spec;
+  if (spec.audio) return withAudioConfig(spec, (key) => toPy(attrs.get(key)));
+  if (entry.spec.decoder) {
+    // ViT-MAE: the decoder's sizes are the config's decoder_* keys; its patch grid is the encoder's.
+    const decoderAttrs = new Map([...attrs].filter(([key]) => key.startsWith('decoder_')).map(([key, value]): [string, Value] => [key.slice('decoder_'.length), value]));
+    spec.decoder = { ...withConfigAttributes({ ...entry.spec.decoder }, decoderAttrs), imageSize: spec.imageSize, patchSize: spec.patchSize };
+    const ratio = attrs.get('mask_ratio');
+    if (ratio?.kind === 'number') spec.maskRatio = ratio.value;
+  }
+  if (!entry.spec.vision) return spec;
+  // A two-tower config (CLIPConfig): each tower is its own sub-config (a dict or a CLIPTextConfig / CLIPVisionConfig).
+  const text = withConfigAttributes({ ...entry.spec, storedDtype: 'fp32' }, subConfigAttributes(attrs.get('text_config')));
+  const vision = withConfigAttributes({ ...entry.spec.vision }, subConfigAttributes(attrs.get('vision_config')));
+  const projection = attrs.get('projection_dim');
+  return { ...text, vision, projectionDim: projection?.kind === 'number' ? projection.value : entry.spec.projectionDim };
+}
+
+/** The keyword arguments of a sub-config: a dict, or a config object built beforehand. */
+function subConfigAttributes(value: Value | undefined): Map<string, Value> {
+  if (value?.kind === 'dict') return value.entries;
+  if (value?.kind === 'object' && value.role === 'hf-config') return value.attrs;
+  return new Map();
 }
 
 /** The keys that set a config's sizes (read by withConfigAttributes). */
@@ -296,6 +321,11 @@ function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>):
     if (attention !== undefined) spec.attnDropout = attention > 0;
   }
   spec.vocab = get('vocab_size') ?? spec.vocab;
+  // A vision transformer's patch grid (ViTConfig, CLIPVisionConfig, ViTMAEConfig).
+  if (spec.patchSize !== undefined) {
+    spec.imageSize = get('image_size') ?? spec.imageSize;
+    spec.patchSize = get('patch_size') ?? spec.patchSize;
+  }
   spec.maxPositions = get('max_position_embeddings', 'n_positions') ?? spec.maxPositions;
   if (spec.decoderLayers > 0) spec.decoderLayers = get('num_decoder_layers', 'decoder_layers') ?? spec.layers;
   const tie = attrs.get('tie_word_embeddings');
@@ -360,6 +390,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const detected: DetectedConfig = { mode: { value: 'infer-grad' }, zeroGradMissing: false };
   let configSpec: { spec: TransformerSpec; line: number; name: string; storedDtype?: WeightDtype } | undefined;
   let hasBackward: number | undefined;
+  let backwardCall: Node | undefined;
   let hasNoGrad: number | undefined;
   let hasZeroGrad = false;
   let trainerTrain: number | undefined;
@@ -488,6 +519,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (configSpec && !detected.model && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
       const spec = { ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) };
+      // ViT-MAE's decoder belongs to the pre-training class; ViTMAEModel is the encoder (and masks all the same).
+      if (!/ForPreTraining$/.test(className)) delete spec.decoder;
       // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
       detected.model = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: configSpec.storedDtype ?? 'fp32' };
       hubModelCall = call;
@@ -734,9 +767,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };
     if (name === 'LoraConfig') {
-      const r = kwValue('r');
-      const targets = kwValue('target_modules');
-      const dropout = kwValue('lora_dropout');
+      // As the program model ran it: also the keywords a `**cfg["lora"]` spreads.
+      const r = libraryKeyword('r');
+      const targets = libraryKeyword('target_modules');
+      const dropout = libraryKeyword('lora_dropout');
       detected.lora = {
         value: {
           rank: typeof r === 'number' ? r : 8,
@@ -756,7 +790,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
 
     // Training or inference, data parallelism.
-    if (name === 'backward') hasBackward ??= line;
+    if (name === 'backward') {
+      hasBackward ??= line;
+      backwardCall ??= call;
+    }
     // `if (i + 1) % accum == 0: optimizer.step()`: the optimizer steps every `accum` micro-batches.
     if (name === 'step' && !accumulationGuard) accumulationGuard = everyNth(call, bindings);
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
@@ -911,6 +948,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
   detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES);
+  if (detected.model?.spec.kind === 'transformer' && backwardCall) readSampleLengths(detected, detected.model.spec, bindings.program, backwardCall);
   detected.seqLen ??= firstBinding(bindings, SEQ_NAMES);
   detected.targetLen ??= firstBinding(bindings, TARGET_NAMES);
   // Only the labels were tokenised with a length (Whisper: the input is audio): that length is the text sequence.
@@ -932,6 +970,25 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   // The HF Trainer's compute_loss returns the loss alone: the outputs object is gone before backward.
   if (detected.usesTrainer && hasBackward === undefined) detected.output = { value: 'dropped', line: detected.usesTrainer.line };
   return detected;
+}
+
+/**
+ * A Hugging Face model trained on a Dataset whose `__getitem__` returns a dict takes its fields by name: the token
+ * ids' length is the sequence, the labels' the decoder's for an encoder-decoder (Whisper's input is audio: its
+ * labels are its only text), the sequence otherwise.
+ */
+function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, program: ProgramModel, backwardCall: Node): void {
+  const loop = enclosingLoops(backwardCall).find((outer) => outer.type === 'for_statement');
+  const sample = loop ? sampleFields(program, loop) : undefined;
+  if (!sample) return;
+  const tokens = (key: string): Located<number> | undefined => {
+    const field = sample.fields.get(key);
+    return field?.integer && field.shape.length === 2 ? { value: field.shape[1]!, line: sample.line, how: 'literal' } : undefined;
+  };
+  const labels = tokens('labels');
+  detected.seqLen ??= tokens('input_ids');
+  if (spec.decoderLayers > 0) detected.targetLen ??= tokens('decoder_input_ids') ?? labels;
+  else detected.seqLen ??= labels;
 }
 
 /**

@@ -6,7 +6,7 @@
 // A tensor kept by several operations is counted once.
 import type { CallResultValue, LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import type { LibraryBackbone } from './library-models';
-import { numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
+import { isIntegerDtype, numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
@@ -726,7 +726,7 @@ export class ForwardTrace implements TensorTracer {
       }
       if (/^(zeros|ones|randn|rand|empty|full)$/.test(name) && args.length > 0) {
         const dims = dimsOf(name === 'full' ? args.slice(0, 1) : args);
-        return dims.every((d) => d !== undefined) ? this.produce(dims as number[]) : undefined;
+        return dims.every((d) => d !== undefined) ? this.produce(dims as number[], [], isIntegerDtype(kwargs.get('dtype'))) : undefined;
       }
       if ((name === 'cat' || name === 'concat' || name === 'stack') && args[0]?.kind === 'list') {
         const parts = tensorsIn(args[0]);

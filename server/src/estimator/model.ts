@@ -154,6 +154,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     frozenBase: Boolean(cfg.lora) || (cfg.frozenLowerLayers === undefined && (cfg.frozenFraction ?? 0) > 0.5),
     loraTargets: new Set(cfg.lora?.targetModules ?? []),
     loraDropout: cfg.lora ? (cfg.lora.dropout ?? 0) > 0 : undefined,
+    autocast: cfg.precision === 'bf16-amp' || cfg.precision === 'fp16-amp',
     frozenLowerLayers: cfg.frozenLowerLayers,
   };
   const checkpointing = cfg.checkpointing && training;

@@ -23,6 +23,8 @@ export interface ActivationContext {
   loraTargets: ReadonlySet<string>;
   /** Set under LoRA (PEFT adapters): whether lora_dropout > 0; undefined without LoRA. */
   loraDropout?: boolean;
+  /** Whether the forward runs under autocast, whatever the weights' dtype (half weights under autocast too). */
+  autocast?: boolean;
   /** The embeddings and this many blocks from the first are frozen: those blocks record nothing for backward. */
   frozenLowerLayers?: number;
 }
@@ -177,6 +179,18 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   }
   let total = embedding + layerTotal + other + head;
   let blockTotal = layerTotal;
+  if (s.decoder) {
+    // ViT-MAE's decoder: decoder_embed, mask_token, position table, its blocks, decoder_norm and decoder_pred (to
+    // the pixels of a patch).
+    const d = s.decoder;
+    const dc = countTransformerParameters(d);
+    const patches = ((s.imageSize ?? 224) / (s.patchSize ?? 16)) ** 2;
+    const pixels = 3 * (s.patchSize ?? 16) ** 2;
+    const projections = h * d.hidden + d.hidden + d.hidden * pixels + pixels;
+    total += projections + d.hidden + (patches + 1) * d.hidden + d.layers * dc.perLayer + normParams(d);
+    blockTotal += d.layers * dc.perLayer;
+    castable += dc.castable - dc.embedding + h * d.hidden + d.hidden * pixels;
+  }
   if (s.vision) {
     const v = countTransformerParameters(s.vision);
     blockTotal += s.vision.layers * v.perLayer;
@@ -261,7 +275,9 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   // PEFT's LoRA Linear casts its input to the fp32 adapter dtype once per adapted module (a new tensor unless the
   // input is fp32 already), applies lora_dropout (a new tensor and a bool mask), and lora_A keeps what it was
   // given; the frozen base linear keeps nothing. So q, k and v each keep their own copy. Only fp32 inputs without
-  // dropout reach lora_A as the shared tensor, which the ordinary rule below counts once.
+  // dropout reach lora_A as the shared tensor, which the ordinary rule below counts once. Under autocast lora_A
+  // keeps autocast's half copy of that fp32 tensor, half weights or not (peft's upcast is not kept: a cast's
+  // backward needs nothing).
   const adapterCopies = ctx.loraDropout !== undefined && (ctx.mode !== 'fp32' || ctx.loraDropout);
   const savingCount = (from: number, to: number): number => adapterCopies ? 0 :
     sites.slice(from, to).filter((site) => !ctx.frozenBase || siteTargeted(site, ctx.loraTargets)).length;
@@ -269,8 +285,8 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   let perToken = 0;
   let perTokenPair = 0;
   if (adapterCopies) {
-    // fp32 copy (half weights) or autocast's half copy (AMP) per adapted module, plus the dropout mask.
-    const copyBytes = (ctx.mode === 'half' ? FP32 : ctx.mode === 'amp' ? 2 : FP32) + (ctx.loraDropout ? 1 : 0);
+    // fp32 copy (half weights without autocast) or autocast's half copy per adapted module, plus the dropout mask.
+    const copyBytes = (ctx.mode === 'amp' || (ctx.mode === 'half' && ctx.autocast) ? 2 : FP32) + (ctx.loraDropout ? 1 : 0);
     perToken += sites.filter((site) => siteTargeted(site, ctx.loraTargets)).reduce((sum, site) => sum + copyBytes * site.inFeatures, 0);
   }
   // Attention half: norm, q/k/v inputs, q/k/v, attention output.
@@ -371,7 +387,10 @@ export interface TransformerActivation {
 
 /** Tokens per sample the model sees: the sequence, or the image patches plus the class token. */
 export function tokensPerSample(s: TransformerSpec, seqLen: number, imageSize: number): number {
-  if (s.family === 'vit') return Math.round((imageSize / (s.patchSize ?? 16)) ** 2) + 1;
+  const patches = Math.round((imageSize / (s.patchSize ?? 16)) ** 2);
+  // ViT-MAE's encoder sees the patches its random masking keeps (int(N * (1 - mask_ratio))) and the class token.
+  if (s.family === 'vit' && s.maskRatio !== undefined) return Math.floor(patches * (1 - s.maskRatio)) + 1;
+  if (s.family === 'vit') return patches + 1;
   // A waveform of seqLen samples: the frames its feature encoder makes.
   if (s.audio) return audioFrames(s.audio, seqLen);
   return seqLen;
@@ -416,6 +435,22 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
     const visionBytes = s.vision.layers * ctx.batch * (visionSeq * visionLayer.perToken + visionSeq * visionSeq * visionLayer.perTokenPair);
     stackBytes += visionBytes;
     checkpointKeeps += s.vision.layers * ctx.batch * visionSeq * residual * s.vision.hidden;
+  }
+  if (s.decoder) {
+    // ViT-MAE's decoder runs over every patch and the class token: its blocks, decoder_norm, and decoder_pred's
+    // input; the pixel loss keeps the fp32 difference between prediction and (normalised) target. The masking and
+    // the unshuffle each gather with an int64 index repeated over the width (`ids.unsqueeze(-1).repeat(1, 1, dim)`),
+    // which gather's backward keeps.
+    const d = s.decoder;
+    const decoderSeq = tokensPerSample({ ...d, maskRatio: undefined }, seq, ctx.imageSize);
+    const decoderTokens = ctx.batch * decoderSeq;
+    const layer = layerActivation(d, ctx);
+    const blocks = d.layers * (decoderTokens * layer.perToken + ctx.batch * decoderSeq * decoderSeq * layer.perTokenPair);
+    const pixels = 3 * (d.patchSize ?? 16) ** 2;
+    const gatherIndices = 8 * ctx.batch * ((seq - 1) * s.hidden + (decoderSeq - 1) * d.hidden);
+    stackBytes += blocks + decoderTokens * (normSavedPerElement(d, ctx.mode) + normOut) * d.hidden + ctx.batch * (decoderSeq - 1) * pixels * FP32 + gatherIndices;
+    checkpointKeeps += d.layers * decoderTokens * residual * d.hidden;
+    oneLayer = Math.max(oneLayer, blocks / d.layers);
   }
   // Embeddings and the final norm: the embedding sum (post-LN: its LayerNorm input and dropout), final norm and its output.
   // BART normalises and drops out the decoder's embeddings too.

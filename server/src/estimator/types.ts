@@ -70,6 +70,12 @@ export interface TransformerSpec {
   /** CLIP: the vision tower of a two-tower model. */
   vision?: TransformerSpec;
   projectionDim?: number;
+  /**
+   * ViT-MAE: the share of patches masked out (the encoder sees the others and the class token) and the decoder
+   * stack, which runs over every patch.
+   */
+  maskRatio?: number;
+  decoder?: TransformerSpec;
   /** Whisper: mel bins and encoder frames. */
   melBins?: number;
   encoderFrames?: number;

@@ -307,10 +307,13 @@ export function partialTensorShape(call: CallResultValue): { dims: Array<number 
 
 /** Whether a made tensor (or a slice or view of one) holds integers: token ids, labels, indices. */
 export function isIntegerTensor(call: CallResultValue): boolean {
-  const dtype = call.kwargs.get('dtype');
-  // `torch.full((n,), pad_id, dtype=torch.long)`: a tensor made with an integer dtype.
+  return /^torch\.(randint|randperm)\b/.test(call.path) || isIntegerDtype(call.kwargs.get('dtype'));
+}
+
+/** Whether a `dtype=` value is an integer dtype (`torch.full((n,), pad_id, dtype=torch.long)`). */
+export function isIntegerDtype(dtype: Value | undefined): boolean {
   const name = dtype?.kind === 'dtype' ? dtype.name : dtype?.kind === 'ref' ? dtype.path.replace(/^torch\./, '') : '';
-  return /^torch\.(randint|randperm)\b/.test(call.path) || /^(long|int|int64|int32|int16|uint8|int8)$/.test(name);
+  return /^(long|int|int64|int32|int16|uint8|int8)$/.test(name);
 }
 
 /**

@@ -206,6 +206,12 @@ export const MODEL_CATALOG: CatalogModel[] = [
   entry('google/vit-base-patch16-224', 'vit', 86_567_656, { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 197, numLabels: 1000 }),
   entry('google/vit-base-patch16-224-in21k', 'vit', 86_389_248, { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 197, task: 'base', pooler: true }),
   entry('google/vit-large-patch16-224', 'vit', 304_326_632, { hidden: 1024, layers: 24, heads: 16, intermediate: 4096, vocab: 0, maxPositions: 197, numLabels: 1000 }),
+  // ViT-MAE base: a ViT-B/16 encoder without pooler, an 8 x 512 decoder over every patch (its position tables are
+  // frozen sinusoids, counted here as transformers' parameters() counts them).
+  entry('facebook/vit-mae-base', 'vit', 111_907_840, {
+    hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 197, task: 'base', maskRatio: 0.75,
+    decoder: makeSpec('vit', { hidden: 512, layers: 8, heads: 16, intermediate: 2048, vocab: 0, maxPositions: 197, task: 'base' }),
+  }),
   entry('openai/clip-vit-base-patch32', 'clip', 151_277_313, {
     hidden: 512, layers: 12, heads: 8, intermediate: 2048, vocab: 49408, maxPositions: 77, projectionDim: 512,
     vision: makeSpec('vit', { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 50, patchSize: 32, imageSize: 224, task: 'base', mlp: 'quick_gelu' }),
