@@ -12,6 +12,9 @@ import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
 const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
 
+/** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
+const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
+
 function tensorsIn(value: Value | undefined): TensorValue[] {
   if (!value) return [];
   if (value.kind === 'tensor') return [value];
@@ -375,10 +378,13 @@ export class ForwardTrace implements TensorTracer {
         break;
       case 'Conv2d':
       case 'ConvTranspose2d':
-        expect(shape.length === 4 && shape[1] === num(0, 'in_channels', shape[1]!));
+      case 'Conv3d':
+      case 'ConvTranspose3d':
+        expect(shape.length === spatialDims(layer.type) + 2 && shape[1] === num(0, 'in_channels', shape[1]!));
         break;
       case 'BatchNorm2d':
-        expect(shape.length === 4 && shape[1] === num(0, 'num_features', shape[1]!));
+      case 'BatchNorm3d':
+        expect(shape.length === spatialDims(layer.type) + 2 && shape[1] === num(0, 'num_features', shape[1]!));
         break;
       case 'BatchNorm1d':
         expect(shape.length >= 2 && shape[1] === num(0, 'num_features', shape[1]!));
@@ -418,10 +424,11 @@ export class ForwardTrace implements TensorTracer {
       case 'Conv2d':
       case 'Conv3d':
       case 'ConvTranspose1d':
-      case 'ConvTranspose2d': {
+      case 'ConvTranspose2d':
+      case 'ConvTranspose3d': {
         this.keepCastOperand('half', x);
         this.convolutions++;
-        const spatial = layer.type.endsWith('3d') ? 3 : layer.type.endsWith('2d') ? 2 : 1;
+        const spatial = spatialDims(layer.type);
         const kernel = perDimension(2, 'kernel_size', 1, spatial);
         const stride = perDimension(3, 'stride', 1, spatial);
         const paddingValue = arg(4, 'padding');
@@ -442,6 +449,7 @@ export class ForwardTrace implements TensorTracer {
       case 'BatchNorm3d':
       case 'InstanceNorm1d':
       case 'InstanceNorm2d':
+      case 'InstanceNorm3d':
       case 'LayerNorm':
       case 'RMSNorm':
       case 'GroupNorm':
@@ -494,25 +502,31 @@ export class ForwardTrace implements TensorTracer {
       case 'Dropout':
       case 'Dropout1d':
       case 'Dropout2d':
+      case 'Dropout3d':
       case 'AlphaDropout':
         return this.dropout(x, num(0, 'p', 0.5));
       case 'MaxPool1d':
-      case 'MaxPool2d': {
+      case 'MaxPool2d':
+      case 'MaxPool3d': {
         const kernel = num(0, 'kernel_size', 2);
-        return this.maxPool(x, layer.type === 'MaxPool1d' ? 1 : 2, kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
+        return this.maxPool(x, spatialDims(layer.type), kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
       }
       case 'AvgPool1d':
-      case 'AvgPool2d': {
+      case 'AvgPool2d':
+      case 'AvgPool3d': {
         const kernel = num(0, 'kernel_size', 2);
-        return this.pool(x, layer.type === 'AvgPool1d' ? 1 : 2, kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
+        return this.pool(x, spatialDims(layer.type), kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
       }
       case 'AdaptiveAvgPool1d':
       case 'AdaptiveAvgPool2d':
-      case 'AdaptiveMaxPool2d': {
-        const spatial = layer.type.includes('1d') ? 1 : 2;
+      case 'AdaptiveAvgPool3d':
+      case 'AdaptiveMaxPool1d':
+      case 'AdaptiveMaxPool2d':
+      case 'AdaptiveMaxPool3d': {
+        const spatial = spatialDims(layer.type);
         const size = arg(0, 'output_size');
         const dims = size?.kind === 'list' ? size.items.map((i) => numberOf(i) ?? 1) : Array(spatial).fill(numberOf(size) ?? 1);
-        if (layer.type === 'AdaptiveMaxPool2d') this.keep(x);
+        if (layer.type.startsWith('AdaptiveMax')) this.keep(x);
         return this.produce([...shape.slice(0, shape.length - spatial), ...dims], [x]);
       }
       case 'Flatten': {
@@ -770,25 +784,31 @@ export class ForwardTrace implements TensorTracer {
         return out;
       }
       case 'dropout':
-      case 'dropout2d': {
+      case 'dropout2d':
+      case 'dropout3d': {
         const training = kwargs.get('training') ?? args[2];
         if (training?.kind === 'bool' && !training.value) return x;
         return this.dropout(x, numberOf(kwargs.get('p') ?? args[1]) ?? 0.5);
       }
       case 'max_pool1d':
-      case 'max_pool2d': {
+      case 'max_pool2d':
+      case 'max_pool3d': {
         const kernel = numberOf(kwargs.get('kernel_size') ?? args[1]) ?? 2;
-        return this.maxPool(x, name === 'max_pool1d' ? 1 : 2, kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
+        return this.maxPool(x, spatialDims(name), kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
       }
       case 'avg_pool1d':
-      case 'avg_pool2d': {
+      case 'avg_pool2d':
+      case 'avg_pool3d': {
         const kernel = numberOf(kwargs.get('kernel_size') ?? args[1]) ?? 2;
-        return this.pool(x, name === 'avg_pool1d' ? 1 : 2, kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
+        return this.pool(x, spatialDims(name), kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
       }
       case 'adaptive_avg_pool1d':
       case 'adaptive_avg_pool2d':
-      case 'adaptive_max_pool2d': {
-        const spatial = name.includes('1d') ? 1 : 2;
+      case 'adaptive_avg_pool3d':
+      case 'adaptive_max_pool1d':
+      case 'adaptive_max_pool2d':
+      case 'adaptive_max_pool3d': {
+        const spatial = spatialDims(name);
         const size = kwargs.get('output_size') ?? args[1];
         const dims = size?.kind === 'list' ? size.items.map((i) => numberOf(i) ?? 1) : Array(spatial).fill(numberOf(size) ?? 1);
         return this.produce([...x.shape.slice(0, x.shape.length - spatial), ...dims], [x]);
