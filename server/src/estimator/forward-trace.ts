@@ -12,6 +12,25 @@ import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
 const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
 
+/** Whether a tensor's dimensions of more than one element lie in memory in their own order (see TensorValue.layout). */
+function isContiguous(x: TensorValue): boolean {
+  const layout = x.layout;
+  if (!layout) return true;
+  if (layout.length !== x.shape.length) return false;
+  const places = layout.filter((_place, i) => x.shape[i] !== 1);
+  return places.every((place, i) => i === 0 || place > places[i - 1]!);
+}
+
+/** A view of `x` with its dimensions in another order (dimension i of the view is `order[i]` of x). */
+function reordered(x: TensorValue, order: readonly number[]): TensorValue {
+  const shape = order.map((d) => x.shape[d]!);
+  if (x.layout && x.layout.length !== x.shape.length) return { ...x, shape };
+  const places = x.layout ?? x.shape.map((_size, i) => i);
+  const view: TensorValue = { kind: 'tensor', id: x.id, shape, integer: x.integer, layout: order.map((d) => places[d]!) };
+  if (isContiguous(view)) delete view.layout;
+  return view;
+}
+
 /** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
 const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
 
@@ -840,7 +859,11 @@ export class ForwardTrace implements TensorTracer {
         return this.binary('@', args[0]!, args[1] ?? UNKNOWN);
       case 'scaled_dot_product_attention': {
         const [q, k, v] = [x, tensorsIn(args[1])[0], tensorsIn(args[2])[0]];
-        const out = this.precision(this.produce([...q.shape.slice(0, -1), v?.shape[v.shape.length - 1] ?? q.shape[q.shape.length - 1]!], [q]), true);
+        // The fused kernels (flash, memory-efficient) write the output as batch x tokens x heads x head_dim and
+        // return it transposed: `y.transpose(1, 2).contiguous()` copies nothing (measured on the H200: a GPT block
+        // keeps 16 token-wide tensors, not 17; test/gpu/estimator/results/compile_saved.json).
+        const made = this.produce([...q.shape.slice(0, -1), v?.shape[v.shape.length - 1] ?? q.shape[q.shape.length - 1]!], [q]);
+        const out = this.precision(q.shape.length === 4 ? { ...made, layout: [0, 2, 1, 3] } : made, true);
         this.keepCastOperand('half', q, ...(k ? [k] : []), ...(v ? [v] : []));
         this.keep(out);
         return out;
@@ -959,7 +982,7 @@ export class ForwardTrace implements TensorTracer {
       case 'view_as':
       case 'reshape_as': {
         // reshape of a transposed or permuted tensor copies it (view would fail in PyTorch).
-        const source = name.startsWith('reshape') && x.strided ? this.produce(x.shape, [x], x.integer) : x;
+        const source = name.startsWith('reshape') && !isContiguous(x) ? this.produce(x.shape, [x], x.integer) : x;
         if (name.endsWith('_as')) return { ...source, shape: tensorsIn(args[0])[0]?.shape ?? x.shape };
         return this.view(source, dimsOf(args));
       }
@@ -968,15 +991,21 @@ export class ForwardTrace implements TensorTracer {
       case 'permute': {
         const order = dimsOf(args);
         if (order.some((d) => d === undefined)) return x;
-        return { ...x, shape: (order as number[]).map((d) => x.shape[axis(d)]!), strided: x.strided || (order as number[]).some((d, i) => axis(d) !== i) };
+        return reordered(x, (order as number[]).map(axis));
       }
       case 'transpose':
       case 'swapaxes': {
         const a = axis(numberOf(args[0]));
         const b = axis(numberOf(args[1]));
-        const shape = [...x.shape];
-        [shape[a], shape[b]] = [shape[b]!, shape[a]!];
-        return { ...x, shape, strided: x.strided || (a !== b && shape[a] !== 1 && shape[b] !== 1) };
+        if (a >= n || b >= n) {
+          // A dimension the traced shape does not have (the input guess is off): swapped as given.
+          const shape = [...x.shape];
+          [shape[a], shape[b]] = [shape[b]!, shape[a]!];
+          return { ...x, shape };
+        }
+        const order = x.shape.map((_size, i) => i);
+        [order[a], order[b]] = [b, a];
+        return reordered(x, order);
       }
       case 't':
         return this.method(x, 'transpose', [{ kind: 'number', value: 0 }, { kind: 'number', value: 1 }], kwargs);
@@ -1009,7 +1038,7 @@ export class ForwardTrace implements TensorTracer {
         return out;
       }
       case 'contiguous':
-        return x.strided ? this.produce(x.shape, [x], x.integer) : x;
+        return isContiguous(x) ? x : this.produce(x.shape, [x], x.integer);
       case 'clone':
         return this.produce(x.shape, [x], x.integer);
       case 'float':
