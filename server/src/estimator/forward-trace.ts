@@ -110,6 +110,8 @@ export class ForwardTrace implements TensorTracer {
    * (`explicit`); the loss then keeps and makes in backward what it does in fp32.
    */
   lossInputFp32 = { autocast: false, explicit: false };
+  /** Whether forward itself computes a cross-entropy loss (a compiled forward then fuses the loss with its backward). */
+  lossInForward = false;
 
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
@@ -869,6 +871,7 @@ export class ForwardTrace implements TensorTracer {
         return out;
       }
       case 'cross_entropy':
+        this.lossInForward = true;
         if (!x.integer && this.fullPrecision.has(x.id)) this.lossInputFp32.autocast = true;
         if (!x.integer && this.castToFp32.has(x.id)) this.lossInputFp32.explicit = true;
         return this.produce([1]);

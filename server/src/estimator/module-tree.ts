@@ -796,6 +796,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...(blocksTraced && trace.blockInputFullPrecision.length === trace.blockInputs.length && trace.blockInputFullPrecision.some(Boolean)
         ? { blockInputFullPrecision: trace.blockInputFullPrecision } : {}),
       ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
+      ...(trace.lossInForward ? { lossInForward: true } : {}),
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
         ? { blockOutsideBeforeElements: trace.blockOutsideBefore, blockOutputsKeptOutsideElements: trace.blockOutputsKeptOutside } : {}),
     };
@@ -862,6 +863,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       ...(specs.some((s) => s.blockInputFullPrecision)
         ? { blockInputFullPrecision: specs.flatMap((s) => s.blockInputFullPrecision ?? s.blockInputElements.map(() => false)) } : {}),
       ...(last.lossInputFp32 ? { lossInputFp32: last.lossInputFp32 } : {}),
+      ...(last.lossInForward ? { lossInForward: true } : {}),
       input: fed.input,
       scalesWithInput: specs.some((s) => s.scalesWithInput),
     };

@@ -1672,6 +1672,8 @@ export class ProgramModel {
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
       return this.call(args[0], args.slice(1), forwarded, line);
     }
+    // torch.compile(model) is the model, run through inductor: its calls run its forward, as the model's own do.
+    if (path === 'torch.compile' && args[0] && (args[0].kind === 'object' || args[0].kind === 'layer' || args[0].kind === 'function')) return args[0];
     // torch.utils.checkpoint.checkpoint_sequential(functions, segments, input): runs the modules (a Sequential, or a
     // list of them) one after another on the input; the segments change what backward recomputes, not the result.
     if (CHECKPOINT_SEQUENTIAL_CALL.test(path)) {
