@@ -8,7 +8,7 @@ import { analyze } from '../engine/analyze';
 import { recoverTree } from '../engine/recovery';
 import { SemanticModel } from '../engine/semantic/model';
 import type { KeptMemory } from '../engine/types';
-import { growthOf, keptBytes, loopBatchSize } from '../estimator/growth';
+import { growthOf, keptBytes, leakOutsideStep, loopBatchSize, persistentBytes } from '../estimator/growth';
 import { programOf } from '../estimator/python-values';
 import type { PyNode } from '../engine/program/node';
 import { estimateScript, toEstimateJson, type EstimateJson, type EstimateOverrides, type EstimateResult } from '../estimator/index';
@@ -139,8 +139,8 @@ export async function leakGrowth(tree: NonNullable<Awaited<ReturnType<typeof par
     const program = programOf({ rootNode: model.root }, file);
     const sizes = (keeps: KeptMemory, loop?: PyNode) => keptBytes(result.config, keeps, loopBatchSize(program, loop));
     const findings = analyze(model, text, { select: ['OOM101', 'OOM104'], keptBytes: sizes });
-    const leaks = findings.filter((f) => f.sizeHint).map((f) => ({ line: f.range.start.line, bytes: f.sizeHint!.bytes }));
-    return growthOf(leaks, result.config, result.peakReserved + result.cudaContext, result.fits[0]?.capacity);
+    const leaks = findings.filter((f) => f.sizeHint).map((f) => ({ line: f.range.start.line, bytes: f.sizeHint!.bytes, outsideStep: leakOutsideStep(model, f.range.start) }));
+    return growthOf(leaks, result.config, result.peakReserved + result.cudaContext, result.fits[0]?.capacity, persistentBytes(result));
   } finally {
     if (recovered.tree !== tree) recovered.tree.delete();
   }
@@ -253,7 +253,7 @@ export function formatTable(result: EstimateResult, cells?: readonly CellSpan[])
         : t('Leak: line {0} keeps {1} more every batch; on {2} the run fails after about {3} batches.', g.line, gib(g.bytesPerBatch), result.fits[0]!.gpu, g.batchesUntilFull)}\n`;
     }
     if (g.batches !== undefined && g.keptAfterBatches !== undefined) {
-      out += t('The loop runs {0} batches: at its end it holds {1}, a peak of about {2} allocated.', g.batches, gib(g.keptAfterBatches), gib(result.peakAllocated + g.keptAfterBatches)) + '\n';
+      out += t('The loop runs {0} batches: at its end it holds {1}, a peak of about {2} allocated.', g.batches, gib(g.keptAfterBatches), gib((g.heldBeside ?? result.peakAllocated) + g.keptAfterBatches)) + '\n';
     }
   }
   if (result.fits.length > 0) {

@@ -4,7 +4,7 @@ import { analyze } from '../engine/analyze';
 import type { AnalysisOptions } from '../engine/analyze';
 import type { DocumentState } from '../engine/documents';
 import type { ProgramModel } from '../engine/program/interpreter';
-import { loopBatchSize } from '../estimator/growth';
+import { leakOutsideStep, loopBatchSize } from '../estimator/growth';
 import { programOf } from '../estimator/python-values';
 import type { ServerContext, ServerFeature } from './context';
 import { baseEstimate, filePathOf, isBase, keptBytes, latestEstimate, type LeakSummary } from './memory-estimate';
@@ -73,6 +73,7 @@ export function sizedLeaks(serverContext: ServerContext, state: DocumentState): 
       code: finding.code,
       line: finding.range.start.line,
       bytes: finding.sizeHint!.bytes,
+      outsideStep: leakOutsideStep(model, finding.range.start),
       fixTitle: (finding.fixes.find((fix) => fix.preferred) ?? finding.fixes[0])?.title,
     }));
 }
