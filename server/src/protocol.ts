@@ -186,7 +186,7 @@ export interface EstimateResponse {
    * much, where, and when the GPU is full; `batches` and `keptAfterBatches` where the script fixes how many batches
    * the loop runs (what they hold at its end, on top of the step's peak).
    */
-  growth: { bytesPerBatch: number; line: number; batchesUntilFull: number | null; batches?: number; keptAfterBatches?: number } | null;
+  growth: { bytesPerBatch: number; line: number; batchesUntilFull: number | null; batches?: number; keptAfterBatches?: number; heldBeside?: number } | null;
   inputs: EstimateInput[];
   assumptions: string[];
   suggestions: MemorySuggestion[];

@@ -32,3 +32,54 @@ test('checkpoint_sequential keeps the last of the segments the script gives: two
   // 33 layers split as torch splits them: the last of 2 segments runs 17 of them normally, the last of 8 runs 5.
   assert.ok(two.breakdown.activations > 2 * eight.breakdown.activations, `${two.breakdown.activations} vs ${eight.breakdown.activations}`);
 });
+
+/** A model whose own forward runs its blocks through checkpoint_sequential (or plainly, when `call` says so). */
+const mixerScript = (call: string) => `import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint_sequential
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, 4 * dim)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(4 * dim, dim)
+    def forward(self, x):
+        return x + self.fc2(self.act(self.fc1(self.norm(x))))
+
+class Net(nn.Module):
+    def __init__(self, dim=512, depth=8):
+        super().__init__()
+        self.embed = nn.Linear(64, dim)
+        self.blocks = nn.Sequential(*[Block(dim) for _ in range(depth)])
+        self.head = nn.Linear(dim, 10)
+    def forward(self, x):
+        x = self.embed(x)
+        x = ${call}
+        return self.head(x.mean(dim=1))
+
+net = Net().cuda()
+opt = torch.optim.Adam(net.parameters())
+for step in range(5):
+    x = torch.randn(64, 256, 64, device="cuda")
+    y = torch.randint(0, 10, (64,), device="cuda")
+    loss = nn.functional.cross_entropy(net(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test("checkpoint_sequential called in a model's forward runs its blocks in the trace: one segment keeps what a plain forward does, four keep less", async () => {
+  const plain = await estimateText(mixerScript('self.blocks(x)'), 'plain.py');
+  const one = await estimateText(mixerScript('checkpoint_sequential(self.blocks, 1, x, use_reentrant=False)'), 'one.py');
+  const four = await estimateText(mixerScript('checkpoint_sequential(self.blocks, 4, x, use_reentrant=False)'), 'four.py');
+  assert.equal(four.config.checkpointSegmentCount, 4);
+  // The eight blocks keep about 11 tensors of 256 x 512 each per sample: far above what the stem and head keep.
+  const perBlock = 64 * 256 * 512 * 4 * 11;
+  assert.ok(plain.breakdown.activations > 6 * perBlock, `${plain.breakdown.activations}`);
+  assert.ok(Math.abs(one.breakdown.activations / plain.breakdown.activations - 1) < 0.15, `${one.breakdown.activations} vs ${plain.breakdown.activations}`);
+  // Four segments of two: the last runs normally (2 blocks), the three others keep their input.
+  assert.ok(four.breakdown.activations < 0.5 * plain.breakdown.activations, `${four.breakdown.activations} vs ${plain.breakdown.activations}`);
+  assert.ok(four.breakdown.activations > 1.5 * perBlock, `${four.breakdown.activations}`);
+});

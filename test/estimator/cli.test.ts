@@ -104,3 +104,37 @@ test('a leak in the evaluation loop is in the estimate: growth per batch at the 
   assert.ok(json.growth.bytesPerBatch >= 64 * (4096 + 1000) * 4, String(json.growth.bytesPerBatch));
   assert.ok(json.growth.batchesUntilFull > 0);
 });
+
+test('a leak in a loop that runs no backward sits beside the state that outlives the step (heldBeside), one in the training loop beside the step', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-beside-'));
+  const script = (evaluation: boolean) => {
+    const file = path.join(dir, evaluation ? 'eval_leak.py' : 'train_leak.py');
+    fs.writeFileSync(file, [
+      'import torch',
+      'import torch.nn as nn',
+      'model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 1000)).cuda()',
+      'opt = torch.optim.Adam(model.parameters())',
+      'kept = []',
+      'for step in range(10):',
+      '    x = torch.randn(256, 1024, device="cuda")',
+      '    y = torch.randint(0, 1000, (256,), device="cuda")',
+      '    out = model(x)',
+      ...(evaluation ? [] : ['    kept.append(out)']),
+      '    opt.zero_grad()',
+      '    nn.functional.cross_entropy(out, y).backward()',
+      '    opt.step()',
+      ...(evaluation ? ['for step in range(5):', '    kept.append(model(torch.randn(256, 1024, device="cuda")))'] : []),
+      '',
+    ].join('\n'));
+    return file;
+  };
+  type Json = { peakAllocated: number; breakdown: { weights: number; optimizerStates: number }; growth?: { heldBeside?: number } };
+  const evaluation = JSON.parse((await run([script(true), '--json'])).stdout) as Json;
+  const training = JSON.parse((await run([script(false), '--json'])).stdout) as Json;
+  assert.ok(evaluation.growth && training.growth, 'no growth');
+  // Weights, their gradients and Adam's two moments: 4 x the weights, well under the step's peak.
+  const weights = evaluation.breakdown.weights;
+  assert.ok(Math.abs(evaluation.growth.heldBeside! - 4 * weights) < 0.01 * weights, `${evaluation.growth.heldBeside} vs ${4 * weights}`);
+  assert.ok(evaluation.growth.heldBeside! < evaluation.peakAllocated);
+  assert.equal(training.growth.heldBeside, undefined);
+});

@@ -48,3 +48,54 @@ test('a 3-D convolution reads kernel, stride and padding per dimension (frames x
   const ratio = flat.breakdown.activations / strided.breakdown.activations;
   assert.ok(ratio > 2.5 && ratio < 4.2, `ratio ${ratio}`);
 });
+
+/** A two-level 3-D U-Net: InstanceNorm3d, MaxPool3d down, ConvTranspose3d up, a skip concatenated. */
+const volumeUNet = `
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+class Volumes(Dataset):
+    def __len__(self):
+        return 8
+    def __getitem__(self, i):
+        return torch.randn(1, 64, 64, 64), torch.randint(0, 3, (64, 64, 64))
+
+def block(i, o):
+    return nn.Sequential(nn.Conv3d(i, o, 3, padding=1, bias=False), nn.InstanceNorm3d(o, affine=True), nn.LeakyReLU(0.01, inplace=True))
+
+class UNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down = block(1, 16)
+        self.pool = nn.MaxPool3d(2)
+        self.mid = block(16, 32)
+        self.up = nn.ConvTranspose3d(32, 16, kernel_size=2, stride=2)
+        self.dec = block(32, 16)
+        self.head = nn.Conv3d(16, 3, 1)
+    def forward(self, x):
+        skip = self.down(x)
+        x = self.up(self.mid(self.pool(skip)))
+        return self.head(self.dec(torch.cat([x, skip], dim=1)))
+
+net = UNet().cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for vol, seg in DataLoader(Volumes(), batch_size=2):
+    loss = nn.functional.cross_entropy(net(vol.cuda()), seg.cuda())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('3-D pooling, transposed convolution and instance norm are modelled: parameters counted, the volume halved and doubled back', async () => {
+  const result = await estimateText(volumeUNet, 'unet3d.py');
+  // Convolutions 1*16*27 + 16*32*27 + 32*16*27 + 16*3 + 3, the transposed one 32*16*8 + 16, three affine
+  // InstanceNorm3d 2*(16 + 32 + 16).
+  assert.equal(result.detected.parameters, 432 + 13824 + 13824 + 51 + 4112 + 128);
+  assert.ok(!result.assumptions.some((a) => /not modelled/.test(a)), result.assumptions.join('\n'));
+  // Per sample, the full-resolution level keeps about 6 tensors of 16 x 64^3 (conv inputs, norm inputs, the pool's
+  // input and indices, the concatenation): well under 20 of them, which a pool that kept the resolution would reach.
+  const perSampleFullLevel = 16 * 64 ** 3 * 4;
+  assert.ok(result.breakdown.activations < 2 * 12 * perSampleFullLevel, `${result.breakdown.activations}`);
+  assert.ok(result.breakdown.activations > 2 * 3 * perSampleFullLevel * 0.5, `${result.breakdown.activations}`);
+});

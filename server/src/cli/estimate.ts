@@ -7,7 +7,7 @@ import { t } from '../l10n';
 import { analyze } from '../engine/analyze';
 import { recoverTree } from '../engine/recovery';
 import { SemanticModel } from '../engine/semantic/model';
-import { growthOf } from '../estimator/growth';
+import { growthOf, leakOutsideStep, persistentBytes } from '../estimator/growth';
 import { keptBytesFromTable, leakSizeTable } from '../estimator/leak-size-table';
 import { programOf } from '../estimator/python-values';
 import { estimateScript, toEstimateJson, type EstimateJson, type EstimateOverrides, type EstimateResult } from '../estimator/index';
@@ -138,8 +138,8 @@ export async function leakGrowth(tree: NonNullable<Awaited<ReturnType<typeof par
     const program = programOf({ rootNode: model.root }, file);
     const sizes = keptBytesFromTable(leakSizeTable(result.config, program, model.root), true);
     const findings = analyze(model, text, { select: ['OOM101', 'OOM104'], keptBytes: sizes });
-    const leaks = findings.filter((f) => f.sizeHint).map((f) => ({ line: f.range.start.line, bytes: f.sizeHint!.bytes }));
-    return growthOf(leaks, result.config, result.peakReserved + result.cudaContext, result.fits[0]?.capacity);
+    const leaks = findings.filter((f) => f.sizeHint).map((f) => ({ line: f.range.start.line, bytes: f.sizeHint!.bytes, outsideStep: leakOutsideStep(model, f.range.start) }));
+    return growthOf(leaks, result.config, result.peakReserved + result.cudaContext, result.fits[0]?.capacity, persistentBytes(result));
   } finally {
     if (recovered.tree !== tree) recovered.tree.delete();
   }
@@ -252,7 +252,7 @@ export function formatTable(result: EstimateResult, cells?: readonly CellSpan[])
         : t('Leak: line {0} keeps {1} more every batch; on {2} the run fails after about {3} batches.', g.line, gib(g.bytesPerBatch), result.fits[0]!.gpu, g.batchesUntilFull)}\n`;
     }
     if (g.batches !== undefined && g.keptAfterBatches !== undefined) {
-      out += t('The loop runs {0} batches: at its end it holds {1}, a peak of about {2} allocated.', g.batches, gib(g.keptAfterBatches), gib(result.peakAllocated + g.keptAfterBatches)) + '\n';
+      out += t('The loop runs {0} batches: at its end it holds {1}, a peak of about {2} allocated.', g.batches, gib(g.keptAfterBatches), gib((g.heldBeside ?? result.peakAllocated) + g.keptAfterBatches)) + '\n';
     }
   }
   if (result.fits.length > 0) {

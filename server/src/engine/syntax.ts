@@ -70,6 +70,18 @@ export function enclosingFunction(node: Node): Node {
 
 export const LOOP_TYPES = new Set(['for_statement', 'while_statement']);
 
+/** The innermost node under `root` whose span holds a position (a finding's start: 0-based line and character). */
+export function nodeAtPosition(root: Node, position: { line: number; character: number }): Node {
+  const { line, character } = position;
+  const startsBy = (n: Node) => n.startRow < line || (n.startRow === line && n.startColumn <= character);
+  const endsAfter = (n: Node) => n.endRow > line || (n.endRow === line && n.endColumn > character);
+  let node = root;
+  for (let child = node.children.find((c) => c && startsBy(c) && endsAfter(c)); child; child = node.children.find((c) => c && startsBy(c) && endsAfter(c))) {
+    node = child;
+  }
+  return node;
+}
+
 /** Loops around `node`, innermost first, stopping at the enclosing function. */
 export function enclosingLoops<N extends WalkedNode<N>>(node: N): N[] {
   const loops: N[] = [];

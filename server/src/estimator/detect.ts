@@ -84,6 +84,8 @@ export interface DetectedConfig {
   checkpointSegments?: boolean;
   /** The number of segments checkpoint_sequential is given, where the script says. */
   checkpointSegmentCount?: number;
+  /** torch.compile(model): inductor's graphs fuse a loss forward computes with its backward. */
+  compiled?: boolean;
   accumulation?: Located<number>;
   lora?: Located<{ rank: number; targetModules: string[]; dropout: number }>;
   /**
@@ -765,6 +767,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         if (segments && Number.isInteger(segments.value)) detected.checkpointSegmentCount = segments.value;
       }
     }
+    if (fn === 'torch.compile' && pos.length > 0 && !bindings.program.neverRuns(call)) detected.compiled = true;
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };
     if (name === 'LoraConfig') {
       // As the program model ran it: also the keywords a `**cfg["lora"]` spreads.

@@ -12,6 +12,28 @@ import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
 const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
 
+/** Whether a tensor's dimensions of more than one element lie in memory in their own order (see TensorValue.layout). */
+function isContiguous(x: TensorValue): boolean {
+  const layout = x.layout;
+  if (!layout) return true;
+  if (layout.length !== x.shape.length) return false;
+  const places = layout.filter((_place, i) => x.shape[i] !== 1);
+  return places.every((place, i) => i === 0 || place > places[i - 1]!);
+}
+
+/** A view of `x` with its dimensions in another order (dimension i of the view is `order[i]` of x). */
+function reordered(x: TensorValue, order: readonly number[]): TensorValue {
+  const shape = order.map((d) => x.shape[d]!);
+  if (x.layout && x.layout.length !== x.shape.length) return { ...x, shape };
+  const places = x.layout ?? x.shape.map((_size, i) => i);
+  const view: TensorValue = { kind: 'tensor', id: x.id, shape, integer: x.integer, layout: order.map((d) => places[d]!) };
+  if (isContiguous(view)) delete view.layout;
+  return view;
+}
+
+/** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
+const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
+
 function tensorsIn(value: Value | undefined): TensorValue[] {
   if (!value) return [];
   if (value.kind === 'tensor') return [value];
@@ -88,6 +110,8 @@ export class ForwardTrace implements TensorTracer {
    * (`explicit`); the loss then keeps and makes in backward what it does in fp32.
    */
   lossInputFp32 = { autocast: false, explicit: false };
+  /** Whether forward itself computes a cross-entropy loss (a compiled forward then fuses the loss with its backward). */
+  lossInForward = false;
 
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
@@ -375,10 +399,13 @@ export class ForwardTrace implements TensorTracer {
         break;
       case 'Conv2d':
       case 'ConvTranspose2d':
-        expect(shape.length === 4 && shape[1] === num(0, 'in_channels', shape[1]!));
+      case 'Conv3d':
+      case 'ConvTranspose3d':
+        expect(shape.length === spatialDims(layer.type) + 2 && shape[1] === num(0, 'in_channels', shape[1]!));
         break;
       case 'BatchNorm2d':
-        expect(shape.length === 4 && shape[1] === num(0, 'num_features', shape[1]!));
+      case 'BatchNorm3d':
+        expect(shape.length === spatialDims(layer.type) + 2 && shape[1] === num(0, 'num_features', shape[1]!));
         break;
       case 'BatchNorm1d':
         expect(shape.length >= 2 && shape[1] === num(0, 'num_features', shape[1]!));
@@ -418,10 +445,11 @@ export class ForwardTrace implements TensorTracer {
       case 'Conv2d':
       case 'Conv3d':
       case 'ConvTranspose1d':
-      case 'ConvTranspose2d': {
+      case 'ConvTranspose2d':
+      case 'ConvTranspose3d': {
         this.keepCastOperand('half', x);
         this.convolutions++;
-        const spatial = layer.type.endsWith('3d') ? 3 : layer.type.endsWith('2d') ? 2 : 1;
+        const spatial = spatialDims(layer.type);
         const kernel = perDimension(2, 'kernel_size', 1, spatial);
         const stride = perDimension(3, 'stride', 1, spatial);
         const paddingValue = arg(4, 'padding');
@@ -442,6 +470,7 @@ export class ForwardTrace implements TensorTracer {
       case 'BatchNorm3d':
       case 'InstanceNorm1d':
       case 'InstanceNorm2d':
+      case 'InstanceNorm3d':
       case 'LayerNorm':
       case 'RMSNorm':
       case 'GroupNorm':
@@ -494,25 +523,31 @@ export class ForwardTrace implements TensorTracer {
       case 'Dropout':
       case 'Dropout1d':
       case 'Dropout2d':
+      case 'Dropout3d':
       case 'AlphaDropout':
         return this.dropout(x, num(0, 'p', 0.5));
       case 'MaxPool1d':
-      case 'MaxPool2d': {
+      case 'MaxPool2d':
+      case 'MaxPool3d': {
         const kernel = num(0, 'kernel_size', 2);
-        return this.maxPool(x, layer.type === 'MaxPool1d' ? 1 : 2, kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
+        return this.maxPool(x, spatialDims(layer.type), kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
       }
       case 'AvgPool1d':
-      case 'AvgPool2d': {
+      case 'AvgPool2d':
+      case 'AvgPool3d': {
         const kernel = num(0, 'kernel_size', 2);
-        return this.pool(x, layer.type === 'AvgPool1d' ? 1 : 2, kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
+        return this.pool(x, spatialDims(layer.type), kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
       }
       case 'AdaptiveAvgPool1d':
       case 'AdaptiveAvgPool2d':
-      case 'AdaptiveMaxPool2d': {
-        const spatial = layer.type.includes('1d') ? 1 : 2;
+      case 'AdaptiveAvgPool3d':
+      case 'AdaptiveMaxPool1d':
+      case 'AdaptiveMaxPool2d':
+      case 'AdaptiveMaxPool3d': {
+        const spatial = spatialDims(layer.type);
         const size = arg(0, 'output_size');
         const dims = size?.kind === 'list' ? size.items.map((i) => numberOf(i) ?? 1) : Array(spatial).fill(numberOf(size) ?? 1);
-        if (layer.type === 'AdaptiveMaxPool2d') this.keep(x);
+        if (layer.type.startsWith('AdaptiveMax')) this.keep(x);
         return this.produce([...shape.slice(0, shape.length - spatial), ...dims], [x]);
       }
       case 'Flatten': {
@@ -770,25 +805,31 @@ export class ForwardTrace implements TensorTracer {
         return out;
       }
       case 'dropout':
-      case 'dropout2d': {
+      case 'dropout2d':
+      case 'dropout3d': {
         const training = kwargs.get('training') ?? args[2];
         if (training?.kind === 'bool' && !training.value) return x;
         return this.dropout(x, numberOf(kwargs.get('p') ?? args[1]) ?? 0.5);
       }
       case 'max_pool1d':
-      case 'max_pool2d': {
+      case 'max_pool2d':
+      case 'max_pool3d': {
         const kernel = numberOf(kwargs.get('kernel_size') ?? args[1]) ?? 2;
-        return this.maxPool(x, name === 'max_pool1d' ? 1 : 2, kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
+        return this.maxPool(x, spatialDims(name), kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
       }
       case 'avg_pool1d':
-      case 'avg_pool2d': {
+      case 'avg_pool2d':
+      case 'avg_pool3d': {
         const kernel = numberOf(kwargs.get('kernel_size') ?? args[1]) ?? 2;
-        return this.pool(x, name === 'avg_pool1d' ? 1 : 2, kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
+        return this.pool(x, spatialDims(name), kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
       }
       case 'adaptive_avg_pool1d':
       case 'adaptive_avg_pool2d':
-      case 'adaptive_max_pool2d': {
-        const spatial = name.includes('1d') ? 1 : 2;
+      case 'adaptive_avg_pool3d':
+      case 'adaptive_max_pool1d':
+      case 'adaptive_max_pool2d':
+      case 'adaptive_max_pool3d': {
+        const spatial = spatialDims(name);
         const size = kwargs.get('output_size') ?? args[1];
         const dims = size?.kind === 'list' ? size.items.map((i) => numberOf(i) ?? 1) : Array(spatial).fill(numberOf(size) ?? 1);
         return this.produce([...x.shape.slice(0, x.shape.length - spatial), ...dims], [x]);
@@ -820,12 +861,17 @@ export class ForwardTrace implements TensorTracer {
         return this.binary('@', args[0]!, args[1] ?? UNKNOWN);
       case 'scaled_dot_product_attention': {
         const [q, k, v] = [x, tensorsIn(args[1])[0], tensorsIn(args[2])[0]];
-        const out = this.precision(this.produce([...q.shape.slice(0, -1), v?.shape[v.shape.length - 1] ?? q.shape[q.shape.length - 1]!], [q]), true);
+        // The fused kernels (flash, memory-efficient) write the output as batch x tokens x heads x head_dim and
+        // return it transposed: `y.transpose(1, 2).contiguous()` copies nothing (measured on the H200: a GPT block
+        // keeps 16 token-wide tensors, not 17; test/gpu/estimator/results/compile_saved.json).
+        const made = this.produce([...q.shape.slice(0, -1), v?.shape[v.shape.length - 1] ?? q.shape[q.shape.length - 1]!], [q]);
+        const out = this.precision(q.shape.length === 4 ? { ...made, layout: [0, 2, 1, 3] } : made, true);
         this.keepCastOperand('half', q, ...(k ? [k] : []), ...(v ? [v] : []));
         this.keep(out);
         return out;
       }
       case 'cross_entropy':
+        this.lossInForward = true;
         if (!x.integer && this.fullPrecision.has(x.id)) this.lossInputFp32.autocast = true;
         if (!x.integer && this.castToFp32.has(x.id)) this.lossInputFp32.explicit = true;
         return this.produce([1]);
@@ -939,7 +985,7 @@ export class ForwardTrace implements TensorTracer {
       case 'view_as':
       case 'reshape_as': {
         // reshape of a transposed or permuted tensor copies it (view would fail in PyTorch).
-        const source = name.startsWith('reshape') && x.strided ? this.produce(x.shape, [x], x.integer) : x;
+        const source = name.startsWith('reshape') && !isContiguous(x) ? this.produce(x.shape, [x], x.integer) : x;
         if (name.endsWith('_as')) return { ...source, shape: tensorsIn(args[0])[0]?.shape ?? x.shape };
         return this.view(source, dimsOf(args));
       }
@@ -948,15 +994,21 @@ export class ForwardTrace implements TensorTracer {
       case 'permute': {
         const order = dimsOf(args);
         if (order.some((d) => d === undefined)) return x;
-        return { ...x, shape: (order as number[]).map((d) => x.shape[axis(d)]!), strided: x.strided || (order as number[]).some((d, i) => axis(d) !== i) };
+        return reordered(x, (order as number[]).map(axis));
       }
       case 'transpose':
       case 'swapaxes': {
         const a = axis(numberOf(args[0]));
         const b = axis(numberOf(args[1]));
-        const shape = [...x.shape];
-        [shape[a], shape[b]] = [shape[b]!, shape[a]!];
-        return { ...x, shape, strided: x.strided || (a !== b && shape[a] !== 1 && shape[b] !== 1) };
+        if (a >= n || b >= n) {
+          // A dimension the traced shape does not have (the input guess is off): swapped as given.
+          const shape = [...x.shape];
+          [shape[a], shape[b]] = [shape[b]!, shape[a]!];
+          return { ...x, shape };
+        }
+        const order = x.shape.map((_size, i) => i);
+        [order[a], order[b]] = [b, a];
+        return reordered(x, order);
       }
       case 't':
         return this.method(x, 'transpose', [{ kind: 'number', value: 0 }, { kind: 'number', value: 1 }], kwargs);
@@ -989,7 +1041,7 @@ export class ForwardTrace implements TensorTracer {
         return out;
       }
       case 'contiguous':
-        return x.strided ? this.produce(x.shape, [x], x.integer) : x;
+        return isContiguous(x) ? x : this.produce(x.shape, [x], x.integer);
       case 'clone':
         return this.produce(x.shape, [x], x.integer);
       case 'float':

@@ -1,6 +1,8 @@
 // Leaks in the figure: what one batch keeps alive when a finding (OOM101, OOM104) keeps a model output or a whole
 // graph per batch, and after how many batches the chosen GPU runs out.
 import type { KeptMemory } from '../engine/types';
+import type { SemanticModel } from '../engine/semantic/model';
+import { enclosingLoops, nodeAtPosition } from '../engine/syntax';
 import type { ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { numberOf, type Value } from '../engine/program/values';
@@ -48,6 +50,12 @@ export interface Growth {
    * the loop): the batches' kept memory, twice where the kept list is concatenated after the loop.
    */
   keptAfterBatches?: number;
+  /**
+   * Where the leaking loop runs no backward (an evaluation after training): what is allocated beside what it keeps
+   * (weights, the gradients backward left, optimizer states), in place of the step's peak, whose activations are
+   * freed by then. The loop's end then holds about this plus keptAfterBatches.
+   */
+  heldBeside?: number;
 }
 
 /** A leak with its size: 0-based line, bytes kept per batch, and the batches its loop runs where the script fixes them. */
@@ -57,6 +65,22 @@ export interface SizedLeak {
   batches?: number;
   /** The kept tensors are copied once more at the end (`torch.cat` of the list): held this many times then. */
   copies?: number;
+  /** The loops around the leak run no backward: the training step's activations are not alive beside it. */
+  outsideStep?: boolean;
+}
+
+/**
+ * Whether a leak the analysis reports at `position` lies in loops none of which runs backward (an evaluation loop,
+ * also one a training function's caller runs after it).
+ */
+export function leakOutsideStep(model: SemanticModel, position: { line: number; character: number }): boolean {
+  const loops = enclosingLoops(nodeAtPosition(model.root, position));
+  return loops.length > 0 && !loops.some((loop) => model.runsBackward(loop));
+}
+
+/** What stays allocated between steps: the weights, the gradients backward leaves and the optimizer's states. */
+export function persistentBytes(result: { breakdown: { weights: number; optimizerStates: number }; gradientsAfterBackward: number }): number {
+  return result.breakdown.weights + result.gradientsAfterBackward + result.breakdown.optimizerStates;
 }
 
 /** The outputs a configuration's batch loops keep without a graph (TrainingConfig.keptOutputs), as sized leaks. */
@@ -71,7 +95,7 @@ export function keptOutputLeaks(config: TrainingConfig): SizedLeak[] {
  * The growth of a script: the largest of its sized leaks (the rules' findings, `leaks`, and the outputs the
  * configuration's loops keep) against the room one step leaves on a GPU.
  */
-export function growthOf(leaks: readonly SizedLeak[], config: TrainingConfig, stepTotal: number, capacity: number | undefined): Growth | undefined {
+export function growthOf(leaks: readonly SizedLeak[], config: TrainingConfig, stepTotal: number, capacity: number | undefined, persistent?: number): Growth | undefined {
   const worst = [...leaks, ...keptOutputLeaks(config)].reduce<SizedLeak | undefined>((best, leak) => (!best || leak.bytes > best.bytes ? leak : best), undefined);
   if (!worst || worst.bytes <= 0) return undefined;
   const room = capacity === undefined ? undefined : capacity - stepTotal;
@@ -80,6 +104,7 @@ export function growthOf(leaks: readonly SizedLeak[], config: TrainingConfig, st
     line: worst.line + 1,
     batchesUntilFull: room === undefined ? null : Math.max(0, Math.floor(room / worst.bytes)),
     ...(worst.batches !== undefined ? { batches: worst.batches, keptAfterBatches: Math.round(worst.bytes * worst.batches * (worst.copies ?? 1)) } : {}),
+    ...(worst.outsideStep && persistent !== undefined ? { heldBeside: Math.round(persistent) } : {}),
   };
 }
 

@@ -275,7 +275,12 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // Logits cast to fp32 before the loss (`logits.float()`, or fp32 under autocast): the loss is fp32's.
   const lossMode = (mode === 'amp' && net.lossInputFp32?.autocast) || (mode === 'half' && net.lossInputFp32?.explicit) ? 'fp32' : mode;
   const lossKept = ownLogSoftmax ? 0 : logSoftmax * (lossMode === 'fp32' ? 1 : lossMode === 'amp' ? 1.5 : 0.5);
-  const lossBackward = ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1);
+  // Compiled with the loss inside forward, inductor computes the logits' gradient in one fused kernel from what
+  // forward kept, which it frees as it goes: no logits-sized gradient beside it (measured on the H200, a GPT of
+  // vocabulary 8192: backward's peak 2 x the logits over what forward kept eager, 0.1 x compiled; compiled with
+  // the loss outside forward, as eager; test/gpu/estimator/results/compile_saved.json).
+  const fusedLoss = cfg.compiled === true && net.lossInForward === true;
+  const lossBackward = fusedLoss ? 0 : ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1);
   saved += lossKept + (cfg.outputKept === true && cfg.mode === 'train' && !ownLogSoftmax ? outputs : 0);
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
   // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a

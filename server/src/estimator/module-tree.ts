@@ -205,10 +205,12 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
   return { leaves: out, unknown };
 }
 
-const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'Embedding', 'LayerNorm', 'RMSNorm',
-  'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm2d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
-  'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d',
-  'MaxPool1d', 'MaxPool2d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AvgPool2d', 'AdaptiveMaxPool2d', 'LeakyReLU', 'ReLU6',
+const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d',
+  'ConvTranspose3d', 'Embedding', 'LayerNorm', 'RMSNorm', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d',
+  'InstanceNorm3d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
+  'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d',
+  'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveMaxPool2d',
+  'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6',
   'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d']);
 
 function argument(layer: LayerValue, index: number, keyword: string): Value | undefined {
@@ -281,6 +283,7 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     }
     case 'ConvTranspose1d':
     case 'ConvTranspose2d':
+    case 'ConvTranspose3d':
       net.convTranspose(num(layer, 1, 'out_channels', 1), num(layer, 2, 'kernel_size', 2), num(layer, 3, 'stride', 1), num(layer, 4, 'padding', 0),
         flag(layer, 'bias', true), num(layer, 0, 'in_channels', net.channels));
       return;
@@ -300,8 +303,10 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'BatchNorm1d':
     case 'BatchNorm2d':
     case 'BatchNorm3d':
+    case 'InstanceNorm1d':
     case 'InstanceNorm2d':
-      net.batchNorm(num(layer, 0, 'num_features', net.channels), layer.type !== 'InstanceNorm2d' || flag(layer, 'affine', false));
+    case 'InstanceNorm3d':
+      net.batchNorm(num(layer, 0, 'num_features', net.channels), !layer.type.startsWith('InstanceNorm') || flag(layer, 'affine', false));
       return;
     case 'LayerNorm':
     case 'RMSNorm': {
@@ -347,18 +352,23 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'Dropout':
     case 'Dropout1d':
     case 'Dropout2d':
+    case 'Dropout3d':
       net.dropout(num(layer, 0, 'p', 0.5));
       return;
     case 'MaxPool1d':
-    case 'MaxPool2d': {
+    case 'MaxPool2d':
+    case 'MaxPool3d': {
       const kernel = num(layer, 0, 'kernel_size', 2);
       net.maxPool(kernel, num(layer, 1, 'stride', kernel), num(layer, 2, 'padding', 0));
       return;
     }
     case 'AvgPool2d':
+    case 'AvgPool3d':
     case 'AdaptiveAvgPool1d':
     case 'AdaptiveAvgPool2d':
+    case 'AdaptiveAvgPool3d':
     case 'AdaptiveMaxPool2d':
+    case 'AdaptiveMaxPool3d':
       net.globalPool();
       return;
     case 'LSTM':
@@ -404,7 +414,8 @@ function layerParameters(layer: LayerValue): { total: number; cast: number } {
     case 'Conv2d':
     case 'Conv3d':
     case 'ConvTranspose1d':
-    case 'ConvTranspose2d': {
+    case 'ConvTranspose2d':
+    case 'ConvTranspose3d': {
       const dims = layer.type.endsWith('3d') ? 3 : layer.type.endsWith('2d') ? 2 : 1;
       const groups = n(layer.type.startsWith('ConvTranspose') ? 6 : 6, 'groups', 1);
       const weight = (n(0, 'in_channels', 0) / groups) * n(1, 'out_channels', 0) * kernel(2, dims);
@@ -417,6 +428,7 @@ function layerParameters(layer: LayerValue): { total: number; cast: number } {
       return { total: flag(layer, 'affine', true, 3) ? 2 * n(0, 'num_features', 0) : 0, cast: 0 };
     case 'InstanceNorm1d':
     case 'InstanceNorm2d':
+    case 'InstanceNorm3d':
       return { total: flag(layer, 'affine', false, 3) ? 2 * n(0, 'num_features', 0) : 0, cast: 0 };
     case 'GroupNorm':
       return { total: flag(layer, 'affine', true, 3) ? 2 * n(1, 'num_channels', 0) : 0, cast: 0 };
@@ -581,7 +593,7 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
   switch (layer?.type) {
     case 'Conv2d':
     case 'Conv3d':
-      out.push({ shape: [1, first.channels, size, size], integer: false });
+      out.push({ shape: [1, first.channels, ...new Array<number>(layer.type === 'Conv3d' ? 3 : 2).fill(size)], integer: false });
       break;
     case 'Embedding':
       out.push({ shape: [1, size], integer: true });
@@ -784,6 +796,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...(blocksTraced && trace.blockInputFullPrecision.length === trace.blockInputs.length && trace.blockInputFullPrecision.some(Boolean)
         ? { blockInputFullPrecision: trace.blockInputFullPrecision } : {}),
       ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
+      ...(trace.lossInForward ? { lossInForward: true } : {}),
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
         ? { blockOutsideBeforeElements: trace.blockOutsideBefore, blockOutputsKeptOutsideElements: trace.blockOutputsKeptOutside } : {}),
     };
@@ -850,6 +863,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       ...(specs.some((s) => s.blockInputFullPrecision)
         ? { blockInputFullPrecision: specs.flatMap((s) => s.blockInputFullPrecision ?? s.blockInputElements.map(() => false)) } : {}),
       ...(last.lossInputFp32 ? { lossInputFp32: last.lossInputFp32 } : {}),
+      ...(last.lossInForward ? { lossInForward: true } : {}),
       input: fed.input,
       scalesWithInput: specs.some((s) => s.scalesWithInput),
     };

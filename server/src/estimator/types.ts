@@ -136,6 +136,8 @@ export interface LayerNetSpec {
    * weights where the script casts the logits itself (`logits.float()`); the loss then costs what it does in fp32.
    */
   lossInputFp32?: { autocast: boolean; explicit: boolean };
+  /** forward computes the cross-entropy loss itself (traced nets): what torch.compile fuses with the loss's backward. */
+  lossInForward?: boolean;
   /** Saved elements outside the blocks that forward made before each block (traced nets): alive while it is recomputed. */
   blockOutsideBeforeElements?: number[];
   /** Elements of block outputs that layers outside the blocks keep (traced nets): alive under checkpointing too. */
@@ -193,6 +195,8 @@ export interface TrainingConfig {
   checkpointSegments?: boolean;
   /** How many segments the script gives checkpoint_sequential (round(sqrt(n)) of the blocks when it does not say). */
   checkpointSegmentCount?: number;
+  /** The script runs the model through torch.compile (inductor). */
+  compiled?: boolean;
   accumulation: number;
   /** Gradients alive through the next forward: accumulation > 1 or a loop that never calls zero_grad. */
   gradsKeptAcrossSteps: boolean;

@@ -4,7 +4,7 @@ import type { CodeLens, CodeLensParams, ResponseError } from 'vscode-languageser
 import { invalidParams } from '../params';
 import { formatBytes } from '../engine/bytes';
 import type { EstimateResult } from '../estimator/index';
-import { growthOf, type Growth } from '../estimator/growth';
+import { growthOf, persistentBytes, type Growth } from '../estimator/growth';
 import { sizedLeaks } from './leak-sizes';
 import { t } from '../l10n';
 import { SHOW_MEMORY_ESTIMATE_COMMAND } from '../protocol';
@@ -63,7 +63,7 @@ export const estimateCodeLens: ServerFeature = {
       if (base.loops.training !== undefined && base.config.mode === 'train') {
         const result = estimateWith(base, {}, settings.gpu);
         const leaks = sizedLeaks(context, state);
-        lenses.push(lens(base.loops.training, lensTitle(result, settings.gpu, false, growthOf(leaks, result.config, totalOf(result), resolveGpu(settings.gpu)?.capacity))));
+        lenses.push(lens(base.loops.training, lensTitle(result, settings.gpu, false, growthOf(leaks, result.config, totalOf(result), resolveGpu(settings.gpu)?.capacity, persistentBytes(result)))));
       }
       const inference = inferenceConfig(base);
       if (inference && base.loops.inference) {

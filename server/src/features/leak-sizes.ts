@@ -4,6 +4,7 @@ import { analyze } from '../engine/analyze';
 import type { AnalysisOptions } from '../engine/analyze';
 import type { DocumentState } from '../engine/documents';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/limits';
+import { leakOutsideStep } from '../estimator/growth';
 import { programOf } from '../estimator/python-values';
 import { host } from '../host';
 import type { ServerContext, ServerFeature } from './context';
@@ -134,6 +135,7 @@ export function sizedLeaks(serverContext: ServerContext, state: DocumentState): 
       code: finding.code,
       line: finding.range.start.line,
       bytes: finding.sizeHint!.bytes,
+      outsideStep: leakOutsideStep(model, finding.range.start),
       fixTitle: (finding.fixes.find((fix) => fix.preferred) ?? finding.fixes[0])?.title,
     }));
 }

@@ -9,7 +9,7 @@ import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
 import { configFromDetection, detectConfig, estimateFromConfig, maxBatchSize, type EstimateResult } from '../estimator/index';
 import { AUTO_GPU, CUSTOM_GPU, lookupGpu } from './gpu-target';
 export { keptBytes } from '../estimator/growth';
-import { growthOf } from '../estimator/growth';
+import { growthOf, persistentBytes } from '../estimator/growth';
 import { estimatedText } from '../estimator/leak-size-table';
 import type { RunMode, TrainingConfig } from '../estimator/types';
 import { formatBytes } from '../engine/bytes';
@@ -256,6 +256,8 @@ export interface LeakSummary {
   code: string;
   line: number;
   bytes: number;
+  /** The loops around the leak run no backward (growth.ts, leakOutsideStep). */
+  outsideStep?: boolean;
   /** Title of the finding's preferred quick fix. */
   fixTitle?: string;
 }
@@ -286,7 +288,7 @@ export function estimateResponse(state: DocumentState, base: BaseEstimate, overr
     gpu,
     fits: fit ? fit.fits : null,
     maxBatchSize: fit ? fit.maxBatchSize : null,
-    growth: growthOf(leaks, config, totalOf(result), gpu?.capacity) ?? null,
+    growth: growthOf(leaks, config, totalOf(result), gpu?.capacity, persistentBytes(result)) ?? null,
     inputs: inputsOf(result, overrides),
     assumptions: result.assumptions,
     suggestions: suggestionsFor(base, result, overrides, gpuName, leaks, refactorings),

@@ -54,6 +54,7 @@ const TORCH_MADE_TENSOR = /^torch\.\w+(\[\])*$/;
 const TORCH_PARAMETER = /^torch\.nn\.(parameter\.)?Parameter$/;
 const HF_ARGUMENT_PARSER = /^transformers\.(hf_argparser\.)?HfArgumentParser$/;
 const CHECKPOINT_CALL = /(^|\.)checkpoint\.checkpoint$/;
+const CHECKPOINT_SEQUENTIAL_CALL = /(^|\.)checkpoint\.checkpoint_sequential$/;
 const NUMPY_ALIAS = /^np\./;
 /** numpy's array makers and the torch calls that make tensors of the same sizes from the same arguments. */
 const NUMPY_ARRAY_FACTORIES = new Map([
@@ -1670,6 +1671,17 @@ export class ProgramModel {
     if (CHECKPOINT_CALL.test(path) && args[0]) {
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
       return this.call(args[0], args.slice(1), forwarded, line);
+    }
+    // torch.compile(model) is the model, run through inductor: its calls run its forward, as the model's own do.
+    if (path === 'torch.compile' && args[0] && (args[0].kind === 'object' || args[0].kind === 'layer' || args[0].kind === 'function')) return args[0];
+    // torch.utils.checkpoint.checkpoint_sequential(functions, segments, input): runs the modules (a Sequential, or a
+    // list of them) one after another on the input; the segments change what backward recomputes, not the result.
+    if (CHECKPOINT_SEQUENTIAL_CALL.test(path)) {
+      const functions = args[0] ?? kwargs.get('functions');
+      const input = args[2] ?? kwargs.get('input');
+      if (!functions || !input) return UNKNOWN;
+      if (functions.kind === 'list') return functions.items.reduce<Value>((x, module) => this.call(module, [x], new Map(), line), input);
+      return this.call(functions, [input], new Map(), line);
     }
     // numpy arrays (a Dataset's `np.random.randn(3, n).astype(np.float32)`, then `torch.from_numpy`): read as the
     // torch tensors they become, with the same sizes (a randint with a size is an array, without one a number).

@@ -114,8 +114,13 @@ export interface TensorValue {
   id: number;
   shape: number[];
   integer: boolean;
-  /** A transposed, permuted or expanded view: reshape() and contiguous() copy it. */
-  strided?: boolean;
+  /**
+   * Where the tensor's elements are not laid out in the order of its dimensions (a transposed or permuted view;
+   * attention's output, stored batch x tokens x heads x head_dim): each dimension's place in memory, outermost 0.
+   * reshape() and contiguous() copy such a tensor. A layout of another length than the shape (the view changed the
+   * number of dimensions) is no longer known, and stays strided.
+   */
+  layout?: readonly number[];
 }
 
 /** A method looked up on a value (`layers.append`, `cfg.get`, `model.to`), not yet called. */
