@@ -25,11 +25,16 @@ const lineOf = (needle: string) => lines.findIndex((line) => line.includes(needl
 
 let client: TestClient;
 
+/** Opens a document in the server; resolves with its first diagnostics. */
+async function openDocument(documentUri: string, source: string): Promise<Diagnostic[]> {
+  const published = client.diagnostics(documentUri, 1);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: documentUri, languageId: 'python', version: 1, text: source } });
+  return published;
+}
+
 before(async () => {
   client = await startServer({ settings: { gpu: 'RTX 4090' } });
-  const published = client.diagnostics(uri, 1);
-  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
-  await published;
+  await openDocument(uri, text);
 });
 
 after(async () => {
@@ -144,9 +149,7 @@ test('leak findings say how much they keep per batch, from the estimate of the s
     '    kept.append(logits)',
     '',
   ].join('\n');
-  const published = client.diagnostics(leakyUri, 1);
-  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: leakyUri, languageId: 'python', version: 1, text: source } });
-  const diagnostics = await sizedDiagnostics(leakyUri, published);
+  const diagnostics = await sizedDiagnostics(leakyUri, openDocument(leakyUri, source));
   const oom104 = diagnostics.find((d) => d.code === 'OOM104');
   const oom101 = diagnostics.find((d) => d.code === 'OOM101');
   assert.match(String(oom104?.message), /keeps about [\d.]+ [GM]iB per batch \(the graph and the activations it saved\)\.$/);
@@ -185,9 +188,7 @@ test('a leak in a loop whose loader batches differently is sized at that batch (
   const root = copyTree(tree, source);
   tree.delete();
   const config = configFromDetection(detectConfig({ rootNode: root }, source, ''), []);
-  const published = client.diagnostics(evalUri, 1);
-  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: evalUri, languageId: 'python', version: 1, text: source } });
-  const diagnostics = await sizedDiagnostics(evalUri, published);
+  const diagnostics = await sizedDiagnostics(evalUri, openDocument(evalUri, source));
   const inEval = diagnostics.find((d) => d.code === 'OOM101' && d.range.start.line === 17);
   assert.ok(inEval, JSON.stringify(diagnostics.map((d) => [d.code, d.range.start.line])));
   assert.ok(String(inEval.message).includes(`keeps about ${formatBytes(keptBytes(config, 'graph', 32)!)} per batch`), String(inEval.message));
@@ -210,9 +211,7 @@ test('a model output kept across training steps is sized as the logits it holds'
     '    all_logits.append(out.logits)',
     '',
   ].join('\n');
-  const published = client.diagnostics(trainUri, 1);
-  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: trainUri, languageId: 'python', version: 1, text: source } });
-  const oom101 = (await sizedDiagnostics(trainUri, published)).find((d) => d.code === 'OOM101');
+  const oom101 = (await sizedDiagnostics(trainUri, openDocument(trainUri, source))).find((d) => d.code === 'OOM101');
   assert.match(String(oom101?.message), /keeps about [\d.]+ [GM]iB per batch \(the output tensor\)\.$/);
 });
 
@@ -237,9 +236,7 @@ test('a model the estimator cannot read: no figure anywhere, the reason on a Cod
     '    opt.step()',
     '',
   ].join('\n');
-  const published = client.diagnostics(unknownUri, 1);
-  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: unknownUri, languageId: 'python', version: 1, text: source } });
-  await published;
+  await openDocument(unknownUri, source);
   const lenses = (await client.connection.sendRequest('textDocument/codeLens', { textDocument: { uri: unknownUri } })) as CodeLens[];
   assert.equal(lenses.length, 1);
   assert.equal(lenses[0]!.range.start.line, 3);
@@ -274,9 +271,7 @@ test('a leak that keeps memory every batch: the estimate and the CodeLens say ho
     '    history.append(out)',
     '',
   ].join('\n');
-  const published = client.diagnostics(leakUri, 1);
-  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: leakUri, languageId: 'python', version: 1, text: source } });
-  await published;
+  await openDocument(leakUri, source);
   const response = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri: leakUri } });
   assert.ok(response.growth, 'no growth');
   assert.equal(response.growth.line, 13);
@@ -304,9 +299,7 @@ test('outputs an evaluation keeps under no_grad: the panel\'s growth says how ma
     'preds = torch.cat(outs).argmax(-1)',
     '',
   ].join('\n');
-  const published = client.diagnostics(keptUri, 1);
-  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: keptUri, languageId: 'python', version: 1, text: source } });
-  await published;
+  await openDocument(keptUri, source);
   const response = await client.connection.sendRequest<EstimateResponse>(ESTIMATE_REQUEST, { textDocument: { uri: keptUri } });
   assert.ok(response.growth, 'no growth');
   assert.equal(response.growth.line, 11);
