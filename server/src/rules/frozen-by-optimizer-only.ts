@@ -1,7 +1,8 @@
 // OOM114: an optimizer over a sub-module's parameters (`model.fc.parameters()`) while the training loop runs the
 // whole model and the file never turns requires_grad off for the rest: backward still computes every gradient.
 import {
-  coveredBy, freezes, localModelClass, optimizers, optimizersAmong, registeredChildren, related, trainingLoopForwards,
+  coveredBy, freezes, libraryModelQualifiedNames, localModelClass, optimizers, optimizersAmong, registeredChildren, related,
+  trainingLoopForwards,
 } from '../engine/semantic/parameters';
 import type { OptimizerInfo, TrainingForward } from '../engine/semantic/parameters';
 import type { SemanticModel } from '../engine/semantic/model';
@@ -16,15 +17,32 @@ function trainedNames(built: readonly OptimizerInfo[]): string[] {
 
 /**
  * Whether the optimizers together cover a whole model: one receives all of it, or, for a model class of this file,
- * every submodule and parameter its `__init__` registers is received by some optimizer.
+ * every submodule and parameter its `__init__` registers is received by some optimizer, or, for a Transformers task
+ * model, two or more of its direct children are.
  */
 function coversWholeModel(model: SemanticModel, forward: TrainingForward, trained: readonly string[]): boolean {
   const names = [...forward.names.names];
   if (coveredBy(names, trained)) return true;
   const cls = localModelClass(model, forward.reference);
-  if (!cls) return false;
+  if (!cls) return mayCoverTransformersModel(model, forward, trained);
   const parts = registeredChildren(model, cls);
   return parts.length > 0 && parts.every((part) => coveredBy(names.map((name) => `${name}.${part}`), trained));
+}
+
+/**
+ * A Transformers task model (`BertForSequenceClassification`, `SegformerForSemanticSegmentation`) is its base model
+ * plus its head(s), attributes named per model type: parameter groups over two or more direct children
+ * (`model.bert`, `model.classifier`) are how such a model is trained whole with two learning rates, and which
+ * children it has is not in the file. Not provable either way, so not reported.
+ */
+function mayCoverTransformersModel(model: SemanticModel, forward: TrainingForward, trained: readonly string[]): boolean {
+  const classes = libraryModelQualifiedNames(model, forward.reference);
+  if (!classes || !classes.every((name) => name.startsWith('transformers.'))) return false;
+  for (const name of forward.names.names) {
+    const children = new Set(trained.filter((part) => part.startsWith(`${name}.`)).map((part) => part.slice(name.length + 1)));
+    if (children.size >= 2 && [...children].every((child) => !child.includes('.'))) return true;
+  }
+  return false;
 }
 
 export const frozenByOptimizerOnly: Rule = {

@@ -616,6 +616,22 @@ export function localModelClass(model: SemanticModel, reference: Node): ClassInf
 }
 
 /**
+ * The qualified names of the library calls that build a model expression (`transformers.BertForMaskedLM.from_pretrained`),
+ * when every value it holds is made by one; undefined when any is a class of this file or unknown.
+ */
+export function libraryModelQualifiedNames(model: SemanticModel, reference: Node): string[] | undefined {
+  const calls = constructors(model, reference);
+  if (!calls || calls.length === 0) return undefined;
+  const names: string[] = [];
+  for (const call of calls) {
+    const qualified = model.qualify(call.childForFieldName('function'));
+    if (!qualified) return undefined;
+    names.push(qualified);
+  }
+  return names;
+}
+
+/**
  * Whether a call makes a module with parameters (or a parameter): a torch.nn layer that has some, `nn.Parameter`, a
  * module class of this file, a pretrained or library model. Tokenizers, configs, optimizers and losses are not.
  */
