@@ -19,6 +19,7 @@ import {
   nameWords,
   nodesWithin,
   statementSpells,
+  countStatementsSpelling,
 } from '../syntax';
 import {
   DETACHING_ATTRIBUTES,
@@ -1461,8 +1462,7 @@ export class SemanticModel {
   spells(word: string): boolean {
     let count = this.spellingCounts.get(word);
     if (count === undefined) {
-      count = 0;
-      for (const statement of this.root.children) if (statementSpells(statement, word)) count++;
+      count = countStatementsSpelling(this.root.children, this.root.source, word);
       this.spellingCounts.set(word, count);
     }
     return count > 0;
