@@ -197,14 +197,41 @@ export function freshNodeId(): number {
   return nextId++;
 }
 
-/** Copies a tree-sitter tree into SyntaxNodes with one cursor walk. */
-export function copyTree(tree: Tree, source: string | SourceText): SyntaxNode {
+/**
+ * Gathers, during a whole-tree copy, the nodes of some types inside each top-level statement: what a separate walk
+ * of every statement would find (the semantic model's per-statement node lists), without that second walk.
+ */
+export interface StatementCollector {
+  /** The node types to gather. */
+  readonly types: ReadonlySet<string>;
+  /** Called once a top-level statement is copied, with its gathered nodes in document order (itself first, if gathered). */
+  statement(statement: SyntaxNode, nodes: SyntaxNode[]): void;
+}
+
+/** Copies a tree-sitter tree into SyntaxNodes with one cursor walk (handing each top-level statement's nodes of some types to `collector`). */
+export function copyTree(tree: Tree, source: string | SourceText, collector?: StatementCollector): SyntaxNode {
   const ref = typeof source === 'string' ? { text: source } : source;
   const context = copyContext(tree, ref);
+  if (collector) context.collector = { collector, byTypeId: collectedTypeIds(tree.language, collector.types) };
   const cursor = tree.walk();
   const root = copySubtreeAt(tree, cursor, context);
   cursor.delete();
   return root;
+}
+
+const collectedTables = new WeakMap<Language, WeakMap<ReadonlySet<string>, boolean[]>>();
+
+/** Whether each type id is one of `types` (by name, so every alias of a type counts). */
+function collectedTypeIds(language: Language, types: ReadonlySet<string>): boolean[] {
+  let byTypes = collectedTables.get(language);
+  if (!byTypes) collectedTables.set(language, (byTypes = new WeakMap()));
+  let table = byTypes.get(types);
+  if (!table) {
+    table = language.types.map((type) => types.has(type));
+    table[ERROR_TYPE_ID] = types.has('ERROR');
+    byTypes.set(types, table);
+  }
+  return table;
 }
 
 /** What a copy needs besides the walk: the text, where its rows start, and the grammar's name tables. */
@@ -218,6 +245,8 @@ interface CopyContext {
   named: readonly boolean[];
   /** Added to the walk's offsets: a statement parsed alone starts at 0 but lies at this offset in the document. */
   offset: number;
+  /** Gathers each top-level statement's nodes of some types (a whole-tree copy only, see copyTree). */
+  collector?: { collector: StatementCollector; byTypeId: readonly boolean[] };
 }
 
 /** ERROR's type id (tree-sitter's builtin error symbol, 65535 as an unsigned 16-bit symbol). */
@@ -299,7 +328,11 @@ const openAnyField: boolean[] = [];
  */
 function copyWalkSubtree(walk: TreeWalk, context: CopyContext): SyntaxNode {
   const { source, rowStarts, types, named, fields, offset } = context;
+  const collector = context.collector?.collector;
+  const collectedType = context.collector?.byTypeId;
+  let collected: SyntaxNode[] = [];
   let row = lineIndexAt(rowStarts, walk.startIndex() + offset);
+  let typeId = 0;
   // Entries past `pending` are stale until the walk ends (truncating the arrays node by node costs more).
   const base = pendingChildren.length;
   let pending = base;
@@ -307,7 +340,7 @@ function copyWalkSubtree(walk: TreeWalk, context: CopyContext): SyntaxNode {
   const bottom = openNodes.length;
   let depth = bottom;
   const make = (): SyntaxNode => {
-    const typeId = walk.typeId();
+    typeId = walk.typeId();
     const startIndex = walk.startIndex() + offset;
     const endIndex = walk.endIndex() + offset;
     // Only a zero-width node can be one that the parser inserted (MISSING).
@@ -334,6 +367,10 @@ function copyWalkSubtree(walk: TreeWalk, context: CopyContext): SyntaxNode {
         if (node.type === 'ERROR' || node.isMissing) node.hasError = true;
         if (node === root) return root;
         if (node.hasError) node.parent!.hasError = true;
+        if (collector && depth === bottom + 1) {
+          collector.statement(node, collected);
+          collected = [];
+        }
         depth--;
         moved = walk.gotoNextSibling();
         if (!moved && !walk.gotoParent()) return root;
@@ -341,6 +378,7 @@ function copyWalkSubtree(walk: TreeWalk, context: CopyContext): SyntaxNode {
       // At a first child (depth: its parent's) or a next sibling (depth: its own, closed just above).
       const parent = openNodes[depth]!;
       const child = make();
+      if (collectedType?.[typeId]) collected.push(child);
       child.parent = parent;
       const fieldId = walk.fieldId();
       pendingChildren[pending] = child;

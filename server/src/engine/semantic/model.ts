@@ -5,6 +5,7 @@ import type { Node, Tree } from '../parser';
 import { queryMatches } from '../queries';
 import type { QueryCaptures } from '../queries';
 import { copyTree, SyntaxNode } from '../syntax-tree';
+import type { StatementCollector } from '../syntax-tree';
 import {
   callArguments,
   calleeName,
@@ -122,7 +123,7 @@ export class SemanticModel {
    * the caller already made (DocumentStore reuses unchanged statements between versions).
    */
   constructor(tree: Tree | SyntaxNode, text?: string, sourceTree?: Tree | (() => Tree | undefined), previous?: SemanticModel) {
-    this.root = tree instanceof SyntaxNode ? tree : copyTree(tree, text ?? tree.rootNode.text);
+    this.root = tree instanceof SyntaxNode ? tree : copyTree(tree, text ?? tree.rootNode.text, STATEMENT_NODES_COLLECTOR);
     this.sourceTree = tree instanceof SyntaxNode ? (typeof sourceTree === 'function' ? sourceTree : () => sourceTree) : () => tree;
     this.statementEnds = this.root.children.map((statement) => statement.endIndex);
     const derived = previous && tree instanceof SyntaxNode ? this.deriveFrom(previous) : undefined;
@@ -1609,23 +1610,35 @@ function moduleLevelCalls(statement: Node): Node[] {
 function statementNodes(statement: Node): StatementNodes {
   let nodes = interestingCache.get(statement);
   if (!nodes) {
-    nodes = { calls: [], assignments: [], augmentedAssignments: [], loops: [], withStatements: [], deleteStatements: [], returnStatements: [], structure: [] };
     const found = statement.descendantsOfType(INTERESTING_TYPES);
     if (INTERESTING_TYPES.includes(statement.type)) found.unshift(statement);
-    for (const node of found) {
-      switch (node.type) {
-        case 'call': nodes.calls.push(node); break;
-        case 'assignment': nodes.assignments.push(node); break;
-        case 'augmented_assignment': nodes.augmentedAssignments.push(node); break;
-        case 'for_statement': case 'while_statement': nodes.loops.push(node); break;
-        case 'with_statement': nodes.withStatements.push(node); break;
-        case 'delete_statement': nodes.deleteStatements.push(node); break;
-        case 'return_statement': nodes.returnStatements.push(node); break;
-        case 'import_statement': case 'import_from_statement': case 'class_definition': case 'function_definition': nodes.structure.push(node); break;
-        default: break;
-      }
-    }
+    nodes = nodesByKind(found);
     interestingCache.set(statement, nodes);
+  }
+  return nodes;
+}
+
+/** A whole-file copy hands each statement's indexed nodes over as it copies them: no second walk of the tree. */
+const STATEMENT_NODES_COLLECTOR: StatementCollector = {
+  types: new Set(INTERESTING_TYPES),
+  statement: (statement, found) => interestingCache.set(statement, nodesByKind(found)),
+};
+
+/** Indexed nodes (in document order) sorted by kind. */
+function nodesByKind(found: readonly Node[]): StatementNodes {
+  const nodes: StatementNodes = { calls: [], assignments: [], augmentedAssignments: [], loops: [], withStatements: [], deleteStatements: [], returnStatements: [], structure: [] };
+  for (const node of found) {
+    switch (node.type) {
+      case 'call': nodes.calls.push(node); break;
+      case 'assignment': nodes.assignments.push(node); break;
+      case 'augmented_assignment': nodes.augmentedAssignments.push(node); break;
+      case 'for_statement': case 'while_statement': nodes.loops.push(node); break;
+      case 'with_statement': nodes.withStatements.push(node); break;
+      case 'delete_statement': nodes.deleteStatements.push(node); break;
+      case 'return_statement': nodes.returnStatements.push(node); break;
+      case 'import_statement': case 'import_from_statement': case 'class_definition': case 'function_definition': nodes.structure.push(node); break;
+      default: break;
+    }
   }
   return nodes;
 }
