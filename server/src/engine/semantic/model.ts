@@ -20,6 +20,7 @@ import {
   nameWords,
   nodesWithin,
   statementSpells,
+  spelledWhenCounted,
   countStatementsSpelling,
 } from '../syntax';
 import {
@@ -269,11 +270,11 @@ export class SemanticModel {
     if (moduleTable && [...beforeChanged, ...nowChanged].every((statement) => this.moduleBindings(statement).length === 0)) {
       this.definitionsByScope.set(this.root.id, moduleTable);
     }
-    // The words asked of the previous version: its counts, less the removed statements' (their answers were cached
+    // The words asked of the previous version: its counts, less the removed statements' (their answers were noted
     // while their text was current), plus the added ones'.
     for (const [word, count] of previous.spellingCounts) {
       let spelling = count;
-      for (const statement of beforeChanged) if (statementSpells(statement, word)) spelling--;
+      for (const statement of beforeChanged) if (spelledWhenCounted(statement, word)) spelling--;
       for (const statement of nowChanged) if (statementSpells(statement, word)) spelling++;
       this.spellingCounts.set(word, spelling);
     }
