@@ -5,6 +5,7 @@ import type { Node, Tree } from '../parser';
 import { queryMatches } from '../queries';
 import type { QueryCaptures } from '../queries';
 import { copyTree, SyntaxNode } from '../syntax-tree';
+import type { StatementCollector } from '../syntax-tree';
 import {
   callArguments,
   calleeName,
@@ -19,6 +20,8 @@ import {
   nameWords,
   nodesWithin,
   statementSpells,
+  spelledWhenCounted,
+  countStatementsSpelling,
 } from '../syntax';
 import {
   DETACHING_ATTRIBUTES,
@@ -121,7 +124,7 @@ export class SemanticModel {
    * the caller already made (DocumentStore reuses unchanged statements between versions).
    */
   constructor(tree: Tree | SyntaxNode, text?: string, sourceTree?: Tree | (() => Tree | undefined), previous?: SemanticModel) {
-    this.root = tree instanceof SyntaxNode ? tree : copyTree(tree, text ?? tree.rootNode.text);
+    this.root = tree instanceof SyntaxNode ? tree : copyTree(tree, text ?? tree.rootNode.text, STATEMENT_NODES_COLLECTOR);
     this.sourceTree = tree instanceof SyntaxNode ? (typeof sourceTree === 'function' ? sourceTree : () => sourceTree) : () => tree;
     this.statementEnds = this.root.children.map((statement) => statement.endIndex);
     const derived = previous && tree instanceof SyntaxNode ? this.deriveFrom(previous) : undefined;
@@ -267,11 +270,11 @@ export class SemanticModel {
     if (moduleTable && [...beforeChanged, ...nowChanged].every((statement) => this.moduleBindings(statement).length === 0)) {
       this.definitionsByScope.set(this.root.id, moduleTable);
     }
-    // The words asked of the previous version: its counts, less the removed statements' (their answers were cached
+    // The words asked of the previous version: its counts, less the removed statements' (their answers were noted
     // while their text was current), plus the added ones'.
     for (const [word, count] of previous.spellingCounts) {
       let spelling = count;
-      for (const statement of beforeChanged) if (statementSpells(statement, word)) spelling--;
+      for (const statement of beforeChanged) if (spelledWhenCounted(statement, word)) spelling--;
       for (const statement of nowChanged) if (statementSpells(statement, word)) spelling++;
       this.spellingCounts.set(word, spelling);
     }
@@ -1461,8 +1464,7 @@ export class SemanticModel {
   spells(word: string): boolean {
     let count = this.spellingCounts.get(word);
     if (count === undefined) {
-      count = 0;
-      for (const statement of this.root.children) if (statementSpells(statement, word)) count++;
+      count = countStatementsSpelling(this.root.children, this.root.source, word);
       this.spellingCounts.set(word, count);
     }
     return count > 0;
@@ -1609,23 +1611,35 @@ function moduleLevelCalls(statement: Node): Node[] {
 function statementNodes(statement: Node): StatementNodes {
   let nodes = interestingCache.get(statement);
   if (!nodes) {
-    nodes = { calls: [], assignments: [], augmentedAssignments: [], loops: [], withStatements: [], deleteStatements: [], returnStatements: [], structure: [] };
     const found = statement.descendantsOfType(INTERESTING_TYPES);
     if (INTERESTING_TYPES.includes(statement.type)) found.unshift(statement);
-    for (const node of found) {
-      switch (node.type) {
-        case 'call': nodes.calls.push(node); break;
-        case 'assignment': nodes.assignments.push(node); break;
-        case 'augmented_assignment': nodes.augmentedAssignments.push(node); break;
-        case 'for_statement': case 'while_statement': nodes.loops.push(node); break;
-        case 'with_statement': nodes.withStatements.push(node); break;
-        case 'delete_statement': nodes.deleteStatements.push(node); break;
-        case 'return_statement': nodes.returnStatements.push(node); break;
-        case 'import_statement': case 'import_from_statement': case 'class_definition': case 'function_definition': nodes.structure.push(node); break;
-        default: break;
-      }
-    }
+    nodes = nodesByKind(found);
     interestingCache.set(statement, nodes);
+  }
+  return nodes;
+}
+
+/** A whole-file copy hands each statement's indexed nodes over as it copies them: no second walk of the tree. */
+const STATEMENT_NODES_COLLECTOR: StatementCollector = {
+  types: new Set(INTERESTING_TYPES),
+  statement: (statement, found) => interestingCache.set(statement, nodesByKind(found)),
+};
+
+/** Indexed nodes (in document order) sorted by kind. */
+function nodesByKind(found: readonly Node[]): StatementNodes {
+  const nodes: StatementNodes = { calls: [], assignments: [], augmentedAssignments: [], loops: [], withStatements: [], deleteStatements: [], returnStatements: [], structure: [] };
+  for (const node of found) {
+    switch (node.type) {
+      case 'call': nodes.calls.push(node); break;
+      case 'assignment': nodes.assignments.push(node); break;
+      case 'augmented_assignment': nodes.augmentedAssignments.push(node); break;
+      case 'for_statement': case 'while_statement': nodes.loops.push(node); break;
+      case 'with_statement': nodes.withStatements.push(node); break;
+      case 'delete_statement': nodes.deleteStatements.push(node); break;
+      case 'return_statement': nodes.returnStatements.push(node); break;
+      case 'import_statement': case 'import_from_statement': case 'class_definition': case 'function_definition': nodes.structure.push(node); break;
+      default: break;
+    }
   }
   return nodes;
 }
