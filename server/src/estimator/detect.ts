@@ -27,6 +27,7 @@ import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
 } from './types';
+import { LBFGS_DEFAULT_HISTORY } from './types';
 
 export type ModelSource = 'catalog' | 'config-json' | 'from-config' | 'torchvision' | 'timm' | 'custom' | 'params' | 'unresolved';
 
@@ -156,7 +157,7 @@ const TIMM_DATA_CONFIG = /^resolve_(model_)?data_config$/;
 const RESIZE_OR_CROP = /^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/;
 const AUTOCAST = /(^|\.)autocast$/;
 const GRAD_SCALER = /GradScaler$/;
-const MODELLED_OPTIMIZER = /^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad)$/;
+const MODELLED_OPTIMIZER = /^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad|Adadelta|SparseAdam|LBFGS)$/;
 const CAPITALISED = /^[A-Z]/;
 const CHECKPOINT = /(^|\.)(checkpoint|checkpoint_sequential)$/;
 const NO_GRAD = /(^|\.)(no_grad|inference_mode)$/;
@@ -739,7 +740,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         kind = 'rmsprop';
         detected.optimizerStates = 1 + (positive('momentum') ? 1 : 0) + (positive('centered') ? 1 : 0);
       } else if (name === 'Adagrad') kind = 'adagrad';
-      else {
+      else if (name === 'Adadelta') kind = 'adadelta';
+      else if (name === 'SparseAdam') kind = 'sparse-adam';
+      else if (name === 'LBFGS') {
+        kind = 'lbfgs';
+        // history_size pairs of flat vectors (default 100), plus d and prev_flat_grad.
+        const history = kwValue('history_size');
+        detected.optimizerStates = 2 * (typeof history === 'number' && history >= 0 ? history : LBFGS_DEFAULT_HISTORY) + 2;
+      } else {
         kind = name === 'Adam' ? 'adam' : 'adamw';
         if (positive('amsgrad')) detected.optimizerStates = 3;
       }

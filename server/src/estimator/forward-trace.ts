@@ -783,6 +783,8 @@ export class ForwardTrace implements TensorTracer {
       case 'elu':
       case 'hardswish':
       case 'softplus':
+      // log_sigmoid's backward reads its input (a negative-sampling loss over dot products).
+      case 'logsigmoid':
       case 'layer_norm':
       case 'group_norm':
       case 'batch_norm':

@@ -4,6 +4,7 @@
 import { countTransformerParameters, transformerActivations, type ActivationContext, type ActivationMode } from './transformer';
 import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
 import type { Breakdown, EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, ShardingStrategy, TrainingConfig, TransformerSpec, WeightDtype } from './types';
+import { LBFGS_DEFAULT_HISTORY } from './types';
 
 /** Allocated before the first forward by cuBLAS workspaces and library init (gpu-truth: alloc_at_start). */
 export const LIBRARY_WORKSPACE_BYTES = 68_157_440;
@@ -47,6 +48,13 @@ function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): numbe
     case 'rmsprop': return (cfg.optimizerStates ?? 1) * paramBytes;
     // torch.optim.Adagrad: state_sum.
     case 'adagrad': return paramBytes;
+    // torch.optim.Adadelta: square_avg and acc_delta.
+    case 'adadelta': return 2 * paramBytes;
+    // torch.optim.SparseAdam: exp_avg and exp_avg_sq, dense (zeros_like the parameter) though only looked-up rows change.
+    case 'sparse-adam': return 2 * paramBytes;
+    // torch.optim.LBFGS: history_size (s, y) pairs of flat parameter-sized vectors once the history is full, plus the
+    // search direction d and prev_flat_grad it keeps between steps.
+    case 'lbfgs': return (cfg.optimizerStates ?? 2 * LBFGS_DEFAULT_HISTORY + 2) * paramBytes;
     // Adafactor keeps factored row/column second moments, a few percent of one state for transformer matrices.
     case 'adafactor': return 0.05 * paramBytes;
     // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 256-value block for each.
@@ -63,11 +71,18 @@ function optimizerTemporaries(cfg: TrainingConfig): number {
     case 'rmsprop': return 1;
     // Adagrad: sqrt(state_sum) and the scaled gradient it divides (or the weight-decayed gradient copy).
     case 'adagrad': return 2;
+    // Adadelta: std = sqrt(square_avg + eps) and the update delta made from it.
+    case 'adadelta': return 2;
+    // LBFGS (never foreach): the flat gradient it gathers and the parameters' flat copy its line search restores.
+    case 'lbfgs': return 2;
+    // SparseAdam works on the gradient's rows only: nothing parameter-sized.
     default: return 0;
   }
 }
 
 function optimizerTempPerParam(cfg: TrainingConfig, paramBytes: number): number {
+  // LBFGS works on flat copies of all parameters at once, whatever the implementation setting.
+  if (cfg.optimizer === 'lbfgs') return optimizerTemporaries(cfg) * paramBytes;
   // foreach computes the update for all parameters in parameter-sized temporaries; fused does not.
   return cfg.optimizerImpl === 'foreach' ? optimizerTemporaries(cfg) * paramBytes : 0;
 }
@@ -101,7 +116,10 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   // PEFT keeps adapter weights in fp32 even over a half-precision base.
   const trainableBytes = cfg.lora ? FP32 : paramBytes;
   const weightBytes = total * paramBytes + loraParams * FP32;
-  const gradBytes = trainable * trainableBytes;
+  // Sparse embeddings get sparse gradients (the looked-up rows and their indices, a few activations' worth): no
+  // table-sized gradient is ever made for them.
+  const sparseParams = cfg.model.kind === 'layers' && !cfg.lora ? Math.min(trainable, cfg.model.sparseGradientParameters ?? 0) : 0;
+  const gradBytes = (trainable - sparseParams) * trainableBytes;
   const optimizerBytes = trainable * optimizerStatesPerParam(cfg, trainableBytes);
   let optimizerTempBytes = trainable * optimizerTempPerParam(cfg, trainableBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {

@@ -6,7 +6,9 @@ import type { AudioEncoderSpec } from './speech';
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
 
 export type Precision = 'fp32' | 'fp16-amp' | 'bf16-amp' | 'bf16' | 'fp16';
-export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'rmsprop' | 'adagrad';
+export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'rmsprop' | 'adagrad' | 'adadelta' | 'sparse-adam' | 'lbfgs';
+/** torch.optim.LBFGS's default history_size. */
+export const LBFGS_DEFAULT_HISTORY = 100;
 /** How torch.optim runs step(): foreach (the CUDA default) keeps one parameter-sized temporary. */
 export type OptimizerImpl = 'foreach' | 'fused' | 'for-loop';
 /** The CLI's --strategy values (spec/cli.md); `fsdp` is FSDP's FULL_SHARD. */
@@ -157,6 +159,8 @@ export interface LayerNetSpec {
   checkpointSegments?: boolean;
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
   castParameters: number;
+  /** Parameters of sparse embeddings (`sparse=True`): their gradients hold the looked-up rows, not the table. */
+  sparseGradientParameters?: number;
   /** Input kind and the size the per-sample figures were computed for. */
   /** `width`: an image that is not square (a detector's resized, padded batch); absent: size x size. */
   input: { kind: 'image'; channels: number; size: number; width?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
@@ -186,7 +190,8 @@ export interface TrainingConfig {
   /**
    * Parameter-sized states the optimizer keeps where its arguments decide them: RMSprop's square_avg, plus a
    * momentum_buffer with momentum > 0 and a grad_avg when centered; Adam's two moments plus max_exp_avg_sq with
-   * amsgrad. Absent: the kind's default (RMSprop 1, Adam 2).
+   * amsgrad; LBFGS's history_size pairs of flat vectors beside its own flat copies. Absent: the kind's default
+   * (RMSprop 1, Adam 2, LBFGS 2 x 100 + 2).
    */
   optimizerStates?: number;
   optimizerImpl: OptimizerImpl;
