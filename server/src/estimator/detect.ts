@@ -102,7 +102,7 @@ export interface DetectedConfig {
   gpus?: Located<number>;
   zeroGradMissing: boolean;
   /** `model.generate(...)`: the tokens it adds to each prompt (max_new_tokens, or max_length less the prompt). */
-  generate?: Located<{ newTokens?: number; maxLength?: number }>;
+  generate?: Located<{ newTokens?: number; maxLength?: number; beams?: number }>;
   /** The line of a `zero_grad(set_to_none=False)`: it zeroes the gradients in place, so they stay allocated between steps. */
   zeroGradKeepsBuffers?: number;
   /**
@@ -648,7 +648,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const accumulate = kwNumber('accumulate_grad_batches');
       if (accumulate) detected.accumulation = accumulate;
     }
-    if (kw.has('max_length') && name !== 'generate') {
+    if (kw.has('max_length') && name !== 'generate' && name !== 'GenerationConfig') {
       const s = kwNumber('max_length');
       // Tokenising the targets (`text_target=`, or assigned to `labels`) gives the decoder's length, not the input's.
       if (s && (kw.has('text_target') || TARGET_VARIABLE.test(assignedName(call) ?? ''))) detected.targetLen ??= s;
@@ -810,9 +810,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
     if (name === 'zero_grad') hasZeroGrad = true;
     if (name === 'generate' && fn.includes('.') && !detected.generate) {
-      const newTokens = kwValue('max_new_tokens');
-      const maxLength = kwValue('max_length');
-      detected.generate = { value: { ...(typeof newTokens === 'number' ? { newTokens } : {}), ...(typeof maxLength === 'number' ? { maxLength } : {}) }, line };
+      // The call's own keywords win over a GenerationConfig it is given (`generation_config=gen_cfg`).
+      const given = bindings.value(kw.get('generation_config'));
+      const setting = (key: string): PyValue | undefined =>
+        kwValue(key) ?? (given?.kind === 'call' && /(^|\.)GenerationConfig$/.test(given.path) ? toPy(given.kwargs.get(key)) : undefined);
+      const newTokens = setting('max_new_tokens');
+      const maxLength = setting('max_length');
+      const beams = setting('num_beams');
+      detected.generate = {
+        value: {
+          ...(typeof newTokens === 'number' ? { newTokens } : {}), ...(typeof maxLength === 'number' ? { maxLength } : {}),
+          ...(typeof beams === 'number' && Number.isInteger(beams) && beams > 1 ? { beams } : {}),
+        },
+        line,
+      };
     }
     if (name === 'zero_grad' && kwValue('set_to_none') === false) detected.zeroGradKeepsBuffers ??= line;
     if (NO_GRAD.test(fn)) hasNoGrad ??= line;

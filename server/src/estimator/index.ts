@@ -307,15 +307,22 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.zeroGradAfterForward !== undefined && mode === 'train') {
     assumptions.push(t('zero_grad() (line {0}) runs after the forward: the previous step\'s gradients stay alive during it (call it before the forward, or after optimizer.step(), to free them)', detected.zeroGradAfterForward + 1));
   }
-  // generate() on a decoder-only model: the new tokens it is asked for (max_length counts the prompt too).
+  // generate() on a decoder-only model (max_length counts the prompt too) or on an encoder-decoder text model
+  // (max_length counts the decoder's tokens only): the new tokens it is asked for.
   let generateNewTokens: number | undefined;
-  if (detected.generate && mode === 'infer-no-grad' && spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0) {
+  const decoderOnly = spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0;
+  const encoderDecoder = spec.kind === 'transformer' && spec.task === 'seq2seq' && spec.decoderLayers > 0;
+  if (detected.generate && mode === 'infer-no-grad' && (decoderOnly || encoderDecoder)) {
     const asked = detected.generate.value;
-    generateNewTokens = asked.newTokens ?? (asked.maxLength !== undefined ? Math.max(0, asked.maxLength - seqLen) : undefined);
+    const prompt = decoderOnly ? seqLen : 0;
+    generateNewTokens = asked.newTokens ?? (asked.maxLength !== undefined ? Math.max(0, asked.maxLength - prompt) : undefined);
     if (generateNewTokens === undefined) {
       // transformers' GenerationConfig default: max_length 20, prompt included.
-      generateNewTokens = Math.max(0, 20 - seqLen);
+      generateNewTokens = Math.max(0, 20 - prompt);
       assumptions.push(t('generate() is given no max_new_tokens or max_length; assumed the library default (max_length {0})', 20));
+    }
+    if (asked.beams !== undefined) {
+      assumptions.push(t('generate() runs a beam search of {0} beams (line {1}): the caches and logits are those of {0} x the batch', asked.beams, (detected.generate.line ?? 0) + 1));
     }
   }
   const strategy = detected.strategy?.value ?? 'ddp';
@@ -343,6 +350,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
+    ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,

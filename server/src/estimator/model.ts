@@ -193,14 +193,34 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   let generate: ActivationFigures['generate'];
   if (cfg.generateNewTokens !== undefined && cfg.mode === 'infer-no-grad') {
     const kvBytes = mode === 'fp32' ? FP32 : 2;
-    const kvPerToken = 2 * cfg.batchSize * s.kvHeads * s.headDim * kvBytes;
-    // The last new token is returned, never fed back: the cache holds prompt + new - 1 positions.
-    const cached = cfg.seqLen + Math.max(0, cfg.generateNewTokens - 1);
-    const lastLogits = cfg.batchSize * s.vocab * ((mode === 'fp32' ? FP32 : 2) + FP32);
-    generate = {
-      prefill: s.layers * cfg.seqLen * kvPerToken + a.inferenceTransient + lastLogits,
-      end: (s.layers + 1) * cached * kvPerToken + lastLogits,
-    };
+    // Beam search expands every input to num_beams rows before the first forward.
+    const beams = cfg.generateBeams ?? 1;
+    const rows = cfg.batchSize * beams;
+    const kvPerToken = 2 * rows * s.kvHeads * s.headDim * kvBytes;
+    // The step's logits and their fp32 log-probabilities; beam search adds the running beam scores to a second copy.
+    const lastLogits = rows * s.vocab * (kvBytes + FP32 * (beams > 1 ? 2 : 1));
+    if (s.decoderLayers > 0) {
+      // Encoder-decoder: the encoder runs once over the batch; then every decoder layer caches the keys and values
+      // of the (expanded) encoder output for cross-attention, beside its self-attention cache of the new tokens.
+      // Beam search reorders the caches layer by layer (index_select makes each layer's copy anew).
+      const source = cfg.seqLen;
+      const crossLayer = source * kvPerToken;
+      const encoderOutput = rows * source * s.hidden * kvBytes;
+      const encoderTransient = cfg.batchSize * source * (2 * s.hidden + s.intermediate) * kvBytes +
+        (cfg.attention === 'eager' ? 2 * cfg.batchSize * s.heads * source * source * kvBytes : 0);
+      generate = {
+        prefill: encoderTransient,
+        end: s.decoderLayers * crossLayer + s.decoderLayers * cfg.generateNewTokens * kvPerToken + encoderOutput +
+          (beams > 1 ? crossLayer : 0) + lastLogits,
+      };
+    } else {
+      // The last new token is returned, never fed back: the cache holds prompt + new - 1 positions.
+      const cached = cfg.seqLen + Math.max(0, cfg.generateNewTokens - 1);
+      generate = {
+        prefill: s.layers * cfg.seqLen * kvPerToken + a.inferenceTransient * beams + lastLogits,
+        end: (s.layers + 1) * cached * kvPerToken + lastLogits,
+      };
+    }
   }
   return {
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),

@@ -232,10 +232,16 @@ export interface TrainingConfig {
    */
   forwardsPerBackward?: number;
   /**
-   * Inference through `generate()` (decoder-only models): the tokens it adds to each prompt of seqLen. The KV cache
-   * grows to the prompt plus these; only the last position's logits are made.
+   * Inference through `generate()`: the tokens it adds to each prompt of seqLen (decoder-only models: the KV cache
+   * grows to the prompt plus these) or the decoder's tokens (encoder-decoder models: the self-attention cache grows
+   * to these beside a cross-attention cache over the seqLen source tokens); only the last position's logits are made.
    */
   generateNewTokens?: number;
+  /**
+   * generate() with num_beams > 1: every sequence is searched as this many rows (the inputs are expanded before the
+   * first step), so the KV caches, the encoder's output and each step's logits are this many times the batch's.
+   */
+  generateBeams?: number;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */
