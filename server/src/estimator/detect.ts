@@ -118,6 +118,8 @@ export interface DetectedConfig {
    * batches): every graph is alive when backward runs. Absent: one.
    */
   forwardsPerBackward?: Located<number>;
+  /** `torch.autograd.grad(..., create_graph=True)`: the highest order of derivative taken with its own graph. */
+  inputDerivatives?: Located<number>;
   /**
    * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`,
    * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
@@ -895,6 +897,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(forwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
+  detected.inputDerivatives = inputDerivativeOrder(calls);
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -1349,6 +1352,58 @@ function libraryFrozenShare(spec: TransformerSpec, freezes: ReadonlyArray<{ path
  * backward in the same loop, outside no_grad: each call keeps its own graph until that backward runs. The count of
  * the first backward that sees more than one; undefined where every backward sees one forward.
  */
+/** The name an expression starts from (`u_x` for `u_x.sum()`, `grads[0]`, `u_x[:, 0]`). */
+function baseName(node: Node | undefined): string | undefined {
+  let current: Node | null | undefined = node;
+  while (current && current.type !== 'identifier') {
+    if (current.type === 'call') current = current.childForFieldName('function');
+    else if (current.type === 'attribute') current = current.childForFieldName('object');
+    else if (current.type === 'subscript') current = current.childForFieldName('value');
+    else if (current.type === 'parenthesized_expression') current = current.namedChildren[0];
+    else return undefined;
+  }
+  return current?.text;
+}
+
+/**
+ * The name of a derivative that `name` is a part of (`u_x = grads[:, 0:1]` for grads), through a few plain
+ * assignments before `at` in the same function; `name` itself where it is one or none is found.
+ */
+function derivedFrom(name: string | undefined, at: Node, orders: ReadonlyMap<string, number>, depth = 0): string | undefined {
+  if (name === undefined || orders.has(name) || depth > 3) return name;
+  const scope = enclosingScope(at);
+  const assignments = scope.descendantsOfType('assignment').filter((a): a is Node => !!a && a.endIndex <= at.startIndex &&
+    a.childForFieldName('left')?.type === 'identifier' && a.childForFieldName('left')?.text === name);
+  const last = assignments[assignments.length - 1];
+  const source = baseName(last?.childForFieldName('right') ?? undefined);
+  return source === undefined ? name : derivedFrom(source, last!, orders, depth + 1);
+}
+
+/**
+ * Derivatives taken with a graph of their own (`torch.autograd.grad(u, x, create_graph=True)`, a physics-informed
+ * residual or a gradient penalty): the highest order, where a grad of another such grad's result (`u_xx` of `u_x`)
+ * is one order more. Its backward then runs through every derivative's graph as well as the forward's.
+ */
+function inputDerivativeOrder(calls: readonly Node[]): Located<number> | undefined {
+  const orderOf = new Map<string, number>();
+  let highest: Located<number> | undefined;
+  for (const call of calls) {
+    if (!/(^|\.)autograd\.grad$/.test(callee(call))) continue;
+    const args = callArguments(call);
+    if (args.keywords.get('create_graph')?.text !== 'True') continue;
+    const outputs = args.keywords.get('outputs') ?? args.positional[0];
+    const order = 1 + (orderOf.get(derivedFrom(baseName(outputs), call, orderOf) ?? '') ?? 0);
+    if (!highest || order > highest.value) highest = { value: order, line: call.startPosition.row };
+    // What it is bound to: `u_t, u_x = grad(...)`, `u_xx = grad(...)[0]`.
+    let bound: Node | null = call.parent;
+    while (bound && (bound.type === 'subscript' || bound.type === 'parenthesized_expression')) bound = bound.parent;
+    const left = bound?.type === 'assignment' ? bound.childForFieldName('left') : undefined;
+    const names = left ? (left.type === 'identifier' ? [left] : left.descendantsOfType('identifier')) : [];
+    for (const name of names) if (name) orderOf.set(name.text, Math.max(order, orderOf.get(name.text) ?? 0));
+  }
+  return highest;
+}
+
 function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: number): Located<number> | undefined {
   // Several models (a GAN's generator and critic): which graphs a backward reaches is not read here.
   if (models !== 1) return undefined;

@@ -300,6 +300,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.forwardsPerBackward && mode === 'train') {
     assumptions.push(t('the model is called {0} times before one backward (line {1}): the activations of all {0} forwards are kept until it runs', detected.forwardsPerBackward.value, (detected.forwardsPerBackward.line ?? 0) + 1));
   }
+  if (detected.inputDerivatives && mode === 'train') {
+    assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}): their graphs are kept with the forward\'s until backward, and backward runs through them too; sized from MLPs measured on the GPU, for the forward the script trains (a gradient penalty on one of several forwards is counted on all of them)', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1));
+  }
   if (detected.zeroGradMissing && mode === 'train') assumptions.push(t('no zero_grad() found: gradients stay alive through the next forward'));
   if (detected.zeroGradKeepsBuffers !== undefined && mode === 'train') {
     assumptions.push(t('zero_grad(set_to_none=False) (line {0}) zeroes the gradients in place: they stay allocated through the next forward', detected.zeroGradKeepsBuffers + 1));
@@ -349,6 +352,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
+    ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.

@@ -425,6 +425,30 @@ function total(b: Breakdown): number {
   return b.weights + b.gradients + b.optimizerStates + b.activations + b.other;
 }
 
+/**
+ * Derivatives taken with create_graph=True, by order (1: u_x; 2: u_xx of u_x), in units of what the plain forward
+ * keeps: what forward and the derivatives' graphs keep together before backward, and backward's peak over the
+ * plain forward's kept activations. PROVISIONAL, not yet measured: test/gpu/estimator/measure_step_keeps.py
+ * measures them.
+ */
+const INPUT_DERIVATIVE_KEPT = [1, 3, 7];
+const INPUT_DERIVATIVE_PEAK = [1, 4, 9];
+
+/** What a training step keeps and peaks at when its loss is made of derivatives with graphs of their own. */
+function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): ActivationFigures {
+  const order = cfg.mode === 'train' ? Math.min(cfg.inputDerivativeOrder ?? 0, INPUT_DERIVATIVE_KEPT.length - 1) : 0;
+  if (order <= 0) return act;
+  const kept = INPUT_DERIVATIVE_KEPT[order]!;
+  const peak = INPUT_DERIVATIVE_PEAK[order]!;
+  // Backward walks the derivatives' graphs too: the layer order of the plain forward no longer says where it peaks.
+  return {
+    ...act,
+    saved: act.saved * kept,
+    backwardTransient: Math.max(act.backwardTransient, act.saved * (peak - kept)),
+    backwardCurve: undefined,
+  };
+}
+
 export function estimate(cfg: TrainingConfig): EstimateNumbers {
   const params = parameterFigures(cfg);
   const sharded = layoutFor(cfg, params);
@@ -435,7 +459,7 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
   // Several forwards before one backward keep every call's activations: as one forward of all their samples.
   const forwards = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
   const activationCfg = forwards > 1 ? { ...cfg, batchSize: cfg.batchSize * forwards } : cfg;
-  const act = cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, activationCfg, params) : layerNetFigures(cfg.model, activationCfg, params);
+  const act = withInputDerivatives(cfg, cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, activationCfg, params) : layerNetFigures(cfg.model, activationCfg, params));
   const base = LIBRARY_WORKSPACE_BYTES + act.inputs + (cfg.residentDataBytes ?? 0);
   // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.
   const parts: Record<PeakPhase, Breakdown> = { forward: ZERO_BREAKDOWN, backward: ZERO_BREAKDOWN, 'optimizer-step': ZERO_BREAKDOWN };

@@ -159,6 +159,11 @@ export interface LayerNetSpec {
   checkpointSegments?: boolean;
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
   castParameters: number;
+  /**
+   * Output elements per sample of the library modules the builder names, by their path in the model (`layer1`):
+   * what a forward hook on one of them that keeps its output holds per batch.
+   */
+  namedOutputElementsPerSample?: Record<string, number>;
   /** Parameters of sparse embeddings (`sparse=True`): their gradients hold the looked-up rows, not the table. */
   sparseGradientParameters?: number;
   /** Input kind and the size the per-sample figures were computed for. */
@@ -231,6 +236,11 @@ export interface TrainingConfig {
    * of the step are this many batches'. Absent: one.
    */
   forwardsPerBackward?: number;
+  /**
+   * Training through derivatives taken with create_graph=True (`torch.autograd.grad(u, x, create_graph=True)`): the
+   * highest order. Each order builds a graph of its own beside the forward's, kept until backward. Absent: none.
+   */
+  inputDerivativeOrder?: number;
   /**
    * Inference through `generate()`: the tokens it adds to each prompt of seqLen (decoder-only models: the KV cache
    * grows to the prompt plus these) or the decoder's tokens (encoder-decoder models: the self-attention cache grows
