@@ -328,7 +328,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const checkpointed = cfg.checkpointing && cfg.mode === 'train';
   const gradientPair = b * (net.gradientPairElementsPerSample ?? 0) * act;
   const tracedBackward = net.backwardPeakElementsPerSample !== undefined && !checkpointed
-    ? Math.max(0, b * (net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act) + convWorkspace : 0;
+    ? Math.max(0, b * ((net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act - (net.fixedBytesAfterBackwardPeak ?? 0))) + convWorkspace : 0;
   return {
     saved,
     forwardTransient: 0,

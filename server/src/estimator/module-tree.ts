@@ -796,6 +796,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       backwardPoints: trace.backwardPoints,
       gradientPairElementsPerSample: trace.gradientPair,
       fixedBytesPerSample: trace.fixedBytes,
+      ...(trace.fixedBytes > trace.fixedBytesAtBackwardPeak ? { fixedBytesAfterBackwardPeak: trace.fixedBytes - trace.fixedBytesAtBackwardPeak } : {}),
       largestElementsPerSample: trace.largest,
       outputElementsPerSample: output,
       ...(parts ? { outputPartsPerSample: parts } : {}),

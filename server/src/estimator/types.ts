@@ -147,6 +147,11 @@ export interface LayerNetSpec {
   /** Elements alive at the worst point of backward, per sample, from the layer order (traced nets). */
   backwardPeakElementsPerSample?: number;
   /**
+   * Of fixedBytesPerSample, what layers after that worst point keep (max-pool indices, dropout masks): their
+   * backward has freed it when backward reaches the worst point (traced nets).
+   */
+  fixedBytesAfterBackwardPeak?: number;
+  /**
    * Backward layer by layer (traced nets): per layer, the elements alive per sample when its backward runs and the
    * trainable parameters of the layers before it (their gradients are not made yet; the later layers' are).
    */
