@@ -27,7 +27,7 @@ import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
 } from './types';
-import { LBFGS_DEFAULT_HISTORY } from './types';
+import { LBFGS_DEFAULT_HISTORY, type DerivativeActivation } from './types';
 
 export type ModelSource = 'catalog' | 'config-json' | 'from-config' | 'torchvision' | 'timm' | 'custom' | 'params' | 'unresolved';
 
@@ -120,6 +120,8 @@ export interface DetectedConfig {
   forwardsPerBackward?: Located<number>;
   /** `torch.autograd.grad(..., create_graph=True)`: the highest order of derivative taken with its own graph. */
   inputDerivatives?: Located<number>;
+  /** The activations the script calls or builds, by how derivatives through them grow (the largest kind found). */
+  derivativeActivation?: DerivativeActivation;
   /**
    * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`,
    * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
@@ -746,9 +748,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       else if (name === 'SparseAdam') kind = 'sparse-adam';
       else if (name === 'LBFGS') {
         kind = 'lbfgs';
-        // history_size pairs of flat vectors (default 100), plus d and prev_flat_grad.
+        // history_size pairs of flat vectors (default 100), plus three more it keeps (measured).
         const history = kwValue('history_size');
-        detected.optimizerStates = 2 * (typeof history === 'number' && history >= 0 ? history : LBFGS_DEFAULT_HISTORY) + 2;
+        detected.optimizerStates = 2 * (typeof history === 'number' && history >= 0 ? history : LBFGS_DEFAULT_HISTORY) + 3;
       } else {
         kind = name === 'Adam' ? 'adam' : 'adamw';
         if (positive('amsgrad')) detected.optimizerStates = 3;
@@ -898,6 +900,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
   detected.inputDerivatives = inputDerivativeOrder(calls);
+  if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -1402,6 +1405,17 @@ function inputDerivativeOrder(calls: readonly Node[]): Located<number> | undefin
     for (const name of names) if (name) orderOf.set(name.text, Math.max(order, orderOf.get(name.text) ?? 0));
   }
   return highest;
+}
+
+/** The kind of activation the script's calls name, the one whose derivatives keep most where it names several. */
+function derivativeActivation(calledNames: readonly string[]): DerivativeActivation {
+  const names = new Set(calledNames.map((name) => name.toLowerCase()));
+  const any = (list: string[]): boolean => list.some((name) => names.has(name));
+  if (any(['silu', 'gelu', 'mish', 'swish', 'hardswish'])) return 'product';
+  if (any(['tanh', 'sigmoid', 'softplus', 'sin', 'cos', 'elu', 'selu', 'celu', 'logsigmoid'])) return 'smooth';
+  if (any(['relu', 'leakyrelu', 'leaky_relu', 'relu6', 'prelu', 'hardtanh'])) return 'piecewise';
+  // None named (an activation passed as a class, or an unknown one): the smooth kind's figures.
+  return 'smooth';
 }
 
 function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: number): Located<number> | undefined {

@@ -353,6 +353,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
     ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),
+    ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.

@@ -4,7 +4,7 @@
 import { countTransformerParameters, transformerActivations, type ActivationContext, type ActivationMode } from './transformer';
 import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
 import type { Breakdown, EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, ShardingStrategy, TrainingConfig, TransformerSpec, WeightDtype } from './types';
-import { LBFGS_DEFAULT_HISTORY } from './types';
+import { LBFGS_DEFAULT_HISTORY, type DerivativeActivation } from './types';
 
 /** Allocated before the first forward by cuBLAS workspaces and library init (gpu-truth: alloc_at_start). */
 export const LIBRARY_WORKSPACE_BYTES = 68_157_440;
@@ -53,8 +53,8 @@ function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): numbe
     // torch.optim.SparseAdam: exp_avg and exp_avg_sq, dense (zeros_like the parameter) though only looked-up rows change.
     case 'sparse-adam': return 2 * paramBytes;
     // torch.optim.LBFGS: history_size (s, y) pairs of flat parameter-sized vectors once the history is full, plus the
-    // search direction d and prev_flat_grad it keeps between steps.
-    case 'lbfgs': return (cfg.optimizerStates ?? 2 * LBFGS_DEFAULT_HISTORY + 2) * paramBytes;
+    // direction, prev_flat_grad and one more flat vector it keeps between steps (measured: 2 x history_size + 3).
+    case 'lbfgs': return (cfg.optimizerStates ?? 2 * LBFGS_DEFAULT_HISTORY + 3) * paramBytes;
     // Adafactor keeps factored row/column second moments, a few percent of one state for transformer matrices.
     case 'adafactor': return 0.05 * paramBytes;
     // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 256-value block for each.
@@ -73,8 +73,10 @@ function optimizerTemporaries(cfg: TrainingConfig): number {
     case 'adagrad': return 2;
     // Adadelta: std = sqrt(square_avg + eps) and the update delta made from it.
     case 'adadelta': return 2;
-    // LBFGS (never foreach): the flat gradient it gathers and the parameters' flat copy its line search restores.
-    case 'lbfgs': return 2;
+    // LBFGS (never foreach): the flat gradients it gathers, the parameters' flat copy its line search restores and
+    // the two-loop recursion's vectors (measured: the step peaks 7 flat vectors above the kept state and gradients;
+    // test/gpu/estimator/results/step_keeps.json).
+    case 'lbfgs': return 7;
     // SparseAdam works on the gradient's rows only: nothing parameter-sized.
     default: return 0;
   }
@@ -197,21 +199,25 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     const beams = cfg.generateBeams ?? 1;
     const rows = cfg.batchSize * beams;
     const kvPerToken = 2 * rows * s.kvHeads * s.headDim * kvBytes;
-    // The step's logits and their fp32 log-probabilities; beam search adds the running beam scores to a second copy.
-    const lastLogits = rows * s.vocab * (kvBytes + FP32 * (beams > 1 ? 2 : 1));
+    // The step's logits and their fp32 log-probabilities; beam search's scores and logits processors add fp32
+    // copies (measured with an encoder-decoder, see below).
+    const lastLogits = rows * s.vocab * (kvBytes + (beams > 1 ? ENCODER_DECODER_LOGIT_COPIES : 1) * FP32);
     if (s.decoderLayers > 0) {
       // Encoder-decoder: the encoder runs once over the batch; then every decoder layer caches the keys and values
       // of the (expanded) encoder output for cross-attention, beside its self-attention cache of the new tokens.
-      // Beam search reorders the caches layer by layer (index_select makes each layer's copy anew).
+      // The batch's encoder output stays beside its expanded copy; the step's logits go through fp32 copies (the
+      // log-probabilities, the logits processors' and the beam scores'). Measured on the H200 (BART-base shape, bf16,
+      // 16 x 512 source tokens, 32 new: 183 MiB above the weights greedy, 735 MiB with 4 beams; this sum gives 179
+      // and 727; test/gpu/estimator/results/step_keeps.json).
       const source = cfg.seqLen;
       const crossLayer = source * kvPerToken;
-      const encoderOutput = rows * source * s.hidden * kvBytes;
+      const encoderOutput = rows * source * s.hidden * kvBytes + (beams > 1 ? cfg.batchSize * source * s.hidden * kvBytes : 0);
       const encoderTransient = cfg.batchSize * source * (2 * s.hidden + s.intermediate) * kvBytes +
         (cfg.attention === 'eager' ? 2 * cfg.batchSize * s.heads * source * source * kvBytes : 0);
       generate = {
         prefill: encoderTransient,
         end: s.decoderLayers * crossLayer + s.decoderLayers * cfg.generateNewTokens * kvPerToken + encoderOutput +
-          (beams > 1 ? crossLayer : 0) + lastLogits,
+          rows * s.vocab * (kvBytes + ENCODER_DECODER_LOGIT_COPIES * FP32),
       };
     } else {
       // The last new token is returned, never fed back: the cache holds prompt + new - 1 positions.
@@ -425,26 +431,37 @@ function total(b: Breakdown): number {
   return b.weights + b.gradients + b.optimizerStates + b.activations + b.other;
 }
 
+/** fp32 copies of one decoding step's logits an encoder-decoder's generate() holds at once (measured, see below). */
+const ENCODER_DECODER_LOGIT_COPIES = 4;
+
 /**
- * Derivatives taken with create_graph=True, by order (1: u_x; 2: u_xx of u_x), in units of what the plain forward
- * keeps: what forward and the derivatives' graphs keep together before backward, and backward's peak over the
- * plain forward's kept activations. PROVISIONAL, not yet measured: test/gpu/estimator/measure_step_keeps.py
- * measures them.
+ * Derivatives taken with create_graph=True, by the kind of activation the net uses and by order (1: u_x; 2: u_xx of
+ * u_x): what forward and the derivatives' graphs keep together before backward, in units of what the plain forward
+ * keeps. Measured on the H200 (fp32 MLPs of 4 x 512 and 8 x 256, 32,768 points; test/gpu/estimator/
+ * measure_step_keeps.py, results/step_keeps.json): tanh 3.0 and 8.8-8.9, SiLU 4.0 and 8.7, ReLU 2.0 and 3.0 (its
+ * second derivative is zero: the mask graph stays small).
  */
-const INPUT_DERIVATIVE_KEPT = [1, 3, 7];
-const INPUT_DERIVATIVE_PEAK = [1, 4, 9];
+const INPUT_DERIVATIVE_KEPT: Record<DerivativeActivation, number[]> = {
+  smooth: [1, 3, 8.9],
+  product: [1, 4, 8.75],
+  piecewise: [1, 2, 3],
+};
+/**
+ * Backward's transient over what is kept, in units of the plain backward's own transient: measured 1.3-1.7 for
+ * orders 1 and 2 (a few layer-wide gradients at once, whatever the depth).
+ */
+const INPUT_DERIVATIVE_TRANSIENT = 1.7;
 
 /** What a training step keeps and peaks at when its loss is made of derivatives with graphs of their own. */
 function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): ActivationFigures {
-  const order = cfg.mode === 'train' ? Math.min(cfg.inputDerivativeOrder ?? 0, INPUT_DERIVATIVE_KEPT.length - 1) : 0;
+  const profile = INPUT_DERIVATIVE_KEPT[cfg.inputDerivativeActivation ?? 'smooth'];
+  const order = cfg.mode === 'train' ? Math.min(cfg.inputDerivativeOrder ?? 0, profile.length - 1) : 0;
   if (order <= 0) return act;
-  const kept = INPUT_DERIVATIVE_KEPT[order]!;
-  const peak = INPUT_DERIVATIVE_PEAK[order]!;
   // Backward walks the derivatives' graphs too: the layer order of the plain forward no longer says where it peaks.
   return {
     ...act,
-    saved: act.saved * kept,
-    backwardTransient: Math.max(act.backwardTransient, act.saved * (peak - kept)),
+    saved: act.saved * profile[order]!,
+    backwardTransient: act.backwardTransient * INPUT_DERIVATIVE_TRANSIENT,
     backwardCurve: undefined,
   };
 }

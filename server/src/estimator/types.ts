@@ -7,6 +7,12 @@ import type { AudioEncoderSpec } from './speech';
 
 export type Precision = 'fp32' | 'fp16-amp' | 'bf16-amp' | 'bf16' | 'fp16';
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'rmsprop' | 'adagrad' | 'adadelta' | 'sparse-adam' | 'lbfgs';
+/**
+ * The activations of a net trained through derivatives with create_graph=True, by how their derivatives grow the
+ * graph: tanh / sigmoid / softplus / sin (smooth), SiLU / GELU / Mish (a product with a sigmoid), ReLU-like
+ * (piecewise linear: second derivatives vanish).
+ */
+export type DerivativeActivation = 'smooth' | 'product' | 'piecewise';
 /** torch.optim.LBFGS's default history_size. */
 export const LBFGS_DEFAULT_HISTORY = 100;
 /** How torch.optim runs step(): foreach (the CUDA default) keeps one parameter-sized temporary. */
@@ -201,7 +207,7 @@ export interface TrainingConfig {
    * Parameter-sized states the optimizer keeps where its arguments decide them: RMSprop's square_avg, plus a
    * momentum_buffer with momentum > 0 and a grad_avg when centered; Adam's two moments plus max_exp_avg_sq with
    * amsgrad; LBFGS's history_size pairs of flat vectors beside its own flat copies. Absent: the kind's default
-   * (RMSprop 1, Adam 2, LBFGS 2 x 100 + 2).
+   * (RMSprop 1, Adam 2, LBFGS 2 x 100 + 3).
    */
   optimizerStates?: number;
   optimizerImpl: OptimizerImpl;
@@ -246,6 +252,8 @@ export interface TrainingConfig {
    * highest order. Each order builds a graph of its own beside the forward's, kept until backward. Absent: none.
    */
   inputDerivativeOrder?: number;
+  /** The kind of activation those derivatives go through (absent: smooth). */
+  inputDerivativeActivation?: DerivativeActivation;
   /**
    * Inference through `generate()`: the tokens it adds to each prompt of seqLen (decoder-only models: the KV cache
    * grows to the prompt plus these) or the decoder's tokens (encoder-decoder models: the self-attention cache grows
