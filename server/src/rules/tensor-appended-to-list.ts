@@ -2,7 +2,7 @@
 import type { Node } from '../engine/parser';
 import { containerBase, isClearedAfterBackward, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, nameWords, nodesWithin } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, enclosingLoops, nameWords, nodesWithin } from '../engine/syntax';
 import { asReceiver, replaceNode } from '../fixes/edits';
 import type { Fix, KeptMemory } from '../engine/types';
 import { t } from '../l10n';
@@ -318,13 +318,25 @@ function hookStores(model: SemanticModel): Array<{ call: Node; value: Node; cont
           const name = dottedName(containerBase(container));
           // A list made inside the hook, or handed to it, dies with the call or is the caller's to consume.
           if (!name || assignedIn(fn.node, name) || parameters.some((p) => p.text === name)) continue;
-          if (isClearedAfterBackward(model, name)) continue;
+          if (isClearedAfterBackward(model, name) || clearedInLoop(model, name)) continue;
           found.push({ call, value, container, module, registered: register });
         }
       }
     }
   }
   return found;
+}
+
+/**
+ * Whether a loop empties or rebinds the container every iteration (`feats.clear()`, `del feats[:]`, `feats = []`
+ * before the forward): the hook's outputs then live one step, as a feature loss reads them.
+ */
+function clearedInLoop(model: SemanticModel, name: string): boolean {
+  const inLoop = (node: Node): boolean => enclosingLoops(node).length > 0;
+  if (model.callsNamed('clear').some((call) => callReceiver(call)?.text === name && inLoop(call))) return true;
+  if (model.deleteStatements.some((statement) => inLoop(statement) && statement.namedChildren.some((target) =>
+    target?.type === 'subscript' && target.childForFieldName('value')?.text === name))) return true;
+  return model.assignments.some((assignment) => inLoop(assignment) && [name, `${name}[:]`].includes(assignment.childForFieldName('left')?.text ?? ''));
 }
 
 /** Whether a stored value is the hook's output as it is, or through methods that keep its graph on the GPU. */
