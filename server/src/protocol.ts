@@ -108,7 +108,7 @@ export interface EstimateOverrides {
 }
 
 export const PRECISIONS = ['fp32', 'fp16-amp', 'bf16-amp', 'bf16', 'fp16'] as const;
-export const OPTIMIZERS = ['sgd', 'sgd-momentum', 'adam', 'adamw', 'adafactor', 'adam-8bit', 'rmsprop', 'adagrad'] as const;
+export const OPTIMIZERS = ['sgd', 'sgd-momentum', 'adam', 'adamw', 'adafactor', 'adam-8bit', 'rmsprop', 'adagrad', 'adadelta', 'sparse-adam', 'lbfgs'] as const;
 export const STRATEGIES = ['ddp', 'fsdp', 'zero1', 'zero2', 'zero3'] as const;
 export type EstimatePrecision = (typeof PRECISIONS)[number];
 export type EstimateOptimizer = (typeof OPTIMIZERS)[number];

@@ -22,7 +22,7 @@ export interface CliIo {
 }
 
 const PRECISIONS: readonly Precision[] = ['fp32', 'fp16-amp', 'bf16-amp', 'bf16', 'fp16'];
-const OPTIMIZERS: readonly OptimizerKind[] = ['sgd', 'sgd-momentum', 'adam', 'adamw', 'adafactor', 'adam-8bit', 'rmsprop', 'adagrad'];
+const OPTIMIZERS: readonly OptimizerKind[] = ['sgd', 'sgd-momentum', 'adam', 'adamw', 'adafactor', 'adam-8bit', 'rmsprop', 'adagrad', 'adadelta', 'sparse-adam', 'lbfgs'];
 const STRATEGIES: readonly Strategy[] = ['ddp', 'fsdp', 'zero1', 'zero2', 'zero3'];
 
 class UsageError extends Error {}

@@ -118,6 +118,7 @@ export function resized(finding: Finding, keptBytes: AnalysisOptions['keptBytes'
 }
 
 function keptMessage(keeps: KeptMemory, bytes: number): string {
+  if (keeps.startsWith('module:')) return t('By the memory estimate it keeps about {0} per batch (the module\'s output).', formatBytes(bytes));
   return keeps === 'graph'
     ? t('By the memory estimate it keeps about {0} per batch (the graph and the activations it saved).', formatBytes(bytes))
     : t('By the memory estimate it keeps about {0} per batch (the output tensor).', formatBytes(bytes));

@@ -30,7 +30,8 @@ export interface Fix {
  * What a leak keeps alive per batch: a forward's autograd graph with its saved activations, the output tensor
  * (logits), or one element of a returned tuple (`logits, attn = model(x)` keeping `attn`: `output[1]`).
  */
-export type KeptMemory = 'graph' | 'output' | `output[${number}]`;
+/** `module:<path>`: the output of the model's submodule at that path (`layer1`), kept by a forward hook. */
+export type KeptMemory = 'graph' | 'output' | `output[${number}]` | `module:${string}`;
 
 export interface Finding {
   code: string;

@@ -109,6 +109,10 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
     const name = carriedName(node);
     const index = name === undefined ? -1 : names.indexOf(name);
     const element = index >= 0 ? sample.items[index] : undefined;
+    // A Python number per sample (a word id, `torch.randint(0, V, ()).item()`): the default collate stacks them
+    // into a (batch,) tensor, int64 for ints.
+    if (element?.kind === 'number') return { shape: [1], integer: Number.isInteger(element.value) };
+    if (element?.kind === 'call' && /\.item$/.test(element.path)) return { shape: [1], integer: isIntegerTensor(element) || /^torch\.randint\b/.test(element.path) };
     return element?.kind === 'tensor' ? { shape: [1, ...element.shape], integer: element.integer } : undefined;
   });
   return shapes.some((shape) => shape !== undefined) ? shapes : undefined;

@@ -27,6 +27,7 @@ import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
 } from './types';
+import { LBFGS_DEFAULT_HISTORY, type DerivativeActivation } from './types';
 
 export type ModelSource = 'catalog' | 'config-json' | 'from-config' | 'torchvision' | 'timm' | 'custom' | 'params' | 'unresolved';
 
@@ -101,7 +102,7 @@ export interface DetectedConfig {
   gpus?: Located<number>;
   zeroGradMissing: boolean;
   /** `model.generate(...)`: the tokens it adds to each prompt (max_new_tokens, or max_length less the prompt). */
-  generate?: Located<{ newTokens?: number; maxLength?: number }>;
+  generate?: Located<{ newTokens?: number; maxLength?: number; beams?: number }>;
   /** The line of a `zero_grad(set_to_none=False)`: it zeroes the gradients in place, so they stay allocated between steps. */
   zeroGradKeepsBuffers?: number;
   /**
@@ -117,6 +118,10 @@ export interface DetectedConfig {
    * batches): every graph is alive when backward runs. Absent: one.
    */
   forwardsPerBackward?: Located<number>;
+  /** `torch.autograd.grad(..., create_graph=True)`: the highest order of derivative taken with its own graph. */
+  inputDerivatives?: Located<number>;
+  /** The activations the script calls or builds, by how derivatives through them grow (the largest kind found). */
+  derivativeActivation?: DerivativeActivation;
   /**
    * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`,
    * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
@@ -156,7 +161,7 @@ const TIMM_DATA_CONFIG = /^resolve_(model_)?data_config$/;
 const RESIZE_OR_CROP = /^(Resize|RandomResizedCrop|CenterCrop|RandomCrop)$/;
 const AUTOCAST = /(^|\.)autocast$/;
 const GRAD_SCALER = /GradScaler$/;
-const MODELLED_OPTIMIZER = /^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad)$/;
+const MODELLED_OPTIMIZER = /^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad|Adadelta|SparseAdam|LBFGS)$/;
 const CAPITALISED = /^[A-Z]/;
 const CHECKPOINT = /(^|\.)(checkpoint|checkpoint_sequential)$/;
 const NO_GRAD = /(^|\.)(no_grad|inference_mode)$/;
@@ -647,7 +652,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const accumulate = kwNumber('accumulate_grad_batches');
       if (accumulate) detected.accumulation = accumulate;
     }
-    if (kw.has('max_length') && name !== 'generate') {
+    if (kw.has('max_length') && name !== 'generate' && name !== 'GenerationConfig') {
       const s = kwNumber('max_length');
       // Tokenising the targets (`text_target=`, or assigned to `labels`) gives the decoder's length, not the input's.
       if (s && (kw.has('text_target') || TARGET_VARIABLE.test(assignedName(call) ?? ''))) detected.targetLen ??= s;
@@ -739,7 +744,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         kind = 'rmsprop';
         detected.optimizerStates = 1 + (positive('momentum') ? 1 : 0) + (positive('centered') ? 1 : 0);
       } else if (name === 'Adagrad') kind = 'adagrad';
-      else {
+      else if (name === 'Adadelta') kind = 'adadelta';
+      else if (name === 'SparseAdam') kind = 'sparse-adam';
+      else if (name === 'LBFGS') {
+        kind = 'lbfgs';
+        // history_size pairs of flat vectors (default 100), plus three more it keeps (measured).
+        const history = kwValue('history_size');
+        detected.optimizerStates = 2 * (typeof history === 'number' && history >= 0 ? history : LBFGS_DEFAULT_HISTORY) + 3;
+      } else {
         kind = name === 'Adam' ? 'adam' : 'adamw';
         if (positive('amsgrad')) detected.optimizerStates = 3;
       }
@@ -802,9 +814,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
     if (name === 'zero_grad') hasZeroGrad = true;
     if (name === 'generate' && fn.includes('.') && !detected.generate) {
-      const newTokens = kwValue('max_new_tokens');
-      const maxLength = kwValue('max_length');
-      detected.generate = { value: { ...(typeof newTokens === 'number' ? { newTokens } : {}), ...(typeof maxLength === 'number' ? { maxLength } : {}) }, line };
+      // The call's own keywords win over a GenerationConfig it is given (`generation_config=gen_cfg`).
+      const given = bindings.value(kw.get('generation_config'));
+      const setting = (key: string): PyValue | undefined =>
+        kwValue(key) ?? (given?.kind === 'call' && /(^|\.)GenerationConfig$/.test(given.path) ? toPy(given.kwargs.get(key)) : undefined);
+      const newTokens = setting('max_new_tokens');
+      const maxLength = setting('max_length');
+      const beams = setting('num_beams');
+      detected.generate = {
+        value: {
+          ...(typeof newTokens === 'number' ? { newTokens } : {}), ...(typeof maxLength === 'number' ? { maxLength } : {}),
+          ...(typeof beams === 'number' && Number.isInteger(beams) && beams > 1 ? { beams } : {}),
+        },
+        line,
+      };
     }
     if (name === 'zero_grad' && kwValue('set_to_none') === false) detected.zeroGradKeepsBuffers ??= line;
     if (NO_GRAD.test(fn)) hasNoGrad ??= line;
@@ -876,6 +899,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(forwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
+  detected.inputDerivatives = inputDerivativeOrder(calls);
+  if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -1330,6 +1355,69 @@ function libraryFrozenShare(spec: TransformerSpec, freezes: ReadonlyArray<{ path
  * backward in the same loop, outside no_grad: each call keeps its own graph until that backward runs. The count of
  * the first backward that sees more than one; undefined where every backward sees one forward.
  */
+/** The name an expression starts from (`u_x` for `u_x.sum()`, `grads[0]`, `u_x[:, 0]`). */
+function baseName(node: Node | undefined): string | undefined {
+  let current: Node | null | undefined = node;
+  while (current && current.type !== 'identifier') {
+    if (current.type === 'call') current = current.childForFieldName('function');
+    else if (current.type === 'attribute') current = current.childForFieldName('object');
+    else if (current.type === 'subscript') current = current.childForFieldName('value');
+    else if (current.type === 'parenthesized_expression') current = current.namedChildren[0];
+    else return undefined;
+  }
+  return current?.text;
+}
+
+/**
+ * The name of a derivative that `name` is a part of (`u_x = grads[:, 0:1]` for grads), through a few plain
+ * assignments before `at` in the same function; `name` itself where it is one or none is found.
+ */
+function derivedFrom(name: string | undefined, at: Node, orders: ReadonlyMap<string, number>, depth = 0): string | undefined {
+  if (name === undefined || orders.has(name) || depth > 3) return name;
+  const scope = enclosingScope(at);
+  const assignments = scope.descendantsOfType('assignment').filter((a): a is Node => !!a && a.endIndex <= at.startIndex &&
+    a.childForFieldName('left')?.type === 'identifier' && a.childForFieldName('left')?.text === name);
+  const last = assignments[assignments.length - 1];
+  const source = baseName(last?.childForFieldName('right') ?? undefined);
+  return source === undefined ? name : derivedFrom(source, last!, orders, depth + 1);
+}
+
+/**
+ * Derivatives taken with a graph of their own (`torch.autograd.grad(u, x, create_graph=True)`, a physics-informed
+ * residual or a gradient penalty): the highest order, where a grad of another such grad's result (`u_xx` of `u_x`)
+ * is one order more. Its backward then runs through every derivative's graph as well as the forward's.
+ */
+function inputDerivativeOrder(calls: readonly Node[]): Located<number> | undefined {
+  const orderOf = new Map<string, number>();
+  let highest: Located<number> | undefined;
+  for (const call of calls) {
+    if (!/(^|\.)autograd\.grad$/.test(callee(call))) continue;
+    const args = callArguments(call);
+    if (args.keywords.get('create_graph')?.text !== 'True') continue;
+    const outputs = args.keywords.get('outputs') ?? args.positional[0];
+    const order = 1 + (orderOf.get(derivedFrom(baseName(outputs), call, orderOf) ?? '') ?? 0);
+    if (!highest || order > highest.value) highest = { value: order, line: call.startPosition.row };
+    // What it is bound to: `u_t, u_x = grad(...)`, `u_xx = grad(...)[0]`.
+    let bound: Node | null = call.parent;
+    while (bound && (bound.type === 'subscript' || bound.type === 'parenthesized_expression')) bound = bound.parent;
+    const left = bound?.type === 'assignment' ? bound.childForFieldName('left') : undefined;
+    const names = left ? (left.type === 'identifier' ? [left] : left.descendantsOfType('identifier')) : [];
+    for (const name of names) if (name) orderOf.set(name.text, Math.max(order, orderOf.get(name.text) ?? 0));
+  }
+  return highest;
+}
+
+/** The kind of activation the script's calls name, the one whose derivatives keep most where it names several. */
+function derivativeActivation(calledNames: readonly string[]): DerivativeActivation {
+  const names = new Set(calledNames.map((name) => name.toLowerCase()));
+  const any = (list: string[]): boolean => list.some((name) => names.has(name));
+  if (any(['silu', 'gelu', 'mish', 'swish', 'hardswish'])) return 'product';
+  if (any(['tanh', 'sigmoid', 'softplus', 'sin', 'cos', 'elu', 'selu', 'celu', 'logsigmoid'])) return 'smooth';
+  if (any(['relu', 'leakyrelu', 'leaky_relu', 'relu6', 'prelu', 'hardtanh'])) return 'piecewise';
+  // None named (an activation passed as a class, or an unknown one): the smooth kind's figures.
+  return 'smooth';
+}
+
 function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: number): Located<number> | undefined {
   // Several models (a GAN's generator and critic): which graphs a backward reaches is not read here.
   if (models !== 1) return undefined;

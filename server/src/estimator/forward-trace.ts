@@ -33,6 +33,8 @@ function reordered(x: TensorValue, order: readonly number[]): TensorValue {
 
 /** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
 const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
+/** Functional forms of layers whose backward makes an input-sized gradient from an output-sized one. */
+const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
 
 function tensorsIn(value: Value | undefined): TensorValue[] {
   if (!value) return [];
@@ -64,6 +66,8 @@ export class ForwardTrace implements TensorTracer {
   private readonly saved = new Map<number, number>();
   /** Bytes kept that keep their dtype under autocast: dropout masks, max-pool indices. */
   fixedBytes = 0;
+  /** fixedBytes when the backward peak's layer ran: what later layers keep at fixed size is freed by then. */
+  fixedBytesAtBackwardPeak = 0;
   largest = 0;
   convolutions = 0;
   liveNoGrad = 0;
@@ -354,6 +358,7 @@ export class ForwardTrace implements TensorTracer {
     if (output && !this.noGrad.has(output.id)) {
       const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
       const alive = this.savedElements + numel(output.shape) + inputGradient + this.pendingBackwardWorkspace;
+      if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
       this.backwardPeak = Math.max(this.backwardPeak, alive);
       this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
       this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
@@ -736,7 +741,21 @@ export class ForwardTrace implements TensorTracer {
   // ---- functions, methods, operators --------------------------------------------------------------------------
 
   function(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
-    return this.recorded([...args, ...kwargs.values()], false, () => this.functionOp(path, args, kwargs));
+    const out = this.recorded([...args, ...kwargs.values()], false, () => this.functionOp(path, args, kwargs));
+    // A functional activation or pooling (`F.relu(x)`, `F.max_pool2d(x, 2)`) is a layer to backward: its output's
+    // gradient and its input's are alive at once beside what is still kept, as for the module form (layer()).
+    if (FUNCTIONAL_LAYER.test(path)) this.backwardPoint(tensorsIn(args[0])[0], out ? tensorsIn(out)[0] : undefined);
+    return out;
+  }
+
+  private backwardPoint(input: TensorValue | undefined, output: TensorValue | undefined): void {
+    if (!output || this.noGrad.has(output.id) || output === input) return;
+    const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
+    const alive = this.savedElements + numel(output.shape) + inputGradient;
+    if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
+    this.backwardPeak = Math.max(this.backwardPeak, alive);
+    this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
+    this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
   }
 
   private functionOp(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
@@ -783,6 +802,8 @@ export class ForwardTrace implements TensorTracer {
       case 'elu':
       case 'hardswish':
       case 'softplus':
+      // log_sigmoid's backward reads its input (a negative-sampling loss over dot products).
+      case 'logsigmoid':
       case 'layer_norm':
       case 'group_norm':
       case 'batch_norm':

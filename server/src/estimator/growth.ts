@@ -19,6 +19,11 @@ export function keptBytes(base: TrainingConfig, keeps: KeptMemory, batchSize?: n
   }
   const spec = config.model;
   const mode = activationMode(config);
+  if (keeps.startsWith('module:')) {
+    // A forward hook's kept output: the named module's output, in the activations' dtype.
+    const elements = spec.kind === 'layers' ? layerNetAt(spec, config).namedOutputElementsPerSample?.[keeps.slice('module:'.length)] : undefined;
+    return elements ? config.batchSize * elements * (mode === 'fp32' ? 4 : 2) : undefined;
+  }
   const part = /^output\[(\d+)\]$/.exec(keeps);
   if (part) {
     // One element of a custom net's returned tuple, in its own precision (softmax's map stays fp32 under autocast).

@@ -300,6 +300,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.forwardsPerBackward && mode === 'train') {
     assumptions.push(t('the model is called {0} times before one backward (line {1}): the activations of all {0} forwards are kept until it runs', detected.forwardsPerBackward.value, (detected.forwardsPerBackward.line ?? 0) + 1));
   }
+  if (detected.inputDerivatives && mode === 'train') {
+    assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}): their graphs are kept with the forward\'s until backward, and backward runs through them too; sized from MLPs measured on the GPU, for the forward the script trains (a gradient penalty on one of several forwards is counted on all of them)', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1));
+  }
   if (detected.zeroGradMissing && mode === 'train') assumptions.push(t('no zero_grad() found: gradients stay alive through the next forward'));
   if (detected.zeroGradKeepsBuffers !== undefined && mode === 'train') {
     assumptions.push(t('zero_grad(set_to_none=False) (line {0}) zeroes the gradients in place: they stay allocated through the next forward', detected.zeroGradKeepsBuffers + 1));
@@ -307,15 +310,22 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.zeroGradAfterForward !== undefined && mode === 'train') {
     assumptions.push(t('zero_grad() (line {0}) runs after the forward: the previous step\'s gradients stay alive during it (call it before the forward, or after optimizer.step(), to free them)', detected.zeroGradAfterForward + 1));
   }
-  // generate() on a decoder-only model: the new tokens it is asked for (max_length counts the prompt too).
+  // generate() on a decoder-only model (max_length counts the prompt too) or on an encoder-decoder text model
+  // (max_length counts the decoder's tokens only): the new tokens it is asked for.
   let generateNewTokens: number | undefined;
-  if (detected.generate && mode === 'infer-no-grad' && spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0) {
+  const decoderOnly = spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0;
+  const encoderDecoder = spec.kind === 'transformer' && spec.task === 'seq2seq' && spec.decoderLayers > 0;
+  if (detected.generate && mode === 'infer-no-grad' && (decoderOnly || encoderDecoder)) {
     const asked = detected.generate.value;
-    generateNewTokens = asked.newTokens ?? (asked.maxLength !== undefined ? Math.max(0, asked.maxLength - seqLen) : undefined);
+    const prompt = decoderOnly ? seqLen : 0;
+    generateNewTokens = asked.newTokens ?? (asked.maxLength !== undefined ? Math.max(0, asked.maxLength - prompt) : undefined);
     if (generateNewTokens === undefined) {
       // transformers' GenerationConfig default: max_length 20, prompt included.
-      generateNewTokens = Math.max(0, 20 - seqLen);
+      generateNewTokens = Math.max(0, 20 - prompt);
       assumptions.push(t('generate() is given no max_new_tokens or max_length; assumed the library default (max_length {0})', 20));
+    }
+    if (asked.beams !== undefined) {
+      assumptions.push(t('generate() runs a beam search of {0} beams (line {1}): the caches and logits are those of {0} x the batch', asked.beams, (detected.generate.line ?? 0) + 1));
     }
   }
   const strategy = detected.strategy?.value ?? 'ddp';
@@ -342,7 +352,10 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
+    ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),
+    ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
+    ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,

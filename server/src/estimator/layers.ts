@@ -72,6 +72,7 @@ export class NetBuilder {
   private readonly inputSpec: LayerNetSpec['input'];
   /** Model outputs besides the last tensor (a segmentation model's auxiliary map), each with its own loss. */
   private extraOutputs = 0;
+  private namedOutputs: Record<string, number> = {};
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
@@ -109,6 +110,12 @@ export class NetBuilder {
    * The current tensor, for a second branch to read later. It has two readers, and the first (a convolution)
    * keeps it for backward, so it counts as kept from here.
    */
+  /** The current output, under the name of the library module that makes it (torchvision's `layer1`). */
+  name(path: string): this {
+    this.namedOutputs[path] = this.elements;
+    return this;
+  }
+
   mark(): BranchPoint {
     this.keepCurrent();
     return { shape: this.shape };
@@ -489,6 +496,7 @@ export class NetBuilder {
       blockSavedElements: this.blockSaved,
       blockInputElements: this.blockInputs,
       castParameters: this.castParameters,
+      ...(Object.keys(this.namedOutputs).length > 0 ? { namedOutputElementsPerSample: { ...this.namedOutputs } } : {}),
       input: this.inputSpec,
       scalesWithInput,
     };

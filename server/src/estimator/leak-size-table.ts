@@ -42,7 +42,8 @@ export function estimatedText(root: Node, text: string): string {
 /** Every kind of kept memory that can have a size under `config`. */
 function keptKinds(config: TrainingConfig): KeptMemory[] {
   const parts = config.model.kind === 'layers' ? config.model.outputPartsPerSample?.length ?? 0 : 0;
-  return ['graph', 'output', ...Array.from({ length: parts }, (_, i): KeptMemory => `output[${i}]`)];
+  const modules = config.model.kind === 'layers' ? Object.keys(config.model.namedOutputElementsPerSample ?? {}) : [];
+  return ['graph', 'output', ...Array.from({ length: parts }, (_, i): KeptMemory => `output[${i}]`), ...modules.map((name): KeptMemory => `module:${name}`)];
 }
 
 function bytesAt(config: TrainingConfig, batchSize: number | undefined): KeptBytesByKind {

@@ -4,6 +4,7 @@
 import { countTransformerParameters, transformerActivations, type ActivationContext, type ActivationMode } from './transformer';
 import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
 import type { Breakdown, EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, ShardingStrategy, TrainingConfig, TransformerSpec, WeightDtype } from './types';
+import { LBFGS_DEFAULT_HISTORY, type DerivativeActivation } from './types';
 
 /** Allocated before the first forward by cuBLAS workspaces and library init (gpu-truth: alloc_at_start). */
 export const LIBRARY_WORKSPACE_BYTES = 68_157_440;
@@ -47,6 +48,13 @@ function optimizerStatesPerParam(cfg: TrainingConfig, paramBytes: number): numbe
     case 'rmsprop': return (cfg.optimizerStates ?? 1) * paramBytes;
     // torch.optim.Adagrad: state_sum.
     case 'adagrad': return paramBytes;
+    // torch.optim.Adadelta: square_avg and acc_delta.
+    case 'adadelta': return 2 * paramBytes;
+    // torch.optim.SparseAdam: exp_avg and exp_avg_sq, dense (zeros_like the parameter) though only looked-up rows change.
+    case 'sparse-adam': return 2 * paramBytes;
+    // torch.optim.LBFGS: history_size (s, y) pairs of flat parameter-sized vectors once the history is full, plus the
+    // direction, prev_flat_grad and one more flat vector it keeps between steps (measured: 2 x history_size + 3).
+    case 'lbfgs': return (cfg.optimizerStates ?? 2 * LBFGS_DEFAULT_HISTORY + 3) * paramBytes;
     // Adafactor keeps factored row/column second moments, a few percent of one state for transformer matrices.
     case 'adafactor': return 0.05 * paramBytes;
     // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 256-value block for each.
@@ -63,11 +71,20 @@ function optimizerTemporaries(cfg: TrainingConfig): number {
     case 'rmsprop': return 1;
     // Adagrad: sqrt(state_sum) and the scaled gradient it divides (or the weight-decayed gradient copy).
     case 'adagrad': return 2;
+    // Adadelta: std = sqrt(square_avg + eps) and the update delta made from it.
+    case 'adadelta': return 2;
+    // LBFGS (never foreach): the flat gradients it gathers, the parameters' flat copy its line search restores and
+    // the two-loop recursion's vectors (measured: the step peaks 7 flat vectors above the kept state and gradients;
+    // test/gpu/estimator/results/step_keeps.json).
+    case 'lbfgs': return 7;
+    // SparseAdam works on the gradient's rows only: nothing parameter-sized.
     default: return 0;
   }
 }
 
 function optimizerTempPerParam(cfg: TrainingConfig, paramBytes: number): number {
+  // LBFGS works on flat copies of all parameters at once, whatever the implementation setting.
+  if (cfg.optimizer === 'lbfgs') return optimizerTemporaries(cfg) * paramBytes;
   // foreach computes the update for all parameters in parameter-sized temporaries; fused does not.
   return cfg.optimizerImpl === 'foreach' ? optimizerTemporaries(cfg) * paramBytes : 0;
 }
@@ -101,7 +118,10 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   // PEFT keeps adapter weights in fp32 even over a half-precision base.
   const trainableBytes = cfg.lora ? FP32 : paramBytes;
   const weightBytes = total * paramBytes + loraParams * FP32;
-  const gradBytes = trainable * trainableBytes;
+  // Sparse embeddings get sparse gradients (the looked-up rows and their indices, a few activations' worth): no
+  // table-sized gradient is ever made for them.
+  const sparseParams = cfg.model.kind === 'layers' && !cfg.lora ? Math.min(trainable, cfg.model.sparseGradientParameters ?? 0) : 0;
+  const gradBytes = (trainable - sparseParams) * trainableBytes;
   const optimizerBytes = trainable * optimizerStatesPerParam(cfg, trainableBytes);
   let optimizerTempBytes = trainable * optimizerTempPerParam(cfg, trainableBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
@@ -175,14 +195,38 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   let generate: ActivationFigures['generate'];
   if (cfg.generateNewTokens !== undefined && cfg.mode === 'infer-no-grad') {
     const kvBytes = mode === 'fp32' ? FP32 : 2;
-    const kvPerToken = 2 * cfg.batchSize * s.kvHeads * s.headDim * kvBytes;
-    // The last new token is returned, never fed back: the cache holds prompt + new - 1 positions.
-    const cached = cfg.seqLen + Math.max(0, cfg.generateNewTokens - 1);
-    const lastLogits = cfg.batchSize * s.vocab * ((mode === 'fp32' ? FP32 : 2) + FP32);
-    generate = {
-      prefill: s.layers * cfg.seqLen * kvPerToken + a.inferenceTransient + lastLogits,
-      end: (s.layers + 1) * cached * kvPerToken + lastLogits,
-    };
+    // Beam search expands every input to num_beams rows before the first forward.
+    const beams = cfg.generateBeams ?? 1;
+    const rows = cfg.batchSize * beams;
+    const kvPerToken = 2 * rows * s.kvHeads * s.headDim * kvBytes;
+    // The step's logits and their fp32 log-probabilities; beam search's scores and logits processors add fp32
+    // copies (measured with an encoder-decoder, see below).
+    const lastLogits = rows * s.vocab * (kvBytes + (beams > 1 ? ENCODER_DECODER_LOGIT_COPIES : 1) * FP32);
+    if (s.decoderLayers > 0) {
+      // Encoder-decoder: the encoder runs once over the batch; then every decoder layer caches the keys and values
+      // of the (expanded) encoder output for cross-attention, beside its self-attention cache of the new tokens.
+      // The batch's encoder output stays beside its expanded copy; the step's logits go through fp32 copies (the
+      // log-probabilities, the logits processors' and the beam scores'). Measured on the H200 (BART-base shape, bf16,
+      // 16 x 512 source tokens, 32 new: 183 MiB above the weights greedy, 735 MiB with 4 beams; this sum gives 179
+      // and 727; test/gpu/estimator/results/step_keeps.json).
+      const source = cfg.seqLen;
+      const crossLayer = source * kvPerToken;
+      const encoderOutput = rows * source * s.hidden * kvBytes + (beams > 1 ? cfg.batchSize * source * s.hidden * kvBytes : 0);
+      const encoderTransient = cfg.batchSize * source * (2 * s.hidden + s.intermediate) * kvBytes +
+        (cfg.attention === 'eager' ? 2 * cfg.batchSize * s.heads * source * source * kvBytes : 0);
+      generate = {
+        prefill: encoderTransient,
+        end: s.decoderLayers * crossLayer + s.decoderLayers * cfg.generateNewTokens * kvPerToken + encoderOutput +
+          rows * s.vocab * (kvBytes + ENCODER_DECODER_LOGIT_COPIES * FP32),
+      };
+    } else {
+      // The last new token is returned, never fed back: the cache holds prompt + new - 1 positions.
+      const cached = cfg.seqLen + Math.max(0, cfg.generateNewTokens - 1);
+      generate = {
+        prefill: s.layers * cfg.seqLen * kvPerToken + a.inferenceTransient * beams + lastLogits,
+        end: (s.layers + 1) * cached * kvPerToken + lastLogits,
+      };
+    }
   }
   return {
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
@@ -290,7 +334,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const checkpointed = cfg.checkpointing && cfg.mode === 'train';
   const gradientPair = b * (net.gradientPairElementsPerSample ?? 0) * act;
   const tracedBackward = net.backwardPeakElementsPerSample !== undefined && !checkpointed
-    ? Math.max(0, b * (net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act) + convWorkspace : 0;
+    ? Math.max(0, b * ((net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act - (net.fixedBytesAfterBackwardPeak ?? 0))) + convWorkspace : 0;
   return {
     saved,
     forwardTransient: 0,
@@ -387,6 +431,41 @@ function total(b: Breakdown): number {
   return b.weights + b.gradients + b.optimizerStates + b.activations + b.other;
 }
 
+/** fp32 copies of one decoding step's logits an encoder-decoder's generate() holds at once (measured, see below). */
+const ENCODER_DECODER_LOGIT_COPIES = 4;
+
+/**
+ * Derivatives taken with create_graph=True, by the kind of activation the net uses and by order (1: u_x; 2: u_xx of
+ * u_x): what forward and the derivatives' graphs keep together before backward, in units of what the plain forward
+ * keeps. Measured on the H200 (fp32 MLPs of 4 x 512 and 8 x 256, 32,768 points; test/gpu/estimator/
+ * measure_step_keeps.py, results/step_keeps.json): tanh 3.0 and 8.8-8.9, SiLU 4.0 and 8.7, ReLU 2.0 and 3.0 (its
+ * second derivative is zero: the mask graph stays small).
+ */
+const INPUT_DERIVATIVE_KEPT: Record<DerivativeActivation, number[]> = {
+  smooth: [1, 3, 8.9],
+  product: [1, 4, 8.75],
+  piecewise: [1, 2, 3],
+};
+/**
+ * Backward's transient over what is kept, in units of the plain backward's own transient: measured 1.3-1.7 for
+ * orders 1 and 2 (a few layer-wide gradients at once, whatever the depth).
+ */
+const INPUT_DERIVATIVE_TRANSIENT = 1.7;
+
+/** What a training step keeps and peaks at when its loss is made of derivatives with graphs of their own. */
+function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): ActivationFigures {
+  const profile = INPUT_DERIVATIVE_KEPT[cfg.inputDerivativeActivation ?? 'smooth'];
+  const order = cfg.mode === 'train' ? Math.min(cfg.inputDerivativeOrder ?? 0, profile.length - 1) : 0;
+  if (order <= 0) return act;
+  // Backward walks the derivatives' graphs too: the layer order of the plain forward no longer says where it peaks.
+  return {
+    ...act,
+    saved: act.saved * profile[order]!,
+    backwardTransient: act.backwardTransient * INPUT_DERIVATIVE_TRANSIENT,
+    backwardCurve: undefined,
+  };
+}
+
 export function estimate(cfg: TrainingConfig): EstimateNumbers {
   const params = parameterFigures(cfg);
   const sharded = layoutFor(cfg, params);
@@ -397,7 +476,7 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
   // Several forwards before one backward keep every call's activations: as one forward of all their samples.
   const forwards = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
   const activationCfg = forwards > 1 ? { ...cfg, batchSize: cfg.batchSize * forwards } : cfg;
-  const act = cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, activationCfg, params) : layerNetFigures(cfg.model, activationCfg, params);
+  const act = withInputDerivatives(cfg, cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, activationCfg, params) : layerNetFigures(cfg.model, activationCfg, params));
   const base = LIBRARY_WORKSPACE_BYTES + act.inputs + (cfg.residentDataBytes ?? 0);
   // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.
   const parts: Record<PeakPhase, Breakdown> = { forward: ZERO_BREAKDOWN, backward: ZERO_BREAKDOWN, 'optimizer-step': ZERO_BREAKDOWN };

@@ -641,6 +641,17 @@ export function moduleParameters(root: Value): number {
   return leaves(root, new Set()).leaves.reduce((sum, { layer }) => sum + layerParameters(layer).total, 0);
 }
 
+/**
+ * Parameters of `nn.Embedding(..., sparse=True)` / `nn.EmbeddingBag(..., sparse=True)`: backward gives them a sparse
+ * gradient of the looked-up rows only, never a dense table-sized one.
+ */
+function sparseGradients(layers: readonly LayerValue[]): { sparseGradientParameters?: number } {
+  const sparse = layers.filter((layer) => (layer.type === 'Embedding' || layer.type === 'EmbeddingBag') &&
+    layer.kwargs.get('sparse')?.kind === 'bool' && (layer.kwargs.get('sparse') as { value: boolean }).value);
+  const total = sparse.reduce((sum, layer) => sum + layerParameters(layer).total, 0);
+  return total > 0 ? { sparseGradientParameters: total } : {};
+}
+
 /** The net of a module the script builds; undefined when it holds no layer at all. */
 /** Whether a module (or a submodule, a few levels down) holds a library vision model the catalog knows. */
 function holdsBackbone(module: Value, depth = 0): boolean {
@@ -691,6 +702,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       parameters: counted.reduce((sum, c) => sum + c.total, 0),
       castParameters: counted.reduce((sum, c) => sum + c.cast, 0),
       checkpointSegments: plan?.kind === 'segments',
+      ...sparseGradients(list.map(({ layer }) => layer)),
     };
     // What backward keeps, from running forward() itself (functional activations, skips, reshapes included);
     // the registration-order walk above stays the answer where the trace cannot finish.
@@ -784,6 +796,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       backwardPoints: trace.backwardPoints,
       gradientPairElementsPerSample: trace.gradientPair,
       fixedBytesPerSample: trace.fixedBytes,
+      ...(trace.fixedBytes > trace.fixedBytesAtBackwardPeak ? { fixedBytesAfterBackwardPeak: trace.fixedBytes - trace.fixedBytesAtBackwardPeak } : {}),
       largestElementsPerSample: trace.largest,
       outputElementsPerSample: output,
       ...(parts ? { outputPartsPerSample: parts } : {}),

@@ -6,7 +6,15 @@ import type { AudioEncoderSpec } from './speech';
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
 
 export type Precision = 'fp32' | 'fp16-amp' | 'bf16-amp' | 'bf16' | 'fp16';
-export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'rmsprop' | 'adagrad';
+export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'rmsprop' | 'adagrad' | 'adadelta' | 'sparse-adam' | 'lbfgs';
+/**
+ * The activations of a net trained through derivatives with create_graph=True, by how their derivatives grow the
+ * graph: tanh / sigmoid / softplus / sin (smooth), SiLU / GELU / Mish (a product with a sigmoid), ReLU-like
+ * (piecewise linear: second derivatives vanish).
+ */
+export type DerivativeActivation = 'smooth' | 'product' | 'piecewise';
+/** torch.optim.LBFGS's default history_size. */
+export const LBFGS_DEFAULT_HISTORY = 100;
 /** How torch.optim runs step(): foreach (the CUDA default) keeps one parameter-sized temporary. */
 export type OptimizerImpl = 'foreach' | 'fused' | 'for-loop';
 /** The CLI's --strategy values (spec/cli.md); `fsdp` is FSDP's FULL_SHARD. */
@@ -145,6 +153,11 @@ export interface LayerNetSpec {
   /** Elements alive at the worst point of backward, per sample, from the layer order (traced nets). */
   backwardPeakElementsPerSample?: number;
   /**
+   * Of fixedBytesPerSample, what layers after that worst point keep (max-pool indices, dropout masks): their
+   * backward has freed it when backward reaches the worst point (traced nets).
+   */
+  fixedBytesAfterBackwardPeak?: number;
+  /**
    * Backward layer by layer (traced nets): per layer, the elements alive per sample when its backward runs and the
    * trainable parameters of the layers before it (their gradients are not made yet; the later layers' are).
    */
@@ -157,6 +170,13 @@ export interface LayerNetSpec {
   checkpointSegments?: boolean;
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
   castParameters: number;
+  /**
+   * Output elements per sample of the library modules the builder names, by their path in the model (`layer1`):
+   * what a forward hook on one of them that keeps its output holds per batch.
+   */
+  namedOutputElementsPerSample?: Record<string, number>;
+  /** Parameters of sparse embeddings (`sparse=True`): their gradients hold the looked-up rows, not the table. */
+  sparseGradientParameters?: number;
   /** Input kind and the size the per-sample figures were computed for. */
   /** `width`: an image that is not square (a detector's resized, padded batch); absent: size x size. */
   input: { kind: 'image'; channels: number; size: number; width?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
@@ -186,7 +206,8 @@ export interface TrainingConfig {
   /**
    * Parameter-sized states the optimizer keeps where its arguments decide them: RMSprop's square_avg, plus a
    * momentum_buffer with momentum > 0 and a grad_avg when centered; Adam's two moments plus max_exp_avg_sq with
-   * amsgrad. Absent: the kind's default (RMSprop 1, Adam 2).
+   * amsgrad; LBFGS's history_size pairs of flat vectors beside its own flat copies. Absent: the kind's default
+   * (RMSprop 1, Adam 2, LBFGS 2 x 100 + 3).
    */
   optimizerStates?: number;
   optimizerImpl: OptimizerImpl;
@@ -227,10 +248,23 @@ export interface TrainingConfig {
    */
   forwardsPerBackward?: number;
   /**
-   * Inference through `generate()` (decoder-only models): the tokens it adds to each prompt of seqLen. The KV cache
-   * grows to the prompt plus these; only the last position's logits are made.
+   * Training through derivatives taken with create_graph=True (`torch.autograd.grad(u, x, create_graph=True)`): the
+   * highest order. Each order builds a graph of its own beside the forward's, kept until backward. Absent: none.
+   */
+  inputDerivativeOrder?: number;
+  /** The kind of activation those derivatives go through (absent: smooth). */
+  inputDerivativeActivation?: DerivativeActivation;
+  /**
+   * Inference through `generate()`: the tokens it adds to each prompt of seqLen (decoder-only models: the KV cache
+   * grows to the prompt plus these) or the decoder's tokens (encoder-decoder models: the self-attention cache grows
+   * to these beside a cross-attention cache over the seqLen source tokens); only the last position's logits are made.
    */
   generateNewTokens?: number;
+  /**
+   * generate() with num_beams > 1: every sequence is searched as this many rows (the inputs are expanded before the
+   * first step), so the KV caches, the encoder's output and each step's logits are this many times the batch's.
+   */
+  generateBeams?: number;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */

@@ -1,8 +1,8 @@
 // OOM101: a graph-attached tensor kept in a list or dict that outlives the loop iteration.
 import type { Node } from '../engine/parser';
-import { containerBase, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
+import { containerBase, isClearedAfterBackward, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, nameWords, nodesWithin } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, enclosingLoops, nameWords, nodesWithin } from '../engine/syntax';
 import { asReceiver, replaceNode } from '../fixes/edits';
 import type { Fix, KeptMemory } from '../engine/types';
 import { t } from '../l10n';
@@ -287,6 +287,75 @@ export function keepValueFixes(kept: KeptValue, verb: 'Append' | 'Store' | 'Add'
   return [detach];
 }
 
+const FORWARD_HOOKS = new Set(['register_forward_hook']);
+
+/**
+ * Forward hooks that store the output of the module they are registered on in a container that outlives the call
+ * (`feature_maps.append(output)` in a hook of `model.layer1`): every forward appends one more output. The module is
+ * the registering call's receiver, named by its path under the model (`layer1`).
+ */
+function hookStores(model: SemanticModel): Array<{ call: Node; value: Node; container: Node; module: string | undefined; registered: Node }> {
+  const found: Array<{ call: Node; value: Node; container: Node; module: string | undefined; registered: Node }> = [];
+  for (const method of FORWARD_HOOKS) {
+    for (const register of model.callsNamed(method)) {
+      const hookName = callArguments(register).positional[0];
+      if (hookName?.type !== 'identifier') continue;
+      // A handle removed anywhere may be removed every step (features of one batch): not said to pile up.
+      const handle = register.parent?.type === 'assignment' ? register.parent.childForFieldName('left')?.text : undefined;
+      if (handle && model.callsNamed('remove').some((call) => callReceiver(call)?.text === handle)) continue;
+      const receiver = callReceiver(register);
+      const path = receiver ? dottedName(receiver) : undefined;
+      const module = path?.includes('.') ? path.slice(path.indexOf('.') + 1).replace(/^module\./, '') : undefined;
+      for (const fn of model.functions.filter((info) => info.name === hookName.text && !info.classInfo)) {
+        const parameters = fn.node.childForFieldName('parameters')?.namedChildren.filter((p): p is Node => !!p) ?? [];
+        const output = parameters[2]?.type === 'identifier' ? parameters[2].text : undefined;
+        if (!output) continue;
+        for (const call of model.callsWithin(fn.node)) {
+          if (!STORING_METHODS.has(calleeName(call) ?? '')) continue;
+          const container = callReceiver(call);
+          const value = storedValue(call);
+          if (!container || !value || !storesAttached(value, output)) continue;
+          const name = dottedName(containerBase(container));
+          // A list made inside the hook, or handed to it, dies with the call or is the caller's to consume.
+          if (!name || assignedIn(fn.node, name) || parameters.some((p) => p.text === name)) continue;
+          if (isClearedAfterBackward(model, name) || clearedInLoop(model, name)) continue;
+          found.push({ call, value, container, module, registered: register });
+        }
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Whether a loop empties or rebinds the container every iteration (`feats.clear()`, `del feats[:]`, `feats = []`
+ * before the forward): the hook's outputs then live one step, as a feature loss reads them.
+ */
+function clearedInLoop(model: SemanticModel, name: string): boolean {
+  const inLoop = (node: Node): boolean => enclosingLoops(node).length > 0;
+  if (model.callsNamed('clear').some((call) => callReceiver(call)?.text === name && inLoop(call))) return true;
+  if (model.deleteStatements.some((statement) => inLoop(statement) && statement.namedChildren.some((target) =>
+    target?.type === 'subscript' && target.childForFieldName('value')?.text === name))) return true;
+  return model.assignments.some((assignment) => inLoop(assignment) && [name, `${name}[:]`].includes(assignment.childForFieldName('left')?.text ?? ''));
+}
+
+/** Whether a stored value is the hook's output as it is, or through methods that keep its graph on the GPU. */
+function storesAttached(value: Node, output: string): boolean {
+  let current = value;
+  while (current.type === 'call' && callReceiver(current)) {
+    const method = calleeName(current) ?? '';
+    if (method === 'detach' || method === 'cpu' || method === 'item' || method === 'numpy' || method === 'tolist') return false;
+    if (!SHAPE_KEEPING_METHODS.has(method)) return false;
+    current = callReceiver(current)!;
+  }
+  return current.type === 'identifier' && current.text === output;
+}
+
+/** Whether `name` is assigned anywhere inside `fn` (a local of the hook). */
+function assignedIn(fn: Node, name: string): boolean {
+  return fn.descendantsOfType('assignment').some((a) => a?.childForFieldName('left')?.text === name);
+}
+
 export const tensorAppendedToList: Rule = {
   ...ruleCode('OOM101'),
   code: 'OOM101',
@@ -311,6 +380,20 @@ export const tensorAppendedToList: Rule = {
         message: keptValueMessage(kept, freed, 'appended'),
         fixes: attached ? keepValueFixes(kept, 'Append') : [],
         keeps: keptMemory(kept, freed),
+      });
+    }
+    // A forward hook that appends its module's output: one more output per forward, while the hook stays registered.
+    for (const { call, value, container, module, registered } of hookStores(model)) {
+      if (!inRegion(call) || model.isNoGrad(call)) continue;
+      const kept = new KeptValue(model, value, call, container);
+      // Training loops free the graph with backward: each output stays, and its size is known where the module is.
+      const trained = model.loops.some((loop) => model.runsBackward(loop));
+      reports.push({
+        node: call,
+        message: t("'{0}' is appended by a forward hook registered on {1} (line {2}): every forward keeps that module's output, with its graph until backward, for as long as the hook stays registered. {3}",
+          shortText(value.text), shortText(callReceiver(registered)?.text ?? ''), registered.startPosition.row + 1, keepInsteadAdvice(kept, 'Append')),
+        fixes: keepValueFixes(kept, 'Append'),
+        ...(trained && module ? { keeps: `module:${module}` as const } : {}),
       });
     }
     // `outs += [logits]`

@@ -831,6 +831,9 @@ export class ProgramModel {
         const value = this.evalExpr(node.childForFieldName('argument'), scope);
         const operator = node.childForFieldName('operator')?.text ?? node.text.trim()[0];
         if (value.kind === 'number') return { kind: 'number', value: operator === '-' ? -value.value : operator === '~' ? ~value.value : value.value, origin: value.origin ?? literalOrigin(node) };
+        // `-x` of a traced tensor: a new tensor of its shape, as `x * -1` makes it.
+        if (value.kind === 'tensor' && operator === '-') return this.tracer?.binary('*', value, { kind: 'number', value: -1 }) ?? UNKNOWN;
+        if (value.kind === 'tensor' && operator === '+') return value;
         return UNKNOWN;
       }
       case 'not_operator': {

@@ -294,6 +294,16 @@ export function tensorShape(call: CallResultValue): { dims: number[]; line: numb
  * size is undefined; the origin is the last known size's.
  */
 export function partialTensorShape(call: CallResultValue): { dims: Array<number | undefined>; line: number; how: How; integer: boolean } | undefined {
+  // Drawn indices laid out per sample (`torch.multinomial(noise, b * k).view(-1, k)`, negative samples): the sizes
+  // after the first, which `-1` leaves to the batch.
+  const drawn = /^torch\.(multinomial|randint|randn|rand)\(\)\.(view|reshape)$/.exec(call.path);
+  if (drawn) {
+    const sizes = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
+    const first = sizes[0];
+    const rest = sizes.slice(1).map((item) => (item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined));
+    if (first?.kind !== 'number' || first.value !== -1 || rest.length === 0) return undefined;
+    return { dims: [undefined, ...rest], line: call.line, how: 'literal', integer: drawn[1] === 'multinomial' || drawn[1] === 'randint' };
+  }
   if (!/^torch\.(randint|randn|rand|zeros|ones|empty|full)$/.test(call.path)) return undefined;
   const size = call.kwargs.get('size');
   const positional = call.path === 'torch.randint' ? call.args.slice(call.args.length >= 3 ? 2 : 1, call.args.length >= 3 ? 3 : 2)

@@ -46,6 +46,7 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
       inChannels = out;
     }
     net.endStage();
+    net.name(`layer${stage + 1}`);
     if (stage === 2) third = net.mark();
     stageOutputs?.push(stage === 2 && third ? third : net.mark());
   });
