@@ -1,0 +1,77 @@
+// Same-minutes comparison of two server builds on what opening a document costs: cold start to the first
+// diagnostics, the first edit after them (made `OOMGUARD_AB_EDIT_AFTER_MS` after they arrive), and the server's
+// resident memory once the estimate worker has stopped. Builds alternate run by run, so that a loaded machine
+// weighs on both alike.
+//   node --import tsx scripts/bench/open-ab.ts SIZE RUNS OLD_SERVER_JS NEW_SERVER_JS
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startServer } from '../../test/helpers/lsp-client';
+import { generateTrainingScript } from './generate';
+
+function residentMiB(pid: number | undefined): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+/** The server's threads: the estimate worker adds its own while it runs. */
+function threadCount(pid: number | undefined): number {
+  return fs.readdirSync(`/proc/${pid}/task`).length;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function once(serverPath: string, size: number, editAfterMs: number) {
+  process.env.OOMGUARD_SERVER_PATH = serverPath;
+  const text = generateTrainingScript(size);
+  const lines = text.split('\n');
+  const uri = `file:///bench/ab_${size}.py`;
+  const start = performance.now();
+  const client = await startServer();
+  const threadsBefore = threadCount(client.child.pid);
+  const first = client.diagnostics(uri, 1, 120_000);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
+  await first;
+  const cold = performance.now() - start;
+  await sleep(editAfterMs);
+  // A module-level edit (the kind that the statement-by-statement path does not always take).
+  const line = lines.findIndex((l) => /^BLOCK_\d+_WIDTH = 256/.test(l));
+  const character = lines[line]!.indexOf('256') + 1;
+  const edited = client.diagnostics(uri, 2, 60_000);
+  const editStart = performance.now();
+  await client.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ range: { start: { line, character }, end: { line, character: character + 1 } }, text: '6' }] });
+  await edited;
+  const firstEdit = performance.now() - editStart;
+  // The estimate worker stops 2 s after its last answer: wait until the server has no more threads than at its start.
+  const waitStart = performance.now();
+  while (threadCount(client.child.pid) > threadsBefore && performance.now() - waitStart < 20_000) await sleep(100);
+  await sleep(500);
+  const rss = residentMiB(client.child.pid);
+  await client.close();
+  return { cold, firstEdit, rss };
+}
+
+async function main() {
+  const [sizeArg, runsArg, oldServer, newServer] = process.argv.slice(2);
+  const size = Number(sizeArg ?? 5000);
+  const runs = Number(runsArg ?? 3);
+  const editAfterMs = Number(process.env.OOMGUARD_AB_EDIT_AFTER_MS ?? 0);
+  const cacheFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-ab-code-cache-'));
+  process.env.OOMGUARD_CODE_CACHE_DIR = cacheFolder;
+  const builds = { old: oldServer!, new: newServer! };
+  const results: Record<string, Array<{ cold: number; firstEdit: number; rss: number }>> = { old: [], new: [] };
+  // One start each first: it writes the code cache, which the timed ones read.
+  for (const serverPath of Object.values(builds)) await once(serverPath, 200, 0);
+  for (let run = 0; run < runs; run++) {
+    for (const name of run % 2 === 0 ? ['old', 'new'] : ['new', 'old']) results[name]!.push(await once(builds[name as 'old' | 'new'], size, editAfterMs));
+  }
+  fs.rmSync(cacheFolder, { recursive: true, force: true });
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+  for (const [name, list] of Object.entries(results)) {
+    const show = (key: 'cold' | 'firstEdit' | 'rss') => list.map((r) => r[key].toFixed(0)).join(' ');
+    console.log(`${name} ${size} lines: cold median ${median(list.map((r) => r.cold)).toFixed(0)} ms [${show('cold')}], first edit ${editAfterMs} ms after: median ${median(list.map((r) => r.firstEdit)).toFixed(0)} ms [${show('firstEdit')}], RSS after the estimate worker stopped: median ${median(list.map((r) => r.rss)).toFixed(0)} MiB [${show('rss')}]`);
+  }
+}
+
+void main();
