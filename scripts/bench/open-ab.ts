@@ -3,6 +3,7 @@
 // resident memory once the estimate worker has stopped. Builds alternate run by run, so that a loaded machine
 // weighs on both alike.
 //   node --import tsx scripts/bench/open-ab.ts SIZE RUNS OLD_SERVER_JS NEW_SERVER_JS
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -18,6 +19,13 @@ function residentMiB(pid: number | undefined): number {
 /** The server's threads: the estimate worker adds its own while it runs. */
 function threadCount(pid: number | undefined): number {
   return fs.readdirSync(`/proc/${pid}/task`).length;
+}
+
+/** OOMGUARD_AB_SMAPS=script: where the resident memory is, by mapping (a script reading /proc/PID/smaps). */
+function smaps(pid: number | undefined, label: string): void {
+  const script = process.env.OOMGUARD_AB_SMAPS;
+  if (!script) return;
+  console.log(`${process.env.OOMGUARD_SERVER_PATH} ${label}:\n${spawnSync('python3', [script, String(pid)], { encoding: 'utf8' }).stdout}`);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -52,7 +60,52 @@ async function once(serverPath: string, size: number, editAfterMs: number) {
   return { cold, firstEdit, rss };
 }
 
+/**
+ * Ten 2,000-line documents opened at once: resident memory 1 s after their diagnostics (as `npm run bench` read it
+ * before), once the estimate worker has stopped, and after closing them.
+ */
+async function many(serverPath: string) {
+  process.env.OOMGUARD_SERVER_PATH = serverPath;
+  const client = await startServer();
+  const threadsBefore = threadCount(client.child.pid);
+  const uris = Array.from({ length: 10 }, (_, i) => `file:///bench/many_${i}.py`);
+  const published = uris.map((uri) => client.diagnostics(uri, 1, 120_000));
+  for (const [i, uri] of uris.entries()) {
+    await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text: generateTrainingScript(2000, i + 1) } });
+  }
+  await Promise.all(published);
+  await sleep(1000);
+  const after1s = residentMiB(client.child.pid);
+  const threadsAt1s = threadCount(client.child.pid);
+  const waitStart = performance.now();
+  while (threadCount(client.child.pid) > threadsBefore && performance.now() - waitStart < 20_000) await sleep(100);
+  await sleep(500);
+  const open = residentMiB(client.child.pid);
+  smaps(client.child.pid, 'open, worker stopped');
+  const cleared = uris.map((uri) => client.diagnostics(uri, undefined, 30_000));
+  for (const uri of uris) await client.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+  await Promise.all(cleared);
+  await sleep(1000);
+  const closed = residentMiB(client.child.pid);
+  smaps(client.child.pid, 'closed');
+  await client.close();
+  return { after1s, threadsAt1s: threadsAt1s - threadsBefore, open, closed };
+}
+
 async function main() {
+  if (process.argv[2] === 'many') {
+    const [, runsArg, oldServer, newServer] = process.argv.slice(2);
+    const builds = { old: oldServer!, new: newServer! };
+    const results: Record<string, string[]> = { old: [], new: [] };
+    for (let run = 0; run < Number(runsArg); run++) {
+      for (const name of run % 2 === 0 ? ['old', 'new'] : ['new', 'old']) {
+        const r = await many(builds[name as 'old' | 'new']);
+        results[name]!.push(`1 s after: ${r.after1s.toFixed(0)} (${r.threadsAt1s} extra threads), worker stopped: ${r.open.toFixed(0)}, closed: ${r.closed.toFixed(0)}`);
+      }
+    }
+    for (const [name, list] of Object.entries(results)) console.log(`${name} ten 2,000-line documents, RSS MiB: ${list.join('; ')}`);
+    return;
+  }
   const [sizeArg, runsArg, oldServer, newServer] = process.argv.slice(2);
   const size = Number(sizeArg ?? 5000);
   const runs = Number(runsArg ?? 3);
