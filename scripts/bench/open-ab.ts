@@ -3,6 +3,8 @@
 // resident memory once the estimate worker has stopped. Builds alternate run by run, so that a loaded machine
 // weighs on both alike.
 //   node --import tsx scripts/bench/open-ab.ts SIZE RUNS OLD_SERVER_JS NEW_SERVER_JS
+//   node --import tsx scripts/bench/open-ab.ts many RUNS OLD_SERVER_JS NEW_SERVER_JS (ten 2,000-line documents)
+// A build may be followed by node's flags for it after a `|`.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -30,8 +32,15 @@ function smaps(pid: number | undefined, label: string): void {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function once(serverPath: string, size: number, editAfterMs: number) {
+/** A build: the path of its dist/server.js, then node's flags for it after a `|` (`dist/server.js|--v8-pool-size=1`). */
+function useBuild(build: string): void {
+  const [serverPath, nodeArgs] = build.split('|');
   process.env.OOMGUARD_SERVER_PATH = serverPath;
+  process.env.OOMGUARD_SERVER_NODE_ARGS = nodeArgs ?? '';
+}
+
+async function once(build: string, size: number, editAfterMs: number) {
+  useBuild(build);
   const text = generateTrainingScript(size);
   const lines = text.split('\n');
   const uri = `file:///bench/ab_${size}.py`;
@@ -64,8 +73,8 @@ async function once(serverPath: string, size: number, editAfterMs: number) {
  * Ten 2,000-line documents opened at once: resident memory 1 s after their diagnostics (as `npm run bench` read it
  * before), once the estimate worker has stopped, and after closing them.
  */
-async function many(serverPath: string) {
-  process.env.OOMGUARD_SERVER_PATH = serverPath;
+async function many(build: string) {
+  useBuild(build);
   const client = await startServer();
   const threadsBefore = threadCount(client.child.pid);
   const uris = Array.from({ length: 10 }, (_, i) => `file:///bench/many_${i}.py`);
