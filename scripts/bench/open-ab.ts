@@ -6,6 +6,7 @@
 //   node --import tsx scripts/bench/open-ab.ts many RUNS OLD_SERVER_JS NEW_SERVER_JS (ten 2,000-line documents)
 // A build may be followed by node's flags for it after a `|`.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -16,6 +17,15 @@ import { generateTrainingScript } from './generate';
 function residentMiB(pid: number | undefined): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : NaN;
+}
+
+/**
+ * CPU time the process has used, all threads (user + system, Linux /proc, 10 ms ticks): less at the mercy of other
+ * processes on a loaded machine than the wall-clock figures.
+ */
+function cpuMs(pid: number | undefined): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** The server's threads: the estimate worker adds its own while it runs. */
@@ -37,7 +47,12 @@ function useBuild(build: string): void {
   const [serverPath, nodeArgs] = build.split('|');
   process.env.OOMGUARD_SERVER_PATH = serverPath;
   process.env.OOMGUARD_SERVER_NODE_ARGS = nodeArgs ?? '';
+  // A code cache folder per build: V8 rejects a cache made under other flags, and two builds of the same bundle
+  // would otherwise take turns overwriting one file.
+  if (codeCacheRoot) process.env.OOMGUARD_CODE_CACHE_DIR = path.join(codeCacheRoot, createHash('sha256').update(build).digest('hex').slice(0, 12));
 }
+
+let codeCacheRoot: string | undefined;
 
 async function once(build: string, size: number, editAfterMs: number) {
   useBuild(build);
@@ -51,6 +66,7 @@ async function once(build: string, size: number, editAfterMs: number) {
   await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
   await first;
   const cold = performance.now() - start;
+  const coldCpu = cpuMs(client.child.pid);
   await sleep(editAfterMs);
   // A module-level edit (the kind that the statement-by-statement path does not always take).
   const line = lines.findIndex((l) => /^BLOCK_\d+_WIDTH = 256/.test(l));
@@ -66,7 +82,7 @@ async function once(build: string, size: number, editAfterMs: number) {
   await sleep(500);
   const rss = residentMiB(client.child.pid);
   await client.close();
-  return { cold, firstEdit, rss };
+  return { cold, coldCpu, firstEdit, rss };
 }
 
 /**
@@ -91,6 +107,11 @@ async function many(build: string) {
   await sleep(500);
   const open = residentMiB(client.child.pid);
   smaps(client.child.pid, 'open, worker stopped');
+  // OOMGUARD_AB_SIGNAL: a signal for a script preloaded into the server (node's --require) to report its heap.
+  if (process.env.OOMGUARD_AB_SIGNAL) {
+    process.kill(client.child.pid!, process.env.OOMGUARD_AB_SIGNAL as NodeJS.Signals);
+    await sleep(300);
+  }
   const cleared = uris.map((uri) => client.diagnostics(uri, undefined, 30_000));
   for (const uri of uris) await client.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
   await Promise.all(cleared);
@@ -120,9 +141,9 @@ async function main() {
   const runs = Number(runsArg ?? 3);
   const editAfterMs = Number(process.env.OOMGUARD_AB_EDIT_AFTER_MS ?? 0);
   const cacheFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-ab-code-cache-'));
-  process.env.OOMGUARD_CODE_CACHE_DIR = cacheFolder;
+  codeCacheRoot = cacheFolder;
   const builds = { old: oldServer!, new: newServer! };
-  const results: Record<string, Array<{ cold: number; firstEdit: number; rss: number }>> = { old: [], new: [] };
+  const results: Record<string, Array<{ cold: number; coldCpu: number; firstEdit: number; rss: number }>> = { old: [], new: [] };
   // One start each first: it writes the code cache, which the timed ones read.
   for (const serverPath of Object.values(builds)) await once(serverPath, 200, 0);
   for (let run = 0; run < runs; run++) {
@@ -131,8 +152,8 @@ async function main() {
   fs.rmSync(cacheFolder, { recursive: true, force: true });
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
   for (const [name, list] of Object.entries(results)) {
-    const show = (key: 'cold' | 'firstEdit' | 'rss') => list.map((r) => r[key].toFixed(0)).join(' ');
-    console.log(`${name} ${size} lines: cold median ${median(list.map((r) => r.cold)).toFixed(0)} ms [${show('cold')}], first edit ${editAfterMs} ms after: median ${median(list.map((r) => r.firstEdit)).toFixed(0)} ms [${show('firstEdit')}], RSS after the estimate worker stopped: median ${median(list.map((r) => r.rss)).toFixed(0)} MiB [${show('rss')}]`);
+    const show = (key: 'cold' | 'coldCpu' | 'firstEdit' | 'rss') => list.map((r) => r[key].toFixed(0)).join(' ');
+    console.log(`${name} ${size} lines: cold median ${median(list.map((r) => r.cold)).toFixed(0)} ms [${show('cold')}] (server CPU median ${median(list.map((r) => r.coldCpu)).toFixed(0)} ms [${show('coldCpu')}]), first edit ${editAfterMs} ms after: median ${median(list.map((r) => r.firstEdit)).toFixed(0)} ms [${show('firstEdit')}], RSS after the estimate worker stopped: median ${median(list.map((r) => r.rss)).toFixed(0)} MiB [${show('rss')}]`);
   }
 }
 
