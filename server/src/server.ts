@@ -337,7 +337,11 @@ export function startServer(connection: Connection, host: Host): void {
     // Once the diagnostics are out: what the next edit needs to reuse these findings, a slice at a time (a long
     // file's facts take hundreds of milliseconds, which the first keystroke after opening it must not wait for).
     completeFactsLater(state.uri, state.version, model, cache);
-    if (!state.edited && state.tree) releaseTreeWhenIdle(state);
+    if (!state.edited && state.tree) {
+      // A document opened among others may have had to parse again (its tree was let go before its first analysis).
+      documents.releaseOlderUneditedTrees();
+      if (state.tree) releaseTreeWhenIdle(state);
+    }
     for (const feature of FEATURES) feature.published?.(state);
   };
 

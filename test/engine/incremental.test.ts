@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { analyze } from '../../server/src/engine/analyze';
 import { computeLineStarts, DocumentStore } from '../../server/src/engine/documents';
+import type { DocumentState } from '../../server/src/engine/documents';
 import { analyzeIncrementally, completeFacts, completeFactsForEdit, completeFactsOnRows, completeSomeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
@@ -495,10 +496,18 @@ test('of the documents opened and not edited, only the newest keeps its tree-sit
   const store = new DocumentStore();
   const edited = await store.open('mem://edited.py', 1, 'import torch\nx = 1\n');
   await store.change('mem://edited.py', 2, [{ range: { start: { line: 1, character: 4 }, end: { line: 1, character: 5 } }, text: '2' }]);
-  const states = [];
-  for (let i = 0; i < 4; i++) states.push(await store.open(`mem://read_${i}.py`, 1, generateTrainingScript(60, i + 1)));
-  assert.deepEqual(states.map((state) => state.tree !== undefined), [false, false, false, true]);
+  const states: DocumentState[] = [];
+  // Each spells what a query looks for: its first analysis queries the whole file, which parses a tree let go again.
+  const loop = '\nfor x in data:\n    loss = model(x)\n    loss.backward(retain_graph=True)\n    torch.cuda.empty_cache()\n';
+  for (let i = 0; i < 4; i++) states.push(await store.open(`mem://read_${i}.py`, 1, generateTrainingScript(60, i + 1) + loop));
+  const holdingTrees = () => states.map((state) => state.tree !== undefined);
+  assert.deepEqual(holdingTrees(), [false, false, false, true]);
   assert.ok(edited.tree !== undefined || edited.treeBehind, 'the edited document still has its tree (or its edits recorded on it)');
-  // Each released one analyses as a fresh parse does.
-  for (const state of states) assert.deepEqual(analyze(store.modelOf(state)!, state.text), await analyzeText(state.text));
+  // Each released one analyses as a fresh parse does, and goes back to holding no tree (as the server has it).
+  for (const state of states) {
+    assert.deepEqual(analyze(store.modelOf(state)!, state.text), await analyzeText(state.text));
+    assert.ok(state.tree !== undefined, 'the whole-file query parsed the text again');
+    store.releaseOlderUneditedTrees();
+    assert.deepEqual(holdingTrees(), [false, false, false, true]);
+  }
 });

@@ -129,11 +129,20 @@ export class DocumentStore {
     // Most open documents are read, not edited: a tree kept for incremental parsing holds 2.4 MB of the parser's
     // memory per 2,000 lines (memory it never gives back to the system). This one keeps its tree for its first edit
     // until it has been idle a while (releaseUneditedTree); older unedited documents let theirs go now.
-    const unedited = [...this.documents.values()].filter((other) => !other.edited && other.tree && !other.treeBehind);
-    for (const other of unedited.slice(0, Math.max(0, unedited.length - (UNEDITED_TREES_KEPT - 1)))) this.releaseUneditedTree(other);
     this.documents.delete(uri);
     this.documents.set(uri, state);
+    this.releaseOlderUneditedTrees();
     return state;
+  }
+
+  /**
+   * Lets go of the trees of documents not edited since they were opened, but for the newest (UNEDITED_TREES_KEPT):
+   * when a document opens, and after an analysis that had to parse a document whose tree was let go again (a
+   * whole-file query, see answerQueriesWithoutTree).
+   */
+  releaseOlderUneditedTrees(): void {
+    const unedited = [...this.documents.values()].filter((state) => !state.edited && state.tree && !state.treeBehind);
+    for (const state of unedited.slice(0, Math.max(0, unedited.length - UNEDITED_TREES_KEPT))) this.releaseUneditedTree(state);
   }
 
   /**

@@ -199,7 +199,7 @@ export function answerQueriesWithoutTree(root: SyntaxNode): void {
   for (const statement of root.children) if (!statementMatches.has(statement)) parsedAlone.add(statement);
 }
 
-/** Splits the matches of a whole error-free file among its top-level statements (see rememberMatchesOfStatements). */
+/** Splits the matches of a whole error-free file among its top-level statements, as a query over each would give them. */
 function rememberByStatement(root: SyntaxNode, byName: ReadonlyMap<string, QueryCaptures[]>): void {
   const children = root.children;
   const byStatement = new Map<SyntaxNode, Map<string, QueryCaptures[]>>();
