@@ -85,6 +85,12 @@ const FACTS_SLICE_MS = 2;
  */
 const FACTS_AFTER_IDLE_MS = 50;
 
+/**
+ * How long a document not edited since it was opened keeps its tree-sitter tree after its diagnostics are out: its
+ * first edit re-parses incrementally, and then the tree goes (DocumentStore.releaseUneditedTree) unless it is edited.
+ */
+const RELEASE_UNEDITED_TREE_AFTER_MS = 10_000;
+
 /** How long after the last document closed its memory is collected. */
 const RELEASE_MEMORY_AFTER_MS = 500;
 
@@ -331,7 +337,23 @@ export function startServer(connection: Connection, host: Host): void {
     // Once the diagnostics are out: what the next edit needs to reuse these findings, a slice at a time (a long
     // file's facts take hundreds of milliseconds, which the first keystroke after opening it must not wait for).
     completeFactsLater(state.uri, state.version, model, cache);
+    if (!state.edited && state.tree) {
+      // A document opened among others may have had to parse again (its tree was let go before its first analysis).
+      documents.releaseOlderUneditedTrees();
+      if (state.tree) releaseTreeWhenIdle(state);
+    }
     for (const feature of FEATURES) feature.published?.(state);
+  };
+
+  /** Lets go of an unedited document's tree once it has stayed unedited a while (in its queue, after other work). */
+  const releaseTreeWhenIdle = (state: DocumentState) => {
+    RAL().timer.setTimeout(() => {
+      // Closed, or reopened as another state, in the meantime: nothing to do (and no queue to start for it).
+      if (documents.get(state.uri) !== state || state.edited) return;
+      void enqueue(state.uri, async () => {
+        if (documents.get(state.uri) === state) documents.releaseUneditedTree(state);
+      });
+    }, RELEASE_UNEDITED_TREE_AFTER_MS);
   };
 
   /** Queues the analysis of a document's current version now (one that was scheduled is not run again). */

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { analyze } from '../../server/src/engine/analyze';
 import { computeLineStarts, DocumentStore } from '../../server/src/engine/documents';
+import type { DocumentState } from '../../server/src/engine/documents';
 import { analyzeIncrementally, completeFacts, completeFactsForEdit, completeFactsOnRows, completeSomeFacts } from '../../server/src/engine/incremental';
 import type { AnalysisCache } from '../../server/src/engine/incremental';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
@@ -448,4 +449,65 @@ test('a module-level edit right after opening computes first the facts of the st
   // Facts of the statements no edit shares a name with are still pending.
   assert.equal(completeSomeFacts(model, cache, 0), false, 'some facts are still pending');
   assert.ok(incremental >= 12, `only ${incremental} of 24 edits reused findings`);
+});
+
+test('a document opened and left unedited keeps its tree for its first edit; once it lets the tree go, query matches and findings after edits equal a fresh analysis', async () => {
+  const base = generateTrainingScript(400, 5) + '\nfor x in data:\n    loss = model(x)\n    loss.backward(retain_graph=True)\n    torch.cuda.empty_cache()\n';
+  // Let go after the first analysis (the whole-file query left each statement its matches), and before any
+  // analysis (a newer document opened: each statement's matches come from parsing it alone).
+  for (const analysedFirst of [true, false]) {
+    let text = base;
+    const store = new DocumentStore();
+    let state = await store.open('mem://idle.py', 1, text);
+    assert.ok(state.tree && !state.treeBehind, 'a document just opened keeps its tree');
+    if (analysedFirst) {
+      assert.deepEqual(analyze(store.modelOf(state)!, text), await analyzeText(text));
+      assert.ok(store.releaseUneditedTree(state));
+    } else {
+      await store.open('mem://newer.py', 1, 'x = 1\n');
+      assert.equal(store.get('mem://newer.py')!.tree !== undefined, true, 'the newest document keeps its tree');
+    }
+    assert.equal(state.tree, undefined, 'the unedited tree was let go');
+    assert.equal(state.treeBehind, true);
+    let seed = analysedFirst ? 3 : 5;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    const insertions = ['x', '1', '', ' ', '\n', '# c', '(', '\nz = 2\n', 'retain_graph=True, '];
+    for (let version = 2; version < 42; version++) {
+      let start = random(text.length);
+      while (start > 0 && !/[a-z_]/.test(text[start - 1]!)) start--;
+      const end = Math.min(text.length, start + random(3));
+      const inserted = insertions[random(insertions.length)]!;
+      state = (await store.change('mem://idle.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
+      text = text.slice(0, start) + inserted + text.slice(end);
+      assert.equal(store.releaseUneditedTree(state), false, 'an edited document keeps its tree');
+      const model = store.modelOf(state)!;
+      const fresh = new DocumentStore();
+      const freshModel = fresh.modelOf(await fresh.open('mem://f.py', 1, text))!;
+      if (!model.root.hasError && !freshModel.root.hasError) {
+        assert.deepEqual(allMatches(model, model.root.children), allMatches(freshModel), `query matches differ after edit ${version}`);
+      }
+      assert.deepEqual(analyze(model, text), await analyzeText(text), `findings differ after edit ${version}`);
+      fresh.close('mem://f.py');
+    }
+  }
+});
+
+test('of the documents opened and not edited, only the newest keeps its tree-sitter tree; an edited one keeps its own', async () => {
+  const store = new DocumentStore();
+  const edited = await store.open('mem://edited.py', 1, 'import torch\nx = 1\n');
+  await store.change('mem://edited.py', 2, [{ range: { start: { line: 1, character: 4 }, end: { line: 1, character: 5 } }, text: '2' }]);
+  const states: DocumentState[] = [];
+  // Each spells what a query looks for: its first analysis queries the whole file, which parses a tree let go again.
+  const loop = '\nfor x in data:\n    loss = model(x)\n    loss.backward(retain_graph=True)\n    torch.cuda.empty_cache()\n';
+  for (let i = 0; i < 4; i++) states.push(await store.open(`mem://read_${i}.py`, 1, generateTrainingScript(60, i + 1) + loop));
+  const holdingTrees = () => states.map((state) => state.tree !== undefined);
+  assert.deepEqual(holdingTrees(), [false, false, false, true]);
+  assert.ok(edited.tree !== undefined || edited.treeBehind, 'the edited document still has its tree (or its edits recorded on it)');
+  // Each released one analyses as a fresh parse does, and goes back to holding no tree (as the server has it).
+  for (const state of states) {
+    assert.deepEqual(analyze(store.modelOf(state)!, state.text), await analyzeText(state.text));
+    assert.ok(state.tree !== undefined, 'the whole-file query parsed the text again');
+    store.releaseOlderUneditedTrees();
+    assert.deepEqual(holdingTrees(), [false, false, false, true]);
+  }
 });

@@ -10,7 +10,7 @@ import { IndentCounts } from '../fixes/edits';
 export { computeLineStarts };
 import { recoverTree } from './recovery';
 import { copyTree, copyTreeIncremental } from './syntax-tree';
-import { rememberMatchesOfStatements } from './queries';
+import { answerQueriesWithoutTree } from './queries';
 import { copyTreeReparsingStatement } from './statement-reparse';
 import type { SingleEdit, SourceText, SyntaxNode } from './syntax-tree';
 import { SemanticModel } from './semantic/model';
@@ -28,7 +28,7 @@ export interface DocumentState {
   text: string;
   /**
    * The tree of `text`, kept for incremental re-parsing (edited but not re-parsed while `treeBehind`); none for a
-   * document not edited since it was opened (see open).
+   * document not edited since it was opened once that lets its tree go (releaseUneditedTree).
    */
   tree: Tree | undefined;
   /**
@@ -37,6 +37,8 @@ export interface DocumentState {
    * it. The copy is then of an error-free parse, with no recovery.
    */
   treeBehind: boolean;
+  /** Whether a change has been applied since the document was opened (from the start of its application). */
+  edited: boolean;
   /** The tree the rules read: `tree`, or a recovered parse when an error swallowed many lines. */
   analysisTree: Tree | undefined;
   /** The text `analysisTree` was parsed from. */
@@ -104,6 +106,13 @@ function toPoint(position: Position) {
   return { row: position.line, column: position.character };
 }
 
+/**
+ * How many documents not edited since they were opened keep their tree-sitter tree at once. The parser's
+ * WebAssembly memory never shrinks, so it keeps the size of the most trees ever held together: with one, ten
+ * documents opened at once need room for two trees (the newest is parsed before the one before it lets go).
+ */
+const UNEDITED_TREES_KEPT = 1;
+
 export class DocumentStore {
   private readonly documents = new Map<string, DocumentState>();
 
@@ -116,19 +125,51 @@ export class DocumentStore {
     const tree = text.length > MAX_ANALYZED_CHARACTERS ? undefined : await parsePython(text);
     const recovered = tree && (await recoverTree(text, tree));
     const lineStarts = computeLineStarts(text);
-    const state: DocumentState = { uri, version, text, tree, treeBehind: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: undefined, syntaxRoot: undefined, source: { text }, lineStarts, indentCounts: countedIndents(text, lineStarts) };
+    const state: DocumentState = { uri, version, text, tree, treeBehind: false, edited: false, analysisTree: recovered?.tree, analysisText: recovered?.text ?? text, model: undefined, previousModel: undefined, syntaxRoot: undefined, source: { text }, lineStarts, indentCounts: countedIndents(text, lineStarts) };
+    // Most open documents are read, not edited: a tree kept for incremental parsing holds 2.4 MB of the parser's
+    // memory per 2,000 lines (memory it never gives back to the system). This one keeps its tree for its first edit
+    // until it has been idle a while (releaseUneditedTree); older unedited documents let theirs go now.
+    this.documents.delete(uri);
     this.documents.set(uri, state);
-    // Most open documents are read, not edited: a tree kept for incremental parsing would hold 2.4 MB of the parser's
-    // memory per 2,000 lines (memory it never gives back to the system), for nothing. The copy and its query
-    // matches are made now, and the first edit parses the statement it falls in alone, or the whole text afresh.
-    if (recovered?.tree === tree && tree && !tree.rootNode.hasError) letGoOfTree(state);
+    this.releaseOlderUneditedTrees();
     return state;
+  }
+
+  /**
+   * Lets go of the trees of documents not edited since they were opened, but for the newest (UNEDITED_TREES_KEPT):
+   * when a document opens, and after an analysis that had to parse a document whose tree was let go again (a
+   * whole-file query, see answerQueriesWithoutTree).
+   */
+  releaseOlderUneditedTrees(): void {
+    const unedited = [...this.documents.values()].filter((state) => !state.edited && state.tree && !state.treeBehind);
+    for (const state of unedited.slice(0, Math.max(0, unedited.length - UNEDITED_TREES_KEPT))) this.releaseUneditedTree(state);
+  }
+
+  /**
+   * Lets go of the tree-sitter tree of a document not edited since it was opened, once its copy is made (the first
+   * analysis makes it): the copy is all the analysis reads; a query over a statement reads the matches the whole-file
+   * query left, or parses the statement alone (answerQueriesWithoutTree), and the next edit parses the statement it
+   * falls in alone, or the whole text afresh (see treeBehind). Only an error-free, unrecovered tree goes. Whether it went.
+   */
+  releaseUneditedTree(state: DocumentState): boolean {
+    const tree = state.tree;
+    if (state.edited || !tree || state.treeBehind || state.analysisTree !== tree || tree.rootNode.hasError) return false;
+    if (!state.syntaxRoot) {
+      state.source = { text: state.analysisText };
+      state.syntaxRoot = copyTree(tree, state.source);
+    }
+    answerQueriesWithoutTree(state.syntaxRoot);
+    tree.delete();
+    Object.assign(state, { tree: undefined, analysisTree: undefined, treeBehind: true });
+    return true;
   }
 
   /** Applies LSP content changes in order; the tree is edited alongside and re-parsed once at the end. */
   async change(uri: string, version: number, changes: readonly TextChange[]): Promise<DocumentState | undefined> {
     const state = this.documents.get(uri);
     if (!state) return undefined;
+    // Before the first await: from here on, its tree is this change's (releaseUneditedTree leaves it).
+    state.edited = true;
     let text = state.text;
     let tree = state.tree;
     let lineStarts = state.lineStarts;
@@ -273,19 +314,6 @@ function countedIndents(text: string, lineStarts: readonly number[]): IndentCoun
   const counts = new IndentCounts();
   counts.count(text, lineStarts, 0, lineStarts.length - 1, 1);
   return counts;
-}
-
-/**
- * Drops the tree-sitter tree of an error-free, unrecovered document once its copy and the copy's query matches are
- * made: the copy is all the analysis reads, and the next edit parses without the tree (see treeBehind).
- */
-function letGoOfTree(state: DocumentState): void {
-  const tree = state.tree!;
-  state.source = { text: state.analysisText };
-  state.syntaxRoot = copyTree(tree, state.source);
-  rememberMatchesOfStatements(state.syntaxRoot, tree);
-  tree.delete();
-  Object.assign(state, { tree: undefined, analysisTree: undefined, treeBehind: true });
 }
 
 function releaseAnalysisTree(state: DocumentState): void {

@@ -112,6 +112,8 @@ export function queryMatches(treeOf: () => Tree | undefined, root: SyntaxNode, n
   if (!region) {
     const byName = allMatches(tree.rootNode, root);
     fileMatches.set(root, byName);
+    // Each statement keeps its part: the tree can then go (DocumentStore.releaseUneditedTree) without a second query.
+    if (!root.hasError) rememberByStatement(root, byName);
     return byName.get(name) ?? [];
   }
   // The statement's own tree-sitter node, not a range over the root: in a tree with a syntax error elsewhere,
@@ -187,14 +189,18 @@ function matchesOfStatements(root: SyntaxNode): Map<string, QueryCaptures[]> | u
 const NO_MATCHES: ReadonlyMap<string, QueryCaptures[]> = new Map();
 
 /**
- * Keeps the matches of every query within each top-level statement of an error-free copy, from one query over the
- * tree it was copied from (`tree`): from then on the copy, and every later version's copy that moves its statements
- * on, answers queries over those statements without a tree-sitter tree (a document that is not being edited lets its
- * tree go: DocumentStore.open).
+ * Readies an error-free copy to answer queries over its top-level statements once its tree-sitter tree is gone (a
+ * document not being edited lets it go: DocumentStore.releaseUneditedTree): from the matches a whole-file query
+ * left per statement, else by parsing a statement alone when a rule first asks for its matches (as for a statement
+ * the edit path parsed alone). A whole-file query then re-parses the file, unless every statement's are known.
  */
-export function rememberMatchesOfStatements(root: SyntaxNode, tree: Tree): void {
+export function answerQueriesWithoutTree(root: SyntaxNode): void {
   if (root.hasError) return;
-  const byName = allMatches(tree.rootNode, root);
+  for (const statement of root.children) if (!statementMatches.has(statement)) parsedAlone.add(statement);
+}
+
+/** Splits the matches of a whole error-free file among its top-level statements, as a query over each would give them. */
+function rememberByStatement(root: SyntaxNode, byName: ReadonlyMap<string, QueryCaptures[]>): void {
   const children = root.children;
   const byStatement = new Map<SyntaxNode, Map<string, QueryCaptures[]>>();
   for (const [name, matches] of byName) {
@@ -210,7 +216,6 @@ export function rememberMatchesOfStatements(root: SyntaxNode, tree: Tree): void 
       list.push(match);
     }
   }
-  fileMatches.set(root, byName);
   for (const statement of children) statementMatches.set(statement, byStatement.get(statement) ?? NO_MATCHES);
 }
 

@@ -56,7 +56,8 @@ function currentTable(serverContext: ServerContext, state: DocumentState): LeakS
 async function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<SizesEntry | undefined> {
   const version = state.version;
   const worker = host().estimateWorker;
-  if (worker && state.text.length <= MAX_ANALYZED_CHARACTERS && state.analysisTree) {
+  // An analysed version: its tree, or (a document not edited since it opened) the copy made before its tree was let go.
+  if (worker && state.text.length <= MAX_ANALYZED_CHARACTERS && (state.analysisTree || state.syntaxRoot)) {
     const last = tables.get(state);
     try {
       const sizes = await worker.leakSizes(state.analysisText, filePathOf(state.uri), last?.read);
