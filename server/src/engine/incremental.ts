@@ -407,11 +407,11 @@ export function analyzeIncrementally(
     for (const statement of children) {
       const entry = statements.get(statement);
       if (!entry || inRegion.has(statement)) continue;
-      const rows = statement.startPosition.row - entry.row;
+      const rows = statement.startRow - entry.row;
       if (rows !== 0) {
         const oldRow = entry.row;
         entry.findings = entry.findings.map((finding) => moveFinding(finding, rows, oldRow));
-        entry.row = statement.startPosition.row;
+        entry.row = statement.startRow;
       }
       for (const finding of entry.findings) findings.push(finding);
     }
