@@ -4,7 +4,7 @@
 //   node --import tsx scripts/profile-edit.ts
 //   SIZE=5000 (lines; 20,000 by default), EDITS=n (edits of each kind, each undone next; 40 by default),
 //   FIRST=1 (the open's facts left pending, as right after an open: the first edit's phases are printed too),
-//   PROFILE=file.cpuprofile (a CPU profile of the edits alone, not of the open).
+//   PROFILE=file.cpuprofile (a CPU profile of the edits alone, not of the open), KINDS=docstring,loop (those kinds only).
 import * as fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
@@ -47,7 +47,8 @@ async function main(): Promise<void> {
     await session.post('Profiler.start');
   }
   let version = 1;
-  for (const kind of [...new Set(sites.map((site) => site.kind))]) {
+  const kinds = process.env.KINDS?.split(',');
+  for (const kind of [...new Set(sites.map((site) => site.kind))].filter((kind) => !kinds || kinds.includes(kind))) {
     const ofKind = sites.filter((site) => site.kind === kind);
     const phases: Record<string, number[]> = { facts: [], change: [], model: [], analysis: [], diagnostics: [], json: [], total: [] };
     for (let k = 0; k < editsPerKind; k++) {

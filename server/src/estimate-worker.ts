@@ -2,6 +2,8 @@
 // parses a document version on its own and answers with the sizes of its leaks (LeakSizeTable), so that the server's
 // thread, which answers the editor, never runs the estimate for the diagnostics. It keeps nothing between requests.
 import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { parsePython } from './engine/parser';
 import { copyTree } from './engine/syntax-tree';
@@ -36,6 +38,22 @@ async function sizesOf({ text, file, lastRead }: EstimateWorkerRequest): Promise
     tree.delete();
   }
 }
+
+/**
+ * The estimate is background work: on Linux this thread gives way to the server's thread and to the editor when they
+ * want the CPU (on a machine with two cores, the keystrokes typed while it ran got their diagnostics later). Linux
+ * sets the priority of the one thread whose id it is given; elsewhere the thread keeps the server's priority.
+ */
+function lowerThisThreadsPriority(): void {
+  try {
+    const thread = /\/task\/(\d+)$/.exec(fs.readlinkSync('/proc/thread-self'));
+    if (thread) os.setPriority(Number(thread[1]), os.constants.priority.PRIORITY_LOW);
+  } catch {
+    // No /proc/thread-self (not Linux), or not allowed: the estimate runs at the server's priority.
+  }
+}
+
+lowerThisThreadsPriority();
 
 parentPort?.on('message', (request: EstimateWorkerRequest) => {
   sizesOf(request).then(

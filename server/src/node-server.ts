@@ -1,8 +1,11 @@
 // The language server in Node: `node dist/server.js --stdio` (any LSP client), or over IPC from the VS Code extension.
 // dist/server.js is the launcher (node-launcher.ts); this module is its bundle, dist/server-main.js.
 import * as v8 from 'node:v8';
+import { inspect } from 'node:util';
 import * as vm from 'node:vm';
-import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
+import { createConnection, ProposedFeatures, StreamMessageWriter } from 'vscode-languageserver/node';
+import type { Connection, MessageReader } from 'vscode-languageserver/node';
+import { messageEncoder } from './diagnostics-encoder';
 import { loadPython } from './engine/parser';
 import { setHost } from './host';
 import { nodeHost } from './node-host';
@@ -31,4 +34,25 @@ const host = { ...nodeHost(), collectGarbage, estimateWorker: estimateWorker() }
 setHost(host);
 // Compile the grammar's WebAssembly while the client is still sending `initialize`.
 void loadPython();
-startServer(createConnection(ProposedFeatures.all), host);
+/**
+ * Over stdio, the messages are written with the server's encoder (diagnostics-encoder.ts: a keystroke's diagnostics
+ * from the bytes of those it sent before). The connection is otherwise what createConnection makes of `--stdio`: it
+ * ends with its input, and console output goes to the client's log instead of into the protocol's stream.
+ */
+function stdioConnection(): Connection {
+  // A stream as the input, as `--stdio` gives it: createConnection then exits when it ends (its typings pair a stream
+  // only with a stream, its code takes either on each side).
+  const input: unknown = process.stdin;
+  const connection = createConnection(ProposedFeatures.all, input as MessageReader, new StreamMessageWriter(process.stdout, { contentTypeEncoder: messageEncoder }));
+  const format = (args: unknown[]) => args.map((arg) => (typeof arg === 'string' ? arg : inspect(arg))).join(' ');
+  console.log = (...args: unknown[]) => connection.console.log(format(args));
+  console.info = (...args: unknown[]) => connection.console.info(format(args));
+  console.debug = (...args: unknown[]) => connection.console.debug(format(args));
+  console.warn = (...args: unknown[]) => connection.console.warn(format(args));
+  console.error = (...args: unknown[]) => connection.console.error(format(args));
+  console.trace = (...args: unknown[]) => connection.console.log(format(args));
+  console.dir = (arg: unknown) => connection.console.log(inspect(arg));
+  return connection;
+}
+
+startServer(process.argv.includes('--stdio') ? stdioConnection() : createConnection(ProposedFeatures.all), host);

@@ -60,6 +60,18 @@ export function toDiagnostic(finding: Finding, locale?: string, range: Diagnosti
   };
 }
 
+/**
+ * A diagnostic that nothing can change (its range copied from the finding's): the Node server's encoder
+ * (diagnostics-encoder.ts) writes a frozen diagnostic's JSON once and reuses it while it is published.
+ */
+function frozenDiagnostic(diagnostic: Diagnostic): Diagnostic {
+  const { start, end } = diagnostic.range;
+  const range = Object.freeze({ start: Object.freeze({ ...start }), end: Object.freeze({ ...end }) });
+  if (diagnostic.codeDescription) Object.freeze(diagnostic.codeDescription);
+  if (typeof diagnostic.data === 'object' && diagnostic.data !== null) Object.freeze(diagnostic.data);
+  return Object.freeze({ ...diagnostic, range });
+}
+
 /** The code action kinds the server offers (quick fixes, refactorings, fix-all on save). */
 const CODE_ACTION_KINDS: string[] = [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite, FIX_ALL_KIND];
 
@@ -280,7 +292,7 @@ export function startServer(connection: Connection, host: Host): void {
   const diagnosticOf = new WeakMap<Finding, Diagnostic>();
   const documentDiagnostic = (finding: Finding) => {
     let diagnostic = diagnosticOf.get(finding);
-    if (!diagnostic) diagnosticOf.set(finding, (diagnostic = toDiagnostic(finding, clientLocale)));
+    if (!diagnostic) diagnosticOf.set(finding, (diagnostic = frozenDiagnostic(toDiagnostic(finding, clientLocale))));
     return diagnostic;
   };
 

@@ -39,6 +39,8 @@ export interface AnalysisCache {
   statements: Map<Node, StatementEntry>;
   /** The top-level statements the cache was made for, in document order (compared with the next version's). */
   children: readonly Node[];
+  /** Its statements by the identifiers they spell, once asked (see statementsMentioning). */
+  mentions?: MentionIndex;
 }
 
 /** Facts not computed yet: a full analysis publishes first and fills them in afterwards (completeFacts). */
@@ -191,6 +193,52 @@ function namesIn(parts: readonly string[]): Set<string> {
   return names;
 }
 
+/**
+ * The top-level statements by the identifiers they spell (identifierNames), for a version: an index built from
+ * the statements of an earlier version, less the statements removed since and plus those added since. A version
+ * derives its own from the last one's with the statements its edit removed and added (deriveMentions): a
+ * module-level edit of a long file looked for the statements that mention its names by reading every statement's.
+ */
+interface MentionIndex {
+  byName: ReadonlyMap<string, readonly Node[]>;
+  removed: ReadonlySet<Node>;
+  added: readonly Node[];
+}
+
+/** Past this many statements removed and added since the index was built, it is built again when next asked. */
+const MAX_MENTION_CHANGES = 256;
+
+function buildMentions(children: readonly Node[]): MentionIndex {
+  const byName = new Map<string, Node[]>();
+  for (const statement of children) {
+    for (const name of identifierNames(statement)) {
+      const list = byName.get(name);
+      if (list) list.push(statement);
+      else byName.set(name, [statement]);
+    }
+  }
+  return { byName, removed: new Set(), added: [] };
+}
+
+/** The next version's index: the last one's with an edit's removed and added statements (none: built when asked). */
+function deriveMentions(previous: MentionIndex | undefined, removed: readonly Node[], added: readonly Node[]): MentionIndex | undefined {
+  if (!previous || previous.removed.size + previous.added.length + removed.length + added.length > MAX_MENTION_CHANGES) return undefined;
+  return { byName: previous.byName, removed: new Set([...previous.removed, ...removed]), added: [...previous.added, ...added] };
+}
+
+/** The statements of the cache's version whose identifiers include one of `names` (its index made if it has none). */
+function statementsMentioning(cache: Pick<AnalysisCache, 'children' | 'mentions'>, names: ReadonlySet<string>): Set<Node> {
+  const index = (cache.mentions ??= buildMentions(cache.children));
+  const found = new Set<Node>();
+  for (const name of names) {
+    for (const statement of index.byName.get(name) ?? []) if (!index.removed.has(statement)) found.add(statement);
+  }
+  for (const statement of index.added) {
+    if (!index.removed.has(statement) && sharesName(identifierNames(statement), names)) found.add(statement);
+  }
+  return found;
+}
+
 /** Whether two sets of names share one (the smaller is looked up in the larger: no array is made per statement). */
 function sharesName(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   const [small, large] = a.size <= b.size ? [a, b] : [b, a];
@@ -233,7 +281,7 @@ function rowsOverlap(a: Node, b: Node): boolean {
  * write a changed name must still tell the rest of the file what they told before. A statement that
  * shares a row with a changed one (a trailing comment's `# noqa`) is analysed again too.
  */
-function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed: readonly Node[], removed: readonly Node[], changedFrom: number, changedEnd: number): { region: Node[]; facts: Map<Node, string> } | undefined {
+function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed: readonly Node[], removed: readonly Node[], changedFrom: number, changedEnd: number, mentioning: (names: ReadonlySet<string>) => Set<Node>): { region: Node[]; facts: Map<Node, string> } | undefined {
   const oldEntries = removed.map((statement) => previous.statements.get(statement)!);
   if (oldEntries.some((entry) => entry.facts === PENDING)) return undefined;
   const facts = new Map(changed.map((statement) => [statement, statementFacts(model, statement)]));
@@ -258,11 +306,14 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
   const allModuleCode = (moduleCode && differing.some((part) => part.includes('('))) || sharingRows.some(isModuleCode);
   // Otherwise the changed parts tell the other module-level statements something only through the names they
   // bind or read (none, when only blank space changed): the statements that mention one are analysed again.
-  const moduleCodeAgain = allModuleCode ? undefined : moduleCodeMentioning(children, changedSet, names);
+  const moduleCodeAgain = allModuleCode ? undefined : moduleCodeMentioning(mentioning, changedSet, names);
   // `torch.set_grad_enabled(False)` switches gradients off for all module-level code after it, wherever it is.
   if (names.has('set_grad_enabled')) return undefined;
-  // Only the changed statements and their neighbours can be analysed again unless module code or names changed.
-  const candidates = allModuleCode || names.size > 0 ? children : [...changed, ...sharingRows].sort((a, b) => a.startIndex - b.startIndex);
+  // Only the changed statements, their neighbours, the statements that mention a changed name and the module-level
+  // code they reach can be analysed again, unless all module-level code is.
+  const candidates = allModuleCode
+    ? children
+    : [...new Set([...changed, ...sharingRows, ...(names.size > 0 ? mentioning(names) : []), ...moduleCodeAgain!])].sort((a, b) => a.startIndex - b.startIndex);
   const sharing = new Set(sharingRows);
   const region: Node[] = [];
   for (const statement of candidates) {
@@ -290,19 +341,20 @@ function regionAfterEdit(model: SemanticModel, previous: AnalysisCache, changed:
  * them, and so on: a value flows through module-level names from statement to statement (`y = f(x)` carries a
  * change of `x` on to the statements that read `y`).
  */
-function moduleCodeMentioning(children: readonly Node[], changed: ReadonlySet<Node>, names: ReadonlySet<string>): Set<Node> {
+function moduleCodeMentioning(mentioning: (names: ReadonlySet<string>) => Set<Node>, changed: ReadonlySet<Node>, names: ReadonlySet<string>): Set<Node> {
   const found = new Set<Node>();
-  if (names.size === 0) return found;
   const carried = new Set(names);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const statement of children) {
+  // Each name carried is looked up once: the statements that mention it join, and bring their own names.
+  const waiting = [...names];
+  for (let name = waiting.pop(); name !== undefined; name = waiting.pop()) {
+    for (const statement of mentioning(new Set([name]))) {
       if (found.has(statement) || changed.has(statement) || !isModuleCode(statement)) continue;
-      const mentioned = identifierNames(statement);
-      if (!sharesName(mentioned, carried)) continue;
       found.add(statement);
-      for (const name of mentioned) carried.add(name);
-      grew = true;
+      for (const mentioned of identifierNames(statement)) {
+        if (carried.has(mentioned)) continue;
+        carried.add(mentioned);
+        waiting.push(mentioned);
+      }
     }
   }
   return found;
@@ -340,7 +392,9 @@ export function analyzeIncrementally(
     return analyzeIncrementally(model, text, options, optionsKey, withSizes, sizesKey, indent);
   }
   const canReuse = sameFile && previous.sizesKey === sizesKey && changed.length > 0 && changed.length < children.length;
-  const after = canReuse ? regionAfterEdit(model, previous, changed, diff!.removed, diff!.first, diff!.end) : undefined;
+  // This version's statements by identifier: the last version's index with the edit's statements, else built when asked.
+  const next: Pick<AnalysisCache, 'children' | 'mentions'> = { children, mentions: canReuse ? deriveMentions(previous.mentions, diff!.removed, changed) : undefined };
+  const after = canReuse ? regionAfterEdit(model, previous, changed, diff!.removed, diff!.first, diff!.end, (names) => statementsMentioning(next, names)) : undefined;
   if (previous && after && after.region.length < children.length) {
     const { region, facts } = after;
     const fresh = analyze(model, text, { ...options, region });
@@ -353,11 +407,11 @@ export function analyzeIncrementally(
     for (const statement of children) {
       const entry = statements.get(statement);
       if (!entry || inRegion.has(statement)) continue;
-      const rows = statement.startPosition.row - entry.row;
+      const rows = statement.startRow - entry.row;
       if (rows !== 0) {
         const oldRow = entry.row;
         entry.findings = entry.findings.map((finding) => moveFinding(finding, rows, oldRow));
-        entry.row = statement.startPosition.row;
+        entry.row = statement.startRow;
       }
       for (const finding of entry.findings) findings.push(finding);
     }
@@ -365,7 +419,7 @@ export function analyzeIncrementally(
     // the same as before for the others (see regionAfterEdit).
     const partial = buildCache(model, fresh, keys, indent, (statement) => facts.get(statement) ?? statements.get(statement)!.facts, region);
     for (const statement of region) statements.set(statement, partial.statements.get(statement)!);
-    return { findings: sortFindings(findings), cache: { ...keys, globals: partial.globals, indent: partial.indent, statements, children }, analysedStatements: region.length };
+    return { findings: sortFindings(findings), cache: { ...keys, globals: partial.globals, indent: partial.indent, statements, children, mentions: next.mentions }, analysedStatements: region.length };
   }
   const findings = analyze(model, text, options);
   return {
@@ -439,9 +493,9 @@ export function completeFactsForEdit(model: SemanticModel, cache: AnalysisCache,
   const to = Math.max(edit.endIndex, touched.at(-1)?.endIndex ?? edit.endIndex);
   const names = namesIn([source.slice(from, to), source.slice(from, edit.startIndex) + edit.text + source.slice(edit.endIndex, to)]);
   if (names.size === 0) return;
-  for (const statement of children) {
+  for (const statement of statementsMentioning(cache, names)) {
     const entry = cache.statements.get(statement);
-    if (entry?.facts === PENDING && sharesName(identifierNames(statement), names)) entry.facts = statementFacts(model, statement);
+    if (entry?.facts === PENDING) entry.facts = statementFacts(model, statement);
   }
 }
 

@@ -56,7 +56,8 @@ function currentTable(serverContext: ServerContext, state: DocumentState): LeakS
 async function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<SizesEntry | undefined> {
   const version = state.version;
   const worker = host().estimateWorker;
-  // An analysed version: its tree, or (a document not edited since it opened) the copy made before its tree was let go.
+  // The worker parses the text itself: it needs only that the document was parsed (a tree, or the copy of one: a
+  // document not edited since its open, or edited statement by statement, keeps no tree-sitter tree).
   if (worker && state.text.length <= MAX_ANALYZED_CHARACTERS && (state.analysisTree || state.syntaxRoot)) {
     const last = tables.get(state);
     try {

@@ -1,0 +1,59 @@
+// The Node server's message encoder over stdio (server/src/diagnostics-encoder.ts): every message is the JSON that
+// JSON.stringify writes of it, and a frozen diagnostic's bytes are made once and reused while it is published.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Message } from 'vscode-languageserver/node';
+import { encodeMessage } from '../../server/src/diagnostics-encoder';
+
+function publish(diagnostics: unknown[], version?: number): Message {
+  const params = version === undefined ? { uri: 'file:///a "b".py', diagnostics } : { uri: 'file:///a.py', version, diagnostics };
+  return { jsonrpc: '2.0', method: 'textDocument/publishDiagnostics', params } as Message;
+}
+
+const diagnostic = (line: number, message: string) => ({
+  range: { start: { line, character: 4 }, end: { line, character: 9 } },
+  severity: 2,
+  code: 'OOM101',
+  source: 'oomguard',
+  message,
+  data: { code: 'OOM101' },
+});
+
+const deepFreeze = <T>(value: T): T => {
+  if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) deepFreeze(item);
+  return Object.freeze(value);
+};
+
+test('a publishDiagnostics message encodes to the JSON of the same value, frozen diagnostics or not', () => {
+  const frozen = deepFreeze(diagnostic(3, 'kept «loss» — 1,2 GB ✓'));
+  for (const message of [publish([]), publish([frozen]), publish([frozen, diagnostic(7, 'plain "quoted"\n')], 12), publish([diagnostic(1, 'x')], 0)]) {
+    const encoded = encodeMessage(message).toString('utf8');
+    assert.deepEqual(JSON.parse(encoded), JSON.parse(JSON.stringify(message)));
+    assert.equal(Buffer.byteLength(encoded), encodeMessage(message).length);
+  }
+});
+
+test('other messages are JSON.stringify written as UTF-8', () => {
+  const request = { jsonrpc: '2.0', id: 4, method: 'window/showMessage', params: { type: 1, message: 'é ✓' } } as Message;
+  assert.equal(encodeMessage(request).toString('utf8'), JSON.stringify(request));
+  const notification = { jsonrpc: '2.0', method: 'textDocument/publishDiagnostics', params: { uri: 'file:///a.py' } } as Message;
+  assert.equal(encodeMessage(notification).toString('utf8'), JSON.stringify(notification));
+});
+
+test('a frozen diagnostic is encoded once: the next publish reuses its bytes', () => {
+  const frozen = deepFreeze(diagnostic(3, 'first'));
+  const first = encodeMessage(publish([frozen], 1)).toString('utf8');
+  const stringify = JSON.stringify;
+  let calls = 0;
+  JSON.stringify = ((...args: Parameters<typeof JSON.stringify>) => {
+    calls++;
+    return stringify(...args);
+  }) as typeof JSON.stringify;
+  try {
+    const second = encodeMessage(publish([frozen, frozen], 2)).toString('utf8');
+    assert.equal(calls, 1, 'only the envelope is stringified again');
+    assert.deepEqual(JSON.parse(second).params.diagnostics, [JSON.parse(first).params.diagnostics[0], JSON.parse(first).params.diagnostics[0]]);
+  } finally {
+    JSON.stringify = stringify;
+  }
+});

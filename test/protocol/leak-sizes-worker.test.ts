@@ -1,0 +1,70 @@
+// The leak sizes of an open document come from the host's estimate worker, also for a document that keeps no
+// tree-sitter tree (not edited since its open, or edited statement by statement): such a document had its estimate
+// run on the server's thread, which a keystroke then waited behind.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Connection } from 'vscode-languageserver';
+import { DocumentStore } from '../../server/src/engine/documents';
+import { leakSizes } from '../../server/src/features/leak-sizes';
+import type { ServerContext } from '../../server/src/features/context';
+import { host, setHost } from '../../server/src/host';
+import { DEFAULT_SETTINGS } from '../../server/src/protocol';
+
+const SCRIPT = ['import torch', 'losses = []', 'for x, y in loader:', '    loss = model(x).sum()', '    loss.backward()', '    losses.append(loss)', ''].join('\n');
+
+test('a document without a tree-sitter tree asks the estimate worker for its leak sizes, before and after an edit', async () => {
+  const asked: string[] = [];
+  const previousHost = host();
+  setHost({
+    ...previousHost,
+    estimateWorker: {
+      leakSizes: async (text) => {
+        asked.push(text);
+        return { read: String(asked.length) };
+      },
+    },
+  });
+  try {
+    const documents = new DocumentStore();
+    const uri = 'file:///work/train.py';
+    let state = await documents.open(uri, 1, SCRIPT);
+    assert.equal(state.analysisTree, undefined, 'an error-free document keeps only the copy of its tree');
+    let modelsBuilt = 0;
+    const context = {
+      connection: {} as Connection,
+      documents,
+      ready: async () => documents.get(uri),
+      modelOf: (current) => {
+        modelsBuilt++;
+        return documents.modelOf(current);
+      },
+      settingsFor: async () => DEFAULT_SETTINGS,
+      locale: () => undefined,
+      openDocuments: () => [uri],
+      reanalyze: () => undefined,
+      analysisOptionsFor: async () => ({}),
+    } satisfies ServerContext;
+    leakSizes.register(context);
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+    // The open: no sizes yet, so the estimate is asked for at once.
+    leakSizes.analysisOptions!(state, DEFAULT_SETTINGS);
+    leakSizes.published!(state);
+    await settle();
+    assert.deepEqual(asked, [SCRIPT]);
+
+    // An edit inside one statement, parsed alone: still no tree-sitter tree; the sizes are refreshed after a pause.
+    state = (await documents.change(uri, 2, [{ range: { start: { line: 1, character: 0 }, end: { line: 1, character: 6 } }, text: 'kept' }]))!;
+    assert.equal(state.analysisTree, undefined);
+    leakSizes.analysisOptions!(state, DEFAULT_SETTINGS);
+    leakSizes.published!(state);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal(asked.length, 2);
+    assert.equal(asked[1], state.text);
+    // The estimate never ran on this thread (it builds the version's model there).
+    assert.equal(modelsBuilt, 0);
+    leakSizes.closed!(uri);
+  } finally {
+    setHost(previousHost);
+  }
+});
