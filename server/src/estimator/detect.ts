@@ -11,7 +11,8 @@ import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
 import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalog/detection';
-import { libraryVisionCall, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL } from './library-models';
+import { libraryVisionCall, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
@@ -854,6 +855,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (frozenModules.length > 0 && frozenModules.every((module) => module !== trained && libraryVisionModel(module))) detected.frozen = undefined;
     }
   }
+  if (libraryModelMade && detected.model && !detected.detector) applyVisionFreezing(detected, libraryModelMade, bindings.program);
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
   const transformed = !detected.imageSize || storedImage;
   if (transformSize && transformed) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
@@ -1050,6 +1052,31 @@ function libraryVisionModel(made: Value): DetectedModel | undefined {
   if (!found || made.kind !== 'call') return undefined;
   const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
   return visionModel(found.vision, found.name, found.source, made.line, keyword('num_classes'), found.source === 'torchvision' ? keyword('aux_loss') : undefined);
+}
+
+/**
+ * A torchvision / timm classifier as the script fine-tunes it: a new head in place of its own (its classes), and the
+ * submodules its requires_grad calls freeze, run in order. A frozen prefix fed by the data records nothing, so the
+ * net keeps only from its first trainable part on; the frozen share is then exact, not assumed.
+ */
+function applyVisionFreezing(detected: DetectedConfig, made: Value, program: ProgramModel): void {
+  const found = made.kind === 'call' ? libraryVisionCall(made) : undefined;
+  const freezes = program.libraryFreezes.filter((f) => f.model === made);
+  if (!found || made.kind !== 'call' || !detected.model || freezes.length === 0 || found.vision.segmentation) return;
+  const base = detected.model;
+  if (base.spec.kind !== 'layers') return;
+  const classes = replacedHeadClasses(base.spec, freezes);
+  const model = classes === undefined ? base : { ...visionModel(found.vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };
+  if (model.spec.kind !== 'layers') return;
+  const freezing = visionFreezing(model.spec, freezes);
+  if (!freezing || !model.rebuildAt) {
+    detected.model = model;
+    return;
+  }
+  const rebuild = model.rebuildAt;
+  const { trainableFrom, frozenParameters } = freezing;
+  detected.model = { ...model, spec: withFrozenPrefix(model.spec, trainableFrom), rebuildAt: (size: number) => withFrozenPrefix(rebuild(size), trainableFrom) };
+  if (detected.frozen) detected.frozen = { ...detected.frozen, exact: frozenParameters / model.spec.parameters };
 }
 
 /** A model's parameter count. */

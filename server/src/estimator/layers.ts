@@ -2,7 +2,7 @@
 // script). Each op records what its backward keeps, following PyTorch's autograd formulas: convolutions and
 // linears keep their input, BatchNorm its input, in-place ReLU its output, max-pooling its int64 indices,
 // dropout a bool mask. A tensor kept by several ops is counted once.
-import type { LayerNetSpec } from './types';
+import type { LayerNetSpec, LayerPart } from './types';
 
 type Shape = { kind: 'image'; c: number; h: number; w: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
 
@@ -72,6 +72,14 @@ export class NetBuilder {
   private readonly inputSpec: LayerNetSpec['input'];
   /** Model outputs besides the last tensor (a segmentation model's auxiliary map), each with its own loss. */
   private extraOutputs = 0;
+  /**
+   * FrozenBatchNorm2d (a detector's pretrained backbone): `x * scale + shift` over buffers, whose backward needs no
+   * input, so the norm keeps nothing (BatchNorm2d keeps the convolution's output).
+   */
+  frozenNorms = false;
+  /** Named top-level submodules in forward order (see part()), and the classifier head's start (the last linear). */
+  private readonly parts: Array<LayerPart & { largest: number }> = [];
+  private headPart: (LayerPart & { largest: number }) | undefined;
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
@@ -103,6 +111,44 @@ export class NetBuilder {
     this.shape = shape;
     this.currentSaved = false;
     this.largest = Math.max(this.largest, elementsOf(shape));
+    for (const open of [this.headPart, this.parts[this.parts.length - 1]]) if (open) open.largest = Math.max(open.largest, elementsOf(shape));
+  }
+
+  private snapshot(name: string): LayerPart & { largest: number } {
+    return {
+      name, parametersBefore: this.parameters, normParametersBefore: this.normParameters, castParametersBefore: this.castParameters,
+      savedBefore: this.saved, fixedBytesBefore: this.fixedBytes, fp32UnderAutocastBefore: this.fp32UnderAutocast, liveBefore: this.liveNoGrad,
+      convolutionsFrom: this.convolutions, inputElements: this.elements, inputCounted: this.currentSaved, largestFrom: 0, largest: 0,
+    };
+  }
+
+  /**
+   * Marks the start of a named top-level submodule (torchvision's `conv1`, `layer1`, `features`, `fc`): where a
+   * script's requires_grad_(False) on submodules can end a frozen prefix (see withFrozenPrefix).
+   */
+  part(name: string): this {
+    this.parts.push(this.snapshot(name));
+    return this;
+  }
+
+  /** The named parts so far (a detector's backbone, read before its FPN is added). */
+  partsSoFar(): LayerPart[] {
+    return this.finishedParts();
+  }
+
+  private finishedParts(): LayerPart[] {
+    const all = [...this.parts, ...(this.headPart ? [{ ...this.headPart, name: HEAD_PART }] : [])];
+    // The largest tensor any op from a part on makes (what backward's transients scale with once it stops there).
+    let largest = 0;
+    const result: LayerPart[] = [];
+    for (let i = all.length - 1; i >= 0; i--) {
+      largest = Math.max(largest, all[i]!.largest);
+      const { largest: _own, ...part } = all[i]!;
+      void _own;
+      // Snapshots hold the convolutions before the part: those from it on are the rest.
+      result.unshift({ ...part, largestFrom: largest, convolutionsFrom: this.convolutions - part.convolutionsFrom });
+    }
+    return result;
   }
 
   /**
@@ -236,7 +282,7 @@ export class NetBuilder {
       this.parameters += 2 * this.channels;
       this.normParameters += 2 * this.channels;
     }
-    this.keepCurrent();
+    if (!this.frozenNorms) this.keepCurrent();
     this.produce(this.shape);
     return this;
   }
@@ -339,6 +385,8 @@ export class NetBuilder {
       // The script pools or flattens before the linear; take the declared in_features.
       this.shape = { kind: 'vector', f: inF };
     }
+    // The last linear is the classifier head a fine-tuning script replaces (and trains alone).
+    this.headPart = this.snapshot(HEAD_PART);
     this.parameters += (tiedWeight ? 0 : inF * out) + (bias ? out : 0);
     this.castParameters += inF * out;
     this.keepCurrent();
@@ -491,6 +539,43 @@ export class NetBuilder {
       castParameters: this.castParameters,
       input: this.inputSpec,
       scalesWithInput,
+      ...(this.parts.length > 0 || this.headPart ? { parts: this.finishedParts() } : {}),
     };
   }
+}
+
+/** The name the classifier head (the net's last linear) goes by among a net's parts. */
+export const HEAD_PART = '(head)';
+
+/**
+ * The net with its parts before `trainableFrom` frozen (requires_grad off) and fed by the data, which has no
+ * history: they record nothing for backward, so what forward keeps starts with the first trainable part's input,
+ * and while the frozen parts run their tensors are alive as in a no-grad forward. Layers frozen after a trainable
+ * one still record (their input has history). `trainableFrom` at or past the last part: nothing is trained.
+ */
+export function withFrozenPrefix(spec: LayerNetSpec, trainableFrom: number): LayerNetSpec {
+  const parts = spec.parts ?? [];
+  if (trainableFrom <= 0 || parts.length === 0) return spec;
+  const part = parts[trainableFrom];
+  const { backwardPeakElementsPerSample: _peak, backwardPoints: _points, gradientPairElementsPerSample: _pair, ...rest } = spec;
+  void _peak;
+  void _points;
+  void _pair;
+  const input = part?.inputCounted ? part.inputElements : 0;
+  const saved = part ? spec.savedElementsPerSample - part.savedBefore + input : 0;
+  const fp32Total = spec.autocastSavedBytesPerSample !== undefined ? spec.autocastSavedBytesPerSample / 2 - spec.savedElementsPerSample : 0;
+  const fp32 = part ? fp32Total - part.fp32UnderAutocastBefore : 0;
+  return {
+    ...rest,
+    savedElementsPerSample: saved,
+    fixedBytesPerSample: part ? spec.fixedBytesPerSample - part.fixedBytesBefore : 0,
+    ...(spec.autocastSavedBytesPerSample !== undefined ? { autocastSavedBytesPerSample: 2 * saved + 2 * fp32 } : {}),
+    largestElementsPerSample: part ? Math.max(part.largestFrom, part.inputElements) : 0,
+    // Autocast caches half copies only of weights that require grad.
+    castParameters: part ? spec.castParameters - part.castParametersBefore : 0,
+    hasConvolution: part ? part.convolutionsFrom > 0 : false,
+    blockSavedElements: [],
+    blockInputElements: [],
+    frozenPrefix: { liveElementsPerSample: part ? part.liveBefore : spec.inferenceLiveElementsPerSample, parameters: part ? part.parametersBefore : spec.parameters },
+  };
 }

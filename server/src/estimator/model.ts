@@ -218,7 +218,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     : b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
   // Under autocast, what the trace found autocast keeps in fp32 (norms, softmax, embeddings) at 4 bytes.
   const perSample = (mode === 'amp' && net.autocastSavedBytesPerSample !== undefined ? net.autocastSavedBytesPerSample : net.savedElementsPerSample * act) + net.fixedBytesPerSample;
-  const ampCopies = mode === 'amp' ? params.castable * 2 + b * inputElements * 2 : 0;
+  // A frozen first layer keeps no half copy of the input for backward.
+  const ampCopies = mode === 'amp' ? params.castable * 2 + (net.frozenPrefix ? 0 : b * inputElements * 2) : 0;
   let saved = b * perSample + ampCopies;
   let recompute = 0;
   /** The recompute peak already holds what lies outside the blocks and is alive then. */
@@ -291,9 +292,11 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const gradientPair = b * (net.gradientPairElementsPerSample ?? 0) * act;
   const tracedBackward = net.backwardPeakElementsPerSample !== undefined && !checkpointed
     ? Math.max(0, b * (net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act) + convWorkspace : 0;
+  // A frozen prefix runs as a no-grad forward before anything is kept: its tensors alive at once may be the peak.
+  const frozenPrefixLive = net.frozenPrefix ? b * net.frozenPrefix.liveElementsPerSample * act : 0;
   return {
     saved,
-    forwardTransient: 0,
+    forwardTransient: Math.max(0, frozenPrefixLive - saved),
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
     backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward),

@@ -90,6 +90,30 @@ export interface TransformerSpec {
   numLabels: number;
 }
 
+/**
+ * A named top-level submodule of a layer net (torchvision's `conv1`, `layer1`, `features`; the classifier head), with
+ * the net's running totals where it starts: what a frozen prefix ending there leaves out (layers.withFrozenPrefix).
+ */
+export interface LayerPart {
+  name: string;
+  parametersBefore: number;
+  /** BatchNorm weights before it: buffers where a detector's backbone has FrozenBatchNorm2d. */
+  normParametersBefore: number;
+  castParametersBefore: number;
+  savedBefore: number;
+  fixedBytesBefore: number;
+  fp32UnderAutocastBefore: number;
+  /** The most elements alive at once in a no-grad forward of the layers before it. */
+  liveBefore: number;
+  /** Convolutions from the part on. */
+  convolutionsFrom: number;
+  /** The tensor it reads, and whether a layer before it already counted that tensor as kept. */
+  inputElements: number;
+  inputCounted: boolean;
+  /** The largest tensor the ops from the part on make. */
+  largestFrom: number;
+}
+
 /** A network described layer by layer (torchvision/timm catalog entries and nn.Module classes found in the script). */
 export interface LayerNetSpec {
   kind: 'layers';
@@ -157,6 +181,13 @@ export interface LayerNetSpec {
   checkpointSegments?: boolean;
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
   castParameters: number;
+  /** Named top-level submodules in forward order, the classifier head last (library vision models). */
+  parts?: LayerPart[];
+  /**
+   * The parts before the first trainable one are frozen and record nothing: while they run, this many elements an
+   * image are alive as in a no-grad forward (what forward keeps after them is savedElementsPerSample).
+   */
+  frozenPrefix?: { liveElementsPerSample: number; parameters: number };
   /** Input kind and the size the per-sample figures were computed for. */
   /** `width`: an image that is not square (a detector's resized, padded batch); absent: size x size. */
   input: { kind: 'image'; channels: number; size: number; width?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
