@@ -134,6 +134,8 @@ export interface DetectedConfig {
   detector?: Located<{
     name: string; height: number; width: number; resizedHeight: number; resizedWidth: number; paddedHeight: number; paddedWidth: number;
     minSize: number; maxSize: number; frozenNorms: boolean; pretrained: boolean; detections: boolean; head: string;
+    /** trainable_backbone_layers (the builders' 3 over pretrained weights); absent: every stage trains. */
+    trainableLayers?: number;
   }>;
   /** Images of unequal height and width the model is sized for, as a square of the same area (imageSize). */
   rectangularImage?: Located<{ height: number; width: number }>;
@@ -567,10 +569,16 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         // BatchNorms are frozen (buffers).
         const pretrained = weights !== undefined && weights !== null;
         const frozenNorms = pretrained || libraryKeyword('weights_backbone') !== null;
-        const numClasses = typeof classes === 'number' ? classes : detector.defaultClasses;
+        // Over any pretrained weights the builders freeze the backbone's lower stages (trainable_backbone_layers, 3
+        // unless given); without, every stage trains whatever is asked.
+        const givenTrainable = libraryKeyword('trainable_backbone_layers');
+        const trainableLayers = frozenNorms ? (typeof givenTrainable === 'number' ? givenTrainable : 3) : undefined;
+        // A new box predictor (`model.roi_heads.box_predictor = FastRCNNPredictor(in_features, 2)`): its classes.
+        const predictor = made ? replacedPredictorClasses(bindings.program.libraryFreezes.filter((f) => f.model === made)) : undefined;
+        const numClasses = predictor ?? (typeof classes === 'number' ? classes : detector.defaultClasses);
         // What it keeps follows the size its transform resizes the images to: the images the step receives.
         const extent = imageExtent(bindings.program);
-        const options = { classes: numClasses, frozenNorms, pretrained, detections: detectsInEvaluation(detector, numClasses, pretrained) };
+        const options = { classes: numClasses, frozenNorms, pretrained, detections: detectsInEvaluation(detector, numClasses, pretrained), ...(trainableLayers !== undefined ? { trainableLayers } : {}) };
         if (extent) {
           const build = buildDetector(detector, extent.height, extent.width, options);
           [detected.model, libraryModelMade] = [{ name: tvMatch[1]!, source: 'torchvision', line, spec: build.spec, rebuildAt: build.rebuildAt, defaultWeightDtype: 'fp32' }, made];
@@ -578,9 +586,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
           detected.detector = {
             value: { name: tvMatch[1]!, height: extent.height, width: extent.width, resizedHeight: resized.height, resizedWidth: resized.width,
               paddedHeight: resized.paddedHeight, paddedWidth: resized.paddedWidth, minSize: detector.minSize, maxSize: detector.maxSize,
-              frozenNorms, pretrained, detections: options.detections, head: detector.head },
+              frozenNorms, pretrained, detections: options.detections, head: detector.head, ...(trainableLayers !== undefined ? { trainableLayers } : {}) },
             line: extent.line, how: extent.how,
           };
+          // The frozen stages' share is the builder's, known exactly.
+          const frozenParameters = build.spec.frozenPrefix?.parameters ?? 0;
+          if (frozenParameters > 0) detected.frozen = { value: 1, line, exact: frozenParameters / build.spec.parameters };
         } else {
           const count = buildDetector(detector, 800, 800, options).spec.parameters;
           detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps follows the size of the images it is given, which the script does not determine', tvMatch[1]!, count.toLocaleString('en-US')) };
@@ -1064,7 +1075,10 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
   const freezes = program.libraryFreezes.filter((f) => f.model === made);
   if (!found || made.kind !== 'call' || !detected.model || freezes.length === 0 || found.vision.segmentation) return;
   const base = detected.model;
-  if (base.spec.kind !== 'layers') return;
+  if (base.spec.kind !== 'layers') {
+    applyVisionTransformerFreezing(detected, found.vision, freezes);
+    return;
+  }
   const classes = replacedHeadClasses(base.spec, freezes);
   const model = classes === undefined ? base : { ...visionModel(found.vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };
   if (model.spec.kind !== 'layers') return;
@@ -1077,6 +1091,47 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
   const { trainableFrom, frozenParameters } = freezing;
   detected.model = { ...model, spec: withFrozenPrefix(model.spec, trainableFrom), rebuildAt: (size: number) => withFrozenPrefix(rebuild(size), trainableFrom) };
   if (detected.frozen) detected.frozen = { ...detected.frozen, exact: frozenParameters / model.spec.parameters };
+}
+
+/**
+ * The classes of a new box predictor the script put on a detector (torchvision's fine-tuning tutorial:
+ * `FastRCNNPredictor(in_features, num_classes)`), the last one assigned.
+ */
+function replacedPredictorClasses(freezes: ReadonlyArray<{ path: string; replaced?: Value }>): number | undefined {
+  let classes: number | undefined;
+  for (const { path, replaced } of freezes) {
+    if (path !== 'roi_heads.box_predictor' || replaced?.kind !== 'call' || !/FastRCNNPredictor$/.test(replaced.path)) continue;
+    const given = replaced.kwargs.get('num_classes') ?? replaced.args[1];
+    classes = given?.kind === 'number' && Number.isInteger(given.value) && given.value > 1 ? given.value : undefined;
+  }
+  return classes;
+}
+
+/**
+ * A vision transformer (torchvision's ViT) frozen whole and given a new head: the embeddings and every block see
+ * inputs without history and record nothing; only the head trains. Other freezing shapes are left as assumed.
+ */
+function applyVisionTransformerFreezing(detected: DetectedConfig, vision: VisionModel, freezes: ReadonlyArray<{ path: string; frozen: boolean; replaced?: Value }>): void {
+  const base = detected.model;
+  if (!base || base.spec.kind !== 'transformer') return;
+  let bodyFrozen = false;
+  let headTrained = true;
+  let classes: number | undefined;
+  for (const { path, frozen, replaced } of freezes) {
+    if (path === '') [bodyFrozen, headTrained] = [frozen, !frozen];
+    else if (/^(heads?|fc|classifier)(\.|$)/.test(path)) {
+      headTrained = !frozen;
+      const out = replaced?.kind === 'layer' && replaced.type === 'Linear' ? replaced.kwargs.get('out_features') ?? replaced.args[1] : undefined;
+      if (out?.kind === 'number' && Number.isInteger(out.value) && out.value > 0) classes = out.value;
+    } else return;
+  }
+  const model = classes === undefined ? base : { ...visionModel(vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };
+  detected.model = model;
+  const spec = model.spec;
+  if (!bodyFrozen || !headTrained || spec.kind !== 'transformer' || !detected.frozen) return;
+  const total = countTransformerParameters(spec).total;
+  const head = spec.hidden * spec.numLabels + spec.numLabels;
+  detected.frozen = { ...detected.frozen, exact: (total - head) / total, lowerLayers: spec.layers };
 }
 
 /** A model's parameter count. */

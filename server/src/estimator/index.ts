@@ -145,7 +145,14 @@ function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value']
         : t('evaluation: with random weights every class scores about 1/num_classes, under box_score_thresh (0.05), so no detection reaches the mask or keypoint head'));
     }
   }
-  if (d.frozenNorms && mode === 'train') notes.push(t('pretrained backbone: FrozenBatchNorm2d and the frozen early layers keep less for backward than counted here (the estimate is high)'));
+  if (d.frozenNorms && mode === 'train') {
+    const stages = d.name.includes('mobilenet') ? 6 : 5;
+    notes.push(d.trainableLayers === 0
+      ? t('pretrained backbone: its FrozenBatchNorm2d layers keep nothing for backward, and trainable_backbone_layers=0 freezes the whole backbone: it records nothing')
+      : d.trainableLayers !== undefined && d.trainableLayers < stages
+        ? t('pretrained backbone: its FrozenBatchNorm2d layers keep nothing for backward, and only its top {0} stages train (trainable_backbone_layers): the stages below are frozen and record nothing', d.trainableLayers)
+        : t('pretrained backbone: its FrozenBatchNorm2d layers keep nothing for backward'));
+  }
   return notes;
 }
 

@@ -35,6 +35,8 @@ export function recurrentBackwardWorkspace(steps: number, hidden: number, dirs: 
 /** A tensor the walk passed, that a later branch reads again (a segmentation head reading an earlier stage). */
 export interface BranchPoint {
   readonly shape: Shape;
+  /** The index of the named part it was made in (-1 before the first). */
+  readonly part: number;
 }
 
 /** Builds a LayerNetSpec by applying ops to a current tensor, per sample. */
@@ -157,7 +159,7 @@ export class NetBuilder {
    */
   mark(): BranchPoint {
     this.keepCurrent();
-    return { shape: this.shape };
+    return { shape: this.shape, part: this.parts.length - 1 };
   }
 
   /**

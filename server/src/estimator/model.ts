@@ -188,7 +188,9 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
     // The feature encoder's peak comes first in forward (Wav2Vec2), when nothing else is kept or cached.
     forwardTransient: Math.max(a.forwardTransient + (checkpointing ? weightCopies : 0),
-      (a.featurePeak ?? 0) - (a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies))),
+      (a.featurePeak ?? 0) - (a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies)),
+      // Every block frozen and fed without history: the forward runs as a no-grad one, with its transients.
+      training && cfg.frozenLowerLayers !== undefined && cfg.frozenLowerLayers >= s.layers ? a.inferenceTransient - a.saved : 0),
     // Checkpointed, backward recomputes the last layer first, while every layer's kept input is still alive: that
     // layer's activations and its gradients come on top (measured, timm DeiT-B under fp16 autocast: the 12 kept
     // fp32 inputs, the recomputed block's fp16 activations and its backward's gradients at one moment).

@@ -103,6 +103,23 @@ export interface DetectorOptions {
   pretrained: boolean;
   /** Pixels of one image as the script gives it (masks are pasted back at that size); absent: the padded size. */
   imageElements?: number;
+  /**
+   * trainable_backbone_layers: how many of the backbone's stages from the top train; the rest are frozen and, fed
+   * by the images, record nothing. The builders take 3 over pretrained weights (a backbone's default ImageNet
+   * weights included); absent: every stage trains.
+   */
+  trainableLayers?: number;
+}
+
+/**
+ * The first backbone part that trains (LayerNetSpec.parts' names): ResNet's `layers_to_train` are the last
+ * `trainable` of conv1, layer1..layer4; MobileNetV3's `_mobilenet_extractor` freezes `features[:i]` up to the start
+ * of a stage (the stem, each stride-2 block, the last conv). Undefined: the whole backbone is frozen.
+ */
+function firstTrainablePart(model: DetectionModel, trainable: number): string | undefined {
+  if (model.backbone === 'resnet50') return ['layer4', 'layer3', 'layer2', 'layer1', 'conv1'][trainable - 1];
+  const starts = [0, ...MOBILENET_V3_LARGE.map((block, i) => (block[6] > 1 ? i + 1 : -1)).filter((i) => i >= 0), MOBILENET_V3_LARGE.length + 1];
+  return trainable > 0 ? `features.${starts[Math.max(0, starts.length - trainable)]}` : undefined;
 }
 
 /**
@@ -113,6 +130,8 @@ export interface DetectorOptions {
 export function detectorNet(model: DetectionModel, paddedHeight: number, paddedWidth: number, options: DetectorOptions): LayerNetSpec {
   const K = options.classes;
   const net = new NetBuilder({ kind: 'image', channels: 3, size: paddedHeight, width: paddedWidth });
+  // A pretrained backbone's FrozenBatchNorm2d (the v2 builders keep BatchNorm2d).
+  net.frozenNorms = options.frozenNorms && model.v2 !== true;
   // The backbone's returned feature maps (channels, size) and what is alive beside the FPN in a no-grad forward.
   const returned: BranchPoint[] = [];
   if (model.backbone === 'resnet50') {
@@ -130,22 +149,45 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
   const v2 = model.v2 === true;
   const bodyParameters = net.parameters - (options.frozenNorms && !v2 ? net.normParameters : 0);
   const bodyLive = net.liveNoGrad;
-  const largest = net.largest;
-  const bodySaved = net.saved;
+  let largest = net.largest;
+  let bodySaved = net.saved;
+  let fixedBytes = net.fixedBytes;
+  let castParameters = net.castParameters;
   const shapeOf = (point: BranchPoint): { c: number; h: number; w: number } =>
     (point.shape.kind === 'image' ? point.shape : { c: 0, h: 1, w: 1 });
   const inputs = returned.map(shapeOf);
   const returnedElements = inputs.reduce((sum, s) => sum + s.c * s.h * s.w, 0);
+  // A frozen prefix of the backbone records nothing: what it keeps starts with the first trainable part's input, and
+  // the FPN's lateral convolutions keep the maps the frozen stages return.
+  let frozenPrefix: LayerNetSpec['frozenPrefix'];
+  if (options.trainableLayers !== undefined) {
+    const parts = net.partsSoFar();
+    const name = firstTrainablePart(model, options.trainableLayers);
+    const from = name === undefined ? parts.length : parts.findIndex((part) => part.name === name);
+    const part = parts[from];
+    if (from > 0) {
+      const elements = (point: BranchPoint): number => { const s = shapeOf(point); return s.c * s.h * s.w; };
+      const frozenMaps = returned.filter((point) => point.part < from && !(part && point.part === from - 1 && part.inputCounted && elements(point) === part.inputElements));
+      bodySaved = (part ? net.saved - part.savedBefore + (part.inputCounted ? part.inputElements : 0) : 0) + frozenMaps.reduce((sum, point) => sum + elements(point), 0);
+      fixedBytes -= part?.fixedBytesBefore ?? net.fixedBytes;
+      castParameters -= part?.castParametersBefore ?? net.castParameters;
+      largest = part ? Math.max(part.largestFrom, part.inputElements) : 0;
+      const before = part ?? { parametersBefore: net.parameters, normParametersBefore: net.normParameters, liveBefore: net.liveNoGrad };
+      frozenPrefix = {
+        liveElementsPerSample: before.liveBefore,
+        parameters: before.parametersBefore - (options.frozenNorms && !v2 ? before.normParametersBefore : 0),
+      };
+    }
+  }
 
   // FPN: a 1x1 lateral and a 3x3 output convolution per level; the top-down sum is what each output conv keeps,
   // and each output map is kept by the head convolution that reads it. v2: each convolution is followed by a
   // BatchNorm (no bias), which keeps the convolution's output.
   const norm = v2 ? 2 * FPN_CHANNELS : 0;
   let parameters = bodyParameters + inputs.reduce((sum, s) => sum + conv2d(s.c, FPN_CHANNELS, 1, !v2) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, !v2) + 2 * norm, 0);
-  let castParameters = net.castParameters + inputs.reduce((sum, s) => sum + s.c * FPN_CHANNELS + 9 * FPN_CHANNELS ** 2, 0);
+  castParameters += inputs.reduce((sum, s) => sum + s.c * FPN_CHANNELS + 9 * FPN_CHANNELS ** 2, 0);
   const levels: Level[] = inputs.map((s) => ({ h: s.h, w: s.w }));
   let saved = bodySaved + levels.reduce((sum, l) => sum + (v2 ? 4 : 2) * FPN_CHANNELS * l.h * l.w, 0);
-  let fixedBytes = net.fixedBytes;
   const top = levels[levels.length - 1]!;
   if (model.head === 'retinanet') {
     // LastLevelP6P7: P6 a strided 3x3 conv of P5, P7 one of relu(P6) (not in place: relu keeps its output).
@@ -253,6 +295,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     castParameters,
     input: { kind: 'image', channels: 3, size: paddedHeight, width: paddedWidth },
     scalesWithInput: true,
+    ...(frozenPrefix ? { frozenPrefix } : {}),
   };
 }
 

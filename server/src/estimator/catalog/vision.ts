@@ -195,11 +195,13 @@ const VGG_E: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 2
  */
 type V3Block = [number, number, number, number, boolean, boolean, number];
 export function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated = false, markAfter = -1): BranchPoint | undefined {
-  net.conv(16, 3, 2).batchNorm().activation();
+  // Named as torchvision's `features[i]`: a detector's trainable_backbone_layers freezes a prefix of them.
+  net.part('features.0').conv(16, 3, 2).batchNorm().activation();
   const act = (hardswish: boolean): NetBuilder => (hardswish ? net.activation() : net.relu());
   let marked: BranchPoint | undefined;
   blocks.forEach(([inC, kernel, expanded, out, se, hardswish, configStride], index) => {
     const stride = dilated && index >= blocks.length - 3 ? 1 : configStride;
+    net.part(`features.${index + 1}`);
     net.beginBlock();
     if (expanded !== inC) {
       net.conv(expanded, 1, 1, 1, false, 0).batchNorm();
@@ -214,7 +216,7 @@ export function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated 
     if (index === markAfter) marked = net.mark();
   });
   const last = blocks[blocks.length - 1]![3];
-  net.conv(6 * last, 1, 1, 1, false, 0).batchNorm().activation();
+  net.part(`features.${blocks.length + 1}`).conv(6 * last, 1, 1, 1, false, 0).batchNorm().activation();
   return marked;
 }
 
