@@ -59,6 +59,8 @@ test('classifiers fine-tuned with a frozen part or a new head: every probe row w
     assert.equal(result.detected.parameters, row.params, label);
     // The optimizer holding only the head's parameters freezes nothing: every gradient is still computed.
     assert.equal(result.detected.trainableParameters, row.opt_head_only ? row.params : row.trainable, label);
+    // ... and only the head's states are kept (2048 x 10 + 10).
+    if (row.opt_head_only) assert.ok(result.assumptions.some((a) => a.includes('holds 20,490 of the 23,528,522 parameters')), result.assumptions.join('\n'));
     const error = result.peakAllocated / measuredPeak(row) - 1;
     assert.ok(Math.abs(error) < 0.1, `${label}: ${(error * 100).toFixed(1)}%`);
     checked++;

@@ -11,10 +11,10 @@ import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
 import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalog/detection';
-import { libraryVisionCall, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
+import { layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
@@ -76,6 +76,8 @@ export interface DetectedConfig {
   graphFreedOnReturn?: number;
   /** States per parameter the optimizer's arguments decide (RMSprop's momentum and centered, Adam's amsgrad). */
   optimizerStates?: number;
+  /** The parameters the optimizers hold, where they hold only parts of a library model (`model.fc.parameters()`). */
+  optimizerParameters?: Located<number>;
   /** An optimizer class the script builds whose states are not modelled. */
   unmodelledOptimizer?: Located<string>;
   optimizerImpl?: OptimizerImpl;
@@ -866,7 +868,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (frozenModules.length > 0 && frozenModules.every((module) => module !== trained && libraryVisionModel(module))) detected.frozen = undefined;
     }
   }
-  if (libraryModelMade && detected.model && !detected.detector) applyVisionFreezing(detected, libraryModelMade, bindings.program);
+  if (libraryModelMade && detected.model && !detected.detector) {
+    applyVisionFreezing(detected, libraryModelMade, bindings.program);
+    const spec = detected.model.spec;
+    const held = spec.kind === 'layers' ? parametersOptimized(optimizersMade, libraryModelMade, spec) : undefined;
+    if (held && spec.kind === 'layers' && held.value < spec.parameters) detected.optimizerParameters = held;
+  }
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
   const transformed = !detected.imageSize || storedImage;
   if (transformSize && transformed) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
@@ -1132,6 +1139,35 @@ function applyVisionTransformerFreezing(detected: DetectedConfig, vision: Vision
   const total = countTransformerParameters(spec).total;
   const head = spec.hidden * spec.numLabels + spec.numLabels;
   detected.frozen = { ...detected.frozen, exact: (total - head) / total, lowerLayers: spec.layers };
+}
+
+/**
+ * The parameters the optimizers hold where each holds only submodules of a library vision model (its new head, a
+ * named stage): `AdamW(model.fc.parameters())`. Undefined where any holds the whole model or what is not known.
+ */
+function parametersOptimized(optimizers: readonly Value[], model: Value, spec: LayerNetSpec): Located<number> | undefined {
+  let total = 0;
+  let line: number | undefined;
+  const count = (value: Value | undefined, depth: number): boolean => {
+    if (!value || depth > 4) return false;
+    if (value.kind === 'list') return value.items.length > 0 && value.items.every((item) => count(item, depth + 1));
+    if (value.kind === 'dict') return count(value.entries.get('params'), depth + 1);
+    if (value.kind !== 'object' || value.role !== 'parameters') return false;
+    const module = value.attrs.get('module');
+    if (module?.kind === 'layer') {
+      total += layerParameters(module).total;
+      return true;
+    }
+    const parameters = module?.kind === 'object' && module.role === 'library-module' && module.attrs.get('model') === model ? partParameters(spec, module.typeName) : undefined;
+    if (parameters === undefined) return false;
+    total += parameters;
+    return true;
+  };
+  for (const optimizer of optimizers) {
+    if (optimizer.kind !== 'call' || !count(optimizer.args[0] ?? optimizer.kwargs.get('params'), 0)) return undefined;
+    line ??= optimizer.line;
+  }
+  return line === undefined ? undefined : { value: total, line };
 }
 
 /** A model's parameter count. */

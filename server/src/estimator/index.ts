@@ -269,6 +269,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     lora = { rank: detected.lora.value.rank, targetModules: targets, dropout: detected.lora.value.dropout };
     note('lora', detected.lora.line);
   }
+  const optimizerParameters = mode === 'train' && !lora ? detected.optimizerParameters?.value : undefined;
+  if (optimizerParameters !== undefined) {
+    assumptions.push(t('the optimizer (line {0}) holds {1} of the {2} parameters: states for those alone, while every parameter that requires grad still gets a gradient (freeze the rest with requires_grad_(False) to save those too)',
+      (detected.optimizerParameters?.line ?? 0) + 1, optimizerParameters.toLocaleString('en-US'), (spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total).toLocaleString('en-US')));
+  }
   let frozenFraction: number | undefined;
   if (detected.frozen?.exact !== undefined && !lora) {
     frozenFraction = detected.frozen.exact;
@@ -338,6 +343,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     rebuildAt: model.rebuildAt,
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     ...(detected.optimizer && detected.optimizerStates !== undefined ? { optimizerStates: detected.optimizerStates } : {}),
+    ...(optimizerParameters !== undefined ? { optimizerParameters } : {}),
     checkpointSegments: detected.checkpointSegments,
     ...(detected.checkpointSegmentCount !== undefined ? { checkpointSegmentCount: detected.checkpointSegmentCount } : {}),
     ...(detected.compiled ? { compiled: true } : {}),

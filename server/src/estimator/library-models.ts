@@ -100,6 +100,13 @@ export function visionFreezing(spec: LayerNetSpec, freezes: readonly LibraryFree
   return { trainableFrom, frozenParameters };
 }
 
+/** Parameters of the parts a submodule path names (`fc`, `layer4`, `features`); undefined where it names none. */
+export function partParameters(spec: LayerNetSpec, path: string): number | undefined {
+  const parts = spec.parts ?? [];
+  const covered = partsNamed(parts, path);
+  return covered?.reduce((sum, i) => sum + (parts[i + 1]?.parametersBefore ?? spec.parameters) - parts[i]!.parametersBefore, 0);
+}
+
 /** The classes of the last new head the script put on a library vision model (`model.fc = nn.Linear(2048, 10)`). */
 export function replacedHeadClasses(spec: LayerNetSpec, freezes: readonly LibraryFreeze[]): number | undefined {
   const parts = spec.parts ?? [];

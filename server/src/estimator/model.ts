@@ -102,15 +102,17 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   const trainableBytes = cfg.lora ? FP32 : paramBytes;
   const weightBytes = total * paramBytes + loraParams * FP32;
   const gradBytes = trainable * trainableBytes;
-  const optimizerBytes = trainable * optimizerStatesPerParam(cfg, trainableBytes);
-  let optimizerTempBytes = trainable * optimizerTempPerParam(cfg, trainableBytes);
+  // States for the parameters the optimizers hold (gradients exist for every trainable one).
+  const held = Math.min(trainable, cfg.optimizerParameters ?? trainable);
+  const optimizerBytes = held * optimizerStatesPerParam(cfg, trainableBytes);
+  let optimizerTempBytes = held * optimizerTempPerParam(cfg, trainableBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
-    optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
+    optimizerTempBytes = 2 * Math.min(largest, held) * trainableBytes;
   } else if (cfg.optimizerImpl === 'for-loop') {
     // One parameter at a time: its temporaries, for the largest tensor.
-    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, trainable) * trainableBytes;
+    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, held) * trainableBytes;
   }
-  if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
+  if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, held) * trainableBytes;
   const headGradBytes = cfg.lora || cfg.frozenFraction ? 0 : headParams * trainableBytes;
   const copyBytes = (cfg.modelCopies ?? 0) * total * paramBytes;
   return { total: total + loraParams, trainable, weightBytes, gradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes, copyBytes };

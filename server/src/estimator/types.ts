@@ -270,6 +270,11 @@ export interface TrainingConfig {
   /** Trainable parameters when the script freezes some (0..parameters); undefined means all. */
   frozenFraction?: number;
   /**
+   * Parameters the optimizers hold, where fewer than the trainable ones (`AdamW(model.fc.parameters())` on a model
+   * nothing froze): their states alone are kept, while every parameter that requires grad still gets a gradient.
+   */
+  optimizerParameters?: number;
+  /**
    * Transformers: the embeddings and this many blocks from the first are frozen, so those blocks see inputs without
    * history and keep nothing for backward; the blocks above keep everything. Absent: not known block by block.
    */
