@@ -145,3 +145,18 @@ test('detectors over pretrained weights (FrozenBatchNorm2d, lower stages frozen)
   }
   assert.equal(checked, 7);
 });
+
+test('a detector batch built by a list comprehension: its length is the batch, wherever the count is named', async () => {
+  const inline = ['import torch', 'from torchvision.models.detection import fasterrcnn_resnet50_fpn', 'dev = torch.device("cuda")',
+    'model = fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None).to(dev)', 'model.eval()', 'n_images = 8', 'with torch.no_grad():',
+    '    for _ in range(5):', '        images = [torch.rand(3, 600, 900, device=dev) for _ in range(n_images)]', '        preds = model(images)'].join('\n');
+  const result = await estimateText(inline, '/tmp/list.py');
+  assert.equal(result.config.batchSize, 8);
+  assert.equal(result.detected.batchSize.line, 6);
+  // The probe's row (detection.json: Faster R-CNN, eval, 8 images of 600x900): 4,267 MiB.
+  assert.ok(Math.abs(result.peakAllocated / (4267 * MIB) - 1) < 0.05, `${result.peakAllocated / MIB} MiB`);
+  const helper = ['import torch', 'import torchvision', 'model = torchvision.models.detection.retinanet_resnet50_fpn(weights=None, weights_backbone=None).cuda().eval()',
+    'def make_batch(k):', '    return [torch.rand(3, 480, 640, device="cuda") for _ in range(k)]', 'with torch.no_grad():', '    for step in range(10):',
+    '        out = model(make_batch(12))'].join('\n');
+  assert.equal((await estimateText(helper, '/tmp/list2.py')).config.batchSize, 12);
+});

@@ -15,7 +15,7 @@ import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, T
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { isIntegerTensor, isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
@@ -949,6 +949,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // A detector takes a list of (C, H, W) images: the first size of one image made in the loop is its channels.
     const channels = dataBatch;
     if (channels && channels.line === detected.detector.line && [1, 3, 4].includes(channels.value)) dataBatch = undefined;
+    // No loader's batch: the length of the list of images the script builds (`[torch.rand(3, H, W) for _ in range(n)]`).
+    dataBatch ??= imageListLength(tree.rootNode, bindings);
   }
   const audioModel = detected.model?.spec.kind === 'transformer' ? detected.model.spec.audio : undefined;
   if (detected.model && audioModel) {
@@ -1168,6 +1170,26 @@ function parametersOptimized(optimizers: readonly Value[], model: Value, spec: L
     line ??= optimizer.line;
   }
   return line === undefined ? undefined : { value: total, line };
+}
+
+/**
+ * The images in a list a comprehension builds, one (C, H, W) float tensor per item over `range(n)`: what a
+ * detector is given as its batch. The first such list in the script.
+ */
+function imageListLength(root: Node, bindings: Bindings): Located<number> | undefined {
+  for (const comprehension of root.descendantsOfType('list_comprehension')) {
+    if (!comprehension) continue;
+    const clauses = comprehension.namedChildren.filter((c): c is Node => c?.type === 'for_in_clause' || c?.type === 'if_clause');
+    if (clauses.length !== 1 || clauses[0]!.type !== 'for_in_clause') continue;
+    const made = bindings.program.valueOf(comprehension.childForFieldName('body'));
+    const dims = made?.kind === 'call' && !isIntegerTensor(made) ? tensorShape(made)?.dims : undefined;
+    if (!dims || dims.length !== 3 || ![1, 3, 4].includes(dims[0]!)) continue;
+    const range = clauses[0]!.childForFieldName('right');
+    if (range?.type !== 'call' || range.childForFieldName('function')?.text !== 'range') continue;
+    const args = range.childForFieldName('arguments')?.namedChildren.filter((a): a is Node => !!a) ?? [];
+    if (args.length === 1) return numberArg(args[0], bindings);
+  }
+  return undefined;
 }
 
 /** A model's parameter count. */
