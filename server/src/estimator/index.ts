@@ -127,7 +127,7 @@ const LORA_DEFAULT_TARGETS: Record<string, string[]> = {
 function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value'], mode: RunMode): string[] {
   const notes = [t('{0} resizes the {1}x{2} images to {3}x{4} and pads the batch to {5}x{6} (GeneralizedRCNNTransform: min_size {7}, max_size {8}); the backbone, the FPN levels and the anchors follow that size',
     d.name, d.height, d.width, d.resizedHeight, d.resizedWidth, d.paddedHeight, d.paddedWidth, d.minSize, d.maxSize)];
-  const twoStage = d.head !== 'retinanet';
+  const twoStage = d.head !== 'retinanet' && d.head !== 'fcos';
   if (mode === 'train' && twoStage) {
     notes.push(t('training: the box head pools the 512 proposals an image the sampler draws'));
     if (d.head !== 'faster-rcnn') {
@@ -136,7 +136,9 @@ function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value']
         : t('training: with random weights the positive proposals are about the ground-truth boxes (the sampler adds them); the mask or keypoint head is counted at 16 an image (measured: 11 for 8 boxes), more boxes an image cost more'));
     }
   } else if (mode === 'train') {
-    notes.push(t('training: the focal loss keeps ten tensors of every anchor\'s class scores, image by image'));
+    notes.push(d.head === 'fcos'
+      ? t('training: the focal loss keeps ten tensors of every location\'s class scores')
+      : t('training: the focal loss keeps ten tensors of every anchor\'s class scores, image by image'));
   } else if (twoStage) {
     notes.push(t('evaluation: the box head pools 1000 proposals an image'));
     if (d.head !== 'faster-rcnn') {
