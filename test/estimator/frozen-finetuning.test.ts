@@ -201,3 +201,14 @@ test('SSD and SSDlite stay unresolved by name: no other model stands in for them
     assert.match(result.unresolved?.reason ?? '', new RegExp(name));
   }
 });
+
+test('freezing the program model does not follow (named_parameters() filtered by name) stays an assumed share, said', async () => {
+  const text = ['import torch', 'import torch.nn as nn', 'import torchvision', 'model = torchvision.models.resnet50(weights="IMAGENET1K_V2")',
+    'model.fc = nn.Linear(2048, 10)', 'for name, param in model.named_parameters():', '    if not name.startswith("fc"):', '        param.requires_grad = False',
+    'model = model.cuda()', 'opt = torch.optim.AdamW(filter(lambda p: p.requires_grad, model.parameters()), lr=1e-3)', 'for step in range(10):',
+    '    x = torch.randn(64, 3, 224, 224, device="cuda")', '    y = torch.randint(0, 10, (64,), device="cuda")', '    opt.zero_grad()',
+    '    loss = nn.functional.cross_entropy(model(x), y)', '    loss.backward()', '    opt.step()'].join('\n');
+  const result = await estimateText(text, '/tmp/named.py');
+  assert.equal(result.detected.parameters, 23_528_522);
+  assert.ok(result.assumptions.some((a) => /assumed \d+% of them frozen/.test(a)), result.assumptions.join('\n'));
+});

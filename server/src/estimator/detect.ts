@@ -1096,6 +1096,12 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
     detected.model = model;
     return;
   }
+  // The script freezes parameters the program model did not follow (`named_parameters()` filtered by name): the
+  // frozen share stays assumed, and said.
+  if (detected.frozen && !freezes.some((f) => f.frozen)) {
+    detected.model = model;
+    return;
+  }
   const rebuild = model.rebuildAt;
   const { trainableFrom, frozenParameters } = freezing;
   detected.model = { ...model, spec: withFrozenPrefix(model.spec, trainableFrom), rebuildAt: (size: number) => withFrozenPrefix(rebuild(size), trainableFrom) };
