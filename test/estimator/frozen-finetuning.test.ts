@@ -212,3 +212,16 @@ test('freezing the program model does not follow (named_parameters() filtered by
   assert.equal(result.detected.parameters, 23_528_522);
   assert.ok(result.assumptions.some((a) => /assumed \d+% of them frozen/.test(a)), result.assumptions.join('\n'));
 });
+
+test('a net that names no part but its head (timm Swin): frozen whole, then its head unfrozen, trains the head alone', async () => {
+  const script = (freeze: string[]): string => ['import torch', 'import torch.nn as nn', 'import timm',
+    'model = timm.create_model("swin_tiny_patch4_window7_224", pretrained=True, num_classes=10)', ...freeze, 'model.cuda()',
+    'opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)', 'for step in range(10):',
+    '    x = torch.randn(64, 3, 224, 224, device="cuda")', '    y = torch.randint(0, 10, (64,), device="cuda")', '    opt.zero_grad()',
+    '    loss = nn.functional.cross_entropy(model(x), y)', '    loss.backward()', '    opt.step()'].join('\n');
+  const head = await estimateText(script(['for p in model.parameters():', '    p.requires_grad = False', 'for p in model.head.parameters():', '    p.requires_grad = True']), '/tmp/swin.py');
+  const full = await estimateText(script([]), '/tmp/swin_full.py');
+  assert.equal(head.detected.trainableParameters, 768 * 10 + 10);
+  assert.ok(head.breakdown.activations < 0.01 * full.breakdown.activations);
+  assert.ok(head.peakAllocated < 0.25 * full.peakAllocated);
+});

@@ -90,6 +90,8 @@ export class NetBuilder {
     else this.shape = { kind: 'vector', f: input.features };
     // The input batch is allocated before the step, not by forward.
     this.currentSaved = true;
+    // Everything before the first named part (all of a net that names none but its head).
+    this.part(BODY_PART);
   }
 
   get elements(): number {
@@ -546,8 +548,9 @@ export class NetBuilder {
   }
 }
 
-/** The name the classifier head (the net's last linear) goes by among a net's parts. */
+/** The names the classifier head (the net's last linear) and what comes before any named part go by among a net's parts. */
 export const HEAD_PART = '(head)';
+export const BODY_PART = '(body)';
 
 /**
  * The net with its parts before `trainableFrom` frozen (requires_grad off) and fed by the data, which has no
@@ -557,8 +560,9 @@ export const HEAD_PART = '(head)';
  */
 export function withFrozenPrefix(spec: LayerNetSpec, trainableFrom: number): LayerNetSpec {
   const parts = spec.parts ?? [];
-  if (trainableFrom <= 0 || parts.length === 0) return spec;
   const part = parts[trainableFrom];
+  // Nothing with parameters comes before it (the unnamed start of a net that names its parts): nothing is frozen.
+  if (trainableFrom <= 0 || parts.length === 0 || part?.parametersBefore === 0) return spec;
   const { backwardPeakElementsPerSample: _peak, backwardPoints: _points, gradientPairElementsPerSample: _pair, ...rest } = spec;
   void _peak;
   void _points;

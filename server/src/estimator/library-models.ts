@@ -96,6 +96,8 @@ export function visionFreezing(spec: LayerNetSpec, freezes: readonly LibraryFree
   // Parts without parameters (a pooling layer) neither start nor end the frozen prefix.
   let trainableFrom = parts.findIndex((_part, i) => !frozen[i] && parameters[i]! > 0);
   if (trainableFrom < 0) trainableFrom = parts.length;
+  // No parameter before it is frozen: no prefix.
+  if (parameters.slice(0, trainableFrom).every((count, i) => count === 0 || !frozen[i])) trainableFrom = 0;
   const frozenParameters = parameters.reduce((sum, count, i) => sum + (frozen[i] ? count : 0), 0);
   return { trainableFrom, frozenParameters };
 }

@@ -171,7 +171,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     const name = firstTrainablePart(model, options.trainableLayers);
     const from = name === undefined ? parts.length : parts.findIndex((part) => part.name === name);
     const part = parts[from];
-    if (from > 0) {
+    if (from > 0 && part?.parametersBefore !== 0) {
       const elements = (point: BranchPoint): number => { const s = shapeOf(point); return s.c * s.h * s.w; };
       const frozenMaps = returned.filter((point) => point.part < from && !(part && point.part === from - 1 && part.inputCounted && elements(point) === part.inputElements));
       bodySaved = (part ? net.saved - part.savedBefore + (part.inputCounted ? part.inputElements : 0) : 0) + frozenMaps.reduce((sum, point) => sum + elements(point), 0);
