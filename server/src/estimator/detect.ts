@@ -11,10 +11,11 @@ import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
 import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalog/detection';
-import { libraryVisionCall, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL } from './library-models';
+import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
+import { isIntegerTensor, isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
@@ -76,6 +77,8 @@ export interface DetectedConfig {
   graphFreedOnReturn?: number;
   /** States per parameter the optimizer's arguments decide (RMSprop's momentum and centered, Adam's amsgrad). */
   optimizerStates?: number;
+  /** The parameters the optimizers hold, where they hold only parts of a library model (`model.fc.parameters()`). */
+  optimizerParameters?: Located<number>;
   /** An optimizer class the script builds whose states are not modelled. */
   unmodelledOptimizer?: Located<string>;
   optimizerImpl?: OptimizerImpl;
@@ -138,6 +141,8 @@ export interface DetectedConfig {
   detector?: Located<{
     name: string; height: number; width: number; resizedHeight: number; resizedWidth: number; paddedHeight: number; paddedWidth: number;
     minSize: number; maxSize: number; frozenNorms: boolean; pretrained: boolean; detections: boolean; head: string;
+    /** trainable_backbone_layers (the builders' 3 over pretrained weights); absent: every stage trains. */
+    trainableLayers?: number;
   }>;
   /** Images of unequal height and width the model is sized for, as a square of the same area (imageSize). */
   rectangularImage?: Located<{ height: number; width: number }>;
@@ -571,10 +576,16 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         // BatchNorms are frozen (buffers).
         const pretrained = weights !== undefined && weights !== null;
         const frozenNorms = pretrained || libraryKeyword('weights_backbone') !== null;
-        const numClasses = typeof classes === 'number' ? classes : detector.defaultClasses;
+        // Over any pretrained weights the builders freeze the backbone's lower stages (trainable_backbone_layers, 3
+        // unless given); without, every stage trains whatever is asked.
+        const givenTrainable = libraryKeyword('trainable_backbone_layers');
+        const trainableLayers = frozenNorms ? (typeof givenTrainable === 'number' ? givenTrainable : 3) : undefined;
+        // A new box predictor (`model.roi_heads.box_predictor = FastRCNNPredictor(in_features, 2)`): its classes.
+        const predictor = made ? replacedPredictorClasses(bindings.program.libraryFreezes.filter((f) => f.model === made)) : undefined;
+        const numClasses = predictor ?? (typeof classes === 'number' ? classes : detector.defaultClasses);
         // What it keeps follows the size its transform resizes the images to: the images the step receives.
         const extent = imageExtent(bindings.program);
-        const options = { classes: numClasses, frozenNorms, pretrained, detections: detectsInEvaluation(detector, numClasses, pretrained) };
+        const options = { classes: numClasses, frozenNorms, pretrained, detections: detectsInEvaluation(detector, numClasses, pretrained), ...(trainableLayers !== undefined ? { trainableLayers } : {}) };
         if (extent) {
           const build = buildDetector(detector, extent.height, extent.width, options);
           [detected.model, libraryModelMade] = [{ name: tvMatch[1]!, source: 'torchvision', line, spec: build.spec, rebuildAt: build.rebuildAt, defaultWeightDtype: 'fp32' }, made];
@@ -582,9 +593,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
           detected.detector = {
             value: { name: tvMatch[1]!, height: extent.height, width: extent.width, resizedHeight: resized.height, resizedWidth: resized.width,
               paddedHeight: resized.paddedHeight, paddedWidth: resized.paddedWidth, minSize: detector.minSize, maxSize: detector.maxSize,
-              frozenNorms, pretrained, detections: options.detections, head: detector.head },
+              frozenNorms, pretrained, detections: options.detections, head: detector.head, ...(trainableLayers !== undefined ? { trainableLayers } : {}) },
             line: extent.line, how: extent.how,
           };
+          // The frozen stages' share is the builder's, known exactly.
+          const frozenParameters = build.spec.frozenPrefix?.parameters ?? 0;
+          if (frozenParameters > 0) detected.frozen = { value: 1, line, exact: frozenParameters / build.spec.parameters };
         } else {
           const count = buildDetector(detector, 800, 800, options).spec.parameters;
           detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps follows the size of the images it is given, which the script does not determine', tvMatch[1]!, count.toLocaleString('en-US')) };
@@ -877,6 +891,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (frozenModules.length > 0 && frozenModules.every((module) => module !== trained && libraryVisionModel(module))) detected.frozen = undefined;
     }
   }
+  if (libraryModelMade && detected.model && !detected.detector) {
+    applyVisionFreezing(detected, libraryModelMade, bindings.program);
+    const spec = detected.model.spec;
+    const held = spec.kind === 'layers' ? parametersOptimized(optimizersMade, libraryModelMade, spec) : undefined;
+    if (held && spec.kind === 'layers' && held.value < spec.parameters) detected.optimizerParameters = held;
+  }
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
   const transformed = !detected.imageSize || storedImage;
   if (transformSize && transformed) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
@@ -954,6 +974,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // A detector takes a list of (C, H, W) images: the first size of one image made in the loop is its channels.
     const channels = dataBatch;
     if (channels && channels.line === detected.detector.line && [1, 3, 4].includes(channels.value)) dataBatch = undefined;
+    // No loader's batch: the length of the list of images the script builds (`[torch.rand(3, H, W) for _ in range(n)]`).
+    dataBatch ??= imageListLength(tree.rootNode, bindings);
   }
   const audioModel = detected.model?.spec.kind === 'transformer' ? detected.model.spec.audio : undefined;
   if (detected.model && audioModel) {
@@ -1075,6 +1097,130 @@ function libraryVisionModel(made: Value): DetectedModel | undefined {
   if (!found || made.kind !== 'call') return undefined;
   const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
   return visionModel(found.vision, found.name, found.source, made.line, keyword('num_classes'), found.source === 'torchvision' ? keyword('aux_loss') : undefined);
+}
+
+/**
+ * A torchvision / timm classifier as the script fine-tunes it: a new head in place of its own (its classes), and the
+ * submodules its requires_grad calls freeze, run in order. A frozen prefix fed by the data records nothing, so the
+ * net keeps only from its first trainable part on; the frozen share is then exact, not assumed.
+ */
+function applyVisionFreezing(detected: DetectedConfig, made: Value, program: ProgramModel): void {
+  const found = made.kind === 'call' ? libraryVisionCall(made) : undefined;
+  const freezes = program.libraryFreezes.filter((f) => f.model === made);
+  if (!found || made.kind !== 'call' || !detected.model || freezes.length === 0 || found.vision.segmentation) return;
+  const base = detected.model;
+  if (base.spec.kind !== 'layers') {
+    applyVisionTransformerFreezing(detected, found.vision, freezes);
+    return;
+  }
+  const classes = replacedHeadClasses(base.spec, freezes);
+  const model = classes === undefined ? base : { ...visionModel(found.vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };
+  if (model.spec.kind !== 'layers') return;
+  const freezing = visionFreezing(model.spec, freezes);
+  if (!freezing || !model.rebuildAt) {
+    detected.model = model;
+    return;
+  }
+  // The script freezes parameters the program model did not follow (`named_parameters()` filtered by name): the
+  // frozen share stays assumed, and said.
+  if (detected.frozen && !freezes.some((f) => f.frozen)) {
+    detected.model = model;
+    return;
+  }
+  const rebuild = model.rebuildAt;
+  const { trainableFrom, frozenParameters } = freezing;
+  detected.model = { ...model, spec: withFrozenPrefix(model.spec, trainableFrom), rebuildAt: (size: number) => withFrozenPrefix(rebuild(size), trainableFrom) };
+  if (detected.frozen) detected.frozen = { ...detected.frozen, exact: frozenParameters / model.spec.parameters };
+}
+
+/**
+ * The classes of a new box predictor the script put on a detector (torchvision's fine-tuning tutorial:
+ * `FastRCNNPredictor(in_features, num_classes)`), the last one assigned.
+ */
+function replacedPredictorClasses(freezes: ReadonlyArray<{ path: string; replaced?: Value }>): number | undefined {
+  let classes: number | undefined;
+  for (const { path, replaced } of freezes) {
+    if (path !== 'roi_heads.box_predictor' || replaced?.kind !== 'call' || !/FastRCNNPredictor$/.test(replaced.path)) continue;
+    const given = replaced.kwargs.get('num_classes') ?? replaced.args[1];
+    classes = given?.kind === 'number' && Number.isInteger(given.value) && given.value > 1 ? given.value : undefined;
+  }
+  return classes;
+}
+
+/**
+ * A vision transformer (torchvision's ViT) frozen whole and given a new head: the embeddings and every block see
+ * inputs without history and record nothing; only the head trains. Other freezing shapes are left as assumed.
+ */
+function applyVisionTransformerFreezing(detected: DetectedConfig, vision: VisionModel, freezes: ReadonlyArray<{ path: string; frozen: boolean; replaced?: Value }>): void {
+  const base = detected.model;
+  if (!base || base.spec.kind !== 'transformer') return;
+  let bodyFrozen = false;
+  let headTrained = true;
+  let classes: number | undefined;
+  for (const { path, frozen, replaced } of freezes) {
+    if (path === '') [bodyFrozen, headTrained] = [frozen, !frozen];
+    else if (/^(heads?|fc|classifier)(\.|$)/.test(path)) {
+      headTrained = !frozen;
+      const out = replaced?.kind === 'layer' && replaced.type === 'Linear' ? replaced.kwargs.get('out_features') ?? replaced.args[1] : undefined;
+      if (out?.kind === 'number' && Number.isInteger(out.value) && out.value > 0) classes = out.value;
+    } else return;
+  }
+  const model = classes === undefined ? base : { ...visionModel(vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };
+  detected.model = model;
+  const spec = model.spec;
+  if (!bodyFrozen || !headTrained || spec.kind !== 'transformer' || !detected.frozen) return;
+  const total = countTransformerParameters(spec).total;
+  const head = spec.hidden * spec.numLabels + spec.numLabels;
+  detected.frozen = { ...detected.frozen, exact: (total - head) / total, lowerLayers: spec.layers };
+}
+
+/**
+ * The parameters the optimizers hold where each holds only submodules of a library vision model (its new head, a
+ * named stage): `AdamW(model.fc.parameters())`. Undefined where any holds the whole model or what is not known.
+ */
+function parametersOptimized(optimizers: readonly Value[], model: Value, spec: LayerNetSpec): Located<number> | undefined {
+  let total = 0;
+  let line: number | undefined;
+  const count = (value: Value | undefined, depth: number): boolean => {
+    if (!value || depth > 4) return false;
+    if (value.kind === 'list') return value.items.length > 0 && value.items.every((item) => count(item, depth + 1));
+    if (value.kind === 'dict') return count(value.entries.get('params'), depth + 1);
+    if (value.kind !== 'object' || value.role !== 'parameters') return false;
+    const module = value.attrs.get('module');
+    if (module?.kind === 'layer') {
+      total += layerParameters(module).total;
+      return true;
+    }
+    const parameters = module?.kind === 'object' && module.role === 'library-module' && module.attrs.get('model') === model ? partParameters(spec, module.typeName) : undefined;
+    if (parameters === undefined) return false;
+    total += parameters;
+    return true;
+  };
+  for (const optimizer of optimizers) {
+    if (optimizer.kind !== 'call' || !count(optimizer.args[0] ?? optimizer.kwargs.get('params'), 0)) return undefined;
+    line ??= optimizer.line;
+  }
+  return line === undefined ? undefined : { value: total, line };
+}
+
+/**
+ * The images in a list a comprehension builds, one (C, H, W) float tensor per item over `range(n)`: what a
+ * detector is given as its batch. The first such list in the script.
+ */
+function imageListLength(root: Node, bindings: Bindings): Located<number> | undefined {
+  for (const comprehension of root.descendantsOfType('list_comprehension')) {
+    if (!comprehension) continue;
+    const clauses = comprehension.namedChildren.filter((c): c is Node => c?.type === 'for_in_clause' || c?.type === 'if_clause');
+    if (clauses.length !== 1 || clauses[0]!.type !== 'for_in_clause') continue;
+    const made = bindings.program.valueOf(comprehension.childForFieldName('body'));
+    const dims = made?.kind === 'call' && !isIntegerTensor(made) ? tensorShape(made)?.dims : undefined;
+    if (!dims || dims.length !== 3 || ![1, 3, 4].includes(dims[0]!)) continue;
+    const range = clauses[0]!.childForFieldName('right');
+    if (range?.type !== 'call' || range.childForFieldName('function')?.text !== 'range') continue;
+    const args = range.childForFieldName('arguments')?.namedChildren.filter((a): a is Node => !!a) ?? [];
+    if (args.length === 1) return numberArg(args[0], bindings);
+  }
+  return undefined;
 }
 
 /** A model's parameter count. */

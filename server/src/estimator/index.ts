@@ -127,7 +127,7 @@ const LORA_DEFAULT_TARGETS: Record<string, string[]> = {
 function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value'], mode: RunMode): string[] {
   const notes = [t('{0} resizes the {1}x{2} images to {3}x{4} and pads the batch to {5}x{6} (GeneralizedRCNNTransform: min_size {7}, max_size {8}); the backbone, the FPN levels and the anchors follow that size',
     d.name, d.height, d.width, d.resizedHeight, d.resizedWidth, d.paddedHeight, d.paddedWidth, d.minSize, d.maxSize)];
-  const twoStage = d.head !== 'retinanet';
+  const twoStage = d.head !== 'retinanet' && d.head !== 'fcos';
   if (mode === 'train' && twoStage) {
     notes.push(t('training: the box head pools the 512 proposals an image the sampler draws'));
     if (d.head !== 'faster-rcnn') {
@@ -136,7 +136,9 @@ function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value']
         : t('training: with random weights the positive proposals are about the ground-truth boxes (the sampler adds them); the mask or keypoint head is counted at 16 an image (measured: 11 for 8 boxes), more boxes an image cost more'));
     }
   } else if (mode === 'train') {
-    notes.push(t('training: the focal loss keeps ten tensors of every anchor\'s class scores, image by image'));
+    notes.push(d.head === 'fcos'
+      ? t('training: the focal loss keeps ten tensors of every location\'s class scores')
+      : t('training: the focal loss keeps ten tensors of every anchor\'s class scores, image by image'));
   } else if (twoStage) {
     notes.push(t('evaluation: the box head pools 1000 proposals an image'));
     if (d.head !== 'faster-rcnn') {
@@ -145,7 +147,14 @@ function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value']
         : t('evaluation: with random weights every class scores about 1/num_classes, under box_score_thresh (0.05), so no detection reaches the mask or keypoint head'));
     }
   }
-  if (d.frozenNorms && mode === 'train') notes.push(t('pretrained backbone: FrozenBatchNorm2d and the frozen early layers keep less for backward than counted here (the estimate is high)'));
+  if (d.frozenNorms && mode === 'train') {
+    const stages = d.name.includes('mobilenet') ? 6 : 5;
+    notes.push(d.trainableLayers === 0
+      ? t('pretrained backbone: its FrozenBatchNorm2d layers keep nothing for backward, and trainable_backbone_layers=0 freezes the whole backbone: it records nothing')
+      : d.trainableLayers !== undefined && d.trainableLayers < stages
+        ? t('pretrained backbone: its FrozenBatchNorm2d layers keep nothing for backward, and only its top {0} stages train (trainable_backbone_layers): the stages below are frozen and record nothing', d.trainableLayers)
+        : t('pretrained backbone: its FrozenBatchNorm2d layers keep nothing for backward'));
+  }
   return notes;
 }
 
@@ -262,6 +271,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     lora = { rank: detected.lora.value.rank, targetModules: targets, dropout: detected.lora.value.dropout };
     note('lora', detected.lora.line);
   }
+  const optimizerParameters = mode === 'train' && !lora ? detected.optimizerParameters?.value : undefined;
+  if (optimizerParameters !== undefined) {
+    assumptions.push(t('the optimizer (line {0}) holds {1} of the {2} parameters: states for those alone, while every parameter that requires grad still gets a gradient (freeze the rest with requires_grad_(False) to save those too)',
+      (detected.optimizerParameters?.line ?? 0) + 1, optimizerParameters.toLocaleString('en-US'), (spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total).toLocaleString('en-US')));
+  }
   let frozenFraction: number | undefined;
   if (detected.frozen?.exact !== undefined && !lora) {
     frozenFraction = detected.frozen.exact;
@@ -341,6 +355,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     rebuildAt: model.rebuildAt,
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     ...(detected.optimizer && detected.optimizerStates !== undefined ? { optimizerStates: detected.optimizerStates } : {}),
+    ...(optimizerParameters !== undefined ? { optimizerParameters } : {}),
     checkpointSegments: detected.checkpointSegments,
     ...(detected.checkpointSegmentCount !== undefined ? { checkpointSegmentCount: detected.checkpointSegmentCount } : {}),
     ...(detected.compiled ? { compiled: true } : {}),

@@ -2,7 +2,7 @@
 // script). Each op records what its backward keeps, following PyTorch's autograd formulas: convolutions and
 // linears keep their input, BatchNorm its input, in-place ReLU its output, max-pooling its int64 indices,
 // dropout a bool mask. A tensor kept by several ops is counted once.
-import type { LayerNetSpec } from './types';
+import type { LayerNetSpec, LayerPart } from './types';
 
 type Shape = { kind: 'image'; c: number; h: number; w: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
 
@@ -35,6 +35,8 @@ export function recurrentBackwardWorkspace(steps: number, hidden: number, dirs: 
 /** A tensor the walk passed, that a later branch reads again (a segmentation head reading an earlier stage). */
 export interface BranchPoint {
   readonly shape: Shape;
+  /** The index of the named part it was made in (-1 before the first). */
+  readonly part: number;
 }
 
 /** Builds a LayerNetSpec by applying ops to a current tensor, per sample. */
@@ -73,6 +75,14 @@ export class NetBuilder {
   /** Model outputs besides the last tensor (a segmentation model's auxiliary map), each with its own loss. */
   private extraOutputs = 0;
   private namedOutputs: Record<string, number> = {};
+  /**
+   * FrozenBatchNorm2d (a detector's pretrained backbone): `x * scale + shift` over buffers, whose backward needs no
+   * input, so the norm keeps nothing (BatchNorm2d keeps the convolution's output).
+   */
+  frozenNorms = false;
+  /** Named top-level submodules in forward order (see part()), and the classifier head's start (the last linear). */
+  private readonly parts: Array<LayerPart & { largest: number }> = [];
+  private headPart: (LayerPart & { largest: number }) | undefined;
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
@@ -81,6 +91,8 @@ export class NetBuilder {
     else this.shape = { kind: 'vector', f: input.features };
     // The input batch is allocated before the step, not by forward.
     this.currentSaved = true;
+    // Everything before the first named part (all of a net that names none but its head).
+    this.part(BODY_PART);
   }
 
   get elements(): number {
@@ -104,21 +116,59 @@ export class NetBuilder {
     this.shape = shape;
     this.currentSaved = false;
     this.largest = Math.max(this.largest, elementsOf(shape));
+    for (const open of [this.headPart, this.parts[this.parts.length - 1]]) if (open) open.largest = Math.max(open.largest, elementsOf(shape));
+  }
+
+  private snapshot(name: string): LayerPart & { largest: number } {
+    return {
+      name, parametersBefore: this.parameters, normParametersBefore: this.normParameters, castParametersBefore: this.castParameters,
+      savedBefore: this.saved, fixedBytesBefore: this.fixedBytes, fp32UnderAutocastBefore: this.fp32UnderAutocast, liveBefore: this.liveNoGrad,
+      convolutionsFrom: this.convolutions, inputElements: this.elements, inputCounted: this.currentSaved, largestFrom: 0, largest: 0,
+    };
   }
 
   /**
-   * The current tensor, for a second branch to read later. It has two readers, and the first (a convolution)
-   * keeps it for backward, so it counts as kept from here.
+   * Marks the start of a named top-level submodule (torchvision's `conv1`, `layer1`, `features`, `fc`): where a
+   * script's requires_grad_(False) on submodules can end a frozen prefix (see withFrozenPrefix).
    */
+  part(name: string): this {
+    this.parts.push(this.snapshot(name));
+    return this;
+  }
+
+  /** The named parts so far (a detector's backbone, read before its FPN is added). */
+  partsSoFar(): LayerPart[] {
+    return this.finishedParts();
+  }
+
+  private finishedParts(): LayerPart[] {
+    const all = [...this.parts, ...(this.headPart ? [{ ...this.headPart, name: HEAD_PART }] : [])];
+    // The largest tensor any op from a part on makes (what backward's transients scale with once it stops there).
+    let largest = 0;
+    const result: LayerPart[] = [];
+    for (let i = all.length - 1; i >= 0; i--) {
+      largest = Math.max(largest, all[i]!.largest);
+      const { largest: _own, ...part } = all[i]!;
+      void _own;
+      // Snapshots hold the convolutions before the part: those from it on are the rest.
+      result.unshift({ ...part, largestFrom: largest, convolutionsFrom: this.convolutions - part.convolutionsFrom });
+    }
+    return result;
+  }
+
   /** The current output, under the name of the library module that makes it (torchvision's `layer1`). */
   name(path: string): this {
     this.namedOutputs[path] = this.elements;
     return this;
   }
 
+  /**
+   * The current tensor, for a second branch to read later. It has two readers, and the first (a convolution)
+   * keeps it for backward, so it counts as kept from here.
+   */
   mark(): BranchPoint {
     this.keepCurrent();
-    return { shape: this.shape };
+    return { shape: this.shape, part: this.parts.length - 1 };
   }
 
   /**
@@ -243,7 +293,7 @@ export class NetBuilder {
       this.parameters += 2 * this.channels;
       this.normParameters += 2 * this.channels;
     }
-    this.keepCurrent();
+    if (!this.frozenNorms) this.keepCurrent();
     this.produce(this.shape);
     return this;
   }
@@ -346,6 +396,8 @@ export class NetBuilder {
       // The script pools or flattens before the linear; take the declared in_features.
       this.shape = { kind: 'vector', f: inF };
     }
+    // The last linear is the classifier head a fine-tuning script replaces (and trains alone).
+    this.headPart = this.snapshot(HEAD_PART);
     this.parameters += (tiedWeight ? 0 : inF * out) + (bias ? out : 0);
     this.castParameters += inF * out;
     this.keepCurrent();
@@ -499,6 +551,45 @@ export class NetBuilder {
       ...(Object.keys(this.namedOutputs).length > 0 ? { namedOutputElementsPerSample: { ...this.namedOutputs } } : {}),
       input: this.inputSpec,
       scalesWithInput,
+      ...(this.parts.length > 0 || this.headPart ? { parts: this.finishedParts() } : {}),
     };
   }
+}
+
+/** The names the classifier head (the net's last linear) and what comes before any named part go by among a net's parts. */
+export const HEAD_PART = '(head)';
+export const BODY_PART = '(body)';
+
+/**
+ * The net with its parts before `trainableFrom` frozen (requires_grad off) and fed by the data, which has no
+ * history: they record nothing for backward, so what forward keeps starts with the first trainable part's input,
+ * and while the frozen parts run their tensors are alive as in a no-grad forward. Layers frozen after a trainable
+ * one still record (their input has history). `trainableFrom` at or past the last part: nothing is trained.
+ */
+export function withFrozenPrefix(spec: LayerNetSpec, trainableFrom: number): LayerNetSpec {
+  const parts = spec.parts ?? [];
+  const part = parts[trainableFrom];
+  // Nothing with parameters comes before it (the unnamed start of a net that names its parts): nothing is frozen.
+  if (trainableFrom <= 0 || parts.length === 0 || part?.parametersBefore === 0) return spec;
+  const { backwardPeakElementsPerSample: _peak, backwardPoints: _points, gradientPairElementsPerSample: _pair, ...rest } = spec;
+  void _peak;
+  void _points;
+  void _pair;
+  const input = part?.inputCounted ? part.inputElements : 0;
+  const saved = part ? spec.savedElementsPerSample - part.savedBefore + input : 0;
+  const fp32Total = spec.autocastSavedBytesPerSample !== undefined ? spec.autocastSavedBytesPerSample / 2 - spec.savedElementsPerSample : 0;
+  const fp32 = part ? fp32Total - part.fp32UnderAutocastBefore : 0;
+  return {
+    ...rest,
+    savedElementsPerSample: saved,
+    fixedBytesPerSample: part ? spec.fixedBytesPerSample - part.fixedBytesBefore : 0,
+    ...(spec.autocastSavedBytesPerSample !== undefined ? { autocastSavedBytesPerSample: 2 * saved + 2 * fp32 } : {}),
+    largestElementsPerSample: part ? Math.max(part.largestFrom, part.inputElements) : 0,
+    // Autocast caches half copies only of weights that require grad.
+    castParameters: part ? spec.castParameters - part.castParametersBefore : 0,
+    hasConvolution: part ? part.convolutionsFrom > 0 : false,
+    blockSavedElements: [],
+    blockInputElements: [],
+    frozenPrefix: { liveElementsPerSample: part ? part.liveBefore : spec.inferenceLiveElementsPerSample, parameters: part ? part.parametersBefore : spec.parameters },
+  };
 }

@@ -122,15 +122,17 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   // table-sized gradient is ever made for them.
   const sparseParams = cfg.model.kind === 'layers' && !cfg.lora ? Math.min(trainable, cfg.model.sparseGradientParameters ?? 0) : 0;
   const gradBytes = (trainable - sparseParams) * trainableBytes;
-  const optimizerBytes = trainable * optimizerStatesPerParam(cfg, trainableBytes);
-  let optimizerTempBytes = trainable * optimizerTempPerParam(cfg, trainableBytes);
+  // States for the parameters the optimizers hold (gradients exist for every trainable one).
+  const held = Math.min(trainable, cfg.optimizerParameters ?? trainable);
+  const optimizerBytes = held * optimizerStatesPerParam(cfg, trainableBytes);
+  let optimizerTempBytes = held * optimizerTempPerParam(cfg, trainableBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
-    optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
+    optimizerTempBytes = 2 * Math.min(largest, held) * trainableBytes;
   } else if (cfg.optimizerImpl === 'for-loop') {
     // One parameter at a time: its temporaries, for the largest tensor.
-    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, trainable) * trainableBytes;
+    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, held) * trainableBytes;
   }
-  if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, trainable) * trainableBytes;
+  if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, held) * trainableBytes;
   const headGradBytes = cfg.lora || cfg.frozenFraction ? 0 : headParams * trainableBytes;
   const copyBytes = (cfg.modelCopies ?? 0) * total * paramBytes;
   return { total: total + loraParams, trainable, weightBytes, gradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes, copyBytes };
@@ -232,7 +234,9 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
     // The feature encoder's peak comes first in forward (Wav2Vec2), when nothing else is kept or cached.
     forwardTransient: Math.max(a.forwardTransient + (checkpointing ? weightCopies : 0),
-      (a.featurePeak ?? 0) - (a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies))),
+      (a.featurePeak ?? 0) - (a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies)),
+      // Every block frozen and fed without history: the forward runs as a no-grad one, with its transients.
+      training && cfg.frozenLowerLayers !== undefined && cfg.frozenLowerLayers >= s.layers ? a.inferenceTransient - a.saved : 0),
     // Checkpointed, backward recomputes the last layer first, while every layer's kept input is still alive: that
     // layer's activations and its gradients come on top (measured, timm DeiT-B under fp16 autocast: the 12 kept
     // fp32 inputs, the recomputed block's fp16 activations and its backward's gradients at one moment).
@@ -262,7 +266,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     : b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
   // Under autocast, what the trace found autocast keeps in fp32 (norms, softmax, embeddings) at 4 bytes.
   const perSample = (mode === 'amp' && net.autocastSavedBytesPerSample !== undefined ? net.autocastSavedBytesPerSample : net.savedElementsPerSample * act) + net.fixedBytesPerSample;
-  const ampCopies = mode === 'amp' ? params.castable * 2 + b * inputElements * 2 : 0;
+  // A frozen first layer keeps no half copy of the input for backward.
+  const ampCopies = mode === 'amp' ? params.castable * 2 + (net.frozenPrefix ? 0 : b * inputElements * 2) : 0;
   let saved = b * perSample + ampCopies;
   let recompute = 0;
   /** The recompute peak already holds what lies outside the blocks and is alive then. */
@@ -335,9 +340,11 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const gradientPair = b * (net.gradientPairElementsPerSample ?? 0) * act;
   const tracedBackward = net.backwardPeakElementsPerSample !== undefined && !checkpointed
     ? Math.max(0, b * ((net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act - (net.fixedBytesAfterBackwardPeak ?? 0))) + convWorkspace : 0;
+  // A frozen prefix runs as a no-grad forward before anything is kept: its tensors alive at once may be the peak.
+  const frozenPrefixLive = net.frozenPrefix ? b * net.frozenPrefix.liveElementsPerSample * act : 0;
   return {
     saved,
-    forwardTransient: 0,
+    forwardTransient: Math.max(0, frozenPrefixLive - saved),
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
     backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward),

@@ -394,7 +394,7 @@ function apply(net: NetBuilder, layer: LayerValue): void {
  * A layer's own parameters, from its constructor arguments alone (what `sum(p.numel() for p in m.parameters())`
  * counts), and those of them autocast casts to half precision (linear, convolution and attention weights).
  */
-function layerParameters(layer: LayerValue): { total: number; cast: number } {
+export function layerParameters(layer: LayerValue): { total: number; cast: number } {
   const n = (index: number, keyword: string, fallback: number): number => num(layer, index, keyword, fallback);
   const kernel = (index: number, dims: number): number => {
     const value = argument(layer, index, 'kernel_size');

@@ -98,6 +98,30 @@ export interface TransformerSpec {
   numLabels: number;
 }
 
+/**
+ * A named top-level submodule of a layer net (torchvision's `conv1`, `layer1`, `features`; the classifier head), with
+ * the net's running totals where it starts: what a frozen prefix ending there leaves out (layers.withFrozenPrefix).
+ */
+export interface LayerPart {
+  name: string;
+  parametersBefore: number;
+  /** BatchNorm weights before it: buffers where a detector's backbone has FrozenBatchNorm2d. */
+  normParametersBefore: number;
+  castParametersBefore: number;
+  savedBefore: number;
+  fixedBytesBefore: number;
+  fp32UnderAutocastBefore: number;
+  /** The most elements alive at once in a no-grad forward of the layers before it. */
+  liveBefore: number;
+  /** Convolutions from the part on. */
+  convolutionsFrom: number;
+  /** The tensor it reads, and whether a layer before it already counted that tensor as kept. */
+  inputElements: number;
+  inputCounted: boolean;
+  /** The largest tensor the ops from the part on make. */
+  largestFrom: number;
+}
+
 /** A network described layer by layer (torchvision/timm catalog entries and nn.Module classes found in the script). */
 export interface LayerNetSpec {
   kind: 'layers';
@@ -177,6 +201,13 @@ export interface LayerNetSpec {
   namedOutputElementsPerSample?: Record<string, number>;
   /** Parameters of sparse embeddings (`sparse=True`): their gradients hold the looked-up rows, not the table. */
   sparseGradientParameters?: number;
+  /** Named top-level submodules in forward order, the classifier head last (library vision models). */
+  parts?: LayerPart[];
+  /**
+   * The parts before the first trainable one are frozen and record nothing: while they run, this many elements an
+   * image are alive as in a no-grad forward (what forward keeps after them is savedElementsPerSample).
+   */
+  frozenPrefix?: { liveElementsPerSample: number; parameters: number };
   /** Input kind and the size the per-sample figures were computed for. */
   /** `width`: an image that is not square (a detector's resized, padded batch); absent: size x size. */
   input: { kind: 'image'; channels: number; size: number; width?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
@@ -272,6 +303,11 @@ export interface TrainingConfig {
   lora?: { rank: number; targetModules: string[]; dropout?: number };
   /** Trainable parameters when the script freezes some (0..parameters); undefined means all. */
   frozenFraction?: number;
+  /**
+   * Parameters the optimizers hold, where fewer than the trainable ones (`AdamW(model.fc.parameters())` on a model
+   * nothing froze): their states alone are kept, while every parameter that requires grad still gets a gradient.
+   */
+  optimizerParameters?: number;
   /**
    * Transformers: the embeddings and this many blocks from the first are frozen, so those blocks see inputs without
    * history and keep nothing for backward; the blocks above keep everything. Absent: not known block by block.

@@ -152,10 +152,12 @@ export class ProgramModel {
    */
   readonly frozen = new Set<ObjectValue | LayerValue>();
   /**
-   * requires_grad calls on a library model (a from_pretrained model) or its submodules, in the order they ran: the
-   * model's call, the submodule's dotted path ('' for the whole model), and whether it was frozen.
+   * requires_grad calls on a library model (a from_pretrained model, a torchvision / timm vision model) or its
+   * submodules, in the order they ran: the model's call, the submodule's dotted path ('' for the whole model), and
+   * whether it was frozen. A vision model's submodule replaced by the script's own (`model.fc = nn.Linear(...)`)
+   * is recorded in the same order, unfrozen (a new module's parameters require grad), with the module it got.
    */
-  readonly libraryFreezes: Array<{ model: Value; path: string; frozen: boolean }> = [];
+  readonly libraryFreezes: Array<{ model: Value; path: string; frozen: boolean; replaced?: Value }> = [];
   /**
    * Deep copies of modules the script makes (`copy.deepcopy(model)`, `AveragedModel(model)`, timm's `ModelEmaV2`),
    * each with the module it copies: separate weights, frozen or moved on their own.
@@ -195,7 +197,7 @@ export class ProgramModel {
 
   /** A requires_grad call of the script's own on `module`: frozen (or not) from here on, and recorded per loop. */
   private setRequiresGrad(module: Value, frozen: boolean): void {
-    if (module.kind === 'call' && isLibraryModelCall(module)) this.libraryFreezes.push({ model: module, path: '', frozen });
+    if (module.kind === 'call' && isLibraryOrVisionModelCall(module)) this.libraryFreezes.push({ model: module, path: '', frozen });
     if (module.kind === 'object' && module.role === 'library-module') {
       const model = module.attrs.get('model');
       if (model) this.libraryFreezes.push({ model, path: module.typeName, frozen });
@@ -649,12 +651,14 @@ export class ProgramModel {
         const object = this.evalExpr(target.childForFieldName('object'), scope);
         const name = target.childForFieldName('attribute')?.text ?? '';
         this.values.set(target.id, value);
+        this.recordReplacement(object, name, value);
         this.setAttribute(object, name, value);
         return;
       }
       case 'subscript': {
         const object = this.evalExpr(target.childForFieldName('value'), scope);
         const key = this.evalExpr(target.childForFieldName('subscript'), scope);
+        if (key.kind === 'number' && Number.isInteger(key.value) && key.value >= 0) this.recordReplacement(object, String(key.value), value);
         if (object.kind === 'dict' && key.kind === 'string') object.entries.set(key.value, value);
         else if (object.kind === 'list' && key.kind === 'number' && Number.isInteger(key.value)) {
           const index = key.value < 0 ? object.items.length + key.value : key.value;
@@ -665,6 +669,14 @@ export class ProgramModel {
       default:
         return;
     }
+  }
+
+  /** A vision library model's submodule replaced by a module of the script's (a new classifier head). */
+  private recordReplacement(object: Value, name: string, value: Value): void {
+    // A module of the script's, or a torchvision class's (a detector's `FastRCNNPredictor(in_features, 2)`).
+    if (!isModuleValue(value) && !(value.kind === 'call' && /^torchvision\.\w+(\.\w+)*\.[A-Z]\w*$/.test(value.path))) return;
+    const replaced = visionSubmodulePath(object, name);
+    if (replaced) this.libraryFreezes.push({ ...replaced, frozen: false, replaced: value });
   }
 
   private setAttribute(object: Value, name: string, value: Value): void {
@@ -1953,7 +1965,7 @@ export class ProgramModel {
     }
     // .to(), .cuda(), .train(), .half(), .requires_grad_() return the module (or the library object) itself.
     const chained = CHAINED_METHOD.test(method);
-    if (method === 'requires_grad_' && (receiver.kind === 'layer' || receiver.kind === 'object' || (receiver.kind === 'call' && isLibraryModelCall(receiver)))) {
+    if (method === 'requires_grad_' && (receiver.kind === 'layer' || receiver.kind === 'object' || (receiver.kind === 'call' && isLibraryOrVisionModelCall(receiver)))) {
       // `module.requires_grad_(False)` freezes it and its submodules; on a parameters() object, its module.
       const on = args[0] ?? kwargs.get('requires_grad') ?? { kind: 'bool', value: true };
       const module = receiver.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver;
@@ -2403,10 +2415,26 @@ function isLibraryModelCall(value: Extract<Value, { kind: 'call' }>): boolean {
   return /\.(from_pretrained|from_config)$/.test(value.path) && !/(Tokenizer|Processor|Config|FeatureExtractor)\w*\.from_/.test(value.path);
 }
 
+/** A library model whose submodules have names: a Hub model, or a torchvision / timm vision model. */
+function isLibraryOrVisionModelCall(value: Extract<Value, { kind: 'call' }>): boolean {
+  return isLibraryModelCall(value) || VISION_LIBRARY_MODEL.test(value.path);
+}
+
+/**
+ * The vision library model and the dotted path of the submodule `object.name` (or `object[name]`) names, where
+ * `object` is such a model or one of its submodules: what `model.fc = nn.Linear(...)` replaces.
+ */
+function visionSubmodulePath(object: Value, name: string): { model: Value; path: string } | undefined {
+  if (object.kind === 'call' && VISION_LIBRARY_MODEL.test(object.path)) return { model: object, path: name };
+  const submodule = object.kind === 'method' ? librarySubmodule(object) : object.kind === 'object' && object.role === 'library-module' ? object : undefined;
+  const model = submodule?.attrs.get('model');
+  return submodule && model?.kind === 'call' && VISION_LIBRARY_MODEL.test(model.path) ? { model, path: `${submodule.typeName}.${name}` } : undefined;
+}
+
 /** `model.bert` (read as a method of a library model, or of one of its submodules) as the submodule it names. */
 function librarySubmodule(value: Extract<Value, { kind: 'method' }>): ObjectValue | undefined {
   const receiver = value.receiver;
-  if (receiver.kind === 'call' && isLibraryModelCall(receiver)) {
+  if (receiver.kind === 'call' && isLibraryOrVisionModelCall(receiver)) {
     return { kind: 'object', role: 'library-module', typeName: value.name, attrs: new Map([['model', receiver]]), line: receiver.line };
   }
   if (receiver.kind === 'object' && receiver.role === 'library-module') {

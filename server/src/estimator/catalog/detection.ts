@@ -1,4 +1,4 @@
-// torchvision's detectors (Faster / Mask / Keypoint R-CNN, RetinaNet) as layer nets per image, derived from their
+// torchvision's detectors (Faster / Mask / Keypoint R-CNN, RetinaNet, FCOS) as layer nets per image, derived from their
 // code: GeneralizedRCNNTransform resizes every image (the shorter side to min_size, the longer at most max_size)
 // and pads the batch to a multiple of 32; the backbone runs at that size; the FPN makes 256-channel maps per level;
 // the heads score anchors at every location of every level (RPN, RetinaNet) and pool a fixed number of regions
@@ -10,7 +10,8 @@ import { MOBILENET_V3_LARGE, mobilenetV3Features, resnetStages } from './vision'
 import type { LayerNetSpec } from '../types';
 
 type Backbone = 'resnet50' | 'mobilenet_v3_large';
-type Head = 'faster-rcnn' | 'mask-rcnn' | 'keypoint-rcnn' | 'retinanet';
+/** `fcos`: RetinaNet's dense heads with one anchor a location, a centerness branch, GroupNorm in the head. */
+type Head = 'faster-rcnn' | 'mask-rcnn' | 'keypoint-rcnn' | 'retinanet' | 'fcos';
 
 export interface DetectionModel {
   names: string[];
@@ -26,8 +27,8 @@ export interface DetectionModel {
   /** num_classes when the script gives none. */
   defaultClasses: number;
   /**
-   * The _v2 builders: BatchNorm in the FPN (not frozen, even over pretrained weights), an RPN head of two convs, a
-   * box head of four conv-BN-ReLU blocks before one linear, a mask head with BatchNorm.
+   * The _v2 builders: BatchNorm2d in the backbone even over pretrained weights; for the R-CNNs BatchNorm in the FPN,
+   * an RPN head of two convs, a   * box head of four conv-BN-ReLU blocks before one linear, a mask head with BatchNorm.
    */
   v2?: boolean;
 }
@@ -39,6 +40,8 @@ export const DETECTION_CATALOG: DetectionModel[] = [
   { names: ['fasterrcnn_resnet50_fpn_v2'], publishedParameters: 43_712_278, backbone: 'resnet50', head: 'faster-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91, v2: true },
   { names: ['maskrcnn_resnet50_fpn_v2'], publishedParameters: 46_359_409, backbone: 'resnet50', head: 'mask-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 3, defaultClasses: 91, v2: true },
   { names: ['retinanet_resnet50_fpn'], publishedParameters: 34_014_999, backbone: 'resnet50', head: 'retinanet', minSize: 800, maxSize: 1333, anchorsPerLocation: 9, defaultClasses: 91 },
+  { names: ['retinanet_resnet50_fpn_v2'], publishedParameters: 38_198_935, backbone: 'resnet50', head: 'retinanet', minSize: 800, maxSize: 1333, anchorsPerLocation: 9, defaultClasses: 91, v2: true },
+  { names: ['fcos_resnet50_fpn'], publishedParameters: 32_269_600, backbone: 'resnet50', head: 'fcos', minSize: 800, maxSize: 1333, anchorsPerLocation: 1, defaultClasses: 91 },
   { names: ['fasterrcnn_mobilenet_v3_large_fpn'], publishedParameters: 19_386_354, backbone: 'mobilenet_v3_large', head: 'faster-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 15, defaultClasses: 91 },
   { names: ['fasterrcnn_mobilenet_v3_large_320_fpn'], publishedParameters: 19_386_354, backbone: 'mobilenet_v3_large', head: 'faster-rcnn', minSize: 320, maxSize: 640, anchorsPerLocation: 15, defaultClasses: 91 },
 ];
@@ -82,7 +85,7 @@ export function detectionInputSize(model: Pick<DetectionModel, 'minSize' | 'maxS
  * threshold unless there are few classes.
  */
 export function detectsInEvaluation(model: DetectionModel, classes: number, pretrained: boolean): boolean {
-  return pretrained || (model.head !== 'retinanet' && 1 / classes >= SCORE_THRESHOLD * 0.8);
+  return pretrained || (model.head !== 'retinanet' && model.head !== 'fcos' && 1 / classes >= SCORE_THRESHOLD * 0.8);
 }
 
 interface Level {
@@ -103,6 +106,23 @@ export interface DetectorOptions {
   pretrained: boolean;
   /** Pixels of one image as the script gives it (masks are pasted back at that size); absent: the padded size. */
   imageElements?: number;
+  /**
+   * trainable_backbone_layers: how many of the backbone's stages from the top train; the rest are frozen and, fed
+   * by the images, record nothing. The builders take 3 over pretrained weights (a backbone's default ImageNet
+   * weights included); absent: every stage trains.
+   */
+  trainableLayers?: number;
+}
+
+/**
+ * The first backbone part that trains (LayerNetSpec.parts' names): ResNet's `layers_to_train` are the last
+ * `trainable` of conv1, layer1..layer4; MobileNetV3's `_mobilenet_extractor` freezes `features[:i]` up to the start
+ * of a stage (the stem, each stride-2 block, the last conv). Undefined: the whole backbone is frozen.
+ */
+function firstTrainablePart(model: DetectionModel, trainable: number): string | undefined {
+  if (model.backbone === 'resnet50') return ['layer4', 'layer3', 'layer2', 'layer1', 'conv1'][trainable - 1];
+  const starts = [0, ...MOBILENET_V3_LARGE.map((block, i) => (block[6] > 1 ? i + 1 : -1)).filter((i) => i >= 0), MOBILENET_V3_LARGE.length + 1];
+  return trainable > 0 ? `features.${starts[Math.max(0, starts.length - trainable)]}` : undefined;
 }
 
 /**
@@ -113,13 +133,15 @@ export interface DetectorOptions {
 export function detectorNet(model: DetectionModel, paddedHeight: number, paddedWidth: number, options: DetectorOptions): LayerNetSpec {
   const K = options.classes;
   const net = new NetBuilder({ kind: 'image', channels: 3, size: paddedHeight, width: paddedWidth });
+  // A pretrained backbone's FrozenBatchNorm2d (the v2 builders keep BatchNorm2d).
+  net.frozenNorms = options.frozenNorms && model.v2 !== true;
   // The backbone's returned feature maps (channels, size) and what is alive beside the FPN in a no-grad forward.
   const returned: BranchPoint[] = [];
   if (model.backbone === 'resnet50') {
     const stages: BranchPoint[] = [];
     resnetStages(net, [3, 4, 6, 3], true, 1, 1, false, false, stages);
     // RetinaNet's FPN reads C3-C5; the R-CNNs' C2-C5.
-    returned.push(...(model.head === 'retinanet' ? stages.slice(1) : stages));
+    returned.push(...(model.head === 'retinanet' || model.head === 'fcos' ? stages.slice(1) : stages));
   } else {
     // _mobilenet_extractor: the output of the last stride-2 block (160 channels) and of the final 1x1 conv (960),
     // both at stride 32.
@@ -128,31 +150,59 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     returned.push(net.mark());
   }
   const v2 = model.v2 === true;
+  /** The dense detectors (RetinaNet, FCOS): C3-C5 and P6, P7; their v2 puts GroupNorm in the head, not BatchNorm in the FPN. */
+  const dense = model.head === 'retinanet' || model.head === 'fcos';
+  const fpnNorm = v2 && !dense;
   const bodyParameters = net.parameters - (options.frozenNorms && !v2 ? net.normParameters : 0);
   const bodyLive = net.liveNoGrad;
-  const largest = net.largest;
-  const bodySaved = net.saved;
+  let largest = net.largest;
+  let bodySaved = net.saved;
+  let fixedBytes = net.fixedBytes;
+  let castParameters = net.castParameters;
   const shapeOf = (point: BranchPoint): { c: number; h: number; w: number } =>
     (point.shape.kind === 'image' ? point.shape : { c: 0, h: 1, w: 1 });
   const inputs = returned.map(shapeOf);
   const returnedElements = inputs.reduce((sum, s) => sum + s.c * s.h * s.w, 0);
+  // A frozen prefix of the backbone records nothing: what it keeps starts with the first trainable part's input, and
+  // the FPN's lateral convolutions keep the maps the frozen stages return.
+  let frozenPrefix: LayerNetSpec['frozenPrefix'];
+  if (options.trainableLayers !== undefined) {
+    const parts = net.partsSoFar();
+    const name = firstTrainablePart(model, options.trainableLayers);
+    const from = name === undefined ? parts.length : parts.findIndex((part) => part.name === name);
+    const part = parts[from];
+    if (from > 0 && part?.parametersBefore !== 0) {
+      const elements = (point: BranchPoint): number => { const s = shapeOf(point); return s.c * s.h * s.w; };
+      const frozenMaps = returned.filter((point) => point.part < from && !(part && point.part === from - 1 && part.inputCounted && elements(point) === part.inputElements));
+      bodySaved = (part ? net.saved - part.savedBefore + (part.inputCounted ? part.inputElements : 0) : 0) + frozenMaps.reduce((sum, point) => sum + elements(point), 0);
+      fixedBytes -= part?.fixedBytesBefore ?? net.fixedBytes;
+      castParameters -= part?.castParametersBefore ?? net.castParameters;
+      largest = part ? Math.max(part.largestFrom, part.inputElements) : 0;
+      const before = part ?? { parametersBefore: net.parameters, normParametersBefore: net.normParameters, liveBefore: net.liveNoGrad };
+      frozenPrefix = {
+        liveElementsPerSample: before.liveBefore,
+        parameters: before.parametersBefore - (options.frozenNorms && !v2 ? before.normParametersBefore : 0),
+      };
+    }
+  }
 
   // FPN: a 1x1 lateral and a 3x3 output convolution per level; the top-down sum is what each output conv keeps,
   // and each output map is kept by the head convolution that reads it. v2: each convolution is followed by a
   // BatchNorm (no bias), which keeps the convolution's output.
-  const norm = v2 ? 2 * FPN_CHANNELS : 0;
-  let parameters = bodyParameters + inputs.reduce((sum, s) => sum + conv2d(s.c, FPN_CHANNELS, 1, !v2) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, !v2) + 2 * norm, 0);
-  let castParameters = net.castParameters + inputs.reduce((sum, s) => sum + s.c * FPN_CHANNELS + 9 * FPN_CHANNELS ** 2, 0);
+  const norm = fpnNorm ? 2 * FPN_CHANNELS : 0;
+  let parameters = bodyParameters + inputs.reduce((sum, s) => sum + conv2d(s.c, FPN_CHANNELS, 1, !fpnNorm) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, !fpnNorm) + 2 * norm, 0);
+  castParameters += inputs.reduce((sum, s) => sum + s.c * FPN_CHANNELS + 9 * FPN_CHANNELS ** 2, 0);
   const levels: Level[] = inputs.map((s) => ({ h: s.h, w: s.w }));
-  let saved = bodySaved + levels.reduce((sum, l) => sum + (v2 ? 4 : 2) * FPN_CHANNELS * l.h * l.w, 0);
-  let fixedBytes = net.fixedBytes;
+  let saved = bodySaved + levels.reduce((sum, l) => sum + (fpnNorm ? 4 : 2) * FPN_CHANNELS * l.h * l.w, 0);
   const top = levels[levels.length - 1]!;
-  if (model.head === 'retinanet') {
-    // LastLevelP6P7: P6 a strided 3x3 conv of P5, P7 one of relu(P6) (not in place: relu keeps its output).
+  if (dense) {
+    // LastLevelP6P7: P6 a strided 3x3 conv of P5 (RetinaNet v2: of C5, 2048 channels), P7 one of relu(P6) (not in
+    // place: relu keeps its output).
     const p6 = { h: halved(top.h), w: halved(top.w) };
     const p7 = { h: halved(p6.h), w: halved(p6.w) };
-    parameters += 2 * conv2d(FPN_CHANNELS, FPN_CHANNELS, 3);
-    castParameters += 2 * 9 * FPN_CHANNELS ** 2;
+    const p6Input = v2 ? inputs[inputs.length - 1]!.c : FPN_CHANNELS;
+    parameters += conv2d(p6Input, FPN_CHANNELS, 3) + conv2d(FPN_CHANNELS, FPN_CHANNELS, 3);
+    castParameters += 9 * FPN_CHANNELS * (p6Input + FPN_CHANNELS);
     saved += FPN_CHANNELS * (2 * p6.h * p6.w + p7.h * p7.w);
     levels.push(p6, p7);
   } else {
@@ -176,11 +226,16 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
   /** What the RoI heads keep: backward runs through them first and frees it before it reaches the FPN. */
   let roiSaved = 0;
 
-  if (model.head === 'retinanet') {
+  if (dense) {
     // Two heads of four 3x3 convs (ReLU in place: each conv's output is the next one's kept input) and a predictor.
-    parameters += 8 * conv2d(FPN_CHANNELS, FPN_CHANNELS, 3) + conv2d(FPN_CHANNELS, A * K, 3) + conv2d(FPN_CHANNELS, A * 4, 3);
-    castParameters += 8 * 9 * FPN_CHANNELS ** 2 + 9 * FPN_CHANNELS * A * (K + 4);
-    saved += 2 * 4 * FPN_CHANNELS * locations;
+    // With GroupNorm (RetinaNet v2: convs without bias; FCOS: with) each conv's output is also kept by the norm.
+    // FCOS predicts the classes, the box and its centerness at each location.
+    const groupNorm = v2 || model.head === 'fcos';
+    const predictors = model.head === 'fcos' ? conv2d(FPN_CHANNELS, K, 3) + conv2d(FPN_CHANNELS, 4, 3) + conv2d(FPN_CHANNELS, 1, 3)
+      : conv2d(FPN_CHANNELS, A * K, 3) + conv2d(FPN_CHANNELS, A * 4, 3);
+    parameters += 8 * (conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, !v2) + (groupNorm ? 2 * FPN_CHANNELS : 0)) + predictors;
+    castParameters += 8 * 9 * FPN_CHANNELS ** 2 + 9 * FPN_CHANNELS * A * (K + 4 + (model.head === 'fcos' ? 1 : 0));
+    saved += 2 * 4 * (groupNorm ? 2 : 1) * FPN_CHANNELS * locations;
     // The focal loss over every anchor's class scores, image by image: the indexed scores and targets, the sigmoid,
     // 1 - p, 1 - targets, 1 - p_t, its power, the cross-entropy, their product and alpha_t are kept.
     saved += FOCAL_LOSS_TENSORS * anchors * K;
@@ -253,6 +308,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     castParameters,
     input: { kind: 'image', channels: 3, size: paddedHeight, width: paddedWidth },
     scalesWithInput: true,
+    ...(frozenPrefix ? { frozenPrefix } : {}),
   };
 }
 

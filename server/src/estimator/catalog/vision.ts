@@ -16,11 +16,12 @@ import type { LayerNetSpec, TransformerSpec } from '../types';
  */
 export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated = false, squeezeExcite = false,
   stageOutputs?: BranchPoint[]): BranchPoint | undefined {
-  net.conv(64, 7, 2, 1, false, 3).batchNorm().relu().maxPool(3, 2, 1);
+  net.part('conv1').conv(64, 7, 2, 1, false, 3).part('bn1').batchNorm().relu().maxPool(3, 2, 1);
   const widths = [64, 128, 256, 512];
   let inChannels = 64;
   let third: BranchPoint | undefined;
   blocks.forEach((count, stage) => {
+    net.part(`layer${stage + 1}`);
     net.beginStage();
     for (let b = 0; b < count; b++) {
       const stride = stage > 0 && b === 0 && !(dilated && stage >= 2) ? 2 : 1;
@@ -35,11 +36,12 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
         net.conv(width, 3, stride).batchNorm().relu().conv(out, 3).batchNorm();
       }
       if (needsDownsample) {
-        // 1x1 strided conv + BatchNorm on the block input: its conv output is kept by that BatchNorm.
+        // 1x1 strided conv + BatchNorm on the block input: its conv output is kept by that BatchNorm (not by a
+        // FrozenBatchNorm2d).
         net.parameters += inChannels * out + 2 * out;
         net.normParameters += 2 * out;
         net.castParameters += inChannels * out;
-        net.saved += net.elements;
+        if (!net.frozenNorms) net.saved += net.elements;
       }
       net.addResidual().relu();
       net.endBlock();
@@ -56,13 +58,13 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
 function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
   resnetStages(net, blocks, bottleneck, widthFactor, groups, false, squeezeExcite);
-  net.globalPool().linear(numClasses);
+  net.globalPool().part('fc').linear(numClasses);
   return net.build(true);
 }
 
 function mobilenetV2(imageSize: number, numClasses: number): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  net.conv(32, 3, 2).batchNorm().relu6();
+  net.part('features').conv(32, 3, 2).batchNorm().relu6();
   const settings: Array<[number, number, number, number]> = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]];
   let inC = 32;
   for (const [expand, out, repeats, firstStride] of settings) {
@@ -77,7 +79,7 @@ function mobilenetV2(imageSize: number, numClasses: number): LayerNetSpec {
       inC = out;
     }
   }
-  net.conv(1280, 1, 1, 1, false, 0).batchNorm().relu6().globalPool().dropout(0.2).linear(numClasses);
+  net.conv(1280, 1, 1, 1, false, 0).batchNorm().relu6().globalPool().part('classifier').dropout(0.2).linear(numClasses);
   return net.build(true);
 }
 
@@ -92,7 +94,7 @@ function efficientnet(width: number, depth: number): (imageSize: number, numClas
   return (imageSize, numClasses) => {
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
     const stem = makeDivisible(32 * width);
-    net.conv(stem, 3, 2).batchNorm().activation();
+    net.part('features').conv(stem, 3, 2).batchNorm().activation();
     const stages: Array<[number, number, number, number, number]> = [
       [1, 3, 1, 16, 1], [6, 3, 2, 24, 2], [6, 5, 2, 40, 2], [6, 3, 2, 80, 3], [6, 5, 1, 112, 3], [6, 5, 2, 192, 4], [6, 3, 1, 320, 1]];
     let inC = stem;
@@ -113,7 +115,7 @@ function efficientnet(width: number, depth: number): (imageSize: number, numClas
       }
       net.endStage();
     }
-    net.conv(4 * makeDivisible(320 * width), 1, 1, 1, false, 0).batchNorm().activation().globalPool().dropout(0.2).linear(numClasses);
+    net.conv(4 * makeDivisible(320 * width), 1, 1, 1, false, 0).batchNorm().activation().globalPool().part('classifier').dropout(0.2).linear(numClasses);
     return net.build(true);
   };
 }
@@ -129,7 +131,7 @@ type V2Stage = [boolean, number, number, number, number, number, number];
 function efficientnetV2(stages: V2Stage[]): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-    net.conv(stages[0]![4], 3, 2).batchNorm().activation();
+    net.part('features').conv(stages[0]![4], 3, 2).batchNorm().activation();
     for (const [fused, expand, kernel, firstStride, firstIn, out, layers] of stages) {
       net.beginStage();
       for (let r = 0; r < layers; r++) {
@@ -166,6 +168,7 @@ const EFFICIENTNET_V2_L: V2Stage[] = [[true, 1, 3, 1, 32, 32, 4], [true, 4, 3, 2
 function vgg(config: Array<number | 'M'>, batchNorm: boolean): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('features');
     for (const item of config) {
       if (item === 'M') {
         net.maxPool(2, 2);
@@ -175,7 +178,7 @@ function vgg(config: Array<number | 'M'>, batchNorm: boolean): (imageSize: numbe
       if (batchNorm) net.batchNorm();
       net.relu();
     }
-    net.adaptiveAvgPool(7).linear(4096).relu().dropout(0.5).linear(4096).relu().dropout(0.5).linear(numClasses);
+    net.adaptiveAvgPool(7).part('classifier').linear(4096).relu().dropout(0.5).linear(4096).relu().dropout(0.5).linear(numClasses);
     return net.build(true);
   };
 }
@@ -193,11 +196,13 @@ const VGG_E: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 2
  */
 type V3Block = [number, number, number, number, boolean, boolean, number];
 export function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated = false, markAfter = -1): BranchPoint | undefined {
-  net.conv(16, 3, 2).batchNorm().activation();
+  // Named as torchvision's `features[i]`: a detector's trainable_backbone_layers freezes a prefix of them.
+  net.part('features.0').conv(16, 3, 2).batchNorm().activation();
   const act = (hardswish: boolean): NetBuilder => (hardswish ? net.activation() : net.relu());
   let marked: BranchPoint | undefined;
   blocks.forEach(([inC, kernel, expanded, out, se, hardswish, configStride], index) => {
     const stride = dilated && index >= blocks.length - 3 ? 1 : configStride;
+    net.part(`features.${index + 1}`);
     net.beginBlock();
     if (expanded !== inC) {
       net.conv(expanded, 1, 1, 1, false, 0).batchNorm();
@@ -212,7 +217,7 @@ export function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated 
     if (index === markAfter) marked = net.mark();
   });
   const last = blocks[blocks.length - 1]![3];
-  net.conv(6 * last, 1, 1, 1, false, 0).batchNorm().activation();
+  net.part(`features.${blocks.length + 1}`).conv(6 * last, 1, 1, 1, false, 0).batchNorm().activation();
   return marked;
 }
 
@@ -220,8 +225,8 @@ export function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated 
 function mobilenetV3(blocks: V3Block[], lastChannel: number): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-    mobilenetV3Features(net, blocks);
-    net.globalPool().linear(lastChannel).activation().dropout(0.2).linear(numClasses);
+    mobilenetV3Features(net.part('features'), blocks);
+    net.globalPool().part('classifier').linear(lastChannel).activation().dropout(0.2).linear(numClasses);
     return net.build(true);
   };
 }
@@ -242,7 +247,7 @@ const MOBILENET_V3_SMALL: V3Block[] = [
 function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-    net.conv(initial, 7, 2, 1, false, 3).batchNorm().relu().maxPool(3, 2, 1);
+    net.part('features').conv(initial, 7, 2, 1, false, 3).batchNorm().relu().maxPool(3, 2, 1);
     let channels = initial;
     blocks.forEach((layers, index) => {
       for (let l = 0; l < layers; l++) {
@@ -258,7 +263,7 @@ function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: numb
         channels = Math.floor(channels / 2);
       }
     });
-    net.batchNorm(channels).relu(false).globalPool().linear(numClasses);
+    net.batchNorm(channels).relu(false).globalPool().part('classifier').linear(numClasses);
     return net.build(true);
   };
 }
@@ -267,7 +272,7 @@ function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: numb
 function convnext(depths: number[], dims: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-    net.conv(dims[0]!, 4, 4, 1, true, 0).layerNorm();
+    net.part('features').conv(dims[0]!, 4, 4, 1, true, 0).layerNorm();
     depths.forEach((depth, stage) => {
       if (stage > 0) net.layerNorm().conv(dims[stage]!, 2, 2, 1, true, 0);
       const c = dims[stage]!;
@@ -280,7 +285,7 @@ function convnext(depths: number[], dims: number[]): (imageSize: number, numClas
         net.endBlock();
       }
     });
-    net.globalPool().layerNorm(dims[dims.length - 1]).linear(numClasses);
+    net.globalPool().part('classifier').layerNorm(dims[dims.length - 1]).linear(numClasses);
     return net.build(true);
   };
 }
@@ -336,7 +341,8 @@ function regnet(depth: number, w0: number, wa: number, wm: number, groupWidth: n
       else stages.push({ width, depth: 1 });
     }
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-    net.conv(32, 3, 2).batchNorm().relu();
+    net.part('stem').conv(32, 3, 2).batchNorm().relu();
+    net.part('trunk_output');
     let widthIn = 32;
     for (const stage of stages) {
       const group = Math.min(groupWidth, stage.width);
@@ -358,7 +364,7 @@ function regnet(depth: number, w0: number, wa: number, wm: number, groupWidth: n
         widthIn = width;
       }
     }
-    net.globalPool().linear(numClasses);
+    net.globalPool().part('fc').linear(numClasses);
     return net.build(true);
   };
 }
