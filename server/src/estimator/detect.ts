@@ -175,7 +175,8 @@ function taskFromClass(className: string, family: TransformerFamily): Transforme
   if (/CausalLM|LMHead/.test(className)) return 'causal-lm';
   if (/SequenceClassification|TokenClassification|QuestionAnswering/.test(className)) return 'seq-cls';
   if (/MaskedLM/.test(className)) return 'masked-lm';
-  if (/ConditionalGeneration|Seq2SeqLM|SpeechSeq2Seq/.test(className)) return family === 'whisper' ? 'speech-seq2seq' : 'seq2seq';
+  // MarianMTModel is Marian's ForConditionalGeneration (a language-model head on the decoder).
+  if (/ConditionalGeneration|Seq2SeqLM|SpeechSeq2Seq|MTModel$/.test(className)) return family === 'whisper' ? 'speech-seq2seq' : 'seq2seq';
   if (/ImageClassification/.test(className)) return 'image-cls';
   if (/ForCTC$/.test(className)) return 'ctc';
   // BERT's pre-training head is its masked-LM head (and a 2-way sentence head); ViT-MAE's is its decoder.
@@ -250,6 +251,7 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
     OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
     PhiConfig: 'microsoft/phi-2', GPTNeoXConfig: 'EleutherAI/pythia-410m', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
+    MarianConfig: 'Helsinki-NLP/opus-mt-en-de',
     Wav2Vec2Config: 'facebook/wav2vec2-base-960h', HubertConfig: 'facebook/hubert-base-ls960',
     // CLIPConfig's defaults are ViT-B/32's towers (CLIPTextConfig and CLIPVisionConfig defaults, projection_dim 512).
     CLIPConfig: 'openai/clip-vit-base-patch32', ViTMAEConfig: 'facebook/vit-mae-base',
@@ -258,8 +260,12 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   if (!id) return undefined;
   const entry = findCatalogModel(id);
   if (!entry) return undefined;
-  // The config class's own defaults, not the base checkpoint's config.json: BartConfig has no attention dropout.
-  const classDefaults: Partial<TransformerSpec> = entry.spec.family === 'bart' ? { attnDropout: false, hiddenDropout: true } : {};
+  // The config class's own defaults, not the base checkpoint's config.json: BartConfig has no attention dropout;
+  // MarianConfig() alone is a 12 + 12 layer, 1,024-wide model, not opus-mt's 6 + 6 x 512.
+  const classDefaults: Partial<TransformerSpec> = {
+    ...(entry.spec.family === 'bart' ? { attnDropout: false, hiddenDropout: true } : {}),
+    ...(className === 'MarianConfig' ? { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, kvHeads: 16, headDim: 64, intermediate: 4096, maxPositions: 1024 } : {}),
+  };
   const spec = withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
   if (spec.audio) return withAudioConfig(spec, (key) => toPy(attrs.get(key)));
   if (entry.spec.decoder) {
@@ -550,7 +556,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone) {
       const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
-      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
@@ -585,7 +591,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
           detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps follows the size of the images it is given, which the script does not determine', tvMatch[1]!, count.toLocaleString('en-US')) };
         }
       }
-      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
       else if (!detector) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
@@ -1049,7 +1055,7 @@ function libraryVisionModel(made: Value): DetectedModel | undefined {
   const found = made.kind === 'call' ? libraryVisionCall(made) : undefined;
   if (!found || made.kind !== 'call') return undefined;
   const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
-  return visionModel(found.vision, found.name, found.source, made.line, keyword('num_classes'), found.source === 'torchvision' ? keyword('aux_loss') : undefined);
+  return visionModel(found.vision, found.name, found.source, made.line, keyword('num_classes'), found.source === 'torchvision' ? keyword : undefined);
 }
 
 /** A model's parameter count. */
@@ -1471,10 +1477,18 @@ function assignmentTarget(value: Node): Node | undefined {
   return target ?? undefined;
 }
 
-function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined, auxLoss?: PyValue): DetectedModel {
+/** `keyword`: the torchvision builder's keyword arguments (aux_loss, aux_logits, weights). */
+function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined,
+  keyword?: (key: string) => PyValue | undefined): DetectedModel {
   // torchvision's segmentation builders default to 21 classes (VOC) and, without weights, to no auxiliary head.
   const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : 1000;
-  const options: VisionOptions = { auxLoss: auxLoss === true };
+  const auxLogits = keyword?.('aux_logits');
+  const weights = keyword?.('weights');
+  const options: VisionOptions = {
+    auxLoss: keyword?.('aux_loss') === true,
+    ...(typeof auxLogits === 'boolean' ? { auxLogits } : {}),
+    pretrained: weights !== undefined && weights !== null,
+  };
   const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
   return {
     name, source, line, spec, defaultWeightDtype: 'fp32', ...(vision.imageSize ? { nativeImageSize: vision.imageSize } : {}),

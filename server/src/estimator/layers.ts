@@ -188,6 +188,22 @@ export class NetBuilder {
   }
 
   /**
+   * A convolution with a rectangular kernel (Inception's 1x7 / 7x1 and 1x3 / 3x1), padded to keep the size, stride 1,
+   * no bias: keeps its input.
+   */
+  convRect(out: number, kernelHeight: number, kernelWidth: number): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this.conv(out, 1);
+    const weights = out * s.c * kernelHeight * kernelWidth;
+    this.convolutions++;
+    this.parameters += weights;
+    this.castParameters += weights;
+    this.keepCurrent();
+    this.produce({ ...s, c: out });
+    return this;
+  }
+
+  /**
    * A layer that declares its input channels (the script's own modules): where they differ from the tensor the
    * walk carries (a concatenated skip connection, a branch the walk did not follow), the declared ones are right.
    */
@@ -282,22 +298,31 @@ export class NetBuilder {
     return this;
   }
 
-  maxPool(kernel: number, stride: number, padding = 0): this {
+  /** `ceilMode`: the last window may hang over the edge (GoogLeNet's pools). */
+  maxPool(kernel: number, stride: number, padding = 0, ceilMode = false): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     this.keepCurrent();
-    const h = Math.floor((s.h + 2 * padding - kernel) / stride) + 1;
-    const w = Math.floor((s.w + 2 * padding - kernel) / stride) + 1;
+    const round = ceilMode ? Math.ceil : Math.floor;
+    const size = (n: number) => {
+      let out = round((n + 2 * padding - kernel) / stride) + 1;
+      // PyTorch's rule: the last window must start inside the input (or its left padding).
+      if (ceilMode && (out - 1) * stride >= n + padding) out--;
+      return out;
+    };
+    const h = size(s.h);
+    const w = size(s.w);
     this.produce({ kind: 'image', c: s.c, h, w });
     this.fixedBytes += s.c * h * w * 8; // int64 indices
     return this;
   }
 
-  /** Average pooling with a window (DenseNet transitions): keeps nothing. */
-  avgPool(kernel: number, stride = kernel): this {
+  /** Average pooling with a window (DenseNet transitions, Inception's pooled branches): keeps nothing. */
+  avgPool(kernel: number, stride = kernel, padding = 0): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
-    this.produce({ kind: 'image', c: s.c, h: Math.floor((s.h - kernel) / stride) + 1, w: Math.floor((s.w - kernel) / stride) + 1 });
+    const size = (n: number) => Math.max(1, Math.floor((n + 2 * padding - kernel) / stride) + 1);
+    this.produce({ kind: 'image', c: s.c, h: size(s.h), w: size(s.w) });
     return this;
   }
 

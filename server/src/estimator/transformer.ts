@@ -115,7 +115,7 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   // Wav2Vec2's vocabulary is its CTC head's; it has no token embeddings.
   let embedding = s.audio ? 0 : s.vocab * (s.embedProjection ?? h);
   if (s.positions === 'learned') {
-    const positionCount = s.family === 'opt' || s.family === 'bart' ? s.maxPositions + 2 : s.maxPositions;
+    const positionCount = (s.family === 'opt' || s.family === 'bart') && !s.sinusoidalPositionTables ? s.maxPositions + 2 : s.maxPositions;
     // BART: one position table per stack.
     embedding += positionCount * h * (s.family === 'bart' ? 2 : 1);
   }
@@ -134,7 +134,7 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   }
   // Embedding LayerNorm (BERT family), final norms (pre-LN stacks; two for encoder-decoders).
   // BART: layernorm_embedding in each stack (and mBART's final layer_norm in each).
-  if (s.family === 'bart') other += normParams(s) * (s.normPlacement === 'post' ? 2 : 4);
+  if (s.family === 'bart') other += s.sinusoidalPositionTables ? 0 : normParams(s) * (s.normPlacement === 'post' ? 2 : 4);
   else if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
   else other += normParams(s) * (s.decoderLayers > 0 ? 2 : 1);
   // DeBERTa-v3's relative position embeddings (2 x position_buckets = 512 rows) and their LayerNorm.

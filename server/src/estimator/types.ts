@@ -56,6 +56,11 @@ export interface TransformerSpec {
   hiddenDropout: boolean;
   attnDropout: boolean;
   positions: 'learned' | 'rotary' | 'relative' | 'none';
+  /**
+   * Marian: each stack's position table is sinusoidal, max_position_embeddings rows with no offset (parameters
+   * that never train), and neither stack has a LayerNorm on its embeddings.
+   */
+  sinusoidalPositionTables?: boolean;
   typeVocab: number;
   pooler: boolean;
   /** Extra norms per layer beyond the two every block has (Gemma 2 has four). */

@@ -246,6 +246,10 @@ function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: numb
     blocks.forEach((layers, index) => {
       for (let l = 0; l < layers; l++) {
         net.beginBlock();
+        // Without grad, the block's earlier outputs (a list), their concatenation and norm1's output are alive
+        // together while conv1 makes the bottleneck: 3 x the features so far, plus 4 x growth.
+        const pixels = net.elements / net.channels;
+        net.liveNoGrad = Math.max(net.liveNoGrad, (3 * channels + 4 * growth) * pixels);
         // BN-ReLU-1x1 conv to 4*growth, BN-ReLU-3x3 conv to growth, then concatenated to the block's features.
         net.batchNorm(channels).relu(false).conv(4 * growth, 1, 1, 1, false, 0).batchNorm().relu(false).conv(growth, 3, 1, 1, false, 1);
         channels += growth;
@@ -260,6 +264,147 @@ function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: numb
     net.batchNorm(channels).relu(false).globalPool().linear(numClasses);
     return net.build(true);
   };
+}
+
+/** A convolution, BatchNorm and in-place ReLU (torchvision's BasicConv2d in Inception v3 and GoogLeNet). */
+function basicConv(net: NetBuilder, out: number, kernel: number, stride = 1, padding = 0): NetBuilder {
+  return net.conv(out, kernel, stride, 1, false, padding).batchNorm().relu();
+}
+
+/** BasicConv2d with a rectangular kernel, padded to keep the size (Inception v3's factorised 1x7 / 7x1, 1x3 / 3x1). */
+function basicConvRect(net: NetBuilder, out: number, kernelHeight: number, kernelWidth: number): NetBuilder {
+  return net.convRect(out, kernelHeight, kernelWidth).batchNorm().relu();
+}
+
+/**
+ * Parallel branches read one input and their outputs are concatenated: each branch's last ReLU keeps its output,
+ * the concatenation is a new tensor that the next convolutions keep. A branch that ends in a pooling (Inception's
+ * reductions) leaves an output nothing else keeps.
+ */
+function concatBranches(net: NetBuilder, branches: Array<(net: NetBuilder) => void>, outChannels: number): void {
+  const input = net.mark();
+  branches.forEach((branch, index) => {
+    if (index > 0) net.branchFrom(input);
+    branch(net);
+  });
+  net.concatTo(outChannels);
+}
+
+/** torchvision's Inception v3 at `imageSize` (299 as trained); `auxLogits` (its default): the auxiliary classifier on Mixed_6e. */
+function inceptionV3(imageSize: number, numClasses: number, options: VisionOptions = {}): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  basicConv(net, 32, 3, 2);
+  basicConv(net, 32, 3);
+  basicConv(net, 64, 3, 1, 1).maxPool(3, 2);
+  basicConv(net, 80, 1);
+  basicConv(net, 192, 3).maxPool(3, 2);
+  const inceptionA = (poolFeatures: number) => {
+    net.beginBlock();
+    concatBranches(net, [
+      (n) => basicConv(n, 64, 1),
+      (n) => basicConv(basicConv(n, 48, 1), 64, 5, 1, 2),
+      (n) => basicConv(basicConv(basicConv(n, 64, 1), 96, 3, 1, 1), 96, 3, 1, 1),
+      (n) => basicConv(n.avgPool(3, 1, 1), poolFeatures, 1),
+    ], 224 + poolFeatures);
+    net.endBlock();
+  };
+  inceptionA(32);
+  inceptionA(64);
+  inceptionA(64);
+  const inChannelsB = net.channels;
+  net.beginBlock();
+  concatBranches(net, [
+    (n) => basicConv(n, 384, 3, 2),
+    (n) => basicConv(basicConv(basicConv(n, 64, 1), 96, 3, 1, 1), 96, 3, 2),
+    (n) => n.maxPool(3, 2),
+  ], 384 + 96 + inChannelsB);
+  net.endBlock();
+  for (const c7 of [128, 160, 160, 192]) {
+    net.beginBlock();
+    concatBranches(net, [
+      (n) => basicConv(n, 192, 1),
+      (n) => basicConvRect(basicConvRect(basicConv(n, c7, 1), c7, 1, 7), 192, 7, 1),
+      (n) => basicConvRect(basicConvRect(basicConvRect(basicConvRect(basicConv(n, c7, 1), c7, 7, 1), c7, 1, 7), c7, 7, 1), 192, 1, 7),
+      (n) => basicConv(n.avgPool(3, 1, 1), 192, 1),
+    ], 768);
+    net.endBlock();
+  }
+  if (options.auxLogits ?? true) {
+    // InceptionAux: a 5x5 stride-3 average pool, a 1x1 BasicConv2d to 128, a 5x5 one to 768, pooled, a linear.
+    const mixed6e = net.mark();
+    net.avgPool(5, 3);
+    basicConv(net, 128, 1);
+    basicConv(net, 768, 5).globalPool().linear(numClasses);
+    net.addOutput().branchFrom(mixed6e);
+  }
+  const inChannelsD = net.channels;
+  net.beginBlock();
+  concatBranches(net, [
+    (n) => basicConv(basicConv(n, 192, 1), 320, 3, 2),
+    (n) => basicConv(basicConvRect(basicConvRect(basicConv(n, 192, 1), 192, 1, 7), 192, 7, 1), 192, 3, 2),
+    (n) => n.maxPool(3, 2),
+  ], 320 + 192 + inChannelsD);
+  net.endBlock();
+  for (let e = 0; e < 2; e++) {
+    net.beginBlock();
+    let split: ReturnType<NetBuilder['mark']> | undefined;
+    concatBranches(net, [
+      (n) => basicConv(n, 320, 1),
+      (n) => { split = basicConv(n, 384, 1).mark(); basicConvRect(n, 384, 1, 3); },
+      (n) => basicConvRect(n.branchFrom(split!), 384, 3, 1),
+      (n) => { split = basicConv(basicConv(n, 448, 1), 384, 3, 1, 1).mark(); basicConvRect(n, 384, 1, 3); },
+      (n) => basicConvRect(n.branchFrom(split!), 384, 3, 1),
+      (n) => basicConv(n.avgPool(3, 1, 1), 192, 1),
+    ], 2048);
+    net.endBlock();
+  }
+  net.globalPool().dropout(0.5).linear(numClasses);
+  return net.build(true);
+}
+
+/**
+ * torchvision's GoogLeNet: max-pools in ceil mode, Inception modules of four branches (its "5x5" branch is a 3x3
+ * convolution in torchvision), and with `auxLogits` (its default without weights) two auxiliary classifiers, on
+ * inception4a and inception4d: a 4x4 adaptive pool, a 1x1 BasicConv2d to 128, linears to 1,024 and the classes.
+ */
+function googlenet(imageSize: number, numClasses: number, options: VisionOptions = {}): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  basicConv(net, 64, 7, 2, 3).maxPool(3, 2, 0, true);
+  basicConv(net, 64, 1);
+  basicConv(net, 192, 3, 1, 1).maxPool(3, 2, 0, true);
+  const aux = options.auxLogits ?? !options.pretrained;
+  const inception = (c1: number, c3r: number, c3: number, c5r: number, c5: number, pool: number) => {
+    net.beginBlock();
+    concatBranches(net, [
+      (n) => basicConv(n, c1, 1),
+      (n) => basicConv(basicConv(n, c3r, 1), c3, 3, 1, 1),
+      (n) => basicConv(basicConv(n, c5r, 1), c5, 3, 1, 1),
+      (n) => basicConv(n.maxPool(3, 1, 1, true), pool, 1),
+    ], c1 + c3 + c5 + pool);
+    net.endBlock();
+  };
+  const auxiliary = () => {
+    if (!aux) return;
+    const features = net.mark();
+    net.adaptiveAvgPool(4);
+    basicConv(net, 128, 1).linear(1024).relu().dropout(0.7).linear(numClasses);
+    net.addOutput().branchFrom(features);
+  };
+  inception(64, 96, 128, 16, 32, 32);
+  inception(128, 128, 192, 32, 96, 64);
+  net.maxPool(3, 2, 0, true);
+  inception(192, 96, 208, 16, 48, 64);
+  auxiliary();
+  inception(160, 112, 224, 24, 64, 64);
+  inception(128, 128, 256, 24, 64, 64);
+  inception(112, 144, 288, 32, 64, 64);
+  auxiliary();
+  inception(256, 160, 320, 32, 128, 128);
+  net.maxPool(2, 2, 0, true);
+  inception(256, 160, 320, 32, 128, 128);
+  inception(384, 192, 384, 48, 128, 128);
+  net.globalPool().dropout(0.2).linear(numClasses);
+  return net.build(true);
 }
 
 /** ConvNeXt (torchvision and timm): depths and widths per stage. */
@@ -387,6 +532,10 @@ function deepLabHead(net: NetBuilder, numClasses: number): void {
 export interface VisionOptions {
   /** aux_loss=True: an FCN head on an earlier stage gives a second output ("aux"), with its own loss. */
   auxLoss?: boolean;
+  /** Inception v3 / GoogLeNet `aux_logits` (absent: True, their default without weights): the auxiliary classifiers. */
+  auxLogits?: boolean;
+  /** weights=... given: GoogLeNet's builder then drops its auxiliary classifiers unless aux_logits=True. */
+  pretrained?: boolean;
 }
 
 /**
@@ -455,6 +604,8 @@ export interface VisionModel {
 
 export interface VisionCatalogModel extends VisionModel {
   publishedParameters: number;
+  /** The options the published count is of, where not the builder's defaults (GoogLeNet's: no auxiliary classifiers). */
+  publishedOptions?: VisionOptions;
 }
 
 function vitSpec(hidden: number, layers: number, heads: number, patch: number, imageSize: number, numClasses: number): TransformerSpec {
@@ -493,8 +644,13 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['mobilenet_v3_large'], publishedParameters: 5_483_032, build: mobilenetV3(MOBILENET_V3_LARGE, 1280) },
   { names: ['mobilenet_v3_small'], publishedParameters: 2_542_856, build: mobilenetV3(MOBILENET_V3_SMALL, 1024) },
   { names: ['densenet121'], publishedParameters: 7_978_856, build: densenet([6, 12, 24, 16]) },
+  // DenseNet-161: growth 48 from 96 initial features (torchvision's published count).
+  { names: ['densenet161'], publishedParameters: 28_681_000, build: densenet([6, 12, 36, 24], 48, 96) },
   { names: ['densenet169'], publishedParameters: 14_149_480, build: densenet([6, 12, 32, 32]) },
   { names: ['densenet201'], publishedParameters: 20_013_928, build: densenet([6, 12, 48, 32]) },
+  // Published counts: Inception v3 with its auxiliary classifier (as the ImageNet weights hold it), GoogLeNet without.
+  { names: ['inception_v3'], publishedParameters: 27_161_264, imageSize: 299, build: inceptionV3 },
+  { names: ['googlenet'], publishedParameters: 6_624_904, publishedOptions: { auxLogits: false }, build: googlenet },
   { names: ['convnext_tiny'], publishedParameters: 28_589_128, build: convnextTiny },
   { names: ['convnext_small'], publishedParameters: 50_223_688, build: convnext([3, 3, 27, 3], [96, 192, 384, 768]) },
   { names: ['convnext_base'], publishedParameters: 88_591_464, build: convnext([3, 3, 27, 3], [128, 256, 512, 1024]) },
