@@ -9,7 +9,7 @@ import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
-import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
+import { findVisionModel, SEGFORMER_DEFAULTS, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalog/detection';
 import { libraryVisionCall, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL } from './library-models';
 import { isOptimizerClass } from '../engine/semantic/parameters';
@@ -22,7 +22,7 @@ import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples } from './sample-tensors';
-import { sampleFields } from './dataset-samples';
+import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -283,6 +283,73 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   return { ...text, vision, projectionDim: projection?.kind === 'number' ? projection.value : entry.spec.projectionDim };
 }
 
+const SEGFORMER_CLASS = /^Segformer(ForSemanticSegmentation|Model)$/;
+
+/** A SegformerConfig(...)'s sizes over the class's defaults; undefined where a size is not a value the script determines. */
+function segformerFromConfig(attrs: Map<string, Value>): { shape: SegformerShape; classes: number } | undefined {
+  const shape: SegformerShape = { ...SEGFORMER_DEFAULTS };
+  const lists: Array<[string, 'depths' | 'hiddenSizes' | 'heads' | 'srRatios' | 'patchSizes' | 'strides' | 'mlpRatios']> = [
+    ['depths', 'depths'], ['hidden_sizes', 'hiddenSizes'], ['num_attention_heads', 'heads'], ['sr_ratios', 'srRatios'],
+    ['patch_sizes', 'patchSizes'], ['strides', 'strides'], ['mlp_ratios', 'mlpRatios']];
+  for (const [key, field] of lists) {
+    const value = attrs.get(key);
+    if (value === undefined) continue;
+    const items = value.kind === 'list' ? value.items.map((item) => (item.kind === 'number' ? item.value : undefined)) : [];
+    if (items.length !== shape.depths.length && key !== 'depths') return undefined;
+    if (items.length === 0 || items.some((item) => item === undefined)) return undefined;
+    shape[field] = items as number[];
+  }
+  if (new Set([shape.depths, shape.hiddenSizes, shape.heads, shape.srRatios, shape.patchSizes, shape.strides, shape.mlpRatios].map((list) => list.length)).size !== 1) return undefined;
+  const number = (key: string, fallback: number): number | undefined => {
+    const value = attrs.get(key);
+    return value === undefined ? fallback : value.kind === 'number' ? value.value : undefined;
+  };
+  const decoderHidden = number('decoder_hidden_size', shape.decoderHidden);
+  const channels = number('num_channels', shape.channels);
+  const classes = number('num_labels', 2);
+  if (decoderHidden === undefined || channels === undefined || classes === undefined) return undefined;
+  return { shape: { ...shape, decoderHidden, channels }, classes };
+}
+
+/**
+ * A published SegFormer checkpoint by name (`nvidia/mit-b2`, `nvidia/segformer-b0-finetuned-ade-512-512`): its
+ * MiT size, and its classes (ADE20K's 150, Cityscapes' 19; the MiT encoders' ImageNet 1,000).
+ */
+function segformerFromName(id: string): { shape: SegformerShape; classes: number } | undefined {
+  const size = /(?:^|\/)(?:mit|segformer)-(b[0-5])\b/i.exec(id)?.[1]?.toLowerCase();
+  if (!size) return undefined;
+  const classes = /ade/i.test(id) ? 150 : /cityscapes/i.test(id) ? 19 : 1000;
+  return { shape: { ...SEGFORMER_DEFAULTS, ...SEGFORMER_SIZES[size] }, classes };
+}
+
+/** Model classes that join an encoder and a decoder given apart (transformers' VisionEncoderDecoderModel). */
+const ENCODER_DECODER_CLASS = /^VisionEncoderDecoderModel$/;
+
+/** The encoder's and decoder's specs of `VisionEncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)` or `VisionEncoderDecoderConfig(encoder=..., decoder=...)`. */
+function encoderDecoderConfigs(config: Value | undefined): Array<TransformerSpec | undefined> | undefined {
+  const sub = (value: Value | undefined): TransformerSpec | undefined =>
+    value?.kind === 'object' && value.role === 'hf-config' && !undeterminedSize(value.attrs) ? specFromConfigCall(value.typeName, value.attrs) : undefined;
+  if (config?.kind === 'call' && /(^|\.)VisionEncoderDecoderConfig\.from_encoder_decoder_configs$/.test(config.path)) {
+    return [sub(config.kwargs.get('encoder_config') ?? config.args[0]), sub(config.kwargs.get('decoder_config') ?? config.args[1])];
+  }
+  if (config?.kind === 'object' && config.role === 'hf-config' && config.typeName === 'VisionEncoderDecoderConfig') {
+    return [sub(config.attrs.get('encoder')), sub(config.attrs.get('decoder'))];
+  }
+  return undefined;
+}
+
+/**
+ * An image-to-text model: a ViT encoder (a base model with its pooler, as AutoModel builds it) and a GPT-2 or
+ * BERT-like decoder given cross-attention (GPT2LMHeadModel, or BertLMHeadModel whose head is the masked-LM head).
+ */
+function imageToTextSpec(encoder: TransformerSpec | undefined, decoder: TransformerSpec | undefined): TransformerSpec | undefined {
+  if (encoder?.family !== 'vit' || !decoder || !['gpt2', 'bert'].includes(decoder.family) || encoder.decoder || decoder.vision) return undefined;
+  return {
+    ...decoder, task: decoder.family === 'bert' ? 'masked-lm' : 'causal-lm', typeVocab: decoder.family === 'bert' ? decoder.typeVocab : 0,
+    crossEncoder: { ...encoder, task: 'base', pooler: true, maskRatio: undefined },
+  };
+}
+
 /** The keyword arguments of a sub-config: a dict, or a config object built beforehand. */
 function subConfigAttributes(value: Value | undefined): Map<string, Value> {
   if (value?.kind === 'dict') return value.entries;
@@ -460,6 +527,25 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (built?.kind === 'call' && libraryVisionCall(built)) skippedBackbone = built;
 
     // Model.
+    // SegFormer (a hierarchical encoder and an all-MLP decode head, a layer net): from a SegformerConfig or a
+    // published MiT / SegFormer checkpoint by name.
+    const segformerClass = name === 'from_pretrained' ? lastName(fn.slice(0, -'.from_pretrained'.length)) : name;
+    if (SEGFORMER_CLASS.test(segformerClass) && !notRun && !detected.model) {
+      const configValue = name === 'from_pretrained' ? undefined : bindings.value(kw.get('config') ?? pos[0]);
+      const id = name === 'from_pretrained' ? (pos[0] ? bindings.evaluate(pos[0]) : kwValue('pretrained_model_name_or_path')) : undefined;
+      const found = configValue?.kind === 'object' && configValue.role === 'hf-config' && configValue.typeName === 'SegformerConfig'
+        ? segformerFromConfig(configValue.attrs) : typeof id === 'string' ? segformerFromName(id) : undefined;
+      const labels = kwValue('num_labels');
+      if (found) {
+        const classes = typeof labels === 'number' ? labels : found.classes;
+        const head = /ForSemanticSegmentation$/.test(segformerClass);
+        const build = (size: number): LayerNetSpec => segformer(found.shape, size, classes, head);
+        detected.model = { name: typeof id === 'string' ? id : 'SegformerConfig(...)', source: typeof id === 'string' ? 'catalog' : 'from-config', line,
+          spec: build(512), rebuildAt: build, defaultWeightDtype: 'fp32' };
+        hubModelCall = call;
+        continue;
+      }
+    }
     if (name === 'from_pretrained' && !notRun && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !NOT_A_MODEL_CLASS.test(fn)) {
       const className = lastName(fn.slice(0, -'.from_pretrained'.length));
       const idValue = pos[0] ? bindings.evaluate(pos[0]) : kwValue('pretrained_model_name_or_path');
@@ -496,6 +582,25 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const undetermined = undeterminedSize(value.attrs);
       if (spec && undetermined) configSpec = undefined;
       if (spec && !undetermined) configSpec = { spec, line, name: value.typeName };
+    }
+    // VisionEncoderDecoderModel: an image encoder and a text decoder with cross-attention, built from two configs
+    // (`config=VisionEncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)`) or two checkpoints
+    // (`from_encoder_decoder_pretrained(enc_id, dec_id)`). Never one of its two configs alone.
+    if ((ENCODER_DECODER_CLASS.test(name) || (name === 'from_encoder_decoder_pretrained' && ENCODER_DECODER_CLASS.test(lastName(fn.slice(0, -'.from_encoder_decoder_pretrained'.length))))) && !notRun) {
+      const pair = name === 'from_encoder_decoder_pretrained'
+        ? [pos[0] ? bindings.evaluate(pos[0]) : kwValue('encoder_pretrained_model_name_or_path'), pos[1] ? bindings.evaluate(pos[1]) : kwValue('decoder_pretrained_model_name_or_path')]
+          .map((id) => (typeof id === 'string' ? findCatalogModel(id)?.spec : undefined))
+        : encoderDecoderConfigs(bindings.value(kw.get('config') ?? pos[0]));
+      const spec = pair ? imageToTextSpec(pair[0], pair[1]) : undefined;
+      if (spec && !detected.model) {
+        detected.model = { name: `${name === 'from_encoder_decoder_pretrained' ? lastName(fn.slice(0, -'.from_encoder_decoder_pretrained'.length)) : name}(${spec.crossEncoder!.family} + ${spec.family})`,
+          source: name === 'from_encoder_decoder_pretrained' ? 'catalog' : 'from-config', line, spec, defaultWeightDtype: 'fp32' };
+        hubModelCall = call;
+      } else if (!detected.model) {
+        detected.unresolved ??= { line, reason: t('{0} pairs an encoder and a decoder the estimator cannot both read (an image transformer and a GPT-2 or BERT-like decoder, from configs or catalog checkpoints)', name) };
+      }
+      configSpec = undefined;
+      continue;
     }
     // `Model(config)` / `from_config(config)`: the config object the argument holds, wherever it was built. (The
     // class-name pattern, which backtracks, is tested last in these conditions.)
@@ -988,7 +1093,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
  */
 function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, program: ProgramModel, backwardCall: Node): void {
   const loop = enclosingLoops(backwardCall).find((outer) => outer.type === 'for_statement');
-  const sample = loop ? sampleFields(program, loop) : undefined;
+  const sample = loop ? sampleFields(program, loop) ?? keywordSampleFields(program, loop) : undefined;
   if (!sample) return;
   const tokens = (key: string): Located<number> | undefined => {
     const field = sample.fields.get(key);
@@ -998,6 +1103,27 @@ function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, prog
   detected.seqLen ??= tokens('input_ids');
   if (spec.decoderLayers > 0) detected.targetLen ??= tokens('decoder_input_ids') ?? labels;
   else detected.seqLen ??= labels;
+}
+
+/** The keywords a Hugging Face model takes its token ids by. */
+const TOKEN_KEYWORDS = new Set(['input_ids', 'labels', 'decoder_input_ids']);
+
+/**
+ * A tuple sample's elements the loop passes to a model by keyword (`model(pixel_values=images, labels=labels)` in
+ * `for images, labels in loader`): the fields a dict sample would give under those keys.
+ */
+function keywordSampleFields(program: ProgramModel, loop: Node): { fields: Map<string, SampleShape>; line: number } | undefined {
+  const fields = new Map<string, SampleShape>();
+  for (const argument of loop.descendantsOfType('keyword_argument')) {
+    const key = argument?.childForFieldName('name')?.text;
+    const value = argument?.childForFieldName('value');
+    const call = argument?.parent?.parent;
+    if (!key || !TOKEN_KEYWORDS.has(key) || fields.has(key) || !value || call?.type !== 'call') continue;
+    // The keyword says what the tensor holds: token ids, however the dataset made them (`torch.full((T,), -100)`).
+    const shape = sampleArguments(program, call, [value])?.[0];
+    if (shape) fields.set(key, { ...shape, integer: true });
+  }
+  return fields.size > 0 ? { fields, line: loop.startPosition.row } : undefined;
 }
 
 /**

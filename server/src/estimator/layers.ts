@@ -72,6 +72,7 @@ export class NetBuilder {
   private readonly inputSpec: LayerNetSpec['input'];
   /** Model outputs besides the last tensor (a segmentation model's auxiliary map), each with its own loss. */
   private extraOutputs = 0;
+  private returnedOutput: number | undefined;
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
@@ -129,6 +130,12 @@ export class NetBuilder {
   addOutput(): this {
     this.keepCurrent();
     this.extraOutputs += this.elements;
+    return this;
+  }
+
+  /** The current tensor is what the model returns; the loss reads what the walk makes of it next (see LayerNetSpec.returnedOutputElementsPerSample). */
+  returnsHere(): this {
+    this.returnedOutput = this.elements;
     return this;
   }
 
@@ -453,6 +460,60 @@ export class NetBuilder {
     return this;
   }
 
+  /**
+   * A SegFormer (Mix Transformer) block on an image-shaped map of C channels and N = h x w tokens, read from
+   * transformers' modelling_segformer: LayerNorm, efficient self-attention whose keys and values come from a map
+   * reduced by a stride-R convolution and a LayerNorm (M = N / R^2 tokens; none where R is 1), eager attention (q @
+   * k^T, softmax, @ v), an output projection, LayerNorm, and the Mix-FFN (a linear to mC, a 3x3 depthwise
+   * convolution, GELU, a linear back). Kept per token: the two norms' inputs and outputs, q, the attention's output,
+   * k and v (M/N of a token each where reduced, with the reduction's norm input and output), the softmax's
+   * probabilities (heads x M) and three mC-wide tensors. Under autocast the residual stream and the softmax are
+   * fp32, every linear reading a norm's fp32 output keeps a half copy of its own, and attn @ v a half copy of the
+   * probabilities.
+   */
+  segformerBlock(heads: number, reduction: number, mlpRatio: number): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    const c = s.c;
+    const tokens = s.h * s.w;
+    const reduced = reduction > 1 ? Math.max(1, Math.floor(s.h / reduction)) * Math.max(1, Math.floor(s.w / reduction)) : tokens;
+    const share = reduced / tokens;
+    const hidden = mlpRatio * c;
+    this.beginBlock();
+    const reductionWeights = reduction > 1 ? c * c * reduction * reduction : 0;
+    const linearWeights = 4 * c * c + 2 * c * hidden;
+    this.parameters += linearWeights + 4 * c + hidden + c + 4 * c + (reduction > 1 ? reductionWeights + 3 * c : 0) + 10 * hidden;
+    this.castParameters += linearWeights + reductionWeights + 9 * hidden;
+    // The first norm keeps the block's input, the fp32 residual stream under autocast.
+    if (!this.currentSaved) this.fp32UnderAutocast += this.elements;
+    this.keepCurrent();
+    const probabilities = heads * reduced;
+    const keysValues = reduction > 1 ? 4 * c * share : 2 * c;
+    this.saved += (5 * c + keysValues + 3 * hidden + probabilities) * tokens;
+    this.fp32UnderAutocast += (c + (reduction > 1 ? c + 2 * c * share : 2 * c) + 2 * probabilities) * tokens;
+    this.largest = Math.max(this.largest, hidden * tokens, probabilities * tokens);
+    this.liveNoGrad = Math.max(this.liveNoGrad, (2 * c + 2 * hidden) * tokens, (c + 2 * probabilities) * tokens);
+    this.gradientPair = Math.max(this.gradientPair, 2 * hidden * tokens);
+    // The block's output: the next block's (or the stage norm's) input, kept there.
+    this.produce(s);
+    this.blockSaved.push(this.saved - this.blockStartSaved);
+    this.blockInputLive = 0;
+    return this;
+  }
+
+  /** Under autocast the current tensor is fp32 and its two readers each cast a half copy of it (SegFormer's stage outputs). */
+  keptInFp32(): this {
+    this.fp32UnderAutocast += this.elements;
+    return this;
+  }
+
+  /** Parameters of layers the walk does not follow (SegFormer's decode-head linears, one per stage). */
+  addParameters(count: number, castable: number): this {
+    this.parameters += count;
+    this.castParameters += castable;
+    return this;
+  }
+
   /** Swin's patch merging: 2x2 neighbours concatenated (4C), a LayerNorm (keeps its input) and a linear to 2C (keeps the norm's output). */
   patchMerging(): this {
     const s = this.shape;
@@ -510,6 +571,7 @@ export class NetBuilder {
       ...(this.fp32UnderAutocast > 0 ? { autocastSavedBytesPerSample: 2 * this.saved + 2 * this.fp32UnderAutocast } : {}),
       inferenceLiveElementsPerSample: this.liveNoGrad,
       outputElementsPerSample: outputElements + this.extraOutputs,
+      ...(this.returnedOutput !== undefined ? { returnedOutputElementsPerSample: this.returnedOutput + this.extraOutputs } : {}),
       hasConvolution: this.convolutions > 0,
       blockSavedElements: this.blockSaved,
       blockInputElements: this.blockInputs,

@@ -191,6 +191,17 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     blockTotal += d.layers * dc.perLayer;
     castable += dc.castable - dc.embedding + h * d.hidden + d.hidden * pixels;
   }
+  if (s.crossEncoder) {
+    // The encoder (its own embeddings, blocks, final norm and pooler), each decoder layer's cross-attention and its
+    // norm, and the projection between the widths where they differ.
+    const e = countTransformerParameters(s.crossEncoder);
+    const cross = layerParams(s, true) - layerParams(s, false);
+    const crossCast = blockLinears(s, true).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
+    const projection = s.crossEncoder.hidden !== h ? s.crossEncoder.hidden * h : 0;
+    total += e.total + s.layers * cross + projection + (projection > 0 ? h : 0);
+    castable += e.castable + s.layers * crossCast + projection;
+    blockTotal += s.crossEncoder.layers * e.perLayer + s.layers * cross;
+  }
   if (s.vision) {
     const v = countTransformerParameters(s.vision);
     blockTotal += s.vision.layers * v.perLayer;
@@ -400,7 +411,7 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const { act, residual, normOut } = bytesOf(ctx.mode);
   const seq = tokensPerSample(s, ctx.seqLen, ctx.imageSize);
   const tokens = ctx.batch * seq;
-  const layer = layerActivation(s, ctx);
+  const layer = layerActivation(s, ctx, s.crossEncoder !== undefined);
   const layerBytes = tokens * layer.perToken + ctx.batch * seq * seq * layer.perTokenPair;
   // Blocks fed by frozen embeddings and frozen themselves have no input with history and no parameter to train.
   const frozenLower = ctx.training ? Math.min(s.layers, ctx.frozenLowerLayers ?? 0) : 0;
@@ -427,6 +438,26 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
       const mel = s.melBins ?? 80;
       stackBytes += ctx.batch * 3000 * (mel * act + 3 * act * s.hidden); // two convolutions and their GELUs
     }
+  }
+  if (s.crossEncoder) {
+    // The image encoder's blocks, its pixel input (the patch convolution's; a half copy under autocast) and final
+    // norm; per decoder layer, the cross-attention's keys and values over the encoder's tokens, its scores over
+    // them, and under autocast the half copy of the (fp32) encoder output its key/value projection casts.
+    const e = s.crossEncoder;
+    // A ViT's position table fixes the image size its config gives.
+    const imageSize = e.imageSize ?? ctx.imageSize;
+    const encoderSeq = tokensPerSample(e, seq, imageSize);
+    const encoderTokens = ctx.batch * encoderSeq;
+    const encoderLayer = layerActivation(e, ctx);
+    const encoderBlocks = e.layers * (encoderTokens * encoderLayer.perToken + ctx.batch * encoderSeq * encoderSeq * encoderLayer.perTokenPair);
+    const pixels = ctx.batch * 3 * imageSize * imageSize * (ctx.mode === 'amp' ? 2 : act);
+    const encoderEdges = encoderTokens * (normSavedPerElement(e, ctx.mode) + normOut) * e.hidden;
+    const kv = s.kvHeads * s.headDim;
+    const castCopy = ctx.mode === 'amp' ? 2 * s.hidden : 0;
+    const perDecoderLayer = encoderTokens * (2 * act * kv + castCopy) + ctx.batch * seq * encoderSeq * layer.perTokenPair;
+    stackBytes += encoderBlocks + pixels + encoderEdges + s.layers * perDecoderLayer;
+    checkpointKeeps += e.layers * encoderTokens * residual * e.hidden;
+    oneLayer = Math.max(oneLayer + perDecoderLayer, encoderBlocks / e.layers);
   }
   if (s.vision) {
     const visionSeq = tokensPerSample({ ...s.vision, family: 'vit' }, seq, ctx.imageSize);

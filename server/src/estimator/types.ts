@@ -81,6 +81,12 @@ export interface TransformerSpec {
    */
   maskRatio?: number;
   decoder?: TransformerSpec;
+  /**
+   * VisionEncoderDecoderModel: this spec is the text decoder, whose every layer has a cross-attention over the
+   * output of this image encoder (a base model with its pooler, as AutoModel builds it). Where the widths differ,
+   * a linear projects the encoder's output to the decoder's.
+   */
+  crossEncoder?: TransformerSpec;
   /** Whisper: mel bins and encoder frames. */
   melBins?: number;
   encoderFrames?: number;
@@ -118,6 +124,12 @@ export interface LayerNetSpec {
    * it costs nothing more, and the loss on log-probabilities keeps no logits-sized tensor of its own.
    */
   outputKeptByForward?: boolean;
+  /**
+   * Elements per sample of what the model returns, where the loss reads a larger tensor made from it (SegFormer's
+   * logits at a quarter of the image's side, resized to the labels' size inside its loss): what holding the output
+   * keeps. Absent: the output the loss reads.
+   */
+  returnedOutputElementsPerSample?: number;
   /**
    * Bytes of the tensors the step gives the model for one sample, where its loader's dataset makes them (node
    * features, an adjacency and a mask beside each other): alive through the step. Absent: the first layer's input.

@@ -721,3 +721,63 @@ export function findVisionModel(name: string): VisionModel | undefined {
   const key = name.trim().toLowerCase().replace(/^timm\//, '').replace(/\.[a-z0-9_]+$/, '');
   return VISION_CATALOG.find((m) => m.names.includes(key)) ?? vitFromName(key);
 }
+
+/** A SegFormer's sizes, as SegformerConfig names them (lists per encoder stage). */
+export interface SegformerShape {
+  depths: number[];
+  hiddenSizes: number[];
+  heads: number[];
+  srRatios: number[];
+  patchSizes: number[];
+  strides: number[];
+  mlpRatios: number[];
+  decoderHidden: number;
+  channels: number;
+}
+
+/** SegformerConfig's defaults: MiT-b0 with a 256-wide decode head. */
+export const SEGFORMER_DEFAULTS: SegformerShape = {
+  depths: [2, 2, 2, 2], hiddenSizes: [32, 64, 160, 256], heads: [1, 2, 5, 8], srRatios: [8, 4, 2, 1], patchSizes: [7, 3, 3, 3],
+  strides: [4, 2, 2, 2], mlpRatios: [4, 4, 4, 4], decoderHidden: 256, channels: 3,
+};
+
+/** The published MiT encoders (b0..b5): depths and widths; b1..b5 share widths and a 768-wide decode head. */
+export const SEGFORMER_SIZES: Record<string, Partial<SegformerShape>> = {
+  b0: {},
+  b1: { hiddenSizes: [64, 128, 320, 512] },
+  b2: { depths: [3, 4, 6, 3], hiddenSizes: [64, 128, 320, 512], decoderHidden: 768 },
+  b3: { depths: [3, 4, 18, 3], hiddenSizes: [64, 128, 320, 512], decoderHidden: 768 },
+  b4: { depths: [3, 8, 27, 3], hiddenSizes: [64, 128, 320, 512], decoderHidden: 768 },
+  b5: { depths: [3, 6, 40, 3], hiddenSizes: [64, 128, 320, 512], decoderHidden: 768 },
+};
+
+/**
+ * transformers' SegFormer: four stages, each an overlapping patch embedding (a strided convolution and a
+ * LayerNorm), Mix Transformer blocks and a LayerNorm; with `head` (SegformerForSemanticSegmentation), the all-MLP
+ * decode head: each stage's output through a linear to the decoder width, resized to the first stage's map,
+ * concatenated, fused by a 1x1 convolution, BatchNorm, ReLU, dropout (classifier_dropout_prob, 0.1) and a 1x1
+ * classifier. Its logits (a quarter of the image's side) are resized to the labels' size for the loss.
+ */
+export function segformer(shape: SegformerShape, imageSize: number, numClasses: number, head: boolean): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: shape.channels, size: imageSize });
+  const stageOutputs: BranchPoint[] = [];
+  shape.depths.forEach((depth, stage) => {
+    const patch = shape.patchSizes[stage] ?? 3;
+    net.conv(shape.hiddenSizes[stage]!, patch, shape.strides[stage] ?? 2, 1, true, Math.floor(patch / 2)).layerNorm();
+    for (let b = 0; b < depth; b++) net.segformerBlock(shape.heads[stage] ?? 1, shape.srRatios[stage] ?? 1, shape.mlpRatios[stage] ?? 4);
+    // The stage's LayerNorm, then a contiguous (B, C, h, w) copy of its fp32 output that the next stage's patch
+    // embedding and the decode head each read.
+    net.layerNorm();
+    if (head && stage < shape.depths.length - 1) net.keptInFp32();
+    stageOutputs.push(net.mark());
+  });
+  if (!head) return net.build(true);
+  const d = shape.decoderHidden;
+  const linears = shape.hiddenSizes.reduce((sum, c) => sum + c * d, 0);
+  net.addParameters(linears + shape.hiddenSizes.length * d, linears);
+  // The four linears' outputs, resized to the first stage's map and concatenated: the fuse convolution keeps that.
+  net.branchFrom(stageOutputs[0]!).concatTo(shape.hiddenSizes.length * d);
+  net.conv(d, 1, 1, 1, false, 0).batchNorm().relu(false).dropout(0.1).conv(numClasses, 1, 1, 1, true, 0);
+  net.returnsHere().resizeTo(imageSize);
+  return net.build(true);
+}
