@@ -9,7 +9,7 @@ import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
-import { findVisionModel, SEGFORMER_DEFAULTS, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
+import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalog/detection';
 import { libraryVisionCall, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL } from './library-models';
 import { isOptimizerClass } from '../engine/semantic/parameters';
@@ -136,6 +136,8 @@ export interface DetectedConfig {
   }>;
   /** Images of unequal height and width the model is sized for, as a square of the same area (imageSize). */
   rectangularImage?: Located<{ height: number; width: number }>;
+  /** A video classifier's clip length (frames); `assumed` where the script does not say (the catalog's). */
+  videoFrames?: Located<number> & { assumed: boolean };
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
   featureEncoderFrozen?: number;
   /** A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher). */
@@ -498,6 +500,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let dataConfigLine: number | undefined;
   /** The call that builds a Hub / config model (`AutoModelForCausalLM.from_pretrained(...)`, `from_config(...)`). */
   let hubModelCall: Node | undefined;
+  /** A torchvision video classifier: rebuilt for the frames of the clips the step gives it. */
+  let videoModel: { video: VideoModel; classes: number } | undefined;
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
   const collateFunctions = new Set<string>();
 
@@ -696,8 +700,18 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
           detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps follows the size of the images it is given, which the script does not determine', tvMatch[1]!, count.toLocaleString('en-US')) };
         }
       }
+      const video = vision || detector ? undefined : findVideoModel(tvMatch[1]!);
+      if (video) {
+        // Built for the clip's frames once the step's clips are read (videoFrames below); the catalog's until then.
+        const classes = libraryKeyword('num_classes');
+        const found = { video, classes: typeof classes === 'number' ? classes : 400 };
+        videoModel = found;
+        const build = video.build(video.frames);
+        [detected.model, libraryModelMade] = [{ name: tvMatch[1]!, source: 'torchvision', line, spec: build(video.imageSize, found.classes),
+          rebuildAt: (size: number) => build(size, found.classes), defaultWeightDtype: 'fp32' }, made];
+      }
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
-      else if (!detector) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
+      else if (!detector && !video) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
     // not a copy of one (an EMA model), which is never trained.
@@ -1063,6 +1077,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
 
   detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES);
   if (detected.model?.spec.kind === 'transformer' && backwardCall) readSampleLengths(detected, detected.model.spec, bindings.program, backwardCall);
+  if (videoModel && detected.model) {
+    const clip = backwardCall ? stepClip(bindings.program, backwardCall) : undefined;
+    const named = firstBinding(bindings, FRAME_NAMES);
+    const frames: Located<number> = clip?.frames ?? named ?? { value: videoModel.video.frames };
+    detected.videoFrames = { ...frames, assumed: !clip && !named };
+    if (clip) detected.imageSize ??= clip.size;
+    const build = videoModel.video.build(frames.value);
+    const classes = videoModel.classes;
+    detected.model = { ...detected.model, spec: build(detected.imageSize?.value ?? videoModel.video.imageSize, classes), rebuildAt: (size: number) => build(size, classes),
+      nativeImageSize: videoModel.video.imageSize };
+  }
   detected.seqLen ??= firstBinding(bindings, SEQ_NAMES);
   detected.targetLen ??= firstBinding(bindings, TARGET_NAMES);
   // Only the labels were tokenised with a length (Whisper: the input is audio): that length is the text sequence.
@@ -1103,6 +1128,27 @@ function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, prog
   detected.seqLen ??= tokens('input_ids');
   if (spec.decoderLayers > 0) detected.targetLen ??= tokens('decoder_input_ids') ?? labels;
   else detected.seqLen ??= labels;
+}
+
+/** Names a script gives a clip's length. */
+const FRAME_NAMES = ['clip_len', 'CLIP_LEN', 'clip_length', 'CLIP_LENGTH', 'num_frames', 'NUM_FRAMES', 'frames_per_clip', 'FRAMES_PER_CLIP', 'n_frames', 'N_FRAMES', 'frames', 'FRAMES'];
+
+/**
+ * The frames and size of the clips (N, C, T, H, W) a call in the step's loop gives a model, as the loader's dataset
+ * makes them (`__getitem__` traced): the first call whose first argument is a sample element of five dimensions.
+ */
+function stepClip(program: ProgramModel, backwardCall: Node): { frames: Located<number>; size: Located<number> } | undefined {
+  const loop = enclosingLoops(backwardCall).find((outer) => outer.type === 'for_statement');
+  if (!loop) return undefined;
+  for (const call of loop.descendantsOfType('call')) {
+    const first = call?.childForFieldName('arguments')?.namedChildren.find((argument) => argument?.type !== 'keyword_argument');
+    if (!call || !first) continue;
+    const shape = sampleArguments(program, call, [first])?.[0]?.shape;
+    if (!shape || shape.length !== 5 || ![1, 3].includes(shape[1]!)) continue;
+    const line = loop.startPosition.row;
+    return { frames: { value: shape[2]!, line, how: 'literal' }, size: { value: shape[3]!, line, how: 'literal' } };
+  }
+  return undefined;
 }
 
 /** The keywords a Hugging Face model takes its token ids by. */

@@ -4,10 +4,11 @@
 // dropout a bool mask. A tensor kept by several ops is counted once.
 import type { LayerNetSpec } from './types';
 
-type Shape = { kind: 'image'; c: number; h: number; w: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
+/** `t`: the frames of a video clip's feature map (absent: an image). */
+type Shape = { kind: 'image'; c: number; h: number; w: number; t?: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
 
 function elementsOf(s: Shape): number {
-  if (s.kind === 'image') return s.c * s.h * s.w;
+  if (s.kind === 'image') return s.c * s.h * s.w * (s.t ?? 1);
   if (s.kind === 'tokens') return s.seq * s.f;
   return s.f;
 }
@@ -76,7 +77,7 @@ export class NetBuilder {
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
-    if (input.kind === 'image') this.shape = { kind: 'image', c: input.channels, h: input.size, w: input.width ?? input.size };
+    if (input.kind === 'image') this.shape = { kind: 'image', c: input.channels, h: input.size, w: input.width ?? input.size, ...(input.frames ? { t: input.frames } : {}) };
     else if (input.kind === 'tokens') this.shape = { kind: 'tokens', seq: input.seqLen, f: 1 };
     else this.shape = { kind: 'vector', f: input.features };
     // The input batch is allocated before the step, not by forward.
@@ -191,6 +192,23 @@ export class NetBuilder {
     } else {
       this.produce({ kind: 'vector', f: out });
     }
+    return this;
+  }
+
+  /**
+   * A 3-D convolution over a clip's feature map (frames x height x width), no bias: keeps its input. Kernel, stride
+   * and padding per dimension, frames first.
+   */
+  conv3d(out: number, kernel: [number, number, number], stride: [number, number, number] = [1, 1, 1], padding: [number, number, number] = [0, 0, 0]): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this.conv(out, 1);
+    const weights = out * s.c * kernel[0] * kernel[1] * kernel[2];
+    this.convolutions++;
+    this.parameters += weights;
+    this.castParameters += weights;
+    this.keepCurrent();
+    const size = (n: number, d: 0 | 1 | 2) => Math.max(1, Math.floor((n + 2 * padding[d] - kernel[d]) / stride[d]) + 1);
+    this.produce({ kind: 'image', c: out, t: size(s.t ?? 1, 0), h: size(s.h, 1), w: size(s.w, 2) });
     return this;
   }
 

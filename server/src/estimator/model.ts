@@ -215,7 +215,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const act = mode === 'fp32' ? FP32 : 2;
   const net = layerNetAt(spec, cfg);
   const b = cfg.batchSize;
-  const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size * (net.input.width ?? net.input.size) : net.input.kind === 'vector' ? net.input.features : 0;
+  const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size * (net.input.width ?? net.input.size) * (net.input.frames ?? 1)
+    : net.input.kind === 'vector' ? net.input.features : 0;
   const inputs = net.stepInputBytesPerSample !== undefined ? b * net.stepInputBytesPerSample
     : b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
   // Under autocast, what the trace found autocast keeps in fp32 (norms, softmax, embeddings) at 4 bytes.

@@ -175,8 +175,11 @@ export interface LayerNetSpec {
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
   castParameters: number;
   /** Input kind and the size the per-sample figures were computed for. */
-  /** `width`: an image that is not square (a detector's resized, padded batch); absent: size x size. */
-  input: { kind: 'image'; channels: number; size: number; width?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
+  /**
+   * `width`: an image that is not square (a detector's resized, padded batch); absent: size x size. `frames`: a
+   * video clip (C, T, H, W) of that many frames.
+   */
+  input: { kind: 'image'; channels: number; size: number; width?: number; frames?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
   /** True when the shapes scale with image area or sequence length (conv nets, token models); false for MLPs. */
   scalesWithInput: boolean;
 }

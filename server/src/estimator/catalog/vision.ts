@@ -407,6 +407,85 @@ function googlenet(imageSize: number, numClasses: number, options: VisionOptions
   return net.build(true);
 }
 
+/** The 3-D convolutions torchvision's VideoResNet builds its blocks from (torchvision.models.video.resnet). */
+type VideoConv = 'full' | 'spatial' | 'factorised';
+
+/**
+ * torchvision's VideoResNet (r3d_18, mc3_18, r2plus1d_18) on clips of `frames` frames: a stem, four stages of two
+ * basic blocks (64 to 512 channels; the later stages stride frames, height and width by 2, or only height and width
+ * where the convolutions are spatial), a global 3-D average pool and a linear. `convs`: each stage's convolution:
+ * full 3x3x3 (Conv3DSimple), spatial 1x3x3 (Conv3DNoTemporal), or a 1x3x3 then a 3x1x1 through a BatchNorm and a
+ * ReLU at the width that keeps the parameters of a 3x3x3 (Conv2Plus1D).
+ */
+function videoResnet(convs: VideoConv[], factorisedStem: boolean): (frames: number) => (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (frames) => (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize, frames });
+    if (factorisedStem) {
+      net.conv3d(45, [1, 7, 7], [1, 2, 2], [0, 3, 3]).batchNorm().relu();
+      net.conv3d(64, [3, 1, 1], [1, 1, 1], [1, 0, 0]).batchNorm().relu();
+    } else {
+      net.conv3d(64, [3, 7, 7], [1, 2, 2], [1, 3, 3]).batchNorm().relu();
+    }
+    let inChannels = 64;
+    convs.forEach((conv, stage) => {
+      const planes = 64 * 2 ** stage;
+      const s = stage === 0 ? 1 : 2;
+      const stride: [number, number, number] = conv === 'spatial' ? [1, s, s] : [s, s, s];
+      net.beginStage();
+      for (let b = 0; b < 2; b++) {
+        const blockIn = b === 0 ? inChannels : planes;
+        const blockStride: [number, number, number] = b === 0 ? stride : [1, 1, 1];
+        const mid = Math.floor((blockIn * planes * 27) / (blockIn * 9 + 3 * planes));
+        const convolution = (out: number, st: [number, number, number]) => {
+          if (conv === 'full') net.conv3d(out, [3, 3, 3], st, [1, 1, 1]);
+          else if (conv === 'spatial') net.conv3d(out, [1, 3, 3], st, [0, 1, 1]);
+          else net.conv3d(mid, [1, 3, 3], [1, st[1], st[2]], [0, 1, 1]).batchNorm().relu().conv3d(out, [3, 1, 1], [st[0], 1, 1], [1, 0, 0]);
+        };
+        net.beginBlock();
+        convolution(planes, blockStride);
+        net.batchNorm().relu();
+        convolution(planes, [1, 1, 1]);
+        net.batchNorm();
+        if (b === 0 && (s !== 1 || blockIn !== planes)) {
+          // 1x1x1 strided conv + BatchNorm on the block input: its conv output is kept by that BatchNorm.
+          net.parameters += blockIn * planes + 2 * planes;
+          net.normParameters += 2 * planes;
+          net.castParameters += blockIn * planes;
+          net.saved += net.elements;
+        }
+        net.addResidual().relu();
+        net.endBlock();
+      }
+      net.endStage();
+      inChannels = planes;
+    });
+    net.globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/** Video classifiers: built for a clip's frames as well as its size. */
+export interface VideoModel {
+  names: string[];
+  publishedParameters: number;
+  /** The clip length the published weights were trained on (torchvision's Kinetics-400 recipes: 16 frames at 112). */
+  frames: number;
+  imageSize: number;
+  build: (frames: number) => (imageSize: number, numClasses: number) => LayerNetSpec;
+}
+
+/** torchvision.models.video's ResNets; num_classes defaults to 400 (Kinetics-400). */
+export const VIDEO_CATALOG: VideoModel[] = [
+  { names: ['r3d_18'], publishedParameters: 33_371_472, frames: 16, imageSize: 112, build: videoResnet(['full', 'full', 'full', 'full'], false) },
+  { names: ['mc3_18'], publishedParameters: 11_695_440, frames: 16, imageSize: 112, build: videoResnet(['full', 'spatial', 'spatial', 'spatial'], false) },
+  { names: ['r2plus1d_18'], publishedParameters: 31_505_325, frames: 16, imageSize: 112, build: videoResnet(['factorised', 'factorised', 'factorised', 'factorised'], true) },
+];
+
+export function findVideoModel(name: string): VideoModel | undefined {
+  const key = name.trim().toLowerCase();
+  return VIDEO_CATALOG.find((m) => m.names.includes(key));
+}
+
 /** ConvNeXt (torchvision and timm): depths and widths per stage. */
 function convnext(depths: number[], dims: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
