@@ -407,6 +407,44 @@ function googlenet(imageSize: number, numClasses: number, options: VisionOptions
   return net.build(true);
 }
 
+/**
+ * torchvision's MaxViT: a stem (a strided 3x3 conv-BN-GELU and a 3x3 conv), then per stage layers of an MBConv (a
+ * BatchNorm, a 1x1 expansion to 4x, a depthwise 3x3 that strides in the stage's first layer, squeeze-and-excitation
+ * to a quarter of the output width, a 1x1 projection; the input through a strided average pool and a 1x1 conv
+ * where the shape changes) followed by window and grid attention over 7x7 partitions, each a transformer layer of
+ * heads of 32 channels with a relative position bias: the same layers, parameters and saved tensors as a Swin
+ * block on 7x7 windows. Head: pooled, LayerNorm, a linear and Tanh, a linear without bias.
+ */
+function maxvit(channels: number[], layers: number[], stem: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.conv(stem, 3, 2, 1, false, 1).batchNorm().activation().conv(stem, 3, 1, 1, true, 1);
+    let inChannels = stem;
+    channels.forEach((out, stage) => {
+      net.beginStage();
+      for (let layer = 0; layer < layers[stage]!; layer++) {
+        const stride = layer === 0 ? 2 : 1;
+        const mid = 4 * out;
+        net.beginBlock();
+        const input = net.mark();
+        if (stride !== 1 || inChannels !== out) {
+          if (stride === 2) net.avgPool(3, 2, 1);
+          net.conv(out, 1, 1, 1, true, 0);
+          net.branchFrom(input, false);
+        }
+        net.batchNorm().conv(mid, 1, 1, 1, false, 0).batchNorm().activation().conv(mid, 3, stride, mid, false, 1).batchNorm().activation()
+          .squeezeExcite(Math.floor(out / 4)).conv(out, 1, 1, 1, true, 0);
+        net.endBlock();
+        net.swinBlock(out / 32, 7).swinBlock(out / 32, 7);
+        inChannels = out;
+      }
+      net.endStage();
+    });
+    net.globalPool().layerNorm().linear(channels[channels.length - 1]!).activation().linear(numClasses, false);
+    return net.build(true);
+  };
+}
+
 /** The 3-D convolutions torchvision's VideoResNet builds its blocks from (torchvision.models.video.resnet). */
 type VideoConv = 'full' | 'spatial' | 'factorised';
 
@@ -730,6 +768,7 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   // Published counts: Inception v3 with its auxiliary classifier (as the ImageNet weights hold it), GoogLeNet without.
   { names: ['inception_v3'], publishedParameters: 27_161_264, imageSize: 299, build: inceptionV3 },
   { names: ['googlenet'], publishedParameters: 6_624_904, publishedOptions: { auxLogits: false }, build: googlenet },
+  { names: ['maxvit_t'], publishedParameters: 30_919_624, build: maxvit([64, 128, 256, 512], [2, 2, 5, 2], 64) },
   { names: ['convnext_tiny'], publishedParameters: 28_589_128, build: convnextTiny },
   { names: ['convnext_small'], publishedParameters: 50_223_688, build: convnext([3, 3, 27, 3], [96, 192, 384, 768]) },
   { names: ['convnext_base'], publishedParameters: 88_591_464, build: convnext([3, 3, 27, 3], [128, 256, 512, 1024]) },
