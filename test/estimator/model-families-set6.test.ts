@@ -267,3 +267,36 @@ test('VisionEncoderDecoderModel from two catalog checkpoints, and never one of i
   const unresolved = await estimateText(captionScript(build, 32), '/tmp/ved_unknown.py');
   assert.ok(unresolved.unresolved, `${unresolved.detected.model.name}`);
 });
+
+const rerunScript = (second: string) => `
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+from torchvision.models import resnet18
+
+data = TensorDataset(torch.randn(256, 3, 160, 160), torch.randint(0, 10, (256,)))
+model = resnet18(num_classes=10).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def one_epoch(loader):
+    for x, y in loader:
+        loss = F.cross_entropy(model(x.cuda()), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+loader = DataLoader(data, batch_size=16)
+one_epoch(loader)
+${second}
+`;
+
+test('a training function run again on a loader rebuilt with a larger batch is estimated at that batch; an evaluation loader is not', async () => {
+  const rerun = await estimateText(rerunScript('loader = DataLoader(data, batch_size=64)\none_epoch(loader)'), '/tmp/rerun_bigger.py');
+  assert.equal(rerun.detected.batchSize?.value, 64);
+  assert.ok(rerun.assumptions.some((a) => /batch size 16/.test(a)), rerun.assumptions.join('\n'));
+  // Rebuilt but never trained on again, or a differently named loader for evaluation: the training batch stays.
+  const notRun = await estimateText(rerunScript('loader = DataLoader(data, batch_size=64)'), '/tmp/rerun_not_run.py');
+  assert.equal(notRun.detected.batchSize?.value, 16);
+  const evaluation = await estimateText(rerunScript('val_loader = DataLoader(data, batch_size=256)\nwith torch.no_grad():\n    print(sum(model(x.cuda()).sum() for x, _ in val_loader))'), '/tmp/rerun_eval.py');
+  assert.equal(evaluation.detected.batchSize?.value, 16);
+});

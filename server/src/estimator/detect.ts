@@ -14,7 +14,7 @@ import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalo
 import { libraryVisionCall, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL } from './library-models';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
@@ -23,6 +23,7 @@ import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples } from './sample-tensors';
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
+import { loopLoader } from './growth';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -136,6 +137,8 @@ export interface DetectedConfig {
   }>;
   /** Images of unequal height and width the model is sized for, as a square of the same area (imageSize). */
   rectangularImage?: Located<{ height: number; width: number }>;
+  /** The batch the first run of the training function had, where a rebuilt loader runs it again with a larger one (line: the rebuild). */
+  batchRerun?: Located<number>;
   /** A video classifier's clip length (frames); `assumed` where the script does not say (the catalog's). */
   videoFrames?: Located<number> & { assumed: boolean };
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
@@ -1076,6 +1079,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
   detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES);
+  // A loader rebuilt with a larger batch, then the training function run again (a notebook's cells run a second
+  // time after raising the batch size): the peak is that run's.
+  const rebuilt = backwardCall ? rebuiltLoaderBatch(bindings.program, backwardCall) : undefined;
+  if (rebuilt && detected.batchSize && rebuilt.value > detected.batchSize.value) {
+    detected.batchRerun = { value: detected.batchSize.value, line: rebuilt.line };
+    detected.batchSize = rebuilt;
+  }
   if (detected.model?.spec.kind === 'transformer' && backwardCall) readSampleLengths(detected, detected.model.spec, bindings.program, backwardCall);
   if (videoModel && detected.model) {
     const clip = backwardCall ? stepClip(bindings.program, backwardCall) : undefined;
@@ -1128,6 +1138,39 @@ function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, prog
   detected.seqLen ??= tokens('input_ids');
   if (spec.decoderLayers > 0) detected.targetLen ??= tokens('decoder_input_ids') ?? labels;
   else detected.seqLen ??= labels;
+}
+
+/**
+ * The largest batch of the DataLoaders bound, one after another, to the name of the loader the training loop
+ * iterates, where the function holding the loop is called again after the rebinding (`train_dl = DataLoader(...,
+ * batch_size=48)` then `run_epoch(model, train_dl, opt)` once more). The program model gives the loop the loader of
+ * the first run; the later runs are found by the name.
+ */
+function rebuiltLoaderBatch(program: ProgramModel, backwardCall: Node): Located<number> | undefined {
+  const loop = enclosingLoops(backwardCall).find((outer) => outer.type === 'for_statement');
+  const { value: first } = loopLoader(program, loop);
+  let fn: Node | null = loop?.parent ?? null;
+  while (fn && fn.type !== 'function_definition') fn = fn.parent;
+  const fnName = fn?.childForFieldName('name')?.text;
+  if (first?.kind !== 'call' || !/(^|\.)DataLoader$/.test(first.path) || !fnName || !loop) return undefined;
+  let root: Node = loop;
+  while (root.parent) root = root.parent;
+  const loaderBatch = (value: Value | undefined): number | undefined =>
+    value?.kind === 'call' && /(^|\.)DataLoader$/.test(value.path) ? numberOf(value.kwargs.get('batch_size') ?? value.args[1]) : undefined;
+  const assignments = root.descendantsOfType('assignment').filter((a): a is Node => a !== null && a.childForFieldName('left')?.type === 'identifier');
+  const firstAssignment = assignments.find((a) => program.valueOf(a.childForFieldName('right')) === first);
+  const name = firstAssignment?.childForFieldName('left')?.text;
+  if (!firstAssignment || !name) return undefined;
+  const runs = root.descendantsOfType('call').filter((c): c is Node => c !== null && c.childForFieldName('function')?.text === fnName);
+  let best: Located<number> | undefined;
+  for (const later of assignments) {
+    if (later.startIndex <= firstAssignment.startIndex || later.childForFieldName('left')?.text !== name) continue;
+    const batch = loaderBatch(program.valueOf(later.childForFieldName('right')));
+    if (batch === undefined || batch <= (best?.value ?? loaderBatch(first) ?? 0)) continue;
+    if (!runs.some((run) => run.startIndex > later.endIndex && run.parent?.type !== 'function_definition')) continue;
+    best = { value: batch, line: later.startPosition.row, how: 'literal' };
+  }
+  return best;
 }
 
 /** Names a script gives a clip's length. */
