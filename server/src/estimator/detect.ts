@@ -505,6 +505,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let hubModelCall: Node | undefined;
   /** A torchvision video classifier: rebuilt for the frames of the clips the step gives it. */
   let videoModel: { video: VideoModel; classes: number } | undefined;
+  /** The frames of a clip batch the script makes itself (`torch.randn(N, 3, T, H, W)`). */
+  let madeClipFrames: Located<number> | undefined;
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
   const collateFunctions = new Set<string>();
 
@@ -805,6 +807,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         // A video clip (C, T, H, W): the channels come before the frames.
         const video = shape.dims.length >= 4 && [1, 3, 4].includes(shape.dims[shape.dims.length - 4]!) && ![1, 3, 4].includes(shape.dims[shape.dims.length - 3]!);
         const [c, h, w] = (video ? [shape.dims[shape.dims.length - 4], ...shape.dims.slice(-2)] : shape.dims.slice(-3)) as [number, number, number];
+        if (video && h === w) madeClipFrames ??= { value: shape.dims[shape.dims.length - 3]!, line: shape.line, how: shape.how };
         // A batch made as the model takes it outranks a stored image found before it.
         const stored = storedImageCall(call, kwValue('dtype'));
         if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && (!detected.imageSize || (storedImage && !stored))) {
@@ -1090,8 +1093,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (videoModel && detected.model) {
     const clip = backwardCall ? stepClip(bindings.program, backwardCall) : undefined;
     const named = firstBinding(bindings, FRAME_NAMES);
-    const frames: Located<number> = clip?.frames ?? named ?? { value: videoModel.video.frames };
-    detected.videoFrames = { ...frames, assumed: !clip && !named };
+    const frames: Located<number> = clip?.frames ?? madeClipFrames ?? named ?? { value: videoModel.video.frames };
+    detected.videoFrames = { ...frames, assumed: !clip && !madeClipFrames && !named };
     if (clip) detected.imageSize ??= clip.size;
     const build = videoModel.video.build(frames.value);
     const classes = videoModel.classes;

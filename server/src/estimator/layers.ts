@@ -577,7 +577,8 @@ export class NetBuilder {
 
   build(scalesWithInput: boolean): LayerNetSpec {
     const outputElements = this.elements;
-    this.keepCurrent();
+    // A tensor the loss makes from the returned output (see returnsHere) is its own: forward keeps nothing of it.
+    if (this.returnedOutput === undefined) this.keepCurrent();
     return {
       kind: 'layers',
       parameters: this.parameters,

@@ -282,11 +282,15 @@ function basicConvRect(net: NetBuilder, out: number, kernelHeight: number, kerne
  * reductions) leaves an output nothing else keeps.
  */
 function concatBranches(net: NetBuilder, branches: Array<(net: NetBuilder) => void>, outChannels: number): void {
+  const inputElements = net.elements;
   const input = net.mark();
   branches.forEach((branch, index) => {
     if (index > 0) net.branchFrom(input);
     branch(net);
   });
+  // Without grad, the module's input and every branch's output are alive until the concatenation is made.
+  const pixels = net.elements / net.channels;
+  net.liveNoGrad = Math.max(net.liveNoGrad, inputElements + 2 * outChannels * pixels);
   net.concatTo(outChannels);
 }
 
