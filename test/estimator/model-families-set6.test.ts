@@ -67,7 +67,8 @@ test('Inception v3 and GoogLeNet read aux_logits (and GoogLeNet drops its auxili
   assert.equal(pretrained.detected.parameters, 6_624_904);
 });
 
-test('the video ResNets have torchvision\'s exact parameter counts', () => {
+test('the video ResNets and S3D have torchvision\'s exact parameter counts', () => {
+  assert.equal(findVideoModel('s3d')!.build(16)(224, 400).parameters, 8_320_048);
   assert.equal(findVideoModel('r3d_18')!.build(16)(112, 400).parameters, 33_371_472);
   assert.equal(findVideoModel('mc3_18')!.build(16)(112, 400).parameters, 11_695_440);
   assert.equal(findVideoModel('r2plus1d_18')!.build(16)(112, 400).parameters, 31_505_325);

@@ -342,6 +342,17 @@ export class NetBuilder {
     return this;
   }
 
+  /** 3-D max pooling over a clip's feature map (frames first): keeps its int64 indices. */
+  maxPool3d(kernel: [number, number, number], stride: [number, number, number], padding: [number, number, number] = [0, 0, 0]): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    this.keepCurrent();
+    const size = (n: number, d: 0 | 1 | 2) => Math.max(1, Math.floor((n + 2 * padding[d] - kernel[d]) / stride[d]) + 1);
+    this.produce({ kind: 'image', c: s.c, t: size(s.t ?? 1, 0), h: size(s.h, 1), w: size(s.w, 2) });
+    this.fixedBytes += this.elements * 8; // int64 indices
+    return this;
+  }
+
   /** Average pooling with a window (DenseNet transitions, Inception's pooled branches): keeps nothing. */
   avgPool(kernel: number, stride = kernel, padding = 0): this {
     const s = this.shape;
