@@ -420,3 +420,16 @@ test('the probe\'s H200 peaks (test/gpu/estimator/results/cat6.json) are met wit
     assert.ok(Math.abs(error) <= 0.1, `${name}: ${(100 * error).toFixed(1)}%`);
   }
 });
+
+test('MBart-like configs: MBartConfig() and PegasusConfig(...) as transformers builds them (measured counts, results/cat6.json)', async () => {
+  const script = (configClass: string, modelClass: string, config: string) =>
+    `import torch\nfrom transformers import ${configClass}, ${modelClass}\nmodel = ${modelClass}(${configClass}(${config})).cuda()\n`;
+  const sizes = 'vocab_size=50000, d_model=512, encoder_layers=4, decoder_layers=4, encoder_attention_heads=8, decoder_attention_heads=8, encoder_ffn_dim=2048, decoder_ffn_dim=2048, max_position_embeddings=256';
+  const count = async (configClass: string, modelClass: string, config: string) =>
+    (await estimateText(script(configClass, modelClass, config), `/tmp/${configClass}.py`)).detected.parameters;
+  assert.equal(await count('MBartConfig', 'MBartForConditionalGeneration', sizes), 55_293_952);
+  assert.equal(await count('MBartConfig', 'MBartForConditionalGeneration', ''), 406_295_552);
+  // Pegasus: sinusoidal tables (counted, never trained), no embedding norms, a final norm on each pre-LN stack.
+  assert.equal(await count('PegasusConfig', 'PegasusForConditionalGeneration', sizes), 55_289_856);
+  assert.equal(await count('MarianConfig', 'MarianMTModel', ''), 414_307_328);
+});

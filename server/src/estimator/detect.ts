@@ -256,7 +256,7 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
     OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
     PhiConfig: 'microsoft/phi-2', GPTNeoXConfig: 'EleutherAI/pythia-410m', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
-    MarianConfig: 'Helsinki-NLP/opus-mt-en-de',
+    MarianConfig: 'Helsinki-NLP/opus-mt-en-de', PegasusConfig: 'Helsinki-NLP/opus-mt-en-de',
     Wav2Vec2Config: 'facebook/wav2vec2-base-960h', HubertConfig: 'facebook/hubert-base-ls960',
     // CLIPConfig's defaults are ViT-B/32's towers (CLIPTextConfig and CLIPVisionConfig defaults, projection_dim 512).
     CLIPConfig: 'openai/clip-vit-base-patch32', ViTMAEConfig: 'facebook/vit-mae-base',
@@ -266,10 +266,16 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   const entry = findCatalogModel(id);
   if (!entry) return undefined;
   // The config class's own defaults, not the base checkpoint's config.json: BartConfig has no attention dropout;
-  // MarianConfig() alone is a 12 + 12 layer, 1,024-wide model, not opus-mt's 6 + 6 x 512.
+  // MarianConfig() alone is a 12 + 12 layer, 1,024-wide model, not opus-mt's 6 + 6 x 512 (406,295,552 and
+  // 414,307,328 parameters measured for MBartConfig() and MarianConfig(), test/gpu/estimator/results/cat6.json).
   const classDefaults: Partial<TransformerSpec> = {
     ...(entry.spec.family === 'bart' ? { attnDropout: false, hiddenDropout: true } : {}),
     ...(className === 'MarianConfig' ? { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, kvHeads: 16, headDim: 64, intermediate: 4096, maxPositions: 1024 } : {}),
+    // MBartConfig() has BART-large's vocabulary (50,265), not mbart-large-cc25's 250,027.
+    ...(className === 'MBartConfig' ? { vocab: 50265 } : {}),
+    // PegasusConfig: Marian's sinusoidal tables under pre-LN layers (a final norm on each stack), BART-large's sizes.
+    ...(className === 'PegasusConfig' ? { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, kvHeads: 16, headDim: 64, intermediate: 4096, maxPositions: 1024,
+      vocab: 50265, normPlacement: 'pre' as const } : {}),
   };
   const spec = withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
   if (spec.audio) return withAudioConfig(spec, (key) => toPy(attrs.get(key)));

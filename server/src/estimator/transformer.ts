@@ -134,7 +134,8 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   }
   // Embedding LayerNorm (BERT family), final norms (pre-LN stacks; two for encoder-decoders).
   // BART: layernorm_embedding in each stack (and mBART's final layer_norm in each).
-  if (s.family === 'bart') other += s.sinusoidalPositionTables ? 0 : normParams(s) * (s.normPlacement === 'post' ? 2 : 4);
+  // Marian and Pegasus (sinusoidal tables): no embedding norms; Pegasus, pre-LN, has each stack's final norm.
+  if (s.family === 'bart') other += normParams(s) * ((s.normPlacement === 'post' ? 2 : 4) - (s.sinusoidalPositionTables ? 2 : 0));
   else if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
   else other += normParams(s) * (s.decoderLayers > 0 ? 2 : 1);
   // DeBERTa-v3's relative position embeddings (2 x position_buckets = 512 rows) and their LayerNorm.
