@@ -65,6 +65,9 @@ test('Inception v3 and GoogLeNet read aux_logits (and GoogLeNet drops its auxili
   const pretrained = await estimateText(inceptionScript('models.googlenet(weights="IMAGENET1K_V1")'), '/tmp/googlenet_weights.py');
   assert.ok(scratch.detected.parameters > 9_000_000, `${scratch.detected.parameters}`);
   assert.equal(pretrained.detected.parameters, 6_624_904);
+  // timm's inception_v3 has no auxiliary classifier unless asked.
+  const timmInception = await estimateText(inceptionScript('timm.create_model("inception_v3", num_classes=37)').replace('import torch\n', 'import torch\nimport timm\n'), '/tmp/timm_inception.py');
+  assert.equal(timmInception.detected.parameters, 23_834_568 - 2048 * (1000 - 37) - (1000 - 37));
 });
 
 test('the video ResNets and S3D have torchvision\'s exact parameter counts', () => {

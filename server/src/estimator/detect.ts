@@ -1710,7 +1710,8 @@ function visionModel(vision: VisionModel, name: string, source: ModelSource, lin
   const weights = keyword?.('weights');
   const options: VisionOptions = {
     auxLoss: keyword?.('aux_loss') === true,
-    ...(typeof auxLogits === 'boolean' ? { auxLogits } : {}),
+    // timm's Inception v3 builds no auxiliary classifier unless asked.
+    ...(typeof auxLogits === 'boolean' ? { auxLogits } : source === 'timm' ? { auxLogits: false } : {}),
     pretrained: weights !== undefined && weights !== null,
   };
   const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
