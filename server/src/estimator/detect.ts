@@ -510,7 +510,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   /** The call that builds a Hub / config model (`AutoModelForCausalLM.from_pretrained(...)`, `from_config(...)`). */
   let hubModelCall: Node | undefined;
   /** A torchvision video classifier: rebuilt for the frames of the clips the step gives it. */
-  let videoModel: { video: VideoModel; classes: number } | undefined;
+  let videoModel: { video: VideoModel; classes: number; model: DetectedModel } | undefined;
   /** The frames of a clip batch the script makes itself (`torch.randn(N, 3, T, H, W)`). */
   let madeClipFrames: Located<number> | undefined;
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
@@ -715,11 +715,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (video) {
         // Built for the clip's frames once the step's clips are read (videoFrames below); the catalog's until then.
         const classes = libraryKeyword('num_classes');
-        const found = { video, classes: typeof classes === 'number' ? classes : 400 };
-        videoModel = found;
+        const numClasses = typeof classes === 'number' ? classes : 400;
         const build = video.build(video.frames);
-        [detected.model, libraryModelMade] = [{ name: tvMatch[1]!, source: 'torchvision', line, spec: build(video.imageSize, found.classes),
-          rebuildAt: (size: number) => build(size, found.classes), defaultWeightDtype: 'fp32' }, made];
+        const model: DetectedModel = { name: tvMatch[1]!, source: 'torchvision', line, spec: build(video.imageSize, numClasses),
+          rebuildAt: (size: number) => build(size, numClasses), defaultWeightDtype: 'fp32' };
+        videoModel = { video, classes: numClasses, model };
+        [detected.model, libraryModelMade] = [model, made];
       }
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
       else if (!detector && !video) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
@@ -1096,7 +1097,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     detected.batchSize = rebuilt;
   }
   if (detected.model?.spec.kind === 'transformer' && backwardCall) readSampleLengths(detected, detected.model.spec, bindings.program, backwardCall);
-  if (videoModel && detected.model) {
+  if (videoModel && detected.model === videoModel.model) {
     const clip = backwardCall ? stepClip(bindings.program, backwardCall) : undefined;
     const named = firstBinding(bindings, FRAME_NAMES);
     const frames: Located<number> = clip?.frames ?? madeClipFrames ?? named ?? { value: videoModel.video.frames };
@@ -1176,7 +1177,7 @@ function rebuiltLoaderBatch(program: ProgramModel, backwardCall: Node): Located<
     if (later.startIndex <= firstAssignment.startIndex || later.childForFieldName('left')?.text !== name) continue;
     const batch = loaderBatch(program.valueOf(later.childForFieldName('right')));
     if (batch === undefined || batch <= (best?.value ?? loaderBatch(first) ?? 0)) continue;
-    if (!runs.some((run) => run.startIndex > later.endIndex && run.parent?.type !== 'function_definition')) continue;
+    if (!runs.some((run) => run.startIndex > later.endIndex)) continue;
     best = { value: batch, line: later.startPosition.row, how: 'literal' };
   }
   return best;
