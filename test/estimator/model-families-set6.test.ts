@@ -70,8 +70,12 @@ test('Inception v3 and GoogLeNet read aux_logits (and GoogLeNet drops its auxili
   assert.equal(timmInception.detected.parameters, 23_834_568 - 2048 * (1000 - 37) - (1000 - 37));
 });
 
-test('the video ResNets and S3D have torchvision\'s exact parameter counts', () => {
+test('the video ResNets, S3D and Swin3D-T have torchvision\'s exact parameter counts', () => {
   assert.equal(findVideoModel('s3d')!.build(16)(224, 400).parameters, 8_320_048);
+  // Swin3D-T: the 2-D Swin's blocks over 8 x 7 x 7 windows (a 15 x 13 x 13 position-bias table a head).
+  assert.equal(findVideoModel('swin3d_t')!.build(16)(224, 400).parameters, 28_158_070);
+  const fewFrames = findVideoModel('swin3d_t')!.build(8)(224, 400);
+  assert.ok(findVideoModel('swin3d_t')!.build(32)(224, 400).savedElementsPerSample > 3.5 * fewFrames.savedElementsPerSample);
   assert.equal(findVideoModel('r3d_18')!.build(16)(112, 400).parameters, 33_371_472);
   assert.equal(findVideoModel('mc3_18')!.build(16)(112, 400).parameters, 11_695_440);
   assert.equal(findVideoModel('r2plus1d_18')!.build(16)(112, 400).parameters, 31_505_325);

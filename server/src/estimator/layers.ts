@@ -467,17 +467,21 @@ export class NetBuilder {
    * probabilities. Under autocast the residual stream the norms read and the softmax are fp32, and attn @ v keeps a
    * half copy of the probabilities (measured on the H200: test/gpu/estimator/results/vision.json).
    */
-  swinBlock(heads: number, window: number): this {
+  swinBlock(heads: number, window: number, temporalWindow?: number): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     const c = s.c;
-    const tokens = s.h * s.w;
+    const tokens = s.h * s.w * (s.t ?? 1);
     const win = Math.min(window, s.h, s.w);
+    // A clip's 3-D windows (Swin3D): frames x window x window, each clamped to the map; the position-bias table is
+    // the configured window's.
+    const winFrames = temporalWindow !== undefined ? Math.min(temporalWindow, s.t ?? 1) : 1;
+    const table = temporalWindow !== undefined ? (2 * temporalWindow - 1) * (2 * window - 1) ** 2 : (2 * win - 1) ** 2;
     this.beginBlock();
-    this.parameters += 12 * c * c + 13 * c + (2 * win - 1) ** 2 * heads;
+    this.parameters += 12 * c * c + 13 * c + table * heads;
     this.castParameters += 12 * c * c;
     this.currentSaved = true; // norm1's input is counted below
-    const probabilities = heads * win * win;
+    const probabilities = heads * win * win * winFrames;
     this.saved += (17 * c + probabilities) * tokens;
     this.fp32UnderAutocast += (2 * c + 2 * probabilities) * tokens;
     this.largest = Math.max(this.largest, 4 * c * tokens);
@@ -548,12 +552,12 @@ export class NetBuilder {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     const c = s.c;
-    const tokens = Math.ceil(s.h / 2) * Math.ceil(s.w / 2);
+    const tokens = Math.ceil(s.h / 2) * Math.ceil(s.w / 2) * (s.t ?? 1);
     this.parameters += 8 * c + 8 * c * c;
     this.castParameters += 8 * c * c;
     this.saved += 2 * 4 * c * tokens;
     this.fp32UnderAutocast += 4 * c * tokens;
-    this.produce({ kind: 'image', c: 2 * c, h: Math.ceil(s.h / 2), w: Math.ceil(s.w / 2) });
+    this.produce({ kind: 'image', c: 2 * c, h: Math.ceil(s.h / 2), w: Math.ceil(s.w / 2), ...(s.t !== undefined ? { t: s.t } : {}) });
     this.currentSaved = true;
     return this;
   }
