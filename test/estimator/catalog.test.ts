@@ -32,7 +32,7 @@ test('every catalog config implies its published parameter count within 2%', () 
 test('torchvision/timm models built layer by layer match their published parameter counts', () => {
   for (const entry of VISION_CATALOG) {
     // Segmentation models publish the VOC-label weights' count: 21 classes with the auxiliary head.
-    const spec = entry.segmentation ? entry.build(224, 21, { auxLoss: true }) : entry.build(224, 1000);
+    const spec = entry.segmentation ? entry.build(224, 21, { auxLoss: true }) : entry.build(224, 1000, entry.publishedOptions);
     const count = spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total;
     assert.ok(Math.abs(count / entry.publishedParameters - 1) <= 0.02, `${entry.names[0]}: ${count} vs ${entry.publishedParameters}`);
   }

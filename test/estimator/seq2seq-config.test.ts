@@ -62,9 +62,9 @@ test('an encoder-decoder from an explicit BartConfig / MBartConfig / T5Config: s
 });
 
 test('a model built from a config class the estimator does not model says which one', async () => {
-  const r = await estimateText(seq2seqScript('MarianConfig(vocab_size=32000, d_model=512)', 'MarianMTModel'), '/tmp/marian_config.py');
+  const r = await estimateText(seq2seqScript('LEDConfig(vocab_size=32000, d_model=512)', 'LEDForConditionalGeneration'), '/tmp/led_config.py');
   assert.ok(r.unresolved);
-  assert.match(r.unresolved!.reason, /MarianConfig/);
+  assert.match(r.unresolved!.reason, /LEDConfig/);
 });
 
 test('HfArgumentParser dataclasses: the model id, batch size and length are the fields\' defaults (field(default=...) too)', async () => {

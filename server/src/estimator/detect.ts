@@ -9,13 +9,13 @@ import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
-import { findVisionModel, type VisionModel, type VisionOptions } from './catalog/vision';
+import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalog/detection';
 import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isIntegerTensor, isModuleClass, isModuleValue, NONE, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
@@ -23,7 +23,8 @@ import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples } from './sample-tensors';
-import { sampleFields } from './dataset-samples';
+import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
+import { loopLoader } from './growth';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -146,6 +147,10 @@ export interface DetectedConfig {
   }>;
   /** Images of unequal height and width the model is sized for, as a square of the same area (imageSize). */
   rectangularImage?: Located<{ height: number; width: number }>;
+  /** The batch the first run of the training function had, where a rebuilt loader runs it again with a larger one (line: the rebuild). */
+  batchRerun?: Located<number>;
+  /** A video classifier's clip length (frames); `assumed` where the script does not say (the catalog's). */
+  videoFrames?: Located<number> & { assumed: boolean };
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
   featureEncoderFrozen?: number;
   /** A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher). */
@@ -185,7 +190,8 @@ function taskFromClass(className: string, family: TransformerFamily): Transforme
   if (/CausalLM|LMHead/.test(className)) return 'causal-lm';
   if (/SequenceClassification|TokenClassification|QuestionAnswering/.test(className)) return 'seq-cls';
   if (/MaskedLM/.test(className)) return 'masked-lm';
-  if (/ConditionalGeneration|Seq2SeqLM|SpeechSeq2Seq/.test(className)) return family === 'whisper' ? 'speech-seq2seq' : 'seq2seq';
+  // MarianMTModel is Marian's ForConditionalGeneration (a language-model head on the decoder).
+  if (/ConditionalGeneration|Seq2SeqLM|SpeechSeq2Seq|MTModel$/.test(className)) return family === 'whisper' ? 'speech-seq2seq' : 'seq2seq';
   if (/ImageClassification/.test(className)) return 'image-cls';
   if (/ForCTC$/.test(className)) return 'ctc';
   // BERT's pre-training head is its masked-LM head (and a 2-way sentence head); ViT-MAE's is its decoder.
@@ -260,6 +266,7 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
     OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
     PhiConfig: 'microsoft/phi-2', GPTNeoXConfig: 'EleutherAI/pythia-410m', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
+    MarianConfig: 'Helsinki-NLP/opus-mt-en-de', PegasusConfig: 'Helsinki-NLP/opus-mt-en-de',
     Wav2Vec2Config: 'facebook/wav2vec2-base-960h', HubertConfig: 'facebook/hubert-base-ls960',
     // CLIPConfig's defaults are ViT-B/32's towers (CLIPTextConfig and CLIPVisionConfig defaults, projection_dim 512).
     CLIPConfig: 'openai/clip-vit-base-patch32', ViTMAEConfig: 'facebook/vit-mae-base',
@@ -268,8 +275,18 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   if (!id) return undefined;
   const entry = findCatalogModel(id);
   if (!entry) return undefined;
-  // The config class's own defaults, not the base checkpoint's config.json: BartConfig has no attention dropout.
-  const classDefaults: Partial<TransformerSpec> = entry.spec.family === 'bart' ? { attnDropout: false, hiddenDropout: true } : {};
+  // The config class's own defaults, not the base checkpoint's config.json: BartConfig has no attention dropout;
+  // MarianConfig() alone is a 12 + 12 layer, 1,024-wide model, not opus-mt's 6 + 6 x 512 (406,295,552 and
+  // 414,307,328 parameters measured for MBartConfig() and MarianConfig(), test/gpu/estimator/results/cat6.json).
+  const classDefaults: Partial<TransformerSpec> = {
+    ...(entry.spec.family === 'bart' ? { attnDropout: false, hiddenDropout: true } : {}),
+    ...(className === 'MarianConfig' ? { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, kvHeads: 16, headDim: 64, intermediate: 4096, maxPositions: 1024 } : {}),
+    // MBartConfig() has BART-large's vocabulary (50,265), not mbart-large-cc25's 250,027.
+    ...(className === 'MBartConfig' ? { vocab: 50265 } : {}),
+    // PegasusConfig: Marian's sinusoidal tables under pre-LN layers (a final norm on each stack), BART-large's sizes.
+    ...(className === 'PegasusConfig' ? { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, kvHeads: 16, headDim: 64, intermediate: 4096, maxPositions: 1024,
+      vocab: 50265, normPlacement: 'pre' as const } : {}),
+  };
   const spec = withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
   if (spec.audio) return withAudioConfig(spec, (key) => toPy(attrs.get(key)));
   if (entry.spec.decoder) {
@@ -285,6 +302,73 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   const vision = withConfigAttributes({ ...entry.spec.vision }, subConfigAttributes(attrs.get('vision_config')));
   const projection = attrs.get('projection_dim');
   return { ...text, vision, projectionDim: projection?.kind === 'number' ? projection.value : entry.spec.projectionDim };
+}
+
+const SEGFORMER_CLASS = /^Segformer(ForSemanticSegmentation|Model)$/;
+
+/** A SegformerConfig(...)'s sizes over the class's defaults; undefined where a size is not a value the script determines. */
+function segformerFromConfig(attrs: Map<string, Value>): { shape: SegformerShape; classes: number } | undefined {
+  const shape: SegformerShape = { ...SEGFORMER_DEFAULTS };
+  const lists: Array<[string, 'depths' | 'hiddenSizes' | 'heads' | 'srRatios' | 'patchSizes' | 'strides' | 'mlpRatios']> = [
+    ['depths', 'depths'], ['hidden_sizes', 'hiddenSizes'], ['num_attention_heads', 'heads'], ['sr_ratios', 'srRatios'],
+    ['patch_sizes', 'patchSizes'], ['strides', 'strides'], ['mlp_ratios', 'mlpRatios']];
+  for (const [key, field] of lists) {
+    const value = attrs.get(key);
+    if (value === undefined) continue;
+    const items = value.kind === 'list' ? value.items.map((item) => (item.kind === 'number' ? item.value : undefined)) : [];
+    if (items.length !== shape.depths.length && key !== 'depths') return undefined;
+    if (items.length === 0 || items.some((item) => item === undefined)) return undefined;
+    shape[field] = items as number[];
+  }
+  if (new Set([shape.depths, shape.hiddenSizes, shape.heads, shape.srRatios, shape.patchSizes, shape.strides, shape.mlpRatios].map((list) => list.length)).size !== 1) return undefined;
+  const number = (key: string, fallback: number): number | undefined => {
+    const value = attrs.get(key);
+    return value === undefined ? fallback : value.kind === 'number' ? value.value : undefined;
+  };
+  const decoderHidden = number('decoder_hidden_size', shape.decoderHidden);
+  const channels = number('num_channels', shape.channels);
+  const classes = number('num_labels', 2);
+  if (decoderHidden === undefined || channels === undefined || classes === undefined) return undefined;
+  return { shape: { ...shape, decoderHidden, channels }, classes };
+}
+
+/**
+ * A published SegFormer checkpoint by name (`nvidia/mit-b2`, `nvidia/segformer-b0-finetuned-ade-512-512`): its
+ * MiT size, and its classes (ADE20K's 150, Cityscapes' 19; the MiT encoders' ImageNet 1,000).
+ */
+function segformerFromName(id: string): { shape: SegformerShape; classes: number } | undefined {
+  const size = /(?:^|\/)(?:mit|segformer)-(b[0-5])\b/i.exec(id)?.[1]?.toLowerCase();
+  if (!size) return undefined;
+  const classes = /ade/i.test(id) ? 150 : /cityscapes/i.test(id) ? 19 : 1000;
+  return { shape: { ...SEGFORMER_DEFAULTS, ...SEGFORMER_SIZES[size] }, classes };
+}
+
+/** Model classes that join an encoder and a decoder given apart (transformers' VisionEncoderDecoderModel). */
+const ENCODER_DECODER_CLASS = /^VisionEncoderDecoderModel$/;
+
+/** The encoder's and decoder's specs of `VisionEncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)` or `VisionEncoderDecoderConfig(encoder=..., decoder=...)`. */
+function encoderDecoderConfigs(config: Value | undefined): Array<TransformerSpec | undefined> | undefined {
+  const sub = (value: Value | undefined): TransformerSpec | undefined =>
+    value?.kind === 'object' && value.role === 'hf-config' && !undeterminedSize(value.attrs) ? specFromConfigCall(value.typeName, value.attrs) : undefined;
+  if (config?.kind === 'call' && /(^|\.)VisionEncoderDecoderConfig\.from_encoder_decoder_configs$/.test(config.path)) {
+    return [sub(config.kwargs.get('encoder_config') ?? config.args[0]), sub(config.kwargs.get('decoder_config') ?? config.args[1])];
+  }
+  if (config?.kind === 'object' && config.role === 'hf-config' && config.typeName === 'VisionEncoderDecoderConfig') {
+    return [sub(config.attrs.get('encoder')), sub(config.attrs.get('decoder'))];
+  }
+  return undefined;
+}
+
+/**
+ * An image-to-text model: a ViT encoder (a base model with its pooler, as AutoModel builds it) and a GPT-2 or
+ * BERT-like decoder given cross-attention (GPT2LMHeadModel, or BertLMHeadModel whose head is the masked-LM head).
+ */
+function imageToTextSpec(encoder: TransformerSpec | undefined, decoder: TransformerSpec | undefined): TransformerSpec | undefined {
+  if (encoder?.family !== 'vit' || !decoder || !['gpt2', 'bert'].includes(decoder.family) || encoder.decoder || decoder.vision) return undefined;
+  return {
+    ...decoder, task: decoder.family === 'bert' ? 'masked-lm' : 'causal-lm', typeVocab: decoder.family === 'bert' ? decoder.typeVocab : 0,
+    crossEncoder: { ...encoder, task: 'base', pooler: true, maskRatio: undefined },
+  };
 }
 
 /** The keyword arguments of a sub-config: a dict, or a config object built beforehand. */
@@ -435,6 +519,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let dataConfigLine: number | undefined;
   /** The call that builds a Hub / config model (`AutoModelForCausalLM.from_pretrained(...)`, `from_config(...)`). */
   let hubModelCall: Node | undefined;
+  /** A torchvision video classifier: rebuilt for the frames of the clips the step gives it. */
+  let videoModel: { video: VideoModel; classes: number; model: DetectedModel } | undefined;
+  /** The frames of a clip batch the script makes itself (`torch.randn(N, 3, T, H, W)`). */
+  let madeClipFrames: Located<number> | undefined;
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
   const collateFunctions = new Set<string>();
 
@@ -464,6 +552,25 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (built?.kind === 'call' && libraryVisionCall(built)) skippedBackbone = built;
 
     // Model.
+    // SegFormer (a hierarchical encoder and an all-MLP decode head, a layer net): from a SegformerConfig or a
+    // published MiT / SegFormer checkpoint by name.
+    const segformerClass = name === 'from_pretrained' ? lastName(fn.slice(0, -'.from_pretrained'.length)) : name;
+    if (SEGFORMER_CLASS.test(segformerClass) && !notRun && !detected.model) {
+      const configValue = name === 'from_pretrained' ? undefined : bindings.value(kw.get('config') ?? pos[0]);
+      const id = name === 'from_pretrained' ? (pos[0] ? bindings.evaluate(pos[0]) : kwValue('pretrained_model_name_or_path')) : undefined;
+      const found = configValue?.kind === 'object' && configValue.role === 'hf-config' && configValue.typeName === 'SegformerConfig'
+        ? segformerFromConfig(configValue.attrs) : typeof id === 'string' ? segformerFromName(id) : undefined;
+      const labels = kwValue('num_labels');
+      if (found) {
+        const classes = typeof labels === 'number' ? labels : found.classes;
+        const head = /ForSemanticSegmentation$/.test(segformerClass);
+        const build = (size: number): LayerNetSpec => segformer(found.shape, size, classes, head);
+        detected.model = { name: typeof id === 'string' ? id : 'SegformerConfig(...)', source: typeof id === 'string' ? 'catalog' : 'from-config', line,
+          spec: build(512), rebuildAt: build, defaultWeightDtype: 'fp32' };
+        hubModelCall = call;
+        continue;
+      }
+    }
     if (name === 'from_pretrained' && !notRun && HF_MODEL_CLASS.test(fn.slice(0, -'.from_pretrained'.length)) && !NOT_A_MODEL_CLASS.test(fn)) {
       const className = lastName(fn.slice(0, -'.from_pretrained'.length));
       const idValue = pos[0] ? bindings.evaluate(pos[0]) : kwValue('pretrained_model_name_or_path');
@@ -500,6 +607,25 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const undetermined = undeterminedSize(value.attrs);
       if (spec && undetermined) configSpec = undefined;
       if (spec && !undetermined) configSpec = { spec, line, name: value.typeName };
+    }
+    // VisionEncoderDecoderModel: an image encoder and a text decoder with cross-attention, built from two configs
+    // (`config=VisionEncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)`) or two checkpoints
+    // (`from_encoder_decoder_pretrained(enc_id, dec_id)`). Never one of its two configs alone.
+    if ((ENCODER_DECODER_CLASS.test(name) || (name === 'from_encoder_decoder_pretrained' && ENCODER_DECODER_CLASS.test(lastName(fn.slice(0, -'.from_encoder_decoder_pretrained'.length))))) && !notRun) {
+      const pair = name === 'from_encoder_decoder_pretrained'
+        ? [pos[0] ? bindings.evaluate(pos[0]) : kwValue('encoder_pretrained_model_name_or_path'), pos[1] ? bindings.evaluate(pos[1]) : kwValue('decoder_pretrained_model_name_or_path')]
+          .map((id) => (typeof id === 'string' ? findCatalogModel(id)?.spec : undefined))
+        : encoderDecoderConfigs(bindings.value(kw.get('config') ?? pos[0]));
+      const spec = pair ? imageToTextSpec(pair[0], pair[1]) : undefined;
+      if (spec && !detected.model) {
+        detected.model = { name: `${name === 'from_encoder_decoder_pretrained' ? lastName(fn.slice(0, -'.from_encoder_decoder_pretrained'.length)) : name}(${spec.crossEncoder!.family} + ${spec.family})`,
+          source: name === 'from_encoder_decoder_pretrained' ? 'catalog' : 'from-config', line, spec, defaultWeightDtype: 'fp32' };
+        hubModelCall = call;
+      } else if (!detected.model) {
+        detected.unresolved ??= { line, reason: t('{0} pairs an encoder and a decoder the estimator cannot both read (an image transformer and a GPT-2 or BERT-like decoder, from configs or catalog checkpoints)', name) };
+      }
+      configSpec = undefined;
+      continue;
     }
     // `Model(config)` / `from_config(config)`: the config object the argument holds, wherever it was built. (The
     // class-name pattern, which backtracks, is tested last in these conditions.)
@@ -560,7 +686,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone) {
       const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
-      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
@@ -604,8 +730,19 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
           detected.unresolved ??= { line, reason: t('{0} has {1} parameters, but what it keeps follows the size of the images it is given, which the script does not determine', tvMatch[1]!, count.toLocaleString('en-US')) };
         }
       }
-      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
-      else if (!detector) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
+      const video = vision || detector ? undefined : findVideoModel(tvMatch[1]!);
+      if (video) {
+        // Built for the clip's frames once the step's clips are read (videoFrames below); the catalog's until then.
+        const classes = libraryKeyword('num_classes');
+        const numClasses = typeof classes === 'number' ? classes : 400;
+        const build = video.build(video.frames);
+        const model: DetectedModel = { name: tvMatch[1]!, source: 'torchvision', line, spec: build(video.imageSize, numClasses),
+          rebuildAt: (size: number) => build(size, numClasses), defaultWeightDtype: 'fp32' };
+        videoModel = { video, classes: numClasses, model };
+        [detected.model, libraryModelMade] = [model, made];
+      }
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
+      else if (!detector && !video) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
     // not a copy of one (an EMA model), which is never trained.
@@ -696,6 +833,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         // A video clip (C, T, H, W): the channels come before the frames.
         const video = shape.dims.length >= 4 && [1, 3, 4].includes(shape.dims[shape.dims.length - 4]!) && ![1, 3, 4].includes(shape.dims[shape.dims.length - 3]!);
         const [c, h, w] = (video ? [shape.dims[shape.dims.length - 4], ...shape.dims.slice(-2)] : shape.dims.slice(-3)) as [number, number, number];
+        if (video && h === w) madeClipFrames ??= { value: shape.dims[shape.dims.length - 3]!, line: shape.line, how: shape.how };
         // A batch made as the model takes it outranks a stored image found before it.
         const stored = storedImageCall(call, kwValue('dtype'));
         if ((c === 1 || c === 3 || c === 4) && h === w && h >= 8 && (!detected.imageSize || (storedImage && !stored))) {
@@ -998,7 +1136,25 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
   detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES);
+  // A loader rebuilt with a larger batch, then the training function run again (a notebook's cells run a second
+  // time after raising the batch size): the peak is that run's.
+  const rebuilt = backwardCall ? rebuiltLoaderBatch(bindings.program, backwardCall) : undefined;
+  if (rebuilt && detected.batchSize && rebuilt.value > detected.batchSize.value) {
+    detected.batchRerun = { value: detected.batchSize.value, line: rebuilt.line };
+    detected.batchSize = rebuilt;
+  }
   if (detected.model?.spec.kind === 'transformer' && backwardCall) readSampleLengths(detected, detected.model.spec, bindings.program, backwardCall);
+  if (videoModel && detected.model === videoModel.model) {
+    const clip = backwardCall ? stepClip(bindings.program, backwardCall) : undefined;
+    const named = firstBinding(bindings, FRAME_NAMES);
+    const frames: Located<number> = clip?.frames ?? madeClipFrames ?? named ?? { value: videoModel.video.frames };
+    detected.videoFrames = { ...frames, assumed: !clip && !madeClipFrames && !named };
+    if (clip) detected.imageSize ??= clip.size;
+    const build = videoModel.video.build(frames.value);
+    const classes = videoModel.classes;
+    detected.model = { ...detected.model, spec: build(detected.imageSize?.value ?? videoModel.video.imageSize, classes), rebuildAt: (size: number) => build(size, classes),
+      nativeImageSize: videoModel.video.imageSize };
+  }
   detected.seqLen ??= firstBinding(bindings, SEQ_NAMES);
   detected.targetLen ??= firstBinding(bindings, TARGET_NAMES);
   // Only the labels were tokenised with a length (Whisper: the input is audio): that length is the text sequence.
@@ -1029,7 +1185,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
  */
 function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, program: ProgramModel, backwardCall: Node): void {
   const loop = enclosingLoops(backwardCall).find((outer) => outer.type === 'for_statement');
-  const sample = loop ? sampleFields(program, loop) : undefined;
+  const sample = loop ? sampleFields(program, loop) ?? keywordSampleFields(program, loop) : undefined;
   if (!sample) return;
   const tokens = (key: string): Located<number> | undefined => {
     const field = sample.fields.get(key);
@@ -1039,6 +1195,81 @@ function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, prog
   detected.seqLen ??= tokens('input_ids');
   if (spec.decoderLayers > 0) detected.targetLen ??= tokens('decoder_input_ids') ?? labels;
   else detected.seqLen ??= labels;
+}
+
+/**
+ * The largest batch of the DataLoaders bound, one after another, to the name of the loader the training loop
+ * iterates, where the function holding the loop is called again after the rebinding (`train_dl = DataLoader(...,
+ * batch_size=48)` then `run_epoch(model, train_dl, opt)` once more). The program model gives the loop the loader of
+ * the first run; the later runs are found by the name.
+ */
+function rebuiltLoaderBatch(program: ProgramModel, backwardCall: Node): Located<number> | undefined {
+  const loop = enclosingLoops(backwardCall).find((outer) => outer.type === 'for_statement');
+  const { value: first } = loopLoader(program, loop);
+  let fn: Node | null = loop?.parent ?? null;
+  while (fn && fn.type !== 'function_definition') fn = fn.parent;
+  const fnName = fn?.childForFieldName('name')?.text;
+  if (first?.kind !== 'call' || !/(^|\.)DataLoader$/.test(first.path) || !fnName || !loop) return undefined;
+  let root: Node = loop;
+  while (root.parent) root = root.parent;
+  const loaderBatch = (value: Value | undefined): number | undefined =>
+    value?.kind === 'call' && /(^|\.)DataLoader$/.test(value.path) ? numberOf(value.kwargs.get('batch_size') ?? value.args[1]) : undefined;
+  const assignments = root.descendantsOfType('assignment').filter((a): a is Node => a !== null && a.childForFieldName('left')?.type === 'identifier');
+  const firstAssignment = assignments.find((a) => program.valueOf(a.childForFieldName('right')) === first);
+  const name = firstAssignment?.childForFieldName('left')?.text;
+  if (!firstAssignment || !name) return undefined;
+  const runs = root.descendantsOfType('call').filter((c): c is Node => c !== null && c.childForFieldName('function')?.text === fnName);
+  let best: Located<number> | undefined;
+  for (const later of assignments) {
+    if (later.startIndex <= firstAssignment.startIndex || later.childForFieldName('left')?.text !== name) continue;
+    const batch = loaderBatch(program.valueOf(later.childForFieldName('right')));
+    if (batch === undefined || batch <= (best?.value ?? loaderBatch(first) ?? 0)) continue;
+    if (!runs.some((run) => run.startIndex > later.endIndex)) continue;
+    best = { value: batch, line: later.startPosition.row, how: 'literal' };
+  }
+  return best;
+}
+
+/** Names a script gives a clip's length. */
+const FRAME_NAMES = ['clip_len', 'CLIP_LEN', 'clip_length', 'CLIP_LENGTH', 'num_frames', 'NUM_FRAMES', 'frames_per_clip', 'FRAMES_PER_CLIP', 'n_frames', 'N_FRAMES', 'frames', 'FRAMES'];
+
+/**
+ * The frames and size of the clips (N, C, T, H, W) a call in the step's loop gives a model, as the loader's dataset
+ * makes them (`__getitem__` traced): the first call whose first argument is a sample element of five dimensions.
+ */
+function stepClip(program: ProgramModel, backwardCall: Node): { frames: Located<number>; size: Located<number> } | undefined {
+  const loop = enclosingLoops(backwardCall).find((outer) => outer.type === 'for_statement');
+  if (!loop) return undefined;
+  for (const call of loop.descendantsOfType('call')) {
+    const first = call?.childForFieldName('arguments')?.namedChildren.find((argument) => argument?.type !== 'keyword_argument');
+    if (!call || !first) continue;
+    const shape = sampleArguments(program, call, [first])?.[0]?.shape;
+    if (!shape || shape.length !== 5 || ![1, 3].includes(shape[1]!)) continue;
+    const line = loop.startPosition.row;
+    return { frames: { value: shape[2]!, line, how: 'literal' }, size: { value: shape[3]!, line, how: 'literal' } };
+  }
+  return undefined;
+}
+
+/** The keywords a Hugging Face model takes its token ids by. */
+const TOKEN_KEYWORDS = new Set(['input_ids', 'labels', 'decoder_input_ids']);
+
+/**
+ * A tuple sample's elements the loop passes to a model by keyword (`model(pixel_values=images, labels=labels)` in
+ * `for images, labels in loader`): the fields a dict sample would give under those keys.
+ */
+function keywordSampleFields(program: ProgramModel, loop: Node): { fields: Map<string, SampleShape>; line: number } | undefined {
+  const fields = new Map<string, SampleShape>();
+  for (const argument of loop.descendantsOfType('keyword_argument')) {
+    const key = argument?.childForFieldName('name')?.text;
+    const value = argument?.childForFieldName('value');
+    const call = argument?.parent?.parent;
+    if (!key || !TOKEN_KEYWORDS.has(key) || fields.has(key) || !value || call?.type !== 'call') continue;
+    // The keyword says what the tensor holds: token ids, however the dataset made them (`torch.full((T,), -100)`).
+    const shape = sampleArguments(program, call, [value])?.[0];
+    if (shape) fields.set(key, { ...shape, integer: true });
+  }
+  return fields.size > 0 ? { fields, line: loop.startPosition.row } : undefined;
 }
 
 /**
@@ -1096,7 +1327,7 @@ function libraryVisionModel(made: Value): DetectedModel | undefined {
   const found = made.kind === 'call' ? libraryVisionCall(made) : undefined;
   if (!found || made.kind !== 'call') return undefined;
   const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
-  return visionModel(found.vision, found.name, found.source, made.line, keyword('num_classes'), found.source === 'torchvision' ? keyword('aux_loss') : undefined);
+  return visionModel(found.vision, found.name, found.source, made.line, keyword('num_classes'), found.source === 'torchvision' ? keyword : undefined);
 }
 
 /**
@@ -1705,10 +1936,19 @@ function assignmentTarget(value: Node): Node | undefined {
   return target ?? undefined;
 }
 
-function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined, auxLoss?: PyValue): DetectedModel {
+/** `keyword`: the torchvision builder's keyword arguments (aux_loss, aux_logits, weights). */
+function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined,
+  keyword?: (key: string) => PyValue | undefined): DetectedModel {
   // torchvision's segmentation builders default to 21 classes (VOC) and, without weights, to no auxiliary head.
   const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : 1000;
-  const options: VisionOptions = { auxLoss: auxLoss === true };
+  const auxLogits = keyword?.('aux_logits');
+  const weights = keyword?.('weights');
+  const options: VisionOptions = {
+    auxLoss: keyword?.('aux_loss') === true,
+    // timm's Inception v3 builds no auxiliary classifier unless asked.
+    ...(typeof auxLogits === 'boolean' ? { auxLogits } : source === 'timm' ? { auxLogits: false } : {}),
+    pretrained: weights !== undefined && weights !== null,
+  };
   const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
   return {
     name, source, line, spec, defaultWeightDtype: 'fp32', ...(vision.imageSize ? { nativeImageSize: vision.imageSize } : {}),

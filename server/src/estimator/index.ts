@@ -292,6 +292,12 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     const { height, width } = detected.rectangularImage.value;
     assumptions.push(t('the images are {0}x{1}: counted as {2}x{2}, a square of the same area (activations follow the area)', height, width, imageSize));
   }
+  if (detected.batchRerun) {
+    assumptions.push(t('the training loop runs first with batch size {0}, then again with a loader rebuilt at line {1}: the estimate is for the larger batch', detected.batchRerun.value, (detected.batchRerun.line ?? 0) + 1));
+  }
+  if (detected.videoFrames?.assumed) {
+    assumptions.push(t('the clips\' length was not found in the script; assumed {0} frames', detected.videoFrames.value));
+  }
   if (detected.residentData) {
     assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
   }

@@ -4,10 +4,11 @@
 // dropout a bool mask. A tensor kept by several ops is counted once.
 import type { LayerNetSpec, LayerPart } from './types';
 
-type Shape = { kind: 'image'; c: number; h: number; w: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
+/** `t`: the frames of a video clip's feature map (absent: an image). */
+type Shape = { kind: 'image'; c: number; h: number; w: number; t?: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
 
 function elementsOf(s: Shape): number {
-  if (s.kind === 'image') return s.c * s.h * s.w;
+  if (s.kind === 'image') return s.c * s.h * s.w * (s.t ?? 1);
   if (s.kind === 'tokens') return s.seq * s.f;
   return s.f;
 }
@@ -83,10 +84,11 @@ export class NetBuilder {
   /** Named top-level submodules in forward order (see part()), and the classifier head's start (the last linear). */
   private readonly parts: Array<LayerPart & { largest: number }> = [];
   private headPart: (LayerPart & { largest: number }) | undefined;
+  private returnedOutput: number | undefined;
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
-    if (input.kind === 'image') this.shape = { kind: 'image', c: input.channels, h: input.size, w: input.width ?? input.size };
+    if (input.kind === 'image') this.shape = { kind: 'image', c: input.channels, h: input.size, w: input.width ?? input.size, ...(input.frames ? { t: input.frames } : {}) };
     else if (input.kind === 'tokens') this.shape = { kind: 'tokens', seq: input.seqLen, f: 1 };
     else this.shape = { kind: 'vector', f: input.features };
     // The input batch is allocated before the step, not by forward.
@@ -189,6 +191,12 @@ export class NetBuilder {
     return this;
   }
 
+  /** The current tensor is what the model returns; the loss reads what the walk makes of it next (see LayerNetSpec.returnedOutputElementsPerSample). */
+  returnsHere(): this {
+    this.returnedOutput = this.elements;
+    return this;
+  }
+
   /** Bilinear resize to a square size (F.interpolate to the input's size): keeps nothing for backward. */
   resizeTo(size: number): this {
     const s = this.shape;
@@ -241,6 +249,39 @@ export class NetBuilder {
     } else {
       this.produce({ kind: 'vector', f: out });
     }
+    return this;
+  }
+
+  /**
+   * A 3-D convolution over a clip's feature map (frames x height x width), no bias: keeps its input. Kernel, stride
+   * and padding per dimension, frames first.
+   */
+  conv3d(out: number, kernel: [number, number, number], stride: [number, number, number] = [1, 1, 1], padding: [number, number, number] = [0, 0, 0]): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this.conv(out, 1);
+    const weights = out * s.c * kernel[0] * kernel[1] * kernel[2];
+    this.convolutions++;
+    this.parameters += weights;
+    this.castParameters += weights;
+    this.keepCurrent();
+    const size = (n: number, d: 0 | 1 | 2) => Math.max(1, Math.floor((n + 2 * padding[d] - kernel[d]) / stride[d]) + 1);
+    this.produce({ kind: 'image', c: out, t: size(s.t ?? 1, 0), h: size(s.h, 1), w: size(s.w, 2) });
+    return this;
+  }
+
+  /**
+   * A convolution with a rectangular kernel (Inception's 1x7 / 7x1 and 1x3 / 3x1), padded to keep the size, stride 1,
+   * no bias: keeps its input.
+   */
+  convRect(out: number, kernelHeight: number, kernelWidth: number): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this.conv(out, 1);
+    const weights = out * s.c * kernelHeight * kernelWidth;
+    this.convolutions++;
+    this.parameters += weights;
+    this.castParameters += weights;
+    this.keepCurrent();
+    this.produce({ ...s, c: out });
     return this;
   }
 
@@ -339,22 +380,42 @@ export class NetBuilder {
     return this;
   }
 
-  maxPool(kernel: number, stride: number, padding = 0): this {
+  /** `ceilMode`: the last window may hang over the edge (GoogLeNet's pools). */
+  maxPool(kernel: number, stride: number, padding = 0, ceilMode = false): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     this.keepCurrent();
-    const h = Math.floor((s.h + 2 * padding - kernel) / stride) + 1;
-    const w = Math.floor((s.w + 2 * padding - kernel) / stride) + 1;
+    const round = ceilMode ? Math.ceil : Math.floor;
+    const size = (n: number) => {
+      let out = round((n + 2 * padding - kernel) / stride) + 1;
+      // PyTorch's rule: the last window must start inside the input (or its left padding).
+      if (ceilMode && (out - 1) * stride >= n + padding) out--;
+      return out;
+    };
+    const h = size(s.h);
+    const w = size(s.w);
     this.produce({ kind: 'image', c: s.c, h, w });
     this.fixedBytes += s.c * h * w * 8; // int64 indices
     return this;
   }
 
-  /** Average pooling with a window (DenseNet transitions): keeps nothing. */
-  avgPool(kernel: number, stride = kernel): this {
+  /** 3-D max pooling over a clip's feature map (frames first): keeps its int64 indices. */
+  maxPool3d(kernel: [number, number, number], stride: [number, number, number], padding: [number, number, number] = [0, 0, 0]): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
-    this.produce({ kind: 'image', c: s.c, h: Math.floor((s.h - kernel) / stride) + 1, w: Math.floor((s.w - kernel) / stride) + 1 });
+    this.keepCurrent();
+    const size = (n: number, d: 0 | 1 | 2) => Math.max(1, Math.floor((n + 2 * padding[d] - kernel[d]) / stride[d]) + 1);
+    this.produce({ kind: 'image', c: s.c, t: size(s.t ?? 1, 0), h: size(s.h, 1), w: size(s.w, 2) });
+    this.fixedBytes += this.elements * 8; // int64 indices
+    return this;
+  }
+
+  /** Average pooling with a window (DenseNet transitions, Inception's pooled branches): keeps nothing. */
+  avgPool(kernel: number, stride = kernel, padding = 0): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    const size = (n: number) => Math.max(1, Math.floor((n + 2 * padding - kernel) / stride) + 1);
+    this.produce({ kind: 'image', c: s.c, h: size(s.h), w: size(s.w) });
     return this;
   }
 
@@ -465,17 +526,21 @@ export class NetBuilder {
    * probabilities. Under autocast the residual stream the norms read and the softmax are fp32, and attn @ v keeps a
    * half copy of the probabilities (measured on the H200: test/gpu/estimator/results/vision.json).
    */
-  swinBlock(heads: number, window: number): this {
+  swinBlock(heads: number, window: number, temporalWindow?: number): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     const c = s.c;
-    const tokens = s.h * s.w;
+    const tokens = s.h * s.w * (s.t ?? 1);
     const win = Math.min(window, s.h, s.w);
+    // A clip's 3-D windows (Swin3D): frames x window x window, each clamped to the map; the position-bias table is
+    // the configured window's.
+    const winFrames = temporalWindow !== undefined ? Math.min(temporalWindow, s.t ?? 1) : 1;
+    const table = temporalWindow !== undefined ? (2 * temporalWindow - 1) * (2 * window - 1) ** 2 : (2 * win - 1) ** 2;
     this.beginBlock();
-    this.parameters += 12 * c * c + 13 * c + (2 * win - 1) ** 2 * heads;
+    this.parameters += 12 * c * c + 13 * c + table * heads;
     this.castParameters += 12 * c * c;
     this.currentSaved = true; // norm1's input is counted below
-    const probabilities = heads * win * win;
+    const probabilities = heads * win * win * winFrames;
     this.saved += (17 * c + probabilities) * tokens;
     this.fp32UnderAutocast += (2 * c + 2 * probabilities) * tokens;
     this.largest = Math.max(this.largest, 4 * c * tokens);
@@ -487,17 +552,71 @@ export class NetBuilder {
     return this;
   }
 
+  /**
+   * A SegFormer (Mix Transformer) block on an image-shaped map of C channels and N = h x w tokens, read from
+   * transformers' modelling_segformer: LayerNorm, efficient self-attention whose keys and values come from a map
+   * reduced by a stride-R convolution and a LayerNorm (M = N / R^2 tokens; none where R is 1), eager attention (q @
+   * k^T, softmax, @ v), an output projection, LayerNorm, and the Mix-FFN (a linear to mC, a 3x3 depthwise
+   * convolution, GELU, a linear back). Kept per token: the two norms' inputs and outputs, q, the attention's output,
+   * k and v (M/N of a token each where reduced, with the reduction's norm input and output), the softmax's
+   * probabilities (heads x M) and three mC-wide tensors. Under autocast the residual stream and the softmax are
+   * fp32, every linear reading a norm's fp32 output keeps a half copy of its own, and attn @ v a half copy of the
+   * probabilities.
+   */
+  segformerBlock(heads: number, reduction: number, mlpRatio: number): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    const c = s.c;
+    const tokens = s.h * s.w;
+    const reduced = reduction > 1 ? Math.max(1, Math.floor(s.h / reduction)) * Math.max(1, Math.floor(s.w / reduction)) : tokens;
+    const share = reduced / tokens;
+    const hidden = mlpRatio * c;
+    this.beginBlock();
+    const reductionWeights = reduction > 1 ? c * c * reduction * reduction : 0;
+    const linearWeights = 4 * c * c + 2 * c * hidden;
+    this.parameters += linearWeights + 4 * c + hidden + c + 4 * c + (reduction > 1 ? reductionWeights + 3 * c : 0) + 10 * hidden;
+    this.castParameters += linearWeights + reductionWeights + 9 * hidden;
+    // The first norm keeps the block's input, the fp32 residual stream under autocast.
+    if (!this.currentSaved) this.fp32UnderAutocast += this.elements;
+    this.keepCurrent();
+    const probabilities = heads * reduced;
+    const keysValues = reduction > 1 ? 4 * c * share : 2 * c;
+    this.saved += (5 * c + keysValues + 3 * hidden + probabilities) * tokens;
+    this.fp32UnderAutocast += (c + (reduction > 1 ? c + 2 * c * share : 2 * c) + 2 * probabilities) * tokens;
+    this.largest = Math.max(this.largest, hidden * tokens, probabilities * tokens);
+    this.liveNoGrad = Math.max(this.liveNoGrad, (2 * c + 2 * hidden) * tokens, (c + 2 * probabilities) * tokens);
+    this.gradientPair = Math.max(this.gradientPair, 2 * hidden * tokens);
+    // The block's output: the next block's (or the stage norm's) input, kept there.
+    this.produce(s);
+    this.blockSaved.push(this.saved - this.blockStartSaved);
+    this.blockInputLive = 0;
+    return this;
+  }
+
+  /** Under autocast the current tensor is fp32 and its two readers each cast a half copy of it (SegFormer's stage outputs). */
+  keptInFp32(): this {
+    this.fp32UnderAutocast += this.elements;
+    return this;
+  }
+
+  /** Parameters of layers the walk does not follow (SegFormer's decode-head linears, one per stage). */
+  addParameters(count: number, castable: number): this {
+    this.parameters += count;
+    this.castParameters += castable;
+    return this;
+  }
+
   /** Swin's patch merging: 2x2 neighbours concatenated (4C), a LayerNorm (keeps its input) and a linear to 2C (keeps the norm's output). */
   patchMerging(): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     const c = s.c;
-    const tokens = Math.ceil(s.h / 2) * Math.ceil(s.w / 2);
+    const tokens = Math.ceil(s.h / 2) * Math.ceil(s.w / 2) * (s.t ?? 1);
     this.parameters += 8 * c + 8 * c * c;
     this.castParameters += 8 * c * c;
     this.saved += 2 * 4 * c * tokens;
     this.fp32UnderAutocast += 4 * c * tokens;
-    this.produce({ kind: 'image', c: 2 * c, h: Math.ceil(s.h / 2), w: Math.ceil(s.w / 2) });
+    this.produce({ kind: 'image', c: 2 * c, h: Math.ceil(s.h / 2), w: Math.ceil(s.w / 2), ...(s.t !== undefined ? { t: s.t } : {}) });
     this.currentSaved = true;
     return this;
   }
@@ -532,7 +651,8 @@ export class NetBuilder {
 
   build(scalesWithInput: boolean): LayerNetSpec {
     const outputElements = this.elements;
-    this.keepCurrent();
+    // A tensor the loss makes from the returned output (see returnsHere) is its own: forward keeps nothing of it.
+    if (this.returnedOutput === undefined) this.keepCurrent();
     return {
       kind: 'layers',
       parameters: this.parameters,
@@ -544,6 +664,7 @@ export class NetBuilder {
       ...(this.fp32UnderAutocast > 0 ? { autocastSavedBytesPerSample: 2 * this.saved + 2 * this.fp32UnderAutocast } : {}),
       inferenceLiveElementsPerSample: this.liveNoGrad,
       outputElementsPerSample: outputElements + this.extraOutputs,
+      ...(this.returnedOutput !== undefined ? { returnedOutputElementsPerSample: this.returnedOutput + this.extraOutputs } : {}),
       hasConvolution: this.convolutions > 0,
       blockSavedElements: this.blockSaved,
       blockInputElements: this.blockInputs,

@@ -186,7 +186,9 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   const headCopy = mode === 'amp' && (s.task === 'causal-lm' || s.task === 'masked-lm') ? s.vocab * s.hidden * 2 : 0;
   // Images, an fp32 waveform of seqLen samples (Wav2Vec2), or token ids and labels.
   const inputs = s.family === 'vit' || s.vision ? cfg.batchSize * 3 * cfg.imageSize ** 2 * FP32
-    : s.audio ? cfg.batchSize * cfg.seqLen * FP32 : cfg.batchSize * cfg.seqLen * 8 * 2;
+    : s.audio ? cfg.batchSize * cfg.seqLen * FP32 : cfg.batchSize * cfg.seqLen * 8 * 2 +
+      // An image-to-text encoder-decoder takes fp32 images besides the labels.
+      (s.crossEncoder ? cfg.batchSize * 3 * (s.crossEncoder.imageSize ?? cfg.imageSize) ** 2 * FP32 : 0);
   const logitsFloat = a.outputs > 0 ? a.tokens * s.vocab * FP32 : 0;
   // A no-grad forward of a decoder that returns its KV cache keeps every layer's k and v in the output object (with
   // grad they are the tensors attention saves anyway); the previous batch's output holds its own until rebound.
@@ -261,7 +263,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const act = mode === 'fp32' ? FP32 : 2;
   const net = layerNetAt(spec, cfg);
   const b = cfg.batchSize;
-  const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size * (net.input.width ?? net.input.size) : net.input.kind === 'vector' ? net.input.features : 0;
+  const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size * (net.input.width ?? net.input.size) * (net.input.frames ?? 1)
+    : net.input.kind === 'vector' ? net.input.features : 0;
   const inputs = net.stepInputBytesPerSample !== undefined ? b * net.stepInputBytesPerSample
     : b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
   // Under autocast, what the trace found autocast keeps in fp32 (norms, softmax, embeddings) at 4 bytes.
@@ -316,7 +319,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // The loss reads the output (an LSTM or GPT language model's logits dominate its peak). cross_entropy, measured in
   // units of the logits in fp32 (measure_cross_entropy.py): in fp32 it keeps its log_softmax (1) and backward starts
   // with two gradients (2); under autocast it keeps 1.5 and backward adds 1; on bf16/fp16 weights, 0.5 and 1.
-  const outputs = b * net.outputElementsPerSample * act;
+  const outputs = b * (net.returnedOutputElementsPerSample ?? net.outputElementsPerSample) * act;
   const logSoftmax = b * net.outputElementsPerSample * FP32;
   // A forward that ends in log_softmax keeps its output already: nll_loss keeps nothing of it, and holding the
   // output adds nothing; backward still starts with the loss's gradient and log_softmax's (2 in fp32).

@@ -115,7 +115,7 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   // Wav2Vec2's vocabulary is its CTC head's; it has no token embeddings.
   let embedding = s.audio ? 0 : s.vocab * (s.embedProjection ?? h);
   if (s.positions === 'learned') {
-    const positionCount = s.family === 'opt' || s.family === 'bart' ? s.maxPositions + 2 : s.maxPositions;
+    const positionCount = (s.family === 'opt' || s.family === 'bart') && !s.sinusoidalPositionTables ? s.maxPositions + 2 : s.maxPositions;
     // BART: one position table per stack.
     embedding += positionCount * h * (s.family === 'bart' ? 2 : 1);
   }
@@ -134,7 +134,8 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   }
   // Embedding LayerNorm (BERT family), final norms (pre-LN stacks; two for encoder-decoders).
   // BART: layernorm_embedding in each stack (and mBART's final layer_norm in each).
-  if (s.family === 'bart') other += normParams(s) * (s.normPlacement === 'post' ? 2 : 4);
+  // Marian and Pegasus (sinusoidal tables): no embedding norms; Pegasus, pre-LN, has each stack's final norm.
+  if (s.family === 'bart') other += normParams(s) * ((s.normPlacement === 'post' ? 2 : 4) - (s.sinusoidalPositionTables ? 2 : 0));
   else if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
   else other += normParams(s) * (s.decoderLayers > 0 ? 2 : 1);
   // DeBERTa-v3's relative position embeddings (2 x position_buckets = 512 rows) and their LayerNorm.
@@ -190,6 +191,17 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     total += projections + d.hidden + (patches + 1) * d.hidden + d.layers * dc.perLayer + normParams(d);
     blockTotal += d.layers * dc.perLayer;
     castable += dc.castable - dc.embedding + h * d.hidden + d.hidden * pixels;
+  }
+  if (s.crossEncoder) {
+    // The encoder (its own embeddings, blocks, final norm and pooler), each decoder layer's cross-attention and its
+    // norm, and the projection between the widths where they differ.
+    const e = countTransformerParameters(s.crossEncoder);
+    const cross = layerParams(s, true) - layerParams(s, false);
+    const crossCast = blockLinears(s, true).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
+    const projection = s.crossEncoder.hidden !== h ? s.crossEncoder.hidden * h : 0;
+    total += e.total + s.layers * cross + projection + (projection > 0 ? h : 0);
+    castable += e.castable + s.layers * crossCast + projection;
+    blockTotal += s.crossEncoder.layers * e.perLayer + s.layers * cross;
   }
   if (s.vision) {
     const v = countTransformerParameters(s.vision);
@@ -400,7 +412,7 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const { act, residual, normOut } = bytesOf(ctx.mode);
   const seq = tokensPerSample(s, ctx.seqLen, ctx.imageSize);
   const tokens = ctx.batch * seq;
-  const layer = layerActivation(s, ctx);
+  const layer = layerActivation(s, ctx, s.crossEncoder !== undefined);
   const layerBytes = tokens * layer.perToken + ctx.batch * seq * seq * layer.perTokenPair;
   // Blocks fed by frozen embeddings and frozen themselves have no input with history and no parameter to train.
   const frozenLower = ctx.training ? Math.min(s.layers, ctx.frozenLowerLayers ?? 0) : 0;
@@ -427,6 +439,26 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
       const mel = s.melBins ?? 80;
       stackBytes += ctx.batch * 3000 * (mel * act + 3 * act * s.hidden); // two convolutions and their GELUs
     }
+  }
+  if (s.crossEncoder) {
+    // The image encoder's blocks, its pixel input (the patch convolution's; a half copy under autocast) and final
+    // norm; per decoder layer, the cross-attention's keys and values over the encoder's tokens, its scores over
+    // them, and under autocast the half copy of the (fp32) encoder output its key/value projection casts.
+    const e = s.crossEncoder;
+    // A ViT's position table fixes the image size its config gives.
+    const imageSize = e.imageSize ?? ctx.imageSize;
+    const encoderSeq = tokensPerSample(e, seq, imageSize);
+    const encoderTokens = ctx.batch * encoderSeq;
+    const encoderLayer = layerActivation(e, ctx);
+    const encoderBlocks = e.layers * (encoderTokens * encoderLayer.perToken + ctx.batch * encoderSeq * encoderSeq * encoderLayer.perTokenPair);
+    const pixels = ctx.batch * 3 * imageSize * imageSize * (ctx.mode === 'amp' ? 2 : act);
+    const encoderEdges = encoderTokens * (normSavedPerElement(e, ctx.mode) + normOut) * e.hidden;
+    const kv = s.kvHeads * s.headDim;
+    const castCopy = ctx.mode === 'amp' ? 2 * s.hidden : 0;
+    const perDecoderLayer = encoderTokens * (2 * act * kv + castCopy) + ctx.batch * seq * encoderSeq * layer.perTokenPair;
+    stackBytes += encoderBlocks + pixels + encoderEdges + s.layers * perDecoderLayer;
+    checkpointKeeps += e.layers * encoderTokens * residual * e.hidden;
+    oneLayer = Math.max(oneLayer + perDecoderLayer, encoderBlocks / e.layers);
   }
   if (s.vision) {
     const visionSeq = tokensPerSample({ ...s.vision, family: 'vit' }, seq, ctx.imageSize);

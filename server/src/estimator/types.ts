@@ -64,6 +64,11 @@ export interface TransformerSpec {
   hiddenDropout: boolean;
   attnDropout: boolean;
   positions: 'learned' | 'rotary' | 'relative' | 'none';
+  /**
+   * Marian: each stack's position table is sinusoidal, max_position_embeddings rows with no offset (parameters
+   * that never train), and neither stack has a LayerNorm on its embeddings.
+   */
+  sinusoidalPositionTables?: boolean;
   typeVocab: number;
   pooler: boolean;
   /** Extra norms per layer beyond the two every block has (Gemma 2 has four). */
@@ -84,6 +89,12 @@ export interface TransformerSpec {
    */
   maskRatio?: number;
   decoder?: TransformerSpec;
+  /**
+   * VisionEncoderDecoderModel: this spec is the text decoder, whose every layer has a cross-attention over the
+   * output of this image encoder (a base model with its pooler, as AutoModel builds it). Where the widths differ,
+   * a linear projects the encoder's output to the decoder's.
+   */
+  crossEncoder?: TransformerSpec;
   /** Whisper: mel bins and encoder frames. */
   melBins?: number;
   encoderFrames?: number;
@@ -145,6 +156,12 @@ export interface LayerNetSpec {
    * it costs nothing more, and the loss on log-probabilities keeps no logits-sized tensor of its own.
    */
   outputKeptByForward?: boolean;
+  /**
+   * Elements per sample of what the model returns, where the loss reads a larger tensor made from it (SegFormer's
+   * logits at a quarter of the image's side, resized to the labels' size inside its loss): what holding the output
+   * keeps. Absent: the output the loss reads.
+   */
+  returnedOutputElementsPerSample?: number;
   /**
    * Bytes of the tensors the step gives the model for one sample, where its loader's dataset makes them (node
    * features, an adjacency and a mask beside each other): alive through the step. Absent: the first layer's input.
@@ -209,8 +226,11 @@ export interface LayerNetSpec {
    */
   frozenPrefix?: { liveElementsPerSample: number; parameters: number };
   /** Input kind and the size the per-sample figures were computed for. */
-  /** `width`: an image that is not square (a detector's resized, padded batch); absent: size x size. */
-  input: { kind: 'image'; channels: number; size: number; width?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
+  /**
+   * `width`: an image that is not square (a detector's resized, padded batch); absent: size x size. `frames`: a
+   * video clip (C, T, H, W) of that many frames.
+   */
+  input: { kind: 'image'; channels: number; size: number; width?: number; frames?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
   /** True when the shapes scale with image area or sequence length (conv nets, token models); false for MLPs. */
   scalesWithInput: boolean;
 }

@@ -203,6 +203,10 @@ export const MODEL_CATALOG: CatalogModel[] = [
   entry('facebook/bart-base', 'bart', 139_420_416, { hidden: 768, layers: 6, decoderLayers: 6, heads: 12, intermediate: 3072, vocab: 50265, maxPositions: 1024, attnDropout: true }),
   entry('facebook/bart-large', 'bart', 406_291_456, { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, intermediate: 4096, vocab: 50265, maxPositions: 1024, attnDropout: true }),
   entry('facebook/mbart-large-cc25', 'bart', 610_851_840, { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, intermediate: 4096, vocab: 250027, maxPositions: 1024, normPlacement: 'pre' }),
+  // Marian (the Helsinki-NLP opus-mt models): BART's post-LN layers with sinusoidal position tables, no embedding
+  // LayerNorms, one embedding shared by both stacks and the head. opus-mt-en-de: 74,410,496 parameters as built by
+  // MarianMTModel (test/gpu/holdout6/results/h200.json).
+  entry('Helsinki-NLP/opus-mt-en-de', 'bart', 74_410_496, { hidden: 512, layers: 6, decoderLayers: 6, heads: 8, intermediate: 2048, vocab: 58101, maxPositions: 512, positions: 'learned', sinusoidalPositionTables: true }),
   entry('google/vit-base-patch16-224', 'vit', 86_567_656, { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 197, numLabels: 1000 }),
   entry('google/vit-base-patch16-224-in21k', 'vit', 86_389_248, { hidden: 768, layers: 12, heads: 12, intermediate: 3072, vocab: 0, maxPositions: 197, task: 'base', pooler: true }),
   entry('google/vit-large-patch16-224', 'vit', 304_326_632, { hidden: 1024, layers: 24, heads: 16, intermediate: 4096, vocab: 0, maxPositions: 197, numLabels: 1000 }),

@@ -252,6 +252,10 @@ function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: numb
     blocks.forEach((layers, index) => {
       for (let l = 0; l < layers; l++) {
         net.beginBlock();
+        // Without grad, the block's earlier outputs (a list), their concatenation and norm1's output are alive
+        // together while conv1 makes the bottleneck: 3 x the features so far, plus 4 x growth.
+        const pixels = net.elements / net.channels;
+        net.liveNoGrad = Math.max(net.liveNoGrad, (3 * channels + 4 * growth) * pixels);
         // BN-ReLU-1x1 conv to 4*growth, BN-ReLU-3x3 conv to growth, then concatenated to the block's features.
         net.batchNorm(channels).relu(false).conv(4 * growth, 1, 1, 1, false, 0).batchNorm().relu(false).conv(growth, 3, 1, 1, false, 1);
         channels += growth;
@@ -266,6 +270,339 @@ function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: numb
     net.batchNorm(channels).relu(false).globalPool().part('classifier').linear(numClasses);
     return net.build(true);
   };
+}
+
+/** A convolution, BatchNorm and in-place ReLU (torchvision's BasicConv2d in Inception v3 and GoogLeNet). */
+function basicConv(net: NetBuilder, out: number, kernel: number, stride = 1, padding = 0): NetBuilder {
+  return net.conv(out, kernel, stride, 1, false, padding).batchNorm().relu();
+}
+
+/** BasicConv2d with a rectangular kernel, padded to keep the size (Inception v3's factorised 1x7 / 7x1, 1x3 / 3x1). */
+function basicConvRect(net: NetBuilder, out: number, kernelHeight: number, kernelWidth: number): NetBuilder {
+  return net.convRect(out, kernelHeight, kernelWidth).batchNorm().relu();
+}
+
+/**
+ * Parallel branches read one input and their outputs are concatenated: each branch's last ReLU keeps its output,
+ * the concatenation is a new tensor that the next convolutions keep. A branch that ends in a pooling (Inception's
+ * reductions) leaves an output nothing else keeps.
+ */
+function concatBranches(net: NetBuilder, branches: Array<(net: NetBuilder) => void>, outChannels: number): void {
+  const inputElements = net.elements;
+  const input = net.mark();
+  branches.forEach((branch, index) => {
+    if (index > 0) net.branchFrom(input);
+    branch(net);
+  });
+  // Without grad, the module's input and every branch's output are alive until the concatenation is made.
+  const pixels = net.elements / net.channels;
+  net.liveNoGrad = Math.max(net.liveNoGrad, inputElements + 2 * outChannels * pixels);
+  net.concatTo(outChannels);
+}
+
+/** torchvision's Inception v3 at `imageSize` (299 as trained); `auxLogits` (its default): the auxiliary classifier on Mixed_6e. */
+function inceptionV3(imageSize: number, numClasses: number, options: VisionOptions = {}): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  basicConv(net, 32, 3, 2);
+  basicConv(net, 32, 3);
+  basicConv(net, 64, 3, 1, 1).maxPool(3, 2);
+  basicConv(net, 80, 1);
+  basicConv(net, 192, 3).maxPool(3, 2);
+  const inceptionA = (poolFeatures: number) => {
+    net.beginBlock();
+    concatBranches(net, [
+      (n) => basicConv(n, 64, 1),
+      (n) => basicConv(basicConv(n, 48, 1), 64, 5, 1, 2),
+      (n) => basicConv(basicConv(basicConv(n, 64, 1), 96, 3, 1, 1), 96, 3, 1, 1),
+      (n) => basicConv(n.avgPool(3, 1, 1), poolFeatures, 1),
+    ], 224 + poolFeatures);
+    net.endBlock();
+  };
+  inceptionA(32);
+  inceptionA(64);
+  inceptionA(64);
+  const inChannelsB = net.channels;
+  net.beginBlock();
+  concatBranches(net, [
+    (n) => basicConv(n, 384, 3, 2),
+    (n) => basicConv(basicConv(basicConv(n, 64, 1), 96, 3, 1, 1), 96, 3, 2),
+    (n) => n.maxPool(3, 2),
+  ], 384 + 96 + inChannelsB);
+  net.endBlock();
+  for (const c7 of [128, 160, 160, 192]) {
+    net.beginBlock();
+    concatBranches(net, [
+      (n) => basicConv(n, 192, 1),
+      (n) => basicConvRect(basicConvRect(basicConv(n, c7, 1), c7, 1, 7), 192, 7, 1),
+      (n) => basicConvRect(basicConvRect(basicConvRect(basicConvRect(basicConv(n, c7, 1), c7, 7, 1), c7, 1, 7), c7, 7, 1), 192, 1, 7),
+      (n) => basicConv(n.avgPool(3, 1, 1), 192, 1),
+    ], 768);
+    net.endBlock();
+  }
+  if (options.auxLogits ?? true) {
+    // InceptionAux: a 5x5 stride-3 average pool, a 1x1 BasicConv2d to 128, a 5x5 one to 768, pooled, a linear.
+    const mixed6e = net.mark();
+    net.avgPool(5, 3);
+    basicConv(net, 128, 1);
+    basicConv(net, 768, 5).globalPool().linear(numClasses);
+    net.addOutput().branchFrom(mixed6e);
+  }
+  const inChannelsD = net.channels;
+  net.beginBlock();
+  concatBranches(net, [
+    (n) => basicConv(basicConv(n, 192, 1), 320, 3, 2),
+    (n) => basicConv(basicConvRect(basicConvRect(basicConv(n, 192, 1), 192, 1, 7), 192, 7, 1), 192, 3, 2),
+    (n) => n.maxPool(3, 2),
+  ], 320 + 192 + inChannelsD);
+  net.endBlock();
+  for (let e = 0; e < 2; e++) {
+    net.beginBlock();
+    let split: ReturnType<NetBuilder['mark']> | undefined;
+    concatBranches(net, [
+      (n) => basicConv(n, 320, 1),
+      (n) => { split = basicConv(n, 384, 1).mark(); basicConvRect(n, 384, 1, 3); },
+      (n) => basicConvRect(n.branchFrom(split!), 384, 3, 1),
+      (n) => { split = basicConv(basicConv(n, 448, 1), 384, 3, 1, 1).mark(); basicConvRect(n, 384, 1, 3); },
+      (n) => basicConvRect(n.branchFrom(split!), 384, 3, 1),
+      (n) => basicConv(n.avgPool(3, 1, 1), 192, 1),
+    ], 2048);
+    net.endBlock();
+  }
+  net.globalPool().dropout(0.5).linear(numClasses);
+  return net.build(true);
+}
+
+/**
+ * torchvision's GoogLeNet: max-pools in ceil mode, Inception modules of four branches (its "5x5" branch is a 3x3
+ * convolution in torchvision), and with `auxLogits` (its default without weights) two auxiliary classifiers, on
+ * inception4a and inception4d: a 4x4 adaptive pool, a 1x1 BasicConv2d to 128, linears to 1,024 and the classes.
+ */
+function googlenet(imageSize: number, numClasses: number, options: VisionOptions = {}): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  basicConv(net, 64, 7, 2, 3).maxPool(3, 2, 0, true);
+  basicConv(net, 64, 1);
+  basicConv(net, 192, 3, 1, 1).maxPool(3, 2, 0, true);
+  const aux = options.auxLogits ?? !options.pretrained;
+  const inception = (c1: number, c3r: number, c3: number, c5r: number, c5: number, pool: number) => {
+    net.beginBlock();
+    concatBranches(net, [
+      (n) => basicConv(n, c1, 1),
+      (n) => basicConv(basicConv(n, c3r, 1), c3, 3, 1, 1),
+      (n) => basicConv(basicConv(n, c5r, 1), c5, 3, 1, 1),
+      (n) => basicConv(n.maxPool(3, 1, 1, true), pool, 1),
+    ], c1 + c3 + c5 + pool);
+    net.endBlock();
+  };
+  const auxiliary = () => {
+    if (!aux) return;
+    const features = net.mark();
+    net.adaptiveAvgPool(4);
+    basicConv(net, 128, 1).linear(1024).relu().dropout(0.7).linear(numClasses);
+    net.addOutput().branchFrom(features);
+  };
+  inception(64, 96, 128, 16, 32, 32);
+  inception(128, 128, 192, 32, 96, 64);
+  net.maxPool(3, 2, 0, true);
+  inception(192, 96, 208, 16, 48, 64);
+  auxiliary();
+  inception(160, 112, 224, 24, 64, 64);
+  inception(128, 128, 256, 24, 64, 64);
+  inception(112, 144, 288, 32, 64, 64);
+  auxiliary();
+  inception(256, 160, 320, 32, 128, 128);
+  net.maxPool(2, 2, 0, true);
+  inception(256, 160, 320, 32, 128, 128);
+  inception(384, 192, 384, 48, 128, 128);
+  net.globalPool().dropout(0.2).linear(numClasses);
+  return net.build(true);
+}
+
+/**
+ * torchvision's MaxViT: a stem (a strided 3x3 conv-BN-GELU and a 3x3 conv), then per stage layers of an MBConv (a
+ * BatchNorm, a 1x1 expansion to 4x, a depthwise 3x3 that strides in the stage's first layer, squeeze-and-excitation
+ * to a quarter of the output width, a 1x1 projection; the input through a strided average pool and a 1x1 conv
+ * where the shape changes) followed by window and grid attention over 7x7 partitions, each a transformer layer of
+ * heads of 32 channels with a relative position bias: the same layers, parameters and saved tensors as a Swin
+ * block on 7x7 windows. Head: pooled, LayerNorm, a linear and Tanh, a linear without bias.
+ */
+function maxvit(channels: number[], layers: number[], stem: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.conv(stem, 3, 2, 1, false, 1).batchNorm().activation().conv(stem, 3, 1, 1, true, 1);
+    let inChannels = stem;
+    channels.forEach((out, stage) => {
+      net.beginStage();
+      for (let layer = 0; layer < layers[stage]!; layer++) {
+        const stride = layer === 0 ? 2 : 1;
+        const mid = 4 * out;
+        net.beginBlock();
+        const input = net.mark();
+        if (stride !== 1 || inChannels !== out) {
+          if (stride === 2) net.avgPool(3, 2, 1);
+          net.conv(out, 1, 1, 1, true, 0);
+          net.branchFrom(input, false);
+        }
+        net.batchNorm().conv(mid, 1, 1, 1, false, 0).batchNorm().activation().conv(mid, 3, stride, mid, false, 1).batchNorm().activation()
+          .squeezeExcite(Math.floor(out / 4)).conv(out, 1, 1, 1, true, 0);
+        net.endBlock();
+        net.swinBlock(out / 32, 7).swinBlock(out / 32, 7);
+        inChannels = out;
+      }
+      net.endStage();
+    });
+    net.globalPool().layerNorm().linear(channels[channels.length - 1]!).activation().linear(numClasses, false);
+    return net.build(true);
+  };
+}
+
+/** The 3-D convolutions torchvision's VideoResNet builds its blocks from (torchvision.models.video.resnet). */
+type VideoConv = 'full' | 'spatial' | 'factorised';
+
+/**
+ * torchvision's VideoResNet (r3d_18, mc3_18, r2plus1d_18) on clips of `frames` frames: a stem, four stages of two
+ * basic blocks (64 to 512 channels; the later stages stride frames, height and width by 2, or only height and width
+ * where the convolutions are spatial), a global 3-D average pool and a linear. `convs`: each stage's convolution:
+ * full 3x3x3 (Conv3DSimple), spatial 1x3x3 (Conv3DNoTemporal), or a 1x3x3 then a 3x1x1 through a BatchNorm and a
+ * ReLU at the width that keeps the parameters of a 3x3x3 (Conv2Plus1D).
+ */
+function videoResnet(convs: VideoConv[], factorisedStem: boolean): (frames: number) => (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (frames) => (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize, frames });
+    if (factorisedStem) {
+      net.conv3d(45, [1, 7, 7], [1, 2, 2], [0, 3, 3]).batchNorm().relu();
+      net.conv3d(64, [3, 1, 1], [1, 1, 1], [1, 0, 0]).batchNorm().relu();
+    } else {
+      net.conv3d(64, [3, 7, 7], [1, 2, 2], [1, 3, 3]).batchNorm().relu();
+    }
+    let inChannels = 64;
+    convs.forEach((conv, stage) => {
+      const planes = 64 * 2 ** stage;
+      const s = stage === 0 ? 1 : 2;
+      const stride: [number, number, number] = conv === 'spatial' ? [1, s, s] : [s, s, s];
+      net.beginStage();
+      for (let b = 0; b < 2; b++) {
+        const blockIn = b === 0 ? inChannels : planes;
+        const blockStride: [number, number, number] = b === 0 ? stride : [1, 1, 1];
+        const mid = Math.floor((blockIn * planes * 27) / (blockIn * 9 + 3 * planes));
+        const convolution = (out: number, st: [number, number, number]) => {
+          if (conv === 'full') net.conv3d(out, [3, 3, 3], st, [1, 1, 1]);
+          else if (conv === 'spatial') net.conv3d(out, [1, 3, 3], st, [0, 1, 1]);
+          else net.conv3d(mid, [1, 3, 3], [1, st[1], st[2]], [0, 1, 1]).batchNorm().relu().conv3d(out, [3, 1, 1], [st[0], 1, 1], [1, 0, 0]);
+        };
+        net.beginBlock();
+        convolution(planes, blockStride);
+        net.batchNorm().relu();
+        convolution(planes, [1, 1, 1]);
+        net.batchNorm();
+        if (b === 0 && (s !== 1 || blockIn !== planes)) {
+          // 1x1x1 strided conv + BatchNorm on the block input: its conv output is kept by that BatchNorm.
+          net.parameters += blockIn * planes + 2 * planes;
+          net.normParameters += 2 * planes;
+          net.castParameters += blockIn * planes;
+          net.saved += net.elements;
+        }
+        net.addResidual().relu();
+        net.endBlock();
+      }
+      net.endStage();
+      inChannels = planes;
+    });
+    net.globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/** Conv3d + BatchNorm3d + in-place ReLU (torchvision's Conv3dNormActivation, no bias). */
+function conv3dBnRelu(net: NetBuilder, out: number, kernel: [number, number, number], stride: [number, number, number] = [1, 1, 1], padding: [number, number, number] = [0, 0, 0]): NetBuilder {
+  return net.conv3d(out, kernel, stride, padding).batchNorm().relu();
+}
+
+/** S3D's TemporalSeparableConv: a 1 x k x k convolution, then a k x 1 x 1 one, each with BatchNorm and ReLU. */
+function temporalSeparable(net: NetBuilder, out: number, kernel: number, stride: number, padding: number): NetBuilder {
+  conv3dBnRelu(net, out, [1, kernel, kernel], [1, stride, stride], [0, padding, padding]);
+  return conv3dBnRelu(net, out, [kernel, 1, 1], [stride, 1, 1], [padding, 0, 0]);
+}
+
+/**
+ * torchvision's S3D: separable 3-D convolutions and GoogLeNet's Inception modules made separable in time
+ * (SepInceptionBlock3D), 3-D max-pools, a (2, 7, 7) average pool, dropout and a 1x1x1 convolution to the classes,
+ * averaged over what remains of frames and space.
+ */
+function s3d(frames: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize, frames });
+    temporalSeparable(net, 64, 7, 2, 3).maxPool3d([1, 3, 3], [1, 2, 2], [0, 1, 1]);
+    conv3dBnRelu(net, 64, [1, 1, 1]);
+    temporalSeparable(net, 192, 3, 1, 1).maxPool3d([1, 3, 3], [1, 2, 2], [0, 1, 1]);
+    const inception = (b0: number, b1Mid: number, b1: number, b2Mid: number, b2: number, b3: number) => {
+      net.beginBlock();
+      concatBranches(net, [
+        (n) => conv3dBnRelu(n, b0, [1, 1, 1]),
+        (n) => temporalSeparable(conv3dBnRelu(n, b1Mid, [1, 1, 1]), b1, 3, 1, 1),
+        (n) => temporalSeparable(conv3dBnRelu(n, b2Mid, [1, 1, 1]), b2, 3, 1, 1),
+        (n) => conv3dBnRelu(n.maxPool3d([3, 3, 3], [1, 1, 1], [1, 1, 1]), b3, [1, 1, 1]),
+      ], b0 + b1 + b2 + b3);
+      net.endBlock();
+    };
+    inception(64, 96, 128, 16, 32, 32);
+    inception(128, 128, 192, 32, 96, 64);
+    net.maxPool3d([3, 3, 3], [2, 2, 2], [1, 1, 1]);
+    inception(192, 96, 208, 16, 48, 64);
+    inception(160, 112, 224, 24, 64, 64);
+    inception(128, 128, 256, 24, 64, 64);
+    inception(112, 144, 288, 32, 64, 64);
+    inception(256, 160, 320, 32, 128, 128);
+    net.maxPool3d([2, 2, 2], [2, 2, 2]);
+    inception(256, 160, 320, 32, 128, 128);
+    inception(384, 192, 384, 48, 128, 128);
+    // The (2, 7, 7) average pool keeps nothing; dropout's output is what the classifier keeps; the mean over the rest
+    // keeps only its shape.
+    net.globalPool().dropout(0.2).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/**
+ * torchvision's Swin3D: a (2, 4, 4) patch embedding (a strided 3-D convolution with bias, LayerNorm), Swin blocks
+ * over 8 x 7 x 7 windows of the clip's tokens, patch merging in space only, a final LayerNorm, a pool and a linear.
+ */
+function swin3d(depths: number[], embed: number, heads: number[]): (frames: number) => (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (frames) => (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize, frames });
+    net.conv3d(embed, [2, 4, 4], [2, 4, 4]).addParameters(embed, 0).layerNorm();
+    depths.forEach((depth, stage) => {
+      if (stage > 0) net.patchMerging();
+      for (let b = 0; b < depth; b++) net.swinBlock(heads[stage]!, 7, 8);
+    });
+    net.layerNorm().globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/** Video classifiers: built for a clip's frames as well as its size. */
+export interface VideoModel {
+  names: string[];
+  publishedParameters: number;
+  /** The clip length assumed where the script gives none (an assumption says so), and the size built for by default. */
+  frames: number;
+  imageSize: number;
+  build: (frames: number) => (imageSize: number, numClasses: number) => LayerNetSpec;
+}
+
+/** torchvision.models.video's ResNets; num_classes defaults to 400 (Kinetics-400). */
+export const VIDEO_CATALOG: VideoModel[] = [
+  { names: ['r3d_18'], publishedParameters: 33_371_472, frames: 16, imageSize: 112, build: videoResnet(['full', 'full', 'full', 'full'], false) },
+  { names: ['mc3_18'], publishedParameters: 11_695_440, frames: 16, imageSize: 112, build: videoResnet(['full', 'spatial', 'spatial', 'spatial'], false) },
+  { names: ['r2plus1d_18'], publishedParameters: 31_505_325, frames: 16, imageSize: 112, build: videoResnet(['factorised', 'factorised', 'factorised', 'factorised'], true) },
+  // S3D: 8,320,048 parameters with 400 classes (measured, test/gpu/estimator/results/cat6.json); it needs 14 frames or more.
+  { names: ['s3d'], publishedParameters: 8_320_048, frames: 16, imageSize: 224, build: s3d },
+  // Swin3D-T: 28,158,070 parameters with 400 classes (measured, results/cat6.json).
+  { names: ['swin3d_t'], publishedParameters: 28_158_070, frames: 16, imageSize: 224, build: swin3d([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
+];
+
+export function findVideoModel(name: string): VideoModel | undefined {
+  const key = name.trim().toLowerCase();
+  return VIDEO_CATALOG.find((m) => m.names.includes(key));
 }
 
 /** ConvNeXt (torchvision and timm): depths and widths per stage. */
@@ -394,6 +731,10 @@ function deepLabHead(net: NetBuilder, numClasses: number): void {
 export interface VisionOptions {
   /** aux_loss=True: an FCN head on an earlier stage gives a second output ("aux"), with its own loss. */
   auxLoss?: boolean;
+  /** Inception v3 / GoogLeNet `aux_logits` (absent: True, their default without weights): the auxiliary classifiers. */
+  auxLogits?: boolean;
+  /** weights=... given: GoogLeNet's builder then drops its auxiliary classifiers unless aux_logits=True. */
+  pretrained?: boolean;
 }
 
 /**
@@ -462,6 +803,8 @@ export interface VisionModel {
 
 export interface VisionCatalogModel extends VisionModel {
   publishedParameters: number;
+  /** The options the published count is of, where not the builder's defaults (GoogLeNet's: no auxiliary classifiers). */
+  publishedOptions?: VisionOptions;
 }
 
 function vitSpec(hidden: number, layers: number, heads: number, patch: number, imageSize: number, numClasses: number): TransformerSpec {
@@ -500,8 +843,14 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['mobilenet_v3_large'], publishedParameters: 5_483_032, build: mobilenetV3(MOBILENET_V3_LARGE, 1280) },
   { names: ['mobilenet_v3_small'], publishedParameters: 2_542_856, build: mobilenetV3(MOBILENET_V3_SMALL, 1024) },
   { names: ['densenet121'], publishedParameters: 7_978_856, build: densenet([6, 12, 24, 16]) },
+  // DenseNet-161: growth 48 from 96 initial features (torchvision's published count).
+  { names: ['densenet161'], publishedParameters: 28_681_000, build: densenet([6, 12, 36, 24], 48, 96) },
   { names: ['densenet169'], publishedParameters: 14_149_480, build: densenet([6, 12, 32, 32]) },
   { names: ['densenet201'], publishedParameters: 20_013_928, build: densenet([6, 12, 48, 32]) },
+  // Published counts: Inception v3 with its auxiliary classifier (as the ImageNet weights hold it), GoogLeNet without.
+  { names: ['inception_v3'], publishedParameters: 27_161_264, imageSize: 299, build: inceptionV3 },
+  { names: ['googlenet'], publishedParameters: 6_624_904, publishedOptions: { auxLogits: false }, build: googlenet },
+  { names: ['maxvit_t'], publishedParameters: 30_919_624, build: maxvit([64, 128, 256, 512], [2, 2, 5, 2], 64) },
   { names: ['convnext_tiny'], publishedParameters: 28_589_128, build: convnextTiny },
   { names: ['convnext_small'], publishedParameters: 50_223_688, build: convnext([3, 3, 27, 3], [96, 192, 384, 768]) },
   { names: ['convnext_base'], publishedParameters: 88_591_464, build: convnext([3, 3, 27, 3], [128, 256, 512, 1024]) },
@@ -571,4 +920,64 @@ function vitFromName(key: string): VisionModel | undefined {
 export function findVisionModel(name: string): VisionModel | undefined {
   const key = name.trim().toLowerCase().replace(/^timm\//, '').replace(/\.[a-z0-9_]+$/, '');
   return VISION_CATALOG.find((m) => m.names.includes(key)) ?? vitFromName(key);
+}
+
+/** A SegFormer's sizes, as SegformerConfig names them (lists per encoder stage). */
+export interface SegformerShape {
+  depths: number[];
+  hiddenSizes: number[];
+  heads: number[];
+  srRatios: number[];
+  patchSizes: number[];
+  strides: number[];
+  mlpRatios: number[];
+  decoderHidden: number;
+  channels: number;
+}
+
+/** SegformerConfig's defaults: MiT-b0 with a 256-wide decode head. */
+export const SEGFORMER_DEFAULTS: SegformerShape = {
+  depths: [2, 2, 2, 2], hiddenSizes: [32, 64, 160, 256], heads: [1, 2, 5, 8], srRatios: [8, 4, 2, 1], patchSizes: [7, 3, 3, 3],
+  strides: [4, 2, 2, 2], mlpRatios: [4, 4, 4, 4], decoderHidden: 256, channels: 3,
+};
+
+/** The published MiT encoders (b0..b5): depths and widths; b1..b5 share widths and a 768-wide decode head. */
+export const SEGFORMER_SIZES: Record<string, Partial<SegformerShape>> = {
+  b0: {},
+  b1: { hiddenSizes: [64, 128, 320, 512] },
+  b2: { depths: [3, 4, 6, 3], hiddenSizes: [64, 128, 320, 512], decoderHidden: 768 },
+  b3: { depths: [3, 4, 18, 3], hiddenSizes: [64, 128, 320, 512], decoderHidden: 768 },
+  b4: { depths: [3, 8, 27, 3], hiddenSizes: [64, 128, 320, 512], decoderHidden: 768 },
+  b5: { depths: [3, 6, 40, 3], hiddenSizes: [64, 128, 320, 512], decoderHidden: 768 },
+};
+
+/**
+ * transformers' SegFormer: four stages, each an overlapping patch embedding (a strided convolution and a
+ * LayerNorm), Mix Transformer blocks and a LayerNorm; with `head` (SegformerForSemanticSegmentation), the all-MLP
+ * decode head: each stage's output through a linear to the decoder width, resized to the first stage's map,
+ * concatenated, fused by a 1x1 convolution, BatchNorm, ReLU, dropout (classifier_dropout_prob, 0.1) and a 1x1
+ * classifier. Its logits (a quarter of the image's side) are resized to the labels' size for the loss.
+ */
+export function segformer(shape: SegformerShape, imageSize: number, numClasses: number, head: boolean): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: shape.channels, size: imageSize });
+  const stageOutputs: BranchPoint[] = [];
+  shape.depths.forEach((depth, stage) => {
+    const patch = shape.patchSizes[stage] ?? 3;
+    net.conv(shape.hiddenSizes[stage]!, patch, shape.strides[stage] ?? 2, 1, true, Math.floor(patch / 2)).layerNorm();
+    for (let b = 0; b < depth; b++) net.segformerBlock(shape.heads[stage] ?? 1, shape.srRatios[stage] ?? 1, shape.mlpRatios[stage] ?? 4);
+    // The stage's LayerNorm, then a contiguous (B, C, h, w) copy of its fp32 output that the next stage's patch
+    // embedding and the decode head each read.
+    net.layerNorm();
+    if (head && stage < shape.depths.length - 1) net.keptInFp32();
+    stageOutputs.push(net.mark());
+  });
+  if (!head) return net.build(true);
+  const d = shape.decoderHidden;
+  const linears = shape.hiddenSizes.reduce((sum, c) => sum + c * d, 0);
+  net.addParameters(linears + shape.hiddenSizes.length * d, linears);
+  // The four linears' outputs, resized to the first stage's map and concatenated: the fuse convolution keeps that.
+  net.branchFrom(stageOutputs[0]!).concatTo(shape.hiddenSizes.length * d);
+  net.conv(d, 1, 1, 1, false, 0).batchNorm().relu(false).dropout(0.1).conv(numClasses, 1, 1, 1, true, 0);
+  net.returnsHere().resizeTo(imageSize);
+  return net.build(true);
 }
