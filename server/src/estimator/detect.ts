@@ -425,6 +425,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let dataConfigLine: number | undefined;
   /** The call that builds a Hub / config model (`AutoModelForCausalLM.from_pretrained(...)`, `from_config(...)`). */
   let hubModelCall: Node | undefined;
+  /** Every Hugging Face model the script builds (from a checkpoint or a config): the trained one is the one optimized. */
+  const hubModels: Array<{ model: DetectedModel; call: Node }> = [];
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
   const collateFunctions = new Set<string>();
 
@@ -469,12 +471,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (!spec && !detected.model) {
         detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
       }
-      if (spec && !detected.model) {
+      if (spec) {
         const labels = kwValue('num_labels');
         const task = taskFromClass(className, spec.family);
         const resolved = { ...spec, task: task === 'base' && spec.family === 'vit' ? spec.task : task, numLabels: typeof labels === 'number' ? labels : spec.numLabels };
-        detected.model = { name: id ?? className, source, line, spec: resolved, defaultWeightDtype: spec.storedDtype };
-        hubModelCall = call;
+        const model: DetectedModel = { name: id ?? className, source, line, spec: resolved, defaultWeightDtype: spec.storedDtype };
+        hubModels.push({ model, call });
+        if (!detected.model) [detected.model, hubModelCall] = [model, call];
       }
       const dtype = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
       const auto = kwValue('torch_dtype') === 'auto' || kwValue('dtype') === 'auto';
@@ -518,16 +521,19 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, configArgument.attrs ?? new Map()), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
       else if (!detected.model) detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
     }
-    if (configSpec && !detected.model && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
+    if (configSpec && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
       const spec = { ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) };
       // ViT-MAE's decoder belongs to the pre-training class; ViTMAEModel is the encoder (and masks all the same).
       if (!/ForPreTraining$/.test(className)) delete spec.decoder;
       // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
-      detected.model = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: configSpec.storedDtype ?? 'fp32' };
-      hubModelCall = call;
-      const attn = kwValue('attn_implementation');
-      if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
+      const model: DetectedModel = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: configSpec.storedDtype ?? 'fp32' };
+      hubModels.push({ model, call });
+      if (!detected.model) {
+        [detected.model, hubModelCall] = [model, call];
+        const attn = kwValue('attn_implementation');
+        if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
+      }
     }
     // The library call this node makes; a method chain on it (`.cuda().to(...)`) holds the same value but is not it.
     const calleeNode = call.childForFieldName('function');
@@ -852,6 +858,29 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       }
       // Freezing only the other models freezes nothing that is trained.
       if (frozenModules.length > 0 && frozenModules.every((module) => module !== trained && libraryVisionModel(module))) detected.frozen = undefined;
+    }
+  }
+  // Several Hugging Face models (a distillation's frozen teacher from a checkpoint, its student from a config): the one
+  // whose parameters an optimizer holds is the model trained; the others on the GPU cost their weights.
+  const firstHub = hubModels.find(({ call }) => call === hubModelCall);
+  if (hubModels.length > 1 && firstHub && detected.model === firstHub.model) {
+    const updated = libraryModelsUpdated(optimizersMade);
+    const made = (call: Node): Value | undefined => bindings.value(call);
+    const optimized = hubModels.filter(({ call }) => { const value = made(call); return value !== undefined && updated.includes(value); });
+    if (optimized.length === 1) {
+      const trained = optimized[0]!;
+      const trainedValue = made(trained.call);
+      [detected.model, hubModelCall] = [trained.model, trained.call];
+      const others = hubModels.filter((other) => {
+        const value = made(other.call);
+        return other !== trained && value !== undefined && value !== trainedValue && bindings.program.onDevice.has(value);
+      });
+      if (others.length > 0 && !detected.untrainedModel) {
+        const parameters = others.reduce((sum, other) => sum + specParameters(other.model.spec), 0);
+        detected.untrainedModel = { value: { name: others.map((other) => other.model.name).join(' + '), parameters }, line: others[0]!.model.line };
+      }
+      // Freezing only the other models freezes nothing that is trained.
+      if (frozenModules.length > 0 && frozenModules.every((module) => module !== trainedValue)) detected.frozen = undefined;
     }
   }
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.

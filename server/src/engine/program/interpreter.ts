@@ -2397,8 +2397,12 @@ function dataclassFields(cls: ClassValue, depth = 0): string[] {
 const VISION_LIBRARY_MODEL = /^(timm\.create_model|torchvision\.models\.(\w+\.)?[a-z]\w*)$/;
 
 function isLibraryModelCall(value: Extract<Value, { kind: 'call' }>): boolean {
+  if (TRANSFORMERS_MODEL_CLASS.test(value.path)) return true;
   return /\.(from_pretrained|from_config)$/.test(value.path) && !/(Tokenizer|Processor|Config|FeatureExtractor)\w*\.from_/.test(value.path);
 }
+
+/** A transformers model class called on a config (`BertForSequenceClassification(config)`): a library model too. */
+const TRANSFORMERS_MODEL_CLASS = /^transformers\.(\w+\.)*[A-Z]\w*(Model|LMHeadModel|For[A-Z]\w*)$/;
 
 /** `model.bert` (read as a method of a library model, or of one of its submodules) as the submodule it names. */
 function librarySubmodule(value: Extract<Value, { kind: 'method' }>): ObjectValue | undefined {
