@@ -40,3 +40,46 @@ test('distillation between Hugging Face models: the one the optimizer holds is t
     assert.equal(result.config.modelCopies, 124_439_808 / 14_707_968);
   }
 });
+
+const seq2seq = (core: string, call: string) => `import torch
+import torch.nn as nn
+
+class Translator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(1000, 64)
+${core}
+        self.out = nn.Linear(64, 1000)
+
+    def forward(self, src, tgt):
+        a, b = self.embed(src), self.embed(tgt)
+        return self.out(${call})
+
+net = Translator().cuda()
+opt = torch.optim.Adam(net.parameters())
+for _ in range(3):
+    src = torch.randint(0, 1000, (32, 48), device="cuda")
+    tgt = torch.randint(0, 1000, (32, 48), device="cuda")
+    loss = nn.functional.cross_entropy(net(src, tgt).flatten(0, 1), tgt.flatten())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('nn.Transformer is its encoder and decoder stacks: parameters and activations as the two stacks written out', async () => {
+  const composite = await estimateText(seq2seq(
+    '        self.core = nn.Transformer(d_model=64, nhead=4, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=128, batch_first=True)',
+    'self.core(a, b)'), '/tmp/composite.py');
+  // Encoder layer: attention 4 x 64^2 + 4 x 64 = 16,640, feed-forward 64 x 128 + 128 + 128 x 64 + 64 = 16,576, two
+  // norms 256: 33,472. Decoder layer: two attentions 33,280, feed-forward 16,576, three norms 384: 50,240. The two
+  // final norms 256. With the table (64,000) and the head (65,000): 2 x 33,472 + 50,240 + 256 + 129,000 = 246,440.
+  assert.equal(composite.detected.parameters, 246_440);
+  assert.ok(!composite.assumptions.some((line) => /not modelled/.test(line)), composite.assumptions.join('\n'));
+  const written = await estimateText(seq2seq([
+    '        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(64, 4, 128, batch_first=True), 2, norm=nn.LayerNorm(64))',
+    '        self.dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(64, 4, 128, batch_first=True), 1, norm=nn.LayerNorm(64))',
+  ].join('\n'), 'self.dec(b, self.enc(a))'), '/tmp/written.py');
+  assert.equal(written.detected.parameters, 246_440);
+  assert.equal(composite.peakAllocated, written.peakAllocated);
+  assert.equal(composite.breakdown.activations, written.breakdown.activations);
+});

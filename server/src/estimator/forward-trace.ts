@@ -632,6 +632,19 @@ export class ForwardTrace implements TensorTracer {
         if (norm?.kind === 'layer' && out.kind === 'tensor') out = this.layer(norm, [out], new Map()) ?? out;
         return out;
       }
+      case 'Transformer': {
+        // nn.Transformer(src, tgt): the encoder stack over the source, the decoder stack over the target (the
+        // interpreter built both as its named submodules); the output has the target's shape.
+        const encoder = layer.named?.get('encoder');
+        const decoder = layer.named?.get('decoder');
+        const target = args[1] ?? kwargs.get('tgt');
+        if (encoder?.kind !== 'layer' || decoder?.kind !== 'layer' || !target) {
+          this.unmodelled.add('nn.Transformer');
+          return this.produce(shape, [x]);
+        }
+        const memory = this.layer(encoder, [x], new Map()) ?? x;
+        return this.layer(decoder, [target, memory], new Map());
+      }
       default:
         this.unmodelled.add(`nn.${layer.type}`);
         return this.produce(shape, [x]);

@@ -185,7 +185,8 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
     if (depth > 24 || seen.has(module)) return;
     seen.add(module);
     const own = block ?? (blocks.has(module) ? blockCounter++ : undefined);
-    if (module.kind === 'layer' && module.type !== 'Sequential' && module.type !== 'ModuleList' && module.type !== 'ModuleDict') {
+    // nn.Transformer holds its encoder and decoder stacks as submodules (see transformerParts in the interpreter).
+    if (module.kind === 'layer' && module.type !== 'Sequential' && module.type !== 'ModuleList' && module.type !== 'ModuleDict' && module.type !== 'Transformer') {
       if (module.type === 'TransformerEncoder' || module.type === 'TransformerDecoder') {
         const layer = module.args[0] ?? module.kwargs.get(module.type === 'TransformerEncoder' ? 'encoder_layer' : 'decoder_layer');
         const count = numberOf(module.args[1] ?? module.kwargs.get('num_layers')) ?? 1;
@@ -193,6 +194,9 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
           for (let i = 0; i < count; i++) out.push({ layer, block: own ?? (blocksAssigned ? undefined : blockCounter++) });
           blocksAssigned = true;
         }
+        // The stack's final norm (`norm=nn.LayerNorm(d)`) has parameters of its own.
+        const norm = module.kwargs.get('norm') ?? module.args[2];
+        if (norm?.kind === 'layer') out.push({ layer: norm, block: own });
         return;
       }
       if (!LAYER_TYPES.has(module.type) && !PASS_THROUGH.has(module.type)) unknown.add(module.type);

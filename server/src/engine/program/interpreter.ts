@@ -1660,6 +1660,10 @@ export class ProgramModel {
       if (type === 'Sequential' && args.length === 1 && args[0]?.kind === 'call' && /OrderedDict$/.test(args[0].path)) {
         value.named = new Map(args[0].args[0] ? pairsOf(args[0].args[0]) ?? [] : []);
       }
+      if (type === 'Transformer') {
+        value.named = transformerParts(args, kwargs, line);
+        value.children = [...value.named.values()];
+      }
       return value;
     }
     // transformers.HfArgumentParser(Args) / ((ModelArgs, DataArgs)): parses into the dataclasses it is given.
@@ -2395,6 +2399,32 @@ function dataclassFields(cls: ClassValue, depth = 0): string[] {
 /** A call that builds a library model (`AutoModel.from_pretrained(...)`, `from_config(...)`): its submodules have names. */
 /** A vision library's model builder (`timm.create_model(...)`, `torchvision.models.resnet18(...)`): its parameters() are its own. */
 const VISION_LIBRARY_MODEL = /^(timm\.create_model|torchvision\.models\.(\w+\.)?[a-z]\w*)$/;
+
+/**
+ * The submodules `nn.Transformer(...)` builds, as torch does: an encoder (num_encoder_layers encoder layers and a final
+ * LayerNorm) and a decoder (num_decoder_layers decoder layers and a final LayerNorm), or the custom ones it is given.
+ */
+function transformerParts(args: Value[], kwargs: Map<string, Value>, line: number): Map<string, Value> {
+  const given = (index: number, name: string): Value | undefined => kwargs.get(name) ?? args[index];
+  const number = (value: number): Value => ({ kind: 'number', value });
+  const dModel = given(0, 'd_model') ?? number(512);
+  const layerKwargs = new Map<string, Value>([
+    ['d_model', dModel], ['nhead', given(1, 'nhead') ?? number(8)], ['dim_feedforward', given(4, 'dim_feedforward') ?? number(2048)],
+    ['dropout', given(5, 'dropout') ?? number(0.1)], ['batch_first', given(10, 'batch_first') ?? { kind: 'bool', value: false }],
+    ['norm_first', given(11, 'norm_first') ?? { kind: 'bool', value: false }],
+  ]);
+  const layer = (type: string, layerArgs: Value[], layerKwargsOf: Map<string, Value>): LayerValue => ({ kind: 'layer', type, args: layerArgs, kwargs: layerKwargsOf, children: [], line });
+  const stack = (type: 'TransformerEncoder' | 'TransformerDecoder', count: Value): LayerValue =>
+    layer(type, [layer(`${type}Layer`, [], new Map(layerKwargs)), count], new Map([['norm', layer('LayerNorm', [dModel], new Map())]]));
+  const custom = (index: number, name: string): Value | undefined => {
+    const value = given(index, name);
+    return value && value.kind !== 'none' ? value : undefined;
+  };
+  return new Map([
+    ['encoder', custom(7, 'custom_encoder') ?? stack('TransformerEncoder', given(2, 'num_encoder_layers') ?? number(6))],
+    ['decoder', custom(8, 'custom_decoder') ?? stack('TransformerDecoder', given(3, 'num_decoder_layers') ?? number(6))],
+  ]);
+}
 
 function isLibraryModelCall(value: Extract<Value, { kind: 'call' }>): boolean {
   if (TRANSFORMERS_MODEL_CLASS.test(value.path)) return true;
