@@ -83,3 +83,55 @@ test('nn.Transformer is its encoder and decoder stacks: parameters and activatio
   assert.equal(composite.peakAllocated, written.peakAllocated);
   assert.equal(composite.breakdown.activations, written.breakdown.activations);
 });
+
+const spectrogramNet = (build: string, use: string) => `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        cin = 1
+        for i, cout in enumerate([16, 32, 32]):
+${build}
+            cin = cout
+        self.rnn = nn.GRU(32 * 8, 64, batch_first=True)
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x):
+        for i in range(3):
+${use}
+        b, c, f, t = x.shape
+        x, _ = self.rnn(x.permute(0, 3, 1, 2).reshape(b, t, c * f))
+        return self.head(x).mean(1)
+
+net = Tagger().cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(3):
+    x = torch.randn(16, 1, 64, 1024, device="cuda")
+    loss = F.cross_entropy(net(x), torch.randint(0, 10, (16,), device="cuda"))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('layers registered with setattr and called through getattr are traced; a pooling window per dimension pools each its own', async () => {
+  const viaSetattr = await estimateText(spectrogramNet(
+    '            setattr(self, f"conv{i}", nn.Conv2d(cin, cout, 3, padding=1))\n            setattr(self, f"pool{i}", nn.MaxPool2d((2, 1)))',
+    '            x = getattr(self, f"pool{i}")(F.relu(getattr(self, f"conv{i}")(x)))'), '/tmp/setattr.py');
+  const viaList = await estimateText(spectrogramNet(
+    '            if i == 0:\n                self.convs = nn.ModuleList()\n            self.convs.append(nn.Conv2d(cin, cout, 3, padding=1))',
+    '            x = F.max_pool2d(F.relu(self.convs[i](x)), (2, 1))'), '/tmp/modulelist.py');
+  // Convolutions 160 + 4,640 + 9,248; the GRU 3 x 64 x (256 + 64) + 6 x 64 = 61,824; the head 650: 76,522.
+  assert.equal(viaSetattr.detected.parameters, 76_522);
+  assert.equal(viaList.detected.parameters, 76_522);
+  // The same layers, the same shapes: the same activations whichever way the layers are registered and pooled.
+  assert.equal(viaSetattr.breakdown.activations, viaList.breakdown.activations);
+  // Pooling (2, 1) halves the frequencies only: the 1,024 frames reach the GRU (8 x 1,024 steps of 256 features).
+  // A square window of 2 would leave 128 frames; the activations after each pool would be half as large or less.
+  const square = await estimateText(spectrogramNet(
+    '            setattr(self, f"conv{i}", nn.Conv2d(cin, cout, 3, padding=1))\n            setattr(self, f"pool{i}", nn.MaxPool2d(2))',
+    '            x = getattr(self, f"pool{i}")(F.relu(getattr(self, f"conv{i}")(x)))'), '/tmp/square.py');
+  assert.ok(viaSetattr.breakdown.activations > 1.5 * square.breakdown.activations,
+    `${viaSetattr.breakdown.activations} vs ${square.breakdown.activations}`);
+});
