@@ -135,3 +135,47 @@ test('layers registered with setattr and called through getattr are traced; a po
   assert.ok(viaSetattr.breakdown.activations > 1.5 * square.breakdown.activations,
     `${viaSetattr.breakdown.activations} vs ${square.breakdown.activations}`);
 });
+
+test('a model built through a registry from a config the estimator cannot read is unresolved, never the default backbone of one of its parts', async () => {
+  const script = (build: string) => `import importlib
+import sys
+import torch
+import torch.nn as nn
+import torchvision
+
+PARTS = {}
+
+def register(cls):
+    PARTS[cls.__name__] = cls
+    return cls
+
+@register
+class Encoder(nn.Module):
+    def __init__(self, arch="resnet18"):
+        super().__init__()
+        self.net = getattr(torchvision.models, arch)(weights=None)
+
+    def forward(self, x):
+        return self.net(x)
+
+${build}
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(8, 3, 224, 224, device="cuda")
+loss = model(x).mean()
+loss.backward()
+opt.step()
+`;
+  // The settings come from a Python module named on the command line: nothing the source determines builds the model.
+  const unreadable = await estimateText(script([
+    'settings = importlib.import_module(sys.argv[1])',
+    'spec = dict(settings.MODEL)',
+    'model = PARTS[spec.pop("type")](**spec).cuda()',
+  ].join('\n')), '/tmp/registry_unreadable.py');
+  assert.ok(unreadable.unresolved, `resolved as ${unreadable.detected.model.name}`);
+  assert.match(unreadable.unresolved.reason, /optimizer gets \(model, line \d+\)/);
+  // Built from values the script gives, the same registry resolves: the module around the library model is traced.
+  const readable = await estimateText(script('model = PARTS["Encoder"](arch="resnet50").cuda()'), '/tmp/registry_readable.py');
+  assert.equal(readable.unresolved, undefined);
+  // resnet50 with its 1,000 classes: 25,557,032 parameters.
+  assert.equal(readable.detected.parameters, 25_557_032);
+});

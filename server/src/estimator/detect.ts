@@ -452,7 +452,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // A library vision model built inside a module of the script (`self.encoder = timm.create_model(...)`) is a
     // backbone: the script's module, traced with it, is the model.
     const backbone = insideModuleClass(call, bindings);
-    const built = backbone && !skippedBackbone ? bindings.value(call) : undefined;
+    // Only one the script's run builds: a module class only run with its parameters' defaults (nothing the script
+    // determines builds it) does not stand for the model, whatever default backbone it names.
+    const built = backbone && !skippedBackbone && bindings.program.ranByScript(call) ? bindings.value(call) : undefined;
     if (built?.kind === 'call' && libraryVisionCall(built)) skippedBackbone = built;
 
     // Model.
@@ -952,6 +954,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (share) detected.frozen = { ...detected.frozen, exact: share.fraction, ...(share.lowerLayers ? { lowerLayers: share.lowerLayers } : {}) };
   }
   if (detected.model) detected.unresolved = undefined;
+  else detected.unresolved ??= undeterminedTrainedModel(calls, bindings);
   // A detector's images: the height the estimate rebuilds it at (its width follows the images' aspect ratio).
   if (detected.detector && detected.model?.source === 'torchvision') {
     detected.imageSize = { value: detected.detector.value.height, line: detected.detector.line, how: detected.detector.how };
@@ -1050,6 +1053,23 @@ function insideModuleClass(call: Node, bindings: Bindings): boolean {
     return cls?.kind === 'class' && isModuleClass(cls);
   }
   return false;
+}
+
+/**
+ * Where no model was found but the script hands an optimizer the parameters of a value it does not determine (a model
+ * built through a registry from a config file the estimator cannot read): that model, said, rather than no model.
+ */
+function undeterminedTrainedModel(calls: readonly Node[], bindings: Bindings): DetectedConfig['unresolved'] {
+  for (const call of calls) {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'attribute' || fn.childForFieldName('attribute')?.text !== 'parameters' || call.parent?.type !== 'argument_list') continue;
+    const receiver = fn.childForFieldName('object');
+    const value = bindings.value(receiver);
+    if (!receiver || (value !== undefined && value.kind !== 'unknown') || !bindings.program.ranByScript(call)) continue;
+    const line = call.startPosition.row;
+    return { line, reason: t('the model whose parameters the optimizer gets ({0}, line {1}) is built from values the script does not determine', receiver.text, line + 1) };
+  }
+  return undefined;
 }
 
 /** The module a freezing call or assignment acts on (`p.requires_grad_(False)` over `teacher.parameters()`: the teacher). */

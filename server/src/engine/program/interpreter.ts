@@ -318,6 +318,16 @@ export class ProgramModel {
     return !fn || this.ranInScript.has(fn.id);
   }
 
+  /**
+   * Whether the script itself runs the code around `node`: top-level code, or a function the script's run called
+   * (not one only run afterwards with its parameters' defaults because nothing called it).
+   */
+  ranByScript(node: PyNode): boolean {
+    let fn = node.parent;
+    while (fn && fn.type !== 'function_definition') fn = fn.parent;
+    return !fn || this.ranInScript.has(fn.id);
+  }
+
   /** Whether the step budget ran out (the values found so far stay valid; later code is unknown). */
   get incomplete(): boolean {
     return this.exhausted;
@@ -1077,6 +1087,8 @@ export class ProgramModel {
         return { kind: 'method', receiver: object, name };
       }
       case 'class':
+        // A registry keys the classes it is handed by their names (`REGISTRY[cls.__name__] = cls`).
+        if (name === '__name__' || name === '__qualname__') return lookupClassAttribute(object, name) ?? { kind: 'string', value: object.name };
         return lookupClassAttribute(object, name) ?? UNKNOWN;
       case 'layer': {
         const child = object.named?.get(name);
