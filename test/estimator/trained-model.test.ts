@@ -179,3 +179,30 @@ opt.step()
   // resnet50 with its 1,000 classes: 25,557,032 parameters.
   assert.equal(readable.detected.parameters, 25_557_032);
 });
+
+test('a library model named by the default of a builder nothing the script determines calls is unresolved, not that default', async () => {
+  const script = (call: string) => `import json
+import sys
+import torch
+import torchvision
+
+def make_net(arch="resnet18", classes=10):
+    return getattr(torchvision.models, arch)(weights=None, num_classes=classes)
+
+FACTORIES = {"net": make_net}
+${call}
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loss = model(torch.randn(8, 3, 224, 224, device="cuda")).mean()
+loss.backward()
+opt.step()
+`;
+  // The factory and its arguments come from a JSON file named on the command line: make_net runs with no value
+  // the script determines, and its default architecture is not the script's.
+  const unknown = await estimateText(script('cfg = json.load(open(sys.argv[1]))\nmodel = FACTORIES[cfg["factory"]](**cfg["args"]).cuda()'), '/tmp/factory_unknown.py');
+  assert.ok(unknown.unresolved, `resolved as ${unknown.detected.model.name}`);
+  assert.match(unknown.unresolved.reason, /make_net\(\) from its parameter arch/);
+  // Called with its defaults by the script itself: resnet18 with 10 classes, 11,181,642 parameters.
+  const defaults = await estimateText(script('model = FACTORIES["net"]().cuda()'), '/tmp/factory_defaults.py');
+  assert.equal(defaults.unresolved, undefined);
+  assert.equal(defaults.detected.parameters, 11_181_642);
+});

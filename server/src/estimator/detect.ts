@@ -548,14 +548,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const libraryArgument = (index: number, key: string): PyValue | undefined =>
       (made ? toPy(made.kwargs.get(key) ?? made.args[index]) : bindings.evaluate(pos[index] ?? kw.get(key)));
     const libraryKeyword = (key: string): PyValue | undefined => (made ? toPy(made.kwargs.get(key)) : kwValue(key));
-    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model && !backbone) {
+    // A library model named by a parameter of a function the script's run never calls (run only with its defaults,
+    // `def build(arch="resnet18")` reached through a registry the estimator cannot read): the default is no finding.
+    const guessed = made && !detected.model && !backbone && libraryVisionCall(made) ? parameterDefaultNaming(call, bindings) : undefined;
+    if (guessed) {
+      detected.unresolved ??= { line, reason: t('the model is built by {0}() from its parameter {1}, which the script never gives a value it determines', guessed.function, guessed.parameter) };
+    }
+    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model && !backbone && !guessed) {
       const modelName = libraryArgument(0, 'model_name');
       const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes')), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
-    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone) {
+    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone && !guessed) {
       const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword('aux_loss')), made];
@@ -564,7 +570,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
     const tvMatch = TORCHVISION_MODEL.exec(libraryCall) ??
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
-    if (tvMatch && !detected.model && !notRun && !backbone && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
+    if (tvMatch && !detected.model && !notRun && !backbone && !guessed && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
       const detector = vision ? undefined : findDetectionModel(tvMatch[1]!);
       if (detector) {
@@ -1068,6 +1074,39 @@ function undeterminedTrainedModel(calls: readonly Node[], bindings: Bindings): D
     if (!receiver || (value !== undefined && value.kind !== 'unknown') || !bindings.program.ranByScript(call)) continue;
     const line = call.startPosition.row;
     return { line, reason: t('the model whose parameters the optimizer gets ({0}, line {1}) is built from values the script does not determine', receiver.text, line + 1) };
+  }
+  return undefined;
+}
+
+/**
+ * The function and parameter that name the library model a call builds (the callee, `getattr(models, arch)`, or its
+ * first argument mentions the parameter), where that function ran only with its defaults, never from the script's run.
+ */
+function parameterDefaultNaming(call: Node, bindings: Bindings): { function: string; parameter: string } | undefined {
+  let fn = call.parent;
+  while (fn && fn.type !== 'function_definition') fn = fn.parent;
+  if (!fn || bindings.program.ranByScript(call)) return undefined;
+  const parameters = new Set<string>();
+  for (const parameter of fn.childForFieldName('parameters')?.namedChildren ?? []) {
+    const nameNode = parameter?.type === 'identifier' ? parameter : parameter?.childForFieldName('name') ?? parameter?.namedChildren[0];
+    if (nameNode?.type === 'identifier' && nameNode.text !== 'self') parameters.add(nameNode.text);
+  }
+  const naming = [call.childForFieldName('function'), callArguments(call).positional[0], callArguments(call).keywords.get('model_name'), callArguments(call).keywords.get('name')];
+  for (const node of naming) {
+    const found = node ? identifierIn(node, parameters, 0) : undefined;
+    if (found) return { function: fn.childForFieldName('name')?.text ?? '', parameter: found };
+  }
+  return undefined;
+}
+
+function identifierIn(node: Node, names: ReadonlySet<string>, depth: number): string | undefined {
+  if (node.type === 'identifier') return names.has(node.text) ? node.text : undefined;
+  if (depth > 8) return undefined;
+  for (const child of node.namedChildren) {
+    // `module.arch` names the attribute, not the parameter `arch`.
+    if (!child || (node.type === 'attribute' && child === node.childForFieldName('attribute'))) continue;
+    const found = identifierIn(child, names, depth + 1);
+    if (found) return found;
   }
   return undefined;
 }
