@@ -2439,12 +2439,14 @@ function transformerParts(args: Value[], kwargs: Map<string, Value>, line: numbe
 }
 
 function isLibraryModelCall(value: Extract<Value, { kind: 'call' }>): boolean {
-  if (TRANSFORMERS_MODEL_CLASS.test(value.path)) return true;
+  if (TRANSFORMERS_MODEL_CLASS.test(value.path) && !NOT_A_TRANSFORMERS_MODEL.test(value.path)) return true;
   return /\.(from_pretrained|from_config)$/.test(value.path) && !/(Tokenizer|Processor|Config|FeatureExtractor)\w*\.from_/.test(value.path);
 }
 
 /** A transformers model class called on a config (`BertForSequenceClassification(config)`): a library model too. */
 const TRANSFORMERS_MODEL_CLASS = /^transformers\.(\w+\.)*[A-Z]\w*(Model|LMHeadModel|For[A-Z]\w*)$/;
+/** Classes of transformers whose names read like a model's but are not (`DataCollatorForLanguageModeling`). */
+const NOT_A_TRANSFORMERS_MODEL = /(DataCollator|Tokenizer|Processor|Config|FeatureExtractor|Trainer|Arguments|Pipeline)\w*$/;
 
 /** `model.bert` (read as a method of a library model, or of one of its submodules) as the submodule it names. */
 function librarySubmodule(value: Extract<Value, { kind: 'method' }>): ObjectValue | undefined {
