@@ -3,6 +3,9 @@
 // and model configurations a script reads from a Python file. Figures are computed by hand in the comments.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { estimateText } from './helpers';
 
 test('distillation between Hugging Face models: the one the optimizer holds is trained, the frozen one costs its weights', async () => {
@@ -205,4 +208,96 @@ opt.step()
   const defaults = await estimateText(script('model = FACTORIES["net"]().cuda()'), '/tmp/factory_defaults.py');
   assert.equal(defaults.unresolved, undefined);
   assert.equal(defaults.detected.parameters, 11_181_642);
+});
+
+/** A folder with the script's settings files, as a user's project keeps them beside the script. */
+function projectWith(files: Record<string, string>): string {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-settings-'));
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(folder, name)), { recursive: true });
+    fs.writeFileSync(path.join(folder, name), text);
+  }
+  return folder;
+}
+
+const mlpScript = (header: string, width: string, batch: string, optimizer = 'torch.optim.Adam(net.parameters())') => `import os
+import torch
+import torch.nn as nn
+${header}
+
+net = nn.Sequential(nn.Linear(512, ${width}), nn.ReLU(), nn.Linear(${width}, 10)).cuda()
+opt = ${optimizer}
+for _ in range(3):
+    x = torch.randn(${batch}, 512, device="cuda")
+    loss = nn.functional.cross_entropy(net(x), torch.randint(0, 10, (${batch},), device="cuda"))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a Python settings file the script imports or runs is read as Python runs it', async () => {
+  const folder = projectWith({
+    'settings.py': 'import math\nWIDTH = 2 ** 11\nBATCH = int(math.sqrt(4096))\n',
+    'configs/__init__.py': '',
+    'configs/small.py': 'model = dict(width=1024)\ndata = dict(batch=32)\noptimizer = dict(type="SGD", lr=0.1, momentum=0.9)\n',
+  });
+  const script = path.join(folder, 'train.py');
+  // 512 x 2,048 + 2,048 + 2,048 x 10 + 10 = 1,071,114 parameters; batch 64.
+  for (const [header, width, batch] of [
+    ['import settings', 'settings.WIDTH', 'settings.BATCH'],
+    ['import settings as S', 'S.WIDTH', 'S.BATCH'],
+    ['from settings import WIDTH, BATCH', 'WIDTH', 'BATCH'],
+    ['from settings import *', 'WIDTH', 'BATCH'],
+  ] as const) {
+    const result = await estimateText(mlpScript(header, width, batch), script);
+    assert.equal(result.detected.parameters, 1_071_114, header);
+    assert.equal(result.detected.batchSize.value, 64, header);
+  }
+  // 512 x 1,024 + 1,024 + 1,024 x 10 + 10 = 535,562 parameters; batch 32; SGD with momentum, named by the config.
+  const ran = [
+    ['import runpy\ncfg = runpy.run_path(os.path.join(os.path.dirname(__file__), "configs", "small.py"))', 'cfg["model"]["width"]', 'cfg["data"]["batch"]', 'cfg["optimizer"]'],
+    ['import importlib\nmod = importlib.import_module("configs.small")\ncfg = {"model": mod.model, "data": mod.data, "optimizer": mod.optimizer}', 'cfg["model"]["width"]', 'cfg["data"]["batch"]', 'cfg["optimizer"]'],
+    ['from configs import small\ncfg = {"model": small.model, "data": small.data, "optimizer": small.optimizer}', 'cfg["model"]["width"]', 'cfg["data"]["batch"]', 'cfg["optimizer"]'],
+  ] as const;
+  for (const [header, width, batch, optimizer] of ran) {
+    const result = await estimateText(mlpScript(`${header}\noptim_cfg = dict(${optimizer})`, width, batch,
+      'getattr(torch.optim, optim_cfg.pop("type"))(net.parameters(), **optim_cfg)'), script);
+    assert.equal(result.detected.parameters, 535_562, header);
+    assert.equal(result.detected.batchSize.value, 32, header);
+    assert.equal(result.detected.optimizer.value, 'sgd-momentum', header);
+  }
+});
+
+test('a settings file with functions or classes of its own is not run: what it would give stays undetermined', async () => {
+  const folder = projectWith({ 'helpers.py': 'WIDTH = 2048\n\ndef width():\n    return WIDTH\n' });
+  const result = await estimateText(mlpScript('from helpers import WIDTH', 'WIDTH', '64'), path.join(folder, 'train.py'));
+  assert.ok(result.unresolved, `resolved with ${result.detected.parameters} parameters`);
+  assert.match(result.unresolved.reason, /layer sizes of nn\.Sequential are not values the script determines/);
+});
+
+test('a module holding parts of a library model (its stem, its stages) is unresolved, not the rest of the module', async () => {
+  const script = `import torch
+import torch.nn as nn
+import torchvision
+
+class Features(nn.Module):
+    def __init__(self):
+        super().__init__()
+        net = torchvision.models.resnet50(weights=None)
+        self.stem = nn.Sequential(net.conv1, net.bn1, net.relu, net.maxpool)
+        self.stage1, self.stage2 = net.layer1, net.layer2
+        self.head = nn.Conv2d(512, 19, 1)
+
+    def forward(self, x):
+        return self.head(self.stage2(self.stage1(self.stem(x))))
+
+model = Features().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+loss = model(torch.randn(4, 3, 256, 256, device="cuda")).mean()
+loss.backward()
+opt.step()
+`;
+  const result = await estimateText(script, '/tmp/library_parts.py');
+  assert.ok(result.unresolved, `resolved with ${result.detected.parameters} parameters`);
+  assert.match(result.unresolved.reason, /Features holds parts of a library model \(resnet50\.conv1/);
 });

@@ -158,6 +158,7 @@ const AUTOCAST = /(^|\.)autocast$/;
 const GRAD_SCALER = /GradScaler$/;
 const MODELLED_OPTIMIZER = /^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad)$/;
 const CAPITALISED = /^[A-Z]/;
+const TORCH_OPTIMIZER_CLASS = /^torch\.optim\.[A-Z]\w*$/;
 const CHECKPOINT = /(^|\.)(checkpoint|checkpoint_sequential)$/;
 const NO_GRAD = /(^|\.)(no_grad|inference_mode)$/;
 const DDP_CLASS = /DistributedDataParallel$/;
@@ -742,20 +743,30 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // Optimizer.
     // An optimizer the script never builds (another branch's) does not replace one it does.
     const optimizerPassedOver = detected.optimizer !== undefined && bindings.program.passedOver(call);
-    if (MODELLED_OPTIMIZER.test(name) && !fn.includes('Config') && !optimizerPassedOver) {
+    // `getattr(torch.optim, cfg["type"])(params, **cfg)`: the optimizer class the program model called, with the
+    // keywords it ran with (a config's), which the call's text does not show.
+    const optimizerByName = !MODELLED_OPTIMIZER.test(name) && value?.kind === 'call' && value.line === line && TORCH_OPTIMIZER_CLASS.test(value.path) ? value : undefined;
+    const optimizerName = optimizerByName ? lastName(optimizerByName.path) : name;
+    const optimizerFlag = (key: string): boolean => {
+      if (!optimizerByName) return positive(key);
+      const given = toPy(optimizerByName.kwargs.get(key));
+      return (typeof given === 'number' && given > 0) || given === true;
+    };
+    if (MODELLED_OPTIMIZER.test(optimizerName) && !fn.includes('Config') && !optimizerPassedOver) {
+      const name = optimizerName;
       let kind: OptimizerKind;
       detected.optimizerStates = undefined;
       if (/8bit/.test(name)) kind = 'adam-8bit';
       else if (name === 'Adafactor') kind = 'adafactor';
       // SGD keeps a momentum_buffer with momentum (nesterov needs one too).
-      else if (name === 'SGD') kind = positive('momentum') ? 'sgd-momentum' : 'sgd';
+      else if (name === 'SGD') kind = optimizerFlag('momentum') ? 'sgd-momentum' : 'sgd';
       else if (name === 'RMSprop') {
         kind = 'rmsprop';
-        detected.optimizerStates = 1 + (positive('momentum') ? 1 : 0) + (positive('centered') ? 1 : 0);
+        detected.optimizerStates = 1 + (optimizerFlag('momentum') ? 1 : 0) + (optimizerFlag('centered') ? 1 : 0);
       } else if (name === 'Adagrad') kind = 'adagrad';
       else {
         kind = name === 'Adam' ? 'adam' : 'adamw';
-        if (positive('amsgrad')) detected.optimizerStates = 3;
+        if (optimizerFlag('amsgrad')) detected.optimizerStates = 3;
       }
       detected.optimizer = { value: kind, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
@@ -935,7 +946,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const rebuildAt = (at: number): LayerNetSpec => info.build(at, targetLen);
     const spec = rebuildAt(size);
     // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.
-    if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {
+    if (info.libraryParts) {
+      detected.unresolved ??= { line: info.line, reason: t('{0} holds parts of a library model ({1}): the catalog sizes library models whole, not their parts', info.className, info.libraryParts.join(', ')) };
+    } else if (info.undeterminedSize) {
+      detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
+    } else if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {
       detected.model = { name: info.className, source: 'custom', line: info.line, spec, rebuildAt, defaultWeightDtype: 'fp32' };
       if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
       // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
