@@ -42,6 +42,10 @@ test('distillation between Hugging Face models: the one the optimizer holds is t
     // gpt2 (124,439,808 parameters) stays on the GPU beside it: its weights count, in units of the student's.
     assert.equal(result.config.modelCopies, 124_439_808 / 14_707_968);
   }
+  // The teacher loaded in bf16: the student keeps its fp32 weights, and the teacher costs 2 bytes a parameter.
+  const bf16Teacher = await estimateText(script(true).replace('from_pretrained("gpt2")', 'from_pretrained("gpt2", torch_dtype=torch.bfloat16)'), '/tmp/hf_distill_bf16.py');
+  assert.equal(bf16Teacher.config.weightDtype, 'fp32');
+  assert.equal(bf16Teacher.config.modelCopies, (124_439_808 / 2) / 14_707_968);
 });
 
 const seq2seq = (core: string, call: string) => `import torch

@@ -138,7 +138,10 @@ export interface DetectedConfig {
   rectangularImage?: Located<{ height: number; width: number }>;
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
   featureEncoderFrozen?: number;
-  /** A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher). */
+  /**
+   * A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher); its
+   * parameters as so many of the trained model's weight dtype (a bf16 teacher beside an fp32 student: half of them).
+   */
   untrainedModel?: Located<{ name: string; parameters: number }>;
 }
 
@@ -427,7 +430,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   /** The call that builds a Hub / config model (`AutoModelForCausalLM.from_pretrained(...)`, `from_config(...)`). */
   let hubModelCall: Node | undefined;
   /** Every Hugging Face model the script builds (from a checkpoint or a config): the trained one is the one optimized. */
-  const hubModels: Array<{ model: DetectedModel; call: Node }> = [];
+  const hubModels: Array<{ model: DetectedModel; call: Node; dtype?: WeightDtype }> = [];
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
   const collateFunctions = new Set<string>();
 
@@ -479,7 +482,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         const task = taskFromClass(className, spec.family);
         const resolved = { ...spec, task: task === 'base' && spec.family === 'vit' ? spec.task : task, numLabels: typeof labels === 'number' ? labels : spec.numLabels };
         const model: DetectedModel = { name: id ?? className, source, line, spec: resolved, defaultWeightDtype: spec.storedDtype };
-        hubModels.push({ model, call });
+        const asked = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
+        const stored = kwValue('torch_dtype') === 'auto' || kwValue('dtype') === 'auto' ? spec.storedDtype : undefined;
+        hubModels.push({ model, call, dtype: asked ?? stored });
         if (!detected.model) [detected.model, hubModelCall] = [model, call];
       }
       const dtype = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
@@ -531,7 +536,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (!/ForPreTraining$/.test(className)) delete spec.decoder;
       // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
       const model: DetectedModel = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: configSpec.storedDtype ?? 'fp32' };
-      hubModels.push({ model, call });
+      hubModels.push({ model, call, dtype: name === 'from_config' ? dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype')) : undefined });
       if (!detected.model) {
         [detected.model, hubModelCall] = [model, call];
         const attn = kwValue('attn_implementation');
@@ -890,12 +895,21 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       const trained = optimized[0]!;
       const trainedValue = made(trained.call);
       [detected.model, hubModelCall] = [trained.model, trained.call];
+      // The dtype another model was loaded in (`from_pretrained(teacher, torch_dtype=torch.bfloat16)`) is not the
+      // trained model's.
+      const dtypeLine = detected.weightDtype?.line;
+      if (dtypeLine !== undefined && hubModels.some((other) => other !== trained && other.model.line === dtypeLine)) {
+        detected.weightDtype = trained.dtype ? { value: trained.dtype, line: trained.model.line } : undefined;
+      }
       const others = hubModels.filter((other) => {
         const value = made(other.call);
         return other !== trained && value !== undefined && value !== trainedValue && bindings.program.onDevice.has(value);
       });
       if (others.length > 0 && !detected.untrainedModel) {
-        const parameters = others.reduce((sum, other) => sum + specParameters(other.model.spec), 0);
+        // Counted in units of the trained model's weights: a bf16 teacher beside an fp32 student costs half as much a parameter.
+        const bytes = (dtype: WeightDtype | undefined): number => (dtype === 'fp32' || dtype === undefined ? 4 : 2);
+        const trainedBytes = bytes(detected.weightDtype?.value ?? trained.model.defaultWeightDtype);
+        const parameters = others.reduce((sum, other) => sum + specParameters(other.model.spec) * bytes(other.dtype ?? other.model.defaultWeightDtype) / trainedBytes, 0);
         detected.untrainedModel = { value: { name: others.map((other) => other.model.name).join(' + '), parameters }, line: others[0]!.model.line };
       }
       // Freezing only the other models freezes nothing that is trained.

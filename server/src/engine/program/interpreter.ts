@@ -183,6 +183,8 @@ export class ProgramModel {
   private readonly toggles = new Map<ObjectValue | LayerValue, { frozen: Set<number>; unfrozen: Set<number> }>();
   /** Settings modules run so far, by path (null: read but not a module of settings). */
   private readonly settingsModules = new Map<string, Map<string, Value> | null>();
+  /** Module files looked for beside the script and not found. */
+  private readonly settingsMissing = new Set<string>();
   /** How deep settings modules import one another (bounded). */
   private settingsDepth = 0;
   /**
@@ -754,7 +756,7 @@ export class ProgramModel {
    * config at the script's line that reads it. Undefined where the file is missing, unreadable or not settings.
    */
   private runSettingsModule(file: string | undefined, line: number): Map<string, Value> | undefined {
-    if (!file || this.settingsDepth > 2) return undefined;
+    if (!file || this.settingsDepth > 2 || this.settingsMissing.has(file)) return undefined;
     const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
     for (const folder of folders) {
       const full = path.resolve(folder, file);
@@ -785,6 +787,8 @@ export class ProgramModel {
       this.settingsModules.set(full, names);
       return names;
     }
+    // Most imports are libraries' (`import torch`): looked for once.
+    this.settingsMissing.add(file);
     return undefined;
   }
 
