@@ -153,7 +153,10 @@ export interface DetectedConfig {
   videoFrames?: Located<number> & { assumed: boolean };
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
   featureEncoderFrozen?: number;
-  /** A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher). */
+  /**
+   * A model on the GPU beside the trained one that no optimizer updates (a distillation's frozen teacher); its
+   * parameters as so many of the trained model's weight dtype (a bf16 teacher beside an fp32 student: half of them).
+   */
   untrainedModel?: Located<{ name: string; parameters: number }>;
 }
 
@@ -173,6 +176,7 @@ const AUTOCAST = /(^|\.)autocast$/;
 const GRAD_SCALER = /GradScaler$/;
 const MODELLED_OPTIMIZER = /^(SGD|Adam|AdamW|Adafactor|Adam8bit|AdamW8bit|PagedAdamW8bit|PagedAdam8bit|AdamW8bit|RMSprop|Adagrad|Adadelta|SparseAdam|LBFGS)$/;
 const CAPITALISED = /^[A-Z]/;
+const TORCH_OPTIMIZER_CLASS = /^torch\.optim\.[A-Z]\w*$/;
 const CHECKPOINT = /(^|\.)(checkpoint|checkpoint_sequential)$/;
 const NO_GRAD = /(^|\.)(no_grad|inference_mode)$/;
 const DDP_CLASS = /DistributedDataParallel$/;
@@ -523,6 +527,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let videoModel: { video: VideoModel; classes: number; model: DetectedModel } | undefined;
   /** The frames of a clip batch the script makes itself (`torch.randn(N, 3, T, H, W)`). */
   let madeClipFrames: Located<number> | undefined;
+  /** Every Hugging Face model the script builds (from a checkpoint or a config): the trained one is the one optimized. */
+  const hubModels: Array<{ model: DetectedModel; call: Node; dtype?: WeightDtype }> = [];
   /** Functions the script hands a DataLoader as its collate_fn: what they return is the batch the step receives. */
   const collateFunctions = new Set<string>();
 
@@ -548,7 +554,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // A library vision model built inside a module of the script (`self.encoder = timm.create_model(...)`) is a
     // backbone: the script's module, traced with it, is the model.
     const backbone = insideModuleClass(call, bindings);
-    const built = backbone && !skippedBackbone ? bindings.value(call) : undefined;
+    // Only one the script's run builds: a module class only run with its parameters' defaults (nothing the script
+    // determines builds it) does not stand for the model, whatever default backbone it names.
+    const built = backbone && !skippedBackbone && bindings.program.ranByScript(call) ? bindings.value(call) : undefined;
     if (built?.kind === 'call' && libraryVisionCall(built)) skippedBackbone = built;
 
     // Model.
@@ -586,12 +594,15 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (!spec && !detected.model) {
         detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
       }
-      if (spec && !detected.model) {
+      if (spec) {
         const labels = kwValue('num_labels');
         const task = taskFromClass(className, spec.family);
         const resolved = { ...spec, task: task === 'base' && spec.family === 'vit' ? spec.task : task, numLabels: typeof labels === 'number' ? labels : spec.numLabels };
-        detected.model = { name: id ?? className, source, line, spec: resolved, defaultWeightDtype: spec.storedDtype };
-        hubModelCall = call;
+        const model: DetectedModel = { name: id ?? className, source, line, spec: resolved, defaultWeightDtype: spec.storedDtype };
+        const asked = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
+        const stored = kwValue('torch_dtype') === 'auto' || kwValue('dtype') === 'auto' ? spec.storedDtype : undefined;
+        hubModels.push({ model, call, dtype: asked ?? stored });
+        if (!detected.model) [detected.model, hubModelCall] = [model, call];
       }
       const dtype = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
       const auto = kwValue('torch_dtype') === 'auto' || kwValue('dtype') === 'auto';
@@ -654,16 +665,19 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, configArgument.attrs ?? new Map()), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
       else if (!detected.model) detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
     }
-    if (configSpec && !detected.model && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
+    if (configSpec && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
       const spec = { ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) };
       // ViT-MAE's decoder belongs to the pre-training class; ViTMAEModel is the encoder (and masks all the same).
       if (!/ForPreTraining$/.test(className)) delete spec.decoder;
       // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
-      detected.model = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: configSpec.storedDtype ?? 'fp32' };
-      hubModelCall = call;
-      const attn = kwValue('attn_implementation');
-      if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
+      const model: DetectedModel = { name: `${configSpec.name}(...)`, source: 'from-config', line, spec, defaultWeightDtype: configSpec.storedDtype ?? 'fp32' };
+      hubModels.push({ model, call, dtype: name === 'from_config' ? dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype')) : undefined });
+      if (!detected.model) {
+        [detected.model, hubModelCall] = [model, call];
+        const attn = kwValue('attn_implementation');
+        if (attn === 'eager' || attn === 'sdpa' || attn === 'flash_attention_2') detected.attention = { value: attn, line };
+      }
     }
     // The library call this node makes; a method chain on it (`.cuda().to(...)`) holds the same value but is not it.
     const calleeNode = call.childForFieldName('function');
@@ -676,14 +690,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const libraryArgument = (index: number, key: string): PyValue | undefined =>
       (made ? toPy(made.kwargs.get(key) ?? made.args[index]) : bindings.evaluate(pos[index] ?? kw.get(key)));
     const libraryKeyword = (key: string): PyValue | undefined => (made ? toPy(made.kwargs.get(key)) : kwValue(key));
-    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model && !backbone) {
+    // A library model named by a parameter of a function the script's run never calls (run only with its defaults,
+    // `def build(arch="resnet18")` reached through a registry the estimator cannot read): the default is no finding.
+    const guessed = made && !detected.model && !backbone && libraryVisionCall(made) ? parameterDefaultNaming(call, bindings) : undefined;
+    if (guessed) {
+      detected.unresolved ??= { line, reason: t('the model is built by {0}() from its parameter {1}, which the script never gives a value it determines', guessed.function, guessed.parameter) };
+    }
+    if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model && !backbone && !guessed) {
       const modelName = libraryArgument(0, 'model_name');
       const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes')), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
-    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone) {
+    if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone && !guessed) {
       const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
@@ -692,7 +712,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
     const tvMatch = TORCHVISION_MODEL.exec(libraryCall) ??
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
-    if (tvMatch && !detected.model && !notRun && !backbone && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
+    if (tvMatch && !detected.model && !notRun && !backbone && !guessed && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
       const detector = vision ? undefined : findDetectionModel(tvMatch[1]!);
       if (detector) {
@@ -885,16 +905,26 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // Optimizer.
     // An optimizer the script never builds (another branch's) does not replace one it does.
     const optimizerPassedOver = detected.optimizer !== undefined && bindings.program.passedOver(call);
-    if (MODELLED_OPTIMIZER.test(name) && !fn.includes('Config') && !optimizerPassedOver) {
+    // `getattr(torch.optim, cfg["type"])(params, **cfg)`: the optimizer class the program model called, with the
+    // keywords it ran with (a config's), which the call's text does not show.
+    const optimizerByName = !MODELLED_OPTIMIZER.test(name) && value?.kind === 'call' && value.line === line && TORCH_OPTIMIZER_CLASS.test(value.path) ? value : undefined;
+    const optimizerName = optimizerByName ? lastName(optimizerByName.path) : name;
+    const optimizerFlag = (key: string): boolean => {
+      if (!optimizerByName) return positive(key);
+      const given = toPy(optimizerByName.kwargs.get(key));
+      return (typeof given === 'number' && given > 0) || given === true;
+    };
+    if (MODELLED_OPTIMIZER.test(optimizerName) && !fn.includes('Config') && !optimizerPassedOver) {
+      const name = optimizerName;
       let kind: OptimizerKind;
       detected.optimizerStates = undefined;
       if (/8bit/.test(name)) kind = 'adam-8bit';
       else if (name === 'Adafactor') kind = 'adafactor';
       // SGD keeps a momentum_buffer with momentum (nesterov needs one too).
-      else if (name === 'SGD') kind = positive('momentum') ? 'sgd-momentum' : 'sgd';
+      else if (name === 'SGD') kind = optimizerFlag('momentum') ? 'sgd-momentum' : 'sgd';
       else if (name === 'RMSprop') {
         kind = 'rmsprop';
-        detected.optimizerStates = 1 + (positive('momentum') ? 1 : 0) + (positive('centered') ? 1 : 0);
+        detected.optimizerStates = 1 + (optimizerFlag('momentum') ? 1 : 0) + (optimizerFlag('centered') ? 1 : 0);
       } else if (name === 'Adagrad') kind = 'adagrad';
       else if (name === 'Adadelta') kind = 'adadelta';
       else if (name === 'SparseAdam') kind = 'sparse-adam';
@@ -905,7 +935,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         detected.optimizerStates = 2 * (typeof history === 'number' && history >= 0 ? history : LBFGS_DEFAULT_HISTORY) + 3;
       } else {
         kind = name === 'Adam' ? 'adam' : 'adamw';
-        if (positive('amsgrad')) detected.optimizerStates = 3;
+        if (optimizerFlag('amsgrad')) detected.optimizerStates = 3;
       }
       detected.optimizer = { value: kind, line };
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
@@ -1035,6 +1065,38 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const held = spec.kind === 'layers' ? parametersOptimized(optimizersMade, libraryModelMade, spec) : undefined;
     if (held && spec.kind === 'layers' && held.value < spec.parameters) detected.optimizerParameters = held;
   }
+  // Several Hugging Face models (a distillation's frozen teacher from a checkpoint, its student from a config): the one
+  // whose parameters an optimizer holds is the model trained; the others on the GPU cost their weights.
+  const firstHub = hubModels.find(({ call }) => call === hubModelCall);
+  if (hubModels.length > 1 && firstHub && detected.model === firstHub.model) {
+    const updated = libraryModelsUpdated(optimizersMade);
+    const made = (call: Node): Value | undefined => bindings.value(call);
+    const optimized = hubModels.filter(({ call }) => { const value = made(call); return value !== undefined && updated.includes(value); });
+    if (optimized.length === 1) {
+      const trained = optimized[0]!;
+      const trainedValue = made(trained.call);
+      [detected.model, hubModelCall] = [trained.model, trained.call];
+      // The dtype another model was loaded in (`from_pretrained(teacher, torch_dtype=torch.bfloat16)`) is not the
+      // trained model's.
+      const dtypeLine = detected.weightDtype?.line;
+      if (dtypeLine !== undefined && hubModels.some((other) => other !== trained && other.model.line === dtypeLine)) {
+        detected.weightDtype = trained.dtype ? { value: trained.dtype, line: trained.model.line } : undefined;
+      }
+      const others = hubModels.filter((other) => {
+        const value = made(other.call);
+        return other !== trained && value !== undefined && value !== trainedValue && bindings.program.onDevice.has(value);
+      });
+      if (others.length > 0 && !detected.untrainedModel) {
+        // Counted in units of the trained model's weights: a bf16 teacher beside an fp32 student costs half as much a parameter.
+        const bytes = (dtype: WeightDtype | undefined): number => (dtype === 'fp32' || dtype === undefined ? 4 : 2);
+        const trainedBytes = bytes(detected.weightDtype?.value ?? trained.model.defaultWeightDtype);
+        const parameters = others.reduce((sum, other) => sum + specParameters(other.model.spec) * bytes(other.dtype ?? other.model.defaultWeightDtype) / trainedBytes, 0);
+        detected.untrainedModel = { value: { name: others.map((other) => other.model.name).join(' + '), parameters }, line: others[0]!.model.line };
+      }
+      // Freezing only the other models freezes nothing that is trained.
+      if (frozenModules.length > 0 && frozenModules.every((module) => module !== trainedValue)) detected.frozen = undefined;
+    }
+  }
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
   const transformed = !detected.imageSize || storedImage;
   if (transformSize && transformed) detected.imageSize = { value: transformSize.value, line: transformSize.line, how: transformSize.how };
@@ -1081,7 +1143,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const rebuildAt = (at: number): LayerNetSpec => info.build(at, targetLen);
     const spec = rebuildAt(size);
     // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.
-    if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {
+    if (info.libraryParts) {
+      detected.unresolved ??= { line: info.line, reason: t('{0} holds parts of a library model ({1}): the catalog sizes library models whole, not their parts', info.className, info.libraryParts.join(', ')) };
+    } else if (info.undeterminedSize) {
+      detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
+    } else if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {
       detected.model = { name: info.className, source: 'custom', line: info.line, spec, rebuildAt, defaultWeightDtype: 'fp32' };
       if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
       // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
@@ -1106,6 +1172,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (share) detected.frozen = { ...detected.frozen, exact: share.fraction, ...(share.lowerLayers ? { lowerLayers: share.lowerLayers } : {}) };
   }
   if (detected.model) detected.unresolved = undefined;
+  else detected.unresolved ??= undeterminedTrainedModel(calls, bindings);
   // A detector's images: the height the estimate rebuilds it at (its width follows the images' aspect ratio).
   if (detected.detector && detected.model?.source === 'torchvision') {
     detected.imageSize = { value: detected.detector.value.height, line: detected.detector.line, how: detected.detector.how };
@@ -1299,6 +1366,56 @@ function insideModuleClass(call: Node, bindings: Bindings): boolean {
     return cls?.kind === 'class' && isModuleClass(cls);
   }
   return false;
+}
+
+/**
+ * Where no model was found but the script hands an optimizer the parameters of a value it does not determine (a model
+ * built through a registry from a config file the estimator cannot read): that model, said, rather than no model.
+ */
+function undeterminedTrainedModel(calls: readonly Node[], bindings: Bindings): DetectedConfig['unresolved'] {
+  for (const call of calls) {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'attribute' || fn.childForFieldName('attribute')?.text !== 'parameters' || call.parent?.type !== 'argument_list') continue;
+    const receiver = fn.childForFieldName('object');
+    const value = bindings.value(receiver);
+    if (!receiver || (value !== undefined && value.kind !== 'unknown') || !bindings.program.ranByScript(call)) continue;
+    const line = call.startPosition.row;
+    return { line, reason: t('the model whose parameters the optimizer gets ({0}, line {1}) is built from values the script does not determine', receiver.text, line + 1) };
+  }
+  return undefined;
+}
+
+/**
+ * The function and parameter that name the library model a call builds (the callee, `getattr(models, arch)`, or its
+ * first argument mentions the parameter), where that function ran only with its defaults, never from the script's run.
+ */
+function parameterDefaultNaming(call: Node, bindings: Bindings): { function: string; parameter: string } | undefined {
+  let fn = call.parent;
+  while (fn && fn.type !== 'function_definition') fn = fn.parent;
+  if (!fn || bindings.program.ranByScript(call)) return undefined;
+  const parameters = new Set<string>();
+  for (const parameter of fn.childForFieldName('parameters')?.namedChildren ?? []) {
+    const nameNode = parameter?.type === 'identifier' ? parameter : parameter?.childForFieldName('name') ?? parameter?.namedChildren[0];
+    if (nameNode?.type === 'identifier' && nameNode.text !== 'self') parameters.add(nameNode.text);
+  }
+  const naming = [call.childForFieldName('function'), callArguments(call).positional[0], callArguments(call).keywords.get('model_name'), callArguments(call).keywords.get('name')];
+  for (const node of naming) {
+    const found = node ? identifierIn(node, parameters, 0) : undefined;
+    if (found) return { function: fn.childForFieldName('name')?.text ?? '', parameter: found };
+  }
+  return undefined;
+}
+
+function identifierIn(node: Node, names: ReadonlySet<string>, depth: number): string | undefined {
+  if (node.type === 'identifier') return names.has(node.text) ? node.text : undefined;
+  if (depth > 8) return undefined;
+  for (const child of node.namedChildren) {
+    // `module.arch` names the attribute, not the parameter `arch`.
+    if (!child || (node.type === 'attribute' && child === node.childForFieldName('attribute'))) continue;
+    const found = identifierIn(child, names, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** The module a freezing call or assignment acts on (`p.requires_grad_(False)` over `teacher.parameters()`: the teacher). */

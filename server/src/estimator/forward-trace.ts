@@ -31,6 +31,21 @@ function reordered(x: TensorValue, order: readonly number[]): TensorValue {
   return view;
 }
 
+/** A pooling window per spatial dimension: `MaxPool2d((2, 1))` pools the first dimension only. */
+interface PoolWindow { kernel: number[]; stride: number[]; padding: number[] }
+
+/** A pooling layer's or function's window from its arguments: one number for every dimension, or one per dimension. */
+function poolWindow(spatial: number, kernel: Value | undefined, stride: Value | undefined, padding: Value | undefined): PoolWindow {
+  const each = (value: Value | undefined, fallback: number[]): number[] => {
+    if (value?.kind === 'list' && value.items.length === spatial) return value.items.map((item, k) => numberOf(item) ?? fallback[k]!);
+    const single = value?.kind === 'list' ? numberOf(value.items[0]) : value ? numberOf(value) : undefined;
+    return single === undefined ? fallback : new Array<number>(spatial).fill(single);
+  };
+  const kernels = each(kernel, new Array<number>(spatial).fill(2));
+  // A stride of None (the default) is the kernel's.
+  return { kernel: kernels, stride: stride?.kind === 'none' ? kernels : each(stride, kernels), padding: each(padding, new Array<number>(spatial).fill(0)) };
+}
+
 /** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
 const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
 /** Functional forms of layers whose backward makes an input-sized gradient from an output-sized one. */
@@ -533,15 +548,12 @@ export class ForwardTrace implements TensorTracer {
         return this.dropout(x, num(0, 'p', 0.5));
       case 'MaxPool1d':
       case 'MaxPool2d':
-      case 'MaxPool3d': {
-        const kernel = num(0, 'kernel_size', 2);
-        return this.maxPool(x, spatialDims(layer.type), kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
-      }
+      case 'MaxPool3d':
       case 'AvgPool1d':
       case 'AvgPool2d':
       case 'AvgPool3d': {
-        const kernel = num(0, 'kernel_size', 2);
-        return this.pool(x, spatialDims(layer.type), kernel, num(1, 'stride', kernel), num(2, 'padding', 0));
+        const window = poolWindow(spatialDims(layer.type), arg(0, 'kernel_size'), arg(1, 'stride'), arg(2, 'padding'));
+        return layer.type.startsWith('Max') ? this.maxPool(x, window) : this.pool(x, window);
       }
       case 'AdaptiveAvgPool1d':
       case 'AdaptiveAvgPool2d':
@@ -637,6 +649,19 @@ export class ForwardTrace implements TensorTracer {
         if (norm?.kind === 'layer' && out.kind === 'tensor') out = this.layer(norm, [out], new Map()) ?? out;
         return out;
       }
+      case 'Transformer': {
+        // nn.Transformer(src, tgt): the encoder stack over the source, the decoder stack over the target (the
+        // interpreter built both as its named submodules); the output has the target's shape.
+        const encoder = layer.named?.get('encoder');
+        const decoder = layer.named?.get('decoder');
+        const target = args[1] ?? kwargs.get('tgt');
+        if (encoder?.kind !== 'layer' || decoder?.kind !== 'layer' || !target) {
+          this.unmodelled.add('nn.Transformer');
+          return this.produce(shape, [x]);
+        }
+        const memory = this.layer(encoder, [x], new Map()) ?? x;
+        return this.layer(decoder, [target, memory], new Map());
+      }
       default:
         this.unmodelled.add(`nn.${layer.type}`);
         return this.produce(shape, [x]);
@@ -659,15 +684,16 @@ export class ForwardTrace implements TensorTracer {
     return this.produce(x.shape, [x]);
   }
 
-  private maxPool(x: TensorValue, spatial: number, kernel: number, stride: number, padding: number): TensorValue {
+  private maxPool(x: TensorValue, window: PoolWindow): TensorValue {
     this.keep(x);
-    const out = this.pool(x, spatial, kernel, stride, padding);
+    const out = this.pool(x, window);
     this.fixedBytes += numel(out.shape) * 8;
     return out;
   }
 
-  private pool(x: TensorValue, spatial: number, kernel: number, stride: number, padding: number): TensorValue {
-    const size = (n: number) => Math.floor((n + 2 * padding - kernel) / stride) + 1;
+  private pool(x: TensorValue, { kernel, stride, padding }: PoolWindow): TensorValue {
+    const spatial = kernel.length;
+    const size = (n: number, k: number) => Math.floor((n + 2 * padding[k]! - kernel[k]!) / stride[k]!) + 1;
     return this.produce([...x.shape.slice(0, x.shape.length - spatial), ...x.shape.slice(-spatial).map(size)], [x]);
   }
 
@@ -834,15 +860,12 @@ export class ForwardTrace implements TensorTracer {
       }
       case 'max_pool1d':
       case 'max_pool2d':
-      case 'max_pool3d': {
-        const kernel = numberOf(kwargs.get('kernel_size') ?? args[1]) ?? 2;
-        return this.maxPool(x, spatialDims(name), kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
-      }
+      case 'max_pool3d':
       case 'avg_pool1d':
       case 'avg_pool2d':
       case 'avg_pool3d': {
-        const kernel = numberOf(kwargs.get('kernel_size') ?? args[1]) ?? 2;
-        return this.pool(x, spatialDims(name), kernel, numberOf(kwargs.get('stride') ?? args[2]) ?? kernel, numberOf(kwargs.get('padding') ?? args[3]) ?? 0);
+        const window = poolWindow(spatialDims(name), kwargs.get('kernel_size') ?? args[1], kwargs.get('stride') ?? args[2], kwargs.get('padding') ?? args[3]);
+        return name.startsWith('max') ? this.maxPool(x, window) : this.pool(x, window);
       }
       case 'adaptive_avg_pool1d':
       case 'adaptive_avg_pool2d':

@@ -27,6 +27,13 @@ export interface CustomModuleInfo {
   inputChannels: number;
   /** torch.nn layer types the estimator does not model (their parameters and activations are not counted). */
   unknownLayers: string[];
+  /**
+   * Parts of a library model the module holds as its own submodules (`self.layer1 = resnet.layer1`): the catalog
+   * sizes library models whole, not their parts, so the module's size is not known. Named as the script reads them.
+   */
+  libraryParts?: string[];
+  /** A layer given a size that is no number the script determines (`nn.Linear(512, settings.WIDTH)`, unread). */
+  undeterminedSize?: string;
   /** Parameters of the layers the script froze (requires_grad_(False)), as the program model ran it. */
   frozenParameters: number;
   /**
@@ -185,7 +192,8 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
     if (depth > 24 || seen.has(module)) return;
     seen.add(module);
     const own = block ?? (blocks.has(module) ? blockCounter++ : undefined);
-    if (module.kind === 'layer' && module.type !== 'Sequential' && module.type !== 'ModuleList' && module.type !== 'ModuleDict') {
+    // nn.Transformer holds its encoder and decoder stacks as submodules (see transformerParts in the interpreter).
+    if (module.kind === 'layer' && module.type !== 'Sequential' && module.type !== 'ModuleList' && module.type !== 'ModuleDict' && module.type !== 'Transformer') {
       if (module.type === 'TransformerEncoder' || module.type === 'TransformerDecoder') {
         const layer = module.args[0] ?? module.kwargs.get(module.type === 'TransformerEncoder' ? 'encoder_layer' : 'decoder_layer');
         const count = numberOf(module.args[1] ?? module.kwargs.get('num_layers')) ?? 1;
@@ -193,6 +201,9 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
           for (let i = 0; i < count; i++) out.push({ layer, block: own ?? (blocksAssigned ? undefined : blockCounter++) });
           blocksAssigned = true;
         }
+        // The stack's final norm (`norm=nn.LayerNorm(d)`) has parameters of its own.
+        const norm = module.kwargs.get('norm') ?? module.args[2];
+        if (norm?.kind === 'layer') out.push({ layer: norm, block: own });
         return;
       }
       if (!LAYER_TYPES.has(module.type) && !PASS_THROUGH.has(module.type)) unknown.add(module.type);
@@ -652,6 +663,52 @@ function sparseGradients(layers: readonly LayerValue[]): { sparseGradientParamet
   return total > 0 ? { sparseGradientParameters: total } : {};
 }
 
+/** The constructor arguments (position, keyword) that size each layer type. */
+const SIZE_ARGUMENTS: Record<string, ReadonlyArray<readonly [number, string]>> = {
+  Linear: [[0, 'in_features'], [1, 'out_features']],
+  Embedding: [[0, 'num_embeddings'], [1, 'embedding_dim']],
+  LayerNorm: [[0, 'normalized_shape']],
+  GroupNorm: [[0, 'num_groups'], [1, 'num_channels']],
+  MultiheadAttention: [[0, 'embed_dim'], [1, 'num_heads']],
+  TransformerEncoderLayer: [[0, 'd_model'], [1, 'nhead']],
+  TransformerDecoderLayer: [[0, 'd_model'], [1, 'nhead']],
+  ...Object.fromEntries(['Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'ConvTranspose3d']
+    .map((type) => [type, [[0, 'in_channels'], [1, 'out_channels'], [2, 'kernel_size']] as const])),
+  ...Object.fromEntries(['BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d'].map((type) => [type, [[0, 'num_features']] as const])),
+  ...Object.fromEntries(['LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell'].map((type) => [type, [[0, 'input_size'], [1, 'hidden_size']] as const])),
+};
+
+/** See CustomModuleInfo.undeterminedSize: the first layer given a size that is no number the script determines. */
+function withUndeterminedSize(list: readonly Leaf[]): Pick<CustomModuleInfo, 'undeterminedSize'> {
+  const determined = (value: Value): boolean => (value.kind === 'list' ? value.items.every(determined) : numberOf(value) !== undefined);
+  for (const { layer } of list) {
+    for (const [index, keyword] of SIZE_ARGUMENTS[layer.type] ?? []) {
+      const given = argument(layer, index, keyword);
+      if (given && !determined(given)) return { undeterminedSize: `nn.${layer.type}` };
+    }
+  }
+  return {};
+}
+
+/** See CustomModuleInfo.libraryParts: the parts of library models a module (or its submodules) holds. */
+function withLibraryParts(root: Module): Pick<CustomModuleInfo, 'libraryParts'> {
+  const parts: string[] = [];
+  const seen = new Set<Value>();
+  const visit = (value: Value, depth: number): void => {
+    if (depth > 12 || seen.has(value) || parts.length >= 4) return;
+    seen.add(value);
+    if (value.kind === 'method' && value.receiver.kind === 'call' && libraryBackbone(value.receiver) !== undefined) {
+      parts.push(`${value.receiver.path.slice(value.receiver.path.lastIndexOf('.') + 1)}.${value.name}`);
+    } else if (value.kind === 'layer') {
+      for (const child of [...value.children, ...(value.named?.values() ?? [])]) visit(child, depth + 1);
+    } else if (value.kind === 'object' && value.role === 'instance' && value.cls && isModuleClass(value.cls)) {
+      for (const child of value.attrs.values()) visit(child, depth + 1);
+    }
+  };
+  visit(root, 0);
+  return parts.length > 0 ? { libraryParts: parts } : {};
+}
+
 /** The net of a module the script builds; undefined when it holds no layer at all. */
 /** Whether a module (or a submodule, a few levels down) holds a library vision model the catalog knows. */
 function holdsBackbone(module: Value, depth = 0): boolean {
@@ -830,7 +887,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
   return {
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
-    frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
+    ...withLibraryParts(root), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
     freezesInTurn: program?.freezesInTurn(root) ?? false,
   };
 }
@@ -889,6 +946,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     inputKind: fed.inputKind,
     inputChannels: fed.inputChannels,
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),
+    ...(models.some((m) => m.libraryParts) ? { libraryParts: models.flatMap((m) => m.libraryParts ?? []) } : {}),
     frozenParameters: models.reduce((sum, m) => sum + m.frozenParameters, 0),
     freezesInTurn: models.some((m) => m.freezesInTurn),
   };

@@ -19,6 +19,8 @@ import {
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile } from './config-files';
+import { loadedParser } from '../parser';
+import { copyTree } from '../syntax-tree';
 import { NodeValues, treeIndex } from './tree-index';
 
 /** Loops longer than this run their body once with an unknown loop variable (no script builds more layers). */
@@ -181,6 +183,12 @@ export class ProgramModel {
   private readonly loops: number[] = [];
   /** For each module the script freezes or unfreezes by name, the loops each kind of call ran in. */
   private readonly toggles = new Map<ObjectValue | LayerValue, { frozen: Set<number>; unfrozen: Set<number> }>();
+  /** Settings modules run so far, by path (null: read but not a module of settings). */
+  private readonly settingsModules = new Map<string, Map<string, Value> | null>();
+  /** Module files looked for beside the script and not found. */
+  private readonly settingsMissing = new Set<string>();
+  /** How deep settings modules import one another (bounded). */
+  private settingsDepth = 0;
   /**
    * Modules frozen and unfrozen again within one loop (a GAN's critic, frozen for the generator's step and unfrozen
    * for its own): trained in every iteration, so never counted as frozen.
@@ -315,6 +323,16 @@ export class ProgramModel {
    */
   passedOver(node: PyNode): boolean {
     if (this.exhausted || this.values.get(node.id) !== undefined) return false;
+    let fn = node.parent;
+    while (fn && fn.type !== 'function_definition') fn = fn.parent;
+    return !fn || this.ranInScript.has(fn.id);
+  }
+
+  /**
+   * Whether the script itself runs the code around `node`: top-level code, or a function the script's run called
+   * (not one only run afterwards with its parameters' defaults because nothing called it).
+   */
+  ranByScript(node: PyNode): boolean {
     let fn = node.parent;
     while (fn && fn.type !== 'function_definition') fn = fn.parent;
     return !fn || this.ranInScript.has(fn.id);
@@ -699,32 +717,91 @@ export class ProgramModel {
   }
 
   private execImport(node: PyNode, scope: Scope): void {
+    const line = node.startPosition.row;
+    // A settings module of the script's own (`config.py` beside it): its names, as Python would bind them.
+    const local = (dotted: string): Map<string, Value> | undefined => this.runSettingsModule(`${dotted.split('.').join('/')}.py`, line);
     if (node.type === 'import_statement') {
       for (const child of node.namedChildren) {
         if (!child) continue;
         if (child.type === 'aliased_import') {
           const name = child.childForFieldName('name')?.text ?? '';
           const alias = child.childForFieldName('alias')?.text;
-          if (alias) scope.vars.set(alias, { kind: 'ref', path: name });
+          const settings = alias ? local(name) : undefined;
+          if (alias) scope.vars.set(alias, settings ? settingsModule(name, settings, line) : { kind: 'ref', path: name });
         } else if (child.type === 'dotted_name') {
           const top = child.text.split('.')[0]!;
-          scope.vars.set(top, { kind: 'ref', path: top });
+          const settings = child.text === top ? local(top) : undefined;
+          scope.vars.set(top, settings ? settingsModule(top, settings, line) : { kind: 'ref', path: top });
         }
       }
       return;
     }
     if (node.type !== 'import_from_statement') return;
     const moduleName = node.childForFieldName('module_name')?.text ?? '';
+    const settings = moduleName.startsWith('.') ? undefined : local(moduleName);
+    // The value a `from moduleName import name` binds: the settings module's own, a settings module of a package
+    // (`from configs import base`), or a library name.
+    const imported = (name: string): Value => {
+      const own = settings?.get(name);
+      if (own) return own;
+      const submodule = moduleName.startsWith('.') ? undefined : local(`${moduleName}.${name}`);
+      return submodule ? settingsModule(`${moduleName}.${name}`, submodule, line) : { kind: 'ref', path: `${moduleName}.${name}` };
+    };
     for (const child of node.namedChildren) {
       if (!child || child.id === node.childForFieldName('module_name')?.id) continue;
       if (child.type === 'aliased_import') {
         const name = child.childForFieldName('name')?.text ?? '';
         const alias = child.childForFieldName('alias')?.text ?? name;
-        scope.vars.set(alias, { kind: 'ref', path: `${moduleName}.${name}` });
+        scope.vars.set(alias, imported(name));
       } else if (child.type === 'dotted_name' && child.id !== node.childForFieldName('module_name')?.id) {
-        scope.vars.set(child.text, { kind: 'ref', path: `${moduleName}.${child.text}` });
+        scope.vars.set(child.text, imported(child.text));
+      } else if (child.type === 'wildcard_import' && settings) {
+        for (const [name, value] of settings) if (!name.startsWith('_')) scope.vars.set(name, value);
       }
     }
+  }
+
+  /**
+   * Runs a Python file of settings the script reads (`config.py` beside it, `configs/x.py`), as Python would, and
+   * returns its global names. Only a module of settings: assignments, expressions and imports at its top level (a
+   * module with functions or classes of its own is a library of the script, not read). Its values count as read from a
+   * config at the script's line that reads it. Undefined where the file is missing, unreadable or not settings.
+   */
+  private runSettingsModule(file: string | undefined, line: number): Map<string, Value> | undefined {
+    if (!file || this.settingsDepth > 2 || this.settingsMissing.has(file)) return undefined;
+    const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
+    for (const folder of folders) {
+      const full = path.resolve(folder, file);
+      if (full === this.options.filePath) return undefined;
+      const cached = this.settingsModules.get(full);
+      if (cached !== undefined) return cached ?? undefined;
+      const text = host().readLocalFile(full, 200_000);
+      if (text === undefined) continue;
+      const root = parseSettingsModule(text);
+      if (!root || root.namedChildren.some((c) => !c || !SETTINGS_STATEMENT.has(c.type))) {
+        this.settingsModules.set(full, null);
+        return undefined;
+      }
+      const scope = new Scope(undefined, 'module');
+      scope.vars.set('__name__', { kind: 'string', value: path.basename(full, '.py') });
+      scope.vars.set('__file__', { kind: 'string', value: full });
+      this.settingsDepth++;
+      try {
+        this.execBlock(root, scope);
+      } catch (signal) {
+        // A stray return or break ends the module; the step budget running out ends the whole run.
+        if (!(signal instanceof ReturnSignal || signal instanceof BreakSignal || signal instanceof ContinueSignal)) throw signal;
+      } finally {
+        this.settingsDepth--;
+      }
+      const names = new Map<string, Value>();
+      for (const [name, value] of scope.vars) if (!name.startsWith('__')) names.set(name, readFromSettings(value, line, 0));
+      this.settingsModules.set(full, names);
+      return names;
+    }
+    // Most imports are libraries' (`import torch`): looked for once.
+    this.settingsMissing.add(file);
+    return undefined;
   }
 
   /**
@@ -1092,6 +1169,8 @@ export class ProgramModel {
         return { kind: 'method', receiver: object, name };
       }
       case 'class':
+        // A registry keys the classes it is handed by their names (`REGISTRY[cls.__name__] = cls`).
+        if (name === '__name__' || name === '__qualname__') return lookupClassAttribute(object, name) ?? { kind: 'string', value: object.name };
         return lookupClassAttribute(object, name) ?? UNKNOWN;
       case 'layer': {
         const child = object.named?.get(name);
@@ -1675,6 +1754,10 @@ export class ProgramModel {
       if (type === 'Sequential' && args.length === 1 && args[0]?.kind === 'call' && /OrderedDict$/.test(args[0].path)) {
         value.named = new Map(args[0].args[0] ? pairsOf(args[0].args[0]) ?? [] : []);
       }
+      if (type === 'Transformer') {
+        value.named = transformerParts(args, kwargs, line);
+        value.children = [...value.named.values()];
+      }
       return value;
     }
     // transformers.HfArgumentParser(Args) / ((ModelArgs, DataArgs)): parses into the dataclasses it is given.
@@ -1849,6 +1932,17 @@ export class ProgramModel {
       case 'omegaconf.OmegaConf.load':
       case 'OmegaConf.load':
         return this.loadConfigFile(args[0], line);
+      // A settings module in Python, run as Python runs it: `runpy.run_path("configs/x.py")` returns its globals.
+      case 'runpy.run_path': {
+        const settings = this.runSettingsModule(pathOf(args[0] ?? kwargs.get('path_name')), line);
+        return settings ? { kind: 'dict', entries: settings } : UNKNOWN;
+      }
+      // `importlib.import_module("configs.x")`: the module next to the script, its names as attributes.
+      case 'importlib.import_module': {
+        const name = stringOf(args[0] ?? kwargs.get('name'));
+        const settings = name && !name.startsWith('.') ? this.runSettingsModule(`${name.split('.').join('/')}.py`, line) : undefined;
+        return settings ? settingsModule(name!, settings, line) : UNKNOWN;
+      }
       default:
         break;
     }
@@ -2411,7 +2505,34 @@ function dataclassFields(cls: ClassValue, depth = 0): string[] {
 /** A vision library's model builder (`timm.create_model(...)`, `torchvision.models.resnet18(...)`): its parameters() are its own. */
 const VISION_LIBRARY_MODEL = /^(timm\.create_model|torchvision\.models\.(\w+\.)?[a-z]\w*)$/;
 
+/**
+ * The submodules `nn.Transformer(...)` builds, as torch does: an encoder (num_encoder_layers encoder layers and a final
+ * LayerNorm) and a decoder (num_decoder_layers decoder layers and a final LayerNorm), or the custom ones it is given.
+ */
+function transformerParts(args: Value[], kwargs: Map<string, Value>, line: number): Map<string, Value> {
+  const given = (index: number, name: string): Value | undefined => kwargs.get(name) ?? args[index];
+  const number = (value: number): Value => ({ kind: 'number', value });
+  const dModel = given(0, 'd_model') ?? number(512);
+  const layerKwargs = new Map<string, Value>([
+    ['d_model', dModel], ['nhead', given(1, 'nhead') ?? number(8)], ['dim_feedforward', given(4, 'dim_feedforward') ?? number(2048)],
+    ['dropout', given(5, 'dropout') ?? number(0.1)], ['batch_first', given(10, 'batch_first') ?? { kind: 'bool', value: false }],
+    ['norm_first', given(11, 'norm_first') ?? { kind: 'bool', value: false }],
+  ]);
+  const layer = (type: string, layerArgs: Value[], layerKwargsOf: Map<string, Value>): LayerValue => ({ kind: 'layer', type, args: layerArgs, kwargs: layerKwargsOf, children: [], line });
+  const stack = (type: 'TransformerEncoder' | 'TransformerDecoder', count: Value): LayerValue =>
+    layer(type, [layer(`${type}Layer`, [], new Map(layerKwargs)), count], new Map([['norm', layer('LayerNorm', [dModel], new Map())]]));
+  const custom = (index: number, name: string): Value | undefined => {
+    const value = given(index, name);
+    return value && value.kind !== 'none' ? value : undefined;
+  };
+  return new Map([
+    ['encoder', custom(7, 'custom_encoder') ?? stack('TransformerEncoder', given(2, 'num_encoder_layers') ?? number(6))],
+    ['decoder', custom(8, 'custom_decoder') ?? stack('TransformerDecoder', given(3, 'num_decoder_layers') ?? number(6))],
+  ]);
+}
+
 function isLibraryModelCall(value: Extract<Value, { kind: 'call' }>): boolean {
+  if (TRANSFORMERS_MODEL_CLASS.test(value.path) && !NOT_A_TRANSFORMERS_MODEL.test(value.path)) return true;
   return /\.(from_pretrained|from_config)$/.test(value.path) && !/(Tokenizer|Processor|Config|FeatureExtractor)\w*\.from_/.test(value.path);
 }
 
@@ -2430,6 +2551,50 @@ function visionSubmodulePath(object: Value, name: string): { model: Value; path:
   const model = submodule?.attrs.get('model');
   return submodule && model?.kind === 'call' && VISION_LIBRARY_MODEL.test(model.path) ? { model, path: `${submodule.typeName}.${name}` } : undefined;
 }
+
+/** The statements a module of settings holds at its top level. */
+const SETTINGS_STATEMENT = new Set(['expression_statement', 'import_statement', 'import_from_statement', 'future_import_statement', 'comment', 'if_statement', 'pass_statement']);
+
+/** A settings module's syntax tree, copied (its nodes get ids of their own); undefined before the grammar is loaded. */
+function parseSettingsModule(text: string): PyNode | undefined {
+  const parser = loadedParser();
+  const tree = parser?.parse(text);
+  if (!tree) return undefined;
+  try {
+    return copyTree(tree, text);
+  } finally {
+    tree.delete();
+  }
+}
+
+/** A settings module bound to a name (`import config`): its names are its attributes, read as a config's. */
+function settingsModule(name: string, names: Map<string, Value>, line: number): ObjectValue {
+  return { kind: 'object', role: 'namespace', typeName: `module ${name}`, attrs: names, line };
+}
+
+/** A value of a settings module: its scalars read from a config at the script's line that reads the module. */
+function readFromSettings(value: Value, line: number, depth: number): Value {
+  const origin: Origin = { line, how: 'config' };
+  if (depth > 16) return value;
+  switch (value.kind) {
+    case 'number':
+    case 'string':
+    case 'bool':
+    case 'none':
+      return { ...value, origin };
+    case 'list':
+      return { ...value, items: value.items.map((item) => readFromSettings(item, line, depth + 1)) };
+    case 'dict':
+      return { ...value, entries: new Map([...value.entries].map(([key, entry]) => [key, readFromSettings(entry, line, depth + 1)])) };
+    default:
+      return value;
+  }
+}
+
+/** A transformers model class called on a config (`BertForSequenceClassification(config)`): a library model too. */
+const TRANSFORMERS_MODEL_CLASS = /^transformers\.(\w+\.)*[A-Z]\w*(Model|LMHeadModel|For[A-Z]\w*)$/;
+/** Classes of transformers whose names read like a model's but are not (`DataCollatorForLanguageModeling`). */
+const NOT_A_TRANSFORMERS_MODEL = /(DataCollator|Tokenizer|Processor|Config|FeatureExtractor|Trainer|Arguments|Pipeline)\w*$/;
 
 /** `model.bert` (read as a method of a library model, or of one of its submodules) as the submodule it names. */
 function librarySubmodule(value: Extract<Value, { kind: 'method' }>): ObjectValue | undefined {
