@@ -13,7 +13,7 @@ import { copyTree, copyTreeIncremental } from './syntax-tree';
 import { answerQueriesWithoutTree } from './queries';
 import { copyTreeReparsingStatement } from './statement-reparse';
 import type { SingleEdit, SourceText, SyntaxNode } from './syntax-tree';
-import { SemanticModel } from './semantic/model';
+import { SemanticModel, STATEMENT_NODES_COLLECTOR } from './semantic/model';
 import type { Position } from './types';
 
 export interface TextChange {
@@ -156,7 +156,7 @@ export class DocumentStore {
     if (state.edited || !tree || state.treeBehind || state.analysisTree !== tree || tree.rootNode.hasError) return false;
     if (!state.syntaxRoot) {
       state.source = { text: state.analysisText };
-      state.syntaxRoot = copyTree(tree, state.source);
+      state.syntaxRoot = copyTree(tree, state.source, STATEMENT_NODES_COLLECTOR);
     }
     answerQueriesWithoutTree(state.syntaxRoot);
     tree.delete();
@@ -283,7 +283,7 @@ export class DocumentStore {
     if (!state.model && (state.analysisTree || state.syntaxRoot)) {
       if (!state.syntaxRoot) {
         state.source = { text: state.analysisText };
-        state.syntaxRoot = copyTree(state.analysisTree!, state.source);
+        state.syntaxRoot = copyTree(state.analysisTree!, state.source, STATEMENT_NODES_COLLECTOR);
       }
       const version = state.version;
       // The tree-sitter tree is read only by queries over statements not parsed alone (a whole-file analysis).

@@ -1620,7 +1620,7 @@ function statementNodes(statement: Node): StatementNodes {
 }
 
 /** A whole-file copy hands each statement's indexed nodes over as it copies them: no second walk of the tree. */
-const STATEMENT_NODES_COLLECTOR: StatementCollector = {
+export const STATEMENT_NODES_COLLECTOR: StatementCollector = {
   types: new Set(INTERESTING_TYPES),
   statement: (statement, found) => interestingCache.set(statement, nodesByKind(found)),
 };
