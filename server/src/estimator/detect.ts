@@ -9,6 +9,7 @@ import { host } from '../host';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
+import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalog/detection';
 import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
@@ -1088,7 +1089,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       });
       if (others.length > 0 && !detected.untrainedModel) {
         // Counted in units of the trained model's weights: a bf16 teacher beside an fp32 student costs half as much a parameter.
-        const bytes = (dtype: WeightDtype | undefined): number => (dtype === 'fp32' || dtype === undefined ? 4 : 2);
+        const bytes = (dtype: WeightDtype | undefined): number => dtypeBytes(dtype ?? 'fp32');
         const trainedBytes = bytes(detected.weightDtype?.value ?? trained.model.defaultWeightDtype);
         const parameters = others.reduce((sum, other) => sum + specParameters(other.model.spec) * bytes(other.dtype ?? other.model.defaultWeightDtype) / trainedBytes, 0);
         detected.untrainedModel = { value: { name: others.map((other) => other.model.name).join(' + '), parameters }, line: others[0]!.model.line };

@@ -709,7 +709,6 @@ function withLibraryParts(root: Module): Pick<CustomModuleInfo, 'libraryParts'> 
   return parts.length > 0 ? { libraryParts: parts } : {};
 }
 
-/** The net of a module the script builds; undefined when it holds no layer at all. */
 /** Whether a module (or a submodule, a few levels down) holds a library vision model the catalog knows. */
 function holdsBackbone(module: Value, depth = 0): boolean {
   if (depth > 3) return false;
@@ -718,6 +717,7 @@ function holdsBackbone(module: Value, depth = 0): boolean {
   return false;
 }
 
+/** The net of a module the script builds; undefined when it holds no layer at all. */
 export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
   const plan = checkpointPlan(root);
