@@ -39,7 +39,7 @@ function main(): void {
 main();
 // Beside it, the held-out scripts (written from the contract alone, measured on an H200): detection and all.
 void (async () => {
-  for (const set of ['holdout', 'holdout2', 'holdout3', 'holdout4', 'holdout5', 'holdout6']) {
+  for (const set of ['holdout', 'holdout2', 'holdout3', 'holdout4', 'holdout5', 'holdout6', 'holdout7']) {
     console.log(`\nheld-out scripts (test/gpu/${set}), detection from the script and estimate:`);
     await benchHoldout(undefined, set);
   }

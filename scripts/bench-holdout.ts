@@ -1,7 +1,7 @@
-// Scores the estimator on a held-out set (test/gpu/holdout: 40 scripts; test/gpu/holdout2 and holdout3: 20 more each, holdout4: 24, holdout5: 26, holdout6: 30, written later;
+// Scores the estimator on a held-out set (test/gpu/holdout: 40 scripts; test/gpu/holdout2 and holdout3: 20 more each, holdout4: 24, holdout5: 26, holdout6: 30, holdout7: 30, written later;
 // all from the contract alone, measured on an H200 by test/gpu/holdout/run.py): estimated peak allocated against
 // torch.cuda.max_memory_allocated().
-// Usage: npm run bench:holdout [-- --set holdout2|holdout3|holdout4|holdout5|holdout6] [-- --cli PATH/TO/cli.js]   (--cli scores another build)
+// Usage: npm run bench:holdout [-- --set holdout2|holdout3|holdout4|holdout5|holdout6|holdout7] [-- --cli PATH/TO/cli.js]   (--cli scores another build)
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
