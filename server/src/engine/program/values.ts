@@ -17,8 +17,11 @@ export interface StringValue { kind: 'string'; value: string; origin?: Origin }
 export interface BoolValue { kind: 'bool'; value: boolean; origin?: Origin }
 export interface NoneValue { kind: 'none'; origin?: Origin }
 export interface ListValue { kind: 'list'; items: Value[]; tuple: boolean; origin?: Origin }
-/** A dict with string keys (other keys are dropped). `attributes`: an EasyDict/OmegaConf-style dict read as `cfg.x`. */
-export interface DictValue { kind: 'dict'; entries: Map<string, Value>; origin?: Origin }
+/**
+ * A dict with string keys (other keys are dropped). `attributes`: an EasyDict/OmegaConf-style dict read as `cfg.x`.
+ * `ini`: a configparser parser (its sections as entries) or one of its sections (option strings as entries).
+ */
+export interface DictValue { kind: 'dict'; entries: Map<string, Value>; origin?: Origin; ini?: 'parser' | 'section' }
 /** `torch.float16` and friends. */
 export interface DtypeValue { kind: 'dtype'; name: string; origin?: Origin }
 
