@@ -2467,7 +2467,10 @@ function randomBound(path: string, args: Value[], kwargs: Map<string, Value>): N
   const high = kwargs.get('high') ?? kwargs.get('b') ?? kwargs.get('stop') ?? (args.length >= 2 ? args[1] : path === 'random.randint' ? undefined : args[0]);
   if (high?.kind !== 'number' || !Number.isInteger(high.value)) return undefined;
   const value = inclusive ? high.value : high.value - 1;
-  return value > 0 ? { kind: 'number', value, ...(high.origin ? { origin: high.origin } : {}) } : undefined;
+  // The smallest value it can take: the low bound given with the high one (0 where only a stop is given).
+  const low = kwargs.get('low') ?? kwargs.get('a') ?? kwargs.get('start') ?? (args.length >= 2 ? args[0] : path === 'random.randint' ? undefined : { kind: 'number', value: 0 } as Value);
+  const least = low?.kind === 'number' && Number.isInteger(low.value) && low.value <= value ? low.value : undefined;
+  return value > 0 ? { kind: 'number', value, ...(high.origin ? { origin: high.origin } : {}), ...(least !== undefined && least < value ? { least } : {}) } : undefined;
 }
 
 /** The leading positional parameters of common torch.nn layers, which scripts read back as attributes. */
