@@ -841,7 +841,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // A batch made per step (`torch.randn(BATCH, 3, H, W)` in the loop or a generator), not a whole dataset
       // handed to TensorDataset: its first dimension is the batch size.
       if (shape && shape.dims.length >= 2 && !insideDatasetCall(call) && insideLoopOrGenerator(call)) {
-        dataBatch ??= { value: shape.dims[0]!, line: originLine(value.args[0], shape.line), how: 'literal' };
+        const first = value.args[0];
+        dataBatch ??= { value: shape.dims[0]!, line: originLine(first, shape.line), how: first && 'origin' in first && first.origin ? first.origin.how : 'literal' };
       }
       // (N, S) token ids: S is the sequence; a 1-D randint is a token stream or labels, not a batch's shape.
       if (shape && libraryCall === 'torch.randint' && shape.dims.length === 2) {
