@@ -558,7 +558,8 @@ export class NetBuilder {
    * raw scores, kept by the learned logit scale's product (P). Under autocast F.normalize's vector norm computes
    * in fp32 without a copy of its input (autocast gives it dtype=float32), and the matmul keeps half copies of the
    * normalised q and k. Parameters: V1's without the bias table, plus a logit scale per head and the position-bias
-   * MLP (2 -> 512 -> heads).
+   * MLP (2 -> 512 -> heads). Measured (swin_v2_t, batch 32 at 256, AdamW): estimate -4.0% in fp32, -4.3% under bf16
+   * autocast (test/gpu/estimator/results/cat7.json).
    */
   swinV2Block(heads: number, window: number): this {
     const s = this.shape;
@@ -587,7 +588,8 @@ export class NetBuilder {
    * divided by its mean over channels, scales the input (an affine weight and bias, 2C). Kept: the input (the norm
    * and the product read it) and the product (the affine's addcmul); the output is the next layer's input. Under
    * autocast the vector norm runs with dtype=float32 (no copy of its input), and the product with its fp32 scale is
-   * fp32.
+   * fp32. Measured (convnextv2_tiny, batch 32 at 224, AdamW): estimate 0.0% in fp32, -2.7% under bf16 autocast
+   * (test/gpu/estimator/results/cat7.json).
    */
   globalResponseNorm(): this {
     const elements = this.elements;

@@ -356,7 +356,8 @@ export function buildDetector(model: DetectionModel, height: number, width: numb
  * The resized and padded size of a batch of images whose height and width are drawn at random between `least` and
  * height x width: the transform scales each image on its own (short side to min_size, long side at most max_size),
  * and the batch pads to its tallest and its widest image. A batch of an upright and a landscape image at the
- * extreme aspect ratios is the largest; `height` / `width` are then the tallest and widest resized sides.
+ * extreme aspect ratios is the largest; `height` / `width` are then the tallest and widest resized sides. Measured
+ * (FCOS, batch 8 of 640x480 and 480x640 images, padded to 1088x1088): estimate +1.9% (results/cat7.json).
  */
 export function drawnInputSize(model: Pick<DetectionModel, 'minSize' | 'maxSize'>, height: number, width: number, least?: { height: number; width: number }):
   { height: number; width: number; paddedHeight: number; paddedWidth: number } {
