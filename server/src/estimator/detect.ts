@@ -145,6 +145,9 @@ export interface DetectedConfig {
     minSize: number; maxSize: number; frozenNorms: boolean; pretrained: boolean; detections: boolean; head: string;
     /** trainable_backbone_layers (the builders' 3 over pretrained weights); absent: every stage trains. */
     trainableLayers?: number;
+    /** Sizes drawn at random per image: the smallest height and width (the resized sides are the batch's largest). */
+    leastHeight?: number;
+    leastWidth?: number;
   }>;
   /** Images of unequal height and width the model is sized for, as a square of the same area (imageSize). */
   rectangularImage?: Located<{ height: number; width: number }>;
@@ -734,13 +737,14 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         const extent = imageExtent(bindings.program);
         const options = { classes: numClasses, frozenNorms, pretrained, detections: detectsInEvaluation(detector, numClasses, pretrained), ...(trainableLayers !== undefined ? { trainableLayers } : {}) };
         if (extent) {
-          const build = buildDetector(detector, extent.height, extent.width, options);
+          const build = buildDetector(detector, extent.height, extent.width, options, extent.least);
           [detected.model, libraryModelMade] = [{ name: tvMatch[1]!, source: 'torchvision', line, spec: build.spec, rebuildAt: build.rebuildAt, defaultWeightDtype: 'fp32' }, made];
           const { resized } = build;
           detected.detector = {
             value: { name: tvMatch[1]!, height: extent.height, width: extent.width, resizedHeight: resized.height, resizedWidth: resized.width,
               paddedHeight: resized.paddedHeight, paddedWidth: resized.paddedWidth, minSize: detector.minSize, maxSize: detector.maxSize,
-              frozenNorms, pretrained, detections: options.detections, head: detector.head, ...(trainableLayers !== undefined ? { trainableLayers } : {}) },
+              frozenNorms, pretrained, detections: options.detections, head: detector.head, ...(trainableLayers !== undefined ? { trainableLayers } : {}),
+              ...(extent.least ? { leastHeight: extent.least.height, leastWidth: extent.least.width } : {}) },
             line: extent.line, how: extent.how,
           };
           // The frozen stages' share is the builder's, known exactly.
@@ -837,7 +841,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // A batch made per step (`torch.randn(BATCH, 3, H, W)` in the loop or a generator), not a whole dataset
       // handed to TensorDataset: its first dimension is the batch size.
       if (shape && shape.dims.length >= 2 && !insideDatasetCall(call) && insideLoopOrGenerator(call)) {
-        dataBatch ??= { value: shape.dims[0]!, line: originLine(value.args[0], shape.line), how: 'literal' };
+        const first = value.args[0];
+        dataBatch ??= { value: shape.dims[0]!, line: originLine(first, shape.line), how: first && 'origin' in first && first.origin ? first.origin.how : 'literal' };
       }
       // (N, S) token ids: S is the sequence; a 1-D randint is a token stream or labels, not a batch's shape.
       if (shape && libraryCall === 'torch.randint' && shape.dims.length === 2) {
@@ -1116,8 +1121,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.output = modelOutputUse(calls, calledNames, forwards);
   detected.graphFreedOnReturn = graphFreedOnReturn(forwards);
   detected.outputObjectDropped = outputObjectDropped(forwards);
-  detected.forwardsWithoutLabels = forwardsWithoutLabels(forwards);
-  if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(forwards);
+  // A library model (torchvision, timm) is called through the variable it was assigned to: its forwards say whether
+  // an inference loop scores the outputs, as the script's own model's do.
+  const libraryVariables = new Set(libraryModelMade && forwards.length === 0
+    ? calls.filter((call) => bindings.value(call) === libraryModelMade).map(assignedName).filter((v): v is string => v !== undefined) : []);
+  const scoredForwards = libraryVariables.size > 0 ? calls.filter((call) => callsModel(call, libraryVariables)) : forwards;
+  detected.forwardsWithoutLabels = forwardsWithoutLabels(scoredForwards);
+  if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(scoredForwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
   detected.inputDerivatives = inputDerivativeOrder(calls);

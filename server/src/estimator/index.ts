@@ -125,8 +125,11 @@ const LORA_DEFAULT_TARGETS: Record<string, string[]> = {
 
 /** What a torchvision detector's estimate rests on: the transform's resize, and the counts its code bounds. */
 function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value'], mode: RunMode): string[] {
-  const notes = [t('{0} resizes the {1}x{2} images to {3}x{4} and pads the batch to {5}x{6} (GeneralizedRCNNTransform: min_size {7}, max_size {8}); the backbone, the FPN levels and the anchors follow that size',
-    d.name, d.height, d.width, d.resizedHeight, d.resizedWidth, d.paddedHeight, d.paddedWidth, d.minSize, d.maxSize)];
+  const notes = [d.leastHeight !== undefined && d.leastWidth !== undefined
+    ? t('{0} resizes each image, drawn from {1}..{2} x {3}..{4} px, on its own (GeneralizedRCNNTransform: min_size {5}, max_size {6}), and pads the batch to its tallest and widest: up to {7}x{8}, where a batch holds images of both extreme shapes; the backbone, the FPN levels and the anchors follow that size',
+      d.name, d.leastHeight, d.height, d.leastWidth, d.width, d.minSize, d.maxSize, d.paddedHeight, d.paddedWidth)
+    : t('{0} resizes the {1}x{2} images to {3}x{4} and pads the batch to {5}x{6} (GeneralizedRCNNTransform: min_size {7}, max_size {8}); the backbone, the FPN levels and the anchors follow that size',
+      d.name, d.height, d.width, d.resizedHeight, d.resizedWidth, d.paddedHeight, d.paddedWidth, d.minSize, d.maxSize)];
   const twoStage = d.head !== 'retinanet' && d.head !== 'fcos';
   if (mode === 'train' && twoStage) {
     notes.push(t('training: the box head pools the 512 proposals an image the sampler draws'));

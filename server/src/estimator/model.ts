@@ -356,7 +356,9 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair) + convWorkspace : 0,
     outputs,
     lossTransient: logSoftmax,
-    inferenceTransient: b * net.inferenceLiveElementsPerSample * act,
+    // What forward holds at once beside this batch's outputs: its live peak counts the outputs where the last layer
+    // makes them, and the no-grad step adds them (with the previous batch's) on its own.
+    inferenceTransient: b * Math.max(0, net.inferenceLiveElementsPerSample - (net.returnedOutputElementsPerSample ?? net.outputElementsPerSample)) * act,
     // The loss's fp32 log-softmax is alive until the head's backward has run; a net's own layers come after it.
     backwardCurve: net.backwardPoints && !checkpointed
       ? net.backwardPoints.map((p) => ({ bytes: b * p.elements * act + logSoftmax + convWorkspace, parametersBefore: p.parametersBefore })) : undefined,

@@ -32,6 +32,8 @@ export interface ImageExtent {
   width: number;
   line: number;
   how: How;
+  /** Sizes drawn at random per image: the smallest height and width (height and width are the largest). */
+  least?: { height: number; width: number };
 }
 
 /**
@@ -46,7 +48,9 @@ export function imageExtent(program: ProgramModel): ImageExtent | undefined {
     const { dims } = shape;
     const channelsAt = dims.length === 3 ? 0 : dims.length === 4 && inFunction !== '__getitem__' ? 1 : -1;
     if (channelsAt < 0 || ![1, 3, 4].includes(dims[channelsAt]!) || dims[channelsAt + 1]! < 8 || dims[channelsAt + 2]! < 8) continue;
-    return { height: dims[channelsAt + 1]!, width: dims[channelsAt + 2]!, line: shape.line, how: shape.how };
+    const [height, width] = [dims[channelsAt + 1]!, dims[channelsAt + 2]!];
+    const least = shape.least ? { height: shape.least[channelsAt + 1] ?? height, width: shape.least[channelsAt + 2] ?? width } : undefined;
+    return { height, width, line: shape.line, how: shape.how, ...(least && (least.height < height || least.width < width) ? { least } : {}) };
   }
   return undefined;
 }

@@ -35,3 +35,51 @@ function toValue(data: unknown, line: number, depth: number): Value {
   }
   return { kind: 'unknown' };
 }
+
+/**
+ * An INI file as configparser reads it with its defaults: `[section]` headers, `key = value` or `key: value` options
+ * (keys lower-cased, values stripped strings), indented continuation lines, full-line `#` / `;` comments, the
+ * DEFAULT section's options in every section, and `%(key)s` interpolation from the same section. Each section is
+ * a dict of strings whose line is the script's read call.
+ */
+export function parseIniFile(text: string, line: number): Map<string, Value> {
+  const origin = { line, how: 'config' as const };
+  const raw = new Map<string, Map<string, string>>();
+  let section: Map<string, string> | undefined;
+  let lastKey: string | undefined;
+  for (const rawLine of text.split(/\r?\n/)) {
+    const trimmed = rawLine.trim();
+    if (trimmed === '' || trimmed.startsWith('#') || trimmed.startsWith(';')) {
+      lastKey = undefined;
+      continue;
+    }
+    const header = /^\[([^\]]+)\]$/.exec(trimmed);
+    if (header) {
+      const name = header[1]!;
+      section = raw.get(name) ?? new Map<string, string>();
+      raw.set(name, section);
+      lastKey = undefined;
+      continue;
+    }
+    if (/^\s/.test(rawLine) && section && lastKey !== undefined) {
+      section.set(lastKey, `${section.get(lastKey)}\n${trimmed}`);
+      continue;
+    }
+    const option = /^([^=:]+?)\s*[=:]\s*(.*)$/.exec(trimmed);
+    if (!option || !section) continue;
+    lastKey = option[1]!.toLowerCase();
+    section.set(lastKey, option[2]!);
+  }
+  const defaults = raw.get('DEFAULT') ?? new Map<string, string>();
+  const sections = new Map<string, Value>();
+  for (const [name, options] of raw) {
+    const merged = name === 'DEFAULT' ? options : new Map([...defaults, ...options]);
+    const entries = new Map<string, Value>();
+    for (const [key, value] of merged) {
+      const interpolated = value.replace(/%\((\w+)\)s/g, (whole, other: string) => merged.get(other.toLowerCase()) ?? whole).replace(/%%/g, '%');
+      entries.set(key, { kind: 'string', value: interpolated, origin });
+    }
+    sections.set(name, { kind: 'dict', entries, origin, ini: 'section' });
+  }
+  return sections;
+}

@@ -18,7 +18,7 @@ import {
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
-import { parseConfigFile } from './config-files';
+import { parseConfigFile, parseIniFile } from './config-files';
 import { loadedParser } from '../parser';
 import { copyTree } from '../syntax-tree';
 import { NodeValues, treeIndex } from './tree-index';
@@ -1897,6 +1897,11 @@ export class ProgramModel {
         const parts = args.map(pathOf);
         return parts.length > 0 && parts.every((p): p is string => p !== undefined) ? pathObject(pathJoin(...parts), line) : UNKNOWN;
       }
+      // configparser: its sections fill in when the script reads an INI file (`cp.read(path)`).
+      case 'configparser.ConfigParser':
+      case 'configparser.RawConfigParser':
+      case 'configparser.SafeConfigParser':
+        return { kind: 'dict', entries: new Map(), ini: 'parser' };
       case 'types.SimpleNamespace':
       case 'argparse.Namespace':
         return { kind: 'object', role: 'namespace', typeName: name, attrs: new Map(kwargs), line };
@@ -1994,6 +1999,10 @@ export class ProgramModel {
         case 'index': return UNKNOWN;
         default: return UNKNOWN;
       }
+    }
+    if (receiver.kind === 'dict' && receiver.ini) {
+      const answered = this.iniMethod(receiver, method, args, kwargs, line);
+      if (answered) return answered;
     }
     if (receiver.kind === 'dict') {
       switch (method) {
@@ -2261,6 +2270,70 @@ export class ProgramModel {
     return result;
   }
 
+  /**
+   * configparser's methods: a parser reads INI files into its sections and answers `get/getint/getfloat/getboolean
+   * (section, option, fallback=)`; a section (`cp["model"]`) answers the same without the section. Undefined for
+   * what a plain dict answers the same way.
+   */
+  private iniMethod(receiver: DictValue, method: string, args: Value[], kwargs: Map<string, Value>, line: number): Value | undefined {
+    if (receiver.ini === 'parser') {
+      switch (method) {
+        case 'read': {
+          const given = args[0] ?? kwargs.get('filenames');
+          const files = given?.kind === 'list' ? given.items : given ? [given] : [];
+          const read: Value[] = [];
+          for (const file of files) {
+            const sections = this.loadIniFile(file, line);
+            if (!sections) continue;
+            read.push(file);
+            for (const [name, section] of sections) receiver.entries.set(name, mergedSection(receiver.entries.get(name), section));
+          }
+          return { kind: 'list', items: read, tuple: false };
+        }
+        case 'read_string': {
+          const text = stringOf(args[0]);
+          if (text !== undefined) for (const [name, section] of parseIniFile(text, line)) receiver.entries.set(name, mergedSection(receiver.entries.get(name), section));
+          return NONE;
+        }
+        case 'sections': return { kind: 'list', items: [...receiver.entries.keys()].filter((k) => k !== 'DEFAULT').map((k) => ({ kind: 'string', value: k }) as Value), tuple: false };
+        case 'get':
+        case 'getint':
+        case 'getfloat':
+        case 'getboolean': {
+          const name = stringOf(args[0] ?? kwargs.get('section'));
+          const section = name !== undefined ? receiver.entries.get(name) : undefined;
+          const option = stringOf(args[1] ?? kwargs.get('option'));
+          const value = section?.kind === 'dict' && option !== undefined ? section.entries.get(option.toLowerCase()) : undefined;
+          return iniOption(value, method, kwargs.get('fallback'));
+        }
+        default: return undefined;
+      }
+    }
+    switch (method) {
+      case 'get':
+      case 'getint':
+      case 'getfloat':
+      case 'getboolean': {
+        const option = stringOf(args[0] ?? kwargs.get('option'));
+        const value = option !== undefined ? receiver.entries.get(option.toLowerCase()) : undefined;
+        return iniOption(value, method, args[1] ?? kwargs.get('fallback'));
+      }
+      default: return undefined;
+    }
+  }
+
+  /** The sections of an INI file the script names, read as loadConfigFile finds files; undefined when unread. */
+  private loadIniFile(handle: Value, line: number): Map<string, Value> | undefined {
+    const file = pathOf(handle);
+    if (!file) return undefined;
+    const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
+    for (const folder of folders) {
+      const text = host().readLocalFile(path.resolve(folder, file), 1_000_000);
+      if (text !== undefined) return parseIniFile(text, line);
+    }
+    return undefined;
+  }
+
   private loadConfigFile(handle: Value | undefined, line: number): Value {
     const file = pathOf(handle);
     if (!file) return UNKNOWN;
@@ -2278,6 +2351,31 @@ export class ProgramModel {
 }
 
 // ---- helpers ------------------------------------------------------------------------------------------------
+
+/** A section read again (a second INI file): its options over the earlier ones. */
+function mergedSection(earlier: Value | undefined, later: Value): Value {
+  if (earlier?.kind !== 'dict' || later.kind !== 'dict') return later;
+  return { ...later, entries: new Map([...earlier.entries, ...later.entries]) };
+}
+
+/**
+ * An INI option as configparser's getters convert it: a string (get), an int, a float, or a boolean (1/yes/true/on,
+ * 0/no/false/off); the fallback where the option is missing; unknown where the text does not convert.
+ */
+function iniOption(value: Value | undefined, getter: string, fallback: Value | undefined): Value {
+  if (value === undefined) return fallback ?? UNKNOWN;
+  const text = stringOf(value);
+  if (text === undefined || getter === 'get') return value;
+  const origin = 'origin' in value && value.origin ? { origin: value.origin } : {};
+  if (getter === 'getboolean') {
+    const word = text.trim().toLowerCase();
+    if (/^(1|yes|true|on)$/.test(word)) return { kind: 'bool', value: true, ...origin };
+    if (/^(0|no|false|off)$/.test(word)) return { kind: 'bool', value: false, ...origin };
+    return UNKNOWN;
+  }
+  const number = getter === 'getint' ? (/^\s*[-+]?\d+\s*$/.test(text) ? Number.parseInt(text, 10) : NaN) : Number(text);
+  return Number.isFinite(number) && text.trim() !== '' ? { kind: 'number', value: number, ...origin } : UNKNOWN;
+}
 
 const BUILTIN_NAMES = new Set(['range', 'len', 'int', 'float', 'str', 'bool', 'list', 'tuple', 'dict', 'zip', 'enumerate', 'min', 'max',
   'sum', 'abs', 'round', 'getattr', 'setattr', 'open', 'sorted', 'reversed', 'print', 'isinstance', 'hasattr', 'callable', 'super', 'set', 'vars']);
@@ -2369,7 +2467,10 @@ function randomBound(path: string, args: Value[], kwargs: Map<string, Value>): N
   const high = kwargs.get('high') ?? kwargs.get('b') ?? kwargs.get('stop') ?? (args.length >= 2 ? args[1] : path === 'random.randint' ? undefined : args[0]);
   if (high?.kind !== 'number' || !Number.isInteger(high.value)) return undefined;
   const value = inclusive ? high.value : high.value - 1;
-  return value > 0 ? { kind: 'number', value, ...(high.origin ? { origin: high.origin } : {}) } : undefined;
+  // The smallest value it can take: the low bound given with the high one (0 where only a stop is given).
+  const low = kwargs.get('low') ?? kwargs.get('a') ?? kwargs.get('start') ?? (args.length >= 2 ? args[0] : path === 'random.randint' ? undefined : { kind: 'number', value: 0 } as Value);
+  const least = low?.kind === 'number' && Number.isInteger(low.value) && low.value <= value ? low.value : undefined;
+  return value > 0 ? { kind: 'number', value, ...(high.origin ? { origin: high.origin } : {}), ...(least !== undefined && least < value ? { least } : {}) } : undefined;
 }
 
 /** The leading positional parameters of common torch.nn layers, which scripts read back as attributes. */

@@ -12,13 +12,17 @@ export interface Origin {
   how: How;
 }
 
-export interface NumberValue { kind: 'number'; value: number; origin?: Origin }
+/** `least`: a random draw's smallest value (`random.randint(480, 640)`: 480), where `value` is its largest. */
+export interface NumberValue { kind: 'number'; value: number; origin?: Origin; least?: number }
 export interface StringValue { kind: 'string'; value: string; origin?: Origin }
 export interface BoolValue { kind: 'bool'; value: boolean; origin?: Origin }
 export interface NoneValue { kind: 'none'; origin?: Origin }
 export interface ListValue { kind: 'list'; items: Value[]; tuple: boolean; origin?: Origin }
-/** A dict with string keys (other keys are dropped). `attributes`: an EasyDict/OmegaConf-style dict read as `cfg.x`. */
-export interface DictValue { kind: 'dict'; entries: Map<string, Value>; origin?: Origin }
+/**
+ * A dict with string keys (other keys are dropped). `attributes`: an EasyDict/OmegaConf-style dict read as `cfg.x`.
+ * `ini`: a configparser parser (its sections as entries) or one of its sections (option strings as entries).
+ */
+export interface DictValue { kind: 'dict'; entries: Map<string, Value>; origin?: Origin; ini?: 'parser' | 'section' }
 /** `torch.float16` and friends. */
 export interface DtypeValue { kind: 'dtype'; name: string; origin?: Origin }
 
@@ -266,7 +270,7 @@ export function stringOf(value: Value | undefined): string | undefined {
 }
 
 /** The shape a tensor-creating call is given: `torch.zeros(1, 1, d)`, `torch.randint(0, V, (N, S))`. */
-export function tensorShape(call: CallResultValue): { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> } | undefined {
+export function tensorShape(call: CallResultValue): { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }>; least?: Array<number | undefined> } | undefined {
   // `tokens[i:j].view(B, T)`: a slice of a made tensor reshaped to explicit sizes (nanoGPT's DataLoaderLite).
   if (/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm|normal)(\[\])*\(\)\.(view|reshape)$/.test(call.path)) {
     const flat = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
@@ -285,7 +289,9 @@ export function tensorShape(call: CallResultValue): { dims: number[]; line: numb
   if (dims.length === 0 || dims.some((d) => d === undefined || d <= 0)) return undefined;
   const last = flat[flat.length - 1]!;
   const origin = 'origin' in last ? last.origin : undefined;
-  return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal' };
+  // Sizes drawn at random (`torch.rand(3, h, w)` with h, w from randint): the smallest each can be.
+  const least = flat.map((item) => (item.kind === 'number' ? item.least : undefined));
+  return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal', ...(least.some((l) => l !== undefined) ? { least } : {}) };
 }
 
 /**
