@@ -255,3 +255,38 @@ for step in range(4):
   assert.equal(spec(r).forwardUntraced, true);
   assert.ok(r.assumptions.some((a) => a.includes('forward() of Net could not be followed')), r.assumptions.join('\n'));
 });
+
+const crossAttentionScript = (memoryLength: number): string => `import torch
+import torch.nn as nn
+
+class Reader(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(16, 32)
+        self.tok = nn.Embedding(100, 32)
+        layer = nn.TransformerDecoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+        self.dec = nn.TransformerDecoder(layer, 2)
+        self.out = nn.Linear(32, 100)
+
+    def forward(self, frames, tokens):
+        return self.out(self.dec(self.tok(tokens), self.enc(frames)))
+
+model = Reader().cuda()
+opt = torch.optim.Adam(model.parameters())
+for step in range(3):
+    frames = torch.randn(8, ${memoryLength}, 16, device="cuda")
+    tokens = torch.randint(0, 100, (8, 10), device="cuda")
+    loss = model(frames, tokens).logsumexp(-1).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a decoder layer\'s cross-attention keeps the memory and 3 memory-sized tensors a layer, at the memory\'s length', async () => {
+  const short = spec(await estimateText(crossAttentionScript(50), 'short.py'));
+  const long = spec(await estimateText(crossAttentionScript(100), 'long.py'));
+  assert.equal(long.outputElementsPerSample, 10 * 100);
+  // 50 more memory positions of width 32: the memory itself once, and keys, values and their input in each of the
+  // 2 layers.
+  assert.equal(long.savedElementsPerSample - short.savedElementsPerSample, 50 * 32 * (1 + 2 * 3));
+});

@@ -650,6 +650,14 @@ export class ForwardTrace implements TensorTracer {
         this.keep(x);
         const masks = dropout > 0 ? (attentionBlocks + 2) * d / 4 + ff / 4 + ff : 0;
         this.keepBuffer(seq * (attentionBlocks * 6 * d + 2 * ff + masks + 2 * d));
+        // Cross-attention over the encoder's output (the memory, of its own length): the memory itself, and every
+        // layer's keys and values projected from it, 3 memory-sized tensors a call as for nn.MultiheadAttention
+        // over another tensor's keys (see above).
+        const memory = layer.type === 'TransformerDecoderLayer' ? tensorsIn(kwargs.get('memory') ?? args[1])[0] : undefined;
+        if (memory && memory.id !== x.id && memory.shape[memory.shape.length - 1] === d) {
+          this.keep(memory);
+          this.keepBuffer(3 * numel(memory.shape));
+        }
         return this.produce(shape, [x]);
       }
       case 'TransformerEncoder':
