@@ -118,6 +118,12 @@ test('step arguments the loop body computes from the batch are traced with the b
   // input, the mixing linear the SiLU's output), broadcast over the map, not an image's worth. The second SiLU keeps
   // its input (64x32x32) and conv_out the SiLU's output (64x32x32); conv_in's input is the step's data, alive anyway.
   assert.equal(direct.savedElementsPerSample, 2 * 64 + 2 * 64 * 32 * 32);
+  // The same loop over whole batches, unpacked in its body.
+  const unpacked = diffusionScript('model(noisy, steps, labels)').replace(
+    'for images, labels in DataLoader(Pictures(), batch_size=16):\n    images, labels = images.cuda(), labels.cuda()',
+    'for batch in DataLoader(Pictures(), batch_size=16):\n    images, labels = batch[0].cuda(), batch[1].cuda()');
+  assert.ok(unpacked.includes('for batch in'));
+  assert.equal(spec(await estimateText(unpacked, 'unpacked.py')).savedElementsPerSample, direct.savedElementsPerSample);
 });
 
 const speechScript = `import torch

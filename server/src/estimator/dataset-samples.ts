@@ -42,6 +42,17 @@ function batchNames(loop: PyNode): Array<string | undefined> | undefined {
   return left.namedChildren.map((element) => (element?.type === 'identifier' ? element.text : undefined));
 }
 
+/** The one name a loop binds each whole batch to (`for batch in loader`, `for i, batch in enumerate(loader)`). */
+function wholeBatchName(loop: PyNode): string | undefined {
+  let left = loop.childForFieldName('left');
+  const right = loop.childForFieldName('right');
+  if (right?.type === 'call' && right.childForFieldName('function')?.text === 'enumerate') {
+    if ((left?.type !== 'pattern_list' && left?.type !== 'tuple_pattern') || left.namedChildren.length !== 2) return undefined;
+    left = left.namedChildren[1] ?? null;
+  }
+  return left?.type === 'identifier' ? left.text : undefined;
+}
+
 /**
  * The elements of the sample `dataset.__getitem__(0)` returns, traced; undefined where it returns no tuple. The
  * tensors the dataset made beforehand (`self.data = torch.randint(0, V, (n, T + 1))`) are given to the trace with
@@ -101,7 +112,9 @@ export function sampleFields(program: ProgramModel, loop: PyNode): { fields: Map
 export function sampleArguments(program: ProgramModel, call: PyNode, argumentNodes: readonly PyNode[], options: { throughLoopBody?: boolean } = {}): Array<SampleShape | undefined> | undefined {
   const loop = enclosingLoops(call).find((outer) => outer.type === 'for_statement');
   if (!loop) return undefined;
-  const names = batchNames(loop);
+  // `for batch in loader:` unpacked in the body (`x, y = batch`): only the body's replay can read it.
+  const whole = options.throughLoopBody ? wholeBatchName(loop) : undefined;
+  const names = batchNames(loop) ?? (whole !== undefined ? [] : undefined);
   if (!names) return undefined;
   const sample = loopSample(program, loop);
   if (sample?.kind !== 'list') return undefined;
@@ -125,7 +138,7 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
     // replaced by a null class): the body's assignments before the call, replayed on the sample's tensors.
     if (!replayed) {
       const tracer = new ForwardTrace(new Set());
-      replayed = { names: replayLoopBody(program, loop, call, names, sample.items, tracer, elementShape), tracer };
+      replayed = { names: replayLoopBody(program, loop, call, names, sample.items, tracer, elementShape, whole), tracer };
     }
     const value = program.evaluateTraced(node, replayed.names, replayed.tracer);
     return value?.kind === 'tensor' ? { shape: value.shape, integer: value.integer } : undefined;
@@ -141,12 +154,17 @@ const MAX_REPLAYED_STATEMENTS = 64;
  * and what earlier statements bound: plain and tuple assignments, also inside `with` blocks; a name whose value
  * the replay cannot compute is bound to nothing known.
  */
-function replayLoopBody(program: ProgramModel, loop: PyNode, call: PyNode, names: ReadonlyArray<string | undefined>, items: readonly Value[], tracer: ForwardTrace, elementShape: (element: Value | undefined) => SampleShape | undefined): Map<string, Value> {
+function replayLoopBody(program: ProgramModel, loop: PyNode, call: PyNode, names: ReadonlyArray<string | undefined>, items: readonly Value[], tracer: ForwardTrace,
+  elementShape: (element: Value | undefined) => SampleShape | undefined, whole?: string): Map<string, Value> {
   const bound = new Map<string, Value>();
+  const tensors = items.map((item): Value => {
+    const shape = elementShape(item);
+    return shape ? tracer.input(shape.shape, shape.integer) : UNKNOWN;
+  });
   for (const [i, name] of names.entries()) {
-    const shape = elementShape(items[i]);
-    if (name !== undefined && shape) bound.set(name, tracer.input(shape.shape, shape.integer));
+    if (name !== undefined && tensors[i] && tensors[i].kind !== 'unknown') bound.set(name, tensors[i]);
   }
+  if (whole !== undefined) bound.set(whole, { kind: 'list', items: tensors, tuple: true });
   let budget = MAX_REPLAYED_STATEMENTS;
   const assign = (target: PyNode, value: Value | undefined): void => {
     if (target.type === 'identifier') {
