@@ -296,3 +296,35 @@ test('a decoder layer\'s cross-attention keeps the memory and 3 memory-sized ten
   // 2 layers.
   assert.equal(long.savedElementsPerSample - short.savedElementsPerSample, 50 * 32 * (1 + 2 * 3));
 });
+
+test('under autocast, a half tensor kept both as a GroupNorm\'s fp32 copy and by a 1x1 convolution is counted twice', async () => {
+  const r = await estimateText(`import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, padding=1)
+        self.norm = nn.GroupNorm(4, 16)
+        self.skip = nn.Conv2d(16, 8, 1)
+        self.proj = nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        h = self.conv(x)
+        return self.proj(self.norm(h)) + self.skip(h)
+
+model = Block().cuda()
+opt = torch.optim.AdamW(model.parameters())
+for step in range(3):
+    x = torch.randn(4, 3, 8, 8, device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(x).float().pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`, 'gn_skip.py');
+  const s = spec(r);
+  // h is 16 x 8 x 8 in bf16: the GroupNorm keeps its fp32 copy (4 bytes an element), the skip convolution h itself
+  // (2 bytes), and proj the bf16 copy of the GroupNorm's fp32 output (2 bytes).
+  assert.equal(s.autocastSavedBytesPerSample, 16 * 8 * 8 * (4 + 2 + 2));
+});

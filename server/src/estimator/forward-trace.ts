@@ -286,6 +286,10 @@ export class ForwardTrace implements TensorTracer {
         if (to === 'half') this.castCopyElements += numel(t.shape);
         else this.upcastCopyElements += numel(t.shape);
         if (!keptAlready) this.keptAsCastCopy.add(t.id);
+      } else {
+        // Already in the dtype the op runs in: the op keeps the tensor itself (a half tensor a GroupNorm kept only
+        // as its fp32 copy, then given to a 1x1 skip convolution), as keep() does.
+        this.keptAsCastCopy.delete(t.id);
       }
     }
   }
