@@ -6,7 +6,7 @@
 import { lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { enclosingLoops } from '../engine/syntax';
-import { isIntegerTensor, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
+import { isIntegerTensor, tensorShape, UNKNOWN, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
 import { loopLoader } from './growth';
 
@@ -40,6 +40,17 @@ function batchNames(loop: PyNode): Array<string | undefined> | undefined {
   }
   if (left?.type !== 'pattern_list' && left?.type !== 'tuple_pattern' && left?.type !== 'list_pattern') return undefined;
   return left.namedChildren.map((element) => (element?.type === 'identifier' ? element.text : undefined));
+}
+
+/** The one name a loop binds each whole batch to (`for batch in loader`, `for i, batch in enumerate(loader)`). */
+function wholeBatchName(loop: PyNode): string | undefined {
+  let left = loop.childForFieldName('left');
+  const right = loop.childForFieldName('right');
+  if (right?.type === 'call' && right.childForFieldName('function')?.text === 'enumerate') {
+    if ((left?.type !== 'pattern_list' && left?.type !== 'tuple_pattern') || left.namedChildren.length !== 2) return undefined;
+    left = left.namedChildren[1] ?? null;
+  }
+  return left?.type === 'identifier' ? left.text : undefined;
 }
 
 /**
@@ -98,22 +109,96 @@ export function sampleFields(program: ProgramModel, loop: PyNode): { fields: Map
  * enclosing loop iterates, as its dataset's `__getitem__` makes them; an argument that is not one is undefined,
  * and the whole is undefined where none is.
  */
-export function sampleArguments(program: ProgramModel, call: PyNode, argumentNodes: readonly PyNode[]): Array<SampleShape | undefined> | undefined {
+export function sampleArguments(program: ProgramModel, call: PyNode, argumentNodes: readonly PyNode[], options: { throughLoopBody?: boolean } = {}): Array<SampleShape | undefined> | undefined {
   const loop = enclosingLoops(call).find((outer) => outer.type === 'for_statement');
   if (!loop) return undefined;
-  const names = batchNames(loop);
+  // `for batch in loader:` unpacked in the body (`x, y = batch`): only the body's replay can read it.
+  const whole = options.throughLoopBody ? wholeBatchName(loop) : undefined;
+  const names = batchNames(loop) ?? (whole !== undefined ? [] : undefined);
   if (!names) return undefined;
   const sample = loopSample(program, loop);
   if (sample?.kind !== 'list') return undefined;
-  const shapes = argumentNodes.map((node): SampleShape | undefined => {
-    const name = carriedName(node);
-    const index = name === undefined ? -1 : names.indexOf(name);
-    const element = index >= 0 ? sample.items[index] : undefined;
+  const elementShape = (element: Value | undefined): SampleShape | undefined => {
     // A Python number per sample (a word id, `torch.randint(0, V, ()).item()`): the default collate stacks them
     // into a (batch,) tensor, int64 for ints.
     if (element?.kind === 'number') return { shape: [1], integer: Number.isInteger(element.value) };
     if (element?.kind === 'call' && /\.item$/.test(element.path)) return { shape: [1], integer: isIntegerTensor(element) || /^torch\.randint\b/.test(element.path) };
+    // A tensor made with a shape the script gives that the trace keeps as a call (`torch.randint(0, V, (T,))`).
+    const made = element?.kind === 'call' ? tensorShape(element) : undefined;
+    if (made && element?.kind === 'call') return { shape: [1, ...made.dims], integer: isIntegerTensor(element) || element.path === 'torch.randint' };
     return element?.kind === 'tensor' ? { shape: [1, ...element.shape], integer: element.integer } : undefined;
+  };
+  let replayed: { names: Map<string, Value>; tracer: ForwardTrace } | undefined;
+  const shapes = argumentNodes.map((node): SampleShape | undefined => {
+    const name = carriedName(node);
+    const index = name === undefined ? -1 : names.indexOf(name);
+    const carried = elementShape(index >= 0 ? sample.items[index] : undefined);
+    if (carried || !options.throughLoopBody) return carried;
+    // An argument the loop body computes from the batch (`xt = a * x0 + b * noise`, `inp = toks[:, :-1]`, a label
+    // replaced by a null class): the body's assignments before the call, replayed on the sample's tensors.
+    if (!replayed) {
+      const tracer = new ForwardTrace(new Set());
+      replayed = { names: replayLoopBody(program, loop, call, names, sample.items, tracer, elementShape, whole), tracer };
+    }
+    const value = program.evaluateTraced(node, replayed.names, replayed.tracer);
+    return value?.kind === 'tensor' ? { shape: value.shape, integer: value.integer } : undefined;
   });
   return shapes.some((shape) => shape !== undefined) ? shapes : undefined;
+}
+
+/** Statements replayed at most, so a long loop body costs little. */
+const MAX_REPLAYED_STATEMENTS = 64;
+
+/**
+ * The names the loop body binds before `call`, each evaluated (with a tracer, batch 1) from the batch's elements
+ * and what earlier statements bound: plain and tuple assignments, also inside `with` blocks; a name whose value
+ * the replay cannot compute is bound to nothing known.
+ */
+function replayLoopBody(program: ProgramModel, loop: PyNode, call: PyNode, names: ReadonlyArray<string | undefined>, items: readonly Value[], tracer: ForwardTrace,
+  elementShape: (element: Value | undefined) => SampleShape | undefined, whole?: string): Map<string, Value> {
+  const bound = new Map<string, Value>();
+  const tensors = items.map((item): Value => {
+    const shape = elementShape(item);
+    return shape ? tracer.input(shape.shape, shape.integer) : UNKNOWN;
+  });
+  for (const [i, name] of names.entries()) {
+    if (name !== undefined && tensors[i] && tensors[i].kind !== 'unknown') bound.set(name, tensors[i]);
+  }
+  if (whole !== undefined) bound.set(whole, { kind: 'list', items: tensors, tuple: true });
+  let budget = MAX_REPLAYED_STATEMENTS;
+  const assign = (target: PyNode, value: Value | undefined): void => {
+    if (target.type === 'identifier') {
+      bound.set(target.text, value ?? UNKNOWN);
+      return;
+    }
+    if (target.type !== 'pattern_list' && target.type !== 'tuple_pattern') return;
+    const targets = target.namedChildren.filter((c): c is PyNode => !!c);
+    const parts = value?.kind === 'list' && value.items.length === targets.length ? value.items : undefined;
+    targets.forEach((t, k) => assign(t, parts?.[k]));
+  };
+  const replay = (block: PyNode): boolean => {
+    for (const statement of block.namedChildren) {
+      if (!statement || budget-- <= 0) return false;
+      const holdsCall = statement.startIndex <= call.startIndex && statement.endIndex >= call.endIndex;
+      if (statement.type === 'with_statement') {
+        const body = statement.childForFieldName('body');
+        if (body && !replay(body)) return false;
+        if (holdsCall) return false;
+        continue;
+      }
+      if (holdsCall) return false;
+      const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+      if (assignment?.type !== 'assignment') continue;
+      const [left, right] = [assignment.childForFieldName('left'), assignment.childForFieldName('right')];
+      if (!left || !right) continue;
+      // `a, b = e1, e2`: each side's element on its own (no tuple is built of tensors).
+      const rights = right.type === 'expression_list' ? right.namedChildren.filter((c): c is PyNode => !!c) : [right];
+      const values = rights.map((r) => program.evaluateTraced(r, bound, tracer));
+      assign(left, values.length === 1 ? values[0] : { kind: 'list', items: values.map((v) => v ?? UNKNOWN), tuple: true });
+    }
+    return true;
+  };
+  const body = loop.childForFieldName('body');
+  if (body) replay(body);
+  return bound;
 }

@@ -216,6 +216,15 @@ export class ForwardTrace implements TensorTracer {
     }
   }
 
+  private readonly buffers = new WeakMap<CallResultValue, TensorValue>();
+
+  /** A module's buffer: allocated before forward like the step's inputs, without history. */
+  buffer(made: CallResultValue, shape: number[], integer: boolean): TensorValue {
+    let tensor = this.buffers.get(made);
+    if (!tensor) this.buffers.set(made, (tensor = this.input(shape, integer)));
+    return tensor;
+  }
+
   /** A tensor the step receives (allocated before forward, so never counted as saved by it). */
   input(shape: number[], integer: boolean): TensorValue {
     const tensor = this.make(shape, integer);
@@ -277,6 +286,10 @@ export class ForwardTrace implements TensorTracer {
         if (to === 'half') this.castCopyElements += numel(t.shape);
         else this.upcastCopyElements += numel(t.shape);
         if (!keptAlready) this.keptAsCastCopy.add(t.id);
+      } else {
+        // Already in the dtype the op runs in: the op keeps the tensor itself (a half tensor a GroupNorm kept only
+        // as its fp32 copy, then given to a 1x1 skip convolution), as keep() does.
+        this.keptAsCastCopy.delete(t.id);
       }
     }
   }
@@ -353,6 +366,23 @@ export class ForwardTrace implements TensorTracer {
     // Parameters are weights, not activations: never counted as kept by forward.
     this.excluded.add(t.id);
     if (!this.trainable(layer)) this.noGrad.add(t.id);
+    return t;
+  }
+
+  /** One tensor per layer: reading the weight twice (a tied head in two places) is one parameter. */
+  private readonly weights = new Map<LayerValue, TensorValue>();
+
+  /** The weight of an Embedding (num x dim) or a Linear (out x in), as a parameter tensor (see parameter()). */
+  layerWeight(layer: LayerValue): Value | undefined {
+    const known = this.weights.get(layer);
+    if (known) return known;
+    const [first, second] = [numberOf(layer.kwargs.get(layer.type === 'Linear' ? 'in_features' : 'num_embeddings') ?? layer.args[0]),
+      numberOf(layer.kwargs.get(layer.type === 'Linear' ? 'out_features' : 'embedding_dim') ?? layer.args[1])];
+    if ((layer.type !== 'Embedding' && layer.type !== 'Linear') || first === undefined || second === undefined) return undefined;
+    const t = this.make(layer.type === 'Linear' ? [second, first] : [first, second]);
+    this.excluded.add(t.id);
+    if (!this.trainable(layer)) this.noGrad.add(t.id);
+    this.weights.set(layer, t);
     return t;
   }
 
@@ -624,6 +654,14 @@ export class ForwardTrace implements TensorTracer {
         this.keep(x);
         const masks = dropout > 0 ? (attentionBlocks + 2) * d / 4 + ff / 4 + ff : 0;
         this.keepBuffer(seq * (attentionBlocks * 6 * d + 2 * ff + masks + 2 * d));
+        // Cross-attention over the encoder's output (the memory, of its own length): the memory itself, and every
+        // layer's keys and values projected from it, 3 memory-sized tensors a call as for nn.MultiheadAttention
+        // over another tensor's keys (see above).
+        const memory = layer.type === 'TransformerDecoderLayer' ? tensorsIn(kwargs.get('memory') ?? args[1])[0] : undefined;
+        if (memory && memory.id !== x.id && memory.shape[memory.shape.length - 1] === d) {
+          this.keep(memory);
+          this.keepBuffer(3 * numel(memory.shape));
+        }
         return this.produce(shape, [x]);
       }
       case 'TransformerEncoder':
@@ -929,10 +967,50 @@ export class ForwardTrace implements TensorTracer {
       case 'randn_like':
       case 'rand_like':
       case 'empty_like':
+      case 'full_like':
         return this.produce(x.shape, [], x.integer);
+      case 'where': {
+        // `torch.where(cond, a, b)`: the broadcast of the three; integer where both choices are (a label swapped
+        // for a null class). A number choice takes the tensor's kind.
+        const [a, b] = [tensorsIn(args[1])[0], tensorsIn(args[2])[0]];
+        if (!a && !b) break;
+        const shape = [x, a, b].reduce<number[]>((acc, t) => (t ? broadcast(acc, t.shape) : acc), []);
+        return this.produce(shape, [a, b].filter((t): t is TensorValue => !!t), (a?.integer ?? true) && (b?.integer ?? true));
+      }
+      case 'pad': {
+        // `F.pad(x, (left, right, top, bottom, ...))`: pairs from the last dimension backwards; backward of a
+        // constant pad is a slice of the gradient and keeps nothing.
+        const widths = args[1]?.kind === 'list' ? args[1].items.map(numberOf) : [];
+        if (widths.length === 0 || widths.length % 2 !== 0 || widths.some((w) => w === undefined)) break;
+        const shape = [...x.shape];
+        for (let k = 0; k < widths.length / 2 && k < shape.length; k++) {
+          const axis = shape.length - 1 - k;
+          shape[axis] = shape[axis]! + widths[2 * k]! + widths[2 * k + 1]!;
+        }
+        return this.produce(shape, [x], x.integer);
+      }
+      case 'stft': {
+        // A short-time Fourier transform of (batch, samples) or (samples): onesided bins n_fft // 2 + 1 by frames
+        // (centred by default: 1 + samples // hop). The complex output is counted as its element count.
+        const nFft = numberOf(kwargs.get('n_fft') ?? args[1]);
+        if (nFft === undefined || x.shape.length < 1) break;
+        const hop = numberOf(kwargs.get('hop_length') ?? args[2]) ?? Math.floor(nFft / 4);
+        const centred = kwargs.get('center') ?? args[5];
+        const samples = x.shape[x.shape.length - 1]!;
+        const frames = centred?.kind === 'bool' && !centred.value ? 1 + Math.floor((samples - nFft) / hop) : 1 + Math.floor(samples / hop);
+        const onesided = kwargs.get('onesided');
+        const bins = onesided?.kind === 'bool' && !onesided.value ? nFft : Math.floor(nFft / 2) + 1;
+        return this.produce([...x.shape.slice(0, -1), bins, frames], [x]);
+      }
       case 'mean':
       case 'sum':
       case 'amax':
+      case 'amin':
+        return this.reduce(x, args.slice(1), kwargs);
+      case 'std':
+      case 'var':
+        // Backward of a spread reads the input (and the mean it recomputes from it).
+        this.keep(x);
         return this.reduce(x, args.slice(1), kwargs);
       case 'transpose':
       case 'permute':
@@ -1098,11 +1176,13 @@ export class ForwardTrace implements TensorTracer {
         if (/^(float32|float|float64|double)$/.test(dtype)) return this.upcast(x);
         return { ...x, integer: /^(u?int\d*|long|short|bool)$/.test(dtype) };
       }
+      case 'cuda':
+      case 'cpu':
+        // A move keeps the dtype: token ids stay integers.
+        return x;
       case 'half':
       case 'bfloat16':
       case 'type_as':
-      case 'cuda':
-      case 'cpu':
       case 'long':
       case 'int':
       case 'bool':
@@ -1132,7 +1212,12 @@ export class ForwardTrace implements TensorTracer {
       case 'max':
       case 'min':
       case 'amax':
+      case 'amin':
       case 'argmax':
+        return this.reduce(x, args, kwargs);
+      case 'std':
+      case 'var':
+        this.keep(x);
         return this.reduce(x, args, kwargs);
       case 'masked_fill':
       case 'masked_fill_':

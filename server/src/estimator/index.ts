@@ -186,6 +186,12 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   } else {
     note('model', model.line);
   }
+  if (model.spec.kind === 'layers' && model.spec.forwardUntraced) {
+    // Never a silent figure: a forward the engine cannot follow leaves the activations to the layer walk.
+    assumptions.push(model.spec.savedElementsPerSample > 0
+      ? t('forward() of {0} could not be followed with shaped tensors: its activations are counted from its layers in the order they are built, without functional operations, skips or reshapes', model.name)
+      : t('forward() of {0} could not be followed with shaped tensors, and its layers alone give no activations: activations are not counted, so the peak is too low and the largest batch too high', model.name));
+  }
   if (detected.unknownLayers && detected.unknownLayers.length > 0) {
     assumptions.push(t('layer types not modelled, their parameters and activations not counted: {0}', detected.unknownLayers.join(', ')));
   }

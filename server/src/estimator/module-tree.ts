@@ -736,7 +736,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   // The shapes of the step call's arguments, from the samples its loop's dataset makes (read once, at any size).
   let sampled: { shapes: ReturnType<typeof sampleArguments> } | undefined;
   const sampleShapes = (): ReturnType<typeof sampleArguments> =>
-    (sampled ??= { shapes: program && siteNode ? sampleArguments(program, siteNode, argumentNodes) : undefined }).shapes;
+    (sampled ??= { shapes: program && siteNode ? sampleArguments(program, siteNode, argumentNodes, { throughLoopBody: true }) : undefined }).shapes;
   const build = (size: number, targetLen?: number): LayerNetSpec => {
     const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
       : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
@@ -837,7 +837,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         for (const others of [...paired, ...labelInputs]) if (others !== candidate && tryInputs(candidate, others)) break search;
       }
     }
-    if (!best) return spec;
+    if (!best) return { ...spec, forwardUntraced: true };
     const { trace, output, outputKept, parts } = best;
     // The data's tensors, as the dataset makes them (fp32, or int64 ids), when the trace ran on them.
     const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
@@ -936,6 +936,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       ...(last.lossInForward ? { lossInForward: true } : {}),
       input: fed.input,
       scalesWithInput: specs.some((s) => s.scalesWithInput),
+      ...(specs.some((s) => s.forwardUntraced) ? { forwardUntraced: true } : {}),
     };
   };
   const fed = models.find((m) => m.inputKind !== 'vector') ?? models[0]!;

@@ -140,6 +140,11 @@ export interface LayerNetSpec {
   parameters: number;
   /** Elements saved for backward per sample, at the reference input size (activation dtype). */
   savedElementsPerSample: number;
+  /**
+   * The script's forward() could not be followed with shaped tensors (under no input tried): what it keeps comes
+   * from the layers in registration order alone, which misses functional operations, skips and reshapes.
+   */
+  forwardUntraced?: boolean;
   /** Bytes per sample that keep their dtype under AMP (max-pool indices, dropout masks). */
   fixedBytesPerSample: number;
   /** Largest single activation tensor per sample, for backward transients. */

@@ -13,7 +13,7 @@ import { basename as pathBasename, dirname as pathDirname, join as pathJoin, nor
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape,
+  NONE, UNKNOWN, Scope, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape, isIntegerTensor,
   torchNnBase, truthy, withOrigin,
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
@@ -75,6 +75,8 @@ const NOT_A_MODEL_CONFIG = /(Lora|BitsAndBytes|Generation|Training)Config$/;
 const DATACLASS_COPY = /^(dataclasses\.)?(asdict|replace)$/;
 const TENSOR_FACTORY = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
 const CHAINED_METHOD = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/;
+/** Tensor methods whose result has the receiver's shape (element-wise, cumulative along a dimension, copies). */
+const SHAPE_KEEPING_METHOD = /^(cumsum|cumprod|abs|exp|log|sqrt|clamp|clip|sigmoid|tanh|sin|cos|neg|clone|contiguous|detach|round|floor|ceil|normal_|uniform_|mul|add|sub|div|pow)$/;
 const EXCLUSIVE_RANDOM = /^(random\.randrange|numpy\.random\.randint|numpy\.random\.Generator\.integers|numpy\.random\.Generator\.randint)$/;
 
 /** The keyword arguments of a call that passes none (see evalArguments): never written to. */
@@ -829,6 +831,8 @@ export class ProgramModel {
     if (!name) return;
     const value: FunctionValue = { kind: 'function', name: name.text, node, closure: scope.kind === 'class' ? scope.parent ?? this.globals : scope };
     if (scope.kind === 'class' && decorators.some((d) => PROPERTY_DECORATOR.test(d))) value.property = true;
+    if (scope.kind === 'class' && decorators.includes('staticmethod')) value.binding = 'static';
+    if (scope.kind === 'class' && decorators.includes('classmethod')) value.binding = 'class';
     scope.vars.set(name.text, value);
     this.values.set(name.id, value);
   }
@@ -1148,9 +1152,17 @@ export class ProgramModel {
         }
         const own = object.attrs.get(name);
         if (this.tracer && own?.kind === 'layer' && own.type === 'Parameter') return this.tracer.parameter(own);
+        // A tensor of a shape the script gives, kept on the module (a buffer: a window, a filterbank, a table).
+        if (this.tracer?.buffer && own?.kind === 'call' && object.role === 'instance') {
+          const made = tensorShape(own);
+          if (made) return this.tracer.buffer(own, made.dims, isIntegerTensor(own));
+        }
         if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
         const fromClass = object.cls ? lookupClassAttribute(object.cls, name) : undefined;
         if (fromClass?.kind === 'function') {
+          // `self._helper(...)` of a @staticmethod passes no receiver; a @classmethod receives the class.
+          if (fromClass.binding === 'static') return fromClass;
+          if (fromClass.binding === 'class') return object.cls ? { ...fromClass, self: object.cls } : fromClass;
           return fromClass.property ? this.invoke({ ...fromClass, self: object }, [object], new Map(), fromClass.node.startPosition.row, false) : { ...fromClass, self: object };
         }
         if (fromClass !== undefined) return readThrough(fromClass, 'config');
@@ -1171,10 +1183,19 @@ export class ProgramModel {
       case 'class':
         // A registry keys the classes it is handed by their names (`REGISTRY[cls.__name__] = cls`).
         if (name === '__name__' || name === '__qualname__') return lookupClassAttribute(object, name) ?? { kind: 'string', value: object.name };
-        return lookupClassAttribute(object, name) ?? UNKNOWN;
+        {
+          const attribute = lookupClassAttribute(object, name);
+          // `Config.from_dict(...)`: a @classmethod read through its class receives the class.
+          if (attribute?.kind === 'function' && attribute.binding === 'class') return { ...attribute, self: object };
+          return attribute ?? UNKNOWN;
+        }
       case 'layer': {
         const child = object.named?.get(name);
         if (child) return child;
+        if (name === 'weight' && this.tracer?.layerWeight) {
+          const weight = this.tracer.layerWeight(object);
+          if (weight) return weight;
+        }
         // A constructor argument read back as an attribute (`self.rnn.hidden_size`, `self.fc.out_features`).
         const position = LAYER_ARGUMENTS[object.type]?.indexOf(name) ?? -1;
         const given = object.kwargs.get(name) ?? (position >= 0 ? object.args[position] : undefined);
@@ -2175,6 +2196,12 @@ export class ProgramModel {
         if (name !== undefined) receiver.attrs.set(name, args[1] ?? UNKNOWN);
         return NONE;
       }
+      // `self.register_buffer("window", torch.hann_window(n))`: read back as `self.window` in forward.
+      if (method === 'register_buffer' && receiver.role === 'instance') {
+        const name = stringOf(args[0] ?? kwargs.get('name') ?? UNKNOWN);
+        if (name !== undefined && !receiver.attrs.has(name)) receiver.attrs.set(name, args[1] ?? kwargs.get('tensor') ?? UNKNOWN);
+        return NONE;
+      }
       return chained ? receiver : UNKNOWN;
     }
     if (receiver.kind === 'call') {
@@ -2187,6 +2214,8 @@ export class ProgramModel {
         const bound = randomBound(receiver.path.startsWith('random') ? `random.${method}` : `numpy.random.Generator.${method}`, args, kwargs);
         if (bound) return bound;
       }
+      // `torch.randn(T, n).cumsum(0)`: an element-wise method leaves a tensor the script sized with its shape.
+      if (SHAPE_KEEPING_METHOD.test(method) && tensorShape(receiver)) return receiver;
       return chained ? receiver : { kind: 'call', path: `${receiver.path}().${method}`, args, kwargs, line };
     }
     return UNKNOWN;
@@ -2794,6 +2823,11 @@ function binary(operator: string, a: Value, b: Value, line: number): Value {
   if (operator === '+' && a.kind === 'string' && b.kind === 'string') return { kind: 'string', value: a.value + b.value, origin };
   if (operator === '%' && a.kind === 'string') return UNKNOWN;
   if (operator === '|' && a.kind === 'dict' && b.kind === 'dict') return { kind: 'dict', entries: new Map([...a.entries, ...b.entries]) };
+  // A tensor the script sized, scaled or shifted by a number (`torch.randn(T, n) * 0.01`): its shape is the tensor's.
+  if (/^([+\-*/]|\/\/|\*\*)$/.test(operator)) {
+    const sized = a.kind === 'call' && b.kind === 'number' ? a : b.kind === 'call' && a.kind === 'number' ? b : undefined;
+    if (sized?.kind === 'call' && tensorShape(sized)) return sized;
+  }
   return UNKNOWN;
 }
 

@@ -68,6 +68,11 @@ export interface FunctionValue {
   owner?: ClassValue;
   /** A `@property` getter: reading the attribute runs it (`cfg.batch_size` derived from other fields). */
   property?: boolean;
+  /**
+   * How reading the method through an instance binds it: a `@staticmethod` takes no receiver, a `@classmethod`
+   * the class; undefined for an ordinary method (bound to the instance).
+   */
+  binding?: 'static' | 'class';
 }
 
 export interface ClassValue {
@@ -351,6 +356,10 @@ export interface TensorTracer {
   index(receiver: TensorValue, key: Value): Value;
   /** An `nn.Parameter` read inside forward, as a tensor. */
   parameter(layer: LayerValue): Value;
+  /** A layer's weight read as a tensor inside forward (`x @ self.embed.weight.t()`, a tied head); undefined where unknown. */
+  layerWeight?(layer: LayerValue): Value | undefined;
+  /** A tensor the module holds without gradient (a buffer), made by `made` with `shape`: one tensor per value. */
+  buffer?(made: CallResultValue, shape: number[], integer: boolean): Value;
   /**
    * A library model (`timm.create_model(...)`, a torchvision builder) a script's module calls in its forward
    * (`self.encoder(x)`, `self.encoder.forward_features(x)`): its output, undefined where the tracer does not know it.
