@@ -217,7 +217,7 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
 }
 
 const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d',
-  'ConvTranspose3d', 'Embedding', 'LayerNorm', 'RMSNorm', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d',
+  'ConvTranspose3d', 'Embedding', 'EmbeddingBag', 'LayerNorm', 'RMSNorm', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d',
   'InstanceNorm3d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d',
   'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveMaxPool2d',
@@ -246,6 +246,7 @@ function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channe
       case 'Conv3d':
         return { kind: 'image', channels: num(layer, 0, 'in_channels', 3), layer };
       case 'Embedding':
+      case 'EmbeddingBag':
         return { kind: 'tokens', channels: 1, layer };
       case 'Conv1d':
         return { kind: 'tokens', channels: num(layer, 0, 'in_channels', 1), layer };
@@ -311,6 +312,9 @@ function apply(net: NetBuilder, layer: LayerValue): void {
       if (layer.tiedWeight) net.parameters -= vocab * dim;
       return;
     }
+    case 'EmbeddingBag':
+      net.embeddingBag(num(layer, 0, 'num_embeddings', 1), num(layer, 1, 'embedding_dim', 1));
+      return;
     case 'BatchNorm1d':
     case 'BatchNorm2d':
     case 'BatchNorm3d':
@@ -522,6 +526,7 @@ function sampleLength(program: ProgramModel, first: ReturnType<typeof firstShape
     const at = (index: number): { line: number; how: How } => shape.dimOrigins?.[index] ?? { line: shape.line, how: shape.how };
     switch (first.layer?.type) {
       case 'Embedding':
+      case 'EmbeddingBag':
         if (dims.length === 1 && isIntegerTensor(call)) return { value: dims[0]!, ...at(0) };
         break;
       case 'Conv1d':
@@ -606,6 +611,9 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
     case 'Conv3d':
       out.push({ shape: [1, first.channels, ...new Array<number>(layer.type === 'Conv3d' ? 3 : 2).fill(size)], integer: false });
       break;
+    case 'EmbeddingBag':
+      out.push({ shape: [1, size], integer: true });
+      break;
     case 'Embedding':
       out.push({ shape: [1, size], integer: true });
       // Token ids laid out (seq, batch), as sequence layers without batch_first read them (the trace says which fits).
@@ -632,6 +640,28 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
     seen.add(key);
     return true;
   }).slice(0, 12);
+}
+
+/**
+ * A step argument that is a dict or tuple of tensors the script makes per step (`model({"ids": torch.randint(...),
+ * "offsets": ...})`), as forward receives it for one sample: each tensor with batch 1 and its other sizes where the
+ * script gives them (a size it does not determine, such as the length of a flat list of every sample's ids, counts
+ * as 1). Undefined where the argument holds no tensor the script makes.
+ */
+function batchOfTensors(value: Value | undefined, attempt: ForwardTrace): Value | undefined {
+  if (value?.kind !== 'dict' && value?.kind !== 'list') return undefined;
+  let tensors = 0;
+  const perSample = (item: Value): Value => {
+    if (item.kind !== 'call' || !item.path.startsWith('torch.')) return item;
+    tensors++;
+    const made = partialTensorShape(item);
+    const dims = made?.dims ?? tensorShape(item)?.dims ?? [undefined];
+    return attempt.input([1, ...dims.slice(1).map((d) => d ?? 1)], made?.integer ?? isIntegerTensor(item));
+  };
+  const given: Value = value.kind === 'dict'
+    ? { ...value, entries: new Map([...value.entries].map(([key, item]) => [key, perSample(item)] as const)) }
+    : { ...value, items: value.items.map(perSample) };
+  return tensors > 0 ? given : undefined;
 }
 
 /** The largest tensor among what forward returned (logits beside a scalar loss). */
@@ -790,7 +820,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
       const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraryBackbone);
       const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
-      const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? attempt.input(candidate.shape, candidate.integer);
+      const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], attempt)
+        ?? attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg, i) => {
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
         const sample = fromData?.[i + 1];
