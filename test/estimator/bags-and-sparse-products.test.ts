@@ -145,3 +145,80 @@ test('torch.sparse.mm(adjacency, features) is a product like torch.mm: the layer
   assert.ok(sparse.breakdown.activations - none.breakdown.activations >= 50000 * 300 * 4,
     `sparse ${sparse.breakdown.activations}, without aggregation ${none.breakdown.activations}`);
 });
+
+const pointField = (call: string) => `import torch
+import torch.nn as nn
+
+RAYS = 2048
+SAMPLES = 96
+
+class Field(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(3, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 4))
+
+    def forward(self, points):
+        return self.net(points)
+
+def shade(field, origins, directions, depths):
+    points = origins[:, None] + directions[:, None] * depths[..., None]
+    out = ${call}
+    return out.view(origins.shape[0], -1, 4).mean(1)
+
+field = Field().cuda()
+opt = torch.optim.Adam(field.parameters(), lr=1e-3)
+for step in range(3):
+    origins = torch.randn(RAYS, 3, device="cuda")
+    directions = torch.randn(RAYS, 3, device="cuda")
+    depths = torch.linspace(2, 6, SAMPLES, device="cuda").expand(RAYS, SAMPLES) + torch.rand(RAYS, SAMPLES, device="cuda") * 0.01
+    loss = shade(field, origins, directions, depths).square().mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a model called on a tensor whose leading axes are folded into its rows, which the estimate cannot size, says so', async () => {
+  for (const call of ['field(points.reshape(-1, 3))', 'field(points.view(-1, 3).contiguous())', 'field(points.flatten(0, 1))']) {
+    const result = await estimateText(pointField(call), 'fold.py');
+    assert.ok(result.assumptions.some((a) => a.includes('folds other axes into its rows') && a.includes('--batch-size')), `${call}: ${result.assumptions.join('\n')}`);
+  }
+  // The rows of a tensor the step gives whole are the batch's: nothing to say.
+  const whole = await estimateText(pointField('field(points[:, 0])'), 'whole.py');
+  assert.ok(!whole.assumptions.some((a) => a.includes('folds other axes')), whole.assumptions.join('\n'));
+});
+
+const tagger = (pack: boolean) => `import torch
+import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(30000, 200)
+        self.lstm = nn.LSTM(200, 384, batch_first=True, bidirectional=True)
+        self.out = nn.Linear(768, 17)
+
+    def forward(self, tokens, lengths):
+        x = self.embed(tokens)
+${pack ? `        x = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        x, _ = self.lstm(x)
+        x, _ = pad_packed_sequence(x, batch_first=True, total_length=tokens.shape[1])` : '        x, _ = self.lstm(x)'}
+        return self.out(x)
+
+model = Tagger().cuda()
+opt = torch.optim.AdamW(model.parameters())
+for step in range(3):
+    tokens = torch.randint(0, 30000, (64, 300), device="cuda")
+    lengths = torch.randint(20, 301, (64,), device="cuda")
+    tags = torch.randint(0, 17, (64, 300), device="cuda")
+    loss = nn.functional.cross_entropy(model(tokens, lengths).transpose(1, 2), tags)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('packed sequences are counted at the padded length, and the estimate says it is an upper bound', async () => {
+  const [packed, padded] = await Promise.all([estimateText(tagger(true), 'packed.py'), estimateText(tagger(false), 'padded.py')]);
+  assert.ok(packed.assumptions.some((a) => a.includes('sequences are packed (line 14)')), packed.assumptions.join('\n'));
+  assert.ok(!padded.assumptions.some((a) => a.includes('sequences are packed')), padded.assumptions.join('\n'));
+});

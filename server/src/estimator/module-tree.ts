@@ -44,6 +44,12 @@ export interface CustomModuleInfo {
   sampleLength?: { value: number; line: number; how: How };
   /** Whether the script freezes the model (or a part) and unfreezes it again within one loop (a GAN's critic). */
   freezesInTurn?: boolean;
+  /**
+   * The step calls the model on a tensor whose leading axes it folds into one (`points.reshape(-1, 3)`: rays x
+   * samples per ray; `frames.flatten(0, 1)`) from a tensor the program model cannot size: each batch sample makes an
+   * unknown number of the model's rows. The line and the expression.
+   */
+  foldedInput?: { line: number; text: string };
   /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
   inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
 }
@@ -664,6 +670,34 @@ function batchOfTensors(value: Value | undefined, attempt: ForwardTrace): Value 
   return tensors > 0 ? given : undefined;
 }
 
+/** Methods that leave a tensor's rows what they are (`x.to(device)`, `x.float()`). */
+const KEEPS_ROWS = /^(to|cuda|float|half|bfloat16|contiguous|detach|requires_grad_)$/;
+
+/**
+ * Whether an argument folds leading axes of a tensor into its rows: `t.reshape(-1, k)` / `t.view(-1, k, ...)`,
+ * `t.flatten(0, ...)` / `torch.flatten(t, 0, ...)` (see CustomModuleInfo.foldedInput).
+ */
+function foldsRows(node: PyNode): boolean {
+  let current: PyNode | null = node;
+  for (let depth = 0; current?.type === 'call' && depth < 6; depth++) {
+    const fn = current.childForFieldName('function');
+    const args = current.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'comment') ?? [];
+    const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
+    const positional = args.filter((a) => a.type !== 'keyword_argument');
+    const startDim = (given: PyNode | undefined): boolean =>
+      given?.text === '0' || args.some((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === 'start_dim' && a.childForFieldName('value')?.text === '0');
+    if (fn?.type === 'attribute' && /^(reshape|view)$/.test(method)) {
+      const sizes = positional.length === 1 && positional[0]!.type === 'tuple' ? positional[0]!.namedChildren : positional;
+      return sizes.length >= 2 && sizes[0]?.text.replace(/\s+/g, '') === '-1';
+    }
+    if (fn?.type === 'attribute' && method === 'flatten') return startDim(positional[0]);
+    if (fn?.text === 'torch.flatten') return startDim(positional[1]);
+    if (fn?.type !== 'attribute' || !KEEPS_ROWS.test(method)) return false;
+    current = fn.childForFieldName('object');
+  }
+  return false;
+}
+
 /** The largest tensor among what forward returned (logits beside a scalar loss). */
 function outputOf(value: Value | undefined): number | undefined {
   if (!value) return undefined;
@@ -916,7 +950,11 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   const inputShape = [...(program?.moduleCalls.get(root) ?? [])].sort((a, b) => b.length - a.length)
     .map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
+  // A folded input the program model sizes (a loader's batch of frames) is traced as it is; one it cannot is flagged.
+  const foldedInput = siteNode && argumentNodes[0] && site[0]?.kind === 'unknown' && !sampleShapes()?.[0] && foldsRows(argumentNodes[0])
+    ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text } : undefined;
   return {
+    ...(foldedInput ? { foldedInput } : {}),
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
     ...withLibraryParts(root), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
     freezesInTurn: program?.freezesInTurn(root) ?? false,
@@ -977,6 +1015,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     inputKind: fed.inputKind,
     inputChannels: fed.inputChannels,
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),
+    ...(models.find((m) => m.foldedInput)?.foldedInput ? { foldedInput: models.find((m) => m.foldedInput)!.foldedInput } : {}),
     ...(models.some((m) => m.libraryParts) ? { libraryParts: models.flatMap((m) => m.libraryParts ?? []) } : {}),
     frozenParameters: models.reduce((sum, m) => sum + m.frozenParameters, 0),
     freezesInTurn: models.some((m) => m.freezesInTurn),
