@@ -1,6 +1,7 @@
 // nn.EmbeddingBag pools each bag of ids into one vector (its output has no sequence axis), a step argument that is a
-// dict of per-step tensors reaches forward as a dict, and torch.sparse.mm (a graph's adjacency times node features)
-// makes a product the next layer keeps, as a dense mm would.
+// dict of per-step tensors reaches forward as a dict, torch.sparse.mm (a graph's adjacency times node features)
+// makes a product the next layer keeps, as a dense mm would; a model fed a folded tensor (`points.reshape(-1, 3)`:
+// rays x samples) takes the rows one batch sample makes; packed sequences are said to be counted padded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { estimateText } from './helpers';
@@ -146,8 +147,9 @@ test('torch.sparse.mm(adjacency, features) is a product like torch.mm: the layer
     `sparse ${sparse.breakdown.activations}, without aggregation ${none.breakdown.activations}`);
 });
 
-const pointField = (call: string) => `import torch
+const pointField = (call: string, depths = 'torch.linspace(2, 6, SAMPLES, device="cuda").expand(RAYS, SAMPLES) + torch.rand(RAYS, SAMPLES, device="cuda") * 0.01') => `import torch
 import torch.nn as nn
+import scene_io
 
 RAYS = 2048
 SAMPLES = 96
@@ -170,18 +172,25 @@ opt = torch.optim.Adam(field.parameters(), lr=1e-3)
 for step in range(3):
     origins = torch.randn(RAYS, 3, device="cuda")
     directions = torch.randn(RAYS, 3, device="cuda")
-    depths = torch.linspace(2, 6, SAMPLES, device="cuda").expand(RAYS, SAMPLES) + torch.rand(RAYS, SAMPLES, device="cuda") * 0.01
+    depths = ${depths}
     loss = shade(field, origins, directions, depths).square().mean()
     opt.zero_grad()
     loss.backward()
     opt.step()
 `;
 
-test('a model called on a tensor whose leading axes are folded into its rows, which the estimate cannot size, says so', async () => {
-  for (const call of ['field(points.reshape(-1, 3))', 'field(points.view(-1, 3).contiguous())', 'field(points.flatten(0, 1))']) {
-    const result = await estimateText(pointField(call), 'fold.py');
-    assert.ok(result.assumptions.some((a) => a.includes('folds other axes into its rows') && a.includes('--batch-size')), `${call}: ${result.assumptions.join('\n')}`);
+test('a model called on a tensor whose leading axes are folded into its rows: the rows per batch sample come from running the step', async () => {
+  const results = await Promise.all(['field(points.reshape(-1, 3))', 'field(points.view(-1, 3).contiguous())', 'field(points.flatten(0, 1))']
+    .map((call) => estimateText(pointField(call), 'fold.py')));
+  for (const result of results) {
+    assert.ok(result.assumptions.some((a) => a.includes('one batch sample makes 96 rows')), result.assumptions.join('\n'));
+    // Per ray, 96 points each keep the ReLUs' outputs (128 + 128) and the linears' inputs (128 + 128 beyond the
+    // data's 3): at least 96 x 256 fp32 values a ray.
+    assert.ok(result.breakdown.activations >= 2048 * 96 * 256 * 4, `activations ${result.breakdown.activations}`);
   }
+  // Depths the estimate cannot size (read by a module of the user's): the rows per sample are not known, and it says so.
+  const unknown = await estimateText(pointField('field(points.reshape(-1, 3))', 'scene_io.load_depths(RAYS).cuda()'), 'unknown.py');
+  assert.ok(unknown.assumptions.some((a) => a.includes('unknown number of rows') && a.includes('--batch-size')), unknown.assumptions.join('\n'));
   // The rows of a tensor the step gives whole are the batch's: nothing to say.
   const whole = await estimateText(pointField('field(points[:, 0])'), 'whole.py');
   assert.ok(!whole.assumptions.some((a) => a.includes('folds other axes')), whole.assumptions.join('\n'));

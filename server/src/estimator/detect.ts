@@ -55,7 +55,7 @@ export interface DetectedConfig {
   /** The line of a pack_padded_sequence call (see the assumption it gives). */
   packedSequences?: number;
   /** The model's input folds leading axes into its rows, by an expression the estimate cannot size (see CustomModuleInfo). */
-  foldedInput?: Located<string>;
+  foldedInput?: Located<string> & { rowsPerSample: number[] };
   batchSize?: Located<number>;
   seqLen?: Located<number>;
   /** Length of the labels an encoder-decoder is trained on (`text_target=`, `labels = tokenizer(..., max_length=N)`). */
@@ -1156,7 +1156,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     } else if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {
       detected.model = { name: info.className, source: 'custom', line: info.line, spec, rebuildAt, defaultWeightDtype: 'fp32' };
       if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
-      if (info.foldedInput) detected.foldedInput = { value: info.foldedInput.text, line: info.foldedInput.line };
+      if (info.foldedInput) detected.foldedInput = { value: info.foldedInput.text, line: info.foldedInput.line, rowsPerSample: info.foldedInput.rowsPerSample };
       // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
       const total = spec.kind === 'layers' ? spec.parameters : 0;
       if (info.frozenParameters > 0 && total > 0 && detected.frozen) detected.frozen = { ...detected.frozen, exact: info.frozenParameters / total };

@@ -822,6 +822,10 @@ export class ForwardTrace implements TensorTracer {
     const x = tensorsIn(args[0])[0];
     // Functions that make tensors from sizes.
     if (!x) {
+      if (name === 'linspace' || name === 'logspace') {
+        const steps = numberOf(kwargs.get('steps') ?? args[2]);
+        return steps !== undefined && steps > 0 ? this.produce([steps], []) : undefined;
+      }
       if (name === 'arange') {
         const n = numberOf(args[1]) !== undefined ? numberOf(args[1])! - (numberOf(args[0]) ?? 0) : numberOf(args[0]);
         return n !== undefined ? this.produce([n], [], true) : undefined;

@@ -3,7 +3,7 @@
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
 import { libraryBackbone } from './library-models';
-import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
+import type { How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
 import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
@@ -46,10 +46,11 @@ export interface CustomModuleInfo {
   freezesInTurn?: boolean;
   /**
    * The step calls the model on a tensor whose leading axes it folds into one (`points.reshape(-1, 3)`: rays x
-   * samples per ray; `frames.flatten(0, 1)`) from a tensor the program model cannot size: each batch sample makes an
-   * unknown number of the model's rows. The line and the expression.
+   * samples per ray; `frames.flatten(0, 1)`) from a tensor the program model cannot size. The line, the expression,
+   * and the rows one batch sample makes, per model, where running the step's code at its sizes found them (the
+   * trace then takes that many rows as one sample).
    */
-  foldedInput?: { line: number; text: string };
+  foldedInput?: { line: number; text: string; rowsPerSample: number[] };
   /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
   inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
 }
@@ -698,6 +699,83 @@ function foldsRows(node: PyNode): boolean {
   return false;
 }
 
+/**
+ * A trace at the step's own sizes (batch included) that notes, for one module, the input it is first called on and,
+ * where a reshape folded that input's leading axes into its rows, how long the leading axis was (the batch).
+ */
+class FoldingTrace extends ForwardTrace {
+  /** Tensors made by folding (`reshape(-1, k)`, `flatten(0, 1)`), with the leading size of what they folded. */
+  private readonly folded = new Map<number, number>();
+  called?: { shape: number[]; integer: boolean; lead: number };
+
+  constructor(private readonly root: Module) {
+    super(new Set());
+  }
+
+  override method(receiver: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value {
+    const out = super.method(receiver, name, args, kwargs);
+    if (out.kind !== 'tensor') return out;
+    const lead = this.folded.get(receiver.id);
+    if (lead !== undefined && KEEPS_ROWS.test(name)) this.folded.set(out.id, lead);
+    else if (/^(reshape|view|flatten)$/.test(name) && out.shape.length < receiver.shape.length && out.shape[0]! > receiver.shape[0]!) this.folded.set(out.id, receiver.shape[0]!);
+    return out;
+  }
+
+  override enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void {
+    const x = inputs[0];
+    const lead = x?.kind === 'tensor' ? this.folded.get(x.id) : undefined;
+    if (module === this.root && !this.called && x?.kind === 'tensor' && lead !== undefined) this.called = { shape: x.shape, integer: x.integer, lead };
+    super.enterModule(module, inputs);
+  }
+}
+
+/**
+ * The rows one batch sample makes of a folded input (see CustomModuleInfo.foldedInput), found by running the
+ * step's loop body at its own sizes, statement by statement, up to the statement that calls the model (directly, or
+ * through a helper function of the script: NeRF's `render(model, rays, ...)`). Undefined where that run does not
+ * reach the model with a folded tensor.
+ */
+function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNode): InputShape | undefined {
+  let outerCall = siteNode;
+  let fn = siteNode.parent;
+  while (fn && fn.type !== 'function_definition') fn = fn.parent;
+  if (fn) {
+    // A helper (not a method) that calls the model: the step calls it in a loop (the body is run until this model is
+  // reached: a second model the same helper is given later, NeRF's fine network, is reached by a later call).
+    if (fn.parent?.parent?.type === 'class_definition') return undefined;
+    const name = fn.childForFieldName('name')?.text;
+    const caller = program.root.descendantsOfType('call').filter((call): call is PyNode => !!call).find((call) => call.childForFieldName('function')?.text === name &&
+      enclosingLoops(call).some((loop) => loop.type === 'for_statement'));
+    if (!caller) return undefined;
+    outerCall = caller;
+  }
+  const loop = enclosingLoops(outerCall).find((outer) => outer.type === 'for_statement');
+  const body = loop?.childForFieldName('body')?.namedChildren.filter((n): n is PyNode => !!n) ?? [];
+  const trace = new FoldingTrace(root);
+  const names = new Map<string, Value>();
+  for (const statement of body) {
+    const reachesCall = statement.startIndex <= outerCall.startIndex && outerCall.endIndex <= statement.endIndex;
+    const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    if (assignment?.type === 'assignment') {
+      const right = assignment.childForFieldName('right');
+      const value = right ? program.evaluateTraced(right, names, trace) : undefined;
+      const left = assignment.childForFieldName('left');
+      if (left?.type === 'identifier' && value) names.set(left.text, value);
+      else if ((left?.type === 'pattern_list' || left?.type === 'tuple_pattern') && value?.kind === 'list') {
+        left.namedChildren.forEach((target, i) => {
+          if (target?.type === 'identifier' && value.items[i]) names.set(target.text, value.items[i]!);
+        });
+      }
+    } else if (reachesCall && assignment) {
+      program.evaluateTraced(assignment, names, trace);
+    }
+    if (trace.called) break;
+  }
+  const found = trace.called;
+  if (!found || found.lead < 1 || found.shape[0]! % found.lead !== 0) return undefined;
+  return { shape: [found.shape[0]! / found.lead, ...found.shape.slice(1)], integer: found.integer };
+}
+
 /** The largest tensor among what forward returned (logits beside a scalar loss). */
 function outputOf(value: Value | undefined): number | undefined {
   if (!value) return undefined;
@@ -801,6 +879,11 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   let sampled: { shapes: ReturnType<typeof sampleArguments> } | undefined;
   const sampleShapes = (): ReturnType<typeof sampleArguments> =>
     (sampled ??= { shapes: program && siteNode ? sampleArguments(program, siteNode, argumentNodes) : undefined }).shapes;
+  // The step folds axes into the model's rows (see CustomModuleInfo.foldedInput): how many rows one sample makes.
+  const folds = !!(siteNode && argumentNodes[0] && site[0]?.kind === 'unknown' && foldsRows(argumentNodes[0]));
+  let foldedFound: { rows: InputShape | undefined } | undefined;
+  const foldedRows = (): InputShape | undefined =>
+    (foldedFound ??= { rows: folds && program && siteNode ? foldedRowsPerSample(program, root, siteNode) : undefined }).rows;
   const build = (size: number, targetLen?: number): LayerNetSpec => {
     const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
       : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
@@ -837,7 +920,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const firstIndex = batching && firstName !== undefined ? batching.names.indexOf(firstName) : -1;
     const firstSample = firstIndex >= 0 ? batching?.sample[firstIndex] : undefined;
     const allCandidates = inputCandidates(program, root, first, size);
-    const candidates = [...(firstSample ? [firstSample] : []), ...allCandidates.filter((candidate) => candidate.shape.length >= 2)];
+    const folded = foldedRows();
+    const candidates = [...(firstSample ? [firstSample] : []), ...(folded ? [folded] : []), ...allCandidates.filter((candidate) => candidate.shape.length >= 2)];
     /** One integer per sample: a class label a conditional model takes beside its input (`D(images, labels)`). */
     const labelInputs = allCandidates.filter((candidate) => candidate.shape.length === 1);
     const collatedInputs = (attempt: ForwardTrace): Map<string, Value> | undefined => {
@@ -951,8 +1035,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     .map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
   // A folded input the program model sizes (a loader's batch of frames) is traced as it is; one it cannot is flagged.
-  const foldedInput = siteNode && argumentNodes[0] && site[0]?.kind === 'unknown' && !sampleShapes()?.[0] && foldsRows(argumentNodes[0])
-    ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text } : undefined;
+  const foldedInput = folds && argumentNodes[0] && !sampleShapes()?.[0]
+    ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text, rowsPerSample: foldedRows() ? [foldedRows()!.shape[0]!] : [] } : undefined;
   return {
     ...(foldedInput ? { foldedInput } : {}),
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
@@ -1008,6 +1092,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     };
   };
   const fed = models.find((m) => m.inputKind !== 'vector') ?? models[0]!;
+  const folded = models.find((m) => m.foldedInput)?.foldedInput;
   return {
     className: models.map((m) => m.className).join(' + '),
     line: models[0]!.line,
@@ -1015,7 +1100,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     inputKind: fed.inputKind,
     inputChannels: fed.inputChannels,
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),
-    ...(models.find((m) => m.foldedInput)?.foldedInput ? { foldedInput: models.find((m) => m.foldedInput)!.foldedInput } : {}),
+    ...(folded ? { foldedInput: { ...folded, rowsPerSample: models.flatMap((m) => m.foldedInput?.rowsPerSample ?? []) } } : {}),
     ...(models.some((m) => m.libraryParts) ? { libraryParts: models.flatMap((m) => m.libraryParts ?? []) } : {}),
     frozenParameters: models.reduce((sum, m) => sum + m.frozenParameters, 0),
     freezesInTurn: models.some((m) => m.freezesInTurn),
