@@ -231,3 +231,22 @@ test('packed sequences are counted at the padded length, and the estimate says i
   assert.ok(packed.assumptions.some((a) => a.includes('sequences are packed (line 14)')), packed.assumptions.join('\n'));
   assert.ok(!padded.assumptions.some((a) => a.includes('sequences are packed')), padded.assumptions.join('\n'));
 });
+
+test("a batch from the loader flattened per sample (`x.view(-1, 784)`) is not a folded input", async () => {
+  const result = await estimateText(`import torch
+import torch.nn as nn
+from torchvision import datasets, transforms
+
+train = datasets.MNIST("data", train=True, download=True, transform=transforms.ToTensor())
+loader = torch.utils.data.DataLoader(train, batch_size=256, shuffle=True)
+model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10)).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    loss = nn.functional.cross_entropy(model(x.view(-1, 784)), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`, 'mnist_mlp.py');
+  assert.ok(!result.assumptions.some((a) => a.includes('folds other axes')), result.assumptions.join('\n'));
+});

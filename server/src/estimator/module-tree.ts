@@ -675,28 +675,41 @@ function batchOfTensors(value: Value | undefined, attempt: ForwardTrace): Value 
 const KEEPS_ROWS = /^(to|cuda|float|half|bfloat16|contiguous|detach|requires_grad_)$/;
 
 /**
- * Whether an argument folds leading axes of a tensor into its rows: `t.reshape(-1, k)` / `t.view(-1, k, ...)`,
- * `t.flatten(0, ...)` / `torch.flatten(t, 0, ...)` (see CustomModuleInfo.foldedInput).
+ * The tensor an argument folds leading axes of into its rows: `t` of `t.reshape(-1, k)` / `t.view(-1, k, ...)`,
+ * `t.flatten(0, ...)` / `torch.flatten(t, 0, ...)` (see CustomModuleInfo.foldedInput). Undefined where it folds none.
  */
-function foldsRows(node: PyNode): boolean {
+function foldedTensor(node: PyNode): PyNode | undefined {
   let current: PyNode | null = node;
   for (let depth = 0; current?.type === 'call' && depth < 6; depth++) {
-    const fn = current.childForFieldName('function');
+    const fn: PyNode | null = current.childForFieldName('function');
     const args = current.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'comment') ?? [];
     const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
+    const object: PyNode | undefined = fn?.type === 'attribute' ? fn.childForFieldName('object') ?? undefined : undefined;
     const positional = args.filter((a) => a.type !== 'keyword_argument');
     const startDim = (given: PyNode | undefined): boolean =>
       given?.text === '0' || args.some((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === 'start_dim' && a.childForFieldName('value')?.text === '0');
-    if (fn?.type === 'attribute' && /^(reshape|view)$/.test(method)) {
+    if (/^(reshape|view)$/.test(method)) {
       const sizes = positional.length === 1 && positional[0]!.type === 'tuple' ? positional[0]!.namedChildren : positional;
-      return sizes.length >= 2 && sizes[0]?.text.replace(/\s+/g, '') === '-1';
+      return sizes.length >= 2 && sizes[0]?.text.replace(/\s+/g, '') === '-1' ? object : undefined;
     }
-    if (fn?.type === 'attribute' && method === 'flatten') return startDim(positional[0]);
-    if (fn?.text === 'torch.flatten') return startDim(positional[1]);
-    if (fn?.type !== 'attribute' || !KEEPS_ROWS.test(method)) return false;
-    current = fn.childForFieldName('object');
+    if (method === 'flatten') return startDim(positional[0]) ? object : undefined;
+    if (fn?.text === 'torch.flatten') return startDim(positional[1]) ? positional[0] : undefined;
+    if (!KEEPS_ROWS.test(method)) return undefined;
+    current = object ?? null;
   }
-  return false;
+  return undefined;
+}
+
+/**
+ * Whether an argument folds the leading axes of a tensor the step makes itself into the model's rows. A batch the
+ * loop takes from its loader (`for x, y in loader: model(x.view(-1, 784))`) is flattened per sample, not folded.
+ */
+function foldsRows(node: PyNode): boolean {
+  const folded = foldedTensor(node);
+  if (!folded) return false;
+  if (folded.type !== 'identifier') return true;
+  return !enclosingLoops(node).some((loop) => loop.type === 'for_statement' &&
+    [loop.childForFieldName('left'), ...(loop.childForFieldName('left')?.descendantsOfType('identifier') ?? [])].some((target) => target?.text === folded.text));
 }
 
 /**
