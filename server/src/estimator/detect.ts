@@ -52,6 +52,10 @@ export interface DetectedConfig {
   unresolved?: { line: number; reason: string };
   /** torch.nn layer types of a custom model that the estimator does not model. */
   unknownLayers?: string[];
+  /** The line of a pack_padded_sequence call (see the assumption it gives). */
+  packedSequences?: number;
+  /** The model's input folds leading axes into its rows, by an expression the estimate cannot size (see CustomModuleInfo). */
+  foldedInput?: Located<string> & { rowsPerSample: number[] };
   batchSize?: Located<number>;
   seqLen?: Located<number>;
   /** Length of the labels an encoder-decoder is trained on (`text_target=`, `labels = tokenizer(..., max_length=N)`). */
@@ -968,6 +972,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       }
     }
     if (fn === 'torch.compile' && pos.length > 0 && !bindings.program.neverRuns(call)) detected.compiled = true;
+    if (/(^|\.)pack_padded_sequence$/.test(fn) && !bindings.program.neverRuns(call)) detected.packedSequences ??= line;
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };
     if (name === 'LoraConfig') {
       // As the program model ran it: also the keywords a `**cfg["lora"]` spreads.
@@ -1161,6 +1166,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     } else if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {
       detected.model = { name: info.className, source: 'custom', line: info.line, spec, rebuildAt, defaultWeightDtype: 'fp32' };
       if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
+      if (info.foldedInput) detected.foldedInput = { value: info.foldedInput.text, line: info.foldedInput.line, rowsPerSample: info.foldedInput.rowsPerSample };
       // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
       const total = spec.kind === 'layers' ? spec.parameters : 0;
       if (info.frozenParameters > 0 && total > 0 && detected.frozen) detected.frozen = { ...detected.frozen, exact: info.frozenParameters / total };

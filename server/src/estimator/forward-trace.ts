@@ -469,6 +469,10 @@ export class ForwardTrace implements TensorTracer {
       case 'Embedding':
         expect(x.integer);
         break;
+      case 'EmbeddingBag':
+        // Bags are the rows of a 2-D input, or the offsets' slices of a 1-D one.
+        expect(x.integer && shape.length <= 2);
+        break;
       case 'LSTM':
       case 'GRU':
       case 'RNN':
@@ -614,9 +618,10 @@ export class ForwardTrace implements TensorTracer {
         return this.produce([n, c / (r * r), h * r, w * r], [x]);
       }
       case 'Embedding':
-      case 'EmbeddingBag':
         // A lookup of fp32 weights: fp32 under autocast.
         return this.precision(this.produce([...shape, num(1, 'embedding_dim', 1)], [x]), false);
+      case 'EmbeddingBag':
+        return this.embeddingBag(layer, x, args[1] ?? kwargs.get('offsets'), num, flag);
       case 'LSTM':
       case 'GRU':
       case 'RNN':
@@ -704,6 +709,22 @@ export class ForwardTrace implements TensorTracer {
         this.unmodelled.add(`nn.${layer.type}`);
         return this.produce(shape, [x]);
     }
+  }
+
+  /**
+   * nn.EmbeddingBag: one pooled vector per bag (a row of a 2-D input; with a 1-D input, one per offset, and one per
+   * sample where the offsets' count is not known), fp32 like the table. Backward reads only integer bookkeeping: the
+   * bag of each id and each bag's size (int64), and for mode="max" the index of every maximum.
+   */
+  private embeddingBag(layer: LayerValue, x: TensorValue, offsets: Value | undefined,
+    num: (index: number, name: string, fallback: number) => number, flag: (name: string, fallback: boolean, index?: number) => boolean): TensorValue {
+    const offsetTensor = offsets ? tensorsIn(offsets)[0] : undefined;
+    const lastOffset = flag('include_last_offset', false, 7) ? 1 : 0;
+    const bags = x.shape.length >= 2 ? x.shape[0]! : offsetTensor?.shape.length === 1 ? Math.max(1, offsetTensor.shape[0]! - lastOffset) : 1;
+    const dim = num(1, 'embedding_dim', 1);
+    const mode = layer.kwargs.get('mode') ?? layer.args[5];
+    if (this.recording) this.fixedBytes += (numel(x.shape) + bags + (mode?.kind === 'string' && mode.value === 'max' ? bags * dim : 0)) * 8;
+    return this.precision(this.produce([bags, dim], [x]), false);
   }
 
   private relu(x: TensorValue, inplace: boolean): TensorValue {
@@ -831,13 +852,18 @@ export class ForwardTrace implements TensorTracer {
       const data = this.produce(packed.shape, [packed], packed.integer);
       return packing[1] === 'pack_padded_sequence' ? data : { kind: 'list', items: [data, this.produce([1], [], true)], tuple: true };
     }
-    const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.)?(\w+)$/.exec(path);
+    // torch.sparse.mm / torch.spmm: a sparse matrix (a graph's adjacency) times a dense one, a product like mm.
+    const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.|sparse\.)?(\w+)$/.exec(path);
     if (!match) return undefined;
     const name = match[1]!;
     if (name === 'einsum' && args[0]?.kind === 'string') return this.einsum(args[0].value, args.slice(1).flatMap(tensorsIn));
     const x = tensorsIn(args[0])[0];
     // Functions that make tensors from sizes.
     if (!x) {
+      if (name === 'linspace' || name === 'logspace') {
+        const steps = numberOf(kwargs.get('steps') ?? args[2]);
+        return steps !== undefined && steps > 0 ? this.produce([steps], []) : undefined;
+      }
       if (name === 'arange') {
         const n = numberOf(args[1]) !== undefined ? numberOf(args[1])! - (numberOf(args[0]) ?? 0) : numberOf(args[0]);
         return n !== undefined ? this.produce([n], [], true) : undefined;
@@ -940,6 +966,7 @@ export class ForwardTrace implements TensorTracer {
       case 'matmul':
       case 'bmm':
       case 'mm':
+      case 'spmm':
         return this.binary('@', args[0]!, args[1] ?? UNKNOWN);
       case 'scaled_dot_product_attention': {
         const [q, k, v] = [x, tensorsIn(args[1])[0], tensorsIn(args[2])[0]];

@@ -195,6 +195,12 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.unknownLayers && detected.unknownLayers.length > 0) {
     assumptions.push(t('layer types not modelled, their parameters and activations not counted: {0}', detected.unknownLayers.join(', ')));
   }
+  if (detected.packedSequences !== undefined) assumptions.push(t('sequences are packed (line {0}): the recurrent layers are counted at the padded length for every sample, an upper bound where the lengths vary (packed, they run over the real tokens only)', detected.packedSequences + 1));
+  if (detected.foldedInput) {
+    const { value, line, rowsPerSample } = detected.foldedInput;
+    assumptions.push(rowsPerSample.length > 0 ? t('the model is called on {0} (line {1}), which folds other axes into its rows: one batch sample makes {2} rows, found by running the step\'s code at its sizes', value, (line ?? 0) + 1, rowsPerSample.join(' / '))
+      : t('the model is called on {0} (line {1}), which folds other axes into its rows: each batch sample makes an unknown number of rows, counted as one (an underestimate); give --batch-size the rows one step feeds the model', value, (line ?? 0) + 1));
+  }
   if (detected.cudnnBenchmark !== undefined) {
     // Measured on an H200 (test/gpu/estimator/results/round3.json): ResNet-18 and ResNet-50 steps took 2.8 to 8.4 GiB
     // more in the first step only. The search takes what is free and backs off: with the allocator capped at 6.3, 8.4

@@ -474,6 +474,13 @@ export class NetBuilder {
     return this;
   }
 
+  /** nn.EmbeddingBag: each bag of ids pooled (sum, mean or max) into one vector, whatever the bag's length. */
+  embeddingBag(vocab: number, dim: number): this {
+    this.parameters += vocab * dim;
+    this.produce({ kind: 'vector', f: dim });
+    return this;
+  }
+
   dropout(p = 0.5): this {
     if (p <= 0) return this;
     this.fixedBytes += this.elements; // bool mask

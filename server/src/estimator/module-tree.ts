@@ -3,7 +3,7 @@
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
 import { libraryBackbone } from './library-models';
-import type { How, LayerValue, ObjectValue, Value } from '../engine/program/values';
+import type { How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
 import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
@@ -44,6 +44,13 @@ export interface CustomModuleInfo {
   sampleLength?: { value: number; line: number; how: How };
   /** Whether the script freezes the model (or a part) and unfreezes it again within one loop (a GAN's critic). */
   freezesInTurn?: boolean;
+  /**
+   * The step calls the model on a tensor whose leading axes it folds into one (`points.reshape(-1, 3)`: rays x
+   * samples per ray; `frames.flatten(0, 1)`) from a tensor the program model cannot size. The line, the expression,
+   * and the rows one batch sample makes, per model, where running the step's code at its sizes found them (the
+   * trace then takes that many rows as one sample).
+   */
+  foldedInput?: { line: number; text: string; rowsPerSample: number[] };
   /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
   inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
 }
@@ -217,7 +224,7 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
 }
 
 const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d',
-  'ConvTranspose3d', 'Embedding', 'LayerNorm', 'RMSNorm', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d',
+  'ConvTranspose3d', 'Embedding', 'EmbeddingBag', 'LayerNorm', 'RMSNorm', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d',
   'InstanceNorm3d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d',
   'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveMaxPool2d',
@@ -246,6 +253,7 @@ function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channe
       case 'Conv3d':
         return { kind: 'image', channels: num(layer, 0, 'in_channels', 3), layer };
       case 'Embedding':
+      case 'EmbeddingBag':
         return { kind: 'tokens', channels: 1, layer };
       case 'Conv1d':
         return { kind: 'tokens', channels: num(layer, 0, 'in_channels', 1), layer };
@@ -311,6 +319,9 @@ function apply(net: NetBuilder, layer: LayerValue): void {
       if (layer.tiedWeight) net.parameters -= vocab * dim;
       return;
     }
+    case 'EmbeddingBag':
+      net.embeddingBag(num(layer, 0, 'num_embeddings', 1), num(layer, 1, 'embedding_dim', 1));
+      return;
     case 'BatchNorm1d':
     case 'BatchNorm2d':
     case 'BatchNorm3d':
@@ -522,6 +533,7 @@ function sampleLength(program: ProgramModel, first: ReturnType<typeof firstShape
     const at = (index: number): { line: number; how: How } => shape.dimOrigins?.[index] ?? { line: shape.line, how: shape.how };
     switch (first.layer?.type) {
       case 'Embedding':
+      case 'EmbeddingBag':
         if (dims.length === 1 && isIntegerTensor(call)) return { value: dims[0]!, ...at(0) };
         break;
       case 'Conv1d':
@@ -606,6 +618,9 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
     case 'Conv3d':
       out.push({ shape: [1, first.channels, ...new Array<number>(layer.type === 'Conv3d' ? 3 : 2).fill(size)], integer: false });
       break;
+    case 'EmbeddingBag':
+      out.push({ shape: [1, size], integer: true });
+      break;
     case 'Embedding':
       out.push({ shape: [1, size], integer: true });
       // Token ids laid out (seq, batch), as sequence layers without batch_first read them (the trace says which fits).
@@ -632,6 +647,146 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
     seen.add(key);
     return true;
   }).slice(0, 12);
+}
+
+/**
+ * A step argument that is a dict or tuple of tensors the script makes per step (`model({"ids": torch.randint(...),
+ * "offsets": ...})`), as forward receives it for one sample: each tensor with batch 1 and its other sizes where the
+ * script gives them (a size it does not determine, such as the length of a flat list of every sample's ids, counts
+ * as 1). Undefined where the argument holds no tensor the script makes.
+ */
+function batchOfTensors(value: Value | undefined, attempt: ForwardTrace): Value | undefined {
+  if (value?.kind !== 'dict' && value?.kind !== 'list') return undefined;
+  let tensors = 0;
+  const perSample = (item: Value): Value => {
+    if (item.kind !== 'call' || !item.path.startsWith('torch.')) return item;
+    tensors++;
+    const made = partialTensorShape(item);
+    const dims = made?.dims ?? tensorShape(item)?.dims ?? [undefined];
+    return attempt.input([1, ...dims.slice(1).map((d) => d ?? 1)], made?.integer ?? isIntegerTensor(item));
+  };
+  const given: Value = value.kind === 'dict'
+    ? { ...value, entries: new Map([...value.entries].map(([key, item]) => [key, perSample(item)] as const)) }
+    : { ...value, items: value.items.map(perSample) };
+  return tensors > 0 ? given : undefined;
+}
+
+/** Methods that leave a tensor's rows what they are (`x.to(device)`, `x.float()`). */
+const KEEPS_ROWS = /^(to|cuda|float|half|bfloat16|contiguous|detach|requires_grad_)$/;
+
+/**
+ * The tensor an argument folds leading axes of into its rows: `t` of `t.reshape(-1, k)` / `t.view(-1, k, ...)`,
+ * `t.flatten(0, ...)` / `torch.flatten(t, 0, ...)` (see CustomModuleInfo.foldedInput). Undefined where it folds none.
+ */
+function foldedTensor(node: PyNode): PyNode | undefined {
+  let current: PyNode | null = node;
+  for (let depth = 0; current?.type === 'call' && depth < 6; depth++) {
+    const fn: PyNode | null = current.childForFieldName('function');
+    const args = current.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'comment') ?? [];
+    const method = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text ?? '' : '';
+    const object: PyNode | undefined = fn?.type === 'attribute' ? fn.childForFieldName('object') ?? undefined : undefined;
+    const positional = args.filter((a) => a.type !== 'keyword_argument');
+    const startDim = (given: PyNode | undefined): boolean =>
+      given?.text === '0' || args.some((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === 'start_dim' && a.childForFieldName('value')?.text === '0');
+    if (/^(reshape|view)$/.test(method)) {
+      const sizes = positional.length === 1 && positional[0]!.type === 'tuple' ? positional[0]!.namedChildren : positional;
+      return sizes.length >= 2 && sizes[0]?.text.replace(/\s+/g, '') === '-1' ? object : undefined;
+    }
+    if (method === 'flatten') return startDim(positional[0]) ? object : undefined;
+    if (fn?.text === 'torch.flatten') return startDim(positional[1]) ? positional[0] : undefined;
+    if (!KEEPS_ROWS.test(method)) return undefined;
+    current = object ?? null;
+  }
+  return undefined;
+}
+
+/**
+ * Whether an argument folds the leading axes of a tensor the step makes itself into the model's rows. A batch the
+ * loop takes from its loader (`for x, y in loader: model(x.view(-1, 784))`) is flattened per sample, not folded.
+ */
+function foldsRows(node: PyNode): boolean {
+  const folded = foldedTensor(node);
+  if (!folded) return false;
+  if (folded.type !== 'identifier') return true;
+  return !enclosingLoops(node).some((loop) => loop.type === 'for_statement' &&
+    [loop.childForFieldName('left'), ...(loop.childForFieldName('left')?.descendantsOfType('identifier') ?? [])].some((target) => target?.text === folded.text));
+}
+
+/**
+ * A trace at the step's own sizes (batch included) that notes, for one module, the input it is first called on and,
+ * where a reshape folded that input's leading axes into its rows, how long the leading axis was (the batch).
+ */
+class FoldingTrace extends ForwardTrace {
+  /** Tensors made by folding (`reshape(-1, k)`, `flatten(0, 1)`), with the leading size of what they folded. */
+  private readonly folded = new Map<number, number>();
+  called?: { shape: number[]; integer: boolean; lead: number };
+
+  constructor(private readonly root: Module) {
+    super(new Set());
+  }
+
+  override method(receiver: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value {
+    const out = super.method(receiver, name, args, kwargs);
+    if (out.kind !== 'tensor') return out;
+    const lead = this.folded.get(receiver.id);
+    if (lead !== undefined && KEEPS_ROWS.test(name)) this.folded.set(out.id, lead);
+    else if (/^(reshape|view|flatten)$/.test(name) && out.shape.length < receiver.shape.length && out.shape[0]! > receiver.shape[0]!) this.folded.set(out.id, receiver.shape[0]!);
+    return out;
+  }
+
+  override enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void {
+    const x = inputs[0];
+    const lead = x?.kind === 'tensor' ? this.folded.get(x.id) : undefined;
+    if (module === this.root && !this.called && x?.kind === 'tensor' && lead !== undefined) this.called = { shape: x.shape, integer: x.integer, lead };
+    super.enterModule(module, inputs);
+  }
+}
+
+/**
+ * The rows one batch sample makes of a folded input (see CustomModuleInfo.foldedInput), found by running the
+ * step's loop body at its own sizes, statement by statement, up to the statement that calls the model (directly, or
+ * through a helper function of the script: NeRF's `render(model, rays, ...)`). Undefined where that run does not
+ * reach the model with a folded tensor.
+ */
+function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNode): InputShape | undefined {
+  let outerCall = siteNode;
+  let fn = siteNode.parent;
+  while (fn && fn.type !== 'function_definition') fn = fn.parent;
+  if (fn) {
+    // A helper (not a method) that calls the model: the step calls it in a loop (the body is run until this model is
+  // reached: a second model the same helper is given later, NeRF's fine network, is reached by a later call).
+    if (fn.parent?.parent?.type === 'class_definition') return undefined;
+    const name = fn.childForFieldName('name')?.text;
+    const caller = program.root.descendantsOfType('call').filter((call): call is PyNode => !!call).find((call) => call.childForFieldName('function')?.text === name &&
+      enclosingLoops(call).some((loop) => loop.type === 'for_statement'));
+    if (!caller) return undefined;
+    outerCall = caller;
+  }
+  const loop = enclosingLoops(outerCall).find((outer) => outer.type === 'for_statement');
+  const body = loop?.childForFieldName('body')?.namedChildren.filter((n): n is PyNode => !!n) ?? [];
+  const trace = new FoldingTrace(root);
+  const names = new Map<string, Value>();
+  for (const statement of body) {
+    const reachesCall = statement.startIndex <= outerCall.startIndex && outerCall.endIndex <= statement.endIndex;
+    const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    if (assignment?.type === 'assignment') {
+      const right = assignment.childForFieldName('right');
+      const value = right ? program.evaluateTraced(right, names, trace) : undefined;
+      const left = assignment.childForFieldName('left');
+      if (left?.type === 'identifier' && value) names.set(left.text, value);
+      else if ((left?.type === 'pattern_list' || left?.type === 'tuple_pattern') && value?.kind === 'list') {
+        left.namedChildren.forEach((target, i) => {
+          if (target?.type === 'identifier' && value.items[i]) names.set(target.text, value.items[i]!);
+        });
+      }
+    } else if (reachesCall && assignment) {
+      program.evaluateTraced(assignment, names, trace);
+    }
+    if (trace.called) break;
+  }
+  const found = trace.called;
+  if (!found || found.lead < 1 || found.shape[0]! % found.lead !== 0) return undefined;
+  return { shape: [found.shape[0]! / found.lead, ...found.shape.slice(1)], integer: found.integer };
 }
 
 /** The largest tensor among what forward returned (logits beside a scalar loss). */
@@ -737,6 +892,11 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   let sampled: { shapes: ReturnType<typeof sampleArguments> } | undefined;
   const sampleShapes = (): ReturnType<typeof sampleArguments> =>
     (sampled ??= { shapes: program && siteNode ? sampleArguments(program, siteNode, argumentNodes, { throughLoopBody: true }) : undefined }).shapes;
+  // The step folds axes into the model's rows (see CustomModuleInfo.foldedInput): how many rows one sample makes.
+  const folds = !!(siteNode && argumentNodes[0] && site[0]?.kind === 'unknown' && foldsRows(argumentNodes[0]));
+  let foldedFound: { rows: InputShape | undefined } | undefined;
+  const foldedRows = (): InputShape | undefined =>
+    (foldedFound ??= { rows: folds && program && siteNode ? foldedRowsPerSample(program, root, siteNode) : undefined }).rows;
   const build = (size: number, targetLen?: number): LayerNetSpec => {
     const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
       : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
@@ -773,7 +933,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const firstIndex = batching && firstName !== undefined ? batching.names.indexOf(firstName) : -1;
     const firstSample = firstIndex >= 0 ? batching?.sample[firstIndex] : undefined;
     const allCandidates = inputCandidates(program, root, first, size);
-    const candidates = [...(firstSample ? [firstSample] : []), ...allCandidates.filter((candidate) => candidate.shape.length >= 2)];
+    const folded = foldedRows();
+    const candidates = [...(firstSample ? [firstSample] : []), ...(folded ? [folded] : []), ...allCandidates.filter((candidate) => candidate.shape.length >= 2)];
     /** One integer per sample: a class label a conditional model takes beside its input (`D(images, labels)`). */
     const labelInputs = allCandidates.filter((candidate) => candidate.shape.length === 1);
     const collatedInputs = (attempt: ForwardTrace): Map<string, Value> | undefined => {
@@ -790,7 +951,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
       const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraryBackbone);
       const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
-      const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? attempt.input(candidate.shape, candidate.integer);
+      const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], attempt)
+        ?? attempt.input(candidate.shape, candidate.integer);
       const rest = site.slice(1).map((arg, i) => {
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
         const sample = fromData?.[i + 1];
@@ -885,7 +1047,11 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   const inputShape = [...(program?.moduleCalls.get(root) ?? [])].sort((a, b) => b.length - a.length)
     .map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
+  // A folded input the program model sizes (a loader's batch of frames) is traced as it is; one it cannot is flagged.
+  const foldedInput = folds && argumentNodes[0] && !sampleShapes()?.[0]
+    ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text, rowsPerSample: foldedRows() ? [foldedRows()!.shape[0]!] : [] } : undefined;
   return {
+    ...(foldedInput ? { foldedInput } : {}),
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
     ...withLibraryParts(root), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
     freezesInTurn: program?.freezesInTurn(root) ?? false,
@@ -940,6 +1106,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     };
   };
   const fed = models.find((m) => m.inputKind !== 'vector') ?? models[0]!;
+  const folded = models.find((m) => m.foldedInput)?.foldedInput;
   return {
     className: models.map((m) => m.className).join(' + '),
     line: models[0]!.line,
@@ -947,6 +1114,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     inputKind: fed.inputKind,
     inputChannels: fed.inputChannels,
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),
+    ...(folded ? { foldedInput: { ...folded, rowsPerSample: models.flatMap((m) => m.foldedInput?.rowsPerSample ?? []) } } : {}),
     ...(models.some((m) => m.libraryParts) ? { libraryParts: models.flatMap((m) => m.libraryParts ?? []) } : {}),
     frozenParameters: models.reduce((sum, m) => sum + m.frozenParameters, 0),
     freezesInTurn: models.some((m) => m.freezesInTurn),
