@@ -192,16 +192,6 @@ test('FCOS, RetinaNet v2 and keypoint R-CNN (derived from their code, then measu
   assert.equal(checked, 6);
 });
 
-test('SSD and SSDlite stay unresolved by name: no other model stands in for them', async () => {
-  for (const name of ['ssd300_vgg16', 'ssdlite320_mobilenet_v3_large']) {
-    const text = ['import torch', 'from torchvision.models import detection', `model = detection.${name}(weights=None, weights_backbone=None).cuda().eval()`,
-      'with torch.no_grad():', '    out = model([torch.rand(3, 480, 640, device="cuda") for _ in range(8)])'].join('\n');
-    const result = await estimateText(text, '/tmp/ssd.py');
-    assert.equal(result.detected.model.source, 'unresolved');
-    assert.match(result.unresolved?.reason ?? '', new RegExp(name));
-  }
-});
-
 test('freezing the program model does not follow (named_parameters() filtered by name) stays an assumed share, said', async () => {
   const text = ['import torch', 'import torch.nn as nn', 'import torchvision', 'model = torchvision.models.resnet50(weights="IMAGENET1K_V2")',
     'model.fc = nn.Linear(2048, 10)', 'for name, param in model.named_parameters():', '    if not name.startswith("fc"):', '        param.requires_grad = False',
