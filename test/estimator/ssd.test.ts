@@ -147,3 +147,19 @@ test('SSD300 in evaluation on images the script does not size: resolved at 300x3
   assert.ok(result.assumptions.some((a) => /counted at 300x300/.test(a)), result.assumptions.join('\n'));
   assert.ok(result.assumptions.some((a) => /top-k per class/.test(a)), result.assumptions.join('\n'));
 });
+
+test('SSD300 fine-tuned with a new classification head (the tutorials\' shape): sized for the head\'s classes', async () => {
+  const text = ['import torch', 'import torchvision', 'from torchvision.models.detection import _utils',
+    'from torchvision.models.detection.ssd import SSDClassificationHead', 'NUM_CLASSES = 3',
+    'model = torchvision.models.detection.ssd300_vgg16(weights="COCO_V1")',
+    'in_channels = _utils.retrieve_out_channels(model.backbone, (300, 300))',
+    'num_anchors = model.anchor_generator.num_anchors_per_location()',
+    'model.head.classification_head = SSDClassificationHead(in_channels=in_channels, num_anchors=num_anchors, num_classes=NUM_CLASSES)',
+    'model = model.cuda()', 'opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)', 'model.train()', 'for step in range(100):',
+    '    images = [torch.rand(3, 300, 300, device="cuda") for _ in range(16)]',
+    '    targets = [{"boxes": torch.tensor([[1.0, 2.0, 50.0, 60.0]], device="cuda"), "labels": torch.tensor([1], device="cuda")} for _ in range(16)]',
+    '    loss = sum(model(images, targets).values())', '    opt.zero_grad()', '    loss.backward()', '    opt.step()'].join('\n');
+  const result = await estimateText(text, '/tmp/ssd_head.py');
+  assert.equal(result.unresolved, undefined);
+  assert.equal(result.detected.parameters, detectorNet(findDetectionModel('ssd300_vgg16')!, 300, 300, options(3)).parameters);
+});

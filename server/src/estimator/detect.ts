@@ -734,7 +734,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         const givenTrainable = libraryKeyword('trainable_backbone_layers');
         const defaultTrainable = detector.head === 'ssd' ? 4 : detector.head === 'ssdlite' ? 6 : 3;
         const trainableLayers = pretrained || backboneWeights ? (typeof givenTrainable === 'number' ? givenTrainable : defaultTrainable) : undefined;
-        // A new box predictor (`model.roi_heads.box_predictor = FastRCNNPredictor(in_features, 2)`): its classes.
+        // A new box predictor (`model.roi_heads.box_predictor = FastRCNNPredictor(in_features, 2)`, SSD's new
+        // classification head): its classes.
         const predictor = made ? replacedPredictorClasses(bindings.program.libraryFreezes.filter((f) => f.model === made)) : undefined;
         const numClasses = predictor ?? (typeof classes === 'number' ? classes : detector.defaultClasses);
         // What it keeps follows the size its transform resizes the images to: the images the step receives. SSD
@@ -1503,8 +1504,13 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
 function replacedPredictorClasses(freezes: ReadonlyArray<{ path: string; replaced?: Value }>): number | undefined {
   let classes: number | undefined;
   for (const { path, replaced } of freezes) {
-    if (path !== 'roi_heads.box_predictor' || replaced?.kind !== 'call' || !/FastRCNNPredictor$/.test(replaced.path)) continue;
-    const given = replaced.kwargs.get('num_classes') ?? replaced.args[1];
+    if (replaced?.kind !== 'call') continue;
+    // SSD's fine-tuning shape: `model.head.classification_head = SSDClassificationHead(in_channels, num_anchors, n)`
+    // (SSDLiteClassificationHead likewise), the same head the builder makes for n classes.
+    const rcnn = path === 'roi_heads.box_predictor' && /FastRCNNPredictor$/.test(replaced.path);
+    const ssd = path === 'head.classification_head' && /SSD(?:Lite)?ClassificationHead$/.test(replaced.path);
+    if (!rcnn && !ssd) continue;
+    const given = replaced.kwargs.get('num_classes') ?? replaced.args[rcnn ? 1 : 2];
     classes = given?.kind === 'number' && Number.isInteger(given.value) && given.value > 1 ? given.value : undefined;
   }
   return classes;
