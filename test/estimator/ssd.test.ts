@@ -31,12 +31,13 @@ function rowScript(r: Row): string {
   return ['import torch', `from torchvision.models.detection import ${r.model}`, `model = ${r.model}(${args}).cuda()`, `BATCH = ${r.batch}`, ...body].join('\n');
 }
 
-async function rowError(r: Row): Promise<{ error: number; label: string; estimate: number; measured: number; parameters: number }> {
+async function rowError(r: Row): Promise<{ error: number; label: string; estimate: number; measured: number; parameters: number; trainable?: number }> {
   const result = await estimateText(rowScript(r), '/tmp/ssd_row.py');
   assert.equal(result.unresolved, undefined);
   const measured = r.peak ?? Math.max(...(r.step_peaks ?? [0]));
   const label = `${r.model} ${r.mode} b${r.batch} ${r.h}x${r.w} K=${r.num_classes}${r.amp ? ' fp16' : ''}${r.imagenet_structure ? ' imagenet-structure' : ''}`;
-  return { error: result.peakAllocated / (measured * MIB) - 1, label, estimate: result.peakAllocated / MIB, measured, parameters: result.detected.parameters };
+  return { error: result.peakAllocated / (measured * MIB) - 1, label, estimate: result.peakAllocated / MIB, measured, parameters: result.detected.parameters,
+    trainable: result.detected.trainableParameters };
 }
 
 /** The rows the one measured constant was read from (VGG_EVAL_CONV1_MAPS, from the b16 evaluation's backbone part); the rest validate. */
@@ -75,6 +76,7 @@ test('every SSD row measured on the H200: within 8% in training, under fp16 auto
     assert.equal(r.error, undefined);
     const e = await rowError(r);
     assert.equal(e.parameters, r.params, e.label);
+    if (r.mode === 'train') assert.equal(e.trainable, r.trainable, e.label);
     assert.ok(Math.abs(e.error) < 0.08, `${e.label}: ${(e.error * 100).toFixed(1)}%`);
     if (!CALIBRATION.has(e.label)) validated++;
   }
@@ -135,6 +137,13 @@ test('SSD300 over the default ImageNet backbone: trainable_backbone_layers freez
   assert.ok(two.assumptions.some((a) => /only its top 2 of 5 stages train/.test(a)), two.assumptions.join('\n'));
   assert.ok(!scratch.assumptions.some((a) => /stages train/.test(a)));
   assert.ok(two.breakdown.activations < 0.75 * scratch.breakdown.activations, `${two.breakdown.activations / MIB} vs ${scratch.breakdown.activations / MIB} MiB`);
+  // trainable_backbone_layers=0: all of VGG16 frozen, conv5_3 too (it runs inside the first extra block).
+  const none = detectorNet(findDetectionModel('ssd300_vgg16')!, 300, 300, { ...options(21), trainableLayers: 0 });
+  assert.equal(none.frozenPrefix?.parameters, 14_714_688);
+  // SSDlite: all of MobileNetV3 frozen, the extra blocks and heads train.
+  const lite = findDetectionModel('ssdlite320_mobilenet_v3_large')!;
+  const liteNone = detectorNet(lite, 320, 320, { ...options(21), trainableLayers: 0 });
+  assert.ok((liteNone.frozenPrefix?.parameters ?? 0) > 0 && liteNone.savedElementsPerSample < 0.1 * detectorNet(lite, 320, 320, options(21)).savedElementsPerSample);
 });
 
 test('SSD300 in evaluation on images the script does not size: resolved at 300x300, said', async () => {

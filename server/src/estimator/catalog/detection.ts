@@ -455,7 +455,8 @@ function ssdNet(model: DetectionModel, options: DetectorOptions): LayerNetSpec {
   const built = net.build(true);
   const { parts, ...spec } = built;
   const trainableFrom = options.trainableLayers === undefined ? -1
-    : (parts ?? []).findIndex((part) => part.name === firstTrainablePart(model, options.trainableLayers!));
+    // trainable_backbone_layers=0 freezes all of MobileNetV3: the extra blocks train from their first.
+    : (parts ?? []).findIndex((part) => part.name === (firstTrainablePart(model, options.trainableLayers!) ?? 'extra.0'));
   const frozen = trainableFrom > 0 ? withFrozenPrefix(built, trainableFrom) : undefined;
   const { parts: _parts, ...chosen } = frozen ?? { ...spec, parts };
   void _parts;
