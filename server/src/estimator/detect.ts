@@ -11,7 +11,7 @@ import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
 import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
-import { buildDetector, detectsInEvaluation, findDetectionModel } from './catalog/detection';
+import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot } from './catalog/detection';
 import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
@@ -23,7 +23,7 @@ import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { withAudioConfig } from './speech';
-import { imageExtent, waveformSamples } from './sample-tensors';
+import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors';
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
 import { loopLoader } from './growth';
 import type {
@@ -152,6 +152,9 @@ export interface DetectedConfig {
     /** Sizes drawn at random per image: the smallest height and width (the resized sides are the batch's largest). */
     leastHeight?: number;
     leastWidth?: number;
+    /** SSD's square input; `imagesAssumed`: the script does not size its images, taken at that square. */
+    fixedSize?: number;
+    imagesAssumed?: boolean;
   }>;
   /** Images of unequal height and width the model is sized for, as a square of the same area (imageSize). */
   rectangularImage?: Located<{ height: number; width: number }>;
@@ -729,17 +732,28 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         // The builders load ImageNet backbone weights unless told `weights_backbone=None`; a pretrained backbone's
         // BatchNorms are frozen (buffers).
         const pretrained = weights !== undefined && weights !== null;
-        const frozenNorms = pretrained || libraryKeyword('weights_backbone') !== null;
-        // Over any pretrained weights the builders freeze the backbone's lower stages (trainable_backbone_layers, 3
-        // unless given); without, every stage trains whatever is asked.
+        const backboneWeights = !pretrained && libraryKeyword('weights_backbone') !== null;
+        // SSD's VGG16 has no norms, SSDlite keeps BatchNorm2d; the others' pretrained backbones have FrozenBatchNorm2d.
+        const singleShot = isSingleShot(detector);
+        const frozenNorms = !singleShot && (pretrained || backboneWeights);
+        // Over any pretrained weights the builders freeze the backbone's lower stages (trainable_backbone_layers: 3
+        // unless given; SSD300 4, SSDlite 6, all of its stages); without, every stage trains whatever is asked.
         const givenTrainable = libraryKeyword('trainable_backbone_layers');
-        const trainableLayers = frozenNorms ? (typeof givenTrainable === 'number' ? givenTrainable : 3) : undefined;
-        // A new box predictor (`model.roi_heads.box_predictor = FastRCNNPredictor(in_features, 2)`): its classes.
+        const defaultTrainable = detector.head === 'ssd' ? 4 : detector.head === 'ssdlite' ? 6 : 3;
+        const trainableLayers = pretrained || backboneWeights ? (typeof givenTrainable === 'number' ? givenTrainable : defaultTrainable) : undefined;
+        // A new box predictor (`model.roi_heads.box_predictor = FastRCNNPredictor(in_features, 2)`, SSD's new
+        // classification head): its classes.
         const predictor = made ? replacedPredictorClasses(bindings.program.libraryFreezes.filter((f) => f.model === made)) : undefined;
         const numClasses = predictor ?? (typeof classes === 'number' ? classes : detector.defaultClasses);
-        // What it keeps follows the size its transform resizes the images to: the images the step receives.
-        const extent = imageExtent(bindings.program);
-        const options = { classes: numClasses, frozenNorms, pretrained, detections: detectsInEvaluation(detector, numClasses, pretrained), ...(trainableLayers !== undefined ? { trainableLayers } : {}) };
+        // What it keeps follows the size its transform resizes the images to: the images the step receives. SSD
+        // resizes every image to its fixed square: only the images themselves follow their size, taken at that
+        // square where the script does not give it (said).
+        const found = imageExtent(bindings.program);
+        const fixed = detector.fixedSize;
+        const extent: (Pick<ImageExtent, 'height' | 'width'> & Partial<ImageExtent>) | undefined =
+          found ?? (fixed !== undefined ? { height: fixed, width: fixed } : undefined);
+        const options = { classes: numClasses, frozenNorms, pretrained, detections: detectsInEvaluation(detector, numClasses, pretrained),
+          imagenetBackbone: backboneWeights, ...(trainableLayers !== undefined ? { trainableLayers } : {}) };
         if (extent) {
           const build = buildDetector(detector, extent.height, extent.width, options, extent.least);
           [detected.model, libraryModelMade] = [{ name: tvMatch[1]!, source: 'torchvision', line, spec: build.spec, rebuildAt: build.rebuildAt, defaultWeightDtype: 'fp32' }, made];
@@ -748,7 +762,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
             value: { name: tvMatch[1]!, height: extent.height, width: extent.width, resizedHeight: resized.height, resizedWidth: resized.width,
               paddedHeight: resized.paddedHeight, paddedWidth: resized.paddedWidth, minSize: detector.minSize, maxSize: detector.maxSize,
               frozenNorms, pretrained, detections: options.detections, head: detector.head, ...(trainableLayers !== undefined ? { trainableLayers } : {}),
-              ...(extent.least ? { leastHeight: extent.least.height, leastWidth: extent.least.width } : {}) },
+              ...(extent.least ? { leastHeight: extent.least.height, leastWidth: extent.least.width } : {}),
+              ...(fixed !== undefined ? { fixedSize: fixed, imagesAssumed: !found } : {}) },
             line: extent.line, how: extent.how,
           };
           // The frozen stages' share is the builder's, known exactly.
@@ -1505,8 +1520,13 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
 function replacedPredictorClasses(freezes: ReadonlyArray<{ path: string; replaced?: Value }>): number | undefined {
   let classes: number | undefined;
   for (const { path, replaced } of freezes) {
-    if (path !== 'roi_heads.box_predictor' || replaced?.kind !== 'call' || !/FastRCNNPredictor$/.test(replaced.path)) continue;
-    const given = replaced.kwargs.get('num_classes') ?? replaced.args[1];
+    if (replaced?.kind !== 'call') continue;
+    // SSD's fine-tuning shape: `model.head.classification_head = SSDClassificationHead(in_channels, num_anchors, n)`
+    // (SSDLiteClassificationHead likewise), the same head the builder makes for n classes.
+    const rcnn = path === 'roi_heads.box_predictor' && /FastRCNNPredictor$/.test(replaced.path);
+    const ssd = path === 'head.classification_head' && /SSD(?:Lite)?ClassificationHead$/.test(replaced.path);
+    if (!rcnn && !ssd) continue;
+    const given = replaced.kwargs.get('num_classes') ?? replaced.args[rcnn ? 1 : 2];
     classes = given?.kind === 'number' && Number.isInteger(given.value) && given.value > 1 ? given.value : undefined;
   }
   return classes;

@@ -125,6 +125,7 @@ const LORA_DEFAULT_TARGETS: Record<string, string[]> = {
 
 /** What a torchvision detector's estimate rests on: the transform's resize, and the counts its code bounds. */
 function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value'], mode: RunMode): string[] {
+  if (d.fixedSize !== undefined) return singleShotAssumptions(d, d.fixedSize, mode);
   const notes = [d.leastHeight !== undefined && d.leastWidth !== undefined
     ? t('{0} resizes each image, drawn from {1}..{2} x {3}..{4} px, on its own (GeneralizedRCNNTransform: min_size {5}, max_size {6}), and pads the batch to its tallest and widest: up to {7}x{8}, where a batch holds images of both extreme shapes; the backbone, the FPN levels and the anchors follow that size',
       d.name, d.leastHeight, d.height, d.leastWidth, d.width, d.minSize, d.maxSize, d.paddedHeight, d.paddedWidth)
@@ -157,6 +158,21 @@ function detectorAssumptions(d: NonNullable<DetectedConfig['detector']>['value']
       : d.trainableLayers !== undefined && d.trainableLayers < stages
         ? t('pretrained backbone: its FrozenBatchNorm2d layers keep nothing for backward, and only its top {0} stages train (trainable_backbone_layers): the stages below are frozen and record nothing', d.trainableLayers)
         : t('pretrained backbone: its FrozenBatchNorm2d layers keep nothing for backward'));
+  }
+  return notes;
+}
+
+/** SSD and SSDlite: a fixed input size, a loss and a post-processing over every anchor (catalog/detection.ts). */
+function singleShotAssumptions(d: NonNullable<DetectedConfig['detector']>['value'], size: number, mode: RunMode): string[] {
+  const notes = [d.imagesAssumed
+    ? t('{0} resizes every image to {1}x{1} (fixed_size), so what the network keeps does not follow the images\' size; the script does not size its images: they are counted at {1}x{1}', d.name, size)
+    : t('{0} resizes the {1}x{2} images to {3}x{3} (fixed_size): what the network keeps does not follow the images\' size, only the images themselves do', d.name, d.height, d.width, size)];
+  notes.push(mode === 'train'
+    ? t('training: the classification loss keeps the fp32 log-softmax of every anchor\'s class scores; hard negative mining sorts every anchor\'s loss')
+    : t('evaluation: every anchor\'s class scores and their softmax are held beside the feature maps; top-k per class and NMS run image by image'));
+  const stages = d.head === 'ssd' ? 5 : 6;
+  if (mode === 'train' && d.trainableLayers !== undefined && d.trainableLayers < stages) {
+    notes.push(t('pretrained backbone: only its top {0} of {1} stages train (trainable_backbone_layers): the stages below are frozen and record nothing', d.trainableLayers, stages));
   }
   return notes;
 }

@@ -1,17 +1,22 @@
-// torchvision's detectors (Faster / Mask / Keypoint R-CNN, RetinaNet, FCOS) as layer nets per image, derived from their
+// torchvision's detectors (Faster / Mask / Keypoint R-CNN, RetinaNet, FCOS, SSD, SSDlite) as layer nets per image, derived from their
 // code: GeneralizedRCNNTransform resizes every image (the shorter side to min_size, the longer at most max_size)
 // and pads the batch to a multiple of 32; the backbone runs at that size; the FPN makes 256-channel maps per level;
 // the heads score anchors at every location of every level (RPN, RetinaNet) and pool a fixed number of regions
 // (RoI heads: 512 sampled proposals an image in training, 1000 in evaluation). What depends on the data or the
 // weights (how many proposals match a box, how many detections pass the score threshold) is taken at the bound the
-// code sets and said in the estimate's assumptions.
-import { NetBuilder, type BranchPoint } from '../layers';
-import { MOBILENET_V3_LARGE, mobilenetV3Features, resnetStages } from './vision';
+// code sets and said in the estimate's assumptions. SSD and SSDlite resize every image to a fixed square instead
+// (see ssdNet).
+import { NetBuilder, withFrozenPrefix, type BranchPoint } from '../layers';
+import { MOBILENET_V3_LARGE, mobilenetV3Features, reducedTail, resnetStages } from './vision';
 import type { LayerNetSpec } from '../types';
 
-type Backbone = 'resnet50' | 'mobilenet_v3_large';
-/** `fcos`: RetinaNet's dense heads with one anchor a location, a centerness branch, GroupNorm in the head. */
-type Head = 'faster-rcnn' | 'mask-rcnn' | 'keypoint-rcnn' | 'retinanet' | 'fcos';
+type Backbone = 'resnet50' | 'mobilenet_v3_large' | 'vgg16';
+/**
+ * `fcos`: RetinaNet's dense heads with one anchor a location, a centerness branch, GroupNorm in the head. `ssd`:
+ * one 3x3 convolution per feature map for the class scores and one for the boxes; `ssdlite`: a depthwise 3x3
+ * convolution, BatchNorm and ReLU6, then a 1x1 convolution, for each.
+ */
+type Head = 'faster-rcnn' | 'mask-rcnn' | 'keypoint-rcnn' | 'retinanet' | 'fcos' | 'ssd' | 'ssdlite';
 
 export interface DetectionModel {
   names: string[];
@@ -22,7 +27,7 @@ export interface DetectionModel {
   /** GeneralizedRCNNTransform's min_size and max_size (the builders' defaults). */
   minSize: number;
   maxSize: number;
-  /** Anchors per location of each feature map. */
+  /** Anchors per location of each feature map (SSD300: the most of any map, see SSD_ASPECT_RATIOS). */
   anchorsPerLocation: number;
   /** num_classes when the script gives none. */
   defaultClasses: number;
@@ -31,6 +36,11 @@ export interface DetectionModel {
    * an RPN head of two convs, a   * box head of four conv-BN-ReLU blocks before one linear, a mask head with BatchNorm.
    */
   v2?: boolean;
+  /**
+   * SSD's transform: every image resized to this square whatever its size (fixed_size, size_divisible=1), so what
+   * the network keeps does not follow the images' size.
+   */
+  fixedSize?: number;
 }
 
 export const DETECTION_CATALOG: DetectionModel[] = [
@@ -44,7 +54,14 @@ export const DETECTION_CATALOG: DetectionModel[] = [
   { names: ['fcos_resnet50_fpn'], publishedParameters: 32_269_600, backbone: 'resnet50', head: 'fcos', minSize: 800, maxSize: 1333, anchorsPerLocation: 1, defaultClasses: 91 },
   { names: ['fasterrcnn_mobilenet_v3_large_fpn'], publishedParameters: 19_386_354, backbone: 'mobilenet_v3_large', head: 'faster-rcnn', minSize: 800, maxSize: 1333, anchorsPerLocation: 15, defaultClasses: 91 },
   { names: ['fasterrcnn_mobilenet_v3_large_320_fpn'], publishedParameters: 19_386_354, backbone: 'mobilenet_v3_large', head: 'faster-rcnn', minSize: 320, maxSize: 640, anchorsPerLocation: 15, defaultClasses: 91 },
+  { names: ['ssd300_vgg16'], publishedParameters: 35_641_826, backbone: 'vgg16', head: 'ssd', minSize: 300, maxSize: 300, fixedSize: 300, anchorsPerLocation: 6, defaultClasses: 91 },
+  { names: ['ssdlite320_mobilenet_v3_large'], publishedParameters: 3_440_060, backbone: 'mobilenet_v3_large', head: 'ssdlite', minSize: 320, maxSize: 320, fixedSize: 320, anchorsPerLocation: 6, defaultClasses: 91 },
 ];
+
+/** The single-shot detectors (SSD, SSDlite): a fixed input size, no FPN, no proposals. */
+export function isSingleShot(model: Pick<DetectionModel, 'head'>): boolean {
+  return model.head === 'ssd' || model.head === 'ssdlite';
+}
 
 export function findDetectionModel(name: string): DetectionModel | undefined {
   return DETECTION_CATALOG.find((m) => m.names.includes(name));
@@ -71,7 +88,9 @@ const KEYPOINTS = 17;
 const conv2d = (inC: number, out: number, kernel: number, bias = true): number => inC * out * kernel * kernel + (bias ? out : 0);
 
 /** The size GeneralizedRCNNTransform resizes an image of height x width to, and the batch's padded size. */
-export function detectionInputSize(model: Pick<DetectionModel, 'minSize' | 'maxSize'>, height: number, width: number): { height: number; width: number; paddedHeight: number; paddedWidth: number } {
+export function detectionInputSize(model: Pick<DetectionModel, 'minSize' | 'maxSize' | 'fixedSize'>, height: number, width: number): { height: number; width: number; paddedHeight: number; paddedWidth: number } {
+  const fixed = model.fixedSize;
+  if (fixed !== undefined) return { height: fixed, width: fixed, paddedHeight: fixed, paddedWidth: fixed };
   const scale = Math.min(model.minSize / Math.min(height, width), model.maxSize / Math.max(height, width));
   // interpolate(scale_factor=..., recompute_scale_factor=True): floor of each side times the scale.
   const h = Math.floor(height * scale + 1e-6);
@@ -85,6 +104,7 @@ export function detectionInputSize(model: Pick<DetectionModel, 'minSize' | 'maxS
  * threshold unless there are few classes.
  */
 export function detectsInEvaluation(model: DetectionModel, classes: number, pretrained: boolean): boolean {
+  if (isSingleShot(model)) return false;
   return pretrained || (model.head !== 'retinanet' && model.head !== 'fcos' && 1 / classes >= SCORE_THRESHOLD * 0.8);
 }
 
@@ -112,6 +132,11 @@ export interface DetectorOptions {
    * weights included); absent: every stage trains.
    */
   trainableLayers?: number;
+  /**
+   * ImageNet backbone weights loaded (weights_backbone given, no `weights`): SSDlite's MobileNetV3 then keeps its
+   * full-width last stage; without them (and under COCO weights) torchvision builds it with reduced_tail.
+   */
+  imagenetBackbone?: boolean;
 }
 
 /**
@@ -121,6 +146,8 @@ export interface DetectorOptions {
  */
 function firstTrainablePart(model: DetectionModel, trainable: number): string | undefined {
   if (model.backbone === 'resnet50') return ['layer4', 'layer3', 'layer2', 'layer1', 'conv1'][trainable - 1];
+  // SSD's _vgg_extractor freezes `features[:i]` to a max-pool (i = 0, 4, 9, 16, 23), or all of them (conv5_3 too).
+  if (model.backbone === 'vgg16') return trainable > 0 ? `features.${VGG_STAGE_STARTS[VGG_STAGE_STARTS.length - trainable]}` : 'fc6';
   const starts = [0, ...MOBILENET_V3_LARGE.map((block, i) => (block[6] > 1 ? i + 1 : -1)).filter((i) => i >= 0), MOBILENET_V3_LARGE.length + 1];
   return trainable > 0 ? `features.${starts[Math.max(0, starts.length - trainable)]}` : undefined;
 }
@@ -131,6 +158,7 @@ function firstTrainablePart(model: DetectionModel, trainable: number): string | 
  * anchor at once). Parameters as torchvision counts them.
  */
 export function detectorNet(model: DetectionModel, paddedHeight: number, paddedWidth: number, options: DetectorOptions): LayerNetSpec {
+  if (isSingleShot(model)) return ssdNet(model, options);
   const K = options.classes;
   const net = new NetBuilder({ kind: 'image', channels: 3, size: paddedHeight, width: paddedWidth });
   // A pretrained backbone's FrozenBatchNorm2d (the v2 builders keep BatchNorm2d).
@@ -323,6 +351,130 @@ const BACKWARD_FINEST_MAPS = 3.5;
 /** fp32 tensors of every anchor's class scores that the focal loss keeps for backward (see detectorNet). */
 const FOCAL_LOSS_TENSORS = 10;
 
+/** The indices of the first four max-pools in torchvision's VGG16 `features`: SSD's stage starts (see firstTrainablePart). */
+const VGG_STAGE_STARTS = [0, 4, 9, 16, 23];
+/** DefaultBoxGenerator's aspect ratios per feature map ([2] or [2, 3]): 2 + 2 x their number anchors a location. */
+const SSD_ASPECT_RATIOS = [1, 2, 2, 2, 1, 1];
+const SSDLITE_ASPECT_RATIOS = [2, 2, 2, 2, 2, 2];
+/** SSD300's extra blocks: a 1x1 convolution to `mid` channels, a 3x3 one to `out` (stride and padding), ReLU after each. */
+const SSD_EXTRA: Array<{ mid: number; out: number; stride: number; padding: number }> = [
+  { mid: 256, out: 512, stride: 2, padding: 1 }, { mid: 128, out: 256, stride: 2, padding: 1 },
+  { mid: 128, out: 256, stride: 1, padding: 0 }, { mid: 128, out: 256, stride: 1, padding: 0 }];
+/** SSDlite's extra blocks' widths: a 1x1 convolution to half, a depthwise 3x3 of stride 2, a 1x1 to all, each with BatchNorm and ReLU6. */
+const SSDLITE_EXTRA = [512, 256, 256, 128];
+/**
+ * VGG16's no-grad forward peaks in conv1_2 at four maps of its output's size an image: its input, its output and
+ * cuDNN's workspace (measured on the H200 at batches 16, 32 and 64: 88 MiB an image at 300x300, probe_ssd.py and
+ * probe_frozen.py; NetBuilder counts the first two).
+ */
+const VGG_EVAL_CONV1_MAPS = 4;
+
+/**
+ * SSD300-VGG16 and SSDlite320-MobileNetV3-Large per image at their fixed input size, derived from torchvision's
+ * code. SSD300: VGG16's features to conv4_3 (max-pool 3 rounding up: 38x38), whose output L2Norm rescales
+ * (F.normalize, then a learnt scale per channel: both kept) as the first feature map; conv5, a 3x3 max-pool of
+ * stride 1, the dilated fc6 and fc7 (19x19), four extra blocks (10, 5, 3, 1); one 3x3 convolution per map for the
+ * class scores and one for the boxes. SSDlite: MobileNetV3 to the expansion of its last stride-2 block (20x20, 672
+ * channels), the rest of it (10x10), four extra blocks (5, 3, 2, 1); separable heads whose depthwise convolution,
+ * BatchNorm and ReLU6 keep three maps each. The loss: cross-entropy over every anchor's class scores (its fp32
+ * log-softmax kept), hard negatives chosen by sorting every anchor's loss; evaluation: the scores of every anchor
+ * and their softmax beside the feature maps, then top-k per class image by image (small).
+ */
+function ssdNet(model: DetectionModel, options: DetectorOptions): LayerNetSpec {
+  const size = model.fixedSize ?? model.minSize;
+  const K = options.classes;
+  const net = new NetBuilder({ kind: 'image', channels: 3, size });
+  const levels: BranchPoint[] = [];
+  const vgg = model.backbone === 'vgg16';
+  let conv1Elements = 0;
+  if (vgg) {
+    // 3x3 convolutions with bias, ReLU in place; each stage named by the index of the pool before it (what a
+    // frozen prefix of `features` ends at: the pool, fed by a frozen stage, keeps nothing).
+    const stages = [[64, 64], [128, 128], [256, 256, 256], [512, 512, 512], [512, 512, 512]];
+    stages.forEach((widths, stage) => {
+      if (stage > 0) net.maxPool(2, 2, 0, stage === 3);
+      net.part(`features.${VGG_STAGE_STARTS[stage]}`);
+      for (const width of widths) net.conv(width, 3, 1, 1, true, 1).relu();
+      if (stage === 0) conv1Elements = net.elements;
+      if (stage === 3) levels.push(net.mark());
+    });
+    // maxpool5 (3x3, stride 1, padding 1), then fc6: a 3x3 convolution of dilation 6 and padding 6, which keeps the
+    // size (as a 3x3 of padding 1 does), and fc7.
+    net.maxPool(3, 1, 1);
+    net.part('fc6').conv(1024, 3, 1, 1, true, 1).relu().conv(1024, 1, 1, 1, true, 0).relu();
+    levels.push(net.mark());
+    SSD_EXTRA.forEach(({ mid, out, stride, padding }, i) => {
+      net.part(`extra.${i + 1}`).conv(mid, 1, 1, 1, true, 0).relu().conv(out, 3, stride, 1, true, padding).relu();
+      levels.push(net.mark());
+    });
+  } else {
+    const blocks = options.imagenetBackbone ? MOBILENET_V3_LARGE : reducedTail(MOBILENET_V3_LARGE);
+    const c4 = mobilenetV3Features(net, blocks, false, -1, blocks.length - 3);
+    if (c4) levels.push(c4);
+    levels.push(net.mark());
+    SSDLITE_EXTRA.forEach((out, i) => {
+      const mid = out / 2;
+      net.part(`extra.${i}`).conv(mid, 1, 1, 1, false, 0).batchNorm().relu6().conv(mid, 3, 2, mid, false, 1).batchNorm().relu6()
+        .conv(out, 1, 1, 1, false, 0).batchNorm().relu6();
+      levels.push(net.mark());
+    });
+  }
+  const bodyLive = net.liveNoGrad;
+  const shapes = levels.map((point) => (point.shape.kind === 'image' ? point.shape : { c: 0, h: 1, w: 1 }));
+  const levelElements = shapes.reduce((sum, l) => sum + l.c * l.h * l.w, 0);
+  // Added after the body, so that a frozen prefix (withFrozenPrefix below) leaves them counted: the L2Norm, the
+  // heads and the loss record whatever the backbone's stages do.
+  if (vgg) {
+    const first = shapes[0]!;
+    // L2Norm's 512 scales; F.normalize keeps its input's norm (one channel, before and after the clamp), the scale
+    // keeps the normalized map, and the heads the rescaled one.
+    net.parameters += first.c;
+    net.saved += 2 * first.c * first.h * first.w + 2 * first.h * first.w;
+  }
+  const ratios = vgg ? SSD_ASPECT_RATIOS : SSDLITE_ASPECT_RATIOS;
+  let anchors = 0;
+  shapes.forEach(({ c, h, w }, i) => {
+    const A = 2 + 2 * ratios[i]!;
+    anchors += A * h * w;
+    const outputs = A * (K + 4);
+    if (vgg) {
+      net.parameters += conv2d(c, outputs, 3);
+      net.castParameters += 9 * c * outputs;
+    } else {
+      // Per head: a depthwise 3x3 (no bias) with its BatchNorm, then a 1x1 with bias. Kept: the depthwise output
+      // (by the norm), the norm's output (by ReLU6) and ReLU6's (by the 1x1), for each of the two heads.
+      net.parameters += 2 * (9 * c + 2 * c) + c * outputs + outputs;
+      net.normParameters += 2 * 2 * c;
+      net.castParameters += 2 * 9 * c + c * outputs;
+      net.saved += 2 * 3 * c * h * w;
+    }
+  });
+  // The loss keeps the fp32 log-softmax of every anchor's class scores (fp32 under autocast too) and the int64 class
+  // targets.
+  net.fixedBytes += anchors * (4 * K + 8);
+  const built = net.build(true);
+  const { parts, ...spec } = built;
+  const trainableFrom = options.trainableLayers === undefined ? -1
+    // trainable_backbone_layers=0 freezes all of MobileNetV3: the extra blocks train from their first.
+    : (parts ?? []).findIndex((part) => part.name === (firstTrainablePart(model, options.trainableLayers!) ?? 'extra.0'));
+  const frozen = trainableFrom > 0 ? withFrozenPrefix(built, trainableFrom) : undefined;
+  const { parts: _parts, ...chosen } = frozen ?? { ...spec, parts };
+  void _parts;
+  // No-grad: the body's worst point (VGG16's conv1_2 with cuDNN's workspace), or the feature maps beside every
+  // anchor's class scores and boxes and their softmax.
+  const live = Math.max(vgg ? Math.max(bodyLive, VGG_EVAL_CONV1_MAPS * conv1Elements) : bodyLive, levelElements + 2 * anchors * (K + 4));
+  return {
+    ...chosen,
+    outputElementsPerSample: 0,
+    hasConvolution: true,
+    inferenceLiveElementsPerSample: live,
+    blockSavedElements: [],
+    blockInputElements: [],
+    input: { kind: 'image', channels: 3, size },
+    scalesWithInput: true,
+  };
+}
+
 /** A detector built for the script's images: its net, how to rebuild it at another image height, and the sizes. */
 export interface DetectorBuild {
   spec: LayerNetSpec;
@@ -359,9 +511,10 @@ export function buildDetector(model: DetectionModel, height: number, width: numb
  * extreme aspect ratios is the largest; `height` / `width` are then the tallest and widest resized sides. Measured
  * (FCOS, batch 8 of 640x480 and 480x640 images, padded to 1088x1088): estimate +1.9% (results/cat7.json).
  */
-export function drawnInputSize(model: Pick<DetectionModel, 'minSize' | 'maxSize'>, height: number, width: number, least?: { height: number; width: number }):
+export function drawnInputSize(model: Pick<DetectionModel, 'minSize' | 'maxSize' | 'fixedSize'>, height: number, width: number, least?: { height: number; width: number }):
   { height: number; width: number; paddedHeight: number; paddedWidth: number } {
-  if (!least) return detectionInputSize(model, height, width);
+  // SSD resizes every image to its fixed square, whatever the draw.
+  if (!least || model.fixedSize !== undefined) return detectionInputSize(model, height, width);
   let [tallest, widest] = [0, 0];
   for (const h of [Math.max(1, least.height), height]) {
     for (const w of [Math.max(1, least.width), width]) {

@@ -192,10 +192,11 @@ const VGG_E: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 2
  * torchvision's MobileNetV3 features: inverted residuals as `_mobilenet_v3_conf` lists them [in, kernel, expanded,
  * out, squeeze-excite, hardswish, stride], then a 1x1 convolution to 6x the last width. `dilated` (the segmentation
  * backbones): the last stage dilates instead of striding, output stride 16. `markAfter`: the block whose output a
- * segmentation head reads again.
+ * segmentation head reads again. `markExpansionOf`: the block whose expansion (its first 1x1 convolution and
+ * activation) SSDlite reads as its first feature map.
  */
-type V3Block = [number, number, number, number, boolean, boolean, number];
-export function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated = false, markAfter = -1): BranchPoint | undefined {
+export type V3Block = [number, number, number, number, boolean, boolean, number];
+export function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated = false, markAfter = -1, markExpansionOf = -1): BranchPoint | undefined {
   // Named as torchvision's `features[i]`: a detector's trainable_backbone_layers freezes a prefix of them.
   net.part('features.0').conv(16, 3, 2).batchNorm().activation();
   const act = (hardswish: boolean): NetBuilder => (hardswish ? net.activation() : net.relu());
@@ -207,6 +208,7 @@ export function mobilenetV3Features(net: NetBuilder, blocks: V3Block[], dilated 
     if (expanded !== inC) {
       net.conv(expanded, 1, 1, 1, false, 0).batchNorm();
       act(hardswish);
+      if (index === markExpansionOf) marked = net.mark();
     }
     net.conv(expanded, kernel, stride, expanded).batchNorm();
     act(hardswish);
@@ -237,6 +239,17 @@ export const MOBILENET_V3_LARGE: V3Block[] = [
   [40, 3, 240, 80, false, true, 2], [80, 3, 200, 80, false, true, 1], [80, 3, 184, 80, false, true, 1],
   [80, 3, 184, 80, false, true, 1], [80, 3, 480, 112, true, true, 1], [112, 3, 672, 112, true, true, 1],
   [112, 5, 672, 160, true, true, 2], [160, 5, 960, 160, true, true, 1], [160, 5, 960, 160, true, true, 1]];
+/**
+ * `reduced_tail=True` (SSDlite without ImageNet backbone weights, Table 6 of the MobileNetV3 paper): the last
+ * stage's widths halved, so the final 1x1 convolution makes 6 x 80 channels.
+ */
+export function reducedTail(blocks: V3Block[]): V3Block[] {
+  return blocks.map((block, i): V3Block => {
+    if (i < blocks.length - 3) return block;
+    const [inC, kernel, expanded, out, se, hardswish, stride] = block;
+    return [i === blocks.length - 3 ? inC : inC / 2, kernel, i === blocks.length - 3 ? expanded : expanded / 2, out / 2, se, hardswish, stride];
+  });
+}
 const MOBILENET_V3_SMALL: V3Block[] = [
   [16, 3, 16, 16, true, false, 2], [16, 3, 72, 24, false, false, 2], [24, 3, 88, 24, false, false, 1],
   [24, 5, 96, 40, true, true, 2], [40, 5, 240, 40, true, true, 1], [40, 5, 240, 40, true, true, 1],
