@@ -83,6 +83,11 @@ export interface DetectedConfig {
   optimizerParameters?: Located<number>;
   /** An optimizer class the script builds whose states are not modelled. */
   unmodelledOptimizer?: Located<string>;
+  /**
+   * The line of an optimizer given fp32 copies of the parameters (`[p.detach().clone().float() for p in params]`):
+   * mixed precision by hand, the model's half weights and gradients beside fp32 master weights, gradients and states.
+   */
+  masterCopies?: number;
   optimizerImpl?: OptimizerImpl;
   usesTrainer?: Located<boolean>;
   checkpointing?: Located<boolean>;
@@ -939,6 +944,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         if (optimizerFlag('amsgrad')) detected.optimizerStates = 3;
       }
       detected.optimizer = { value: kind, line };
+      detected.masterCopies = optimizesFullPrecisionCopies(pos[0] ?? kw.get('params'), call) ? line : undefined;
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
       optimizersMade.push(value ?? UNKNOWN_VALUE);
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
@@ -1861,6 +1867,27 @@ function baseName(node: Node | undefined): string | undefined {
     else return undefined;
   }
   return current?.text;
+}
+
+/** An element cast to fp32 (`p.float()`, `p.to(torch.float32)`, `p.to(dtype=torch.float)`). */
+const FULL_PRECISION_CAST = /\.float\(\s*\)|\.to\([^()]*torch\.float(32)?\s*\)/;
+
+/**
+ * Whether an optimizer's parameters are fp32 copies the script makes of the model's (`master = [p.detach().clone()
+ * .float() for p in params]`, given by name or written in the call): the optimizer holds those copies, not the
+ * parameters. An optimizer only takes parameters, so a comprehension whose elements are cast to fp32 is that copy.
+ */
+function optimizesFullPrecisionCopies(argument: Node | undefined, call: Node): boolean {
+  let given: Node | null | undefined = argument;
+  if (given?.type === 'identifier') {
+    const name = given.text;
+    const assignments = enclosingScope(call).descendantsOfType('assignment').filter((a): a is Node => !!a && a.endIndex <= call.startIndex &&
+      a.childForFieldName('left')?.type === 'identifier' && a.childForFieldName('left')?.text === name);
+    given = assignments[assignments.length - 1]?.childForFieldName('right');
+  }
+  if (given?.type !== 'list_comprehension' && given?.type !== 'generator_expression') return false;
+  const element = given.childForFieldName('body');
+  return element !== null && FULL_PRECISION_CAST.test(element.text);
 }
 
 /**

@@ -276,6 +276,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the optimizer (line {0}) holds {1} of the {2} parameters: states for those alone, while every parameter that requires grad still gets a gradient (freeze the rest with requires_grad_(False) to save those too)',
       (detected.optimizerParameters?.line ?? 0) + 1, optimizerParameters.toLocaleString('en-US'), (spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total).toLocaleString('en-US')));
   }
+  const masterCopies = mode === 'train' && detected.masterCopies !== undefined;
+  if (masterCopies) {
+    assumptions.push(t('the optimizer (line {0}) updates fp32 copies of the {1} parameters: those master weights, their fp32 gradients and the optimizer\'s fp32 states are counted beside the model\'s own weights and gradients',
+      (detected.masterCopies ?? 0) + 1, weightDtype));
+  }
   let frozenFraction: number | undefined;
   if (detected.frozen?.exact !== undefined && !lora) {
     frozenFraction = detected.frozen.exact;
@@ -362,6 +367,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     ...(detected.optimizer && detected.optimizerStates !== undefined ? { optimizerStates: detected.optimizerStates } : {}),
     ...(optimizerParameters !== undefined ? { optimizerParameters } : {}),
+    ...(masterCopies ? { masterCopies } : {}),
     checkpointSegments: detected.checkpointSegments,
     ...(detected.checkpointSegmentCount !== undefined ? { checkpointSegmentCount: detected.checkpointSegmentCount } : {}),
     ...(detected.compiled ? { compiled: true } : {}),

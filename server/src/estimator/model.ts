@@ -29,6 +29,8 @@ interface ParameterFigures {
   /** Bytes of weights, gradients and optimizer states before sharding. */
   weightBytes: number;
   gradBytes: number;
+  /** Gradients the optimizer step reads: the fp32 ones of master copies, else gradBytes. */
+  stepGradBytes: number;
   optimizerBytes: number;
   optimizerTempBytes: number;
   castable: number;
@@ -117,6 +119,8 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   if (cfg.mode !== 'train') trainable = 0;
   // PEFT keeps adapter weights in fp32 even over a half-precision base.
   const trainableBytes = cfg.lora ? FP32 : paramBytes;
+  // Master copies: the optimizer's parameters, and so its states and temporaries, are fp32 copies of the trainable ones.
+  const optimizedBytes = cfg.masterCopies ? FP32 : trainableBytes;
   const weightBytes = total * paramBytes + loraParams * FP32;
   // Sparse embeddings get sparse gradients (the looked-up rows and their indices, a few activations' worth): no
   // table-sized gradient is ever made for them.
@@ -124,18 +128,21 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   const gradBytes = (trainable - sparseParams) * trainableBytes;
   // States for the parameters the optimizers hold (gradients exist for every trainable one).
   const held = Math.min(trainable, cfg.optimizerParameters ?? trainable);
-  const optimizerBytes = held * optimizerStatesPerParam(cfg, trainableBytes);
-  let optimizerTempBytes = held * optimizerTempPerParam(cfg, trainableBytes);
+  // The master weights themselves live as long as the optimizer: counted with its states.
+  const optimizerBytes = held * (optimizerStatesPerParam(cfg, optimizedBytes) + (cfg.masterCopies ? FP32 : 0));
+  let optimizerTempBytes = held * optimizerTempPerParam(cfg, optimizedBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
-    optimizerTempBytes = 2 * Math.min(largest, held) * trainableBytes;
+    optimizerTempBytes = 2 * Math.min(largest, held) * optimizedBytes;
   } else if (cfg.optimizerImpl === 'for-loop') {
     // One parameter at a time: its temporaries, for the largest tensor.
-    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, held) * trainableBytes;
+    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, held) * optimizedBytes;
   }
-  if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, held) * trainableBytes;
+  if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, held) * optimizedBytes;
+  // At the step the optimizer reads the master copies' fp32 gradients (the half ones copied in, then freed).
+  const stepGradBytes = cfg.masterCopies ? (trainable - sparseParams) * FP32 : gradBytes;
   const headGradBytes = cfg.lora || cfg.frozenFraction ? 0 : headParams * trainableBytes;
   const copyBytes = (cfg.modelCopies ?? 0) * total * paramBytes;
-  return { total: total + loraParams, trainable, weightBytes, gradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes, copyBytes };
+  return { total: total + loraParams, trainable, weightBytes, gradBytes, stepGradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes, copyBytes };
 }
 
 interface ActivationFigures {
@@ -518,8 +525,9 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
         if (total(midway) > total(parts.backward)) parts.backward = midway;
       }
     }
+    const stepGradients = params.gradBytes > 0 ? layout.gradients * params.stepGradBytes / params.gradBytes : 0;
     parts['optimizer-step'] = {
-      weights: layout.weightsAtStep, gradients: layout.gradients + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
+      weights: layout.weightsAtStep, gradients: stepGradients + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
     };
   } else if (cfg.mode === 'infer-no-grad') {
     // The previous batch's outputs live until the loop rebinds them, while the next forward runs. Autocast caches a

@@ -329,6 +329,11 @@ export interface TrainingConfig {
    */
   optimizerParameters?: number;
   /**
+   * Mixed precision by hand: the optimizer holds fp32 copies of the half-precision trainable parameters (master
+   * weights), so its states are fp32 and the step reads fp32 gradients copied from the half ones.
+   */
+  masterCopies?: boolean;
+  /**
    * Transformers: the embeddings and this many blocks from the first are frozen, so those blocks see inputs without
    * history and keep nothing for backward; the blocks above keep everything. Absent: not known block by block.
    */

@@ -1,0 +1,63 @@
+// Steps written by hand that hold memory a plain training loop does not (issue #13, held-out set 7): an optimizer
+// over fp32 master copies of half-precision weights, a model made in fp32 and then cast, per-sample gradients from
+// torch.func, and dropout masks a library model keeps when its builder is given a dropout rate. Every figure below is
+// computed by hand in the comments.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { estimateText } from './helpers';
+
+// Three linears of a 4096-wide MLP: 3 x 4096 x 4096 + 2 x 4096 + 10 x 4096 weights and 2 x 4096 + 10 biases.
+const MLP_PARAMETERS = 2 * (4096 * 4096 + 4096) + 4096 * 10 + 10;
+
+const handMixedPrecision = (copy: string) => `import torch
+import torch.nn as nn
+
+WIDTH = 4096
+net = nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.GELU(), nn.Linear(WIDTH, WIDTH), nn.GELU(), nn.Linear(WIDTH, 10)).cuda().to(torch.bfloat16)
+shadow = ${copy}
+opt = torch.optim.Adam(shadow, lr=1e-4)
+
+for step in range(10):
+    x = torch.randn(64, WIDTH, device="cuda", dtype=torch.bfloat16)
+    y = torch.randint(0, 10, (64,), device="cuda")
+    loss = nn.functional.cross_entropy(net(x).float(), y)
+    loss.backward()
+    for w, s in zip(net.parameters(), shadow):
+        s.grad = w.grad.float()
+        w.grad = None
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    with torch.no_grad():
+        for w, s in zip(net.parameters(), shadow):
+            w.copy_(s)
+`;
+
+test('an optimizer over fp32 copies of bf16 weights keeps fp32 master weights, fp32 states and fp32 gradients at the step', async () => {
+  const r = await estimateText(handMixedPrecision('[w.detach().clone().to(torch.float32).requires_grad_() for w in net.parameters()]'), 'hand_master.py');
+  assert.equal(r.detected.parameters, MLP_PARAMETERS);
+  assert.equal(r.detected.weightDtype.value, 'bf16');
+  // The model's own weights stay bf16: 2 bytes a parameter.
+  assert.equal(r.breakdown.weights, 2 * MLP_PARAMETERS);
+  // Adam's two moments of the fp32 copies (2 x 4 bytes) and the copies themselves (4 bytes): 12 bytes a parameter,
+  // where states on the bf16 parameters would be 4.
+  assert.equal(r.breakdown.optimizerStates, 12 * MLP_PARAMETERS);
+  assert.equal(r.peakPhase, 'optimizer-step');
+  // The step reads the fp32 gradients copied from the bf16 ones.
+  assert.equal(r.breakdown.gradients, 4 * MLP_PARAMETERS);
+  assert.ok(r.assumptions.some((a) => /fp32 copies of the bf16 parameters/.test(a)), r.assumptions.join('\n'));
+});
+
+test('the same optimizer given the parameters themselves keeps its states in the weights\' bf16', async () => {
+  const r = await estimateText(handMixedPrecision('list(net.parameters())'), 'hand_no_master.py');
+  assert.equal(r.breakdown.optimizerStates, 4 * MLP_PARAMETERS);
+  assert.ok(!r.assumptions.some((a) => /fp32 copies/.test(a)), r.assumptions.join('\n'));
+});
+
+test('fp32 copies of fp32 weights are one more fp32 copy beside the states', async () => {
+  const text = handMixedPrecision('[w.detach().float() for w in net.parameters()]').replace('.cuda().to(torch.bfloat16)', '.cuda()');
+  const r = await estimateText(text, 'fp32_copies.py');
+  assert.equal(r.detected.weightDtype.value, 'fp32');
+  // Adam's two fp32 moments plus the copies: 12 bytes a parameter; the model's weights 4.
+  assert.equal(r.breakdown.optimizerStates, 12 * MLP_PARAMETERS);
+  assert.equal(r.breakdown.weights, 4 * MLP_PARAMETERS);
+});
