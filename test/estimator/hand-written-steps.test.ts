@@ -61,3 +61,66 @@ test('fp32 copies of fp32 weights are one more fp32 copy beside the states', asy
   assert.equal(r.breakdown.optimizerStates, 12 * MLP_PARAMETERS);
   assert.equal(r.breakdown.weights, 4 * MLP_PARAMETERS);
 });
+
+// A small decoder sampling with a cache it allocates itself: 6 blocks, each given a cache module in a loop after
+// the model is built; each cache registers two bf16 buffers of 16 x 8 x 4096 x 64.
+const cachedSampler = (slots: string) => `import torch
+import torch.nn as nn
+
+WIDTH = 512
+BLOCKS = 6
+BATCH = 16
+SLOTS = ${slots}
+
+
+class Slots(nn.Module):
+    def __init__(self, rows, heads, length, dim):
+        super().__init__()
+        self.register_buffer("keys", torch.zeros(rows, heads, length, dim, dtype=torch.bfloat16), persistent=False)
+        self.register_buffer("values", torch.zeros(rows, heads, length, dim, dtype=torch.bfloat16), persistent=False)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(WIDTH, WIDTH)
+        self.store = None
+
+    def forward(self, x):
+        return x + self.proj(x)
+
+
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(1000, WIDTH)
+        self.blocks = nn.ModuleList([Block() for _ in range(BLOCKS)])
+        self.out = nn.Linear(WIDTH, 1000)
+
+    def forward(self, ids):
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = block(h)
+        return self.out(h)
+
+
+net = Sampler().cuda().to(torch.bfloat16)
+for block in net.blocks:
+    block.store = Slots(BATCH, 8, SLOTS, 64).cuda()
+ids = torch.randint(0, 1000, (BATCH, 128), device="cuda")
+with torch.no_grad():
+    for _ in range(32):
+        logits = net(ids)
+        ids = torch.cat([ids, logits[:, -1:].argmax(-1)], dim=1)
+`;
+
+test('buffers a module registers are counted at the size they are made, in every block the loop gives one', async () => {
+  const small = await estimateText(cachedSampler('1024'), 'cache_small.py');
+  const large = await estimateText(cachedSampler('4096'), 'cache_large.py');
+  // 6 blocks x 2 buffers x 16 x 8 x 4096 x 64 x 2 bytes = 805,306,368 bytes; at 1024 slots a quarter of it.
+  const cache = (slots: number) => 6 * 2 * 16 * 8 * slots * 64 * 2;
+  assert.equal(large.peakAllocated - small.peakAllocated, cache(4096) - cache(1024));
+  assert.ok(large.assumptions.some((a) => /buffers the script's modules register/.test(a)), large.assumptions.join('\n'));
+  // The cache's (16, 8, 4096, 64) shape is no image: nothing is said about one.
+  assert.ok(!large.assumptions.some((a) => /the images are/.test(a)), large.assumptions.join('\n'));
+});

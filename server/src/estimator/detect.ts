@@ -141,6 +141,8 @@ export interface DetectedConfig {
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
   residentData?: Located<number>;
+  /** Bytes of the buffers the script's modules on the GPU register (a static KV cache), with the line of the largest. */
+  moduleBuffers?: Located<number>;
   /**
    * A torchvision detector: the images' height and width as the step receives them, the size its transform resizes
    * them to and pads the batch to, and what the estimate takes at a bound (see catalog/detection.ts).
@@ -1203,6 +1205,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const kept = keptOutputSites(bindings.program, tree.rootNode, detected.model.line);
     if (kept.length > 0) detected.keptOutputs = kept;
     detected.residentData = residentGpuData(bindings.program);
+    detected.moduleBuffers = registeredBuffersOnDevice(bindings.program);
   }
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
   if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };
@@ -1623,6 +1626,42 @@ function madeTensorElementBytes(call: Extract<Value, { kind: 'call' }>): number 
   if (/^(bool|uint8|int8)$/.test(name)) return 1;
   return 4;
 }
+
+/**
+ * Buffers the script's modules register (`self.register_buffer("k", torch.zeros(batch, heads, max_len, dim))`, a
+ * static KV cache allocated for its full capacity) in modules on the GPU, found from the modules moved there through
+ * their attributes: alive through every step at their made size. Their bytes, with the line of the largest.
+ */
+function registeredBuffersOnDevice(program: ProgramModel): Located<number> | undefined {
+  if (program.buffers.size === 0) return undefined;
+  const seen = new Set<Value>();
+  const pending: Value[] = [...program.onDevice];
+  let bytes = 0;
+  let largest: { bytes: number; line: number } | undefined;
+  while (pending.length > 0 && seen.size < MAX_MODULE_VALUES_WALKED) {
+    const value = pending.pop()!;
+    if (seen.has(value)) continue;
+    seen.add(value);
+    if (value.kind === 'object' && value.role === 'instance') {
+      for (const { value: tensor, line } of program.buffers.get(value)?.values() ?? []) {
+        const shape = tensor.kind === 'call' ? tensorShape(tensor) : undefined;
+        if (!shape || tensor.kind !== 'call') continue;
+        const size = shape.dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(tensor);
+        bytes += size;
+        if (!largest || size > largest.bytes) largest = { bytes: size, line };
+      }
+      pending.push(...value.attrs.values());
+    } else if (value.kind === 'layer') {
+      pending.push(...value.children, ...(value.named?.values() ?? []));
+    } else if (value.kind === 'list') {
+      pending.push(...value.items);
+    }
+  }
+  return largest ? { value: bytes, line: largest.line } : undefined;
+}
+
+/** How many values the walk over the modules on the GPU reads at most. */
+const MAX_MODULE_VALUES_WALKED = 20_000;
 
 /**
  * Tensors made on the GPU (`device=`) and held by an object of a plain class (a rollout or replay buffer, a

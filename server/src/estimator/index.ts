@@ -293,7 +293,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the feature encoder is frozen (line {0}): its {1} parameters get no gradients or optimizer states and its convolutions keep nothing for backward; its first layer\'s output, alive at once with its norm\'s, is counted in forward', detected.featureEncoderFrozen + 1, formatCount(featureEncoderParameters(spec.audio))));
   }
   if (detected.detector) assumptions.push(...detectorAssumptions(detected.detector.value, mode));
-  if (detected.rectangularImage && imageSize === detected.imageSize?.value) {
+  if (detected.rectangularImage && imageSize === detected.imageSize?.value && isImage) {
     const { height, width } = detected.rectangularImage.value;
     assumptions.push(t('the images are {0}x{1}: counted as {2}x{2}, a square of the same area (activations follow the area)', height, width, imageSize));
   }
@@ -305,6 +305,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   }
   if (detected.residentData) {
     assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
+  }
+  if (detected.moduleBuffers) {
+    assumptions.push(t('buffers the script\'s modules register (line {0}: a static cache, a table) stay on the GPU at the size they are made: {1} counted', (detected.moduleBuffers.line ?? 0) + 1, formatBytes(detected.moduleBuffers.value)));
   }
   if (detected.residentCopies) {
     assumptions.push(t('a copy of the model (line {0}: an EMA model, a snapshot of the best weights) stays on the GPU: its weights are counted once more, without gradients or optimizer states', (detected.residentCopies.line ?? 0) + 1));
@@ -391,7 +394,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
     ...(modelCopies > 0 ? { modelCopies } : {}),
     ...(detected.keptOutputs ? { keptOutputs: detected.keptOutputs } : {}),
-    ...(detected.residentData ? { residentDataBytes: detected.residentData.value } : {}),
+    ...(detected.residentData || detected.moduleBuffers ? { residentDataBytes: (detected.residentData?.value ?? 0) + (detected.moduleBuffers?.value ?? 0) } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
     dataParallel: detected.strategy !== undefined,
     shardGradOp,
