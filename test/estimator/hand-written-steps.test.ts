@@ -124,3 +124,57 @@ test('buffers a module registers are counted at the size they are made, in every
   // The cache's (16, 8, 4096, 64) shape is no image: nothing is said about one.
   assert.ok(!large.assumptions.some((a) => /the images are/.test(a)), large.assumptions.join('\n'));
 });
+
+// Per-sample gradients with torch.func on an MLP of 784 -> 1024 -> 1024 -> 10: 784 x 1024 + 1024 + 1024 x 1024 +
+// 1024 + 1024 x 10 + 10 = 1,863,690 parameters.
+const MNIST_MLP = 784 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 10 + 10;
+const perSampleStep = (apply: string, freed: boolean) => `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.func as tf
+
+ROWS = 256
+net = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10)).cuda()
+weights = {k: v.detach() for k, v in net.named_parameters()}
+
+
+def sample_loss(w, x, y):
+    return F.cross_entropy(tf.functional_call(net, w, (x[None],)), y[None])
+
+
+sample_grads = tf.vmap(tf.grad(sample_loss), in_dims=(None, 0, 0))
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+for it in range(100):
+    x = torch.randn(ROWS, 784, device="cuda")
+    y = torch.randint(0, 10, (ROWS,), device="cuda")
+    per = ${apply}
+    for name, p in net.named_parameters():
+        p.grad = per[name].clamp(-1, 1).mean(0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+${freed ? '    del per\n' : ''}`;
+
+test('per-sample gradients from vmap(grad(...)) train the model: batch x parameters of fp32 gradients, twice where the loop keeps the last step\'s', async () => {
+  const freed = await estimateText(perSampleStep('sample_grads(weights, x, y)', true), 'per_sample_freed.py');
+  assert.equal(freed.detected.mode.value, 'train');
+  assert.equal(freed.detected.parameters, MNIST_MLP);
+  assert.equal(freed.detected.trainableParameters, MNIST_MLP);
+  // 256 samples x 1,863,690 parameters x 4 bytes. An MLP keeps little else in vmap, so the step peaks when it
+  // clips: the per-sample gradients, the .grad made so far (all of them, 4 bytes a parameter, at the optimizer's
+  // step) and one layer's per-sample product (the 1024 x 1024 linear: 256 x 1,049,600 x 4 bytes).
+  const perSample = 256 * MNIST_MLP * 4;
+  assert.equal(freed.peakPhase, 'optimizer-step');
+  assert.equal(freed.breakdown.gradients, perSample + 4 * MNIST_MLP);
+  assert.ok(freed.breakdown.other >= 256 * (1024 * 1024 + 1024) * 4, `${freed.breakdown.other}`);
+  assert.ok(freed.assumptions.some((a) => /per-sample gradients/.test(a)), freed.assumptions.join('\n'));
+  // Without `del per`, the last step's per-sample gradients live through the next vmap: that is the peak.
+  const kept = await estimateText(perSampleStep('sample_grads(weights, x, y)', false), 'per_sample_kept.py');
+  assert.equal(kept.peakPhase, 'backward');
+  assert.equal(kept.breakdown.gradients, 2 * perSample);
+});
+
+test('vmap over grad called where it is made is found too', async () => {
+  const direct = await estimateText(perSampleStep('tf.vmap(tf.grad(sample_loss), in_dims=(None, 0, 0))(weights, x, y)', true), 'per_sample_direct.py');
+  assert.equal(direct.detected.mode.value, 'train');
+  assert.equal(direct.breakdown.gradients, 256 * MNIST_MLP * 4 + 4 * MNIST_MLP);
+});

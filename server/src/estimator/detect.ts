@@ -128,6 +128,11 @@ export interface DetectedConfig {
    * batches): every graph is alive when backward runs. Absent: one.
    */
   forwardsPerBackward?: Located<number>;
+  /**
+   * Per-sample gradients with torch.func (`vmap(grad(loss_one), in_dims=(None, 0, 0))`, DP-SGD): the line, and whether
+   * the loop keeps the previous step's result while it computes the next.
+   */
+  perSampleGradients?: Located<boolean>;
   /** `torch.autograd.grad(..., create_graph=True)`: the highest order of derivative taken with its own graph. */
   inputDerivatives?: Located<number>;
   /** The activations the script calls or builds, by how derivatives through them grow (the largest kind found). */
@@ -1129,6 +1134,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
   detected.inputDerivatives = inputDerivativeOrder(calls);
+  detected.perSampleGradients = perSampleGradients(calls);
   if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
   if (!detected.model && customModel) {
     const info = customModel;
@@ -1245,6 +1251,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   }
   detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES) ?? accumulationGuard;
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
+  // A step made of per-sample gradients (assigned to .grad by hand for an optimizer) trains without backward().
+  else if (detected.perSampleGradients && detected.optimizer) detected.mode = { value: 'train', line: detected.perSampleGradients.line };
   else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
   // generate() runs under torch.no_grad() itself.
@@ -1906,6 +1914,42 @@ function baseName(node: Node | undefined): string | undefined {
     else return undefined;
   }
   return current?.text;
+}
+
+/** torch.func transforms that differentiate a function of the parameters. */
+const FUNCTIONAL_GRAD = /^(grad|grad_and_value|jacrev|jacfwd)$/;
+const VMAP = /(^|\.)vmap$/;
+
+/**
+ * Per-sample gradients with torch.func: `vmap` over `grad(f)` (or grad_and_value, jacrev, jacfwd) gives every
+ * parameter's gradient for each sample of the batch. Where found, and whether a loop rebinds the result's name only
+ * after the next call returns (`grads = per_sample(params, x, y)` with no `del grads`): the previous step's gradients
+ * are then alive while the next are computed.
+ */
+function perSampleGradients(calls: readonly Node[]): Located<boolean> | undefined {
+  const transforms = new Set<string>();
+  let found: Node | undefined;
+  for (const call of calls) {
+    if (!VMAP.test(callee(call))) continue;
+    const first = callArguments(call).positional[0];
+    if (first?.type !== 'call' || !FUNCTIONAL_GRAD.test(lastName(callee(first)))) continue;
+    found ??= call;
+    const target = call.parent?.type === 'assignment' ? call.parent.childForFieldName('left') : undefined;
+    if (target?.type === 'identifier') transforms.add(target.text);
+  }
+  if (!found) return undefined;
+  // Where the step applies it: by the name bound to it, or directly (`vmap(grad(f))(params, x, y)`).
+  const applied = calls.filter((call) => {
+    const fn = call.childForFieldName('function');
+    return (fn?.type === 'identifier' && transforms.has(fn.text)) || (fn?.type === 'call' && VMAP.test(callee(fn)));
+  });
+  const kept = applied.some((call) => {
+    const name = call.parent?.type === 'assignment' ? call.parent.childForFieldName('left') : undefined;
+    const loop = enclosingLoops(call)[0];
+    if (!loop || name?.type !== 'identifier') return false;
+    return !loop.descendantsOfType('delete_statement').some((statement) => statement?.text.split(/[\s,]+/).includes(name.text));
+  });
+  return { value: kept, line: found.startPosition.row };
 }
 
 /** An element cast to fp32 (`p.float()`, `p.to(torch.float32)`, `p.to(dtype=torch.float)`). */

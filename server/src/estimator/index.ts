@@ -331,6 +331,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.inputDerivatives && mode === 'train') {
     assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}): their graphs are kept with the forward\'s until backward, and backward runs through them too; sized from MLPs measured on the GPU, for the forward the script trains (a gradient penalty on one of several forwards is counted on all of them)', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1));
   }
+  if (detected.perSampleGradients && mode === 'train') {
+    assumptions.push(detected.perSampleGradients.value
+      ? t('per-sample gradients (vmap over grad, line {0}): every parameter\'s gradient for each of the batch\'s samples, and the previous step\'s beside them while the next are computed (the loop rebinds their name only after the call returns)', detected.perSampleGradients.line! + 1)
+      : t('per-sample gradients (vmap over grad, line {0}): every parameter\'s gradient for each of the batch\'s samples', detected.perSampleGradients.line! + 1));
+  }
   if (detected.zeroGradMissing && mode === 'train') assumptions.push(t('no zero_grad() found: gradients stay alive through the next forward'));
   if (detected.zeroGradKeepsBuffers !== undefined && mode === 'train') {
     assumptions.push(t('zero_grad(set_to_none=False) (line {0}) zeroes the gradients in place: they stay allocated through the next forward', detected.zeroGradKeepsBuffers + 1));
@@ -383,6 +388,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
     ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),
+    ...(detected.perSampleGradients && mode === 'train' ? { perSampleGradients: { keptAcrossSteps: detected.perSampleGradients.value } } : {}),
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),

@@ -448,6 +448,29 @@ function total(b: Breakdown): number {
   return b.weights + b.gradients + b.optimizerStates + b.activations + b.other;
 }
 
+/**
+ * What vmap(grad(f)) holds of forward and backward beside the per-sample gradients, in units of what a plain forward
+ * keeps at the same batch. Measured on the H200 (test/gpu/estimator/probe_step7.py, results/step7_per_sample.json):
+ * 2.82 for three conv + GroupNorm + tanh nets at batch 256 and 512, 2.48 for a conv + ReLU net, 2 for MLPs (whose
+ * per-sample gradients are nearly all of it).
+ */
+const VMAP_GRAD_ACTIVATIONS = 2.8;
+
+/**
+ * The parameters of the model's largest layer: a traced net's from the parameters before each layer, a
+ * transformer's largest tensor; otherwise the whole model (a bound, never less).
+ */
+function largestLayerParameters(cfg: TrainingConfig): number {
+  const spec = cfg.model;
+  if (spec.kind === 'transformer') return countTransformerParameters(spec).largestTensor;
+  const before = (spec.backwardPoints ?? []).map((point) => point.parametersBefore);
+  if (before.length === 0) return spec.parameters;
+  const edges = [...new Set([0, ...before, spec.parameters])].sort((a, b) => a - b);
+  let largest = 0;
+  for (let k = 1; k < edges.length; k++) largest = Math.max(largest, edges[k]! - edges[k - 1]!);
+  return largest;
+}
+
 /** fp32 copies of one decoding step's logits an encoder-decoder's generate() holds at once (measured, see below). */
 const ENCODER_DECODER_LOGIT_COPIES = 4;
 
@@ -529,6 +552,21 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
     parts['optimizer-step'] = {
       weights: layout.weightsAtStep, gradients: stepGradients + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
     };
+    if (cfg.perSampleGradients) {
+      // vmap(grad(f)) over the batch: a gradient of every trainable parameter for each sample, on top of what its
+      // forward and backward hold. The step then clips each parameter's per-sample gradients (one product of that
+      // size at a time) while they are all alive, and the optimizer steps with them still bound.
+      const perSample = cfg.batchSize * params.trainable * dtypeBytes(cfg.weightDtype);
+      const held = cfg.perSampleGradients.keptAcrossSteps ? 2 * perSample : perSample;
+      parts.backward = {
+        weights: layout.weightsInCompute, gradients: gradsAtForward + layout.bucket + held, optimizerStates,
+        activations: act.saved * VMAP_GRAD_ACTIVATIONS, other: base,
+      };
+      const clipProduct = cfg.batchSize * Math.min(params.trainable, largestLayerParameters(cfg)) * dtypeBytes(cfg.weightDtype);
+      parts['optimizer-step'] = {
+        ...parts['optimizer-step'], gradients: stepGradients + layout.bucket + perSample, other: base + Math.max(optimizerTemp, clipProduct),
+      };
+    }
   } else if (cfg.mode === 'infer-no-grad') {
     // The previous batch's outputs live until the loop rebinds them, while the next forward runs. Autocast caches a
     // half copy of every fp32 weight that still requires grad (model.eval() and no_grad leave requires_grad on) for as

@@ -303,6 +303,11 @@ export interface TrainingConfig {
    * highest order. Each order builds a graph of its own beside the forward's, kept until backward. Absent: none.
    */
   inputDerivativeOrder?: number;
+  /**
+   * Per-sample gradients (torch.func `vmap(grad(f))`, DP-SGD): every trainable parameter's gradient for each sample;
+   * `keptAcrossSteps` where the previous step's are alive while the next are computed. Absent: a plain backward.
+   */
+  perSampleGradients?: { keptAcrossSteps: boolean };
   /** The kind of activation those derivatives go through (absent: smooth). */
   inputDerivativeActivation?: DerivativeActivation;
   /**
