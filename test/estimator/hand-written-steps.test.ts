@@ -178,3 +178,31 @@ test('vmap over grad called where it is made is found too', async () => {
   assert.equal(direct.detected.mode.value, 'train');
   assert.equal(direct.breakdown.gradients, 256 * MNIST_MLP * 4 + 4 * MNIST_MLP);
 });
+
+const vitFinetune = (build: string) => `import torch
+import torch.nn.functional as F
+import torchvision
+
+model = ${build}.cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+for _ in range(10):
+    images = torch.randn(16, 3, 224, 224, device="cuda")
+    labels = torch.randint(0, 100, (16,), device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = F.cross_entropy(model(images), labels)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+`;
+
+test('a library ViT given a dropout rate keeps its dropout masks; without one, none', async () => {
+  const plain = await estimateText(vitFinetune('torchvision.models.vit_b_16(num_classes=100)'), 'vit_plain.py');
+  const dropped = await estimateText(vitFinetune('torchvision.models.vit_b_16(num_classes=100, dropout=0.2)'), 'vit_dropout.py');
+  const zero = await estimateText(vitFinetune('torchvision.models.vit_b_16(num_classes=100, dropout=0.0)'), 'vit_dropout_zero.py');
+  // 16 images x 197 tokens; each of the 12 blocks masks its attention output (768), its MLP's GELU (3072) and its
+  // MLP output (768), one byte an element; the embeddings' dropout masks 768 more.
+  const masks = 16 * 197 * (12 * (768 + 3072 + 768) + 768);
+  assert.equal(dropped.breakdown.activations - plain.breakdown.activations, masks);
+  assert.equal(zero.breakdown.activations, plain.breakdown.activations);
+  assert.equal(dropped.detected.parameters, plain.detected.parameters);
+});

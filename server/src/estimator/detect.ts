@@ -2171,11 +2171,14 @@ function visionModel(vision: VisionModel, name: string, source: ModelSource, lin
   const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : 1000;
   const auxLogits = keyword?.('aux_logits');
   const weights = keyword?.('weights');
+  // A ViT's dropout inside its blocks: torchvision's `dropout`, timm's `proj_drop_rate`.
+  const blockDropout = keyword?.('dropout') ?? keyword?.('proj_drop_rate');
   const options: VisionOptions = {
     auxLoss: keyword?.('aux_loss') === true,
     // timm's Inception v3 builds no auxiliary classifier unless asked.
     ...(typeof auxLogits === 'boolean' ? { auxLogits } : source === 'timm' ? { auxLogits: false } : {}),
     pretrained: weights !== undefined && weights !== null,
+    ...(typeof blockDropout === 'number' ? { blockDropout } : {}),
   };
   const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
   return {

@@ -62,6 +62,11 @@ export interface TransformerSpec {
   mlpBias: boolean;
   /** Dropout probability > 0 after attention and MLP outputs (masks are saved for backward). */
   hiddenDropout: boolean;
+  /**
+   * A dropout on the MLP's activation too (torchvision ViT's MLPBlock with `dropout=`, timm's Mlp with
+   * `proj_drop_rate=`): a bool mask of the intermediate width. Wav2Vec2's activation_dropout goes with `audio`.
+   */
+  activationDropout?: boolean;
   attnDropout: boolean;
   positions: 'learned' | 'rotary' | 'relative' | 'none';
   /**
