@@ -206,3 +206,67 @@ test('a library ViT given a dropout rate keeps its dropout masks; without one, n
   assert.equal(zero.breakdown.activations, plain.breakdown.activations);
   assert.equal(dropped.detected.parameters, plain.detected.parameters);
 });
+
+// LoRA written by hand on a hub model: the same adapters PEFT would add, so the same figures as PEFT's.
+const handLora = `import torch
+import torch.nn as nn
+from transformers import AutoModelForCausalLM
+
+ADAPT = ["q_proj", "v_proj"]
+RANK = 8
+
+
+class LowRank(nn.Module):
+    def __init__(self, inner, rank, p_drop):
+        super().__init__()
+        self.inner = inner
+        self.lora_down = nn.Parameter(torch.zeros(rank, inner.in_features))
+        self.lora_up = nn.Parameter(torch.zeros(inner.out_features, rank))
+        self.drop = nn.Dropout(p_drop)
+
+    def forward(self, x):
+        return self.inner(x) + self.drop(x) @ self.lora_down.t() @ self.lora_up.t()
+
+
+lm = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B", torch_dtype=torch.bfloat16)
+lm.requires_grad_(False)
+for block in lm.model.layers:
+    for name in ADAPT:
+        setattr(block.self_attn, name, LowRank(getattr(block.self_attn, name), rank=RANK, p_drop=0.1))
+lm.cuda()
+opt = torch.optim.AdamW([p for p in lm.parameters() if p.requires_grad], lr=1e-4)
+for _ in range(10):
+    ids = torch.randint(0, 1000, (4, 256), device="cuda")
+    loss = lm(input_ids=ids, labels=ids).loss
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+`;
+
+const peftLora = `import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+lm = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B", torch_dtype=torch.bfloat16)
+lm = get_peft_model(lm, LoraConfig(r=8, lora_dropout=0.1, target_modules=["q_proj", "v_proj"]))
+lm.cuda()
+opt = torch.optim.AdamW([p for p in lm.parameters() if p.requires_grad], lr=1e-4)
+for _ in range(10):
+    ids = torch.randint(0, 1000, (4, 256), device="cuda")
+    loss = lm(input_ids=ids, labels=ids).loss
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+`;
+
+test('LoRA written by hand is read as LoRA: rank, targets and dropout from the script, the figures PEFT\'s adapters give', async () => {
+  const byHand = await estimateText(handLora, 'hand_lora.py');
+  const peft = await estimateText(peftLora, 'peft_lora.py');
+  assert.deepEqual(byHand.detected.lora && { rank: byHand.detected.lora.rank, targets: byHand.detected.lora.targetModules, dropout: byHand.detected.lora.dropout },
+    { rank: 8, targets: ['q_proj', 'v_proj'], dropout: 0.1 });
+  // Qwen2.5-0.5B: q_proj 896 -> 896 and v_proj 896 -> 128 in each of 24 layers: 8 x (896 + 896 + 896 + 128) x 24.
+  assert.equal(byHand.detected.trainableParameters, 8 * (896 + 896 + 896 + 128) * 24);
+  assert.equal(byHand.detected.trainableParameters, peft.detected.trainableParameters);
+  assert.equal(byHand.peakAllocated, peft.peakAllocated);
+  assert.ok(!byHand.assumptions.some((a) => /assumed 95%/.test(a)), byHand.assumptions.join('\n'));
+});

@@ -20,7 +20,7 @@ import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialT
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
-import { Bindings, callArguments, toPy, type PyValue } from './python-values';
+import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples } from './sample-tensors';
@@ -1213,6 +1213,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     detected.residentData = residentGpuData(bindings.program);
     detected.moduleBuffers = registeredBuffersOnDevice(bindings.program);
   }
+  // LoRA written by hand (no PEFT): a module of the script with two adapter matrices swapped into a hub model.
+  if (!detected.lora && detected.model?.spec.kind === 'transformer') detected.lora = handWrittenLora(tree.rootNode, calls, bindings);
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
   if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };
   if (detected.usesTrainer && !detected.optimizer) detected.optimizerImpl ??= 'fused';
@@ -1914,6 +1916,66 @@ function baseName(node: Node | undefined): string | undefined {
     else return undefined;
   }
   return current?.text;
+}
+
+/** The adapter matrices of a LoRA written by hand: `self.lora_A = nn.Parameter(torch.empty(r, base.in_features))`. */
+const LORA_DOWN = /^(lora_?a|lora_down|a)$/i;
+const LORA_UP = /^(lora_?b|lora_up|b)$/i;
+/** The linears LoRA adapts in the usual transformer families, by their module names. */
+const ADAPTED_LINEAR = /^(q_proj|k_proj|v_proj|o_proj|out_proj|gate_proj|up_proj|down_proj|fc1|fc2|query|key|value|dense|c_attn|c_proj|c_fc|q_lin|k_lin|v_lin|out_lin|query_proj|key_proj|value_proj|qkv|wq|wk|wv|wo)$/;
+
+/**
+ * LoRA written by hand: a module class of the script that keeps two adapter matrices (`lora_A` of rank x in,
+ * `lora_B` of out x rank, as nn.Parameters) beside the linear it wraps, swapped into a library model. The rank is the
+ * down matrix's first size (a number, or the value the script passes for that argument: `r=LORA_R`), the dropout the
+ * rate of its nn.Dropout, the targets the module names the script lists (`TARGETS = ("q_proj", "v_proj")`). Without a
+ * rank the script determines, none.
+ */
+function handWrittenLora(root: Node, calls: readonly Node[], bindings: Bindings): DetectedConfig['lora'] {
+  /** A size given as a number, or as an argument whose value some call of the script passes by name. */
+  const passed = (node: Node | undefined): number | undefined => {
+    if (!node) return undefined;
+    const direct = bindings.evaluate(node);
+    if (typeof direct === 'number') return direct;
+    if (node.type !== 'identifier') return undefined;
+    for (const call of calls) {
+      const value = bindings.evaluate(callArguments(call).keywords.get(node.text));
+      if (typeof value === 'number') return value;
+    }
+    return undefined;
+  };
+  for (const cls of root.descendantsOfType('class_definition')) {
+    if (!cls) continue;
+    let down: Node | undefined;
+    let up = false;
+    let dropout: Node | undefined;
+    for (const assignment of cls.descendantsOfType('assignment')) {
+      const left = assignment?.childForFieldName('left');
+      const right = assignment?.childForFieldName('right');
+      if (left?.type !== 'attribute' || left.childForFieldName('object')?.text !== 'self' || right?.type !== 'call') continue;
+      const attribute = left.childForFieldName('attribute')?.text ?? '';
+      if (/(^|\.)Parameter$/.test(callee(right)) && LORA_DOWN.test(attribute)) down = right;
+      else if (/(^|\.)Parameter$/.test(callee(right)) && LORA_UP.test(attribute)) up = true;
+      else if (/(^|\.)Dropout$/.test(callee(right))) dropout = callArguments(right).positional[0] ?? callArguments(right).keywords.get('p');
+    }
+    const made = down ? callArguments(down).positional[0] : undefined;
+    const rank = made?.type === 'call' ? passed(callArguments(made).positional[0] ?? callArguments(made).keywords.get('size')) : undefined;
+    if (!up || rank === undefined || !Number.isInteger(rank) || rank <= 0) continue;
+    const className = cls.childForFieldName('name')?.text;
+    const built = calls.find((call) => className !== undefined && callee(call) === className);
+    // The module names the script lists or assigns the adapters to.
+    const targets = new Set<string>();
+    for (const list of [...root.descendantsOfType('tuple'), ...root.descendantsOfType('list')]) {
+      const items = list?.namedChildren ?? [];
+      const names = items.map((item) => (item ? stringValue(item) : undefined));
+      if (items.length > 0 && names.every((name) => name !== undefined) && names.some((name) => ADAPTED_LINEAR.test(name!))) {
+        for (const name of names) if (ADAPTED_LINEAR.test(name!)) targets.add(name!);
+      }
+    }
+    const rate = passed(dropout);
+    return { value: { rank, targetModules: [...targets], dropout: rate ?? 0 }, line: (built ?? cls).startPosition.row };
+  }
+  return undefined;
 }
 
 /** torch.func transforms that differentiate a function of the parameters. */
