@@ -270,3 +270,75 @@ test('LoRA written by hand is read as LoRA: rank, targets and dropout from the s
   assert.equal(byHand.peakAllocated, peft.peakAllocated);
   assert.ok(!byHand.assumptions.some((a) => /assumed 95%/.test(a)), byHand.assumptions.join('\n'));
 });
+
+// A BYOL-style pair: an online encoder trained, a target encoder of the same class frozen and run under no_grad.
+const onlineAndTarget = `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Encoder(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(1024, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 256))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+online = Encoder(2048).cuda()
+target = Encoder(2048).cuda()
+target.load_state_dict(online.state_dict())
+for w in target.parameters():
+    w.requires_grad = False
+opt = torch.optim.Adam(online.parameters(), lr=1e-3)
+for _ in range(100):
+    a = torch.randn(512, 1024, device="cuda")
+    b = a + 0.1 * torch.randn_like(a)
+    with torch.no_grad():
+        goal = target(b)
+    loss = 2 - 2 * F.cosine_similarity(online(a), goal, dim=-1).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a frozen copy run only under no_grad is a second model, not a frozen share of the trained one', async () => {
+  const r = await estimateText(onlineAndTarget, 'online_target.py');
+  // 1024 x 2048 + 2048 + 2048 x 2048 + 2048 + 2048 x 256 + 256 parameters, all trained.
+  const parameters = 1024 * 2048 + 2048 + 2048 * 2048 + 2048 + 2048 * 256 + 256;
+  assert.equal(r.detected.parameters, parameters);
+  assert.equal(r.detected.trainableParameters, parameters);
+  assert.ok(!r.assumptions.some((a) => /assumed 95%/.test(a)), r.assumptions.join('\n'));
+  assert.ok(r.assumptions.some((a) => /^target \(line \d+\) is on the GPU but no optimizer updates it/.test(a)), r.assumptions.join('\n'));
+  // Both encoders' fp32 weights.
+  assert.equal(r.breakdown.weights, 2 * 4 * parameters);
+});
+
+test('a library model given to a module of the script beside its own layers: what is not counted is said', async () => {
+  const text = `import timm
+import torch
+import torch.nn as nn
+
+
+class WithProjection(nn.Module):
+    def __init__(self, trunk, proj):
+        super().__init__()
+        self.trunk, self.proj = trunk, proj
+
+    def forward(self, x):
+        return self.proj(self.trunk(x))
+
+
+trunk = timm.create_model("vit_base_patch16_224", num_classes=0)
+model = WithProjection(trunk, nn.Linear(768, 128)).cuda()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for _ in range(10):
+    loss = model(torch.randn(32, 3, 224, 224, device="cuda")).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+  const r = await estimateText(text, 'with_projection.py');
+  assert.ok(r.assumptions.some((a) => /WithProjection \(line \d+\) holds vit_base_patch16_224 beside modules of its own \(proj\)/.test(a)), r.assumptions.join('\n'));
+});

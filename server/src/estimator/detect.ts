@@ -146,6 +146,11 @@ export interface DetectedConfig {
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
   residentData?: Located<number>;
+  /**
+   * The library model the estimate is of, held by a module of the script on the GPU beside layers of its own (a
+   * backbone given to a wrapper with a head): those layers are not counted, and said.
+   */
+  libraryWrapped?: Located<{ wrapper: string; library: string; others: string[] }>;
   /** Bytes of the buffers the script's modules on the GPU register (a static KV cache), with the line of the largest. */
   moduleBuffers?: Located<number>;
   /**
@@ -1213,6 +1218,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     detected.residentData = residentGpuData(bindings.program);
     detected.moduleBuffers = registeredBuffersOnDevice(bindings.program);
   }
+  // A model frozen whole and run only under no_grad beside one run with grad (a self-distillation's teacher): the
+  // freezing is not the trained model's, and its weights are one more model on the GPU.
+  if (detected.frozen && detected.model && frozenModules.length > 0 && !detected.untrainedModel) {
+    const teacher = frozenAsideModel(frozenModules, calls, bindings.program);
+    if (teacher) {
+      detected.frozen = undefined;
+      const parameters = teacher.sameClass ? specParameters(detected.model.spec) : teacher.library ? specParameters(teacher.library.spec) : undefined;
+      if (parameters !== undefined) detected.untrainedModel = { value: { name: teacher.name, parameters }, line: teacher.line };
+    }
+  }
+  if (libraryModelMade && detected.model?.source !== 'custom') detected.libraryWrapped = libraryInsideModule(libraryModelMade, bindings.program, detected.model?.name ?? '');
   // LoRA written by hand (no PEFT): a module of the script with two adapter matrices swapped into a hub model.
   if (!detected.lora && detected.model?.spec.kind === 'transformer') detected.lora = handWrittenLora(tree.rootNode, calls, bindings);
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
@@ -1916,6 +1932,47 @@ function baseName(node: Node | undefined): string | undefined {
     else return undefined;
   }
   return current?.text;
+}
+
+/**
+ * A model the script freezes whole and calls only under no_grad, while another module of the script is called with
+ * grad (a DINO / BYOL teacher beside its student, a target network): the name it is called by, the line of its first
+ * call, and whether it is an instance of the same class as the model called with grad (then it has its size) or a
+ * library model. Undefined where any frozen module is called with grad, or no other module is.
+ */
+function frozenAsideModel(frozen: readonly Value[], calls: readonly Node[], program: ProgramModel):
+  { name: string; line: number; sameClass: boolean; library?: DetectedModel } | undefined {
+  const namesOf = (value: Value): string[] => [...program.assigned].filter(([, values]) => values.includes(value)).map(([name]) => name);
+  const modules = [...new Set(frozen)];
+  if (modules.some((module) => module.kind === 'unknown')) return undefined;
+  const frozenNames = new Set(modules.flatMap(namesOf));
+  const frozenCalls = calls.filter((call) => callsModel(call, frozenNames));
+  if (frozenNames.size === 0 || frozenCalls.length === 0 || !frozenCalls.every((call) => underNoGrad(call))) return undefined;
+  // Another module of the script, called with grad.
+  const trained = calls.find((call) => {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'identifier' || frozenNames.has(fn.text) || underNoGrad(call)) return false;
+    return (program.assigned.get(fn.text) ?? []).some((value) => isModuleValue(value) && !modules.includes(value));
+  });
+  if (!trained) return undefined;
+  const trainedValue = (program.assigned.get(trained.childForFieldName('function')!.text) ?? []).find((value) => isModuleValue(value));
+  const teacher = modules[0]!;
+  const sameClass = teacher.kind === 'object' && trainedValue?.kind === 'object' && teacher.cls !== undefined && teacher.cls === trainedValue.cls;
+  const library = teacher.kind === 'call' ? libraryVisionModel(teacher) : undefined;
+  return { name: namesOf(teacher)[0] ?? '', line: frozenCalls[0]!.startPosition.row, sameClass, ...(library ? { library } : {}) };
+}
+
+/**
+ * A module of the script on the GPU that holds the library model as an attribute (`MultiCropWrapper(backbone,
+ * head)`) beside other submodules: the wrapper's name and line, and the attributes holding those other modules.
+ */
+function libraryInsideModule(library: Value, program: ProgramModel, libraryName: string): DetectedConfig['libraryWrapped'] {
+  for (const wrapper of program.onDevice) {
+    if (wrapper.kind !== 'object' || wrapper.role !== 'instance' || ![...wrapper.attrs.values()].includes(library)) continue;
+    const others = [...wrapper.attrs].filter(([, value]) => value !== library && isModuleValue(value)).map(([name]) => name);
+    if (others.length > 0) return { value: { wrapper: wrapper.typeName, library: libraryName, others }, line: wrapper.line };
+  }
+  return undefined;
 }
 
 /** The adapter matrices of a LoRA written by hand: `self.lora_A = nn.Parameter(torch.empty(r, base.in_features))`. */

@@ -306,6 +306,10 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.residentData) {
     assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
   }
+  if (detected.libraryWrapped) {
+    const { wrapper, library, others } = detected.libraryWrapped.value;
+    assumptions.push(t('{0} (line {1}) holds {2} beside modules of its own ({3}): only {2} is counted; their parameters and activations are not', wrapper, (detected.libraryWrapped.line ?? 0) + 1, library, others.join(', ')));
+  }
   if (detected.moduleBuffers) {
     assumptions.push(t('buffers the script\'s modules register (line {0}: a static cache, a table) stay on the GPU at the size they are made: {1} counted', (detected.moduleBuffers.line ?? 0) + 1, formatBytes(detected.moduleBuffers.value)));
   }
