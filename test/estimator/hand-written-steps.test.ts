@@ -342,3 +342,74 @@ for _ in range(10):
   const r = await estimateText(text, 'with_projection.py');
   assert.ok(r.assumptions.some((a) => /WithProjection \(line \d+\) holds vit_base_patch16_224 beside modules of its own \(proj\)/.test(a)), r.assumptions.join('\n'));
 });
+
+test('what these readings do not take: input derivatives through vmap, scalar A/B parameters, a frozen backbone before a trained head', async () => {
+  // vmap over jacrev of the model's own call differentiates its inputs (a physics-informed residual): no
+  // per-sample parameter gradients.
+  const pinn = await estimateText(`import torch
+import torch.nn as nn
+from torch.func import jacrev, vmap
+
+net = nn.Sequential(nn.Linear(2, 256), nn.Tanh(), nn.Linear(256, 256), nn.Tanh(), nn.Linear(256, 1)).cuda()
+opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+for _ in range(1000):
+    pts = torch.rand(4096, 2, device="cuda")
+    du = vmap(jacrev(net))(pts)
+    loss = (du.sum(-1) - 1).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`, 'pinn_jacrev.py');
+  assert.ok(!pinn.assumptions.some((a) => /per-sample gradients/.test(a)), pinn.assumptions.join('\n'));
+  assert.ok(pinn.breakdown.gradients <= pinn.detected.parameters * 4, `${pinn.breakdown.gradients}`);
+
+  // Two learnable scalars named a and b in a class that is no adapter: no LoRA.
+  const affine = await estimateText(`import torch
+import torch.nn as nn
+from transformers import AutoModelForCausalLM
+
+
+class Rescale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Parameter(torch.ones(1))
+        self.b = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        return self.a * x + self.b
+
+
+lm = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B").cuda()
+scale = Rescale().cuda()
+opt = torch.optim.AdamW(list(lm.parameters()) + list(scale.parameters()), lr=1e-5)
+for _ in range(10):
+    ids = torch.randint(0, 1000, (2, 128), device="cuda")
+    loss = scale(lm(input_ids=ids, labels=ids).loss)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+`, 'rescale.py');
+  assert.equal(affine.detected.lora, null);
+
+  // A frozen torchvision backbone run under no_grad, then a trained head: the backbone stays the frozen model.
+  const probe = await estimateText(`import torch
+import torch.nn as nn
+import torchvision
+
+backbone = torchvision.models.resnet50().cuda()
+for p in backbone.parameters():
+    p.requires_grad = False
+head = nn.Linear(1000, 10).cuda()
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for _ in range(10):
+    x = torch.randn(64, 3, 224, 224, device="cuda")
+    with torch.no_grad():
+        feats = backbone(x)
+    loss = nn.functional.cross_entropy(head(feats), torch.randint(0, 10, (64,), device="cuda"))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`, 'linear_probe.py');
+  assert.ok(!probe.assumptions.some((a) => /^backbone \(line \d+\) is on the GPU but no optimizer updates it/.test(a)), probe.assumptions.join('\n'));
+  assert.ok(probe.detected.trainableParameters < probe.detected.parameters / 2, `${probe.detected.trainableParameters}`);
+});

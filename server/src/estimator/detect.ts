@@ -1222,7 +1222,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   // freezing is not the trained model's, and its weights are one more model on the GPU.
   if (detected.frozen && detected.model && frozenModules.length > 0 && !detected.untrainedModel) {
     const teacher = frozenAsideModel(frozenModules, calls, bindings.program);
-    if (teacher) {
+    // Not where the frozen module is the model the estimate is of, or one an optimizer is given.
+    const optimized = (module: Value): boolean => module === libraryModelMade || [...bindings.program.assigned]
+      .some(([name, values]) => values.includes(module) && optimizerArguments.some((text) => text.includes(`${name}.parameters(`) || text.includes(`${name}.named_parameters(`)));
+    if (teacher && !frozenModules.some(optimized)) {
       detected.frozen = undefined;
       const parameters = teacher.sameClass ? specParameters(detected.model.spec) : teacher.library ? specParameters(teacher.library.spec) : undefined;
       if (parameters !== undefined) detected.untrainedModel = { value: { name: teacher.name, parameters }, line: teacher.line };
@@ -2004,6 +2007,7 @@ function handWrittenLora(root: Node, calls: readonly Node[], bindings: Bindings)
   for (const cls of root.descendantsOfType('class_definition')) {
     if (!cls) continue;
     let down: Node | undefined;
+    const downNamed: string[] = [];
     let up = false;
     let dropout: Node | undefined;
     for (const assignment of cls.descendantsOfType('assignment')) {
@@ -2011,10 +2015,15 @@ function handWrittenLora(root: Node, calls: readonly Node[], bindings: Bindings)
       const right = assignment?.childForFieldName('right');
       if (left?.type !== 'attribute' || left.childForFieldName('object')?.text !== 'self' || right?.type !== 'call') continue;
       const attribute = left.childForFieldName('attribute')?.text ?? '';
-      if (/(^|\.)Parameter$/.test(callee(right)) && LORA_DOWN.test(attribute)) down = right;
+      if (/(^|\.)Parameter$/.test(callee(right)) && LORA_DOWN.test(attribute)) {
+        down = right;
+        downNamed.push(attribute);
+      }
       else if (/(^|\.)Parameter$/.test(callee(right)) && LORA_UP.test(attribute)) up = true;
       else if (/(^|\.)Dropout$/.test(callee(right))) dropout = callArguments(right).positional[0] ?? callArguments(right).keywords.get('p');
     }
+    // Single-letter A / B matrices count only in a class named for what it is (`LoRALinear`, `LowRankAdapter`).
+    if (!downNamed.some((name) => /lora/i.test(name)) && !/lora|low_?rank/i.test(cls.childForFieldName('name')?.text ?? '')) continue;
     const made = down ? callArguments(down).positional[0] : undefined;
     const rank = made?.type === 'call' ? passed(callArguments(made).positional[0] ?? callArguments(made).keywords.get('size')) : undefined;
     if (!up || rank === undefined || !Number.isInteger(rank) || rank <= 0) continue;
@@ -2056,7 +2065,9 @@ function perSampleGradients(calls: readonly Node[]): Located<boolean> | undefine
     const target = call.parent?.type === 'assignment' ? call.parent.childForFieldName('left') : undefined;
     if (target?.type === 'identifier') transforms.add(target.text);
   }
-  if (!found) return undefined;
+  // Gradients with respect to the parameters need the model called over them (`functional_call(model, params, x)`);
+  // a vmap'd jacrev of the model's own call differentiates its inputs (a physics-informed residual).
+  if (!found || !calls.some((call) => /(^|\.)(functional_call|make_functional(_with_buffers)?)$/.test(callee(call)))) return undefined;
   // Where the step applies it: by the name bound to it, or directly (`vmap(grad(f))(params, x, y)`).
   const applied = calls.filter((call) => {
     const fn = call.childForFieldName('function');
