@@ -413,3 +413,37 @@ for _ in range(10):
   assert.ok(!probe.assumptions.some((a) => /^backbone \(line \d+\) is on the GPU but no optimizer updates it/.test(a)), probe.assumptions.join('\n'));
   assert.ok(probe.detected.trainableParameters < probe.detected.parameters / 2, `${probe.detected.trainableParameters}`);
 });
+
+test('image batches of two sizes in one call (multi-crop) count as the images of the larger size with the same tokens', async () => {
+  const text = `import timm
+import torch
+import torch.nn as nn
+
+BIG, SMALL = 224, 96
+
+
+class Views(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.vit = timm.create_model("vit_small_patch16_224", num_classes=0, dynamic_img_size=True)
+
+    def forward(self, crops):
+        return torch.cat([self.vit(c) for c in crops])
+
+
+net = Views().cuda()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+for _ in range(10):
+    crops = [torch.randn(64, 3, BIG, BIG, device="cuda") for _ in range(2)] + [torch.randn(64, 3, SMALL, SMALL, device="cuda") for _ in range(4)]
+    loss = net(crops).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+  const r = await estimateText(text, 'two_sizes.py');
+  // 2 x 64 images of 196 patches + a class token, 4 x 64 of 36 + 1: 128 x 197 + 256 x 37 tokens, as many as
+  // 128 + 256 x 37 / 197 = 176.1 images of 224 px.
+  assert.equal(r.detected.batchSize.value, 176);
+  assert.equal(r.detected.imageSize?.value, 224);
+  assert.ok(r.assumptions.some((a) => /6 image batches of 224x224, 96x96 px in one call/.test(a)), r.assumptions.join('\n'));
+});

@@ -151,6 +151,11 @@ export interface DetectedConfig {
    * backbone given to a wrapper with a head): those layers are not counted, and said.
    */
   libraryWrapped?: Located<{ wrapper: string; library: string; others: string[] }>;
+  /**
+   * Image batches of several sizes the trained model is given in one call (DINO's multi-crop), and how many images of
+   * the largest size make the same tokens (a ViT) or pixels: the batch the estimate counts.
+   */
+  cropList?: Located<{ crops: Array<{ batch: number; height: number; width: number }>; images: number; size: number; tokens: boolean }>;
   /** Bytes of the buffers the script's modules on the GPU register (a static KV cache), with the line of the largest. */
   moduleBuffers?: Located<number>;
   /**
@@ -1240,6 +1245,21 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
   detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES);
+  // Image batches of several sizes in one call of the trained model (multi-crop): as many images of the largest size
+  // as make the same tokens (a ViT) or pixels.
+  const crops = detected.model ? cropList(calls, bindings.program) : undefined;
+  if (crops && detected.model) {
+    const spec = detected.model.spec;
+    const patch = spec.kind === 'transformer' && spec.family === 'vit' ? spec.patchSize ?? 16 : undefined;
+    const largest = crops.value.reduce((a, b) => (b.height * b.width > a.height * a.width ? b : a));
+    const weight = (c: { height: number; width: number }): number => patch
+      ? (Math.floor(c.height / patch) * Math.floor(c.width / patch) + 1) / (Math.floor(largest.height / patch) * Math.floor(largest.width / patch) + 1)
+      : (c.height * c.width) / (largest.height * largest.width);
+    const images = Math.round(crops.value.reduce((sum, c) => sum + c.batch * weight(c), 0));
+    detected.cropList = { value: { crops: crops.value, images, size: largest.height, tokens: patch !== undefined }, line: crops.line };
+    detected.batchSize = { value: images, line: crops.line, how: 'call-argument' };
+    if (largest.height === largest.width) detected.imageSize = { value: largest.height, line: crops.line, how: 'call-argument' };
+  }
   // A loader rebuilt with a larger batch, then the training function run again (a notebook's cells run a second
   // time after raising the batch size): the peak is that run's.
   const rebuilt = backwardCall ? rebuiltLoaderBatch(bindings.program, backwardCall) : undefined;
@@ -1974,6 +1994,26 @@ function libraryInsideModule(library: Value, program: ProgramModel, libraryName:
     if (wrapper.kind !== 'object' || wrapper.role !== 'instance' || ![...wrapper.attrs.values()].includes(library)) continue;
     const others = [...wrapper.attrs].filter(([, value]) => value !== library && isModuleValue(value)).map(([name]) => name);
     if (others.length > 0) return { value: { wrapper: wrapper.typeName, library: libraryName, others }, line: wrapper.line };
+  }
+  return undefined;
+}
+
+/**
+ * The first call of a module on the GPU, with grad, given a list of image batches (N, C, H, W) of more than one size
+ * (`student(views)`, two global and several local crops): each batch's size.
+ */
+function cropList(calls: readonly Node[], program: ProgramModel): Located<Array<{ batch: number; height: number; width: number }>> | undefined {
+  for (const call of calls) {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'identifier' || underNoGrad(call)) continue;
+    if (!(program.assigned.get(fn.text) ?? []).some((value) => isModuleValue(value) && program.onDevice.has(value))) continue;
+    const given = program.valueOf(callArguments(call).positional[0]);
+    if (given?.kind !== 'list' || given.items.length < 2) continue;
+    const shapes = given.items.map((item) => (item.kind === 'call' ? tensorShape(item) : undefined));
+    if (shapes.some((shape) => !shape || shape.dims.length !== 4 || ![1, 3, 4].includes(shape.dims[1]!))) continue;
+    const crops = shapes.map((shape) => ({ batch: shape!.dims[0]!, height: shape!.dims[2]!, width: shape!.dims[3]! }));
+    if (new Set(crops.map((c) => `${c.height}x${c.width}`)).size < 2) continue;
+    return { value: crops, line: call.startPosition.row };
   }
   return undefined;
 }

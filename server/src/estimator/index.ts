@@ -306,6 +306,13 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.residentData) {
     assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
   }
+  if (detected.cropList) {
+    const { crops, images, size, tokens } = detected.cropList.value;
+    const sizes = [...new Set(crops.map((c) => `${c.height}x${c.width}`))].join(', ');
+    assumptions.push(tokens
+      ? t('the model is given {0} image batches of {1} px in one call (line {2}): counted as {3} images of {4} px, the same tokens', crops.length, sizes, (detected.cropList.line ?? 0) + 1, images, size)
+      : t('the model is given {0} image batches of {1} px in one call (line {2}): counted as {3} images of {4} px, the same pixels', crops.length, sizes, (detected.cropList.line ?? 0) + 1, images, size));
+  }
   if (detected.libraryWrapped) {
     const { wrapper, library, others } = detected.libraryWrapped.value;
     assumptions.push(t('{0} (line {1}) holds {2} beside modules of its own ({3}): only {2} is counted; their parameters and activations are not', wrapper, (detected.libraryWrapped.line ?? 0) + 1, library, others.join(', ')));
