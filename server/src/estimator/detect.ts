@@ -20,7 +20,7 @@ import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialT
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
-import { Bindings, callArguments, toPy, type PyValue } from './python-values';
+import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors';
@@ -87,6 +87,11 @@ export interface DetectedConfig {
   optimizerParameters?: Located<number>;
   /** An optimizer class the script builds whose states are not modelled. */
   unmodelledOptimizer?: Located<string>;
+  /**
+   * The line of an optimizer given fp32 copies of the parameters (`[p.detach().clone().float() for p in params]`):
+   * mixed precision by hand, the model's half weights and gradients beside fp32 master weights, gradients and states.
+   */
+  masterCopies?: number;
   optimizerImpl?: OptimizerImpl;
   usesTrainer?: Located<boolean>;
   checkpointing?: Located<boolean>;
@@ -127,6 +132,11 @@ export interface DetectedConfig {
    * batches): every graph is alive when backward runs. Absent: one.
    */
   forwardsPerBackward?: Located<number>;
+  /**
+   * Per-sample gradients with torch.func (`vmap(grad(loss_one), in_dims=(None, 0, 0))`, DP-SGD): the line, and whether
+   * the loop keeps the previous step's result while it computes the next.
+   */
+  perSampleGradients?: Located<boolean>;
   /** `torch.autograd.grad(..., create_graph=True)`: the highest order of derivative taken with its own graph. */
   inputDerivatives?: Located<number>;
   /** The activations the script calls or builds, by how derivatives through them grow (the largest kind found). */
@@ -140,6 +150,18 @@ export interface DetectedConfig {
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
   residentData?: Located<number>;
+  /**
+   * The library model the estimate is of, held by a module of the script on the GPU beside layers of its own (a
+   * backbone given to a wrapper with a head): those layers are not counted, and said.
+   */
+  libraryWrapped?: Located<{ wrapper: string; library: string; others: string[] }>;
+  /**
+   * Image batches of several sizes the trained model is given in one call (DINO's multi-crop), and how many images of
+   * the largest size make the same tokens (a ViT) or pixels: the batch the estimate counts.
+   */
+  cropList?: Located<{ crops: Array<{ batch: number; height: number; width: number }>; images: number; size: number; tokens: boolean }>;
+  /** Bytes of the buffers the script's modules on the GPU register (a static KV cache), with the line of the largest. */
+  moduleBuffers?: Located<number>;
   /**
    * A torchvision detector: the images' height and width as the step receives them, the size its transform resizes
    * them to and pads the batch to, and what the estimate takes at a bound (see catalog/detection.ts).
@@ -963,6 +985,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
         if (optimizerFlag('amsgrad')) detected.optimizerStates = 3;
       }
       detected.optimizer = { value: kind, line };
+      detected.masterCopies = optimizesFullPrecisionCopies(pos[0] ?? kw.get('params'), call) ? line : undefined;
       optimizerArguments.push(call.childForFieldName('arguments')?.text ?? '');
       optimizersMade.push(value ?? UNKNOWN_VALUE);
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
@@ -1151,6 +1174,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
   detected.inputDerivatives = inputDerivativeOrder(calls);
+  detected.perSampleGradients = perSampleGradients(calls);
   if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
   if (!detected.model && customModel) {
     const info = customModel;
@@ -1228,13 +1252,45 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const kept = keptOutputSites(bindings.program, tree.rootNode, detected.model.line);
     if (kept.length > 0) detected.keptOutputs = kept;
     detected.residentData = residentGpuData(bindings.program);
+    detected.moduleBuffers = registeredBuffersOnDevice(bindings.program);
   }
+  // A model frozen whole and run only under no_grad beside one run with grad (a self-distillation's teacher): the
+  // freezing is not the trained model's, and its weights are one more model on the GPU.
+  if (detected.frozen && detected.model && frozenModules.length > 0 && !detected.untrainedModel) {
+    const teacher = frozenAsideModel(frozenModules, calls, bindings.program);
+    // Not where the frozen module is the model the estimate is of, or one an optimizer is given.
+    const optimized = (module: Value): boolean => module === libraryModelMade || [...bindings.program.assigned]
+      .some(([name, values]) => values.includes(module) && optimizerArguments.some((text) => text.includes(`${name}.parameters(`) || text.includes(`${name}.named_parameters(`)));
+    if (teacher && !frozenModules.some(optimized)) {
+      detected.frozen = undefined;
+      const parameters = teacher.sameClass ? specParameters(detected.model.spec) : teacher.library ? specParameters(teacher.library.spec) : undefined;
+      if (parameters !== undefined) detected.untrainedModel = { value: { name: teacher.name, parameters }, line: teacher.line };
+    }
+  }
+  if (libraryModelMade && detected.model?.source !== 'custom') detected.libraryWrapped = libraryInsideModule(libraryModelMade, bindings.program, detected.model?.name ?? '');
+  // LoRA written by hand (no PEFT): a module of the script with two adapter matrices swapped into a hub model.
+  if (!detected.lora && detected.model?.spec.kind === 'transformer') detected.lora = handWrittenLora(tree.rootNode, calls, bindings);
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
   if (!detected.lora && loraRequested !== undefined) detected.lora = { value: { rank: 8, targetModules: [], dropout: 0 }, line: loraRequested };
   if (detected.usesTrainer && !detected.optimizer) detected.optimizerImpl ??= 'fused';
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
   detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES);
+  // Image batches of several sizes in one call of the trained model (multi-crop): as many images of the largest size
+  // as make the same tokens (a ViT) or pixels.
+  const crops = detected.model ? cropList(calls, bindings.program) : undefined;
+  if (crops && detected.model) {
+    const spec = detected.model.spec;
+    const patch = spec.kind === 'transformer' && spec.family === 'vit' ? spec.patchSize ?? 16 : undefined;
+    const largest = crops.value.reduce((a, b) => (b.height * b.width > a.height * a.width ? b : a));
+    const weight = (c: { height: number; width: number }): number => patch
+      ? (Math.floor(c.height / patch) * Math.floor(c.width / patch) + 1) / (Math.floor(largest.height / patch) * Math.floor(largest.width / patch) + 1)
+      : (c.height * c.width) / (largest.height * largest.width);
+    const images = Math.round(crops.value.reduce((sum, c) => sum + c.batch * weight(c), 0));
+    detected.cropList = { value: { crops: crops.value, images, size: largest.height, tokens: patch !== undefined }, line: crops.line };
+    detected.batchSize = { value: images, line: crops.line, how: 'call-argument' };
+    if (largest.height === largest.width) detected.imageSize = { value: largest.height, line: crops.line, how: 'call-argument' };
+  }
   // A loader rebuilt with a larger batch, then the training function run again (a notebook's cells run a second
   // time after raising the batch size): the peak is that run's.
   const rebuilt = backwardCall ? rebuiltLoaderBatch(bindings.program, backwardCall) : undefined;
@@ -1267,6 +1323,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   }
   detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES) ?? accumulationGuard;
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
+  // A step made of per-sample gradients (assigned to .grad by hand for an optimizer) trains without backward().
+  else if (detected.perSampleGradients && detected.optimizer) detected.mode = { value: 'train', line: detected.perSampleGradients.line };
   else if (trainerTrain !== undefined || detected.usesTrainer) detected.mode = { value: 'train', line: trainerTrain ?? detected.usesTrainer?.line };
   else if (hasNoGrad !== undefined) detected.mode = { value: 'infer-no-grad', line: hasNoGrad };
   // generate() runs under torch.no_grad() itself.
@@ -1655,6 +1713,42 @@ function madeTensorElementBytes(call: Extract<Value, { kind: 'call' }>): number 
 }
 
 /**
+ * Buffers the script's modules register (`self.register_buffer("k", torch.zeros(batch, heads, max_len, dim))`, a
+ * static KV cache allocated for its full capacity) in modules on the GPU, found from the modules moved there through
+ * their attributes: alive through every step at their made size. Their bytes, with the line of the largest.
+ */
+function registeredBuffersOnDevice(program: ProgramModel): Located<number> | undefined {
+  if (program.buffers.size === 0) return undefined;
+  const seen = new Set<Value>();
+  const pending: Value[] = [...program.onDevice];
+  let bytes = 0;
+  let largest: { bytes: number; line: number } | undefined;
+  while (pending.length > 0 && seen.size < MAX_MODULE_VALUES_WALKED) {
+    const value = pending.pop()!;
+    if (seen.has(value)) continue;
+    seen.add(value);
+    if (value.kind === 'object' && value.role === 'instance') {
+      for (const { value: tensor, line } of program.buffers.get(value)?.values() ?? []) {
+        const shape = tensor.kind === 'call' ? tensorShape(tensor) : undefined;
+        if (!shape || tensor.kind !== 'call') continue;
+        const size = shape.dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(tensor);
+        bytes += size;
+        if (!largest || size > largest.bytes) largest = { bytes: size, line };
+      }
+      pending.push(...value.attrs.values());
+    } else if (value.kind === 'layer') {
+      pending.push(...value.children, ...(value.named?.values() ?? []));
+    } else if (value.kind === 'list') {
+      pending.push(...value.items);
+    }
+  }
+  return largest ? { value: bytes, line: largest.line } : undefined;
+}
+
+/** How many values the walk over the modules on the GPU reads at most. */
+const MAX_MODULE_VALUES_WALKED = 20_000;
+
+/**
  * Tensors made on the GPU (`device=`) and held by an object of a plain class (a rollout or replay buffer, a
  * vectorised environment's state): alive through every step. Their bytes, with the line of the largest.
  */
@@ -1900,6 +1994,192 @@ function baseName(node: Node | undefined): string | undefined {
 }
 
 /**
+ * A model the script freezes whole and calls only under no_grad, while another module of the script is called with
+ * grad (a DINO / BYOL teacher beside its student, a target network): the name it is called by, the line of its first
+ * call, and whether it is an instance of the same class as the model called with grad (then it has its size) or a
+ * library model. Undefined where any frozen module is called with grad, or no other module is.
+ */
+function frozenAsideModel(frozen: readonly Value[], calls: readonly Node[], program: ProgramModel):
+  { name: string; line: number; sameClass: boolean; library?: DetectedModel } | undefined {
+  const namesOf = (value: Value): string[] => [...program.assigned].filter(([, values]) => values.includes(value)).map(([name]) => name);
+  const modules = [...new Set(frozen)];
+  if (modules.some((module) => module.kind === 'unknown')) return undefined;
+  const frozenNames = new Set(modules.flatMap(namesOf));
+  const frozenCalls = calls.filter((call) => callsModel(call, frozenNames));
+  if (frozenNames.size === 0 || frozenCalls.length === 0 || !frozenCalls.every((call) => underNoGrad(call))) return undefined;
+  // Another module of the script, called with grad.
+  const trained = calls.find((call) => {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'identifier' || frozenNames.has(fn.text) || underNoGrad(call)) return false;
+    return (program.assigned.get(fn.text) ?? []).some((value) => isModuleValue(value) && !modules.includes(value));
+  });
+  if (!trained) return undefined;
+  const trainedValue = (program.assigned.get(trained.childForFieldName('function')!.text) ?? []).find((value) => isModuleValue(value));
+  const teacher = modules[0]!;
+  const sameClass = teacher.kind === 'object' && trainedValue?.kind === 'object' && teacher.cls !== undefined && teacher.cls === trainedValue.cls;
+  const library = teacher.kind === 'call' ? libraryVisionModel(teacher) : undefined;
+  return { name: namesOf(teacher)[0] ?? '', line: frozenCalls[0]!.startPosition.row, sameClass, ...(library ? { library } : {}) };
+}
+
+/**
+ * A module of the script on the GPU that holds the library model as an attribute (`MultiCropWrapper(backbone,
+ * head)`) beside other submodules: the wrapper's name and line, and the attributes holding those other modules.
+ */
+function libraryInsideModule(library: Value, program: ProgramModel, libraryName: string): DetectedConfig['libraryWrapped'] {
+  for (const wrapper of program.onDevice) {
+    if (wrapper.kind !== 'object' || wrapper.role !== 'instance' || ![...wrapper.attrs.values()].includes(library)) continue;
+    const others = [...wrapper.attrs].filter(([, value]) => value !== library && isModuleValue(value)).map(([name]) => name);
+    if (others.length > 0) return { value: { wrapper: wrapper.typeName, library: libraryName, others }, line: wrapper.line };
+  }
+  return undefined;
+}
+
+/**
+ * The first call of a module on the GPU, with grad, given a list of image batches (N, C, H, W) of more than one size
+ * (`student(views)`, two global and several local crops): each batch's size.
+ */
+function cropList(calls: readonly Node[], program: ProgramModel): Located<Array<{ batch: number; height: number; width: number }>> | undefined {
+  for (const call of calls) {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'identifier' || underNoGrad(call)) continue;
+    if (!(program.assigned.get(fn.text) ?? []).some((value) => isModuleValue(value) && program.onDevice.has(value))) continue;
+    const given = program.valueOf(callArguments(call).positional[0]);
+    if (given?.kind !== 'list' || given.items.length < 2) continue;
+    const shapes = given.items.map((item) => (item.kind === 'call' ? tensorShape(item) : undefined));
+    if (shapes.some((shape) => !shape || shape.dims.length !== 4 || ![1, 3, 4].includes(shape.dims[1]!))) continue;
+    const crops = shapes.map((shape) => ({ batch: shape!.dims[0]!, height: shape!.dims[2]!, width: shape!.dims[3]! }));
+    if (new Set(crops.map((c) => `${c.height}x${c.width}`)).size < 2) continue;
+    return { value: crops, line: call.startPosition.row };
+  }
+  return undefined;
+}
+
+/** The adapter matrices of a LoRA written by hand: `self.lora_A = nn.Parameter(torch.empty(r, base.in_features))`. */
+const LORA_DOWN = /^(lora_?a|lora_down|a)$/i;
+const LORA_UP = /^(lora_?b|lora_up|b)$/i;
+/** The linears LoRA adapts in the usual transformer families, by their module names. */
+const ADAPTED_LINEAR = /^(q_proj|k_proj|v_proj|o_proj|out_proj|gate_proj|up_proj|down_proj|fc1|fc2|query|key|value|dense|c_attn|c_proj|c_fc|q_lin|k_lin|v_lin|out_lin|query_proj|key_proj|value_proj|qkv|wq|wk|wv|wo)$/;
+
+/**
+ * LoRA written by hand: a module class of the script that keeps two adapter matrices (`lora_A` of rank x in,
+ * `lora_B` of out x rank, as nn.Parameters) beside the linear it wraps, swapped into a library model. The rank is the
+ * down matrix's first size (a number, or the value the script passes for that argument: `r=LORA_R`), the dropout the
+ * rate of its nn.Dropout, the targets the module names the script lists (`TARGETS = ("q_proj", "v_proj")`). Without a
+ * rank the script determines, none.
+ */
+function handWrittenLora(root: Node, calls: readonly Node[], bindings: Bindings): DetectedConfig['lora'] {
+  /** A size given as a number, or as an argument whose value some call of the script passes by name. */
+  const passed = (node: Node | undefined): number | undefined => {
+    if (!node) return undefined;
+    const direct = bindings.evaluate(node);
+    if (typeof direct === 'number') return direct;
+    if (node.type !== 'identifier') return undefined;
+    for (const call of calls) {
+      const value = bindings.evaluate(callArguments(call).keywords.get(node.text));
+      if (typeof value === 'number') return value;
+    }
+    return undefined;
+  };
+  for (const cls of root.descendantsOfType('class_definition')) {
+    if (!cls) continue;
+    let down: Node | undefined;
+    const downNamed: string[] = [];
+    let up = false;
+    let dropout: Node | undefined;
+    for (const assignment of cls.descendantsOfType('assignment')) {
+      const left = assignment?.childForFieldName('left');
+      const right = assignment?.childForFieldName('right');
+      if (left?.type !== 'attribute' || left.childForFieldName('object')?.text !== 'self' || right?.type !== 'call') continue;
+      const attribute = left.childForFieldName('attribute')?.text ?? '';
+      if (/(^|\.)Parameter$/.test(callee(right)) && LORA_DOWN.test(attribute)) {
+        down = right;
+        downNamed.push(attribute);
+      }
+      else if (/(^|\.)Parameter$/.test(callee(right)) && LORA_UP.test(attribute)) up = true;
+      else if (/(^|\.)Dropout$/.test(callee(right))) dropout = callArguments(right).positional[0] ?? callArguments(right).keywords.get('p');
+    }
+    // Single-letter A / B matrices count only in a class named for what it is (`LoRALinear`, `LowRankAdapter`).
+    if (!downNamed.some((name) => /lora/i.test(name)) && !/lora|low_?rank/i.test(cls.childForFieldName('name')?.text ?? '')) continue;
+    const made = down ? callArguments(down).positional[0] : undefined;
+    const rank = made?.type === 'call' ? passed(callArguments(made).positional[0] ?? callArguments(made).keywords.get('size')) : undefined;
+    if (!up || rank === undefined || !Number.isInteger(rank) || rank <= 0) continue;
+    const className = cls.childForFieldName('name')?.text;
+    const built = calls.find((call) => className !== undefined && callee(call) === className);
+    // The module names the script lists or assigns the adapters to.
+    const targets = new Set<string>();
+    for (const list of [...root.descendantsOfType('tuple'), ...root.descendantsOfType('list')]) {
+      const items = list?.namedChildren ?? [];
+      const names = items.map((item) => (item ? stringValue(item) : undefined));
+      if (items.length > 0 && names.every((name) => name !== undefined) && names.some((name) => ADAPTED_LINEAR.test(name!))) {
+        for (const name of names) if (ADAPTED_LINEAR.test(name!)) targets.add(name!);
+      }
+    }
+    const rate = passed(dropout);
+    return { value: { rank, targetModules: [...targets], dropout: rate ?? 0 }, line: (built ?? cls).startPosition.row };
+  }
+  return undefined;
+}
+
+/** torch.func transforms that differentiate a function of the parameters. */
+const FUNCTIONAL_GRAD = /^(grad|grad_and_value|jacrev|jacfwd)$/;
+const VMAP = /(^|\.)vmap$/;
+
+/**
+ * Per-sample gradients with torch.func: `vmap` over `grad(f)` (or grad_and_value, jacrev, jacfwd) gives every
+ * parameter's gradient for each sample of the batch. Where found, and whether a loop rebinds the result's name only
+ * after the next call returns (`grads = per_sample(params, x, y)` with no `del grads`): the previous step's gradients
+ * are then alive while the next are computed.
+ */
+function perSampleGradients(calls: readonly Node[]): Located<boolean> | undefined {
+  const transforms = new Set<string>();
+  let found: Node | undefined;
+  for (const call of calls) {
+    if (!VMAP.test(callee(call))) continue;
+    const first = callArguments(call).positional[0];
+    if (first?.type !== 'call' || !FUNCTIONAL_GRAD.test(lastName(callee(first)))) continue;
+    found ??= call;
+    const target = call.parent?.type === 'assignment' ? call.parent.childForFieldName('left') : undefined;
+    if (target?.type === 'identifier') transforms.add(target.text);
+  }
+  // Gradients with respect to the parameters need the model called over them (`functional_call(model, params, x)`);
+  // a vmap'd jacrev of the model's own call differentiates its inputs (a physics-informed residual).
+  if (!found || !calls.some((call) => /(^|\.)(functional_call|make_functional(_with_buffers)?)$/.test(callee(call)))) return undefined;
+  // Where the step applies it: by the name bound to it, or directly (`vmap(grad(f))(params, x, y)`).
+  const applied = calls.filter((call) => {
+    const fn = call.childForFieldName('function');
+    return (fn?.type === 'identifier' && transforms.has(fn.text)) || (fn?.type === 'call' && VMAP.test(callee(fn)));
+  });
+  const kept = applied.some((call) => {
+    const name = call.parent?.type === 'assignment' ? call.parent.childForFieldName('left') : undefined;
+    const loop = enclosingLoops(call)[0];
+    if (!loop || name?.type !== 'identifier') return false;
+    return !loop.descendantsOfType('delete_statement').some((statement) => statement?.text.split(/[\s,]+/).includes(name.text));
+  });
+  return { value: kept, line: found.startPosition.row };
+}
+
+/** An element cast to fp32 (`p.float()`, `p.to(torch.float32)`, `p.to(dtype=torch.float)`). */
+const FULL_PRECISION_CAST = /\.float\(\s*\)|\.to\([^()]*torch\.float(32)?\s*\)/;
+
+/**
+ * Whether an optimizer's parameters are fp32 copies the script makes of the model's (`master = [p.detach().clone()
+ * .float() for p in params]`, given by name or written in the call): the optimizer holds those copies, not the
+ * parameters. An optimizer only takes parameters, so a comprehension whose elements are cast to fp32 is that copy.
+ */
+function optimizesFullPrecisionCopies(argument: Node | undefined, call: Node): boolean {
+  let given: Node | null | undefined = argument;
+  if (given?.type === 'identifier') {
+    const name = given.text;
+    const assignments = enclosingScope(call).descendantsOfType('assignment').filter((a): a is Node => !!a && a.endIndex <= call.startIndex &&
+      a.childForFieldName('left')?.type === 'identifier' && a.childForFieldName('left')?.text === name);
+    given = assignments[assignments.length - 1]?.childForFieldName('right');
+  }
+  if (given?.type !== 'list_comprehension' && given?.type !== 'generator_expression') return false;
+  const element = given.childForFieldName('body');
+  return element !== null && FULL_PRECISION_CAST.test(element.text);
+}
+
+/**
  * The name of a derivative that `name` is a part of (`u_x = grads[:, 0:1]` for grads), through a few plain
  * assignments before `at` in the same function; `name` itself where it is one or none is found.
  */
@@ -2097,11 +2377,14 @@ function visionModel(vision: VisionModel, name: string, source: ModelSource, lin
   const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : 1000;
   const auxLogits = keyword?.('aux_logits');
   const weights = keyword?.('weights');
+  // A ViT's dropout inside its blocks: torchvision's `dropout`, timm's `proj_drop_rate`.
+  const blockDropout = keyword?.('dropout') ?? keyword?.('proj_drop_rate');
   const options: VisionOptions = {
     auxLoss: keyword?.('aux_loss') === true,
     // timm's Inception v3 builds no auxiliary classifier unless asked.
     ...(typeof auxLogits === 'boolean' ? { auxLogits } : source === 'timm' ? { auxLogits: false } : {}),
     pretrained: weights !== undefined && weights !== null,
+    ...(typeof blockDropout === 'number' ? { blockDropout } : {}),
   };
   const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
   return {

@@ -307,6 +307,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the optimizer (line {0}) holds {1} of the {2} parameters: states for those alone, while every parameter that requires grad still gets a gradient (freeze the rest with requires_grad_(False) to save those too)',
       (detected.optimizerParameters?.line ?? 0) + 1, optimizerParameters.toLocaleString('en-US'), (spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total).toLocaleString('en-US')));
   }
+  const masterCopies = mode === 'train' && detected.masterCopies !== undefined;
+  if (masterCopies) {
+    assumptions.push(t('the optimizer (line {0}) updates fp32 copies of the {1} parameters: those master weights, their fp32 gradients and the optimizer\'s fp32 states are counted beside the model\'s own weights and gradients',
+      (detected.masterCopies ?? 0) + 1, weightDtype));
+  }
   let frozenFraction: number | undefined;
   if (detected.frozen?.exact !== undefined && !lora) {
     frozenFraction = detected.frozen.exact;
@@ -319,7 +324,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the feature encoder is frozen (line {0}): its {1} parameters get no gradients or optimizer states and its convolutions keep nothing for backward; its first layer\'s output, alive at once with its norm\'s, is counted in forward', detected.featureEncoderFrozen + 1, formatCount(featureEncoderParameters(spec.audio))));
   }
   if (detected.detector) assumptions.push(...detectorAssumptions(detected.detector.value, mode));
-  if (detected.rectangularImage && imageSize === detected.imageSize?.value) {
+  if (detected.rectangularImage && imageSize === detected.imageSize?.value && isImage) {
     const { height, width } = detected.rectangularImage.value;
     assumptions.push(t('the images are {0}x{1}: counted as {2}x{2}, a square of the same area (activations follow the area)', height, width, imageSize));
   }
@@ -331,6 +336,20 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   }
   if (detected.residentData) {
     assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
+  }
+  if (detected.cropList) {
+    const { crops, images, size, tokens } = detected.cropList.value;
+    const sizes = [...new Set(crops.map((c) => `${c.height}x${c.width}`))].join(', ');
+    assumptions.push(tokens
+      ? t('the model is given {0} image batches of {1} px in one call (line {2}): counted as {3} images of {4} px, the same tokens', crops.length, sizes, (detected.cropList.line ?? 0) + 1, images, size)
+      : t('the model is given {0} image batches of {1} px in one call (line {2}): counted as {3} images of {4} px, the same pixels', crops.length, sizes, (detected.cropList.line ?? 0) + 1, images, size));
+  }
+  if (detected.libraryWrapped) {
+    const { wrapper, library, others } = detected.libraryWrapped.value;
+    assumptions.push(t('{0} (line {1}) holds {2} beside modules of its own ({3}): only {2} is counted; their parameters and activations are not', wrapper, (detected.libraryWrapped.line ?? 0) + 1, library, others.join(', ')));
+  }
+  if (detected.moduleBuffers) {
+    assumptions.push(t('buffers the script\'s modules register (line {0}: a static cache, a table) stay on the GPU at the size they are made: {1} counted', (detected.moduleBuffers.line ?? 0) + 1, formatBytes(detected.moduleBuffers.value)));
   }
   if (detected.residentCopies) {
     assumptions.push(t('a copy of the model (line {0}: an EMA model, a snapshot of the best weights) stays on the GPU: its weights are counted once more, without gradients or optimizer states', (detected.residentCopies.line ?? 0) + 1));
@@ -353,6 +372,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   }
   if (detected.inputDerivatives && mode === 'train') {
     assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}): their graphs are kept with the forward\'s until backward, and backward runs through them too; sized from MLPs measured on the GPU, for the forward the script trains (a gradient penalty on one of several forwards is counted on all of them)', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1));
+  }
+  if (detected.perSampleGradients && mode === 'train') {
+    assumptions.push(detected.perSampleGradients.value
+      ? t('per-sample gradients (vmap over grad, line {0}): every parameter\'s gradient for each of the batch\'s samples, and the previous step\'s beside them while the next are computed (the loop rebinds their name only after the call returns)', detected.perSampleGradients.line! + 1)
+      : t('per-sample gradients (vmap over grad, line {0}): every parameter\'s gradient for each of the batch\'s samples', detected.perSampleGradients.line! + 1));
   }
   if (detected.zeroGradMissing && mode === 'train') assumptions.push(t('no zero_grad() found: gradients stay alive through the next forward'));
   if (detected.zeroGradKeepsBuffers !== undefined && mode === 'train') {
@@ -393,6 +417,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     ...(detected.optimizer && detected.optimizerStates !== undefined ? { optimizerStates: detected.optimizerStates } : {}),
     ...(optimizerParameters !== undefined ? { optimizerParameters } : {}),
+    ...(masterCopies ? { masterCopies } : {}),
     checkpointSegments: detected.checkpointSegments,
     ...(detected.checkpointSegmentCount !== undefined ? { checkpointSegmentCount: detected.checkpointSegmentCount } : {}),
     ...(detected.compiled ? { compiled: true } : {}),
@@ -405,6 +430,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
     ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),
+    ...(detected.perSampleGradients && mode === 'train' ? { perSampleGradients: { keptAcrossSteps: detected.perSampleGradients.value } } : {}),
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
@@ -416,7 +442,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
     ...(modelCopies > 0 ? { modelCopies } : {}),
     ...(detected.keptOutputs ? { keptOutputs: detected.keptOutputs } : {}),
-    ...(detected.residentData ? { residentDataBytes: detected.residentData.value } : {}),
+    ...(detected.residentData || detected.moduleBuffers ? { residentDataBytes: (detected.residentData?.value ?? 0) + (detected.moduleBuffers?.value ?? 0) } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
     dataParallel: detected.strategy !== undefined,
     shardGradOp,

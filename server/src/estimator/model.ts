@@ -29,6 +29,8 @@ interface ParameterFigures {
   /** Bytes of weights, gradients and optimizer states before sharding. */
   weightBytes: number;
   gradBytes: number;
+  /** Gradients the optimizer step reads: the fp32 ones of master copies, else gradBytes. */
+  stepGradBytes: number;
   optimizerBytes: number;
   optimizerTempBytes: number;
   castable: number;
@@ -117,6 +119,8 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   if (cfg.mode !== 'train') trainable = 0;
   // PEFT keeps adapter weights in fp32 even over a half-precision base.
   const trainableBytes = cfg.lora ? FP32 : paramBytes;
+  // Master copies: the optimizer's parameters, and so its states and temporaries, are fp32 copies of the trainable ones.
+  const optimizedBytes = cfg.masterCopies ? FP32 : trainableBytes;
   const weightBytes = total * paramBytes + loraParams * FP32;
   // Sparse embeddings get sparse gradients (the looked-up rows and their indices, a few activations' worth): no
   // table-sized gradient is ever made for them.
@@ -124,18 +128,21 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   const gradBytes = (trainable - sparseParams) * trainableBytes;
   // States for the parameters the optimizers hold (gradients exist for every trainable one).
   const held = Math.min(trainable, cfg.optimizerParameters ?? trainable);
-  const optimizerBytes = held * optimizerStatesPerParam(cfg, trainableBytes);
-  let optimizerTempBytes = held * optimizerTempPerParam(cfg, trainableBytes);
+  // The master weights themselves live as long as the optimizer: counted with its states.
+  const optimizerBytes = held * (optimizerStatesPerParam(cfg, optimizedBytes) + (cfg.masterCopies ? FP32 : 0));
+  let optimizerTempBytes = held * optimizerTempPerParam(cfg, optimizedBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
-    optimizerTempBytes = 2 * Math.min(largest, held) * trainableBytes;
+    optimizerTempBytes = 2 * Math.min(largest, held) * optimizedBytes;
   } else if (cfg.optimizerImpl === 'for-loop') {
     // One parameter at a time: its temporaries, for the largest tensor.
-    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, held) * trainableBytes;
+    optimizerTempBytes = optimizerTemporaries(cfg) * Math.min(largest, held) * optimizedBytes;
   }
-  if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, held) * trainableBytes;
+  if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, held) * optimizedBytes;
+  // At the step the optimizer reads the master copies' fp32 gradients (the half ones copied in, then freed).
+  const stepGradBytes = cfg.masterCopies ? (trainable - sparseParams) * FP32 : gradBytes;
   const headGradBytes = cfg.lora || cfg.frozenFraction ? 0 : headParams * trainableBytes;
   const copyBytes = (cfg.modelCopies ?? 0) * total * paramBytes;
-  return { total: total + loraParams, trainable, weightBytes, gradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes, copyBytes };
+  return { total: total + loraParams, trainable, weightBytes, gradBytes, stepGradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes, copyBytes };
 }
 
 interface ActivationFigures {
@@ -443,6 +450,29 @@ function total(b: Breakdown): number {
   return b.weights + b.gradients + b.optimizerStates + b.activations + b.other;
 }
 
+/**
+ * What vmap(grad(f)) holds of forward and backward beside the per-sample gradients, in units of what a plain forward
+ * keeps at the same batch. Measured on the H200 (test/gpu/estimator/probe_step7.py, results/step7_per_sample.json):
+ * 2.82 for three conv + GroupNorm + tanh nets at batch 256 and 512, 2.48 for a conv + ReLU net, 2 for MLPs (whose
+ * per-sample gradients are nearly all of it).
+ */
+const VMAP_GRAD_ACTIVATIONS = 2.8;
+
+/**
+ * The parameters of the model's largest layer: a traced net's from the parameters before each layer, a
+ * transformer's largest tensor; otherwise the whole model (a bound, never less).
+ */
+function largestLayerParameters(cfg: TrainingConfig): number {
+  const spec = cfg.model;
+  if (spec.kind === 'transformer') return countTransformerParameters(spec).largestTensor;
+  const before = (spec.backwardPoints ?? []).map((point) => point.parametersBefore);
+  if (before.length === 0) return spec.parameters;
+  const edges = [...new Set([0, ...before, spec.parameters])].sort((a, b) => a - b);
+  let largest = 0;
+  for (let k = 1; k < edges.length; k++) largest = Math.max(largest, edges[k]! - edges[k - 1]!);
+  return largest;
+}
+
 /** fp32 copies of one decoding step's logits an encoder-decoder's generate() holds at once (measured, see below). */
 const ENCODER_DECODER_LOGIT_COPIES = 4;
 
@@ -520,9 +550,25 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
         if (total(midway) > total(parts.backward)) parts.backward = midway;
       }
     }
+    const stepGradients = params.gradBytes > 0 ? layout.gradients * params.stepGradBytes / params.gradBytes : 0;
     parts['optimizer-step'] = {
-      weights: layout.weightsAtStep, gradients: layout.gradients + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
+      weights: layout.weightsAtStep, gradients: stepGradients + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
     };
+    if (cfg.perSampleGradients) {
+      // vmap(grad(f)) over the batch: a gradient of every trainable parameter for each sample, on top of what its
+      // forward and backward hold. The step then clips each parameter's per-sample gradients (one product of that
+      // size at a time) while they are all alive, and the optimizer steps with them still bound.
+      const perSample = cfg.batchSize * params.trainable * dtypeBytes(cfg.weightDtype);
+      const held = cfg.perSampleGradients.keptAcrossSteps ? 2 * perSample : perSample;
+      parts.backward = {
+        weights: layout.weightsInCompute, gradients: gradsAtForward + layout.bucket + held, optimizerStates,
+        activations: act.saved * VMAP_GRAD_ACTIVATIONS, other: base,
+      };
+      const clipProduct = cfg.batchSize * Math.min(params.trainable, largestLayerParameters(cfg)) * dtypeBytes(cfg.weightDtype);
+      parts['optimizer-step'] = {
+        ...parts['optimizer-step'], gradients: stepGradients + layout.bucket + perSample, other: base + Math.max(optimizerTemp, clipProduct),
+      };
+    }
   } else if (cfg.mode === 'infer-no-grad') {
     // The previous batch's outputs live until the loop rebinds them, while the next forward runs. Autocast caches a
     // half copy of every fp32 weight that still requires grad (model.eval() and no_grad leave requires_grad on) for as

@@ -346,7 +346,7 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   perToken += mlpInternals(s, ctx.mode, i, downSaves);
   if (dropout && s.hiddenDropout) perToken += h;
   // Wav2Vec2's feed-forward drops out GELU's output (activation_dropout): a bool mask of the intermediate width.
-  if (dropout && s.audio && s.hiddenDropout) perToken += i;
+  if (dropout && (s.audio || s.activationDropout) && s.hiddenDropout) perToken += i;
   return { perToken, perTokenPair };
 }
 

@@ -62,6 +62,11 @@ export interface TransformerSpec {
   mlpBias: boolean;
   /** Dropout probability > 0 after attention and MLP outputs (masks are saved for backward). */
   hiddenDropout: boolean;
+  /**
+   * A dropout on the MLP's activation too (torchvision ViT's MLPBlock with `dropout=`, timm's Mlp with
+   * `proj_drop_rate=`): a bool mask of the intermediate width. Wav2Vec2's activation_dropout goes with `audio`.
+   */
+  activationDropout?: boolean;
   attnDropout: boolean;
   positions: 'learned' | 'rotary' | 'relative' | 'none';
   /**
@@ -308,6 +313,11 @@ export interface TrainingConfig {
    * highest order. Each order builds a graph of its own beside the forward's, kept until backward. Absent: none.
    */
   inputDerivativeOrder?: number;
+  /**
+   * Per-sample gradients (torch.func `vmap(grad(f))`, DP-SGD): every trainable parameter's gradient for each sample;
+   * `keptAcrossSteps` where the previous step's are alive while the next are computed. Absent: a plain backward.
+   */
+  perSampleGradients?: { keptAcrossSteps: boolean };
   /** The kind of activation those derivatives go through (absent: smooth). */
   inputDerivativeActivation?: DerivativeActivation;
   /**
@@ -333,6 +343,11 @@ export interface TrainingConfig {
    * nothing froze): their states alone are kept, while every parameter that requires grad still gets a gradient.
    */
   optimizerParameters?: number;
+  /**
+   * Mixed precision by hand: the optimizer holds fp32 copies of the half-precision trainable parameters (master
+   * weights), so its states are fp32 and the step reads fp32 gradients copied from the half ones.
+   */
+  masterCopies?: boolean;
   /**
    * Transformers: the embeddings and this many blocks from the first are frozen, so those blocks see inputs without
    * history and keep nothing for backward; the blocks above keep everything. Absent: not known block by block.

@@ -34,7 +34,8 @@ const MAX_WHILE_UNROLL = 64;
 function isPlain(value: Value): boolean {
   return value.kind === 'number' || value.kind === 'string' || value.kind === 'bool' || value.kind === 'none' || value.kind === 'unknown';
 }
-const BUILDS = /\.(append|extend|insert|add_module|register_module)\(|\+=\s*(\[|[A-Za-z_][\w.]*\()/;
+// Also a module of a class set as another's attribute (`layer.attn.cache = KVCache(...)`: a submodule each pass).
+const BUILDS = /\.(append|extend|insert|add_module|register_module)\(|\+=\s*(\[|[A-Za-z_][\w.]*\()|[\w\]]\.\w+\s*=\s*[A-Z]\w*\(/;
 /** Evaluation steps per program: a bound on the work for any input (a 20,000-line script stays well inside). */
 const MAX_STEPS = 400_000;
 const MAX_CALL_DEPTH = 24;
@@ -169,6 +170,11 @@ export class ProgramModel {
   readonly copies = new Map<Value, { source: Value; line: number }>();
   /** Modules (and library models) the script moved to a GPU (`.cuda()`, `.to("cuda")`, `.to(device)`), as it last left them. */
   readonly onDevice = new Set<Value>();
+  /**
+   * Tensors the script's modules register as buffers (`self.register_buffer("k", torch.zeros(shape))`: a static KV
+   * cache, a position table), by module and name (a name registered again replaces the tensor), with the line.
+   */
+  readonly buffers = new Map<ObjectValue, Map<string, { value: Value; line: number }>>();
   /** An EMA wrapper a library class makes (`AveragedModel(model)`) and the copy it holds (`ema.module`). */
   private readonly wrapped = new Map<Value, Value>();
   /** An argparse parser's sub-commands action (`add_subparsers`) and the dest it writes the command's name under. */
@@ -2006,6 +2012,16 @@ export class ProgramModel {
   /** Methods on values: list/dict/str methods, argparse, nn.Module registration, `.to()`-style chains. */
   private callMethod(receiver: Value, method: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
     if (receiver.kind === 'tensor') return this.tracer ? this.tracer.method(receiver, method, args, kwargs) : UNKNOWN;
+    if (method === 'register_buffer' && receiver.kind === 'object' && receiver.role === 'instance') {
+      const name = stringOf(args[0] ?? kwargs.get('name'));
+      const tensor = args[1] ?? kwargs.get('tensor');
+      if (name !== undefined && tensor) {
+        let registered = this.buffers.get(receiver);
+        if (!registered) this.buffers.set(receiver, (registered = new Map()));
+        registered.set(name, { value: tensor, line });
+      }
+      return NONE;
+    }
     if (receiver.kind === 'list') {
       switch (method) {
         case 'append': receiver.items.push(args[0] ?? UNKNOWN); return NONE;

@@ -790,6 +790,11 @@ export interface VisionOptions {
   auxLogits?: boolean;
   /** weights=... given: GoogLeNet's builder then drops its auxiliary classifiers unless aux_logits=True. */
   pretrained?: boolean;
+  /**
+   * A ViT's dropout inside its blocks (torchvision `dropout=`, timm `proj_drop_rate=`): after attention, after the
+   * MLP's activation and after the MLP, each a bool mask in training. Absent or 0: none (both libraries' default).
+   */
+  blockDropout?: number;
 }
 
 /**
@@ -862,10 +867,11 @@ export interface VisionCatalogModel extends VisionModel {
   publishedOptions?: VisionOptions;
 }
 
-function vitSpec(hidden: number, layers: number, heads: number, patch: number, imageSize: number, numClasses: number): TransformerSpec {
+function vitSpec(hidden: number, layers: number, heads: number, patch: number, imageSize: number, numClasses: number, options?: VisionOptions): TransformerSpec {
   const positions = (imageSize / patch) ** 2 + 1;
+  const dropout = (options?.blockDropout ?? 0) > 0 ? { hiddenDropout: true, activationDropout: true } : {};
   return makeSpec('vit', { hidden, layers, heads, intermediate: 4 * hidden, vocab: 0, maxPositions: positions, patchSize: patch,
-    imageSize, numLabels: numClasses, qkvFused: true });
+    imageSize, numLabels: numClasses, qkvFused: true, ...dropout });
 }
 
 export const VISION_CATALOG: VisionCatalogModel[] = [
@@ -960,11 +966,11 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['deeplabv3_resnet101'], publishedParameters: 60_996_202, segmentation: true, build: resnetSegmentation([3, 4, 23, 3], 'deeplabv3') },
   { names: ['deeplabv3_mobilenet_v3_large'], publishedParameters: 11_029_328, segmentation: true, build: deeplabv3MobileNet },
   { names: ['lraspp_mobilenet_v3_large'], publishedParameters: 3_221_538, segmentation: true, build: lrasppMobileNet },
-  { names: ['vit_tiny_patch16_224', 'deit_tiny_patch16_224'], publishedParameters: 5_717_416, build: (s, n) => vitSpec(192, 12, 3, 16, s, n) },
-  { names: ['vit_small_patch16_224', 'deit_small_patch16_224'], publishedParameters: 22_050_664, build: (s, n) => vitSpec(384, 12, 6, 16, s, n) },
-  { names: ['vit_b_16', 'vit_base_patch16_224', 'deit_base_patch16_224'], publishedParameters: 86_567_656, build: (s, n) => vitSpec(768, 12, 12, 16, s, n) },
-  { names: ['vit_b_32', 'vit_base_patch32_224'], publishedParameters: 88_224_232, build: (s, n) => vitSpec(768, 12, 12, 32, s, n) },
-  { names: ['vit_l_16', 'vit_large_patch16_224'], publishedParameters: 304_326_632, build: (s, n) => vitSpec(1024, 24, 16, 16, s, n) },
+  { names: ['vit_tiny_patch16_224', 'deit_tiny_patch16_224'], publishedParameters: 5_717_416, build: (s, n, o) => vitSpec(192, 12, 3, 16, s, n, o) },
+  { names: ['vit_small_patch16_224', 'deit_small_patch16_224'], publishedParameters: 22_050_664, build: (s, n, o) => vitSpec(384, 12, 6, 16, s, n, o) },
+  { names: ['vit_b_16', 'vit_base_patch16_224', 'deit_base_patch16_224'], publishedParameters: 86_567_656, build: (s, n, o) => vitSpec(768, 12, 12, 16, s, n, o) },
+  { names: ['vit_b_32', 'vit_base_patch32_224'], publishedParameters: 88_224_232, build: (s, n, o) => vitSpec(768, 12, 12, 32, s, n, o) },
+  { names: ['vit_l_16', 'vit_large_patch16_224'], publishedParameters: 304_326_632, build: (s, n, o) => vitSpec(1024, 24, 16, 16, s, n, o) },
 ];
 
 /** ViT widths as the ViT paper and timm name them: hidden size, layers, heads (MLP 4x hidden). */
@@ -987,7 +993,7 @@ function vitFromName(key: string): VisionModel | undefined {
   const native = timm ? Number(timm[4]) : 224;
   if (!(patch > 0) || native % patch !== 0) return undefined;
   const [hidden, layers, heads] = size;
-  return { names: [key], imageSize: native, build: (_s, n) => vitSpec(hidden, layers, heads, patch, native, n) };
+  return { names: [key], imageSize: native, build: (_s, n, o) => vitSpec(hidden, layers, heads, patch, native, n, o) };
 }
 
 export function findVisionModel(name: string): VisionModel | undefined {
