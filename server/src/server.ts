@@ -253,9 +253,13 @@ export function startServer(connection: Connection, host: Host): void {
         return;
       }
       if (completeSomeFacts(model, cache, FACTS_SLICE_MS)) pendingFacts.delete(uri);
-      else RAL().timer.setImmediate(() => void enqueue(uri, slice));
+      else RAL().timer.setImmediate(queueSlice);
     };
-    RAL().timer.setTimeout(() => void enqueue(uri, slice), FACTS_AFTER_IDLE_MS);
+    // Not for a document closed (or analysed again) meanwhile: a closed one's queue would start again, and stay.
+    const queueSlice = () => {
+      if (pendingFacts.get(uri) === work) void enqueue(uri, slice);
+    };
+    RAL().timer.setTimeout(queueSlice, FACTS_AFTER_IDLE_MS);
   };
 
   /**
