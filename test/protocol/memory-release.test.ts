@@ -1,5 +1,6 @@
-// A closed document leaves nothing on the server's heap (issue #18), also when it closes soon after it opened, while
-// the timer that would let its tree go (server.ts releaseTreeWhenIdle) is still pending.
+// A closed document leaves nothing on the server's heap (issue #18), also when it closes soon after it opened: while
+// the timer that would let its tree go (server.ts releaseTreeWhenIdle) is still pending, and while the estimate
+// worker may still be computing its leak sizes (features/leak-sizes.ts).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
