@@ -44,7 +44,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A build: the path of its dist/server.js, then after a `|` node's flags for it in place of those the extension gives
- * (launch-args.ts): `old/server.js|` starts a build as an extension without them did, `dist/server.js|--v8-pool-size=1`
+ * (launch-args.ts): `old/server.js|` starts a build as an extension without them did, `dist/server.js|--v8-pool-size=2`
  * tries another flag.
  */
 function useBuild(build: string): void {
