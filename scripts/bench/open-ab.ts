@@ -4,7 +4,7 @@
 // weighs on both alike.
 //   node --import tsx scripts/bench/open-ab.ts SIZE RUNS OLD_SERVER_JS NEW_SERVER_JS
 //   node --import tsx scripts/bench/open-ab.ts many RUNS OLD_SERVER_JS NEW_SERVER_JS (ten 2,000-line documents)
-// A build may be followed by node's flags for it after a `|`.
+// A build may be followed by node's flags for it after a `|` (in place of the extension's, server/src/launch-args.ts).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -42,11 +42,16 @@ function smaps(pid: number | undefined, label: string): void {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A build: the path of its dist/server.js, then node's flags for it after a `|` (`dist/server.js|--v8-pool-size=1`). */
+/**
+ * A build: the path of its dist/server.js, then after a `|` node's flags for it in place of those the extension gives
+ * (launch-args.ts): `old/server.js|` starts a build as an extension without them did, `dist/server.js|--v8-pool-size=2`
+ * tries another flag.
+ */
 function useBuild(build: string): void {
-  const [serverPath, nodeArgs] = build.split('|');
+  const [serverPath, launchArgs] = build.split('|');
   process.env.OOMGUARD_SERVER_PATH = serverPath;
-  process.env.OOMGUARD_SERVER_NODE_ARGS = nodeArgs ?? '';
+  if (launchArgs === undefined) delete process.env.OOMGUARD_SERVER_LAUNCH_ARGS;
+  else process.env.OOMGUARD_SERVER_LAUNCH_ARGS = launchArgs;
   // A code cache folder per build: V8 rejects a cache made under other flags, and two builds of the same bundle
   // would otherwise take turns overwriting one file.
   if (codeCacheRoot) process.env.OOMGUARD_CODE_CACHE_DIR = path.join(codeCacheRoot, createHash('sha256').update(build).digest('hex').slice(0, 12));

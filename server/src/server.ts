@@ -162,6 +162,8 @@ export function startServer(connection: Connection, host: Host): void {
   const forget = (uri: string, cells?: readonly string[]) => {
     pending.get(uri)?.dispose();
     pending.delete(uri);
+    releaseTreeTimers.get(uri)?.dispose();
+    releaseTreeTimers.delete(uri);
     for (const feature of FEATURES) feature.closed?.(uri);
     void enqueue(uri, async () => {
       documents.close(uri);
@@ -251,9 +253,13 @@ export function startServer(connection: Connection, host: Host): void {
         return;
       }
       if (completeSomeFacts(model, cache, FACTS_SLICE_MS)) pendingFacts.delete(uri);
-      else RAL().timer.setImmediate(() => void enqueue(uri, slice));
+      else RAL().timer.setImmediate(queueSlice);
     };
-    RAL().timer.setTimeout(() => void enqueue(uri, slice), FACTS_AFTER_IDLE_MS);
+    // Not for a document closed (or analysed again) meanwhile: a closed one's queue would start again, and stay.
+    const queueSlice = () => {
+      if (pendingFacts.get(uri) === work) void enqueue(uri, slice);
+    };
+    RAL().timer.setTimeout(queueSlice, FACTS_AFTER_IDLE_MS);
   };
 
   /**
@@ -357,15 +363,22 @@ export function startServer(connection: Connection, host: Host): void {
     for (const feature of FEATURES) feature.published?.(state);
   };
 
+  /**
+   * Per document, the timer that lets its tree go once unedited a while: cleared when the document closes, as the
+   * timer holds the document (tree copy, model, findings) until it fires, past the collection that follows the close.
+   */
+  const releaseTreeTimers = new Map<string, Disposable>();
   /** Lets go of an unedited document's tree once it has stayed unedited a while (in its queue, after other work). */
   const releaseTreeWhenIdle = (state: DocumentState) => {
-    RAL().timer.setTimeout(() => {
-      // Closed, or reopened as another state, in the meantime: nothing to do (and no queue to start for it).
+    releaseTreeTimers.get(state.uri)?.dispose();
+    releaseTreeTimers.set(state.uri, RAL().timer.setTimeout(() => {
+      releaseTreeTimers.delete(state.uri);
+      // Reopened as another state, or edited, in the meantime: nothing to do (and no queue to start for it).
       if (documents.get(state.uri) !== state || state.edited) return;
       void enqueue(state.uri, async () => {
         if (documents.get(state.uri) === state) documents.releaseUneditedTree(state);
       });
-    }, RELEASE_UNEDITED_TREE_AFTER_MS);
+    }, RELEASE_UNEDITED_TREE_AFTER_MS));
   };
 
   /** Queues the analysis of a document's current version now (one that was scheduled is not run again). */

@@ -51,25 +51,32 @@ function currentTable(serverContext: ServerContext, state: DocumentState): LeakS
 
 /**
  * The leak sizes of the document's current version, off this thread where the host has a worker (the diagnostics
- * of later versions never wait for them); on this thread where it has none or the worker failed.
+ * of later versions never wait for them); on this thread where it has none or the worker failed. Only a weak
+ * reference to the document waits for the worker: one closed meanwhile goes with the collection that follows its
+ * close, not with the first one after the worker's answer.
  */
-async function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<SizesEntry | undefined> {
+function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<SizesEntry | undefined> {
   const version = state.version;
+  const document = new WeakRef(state);
+  const onThisThread = (): SizesEntry | undefined => {
+    const current = document.deref();
+    // The document may have changed while the worker ran: only its current version is estimated here.
+    if (!current || serverContext.documents.get(current.uri) !== current || current.version !== version) return undefined;
+    return { version, table: currentTable(serverContext, current) };
+  };
   const worker = host().estimateWorker;
   // The worker parses the text itself: it needs only that the document was parsed (a tree, or the copy of one: a
   // document not edited since its open, or edited statement by statement, keeps no tree-sitter tree).
   if (worker && state.text.length <= MAX_ANALYZED_CHARACTERS && (state.analysisTree || state.syntaxRoot)) {
     const last = tables.get(state);
-    try {
-      const sizes = await worker.leakSizes(state.analysisText, filePathOf(state.uri), last?.read);
-      return { version, table: sizes.unchanged ? last?.table : sizes.table, read: sizes.read };
-    } catch {
+    const lastTable = last?.table;
+    return worker.leakSizes(state.analysisText, filePathOf(state.uri), last?.read).then(
+      (sizes) => ({ version, table: sizes.unchanged ? lastTable : sizes.table, read: sizes.read }),
       // The worker could not run: the estimate runs here, as it does without one.
-    }
+      () => onThisThread(),
+    );
   }
-  // The document may have changed while the worker ran: only its current version is estimated here.
-  if (serverContext.documents.get(state.uri) !== state || state.version !== version) return undefined;
-  return { version, table: currentTable(serverContext, state) };
+  return Promise.resolve(onThisThread());
 }
 
 /**
@@ -98,6 +105,14 @@ function refreshLater(serverContext: ServerContext, state: DocumentState): void 
   }, delay));
 }
 
+/** Asks for the sizes of the document's current version, if an analysis used older ones; holds the document weakly. */
+function startSizes(serverContext: ServerContext, uri: string) {
+  const state = serverContext.documents.get(uri);
+  const usedKey = state && refreshNeeded.get(state);
+  if (!state || usedKey === undefined) return undefined;
+  return { document: new WeakRef(state), version: state.version, usedKey, sizes: sizesOf(serverContext, state) };
+}
+
 async function refresh(serverContext: ServerContext, uri: string): Promise<void> {
   const running = refreshing.get(uri);
   if (running) {
@@ -107,12 +122,12 @@ async function refresh(serverContext: ServerContext, uri: string): Promise<void>
   const run = { again: false };
   refreshing.set(uri, run);
   try {
-    const state = serverContext.documents.get(uri);
-    const usedKey = state && refreshNeeded.get(state);
-    if (!state || usedKey === undefined) return;
-    const version = state.version;
-    const entry = await sizesOf(serverContext, state);
-    if (!entry || serverContext.documents.get(uri) !== state) return;
+    const started = startSizes(serverContext, uri);
+    if (!started) return;
+    const { version, usedKey } = started;
+    const entry = await started.sizes;
+    const state = started.document.deref();
+    if (!entry || !state || serverContext.documents.get(uri) !== state) return;
     // Sizes of an older version than the last ones are dropped; those of a version since edited are kept (the
     // next analyses use them at the configuration's batch size) while that version asks for its own.
     if ((tables.get(state)?.version ?? -Infinity) < version) tables.set(state, entry);
