@@ -1,15 +1,8 @@
 // The language server: wires LSP documents, settings and requests to the engine, and nothing more. The same code
 // runs in Node (node-server.ts: `node dist/server.js --stdio`, any LSP client, or the VS Code extension) and in a
 // browser's web worker (web/worker-server.ts, VS Code for the Web); what differs is the Host each passes in.
-import {
-  CodeAction,
-  CodeActionKind,
-  Diagnostic,
-  DiagnosticSeverity,
-  RAL,
-  TextDocumentSyncKind,
-} from 'vscode-languageserver';
-import type { CodeActionParams, Connection, Disposable, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver';
+import { CodeActionKind, DiagnosticSeverity, RAL, TextDocumentSyncKind } from './lsp';
+import type { CodeAction, CodeActionParams, Connection, Diagnostic, Disposable, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver';
 import { MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
 import { invalidParams, validChanges } from './params';
 import { analyzeIncrementally, completeFacts, completeFactsForEdit, completeFactsOnRows, completeSomeFacts } from './engine/incremental';
