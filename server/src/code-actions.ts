@@ -1,6 +1,6 @@
 // Code actions for the findings of one document. A diagnostic names its finding (code and range); the fixes are
 // those of the findings the server published for the current text, never edits a client kept from an older one.
-import { CodeActionKind } from 'vscode-languageserver';
+import { CodeActionKind } from './lsp';
 import type { CodeAction, CodeActionParams, Diagnostic, TextEdit } from 'vscode-languageserver';
 import { findNoqa } from './engine/suppression';
 import { t } from './l10n';

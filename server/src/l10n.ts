@@ -1,15 +1,19 @@
 // The one path every user-facing string of the server and the CLI takes.
 // English is the default; configureLocale() loads l10n/bundle.l10n.<locale>.json (shipped beside dist/, and inside
 // the web worker's bundle).
-import * as l10n from '@vscode/l10n';
+import type * as L10n from '@vscode/l10n';
 import { host } from './host';
 
 export function t(message: string, ...args: Array<string | number | boolean>): string {
-  return translated ? l10n.t(message, ...args) : formatEnglish(message, args);
+  return translated ? translated.t(message, ...args) : formatEnglish(message, args);
 }
 
-/** Whether a translation bundle was loaded: until then every message is its English template, formatted here. */
-let translated = false;
+/**
+ * @vscode/l10n once a translation bundle was loaded into it: until then every message is its English template,
+ * formatted here. It is required then, not at the start: with Node's fs/promises, which it loads, it took about 3 ms
+ * of every start of the server, before the first diagnostics.
+ */
+let translated: typeof L10n | undefined;
 /** The locale whose translation configureLocale loaded last (a worker thread of the CLI is given the same). */
 let activeLocale: string | undefined;
 
@@ -66,8 +70,10 @@ export function configureLocale(locale: string | undefined): boolean {
   for (const name of bundleCandidates(locale)) {
     const contents = host().l10nBundle(name);
     if (!contents) continue;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const l10n = require('@vscode/l10n') as typeof L10n;
     l10n.config({ contents });
-    translated = true;
+    translated = l10n;
     activeLocale = locale;
     return true;
   }

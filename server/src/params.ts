@@ -1,6 +1,6 @@
 // Checks of request and notification parameters from the client: a malformed one is answered with JSON-RPC's
 // "invalid params" (-32602) and a plain message, never a JavaScript error from deep inside a handler.
-import { ResponseError } from 'vscode-languageserver';
+import { ResponseError } from './lsp';
 import { t } from './l10n';
 
 export const INVALID_PARAMS = -32602;

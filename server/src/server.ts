@@ -1,15 +1,8 @@
 // The language server: wires LSP documents, settings and requests to the engine, and nothing more. The same code
 // runs in Node (node-server.ts: `node dist/server.js --stdio`, any LSP client, or the VS Code extension) and in a
 // browser's web worker (web/worker-server.ts, VS Code for the Web); what differs is the Host each passes in.
-import {
-  CodeAction,
-  CodeActionKind,
-  Diagnostic,
-  DiagnosticSeverity,
-  RAL,
-  TextDocumentSyncKind,
-} from 'vscode-languageserver';
-import type { CodeActionParams, Connection, Disposable, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver';
+import { CodeActionKind, DiagnosticSeverity, RAL, TextDocumentSyncKind } from './lsp';
+import type { CodeAction, CodeActionParams, Connection, Diagnostic, Disposable, InitializeParams, InitializeResult, ResponseError } from 'vscode-languageserver';
 import { MAX_ANALYZED_CHARACTERS, tooLargeMessage } from './engine/analyze';
 import { invalidParams, validChanges } from './params';
 import { analyzeIncrementally, completeFacts, completeFactsForEdit, completeFactsOnRows, completeSomeFacts } from './engine/incremental';
@@ -347,14 +340,19 @@ export function startServer(connection: Connection, host: Host): void {
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
     };
-    const { findings, cache, analysedStatements } = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options), documents.indentUnitOf(state));
+    const analysis = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options), documents.indentUnitOf(state));
     // For `npm run bench`: which path each analysis took.
-    if (TRACE_ANALYSIS) connection.console.log(`analysed ${analysedStatements} of ${model.root.children.length} statements`);
-    analysisCaches.set(state.uri, cache);
-    await send(state, findings);
-    // Once the diagnostics are out: what the next edit needs to reuse these findings, a slice at a time (a long
-    // file's facts take hundreds of milliseconds, which the first keystroke after opening it must not wait for).
-    completeFactsLater(state.uri, state.version, model, cache);
+    if (TRACE_ANALYSIS) connection.console.log(`analysed ${analysis.analysedStatements} of ${model.root.children.length} statements`);
+    try {
+      await send(state, analysis.findings);
+    } finally {
+      // Once the diagnostics are out (a change waits in the queue meanwhile): what the next edit needs to reuse these
+      // findings (a full analysis builds it only now; an incremental one has changed the last version's in place).
+      analysisCaches.set(state.uri, analysis.cache);
+    }
+    // Their facts, a slice at a time (a long file's take hundreds of milliseconds, which the first keystroke after
+    // opening it must not wait for).
+    completeFactsLater(state.uri, state.version, model, analysis.cache);
     if (!state.edited && state.tree) {
       // A document opened among others may have had to parse again (its tree was let go before its first analysis).
       documents.releaseOlderUneditedTrees();

@@ -9,7 +9,7 @@ import { IndentCounts } from '../fixes/edits';
 
 export { computeLineStarts };
 import { recoverTree } from './recovery';
-import { copyTree, copyTreeIncremental } from './syntax-tree';
+import { copyTree, copyTreeIncremental, setSourceText } from './syntax-tree';
 import { answerQueriesWithoutTree } from './queries';
 import { copyTreeReparsingStatement } from './statement-reparse';
 import type { SingleEdit, SourceText, SyntaxNode } from './syntax-tree';
@@ -155,7 +155,7 @@ export class DocumentStore {
     const tree = state.tree;
     if (state.edited || !tree || state.treeBehind || state.analysisTree !== tree || tree.rootNode.hasError) return false;
     if (!state.syntaxRoot) {
-      state.source = { text: state.analysisText };
+      state.source = analysedSource(state);
       state.syntaxRoot = copyTree(tree, state.source, STATEMENT_NODES_COLLECTOR);
     }
     answerQueriesWithoutTree(state.syntaxRoot);
@@ -282,7 +282,7 @@ export class DocumentStore {
   modelOf(state: DocumentState): SemanticModel | undefined {
     if (!state.model && (state.analysisTree || state.syntaxRoot)) {
       if (!state.syntaxRoot) {
-        state.source = { text: state.analysisText };
+        state.source = analysedSource(state);
         state.syntaxRoot = copyTree(state.analysisTree!, state.source, STATEMENT_NODES_COLLECTOR);
       }
       const version = state.version;
@@ -307,6 +307,16 @@ export class DocumentStore {
     }
     return state.analysisTree;
   }
+}
+
+/**
+ * A new holder of the analysed text for a copy of its tree: with the document's line starts where that text is the
+ * document's (no recovery), which the copy would otherwise compute again.
+ */
+function analysedSource(state: DocumentState): SourceText {
+  const source: SourceText = { text: state.analysisText };
+  if (state.analysisText === state.text) setSourceText(source, state.text, state.lineStarts);
+  return source;
 }
 
 /** The indentation counts of every line of a text. */

@@ -48,7 +48,11 @@ const PENDING = '\u0000pending';
 
 export interface IncrementalResult {
   findings: Finding[];
-  cache: AnalysisCache;
+  /**
+   * What the next version reuses. A full analysis builds it when it is first read, which the server does once the
+   * diagnostics are out: they never need it.
+   */
+  readonly cache: AnalysisCache;
   /** How many top-level statements the rules ran on (all of them for a full analysis; 0 when only new leak sizes were written). */
   analysedStatements: number;
 }
@@ -422,9 +426,12 @@ export function analyzeIncrementally(
     return { findings: sortFindings(findings), cache: { ...keys, globals: partial.globals, indent: partial.indent, statements, children, mentions: next.mentions }, analysedStatements: region.length };
   }
   const findings = analyze(model, text, options);
+  let cache: AnalysisCache | undefined;
   return {
     findings,
-    cache: buildCache(model, findings, keys, indent, () => PENDING),
+    get cache() {
+      return (cache ??= buildCache(model, findings, keys, indent, () => PENDING));
+    },
     analysedStatements: children.length,
   };
 }

@@ -5,6 +5,12 @@
 /** Offsets where each line starts (UTF-16), for `\n`, `\r\n` and lone `\r` endings. */
 export function computeLineStarts(text: string): number[] {
   const starts = [0];
+  // Without a carriage return (most files), a native search finds each next `\n`. A loop over every character runs
+  // in the interpreter when a document opens: 16-19 ms for a 20,000-line script in a new process, 2-8 ms this way.
+  if (!text.includes('\r')) {
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+    return starts;
+  }
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 13 /* \r */) {

@@ -1,7 +1,7 @@
 // Hover on a value the estimator read (a batch_size=, a model id, a max_length=): what it contributes to the peak.
 import { invalidParams } from '../params';
 import type { ResponseError } from 'vscode-languageserver';
-import { MarkupKind } from 'vscode-languageserver';
+import { MarkupKind } from '../lsp';
 import type { Hover, HoverParams } from 'vscode-languageserver';
 import { offsetAt } from '../engine/documents';
 import { formatBytes } from '../engine/bytes';

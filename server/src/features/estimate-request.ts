@@ -1,5 +1,5 @@
 // `oomguard/estimate`: the memory estimate of an open document with the panel's what-if values applied.
-import { ResponseError } from 'vscode-languageserver';
+import { ResponseError } from '../lsp';
 import { t } from '../l10n';
 import { ESTIMATE_REQUEST, normalizeOverrides } from '../protocol';
 import type { EstimateParams, EstimateResponse } from '../protocol';

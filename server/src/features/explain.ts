@@ -3,7 +3,7 @@
 // one that is not open is read from disk. In a browser there is no disk: the traceback's file is matched to an open
 // document by its trailing path components, and named by that document's URI.
 import { pathToFileURL } from 'node:url';
-import { ResponseError } from 'vscode-languageserver';
+import { ResponseError } from '../lsp';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
 import { explainText, renderMarkdown, scriptContextFromFile, scriptContextFromModel, type ScriptContext } from '../explain/index';
 import { host } from '../host';

@@ -1,7 +1,7 @@
 // `source.fixAll.oomguard`: applies every safe fix of the document in one edit, for "Fix all" and for
 // `"editor.codeActionsOnSave": { "source.fixAll.oomguard": "explicit" }`. Unsafe fixes (those that may change what
 // the program computes) are never applied here, as `oomguard check --fix` does not apply them either.
-import { CodeActionKind } from 'vscode-languageserver';
+import { CodeActionKind } from '../lsp';
 import type { CodeAction, CodeActionParams } from 'vscode-languageserver';
 import type { CodeActionProvider } from '../code-actions';
 import { DIAGNOSTIC_SOURCE } from '../protocol';
