@@ -85,14 +85,12 @@ export class SemanticModel {
   readonly root: Node;
   /** The tree-sitter tree `root` was copied from, for the rules' .scm queries (asked for when first needed). */
   private readonly sourceTree: () => Tree | undefined;
-  /** Every call in document order. */
-  readonly calls: Node[] = [];
-  readonly assignments: Node[] = [];
-  readonly augmentedAssignments: Node[] = [];
-  readonly loops: Node[] = [];
-  readonly withStatements: Node[] = [];
-  readonly deleteStatements: Node[] = [];
-  readonly returnStatements: Node[] = [];
+  /**
+   * The whole-file lists of indexed nodes in document order, each made on first use from the top-level statements'
+   * own lists: an edit's analysis reads only the parts it needs (nodesWithin), where a copy of each list per
+   * version cost a long file's every keystroke.
+   */
+  private readonly nodeLists = new Map<NodeListKind, readonly Node[]>();
   readonly functions: FunctionInfo[] = [];
   readonly classes: ClassInfo[] = [];
   /** Local name → fully qualified name (`nn` → `torch.nn`, `DP` → `torch.nn.DataParallel`). */
@@ -136,18 +134,68 @@ export class SemanticModel {
     }
   }
 
+  /** Every call in document order. */
+  get calls(): readonly Node[] {
+    return this.nodeList('calls');
+  }
+
+  get assignments(): readonly Node[] {
+    return this.nodeList('assignments');
+  }
+
+  get augmentedAssignments(): readonly Node[] {
+    return this.nodeList('augmentedAssignments');
+  }
+
+  get loops(): readonly Node[] {
+    return this.nodeList('loops');
+  }
+
+  get withStatements(): readonly Node[] {
+    return this.nodeList('withStatements');
+  }
+
+  get deleteStatements(): readonly Node[] {
+    return this.nodeList('deleteStatements');
+  }
+
+  get returnStatements(): readonly Node[] {
+    return this.nodeList('returnStatements');
+  }
+
+  /** One whole-file list: the top-level statements' lists one after another (made once per version). */
+  private nodeList(kind: NodeListKind): readonly Node[] {
+    let list = this.nodeLists.get(kind);
+    if (!list) {
+      const nodes: Node[] = [];
+      for (const statement of this.root.children) for (const node of statementNodes(statement)[kind]) nodes.push(node);
+      this.nodeLists.set(kind, (list = nodes));
+    }
+    return list;
+  }
+
+  /**
+   * The nodes of one list that start inside `region` (syntax.ts's nodesWithin over the whole-file list), read from
+   * the lists of the top-level statements it overlaps unless the whole-file list is already made.
+   */
+  nodesWithin(kind: NodeListKind, region: { startIndex: number; endIndex: number }): Node[] {
+    const list = this.nodeLists.get(kind);
+    if (list) return nodesWithin(list, region);
+    const statements = this.root.children;
+    const result: Node[] = [];
+    // The first statement that ends after the region starts: no node of an earlier one starts inside it.
+    for (let i = lowerBoundBy(statements, region.startIndex + 1, (statement) => statement.endIndex); i < statements.length && statements[i]!.startIndex < region.endIndex; i++) {
+      const nodes = statementNodes(statements[i]!)[kind];
+      for (let j = lowerBound(nodes, region.startIndex); j < nodes.length && nodes[j]!.startIndex < region.endIndex; j++) result.push(nodes[j]!);
+    }
+    return result;
+  }
+
   /** Builds the whole-file lists and tables from every statement. */
   private build(): void {
     for (const statement of this.root.children) {
       // The nodes of a statement moved unchanged from the previous version are already sorted by kind.
       const nodes = statementNodes(statement);
-      for (const node of nodes.calls) this.calls.push(node);
-      for (const node of nodes.assignments) this.assignments.push(node);
-      for (const node of nodes.augmentedAssignments) this.augmentedAssignments.push(node);
-      for (const node of nodes.loops) this.loops.push(node);
-      for (const node of nodes.withStatements) this.withStatements.push(node);
-      for (const node of nodes.deleteStatements) this.deleteStatements.push(node);
-      for (const node of nodes.returnStatements) this.returnStatements.push(node);
       // Imports, classes and functions in document order: a class's bases are qualified by the imports before it.
       for (const node of nodes.structure) {
         if (node.type === 'class_definition') this.collectClass(node);
@@ -195,20 +243,6 @@ export class SemanticModel {
       return JSON.stringify([name, bases.map((base) => base.text), hasForward]);
     };
     if (oldClasses.length !== newClasses.length || oldClasses.some((node, i) => classKey(node) !== classKey(newClasses[i]!))) return false;
-
-    // Node lists: the previous list's part of the changed statements replaced by theirs.
-    const spliceNodes = (target: Node[], old: readonly Node[], of: (nodes: StatementNodes) => readonly Node[]) => {
-      let removedCount = 0;
-      for (const nodes of removed) removedCount += of(nodes).length;
-      spliceInto(target, old, lowerBound(old, boundary), removedCount, added.map(of));
-    };
-    spliceNodes(this.calls, previous.calls, (nodes) => nodes.calls);
-    spliceNodes(this.assignments, previous.assignments, (nodes) => nodes.assignments);
-    spliceNodes(this.augmentedAssignments, previous.augmentedAssignments, (nodes) => nodes.augmentedAssignments);
-    spliceNodes(this.loops, previous.loops, (nodes) => nodes.loops);
-    spliceNodes(this.withStatements, previous.withStatements, (nodes) => nodes.withStatements);
-    spliceNodes(this.deleteStatements, previous.deleteStatements, (nodes) => nodes.deleteStatements);
-    spliceNodes(this.returnStatements, previous.returnStatements, (nodes) => nodes.returnStatements);
 
     // Imports are the same; a changed class keeps what the previous one was (same name and bases).
     for (const [name, qualified] of previous.imports) this.imports.set(name, qualified);
@@ -435,7 +469,7 @@ export class SemanticModel {
   private learnRolesFromAssignments(): void {
     const moduleClassNames = new Set(this.classes.filter((c) => c.isModule).map((c) => c.name));
     const classByName = new Map(this.classes.map((c) => [c.name, c] as const));
-    // The assignments in document order, statement by statement (this.assignments is made of the same lists).
+    // The assignments in document order, statement by statement (the whole-file list of assignments is made of the same lists).
     for (const statement of this.root.children) {
       for (const candidate of statementRoleCandidates(statement)) this.learnRole(candidate, moduleClassNames, classByName);
     }
@@ -635,11 +669,7 @@ export class SemanticModel {
       built.set(name, list);
     };
     const inScope = (node: Node) => enclosingFunction(node).id === scope.id;
-    const within = <T extends Node>(nodes: readonly T[]): T[] => {
-      const result: T[] = [];
-      for (const node of nodesWithin(nodes, scope)) if (inScope(node)) result.push(node);
-      return result;
-    };
+    const within = (kind: NodeListKind): Node[] => this.nodesWithin(kind, scope).filter(inScope);
     if (scope.type === 'function_definition') {
       const parameters = scope.childForFieldName('parameters');
       for (const parameter of parameters ? children(parameters) : []) {
@@ -651,7 +681,7 @@ export class SemanticModel {
       // The module's bindings are kept per top-level statement: an edit does not walk every assignment of the file.
       for (const statement of this.root.children) for (const [name, definition] of this.moduleBindings(statement)) add(name, definition);
     } else {
-      this.bindingsOf(within(this.assignments), within(this.augmentedAssignments), within(this.loops), add);
+      this.bindingsOf(within('assignments'), within('augmentedAssignments'), within('loops'), add);
     }
     for (const list of built.values()) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
     table = built;
@@ -861,7 +891,7 @@ export class SemanticModel {
    */
   private returnsNumberAt(info: FunctionInfo, index: number): boolean {
     return this.memo(`returns-number:${info.node.id}:${index}`, () => {
-      const returns = nodesWithin(this.returnStatements, info.node).filter((statement) => enclosingFunction(statement).id === info.node.id);
+      const returns = this.nodesWithin('returnStatements', info.node).filter((statement) => enclosingFunction(statement).id === info.node.id);
       if (returns.length === 0) return false;
       const isNumber = (expression: Node | undefined): boolean => {
         if (!expression) return false;
@@ -1015,7 +1045,7 @@ export class SemanticModel {
           if (children(value).some((element) => this.isAttached(element))) return true;
         }
       }
-      for (const assignment of nodesWithin(this.assignments, scope)) {
+      for (const assignment of this.nodesWithin('assignments', scope)) {
         const left = assignment.childForFieldName('left');
         if (left?.type !== 'subscript' || dottedName(left.childForFieldName('value')) !== name) continue;
         if (this.isAttached(assignment.childForFieldName('right'))) return true;
@@ -1079,7 +1109,7 @@ export class SemanticModel {
         }
         return false;
       };
-      for (const statement of nodesWithin(this.returnStatements, info.node)) {
+      for (const statement of this.nodesWithin('returnStatements', info.node)) {
         if (enclosingFunction(statement).id !== info.node.id) continue;
         const value = children(statement)[0];
         if (value && !isDetachedExpression(value) && dependsOnParameters(value, 4)) return true;
@@ -1090,7 +1120,7 @@ export class SemanticModel {
 
   private functionReturnsAttached(info: FunctionInfo): boolean {
     if (this.isNoGradFunction(info)) return false;
-    for (const statement of nodesWithin(this.returnStatements, info.node)) {
+    for (const statement of this.nodesWithin('returnStatements', info.node)) {
       if (enclosingFunction(statement).id !== info.node.id) continue;
       const value = children(statement)[0];
       if (value && this.isAttached(value)) return true;
@@ -1129,13 +1159,7 @@ export class SemanticModel {
       // into the next version keeps them), where a walk up from every call of the file cost each version milliseconds.
       if (node === this.root) return this.root.children.flatMap(moduleLevelCalls);
       const owner = node.type === 'function_definition' ? node : enclosingFunction(node);
-      const result: Node[] = [];
-      for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
-        const call = this.calls[i]!;
-        if (call.startIndex >= node.endIndex) break;
-        if (enclosingFunction(call).id === owner.id) result.push(call);
-      }
-      return result;
+      return this.nodesWithin('calls', node).filter((call) => enclosingFunction(call).id === owner.id);
     });
   }
 
@@ -1248,13 +1272,7 @@ export class SemanticModel {
   }
 
   private assignmentsWithin(node: Node): Node[] {
-    const result: Node[] = [];
-    for (let i = lowerBound(this.assignments, node.startIndex); i < this.assignments.length; i++) {
-      const assignment = this.assignments[i]!;
-      if (assignment.startIndex >= node.endIndex) break;
-      result.push(assignment);
-    }
-    return result;
+    return this.nodesWithin('assignments', node);
   }
 
   /**
@@ -1311,9 +1329,7 @@ export class SemanticModel {
   }
 
   private computeClearsGradients(node: Node): boolean {
-    for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
-      const call = this.calls[i]!;
-      if (call.startIndex >= node.endIndex) break;
+    for (const call of this.nodesWithin('calls', node)) {
       if (this.isGradClearCall(call)) return true;
       const callee = this.resolveLocalFunction(call);
       if (callee && this.summary(callee).clear) return true;
@@ -1387,10 +1403,10 @@ export class SemanticModel {
    */
   trainsOrEvaluatesWithin(region: Node): boolean {
     return this.memoFor('trains-or-evaluates', region.id, () => {
-      for (const loop of nodesWithin(this.loops, region)) {
+      for (const loop of this.nodesWithin('loops', region)) {
         if (this.isBatchLoop(loop) || this.callsWithin(loop).some((call) => this.isDirectForwardCall(call))) return true;
       }
-      for (const call of nodesWithin(this.calls, region)) if (/^([A-Z]\w*)?Trainer$/.test(calleeName(call) ?? '')) return true;
+      for (const call of this.nodesWithin('calls', region)) if (/^([A-Z]\w*)?Trainer$/.test(calleeName(call) ?? '')) return true;
       return false;
     });
   }
@@ -1415,7 +1431,7 @@ export class SemanticModel {
   private loopsInside(info: FunctionInfo, seen = new Set<number>()): boolean {
     if (seen.has(info.node.id)) return false;
     seen.add(info.node.id);
-    if (nodesWithin(this.loops, info.node).some((inner) => contains(info.node, inner))) return true;
+    if (this.nodesWithin('loops', info.node).some((inner) => contains(info.node, inner))) return true;
     return this.callsWithin(info.node).some((call) => {
       const callee = this.resolveLocalFunction(call);
       return !!callee && this.loopsInside(callee, seen);
@@ -1583,6 +1599,9 @@ function calleeIndex(statement: Node): Map<string, Node[]> {
 }
 
 /** The indexed nodes of one top-level statement (the statement included), by kind, each list in document order. */
+/** The model's whole-file lists of indexed nodes (SemanticModel.nodesWithin). */
+export type NodeListKind = 'calls' | 'assignments' | 'augmentedAssignments' | 'loops' | 'withStatements' | 'deleteStatements' | 'returnStatements';
+
 interface StatementNodes {
   calls: Node[];
   assignments: Node[];
