@@ -97,6 +97,8 @@ export class SemanticModel {
   readonly imports = new Map<string, string>();
 
   private readonly functionsByName: Map<string, FunctionInfo[]> = new Map();
+  /** Per method name, the first method of that name of each class, by the class's node id (methodOfClass). */
+  private readonly methodsByClass = new Map<string, Map<number, FunctionInfo>>();
   private readonly definitionsByScope = new Map<number, Map<string, Definition[]>>();
   private readonly attachedMemo = new Map<number, boolean>();
   private readonly attachedInProgress = new Set<number>();
@@ -111,9 +113,9 @@ export class SemanticModel {
   private readonly statementEnds: number[];
   private readonly gradModeCalls: Node[] = [];
   private readonly noGradFunctionMemo = new Map<number, boolean>();
-  private readonly callersMemo = new Map<number, Node[]>();
+  private readonly callersMemo = new Map<number, readonly Node[]>();
   /** Per function name, the calls by that name grouped by the local function each resolves to (see callersOf). */
-  private readonly callersByName = new Map<string, Map<number, Node[]>>();
+  private readonly callersByName = new Map<string, ReadonlyMap<number, readonly Node[]>>();
   private readonly backpropagatedMemo = new Map<number, Map<string, number[]>>();
   private readonly lossFunctionRefByName = new Map<string, boolean>();
 
@@ -292,12 +294,34 @@ export class SemanticModel {
       this.learnRolesFromAssignments();
     }
 
+    // The callers of a name's functions (callersOf) are found by resolving every call by that name: the same when no
+    // changed statement defines a function or makes a call by that name and the names' roles are the same (objects
+    // of the same classes). A long script resolved the calls of a common method name (`forward`) on every keystroke.
+    if (sameRoles) {
+      const changedCallees = new Set([...beforeChanged, ...nowChanged].flatMap((statement) => [...calleeIndex(statement).keys()]));
+      for (const [name, byCallee] of previous.callersByName) {
+        if (!renamed.has(name) && !changedCallees.has(name)) this.callersByName.set(name, byCallee);
+      }
+    }
+
     // Indexes by name over the statements (calls by callee, clear sites…): the changed statements' entries replaced,
     // in the order the previous version built them (an index's statements may read one built before it).
     for (const [key, index] of previous.statementIndexes) {
       if (!this.statementIndexes.has(key)) this.statementIndexes.set(key, deriveIndex(index, this, beforeChanged, nowChanged, boundary));
     }
     const calleeKeys = (statements: readonly Node[]) => [...new Set(statements.flatMap((statement) => [...calleeIndex(statement).keys()]))].sort().join('\n');
+    // The names and bases of the file's classes are the same (see above): what is read of them alone is carried on,
+    // and the classes by name with the changed classes' new infos in place of the old.
+    for (const key of ['local-class-names', 'local-optimizer-classes']) {
+      if (previous.namedMemo.has(key) && !this.namedMemo.has(key)) this.namedMemo.set(key, previous.namedMemo.get(key));
+    }
+    const classesByName = this.namedMemo.has('classes-by-name') ? undefined : previous.namedMemo.get('classes-by-name') as Map<string, ClassInfo[]> | undefined;
+    if (classesByName && newClassInfos.length === 0) this.namedMemo.set('classes-by-name', classesByName);
+    else if (classesByName) {
+      const byName = new Map(classesByName);
+      for (const info of newClassInfos) byName.set(info.name, byName.get(info.name)!.map((cls) => classFor.get(cls) ?? cls));
+      this.namedMemo.set('classes-by-name', byName);
+    }
     if (previous.namedMemo.has('callee-names') && calleeKeys(beforeChanged) === calleeKeys(nowChanged)) this.namedMemo.set('callee-names', previous.namedMemo.get('callee-names'));
     // The module's definitions, when the previous version built them and no changed statement binds a module name.
     const moduleTable = previous.definitionsByScope.get(previous.root.id);
@@ -1132,24 +1156,37 @@ export class SemanticModel {
 
   /** Functions of this file that a call may run: `foo()`, `self.foo()`, `obj.foo()` on an instance of a local class. */
   resolveLocalFunction(call: Node): FunctionInfo | undefined {
-    const fn = call.childForFieldName('function');
-    if (!fn) return undefined;
-    if (fn.type === 'identifier') {
-      const candidates = (this.functionsByName.get(fn.text) ?? []).filter((info) => !info.classInfo);
-      return candidates[0];
-    }
-    if (fn.type === 'attribute') {
-      const receiver = fn.childForFieldName('object');
-      const method = fn.childForFieldName('attribute')?.text ?? '';
-      const candidates = this.functionsByName.get(method) ?? [];
-      if (receiver?.type === 'identifier' && receiver.text === 'self') {
-        const cls = this.functionOf(call)?.classInfo;
-        return candidates.find((info) => info.classInfo && cls && info.classInfo.node.id === cls.node.id) ?? undefined;
+    const callee = calleeShape(call);
+    switch (callee.kind) {
+      case 'function':
+        return this.functionsByName.get(callee.name)?.find((info) => !info.classInfo);
+      case 'self': {
+        const cls = callee.owner ? this.functionAt(callee.owner)?.classInfo : undefined;
+        return cls ? this.methodOfClass(callee.method, cls) : undefined;
       }
-      const instanceOf = receiver ? this.classInstances.get(dottedName(receiver) ?? '') : undefined;
-      if (instanceOf) return candidates.find((info) => info.classInfo?.node.id === instanceOf.node.id);
+      case 'instance': {
+        const instanceOf = this.classInstances.get(callee.receiver);
+        return instanceOf ? this.methodOfClass(callee.method, instanceOf) : undefined;
+      }
+      default:
+        return undefined;
     }
-    return undefined;
+  }
+
+  /**
+   * The first method named `name` of a class. Per name, the methods are indexed by class once: a long script has
+   * hundreds of classes with a `forward`, and resolving each `self.forward(…)` by a scan of them all was quadratic.
+   */
+  private methodOfClass(name: string, cls: ClassInfo): FunctionInfo | undefined {
+    let byClass = this.methodsByClass.get(name);
+    if (!byClass) {
+      byClass = new Map();
+      for (const info of this.functionsByName.get(name) ?? []) {
+        if (info.classInfo && !byClass.has(info.classInfo.node.id)) byClass.set(info.classInfo.node.id, info);
+      }
+      this.methodsByClass.set(name, byClass);
+    }
+    return byClass.get(cls.node.id);
   }
 
   /** Calls inside `node` that belong to the same function (calls in nested defs are excluded). */
@@ -1439,22 +1476,22 @@ export class SemanticModel {
   }
 
   /** The calls of a local function from elsewhere in the file (memoised). */
-  callersOf(info: FunctionInfo): Node[] {
+  callersOf(info: FunctionInfo): readonly Node[] {
     const memo = this.callersMemo.get(info.node.id);
     if (memo) return memo;
     // Only calls by the function's own name can reach it (`f(...)`, `self.f(...)`, `obj.f(...)`). The calls of a
     // name are resolved once for every function of that name: a script has hundreds of `__init__`s.
     let byCallee = this.callersByName.get(info.name);
     if (!byCallee) {
-      byCallee = new Map();
+      const resolved = new Map<number, Node[]>();
       for (const call of this.callsNamed(info.name)) {
         const id = this.resolveLocalFunction(call)?.node.id;
         if (id === undefined) continue;
-        const calls = byCallee.get(id);
+        const calls = resolved.get(id);
         if (calls) calls.push(call);
-        else byCallee.set(id, [call]);
+        else resolved.set(id, [call]);
       }
-      this.callersByName.set(info.name, byCallee);
+      this.callersByName.set(info.name, (byCallee = resolved));
     }
     const callers = byCallee.get(info.node.id) ?? [];
     this.callersMemo.set(info.node.id, callers);
@@ -1615,6 +1652,40 @@ interface StatementNodes {
 }
 
 const moduleLevelCallsCache = new WeakMap<Node, Node[]>();
+
+/**
+ * What resolveLocalFunction reads of a call: `f(…)`, `self.m(…)` (with the function it is in), `obj.m(…)` (with the
+ * receiver's dotted name), or none of these. Kept per call, which stays the same object while its statement is
+ * unchanged: callersOf resolves every call by a name in each version, and reading each call's nodes and text again
+ * cost a long script's every keystroke.
+ */
+type CalleeShape =
+  | { kind: 'function'; name: string }
+  | { kind: 'self'; method: string; owner: Node | undefined }
+  | { kind: 'instance'; method: string; receiver: string }
+  | { kind: 'other' };
+
+const OTHER_CALLEE: CalleeShape = { kind: 'other' };
+const calleeShapes = new WeakMap<Node, CalleeShape>();
+
+function calleeShape(call: Node): CalleeShape {
+  let shape = calleeShapes.get(call);
+  if (!shape) {
+    shape = OTHER_CALLEE;
+    const fn = call.childForFieldName('function');
+    if (fn?.type === 'identifier') shape = { kind: 'function', name: fn.text };
+    else if (fn?.type === 'attribute') {
+      const receiver = fn.childForFieldName('object');
+      const method = fn.childForFieldName('attribute')?.text ?? '';
+      if (receiver?.type === 'identifier' && receiver.text === 'self') {
+        const owner = enclosingFunction(call);
+        shape = { kind: 'self', method, owner: owner.type === 'function_definition' ? owner : undefined };
+      } else if (receiver) shape = { kind: 'instance', method, receiver: dottedName(receiver) ?? '' };
+    }
+    calleeShapes.set(call, shape);
+  }
+  return shape;
+}
 
 /** The calls of a top-level statement that are not inside a function (enclosingFunction: the module), in document order. */
 function moduleLevelCalls(statement: Node): Node[] {
