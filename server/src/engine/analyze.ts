@@ -2,9 +2,10 @@
 // suppression comments applied, each rule isolated so that one that throws cannot silence the others.
 import { RULES } from '../rules';
 import type { Rule } from '../rules';
+import type { RegionNodes } from '../rules/rule';
 import { t } from '../l10n';
 import { contains, lowerBound, nodesWithin, rangeOf } from './syntax';
-import type { SemanticModel } from './semantic/model';
+import type { NodeListKind, SemanticModel } from './semantic/model';
 import type { Node } from './parser';
 import type { Finding, KeptMemory, Severity } from './types';
 import type { CellRows } from './notebook';
@@ -52,17 +53,19 @@ export function analyze(model: SemanticModel, text: string, options: AnalysisOpt
   const region = options.region ? [...options.region].sort((a, b) => a.startIndex - b.startIndex) : undefined;
   const inRegion = region ? (node: Node) => regionStatementOf(region, node) !== undefined : () => true;
   // Rules ask for the same lists (model.calls, model.assignments…): each list's part is collected once per analysis.
-  const regionParts = new Map<readonly Node[], readonly Node[]>();
-  const regionNodes = <T extends Node>(nodes: readonly T[]): readonly T[] => {
-    if (!region) return nodes;
-    let result = regionParts.get(nodes) as readonly T[] | undefined;
+  const regionParts = new Map<readonly Node[] | NodeListKind, readonly Node[]>();
+  const regionNodes = ((nodes: readonly Node[] | NodeListKind): readonly Node[] => {
+    if (!region) return typeof nodes === 'string' ? model[nodes] : nodes;
+    let result = regionParts.get(nodes);
     if (!result) {
-      const collected: T[] = [];
-      for (const statement of region) for (const node of nodesWithin(nodes, statement)) collected.push(node);
+      const collected: Node[] = [];
+      for (const statement of region) {
+        for (const node of typeof nodes === 'string' ? model.nodesWithin(nodes, statement) : nodesWithin(nodes, statement)) collected.push(node);
+      }
       regionParts.set(nodes, (result = collected));
     }
     return result;
-  };
+  }) as RegionNodes;
   const spells = textSpells(model, text);
   for (const rule of activeRules(options)) {
     let reports;

@@ -12,7 +12,7 @@ import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
 import { clearFreesGraphs, clearSitesWithin, identifierNames } from './semantic/lifetime';
-import { contains, enclosingLoops, lowerBoundBy, nodesWithin } from './syntax';
+import { contains, enclosingLoops, lowerBoundBy } from './syntax';
 import type { SemanticModel } from './semantic/model';
 import type { Finding, TextEdit } from './types';
 
@@ -71,7 +71,7 @@ export function statementFacts(model: SemanticModel, statement: Node): string {
     facts.push(['def', info.name, info.classInfo?.name ?? '', info.decorators.map((d) => d.text), model.isNoGradFunction(info),
       summary.backward, summary.step, summary.clear, summary.forward, model.returnsAttached(info)]);
   }
-  for (const call of nodesWithin(model.calls, statement)) {
+  for (const call of model.nodesWithin('calls', statement)) {
     const callee = model.resolveLocalFunction(call);
     if (!callee || contains(statement, callee.node)) continue;
     const loops = enclosingLoops(call);
@@ -80,7 +80,7 @@ export function statementFacts(model: SemanticModel, statement: Node): string {
       training ? model.clearsGradients(training) : false, loops.some((loop) => model.isPerBatchLoop(loop)), model.isNoGrad(call)]);
   }
   for (const site of clearSitesWithin(model, statement)) facts.push(['clear', site.last, clearFreesGraphs(model, site)]);
-  for (const assignment of nodesWithin(model.assignments, statement)) {
+  for (const assignment of model.nodesWithin('assignments', statement)) {
     // Read across statements by OOM109 (TrainingArguments(prediction_loss_only=True) assigned elsewhere).
     if (assignment.text.includes('prediction_loss_only')) facts.push(['args', assignment.text]);
   }

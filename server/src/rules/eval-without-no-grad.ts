@@ -56,9 +56,7 @@ function loopsAfterEvalMode(model: SemanticModel, inRegion: (node: Node) => bool
     if (!block) continue;
     const fn = enclosingFunction(call);
     let next: Node | undefined;
-    for (let i = lowerBound(model.loops, statement.endIndex); i < model.loops.length; i++) {
-      const loop = model.loops[i]!;
-      if (loop.startIndex >= block.endIndex) break;
+    for (const loop of model.nodesWithin('loops', { startIndex: statement.endIndex, endIndex: block.endIndex })) {
       if (enclosingFunction(loop).id === fn.id) {
         next = loop;
         break;

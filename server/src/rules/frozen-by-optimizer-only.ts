@@ -51,7 +51,7 @@ export const frozenByOptimizerOnly: Rule = {
   check({ model, spells, inRegion, regionNodes, region }) {
     const reports: RuleReport[] = [];
     if (!spells('parameters') || !spells('backward')) return reports;
-    const candidates = region ? optimizersAmong(model, regionNodes(model.calls)) : optimizers(model);
+    const candidates = region ? optimizersAmong(model, regionNodes('calls')) : optimizers(model);
     // Only an optimizer over a sub-module (`model.fc`) can leave part of a model out.
     if (!candidates.some((optimizer) => optimizer.sources.some((source) => [...source.names].some((name) => name.includes('.'))))) return reports;
     const built = optimizers(model);

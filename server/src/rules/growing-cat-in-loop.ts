@@ -3,7 +3,7 @@
 import type { Node } from '../engine/parser';
 import { possibleValues } from '../engine/semantic/bindings';
 import { isOnCpu } from '../engine/semantic/devices';
-import { callArguments, calleeName, callReceiver, children, dottedName, enclosingLoops, nodesWithin } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, enclosingLoops } from '../engine/syntax';
 import type { SemanticModel } from '../engine/semantic/model';
 import type { Fix, TextEdit } from '../engine/types';
 import { asReceiver, replaceNode } from '../fixes/edits';
@@ -38,12 +38,12 @@ function batchLoop(model: SemanticModel, site: Node): Node | undefined {
 
 /** Whether `name` is only ever rebound inside `loop` by growth assignments (so it carries over between iterations). */
 function carriesOver(model: SemanticModel, name: string, loop: Node): boolean {
-  for (const assignment of nodesWithin(model.assignments, loop)) {
+  for (const assignment of model.nodesWithin('assignments', loop)) {
     const left = assignment.childForFieldName('left');
     if (!left || !model.targetNames(left).includes(name)) continue;
     if (!growthCall(model, assignment, name)) return false;
   }
-  for (const inner of nodesWithin(model.loops, loop)) {
+  for (const inner of model.nodesWithin('loops', loop)) {
     const left = inner.type === 'for_statement' ? inner.childForFieldName('left') : null;
     if (left && model.targetNames(left).includes(name)) return false;
   }

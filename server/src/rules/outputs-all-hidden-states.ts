@@ -27,7 +27,7 @@ export const outputsAllHiddenStates: Rule = {
       if (argument && keyword) found.push({ node: argument, keyword });
     }
     // `config.output_hidden_states = True`, `model.config.output_attentions = True`.
-    for (const assignment of regionNodes(model.assignments)) {
+    for (const assignment of regionNodes('assignments')) {
       const left = assignment.childForFieldName('left');
       const attribute = left?.type === 'attribute' ? left.childForFieldName('attribute')?.text : undefined;
       if (!inRegion(assignment) || !attribute || !/^output_(hidden_states|attentions)$/.test(attribute)) continue;

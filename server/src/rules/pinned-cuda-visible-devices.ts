@@ -40,7 +40,7 @@ export const pinnedCudaVisibleDevices: Rule = {
   code: 'OOM105',
   check({ model, inRegion, regionNodes }) {
     const reports: RuleReport[] = [];
-    for (const assignment of regionNodes(model.assignments)) {
+    for (const assignment of regionNodes('assignments')) {
       const left = assignment.childForFieldName('left');
       if (!inRegion(assignment) || left?.type !== 'subscript' || !isEnviron(model, left.childForFieldName('value'))) continue;
       if (stringLiteral(left.childForFieldName('subscript')) !== VARIABLE) continue;

@@ -1,9 +1,15 @@
 // What a rule module provides, and what it receives: the shared semantic model of one document version.
-import type { SemanticModel } from '../engine/semantic/model';
+import type { NodeListKind, SemanticModel } from '../engine/semantic/model';
 import type { Node } from '../engine/parser';
 import type { Fix, KeptMemory } from '../engine/types';
 import type { CellRows } from '../engine/notebook';
 import type { Code, RuleCode } from './codes';
+
+/** RuleContext.regionNodes: one of the model's whole-file lists by kind, or any list of nodes in document order. */
+export interface RegionNodes {
+  (kind: NodeListKind): readonly Node[];
+  <T extends Node>(nodes: readonly T[]): readonly T[];
+}
 
 export interface RuleContext {
   model: SemanticModel;
@@ -14,10 +20,11 @@ export interface RuleContext {
    */
   inRegion: (node: Node) => boolean;
   /**
-   * The nodes of one of the model's document-ordered lists (model.assignments, model.calls…) that lie in the region:
-   * the whole list for the whole file. A rule that looks only at candidates in the region walks these, not the list.
+   * The nodes of one of the model's document-ordered lists (named by kind, such as 'assignments', or given, such as
+   * model.callsNamed('step')) that lie in the region: the whole list for the whole file. A rule that looks only at
+   * candidates in the region walks these, not the list (a list named by kind is then not made for the whole file).
    */
-  regionNodes: <T extends Node>(nodes: readonly T[]) => readonly T[];
+  regionNodes: RegionNodes;
   /**
    * Whether the file's text contains a word: a rule whose query or candidates need a keyword asks this first. Counted
    * statement by statement and carried from version to version (SemanticModel.spells), where text.includes scans

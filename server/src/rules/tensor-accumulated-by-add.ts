@@ -44,7 +44,7 @@ export const tensorAccumulatedByAdd: Rule = {
       const kept = new KeptValue(model, value, site, target);
       reports.push({ node: site, message: accumulationMessage(target.text, kept), fixes: keepValueFixes(kept, 'Add') });
     };
-    for (const augmented of regionNodes(model.augmentedAssignments)) {
+    for (const augmented of regionNodes('augmentedAssignments')) {
       const left = augmented.childForFieldName('left');
       const right = augmented.childForFieldName('right');
       if (!inRegion(augmented) || augmented.childForFieldName('operator')?.text !== '+=' || !left || !right) continue;
@@ -52,7 +52,7 @@ export const tensorAccumulatedByAdd: Rule = {
       if (right.type === 'list' || right.type === 'tuple') continue;
       consider(augmented, left, right);
     }
-    for (const assignment of regionNodes(model.assignments)) {
+    for (const assignment of regionNodes('assignments')) {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
       if (!inRegion(assignment) || !left || right?.type !== 'binary_operator' || right.childForFieldName('operator')?.text !== '+') continue;

@@ -2,7 +2,7 @@
 import type { Node } from '../engine/parser';
 import { containerBase, isClearedAfterBackward, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, enclosingLoops, nameWords, nodesWithin } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, enclosingLoops, nameWords } from '../engine/syntax';
 import { asReceiver, replaceNode } from '../fixes/edits';
 import type { Fix, KeptMemory } from '../engine/types';
 import { t } from '../l10n';
@@ -226,7 +226,7 @@ function tensorUsesIn(model: SemanticModel, scope: Node): TensorUses {
   uses = { combined: new Map(), elementMethods: new Map(), methods: new Map() };
   byScope.set(scope.id, uses);
   const note = (map: Map<string, number>, name: string, at: number) => map.set(name, Math.max(map.get(name) ?? -1, at));
-  for (const call of nodesWithin(model.calls, scope)) {
+  for (const call of model.nodesWithin('calls', scope)) {
     if (enclosingFunction(call).id !== scope.id) continue;
     const fn = call.childForFieldName('function');
     if (TENSOR_COMBINERS.has(calleeName(call) ?? '') && /^torch\./.test(model.qualify(fn) ?? '')) {
@@ -397,7 +397,7 @@ export const tensorAppendedToList: Rule = {
       });
     }
     // `outs += [logits]`
-    for (const augmented of regionNodes(model.augmentedAssignments)) {
+    for (const augmented of regionNodes('augmentedAssignments')) {
       const operator = augmented.childForFieldName('operator')?.text;
       const left = augmented.childForFieldName('left');
       const right = augmented.childForFieldName('right');
@@ -410,7 +410,7 @@ export const tensorAppendedToList: Rule = {
       reports.push({ node: augmented, message: keptValueMessage(kept, freed, 'appended'), fixes: keepValueFixes(kept, 'Append'), keeps: keptMemory(kept, freed) });
     }
     // `history[step] = loss`
-    for (const assignment of regionNodes(model.assignments)) {
+    for (const assignment of regionNodes('assignments')) {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
       if (!inRegion(assignment) || left?.type !== 'subscript' || !right) continue;

@@ -2,7 +2,7 @@
 // the script distributed, which rank runs the functions it calls, and so on. Incremental analysis compares these
 // facts before and after an edit; when they are equal, the findings of every other statement still hold.
 import type { Node } from '../parser';
-import { calleeName, children, contains, nodesWithin } from '../syntax';
+import { calleeName, children, contains } from '../syntax';
 import { deviceNamesWithin, indexlessPlacementsWithin } from './devices';
 import { devicePlacingCalls, distributedMarkers, onlyRankZeroRuns, setDeviceCalls } from './distributed';
 import { freezesWithin, isAliasForm, optimizers, registeredChildren, trainingLoopForwards } from './parameters';
@@ -18,7 +18,7 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
   const facts: unknown[] = [];
   // OOM110: a distributed script; only rank 0 calls a function of another statement.
   facts.push(['distributed', distributedMarkers(model, statement).length > 0]);
-  const calls = nodesWithin(model.calls, statement);
+  const calls = model.nodesWithin('calls', statement);
   for (const call of calls) {
     const callee = model.resolveLocalFunction(call);
     if (!callee || contains(statement, callee.node)) continue;
@@ -52,11 +52,11 @@ export function crossStatementFacts(model: SemanticModel, statement: Node): unkn
   for (const forward of trainingLoopForwards(model, statement)) {
     facts.push(['forward', sorted(forward.names.names), forward.names.unknown, model.isNoGrad(forward.call)]);
   }
-  for (const assignment of nodesWithin(model.assignments, statement)) {
+  for (const assignment of model.nodesWithin('assignments', statement)) {
     const right = assignment.childForFieldName('right');
     if (right && isAliasForm(right)) facts.push(['alias', assignment.text]);
   }
-  for (const returned of nodesWithin(model.returnStatements, statement)) {
+  for (const returned of model.nodesWithin('returnStatements', statement)) {
     const value = children(returned)[0];
     if (value && isAliasForm(value)) facts.push(['return', returned.text]);
   }

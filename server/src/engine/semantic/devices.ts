@@ -3,7 +3,7 @@
 // the CPU. Distributed placement (OOM111), CUDA work in DataLoader workers (OOM112) and growing GPU buffers (OOM117)
 // ask here.
 import type { Node } from '../parser';
-import { callArguments, calleeName, callReceiver, children, dottedName, nodesWithin, stringLiteral } from '../syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, stringLiteral } from '../syntax';
 import { possibleValues } from './bindings';
 import type { SemanticModel } from './model';
 
@@ -155,12 +155,12 @@ function deviceArgument(call: Node): Node | undefined {
 export function indexlessPlacementsWithin(model: SemanticModel, region: Node): Node[] {
   const found: Node[] = [];
   const calls: Node[] = [];
-  calls.push(...nodesWithin(model.calls, region));
+  calls.push(...model.nodesWithin('calls', region));
   for (const call of calls) {
     if (!mayPlace(call)) continue;
     if (cudaPlacementOf(model, call, true) === 'cuda' || isIndexlessDeviceCall(model, call)) found.push(call);
   }
-  for (const assignment of nodesWithin(model.assignments, region)) {
+  for (const assignment of model.nodesWithin('assignments', region)) {
     const right = assignment.childForFieldName('right');
     const name = dottedName(assignment.childForFieldName('left'));
     if (!name || !right || (right.type !== 'string' && right.type !== 'conditional_expression')) continue;
@@ -173,7 +173,7 @@ export function indexlessPlacementsWithin(model: SemanticModel, region: Node): N
 /** The names given as devices to placements within a region (`device` in `.to(device)`). */
 export function deviceNamesWithin(model: SemanticModel, region: Node): string[] {
   const names = new Set<string>();
-  for (const call of nodesWithin(model.calls, region)) {
+  for (const call of model.nodesWithin('calls', region)) {
     const name = mayPlace(call) ? dottedName(deviceArgument(call)) : undefined;
     if (name) names.add(name);
   }

@@ -3,7 +3,7 @@
 // and whether the file (or a framework it uses) pins each process to its own GPU. Comments and strings never count:
 // only calls, subscripts and argparse options do.
 import type { Node } from '../parser';
-import { callArguments, calleeName, children, contains, dottedName, enclosingFunction, nodesWithin, stringLiteral } from '../syntax';
+import { callArguments, calleeName, children, contains, dottedName, enclosingFunction, stringLiteral } from '../syntax';
 import type { SemanticModel } from './model';
 
 const WRAPPERS = new Set(['DistributedDataParallel', 'FullyShardedDataParallel', 'fully_shard']);
@@ -38,7 +38,7 @@ export function distributedMarkers(model: SemanticModel, region: Node): Node[] {
   if (!MARK_WORDS.test(region.text) && ![...wrappers].some((name) => region.text.includes(name))) return marks;
   const inside = (node: Node) => contains(region, node);
   for (const call of model.callsNamed('init_process_group')) if (inside(call)) marks.push(call);
-  for (const call of nodesWithin(model.calls, region)) {
+  for (const call of model.nodesWithin('calls', region)) {
     const qualified = model.qualify(call.childForFieldName('function')) ?? '';
     if (WRAPPERS.has(qualified.split('.').pop() ?? '') || wrappers.has(qualified)) marks.push(call);
   }
@@ -95,7 +95,7 @@ export function setsCudaDevice(model: SemanticModel): boolean {
 /** Calls within a region that make a framework place each process on its own GPU (see usesDevicePlacingFramework). */
 export function devicePlacingCalls(model: SemanticModel, region: Node): Node[] {
   const found: Node[] = [];
-  for (const call of nodesWithin(model.calls, region)) {
+  for (const call of model.nodesWithin('calls', region)) {
     const qualified = model.qualify(call.childForFieldName('function')) ?? '';
     if (
       (/^(accelerate|lightning|pytorch_lightning)(\.|$)/.test(qualified) && /\.(Accelerator|Trainer|Fabric)$/.test(qualified)) ||

@@ -1,7 +1,7 @@
 // How long a container or accumulator lives compared with one iteration of a batch loop: the question behind
 // OOM101 and OOM102. A value kept in something that outlives the iteration keeps its autograd graph alive.
 import type { Node } from '../parser';
-import { callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, lowerBound, nodesWithin } from '../syntax';
+import { callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, nodesWithin } from '../syntax';
 import type { SemanticModel } from './model';
 
 /** `history["loss"]` → `history`; `self.outs` → `self.outs`; `x` → `x`. */
@@ -49,12 +49,12 @@ function bindingsWithin(model: SemanticModel, region: Node): Map<string, RegionB
       }
     };
     // Both lists are in document order: only the run inside the region is read.
-    for (const assignment of nodesWithin(model.assignments, region)) {
+    for (const assignment of model.nodesWithin('assignments', region)) {
       if (!contains(region, assignment)) continue;
       const left = assignment.childForFieldName('left');
       if (left) add(model.targetNames(left), { id: assignment.id, byAssignment: true });
     }
-    for (const loop of nodesWithin(model.loops, region)) {
+    for (const loop of model.nodesWithin('loops', region)) {
       if (loop.type !== 'for_statement' || !contains(region, loop) || loop.id === region.id) continue;
       const left = loop.childForFieldName('left');
       if (left) add(model.targetNames(left), { id: loop.id, byAssignment: false });
@@ -203,8 +203,7 @@ export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[
   const inside = (node: Node) => contains(region, node);
   const sites: ClearSite[] = [];
   // Each list is in document order: only the run inside the region is read.
-  const deletes = model.deleteStatements;
-  for (const statement of nodesWithin(deletes, region)) {
+  for (const statement of model.nodesWithin('deleteStatements', region)) {
     if (!inside(statement)) continue;
     // `del xs[:]`, `del a, b`; `del xs[50:]` only trims the list to a bounded length, which clears nothing.
     for (const target of children(statement).flatMap((node) => [node, ...children(node)])) {
@@ -218,9 +217,7 @@ export function clearSitesWithin(model: SemanticModel, region: Node): ClearSite[
     const last = inside(call) ? containerLastName(callReceiver(call)) : undefined;
     if (last) sites.push({ site: call, last });
   }
-  for (let i = lowerBound(model.assignments, region.startIndex); i < model.assignments.length; i++) {
-    const assignment = model.assignments[i]!;
-    if (assignment.startIndex >= region.endIndex) break;
+  for (const assignment of model.nodesWithin('assignments', region)) {
     // The value first: most assignments bind something other than an empty list or a call, and then their
     // target's name need not be spelled out.
     const right = assignment.childForFieldName('right');

@@ -85,20 +85,20 @@ export class SemanticModel {
   readonly root: Node;
   /** The tree-sitter tree `root` was copied from, for the rules' .scm queries (asked for when first needed). */
   private readonly sourceTree: () => Tree | undefined;
-  /** Every call in document order. */
-  readonly calls: Node[] = [];
-  readonly assignments: Node[] = [];
-  readonly augmentedAssignments: Node[] = [];
-  readonly loops: Node[] = [];
-  readonly withStatements: Node[] = [];
-  readonly deleteStatements: Node[] = [];
-  readonly returnStatements: Node[] = [];
+  /**
+   * The whole-file lists of indexed nodes in document order, each made on first use from the top-level statements'
+   * own lists: an edit's analysis reads only the parts it needs (nodesWithin), where a copy of each list per
+   * version cost a long file's every keystroke.
+   */
+  private readonly nodeLists = new Map<NodeListKind, readonly Node[]>();
   readonly functions: FunctionInfo[] = [];
   readonly classes: ClassInfo[] = [];
   /** Local name → fully qualified name (`nn` → `torch.nn`, `DP` → `torch.nn.DataParallel`). */
   readonly imports = new Map<string, string>();
 
   private readonly functionsByName: Map<string, FunctionInfo[]> = new Map();
+  /** Per method name, the first method of that name of each class, by the class's node id (methodOfClass). */
+  private readonly methodsByClass = new Map<string, Map<number, FunctionInfo>>();
   private readonly definitionsByScope = new Map<number, Map<string, Definition[]>>();
   private readonly attachedMemo = new Map<number, boolean>();
   private readonly attachedInProgress = new Set<number>();
@@ -113,9 +113,9 @@ export class SemanticModel {
   private readonly statementEnds: number[];
   private readonly gradModeCalls: Node[] = [];
   private readonly noGradFunctionMemo = new Map<number, boolean>();
-  private readonly callersMemo = new Map<number, Node[]>();
+  private readonly callersMemo = new Map<number, readonly Node[]>();
   /** Per function name, the calls by that name grouped by the local function each resolves to (see callersOf). */
-  private readonly callersByName = new Map<string, Map<number, Node[]>>();
+  private readonly callersByName = new Map<string, ReadonlyMap<number, readonly Node[]>>();
   private readonly backpropagatedMemo = new Map<number, Map<string, number[]>>();
   private readonly lossFunctionRefByName = new Map<string, boolean>();
 
@@ -136,18 +136,68 @@ export class SemanticModel {
     }
   }
 
+  /** Every call in document order. */
+  get calls(): readonly Node[] {
+    return this.nodeList('calls');
+  }
+
+  get assignments(): readonly Node[] {
+    return this.nodeList('assignments');
+  }
+
+  get augmentedAssignments(): readonly Node[] {
+    return this.nodeList('augmentedAssignments');
+  }
+
+  get loops(): readonly Node[] {
+    return this.nodeList('loops');
+  }
+
+  get withStatements(): readonly Node[] {
+    return this.nodeList('withStatements');
+  }
+
+  get deleteStatements(): readonly Node[] {
+    return this.nodeList('deleteStatements');
+  }
+
+  get returnStatements(): readonly Node[] {
+    return this.nodeList('returnStatements');
+  }
+
+  /** One whole-file list: the top-level statements' lists one after another (made once per version). */
+  private nodeList(kind: NodeListKind): readonly Node[] {
+    let list = this.nodeLists.get(kind);
+    if (!list) {
+      const nodes: Node[] = [];
+      for (const statement of this.root.children) for (const node of statementNodes(statement)[kind]) nodes.push(node);
+      this.nodeLists.set(kind, (list = nodes));
+    }
+    return list;
+  }
+
+  /**
+   * The nodes of one list that start inside `region` (syntax.ts's nodesWithin over the whole-file list), read from
+   * the lists of the top-level statements it overlaps unless the whole-file list is already made.
+   */
+  nodesWithin(kind: NodeListKind, region: { startIndex: number; endIndex: number }): Node[] {
+    const list = this.nodeLists.get(kind);
+    if (list) return nodesWithin(list, region);
+    const statements = this.root.children;
+    const result: Node[] = [];
+    // The first statement that ends after the region starts: no node of an earlier one starts inside it.
+    for (let i = lowerBoundBy(statements, region.startIndex + 1, (statement) => statement.endIndex); i < statements.length && statements[i]!.startIndex < region.endIndex; i++) {
+      const nodes = statementNodes(statements[i]!)[kind];
+      for (let j = lowerBound(nodes, region.startIndex); j < nodes.length && nodes[j]!.startIndex < region.endIndex; j++) result.push(nodes[j]!);
+    }
+    return result;
+  }
+
   /** Builds the whole-file lists and tables from every statement. */
   private build(): void {
     for (const statement of this.root.children) {
       // The nodes of a statement moved unchanged from the previous version are already sorted by kind.
       const nodes = statementNodes(statement);
-      for (const node of nodes.calls) this.calls.push(node);
-      for (const node of nodes.assignments) this.assignments.push(node);
-      for (const node of nodes.augmentedAssignments) this.augmentedAssignments.push(node);
-      for (const node of nodes.loops) this.loops.push(node);
-      for (const node of nodes.withStatements) this.withStatements.push(node);
-      for (const node of nodes.deleteStatements) this.deleteStatements.push(node);
-      for (const node of nodes.returnStatements) this.returnStatements.push(node);
       // Imports, classes and functions in document order: a class's bases are qualified by the imports before it.
       for (const node of nodes.structure) {
         if (node.type === 'class_definition') this.collectClass(node);
@@ -195,20 +245,6 @@ export class SemanticModel {
       return JSON.stringify([name, bases.map((base) => base.text), hasForward]);
     };
     if (oldClasses.length !== newClasses.length || oldClasses.some((node, i) => classKey(node) !== classKey(newClasses[i]!))) return false;
-
-    // Node lists: the previous list's part of the changed statements replaced by theirs.
-    const spliceNodes = (target: Node[], old: readonly Node[], of: (nodes: StatementNodes) => readonly Node[]) => {
-      let removedCount = 0;
-      for (const nodes of removed) removedCount += of(nodes).length;
-      spliceInto(target, old, lowerBound(old, boundary), removedCount, added.map(of));
-    };
-    spliceNodes(this.calls, previous.calls, (nodes) => nodes.calls);
-    spliceNodes(this.assignments, previous.assignments, (nodes) => nodes.assignments);
-    spliceNodes(this.augmentedAssignments, previous.augmentedAssignments, (nodes) => nodes.augmentedAssignments);
-    spliceNodes(this.loops, previous.loops, (nodes) => nodes.loops);
-    spliceNodes(this.withStatements, previous.withStatements, (nodes) => nodes.withStatements);
-    spliceNodes(this.deleteStatements, previous.deleteStatements, (nodes) => nodes.deleteStatements);
-    spliceNodes(this.returnStatements, previous.returnStatements, (nodes) => nodes.returnStatements);
 
     // Imports are the same; a changed class keeps what the previous one was (same name and bases).
     for (const [name, qualified] of previous.imports) this.imports.set(name, qualified);
@@ -258,12 +294,34 @@ export class SemanticModel {
       this.learnRolesFromAssignments();
     }
 
+    // The callers of a name's functions (callersOf) are found by resolving every call by that name: the same when no
+    // changed statement defines a function or makes a call by that name and the names' roles are the same (objects
+    // of the same classes). A long script resolved the calls of a common method name (`forward`) on every keystroke.
+    if (sameRoles) {
+      const changedCallees = new Set([...beforeChanged, ...nowChanged].flatMap((statement) => [...calleeIndex(statement).keys()]));
+      for (const [name, byCallee] of previous.callersByName) {
+        if (!renamed.has(name) && !changedCallees.has(name)) this.callersByName.set(name, byCallee);
+      }
+    }
+
     // Indexes by name over the statements (calls by callee, clear sites…): the changed statements' entries replaced,
     // in the order the previous version built them (an index's statements may read one built before it).
     for (const [key, index] of previous.statementIndexes) {
       if (!this.statementIndexes.has(key)) this.statementIndexes.set(key, deriveIndex(index, this, beforeChanged, nowChanged, boundary));
     }
     const calleeKeys = (statements: readonly Node[]) => [...new Set(statements.flatMap((statement) => [...calleeIndex(statement).keys()]))].sort().join('\n');
+    // The names and bases of the file's classes are the same (see above): what is read of them alone is carried on,
+    // and the classes by name with the changed classes' new infos in place of the old.
+    for (const key of ['local-class-names', 'local-optimizer-classes']) {
+      if (previous.namedMemo.has(key) && !this.namedMemo.has(key)) this.namedMemo.set(key, previous.namedMemo.get(key));
+    }
+    const classesByName = this.namedMemo.has('classes-by-name') ? undefined : previous.namedMemo.get('classes-by-name') as Map<string, ClassInfo[]> | undefined;
+    if (classesByName && newClassInfos.length === 0) this.namedMemo.set('classes-by-name', classesByName);
+    else if (classesByName) {
+      const byName = new Map(classesByName);
+      for (const info of newClassInfos) byName.set(info.name, byName.get(info.name)!.map((cls) => classFor.get(cls) ?? cls));
+      this.namedMemo.set('classes-by-name', byName);
+    }
     if (previous.namedMemo.has('callee-names') && calleeKeys(beforeChanged) === calleeKeys(nowChanged)) this.namedMemo.set('callee-names', previous.namedMemo.get('callee-names'));
     // The module's definitions, when the previous version built them and no changed statement binds a module name.
     const moduleTable = previous.definitionsByScope.get(previous.root.id);
@@ -435,7 +493,7 @@ export class SemanticModel {
   private learnRolesFromAssignments(): void {
     const moduleClassNames = new Set(this.classes.filter((c) => c.isModule).map((c) => c.name));
     const classByName = new Map(this.classes.map((c) => [c.name, c] as const));
-    // The assignments in document order, statement by statement (this.assignments is made of the same lists).
+    // The assignments in document order, statement by statement (the whole-file list of assignments is made of the same lists).
     for (const statement of this.root.children) {
       for (const candidate of statementRoleCandidates(statement)) this.learnRole(candidate, moduleClassNames, classByName);
     }
@@ -635,11 +693,7 @@ export class SemanticModel {
       built.set(name, list);
     };
     const inScope = (node: Node) => enclosingFunction(node).id === scope.id;
-    const within = <T extends Node>(nodes: readonly T[]): T[] => {
-      const result: T[] = [];
-      for (const node of nodesWithin(nodes, scope)) if (inScope(node)) result.push(node);
-      return result;
-    };
+    const within = (kind: NodeListKind): Node[] => this.nodesWithin(kind, scope).filter(inScope);
     if (scope.type === 'function_definition') {
       const parameters = scope.childForFieldName('parameters');
       for (const parameter of parameters ? children(parameters) : []) {
@@ -651,7 +705,7 @@ export class SemanticModel {
       // The module's bindings are kept per top-level statement: an edit does not walk every assignment of the file.
       for (const statement of this.root.children) for (const [name, definition] of this.moduleBindings(statement)) add(name, definition);
     } else {
-      this.bindingsOf(within(this.assignments), within(this.augmentedAssignments), within(this.loops), add);
+      this.bindingsOf(within('assignments'), within('augmentedAssignments'), within('loops'), add);
     }
     for (const list of built.values()) list.sort((a, b) => a.site.startIndex - b.site.startIndex);
     table = built;
@@ -861,7 +915,7 @@ export class SemanticModel {
    */
   private returnsNumberAt(info: FunctionInfo, index: number): boolean {
     return this.memo(`returns-number:${info.node.id}:${index}`, () => {
-      const returns = nodesWithin(this.returnStatements, info.node).filter((statement) => enclosingFunction(statement).id === info.node.id);
+      const returns = this.nodesWithin('returnStatements', info.node).filter((statement) => enclosingFunction(statement).id === info.node.id);
       if (returns.length === 0) return false;
       const isNumber = (expression: Node | undefined): boolean => {
         if (!expression) return false;
@@ -1015,7 +1069,7 @@ export class SemanticModel {
           if (children(value).some((element) => this.isAttached(element))) return true;
         }
       }
-      for (const assignment of nodesWithin(this.assignments, scope)) {
+      for (const assignment of this.nodesWithin('assignments', scope)) {
         const left = assignment.childForFieldName('left');
         if (left?.type !== 'subscript' || dottedName(left.childForFieldName('value')) !== name) continue;
         if (this.isAttached(assignment.childForFieldName('right'))) return true;
@@ -1079,7 +1133,7 @@ export class SemanticModel {
         }
         return false;
       };
-      for (const statement of nodesWithin(this.returnStatements, info.node)) {
+      for (const statement of this.nodesWithin('returnStatements', info.node)) {
         if (enclosingFunction(statement).id !== info.node.id) continue;
         const value = children(statement)[0];
         if (value && !isDetachedExpression(value) && dependsOnParameters(value, 4)) return true;
@@ -1090,7 +1144,7 @@ export class SemanticModel {
 
   private functionReturnsAttached(info: FunctionInfo): boolean {
     if (this.isNoGradFunction(info)) return false;
-    for (const statement of nodesWithin(this.returnStatements, info.node)) {
+    for (const statement of this.nodesWithin('returnStatements', info.node)) {
       if (enclosingFunction(statement).id !== info.node.id) continue;
       const value = children(statement)[0];
       if (value && this.isAttached(value)) return true;
@@ -1102,24 +1156,37 @@ export class SemanticModel {
 
   /** Functions of this file that a call may run: `foo()`, `self.foo()`, `obj.foo()` on an instance of a local class. */
   resolveLocalFunction(call: Node): FunctionInfo | undefined {
-    const fn = call.childForFieldName('function');
-    if (!fn) return undefined;
-    if (fn.type === 'identifier') {
-      const candidates = (this.functionsByName.get(fn.text) ?? []).filter((info) => !info.classInfo);
-      return candidates[0];
-    }
-    if (fn.type === 'attribute') {
-      const receiver = fn.childForFieldName('object');
-      const method = fn.childForFieldName('attribute')?.text ?? '';
-      const candidates = this.functionsByName.get(method) ?? [];
-      if (receiver?.type === 'identifier' && receiver.text === 'self') {
-        const cls = this.functionOf(call)?.classInfo;
-        return candidates.find((info) => info.classInfo && cls && info.classInfo.node.id === cls.node.id) ?? undefined;
+    const callee = calleeShape(call);
+    switch (callee.kind) {
+      case 'function':
+        return this.functionsByName.get(callee.name)?.find((info) => !info.classInfo);
+      case 'self': {
+        const cls = callee.owner ? this.functionAt(callee.owner)?.classInfo : undefined;
+        return cls ? this.methodOfClass(callee.method, cls) : undefined;
       }
-      const instanceOf = receiver ? this.classInstances.get(dottedName(receiver) ?? '') : undefined;
-      if (instanceOf) return candidates.find((info) => info.classInfo?.node.id === instanceOf.node.id);
+      case 'instance': {
+        const instanceOf = this.classInstances.get(callee.receiver);
+        return instanceOf ? this.methodOfClass(callee.method, instanceOf) : undefined;
+      }
+      default:
+        return undefined;
     }
-    return undefined;
+  }
+
+  /**
+   * The first method named `name` of a class. Per name, the methods are indexed by class once: a long script has
+   * hundreds of classes with a `forward`, and resolving each `self.forward(…)` by a scan of them all was quadratic.
+   */
+  private methodOfClass(name: string, cls: ClassInfo): FunctionInfo | undefined {
+    let byClass = this.methodsByClass.get(name);
+    if (!byClass) {
+      byClass = new Map();
+      for (const info of this.functionsByName.get(name) ?? []) {
+        if (info.classInfo && !byClass.has(info.classInfo.node.id)) byClass.set(info.classInfo.node.id, info);
+      }
+      this.methodsByClass.set(name, byClass);
+    }
+    return byClass.get(cls.node.id);
   }
 
   /** Calls inside `node` that belong to the same function (calls in nested defs are excluded). */
@@ -1129,13 +1196,7 @@ export class SemanticModel {
       // into the next version keeps them), where a walk up from every call of the file cost each version milliseconds.
       if (node === this.root) return this.root.children.flatMap(moduleLevelCalls);
       const owner = node.type === 'function_definition' ? node : enclosingFunction(node);
-      const result: Node[] = [];
-      for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
-        const call = this.calls[i]!;
-        if (call.startIndex >= node.endIndex) break;
-        if (enclosingFunction(call).id === owner.id) result.push(call);
-      }
-      return result;
+      return this.nodesWithin('calls', node).filter((call) => enclosingFunction(call).id === owner.id);
     });
   }
 
@@ -1248,13 +1309,7 @@ export class SemanticModel {
   }
 
   private assignmentsWithin(node: Node): Node[] {
-    const result: Node[] = [];
-    for (let i = lowerBound(this.assignments, node.startIndex); i < this.assignments.length; i++) {
-      const assignment = this.assignments[i]!;
-      if (assignment.startIndex >= node.endIndex) break;
-      result.push(assignment);
-    }
-    return result;
+    return this.nodesWithin('assignments', node);
   }
 
   /**
@@ -1311,9 +1366,7 @@ export class SemanticModel {
   }
 
   private computeClearsGradients(node: Node): boolean {
-    for (let i = lowerBound(this.calls, node.startIndex); i < this.calls.length; i++) {
-      const call = this.calls[i]!;
-      if (call.startIndex >= node.endIndex) break;
+    for (const call of this.nodesWithin('calls', node)) {
       if (this.isGradClearCall(call)) return true;
       const callee = this.resolveLocalFunction(call);
       if (callee && this.summary(callee).clear) return true;
@@ -1387,10 +1440,10 @@ export class SemanticModel {
    */
   trainsOrEvaluatesWithin(region: Node): boolean {
     return this.memoFor('trains-or-evaluates', region.id, () => {
-      for (const loop of nodesWithin(this.loops, region)) {
+      for (const loop of this.nodesWithin('loops', region)) {
         if (this.isBatchLoop(loop) || this.callsWithin(loop).some((call) => this.isDirectForwardCall(call))) return true;
       }
-      for (const call of nodesWithin(this.calls, region)) if (/^([A-Z]\w*)?Trainer$/.test(calleeName(call) ?? '')) return true;
+      for (const call of this.nodesWithin('calls', region)) if (/^([A-Z]\w*)?Trainer$/.test(calleeName(call) ?? '')) return true;
       return false;
     });
   }
@@ -1415,7 +1468,7 @@ export class SemanticModel {
   private loopsInside(info: FunctionInfo, seen = new Set<number>()): boolean {
     if (seen.has(info.node.id)) return false;
     seen.add(info.node.id);
-    if (nodesWithin(this.loops, info.node).some((inner) => contains(info.node, inner))) return true;
+    if (this.nodesWithin('loops', info.node).some((inner) => contains(info.node, inner))) return true;
     return this.callsWithin(info.node).some((call) => {
       const callee = this.resolveLocalFunction(call);
       return !!callee && this.loopsInside(callee, seen);
@@ -1423,22 +1476,22 @@ export class SemanticModel {
   }
 
   /** The calls of a local function from elsewhere in the file (memoised). */
-  callersOf(info: FunctionInfo): Node[] {
+  callersOf(info: FunctionInfo): readonly Node[] {
     const memo = this.callersMemo.get(info.node.id);
     if (memo) return memo;
     // Only calls by the function's own name can reach it (`f(...)`, `self.f(...)`, `obj.f(...)`). The calls of a
     // name are resolved once for every function of that name: a script has hundreds of `__init__`s.
     let byCallee = this.callersByName.get(info.name);
     if (!byCallee) {
-      byCallee = new Map();
+      const resolved = new Map<number, Node[]>();
       for (const call of this.callsNamed(info.name)) {
         const id = this.resolveLocalFunction(call)?.node.id;
         if (id === undefined) continue;
-        const calls = byCallee.get(id);
+        const calls = resolved.get(id);
         if (calls) calls.push(call);
-        else byCallee.set(id, [call]);
+        else resolved.set(id, [call]);
       }
-      this.callersByName.set(info.name, byCallee);
+      this.callersByName.set(info.name, (byCallee = resolved));
     }
     const callers = byCallee.get(info.node.id) ?? [];
     this.callersMemo.set(info.node.id, callers);
@@ -1583,6 +1636,9 @@ function calleeIndex(statement: Node): Map<string, Node[]> {
 }
 
 /** The indexed nodes of one top-level statement (the statement included), by kind, each list in document order. */
+/** The model's whole-file lists of indexed nodes (SemanticModel.nodesWithin). */
+export type NodeListKind = 'calls' | 'assignments' | 'augmentedAssignments' | 'loops' | 'withStatements' | 'deleteStatements' | 'returnStatements';
+
 interface StatementNodes {
   calls: Node[];
   assignments: Node[];
@@ -1596,6 +1652,40 @@ interface StatementNodes {
 }
 
 const moduleLevelCallsCache = new WeakMap<Node, Node[]>();
+
+/**
+ * What resolveLocalFunction reads of a call: `f(…)`, `self.m(…)` (with the function it is in), `obj.m(…)` (with the
+ * receiver's dotted name), or none of these. Kept per call, which stays the same object while its statement is
+ * unchanged: callersOf resolves every call by a name in each version, and reading each call's nodes and text again
+ * cost a long script's every keystroke.
+ */
+type CalleeShape =
+  | { kind: 'function'; name: string }
+  | { kind: 'self'; method: string; owner: Node | undefined }
+  | { kind: 'instance'; method: string; receiver: string }
+  | { kind: 'other' };
+
+const OTHER_CALLEE: CalleeShape = { kind: 'other' };
+const calleeShapes = new WeakMap<Node, CalleeShape>();
+
+function calleeShape(call: Node): CalleeShape {
+  let shape = calleeShapes.get(call);
+  if (!shape) {
+    shape = OTHER_CALLEE;
+    const fn = call.childForFieldName('function');
+    if (fn?.type === 'identifier') shape = { kind: 'function', name: fn.text };
+    else if (fn?.type === 'attribute') {
+      const receiver = fn.childForFieldName('object');
+      const method = fn.childForFieldName('attribute')?.text ?? '';
+      if (receiver?.type === 'identifier' && receiver.text === 'self') {
+        const owner = enclosingFunction(call);
+        shape = { kind: 'self', method, owner: owner.type === 'function_definition' ? owner : undefined };
+      } else if (receiver) shape = { kind: 'instance', method, receiver: dottedName(receiver) ?? '' };
+    }
+    calleeShapes.set(call, shape);
+  }
+  return shape;
+}
 
 /** The calls of a top-level statement that are not inside a function (enclosingFunction: the module), in document order. */
 function moduleLevelCalls(statement: Node): Node[] {

@@ -4,7 +4,7 @@
 // `model.module`, `torch.compile(model)`, `accelerator.prepare(model)`), and through parameters the names callers
 // pass. OOM113 (a frozen model's forward records a graph) and OOM114 (an optimizer over part of a model) ask here.
 import type { Node } from '../parser';
-import { callArguments, calleeName, callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, nodesWithin, stringLiteral } from '../syntax';
+import { callArguments, calleeName, callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, stringLiteral } from '../syntax';
 import { argumentFor, parametersOf, possibleValues } from './bindings';
 import type { Parameter } from './bindings';
 import type { ClassInfo, SemanticModel } from './model';
@@ -37,7 +37,7 @@ function returnedArgument(model: SemanticModel, call: Node): Node | undefined {
   if (!info) return undefined;
   const parameters = parametersOf(info.node);
   let returned: Parameter | undefined;
-  for (const statement of nodesWithin(model.returnStatements, info.node)) {
+  for (const statement of model.nodesWithin('returnStatements', info.node)) {
     if (enclosingFunction(statement).id !== info.node.id) continue;
     const value = children(statement)[0];
     if (!value || !isAliasForm(value)) return undefined;
@@ -146,7 +146,7 @@ function unpackedSources(model: SemanticModel, call: Node, index: number): Node[
   const info = model.resolveLocalFunction(call);
   if (!info) return [];
   const elements: Node[] = [];
-  for (const statement of nodesWithin(model.returnStatements, info.node)) {
+  for (const statement of model.nodesWithin('returnStatements', info.node)) {
     if (enclosingFunction(statement).id !== info.node.id) continue;
     const value = children(statement)[0];
     const element = value && ['tuple', 'expression_list', 'list'].includes(value.type) ? children(value)[index] : undefined;
@@ -370,7 +370,7 @@ export function optimizers(model: SemanticModel, region: Node = model.root): Opt
     // One statement (incremental analysis): its own calls, not the file's index.
     if (region !== model.root) {
       const calls: Node[] = [];
-      calls.push(...nodesWithin(model.calls, region));
+      calls.push(...model.nodesWithin('calls', region));
       return optimizersAmong(model, calls);
     }
     // Only the calls optimizerAt may answer for: those its callee name alone allows (kept per statement, so an
@@ -551,7 +551,7 @@ export function trainingLoopForwards(model: SemanticModel, region: Node = model.
   return model.memoFor('training-loop-forwards', region.id, () => {
     const result: TrainingForward[] = [];
     const seen = new Set<number>();
-    for (const loop of nodesWithin(model.loops, region)) {
+    for (const loop of model.nodesWithin('loops', region)) {
       if (!model.callsWithin(loop).some((call) => model.isBackwardCall(call))) continue;
       for (const call of model.callsWithin(loop)) {
         if (seen.has(call.id) || !model.isDirectForwardCall(call)) continue;
@@ -651,7 +651,7 @@ export function registeredChildren(model: SemanticModel, cls: ClassInfo): string
   const names: string[] = [];
   for (const fn of model.functions) {
     if (fn.classInfo?.node.id !== cls.node.id || fn.name !== '__init__') continue;
-    for (const assignment of nodesWithin(model.assignments, fn.node)) {
+    for (const assignment of model.nodesWithin('assignments', fn.node)) {
       const left = assignment.childForFieldName('left');
       const right = assignment.childForFieldName('right');
       const name = dottedName(left);

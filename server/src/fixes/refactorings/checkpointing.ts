@@ -5,7 +5,7 @@
 // `torch.utils.checkpoint.checkpoint(layer, x, use_reentrant=False)`, only while `self.training` (evaluation and
 // inference keep the plain call).
 import type { Node } from '../../engine/parser';
-import { calleeName, children, dottedName, nodesWithin } from '../../engine/syntax';
+import { calleeName, children, dottedName } from '../../engine/syntax';
 import type { ClassInfo, FunctionInfo, SemanticModel } from '../../engine/semantic/model';
 import type { TextEdit } from '../../engine/types';
 import { t } from '../../l10n';
@@ -97,7 +97,7 @@ function huggingFace(context: RefactoringContext): Refactoring[] {
 /** `self.layers = nn.ModuleList([...])` or `nn.Sequential(...)` somewhere in the class. */
 function containerAttributes(model: SemanticModel, cls: ClassInfo): Set<string> {
   const names = new Set<string>();
-  for (const assignment of nodesWithin(model.assignments, cls.node)) {
+  for (const assignment of model.nodesWithin('assignments', cls.node)) {
     const left = dottedName(assignment.childForFieldName('left'));
     const right = assignment.childForFieldName('right');
     if (!left?.startsWith('self.') || right?.type !== 'call') continue;
@@ -127,7 +127,7 @@ function layerLoops(model: SemanticModel): LayerLoop[] {
     if (!forward || self?.type !== 'identifier') continue;
     const containers = containerAttributes(model, cls);
     const calls: Node[] = [];
-    for (const loop of nodesWithin(model.loops, forward.node)) {
+    for (const loop of model.nodesWithin('loops', forward.node)) {
       if (loop.type !== 'for_statement') continue;
       const target = loop.childForFieldName('left');
       const iterable = dottedName(loop.childForFieldName('right'));

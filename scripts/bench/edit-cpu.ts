@@ -1,0 +1,111 @@
+// The server's CPU time per edit, by kind of edit, read from Linux's per-thread scheduler statistics (nanoseconds
+// on a CPU), which a loaded machine changes far less than the wall-clock latency `npm run bench` reports. The same
+// edits as the bench (each one-character edit made and undone, spread over the file), over stdio:
+//   node --import tsx scripts/bench/edit-cpu.ts [SIZE=20000] [EDITS per kind=40]
+// OOMGUARD_SERVER_PATH=... runs another build. Prints, per kind, the median and p95 of the main thread's CPU time
+// from the change sent to the diagnostics received, and the whole process's CPU time (the GC's helper threads too);
+// THREADS=1 prints each thread's CPU time per edit.
+import * as fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { startServer } from '../../test/helpers/lsp-client';
+import { generateTrainingScript } from './generate';
+
+const size = Number(process.argv[2] ?? 20000);
+const editsPerKind = Number(process.argv[3] ?? 40);
+
+/** Nanoseconds a thread (or, with no thread, every thread of the process) has run on a CPU. */
+function cpuNanoseconds(pid: number, thread?: number): number {
+  const threads = thread !== undefined ? [thread] : fs.readdirSync(`/proc/${pid}/task`).map(Number);
+  let total = 0;
+  for (const tid of threads) {
+    try {
+      total += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** CPU nanoseconds per thread of the process, by thread id ('main' for the main thread). */
+function threadTimes(pid: number): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = tid === String(pid) ? 'main' : tid;
+      times.set(name, (times.get(name) ?? 0) + Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return times;
+}
+
+interface Site { kind: string; line: number; character: number; original: string; replacement: string }
+
+function editSites(lines: string[]): Site[] {
+  const sites: Site[] = [];
+  lines.forEach((line, i) => {
+    if (/^BLOCK_\d+_WIDTH = 256/.test(line)) sites.push({ kind: 'module level', line: i, character: line.indexOf('256') + 1, original: '5', replacement: '6' });
+    else if (line.includes('total += loss.item()')) sites.push({ kind: 'training loop', line: i, character: line.indexOf('total') + 3, original: 'a', replacement: 'x' });
+    else if (line.includes('seen = 0')) sites.push({ kind: 'function body', line: i, character: line.indexOf('seen') + 1, original: 'e', replacement: 'a' });
+    else if (line.includes('"""Residual MLP block')) sites.push({ kind: 'docstring', line: i, character: line.indexOf('MLP') + 1, original: 'L', replacement: 'K' });
+  });
+  const last = lines.length - 2;
+  sites.push({ kind: 'end of file', line: last, character: lines[last]!.length - 1, original: ')', replacement: ')' });
+  return sites;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function main(): Promise<void> {
+  const text = generateTrainingScript(size);
+  const lines = text.split('\n');
+  const uri = `file:///bench/train_${size}.py`;
+  const client = await startServer();
+  const pid = client.child.pid!;
+  const first = client.diagnostics(uri, 1, 120_000);
+  await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
+  await first;
+  // The open's pending facts are computed while idle: let them finish, so that the edits are timed alone.
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const sites = editSites(lines);
+  let version = 1;
+  for (const kind of [...new Set(sites.map((site) => site.kind))]) {
+    const ofKind = sites.filter((site) => site.kind === kind);
+    const mainThread: number[] = [];
+    const wall: number[] = [];
+    const processStart = cpuNanoseconds(pid);
+    const threadsBefore = threadTimes(pid);
+    for (let k = 0; k < editsPerKind; k++) {
+      const site = ofKind[Math.floor((k * ofKind.length) / editsPerKind)]!;
+      for (const undo of [false, true]) {
+        const range = kind === 'end of file'
+          ? { start: { line: site.line, character: site.character + 1 }, end: { line: site.line, character: site.character + (undo ? 2 : 1) } }
+          : { start: { line: site.line, character: site.character }, end: { line: site.line, character: site.character + 1 } };
+        const newText = kind === 'end of file' ? (undo ? '' : ' ') : undo ? site.original : site.replacement;
+        version++;
+        const published = client.diagnostics(uri, version, 60_000);
+        const cpuStart = cpuNanoseconds(pid, pid);
+        const start = performance.now();
+        await client.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version }, contentChanges: [{ range, text: newText }] });
+        await published;
+        wall.push(performance.now() - start);
+        mainThread.push((cpuNanoseconds(pid, pid) - cpuStart) / 1e6);
+      }
+    }
+    const processMs = (cpuNanoseconds(pid) - processStart) / 1e6 / mainThread.length;
+    if (process.env.THREADS) {
+      const now = threadTimes(pid);
+      console.log([...now].map(([name, ns]) => `${name} ${((ns - (threadsBefore.get(name) ?? 0)) / 1e6 / mainThread.length).toFixed(1)}`).join(', '));
+    }
+    mainThread.sort((a, b) => a - b);
+    wall.sort((a, b) => a - b);
+    console.log(`${kind.padEnd(14)} main-thread CPU per edit: p50 ${percentile(mainThread, 50).toFixed(1)} ms, p95 ${percentile(mainThread, 95).toFixed(1)} ms; process CPU per edit ${processMs.toFixed(1)} ms; wall p50 ${percentile(wall, 50).toFixed(1)} ms, p95 ${percentile(wall, 95).toFixed(1)} ms`);
+  }
+  await client.close();
+}
+
+void main();
