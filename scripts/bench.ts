@@ -8,14 +8,10 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startServer } from '../test/helpers/lsp-client';
 import { repoRoot } from '../test/helpers/analysis';
-import { generateTrainingScript } from './bench/generate';
+import { editSites, generateTrainingScript, percentile } from './bench/generate';
 import { parsePython } from '../server/src/engine/parser';
 import { estimateScript } from '../server/src/estimator';
 import { copyTree } from '../server/src/engine/syntax-tree';
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 /** The resident memory of a process (Linux /proc), in bytes. */
 function residentBytes(pid: number | undefined): number | undefined {
@@ -52,23 +48,6 @@ async function estimateWorkerStopped(pid: number | undefined, threadsAtStart: nu
   return true;
 }
 
-/** A one-character edit of one kind at one place, made and then undone. */
-interface EditSite { kind: string; line: number; character: number; original: string; replacement: string }
-
-/** Where a user types, by kind: a module-level setting, a function body, the training loop, a docstring, the end of the file. */
-function editSites(lines: string[]): EditSite[] {
-  const sites: EditSite[] = [];
-  lines.forEach((line, i) => {
-    if (/^BLOCK_\d+_WIDTH = 256/.test(line)) sites.push({ kind: 'module level', line: i, character: line.indexOf('256') + 1, original: '5', replacement: '6' });
-    else if (line.includes('total += loss.item()')) sites.push({ kind: 'training loop', line: i, character: line.indexOf('total') + 3, original: 'a', replacement: 'x' });
-    else if (line.includes('seen = 0')) sites.push({ kind: 'function body', line: i, character: line.indexOf('seen') + 1, original: 'e', replacement: 'a' });
-    else if (line.includes('"""Residual MLP block')) sites.push({ kind: 'docstring', line: i, character: line.indexOf('MLP') + 1, original: 'L', replacement: 'K' });
-  });
-  // The end of the file: the entry point's last line (module-level code).
-  const last = lines.length - 2;
-  sites.push({ kind: 'end of file', line: last, character: lines[last]!.length - 1, original: ')', replacement: ')' });
-  return sites;
-}
 
 async function serverLatency(lineTarget: number, coldRuns: number): Promise<void> {
   const text = generateTrainingScript(lineTarget);

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { startServer } from '../../test/helpers/lsp-client';
-import { generateTrainingScript } from './generate';
+import { editSites, generateTrainingScript, percentile } from './generate';
 
 const size = Number(process.argv[2] ?? 20000);
 const editsPerKind = Number(process.argv[3] ?? 40);
@@ -39,25 +39,6 @@ function threadTimes(pid: number): Map<string, number> {
     }
   }
   return times;
-}
-
-interface Site { kind: string; line: number; character: number; original: string; replacement: string }
-
-function editSites(lines: string[]): Site[] {
-  const sites: Site[] = [];
-  lines.forEach((line, i) => {
-    if (/^BLOCK_\d+_WIDTH = 256/.test(line)) sites.push({ kind: 'module level', line: i, character: line.indexOf('256') + 1, original: '5', replacement: '6' });
-    else if (line.includes('total += loss.item()')) sites.push({ kind: 'training loop', line: i, character: line.indexOf('total') + 3, original: 'a', replacement: 'x' });
-    else if (line.includes('seen = 0')) sites.push({ kind: 'function body', line: i, character: line.indexOf('seen') + 1, original: 'e', replacement: 'a' });
-    else if (line.includes('"""Residual MLP block')) sites.push({ kind: 'docstring', line: i, character: line.indexOf('MLP') + 1, original: 'L', replacement: 'K' });
-  });
-  const last = lines.length - 2;
-  sites.push({ kind: 'end of file', line: last, character: lines[last]!.length - 1, original: ')', replacement: ')' });
-  return sites;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 async function main(): Promise<void> {

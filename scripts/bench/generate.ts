@@ -77,3 +77,26 @@ if __name__ == "__main__":
 `);
   return blocks.join('');
 }
+
+/** A one-character edit of one kind at one place, made and then undone. */
+export interface EditSite { kind: string; line: number; character: number; original: string; replacement: string }
+
+/** Where a user types, by kind: a module-level setting, a function body, the training loop, a docstring, the end of the file. */
+export function editSites(lines: string[]): EditSite[] {
+  const sites: EditSite[] = [];
+  lines.forEach((line, i) => {
+    if (/^BLOCK_\d+_WIDTH = 256/.test(line)) sites.push({ kind: 'module level', line: i, character: line.indexOf('256') + 1, original: '5', replacement: '6' });
+    else if (line.includes('total += loss.item()')) sites.push({ kind: 'training loop', line: i, character: line.indexOf('total') + 3, original: 'a', replacement: 'x' });
+    else if (line.includes('seen = 0')) sites.push({ kind: 'function body', line: i, character: line.indexOf('seen') + 1, original: 'e', replacement: 'a' });
+    else if (line.includes('"""Residual MLP block')) sites.push({ kind: 'docstring', line: i, character: line.indexOf('MLP') + 1, original: 'L', replacement: 'K' });
+  });
+  // The end of the file: the entry point's last line (module-level code).
+  const last = lines.length - 2;
+  sites.push({ kind: 'end of file', line: last, character: lines[last]!.length - 1, original: ')', replacement: ')' });
+  return sites;
+}
+
+/** The p-th percentile of ascending figures (nearest rank). */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
