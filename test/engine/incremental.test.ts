@@ -472,6 +472,8 @@ test('a document opened and left unedited keeps its tree for its first edit; onc
     let seed = analysedFirst ? 3 : 5;
     const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
     const insertions = ['x', '1', '', ' ', '\n', '# c', '(', '\nz = 2\n', 'retain_graph=True, '];
+    // The query matches can be compared only while both texts parse: count the edits where they were.
+    let compared = 0;
     for (let version = 2; version < 42; version++) {
       let start = random(text.length);
       while (start > 0 && !/[a-z_]/.test(text[start - 1]!)) start--;
@@ -485,24 +487,29 @@ test('a document opened and left unedited keeps its tree for its first edit; onc
       const freshModel = fresh.modelOf(await fresh.open('mem://f.py', 1, text))!;
       if (!model.root.hasError && !freshModel.root.hasError) {
         assert.deepEqual(allMatches(model, model.root.children), allMatches(freshModel), `query matches differ after edit ${version}`);
+        compared++;
       }
       assert.deepEqual(analyze(model, text), await analyzeText(text), `findings differ after edit ${version}`);
       fresh.close('mem://f.py');
     }
+    // The seeded edits leave both texts parsing after 4 of them (released after the first analysis) and 12 (before it).
+    assert.ok(compared >= 4, `query matches compared after only ${compared} of 40 edits`);
   }
 });
 
 test('of the documents opened and not edited, only the newest keeps its tree-sitter tree; an edited one keeps its own', async () => {
   const store = new DocumentStore();
-  const edited = await store.open('mem://edited.py', 1, 'import torch\nx = 1\n');
-  await store.change('mem://edited.py', 2, [{ range: { start: { line: 1, character: 4 }, end: { line: 1, character: 5 } }, text: '2' }]);
+  await store.open('mem://edited.py', 1, 'import torch\nx = 1\n');
+  const edited = (await store.change('mem://edited.py', 2, [{ range: { start: { line: 1, character: 4 }, end: { line: 1, character: 5 } }, text: '2' }]))!;
+  const editedTree = edited.tree;
   const states: DocumentState[] = [];
   // Each spells what a query looks for: its first analysis queries the whole file, which parses a tree let go again.
   const loop = '\nfor x in data:\n    loss = model(x)\n    loss.backward(retain_graph=True)\n    torch.cuda.empty_cache()\n';
   for (let i = 0; i < 4; i++) states.push(await store.open(`mem://read_${i}.py`, 1, generateTrainingScript(60, i + 1) + loop));
   const holdingTrees = () => states.map((state) => state.tree !== undefined);
   assert.deepEqual(holdingTrees(), [false, false, false, true]);
-  assert.ok(edited.tree !== undefined || edited.treeBehind, 'the edited document still has its tree (or its edits recorded on it)');
+  assert.equal(edited.tree, editedTree, 'the edited document still has its own tree');
+  assert.equal(store.releaseUneditedTree(edited), false, 'an edited document keeps its tree');
   // Each released one analyses as a fresh parse does, and goes back to holding no tree (as the server has it).
   for (const state of states) {
     assert.deepEqual(analyze(store.modelOf(state)!, state.text), await analyzeText(state.text));

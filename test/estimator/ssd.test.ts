@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { estimateText, MIB, repoRoot } from './helpers';
 import { detectionInputSize, detectorNet, findDetectionModel } from '../../server/src/estimator/catalog/detection';
+import type { LayerNetSpec } from '../../server/src/estimator/types';
 
 interface Row {
   model: string; mode: string; batch: number; h: number; w: number; num_classes: number; amp?: boolean; imagenet_structure?: boolean;
@@ -45,21 +46,20 @@ const CALIBRATION = new Set(['ssd300_vgg16 train b16 480x640 K=91', 'ssd300_vgg1
   'ssdlite320_mobilenet_v3_large train b64 480x640 K=91', 'ssdlite320_mobilenet_v3_large eval b32 480x640 K=91']);
 
 const options = (classes: number) => ({ classes, frozenNorms: false, pretrained: false, detections: false });
+/** A net's parameters as the probe records them: [total, trainable]. */
+const counted = (net: LayerNetSpec): [number, number] => [net.parameters, net.parameters - (net.frozenPrefix?.parameters ?? 0)];
 
 test('parameter counts are torchvision\'s: 91, 21 and 2 classes, with and without the ImageNet backbone\'s structure', () => {
   const ssd = findDetectionModel('ssd300_vgg16')!;
   const lite = findDetectionModel('ssdlite320_mobilenet_v3_large')!;
   const counts = results('ssd.json').params;
   for (const classes of [91, 21, 2]) {
-    assert.deepEqual([detectorNet(ssd, 300, 300, options(classes)).parameters, detectorNet(ssd, 300, 300, options(classes)).parameters], counts[`ssd300_vgg16/${classes}`]);
+    assert.deepEqual(counted(detectorNet(ssd, 300, 300, options(classes))), counts[`ssd300_vgg16/${classes}`]);
     // Over ImageNet backbone weights SSD300 freezes conv1_1 and conv1_2 (trainable_backbone_layers=4).
-    const frozen = detectorNet(ssd, 300, 300, { ...options(classes), trainableLayers: 4 });
-    assert.deepEqual([frozen.parameters, frozen.parameters - (frozen.frozenPrefix?.parameters ?? 0)], counts[`ssd300_vgg16/${classes}/imagenet-structure`]);
-    const reduced = detectorNet(lite, 320, 320, options(classes)).parameters;
-    assert.deepEqual([reduced, reduced], counts[`ssdlite320_mobilenet_v3_large/${classes}`]);
+    assert.deepEqual(counted(detectorNet(ssd, 300, 300, { ...options(classes), trainableLayers: 4 })), counts[`ssd300_vgg16/${classes}/imagenet-structure`]);
+    assert.deepEqual(counted(detectorNet(lite, 320, 320, options(classes))), counts[`ssdlite320_mobilenet_v3_large/${classes}`]);
     // ImageNet weights keep MobileNetV3's full-width last stage; none (or COCO weights) build the reduced tail.
-    const full = detectorNet(lite, 320, 320, { ...options(classes), imagenetBackbone: true }).parameters;
-    assert.deepEqual([full, full], counts[`ssdlite320_mobilenet_v3_large/${classes}/imagenet-structure`]);
+    assert.deepEqual(counted(detectorNet(lite, 320, 320, { ...options(classes), imagenetBackbone: true })), counts[`ssdlite320_mobilenet_v3_large/${classes}/imagenet-structure`]);
   }
 });
 

@@ -29,7 +29,7 @@ test('a publishDiagnostics message encodes to the JSON of the same value, frozen
   for (const message of [publish([]), publish([frozen]), publish([frozen, diagnostic(7, 'plain "quoted"\n')], 12), publish([diagnostic(1, 'x')], 0)]) {
     const encoded = encodeMessage(message).toString('utf8');
     assert.deepEqual(JSON.parse(encoded), JSON.parse(JSON.stringify(message)));
-    assert.equal(Buffer.byteLength(encoded), encodeMessage(message).length);
+    assert.equal(encoded, JSON.stringify(message));
   }
 });
 

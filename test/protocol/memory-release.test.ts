@@ -21,10 +21,13 @@ async function liveHeap(client: TestClient, probeFile: string): Promise<number> 
   return Number(fs.readFileSync(probeFile, 'utf8'));
 }
 
-async function openAndClose(client: TestClient, uri: string, text: string): Promise<void> {
+async function open(client: TestClient, uri: string, text: string): Promise<void> {
   const published = client.diagnostics(uri, 1, 60_000);
   await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
   await published;
+}
+
+async function close(client: TestClient, uri: string): Promise<void> {
   const cleared = client.diagnostics(uri, undefined, 30_000);
   await client.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
   await cleared;
@@ -39,14 +42,19 @@ test('a document closed right after its diagnostics leaves its memory to the col
   const client = await startServer();
   try {
     // A small script first: what any analysis compiles and caches for good is on the heap before the baseline.
-    await openAndClose(client, 'file:///work/small.py', generateTrainingScript(100, 1));
+    await open(client, 'file:///work/small.py', generateTrainingScript(100, 1));
+    await close(client, 'file:///work/small.py');
     const before = await liveHeap(client, probeFile);
-    await openAndClose(client, 'file:///work/large.py', generateTrainingScript(2000, 2));
+    await open(client, 'file:///work/large.py', generateTrainingScript(2000, 2));
+    // While it is open, the 2,000-line document holds more than the margin below (its tree copy, model and
+    // findings): otherwise the check after the close could not tell a leak from nothing.
+    const whileOpen = await liveHeap(client, probeFile);
+    assert.ok(whileOpen - before > 2 * 2 ** 20, `the open document holds only ${((whileOpen - before) / 2 ** 20).toFixed(1)} MiB`);
+    await close(client, 'file:///work/large.py');
     // The work an analysis leaves queued (its facts, a slice at a time) runs out within this; well under the 10 s
     // after which an unedited document lets its tree go.
     await sleep(1000);
     const after = await liveHeap(client, probeFile);
-    // The open 2,000-line document holds several MiB (its tree copy, model and findings): well over the margin.
     assert.ok(after - before < 2 * 2 ** 20, `the heap grew by ${((after - before) / 2 ** 20).toFixed(1)} MiB after the document closed`);
   } finally {
     await client.close();

@@ -330,10 +330,7 @@ export class ProgramModel {
    * `if name == "sgd":` after `if name == "adamw": return AdamW(...)`). False once the step budget ran out.
    */
   passedOver(node: PyNode): boolean {
-    if (this.exhausted || this.values.get(node.id) !== undefined) return false;
-    let fn = node.parent;
-    while (fn && fn.type !== 'function_definition') fn = fn.parent;
-    return !fn || this.ranInScript.has(fn.id);
+    return !this.exhausted && this.values.get(node.id) === undefined && this.ranByScript(node);
   }
 
   /**
@@ -777,8 +774,7 @@ export class ProgramModel {
    */
   private runSettingsModule(file: string | undefined, line: number): Map<string, Value> | undefined {
     if (!file || this.settingsDepth > 2 || this.settingsMissing.has(file)) return undefined;
-    const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
-    for (const folder of folders) {
+    for (const folder of this.localFolders()) {
       const full = path.resolve(folder, file);
       if (full === this.options.filePath) return undefined;
       const cached = this.settingsModules.get(full);
@@ -2367,12 +2363,16 @@ export class ProgramModel {
     }
   }
 
+  /** Where a file the script names by a relative path is looked for: beside the script, then the working directory. */
+  private localFolders(): string[] {
+    return [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
+  }
+
   /** The sections of an INI file the script names, read as loadConfigFile finds files; undefined when unread. */
   private loadIniFile(handle: Value, line: number): Map<string, Value> | undefined {
     const file = pathOf(handle);
     if (!file) return undefined;
-    const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
-    for (const folder of folders) {
+    for (const folder of this.localFolders()) {
       const text = host().readLocalFile(path.resolve(folder, file), 1_000_000);
       if (text !== undefined) return parseIniFile(text, line);
     }
@@ -2382,8 +2382,7 @@ export class ProgramModel {
   private loadConfigFile(handle: Value | undefined, line: number): Value {
     const file = pathOf(handle);
     if (!file) return UNKNOWN;
-    const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
-    for (const folder of folders) {
+    for (const folder of this.localFolders()) {
       const full = path.resolve(folder, file);
       // Undefined when missing, over 1 MB, or where there is no local disk (a browser).
       const text = host().readLocalFile(full, 1_000_000);
