@@ -179,7 +179,7 @@ export interface EstimateResponse {
   peakReserved: number;
   gpu: { name: string; capacity: number } | null;
   fits: boolean | null;
-  /** Largest batch size whose peak fits the GPU (0: not even one). */
+  /** Largest batch size whose peak fits the GPU, at most 65,536 (`MAX_BATCH_SIZE`); null: not even one, or no GPU. */
   maxBatchSize: number | null;
   /**
    * A leak that keeps memory every batch (OOM101/OOM104 with a size, or outputs a loop keeps without a graph): how

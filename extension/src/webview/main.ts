@@ -3,6 +3,7 @@
 // language server, and the answer comes back as an `estimate` message. Everything from the script (model ids, file
 // names) is set as textContent, never parsed as HTML. Strings come localized from the extension.
 import { formatBytes } from '../../../server/src/engine/bytes';
+import { maxBatchSizeText } from '../../../server/src/estimator/types';
 import { MINOR_SAVING_FRACTION, OPTIMIZERS, PRECISIONS, STRATEGIES } from '../../../server/src/protocol';
 import type {
   EstimateOverrides, EstimateResponse, GpuChoice, HostToWebview, MemorySuggestion, WebviewStrings, WebviewToHost,
@@ -158,7 +159,7 @@ function controls(response: EstimateResponse, s: WebviewStrings): HTMLElement {
     selectControl('gpu', s.gpu, c.gpu, gpuNames),
   );
   const maxBatch = response.maxBatchSize === null || !response.gpu ? null
-    : el('p', { className: 'max-batch', attrs: { id: 'max-batch' }, text: format(s.maxBatch, response.gpu.name, response.maxBatchSize) });
+    : el('p', { className: 'max-batch', attrs: { id: 'max-batch' }, text: format(s.maxBatch, response.gpu.name, maxBatchSizeText(response.maxBatchSize)) });
   return el('section', { attrs: { 'aria-labelledby': 'h-whatif' } }, el('h2', { text: s.whatIf, attrs: { id: 'h-whatif' } }), grid, maxBatch, reset);
 }
 

@@ -14,7 +14,7 @@ import { estimateScript, toEstimateJson, type EstimateJson, type EstimateOverrid
 import { toCellPosition, type CellSpan } from '../engine/notebook';
 import { readNotebook } from './ipynb';
 import { isNotebookPath } from './files';
-import type { OptimizerKind, Precision, Strategy } from '../estimator/types';
+import { maxBatchSizeText, type OptimizerKind, type Precision, type Strategy } from '../estimator/types';
 
 export interface CliIo {
   stdout: (s: string) => void;
@@ -257,7 +257,7 @@ export function formatTable(result: EstimateResult, cells?: readonly CellSpan[])
   }
   if (result.fits.length > 0) {
     out += `\n${t('Fit')}\n` + pad([[t('GPU'), t('memory'), t('fits'), t('max batch size')],
-      ...result.fits.map((f) => [f.gpu, gib(f.capacity), f.fits ? t('yes') : t('no'), String(f.maxBatchSize)])]);
+      ...result.fits.map((f) => [f.gpu, gib(f.capacity), f.fits ? t('yes') : t('no'), f.maxBatchSize === null ? t('none') : maxBatchSizeText(f.maxBatchSize)])]);
   }
   return out;
 }

@@ -529,7 +529,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let trainerTrain: number | undefined;
   let hasGradScaler: number | undefined;
   /** Modules the script builds itself and assigns to variables, in the order they are built. */
-  const customModels: Array<CustomModuleInfo & { variable?: string; value: Value }> = [];
+  const customModels: Array<CustomModuleInfo & { variable?: string; value: Value; bareLayer?: boolean }> = [];
   /** The text of every optimizer's arguments: which models' parameters it updates. */
   const optimizerArguments: string[] = [];
   /** Every optimizer the script builds, as the program model made it: the modules whose parameters it holds. */
@@ -812,10 +812,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
     // not a copy of one (an EMA model), which is never trained.
-    if (value && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential')) && customModels.length < MAX_CUSTOM_MODELS &&
+    // A single torch layer is a model too (`model = nn.LSTM(...)`, `model = nn.Linear(1, 1)`), when the optimizer
+    // updates it: otherwise it is a loss, a pooling or a helper layer beside the model.
+    const bareLayer = value?.kind === 'layer' && value.type !== 'Sequential' && BARE_MODEL_LAYERS.has(value.type);
+    if (value && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential') || bareLayer) && customModels.length < MAX_CUSTOM_MODELS &&
       assignedOutsideModule(call) && !customModels.some((m) => m.value === value) && !bindings.program.isCopy(value)) {
       const net = moduleNet(value, bindings.program);
-      if (net) customModels.push({ ...net, line, variable: assignedName(call), value });
+      if (net) customModels.push({ ...net, line, variable: assignedName(call), value, bareLayer });
     }
     // Where the call returns: Python runs an argument's call first (`netD(netG(z))`: the generator, then the critic).
     if (calleeNode?.type === 'identifier') {
@@ -1154,7 +1157,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     detected.imageSize = { value: detected.model.nativeImageSize, line: dataConfigLine, how: 'config' };
   }
   const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, at.reduce((last, i) => (i < lastBackward && i > last ? i : last), -1)]));
-  const customModel = trainedModel(customModels, optimizerArguments, lastCalled);
+  const customModel = trainedModel(customModels.filter((m) => !m.bareLayer || (m.variable && updatedByOptimizer(m.variable, optimizerArguments))), optimizerArguments, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
@@ -2269,9 +2272,17 @@ const MAX_CUSTOM_MODELS = 4;
  * The custom model the step trains: the first one built, or, when optimizers update the parameters of several (a
  * GAN), all of them in the order the step last calls them.
  */
+/** Torch layers with parameters that a script may train on their own, as its whole model. */
+const BARE_MODEL_LAYERS = new Set(['Linear', 'Bilinear', 'Conv1d', 'Conv2d', 'Conv3d', 'LSTM', 'GRU', 'RNN', 'Transformer',
+  'TransformerEncoder', 'TransformerDecoder', 'Embedding', 'MultiheadAttention']);
+
+/** Whether an optimizer is given `name.parameters()`. */
+function updatedByOptimizer(name: string, optimizerArguments: string[]): boolean {
+  return optimizerArguments.some((text) => new RegExp(`(^|[^\\w.])${name}\\.parameters\\(`).test(text));
+}
+
 function trainedModel(models: Array<CustomModuleInfo & { variable?: string }>, optimizerArguments: string[], lastCalled: Map<string, number>): CustomModuleInfo | undefined {
-  const updates = (name: string): boolean => optimizerArguments.some((text) => new RegExp(`(^|[^\\w.])${name}\\.parameters\\(`).test(text));
-  const trained = models.filter((m) => m.variable && updates(m.variable));
+  const trained = models.filter((m) => m.variable && updatedByOptimizer(m.variable, optimizerArguments));
   if (trained.length < 2) return trained[0] ?? models[0];
   const order = (m: { variable?: string }): number => lastCalled.get(m.variable!) ?? -1;
   return trainedTogether([...trained].sort((a, b) => order(a) - order(b)));

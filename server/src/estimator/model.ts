@@ -4,7 +4,7 @@
 import { countTransformerParameters, transformerActivations, type ActivationContext, type ActivationMode } from './transformer';
 import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
 import type { Breakdown, EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, ShardingStrategy, TrainingConfig, TransformerSpec, WeightDtype } from './types';
-import { LBFGS_DEFAULT_HISTORY, type DerivativeActivation } from './types';
+import { LBFGS_DEFAULT_HISTORY, MAX_BATCH_SIZE, type DerivativeActivation } from './types';
 
 /** Allocated before the first forward by cuBLAS workspaces and library init (gpu-truth: alloc_at_start). */
 export const LIBRARY_WORKSPACE_BYTES = 68_157_440;
@@ -630,20 +630,23 @@ export const RESERVE_FACTOR_TRANSFORMERS = 1.06;
 export const RESERVE_FACTOR_LAYER_NETS = 1.16;
 export const RESERVE_FACTOR_FOREACH_STEP = 1.15;
 
-/** Largest batch size whose reserved peak plus the CUDA context fits `capacity`; 0 when not even 1 fits. */
-export function maxBatchSize(cfg: TrainingConfig, capacity: number): number {
+/**
+ * Largest batch size whose reserved peak plus the CUDA context fits `capacity`, at most `MAX_BATCH_SIZE`; null when
+ * not even 1 fits.
+ */
+export function maxBatchSize(cfg: TrainingConfig, capacity: number): number | null {
   const fits = (batch: number): boolean => {
     const result = estimate({ ...cfg, batchSize: batch });
     return result.peakReserved + result.cudaContext <= capacity;
   };
-  if (!fits(1)) return 0;
+  if (!fits(1)) return null;
+  if (fits(MAX_BATCH_SIZE)) return MAX_BATCH_SIZE;
   let low = 1;
   let high = 2;
-  while (high <= 1 << 20 && fits(high)) {
+  while (fits(high)) {
     low = high;
     high *= 2;
   }
-  if (high > 1 << 20) return low;
   while (high - low > 1) {
     const mid = Math.floor((low + high) / 2);
     if (fits(mid)) low = mid;

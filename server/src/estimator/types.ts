@@ -416,11 +416,23 @@ export interface EstimateNumbers {
   gradientsAfterBackward: number;
 }
 
+/**
+ * The largest batch size the fit search tries (`shared/spec/cli.md`: capped at 65,536, printed `≥ 65536`): past it the
+ * figure says nothing a user can act on, and a tiny or half-read model would otherwise show millions.
+ */
+export const MAX_BATCH_SIZE = 65_536;
+
+/** A largest batch size as the user reads it: the cap is a floor, not the answer (`≥ 65536`). */
+export function maxBatchSizeText(size: number): string {
+  return size >= MAX_BATCH_SIZE ? `≥ ${MAX_BATCH_SIZE}` : String(size);
+}
+
 export interface GpuFit {
   gpu: string;
   capacity: number;
   fits: boolean;
-  maxBatchSize: number;
+  /** Largest batch size that fits, at most `MAX_BATCH_SIZE`; null when not even one sample fits. */
+  maxBatchSize: number | null;
 }
 
 export interface Located<T> {

@@ -288,7 +288,7 @@ function summarizeScript(context: ScriptContext, m: OomMessage): ScriptSummary {
   };
   if (m.totalCapacity) {
     if (estimatedPeak !== undefined) summary.fitsOnThisGpu = estimatedPeak <= m.totalCapacity.bytes;
-    summary.maxBatchSizeOnThisGpu = maxBatchSize(e.config, m.totalCapacity.bytes);
+    summary.maxBatchSizeOnThisGpu = maxBatchSize(e.config, m.totalCapacity.bytes) ?? 0;
   }
   const requested = m.requested?.bytes;
   if (requested !== undefined) {

@@ -1,6 +1,7 @@
 // Renders explanations as Markdown (VS Code's preview, the --json consumer) or as plain text (the terminal).
 import { t } from '../l10n';
 import type { Explanation } from './explain';
+import { maxBatchSizeText } from '../estimator/types';
 import { formatBytes } from './sizes';
 import { host } from '../host';
 
@@ -56,7 +57,7 @@ export function renderMarkdown(explanations: Explanation[], fileLink?: (file: st
       out.push(`## ${md(t('The script: {0}', s.file))}`, '');
       out.push(`- ${t('model')}: ${md(s.model)}, ${t('batch size')} ${s.batchSize}, ${s.precision}`);
       if (s.estimatedPeak !== undefined) out.push(`- ${t('estimated peak of one step (reserved + CUDA context)')}: ${formatBytes(s.estimatedPeak)}${s.fitsOnThisGpu === undefined ? '' : s.fitsOnThisGpu ? ` — ${t('fits this GPU')}` : ` — ${t('does not fit this GPU')}`}`);
-      if (s.maxBatchSizeOnThisGpu !== undefined) out.push(`- ${t('largest batch size that fits this GPU by the estimate')}: ${s.maxBatchSizeOnThisGpu}`);
+      if (s.maxBatchSizeOnThisGpu !== undefined) out.push(`- ${t('largest batch size that fits this GPU by the estimate')}: ${maxBatchSizeText(s.maxBatchSizeOnThisGpu)}`);
       for (const x of s.tensors.slice(0, 3)) out.push(`- ${md(x.name)}: ${md(x.formula)} = ${formatBytes(x.bytes)}${x === s.matchingTensor ? ` — ${t('matches the failed request')}` : ''}`);
       if (s.findings.length > 0) {
         out.push('', `**${t('Findings')}**`, '');
@@ -108,7 +109,7 @@ export function renderText(explanations: Explanation[]): string {
       out.push('', t('The script: {0}', s.file));
       out.push(`  ${t('model')}: ${s.model}, ${t('batch size')} ${s.batchSize}, ${s.precision}`);
       if (s.estimatedPeak !== undefined) out.push(`  ${t('estimated peak of one step (reserved + CUDA context)')}: ${formatBytes(s.estimatedPeak)}${s.fitsOnThisGpu === undefined ? '' : s.fitsOnThisGpu ? ` (${t('fits this GPU')})` : ` (${t('does not fit this GPU')})`}`);
-      if (s.maxBatchSizeOnThisGpu !== undefined) out.push(`  ${t('largest batch size that fits this GPU by the estimate')}: ${s.maxBatchSizeOnThisGpu}`);
+      if (s.maxBatchSizeOnThisGpu !== undefined) out.push(`  ${t('largest batch size that fits this GPU by the estimate')}: ${maxBatchSizeText(s.maxBatchSizeOnThisGpu)}`);
       for (const x of s.tensors.slice(0, 3)) out.push(`  ${x.name}: ${x.formula} = ${formatBytes(x.bytes)}${x === s.matchingTensor ? ` (${t('matches the failed request')})` : ''}`);
       for (const f of s.findings) out.push(`  ${s.file}:${f.line}: ${f.code} ${f.message}`);
       for (const a of s.assumptions) out.push(`  ${t('assumed')}: ${a}`);

@@ -4,6 +4,7 @@ import type { ResponseError } from 'vscode-languageserver';
 import { MarkupKind } from '../lsp';
 import type { Hover, HoverParams } from 'vscode-languageserver';
 import { offsetAt } from '../engine/documents';
+import { maxBatchSizeText } from '../estimator/types';
 import { formatBytes } from '../engine/bytes';
 import { rangeOf } from '../engine/syntax';
 import type { ConfigField } from '../estimator/types';
@@ -37,7 +38,11 @@ export function contributions(base: BaseEstimate, line: number, gpuName: string)
         const fit = result.fits[0];
         const perSample = config.batchSize > 1 ? (total - peakWith({ batchSize: 1 })) / (config.batchSize - 1) : 0;
         let text = t('**batch size {0}**: activations {1} of the {2} peak; each sample adds about {3}.', config.batchSize, formatBytes(b.activations), formatBytes(total), formatBytes(perSample));
-        if (fit) text += ' ' + t('The largest batch that fits {0} is {1}.', fit.gpu, fit.maxBatchSize);
+        if (fit) {
+          text += ' ' + (fit.maxBatchSize === null
+            ? t('Not even one sample fits {0}.', fit.gpu)
+            : t('The largest batch that fits {0} is {1}.', fit.gpu, maxBatchSizeText(fit.maxBatchSize)));
+        }
         out.push(text);
         break;
       }

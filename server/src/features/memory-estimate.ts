@@ -232,7 +232,7 @@ function suggestionsFor(base: BaseEstimate, result: EstimateResult, overrides: E
     }
   }
   const fit = result.fits[0];
-  if (fit && !fit.fits && fit.maxBatchSize >= 1) {
+  if (fit && !fit.fits && fit.maxBatchSize !== null) {
     consider('smaller-batch', { batchSize: fit.maxBatchSize }, t('Batch size {0}', fit.maxBatchSize),
       t('The largest batch size that fits {0}.', fit.gpu));
   }
