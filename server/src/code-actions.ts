@@ -5,7 +5,6 @@ import type { CodeAction, CodeActionParams, Diagnostic, TextEdit } from 'vscode-
 import { findNoqa } from './engine/suppression';
 import { t } from './l10n';
 import { Commands, DIAGNOSTIC_SOURCE } from './protocol';
-import type { DiagnosticData } from './protocol';
 import type { SemanticModel } from './engine/semantic/model';
 import type { AnalysisOptions } from './engine/analyze';
 import type { Finding, Fix } from './engine/types';
@@ -35,9 +34,9 @@ export function noqaEdit(text: string, lineStarts: readonly number[], line: numb
   return { range: { start: { line, character: end }, end: { line, character: end } }, newText: `  # noqa: ${code}` };
 }
 
-function isOurs(diagnostic: Diagnostic): diagnostic is Diagnostic & { data: DiagnosticData } {
-  const data = diagnostic.data as Partial<DiagnosticData> | undefined;
-  return diagnostic.source === DIAGNOSTIC_SOURCE && typeof data?.code === 'string';
+/** A diagnostic of this server: its source, and the rule's code (a client sends both back with each code action request). */
+function isOurs(diagnostic: Diagnostic): diagnostic is Diagnostic & { code: string } {
+  return diagnostic.source === DIAGNOSTIC_SOURCE && typeof diagnostic.code === 'string';
 }
 
 function findingKey(code: string, range: Diagnostic['range']): string {
@@ -45,10 +44,10 @@ function findingKey(code: string, range: Diagnostic['range']): string {
 }
 
 /** The fixes of the findings that the diagnostics show, by code and range (none for a diagnostic of another text). */
-function fixesByDiagnostic(findings: readonly Finding[] | undefined): (diagnostic: Diagnostic & { data: DiagnosticData }) => readonly Fix[] {
+function fixesByDiagnostic(findings: readonly Finding[] | undefined): (diagnostic: Diagnostic & { code: string }) => readonly Fix[] {
   const byKey = new Map<string, readonly Fix[]>();
   for (const finding of findings ?? []) if (finding.fixes.length > 0) byKey.set(findingKey(finding.code, finding.range), finding.fixes);
-  return (diagnostic) => byKey.get(findingKey(diagnostic.data.code, diagnostic.range)) ?? [];
+  return (diagnostic) => byKey.get(findingKey(diagnostic.code, diagnostic.range)) ?? [];
 }
 
 /** Whether the client asked for actions of `kind` (no `only` means every kind). */
@@ -82,7 +81,7 @@ export function quickFixActions({ text, lineStarts, params, findings }: CodeActi
   const fixesOf = fixesByDiagnostic(findings);
   for (const diagnostic of params.context.diagnostics) {
     if (!isOurs(diagnostic)) continue;
-    const { code } = diagnostic.data;
+    const { code } = diagnostic;
     for (const fix of fixesOf(diagnostic)) {
       actions.push({
         title: fix.title,

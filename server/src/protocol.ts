@@ -75,14 +75,6 @@ export const Commands = {
   showDocumentation: 'oomguard.showDocumentation',
 } as const;
 
-/**
- * What a diagnostic carries in `data`: the rule's code. Its fixes stay on the server, which looks them up in the
- * findings of the version it analysed last (a client's copy of an edit may be older than the text).
- */
-export interface DiagnosticData {
-  code: string;
-}
-
 // ---------------------------------------------------------------- memory estimate (request, panel messages)
 
 /** `oomguard/estimate`: the estimate of one open document, with what-if values applied. */

@@ -16,7 +16,7 @@ const diagnostic = (line: number, message: string) => ({
   code: 'OOM101',
   source: 'oomguard',
   message,
-  data: { code: 'OOM101' },
+  codeDescription: { href: 'https://example.org/OOM101.md' },
 });
 
 const deepFreeze = <T>(value: T): T => {
