@@ -211,7 +211,12 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.unknownLayers && detected.unknownLayers.length > 0) {
     assumptions.push(t('layer types not modelled, their parameters and activations not counted: {0}', detected.unknownLayers.join(', ')));
   }
-  if (detected.packedSequences !== undefined) assumptions.push(t('sequences are packed (line {0}): the recurrent layers are counted at the padded length for every sample, an upper bound where the lengths vary (packed, they run over the real tokens only)', detected.packedSequences + 1));
+  const packed = model.spec.kind === 'layers' ? model.spec.packedLengths : undefined;
+  if (detected.packedSequences !== undefined && packed) {
+    assumptions.push(t('sequences are packed (line {0}): the recurrent layers run over the real tokens only, counted at the mean length of lengths drawn from {1} to {2} ({3} tokens a sample); the padded tensors at the longest, {4}', detected.packedSequences + 1, packed.least, packed.most, Math.round(packed.mean), packed.padded));
+  } else if (detected.packedSequences !== undefined) {
+    assumptions.push(t('sequences are packed (line {0}): the recurrent layers are counted at the padded length for every sample, an upper bound where the lengths vary (packed, they run over the real tokens only)', detected.packedSequences + 1));
+  }
   if (detected.foldedInput) {
     const { value, line, rowsPerSample } = detected.foldedInput;
     assumptions.push(rowsPerSample.length > 0 ? t('the model is called on {0} (line {1}), which folds other axes into its rows: one batch sample makes {2} rows, found by running the step\'s code at its sizes', value, (line ?? 0) + 1, rowsPerSample.join(' / '))
