@@ -49,6 +49,8 @@ function poolWindow(spatial: number, kernel: Value | undefined, stride: Value | 
 /** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
 const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
 /** Functional forms of layers whose backward makes an input-sized gradient from an output-sized one. */
+/** A sparse matrix times a dense one: `torch.sparse.mm(adjacency, features)`, `torch.spmm`. */
+const SPARSE_PRODUCT = /^torch\.(sparse\.mm|spmm)$/;
 const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
 
 function tensorsIn(value: Value | undefined): TensorValue[] {
@@ -879,13 +881,21 @@ export class ForwardTrace implements TensorTracer {
     // A functional activation or pooling (`F.relu(x)`, `F.max_pool2d(x, 2)`) is a layer to backward: its output's
     // gradient and its input's are alive at once beside what is still kept, as for the module form (layer()).
     if (FUNCTIONAL_LAYER.test(path)) this.backwardPoint(tensorsIn(args[0])[0], out ? tensorsIn(out)[0] : undefined);
+    // A sparse matrix times a dense one (a graph's adjacency times node features): backward computes the dense
+    // operand's gradient as the transposed product, which takes two dense-sized buffers beside it (measured on the
+    // H200 for COO: 4 x the operand over what forward kept, its own gradient and the output's included;
+    // test/gpu/estimator/results/probe_packed.json).
+    const dense = tensorsIn(args[1])[0];
+    if (SPARSE_PRODUCT.test(path) && dense && !this.noGrad.has(dense.id)) {
+      this.backwardPoint(dense, out ? tensorsIn(out)[0] : undefined, 2 * numel(dense.shape));
+    }
     return out;
   }
 
-  private backwardPoint(input: TensorValue | undefined, output: TensorValue | undefined): void {
+  private backwardPoint(input: TensorValue | undefined, output: TensorValue | undefined, workspace = 0): void {
     if (!output || this.noGrad.has(output.id) || output === input) return;
     const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
-    const alive = this.savedElements + numel(output.shape) + inputGradient;
+    const alive = this.savedElements + numel(output.shape) + inputGradient + workspace;
     if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
     this.backwardPeak = Math.max(this.backwardPeak, alive);
     this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);

@@ -339,6 +339,10 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.videoFrames?.assumed) {
     assumptions.push(t('the clips\' length was not found in the script; assumed {0} frames', detected.videoFrames.value));
   }
+  if (detected.sparseAdjacency) {
+    const { line, nonzeros, bytes } = detected.sparseAdjacency;
+    assumptions.push(t('a sparse adjacency of {0} nonzeros (line {1}) stays on the GPU through every step: {2} counted', formatCount(nonzeros), line + 1, formatBytes(bytes)));
+  }
   if (detected.residentData) {
     assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
   }
@@ -447,7 +451,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
     ...(modelCopies > 0 ? { modelCopies } : {}),
     ...(detected.keptOutputs ? { keptOutputs: detected.keptOutputs } : {}),
-    ...(detected.residentData || detected.moduleBuffers ? { residentDataBytes: (detected.residentData?.value ?? 0) + (detected.moduleBuffers?.value ?? 0) } : {}),
+    ...(detected.residentData || detected.moduleBuffers || detected.sparseAdjacency
+      ? { residentDataBytes: (detected.residentData?.value ?? 0) + (detected.moduleBuffers?.value ?? 0) + (detected.sparseAdjacency?.bytes ?? 0) } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
     dataParallel: detected.strategy !== undefined,
     shardGradOp,
