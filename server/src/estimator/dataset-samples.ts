@@ -6,7 +6,7 @@
 import { lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import { enclosingLoops } from '../engine/syntax';
-import { isIntegerTensor, tensorShape, UNKNOWN, type ObjectValue, type Value } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, tensorShape, UNKNOWN, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
 import { loopLoader } from './growth';
 
@@ -14,6 +14,11 @@ import { loopLoader } from './growth';
 export interface SampleShape {
   shape: number[];
   integer: boolean;
+  /**
+   * Per axis, the least size a random draw gives it (`torch.randint(1, V, (n,))` with `n = random.randint(50,
+   * 400)`: 50 on the token axis, whose size is the largest draw); absent where every size is fixed.
+   */
+  least?: Array<number | undefined>;
 }
 
 /** Methods that leave a batch element what it is, shape for shape (`x.to(device)`, `adj.cuda()`, `mask.float()`). */
@@ -64,7 +69,7 @@ function traceSample(program: ProgramModel, dataset: ObjectValue): Value | undef
   const tracer = new ForwardTrace(new Set());
   const attrs = new Map([...dataset.attrs].map(([name, value]): [string, Value] => {
     const made = value.kind === 'call' ? tensorShape(value) : undefined;
-    return [name, made && value.kind === 'call' ? tracer.input(made.dims, isIntegerTensor(value)) : value];
+    return [name, made && value.kind === 'call' ? tracer.input(made.dims, isIntegerTensor(value), drawnRange(value)) : value];
   }));
   return program.trace({ ...getitem, self: { ...dataset, attrs } }, [{ kind: 'number', value: 0 }], tracer);
 }
@@ -125,7 +130,10 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
     if (element?.kind === 'call' && /\.item$/.test(element.path)) return { shape: [1], integer: isIntegerTensor(element) || /^torch\.randint\b/.test(element.path) };
     // A tensor made with a shape the script gives that the trace keeps as a call (`torch.randint(0, V, (T,))`).
     const made = element?.kind === 'call' ? tensorShape(element) : undefined;
-    if (made && element?.kind === 'call') return { shape: [1, ...made.dims], integer: isIntegerTensor(element) || element.path === 'torch.randint' };
+    if (made && element?.kind === 'call') {
+      const least = made.least?.some((d) => d !== undefined) ? { least: [undefined, ...made.least] } : {};
+      return { shape: [1, ...made.dims], integer: isIntegerTensor(element) || element.path === 'torch.randint', ...least };
+    }
     return element?.kind === 'tensor' ? { shape: [1, ...element.shape], integer: element.integer } : undefined;
   };
   let replayed: { names: Map<string, Value>; tracer: ForwardTrace } | undefined;

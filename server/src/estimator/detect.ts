@@ -25,6 +25,7 @@ import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors';
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
+import { sparseAdjacency, type SparseAdjacency } from './sparse-adjacency';
 import { loopLoader } from './growth';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
@@ -150,6 +151,8 @@ export interface DetectedConfig {
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
   residentData?: Located<number>;
+  /** A sparse adjacency built on the GPU (a graph network's), resident through every step. */
+  sparseAdjacency?: SparseAdjacency;
   /**
    * The library model the estimate is of, held by a module of the script on the GPU beside layers of its own (a
    * backbone given to a wrapper with a head): those layers are not counted, and said.
@@ -1255,6 +1258,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const kept = keptOutputSites(bindings.program, tree.rootNode, detected.model.line);
     if (kept.length > 0) detected.keptOutputs = kept;
     detected.residentData = residentGpuData(bindings.program);
+    const adjacency = sparseAdjacency(bindings.program, calls);
+    if (adjacency) detected.sparseAdjacency = adjacency;
     detected.moduleBuffers = registeredBuffersOnDevice(bindings.program);
   }
   // A model frozen whole and run only under no_grad beside one run with grad (a self-distillation's teacher): the

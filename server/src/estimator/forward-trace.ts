@@ -49,6 +49,8 @@ function poolWindow(spatial: number, kernel: Value | undefined, stride: Value | 
 /** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
 const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
 /** Functional forms of layers whose backward makes an input-sized gradient from an output-sized one. */
+/** A sparse matrix times a dense one: `torch.sparse.mm(adjacency, features)`, `torch.spmm`. */
+const SPARSE_PRODUCT = /^torch\.(sparse\.mm|spmm)$/;
 const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
 
 function tensorsIn(value: Value | undefined): TensorValue[] {
@@ -146,6 +148,15 @@ export class ForwardTrace implements TensorTracer {
   gradientPair = 0;
   /** A workspace the layer being traced takes in its backward, beside its gradients (cuDNN's recurrent layers). */
   private pendingBackwardWorkspace = 0;
+  /**
+   * The lengths of the sequences the step packs, where the data fixes their draw and the lengths tensor given to
+   * pack_padded_sequence does not say (a collate function counting each sample's tokens): see drawnLengths.
+   */
+  private sequenceDraw: { least: number; most: number } | undefined;
+  /** Packed sequences' data (and what recurrent layers make of it): the token axis and the length padded to. */
+  private readonly packedAxes = new Map<number, { axis: number; padded: number }>();
+  /** The lengths pack_padded_sequence was counted at: their draw, the mean tokens a sample holds, and the padded length. */
+  packedLengths: { least: number; most: number; mean: number; padded: number } | undefined;
 
   /**
    * `trainable`: whether a layer has parameters that require grad (not frozen by the script); a frozen layer fed
@@ -225,9 +236,18 @@ export class ForwardTrace implements TensorTracer {
     return tensor;
   }
 
-  /** A tensor the step receives (allocated before forward, so never counted as saved by it). */
-  input(shape: number[], integer: boolean): TensorValue {
-    const tensor = this.make(shape, integer);
+  /** The draw of the step's sequence lengths, as the data makes them (`n = random.randint(50, 400)` tokens an item). */
+  drawnLengths(draw: { least: number; most: number } | undefined): void {
+    this.sequenceDraw = draw;
+  }
+
+  /**
+   * A tensor the step receives (allocated before forward, so never counted as saved by it); `drawn`: the range its
+   * integers are drawn from, where the script fixes it (a lengths vector).
+   */
+  input(shape: number[], integer: boolean, drawn?: TensorValue['drawn']): TensorValue {
+    const made = this.make(shape, integer);
+    const tensor = drawn ? { ...made, drawn } : made;
     this.excluded.add(tensor.id);
     this.noGrad.add(tensor.id);
     if (!integer) this.fullPrecision.add(tensor.id);
@@ -789,16 +809,47 @@ export class ForwardTrace implements TensorTracer {
     const layers = num(2, 'num_layers', 1);
     const dirs = flag('bidirectional', false, 6) ? 2 : 1;
     const gates = layer.type === 'LSTM' ? 4 : layer.type === 'GRU' ? 3 : 1;
-    const batchFirst = flag('batch_first', false, 4);
+    // A packed sequence is laid out as it was packed (an RNN reads a PackedSequence whatever its batch_first).
+    const packing = this.packedAxes.get(x.id);
+    const batchFirst = packing ? packing.axis === 1 : flag('batch_first', false, 4);
     const seq = x.shape.length === 3 ? x.shape[batchFirst ? 1 : 0]! : x.shape[0]!;
     this.keep(x);
     this.keepBuffer(recurrentReserve(gates, seq, hidden, layers, dirs));
     // Its backward takes cuDNN's workspace while everything up to it is still kept (see layer()).
     this.pendingBackwardWorkspace = this.recording ? recurrentBackwardWorkspace(seq, hidden, dirs) : 0;
     const out = this.produce([...x.shape.slice(0, -1), hidden * dirs], [x]);
+    if (packing) this.packedAxes.set(out.id, packing);
     this.keep(out);
     const state = this.produce([layers * dirs, 1, hidden]);
     return { kind: 'list', items: [out, gates === 4 ? { kind: 'list', items: [state, this.produce(state.shape)], tuple: true } : state], tuple: true };
+  }
+
+  /**
+   * `pack_padded_sequence(x, lengths)`: the packed data holds the real tokens only, the mean length per sample where
+   * the lengths' draw is known (from the lengths tensor, else from the data's token axis: see drawnLengths), the
+   * padded length otherwise (an upper bound, which the estimate then says). It is laid out as `x`, its token axis
+   * shortened; the recurrent layer reads it there, and pad_packed_sequence pads it back.
+   */
+  private pack(x: TensorValue, lengths: TensorValue | undefined, batchFirst: boolean): TensorValue {
+    const axis = x.shape.length === 3 && batchFirst ? 1 : 0;
+    const padded = x.shape[axis] ?? 1;
+    const draw = lengths?.drawn ?? this.sequenceDraw;
+    // The share of the padded length a sample fills on average: uniform draws, the batch padded to the longest.
+    const share = draw && draw.most > 0 ? Math.min(1, (draw.least + draw.most) / 2 / draw.most) : 1;
+    if (draw) this.packedLengths = { ...draw, mean: padded * share, padded };
+    const data = this.produce(x.shape.map((d, k) => (k === axis ? d * share : d)), [x], x.integer);
+    this.packedAxes.set(data.id, { axis, padded });
+    return data;
+  }
+
+  /** `pad_packed_sequence(out)`: the packed data padded back to `total_length` (else the length it was packed from). */
+  private unpack(data: TensorValue, batchFirst: boolean, totalLength: number | undefined): TensorValue {
+    const packing = this.packedAxes.get(data.id);
+    if (!packing) return this.produce(data.shape, [data], data.integer);
+    const shape = data.shape.map((d, k) => (k === packing.axis ? totalLength ?? packing.padded : d));
+    // Packed batch-first and unpacked time-first (or the other way round): the token and batch axes swap.
+    if (shape.length === 3 && (packing.axis === 1) !== batchFirst) [shape[0], shape[1]] = [shape[1]!, shape[0]!];
+    return this.produce(shape, [data], data.integer);
   }
 
   /**
@@ -830,13 +881,21 @@ export class ForwardTrace implements TensorTracer {
     // A functional activation or pooling (`F.relu(x)`, `F.max_pool2d(x, 2)`) is a layer to backward: its output's
     // gradient and its input's are alive at once beside what is still kept, as for the module form (layer()).
     if (FUNCTIONAL_LAYER.test(path)) this.backwardPoint(tensorsIn(args[0])[0], out ? tensorsIn(out)[0] : undefined);
+    // A sparse matrix times a dense one (a graph's adjacency times node features): backward computes the dense
+    // operand's gradient as the transposed product, which takes two dense-sized buffers beside it (measured on the
+    // H200 for COO: 4 x the operand over what forward kept, its own gradient and the output's included;
+    // test/gpu/estimator/results/probe_packed.json).
+    const dense = tensorsIn(args[1])[0];
+    if (SPARSE_PRODUCT.test(path) && dense && !this.noGrad.has(dense.id)) {
+      this.backwardPoint(dense, out ? tensorsIn(out)[0] : undefined, 2 * numel(dense.shape));
+    }
     return out;
   }
 
-  private backwardPoint(input: TensorValue | undefined, output: TensorValue | undefined): void {
+  private backwardPoint(input: TensorValue | undefined, output: TensorValue | undefined, workspace = 0): void {
     if (!output || this.noGrad.has(output.id) || output === input) return;
     const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
-    const alive = this.savedElements + numel(output.shape) + inputGradient;
+    const alive = this.savedElements + numel(output.shape) + inputGradient + workspace;
     if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
     this.backwardPeak = Math.max(this.backwardPeak, alive);
     this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
@@ -847,10 +906,10 @@ export class ForwardTrace implements TensorTracer {
     const packing = /^torch\.nn\.utils\.rnn\.(pack_padded_sequence|pad_packed_sequence)$/.exec(path);
     const packed = tensorsIn(args[0])[0];
     if (packing && packed) {
-      // The trace keeps the padded layout through packing: the packed data holds the same elements (the longest
-      // batch member's length for every sample, as memory must), and unpacking gives them back with the lengths.
-      const data = this.produce(packed.shape, [packed], packed.integer);
-      return packing[1] === 'pack_padded_sequence' ? data : { kind: 'list', items: [data, this.produce([1], [], true)], tuple: true };
+      const batchFirstArg = kwargs.get('batch_first') ?? args[packing[1] === 'pack_padded_sequence' ? 2 : 1];
+      const batchFirst = batchFirstArg?.kind === 'bool' && batchFirstArg.value;
+      if (packing[1] === 'pack_padded_sequence') return this.pack(packed, tensorsIn(args[1] ?? kwargs.get('lengths'))[0], batchFirst);
+      return { kind: 'list', items: [this.unpack(packed, batchFirst, numberOf(kwargs.get('total_length') ?? args[3])), this.produce([1], [], true)], tuple: true };
     }
     // torch.sparse.mm / torch.spmm: a sparse matrix (a graph's adjacency) times a dense one, a product like mm.
     const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.|sparse\.)?(\w+)$/.exec(path);

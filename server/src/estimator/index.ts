@@ -212,7 +212,12 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.unknownLayers && detected.unknownLayers.length > 0) {
     assumptions.push(t('layer types not modelled, their parameters and activations not counted: {0}', detected.unknownLayers.join(', ')));
   }
-  if (detected.packedSequences !== undefined) assumptions.push(t('sequences are packed (line {0}): the recurrent layers are counted at the padded length for every sample, an upper bound where the lengths vary (packed, they run over the real tokens only)', detected.packedSequences + 1));
+  const packed = model.spec.kind === 'layers' ? model.spec.packedLengths : undefined;
+  if (detected.packedSequences !== undefined && packed) {
+    assumptions.push(t('sequences are packed (line {0}): the recurrent layers run over the real tokens only, counted at the mean length of lengths drawn from {1} to {2} ({3} tokens a sample); the padded tensors at the longest, {4}', detected.packedSequences + 1, packed.least, packed.most, Math.round(packed.mean), packed.padded));
+  } else if (detected.packedSequences !== undefined) {
+    assumptions.push(t('sequences are packed (line {0}): the recurrent layers are counted at the padded length for every sample, an upper bound where the lengths vary (packed, they run over the real tokens only)', detected.packedSequences + 1));
+  }
   if (detected.foldedInput) {
     const { value, line, rowsPerSample } = detected.foldedInput;
     assumptions.push(rowsPerSample.length > 0 ? t('the model is called on {0} (line {1}), which folds other axes into its rows: one batch sample makes {2} rows, found by running the step\'s code at its sizes', value, (line ?? 0) + 1, rowsPerSample.join(' / '))
@@ -335,6 +340,10 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.videoFrames?.assumed) {
     assumptions.push(t('the clips\' length was not found in the script; assumed {0} frames', detected.videoFrames.value));
   }
+  if (detected.sparseAdjacency) {
+    const { line, nonzeros, bytes } = detected.sparseAdjacency;
+    assumptions.push(t('a sparse adjacency of {0} nonzeros (line {1}) stays on the GPU through every step: {2} counted', formatCount(nonzeros), line + 1, formatBytes(bytes)));
+  }
   if (detected.residentData) {
     assumptions.push(t('tensors made on the GPU and held by an object of the script (line {0}: a rollout or replay buffer) stay through every step: {1} counted', (detected.residentData.line ?? 0) + 1, formatBytes(detected.residentData.value)));
   }
@@ -443,7 +452,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
     ...(modelCopies > 0 ? { modelCopies } : {}),
     ...(detected.keptOutputs ? { keptOutputs: detected.keptOutputs } : {}),
-    ...(detected.residentData || detected.moduleBuffers ? { residentDataBytes: (detected.residentData?.value ?? 0) + (detected.moduleBuffers?.value ?? 0) } : {}),
+    ...(detected.residentData || detected.moduleBuffers || detected.sparseAdjacency
+      ? { residentDataBytes: (detected.residentData?.value ?? 0) + (detected.moduleBuffers?.value ?? 0) + (detected.sparseAdjacency?.bytes ?? 0) } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
     dataParallel: detected.strategy !== undefined,
     shardGradOp,

@@ -4,13 +4,13 @@
 // order, which is the order most forward() methods run them in.
 import { libraryBackbone } from './library-models';
 import type { How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
-import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace } from './forward-trace';
-import { sampleArguments } from './dataset-samples';
+import { sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
 
@@ -872,6 +872,18 @@ function holdsBackbone(module: Value, depth = 0): boolean {
   return false;
 }
 
+/**
+ * The draw of the token axis of the step's data, where its dataset draws each item's length (`torch.randint(1, V,
+ * (n,))` with `n = random.randint(50, 400)`): the sequences a collate function pads and the step may pack.
+ */
+function drawnTokenAxis(shapes: ReadonlyArray<SampleShape | undefined>): { least: number; most: number } | undefined {
+  for (const sample of shapes) {
+    const axis = sample?.least?.findIndex((least) => least !== undefined) ?? -1;
+    if (sample && axis >= 0) return { least: sample.least![axis]!, most: sample.shape[axis]! };
+  }
+  return undefined;
+}
+
 /** The net of a module the script builds; undefined when it holds no layer at all. */
 export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
@@ -950,6 +962,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
      */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
       const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraryBackbone);
+      attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
       const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
       const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], attempt)
         ?? attempt.input(candidate.shape, candidate.integer);
@@ -974,7 +987,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         // for one sample.
         const made = arg.kind === 'call' ? partialTensorShape(arg) : undefined;
         if (made && made.dims.length >= 1 && made.dims.slice(1).every((d) => d !== undefined)) {
-          return attempt.input([1, ...(made.dims.slice(1) as number[])], made.integer);
+          return attempt.input([1, ...(made.dims.slice(1) as number[])], made.integer, arg.kind === 'call' ? drawnRange(arg) : undefined);
         }
         return attempt.input(others.shape, others.integer);
       });
@@ -1029,6 +1042,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         ? { blockInputFullPrecision: trace.blockInputFullPrecision } : {}),
       ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
       ...(trace.lossInForward ? { lossInForward: true } : {}),
+      ...(trace.packedLengths ? { packedLengths: trace.packedLengths } : {}),
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
         ? { blockOutsideBeforeElements: trace.blockOutsideBefore, blockOutputsKeptOutsideElements: trace.blockOutputsKeptOutside } : {}),
     };

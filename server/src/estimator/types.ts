@@ -150,6 +150,11 @@ export interface LayerNetSpec {
    * from the layers in registration order alone, which misses functional operations, skips and reshapes.
    */
   forwardUntraced?: boolean;
+  /**
+   * Sequences packed before a recurrent layer (pack_padded_sequence), counted over their real tokens: the draw of
+   * their lengths, the mean length of a sample and the length the batch is padded to.
+   */
+  packedLengths?: { least: number; most: number; mean: number; padded: number };
   /** Bytes per sample that keep their dtype under AMP (max-pool indices, dropout masks). */
   fixedBytesPerSample: number;
   /** Largest single activation tensor per sample, for backward transients. */

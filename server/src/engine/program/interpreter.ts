@@ -1825,9 +1825,15 @@ export class ProgramModel {
       case 'float': {
         const value = args[0];
         if (!value) return { kind: 'number', value: 0, origin: { line, how: 'literal' } };
+        // One element of a tensor of random draws (`int(self.lengths[i])`): a draw, read as its largest value.
+        if (value.kind === 'tensor' && value.drawn && value.shape.every((d) => d === 1)) {
+          const { least, most } = value.drawn;
+          return { kind: 'number', value: most, origin: { line, how: 'literal' }, ...(least < most ? { least } : {}) };
+        }
         const n = value.kind === 'string' ? Number(value.value) : numberOf(value);
         if (n === undefined || !Number.isFinite(n)) return UNKNOWN;
-        return { kind: 'number', value: name === 'int' ? Math.trunc(n) : n, origin: 'origin' in value ? value.origin : undefined };
+        const least = value.kind === 'number' && value.least !== undefined ? { least: name === 'int' ? Math.trunc(value.least) : value.least } : {};
+        return { kind: 'number', value: name === 'int' ? Math.trunc(n) : n, origin: 'origin' in value ? value.origin : undefined, ...least };
       }
       case 'str': return args[0]?.kind === 'number' ? { kind: 'string', value: String(args[0].value) } : args[0]?.kind === 'string' ? args[0] : UNKNOWN;
       case 'bool': return args[0] ? (truthy(args[0]) === undefined ? UNKNOWN : { kind: 'bool', value: truthy(args[0])! }) : { kind: 'bool', value: false };

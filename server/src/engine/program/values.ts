@@ -130,6 +130,11 @@ export interface TensorValue {
    * number of dimensions) is no longer known, and stays strided.
    */
   layout?: readonly number[];
+  /**
+   * Integers drawn uniformly from least..most (both included), where the script says so (`torch.randint(50, 401,
+   * (n,))`, a dataset's lengths): an element read as a number is such a draw (see NumberValue.least).
+   */
+  drawn?: { least: number; most: number };
 }
 
 /** A method looked up on a value (`layers.append`, `cfg.get`, `model.to`), not yet called. */
@@ -272,6 +277,20 @@ export function numberOf(value: Value | undefined): number | undefined {
 
 export function stringOf(value: Value | undefined): string | undefined {
   return value?.kind === 'string' ? value.value : undefined;
+}
+
+/**
+ * The range `torch.randint(low, high, size)` draws from (high excluded; `torch.randint(high, size)` from 0): a
+ * lengths vector, a dataset's per-item lengths. Undefined for another call or bounds the script does not fix.
+ */
+export function drawnRange(call: CallResultValue): { least: number; most: number } | undefined {
+  if (call.path !== 'torch.randint') return undefined;
+  const sized = call.args.length >= 3 || (call.args.length === 2 && call.kwargs.has('size'));
+  const low = call.kwargs.get('low') ?? (sized ? call.args[0] : undefined) ?? { kind: 'number', value: 0 };
+  const high = call.kwargs.get('high') ?? (sized ? call.args[1] : call.args[0]);
+  const [least, bound] = [numberOf(low), numberOf(high)];
+  if (least === undefined || bound === undefined || !Number.isInteger(least) || !Number.isInteger(bound) || bound - 1 < least) return undefined;
+  return { least, most: bound - 1 };
 }
 
 /** The shape a tensor-creating call is given: `torch.zeros(1, 1, d)`, `torch.randint(0, V, (N, S))`. */
