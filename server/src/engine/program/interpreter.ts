@@ -978,7 +978,8 @@ export class ProgramModel {
       case 'expression_list': {
         const items: Value[] = [];
         for (const child of node.namedChildren) {
-          if (!child) continue;
+          // A comment between the items is no item.
+          if (!child || child.type === 'comment') continue;
           if (child.type === 'list_splat') {
             const spread = iterationItems(this.evalExpr(child.namedChildren[0], scope));
             if (spread) items.push(...spread);
