@@ -73,3 +73,19 @@ test('comments between the items of a list literal are no items (an nn.ModuleLis
   const block = (cIn: number, cOut: number): number => cIn * cOut * 9 + cOut + 2 * cOut;
   assert.equal(result.detected.parameters, block(3, 32) + block(32, 64) + 64 * 10 + 10);
 });
+
+test('replace_stride_with_dilation: the dilated stages keep their maps at 1/8 of the image, and are sized so', async () => {
+  const dilated = await estimateFixture(fixture('dilated_layers.py'));
+  const plain = await estimateFixture(fixture('undilated_layers.py'));
+  assert.equal(dilated.detected.parameters, 23_508_032 + 2048 * 19 + 19);
+  assert.equal(dilated.detected.parameters, plain.detected.parameters);
+  // layer3 and layer4 at 64 x 64 instead of 32 x 32 and 16 x 16: several times what they keep undilated.
+  assert.ok(dilated.breakdown.activations > 1.8 * plain.breakdown.activations, `${dilated.breakdown.activations} vs ${plain.breakdown.activations}`);
+});
+
+test('a dilation the script does not determine (a dict keyed by numbers): unresolved, not sized as undilated', async () => {
+  const result = await estimateFixture(fixture('dilation_from_int_keyed_dict.py'));
+  assert.ok(result.unresolved, 'the model is unresolved');
+  assert.match(result.unresolved.reason, /resnet50\.conv1/);
+  assert.equal(result.fits.length, 0);
+});

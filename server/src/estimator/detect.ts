@@ -1199,7 +1199,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const spec = rebuildAt(size);
     // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.
     if (info.libraryParts) {
-      detected.unresolved ??= { line: info.line, reason: t('{0} holds parts of a library model that the catalog does not size ({1}): a block inside a stage, or a model it builds as one piece', info.className, info.libraryParts.join(', ')) };
+      detected.unresolved ??= { line: info.line, reason: t('{0} holds parts of a library model that the catalog cannot size ({1}): a block inside a stage, a model it builds as one piece, or one built from arguments the script does not determine', info.className, info.libraryParts.join(', ')) };
     } else if (info.undeterminedContainers) {
       // Never sized as if the container held nothing: its layers are unknown, not absent.
       detected.unresolved ??= { line: info.line, reason: t('{0} holds a container whose modules the script does not determine (line {1}): their sizes are not known', info.className, String(info.undeterminedContainers[0]! + 1)) };

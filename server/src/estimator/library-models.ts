@@ -56,6 +56,8 @@ export function libraryBackbone(made: CallResultValue): LibraryBackbone | undefi
   // `backbone.fc = nn.Identity()`: the head is gone, forward returns the pooled features.
   if (CLASSIFIER.some((name) => { const head = made.attrs?.get(name); return head?.kind === 'layer' && head.type === 'Identity'; })) classes = 0;
   const dilation = booleans(made.kwargs.get('replace_stride_with_dilation'));
+  // Dilation changes every later feature map's size: given but not determined, the model's activations are not known.
+  if (made.kwargs.has('replace_stride_with_dilation') && !dilation && made.kwargs.get('replace_stride_with_dilation')?.kind !== 'none') return undefined;
   const options = dilation ? { dilation } : {};
   const build = (imageSize: number): LayerNetSpec => found.vision.build(imageSize, classes, options) as LayerNetSpec;
   const featureParts = made.kwargs.get('features_only')?.kind === 'bool' && (made.kwargs.get('features_only') as { value: boolean }).value

@@ -2,7 +2,7 @@
 // it: its submodules in registration order, with every constructor argument evaluated, through helper functions,
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
-import { libraryBackbone, libraryPart, libraryPartsParameters, type LibraryPart } from './library-models';
+import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, type LibraryPart } from './library-models';
 import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
 import { isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
@@ -896,8 +896,8 @@ function libraryHoldings(root: Module, program: ProgramModel | undefined): Libra
     const submodule = librarySubmodule(value);
     if (value.kind === 'call' && libraryBackbone(value)) {
       hold(value, libraryPart(value, '') ?? 'whole', libraryPathFrozen(program, value, ''));
-    } else if (submodule && libraryBackbone(submodule.model)) {
-      const part = libraryPart(submodule.model, submodule.path);
+    } else if (submodule && libraryVisionCall(submodule.model)) {
+      const part = libraryBackbone(submodule.model) ? libraryPart(submodule.model, submodule.path) : undefined;
       if (part) hold(submodule.model, part, libraryPathFrozen(program, submodule.model, submodule.path));
       else if (unsized.length < 4) unsized.push(`${submodule.model.path.slice(submodule.model.path.lastIndexOf('.') + 1)}.${submodule.path}`);
     } else if (value.kind === 'layer') {
