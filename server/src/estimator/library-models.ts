@@ -151,6 +151,8 @@ export interface LibraryPart {
   /** As the script reads it (`resnet50.layer3`). */
   label: string;
   model: CallResultValue;
+  /** Its dotted path in the model; `''`: a features_only model's feature extractor, the model itself. */
+  path: string;
   /** The net's part indices it covers (see coveredParts). */
   covered: number[];
   parameters: number;
@@ -163,7 +165,7 @@ export function libraryPart(made: CallResultValue, path: string): LibraryPart | 
   if (!covered || !spec) return undefined;
   const start = partAt(spec, covered[0]!)!;
   const end = partAt(spec, covered[covered.length - 1]! + 1)!;
-  return { label: `${made.path.slice(made.path.lastIndexOf('.') + 1)}.${path}`, model: made, covered, parameters: end.parametersBefore - start.parametersBefore };
+  return { label: `${made.path.slice(made.path.lastIndexOf('.') + 1)}.${path}`, model: made, path, covered, parameters: end.parametersBefore - start.parametersBefore };
 }
 
 /** Parameters of a library model's parts by index (each counted once), as the catalog builds the model. */

@@ -862,6 +862,8 @@ interface LibraryHoldings {
   frozenParameters: number;
   /** Whether it holds any library vision model or part of one (the module then takes images). */
   holdsAny: boolean;
+  /** Whether it holds parts of one (not only whole models, which the catalog sizes as themselves). */
+  holdsParts: boolean;
   unsized: string[];
   undetermined: number[];
 }
@@ -920,7 +922,9 @@ function libraryHoldings(root: Module, program: ProgramModel | undefined): Libra
     if (whole ? whole.frozen : parts.every((p) => p.frozen)) frozenParameters += count;
     else if (!whole) frozenParameters += libraryPartsParameters(model, parts.flatMap((p) => (p.frozen && p.part !== 'whole' ? p.part.covered : [])));
   }
-  return { parameters, frozenParameters, holdsAny: held.size > 0, unsized, undetermined };
+  // A features_only model held as itself (path '') is a whole model too.
+  const holdsParts = [...held.values()].some((parts) => parts.some((p) => p.part !== 'whole' && p.part.path !== ''));
+  return { parameters, frozenParameters, holdsAny: held.size > 0, holdsParts, unsized, undetermined };
 }
 
 /** Whether a module (or a submodule, a few levels down) holds a library vision model the catalog knows. */
@@ -938,7 +942,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   const blocks = new Set<Module>(plan?.modules ?? []);
   const { leaves: list, unknown } = leaves(root, blocks);
   const library = libraryHoldings(root, program);
-  if (list.length === 0 && !library.holdsAny) return undefined;
+  // A module of nothing but a whole library model is that model (the catalog's own sizing of it applies).
+  if (list.length === 0 && !library.holdsParts) return undefined;
   // A module holding a library vision backbone (`self.encoder = timm.create_model(...)`) or parts of one takes images.
   const first: ReturnType<typeof firstShape> = holdsBackbone(root) || library.holdsAny ? { kind: 'image', channels: 3 } : firstShape(list);
   const libraries: TracedLibraries = {
