@@ -279,7 +279,7 @@ test('a settings file with functions or classes of its own is not run: what it w
   assert.match(result.unresolved.reason, /layer sizes of nn\.Sequential are not values the script determines/);
 });
 
-test('a module holding parts of a library model (its stem, its stages) is unresolved, not the rest of the module', async () => {
+test('a module holding parts of a library model (its stem, its stages) is sized from the catalog; a block inside a stage is unresolved', async () => {
   const script = `import torch
 import torch.nn as nn
 import torchvision
@@ -302,6 +302,10 @@ loss.backward()
 opt.step()
 `;
   const result = await estimateText(script, '/tmp/library_parts.py');
-  assert.ok(result.unresolved, `resolved with ${result.detected.parameters} parameters`);
-  assert.match(result.unresolved.reason, /Features holds parts of a library model \(resnet50\.conv1/);
+  // ResNet-50's conv1, bn1 and layer1..layer2 (9,536 + 215,808 + 1,219,584), and the script's 1x1 head.
+  assert.equal(result.unresolved, undefined);
+  assert.equal(result.detected.parameters, 1_444_928 + 512 * 19 + 19);
+  const block = await estimateText(script.replace('net.layer1, net.layer2', 'net.layer1, net.layer2[0]'), '/tmp/library_block.py');
+  assert.ok(block.unresolved, `resolved with ${block.detected.parameters} parameters`);
+  assert.match(block.unresolved.reason, /Features holds parts of a library model that the catalog cannot size \(resnet50\.layer2\.0/);
 });

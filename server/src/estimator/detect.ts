@@ -1205,7 +1205,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const spec = rebuildAt(size);
     // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.
     if (info.libraryParts) {
-      detected.unresolved ??= { line: info.line, reason: t('{0} holds parts of a library model ({1}): the catalog sizes library models whole, not their parts', info.className, info.libraryParts.join(', ')) };
+      detected.unresolved ??= { line: info.line, reason: t('{0} holds parts of a library model that the catalog cannot size ({1}): a block inside a stage, a model it builds as one piece, or one built from arguments the script does not determine', info.className, info.libraryParts.join(', ')) };
+    } else if (info.undeterminedContainers) {
+      // Never sized as if the container held nothing: its layers are unknown, not absent.
+      detected.unresolved ??= { line: info.line, reason: t('{0} holds a container whose modules the script does not determine (line {1}): their sizes are not known', info.className, String(info.undeterminedContainers[0]! + 1)) };
     } else if (info.undeterminedSize) {
       detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
     } else if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {

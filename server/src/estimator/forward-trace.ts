@@ -5,7 +5,7 @@
 // operands, attention q/k/v and its output; views, concatenation, additions and pooling by averaging keep nothing.
 // A tensor kept by several operations is counted once.
 import type { CallResultValue, LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
-import type { LibraryBackbone } from './library-models';
+import { runLibraryPart, type LibraryBackbone, type LibraryPart } from './library-models';
 import { isIntegerDtype, numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 
@@ -75,6 +75,13 @@ function collapsedSequence(shape: readonly number[], batchFirst: boolean): boole
   if (shape.length !== 3) return false;
   const [time, batch] = batchFirst ? [shape[1]!, shape[0]!] : [shape[0]!, shape[1]!];
   return time === 1 && batch > 1;
+}
+
+/** The library models a traced forward may call: whole (a backbone) or in parts (see library-models). */
+export interface TracedLibraries {
+  backbone: (model: CallResultValue) => LibraryBackbone | undefined;
+  /** A part of a library model by its dotted path (`''`: a features_only model's feature extractor), and whether it trains. */
+  part: (model: CallResultValue, path: string) => { part: LibraryPart; trainable: boolean } | undefined;
 }
 
 export class ForwardTrace implements TensorTracer {
@@ -170,16 +177,59 @@ export class ForwardTrace implements TensorTracer {
   readonly backwardPoints: Array<{ elements: number; parametersBefore: number }> = [];
   private trainableSoFar = 0;
 
-  /** Parameters of the library models forward called (each counted once): they are no layer of the walk. */
-  libraryParameters = 0;
+  /** Library models forward called (their parameters count once towards trainableSoFar). */
   private readonly librariesCounted = new Set<CallResultValue>();
 
   constructor(
     private readonly blocks: ReadonlySet<ObjectValue | LayerValue>,
     private readonly trainable: (layer: LayerValue) => boolean = () => true,
     private readonly parameterCount: (layer: LayerValue) => number = () => 0,
-    private readonly backbone: (model: CallResultValue) => LibraryBackbone | undefined = () => undefined,
+    private readonly libraries: TracedLibraries = { backbone: () => undefined, part: () => undefined },
   ) {}
+
+  /** Parts of library models already run (their parameters counted once, however often forward calls them). */
+  private readonly partsRun = new Set<string>();
+
+  /**
+   * A submodule of a library model called in forward (`self.layer3(x)` holding `resnet.layer3`, an nn.Sequential of
+   * `resnet.children()`): what the catalog's build of the model keeps in those parts, at the size of the tensor
+   * given. A frozen part (requires_grad off) fed by tensors without history records nothing.
+   */
+  libraryPart(model: CallResultValue, path: string, args: Value[]): Value | undefined {
+    const x = tensorsIn(args[0])[0];
+    if (!x) return undefined;
+    const found = this.libraries.part(model, path);
+    const run = found ? runLibraryPart(found.part, x.shape.slice(1)) : undefined;
+    if (!found || !run) {
+      this.mismatches++;
+      return undefined;
+    }
+    return this.recorded([x], found.trainable, () => this.runPart(found.part, found.trainable, x, run));
+  }
+
+  private runPart(part: LibraryPart, trainable: boolean, x: TensorValue, run: NonNullable<ReturnType<typeof runLibraryPart>>): TensorValue {
+    const key = `${part.model.line}:${part.model.path}:${part.covered.join(',')}`;
+    if (!this.partsRun.has(key)) {
+      this.partsRun.add(key);
+      if (trainable) this.trainableSoFar += part.parameters;
+    }
+    if (run.keepsInput) this.keep(x);
+    const before = this.savedElements;
+    this.keepBuffer(run.savedElements);
+    if (this.recording) {
+      this.fixedBytes += run.fixedBytes;
+      const alive = before + run.savedElements + run.largestElements;
+      if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
+      this.backwardPeak = Math.max(this.backwardPeak, alive);
+      this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
+    }
+    this.largest = Math.max(this.largest, run.largestElements);
+    if (run.hasConvolution) this.convolutions++;
+    if (run.returnsInput) return x;
+    const output = this.precision(this.produce([x.shape[0]!, ...run.outputDims], [x]), true);
+    if (run.keepsOutput) this.keep(output);
+    return output;
+  }
 
   /**
    * A library CNN called in forward (`self.encoder(images)`, `.forward_features(images)`): what it keeps for backward
@@ -187,9 +237,10 @@ export class ForwardTrace implements TensorTracer {
    * logits.
    */
   libraryModel(model: CallResultValue, method: string, args: Value[]): Value | undefined {
-    const backbone = this.backbone(model);
+    const backbone = this.libraries.backbone(model);
     const x = tensorsIn(args[0])[0];
     if (!backbone || !x) return undefined;
+    if (backbone.featureParts) return this.featureMaps(model, args);
     if (x.shape.length !== 4) {
       this.mismatches++;
       return undefined;
@@ -198,7 +249,6 @@ export class ForwardTrace implements TensorTracer {
     return this.recorded([x], true, () => {
       if (!this.librariesCounted.has(model)) {
         this.librariesCounted.add(model);
-        this.libraryParameters += spec.parameters;
         this.trainableSoFar += spec.parameters;
       }
       const before = this.savedElements;
@@ -210,6 +260,23 @@ export class ForwardTrace implements TensorTracer {
       const mapped = method === 'forward_features' || backbone.unpooled;
       const shape = mapped ? [x.shape[0]!, backbone.features, height, width] : [x.shape[0]!, backbone.classes > 0 ? backbone.classes : backbone.features];
       return this.precision(this.produce(shape, [x]), true);
+    });
+  }
+
+  /** timm's `features_only=True` model called in forward: its feature maps, a list, shallowest first. */
+  private featureMaps(model: CallResultValue, args: Value[]): Value | undefined {
+    const x = tensorsIn(args[0])[0]!;
+    const found = this.libraries.part(model, '');
+    const run = found ? runLibraryPart(found.part, x.shape.slice(1)) : undefined;
+    if (!found || !run?.featureDims) {
+      this.mismatches++;
+      return undefined;
+    }
+    return this.recorded([x], found.trainable, () => {
+      const last = this.runPart(found.part, found.trainable, x, run);
+      // The earlier maps are tensors the part made (and kept) on its way: the list holds them, not copies.
+      const earlier = run.featureDims!.slice(0, -1).map((dims) => this.precision(this.make([x.shape[0]!, ...dims]), true));
+      return { kind: 'list', items: [...earlier, last], tuple: false };
     });
   }
 

@@ -7,6 +7,13 @@ import type { LayerNetSpec, LayerPart } from './types';
 /** `t`: the frames of a video clip's feature map (absent: an image). */
 type Shape = { kind: 'image'; c: number; h: number; w: number; t?: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
 
+/** A shape's dimensions for one sample, as PyTorch lays them out: (C, H, W), (C, T, H, W), (seq, features), (features). */
+function dimsOf(s: Shape): number[] {
+  if (s.kind === 'image') return s.t ? [s.c, s.t, s.h, s.w] : [s.c, s.h, s.w];
+  if (s.kind === 'tokens') return [s.seq, s.f];
+  return [s.f];
+}
+
 function elementsOf(s: Shape): number {
   if (s.kind === 'image') return s.c * s.h * s.w * (s.t ?? 1);
   if (s.kind === 'tokens') return s.seq * s.f;
@@ -84,6 +91,8 @@ export class NetBuilder {
   /** Named top-level submodules in forward order (see part()), and the classifier head's start (the last linear). */
   private readonly parts: Array<LayerPart & { largest: number }> = [];
   private headPart: (LayerPart & { largest: number }) | undefined;
+  /** Whether the walk made a tensor since the last part began (until it does, the current tensor is that part's input). */
+  private producedSincePart = false;
   private returnedOutput: number | undefined;
 
   constructor(input: LayerNetSpec['input']) {
@@ -107,6 +116,9 @@ export class NetBuilder {
   }
 
   private keepCurrent(): void {
+    // The part's first layers keep the tensor the part reads (see LayerPart.keepsInput).
+    const part = this.parts[this.parts.length - 1];
+    if (part && !this.producedSincePart) part.keepsInput = true;
     if (!this.currentSaved) {
       this.saved += this.elements;
       this.currentSaved = true;
@@ -117,6 +129,7 @@ export class NetBuilder {
     this.liveNoGrad = Math.max(this.liveNoGrad, this.stageInputLive + this.blockInputLive + this.elements + elementsOf(shape));
     this.shape = shape;
     this.currentSaved = false;
+    this.producedSincePart = true;
     this.largest = Math.max(this.largest, elementsOf(shape));
     for (const open of [this.headPart, this.parts[this.parts.length - 1]]) if (open) open.largest = Math.max(open.largest, elementsOf(shape));
   }
@@ -125,7 +138,8 @@ export class NetBuilder {
     return {
       name, parametersBefore: this.parameters, normParametersBefore: this.normParameters, castParametersBefore: this.castParameters,
       savedBefore: this.saved, fixedBytesBefore: this.fixedBytes, fp32UnderAutocastBefore: this.fp32UnderAutocast, liveBefore: this.liveNoGrad,
-      convolutionsFrom: this.convolutions, inputElements: this.elements, inputCounted: this.currentSaved, largestFrom: 0, largest: 0,
+      convolutionsFrom: this.convolutions, inputElements: this.elements, inputDims: dimsOf(this.shape), inputCounted: this.currentSaved,
+      keepsInput: false, largestFrom: 0, largest: 0,
     };
   }
 
@@ -134,8 +148,16 @@ export class NetBuilder {
    * script's requires_grad_(False) on submodules can end a frozen prefix (see withFrozenPrefix).
    */
   part(name: string): this {
+    this.closePart();
     this.parts.push(this.snapshot(name));
+    this.producedSincePart = false;
     return this;
+  }
+
+  /** The part that ends here made no tensor of its own (an in-place ReLU): it returns what it reads. */
+  private closePart(): void {
+    const open = this.parts[this.parts.length - 1];
+    if (open && !this.producedSincePart) open.returnsInput = true;
   }
 
   /** The named parts so far (a detector's backbone, read before its FPN is added). */
@@ -710,6 +732,12 @@ export class NetBuilder {
 
   build(scalesWithInput: boolean): LayerNetSpec {
     const outputElements = this.elements;
+    this.closePart();
+    // The running totals where the last part ends, before the loss's read of the output is counted.
+    const { largest: _largest, ...atEnd } = this.snapshot(END_PART);
+    void _largest;
+    // Nothing runs from the end on (finishedParts counts each part's convolutions from it on).
+    const partsEnd: LayerPart = { ...atEnd, convolutionsFrom: 0 };
     // A tensor the loss makes from the returned output (see returnsHere) is its own: forward keeps nothing of it.
     if (this.returnedOutput === undefined) this.keepCurrent();
     return {
@@ -731,7 +759,7 @@ export class NetBuilder {
       ...(Object.keys(this.namedOutputs).length > 0 ? { namedOutputElementsPerSample: { ...this.namedOutputs } } : {}),
       input: this.inputSpec,
       scalesWithInput,
-      ...(this.parts.length > 0 || this.headPart ? { parts: this.finishedParts() } : {}),
+      ...(this.parts.length > 0 || this.headPart ? { parts: this.finishedParts(), partsEnd } : {}),
     };
   }
 }
@@ -739,6 +767,13 @@ export class NetBuilder {
 /** The names the classifier head (the net's last linear) and what comes before any named part go by among a net's parts. */
 export const HEAD_PART = '(head)';
 export const BODY_PART = '(body)';
+/** The end of the net (LayerNetSpec.partsEnd). */
+export const END_PART = '(end)';
+/**
+ * A boundary inside a net that is no submodule of the library model: the pooling its forward() does functionally
+ * (torchvision's MobileNetV2 and DenseNet pool after `features` with no module of their own).
+ */
+export const POOL_PART = '(pool)';
 
 /**
  * The net with its parts before `trainableFrom` frozen (requires_grad off) and fed by the data, which has no

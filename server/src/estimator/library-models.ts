@@ -35,6 +35,13 @@ export interface LibraryBackbone {
   features: number;
   /** `global_pool=""`: forward returns the feature map, not pooled features. */
   unpooled: boolean;
+  /**
+   * timm's `features_only=True`: forward returns a list of feature maps, the outputs of these parts (shallowest
+   * first, as `out_indices` picks them), and the model holds only the parts up to the last of them.
+   */
+  featureParts?: string[];
+  /** Where the script named the model by timm (its submodules then go by timm's names: `act1`, `global_pool`). */
+  timm: boolean;
   build: (imageSize: number) => LayerNetSpec;
 }
 
@@ -48,8 +55,173 @@ export function libraryBackbone(made: CallResultValue): LibraryBackbone | undefi
   let classes = typeof given === 'number' ? given : found.vision.segmentation ? 21 : 1000;
   // `backbone.fc = nn.Identity()`: the head is gone, forward returns the pooled features.
   if (CLASSIFIER.some((name) => { const head = made.attrs?.get(name); return head?.kind === 'layer' && head.type === 'Identity'; })) classes = 0;
-  const build = (imageSize: number): LayerNetSpec => found.vision.build(imageSize, classes) as LayerNetSpec;
-  return { name: found.name, classes, features, unpooled: plain(made.kwargs.get('global_pool')) === '', build };
+  const dilation = booleans(made.kwargs.get('replace_stride_with_dilation'));
+  // Dilation changes every later feature map's size: given but not determined, the model's activations are not known.
+  if (made.kwargs.has('replace_stride_with_dilation') && !dilation && made.kwargs.get('replace_stride_with_dilation')?.kind !== 'none') return undefined;
+  const options = dilation ? { dilation } : {};
+  const build = (imageSize: number): LayerNetSpec => found.vision.build(imageSize, classes, options) as LayerNetSpec;
+  const featureParts = made.kwargs.get('features_only')?.kind === 'bool' && (made.kwargs.get('features_only') as { value: boolean }).value
+    ? selectedFeatures(found.vision.features, made.kwargs.get('out_indices')) : undefined;
+  if (made.kwargs.has('features_only') && !featureParts && plain(made.kwargs.get('features_only')) !== undefined) return undefined;
+  return { name: found.name, classes, features, unpooled: plain(made.kwargs.get('global_pool')) === '', build, timm: found.source === 'timm',
+    ...(featureParts ? { featureParts } : {}) };
+}
+
+/** The feature parts `out_indices` picks (all of them where absent); undefined where it names one the net lacks. */
+function selectedFeatures(all: string[] | undefined, indices: Value | undefined): string[] | undefined {
+  if (!all) return undefined;
+  if (!indices || indices.kind === 'none') return all;
+  const picked = indices.kind === 'list' ? indices.items.map((item) => (item.kind === 'number' ? all.at(item.value) : undefined)) : [];
+  return picked.length > 0 && picked.every((name): name is string => name !== undefined) ? picked : undefined;
+}
+
+/** A list of booleans (`replace_stride_with_dilation=[False, True, True]`). */
+function booleans(value: Value | undefined): boolean[] | undefined {
+  if (value?.kind !== 'list') return undefined;
+  const flags = value.items.map((item) => (item.kind === 'bool' ? item.value : undefined));
+  return flags.every((flag): flag is boolean => flag !== undefined) ? flags : undefined;
+}
+
+/** timm's names for the ResNet submodules torchvision names otherwise (the catalog's parts go by torchvision's). */
+const TIMM_NAMES: Record<string, string> = { relu: 'act1', avgpool: 'global_pool' };
+const FROM_TIMM_NAMES: Record<string, string> = Object.fromEntries(Object.entries(TIMM_NAMES).map(([a, b]) => [b, a]));
+
+/**
+ * Part indices of the net that a submodule path of a library vision model covers, contiguous (`layer3`; `fc` with
+ * the classifier head in it; `features.3`): undefined where the path names no part (a block inside a stage).
+ */
+function coveredParts(backbone: LibraryBackbone, spec: LayerNetSpec, path: string): number[] | undefined {
+  const first = path.split('.')[0]!;
+  const named = [FROM_TIMM_NAMES[first] ?? first, ...path.split('.').slice(1)].join('.');
+  const parts = spec.parts ?? [];
+  // A features_only model as a whole: its parts up to its last feature map.
+  const lastFeature = backbone.featureParts?.[backbone.featureParts.length - 1];
+  const upTo = lastFeature !== undefined ? partsNamed(parts, lastFeature) : undefined;
+  const covered = path !== '' ? partsNamed(parts, named) : upTo ? parts.map((_part, i) => i).slice(0, upTo[upTo.length - 1]! + 1) : undefined;
+  if (!covered || covered.some((index, i) => i > 0 && index !== covered[i - 1]! + 1)) return undefined;
+  // A features_only model holds nothing after its last feature map.
+  const last = backbone.featureParts ? partsNamed(spec.parts ?? [], backbone.featureParts[backbone.featureParts.length - 1]!) : undefined;
+  if (last && covered[0]! > last[last.length - 1]!) return undefined;
+  return covered;
+}
+
+/** The children `children()` yields of a library vision model's submodule (`''`: of the model), by their paths. */
+export function libraryChildren(made: CallResultValue, path: string): string[] | undefined {
+  const backbone = libraryBackbone(made);
+  const spec = backbone?.build(224);
+  if (!backbone || !spec?.parts || backbone.featureParts) return undefined;
+  const prefix = path === '' ? '' : `${path}.`;
+  const children: string[] = [];
+  for (const part of spec.parts) {
+    if (part.name.startsWith('(') || !part.name.startsWith(prefix)) continue;
+    const child = `${prefix}${part.name.slice(prefix.length).split('.')[0]!}`;
+    const named = backbone.timm && path === '' ? TIMM_NAMES[child] ?? child : child;
+    if (children[children.length - 1] !== named) children.push(named);
+  }
+  // A submodule the catalog builds as one piece (`features` of a net that names no block in it): its children are not known.
+  return children.length > 0 && !(path !== '' && children.length === 1 && children[0] === path) ? children : undefined;
+}
+
+/** timm's `feature_info` of a features_only model: each feature map's channels and reduction (stride). */
+export function libraryFeatureInfo(made: CallResultValue): { channels: number[]; reductions: number[] } | undefined {
+  const backbone = libraryBackbone(made);
+  const spec = backbone?.build(224);
+  if (!backbone?.featureParts || !spec) return undefined;
+  const outputs = backbone.featureParts.map((name) => partOutputDims(spec, partsNamed(spec.parts ?? [], name)));
+  if (outputs.some((dims) => dims?.length !== 3)) return undefined;
+  return { channels: outputs.map((dims) => dims![0]!), reductions: outputs.map((dims) => Math.round(224 / dims![1]!)) };
+}
+
+/** The tensor the last of `covered` parts makes, per sample. */
+function partOutputDims(spec: LayerNetSpec, covered: number[] | undefined): number[] | undefined {
+  if (!covered || covered.length === 0) return undefined;
+  return partAt(spec, covered[covered.length - 1]! + 1)?.inputDims;
+}
+
+/** The running totals where part `index` starts; past the last part, where the net ends. */
+function partAt(spec: LayerNetSpec, index: number): LayerPart | undefined {
+  return index < (spec.parts?.length ?? 0) ? spec.parts![index] : spec.partsEnd;
+}
+
+/**
+ * Submodules of a library vision model a script's module holds and calls (`self.layer3 = resnet.layer3`,
+ * `nn.Sequential(*list(resnet.children())[:-2])`): what the catalog's build of the model says of those parts.
+ */
+export interface LibraryPart {
+  /** As the script reads it (`resnet50.layer3`). */
+  label: string;
+  model: CallResultValue;
+  /** Its dotted path in the model; `''`: a features_only model's feature extractor, the model itself. */
+  path: string;
+  /** The net's part indices it covers (see coveredParts). */
+  covered: number[];
+  parameters: number;
+}
+
+export function libraryPart(made: CallResultValue, path: string): LibraryPart | undefined {
+  const backbone = libraryBackbone(made);
+  const spec = backbone?.build(224);
+  const covered = backbone && spec ? coveredParts(backbone, spec, path) : undefined;
+  if (!covered || !spec) return undefined;
+  const start = partAt(spec, covered[0]!)!;
+  const end = partAt(spec, covered[covered.length - 1]! + 1)!;
+  return { label: `${made.path.slice(made.path.lastIndexOf('.') + 1)}.${path}`, model: made, path, covered, parameters: end.parametersBefore - start.parametersBefore };
+}
+
+/** Parameters of a library model's parts by index (each counted once), as the catalog builds the model. */
+export function libraryPartsParameters(made: CallResultValue, covered: readonly number[]): number {
+  const spec = libraryBackbone(made)?.build(224);
+  if (!spec) return 0;
+  return [...new Set(covered)].reduce((sum, i) => sum + partAt(spec, i + 1)!.parametersBefore - partAt(spec, i)!.parametersBefore, 0);
+}
+
+/** What running a library part on one sample keeps and makes (see ForwardTrace.libraryPart). */
+export interface LibraryPartRun {
+  savedElements: number;
+  fixedBytes: number;
+  largestElements: number;
+  hasConvolution: boolean;
+  /** The part's own first layers keep the tensor it reads: kept once, as that tensor (not among savedElements). */
+  keepsInput: boolean;
+  /** A layer of the part keeps the tensor it makes (a block's output the next block reads): kept as that tensor. */
+  keepsOutput: boolean;
+  outputDims: number[];
+  /** The part makes no tensor of its own (an in-place ReLU): it returns the tensor it reads. */
+  returnsInput: boolean;
+  /** A features_only model's feature maps, per sample (the last is outputDims). */
+  featureDims?: number[][];
+}
+
+/**
+ * A library part run on a tensor of `inputDims` (one sample): the model rebuilt at the image size that gives the
+ * part that input (a part after a stride-4 stem, given 56 x 56 maps, runs as in a 224-pixel model). Undefined where
+ * the tensor is not what the part reads (other channels, another rank).
+ */
+export function runLibraryPart(part: LibraryPart, inputDims: number[]): LibraryPartRun | undefined {
+  const backbone = libraryBackbone(part.model);
+  const probe = backbone?.build(224);
+  const expected = probe ? partAt(probe, part.covered[0]!)?.inputDims : undefined;
+  if (!backbone || !expected || expected.length !== inputDims.length || expected[0] !== inputDims[0]) return undefined;
+  const size = expected.length === 3 ? Math.max(1, Math.round((inputDims[1]! * 224) / expected[1]!)) : 224;
+  const spec = size === 224 ? probe! : backbone.build(size);
+  const start = partAt(spec, part.covered[0]!)!;
+  const end = partAt(spec, part.covered[part.covered.length - 1]! + 1)!;
+  // The tensors the part reads and makes are kept as themselves (once, whichever layer of the script also keeps them).
+  const inputKeptInside = start.keepsInput && !start.inputCounted ? start.inputElements : 0;
+  const returnsInput = part.covered.every((i) => spec.parts![i]!.returnsInput === true);
+  const outputKeptInside = end.inputCounted && !returnsInput ? end.inputElements : 0;
+  return {
+    savedElements: Math.max(0, end.savedBefore - start.savedBefore - inputKeptInside - outputKeptInside),
+    fixedBytes: end.fixedBytesBefore - start.fixedBytesBefore,
+    largestElements: start.largestFrom,
+    hasConvolution: start.convolutionsFrom > end.convolutionsFrom,
+    keepsInput: start.keepsInput,
+    keepsOutput: end.inputCounted,
+    returnsInput,
+    outputDims: end.inputDims,
+    ...(backbone.featureParts && part.covered[0] === 0
+      ? { featureDims: backbone.featureParts.map((name) => partOutputDims(spec, partsNamed(spec.parts ?? [], name)) ?? end.inputDims) } : {}),
+  };
 }
 
 /** A requires_grad call on a library model or one of its submodules, or a submodule the script replaced (interpreter). */
@@ -63,7 +235,7 @@ export interface LibraryFreeze {
 const HEAD_ATTRIBUTE = /^(fc|classifier|head|heads|last_linear)$/;
 
 /** The parts of a layer net a submodule path names (see LayerNetSpec.parts); undefined where it names none. */
-function partsNamed(parts: readonly LayerPart[], path: string): number[] | undefined {
+export function partsNamed(parts: readonly LayerPart[], path: string): number[] | undefined {
   if (path === '') return parts.map((_part, i) => i);
   const covered: number[] = [];
   parts.forEach((part, i) => {

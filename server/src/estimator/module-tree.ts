@@ -2,14 +2,14 @@
 // it: its submodules in registration order, with every constructor argument evaluated, through helper functions,
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
-import { libraryBackbone } from './library-models';
-import type { How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
+import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, type LibraryPart } from './library-models';
+import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
 import { drawnRange, isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
-import { ForwardTrace } from './forward-trace';
+import { ForwardTrace, type TracedLibraries } from './forward-trace';
 import { sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
@@ -28,10 +28,15 @@ export interface CustomModuleInfo {
   /** torch.nn layer types the estimator does not model (their parameters and activations are not counted). */
   unknownLayers: string[];
   /**
-   * Parts of a library model the module holds as its own submodules (`self.layer1 = resnet.layer1`): the catalog
-   * sizes library models whole, not their parts, so the module's size is not known. Named as the script reads them.
+   * Parts of a library model the module holds as its own submodules that the catalog cannot size (a block inside a
+   * stage, `resnet.layer3[0]`), so the module's size is not known. Named as the script reads them.
    */
   libraryParts?: string[];
+  /**
+   * Lines of containers whose contents the program model could not evaluate (`nn.Sequential(*blocks)` of a list it
+   * does not know): layers of unknown size, so the module's size is not known.
+   */
+  undeterminedContainers?: number[];
   /** A layer given a size that is no number the script determines (`nn.Linear(512, settings.WIDTH)`, unread). */
   undeterminedSize?: string;
   /** Parameters of the layers the script froze (requires_grad_(False)), as the program model ran it. */
@@ -845,23 +850,81 @@ function withUndeterminedSize(list: readonly Leaf[]): Pick<CustomModuleInfo, 'un
   return {};
 }
 
-/** See CustomModuleInfo.libraryParts: the parts of library models a module (or its submodules) holds. */
-function withLibraryParts(root: Module): Pick<CustomModuleInfo, 'libraryParts'> {
-  const parts: string[] = [];
+/**
+ * The library vision models a module (or its submodules) holds, whole (`self.encoder = timm.create_model(...)`) or
+ * in parts (`self.layer3 = resnet.layer3`, `nn.Sequential(*list(resnet.children())[:-2])`), and what of it cannot
+ * be sized (see CustomModuleInfo.libraryParts and undeterminedContainers).
+ */
+interface LibraryHoldings {
+  /** Parameters of what is held, each model's parts counted once however often they are held. */
+  parameters: number;
+  /** Of those, the ones the script froze (requires_grad off). */
+  frozenParameters: number;
+  /** Whether it holds any library vision model or part of one (the module then takes images). */
+  holdsAny: boolean;
+  /** Whether it holds parts of one (not only whole models, which the catalog sizes as themselves). */
+  holdsParts: boolean;
+  unsized: string[];
+  undetermined: number[];
+}
+
+/** A submodule of a library vision model, as the program model holds it: the model and the dotted path. */
+function librarySubmodule(value: Value): { model: CallResultValue; path: string } | undefined {
+  if (value.kind === 'method' && value.receiver.kind === 'call') return { model: value.receiver, path: value.name };
+  const model = value.kind === 'object' && value.role === 'library-module' ? value.attrs.get('model') : undefined;
+  return model?.kind === 'call' && value.kind === 'object' ? { model, path: value.typeName } : undefined;
+}
+
+/** Whether the script's requires_grad calls, in order, leave a library model's submodule frozen. */
+function libraryPathFrozen(program: ProgramModel | undefined, model: CallResultValue, path: string): boolean {
+  let frozen = false;
+  for (const f of program?.libraryFreezes ?? []) {
+    if (f.model === model && !f.replaced && (f.path === '' || f.path === path || path.startsWith(`${f.path}.`))) frozen = f.frozen;
+  }
+  return frozen;
+}
+
+function libraryHoldings(root: Module, program: ProgramModel | undefined): LibraryHoldings {
+  const held = new Map<CallResultValue, Array<{ part: LibraryPart | 'whole'; frozen: boolean }>>();
+  const unsized: string[] = [];
+  const undetermined: number[] = [];
   const seen = new Set<Value>();
+  const hold = (model: CallResultValue, part: LibraryPart | 'whole', frozen: boolean): void => {
+    held.set(model, [...(held.get(model) ?? []), { part, frozen }]);
+  };
   const visit = (value: Value, depth: number): void => {
-    if (depth > 12 || seen.has(value) || parts.length >= 4) return;
+    if (depth > 12 || seen.has(value)) return;
     seen.add(value);
-    if (value.kind === 'method' && value.receiver.kind === 'call' && libraryBackbone(value.receiver) !== undefined) {
-      parts.push(`${value.receiver.path.slice(value.receiver.path.lastIndexOf('.') + 1)}.${value.name}`);
+    const submodule = librarySubmodule(value);
+    if (value.kind === 'call' && libraryBackbone(value)) {
+      hold(value, libraryPart(value, '') ?? 'whole', libraryPathFrozen(program, value, ''));
+    } else if (submodule && libraryVisionCall(submodule.model)) {
+      const part = libraryBackbone(submodule.model) ? libraryPart(submodule.model, submodule.path) : undefined;
+      if (part) hold(submodule.model, part, libraryPathFrozen(program, submodule.model, submodule.path));
+      else if (unsized.length < 4) unsized.push(`${submodule.model.path.slice(submodule.model.path.lastIndexOf('.') + 1)}.${submodule.path}`);
     } else if (value.kind === 'layer') {
+      const container = value.type === 'Sequential' || value.type === 'ModuleList' || value.type === 'ModuleDict';
+      if (container && value.children.some((child) => child.kind === 'unknown')) undetermined.push(value.line);
       for (const child of [...value.children, ...(value.named?.values() ?? [])]) visit(child, depth + 1);
     } else if (value.kind === 'object' && value.role === 'instance' && value.cls && isModuleClass(value.cls)) {
       for (const child of value.attrs.values()) visit(child, depth + 1);
     }
   };
   visit(root, 0);
-  return parts.length > 0 ? { libraryParts: parts } : {};
+  let parameters = 0;
+  let frozenParameters = 0;
+  for (const [model, parts] of held) {
+    // Held whole (or whole as well as in parts): the model's parameters, once.
+    const whole = parts.find((p) => p.part === 'whole');
+    const count = whole ? libraryBackbone(model)!.build(224).parameters
+      : libraryPartsParameters(model, parts.flatMap((p) => (p.part === 'whole' ? [] : p.part.covered)));
+    parameters += count;
+    if (whole ? whole.frozen : parts.every((p) => p.frozen)) frozenParameters += count;
+    else if (!whole) frozenParameters += libraryPartsParameters(model, parts.flatMap((p) => (p.frozen && p.part !== 'whole' ? p.part.covered : [])));
+  }
+  // A features_only model held as itself (path '') is a whole model too.
+  const holdsParts = [...held.values()].some((parts) => parts.some((p) => p.part !== 'whole' && p.part.path !== ''));
+  return { parameters, frozenParameters, holdsAny: held.size > 0, holdsParts, unsized, undetermined };
 }
 
 /** Whether a module (or a submodule, a few levels down) holds a library vision model the catalog knows. */
@@ -890,9 +953,18 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   const plan = checkpointPlan(root);
   const blocks = new Set<Module>(plan?.modules ?? []);
   const { leaves: list, unknown } = leaves(root, blocks);
-  if (list.length === 0) return undefined;
-  // A module holding a library vision backbone (`self.encoder = timm.create_model(...)`) takes images.
-  const first: ReturnType<typeof firstShape> = holdsBackbone(root) ? { kind: 'image', channels: 3 } : firstShape(list);
+  const library = libraryHoldings(root, program);
+  // A module of nothing but a whole library model is that model (the catalog's own sizing of it applies).
+  if (list.length === 0 && !library.holdsParts) return undefined;
+  // A module holding a library vision backbone (`self.encoder = timm.create_model(...)`) or parts of one takes images.
+  const first: ReturnType<typeof firstShape> = holdsBackbone(root) || library.holdsAny ? { kind: 'image', channels: 3 } : firstShape(list);
+  const libraries: TracedLibraries = {
+    backbone: libraryBackbone,
+    part: (model, path) => {
+      const part = libraryPart(model, path);
+      return part ? { part, trainable: !libraryPathFrozen(program, model, path) } : undefined;
+    },
+  };
   // The training step's call (the one with the most arguments: `model(x, targets)`) decides which path of
   // forward() runs; its other arguments are given tensors of the input's shape.
   const sites = program?.moduleCalls.get(root) ?? [];
@@ -926,10 +998,11 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     if (open !== undefined) net.endBlock();
     // Parameters come from each layer's own arguments, never from shapes the walk inferred.
     const counted = list.map(({ layer }) => layerParameters(layer));
+    // Library models and their parts are no layers of the walk: their parameters come from the catalog.
     const spec = {
       ...net.build(first.kind !== 'vector'),
-      parameters: counted.reduce((sum, c) => sum + c.total, 0),
-      castParameters: counted.reduce((sum, c) => sum + c.cast, 0),
+      parameters: counted.reduce((sum, c) => sum + c.total, 0) + library.parameters,
+      castParameters: counted.reduce((sum, c) => sum + c.cast, 0) + library.parameters,
       checkpointSegments: plan?.kind === 'segments',
       ...sparseGradients(list.map(({ layer }) => layer)),
     };
@@ -961,7 +1034,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
      * the input's shape), or for target tokens their own length.
      */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
-      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraryBackbone);
+      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries);
       attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
       const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
       const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], attempt)
@@ -1019,9 +1092,6 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,
-      // A library backbone forward calls (`self.encoder = timm.create_model(...)`) is no layer of the walk.
-      parameters: spec.parameters + trace.libraryParameters,
-      castParameters: spec.castParameters + trace.libraryParameters,
       savedElementsPerSample: trace.savedElements,
       autocastSavedBytesPerSample: trace.autocastSavedBytes,
       backwardPeakElementsPerSample: trace.backwardPeak,
@@ -1055,7 +1125,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     if (!spec) built.set(key, (spec = build(size, targetLen)));
     return spec;
   };
-  const frozenParameters = program ? list.filter(({ layer }) => program.frozen.has(layer)).reduce((sum, { layer }) => sum + layerParameters(layer).total, 0) : 0;
+  const frozenParameters = (program ? list.filter(({ layer }) => program.frozen.has(layer)).reduce((sum, { layer }) => sum + layerParameters(layer).total, 0) : 0) +
+    library.frozenParameters;
   // The step's call first (the one with the most arguments, as the trace takes it: `act(obs, actions)` in the
   // update, not `act(obs)` collecting a rollout).
   const inputShape = [...(program?.moduleCalls.get(root) ?? [])].sort((a, b) => b.length - a.length)
@@ -1067,7 +1138,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   return {
     ...(foldedInput ? { foldedInput } : {}),
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
-    ...withLibraryParts(root), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
+    ...(library.unsized.length > 0 ? { libraryParts: library.unsized } : {}),
+    ...(library.undetermined.length > 0 ? { undeterminedContainers: library.undetermined } : {}), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
     freezesInTurn: program?.freezesInTurn(root) ?? false,
   };
 }
@@ -1130,6 +1202,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),
     ...(folded ? { foldedInput: { ...folded, rowsPerSample: models.flatMap((m) => m.foldedInput?.rowsPerSample ?? []) } } : {}),
     ...(models.some((m) => m.libraryParts) ? { libraryParts: models.flatMap((m) => m.libraryParts ?? []) } : {}),
+    ...(models.some((m) => m.undeterminedContainers) ? { undeterminedContainers: models.flatMap((m) => m.undeterminedContainers ?? []) } : {}),
     frozenParameters: models.reduce((sum, m) => sum + m.frozenParameters, 0),
     freezesInTurn: models.some((m) => m.freezesInTurn),
   };

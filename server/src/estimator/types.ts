@@ -133,7 +133,13 @@ export interface LayerPart {
   convolutionsFrom: number;
   /** The tensor it reads, and whether a layer before it already counted that tensor as kept. */
   inputElements: number;
+  /** The tensor it reads, per sample: (C, H, W) of an image, (features) of a vector. */
+  inputDims: number[];
   inputCounted: boolean;
+  /** Whether the part's own layers keep the tensor it reads (its first convolution or BatchNorm does). */
+  keepsInput: boolean;
+  /** The part makes no tensor of its own (an in-place ReLU): what it returns is what it reads. */
+  returnsInput?: boolean;
   /** The largest tensor the ops from the part on make. */
   largestFrom: number;
 }
@@ -235,6 +241,8 @@ export interface LayerNetSpec {
   sparseGradientParameters?: number;
   /** Named top-level submodules in forward order, the classifier head last (library vision models). */
   parts?: LayerPart[];
+  /** The running totals and the tensor where the last part ends (before the loss's read of the output): see parts. */
+  partsEnd?: LayerPart;
   /**
    * The parts before the first trainable one are frozen and record nothing: while they run, this many elements an
    * image are alive as in a no-grad forward (what forward keeps after them is savedElementsPerSample).

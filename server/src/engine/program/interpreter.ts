@@ -112,6 +112,13 @@ export interface ProgramOptions {
    * `num_features`), where the caller's catalog knows the model.
    */
   libraryFeatureWidth?: (model: CallResultValue) => number | undefined;
+  /**
+   * The paths of the direct children of a library vision model's submodule (`''`: the model itself), in the order
+   * `children()` yields them, where the caller's catalog knows the model's layout.
+   */
+  libraryChildren?: (model: CallResultValue, path: string) => string[] | undefined;
+  /** timm's `feature_info` of a `features_only=True` model: each returned map's channels and reduction. */
+  libraryFeatureInfo?: (model: CallResultValue) => { channels: number[]; reductions: number[] } | undefined;
 }
 
 export class ProgramModel {
@@ -228,6 +235,9 @@ export class ProgramModel {
   }
 
   private freeze(module: Value, frozen: boolean, depth = 0): void {
+    // A submodule of a library model held in the script's module (`nn.Sequential(*list(resnet.children())[:-2])`).
+    const library = depth > 0 ? librarySubmodulePath(module.kind === 'method' ? librarySubmodule(module) ?? module : module) : undefined;
+    if (library) this.libraryFreezes.push({ model: library.model, path: library.path, frozen });
     if (depth > 24 || (module.kind !== 'layer' && !(module.kind === 'object' && module.role === 'instance'))) return;
     if (frozen) this.frozen.add(module);
     else this.frozen.delete(module);
@@ -968,7 +978,8 @@ export class ProgramModel {
       case 'expression_list': {
         const items: Value[] = [];
         for (const child of node.namedChildren) {
-          if (!child) continue;
+          // A comment between the items is no item.
+          if (!child || child.type === 'comment') continue;
           if (child.type === 'list_splat') {
             const spread = iterationItems(this.evalExpr(child.namedChildren[0], scope));
             if (spread) items.push(...spread);
@@ -1608,6 +1619,11 @@ export class ProgramModel {
         }
         return this.tracer?.libraryModel?.(callee, 'forward', args) ?? UNKNOWN;
       case 'object':
+        // A submodule of a library model the script holds (`list(resnet.children())[4]`), run on a tensor.
+        if (callee.role === 'library-module' && this.tracer?.libraryPart) {
+          const model = callee.attrs.get('model');
+          return (model?.kind === 'call' ? this.tracer.libraryPart(model, callee.typeName, args) : undefined) ?? UNKNOWN;
+        }
         if (callee.cls && callee.role === 'instance') {
           const module = isModuleClass(callee.cls);
           const order = module ? methodResolutionOrder(callee.cls) : undefined;
@@ -1761,7 +1777,8 @@ export class ProgramModel {
       const type = layer[1]!;
       const value: LayerValue = { kind: 'layer', type, args, kwargs, children: [], line };
       if (type === 'Sequential' || type === 'ModuleList') {
-        value.children = type === 'Sequential' ? args : iterationItems(args[0] ?? { kind: 'list', items: [], tuple: false }) ?? [];
+        // A ModuleList of something the program model cannot iterate holds modules it does not know (never none).
+        value.children = type === 'Sequential' ? args : iterationItems(args[0] ?? { kind: 'list', items: [], tuple: false }) ?? [UNKNOWN];
         if (type === 'Sequential' && args.length === 1 && args[0]?.kind === 'call' && /OrderedDict$/.test(args[0].path)) {
           value.children = orderedDictValues(args[0]);
         }
@@ -2012,8 +2029,37 @@ export class ProgramModel {
   }
 
   /** Methods on values: list/dict/str methods, argparse, nn.Module registration, `.to()`-style chains. */
+  /**
+   * A method of a library vision model or of one of its submodules that the caller's catalog answers: `children()`
+   * (its submodules, which a script slices into an nn.Sequential), timm's `feature_info.channels()` /
+   * `.reduction()`, and, while forward is traced, a submodule called on a tensor (`resnet.layer3(x)`).
+   */
+  private libraryModuleMethod(receiver: Value, method: string, args: Value[]): Value | undefined {
+    const at = librarySubmodulePath(receiver);
+    if (!at) return undefined;
+    const submodule = (path: string): ObjectValue => ({ kind: 'object', role: 'library-module', typeName: path, attrs: new Map([['model', at.model]]), line: at.model.line });
+    if (method === 'children' || method === 'named_children') {
+      const paths = this.options.libraryChildren?.(at.model, at.path);
+      if (!paths) return undefined;
+      const items = paths.map((path): Value => (method === 'children' ? submodule(path)
+        : { kind: 'list', items: [{ kind: 'string', value: path.slice(path.lastIndexOf('.') + 1) }, submodule(path)], tuple: true }));
+      return { kind: 'list', items, tuple: false };
+    }
+    if (at.path === 'feature_info' && (method === 'channels' || method === 'reduction')) {
+      const info = this.options.libraryFeatureInfo?.(at.model);
+      if (!info) return undefined;
+      return { kind: 'list', items: (method === 'channels' ? info.channels : info.reductions).map((value): Value => ({ kind: 'number', value })), tuple: false };
+    }
+    if (this.tracer?.libraryPart && (at.path !== '' || !/^(forward|forward_features)$/.test(method))) {
+      return this.tracer.libraryPart(at.model, at.path === '' ? method : `${at.path}.${method}`, args);
+    }
+    return undefined;
+  }
+
   private callMethod(receiver: Value, method: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
     if (receiver.kind === 'tensor') return this.tracer ? this.tracer.method(receiver, method, args, kwargs) : UNKNOWN;
+    const library = this.libraryModuleMethod(receiver, method, args);
+    if (library) return library;
     if (method === 'register_buffer' && receiver.kind === 'object' && receiver.role === 'instance') {
       const name = stringOf(args[0] ?? kwargs.get('name'));
       const tensor = args[1] ?? kwargs.get('tensor');
@@ -2746,6 +2792,13 @@ function readFromSettings(value: Value, line: number, depth: number): Value {
 const TRANSFORMERS_MODEL_CLASS = /^transformers\.(\w+\.)*[A-Z]\w*(Model|LMHeadModel|For[A-Z]\w*)$/;
 /** Classes of transformers whose names read like a model's but are not (`DataCollatorForLanguageModeling`). */
 const NOT_A_TRANSFORMERS_MODEL = /(DataCollator|Tokenizer|Processor|Config|FeatureExtractor|Trainer|Arguments|Pipeline)\w*$/;
+
+/** A library model and the dotted path of one of its submodules (`''`: the model itself). */
+function librarySubmodulePath(value: Value): { model: CallResultValue; path: string } | undefined {
+  if (value.kind === 'call' && isLibraryOrVisionModelCall(value)) return { model: value, path: '' };
+  const model = value.kind === 'object' && value.role === 'library-module' ? value.attrs.get('model') : undefined;
+  return model?.kind === 'call' && value.kind === 'object' ? { model, path: value.typeName } : undefined;
+}
 
 /** `model.bert` (read as a method of a library model, or of one of its submodules) as the submodule it names. */
 function librarySubmodule(value: Extract<Value, { kind: 'method' }>): ObjectValue | undefined {

@@ -384,6 +384,11 @@ export interface TensorTracer {
    * (`self.encoder(x)`, `self.encoder.forward_features(x)`): its output, undefined where the tracer does not know it.
    */
   libraryModel?(model: CallResultValue, method: string, args: Value[]): Value | undefined;
+  /**
+   * A submodule of a library model (`resnet.layer3`, one of `resnet.children()`) called on a tensor, by its dotted
+   * path in the model: its output, undefined where the tracer does not know the submodule.
+   */
+  libraryPart?(model: CallResultValue, path: string, args: Value[]): Value | undefined;
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void;
   exitModule(module: ObjectValue | LayerValue): void;
 }

@@ -1,6 +1,6 @@
 // torchvision / timm image models, built layer by layer so that parameters and what backward keeps per image
 // follow from the architecture at any input size (the figures are derived, not tabulated).
-import { NetBuilder, type BranchPoint } from '../layers';
+import { NetBuilder, POOL_PART, type BranchPoint } from '../layers';
 import { makeSpec } from './models';
 import type { LayerNetSpec, TransformerSpec } from '../types';
 
@@ -9,14 +9,17 @@ import type { LayerNetSpec, TransformerSpec } from '../types';
  * convolutions (wide_resnet50_2: 2); `groups`: ResNeXt's grouped 3x3 convolutions, whose bottleneck width is
  * planes x widthFactor x groups (resnext50_32x4d: 32 groups, 4/64 each). `dilated`: stages 3 and 4 trade their
  * stride for dilation (replace_stride_with_dilation=[False, True, True], the segmentation models' output stride 8):
- * the features stay at 1/8 of the input. `squeezeExcite`: timm's SE-ResNet / SE-ResNeXt, a squeeze-and-excitation
+ * the features stay at 1/8 of the input; a list gives each of stages 2..4 its own choice, as torchvision's
+ * `replace_stride_with_dilation` does. `squeezeExcite`: timm's SE-ResNet / SE-ResNeXt, a squeeze-and-excitation
  * module on each bottleneck's output (before the residual add), squeezed to 1/16 of its channels rounded to a
  * multiple of 8 (timm's SEModule). Returns the third stage's output, which an auxiliary head reads; `stageOutputs`
  * collects every stage's (a detector's FPN reads them).
  */
-export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated = false, squeezeExcite = false,
-  stageOutputs?: BranchPoint[]): BranchPoint | undefined {
-  net.part('conv1').conv(64, 7, 2, 1, false, 3).part('bn1').batchNorm().relu().maxPool(3, 2, 1);
+export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated: boolean | readonly boolean[] = false,
+  squeezeExcite = false, stageOutputs?: BranchPoint[]): BranchPoint | undefined {
+  // Each of torchvision's top-level children is a part, so that a script's slice of them is sized (see library-models).
+  net.part('conv1').conv(64, 7, 2, 1, false, 3).part('bn1').batchNorm().part('relu').relu().part('maxpool').maxPool(3, 2, 1);
+  const dilatedStage = (stage: number): boolean => (typeof dilated === 'boolean' ? dilated && stage >= 2 : dilated[stage - 1] === true);
   const widths = [64, 128, 256, 512];
   let inChannels = 64;
   let third: BranchPoint | undefined;
@@ -24,7 +27,7 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
     net.part(`layer${stage + 1}`);
     net.beginStage();
     for (let b = 0; b < count; b++) {
-      const stride = stage > 0 && b === 0 && !(dilated && stage >= 2) ? 2 : 1;
+      const stride = stage > 0 && b === 0 && !dilatedStage(stage) ? 2 : 1;
       const width = Math.floor(widths[stage]! * widthFactor) * groups;
       const out = bottleneck ? widths[stage]! * 4 : width;
       const needsDownsample = b === 0 && (stride !== 1 || inChannels !== out);
@@ -55,10 +58,11 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
   return third;
 }
 
-function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false): LayerNetSpec {
+function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
+  options: VisionOptions = {}): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  resnetStages(net, blocks, bottleneck, widthFactor, groups, false, squeezeExcite);
-  net.globalPool().part('fc').linear(numClasses);
+  resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite);
+  net.part('avgpool').globalPool().part('fc').linear(numClasses);
   return net.build(true);
 }
 
@@ -79,7 +83,7 @@ function mobilenetV2(imageSize: number, numClasses: number): LayerNetSpec {
       inC = out;
     }
   }
-  net.conv(1280, 1, 1, 1, false, 0).batchNorm().relu6().globalPool().part('classifier').dropout(0.2).linear(numClasses);
+  net.conv(1280, 1, 1, 1, false, 0).batchNorm().relu6().part(POOL_PART).globalPool().part('classifier').dropout(0.2).linear(numClasses);
   return net.build(true);
 }
 
@@ -115,7 +119,7 @@ function efficientnet(width: number, depth: number): (imageSize: number, numClas
       }
       net.endStage();
     }
-    net.conv(4 * makeDivisible(320 * width), 1, 1, 1, false, 0).batchNorm().activation().globalPool().part('classifier').dropout(0.2).linear(numClasses);
+    net.conv(4 * makeDivisible(320 * width), 1, 1, 1, false, 0).batchNorm().activation().part('avgpool').globalPool().part('classifier').dropout(0.2).linear(numClasses);
     return net.build(true);
   };
 }
@@ -178,7 +182,7 @@ function vgg(config: Array<number | 'M'>, batchNorm: boolean): (imageSize: numbe
       if (batchNorm) net.batchNorm();
       net.relu();
     }
-    net.adaptiveAvgPool(7).part('classifier').linear(4096).relu().dropout(0.5).linear(4096).relu().dropout(0.5).linear(numClasses);
+    net.part('avgpool').adaptiveAvgPool(7).part('classifier').linear(4096).relu().dropout(0.5).linear(4096).relu().dropout(0.5).linear(numClasses);
     return net.build(true);
   };
 }
@@ -228,7 +232,7 @@ function mobilenetV3(blocks: V3Block[], lastChannel: number): (imageSize: number
   return (imageSize, numClasses) => {
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
     mobilenetV3Features(net.part('features'), blocks);
-    net.globalPool().part('classifier').linear(lastChannel).activation().dropout(0.2).linear(numClasses);
+    net.part('avgpool').globalPool().part('classifier').linear(lastChannel).activation().dropout(0.2).linear(numClasses);
     return net.build(true);
   };
 }
@@ -280,7 +284,7 @@ function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: numb
         channels = Math.floor(channels / 2);
       }
     });
-    net.batchNorm(channels).relu(false).globalPool().part('classifier').linear(numClasses);
+    net.batchNorm(channels).part(POOL_PART).relu(false).globalPool().part('classifier').linear(numClasses);
     return net.build(true);
   };
 }
@@ -635,7 +639,7 @@ function convnext(depths: number[], dims: number[]): (imageSize: number, numClas
         net.endBlock();
       }
     });
-    net.globalPool().part('classifier').layerNorm(dims[dims.length - 1]).linear(numClasses);
+    net.part('avgpool').globalPool().part('classifier').layerNorm(dims[dims.length - 1]).linear(numClasses);
     return net.build(true);
   };
 }
@@ -661,7 +665,7 @@ function convnextV2(depths: number[], dims: number[]): (imageSize: number, numCl
         net.endBlock();
       }
     });
-    net.globalPool().part('head').layerNorm(dims[dims.length - 1]).linear(numClasses);
+    net.part('head').globalPool().layerNorm(dims[dims.length - 1]).linear(numClasses);
     return net.build(true);
   };
 }
@@ -756,7 +760,7 @@ function regnet(depth: number, w0: number, wa: number, wm: number, groupWidth: n
         widthIn = width;
       }
     }
-    net.globalPool().part('fc').linear(numClasses);
+    net.part('avgpool').globalPool().part('fc').linear(numClasses);
     return net.build(true);
   };
 }
@@ -795,6 +799,8 @@ export interface VisionOptions {
    * MLP's activation and after the MLP, each a bool mask in training. Absent or 0: none (both libraries' default).
    */
   blockDropout?: number;
+  /** torchvision ResNet's `replace_stride_with_dilation` (stages 2..4): the stages that dilate instead of striding. */
+  dilation?: readonly boolean[];
 }
 
 /**
@@ -857,9 +863,17 @@ export interface VisionModel {
   imageSize?: number;
   /** torchvision.models.segmentation: num_classes defaults to 21, aux_loss to False (without weights). */
   segmentation?: boolean;
+  /**
+   * The parts (LayerNetSpec.parts' names) whose outputs timm's `features_only=True` returns, shallowest first, where
+   * the builder names them.
+   */
+  features?: string[];
   /** Layer-built CNNs are rebuilt for the image size; ViTs map to a transformer spec. */
   build: (imageSize: number, numClasses: number, options?: VisionOptions) => LayerNetSpec | TransformerSpec;
 }
+
+/** The parts whose outputs timm's `features_only=True` returns for its ResNets (`act1`, then each stage). */
+const RESNET_FEATURES = ['relu', 'layer1', 'layer2', 'layer3', 'layer4'];
 
 export interface VisionCatalogModel extends VisionModel {
   publishedParameters: number;
@@ -875,11 +889,11 @@ function vitSpec(hidden: number, layers: number, heads: number, patch: number, i
 }
 
 export const VISION_CATALOG: VisionCatalogModel[] = [
-  { names: ['resnet18'], publishedParameters: 11_689_512, build: (s, n) => resnet([2, 2, 2, 2], false, s, n) },
-  { names: ['resnet34'], publishedParameters: 21_797_672, build: (s, n) => resnet([3, 4, 6, 3], false, s, n) },
-  { names: ['resnet50'], publishedParameters: 25_557_032, build: (s, n) => resnet([3, 4, 6, 3], true, s, n) },
-  { names: ['resnet101'], publishedParameters: 44_549_160, build: (s, n) => resnet([3, 4, 23, 3], true, s, n) },
-  { names: ['resnet152'], publishedParameters: 60_192_808, build: (s, n) => resnet([3, 8, 36, 3], true, s, n) },
+  { names: ['resnet18'], publishedParameters: 11_689_512, build: (s, n, o) => resnet([2, 2, 2, 2], false, s, n, 1, 1, false, o), features: RESNET_FEATURES },
+  { names: ['resnet34'], publishedParameters: 21_797_672, build: (s, n, o) => resnet([3, 4, 6, 3], false, s, n, 1, 1, false, o), features: RESNET_FEATURES },
+  { names: ['resnet50'], publishedParameters: 25_557_032, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
+  { names: ['resnet101'], publishedParameters: 44_549_160, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
+  { names: ['resnet152'], publishedParameters: 60_192_808, build: (s, n, o) => resnet([3, 8, 36, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
   { names: ['mobilenet_v2', 'mobilenetv2_100'], publishedParameters: 3_504_872, build: mobilenetV2 },
   { names: ['efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
   { names: ['efficientnet_b1'], publishedParameters: 7_794_184, build: efficientnet(1.0, 1.1) },
@@ -916,19 +930,19 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['convnext_small'], publishedParameters: 50_223_688, build: convnext([3, 3, 27, 3], [96, 192, 384, 768]) },
   { names: ['convnext_base'], publishedParameters: 88_591_464, build: convnext([3, 3, 27, 3], [128, 256, 512, 1024]) },
   { names: ['convnext_large'], publishedParameters: 197_767_336, build: convnext([3, 3, 27, 3], [192, 384, 768, 1536]) },
-  { names: ['wide_resnet50_2'], publishedParameters: 68_883_240, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 2) },
-  { names: ['wide_resnet101_2'], publishedParameters: 126_886_696, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 2) },
-  { names: ['resnext50_32x4d'], publishedParameters: 25_028_904, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 4 / 64, 32) },
-  { names: ['resnext101_32x8d'], publishedParameters: 88_791_336, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 8 / 64, 32) },
-  { names: ['resnext101_64x4d'], publishedParameters: 83_455_272, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 4 / 64, 64) },
+  { names: ['wide_resnet50_2'], publishedParameters: 68_883_240, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 2, 1, false, o), features: RESNET_FEATURES },
+  { names: ['wide_resnet101_2'], publishedParameters: 126_886_696, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 2, 1, false, o), features: RESNET_FEATURES },
+  { names: ['resnext50_32x4d'], publishedParameters: 25_028_904, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 4 / 64, 32, false, o), features: RESNET_FEATURES },
+  { names: ['resnext101_32x8d'], publishedParameters: 88_791_336, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 8 / 64, 32, false, o), features: RESNET_FEATURES },
+  { names: ['resnext101_64x4d'], publishedParameters: 83_455_272, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 4 / 64, 64, false, o), features: RESNET_FEATURES },
   // timm's SE variants (7x7 stem, as torchvision's ResNets): 28.09M, 27.56M, 49.33M, 66.82M, 48.96M and 93.57M
   // parameters in timm's model cards; seresnext101_32x4d's count with 555 classes is the one measured (holdout7).
-  { names: ['seresnet50'], publishedParameters: 28_088_024, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 1, 1, true) },
-  { names: ['seresnext50_32x4d'], publishedParameters: 27_559_896, build: (s, n) => resnet([3, 4, 6, 3], true, s, n, 4 / 64, 32, true) },
-  { names: ['seresnet101'], publishedParameters: 49_326_872, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 1, 1, true) },
-  { names: ['seresnet152'], publishedParameters: 66_821_848, build: (s, n) => resnet([3, 8, 36, 3], true, s, n, 1, 1, true) },
-  { names: ['seresnext101_32x4d'], publishedParameters: 48_955_416, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 4 / 64, 32, true) },
-  { names: ['seresnext101_32x8d'], publishedParameters: 93_569_048, build: (s, n) => resnet([3, 4, 23, 3], true, s, n, 8 / 64, 32, true) },
+  { names: ['seresnet50'], publishedParameters: 28_088_024, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 1, 1, true, o), features: RESNET_FEATURES },
+  { names: ['seresnext50_32x4d'], publishedParameters: 27_559_896, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 4 / 64, 32, true, o), features: RESNET_FEATURES },
+  { names: ['seresnet101'], publishedParameters: 49_326_872, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, true, o), features: RESNET_FEATURES },
+  { names: ['seresnet152'], publishedParameters: 66_821_848, build: (s, n, o) => resnet([3, 8, 36, 3], true, s, n, 1, 1, true, o), features: RESNET_FEATURES },
+  { names: ['seresnext101_32x4d'], publishedParameters: 48_955_416, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 4 / 64, 32, true, o), features: RESNET_FEATURES },
+  { names: ['seresnext101_32x8d'], publishedParameters: 93_569_048, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 8 / 64, 32, true, o), features: RESNET_FEATURES },
   { names: ['regnet_y_400mf'], publishedParameters: 4_344_144, build: regnet(16, 48, 27.89, 2.09, 8, 0.25) },
   { names: ['regnet_y_800mf'], publishedParameters: 6_432_512, build: regnet(14, 56, 38.84, 2.4, 16, 0.25) },
   { names: ['regnet_y_1_6gf'], publishedParameters: 11_202_430, build: regnet(27, 48, 20.71, 2.65, 24, 0.25) },
