@@ -180,6 +180,8 @@ export interface LibraryPartRun {
   savedElements: number;
   fixedBytes: number;
   largestElements: number;
+  /** The most elements alive at once while its layers run without grad (a frozen part fed by the data). */
+  liveElements: number;
   hasConvolution: boolean;
   /** The part's own first layers keep the tensor it reads: kept once, as that tensor (not among savedElements). */
   keepsInput: boolean;
@@ -214,6 +216,7 @@ export function runLibraryPart(part: LibraryPart, inputDims: number[]): LibraryP
     savedElements: Math.max(0, end.savedBefore - start.savedBefore - inputKeptInside - outputKeptInside),
     fixedBytes: end.fixedBytesBefore - start.fixedBytesBefore,
     largestElements: start.largestFrom,
+    liveElements: Math.max(...part.covered.map((i) => spec.parts![i]!.liveWithin ?? 0)),
     hasConvolution: start.convolutionsFrom > end.convolutionsFrom,
     keepsInput: start.keepsInput,
     keepsOutput: end.inputCounted,
