@@ -95,8 +95,16 @@ test('replace_stride_with_dilation: the dilated stages keep their maps at 1/8 of
   assert.ok(dilated.breakdown.activations > 1.8 * plain.breakdown.activations, `${dilated.breakdown.activations} vs ${plain.breakdown.activations}`);
 });
 
-test('a dilation the script does not determine (a dict keyed by numbers): unresolved, not sized as undilated', async () => {
-  const result = await estimateFixture(fixture('dilation_from_int_keyed_dict.py'));
+test('a dilation picked from a dict keyed by output strides ({8: [...], 16: [...]}[8]) is built dilated', async () => {
+  const picked = await estimateFixture(fixture('dilation_from_int_keyed_dict.py'));
+  const given = await estimateFixture(fixture('dilated_layers.py'));
+  assert.equal(picked.unresolved, undefined);
+  assert.equal(picked.detected.parameters, given.detected.parameters);
+  assert.equal(picked.breakdown.activations, given.breakdown.activations);
+});
+
+test('a dilation the script does not determine (a stride from the command line): unresolved, not sized as undilated', async () => {
+  const result = await estimateFixture(fixture('dilation_undetermined.py'));
   assert.ok(result.unresolved, 'the model is unresolved');
   assert.match(result.unresolved.reason, /resnet50\.conv1/);
   assert.equal(result.fits.length, 0);
