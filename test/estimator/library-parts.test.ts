@@ -60,6 +60,14 @@ test('a frozen backbone of children()[:-1]: only the head trains, and the frozen
   assert.ok(result.breakdown.activations < trained.breakdown.activations / 10, `${result.breakdown.activations}`);
 });
 
+test('library parts fed a crop that is not square (512 x 1024) keep what they keep on the square of its area', async () => {
+  const wide = await estimateFixture(fixture('resnet50_children_wide_crop.py'));
+  const square = await estimateFixture(fixture('resnet50_children_square_crop.py'));
+  assert.equal(wide.unresolved, undefined);
+  // 512 x 1024 and 724 x 724 hold the same pixels within 0.03%; sized on the crop's height they were half.
+  assert.ok(Math.abs(wide.breakdown.activations / square.breakdown.activations - 1) < 0.01, `${wide.breakdown.activations} vs ${square.breakdown.activations}`);
+});
+
 test('a frozen backbone of children()[:-1] fed by the data runs as a no-grad forward: its live tensors are the peak', async () => {
   const frozen = await estimateFixture(fixture('frozen_children_backbone.py'));
   const noGrad = await estimateFixture(fixture('resnet50_no_grad_forward.py'));
