@@ -95,6 +95,12 @@ export class ForwardTrace implements TensorTracer {
   largest = 0;
   convolutions = 0;
   liveNoGrad = 0;
+  /**
+   * Frozen library parts fed by tensors without history run as a no-grad forward: the most elements alive at once
+   * while one runs (with what forward kept before it), and their parameters (see LayerNetSpec.frozenPrefix).
+   */
+  frozenPartsLive = 0;
+  frozenPartsParameters = 0;
   /** Layers given a tensor whose shape does not fit them: the input shape the trace started from is wrong. */
   mismatches = 0;
   /** Operations on tensors the trace does not model (their outputs keep the input's shape). */
@@ -209,9 +215,17 @@ export class ForwardTrace implements TensorTracer {
 
   private runPart(part: LibraryPart, trainable: boolean, x: TensorValue, run: NonNullable<ReturnType<typeof runLibraryPart>>): TensorValue {
     const key = `${part.model.line}:${part.model.path}:${part.covered.join(',')}`;
-    if (!this.partsRun.has(key)) {
+    const firstRun = !this.partsRun.has(key);
+    if (firstRun) {
       this.partsRun.add(key);
       if (trainable) this.trainableSoFar += part.parameters;
+    }
+    this.liveNoGrad = Math.max(this.liveNoGrad, run.liveElements);
+    if (!this.recording) {
+      // Nothing of it is kept, but its layers' tensors are alive while it runs (a BatchNorm's input and output, a
+      // residual block's input beside its branch).
+      this.frozenPartsLive = Math.max(this.frozenPartsLive, this.savedElements + run.liveElements);
+      if (firstRun) this.frozenPartsParameters += part.parameters;
     }
     if (run.keepsInput) this.keep(x);
     const before = this.savedElements;

@@ -6,6 +6,8 @@ import type { LayerNetSpec, LayerPart } from './types';
 
 /** `t`: the frames of a video clip's feature map (absent: an image). */
 type Shape = { kind: 'image'; c: number; h: number; w: number; t?: number } | { kind: 'tokens'; seq: number; f: number } | { kind: 'vector'; f: number };
+/** A part while the walk is in it: the largest tensor and the most elements alive at once it has seen so far. */
+type OpenPart = LayerPart & { largest: number; ownLive: number };
 
 /** A shape's dimensions for one sample, as PyTorch lays them out: (C, H, W), (C, T, H, W), (seq, features), (features). */
 function dimsOf(s: Shape): number[] {
@@ -70,8 +72,8 @@ export class NetBuilder {
    */
   private stageInput = 0;
   private stageInputLive = 0;
-  /** Largest sum of tensors alive at once in a no-grad forward: block input, op input, op output. */
-  liveNoGrad = 0;
+  /** Largest sum of tensors alive at once in a no-grad forward: block input, op input, op output (see noteLive). */
+  private live = 0;
   /** Saved elements that autocast keeps in fp32 (a transformer's residual stream the norms read): 2 bytes more each. */
   private fp32UnderAutocast = 0;
   /** The largest output-plus-input gradient of one layer, where a builder knows it. */
@@ -89,8 +91,8 @@ export class NetBuilder {
    */
   frozenNorms = false;
   /** Named top-level submodules in forward order (see part()), and the classifier head's start (the last linear). */
-  private readonly parts: Array<LayerPart & { largest: number }> = [];
-  private headPart: (LayerPart & { largest: number }) | undefined;
+  private readonly parts: Array<OpenPart> = [];
+  private headPart: OpenPart | undefined;
   /** Whether the walk made a tensor since the last part began (until it does, the current tensor is that part's input). */
   private producedSincePart = false;
   private returnedOutput: number | undefined;
@@ -125,8 +127,18 @@ export class NetBuilder {
     }
   }
 
+  get liveNoGrad(): number {
+    return this.live;
+  }
+
+  /** Elements alive at once at one point of a no-grad forward: the net's worst point, and the open part's. */
+  noteLive(elements: number): void {
+    this.live = Math.max(this.live, elements);
+    for (const open of [this.headPart, this.parts[this.parts.length - 1]]) if (open) open.ownLive = Math.max(open.ownLive, elements);
+  }
+
   private produce(shape: Shape): void {
-    this.liveNoGrad = Math.max(this.liveNoGrad, this.stageInputLive + this.blockInputLive + this.elements + elementsOf(shape));
+    this.noteLive(this.stageInputLive + this.blockInputLive + this.elements + elementsOf(shape));
     this.shape = shape;
     this.currentSaved = false;
     this.producedSincePart = true;
@@ -134,12 +146,12 @@ export class NetBuilder {
     for (const open of [this.headPart, this.parts[this.parts.length - 1]]) if (open) open.largest = Math.max(open.largest, elementsOf(shape));
   }
 
-  private snapshot(name: string): LayerPart & { largest: number } {
+  private snapshot(name: string): OpenPart {
     return {
       name, parametersBefore: this.parameters, normParametersBefore: this.normParameters, castParametersBefore: this.castParameters,
-      savedBefore: this.saved, fixedBytesBefore: this.fixedBytes, fp32UnderAutocastBefore: this.fp32UnderAutocast, liveBefore: this.liveNoGrad,
+      savedBefore: this.saved, fixedBytesBefore: this.fixedBytes, fp32UnderAutocastBefore: this.fp32UnderAutocast, liveBefore: this.live,
       convolutionsFrom: this.convolutions, inputElements: this.elements, inputDims: dimsOf(this.shape), inputCounted: this.currentSaved,
-      keepsInput: false, largestFrom: 0, largest: 0,
+      keepsInput: false, largestFrom: 0, largest: 0, ownLive: 0,
     };
   }
 
@@ -172,10 +184,10 @@ export class NetBuilder {
     const result: LayerPart[] = [];
     for (let i = all.length - 1; i >= 0; i--) {
       largest = Math.max(largest, all[i]!.largest);
-      const { largest: _own, ...part } = all[i]!;
+      const { largest: _own, ownLive, ...part } = all[i]!;
       void _own;
       // Snapshots hold the convolutions before the part: those from it on are the rest.
-      result.unshift({ ...part, largestFrom: largest, convolutionsFrom: this.convolutions - part.convolutionsFrom });
+      result.unshift({ ...part, largestFrom: largest, convolutionsFrom: this.convolutions - part.convolutionsFrom, liveWithin: ownLive });
     }
     return result;
   }
@@ -573,7 +585,7 @@ export class NetBuilder {
     this.saved += (17 * c + probabilities) * tokens;
     this.fp32UnderAutocast += (2 * c + 2 * probabilities) * tokens;
     this.largest = Math.max(this.largest, 4 * c * tokens);
-    this.liveNoGrad = Math.max(this.liveNoGrad, 6 * c * tokens);
+    this.noteLive(6 * c * tokens);
     this.gradientPair = Math.max(this.gradientPair, 5 * c * tokens);
     this.produce(s);
     this.currentSaved = true; // the block's output is the next block's norm1 input, counted there
@@ -604,7 +616,7 @@ export class NetBuilder {
     this.saved += (18 * c + 2 * probabilities) * tokens;
     this.fp32UnderAutocast += (2 * c + 2 * probabilities) * tokens;
     this.largest = Math.max(this.largest, 4 * c * tokens);
-    this.liveNoGrad = Math.max(this.liveNoGrad, 6 * c * tokens);
+    this.noteLive(6 * c * tokens);
     this.gradientPair = Math.max(this.gradientPair, 5 * c * tokens);
     this.produce(s);
     this.currentSaved = true;
@@ -662,7 +674,7 @@ export class NetBuilder {
     this.saved += (5 * c + keysValues + 3 * hidden + probabilities) * tokens;
     this.fp32UnderAutocast += (c + (reduction > 1 ? c + 2 * c * share : 2 * c) + 2 * probabilities) * tokens;
     this.largest = Math.max(this.largest, hidden * tokens, probabilities * tokens);
-    this.liveNoGrad = Math.max(this.liveNoGrad, (2 * c + 2 * hidden) * tokens, (c + 2 * probabilities) * tokens);
+    this.noteLive(Math.max((2 * c + 2 * hidden) * tokens, (c + 2 * probabilities) * tokens));
     this.gradientPair = Math.max(this.gradientPair, 2 * hidden * tokens);
     // The block's output: the next block's (or the stage norm's) input, kept there.
     this.produce(s);
@@ -734,8 +746,9 @@ export class NetBuilder {
     const outputElements = this.elements;
     this.closePart();
     // The running totals where the last part ends, before the loss's read of the output is counted.
-    const { largest: _largest, ...atEnd } = this.snapshot(END_PART);
+    const { largest: _largest, ownLive: _live, ...atEnd } = this.snapshot(END_PART);
     void _largest;
+    void _live;
     // Nothing runs from the end on (finishedParts counts each part's convolutions from it on).
     const partsEnd: LayerPart = { ...atEnd, convolutionsFrom: 0 };
     // A tensor the loss makes from the returned output (see returnsHere) is its own: forward keeps nothing of it.

@@ -180,6 +180,8 @@ export interface LibraryPartRun {
   savedElements: number;
   fixedBytes: number;
   largestElements: number;
+  /** The most elements alive at once while its layers run without grad (a frozen part fed by the data). */
+  liveElements: number;
   hasConvolution: boolean;
   /** The part's own first layers keep the tensor it reads: kept once, as that tensor (not among savedElements). */
   keepsInput: boolean;
@@ -202,8 +204,13 @@ export function runLibraryPart(part: LibraryPart, inputDims: number[]): LibraryP
   const probe = backbone?.build(224);
   const expected = probe ? partAt(probe, part.covered[0]!)?.inputDims : undefined;
   if (!backbone || !expected || expected.length !== inputDims.length || expected[0] !== inputDims[0]) return undefined;
-  const size = expected.length === 3 ? Math.max(1, Math.round((inputDims[1]! * 224) / expected[1]!)) : 224;
+  // A map that is not square (a 512 x 1024 crop) runs as the square of the same area, whose activations are the
+  // same; the maps it makes keep the input's sides.
+  const [sizeHigh, sizeWide] = expected.length === 3 ? [(inputDims[1]! * 224) / expected[1]!, (inputDims[2]! * 224) / expected[2]!] : [224, 224];
+  const size = Math.max(1, Math.round(Math.sqrt(sizeHigh * sizeWide)));
   const spec = size === 224 ? probe! : backbone.build(size);
+  const sided = (dims: number[]): number[] => (dims.length === 3 && sizeHigh !== sizeWide
+    ? [dims[0]!, Math.max(1, Math.round((dims[1]! * sizeHigh) / size)), Math.max(1, Math.round((dims[2]! * sizeWide) / size))] : dims);
   const start = partAt(spec, part.covered[0]!)!;
   const end = partAt(spec, part.covered[part.covered.length - 1]! + 1)!;
   // The tensors the part reads and makes are kept as themselves (once, whichever layer of the script also keeps them).
@@ -214,13 +221,14 @@ export function runLibraryPart(part: LibraryPart, inputDims: number[]): LibraryP
     savedElements: Math.max(0, end.savedBefore - start.savedBefore - inputKeptInside - outputKeptInside),
     fixedBytes: end.fixedBytesBefore - start.fixedBytesBefore,
     largestElements: start.largestFrom,
+    liveElements: Math.max(...part.covered.map((i) => spec.parts![i]!.liveWithin ?? 0)),
     hasConvolution: start.convolutionsFrom > end.convolutionsFrom,
     keepsInput: start.keepsInput,
     keepsOutput: end.inputCounted,
     returnsInput,
-    outputDims: end.inputDims,
+    outputDims: sided(end.inputDims),
     ...(backbone.featureParts && part.covered[0] === 0
-      ? { featureDims: backbone.featureParts.map((name) => partOutputDims(spec, partsNamed(spec.parts ?? [], name)) ?? end.inputDims) } : {}),
+      ? { featureDims: backbone.featureParts.map((name) => sided(partOutputDims(spec, partsNamed(spec.parts ?? [], name)) ?? end.inputDims)) } : {}),
   };
 }
 

@@ -1105,6 +1105,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...(outputKept ? { outputKeptByForward: true } : {}),
       ...(dataBytes ? { stepInputBytesPerSample: dataBytes } : {}),
       inferenceLiveElementsPerSample: trace.liveNoGrad,
+      ...(trace.frozenPartsLive > 0 ? { frozenPrefix: { liveElementsPerSample: trace.frozenPartsLive, parameters: trace.frozenPartsParameters } } : {}),
       hasConvolution: trace.convolutions > 0,
       blockSavedElements: blocksTraced ? trace.blockSaved : [],
       blockInputElements: blocksTraced ? trace.blockInputs : [],

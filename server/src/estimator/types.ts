@@ -129,6 +129,8 @@ export interface LayerPart {
   fp32UnderAutocastBefore: number;
   /** The most elements alive at once in a no-grad forward of the layers before it. */
   liveBefore: number;
+  /** The most elements alive at once in a no-grad forward of its own layers (a frozen part fed by the data). */
+  liveWithin?: number;
   /** Convolutions from the part on. */
   convolutionsFrom: number;
   /** The tensor it reads, and whether a layer before it already counted that tensor as kept. */

@@ -13,7 +13,7 @@ import { basename as pathBasename, dirname as pathDirname, join as pathJoin, nor
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape, isIntegerTensor,
+  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape, isIntegerTensor,
   torchNnBase, truthy, withOrigin,
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
@@ -991,18 +991,18 @@ export class ProgramModel {
         return { kind: 'list', items, tuple: node.type !== 'list', origin: literalOrigin(node) };
       }
       case 'dictionary': {
-        const entries = new Map<string, Value>();
+        const dict: DictValue = { kind: 'dict', entries: new Map<string, Value>(), origin: literalOrigin(node) };
         for (const pair of node.namedChildren) {
           if (pair?.type === 'pair') {
             const key = this.evalExpr(pair.childForFieldName('key'), scope);
-            const value = this.evalExpr(pair.childForFieldName('value'), scope);
-            if (key.kind === 'string') entries.set(key.value, value);
+            dictSet(dict, key, this.evalExpr(pair.childForFieldName('value'), scope));
           } else if (pair?.type === 'dictionary_splat') {
             const spread = this.evalExpr(pair.namedChildren[0], scope);
-            for (const [k, v] of entriesOf(spread) ?? []) entries.set(k, v);
+            if (spread.kind === 'dict') for (const [k, v] of spread.entries) dictSet(dict, spread.numberKeys?.has(k) ? { kind: 'number', value: Number(k) } : { kind: 'string', value: k }, v);
+            else for (const [k, v] of entriesOf(spread) ?? []) dict.entries.set(k, v);
           }
         }
-        return { kind: 'dict', entries, origin: literalOrigin(node) };
+        return dict;
       }
       case 'list_comprehension':
       case 'generator_expression':
@@ -1054,7 +1054,7 @@ export class ProgramModel {
     if (op === 'in' || op === 'not in') {
       const items = iterationItems(b);
       if (x === undefined || !items) return UNKNOWN;
-      const found = items.some((item) => scalar(item) === x) || (b.kind === 'dict' && typeof x === 'string' && b.entries.has(x));
+      const found = items.some((item) => scalar(item) === x);
       return { kind: 'bool', value: op === 'in' ? found : !found };
     }
     if (x === undefined || y === undefined) return UNKNOWN;
@@ -1117,13 +1117,13 @@ export class ProgramModel {
     const values = iterationItems(this.evalExpr(clause?.childForFieldName('right'), scope));
     if (!pair || !left || !values || values.length > MAX_UNROLL) return UNKNOWN;
     const inner = new Scope(scope, 'function');
-    const entries = new Map<string, Value>();
+    const dict: DictValue = { kind: 'dict', entries: new Map<string, Value>() };
     for (const value of values) {
       this.assignTarget(left, value, inner);
       const key = this.evalExpr(pair.childForFieldName('key'), inner);
-      if (key.kind === 'string') entries.set(key.value, this.evalExpr(pair.childForFieldName('value'), inner));
+      if (key.kind === 'string' || key.kind === 'number') dictSet(dict, key, this.evalExpr(pair.childForFieldName('value'), inner));
     }
-    return { kind: 'dict', entries };
+    return dict;
   }
 
   private evalAttribute(node: PyNode, scope: Scope): Value {
@@ -1307,8 +1307,8 @@ export class ProgramModel {
     if (object.kind === 'ref' && object.path.endsWith('.__dict__') && key.kind === 'string') {
       return { kind: 'ref', path: `${object.path.slice(0, -'.__dict__'.length)}.${key.value}` };
     }
-    if (object.kind === 'dict' && key.kind === 'string') {
-      const entry = object.entries.get(key.value);
+    if (object.kind === 'dict' && (key.kind === 'string' || key.kind === 'number')) {
+      const entry = dictGet(object, key);
       return entry !== undefined ? readThrough(entry, 'config') : UNKNOWN;
     }
     if (object.kind === 'object' && key.kind === 'string') {
@@ -2092,8 +2092,7 @@ export class ProgramModel {
     if (receiver.kind === 'dict') {
       switch (method) {
         case 'get': {
-          const key = stringOf(args[0]);
-          const value = key !== undefined ? receiver.entries.get(key) : undefined;
+          const value = dictGet(receiver, args[0]);
           return value !== undefined ? readThrough(value, 'config') : args[1] ?? NONE;
         }
         case 'setdefault': {
@@ -2105,10 +2104,13 @@ export class ProgramModel {
         case 'update':
           for (const [k, v] of [...(args[0] ? entriesOf(args[0]) ?? [] : []), ...kwargs]) receiver.entries.set(k, v);
           return NONE;
-        case 'items': return { kind: 'list', items: [...receiver.entries].map(([k, v]) => ({ kind: 'list', items: [{ kind: 'string', value: k }, v], tuple: true }) as ListValue), tuple: false };
-        case 'keys': return { kind: 'list', items: [...receiver.entries.keys()].map((k) => ({ kind: 'string', value: k }) as Value), tuple: false };
+        case 'items': {
+          const values = [...receiver.entries.values()];
+          return { kind: 'list', items: dictKeys(receiver).map((k, i) => ({ kind: 'list', items: [k, values[i]!], tuple: true }) as ListValue), tuple: false };
+        }
+        case 'keys': return { kind: 'list', items: dictKeys(receiver), tuple: false };
         case 'values': return { kind: 'list', items: [...receiver.entries.values()], tuple: false };
-        case 'copy': return { kind: 'dict', entries: new Map(receiver.entries) };
+        case 'copy': return { kind: 'dict', entries: new Map(receiver.entries), ...(receiver.numberKeys ? { numberKeys: new Set(receiver.numberKeys) } : {}) };
         case 'pop': {
           const key = stringOf(args[0]);
           const value = key !== undefined ? receiver.entries.get(key) : undefined;
@@ -2815,7 +2817,7 @@ function librarySubmodule(value: Extract<Value, { kind: 'method' }>): ObjectValu
 export function iterationItems(value: Value): Value[] | undefined {
   switch (value.kind) {
     case 'list': return value.items;
-    case 'dict': return [...value.entries.keys()].map((k) => ({ kind: 'string', value: k }) as Value);
+    case 'dict': return dictKeys(value);
     case 'string': return [...value.value].map((c) => ({ kind: 'string', value: c }) as Value);
     case 'layer': return value.type === 'Sequential' || value.type === 'ModuleList' ? value.children : undefined;
     case 'object': {
@@ -2896,7 +2898,11 @@ function binary(operator: string, a: Value, b: Value, line: number): Value {
   }
   if (operator === '+' && a.kind === 'string' && b.kind === 'string') return { kind: 'string', value: a.value + b.value, origin };
   if (operator === '%' && a.kind === 'string') return UNKNOWN;
-  if (operator === '|' && a.kind === 'dict' && b.kind === 'dict') return { kind: 'dict', entries: new Map([...a.entries, ...b.entries]) };
+  if (operator === '|' && a.kind === 'dict' && b.kind === 'dict') {
+    const merged: DictValue = { kind: 'dict', entries: new Map() };
+    for (const dict of [a, b]) dictKeys(dict).forEach((key, i) => dictSet(merged, key, [...dict.entries.values()][i]!));
+    return merged;
+  }
   // A tensor the script sized, scaled or shifted by a number (`torch.randn(T, n) * 0.01`): its shape is the tensor's.
   if (/^([+\-*/]|\/\/|\*\*)$/.test(operator)) {
     const sized = a.kind === 'call' && b.kind === 'number' ? a : b.kind === 'call' && a.kind === 'number' ? b : undefined;

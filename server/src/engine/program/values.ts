@@ -22,7 +22,11 @@ export interface ListValue { kind: 'list'; items: Value[]; tuple: boolean; origi
  * A dict with string keys (other keys are dropped). `attributes`: an EasyDict/OmegaConf-style dict read as `cfg.x`.
  * `ini`: a configparser parser (its sections as entries) or one of its sections (option strings as entries).
  */
-export interface DictValue { kind: 'dict'; entries: Map<string, Value>; origin?: Origin; ini?: 'parser' | 'section' }
+/**
+ * A dict keyed by strings, or by integers (`{8: [...], 16: [...]}`): an integer key is stored as its decimal text
+ * and listed in numberKeys, so that `d[8]` finds it and `d["8"]` does not (see dictGet, dictSet, dictKeys).
+ */
+export interface DictValue { kind: 'dict'; entries: Map<string, Value>; numberKeys?: Set<string>; origin?: Origin; ini?: 'parser' | 'section' }
 /** `torch.float16` and friends. */
 export interface DtypeValue { kind: 'dtype'; name: string; origin?: Origin }
 
@@ -273,6 +277,35 @@ export function numberOf(value: Value | undefined): number | undefined {
   if (value.kind === 'number') return value.value;
   if (value.kind === 'bool') return value.value ? 1 : 0;
   return undefined;
+}
+
+/** Where a dict stores a Python key: a string as itself, an integer as its decimal text; undefined for other keys. */
+function storedKey(key: Value | undefined): { text: string; number: boolean } | undefined {
+  if (key?.kind === 'string') return { text: key.value, number: false };
+  if (key?.kind === 'number' && Number.isInteger(key.value)) return { text: String(key.value), number: true };
+  return undefined;
+}
+
+/** The entry of a dict under a string or integer key (`cfg["lr"]`, `strides[8]`). */
+export function dictGet(dict: DictValue, key: Value | undefined): Value | undefined {
+  const stored = storedKey(key);
+  if (!stored || (dict.numberKeys?.has(stored.text) ?? false) !== stored.number) return undefined;
+  return dict.entries.get(stored.text);
+}
+
+/** Sets a dict's entry under a string or integer key; false where the key is neither. */
+export function dictSet(dict: DictValue, key: Value | undefined, value: Value): boolean {
+  const stored = storedKey(key);
+  if (!stored) return false;
+  if (stored.number) (dict.numberKeys ??= new Set()).add(stored.text);
+  else dict.numberKeys?.delete(stored.text);
+  dict.entries.set(stored.text, value);
+  return true;
+}
+
+/** A dict's keys as the script wrote them: integers for integer keys, strings for the rest. */
+export function dictKeys(dict: DictValue): Value[] {
+  return [...dict.entries.keys()].map((k): Value => (dict.numberKeys?.has(k) ? { kind: 'number', value: Number(k) } : { kind: 'string', value: k }));
 }
 
 export function stringOf(value: Value | undefined): string | undefined {

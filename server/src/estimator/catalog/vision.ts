@@ -272,7 +272,7 @@ function densenet(blocks: number[], growth = 32, initial = 64): (imageSize: numb
         // Without grad, the block's earlier outputs (a list), their concatenation and norm1's output are alive
         // together while conv1 makes the bottleneck: 3 x the features so far, plus 4 x growth.
         const pixels = net.elements / net.channels;
-        net.liveNoGrad = Math.max(net.liveNoGrad, (3 * channels + 4 * growth) * pixels);
+        net.noteLive((3 * channels + 4 * growth) * pixels);
         // BN-ReLU-1x1 conv to 4*growth, BN-ReLU-3x3 conv to growth, then concatenated to the block's features.
         net.batchNorm(channels).relu(false).conv(4 * growth, 1, 1, 1, false, 0).batchNorm().relu(false).conv(growth, 3, 1, 1, false, 1);
         channels += growth;
@@ -313,7 +313,7 @@ function concatBranches(net: NetBuilder, branches: Array<(net: NetBuilder) => vo
   });
   // Without grad, the module's input and every branch's output are alive until the concatenation is made.
   const pixels = net.elements / net.channels;
-  net.liveNoGrad = Math.max(net.liveNoGrad, inputElements + 2 * outChannels * pixels);
+  net.noteLive(inputElements + 2 * outChannels * pixels);
   net.concatTo(outChannels);
 }
 
