@@ -738,7 +738,9 @@ export class ForwardTrace implements TensorTracer {
         const seq = shape.length === 3 ? shape[batchFirst ? 1 : 0]! : shape[0]!;
         // Cross-attention (a decoder step's query over the encoder's outputs): keys and values have their own length.
         const key = tensorsIn(args[1])[0];
-        const cross = key !== undefined && key.id !== x.id;
+        // A slice of the keys as the query (attention pooling: `attn(x[:1], x, x)`) is a view of the same tensor, of
+        // its own length.
+        const cross = key !== undefined && (key.id !== x.id || numel(key.shape) !== numel(x.shape));
         const keySeq = cross && key.shape.length === shape.length ? (shape.length === 3 ? key.shape[batchFirst ? 1 : 0]! : key.shape[0]!) : seq;
         const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
         for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
@@ -997,6 +999,7 @@ export class ForwardTrace implements TensorTracer {
     if (!match) return undefined;
     const name = match[1]!;
     if (name === 'einsum' && args[0]?.kind === 'string') return this.einsum(args[0].value, args.slice(1).flatMap(tensorsIn));
+    if (name === 'multi_head_attention_forward') return this.multiHeadAttentionForward(args, kwargs);
     const x = tensorsIn(args[0])[0];
     // Functions that make tensors from sizes.
     if (!x) {
@@ -1206,6 +1209,25 @@ export class ForwardTrace implements TensorTracer {
     }
     this.unmodelled.add(path);
     return this.produce(x.shape, [x]);
+  }
+
+  /**
+   * `F.multi_head_attention_forward(query, key, value, ...)` (sequence-first, as nn.MultiheadAttention calls it; CLIP's
+   * attention pooling calls it directly): the projected query, keys and values and the output, kept as for
+   * nn.MultiheadAttention over another tensor's keys; the output has the query's shape, out_proj's width.
+   */
+  private multiHeadAttentionForward(args: Value[], kwargs: ReadonlyMap<string, Value>): Value | undefined {
+    const [query, key, value] = (['query', 'key', 'value'] as const).map((name, i) => tensorsIn(kwargs.get(name) ?? args[i])[0]);
+    if (!query || !key) return undefined;
+    const outWeight = tensorsIn(kwargs.get('out_proj_weight') ?? args[14])[0];
+    const width = outWeight?.shape.length === 2 ? outWeight.shape[0]! : query.shape[query.shape.length - 1]!;
+    for (const t of [query, key, ...(value && value.id !== key.id ? [value] : [])]) this.keep(t);
+    this.keepBuffer(2 * numel(query.shape) + 3 * numel(key.shape));
+    const needWeights = kwargs.get('need_weights');
+    const weights = needWeights?.kind === 'bool' && !needWeights.value ? undefined
+      : this.produce([query.shape[1] ?? 1, query.shape[0] ?? 1, key.shape[0] ?? 1]);
+    const out = this.precision(this.produce([...query.shape.slice(0, -1), width], [query]), true);
+    return { kind: 'list', items: [out, weights ?? { kind: 'none' }], tuple: true };
   }
 
   /**
