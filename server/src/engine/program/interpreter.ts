@@ -1237,6 +1237,7 @@ export class ProgramModel {
       }
       case 'list':
       case 'string':
+      case 'number':
         return { kind: 'method', receiver: object, name };
       default:
         return UNKNOWN;
@@ -1894,6 +1895,11 @@ export class ProgramModel {
       case 'sum':
       case 'abs':
       case 'round': {
+        // `sum(head(x) for head, x in zip(heads, maps))`: tensors added one after another (an FPN's fused levels).
+        const tensors = path === 'sum' && args[0] && this.tracer ? iterationItems(args[0]) : undefined;
+        if (tensors && tensors.length > 0 && tensors.some((item) => item.kind === 'tensor')) {
+          return tensors.slice(1).reduce<Value>((total, item) => this.tracer!.binary('+', total, item) ?? UNKNOWN, tensors[0]!);
+        }
         const numbers = (args.length === 1 && path !== 'abs' && path !== 'round' ? iterationItems(args[0]!) ?? [] : args.slice(0, 1).concat(path === 'round' ? [] : args.slice(1))).map(numberOf);
         if (numbers.length === 0 || numbers.some((n) => n === undefined)) return UNKNOWN;
         const ns = numbers as number[];
@@ -2134,6 +2140,15 @@ export class ProgramModel {
           const parts = args.map(pathOf);
           return parts.every((p): p is string => p !== undefined) ? pathObject(pathJoin(at, ...parts), line) : UNKNOWN;
         }
+        default: return UNKNOWN;
+      }
+    }
+    if (receiver.kind === 'number') {
+      const value = receiver.value;
+      switch (method) {
+        // `int(r).bit_length()`: how many upsampling steps a feature map of stride r needs (FPN heads).
+        case 'bit_length': return Number.isInteger(value) ? { kind: 'number', value: value === 0 ? 0 : Math.floor(Math.log2(Math.abs(value))) + 1 } : UNKNOWN;
+        case 'is_integer': return { kind: 'bool', value: Number.isInteger(value) };
         default: return UNKNOWN;
       }
     }

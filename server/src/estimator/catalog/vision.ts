@@ -626,9 +626,12 @@ export function findVideoModel(name: string): VideoModel | undefined {
 function convnext(depths: number[], dims: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
     const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-    net.part('features').conv(dims[0]!, 4, 4, 1, true, 0).layerNorm();
+    // torchvision's children: features.0 the stem, then each stage's blocks (features.1, .3, .5, .7) after its
+    // downsampling (features.2, .4, .6); timm's features_only returns each stage's output (CONVNEXT_FEATURES).
+    net.part('features.0').conv(dims[0]!, 4, 4, 1, true, 0).layerNorm();
     depths.forEach((depth, stage) => {
-      if (stage > 0) net.layerNorm().conv(dims[stage]!, 2, 2, 1, true, 0);
+      if (stage > 0) net.part(`features.${2 * stage}`).layerNorm().conv(dims[stage]!, 2, 2, 1, true, 0);
+      net.part(`features.${2 * stage + 1}`);
       const c = dims[stage]!;
       for (let b = 0; b < depth; b++) {
         net.beginBlock();
@@ -874,6 +877,8 @@ export interface VisionModel {
 
 /** The parts whose outputs timm's `features_only=True` returns for its ResNets (`act1`, then each stage). */
 const RESNET_FEATURES = ['relu', 'layer1', 'layer2', 'layer3', 'layer4'];
+/** The parts whose outputs timm's `features_only=True` returns for its ConvNeXts: each stage's (strides 4 to 32). */
+const CONVNEXT_FEATURES = ['features.1', 'features.3', 'features.5', 'features.7'];
 
 export interface VisionCatalogModel extends VisionModel {
   publishedParameters: number;
@@ -926,10 +931,10 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['inception_v3'], publishedParameters: 27_161_264, imageSize: 299, build: inceptionV3 },
   { names: ['googlenet'], publishedParameters: 6_624_904, publishedOptions: { auxLogits: false }, build: googlenet },
   { names: ['maxvit_t'], publishedParameters: 30_919_624, build: maxvit([64, 128, 256, 512], [2, 2, 5, 2], 64) },
-  { names: ['convnext_tiny'], publishedParameters: 28_589_128, build: convnextTiny },
-  { names: ['convnext_small'], publishedParameters: 50_223_688, build: convnext([3, 3, 27, 3], [96, 192, 384, 768]) },
-  { names: ['convnext_base'], publishedParameters: 88_591_464, build: convnext([3, 3, 27, 3], [128, 256, 512, 1024]) },
-  { names: ['convnext_large'], publishedParameters: 197_767_336, build: convnext([3, 3, 27, 3], [192, 384, 768, 1536]) },
+  { names: ['convnext_tiny'], publishedParameters: 28_589_128, build: convnextTiny, features: CONVNEXT_FEATURES },
+  { names: ['convnext_small'], publishedParameters: 50_223_688, build: convnext([3, 3, 27, 3], [96, 192, 384, 768]), features: CONVNEXT_FEATURES },
+  { names: ['convnext_base'], publishedParameters: 88_591_464, build: convnext([3, 3, 27, 3], [128, 256, 512, 1024]), features: CONVNEXT_FEATURES },
+  { names: ['convnext_large'], publishedParameters: 197_767_336, build: convnext([3, 3, 27, 3], [192, 384, 768, 1536]), features: CONVNEXT_FEATURES },
   { names: ['wide_resnet50_2'], publishedParameters: 68_883_240, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 2, 1, false, o), features: RESNET_FEATURES },
   { names: ['wide_resnet101_2'], publishedParameters: 126_886_696, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 2, 1, false, o), features: RESNET_FEATURES },
   { names: ['resnext50_32x4d'], publishedParameters: 25_028_904, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 4 / 64, 32, false, o), features: RESNET_FEATURES },

@@ -1,0 +1,19 @@
+// timm ConvNeXt with features_only=True (each stage's output, strides 4 to 32) under a feature pyramid that the
+// script builds with int(r).bit_length() and fuses with sum(...): sized exactly and followed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { estimateFixture } from './helpers';
+import type { LayerNetSpec } from '../../server/src/estimator/types';
+
+test('convnext_tiny features_only + an FPN: exact parameters, forward followed', async () => {
+  const result = await estimateFixture(path.join('library-parts', 'convnext_features_fpn.py'));
+  assert.equal(result.unresolved, undefined);
+  // convnext_tiny's 28,589,128 less its head (LayerNorm 768: 1,536; Linear 768 -> 1000: 769,000); the laterals
+  // (96 + 192 + 384 + 768) x 64 + 4 x 64; ten 3x3 convs 64 -> 64 (one a level, plus 0, 1, 2, 3 upsampling steps for
+  // strides 4, 8, 16, 32); the 1x1 classifier 64 -> 5.
+  assert.equal(result.detected.parameters, 28_589_128 - 1_536 - 769_000 + 1_440 * 64 + 256 + 10 * (64 * 64 * 9 + 64) + 64 * 5 + 5);
+  const spec = result.config.model as LayerNetSpec;
+  assert.equal(spec.forwardUntraced, undefined);
+  assert.ok(!result.assumptions.some((a) => a.includes('could not be followed')), result.assumptions.join('\n'));
+});
