@@ -1182,6 +1182,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.inputDerivatives = inputDerivativeOrder(calls);
   detected.perSampleGradients = perSampleGradients(calls);
   if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
+  // A module of the script around a library ViT (`self.backbone = timm.create_model("vit_small_patch16_224",
+  // num_classes=0)` and a head of its own): the layer net cannot hold a transformer, so the estimate is the library
+  // model's, and the wrapper's own modules are said not counted (libraryWrapped), never the head alone.
+  const heldTransformer = !detected.model && customModel ? libraryTransformerHeld(customModels, customModel) : undefined;
+  if (heldTransformer) [detected.model, libraryModelMade] = [heldTransformer.model, heldTransformer.made];
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -1538,6 +1543,18 @@ function libraryModelsUpdated(optimizers: readonly Value[]): Value[] {
   };
   for (const optimizer of optimizers) if (optimizer.kind === 'call') visit(optimizer.args[0] ?? optimizer.kwargs.get('params'), 0);
   return [...found];
+}
+
+/** A library vision model of transformer kind (ViT, DeiT, BEiT) held as a submodule of the trained custom model. */
+function libraryTransformerHeld(models: ReadonlyArray<CustomModuleInfo & { value: Value }>, trained: CustomModuleInfo): { model: DetectedModel; made: Value } | undefined {
+  for (const entry of models) {
+    if (!trained.className.split(' + ').includes(entry.className) || entry.value.kind !== 'object') continue;
+    for (const held of entry.value.attrs.values()) {
+      const model = held.kind === 'call' ? libraryVisionModel(held) : undefined;
+      if (model?.spec.kind === 'transformer') return { model, made: held };
+    }
+  }
+  return undefined;
 }
 
 /** The timm / torchvision model a library call the program model made builds, with the arguments it ran with. */

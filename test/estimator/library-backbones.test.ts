@@ -1,4 +1,4 @@
-// timm ConvNeXt with features_only=True (each stage's output, strides 4 to 32) under a feature pyramid that the
+// Library backbones inside a module of the script. timm ConvNeXt with features_only=True (each stage's output, strides 4 to 32) under a feature pyramid that the
 // script builds with int(r).bit_length() and fuses with sum(...): sized exactly and followed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,4 +16,14 @@ test('convnext_tiny features_only + an FPN: exact parameters, forward followed',
   const spec = result.config.model as LayerNetSpec;
   assert.equal(spec.forwardUntraced, undefined);
   assert.ok(!result.assumptions.some((a) => a.includes('could not be followed')), result.assumptions.join('\n'));
+});
+
+test('a module around a timm ViT and a head of its own is estimated as the ViT, and says the head is not counted', async () => {
+  const result = await estimateFixture(path.join('library-parts', 'vit_wrapper_head.py'));
+  assert.equal(result.unresolved, undefined);
+  assert.equal(result.config.model.kind, 'transformer');
+  assert.equal(result.config.modelName, 'vit_small_patch16_224');
+  // ViT-S/16 without its classifier: 21,665,664 parameters (timm's count with num_classes=0).
+  assert.equal(result.detected.parameters, 21_665_664);
+  assert.ok(result.assumptions.some((a) => a.includes('Classifier') && a.includes('head') && a.includes('not')), result.assumptions.join('\n'));
 });
