@@ -819,7 +819,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // updates it: otherwise it is a loss, a pooling or a helper layer beside the model.
     const bareLayer = value?.kind === 'layer' && value.type !== 'Sequential' && BARE_MODEL_LAYERS.has(value.type);
     if (value && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential') || bareLayer) && customModels.length < MAX_CUSTOM_MODELS &&
-      assignedOutsideModule(call) && !customModels.some((m) => m.value === value) && !bindings.program.isCopy(value)) {
+      assignedOutsideModule(call, value, bindings) && !customModels.some((m) => m.value === value) && !bindings.program.isCopy(value)) {
       const net = moduleNet(value, bindings.program);
       if (net) customModels.push({ ...net, line, variable: assignedName(call), value, bareLayer });
     }
@@ -2370,7 +2370,7 @@ function assignedName(call: Node): string | undefined {
 }
 
 /** Whether a call's value, through a method chain like `.cuda().train()`, is assigned to a plain variable. */
-function assignedOutsideModule(call: Node): boolean {
+function assignedOutsideModule(call: Node, value: Value, bindings: Bindings): boolean {
   let node: Node = call;
   while (node.parent && (node.parent.type === 'attribute' || (node.parent.type === 'call' && node.parent.childForFieldName('function')?.id === node.id))) {
     node = node.parent;
@@ -2382,6 +2382,10 @@ function assignedOutsideModule(call: Node): boolean {
     const list = parent.type === 'argument_list' ? parent : parent.parent!;
     const callee = list.parent?.childForFieldName('function')?.text ?? '';
     for (let up: Node | null = list; up; up = up.parent) if (up.type === 'class_definition') return false;
+    // Handed to another module's constructor in a builder function (`PreNorm(dim, Attention(dim))`): a layer of that
+    // module. A wrapper that gives the module back (`torch.compile(Net())`) leaves it the model.
+    const receiver = list.parent ? bindings.value(list.parent) : undefined;
+    if (receiver && receiver !== value && isModuleValue(receiver)) return false;
     return !/(^|\.)(Sequential|ModuleList|ModuleDict|append|extend|add_module|register_module|insert|setattr)$/.test(callee);
   }
   const target = assignmentTarget(node);

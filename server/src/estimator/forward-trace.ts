@@ -1058,6 +1058,21 @@ export class ForwardTrace implements TensorTracer {
         this.keep(out);
         return out;
       }
+      // Backward of a sine or cosine reads its input (a Fourier position encoding of coordinates).
+      case 'sin':
+      case 'cos': {
+        this.keep(x);
+        return this.produce(x.shape, [x]);
+      }
+      // A grid of coordinates from 1-D axes: one tensor per axis, each as large as the grid ('xy' swaps the first
+      // two axes).
+      case 'meshgrid': {
+        const axes = args.flatMap(tensorsIn);
+        const sides = axes.map((t) => numel(t.shape));
+        const indexing = kwargs.get('indexing');
+        if (indexing?.kind === 'string' && indexing.value === 'xy' && sides.length >= 2) [sides[0], sides[1]] = [sides[1]!, sides[0]!];
+        return { kind: 'list', items: axes.map(() => this.produce(sides, axes)), tuple: true };
+      }
       case 'dropout':
       case 'dropout2d':
       case 'dropout3d': {
@@ -1335,7 +1350,10 @@ export class ForwardTrace implements TensorTracer {
       case 'expand':
       case 'expand_as':
       case 'repeat': {
-        const target = name === 'expand_as' ? tensorsIn(args[0])[0]?.shape ?? x.shape : dimsOf(args).map((d, i) => (d === undefined || d === -1 ? x.shape[i] ?? 1 : d));
+        // New axes come first (`latents.expand(b, -1, -1)` of a (256, 512) tensor): a -1 keeps the axis it lines up
+        // with from the right.
+        const dims = dimsOf(args);
+        const target = name === 'expand_as' ? tensorsIn(args[0])[0]?.shape ?? x.shape : dims.map((d, i) => (d === undefined || d === -1 ? x.shape[i - (dims.length - n)] ?? 1 : d));
         if (name === 'repeat') return this.produce(target.map((r, i) => r * (x.shape[i - (target.length - n)] ?? 1)), [x]);
         return { ...x, shape: target };
       }
@@ -1426,6 +1444,8 @@ export class ForwardTrace implements TensorTracer {
       case 'softmax':
       case 'log_softmax':
       case 'exp':
+      case 'sin':
+      case 'cos':
         return this.function(`torch.${name}`, [x, ...args], kwargs) ?? x;
       case 'matmul':
         return this.binary('@', x, args[0] ?? UNKNOWN) ?? x;
