@@ -2301,9 +2301,12 @@ const MAX_CUSTOM_MODELS = 4;
 const BARE_MODEL_LAYERS = new Set(['Linear', 'Bilinear', 'Conv1d', 'Conv2d', 'Conv3d', 'LSTM', 'GRU', 'RNN', 'Transformer',
   'TransformerEncoder', 'TransformerDecoder', 'Embedding', 'MultiheadAttention']);
 
-/** Whether an optimizer is given `name.parameters()`. */
+/**
+ * Whether an optimizer is given `name.parameters()`, or the parameters of its submodules (`model.encoder.parameters()`
+ * beside `model.decoder.parameters()`, a VQGAN's autoencoder optimizer).
+ */
 function updatedByOptimizer(name: string, optimizerArguments: string[]): boolean {
-  return optimizerArguments.some((text) => new RegExp(`(^|[^\\w.])${name}\\.parameters\\(`).test(text));
+  return optimizerArguments.some((text) => new RegExp(`(^|[^\\w.])${name}(\\.\\w+)*\\.parameters\\(`).test(text));
 }
 
 function trainedModel(models: Array<CustomModuleInfo & { variable?: string }>, optimizerArguments: string[], lastCalled: Map<string, number>): CustomModuleInfo | undefined {
