@@ -15,7 +15,7 @@ import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot } 
 import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { holdsModule, layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
+import { layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
@@ -1160,12 +1160,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     detected.imageSize = { value: detected.model.nativeImageSize, line: dataConfigLine, how: 'config' };
   }
   const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, at.reduce((last, i) => (i < lastBackward && i > last ? i : last), -1)]));
-  // A model is updated where an optimizer is given its parameters or its submodules', by name or through a variable
-  // (`params = list(g.parameters()) + list(d.parameters())`).
-  const optimizedModules = modulesUpdated(optimizersMade);
-  const updated = (m: (typeof customModels)[number]): boolean =>
-    (m.variable !== undefined && updatedByOptimizer(m.variable, optimizerArguments)) || optimizedModules.some((module) => holdsModule(m.value, module));
-  const customModel = trainedModel(customModels.filter((m) => !m.bareLayer || updated(m)), updated, lastCalled);
+  const customModel = trainedModel(customModels.filter((m) => !m.bareLayer || (m.variable && updatedByOptimizer(m.variable, optimizerArguments))), optimizerArguments, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
@@ -1537,17 +1532,12 @@ function moduleFrozenBy(node: Node | null, bindings: Bindings): Value {
 
 /** The library model calls (torchvision, timm) whose parameters the optimizers hold (`SGD(student.parameters())`). */
 function libraryModelsUpdated(optimizers: readonly Value[]): Value[] {
-  return modulesUpdated(optimizers).filter((module) => module.kind === 'call');
-}
-
-/** The modules (or library models) whose `parameters()` the optimizers the program model made are given. */
-function modulesUpdated(optimizers: readonly Value[]): Value[] {
   const found = new Set<Value>();
   const visit = (value: Value | undefined, depth: number): void => {
     if (!value || depth > 4) return;
     if (value.kind === 'object' && value.role === 'parameters') {
       const module = value.attrs.get('module');
-      if (module) found.add(module);
+      if (module?.kind === 'call') found.add(module);
     } else if (value.kind === 'list') for (const item of value.items) visit(item, depth + 1);
     else if (value.kind === 'dict') visit(value.entries.get('params'), depth + 1);
   };
@@ -2319,10 +2309,10 @@ function updatedByOptimizer(name: string, optimizerArguments: string[]): boolean
   return optimizerArguments.some((text) => new RegExp(`(^|[^\\w.])${name}(\\.\\w+)*\\.parameters\\(`).test(text));
 }
 
-function trainedModel<M extends CustomModuleInfo & { variable?: string }>(models: M[], updated: (model: M) => boolean, lastCalled: Map<string, number>): CustomModuleInfo | undefined {
-  const trained = models.filter(updated);
+function trainedModel(models: Array<CustomModuleInfo & { variable?: string }>, optimizerArguments: string[], lastCalled: Map<string, number>): CustomModuleInfo | undefined {
+  const trained = models.filter((m) => m.variable && updatedByOptimizer(m.variable, optimizerArguments));
   if (trained.length < 2) return trained[0] ?? models[0];
-  const order = (m: { variable?: string }): number => (m.variable !== undefined ? lastCalled.get(m.variable) : undefined) ?? -1;
+  const order = (m: { variable?: string }): number => lastCalled.get(m.variable!) ?? -1;
   return trainedTogether([...trained].sort((a, b) => order(a) - order(b)));
 }
 
