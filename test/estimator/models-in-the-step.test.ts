@@ -50,10 +50,34 @@ test('a coordinate grid with sine and cosine features is traced at the image siz
 
 test('an optimizer given a model\'s submodules trains that model beside the critic another optimizer updates', async () => {
   const { text, file } = fixture('autoencoder_critic_two_optimizers.py');
+  const direct = 'opt_g = torch.optim.Adam(list(ae.enc.parameters()) + list(ae.dec.parameters()), lr=1e-4)';
+  assert.ok(text.includes(direct));
+  // The parts given by name, or gathered in a variable first.
+  const throughVariable = text.replace(direct, 'params = list(ae.enc.parameters()) + list(ae.dec.parameters())\nopt_g = torch.optim.Adam(params, lr=1e-4)');
+  for (const script of [text, throughVariable]) {
+    const result = await estimateText(script, file);
+    assert.equal(result.detected.model?.name, 'AE + Critic');
+    // AE: 3 x 16 x 9 + 16 = 448, 16 x 8 x 9 + 8 = 1,160, 8 x 16 x 9 + 16 = 1,168, 16 x 3 x 9 + 3 = 435 (3,211);
+    // Critic: 3 x 16 x 16 + 16 = 784, 16 x 16 + 1 = 257 (1,041).
+    assert.equal(result.detected.parameters, 3_211 + 1_041);
+    assert.equal(result.detected.trainableParameters, 3_211 + 1_041);
+  }
+});
+
+test('an earlier stage\'s optimizer (pretraining in its own loop) does not make its models part of the step', async () => {
+  const { text, file } = fixture('pretrain_then_finetune.py');
   const result = await estimateText(text, file);
-  assert.equal(result.detected.model?.name, 'AE + Critic');
-  // AE: 3 x 16 x 9 + 16 = 448, 16 x 8 x 9 + 8 = 1,160, 8 x 16 x 9 + 16 = 1,168, 16 x 3 x 9 + 3 = 435 (3,211);
-  // Critic: 3 x 16 x 16 + 16 = 784, 16 x 16 + 1 = 257 (1,041).
-  assert.equal(result.detected.parameters, 3_211 + 1_041);
-  assert.equal(result.detected.trainableParameters, 3_211 + 1_041);
+  // The finetuning loop runs the last backward: its Sequential is the model, not Enc + Dec + the Sequential.
+  assert.equal(result.detected.model?.name, 'nn.Sequential');
+  // Enc: 3 x 16 x 9 + 16 = 448, 16 x 16 x 9 + 16 = 2,320; the head 16 x 10 + 10 = 170.
+  assert.equal(result.detected.parameters, 448 + 2_320 + 170);
+});
+
+test('two models chained on two views, both in one optimizer: trained together, each run twice before backward', async () => {
+  const { text, file } = fixture('online_predictor_two_views.py');
+  const result = await estimateText(text, file);
+  assert.equal(result.detected.model?.name, 'Online + nn.Sequential');
+  // Online: 3 x 32 x 9 + 32 = 896, 32 x 64 + 64 = 2,112; predictor: 64 x 128 + 128 = 8,320, 128 x 64 + 64 = 8,256.
+  assert.equal(result.detected.parameters, 896 + 2_112 + 8_320 + 8_256);
+  assert.equal(result.config.forwardsPerBackward, 2);
 });

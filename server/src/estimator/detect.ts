@@ -15,7 +15,7 @@ import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot } 
 import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
+import { holdsModule, layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
 import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
@@ -1160,7 +1160,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     detected.imageSize = { value: detected.model.nativeImageSize, line: dataConfigLine, how: 'config' };
   }
   const lastCalled = new Map([...calledAt].map(([fn, at]) => [fn, at.reduce((last, i) => (i < lastBackward && i > last ? i : last), -1)]));
-  const customModel = trainedModel(customModels.filter((m) => !m.bareLayer || (m.variable && updatedByOptimizer(m.variable, optimizerArguments))), optimizerArguments, lastCalled);
+  // A model is updated where an optimizer is given its parameters or its submodules', by name or through a variable
+  // (`params = list(g.parameters()) + list(d.parameters())`).
+  const optimizedModules = modulesUpdated(optimizersStepping(calls, optimizersMade, bindings));
+  const updated = (m: (typeof customModels)[number]): boolean =>
+    (m.variable !== undefined && updatedByOptimizer(m.variable, optimizerArguments)) || optimizedModules.some((module) => holdsModule(m.value, module));
+  const customModel = trainedModel(customModels.filter((m) => !m.bareLayer || updated(m)), updated, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
@@ -1178,7 +1183,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.forwardsWithoutLabels = forwardsWithoutLabels(scoredForwards);
   if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(scoredForwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
-  detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables.size);
+  detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables);
   detected.inputDerivatives = inputDerivativeOrder(calls);
   detected.perSampleGradients = perSampleGradients(calls);
   if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
@@ -1532,12 +1537,17 @@ function moduleFrozenBy(node: Node | null, bindings: Bindings): Value {
 
 /** The library model calls (torchvision, timm) whose parameters the optimizers hold (`SGD(student.parameters())`). */
 function libraryModelsUpdated(optimizers: readonly Value[]): Value[] {
+  return modulesUpdated(optimizers).filter((module) => module.kind === 'call');
+}
+
+/** The modules (or library models) whose `parameters()` the optimizers the program model made are given. */
+function modulesUpdated(optimizers: readonly Value[]): Value[] {
   const found = new Set<Value>();
   const visit = (value: Value | undefined, depth: number): void => {
     if (!value || depth > 4) return;
     if (value.kind === 'object' && value.role === 'parameters') {
       const module = value.attrs.get('module');
-      if (module?.kind === 'call') found.add(module);
+      if (module) found.add(module);
     } else if (value.kind === 'list') for (const item of value.items) visit(item, depth + 1);
     else if (value.kind === 'dict') visit(value.entries.get('params'), depth + 1);
   };
@@ -2257,9 +2267,33 @@ function derivativeActivation(calledNames: readonly string[]): DerivativeActivat
   return 'smooth';
 }
 
-function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: number): Located<number> | undefined {
-  // Several models (a GAN's generator and critic): which graphs a backward reaches is not read here.
-  if (models !== 1) return undefined;
+/**
+ * The optimizers whose step() runs in the loop of the last backward: the training step's, not an earlier stage's
+ * (a pretraining loop with its own optimizer). All of them where none is found there.
+ */
+function optimizersStepping(calls: readonly Node[], optimizers: readonly Value[], bindings: Bindings): readonly Value[] {
+  const backward = calls.filter((call) => lastName(callee(call)) === 'backward').at(-1);
+  const loop = backward ? enclosingLoops(backward)[0] : undefined;
+  if (!loop) return optimizers;
+  const stepping = new Set<Value>();
+  for (const call of calls) {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'attribute' || fn.childForFieldName('attribute')?.text !== 'step' || !enclosingLoops(call).some((l) => l.id === loop.id)) continue;
+    const optimizer = bindings.value(fn.childForFieldName('object') ?? undefined);
+    if (optimizer && optimizers.includes(optimizer)) stepping.add(optimizer);
+  }
+  return stepping.size > 0 ? [...stepping] : optimizers;
+}
+
+/**
+ * How many forwards run before one backward. Several models chained in one step (`predictor(online(view))` on two
+ * views) run as often as the least-called of them: a GAN's generator once and its critic twice is one step's graph.
+ */
+function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: ReadonlySet<string>): Located<number> | undefined {
+  if (models.size > 1) {
+    const perModel = [...models].map((name) => forwardsPerBackward(calls, forwards.filter((call) => callee(call) === name), new Set([name])));
+    return perModel.every((found) => found !== undefined) ? perModel.reduce((least, found) => (found!.value < least!.value ? found : least)) : undefined;
+  }
   const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
   let previousBackward = -1;
   for (const backward of calls) {
@@ -2309,10 +2343,10 @@ function updatedByOptimizer(name: string, optimizerArguments: string[]): boolean
   return optimizerArguments.some((text) => new RegExp(`(^|[^\\w.])${name}(\\.\\w+)*\\.parameters\\(`).test(text));
 }
 
-function trainedModel(models: Array<CustomModuleInfo & { variable?: string }>, optimizerArguments: string[], lastCalled: Map<string, number>): CustomModuleInfo | undefined {
-  const trained = models.filter((m) => m.variable && updatedByOptimizer(m.variable, optimizerArguments));
+function trainedModel<M extends CustomModuleInfo & { variable?: string }>(models: M[], updated: (model: M) => boolean, lastCalled: Map<string, number>): CustomModuleInfo | undefined {
+  const trained = models.filter(updated);
   if (trained.length < 2) return trained[0] ?? models[0];
-  const order = (m: { variable?: string }): number => lastCalled.get(m.variable!) ?? -1;
+  const order = (m: { variable?: string }): number => (m.variable !== undefined ? lastCalled.get(m.variable) : undefined) ?? -1;
   return trainedTogether([...trained].sort((a, b) => order(a) - order(b)));
 }
 

@@ -103,6 +103,21 @@ function submodules(module: Module): Module[] {
   return out;
 }
 
+/** Whether a module is `root` or one of its submodules, at any depth (an optimizer given `model.encoder.parameters()`). */
+export function holdsModule(root: Value, target: Value): boolean {
+  if (root === target) return true;
+  if (!isModule(root)) return false;
+  const seen = new Set<Module>([root]);
+  const pending = [root];
+  while (pending.length > 0) {
+    for (const child of submodules(pending.pop()!)) {
+      if (child === target) return true;
+      if (!seen.has(child)) pending.push(child), seen.add(child);
+    }
+  }
+  return false;
+}
+
 /**
  * Where gradient checkpointing cuts a module tree. `blocks`: composite submodules (the script's own block classes,
  * nested nn.Sequentials) recomputed one at a time, each keeping only its input. `segments`: an nn.Sequential of
