@@ -532,7 +532,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let trainerTrain: number | undefined;
   let hasGradScaler: number | undefined;
   /** Modules the script builds itself and assigns to variables, in the order they are built. */
-  const customModels: Array<CustomModuleInfo & { variable?: string; value: Value; bareLayer?: boolean }> = [];
+  const customModels: Array<CustomModuleInfo & { variable?: string; value: Value }> = [];
   /** The text of every optimizer's arguments: which models' parameters it updates. */
   const optimizerArguments: string[] = [];
   /** Every optimizer the script builds, as the program model made it: the modules whose parameters it holds. */
@@ -815,13 +815,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
     // not a copy of one (an EMA model), which is never trained.
-    // A single torch layer is a model too (`model = nn.LSTM(...)`, `model = nn.Linear(1, 1)`), when the optimizer
-    // updates it: otherwise it is a loss, a pooling or a helper layer beside the model.
-    const bareLayer = value?.kind === 'layer' && value.type !== 'Sequential' && BARE_MODEL_LAYERS.has(value.type);
-    if (value && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential') || bareLayer) && customModels.length < MAX_CUSTOM_MODELS &&
+    if (value && (value.kind === 'object' || (value.kind === 'layer' && value.type === 'Sequential')) && customModels.length < MAX_CUSTOM_MODELS &&
       assignedOutsideModule(call, value, bindings) && !customModels.some((m) => m.value === value) && !bindings.program.isCopy(value)) {
       const net = moduleNet(value, bindings.program);
-      if (net) customModels.push({ ...net, line, variable: assignedName(call), value, bareLayer });
+      if (net) customModels.push({ ...net, line, variable: assignedName(call), value });
     }
     // Where the call returns: Python runs an argument's call first (`netD(netG(z))`: the generator, then the critic).
     if (calleeNode?.type === 'identifier') {
@@ -1165,7 +1162,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const optimizedModules = modulesUpdated(optimizersStepping(calls, optimizersMade, bindings));
   const updated = (m: (typeof customModels)[number]): boolean =>
     (m.variable !== undefined && updatedByOptimizer(m.variable, optimizerArguments)) || optimizedModules.some((module) => holdsModule(m.value, module));
-  const customModel = trainedModel(customModels.filter((m) => !m.bareLayer || updated(m)), updated, lastCalled);
+  const customModel = trainedModel(customModels, updated, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
@@ -2331,9 +2328,6 @@ const MAX_CUSTOM_MODELS = 4;
  * The custom model the step trains: the first one built, or, when optimizers update the parameters of several (a
  * GAN), all of them in the order the step last calls them.
  */
-/** Torch layers with parameters that a script may train on their own, as its whole model. */
-const BARE_MODEL_LAYERS = new Set(['Linear', 'Bilinear', 'Conv1d', 'Conv2d', 'Conv3d', 'LSTM', 'GRU', 'RNN', 'Transformer',
-  'TransformerEncoder', 'TransformerDecoder', 'Embedding', 'MultiheadAttention']);
 
 /**
  * Whether an optimizer is given `name.parameters()`, or the parameters of its submodules (`model.encoder.parameters()`
