@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { estimateFixture } from './helpers';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { estimateFixture, estimateText, fixturesDir } from './helpers';
 import { findVisionModel } from '../../server/src/estimator/catalog/vision';
+
+function readFixture(name: string): string {
+  return fs.readFileSync(path.join(fixturesDir, name), 'utf8');
+}
 
 function parametersOf(name: string, numClasses = 1000): number | undefined {
   const spec = findVisionModel(name)?.build(224, numClasses);
@@ -27,4 +33,30 @@ test('a timm RegNet named by an argparse default is resolved, its head sized by 
   assert.equal(r.detected.model.name, 'regnety_040');
   assert.equal(r.detected.model.source, 'timm');
   assert.equal(r.detected.parameters, 20_646_656 - 1000 * 1088 - 1000 + 37 * 1088 + 37);
+});
+
+test('a ResNet given a small-image stem (3x3 stride-1 conv1, max-pool replaced by nn.Identity) is built with it', async () => {
+  const replaced = await estimateFixture('library-models-set8/resnet_small_image_stem.py');
+  const plain = await estimateText(readFixture('library-models-set8/resnet_small_image_stem.py')
+    .replace(/^model\.(conv1|maxpool) = .*$/gm, ''), '/tmp/resnet_plain_stem.py');
+  assert.equal(replaced.detected.model.name, 'resnet18');
+  // resnet18 with 10 classes has 11,181,642 parameters; the 3x3 conv1 has 1,728 weights where the 7x7 had 9,408.
+  assert.equal(plain.detected.parameters, 11_181_642);
+  assert.equal(replaced.detected.parameters, 11_181_642 - 9_408 + 1_728);
+  // Every stage now runs at 16 times the area, as the library's stem would run them on 128 px images; only the stem
+  // itself keeps less than it would there.
+  const plainAt128 = await estimateText(readFixture('library-models-set8/resnet_small_image_stem.py')
+    .replace(/^model\.(conv1|maxpool) = .*$/gm, '').replace('128, 3, 32, 32', '128, 3, 128, 128'), '/tmp/resnet_plain_stem_128.py');
+  const ratio = replaced.breakdown!.activations / plain.breakdown!.activations;
+  const against128 = replaced.breakdown!.activations / plainAt128.breakdown!.activations;
+  assert.ok(ratio > 8, `activations ratio ${ratio}`);
+  assert.ok(against128 > 0.6 && against128 < 1, `against 128 px ${against128}`);
+});
+
+test('Lightning\'s save_hyperparameters(): self.hparams holds the constructor\'s arguments, read by configure_optimizers', async () => {
+  const r = await estimateFixture('library-models-set8/lightning_hparams_stem.py');
+  assert.equal(r.detected.model.name, 'resnet18');
+  assert.equal(r.detected.optimizer.value, 'sgd-momentum');
+  // The stem set inside the module's __init__ is the one built.
+  assert.equal(r.detected.parameters, 11_181_642 - 9_408 + 1_728 + 90 * 513);
 });

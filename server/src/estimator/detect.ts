@@ -12,7 +12,7 @@ import { countTransformerParameters } from './transformer';
 import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot } from './catalog/detection';
-import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
@@ -1229,6 +1229,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (!detected.model && !detected.unresolved && skippedBackbone) {
     detected.model = libraryVisionModel(skippedBackbone);
     libraryModelMade = skippedBackbone;
+    // Its new head or stem, set inside the module that holds it (`net.conv1 = nn.Conv2d(...)` in __init__).
+    if (detected.model) applyVisionFreezing(detected, skippedBackbone, bindings.program);
   }
   if (detected.model?.spec.kind === 'transformer' && detected.frozen && hubModelCall) {
     const model = bindings.value(hubModelCall);
@@ -1563,7 +1565,10 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
     return;
   }
   const classes = replacedHeadClasses(base.spec, freezes);
-  const model = classes === undefined ? base : { ...visionModel(found.vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };
+  const resnetStem = replacedResNetStem(base.spec, freezes);
+  const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
+  const model = classes === undefined && !resnetStem ? base
+    : { ...visionModel(found.vision, base.name, base.source, base.line, classes ?? keyword('num_classes'), undefined, { resnetStem }), nativeImageSize: base.nativeImageSize };
   if (model.spec.kind !== 'layers') return;
   const freezing = visionFreezing(model.spec, freezes);
   if (!freezing || !model.rebuildAt) {
@@ -2391,7 +2396,7 @@ function assignmentTarget(value: Node): Node | undefined {
 
 /** `keyword`: the torchvision builder's keyword arguments (aux_loss, aux_logits, weights). */
 function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined,
-  keyword?: (key: string) => PyValue | undefined): DetectedModel {
+  keyword?: (key: string) => PyValue | undefined, changed: VisionOptions = {}): DetectedModel {
   // torchvision's segmentation builders default to 21 classes (VOC) and, without weights, to no auxiliary head.
   const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : 1000;
   const auxLogits = keyword?.('aux_logits');
@@ -2404,6 +2409,7 @@ function visionModel(vision: VisionModel, name: string, source: ModelSource, lin
     ...(typeof auxLogits === 'boolean' ? { auxLogits } : source === 'timm' ? { auxLogits: false } : {}),
     pretrained: weights !== undefined && weights !== null,
     ...(typeof blockDropout === 'number' ? { blockDropout } : {}),
+    ...changed,
   };
   const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
   return {

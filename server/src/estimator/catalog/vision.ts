@@ -16,9 +16,11 @@ import type { LayerNetSpec, TransformerSpec } from '../types';
  * collects every stage's (a detector's FPN reads them).
  */
 export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated: boolean | readonly boolean[] = false,
-  squeezeExcite = false, stageOutputs?: BranchPoint[]): BranchPoint | undefined {
+  squeezeExcite = false, stageOutputs?: BranchPoint[], stem: ResNetStem = {}): BranchPoint | undefined {
   // Each of torchvision's top-level children is a part, so that a script's slice of them is sized (see library-models).
-  net.part('conv1').conv(64, 7, 2, 1, false, 3).part('bn1').batchNorm().part('relu').relu().part('maxpool').maxPool(3, 2, 1);
+  const { kernel = 7, stride = 2, padding = 3 } = stem.conv ?? {};
+  net.part('conv1').conv(64, kernel, stride, 1, false, padding).part('bn1').batchNorm().part('relu').relu().part('maxpool');
+  if (stem.maxPool !== false) net.maxPool(3, 2, 1);
   const dilatedStage = (stage: number): boolean => (typeof dilated === 'boolean' ? dilated && stage >= 2 : dilated[stage - 1] === true);
   const widths = [64, 128, 256, 512];
   let inChannels = 64;
@@ -61,7 +63,7 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
 function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
   options: VisionOptions = {}): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite);
+  resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite, undefined, options.resnetStem);
   net.part('avgpool').globalPool().part('fc').linear(numClasses);
   return net.build(true);
 }
@@ -809,6 +811,17 @@ export interface VisionOptions {
   blockDropout?: number;
   /** torchvision ResNet's `replace_stride_with_dilation` (stages 2..4): the stages that dilate instead of striding. */
   dilation?: readonly boolean[];
+  /** A ResNet stem the script put in place of the library's (small images: a 3x3 stride-1 conv1, no max-pool). */
+  resnetStem?: ResNetStem;
+}
+
+/**
+ * A ResNet's stem as a script may replace it: `conv1`'s kernel, stride and padding (torchvision's: 7, 2, 3), and
+ * whether the max-pool after it still runs (`model.maxpool = nn.Identity()`: not).
+ */
+export interface ResNetStem {
+  conv?: { kernel: number; stride: number; padding: number };
+  maxPool?: boolean;
 }
 
 /**
