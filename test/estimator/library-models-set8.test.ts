@@ -60,3 +60,20 @@ test('Lightning\'s save_hyperparameters(): self.hparams holds the constructor\'s
   // The stem set inside the module's __init__ is the one built.
   assert.equal(r.detected.parameters, 11_181_642 - 9_408 + 1_728 + 90 * 513);
 });
+
+test('a Swin block\'s no-grad forward under autocast holds its residual stream, norms and softmax in fp32', async () => {
+  const spec = findVisionModel('swin_t')!.build(224, 1000);
+  assert.equal(spec.kind, 'layers');
+  if (spec.kind !== 'layers') return;
+  // Stage 1 (C 96, 3 heads of 7x7 windows: P 147 probabilities a token, 56 x 56 tokens) at the softmax: fp32 block
+  // input, norm1 output and its partitioned copy (12 C bytes), half qkv and scaled q (8 C), half scores (2 P), the
+  // fp32 copy softmax makes of them and its fp32 output (8 P).
+  assert.equal(spec.autocastInferenceLiveBytesPerSample, (12 * 96 + 8 * 96 + 2 * 147 + 8 * 147) * 56 * 56);
+  // In fp32: input, norm1, partitioned copy, qkv, q (7 C) and scores and probabilities (2 P), in elements.
+  assert.equal(spec.inferenceLiveElementsPerSample, (7 * 96 + 2 * 147) * 56 * 56);
+  const r = await estimateFixture('library-models-set8/swin_t_bf16_inference.py');
+  assert.equal(r.detected.model.name, 'swin_t');
+  // The forward's live bytes for 64 images, beside the weights and their cached half copies.
+  const live = 64 * spec.autocastInferenceLiveBytesPerSample!;
+  assert.ok(r.breakdown!.activations >= live * 0.95, `${r.breakdown!.activations} vs ${live}`);
+});

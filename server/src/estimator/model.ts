@@ -365,7 +365,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     lossTransient: logSoftmax,
     // What forward holds at once beside this batch's outputs: its live peak counts the outputs where the last layer
     // makes them, and the no-grad step adds them (with the previous batch's) on its own.
-    inferenceTransient: b * Math.max(0, net.inferenceLiveElementsPerSample - (net.returnedOutputElementsPerSample ?? net.outputElementsPerSample)) * act,
+    inferenceTransient: b * Math.max(0, (mode === 'amp' && net.autocastInferenceLiveBytesPerSample !== undefined
+      ? net.autocastInferenceLiveBytesPerSample : net.inferenceLiveElementsPerSample * act) - (net.returnedOutputElementsPerSample ?? net.outputElementsPerSample) * act),
     // The loss's fp32 log-softmax is alive until the head's backward has run; a net's own layers come after it.
     backwardCurve: net.backwardPoints && !checkpointed
       ? net.backwardPoints.map((p) => ({ bytes: b * p.elements * act + logSoftmax + convWorkspace, parametersBefore: p.parametersBefore })) : undefined,

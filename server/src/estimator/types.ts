@@ -230,6 +230,11 @@ export interface LayerNetSpec {
   gradientPairElementsPerSample?: number;
   /** Bytes kept per sample when forward runs under autocast (fp32 where autocast keeps fp32), where traced. */
   autocastSavedBytesPerSample?: number;
+  /**
+   * Bytes alive per sample at the worst point of a no-grad forward under autocast, where some of them are fp32 (a
+   * Swin block's residual stream and softmax); absent: the live elements at 2 bytes.
+   */
+  autocastInferenceLiveBytesPerSample?: number;
   /** Checkpointing runs the blocks in round(sqrt(n)) segments (checkpoint_sequential) rather than one at a time. */
   checkpointSegments?: boolean;
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
