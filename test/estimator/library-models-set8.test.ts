@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { estimateFixture, estimateText, fixturesDir } from './helpers';
 import { findVisionModel } from '../../server/src/estimator/catalog/vision';
+import { countTransformerParameters } from '../../server/src/estimator/transformer';
 
 function readFixture(name: string): string {
   return fs.readFileSync(path.join(fixturesDir, name), 'utf8');
@@ -76,4 +77,17 @@ test('a Swin block\'s no-grad forward under autocast holds its residual stream, 
   // The forward's live bytes for 64 images, beside the weights and their cached half copies.
   const live = 64 * spec.autocastInferenceLiveBytesPerSample!;
   assert.ok(r.breakdown!.activations >= live * 0.95, `${r.breakdown!.activations} vs ${live}`);
+});
+
+test('a module holding a timm image tower beside a hub text tower trains both: the second tower is counted too', async () => {
+  const text = readFixture('library-models-set8/two_tower_timm_hub.py');
+  const both = await estimateText(text, '/tmp/two_tower.py');
+  const textOnly = await estimateText(text.replace(/^ {8}self\.image_tower = .*$/m, ''), '/tmp/text_tower_only.py');
+  const vitTiny = findVisionModel('vit_tiny_patch16_224')!.build(224, 0);
+  const towerParameters = vitTiny.kind === 'transformer' ? countTransformerParameters(vitTiny).total : 0;
+  assert.equal(both.detected.model.name, 'bert-base-uncased');
+  assert.equal(both.detected.parameters, textOnly.detected.parameters + towerParameters);
+  assert.ok(both.assumptions.some((a) => a.startsWith('vit_tiny_patch16_224 (line 12) is trained in the same step as bert-base-uncased')));
+  // Its fp32 weights, gradients and two AdamW moments (16 bytes a parameter), and the activations of 32 images on top.
+  assert.ok(both.peakAllocated - textOnly.peakAllocated > 16 * towerParameters + 32 * 197 * 192 * 12 * 4, `${both.peakAllocated - textOnly.peakAllocated}`);
 });

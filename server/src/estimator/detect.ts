@@ -159,6 +159,11 @@ export interface DetectedConfig {
    */
   libraryWrapped?: Located<{ wrapper: string; library: string; others: string[] }>;
   /**
+   * A library vision model held, beside the hub model the estimate is of, by one module of the script on the GPU (a
+   * two-tower model: a timm image encoder and a hub text encoder) and trained with it.
+   */
+  jointTower?: Located<DetectedModel>;
+  /**
    * Image batches of several sizes the trained model is given in one call (DINO's multi-crop), and how many images of
    * the largest size make the same tokens (a ViT) or pixels: the batch the estimate counts.
    */
@@ -1281,6 +1286,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
   }
   if (libraryModelMade && detected.model?.source !== 'custom') detected.libraryWrapped = libraryInsideModule(libraryModelMade, bindings.program, detected.model?.name ?? '');
+  const hubModelMade = hubModelCall && !libraryModelMade ? bindings.value(hubModelCall) : undefined;
+  if (hubModelMade && detected.model?.spec.kind === 'transformer') detected.jointTower = visionTowerBeside(hubModelMade, bindings.program);
   // LoRA written by hand (no PEFT): a module of the script with two adapter matrices swapped into a hub model.
   if (!detected.lora && detected.model?.spec.kind === 'transformer') detected.lora = handWrittenLora(tree.rootNode, calls, bindings);
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
@@ -2046,6 +2053,18 @@ function libraryInsideModule(library: Value, program: ProgramModel, libraryName:
     if (wrapper.kind !== 'object' || wrapper.role !== 'instance' || ![...wrapper.attrs.values()].includes(library)) continue;
     const others = [...wrapper.attrs].filter(([, value]) => value !== library && isModuleValue(value)).map(([name]) => name);
     if (others.length > 0) return { value: { wrapper: wrapper.typeName, library: libraryName, others }, line: wrapper.line };
+  }
+  return undefined;
+}
+
+/** A library vision model that a module of the script on the GPU holds beside `hub` (the other tower of a two-tower model). */
+function visionTowerBeside(hub: Value, program: ProgramModel): Located<DetectedModel> | undefined {
+  for (const wrapper of program.onDevice) {
+    if (wrapper.kind !== 'object' || wrapper.role !== 'instance' || ![...wrapper.attrs.values()].includes(hub)) continue;
+    for (const value of wrapper.attrs.values()) {
+      const tower = value !== hub ? libraryVisionModel(value) : undefined;
+      if (tower) return { value: tower, line: tower.line };
+    }
   }
   return undefined;
 }

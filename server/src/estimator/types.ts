@@ -271,6 +271,12 @@ export type ModelSpec = TransformerSpec | LayerNetSpec;
 export interface TrainingConfig {
   modelName: string;
   model: ModelSpec;
+  /**
+   * A second library model trained in the same step (the other tower of a two-tower model: a timm image encoder
+   * beside a hub text encoder), fed the same batch: its weights, gradients, optimizer states and activations are
+   * held beside the model's.
+   */
+  jointTower?: { name: string; model: ModelSpec; imageSize: number; rebuildAt?: (inputSize: number) => LayerNetSpec };
   /** How the layer net's per-sample figures scale: rebuild at another input size. */
   rebuildAt?: (inputSize: number) => LayerNetSpec;
   batchSize: number;
