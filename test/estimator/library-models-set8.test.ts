@@ -91,3 +91,13 @@ test('a module holding a timm image tower beside a hub text tower trains both: t
   // Its fp32 weights, gradients and two AdamW moments (16 bytes a parameter), and the activations of 32 images on top.
   assert.ok(both.peakAllocated - textOnly.peakAllocated > 16 * towerParameters + 32 * 197 * 192 * 12 * 4, `${both.peakAllocated - textOnly.peakAllocated}`);
 });
+
+test('a detector given min_size / max_size resizes the images to them, not to its default 800 / 1333', async () => {
+  const text = readFixture('library-models-set8/detector_transform_sizes.py');
+  const given = await estimateText(text, '/tmp/detector_sizes.py');
+  const defaults = await estimateText(text.replace(', min_size=512, max_size=900', ''), '/tmp/detector_default_sizes.py');
+  // 600 x 800 scaled by min(512 / 600, 900 / 800): 512 x 682, padded to multiples of 32.
+  assert.ok(given.assumptions.some((a) => a.includes('to 512x682 and pads the batch to 512x704') && a.includes('min_size 512, max_size 900')), given.assumptions.join('\n'));
+  assert.ok(defaults.assumptions.some((a) => a.includes('min_size 800, max_size 1333')));
+  assert.ok(given.breakdown!.activations < 0.6 * defaults.breakdown!.activations);
+});

@@ -11,7 +11,7 @@ import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
 import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
-import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot } from './catalog/detection';
+import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, type DetectionModel } from './catalog/detection';
 import { libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
@@ -755,7 +755,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
     if (tvMatch && !detected.model && !notRun && !backbone && !guessed && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
-      const detector = vision ? undefined : findDetectionModel(tvMatch[1]!);
+      const catalogDetector = vision ? undefined : findDetectionModel(tvMatch[1]!);
+      const detector = catalogDetector && withTransformSizes(catalogDetector, libraryKeyword('min_size'), libraryKeyword('max_size'));
       if (detector) {
         const classes = libraryKeyword('num_classes');
         const weights = libraryKeyword('weights');
@@ -2055,6 +2056,20 @@ function libraryInsideModule(library: Value, program: ProgramModel, libraryName:
     if (others.length > 0) return { value: { wrapper: wrapper.typeName, library: libraryName, others }, line: wrapper.line };
   }
   return undefined;
+}
+
+/**
+ * A detector with the sizes its GeneralizedRCNNTransform is given (`min_size=640, max_size=1066`): the images are
+ * resized to them, not to the builder's 800 / 1333. A tuple of min sizes (multi-scale training) draws one each
+ * step: the largest is counted. SSD's fixed square is its own.
+ */
+function withTransformSizes(detector: DetectionModel, minSize: PyValue | undefined, maxSize: PyValue | undefined): DetectionModel {
+  if (detector.fixedSize !== undefined) return detector;
+  const size = (value: PyValue | undefined): number | undefined => {
+    const sizes = Array.isArray(value) ? value : [value];
+    return sizes.length > 0 && sizes.every((v) => typeof v === 'number' && Number.isInteger(v) && v > 0) ? Math.max(...(sizes as number[])) : undefined;
+  };
+  return { ...detector, minSize: size(minSize) ?? detector.minSize, maxSize: size(maxSize) ?? detector.maxSize };
 }
 
 /** A library vision model that a module of the script on the GPU holds beside `hub` (the other tower of a two-tower model). */
