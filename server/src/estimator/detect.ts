@@ -11,8 +11,8 @@ import { findCatalogModel, makeSpec } from './catalog/models';
 import { countTransformerParameters } from './transformer';
 import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
-import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot } from './catalog/detection';
-import { libraryVisionCall, partParameters, replacedHeadClasses, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, type DetectionModel } from './catalog/detection';
+import { libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
@@ -158,6 +158,11 @@ export interface DetectedConfig {
    * backbone given to a wrapper with a head): those layers are not counted, and said.
    */
   libraryWrapped?: Located<{ wrapper: string; library: string; others: string[] }>;
+  /**
+   * A library vision model held, beside the hub model the estimate is of, by one module of the script on the GPU (a
+   * two-tower model: a timm image encoder and a hub text encoder) and trained with it.
+   */
+  jointTower?: Located<DetectedModel>;
   /**
    * Image batches of several sizes the trained model is given in one call (DINO's multi-crop), and how many images of
    * the largest size make the same tokens (a ViT) or pixels: the batch the estimate counts.
@@ -750,7 +755,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
     if (tvMatch && !detected.model && !notRun && !backbone && !guessed && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
-      const detector = vision ? undefined : findDetectionModel(tvMatch[1]!);
+      const catalogDetector = vision ? undefined : findDetectionModel(tvMatch[1]!);
+      const detector = catalogDetector && withTransformSizes(catalogDetector, libraryKeyword('min_size'), libraryKeyword('max_size'));
       if (detector) {
         const classes = libraryKeyword('num_classes');
         const weights = libraryKeyword('weights');
@@ -1236,6 +1242,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (!detected.model && !detected.unresolved && skippedBackbone) {
     detected.model = libraryVisionModel(skippedBackbone);
     libraryModelMade = skippedBackbone;
+    // Its new head or stem, set inside the module that holds it (`net.conv1 = nn.Conv2d(...)` in __init__).
+    if (detected.model) applyVisionFreezing(detected, skippedBackbone, bindings.program);
   }
   if (detected.model?.spec.kind === 'transformer' && detected.frozen && hubModelCall) {
     const model = bindings.value(hubModelCall);
@@ -1286,6 +1294,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
   }
   if (libraryModelMade && detected.model?.source !== 'custom') detected.libraryWrapped = libraryInsideModule(libraryModelMade, bindings.program, detected.model?.name ?? '');
+  const hubModelMade = hubModelCall && !libraryModelMade ? bindings.value(hubModelCall) : undefined;
+  if (hubModelMade && detected.model?.spec.kind === 'transformer') detected.jointTower = visionTowerBeside(hubModelMade, bindings.program);
   // LoRA written by hand (no PEFT): a module of the script with two adapter matrices swapped into a hub model.
   if (!detected.lora && detected.model?.spec.kind === 'transformer') detected.lora = handWrittenLora(tree.rootNode, calls, bindings);
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;
@@ -1587,7 +1597,10 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
     return;
   }
   const classes = replacedHeadClasses(base.spec, freezes);
-  const model = classes === undefined ? base : { ...visionModel(found.vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };
+  const resnetStem = replacedResNetStem(base.spec, freezes);
+  const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
+  const model = classes === undefined && !resnetStem ? base
+    : { ...visionModel(found.vision, base.name, base.source, base.line, classes ?? keyword('num_classes'), undefined, { resnetStem }), nativeImageSize: base.nativeImageSize };
   if (model.spec.kind !== 'layers') return;
   const freezing = visionFreezing(model.spec, freezes);
   if (!freezing || !model.rebuildAt) {
@@ -2070,6 +2083,32 @@ function libraryInsideModule(library: Value, program: ProgramModel, libraryName:
 }
 
 /**
+ * A detector with the sizes its GeneralizedRCNNTransform is given (`min_size=640, max_size=1066`): the images are
+ * resized to them, not to the builder's 800 / 1333. A tuple of min sizes (multi-scale training) draws one each
+ * step: the largest is counted. SSD's fixed square is its own.
+ */
+function withTransformSizes(detector: DetectionModel, minSize: PyValue | undefined, maxSize: PyValue | undefined): DetectionModel {
+  if (detector.fixedSize !== undefined) return detector;
+  const size = (value: PyValue | undefined): number | undefined => {
+    const sizes = Array.isArray(value) ? value : [value];
+    return sizes.length > 0 && sizes.every((v) => typeof v === 'number' && Number.isInteger(v) && v > 0) ? Math.max(...(sizes as number[])) : undefined;
+  };
+  return { ...detector, minSize: size(minSize) ?? detector.minSize, maxSize: size(maxSize) ?? detector.maxSize };
+}
+
+/** A library vision model that a module of the script on the GPU holds beside `hub` (the other tower of a two-tower model). */
+function visionTowerBeside(hub: Value, program: ProgramModel): Located<DetectedModel> | undefined {
+  for (const wrapper of program.onDevice) {
+    if (wrapper.kind !== 'object' || wrapper.role !== 'instance' || ![...wrapper.attrs.values()].includes(hub)) continue;
+    for (const value of wrapper.attrs.values()) {
+      const tower = value !== hub ? libraryVisionModel(value) : undefined;
+      if (tower) return { value: tower, line: tower.line };
+    }
+  }
+  return undefined;
+}
+
+/**
  * The first call of a module on the GPU, with grad, given a list of image batches (N, C, H, W) of more than one size
  * (`student(views)`, two global and several local crops): each batch's size.
  */
@@ -2443,7 +2482,7 @@ function assignmentTarget(value: Node): Node | undefined {
 
 /** `keyword`: the torchvision builder's keyword arguments (aux_loss, aux_logits, weights). */
 function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined,
-  keyword?: (key: string) => PyValue | undefined): DetectedModel {
+  keyword?: (key: string) => PyValue | undefined, changed: VisionOptions = {}): DetectedModel {
   // torchvision's segmentation builders default to 21 classes (VOC) and, without weights, to no auxiliary head.
   const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : 1000;
   const auxLogits = keyword?.('aux_logits');
@@ -2456,6 +2495,7 @@ function visionModel(vision: VisionModel, name: string, source: ModelSource, lin
     ...(typeof auxLogits === 'boolean' ? { auxLogits } : source === 'timm' ? { auxLogits: false } : {}),
     pretrained: weights !== undefined && weights !== null,
     ...(typeof blockDropout === 'number' ? { blockDropout } : {}),
+    ...changed,
   };
   const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
   return {

@@ -370,6 +370,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.untrainedModel && untrainedCopies > 0) {
     assumptions.push(t('{0} (line {1}) is on the GPU but no optimizer updates it: its weights are counted, without gradients or optimizer states; its forward under no_grad keeps no activations', detected.untrainedModel.value.name, (detected.untrainedModel.line ?? 0) + 1));
   }
+  const jointTower = jointTowerConfig(detected, assumptions);
   const modelCopies = (detected.residentCopies?.value ?? 0) + untrainedCopies;
   const accumulation = detected.accumulation?.value ?? 1;
   note('accumulation', detected.accumulation?.line);
@@ -424,6 +425,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     modelSource: model.source,
     model: spec,
     rebuildAt: model.rebuildAt,
+    ...(jointTower ? { jointTower } : {}),
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     ...(detected.optimizer && detected.optimizerStates !== undefined ? { optimizerStates: detected.optimizerStates } : {}),
     ...(optimizerParameters !== undefined ? { optimizerParameters } : {}),
@@ -460,6 +462,17 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     unresolved,
     how,
   };
+}
+
+/** The other tower of a two-tower model, at the images' size (else its own), and the assumption that says so. */
+function jointTowerConfig(detected: DetectedConfig, assumptions: string[]): TrainingConfig['jointTower'] {
+  const tower = detected.jointTower?.value;
+  if (!tower || !detected.model) return undefined;
+  const spec = tower.spec;
+  const imageSize = detected.imageSize?.value ?? tower.nativeImageSize ?? (spec.kind === 'transformer' ? spec.imageSize ?? 224 : spec.input.kind === 'image' ? spec.input.size : 224);
+  assumptions.push(t('{0} (line {1}) is trained in the same step as {2}: its weights, gradients, optimizer states and activations at {3}x{3} are counted beside it',
+    tower.name, (detected.jointTower!.line ?? 0) + 1, detected.model.name, imageSize));
+  return { name: tower.name, model: spec, imageSize, rebuildAt: tower.rebuildAt };
 }
 
 function formatCount(parameters: number): string {

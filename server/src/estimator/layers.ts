@@ -74,6 +74,8 @@ export class NetBuilder {
   private stageInputLive = 0;
   /** Largest sum of tensors alive at once in a no-grad forward: block input, op input, op output (see noteLive). */
   private live = 0;
+  /** The same worst point's bytes under autocast, where a layer says it holds fp32 tensors then (see noteLive). */
+  private liveAutocastBytes = 0;
   /** Saved elements that autocast keeps in fp32 (a transformer's residual stream the norms read): 2 bytes more each. */
   private fp32UnderAutocast = 0;
   /** The largest output-plus-input gradient of one layer, where a builder knows it. */
@@ -131,9 +133,13 @@ export class NetBuilder {
     return this.live;
   }
 
-  /** Elements alive at once at one point of a no-grad forward: the net's worst point, and the open part's. */
-  noteLive(elements: number): void {
+  /**
+   * Elements alive at once at one point of a no-grad forward: the net's worst point, and the open part's.
+   * `autocastBytes`: their bytes under autocast where some stay fp32 (else 2 bytes each).
+   */
+  noteLive(elements: number, autocastBytes = 2 * elements): void {
     this.live = Math.max(this.live, elements);
+    this.liveAutocastBytes = Math.max(this.liveAutocastBytes, autocastBytes);
     for (const open of [this.headPart, this.parts[this.parts.length - 1]]) if (open) open.ownLive = Math.max(open.ownLive, elements);
   }
 
@@ -585,7 +591,7 @@ export class NetBuilder {
     this.saved += (17 * c + probabilities) * tokens;
     this.fp32UnderAutocast += (2 * c + 2 * probabilities) * tokens;
     this.largest = Math.max(this.largest, 4 * c * tokens);
-    this.noteLive(6 * c * tokens);
+    this.noteLive(swinBlockLive(c, probabilities, 'fp32') * tokens, swinBlockLive(c, probabilities, 'autocast') * tokens);
     this.gradientPair = Math.max(this.gradientPair, 5 * c * tokens);
     this.produce(s);
     this.currentSaved = true; // the block's output is the next block's norm1 input, counted there
@@ -763,6 +769,7 @@ export class NetBuilder {
       ...(this.gradientPair > 0 ? { gradientPairElementsPerSample: this.gradientPair } : {}),
       ...(this.fp32UnderAutocast > 0 ? { autocastSavedBytesPerSample: 2 * this.saved + 2 * this.fp32UnderAutocast } : {}),
       inferenceLiveElementsPerSample: this.liveNoGrad,
+      ...(this.liveAutocastBytes > 2 * this.live ? { autocastInferenceLiveBytesPerSample: this.liveAutocastBytes } : {}),
       outputElementsPerSample: outputElements + this.extraOutputs,
       ...(this.returnedOutput !== undefined ? { returnedOutputElementsPerSample: this.returnedOutput + this.extraOutputs } : {}),
       hasConvolution: this.convolutions > 0,
@@ -775,6 +782,20 @@ export class NetBuilder {
       ...(this.parts.length > 0 || this.headPart ? { parts: this.finishedParts(), partsEnd } : {}),
     };
   }
+}
+
+/**
+ * What a Swin block (torchvision's shifted_window_attention, timm's WindowAttention) holds at once per token in a
+ * no-grad forward, C channels, P attention probabilities: at the softmax, the block's input, norm1's output, its
+ * window-partitioned copy, qkv (3C), the scaled q and the scores, with softmax's output (fp32 under autocast, which
+ * first makes an fp32 copy of the half scores); in the MLP, the input, norm2's output, fc1's and GELU's (4C each).
+ * In elements in fp32; in bytes under autocast, where the residual stream and the norms are fp32 and the rest half.
+ */
+function swinBlockLive(c: number, p: number, precision: 'fp32' | 'autocast'): number {
+  if (precision === 'fp32') return Math.max(7 * c + 2 * p, 10 * c);
+  const attention = 4 * 3 * c + 2 * (3 * c + c) + 2 * p + 4 * 2 * p;
+  const mlp = 4 * 2 * c + 2 * (4 * c + 4 * c);
+  return Math.max(attention, mlp);
 }
 
 /** The names the classifier head (the net's last linear) and what comes before any named part go by among a net's parts. */

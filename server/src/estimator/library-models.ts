@@ -1,7 +1,7 @@
 // Vision models a library builds (`timm.create_model(name, ...)`, `torchvision.models.resnet50(...)`), read from the
 // call the program model made: which catalog model, how many classes its head has, the width of its features.
-import type { CallResultValue, Value } from '../engine/program/values';
-import { findVisionModel, type VisionModel } from './catalog/vision';
+import type { CallResultValue, LayerValue, Value } from '../engine/program/values';
+import { findVisionModel, type ResNetStem, type VisionModel } from './catalog/vision';
 import { HEAD_PART } from './layers';
 import type { LayerNetSpec, LayerPart } from './types';
 
@@ -302,6 +302,42 @@ export function replacedHeadClasses(spec: LayerNetSpec, freezes: readonly Librar
     classes = out?.kind === 'number' && Number.isInteger(out.value) && out.value > 0 ? out.value : undefined;
   }
   return classes;
+}
+
+/**
+ * The stem a script put on a library ResNet in place of its own, for small images (CIFAR, Tiny-ImageNet):
+ * `model.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)` and `model.maxpool = nn.Identity()`.
+ * The later stages then run at four or sixteen times the area. Undefined where neither is replaced, or where the new
+ * conv1 is not one the builder can take (another width, sizes it does not determine).
+ */
+export function replacedResNetStem(spec: LayerNetSpec, freezes: readonly LibraryFreeze[]): ResNetStem | undefined {
+  const names = new Set((spec.parts ?? []).map((part) => part.name));
+  if (!names.has('conv1') || !names.has('maxpool')) return undefined;
+  let stem: ResNetStem | undefined;
+  for (const { path, replaced } of freezes) {
+    if (replaced?.kind !== 'layer') continue;
+    if (path === 'maxpool') stem = { ...stem, maxPool: replaced.type !== 'Identity' };
+    if (path !== 'conv1') continue;
+    const conv = stemConvolution(replaced);
+    if (!conv) return undefined;
+    stem = { ...stem, conv };
+  }
+  return stem;
+}
+
+/** kernel, stride and padding of an `nn.Conv2d(3, 64, ...)`; undefined for another width or sizes not determined. */
+function stemConvolution(layer: LayerValue): ResNetStem['conv'] {
+  if (layer.type !== 'Conv2d') return undefined;
+  const argument = (key: string, index: number, fallback?: number): number | undefined => {
+    const value = layer.kwargs.get(key) ?? layer.args[index];
+    if (value === undefined) return fallback;
+    return value.kind === 'number' && Number.isInteger(value.value) && value.value >= 0 ? value.value : undefined;
+  };
+  const kernel = argument('kernel_size', 2);
+  const stride = argument('stride', 3, 1);
+  const padding = argument('padding', 4, 0);
+  if (argument('out_channels', 1) !== 64 || !kernel || !stride || padding === undefined) return undefined;
+  return { kernel, stride, padding };
 }
 
 /** A string or number argument (python-values' toPy reads more, but imports this module's users). */

@@ -365,7 +365,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     lossTransient: logSoftmax,
     // What forward holds at once beside this batch's outputs: its live peak counts the outputs where the last layer
     // makes them, and the no-grad step adds them (with the previous batch's) on its own.
-    inferenceTransient: b * Math.max(0, net.inferenceLiveElementsPerSample - (net.returnedOutputElementsPerSample ?? net.outputElementsPerSample)) * act,
+    inferenceTransient: b * Math.max(0, (mode === 'amp' && net.autocastInferenceLiveBytesPerSample !== undefined
+      ? net.autocastInferenceLiveBytesPerSample : net.inferenceLiveElementsPerSample * act) - (net.returnedOutputElementsPerSample ?? net.outputElementsPerSample) * act),
     // The loss's fp32 log-softmax is alive until the head's backward has run; a net's own layers come after it.
     backwardCurve: net.backwardPoints && !checkpointed
       ? net.backwardPoints.map((p) => ({ bytes: b * p.elements * act + logSoftmax + convWorkspace, parametersBefore: p.parametersBefore })) : undefined,
@@ -509,6 +510,66 @@ function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): Acti
 }
 
 export function estimate(cfg: TrainingConfig): EstimateNumbers {
+  const own = phaseParts(cfg);
+  const tower = cfg.jointTower && cfg.mode === 'train' ? phaseParts(jointTowerConfig(cfg, cfg.jointTower)) : undefined;
+  const parts = tower ? withJointTower(own, tower) : own.parts;
+  const { params, layout } = own;
+  const phases: Record<PeakPhase, number> = { forward: total(parts.forward), backward: total(parts.backward), 'optimizer-step': total(parts['optimizer-step']) };
+  let peakPhase: PeakPhase = 'forward';
+  for (const phase of ['backward', 'optimizer-step'] as const) if (phases[phase] > phases[peakPhase]) peakPhase = phase;
+  const peakAllocated = phases[peakPhase];
+  return {
+    parameters: params.total + (tower?.params.total ?? 0),
+    trainableParameters: params.trainable + (tower?.params.trainable ?? 0),
+    breakdown: { ...parts[peakPhase] },
+    peakAllocated,
+    peakReserved: reservedFor(peakAllocated, peakPhase, cfg),
+    cudaContext: CUDA_CONTEXT_BYTES,
+    peakPhase,
+    phases,
+    gradientsAfterBackward: cfg.mode === 'train' ? layout.gradients + (tower?.layout.gradients ?? 0) : 0,
+  };
+}
+
+/** The other tower's training config: the model's settings, its own net and image size, nothing resident twice. */
+function jointTowerConfig(cfg: TrainingConfig, tower: NonNullable<TrainingConfig['jointTower']>): TrainingConfig {
+  const { jointTower: _tower, residentDataBytes: _resident, modelCopies: _copies, ...rest } = cfg;
+  void _tower;
+  void _resident;
+  void _copies;
+  return { ...rest, modelName: tower.name, model: tower.model, imageSize: tower.imageSize, rebuildAt: tower.rebuildAt, frozenFraction: 0, lora: undefined };
+}
+
+type PhaseFigures = ReturnType<typeof phaseParts>;
+
+/**
+ * Two towers trained in one step: both forwards keep their activations until backward reaches them. Backward runs
+ * through one tower, then the other: while the first runs, the second's activations are still kept and it has no
+ * gradients yet; while the second runs, the first's gradients exist and its activations are freed. Which runs first
+ * is autograd's order, not the script's text: the worse of the two orders is counted. The step holds both models'
+ * weights, gradients and states; the workspace and inputs (`other`) are the model's.
+ */
+function withJointTower(own: PhaseFigures, tower: PhaseFigures): Record<PeakPhase, Breakdown> {
+  const plus = (x: Breakdown, y: Omit<Breakdown, 'other'>): Breakdown => ({
+    weights: x.weights + y.weights, gradients: x.gradients + y.gradients, optimizerStates: x.optimizerStates + y.optimizerStates,
+    activations: x.activations + y.activations, other: x.other,
+  });
+  // The other tower before its backward (its forward's holdings) and after it (all its gradients, nothing kept).
+  const before = (p: PhaseFigures): Omit<Breakdown, 'other'> => ({ ...p.parts.forward });
+  const after = (p: PhaseFigures): Omit<Breakdown, 'other'> => ({ ...p.parts.forward, gradients: p.layout.gradients, activations: 0 });
+  const worse = (x: Breakdown, y: Breakdown): Breakdown => (total(x) >= total(y) ? x : y);
+  const ownFirst = worse(plus(own.parts.backward, before(tower)), plus(tower.parts.backward, after(own)));
+  const towerFirst = worse(plus(tower.parts.backward, before(own)), plus(own.parts.backward, after(tower)));
+  const { other: _other, ...towerStep } = tower.parts['optimizer-step'];
+  void _other;
+  return {
+    forward: plus(own.parts.forward, before(tower)),
+    backward: worse(ownFirst, towerFirst),
+    'optimizer-step': plus(own.parts['optimizer-step'], towerStep),
+  };
+}
+
+function phaseParts(cfg: TrainingConfig): { parts: Record<PeakPhase, Breakdown>; params: ParameterFigures; layout: Layout } {
   const params = parameterFigures(cfg);
   const sharded = layoutFor(cfg, params);
   // A copy of the model (an EMA model) is whole on every GPU, in every phase.
@@ -590,21 +651,7 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
     const graphs = cfg.graphFreedOnReturn ? 1 : 2;
     parts.forward = { ...ZERO_BREAKDOWN, weights: layout.weightsInCompute, activations: graphs * act.saved, other: base + act.forwardTransient };
   }
-  const phases: Record<PeakPhase, number> = { forward: total(parts.forward), backward: total(parts.backward), 'optimizer-step': total(parts['optimizer-step']) };
-  let peakPhase: PeakPhase = 'forward';
-  for (const phase of ['backward', 'optimizer-step'] as const) if (phases[phase] > phases[peakPhase]) peakPhase = phase;
-  const peakAllocated = phases[peakPhase];
-  return {
-    parameters: params.total,
-    trainableParameters: params.trainable,
-    breakdown: { ...parts[peakPhase] },
-    peakAllocated,
-    peakReserved: reservedFor(peakAllocated, peakPhase, cfg),
-    cudaContext: CUDA_CONTEXT_BYTES,
-    peakPhase,
-    phases,
-    gradientsAfterBackward: cfg.mode === 'train' ? layout.gradients : 0,
-  };
+  return { parts, params, layout };
 }
 
 /**

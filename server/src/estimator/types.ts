@@ -230,6 +230,11 @@ export interface LayerNetSpec {
   gradientPairElementsPerSample?: number;
   /** Bytes kept per sample when forward runs under autocast (fp32 where autocast keeps fp32), where traced. */
   autocastSavedBytesPerSample?: number;
+  /**
+   * Bytes alive per sample at the worst point of a no-grad forward under autocast, where some of them are fp32 (a
+   * Swin block's residual stream and softmax); absent: the live elements at 2 bytes.
+   */
+  autocastInferenceLiveBytesPerSample?: number;
   /** Checkpointing runs the blocks in round(sqrt(n)) segments (checkpoint_sequential) rather than one at a time. */
   checkpointSegments?: boolean;
   /** Parameters of layers whose weights autocast casts to half (conv, linear, attention). */
@@ -266,6 +271,12 @@ export type ModelSpec = TransformerSpec | LayerNetSpec;
 export interface TrainingConfig {
   modelName: string;
   model: ModelSpec;
+  /**
+   * A second library model trained in the same step (the other tower of a two-tower model: a timm image encoder
+   * beside a hub text encoder), fed the same batch: its weights, gradients, optimizer states and activations are
+   * held beside the model's.
+   */
+  jointTower?: { name: string; model: ModelSpec; imageSize: number; rebuildAt?: (inputSize: number) => LayerNetSpec };
   /** How the layer net's per-sample figures scale: rebuild at another input size. */
   rebuildAt?: (inputSize: number) => LayerNetSpec;
   batchSize: number;

@@ -154,6 +154,8 @@ export class ProgramModel {
   /** Made tensors the script crops by slicing (`img[:, t:t + crop, l:l + crop]`), to the crop. */
   readonly crops = new Map<Extract<Value, { kind: 'call' }>, Extract<Value, { kind: 'call' }>>();
   private currentFunction: string | undefined;
+  /** The function running now and its scope: what Lightning's `self.save_hyperparameters()` reads. */
+  private currentFrame: { fn: FunctionValue; scope: Scope } | undefined;
   /** Every value assigned to a plain name, in any scope, in the order the assignments ran (first run only). */
   readonly assigned = new Map<string, Value[]>();
   /** argparse results, dict configs, dataclass instances, namespaces and config files, in the order made. */
@@ -1664,8 +1666,10 @@ export class ProgramModel {
     this.depth++;
     const previousOwner = this.currentOwner;
     const previousFunction = this.currentFunction;
+    const previousFrame = this.currentFrame;
     this.currentOwner = fn.owner;
     this.currentFunction = fn.name;
+    this.currentFrame = { fn, scope };
     try {
       this.execBlock(body, scope);
       return NONE;
@@ -1677,6 +1681,7 @@ export class ProgramModel {
       this.depth--;
       this.currentOwner = previousOwner;
       this.currentFunction = previousFunction;
+      this.currentFrame = previousFrame;
     }
     void line;
   }
@@ -1732,6 +1737,26 @@ export class ProgramModel {
         }
       }
     }
+  }
+
+  /**
+   * Lightning's `self.save_hyperparameters()` in `__init__`: `self.hparams` holds the arguments the constructor ran
+   * with (by name), or only the names given (`save_hyperparameters("lr", "momentum")`), or the dict or namespace given.
+   */
+  private savedHyperparameters(args: Value[], line: number): ObjectValue {
+    const attrs = new Map<string, Value>();
+    const given = args[0];
+    if (given && (given.kind === 'dict' || (given.kind === 'object' && given.role !== 'instance'))) {
+      for (const [key, value] of given.kind === 'dict' ? given.entries : given.attrs) attrs.set(key, value);
+    } else if (this.currentFrame) {
+      const names = args.map(stringOf);
+      const wanted = names.length > 0 && names.every((name) => name !== undefined) ? new Set(names) : undefined;
+      for (const name of parameterNames(this.currentFrame.fn.node)) {
+        const value = this.currentFrame.scope.vars.get(name);
+        if (name !== 'self' && value !== undefined && (!wanted || wanted.has(name))) attrs.set(name, value);
+      }
+    }
+    return { kind: 'object', role: 'namespace', typeName: 'AttributeDict', attrs, line };
   }
 
   private instantiate(cls: ClassValue, args: Value[], kwargs: Map<string, Value>, line: number): Value {
@@ -2066,6 +2091,10 @@ export class ProgramModel {
     if (receiver.kind === 'tensor') return this.tracer ? this.tracer.method(receiver, method, args, kwargs) : UNKNOWN;
     const library = this.libraryModuleMethod(receiver, method, args);
     if (library) return library;
+    if (method === 'save_hyperparameters' && receiver.kind === 'object' && receiver.role === 'instance') {
+      receiver.attrs.set('hparams', this.savedHyperparameters(args, line));
+      return NONE;
+    }
     if (method === 'register_buffer' && receiver.kind === 'object' && receiver.role === 'instance') {
       const name = stringOf(args[0] ?? kwargs.get('name'));
       const tensor = args[1] ?? kwargs.get('tensor');
@@ -2764,6 +2793,17 @@ function visionSubmodulePath(object: Value, name: string): { model: Value; path:
   const submodule = object.kind === 'method' ? librarySubmodule(object) : object.kind === 'object' && object.role === 'library-module' ? object : undefined;
   const model = submodule?.attrs.get('model');
   return submodule && model?.kind === 'call' && VISION_LIBRARY_MODEL.test(model.path) ? { model, path: `${submodule.typeName}.${name}` } : undefined;
+}
+
+/** The names of a function's plain and defaulted parameters, in order (not `*args` / `**kwargs`). */
+function parameterNames(fn: PyNode): string[] {
+  const names: string[] = [];
+  for (const parameter of fn.childForFieldName('parameters')?.namedChildren ?? []) {
+    if (!parameter || /splat_pattern|separator/.test(parameter.type)) continue;
+    const name = parameter.type === 'identifier' ? parameter.text : (parameter.childForFieldName('name') ?? parameter.namedChildren[0])?.text;
+    if (name) names.push(name);
+  }
+  return names;
 }
 
 /** The statements a module of settings holds at its top level. */

@@ -16,9 +16,11 @@ import type { LayerNetSpec, TransformerSpec } from '../types';
  * collects every stage's (a detector's FPN reads them).
  */
 export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated: boolean | readonly boolean[] = false,
-  squeezeExcite = false, stageOutputs?: BranchPoint[]): BranchPoint | undefined {
+  squeezeExcite = false, stageOutputs?: BranchPoint[], stem: ResNetStem = {}): BranchPoint | undefined {
   // Each of torchvision's top-level children is a part, so that a script's slice of them is sized (see library-models).
-  net.part('conv1').conv(64, 7, 2, 1, false, 3).part('bn1').batchNorm().part('relu').relu().part('maxpool').maxPool(3, 2, 1);
+  const { kernel = 7, stride = 2, padding = 3 } = stem.conv ?? {};
+  net.part('conv1').conv(64, kernel, stride, 1, false, padding).part('bn1').batchNorm().part('relu').relu().part('maxpool');
+  if (stem.maxPool !== false) net.maxPool(3, 2, 1);
   const dilatedStage = (stage: number): boolean => (typeof dilated === 'boolean' ? dilated && stage >= 2 : dilated[stage - 1] === true);
   const widths = [64, 128, 256, 512];
   let inChannels = 64;
@@ -61,7 +63,7 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
 function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
   options: VisionOptions = {}): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite);
+  resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite, undefined, options.resnetStem);
   net.part('avgpool').globalPool().part('fc').linear(numClasses);
   return net.build(true);
 }
@@ -721,12 +723,20 @@ function roundHalfEven(x: number): number {
 }
 
 /**
- * RegNet (torchvision `regnet_x_*` / `regnet_y_*`, timm `regnetx_*`): the stage widths and depths follow from the
- * design space's parameters as torchvision's BlockParams.from_init_params computes them (a quantized linear
- * function of the block index), then bottleneck blocks with grouped 3x3 convolutions, and squeeze-and-excitation
- * on the Y models.
+ * How a RegNet makes each stage's width a multiple of its group width: torchvision's _make_divisible (never below
+ * 90%), or timm's quantize_float (the nearest multiple, halves to even), which gives some timm models other widths
+ * than their torchvision namesakes (timm keeps the former as its `*_tv` models).
  */
-function regnet(depth: number, w0: number, wa: number, wm: number, groupWidth: number, seRatio = 0): (imageSize: number, numClasses: number) => LayerNetSpec {
+type RegNetRounding = 'torchvision' | 'timm';
+
+/**
+ * RegNet (torchvision `regnet_x_*` / `regnet_y_*`, timm `regnetx_*` / `regnety_*`): the stage widths and depths
+ * follow from the design space's parameters as torchvision's BlockParams.from_init_params and timm's
+ * generate_regnet compute them (a quantized linear function of the block index), then bottleneck blocks with
+ * grouped 3x3 convolutions, and squeeze-and-excitation on the Y models.
+ */
+function regnet(depth: number, w0: number, wa: number, wm: number, groupWidth: number, seRatio = 0,
+  rounding: RegNetRounding = 'torchvision'): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
     const blockWidths: number[] = [];
     for (let i = 0; i < depth; i++) {
@@ -745,7 +755,7 @@ function regnet(depth: number, w0: number, wa: number, wm: number, groupWidth: n
     let widthIn = 32;
     for (const stage of stages) {
       const group = Math.min(groupWidth, stage.width);
-      const width = divisible(stage.width, group);
+      const width = rounding === 'timm' ? roundHalfEven(stage.width / group) * group : divisible(stage.width, group);
       for (let b = 0; b < stage.depth; b++) {
         const stride = b === 0 ? 2 : 1;
         net.beginBlock();
@@ -804,6 +814,17 @@ export interface VisionOptions {
   blockDropout?: number;
   /** torchvision ResNet's `replace_stride_with_dilation` (stages 2..4): the stages that dilate instead of striding. */
   dilation?: readonly boolean[];
+  /** A ResNet stem the script put in place of the library's (small images: a 3x3 stride-1 conv1, no max-pool). */
+  resnetStem?: ResNetStem;
+}
+
+/**
+ * A ResNet's stem as a script may replace it: `conv1`'s kernel, stride and padding (torchvision's: 7, 2, 3), and
+ * whether the max-pool after it still runs (`model.maxpool = nn.Identity()`: not).
+ */
+export interface ResNetStem {
+  conv?: { kernel: number; stride: number; padding: number };
+  maxPool?: boolean;
 }
 
 /**
@@ -948,20 +969,36 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['seresnet152'], publishedParameters: 66_821_848, build: (s, n, o) => resnet([3, 8, 36, 3], true, s, n, 1, 1, true, o), features: RESNET_FEATURES },
   { names: ['seresnext101_32x4d'], publishedParameters: 48_955_416, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 4 / 64, 32, true, o), features: RESNET_FEATURES },
   { names: ['seresnext101_32x8d'], publishedParameters: 93_569_048, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 8 / 64, 32, true, o), features: RESNET_FEATURES },
-  { names: ['regnet_y_400mf'], publishedParameters: 4_344_144, build: regnet(16, 48, 27.89, 2.09, 8, 0.25) },
-  { names: ['regnet_y_800mf'], publishedParameters: 6_432_512, build: regnet(14, 56, 38.84, 2.4, 16, 0.25) },
-  { names: ['regnet_y_1_6gf'], publishedParameters: 11_202_430, build: regnet(27, 48, 20.71, 2.65, 24, 0.25) },
-  { names: ['regnet_y_3_2gf'], publishedParameters: 19_436_338, build: regnet(21, 80, 42.63, 2.66, 24, 0.25) },
-  { names: ['regnet_y_8gf'], publishedParameters: 39_381_472, build: regnet(17, 192, 76.82, 2.19, 56, 0.25) },
-  { names: ['regnet_y_16gf'], publishedParameters: 83_590_140, build: regnet(18, 200, 106.23, 2.48, 112, 0.25) },
-  { names: ['regnet_y_32gf'], publishedParameters: 145_046_770, build: regnet(20, 232, 115.89, 2.53, 232, 0.25) },
-  { names: ['regnet_x_400mf'], publishedParameters: 5_495_976, build: regnet(22, 24, 24.48, 2.54, 16) },
+  // RegNets: torchvision's published counts; timm's (results-imagenet.csv, to 0.01M) agree with the builder's with timm's
+  // rounding, which only changes regnetx_004, regnetx_040, regnety_008, regnety_040 and regnety_080 (timm's `_tv`
+  // models keep torchvision's widths).
+  { names: ['regnet_y_400mf', 'regnety_004'], publishedParameters: 4_344_144, build: regnet(16, 48, 27.89, 2.09, 8, 0.25) },
+  { names: ['regnet_y_800mf', 'regnety_008_tv'], publishedParameters: 6_432_512, build: regnet(14, 56, 38.84, 2.4, 16, 0.25) },
+  { names: ['regnet_y_1_6gf', 'regnety_016'], publishedParameters: 11_202_430, build: regnet(27, 48, 20.71, 2.65, 24, 0.25) },
+  { names: ['regnet_y_3_2gf', 'regnety_032'], publishedParameters: 19_436_338, build: regnet(21, 80, 42.63, 2.66, 24, 0.25) },
+  { names: ['regnet_y_8gf', 'regnety_080_tv'], publishedParameters: 39_381_472, build: regnet(17, 192, 76.82, 2.19, 56, 0.25) },
+  { names: ['regnet_y_16gf', 'regnety_160'], publishedParameters: 83_590_140, build: regnet(18, 200, 106.23, 2.48, 112, 0.25) },
+  { names: ['regnet_y_32gf', 'regnety_320'], publishedParameters: 145_046_770, build: regnet(20, 232, 115.89, 2.53, 232, 0.25) },
+  { names: ['regnet_x_400mf', 'regnetx_004_tv'], publishedParameters: 5_495_976, build: regnet(22, 24, 24.48, 2.54, 16) },
   { names: ['regnet_x_800mf', 'regnetx_008'], publishedParameters: 7_259_656, build: regnet(16, 56, 35.73, 2.28, 16) },
   { names: ['regnet_x_1_6gf', 'regnetx_016'], publishedParameters: 9_190_136, build: regnet(18, 80, 34.01, 2.25, 24) },
   { names: ['regnet_x_3_2gf', 'regnetx_032'], publishedParameters: 15_296_552, build: regnet(25, 88, 26.31, 2.25, 48) },
   { names: ['regnet_x_8gf', 'regnetx_080'], publishedParameters: 39_572_648, build: regnet(23, 80, 49.56, 2.88, 120) },
   { names: ['regnet_x_16gf', 'regnetx_160'], publishedParameters: 54_278_536, build: regnet(22, 216, 55.59, 2.1, 128) },
   { names: ['regnet_x_32gf', 'regnetx_320'], publishedParameters: 107_811_560, build: regnet(23, 320, 69.86, 2.0, 168) },
+  { names: ['regnetx_002'], publishedParameters: 2_684_792, build: regnet(13, 24, 36.44, 2.49, 8, 0, 'timm') },
+  { names: ['regnetx_004'], publishedParameters: 5_157_512, build: regnet(22, 24, 24.48, 2.54, 16, 0, 'timm') },
+  { names: ['regnetx_006'], publishedParameters: 6_196_040, build: regnet(16, 48, 36.97, 2.24, 24, 0, 'timm') },
+  { names: ['regnetx_040'], publishedParameters: 22_118_248, build: regnet(23, 96, 38.65, 2.43, 40, 0, 'timm') },
+  { names: ['regnetx_064'], publishedParameters: 26_209_256, build: regnet(17, 184, 60.83, 2.07, 56, 0, 'timm') },
+  { names: ['regnetx_120'], publishedParameters: 46_106_056, build: regnet(19, 168, 73.36, 2.37, 112, 0, 'timm') },
+  { names: ['regnety_002'], publishedParameters: 3_162_996, build: regnet(13, 24, 36.44, 2.49, 8, 0.25, 'timm') },
+  { names: ['regnety_006'], publishedParameters: 6_055_160, build: regnet(15, 48, 32.54, 2.32, 16, 0.25, 'timm') },
+  { names: ['regnety_008'], publishedParameters: 6_263_168, build: regnet(14, 56, 38.84, 2.4, 16, 0.25, 'timm') },
+  { names: ['regnety_040'], publishedParameters: 20_646_656, build: regnet(22, 96, 31.41, 2.24, 64, 0.25, 'timm') },
+  { names: ['regnety_064'], publishedParameters: 30_583_252, build: regnet(25, 112, 33.22, 2.27, 72, 0.25, 'timm') },
+  { names: ['regnety_080'], publishedParameters: 39_180_068, build: regnet(17, 192, 76.82, 2.19, 56, 0.25, 'timm') },
+  { names: ['regnety_120'], publishedParameters: 51_822_544, build: regnet(19, 168, 73.36, 2.37, 112, 0.25, 'timm') },
   { names: ['swin_t', 'swin_tiny_patch4_window7_224'], publishedParameters: 28_288_354, build: swin([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_s', 'swin_small_patch4_window7_224'], publishedParameters: 49_606_258, build: swin([2, 2, 18, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_b', 'swin_base_patch4_window7_224'], publishedParameters: 87_768_224, build: swin([2, 2, 18, 2], 128, [4, 8, 16, 32]) },
