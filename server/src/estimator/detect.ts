@@ -698,7 +698,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (configArgument?.kind === 'call' && CONFIG_FROM_PRETRAINED.test(configArgument.path) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const id = configArgument.args[0]?.kind === 'string' ? configArgument.args[0].value : undefined;
       const entry = id ? findCatalogModel(id) : undefined;
-      if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, configArgument.attrs ?? new Map()), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
+      // Keywords given to from_pretrained override the checkpoint's fields (`n_layer=8`), as attributes set later do.
+      const overrides = new Map([...configArgument.kwargs, ...(configArgument.attrs ?? new Map<string, Value>())]);
+      if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, overrides), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
       else if (!detected.model) detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
     }
     if (configSpec && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
