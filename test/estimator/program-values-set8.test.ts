@@ -39,3 +39,34 @@ test('AutoConfig.from_pretrained(id, n_layer=..., n_positions=...): the keywords
   ]), '/tmp/gpt2_config_keywords_later.py');
   assert.equal(later.detected.parameters, GPT2_TOTAL - 6 * GPT2_LAYER);
 });
+
+/** An image classifier trained on random batches, `build` making `model`. */
+function visionScript(build: string[], size = 160): string {
+  return [
+    'import torch',
+    'import torch.nn as nn',
+    'from torchvision import models',
+    ...build,
+    'model = model.cuda()',
+    'optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)',
+    'for step in range(4):',
+    `    x = torch.randn(32, 3, ${size}, ${size}).cuda()`,
+    '    y = torch.randint(0, 10, (32,)).cuda()',
+    '    loss = nn.functional.cross_entropy(model(x), y)',
+    '    optimizer.zero_grad()',
+    '    loss.backward()',
+    '    optimizer.step()',
+  ].join('\n');
+}
+
+test('torchvision mobilenet_v2(width_mult=...): channels scaled and rounded to multiples of 8, the last conv widened above 1', async () => {
+  const plain = await estimateText(visionScript(['model = models.mobilenet_v2(num_classes=1000)']), '/tmp/mnv2.py');
+  assert.equal(plain.detected.parameters, 3_504_872);
+  // Module constants computed from one another, as the builder's keywords (torchvision's count for 1.4 and 102 classes).
+  const wide = await estimateText(visionScript(['CLASSES = 100 + 2', 'WIDTH = 0.7 * 2', 'model = models.mobilenet_v2(weights=None, num_classes=CLASSES, width_mult=WIDTH)']), '/tmp/mnv2_wide.py');
+  assert.equal(wide.detected.parameters, 4_498_662);
+  assert.ok(wide.peakAllocated! > plain.peakAllocated!);
+  // Narrower than 1: the last conv keeps its 1280 channels.
+  const narrow = await estimateText(visionScript(['model = models.mobilenet_v2(num_classes=1000, width_mult=0.5)']), '/tmp/mnv2_narrow.py');
+  assert.equal(narrow.detected.parameters, 1_968_680);
+});

@@ -1565,7 +1565,10 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
     return;
   }
   const classes = replacedHeadClasses(base.spec, freezes);
-  const model = classes === undefined ? base : { ...visionModel(found.vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };
+  // Rebuilt with the new head's classes and the builder's other keywords (`width_mult`).
+  const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
+  const model = classes === undefined ? base
+    : { ...visionModel(found.vision, base.name, base.source, base.line, classes, found.source === 'torchvision' ? keyword : undefined), nativeImageSize: base.nativeImageSize };
   if (model.spec.kind !== 'layers') return;
   const freezing = visionFreezing(model.spec, freezes);
   if (!freezing || !model.rebuildAt) {
@@ -2400,12 +2403,14 @@ function visionModel(vision: VisionModel, name: string, source: ModelSource, lin
   const weights = keyword?.('weights');
   // A ViT's dropout inside its blocks: torchvision's `dropout`, timm's `proj_drop_rate`.
   const blockDropout = keyword?.('dropout') ?? keyword?.('proj_drop_rate');
+  const widthMult = keyword?.('width_mult');
   const options: VisionOptions = {
     auxLoss: keyword?.('aux_loss') === true,
     // timm's Inception v3 builds no auxiliary classifier unless asked.
     ...(typeof auxLogits === 'boolean' ? { auxLogits } : source === 'timm' ? { auxLogits: false } : {}),
     pretrained: weights !== undefined && weights !== null,
     ...(typeof blockDropout === 'number' ? { blockDropout } : {}),
+    ...(typeof widthMult === 'number' && widthMult > 0 ? { widthMult } : {}),
   };
   const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
   return {
