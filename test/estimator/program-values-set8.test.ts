@@ -70,3 +70,26 @@ test('torchvision mobilenet_v2(width_mult=...): channels scaled and rounded to m
   const narrow = await estimateText(visionScript(['model = models.mobilenet_v2(num_classes=1000, width_mult=0.5)']), '/tmp/mnv2_narrow.py');
   assert.equal(narrow.detected.parameters, 1_968_680);
 });
+
+test('A hub model whose block list is cut down after loading keeps only those blocks; get_input_embeddings() freezes the token table', async () => {
+  const build = (cut: string, freeze: string[] = []): string => lmScript('from transformers import AutoModelForCausalLM', [
+    'KEEP = 6',
+    'model = AutoModelForCausalLM.from_pretrained("gpt2")',
+    cut,
+    'model.config.n_layer = KEEP',
+    ...freeze,
+  ]);
+  const kept = GPT2_TOTAL - 6 * GPT2_LAYER;
+  const sliced = await estimateText(build('model.transformer.h = model.transformer.h[:KEEP]'), '/tmp/gpt2_sliced.py');
+  assert.equal(sliced.detected.parameters, kept);
+  const wrapped = await estimateText(build('model.transformer.h = torch.nn.ModuleList(model.transformer.h[2:2 + KEEP])'), '/tmp/gpt2_wrapped.py');
+  assert.equal(wrapped.detected.parameters, kept);
+  // Not a slice of its own blocks (a list the script does not determine): the checkpoint as published.
+  const other = await estimateText(build('model.transformer.h = make_blocks()'), '/tmp/gpt2_other.py');
+  assert.equal(other.detected.parameters, GPT2_TOTAL);
+  // The token table frozen through get_input_embeddings() (tied to the LM head): exactly its share is frozen.
+  const frozen = await estimateText(build('model.transformer.h = model.transformer.h[:KEEP]', ['model.get_input_embeddings().weight.requires_grad_(False)']), '/tmp/gpt2_frozen_table.py');
+  assert.equal(frozen.detected.parameters, kept);
+  assert.equal(frozen.detected.trainableParameters, kept - 50257 * 768);
+  assert.ok(frozen.peakAllocated! < sliced.peakAllocated!);
+});

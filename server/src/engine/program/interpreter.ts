@@ -171,6 +171,11 @@ export class ProgramModel {
    */
   readonly libraryFreezes: Array<{ model: Value; path: string; frozen: boolean; replaced?: Value }> = [];
   /**
+   * A library model's module list replaced by some of its own modules (`model.model.layers = model.model.layers[:12]`,
+   * `nn.ModuleList(...)` of them): the list's path and the indices it keeps, in order.
+   */
+  readonly libraryListsKept: Array<{ model: Value; path: string; kept: number[] }> = [];
+  /**
    * Deep copies of modules the script makes (`copy.deepcopy(model)`, `AveragedModel(model)`, timm's `ModelEmaV2`),
    * each with the module it copies: separate weights, frozen or moved on their own.
    */
@@ -685,6 +690,7 @@ export class ProgramModel {
         const name = target.childForFieldName('attribute')?.text ?? '';
         this.values.set(target.id, value);
         this.recordReplacement(object, name, value);
+        this.recordListKept(object, name, value);
         this.setAttribute(object, name, value);
         return;
       }
@@ -710,6 +716,25 @@ export class ProgramModel {
     if (!isModuleValue(value) && !(value.kind === 'call' && /^torchvision\.\w+(\.\w+)*\.[A-Z]\w*$/.test(value.path))) return;
     const replaced = visionSubmodulePath(object, name);
     if (replaced) this.libraryFreezes.push({ ...replaced, frozen: false, replaced: value });
+  }
+
+  /** `model.model.layers = model.model.layers[:k]` on a library model: which of the list's own modules stay. */
+  private recordListKept(object: Value, name: string, value: Value): void {
+    const owner = object.kind === 'method' ? librarySubmodule(object) : object;
+    const at = owner ? librarySubmodulePath(owner) : undefined;
+    if (!at) return;
+    const path = at.path === '' ? name : `${at.path}.${name}`;
+    const items = value.kind === 'list' ? value.items
+      : value.kind === 'layer' && (value.type === 'ModuleList' || value.type === 'Sequential') ? value.children : undefined;
+    if (!items) return;
+    const kept: number[] = [];
+    for (const item of items) {
+      // Each one a module of the same list of the same model (`layers.3`); anything else is not a pruned copy.
+      const held = item.kind === 'object' && item.role === 'library-module' && item.attrs.get('model') === at.model ? /^(.*)\.(\d+)$/.exec(item.typeName) : null;
+      if (!held || held[1] !== path) return;
+      kept.push(Number(held[2]));
+    }
+    this.libraryListsKept.push({ model: at.model, path, kept });
   }
 
   private setAttribute(object: Value, name: string, value: Value): void {
@@ -2045,6 +2070,8 @@ export class ProgramModel {
         : { kind: 'list', items: [{ kind: 'string', value: path.slice(path.lastIndexOf('.') + 1) }, submodule(path)], tuple: true }));
       return { kind: 'list', items, tuple: false };
     }
+    // The token table, whatever the family names it (`embed_tokens`, `wte`, `word_embeddings`).
+    if (method === 'get_input_embeddings' && at.path === '') return submodule(INPUT_EMBEDDINGS);
     if (at.path === 'feature_info' && (method === 'channels' || method === 'reduction')) {
       const info = this.options.libraryFeatureInfo?.(at.model);
       if (!info) return undefined;
@@ -2794,6 +2821,9 @@ function readFromSettings(value: Value, line: number, depth: number): Value {
 const TRANSFORMERS_MODEL_CLASS = /^transformers\.(\w+\.)*[A-Z]\w*(Model|LMHeadModel|For[A-Z]\w*)$/;
 /** Classes of transformers whose names read like a model's but are not (`DataCollatorForLanguageModeling`). */
 const NOT_A_TRANSFORMERS_MODEL = /(DataCollator|Tokenizer|Processor|Config|FeatureExtractor|Trainer|Arguments|Pipeline)\w*$/;
+
+/** The submodule path `get_input_embeddings()` of a library model stands for: its token table. */
+export const INPUT_EMBEDDINGS = 'input_embeddings';
 
 /** A library model and the dotted path of one of its submodules (`''`: the model itself). */
 function librarySubmodulePath(value: Value): { model: CallResultValue; path: string } | undefined {
