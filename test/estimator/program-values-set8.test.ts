@@ -2,7 +2,9 @@
 // loaded model, constructor options of library models, and values computed from the environment or a class.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { estimateText } from './helpers';
+import { estimateFixture, estimateText } from './helpers';
+import { parsePython } from '../../server/src/engine/parser';
+import { ProgramModel } from '../../server/src/engine/program/interpreter';
 
 /** A language-model training loop over random token ids, the model built by `build`. */
 function lmScript(imports: string, build: string[]): string {
@@ -92,4 +94,42 @@ test('A hub model whose block list is cut down after loading keeps only those bl
   assert.equal(frozen.detected.parameters, kept);
   assert.equal(frozen.detected.trainableParameters, kept - 50257 * 768);
   assert.ok(frozen.peakAllocated! < sliced.peakAllocated!);
+});
+
+test('A long loop that builds a dataset\'s examples and no module stops early, its lists at full length; the rest of the script runs', async () => {
+  // 400 examples, each trimmed by a while loop: run in full, they spent the program's whole step budget, and the
+  // model, built after them from a class's attributes (`def main(cfg=Settings())`), was never read.
+  const result = await estimateFixture('program-values/long_data_loop_class_defaults.py');
+  assert.equal(result.detected.model.name, 'bert-base-uncased');
+  assert.equal(result.detected.parameters, 109_483_778);
+  const tree = await parsePython([
+    'import torch',
+    'import torch.nn as nn',
+    'rows = []',
+    'for i in range(300):',
+    '    ids = [5] * 200',
+    '    while len(ids) > 20:',
+    '        ids.pop()',
+    '        ids = ids + []',
+    '    rows.append({"ids": torch.tensor(ids), "label": i % 2})',
+    'n = len(rows)',
+    'blocks = []',
+    'for i in range(40):',
+    '    blocks.append(nn.Linear(8 + i, 8 + i))',
+    'widths = len(blocks)',
+  ].join('\n'));
+  assert.ok(tree);
+  try {
+    const program = new ProgramModel(tree.rootNode);
+    assert.equal(program.incomplete, false);
+    const number = (name: string): number | undefined => {
+      const value = program.assigned.get(name)?.[0];
+      return value?.kind === 'number' ? value.value : undefined;
+    };
+    assert.equal(number('n'), 300);
+    // A loop that makes modules runs every pass.
+    assert.equal(number('widths'), 40);
+  } finally {
+    tree.delete();
+  }
 });

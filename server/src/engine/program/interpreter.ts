@@ -27,6 +27,11 @@ import { NodeValues, treeIndex } from './tree-index';
 const MAX_UNROLL = 512;
 /** Loops that build nothing run at most this many times (their values do not depend on the count). */
 const MAX_PLAIN_UNROLL = 16;
+/**
+ * A loop that grows containers but has made no module after spending this many steps builds data (a dataset's
+ * examples, each alike): it stops there, its lists grown to their full length with copies of the last pass's items.
+ */
+const DATA_LOOP_STEPS = 20_000;
 /** While loops with a known condition that build nothing (`while s < size: s *= 2; n += 1`) run at most this many times. */
 const MAX_WHILE_UNROLL = 64;
 /** A loop body that grows a container or registers a module. */
@@ -554,15 +559,35 @@ export class ProgramModel {
       return;
     }
     this.loops.push(node.id);
+    const start = { steps: this.steps, modules: this.modulesMade };
+    const outer = this.grownLists;
+    const grown = (this.grownLists = new Map());
     try {
-      for (const item of items) {
+      for (const [index, item] of items.entries()) {
         this.assignTarget(left, item, scope);
+        const before = new Map([...grown].map(([list, from]) => [list, list.items.length] as const));
         if (!this.iterate(body, scope)) return;
+        if (!this.tracer && this.modulesMade === start.modules && this.steps - start.steps > DATA_LOOP_STEPS && index + 1 < items.length) {
+          fillDataLoop(grown, before, index + 1, items.length);
+          return;
+        }
       }
     } finally {
       this.loops.pop();
+      // A list grown inside an inner loop grew in this one too.
+      for (const [list, from] of grown) if (outer && !outer.has(list)) outer.set(list, from);
+      this.grownLists = outer;
     }
   }
+
+  /** Lists appended to within the innermost running for loop, each with its length before the loop grew it. */
+  private grownLists: Map<ListValue, number> | undefined;
+  /** How many torch.nn layers and script class instances the run has made (a loop that makes none builds data). */
+  private get modulesMade(): number {
+    return this.layersMade + this.instances.length;
+  }
+
+  private layersMade = 0;
 
   /** Whether a loop's body grows a container or registers a module (BUILDS over its text, once per body). */
   private builds(body: PyNode): boolean {
@@ -1800,6 +1825,7 @@ export class ProgramModel {
     }
     if (layer && !/^(Module|DataParallel|DistributedDataParallel)$/.test(layer[1]!)) {
       const type = layer[1]!;
+      this.layersMade++;
       const value: LayerValue = { kind: 'layer', type, args, kwargs, children: [], line };
       if (type === 'Sequential' || type === 'ModuleList') {
         // A ModuleList of something the program model cannot iterate holds modules it does not know (never none).
@@ -2099,8 +2125,14 @@ export class ProgramModel {
     }
     if (receiver.kind === 'list') {
       switch (method) {
-        case 'append': receiver.items.push(args[0] ?? UNKNOWN); return NONE;
-        case 'extend': receiver.items.push(...(args[0] ? iterationItems(args[0]) ?? [UNKNOWN] : [])); return NONE;
+        case 'append':
+          if (this.grownLists && !this.grownLists.has(receiver)) this.grownLists.set(receiver, receiver.items.length);
+          receiver.items.push(args[0] ?? UNKNOWN);
+          return NONE;
+        case 'extend':
+          if (this.grownLists && !this.grownLists.has(receiver)) this.grownLists.set(receiver, receiver.items.length);
+          receiver.items.push(...(args[0] ? iterationItems(args[0]) ?? [UNKNOWN] : []));
+          return NONE;
         case 'insert': {
           const at = numberOf(args[0]);
           if (at !== undefined && args[1]) receiver.items.splice(at < 0 ? receiver.items.length + at : at, 0, args[1]);
@@ -2821,6 +2853,25 @@ function readFromSettings(value: Value, line: number, depth: number): Value {
 const TRANSFORMERS_MODEL_CLASS = /^transformers\.(\w+\.)*[A-Z]\w*(Model|LMHeadModel|For[A-Z]\w*)$/;
 /** Classes of transformers whose names read like a model's but are not (`DataCollatorForLanguageModeling`). */
 const NOT_A_TRANSFORMERS_MODEL = /(DataCollator|Tokenizer|Processor|Config|FeatureExtractor|Trainer|Arguments|Pipeline)\w*$/;
+
+/**
+ * A data loop stopped after `done` of its `total` passes: each list it grew the same number of items in every pass
+ * gets the passes left as copies of the last pass's items, so its length is the loop's.
+ */
+function fillDataLoop(grown: Map<ListValue, number>, beforeLast: Map<ListValue, number>, done: number, total: number): void {
+  for (const [list, from] of grown) {
+    // A list first grown in the last pass is that pass's own (a temporary), not the loop's.
+    if (done > 1 && !beforeLast.has(list)) continue;
+    const perPass = (list.items.length - from) / done;
+    const lastStart = beforeLast.get(list) ?? from;
+    const last = list.items.slice(lastStart);
+    if (!Number.isInteger(perPass) || perPass === 0 || last.length !== perPass || list.items.length + perPass * (total - done) > MAX_FILLED_ITEMS) continue;
+    for (let pass = done; pass < total; pass++) list.items.push(...last);
+  }
+}
+
+/** A data loop's lists are filled to at most this many items (beyond, they keep what the passes run made). */
+const MAX_FILLED_ITEMS = 100_000;
 
 /** The submodule path `get_input_embeddings()` of a library model stands for: its token table. */
 export const INPUT_EMBEDDINGS = 'input_embeddings';
