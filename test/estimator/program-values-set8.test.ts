@@ -133,3 +133,30 @@ test('A long loop that builds a dataset\'s examples and no module stops early, i
     tree.delete();
   }
 });
+
+test('Sizes from the environment: a default built with str.join, split and read back by a comprehension keeps every value', async () => {
+  const tree = await parsePython([
+    'import os',
+    'WIDTH = int(os.environ.get("WIDTH", "192"))',
+    'FACTOR = float(os.environ.get("FACTOR", "1.5"))',
+    'CARDS = [int(c) for c in os.environ.get("CARDS", ",".join(["1000"] * 10 + ["50"] * 16)).split(",")]',
+    'total = sum(CARDS)',
+    'offsets = [0] + CARDS[:-1]',
+    'hidden = int(WIDTH * FACTOR)',
+    'draws = [i * 2 for i in range(100)]',
+  ].join('\n'));
+  assert.ok(tree);
+  try {
+    const program = new ProgramModel(tree.rootNode);
+    const value = (name: string) => program.assigned.get(name)?.[0];
+    assert.deepEqual(value('total')?.kind === 'number' ? value('total') : undefined, { kind: 'number', value: 10 * 1000 + 16 * 50, origin: { line: 4, how: 'literal' } });
+    const offsets = value('offsets');
+    assert.ok(offsets?.kind === 'list' && offsets.items.length === 26 && offsets.items.every((item) => item.kind === 'number'));
+    assert.equal(value('hidden')?.kind === 'number' ? (value('hidden') as { value: number }).value : undefined, 288);
+    // A long comprehension (past a config's length) still keeps only its length.
+    const draws = value('draws');
+    assert.ok(draws?.kind === 'list' && draws.items.length === 100 && draws.items[99]!.kind === 'unknown');
+  } finally {
+    tree.delete();
+  }
+});

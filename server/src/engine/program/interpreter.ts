@@ -15,7 +15,7 @@ import type { PyNode } from './node';
 import {
   NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape, isIntegerTensor,
   torchNnBase, truthy, withOrigin,
-  type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
+  type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile, parseIniFile } from './config-files';
@@ -35,6 +35,12 @@ const DATA_LOOP_STEPS = 20_000;
 /** While loops with a known condition that build nothing (`while s < size: s *= 2; n += 1`) run at most this many times. */
 const MAX_WHILE_UNROLL = 64;
 /** A loop body that grows a container or registers a module. */
+/** A comprehension of known constants this long or shorter is a config's list, kept item by item (see evalComprehension). */
+const MAX_CONFIG_ITEMS = 64;
+/** A number, string or bool the script determines (not a random draw). */
+function isKnownConstant(value: Value): boolean {
+  return (value.kind === 'number' && value.least === undefined) || value.kind === 'string' || value.kind === 'bool';
+}
 /** A value with no parts: what a long comprehension of data makes (see evalComprehension). */
 function isPlain(value: Value): boolean {
   return value.kind === 'number' || value.kind === 'string' || value.kind === 'bool' || value.kind === 'none' || value.kind === 'unknown';
@@ -1149,8 +1155,10 @@ export class ProgramModel {
         loop(index + 1);
         // A long comprehension of plain values (token ids, random draws) keeps its length, not each value: running
         // every element would spend the program's step budget on data and leave the rest of the script unread.
+        // Known constants up to a config's length (`[int(c) for c in "1000,50".split(",")]`) are sizes: each is kept.
         const first = items[items.length - 1];
-        if (position === 0 && index === clauses.length - 1 && values.length > MAX_PLAIN_UNROLL && first && isPlain(first)) {
+        const configLike = first !== undefined && isKnownConstant(first) && values.length <= MAX_CONFIG_ITEMS;
+        if (position === 0 && index === clauses.length - 1 && values.length > MAX_PLAIN_UNROLL && first && isPlain(first) && !configLike) {
           for (let rest = 1; rest < values.length; rest++) items.push(UNKNOWN);
           return;
         }
@@ -2204,6 +2212,11 @@ export class ProgramModel {
         case 'replace': return args[0]?.kind === 'string' && args[1]?.kind === 'string' ? { ...receiver, value: receiver.value.split(args[0].value).join(args[1].value) } : UNKNOWN;
         case 'split': return { kind: 'list', items: receiver.value.split(stringOf(args[0]) ?? /\s+/).map((part) => ({ kind: 'string', value: part }) as Value), tuple: false };
         case 'format': return UNKNOWN;
+        case 'join': {
+          // `",".join(["1000"] * 10)`: strings only (Python refuses anything else).
+          const parts = args[0] ? iterationItems(args[0]) : undefined;
+          return parts?.every((part) => part.kind === 'string') ? { kind: 'string', value: parts.map((part) => (part as StringValue).value).join(receiver.value) } : UNKNOWN;
+        }
         default: return UNKNOWN;
       }
     }
