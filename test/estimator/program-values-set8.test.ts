@@ -160,3 +160,57 @@ test('Sizes from the environment: a default built with str.join, split and read 
     tree.delete();
   }
 });
+
+test('A numpy Generator\'s arrays and np.stack / torch.stack of made arrays give a Dataset\'s sample its sizes', async () => {
+  const script = (made: string[]): string => [
+    'import numpy as np',
+    'import torch',
+    'import torch.nn as nn',
+    'import torch.nn.functional as F',
+    'from torch.utils.data import DataLoader, Dataset',
+    'CARDS = [1000] * 4 + [50] * 20',
+    'class Rows(Dataset):',
+    '    def __init__(self, n):',
+    ...made.map((line) => `        ${line}`),
+    '    def __len__(self):',
+    '        return len(self.y)',
+    '    def __getitem__(self, i):',
+    '        return torch.from_numpy(self.x_num[i]), torch.from_numpy(self.x_cat[i]).long(), torch.tensor(self.y[i]).long()',
+    'class Net(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.emb = nn.Embedding(sum(CARDS), 64)',
+    '        self.num = nn.Linear(40, 64)',
+    '        self.mix = nn.Linear(64, 64)',
+    '        self.head = nn.Linear(64, 3)',
+    '    def forward(self, x_num, x_cat):',
+    '        tokens = torch.relu(self.mix(self.emb(x_cat)))',
+    '        return self.head(tokens.mean(1) + self.num(x_num))',
+    'model = Net().cuda()',
+    'optimizer = torch.optim.AdamW(model.parameters())',
+    'for x_num, x_cat, y in DataLoader(Rows(4096), batch_size=1024):',
+    '    loss = F.cross_entropy(model(x_num.cuda(), x_cat.cuda()), y.cuda())',
+    '    optimizer.zero_grad()',
+    '    loss.backward()',
+    '    optimizer.step()',
+  ].join('\n');
+  const withTorch = await estimateText(script([
+    'self.x_num = torch.randn(n, 40)',
+    'self.x_cat = torch.randint(0, 50, (n, len(CARDS)))',
+    'self.y = torch.randint(0, 3, (n,))',
+  ]), '/tmp/rows_torch.py');
+  const withNumpy = await estimateText(script([
+    'rng = np.random.default_rng(0)',
+    'self.x_num = rng.standard_normal((n, 40)).astype(np.float32)',
+    'self.x_cat = np.stack([rng.integers(0, c, n) for c in CARDS], axis=1)',
+    'self.y = rng.integers(0, 3, n)',
+  ]), '/tmp/rows_numpy.py');
+  const withStack = await estimateText(script([
+    'self.x_num = torch.randn(n, 40)',
+    'self.x_cat = torch.stack([torch.randint(0, c, (n,)) for c in CARDS], dim=1)',
+    'self.y = torch.randint(0, 3, (n,))',
+  ]), '/tmp/rows_stack.py');
+  assert.ok(withTorch.peakAllocated! > 0);
+  assert.equal(withNumpy.peakAllocated, withTorch.peakAllocated);
+  assert.equal(withStack.peakAllocated, withTorch.peakAllocated);
+});

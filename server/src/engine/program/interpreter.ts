@@ -88,7 +88,7 @@ const DATACLASS_COPY = /^(dataclasses\.)?(asdict|replace)$/;
 const TENSOR_FACTORY = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
 const CHAINED_METHOD = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/;
 /** Tensor methods whose result has the receiver's shape (element-wise, cumulative along a dimension, copies). */
-const SHAPE_KEEPING_METHOD = /^(cumsum|cumprod|abs|exp|log|sqrt|clamp|clip|sigmoid|tanh|sin|cos|neg|clone|contiguous|detach|round|floor|ceil|normal_|uniform_|mul|add|sub|div|pow)$/;
+const SHAPE_KEEPING_METHOD = /^(cumsum|cumprod|abs|exp|log|sqrt|clamp|clip|sigmoid|tanh|sin|cos|neg|clone|contiguous|detach|round|floor|ceil|normal_|uniform_|mul|add|sub|div|pow|astype)$/;
 const EXCLUSIVE_RANDOM = /^(random\.randrange|numpy\.random\.randint|numpy\.random\.Generator\.integers|numpy\.random\.Generator\.randint)$/;
 
 /** The keyword arguments of a call that passes none (see evalArguments): never written to. */
@@ -1886,6 +1886,11 @@ export class ProgramModel {
     const asTorch = NUMPY_ARRAY_FACTORIES.get(numpyPath);
     if (asTorch && (numpyPath !== 'numpy.random.randint' || args.length >= 3 || kwargs.has('size'))) return this.callLibrary(asTorch, args, kwargs, line);
     if (TENSOR_FROM_ARRAY.test(path) && args[0]?.kind === 'call' && TENSOR_FACTORY.test(args[0].path)) return args[0];
+    // `np.stack([rng.integers(0, c, n) for c in cards], axis=1)`: made arrays of one shape, stacked along a new axis.
+    if ((path === 'torch.stack' || numpyPath === 'numpy.stack') && !this.tracer) {
+      const stacked = stackedTensor(args[0] ?? kwargs.get('tensors') ?? kwargs.get('arrays'), args[1] ?? kwargs.get('dim') ?? kwargs.get('axis'), line);
+      if (stacked) return stacked;
+    }
     const bound = randomBound(numpyPath, args, kwargs);
     if (bound) return bound;
     switch (path) {
@@ -2349,6 +2354,9 @@ export class ProgramModel {
       }
       // `rng = random.Random(seed); rng.randint(lo, hi)`: a draw, read as its upper bound (see randomBound).
       if (/^(random\.Random|numpy\.random\.default_rng|np\.random\.default_rng)$/.test(receiver.path)) {
+        // A numpy Generator's arrays (`rng.standard_normal((n, k))`, `rng.integers(0, c, n)`): made tensors of that size.
+        const sized = receiver.path.startsWith('random') ? undefined : generatorArray(method, args, kwargs);
+        if (sized) return this.callLibrary(sized.path, sized.args, new Map(), line);
         const bound = randomBound(receiver.path.startsWith('random') ? `random.${method}` : `numpy.random.Generator.${method}`, args, kwargs);
         if (bound) return bound;
       }
@@ -2885,6 +2893,49 @@ function fillDataLoop(grown: Map<ListValue, number>, beforeLast: Map<ListValue, 
 
 /** A data loop's lists are filled to at most this many items (beyond, they keep what the passes run made). */
 const MAX_FILLED_ITEMS = 100_000;
+
+/** A numpy Generator method that makes an array of a given size, as the torch call making a tensor of that size. */
+function generatorArray(method: string, args: Value[], kwargs: Map<string, Value>): { path: string; args: Value[] } | undefined {
+  const size = (index: number): Value | undefined => kwargs.get('size') ?? args[index];
+  switch (method) {
+    case 'standard_normal':
+    case 'random': {
+      const given = size(0);
+      return given ? { path: method === 'random' ? 'torch.rand' : 'torch.randn', args: [given] } : undefined;
+    }
+    case 'normal':
+    case 'uniform': {
+      const given = size(2);
+      return given ? { path: 'torch.randn', args: [given] } : undefined;
+    }
+    case 'integers': {
+      const given = size(2);
+      const [low, high] = [args[0] ?? kwargs.get('low'), args[1] ?? kwargs.get('high')];
+      return given && low && high ? { path: 'torch.randint', args: [low, high, given.kind === 'list' ? given : { kind: 'list', items: [given], tuple: true }] } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Made tensors of one shape stacked along a new axis (`torch.stack`, `np.stack`): one made tensor of the new shape. */
+function stackedTensor(items: Value | undefined, axis: Value | undefined, line: number): CallResultValue | undefined {
+  const parts = items?.kind === 'list' ? items.items : undefined;
+  if (!parts || parts.length === 0 || parts.length > MAX_UNROLL) return undefined;
+  const shapes = parts.map((part) => (part.kind === 'call' ? tensorShape(part) : undefined));
+  const first = shapes[0];
+  if (!first || shapes.some((shape) => !shape || shape.dims.join() !== first.dims.join())) return undefined;
+  const given = axis === undefined || axis.kind === 'none' ? 0 : numberOf(axis);
+  if (given === undefined || !Number.isInteger(given)) return undefined;
+  const at = given < 0 ? first.dims.length + 1 + given : given;
+  if (at < 0 || at > first.dims.length) return undefined;
+  const dims = [...first.dims.slice(0, at), parts.length, ...first.dims.slice(at)];
+  const integer = parts.every((part) => part.kind === 'call' && isIntegerTensor(part));
+  return {
+    kind: 'call', path: 'torch.zeros', args: [{ kind: 'list', items: dims.map((value): Value => ({ kind: 'number', value })), tuple: true }],
+    kwargs: integer ? new Map<string, Value>([['dtype', { kind: 'dtype', name: 'long' }]]) : new Map(), line,
+  };
+}
 
 /** The submodule path `get_input_embeddings()` of a library model stands for: its token table. */
 export const INPUT_EMBEDDINGS = 'input_embeddings';
