@@ -214,3 +214,48 @@ test('A numpy Generator\'s arrays and np.stack / torch.stack of made arrays give
   assert.equal(withNumpy.peakAllocated, withTorch.peakAllocated);
   assert.equal(withStack.peakAllocated, withTorch.peakAllocated);
 });
+
+test('str() of a pathlib path beside the script names the JSON config it reads: the layers follow its sizes', async () => {
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-str-path-'));
+  fs.mkdirSync(path.join(dir, 'configs'));
+  fs.writeFileSync(path.join(dir, 'configs', 'net.json'), JSON.stringify({ model: { width: 96, depth: 3, activation: 'GELU' } }));
+  const file = path.join(dir, 'train.py');
+  const text = [
+    'import json',
+    'from functools import partial',
+    'from pathlib import Path',
+    'import torch',
+    'import torch.nn as nn',
+    'HERE = Path(__file__).resolve().parent',
+    'with open(str(HERE / "configs" / "net.json")) as f:',
+    '    cfg = json.load(f)["model"]',
+    'norm = partial(nn.LayerNorm, eps=1e-6)',
+    'act = getattr(nn, cfg["activation"])',
+    'class Net(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.blocks = nn.ModuleList([nn.Sequential(nn.Linear(cfg["width"], cfg["width"]), act(), norm(cfg["width"])) for _ in range(cfg["depth"])])',
+    '    def forward(self, x):',
+    '        for block in self.blocks:',
+    '            x = block(x)',
+    '        return x',
+    'model = Net().cuda()',
+    'optimizer = torch.optim.Adam(model.parameters())',
+    'for step in range(3):',
+    '    loss = model(torch.randn(16, 96).cuda()).sum()',
+    '    loss.backward()',
+    '    optimizer.step()',
+    '    optimizer.zero_grad()',
+  ].join('\n');
+  fs.writeFileSync(file, text);
+  try {
+    const result = await estimateText(text, file);
+    assert.equal(result.detected.model.name, 'Net');
+    assert.equal(result.detected.parameters, 3 * (96 * 96 + 96 + 2 * 96));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1916,7 +1916,15 @@ export class ProgramModel {
         const least = value.kind === 'number' && value.least !== undefined ? { least: name === 'int' ? Math.trunc(value.least) : value.least } : {};
         return { kind: 'number', value: name === 'int' ? Math.trunc(n) : n, origin: 'origin' in value ? value.origin : undefined, ...least };
       }
-      case 'str': return args[0]?.kind === 'number' ? { kind: 'string', value: String(args[0].value) } : args[0]?.kind === 'string' ? args[0] : UNKNOWN;
+      case 'str': {
+        // `str(HERE / "configs" / "x.json")`: a path's text.
+        const given = args[0];
+        if (given?.kind === 'object' && given.typeName === PATH_TYPE) {
+          const at = pathOf(given);
+          return at !== undefined ? { kind: 'string', value: at } : UNKNOWN;
+        }
+        return given?.kind === 'number' ? { kind: 'string', value: String(given.value) } : given?.kind === 'string' ? given : UNKNOWN;
+      }
       case 'bool': return args[0] ? (truthy(args[0]) === undefined ? UNKNOWN : { kind: 'bool', value: truthy(args[0])! }) : { kind: 'bool', value: false };
       case 'list':
       case 'tuple':
