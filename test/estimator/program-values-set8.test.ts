@@ -259,3 +259,41 @@ test('str() of a pathlib path beside the script names the JSON config it reads: 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('A traced nn.MultiheadAttention with dropout keeps the dropped weights and their mask beside the weights', async () => {
+  const script = (dropout: number): string => [
+    'import torch',
+    'import torch.nn as nn',
+    'class Block(nn.Module):',
+    '    def __init__(self, d, heads):',
+    '        super().__init__()',
+    '        self.norm = nn.LayerNorm(d)',
+    `        self.attn = nn.MultiheadAttention(d, heads, dropout=${dropout}, batch_first=True)`,
+    '    def forward(self, x):',
+    '        h = self.norm(x)',
+    '        return x + self.attn(h, h, h)[0]',
+    'class Net(nn.Module):',
+    '    def __init__(self):',
+    '        super().__init__()',
+    '        self.blocks = nn.ModuleList([Block(64, 8) for _ in range(2)])',
+    '        self.head = nn.Linear(64, 5)',
+    '    def forward(self, x):',
+    '        for block in self.blocks:',
+    '            x = block(x)',
+    '        return self.head(x[:, 0])',
+    'model = Net().cuda()',
+    'optimizer = torch.optim.AdamW(model.parameters())',
+    'for step in range(3):',
+    '    x = torch.randn(256, 100, 64).cuda()',
+    '    y = torch.randint(0, 5, (256,)).cuda()',
+    '    loss = nn.functional.cross_entropy(model(x), y)',
+    '    optimizer.zero_grad()',
+    '    loss.backward()',
+    '    optimizer.step()',
+  ].join('\n');
+  const plain = await estimateText(script(0), '/tmp/mha_plain.py');
+  const dropped = await estimateText(script(0.2), '/tmp/mha_dropout.py');
+  // Per block: 8 heads x 100 x 100 fp32 weights dropped, and their bool mask (1.25 of the weights' size).
+  const extra = dropped.breakdown.activations - plain.breakdown.activations;
+  assert.equal(extra, 2 * 256 * 8 * 100 * 100 * 4 * 1.25);
+});
