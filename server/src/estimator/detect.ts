@@ -17,7 +17,7 @@ import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
-import { deviceNamed, type ProgramModel } from '../engine/program/interpreter';
+import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
@@ -703,7 +703,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (configArgument?.kind === 'call' && CONFIG_FROM_PRETRAINED.test(configArgument.path) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const id = configArgument.args[0]?.kind === 'string' ? configArgument.args[0].value : undefined;
       const entry = id ? findCatalogModel(id) : undefined;
-      if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, configArgument.attrs ?? new Map()), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
+      // Keywords given to from_pretrained override the checkpoint's fields (`n_layer=8`), as attributes set later do.
+      const overrides = new Map([...configArgument.kwargs, ...(configArgument.attrs ?? new Map<string, Value>())]);
+      if (entry) configSpec = { spec: withConfigAttributes({ ...entry.spec }, overrides), line: configArgument.line, name: id!, storedDtype: entry.spec.storedDtype };
       else if (!detected.model) detected.unresolved ??= { line, reason: id ? t('"{0}" is neither in the model catalog nor a local folder with a config.json', id) : t('the model id is not a value the script determines') };
     }
     if (configSpec && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
@@ -1245,6 +1247,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // Its new head or stem, set inside the module that holds it (`net.conv1 = nn.Conv2d(...)` in __init__).
     if (detected.model) applyVisionFreezing(detected, skippedBackbone, bindings.program);
   }
+  // A hub model whose block list the script cut down (`model.model.layers = model.model.layers[:12]`): the blocks kept.
+  if (detected.model?.spec.kind === 'transformer' && hubModelCall) {
+    const model = bindings.value(hubModelCall);
+    const layers = keptBlockCount(detected.model.spec, bindings.program.libraryListsKept.filter((k) => k.model === model));
+    if (layers !== undefined) detected.model = { ...detected.model, spec: { ...detected.model.spec, layers } };
+  }
   if (detected.model?.spec.kind === 'transformer' && detected.frozen && hubModelCall) {
     const model = bindings.value(hubModelCall);
     const freezes = bindings.program.libraryFreezes.filter((f) => f.model === model);
@@ -1598,9 +1606,10 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
   }
   const classes = replacedHeadClasses(base.spec, freezes);
   const resnetStem = replacedResNetStem(base.spec, freezes);
+  // Rebuilt with the new head's classes or stem and the builder's other keywords (`width_mult`).
   const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
   const model = classes === undefined && !resnetStem ? base
-    : { ...visionModel(found.vision, base.name, base.source, base.line, classes ?? keyword('num_classes'), undefined, { resnetStem }), nativeImageSize: base.nativeImageSize };
+    : { ...visionModel(found.vision, base.name, base.source, base.line, classes ?? keyword('num_classes'), found.source === 'torchvision' ? keyword : undefined, { resnetStem }), nativeImageSize: base.nativeImageSize };
   if (model.spec.kind !== 'layers') return;
   const freezing = visionFreezing(model.spec, freezes);
   if (!freezing || !model.rebuildAt) {
@@ -1976,19 +1985,33 @@ const BLOCK_LIST = /(^|\.)(layer|layers|h|block|blocks)$/;
  * frozen, from the submodule paths they name: the whole model, its embeddings, its blocks by index. Undefined where
  * a path names a part the estimator cannot size (the share is then assumed, and said).
  */
+/**
+ * How many blocks a transformer keeps after the script replaced its block list by some of its own blocks; undefined
+ * where it did not, or where the list is not the one block stack of a decoder-only or encoder-only model.
+ */
+function keptBlockCount(spec: TransformerSpec, kept: ReadonlyArray<{ path: string; kept: number[] }>): number | undefined {
+  if (spec.decoderLayers > 0 || spec.vision || spec.crossEncoder) return undefined;
+  const last = [...kept].reverse().find((k) => BLOCK_LIST.test(k.path));
+  if (!last || last.kept.length === 0 || new Set(last.kept).size !== last.kept.length || last.kept.some((i) => i >= spec.layers)) return undefined;
+  return last.kept.length;
+}
+
 function libraryFrozenShare(spec: TransformerSpec, freezes: ReadonlyArray<{ path: string; frozen: boolean }>): { fraction: number; lowerLayers?: number } | undefined {
   if (freezes.length === 0 || spec.decoderLayers > 0 || spec.vision) return undefined;
   const count = countTransformerParameters(spec);
   const h = spec.hidden;
   const tokenTable = spec.vocab * (spec.embedProjection ?? h);
   const embeddingParts: Record<string, number> = {
-    word_embeddings: tokenTable, embed_tokens: tokenTable, wte: tokenTable,
+    word_embeddings: tokenTable, embed_tokens: tokenTable, wte: tokenTable, [INPUT_EMBEDDINGS]: tokenTable,
     position_embeddings: spec.positions === 'learned' ? spec.maxPositions * h : 0, wpe: spec.positions === 'learned' ? spec.maxPositions * h : 0,
     token_type_embeddings: spec.typeVocab * h,
   };
   const frozenLayers = new Set<number>();
   const frozenEmbeddings = new Map<string, number>();
-  for (const { path, frozen } of freezes) {
+  for (const given of freezes) {
+    const { frozen } = given;
+    // A table's `.weight` is the whole table.
+    const path = given.path.replace(/\.weight$/, '');
     const parts = path.split('.');
     const last = parts[parts.length - 1]!;
     const apply = (set: Set<number> | Map<string, number>, key: number | string, value?: number): void => {
@@ -2018,7 +2041,7 @@ function libraryFrozenShare(spec: TransformerSpec, freezes: ReadonlyArray<{ path
   const frozenParameters = frozenLayers.size * count.perLayer + [...frozenEmbeddings.values()].reduce((a, b) => a + b, 0);
   let lowerLayers = 0;
   // The token table frozen (the embeddings' output has no history): the blocks frozen from the first up record nothing.
-  const inputsWithoutHistory = frozenEmbeddings.has('embeddings') || frozenEmbeddings.has('word_embeddings') || frozenEmbeddings.has('embed_tokens') || frozenEmbeddings.has('wte');
+  const inputsWithoutHistory = ['embeddings', 'word_embeddings', 'embed_tokens', 'wte', INPUT_EMBEDDINGS].some((part) => frozenEmbeddings.has(part));
   if (inputsWithoutHistory) while (frozenLayers.has(lowerLayers)) lowerLayers++;
   return { fraction: frozenParameters / count.total, ...(lowerLayers > 0 ? { lowerLayers } : {}) };
 }
@@ -2489,12 +2512,14 @@ function visionModel(vision: VisionModel, name: string, source: ModelSource, lin
   const weights = keyword?.('weights');
   // A ViT's dropout inside its blocks: torchvision's `dropout`, timm's `proj_drop_rate`.
   const blockDropout = keyword?.('dropout') ?? keyword?.('proj_drop_rate');
+  const widthMult = keyword?.('width_mult');
   const options: VisionOptions = {
     auxLoss: keyword?.('aux_loss') === true,
     // timm's Inception v3 builds no auxiliary classifier unless asked.
     ...(typeof auxLogits === 'boolean' ? { auxLogits } : source === 'timm' ? { auxLogits: false } : {}),
     pretrained: weights !== undefined && weights !== null,
     ...(typeof blockDropout === 'number' ? { blockDropout } : {}),
+    ...(typeof widthMult === 'number' && widthMult > 0 ? { widthMult } : {}),
     ...changed,
   };
   const spec = vision.build(vision.imageSize ?? 224, numClasses, options);

@@ -749,7 +749,10 @@ export class ForwardTrace implements TensorTracer {
         // keys, 3.0 x batch x keys x embed fp32 a call, with or without a padding mask or dropout;
         // test/gpu/estimator/results/mha_cross_step.json).
         this.keepBuffer(cross ? (2 * seq + 3 * keySeq) * embed : 4 * seq * embed);
-        if (needWeights) this.keepBuffer(heads * seq * keySeq + seq * keySeq);
+        // With dropout the weights are also dropped: its mask and the dropped weights are kept too (as LayerNetBuilder's
+        // multiheadAttention counts them).
+        const dropout = num(2, 'dropout', 0);
+        if (needWeights) this.keepBuffer(heads * seq * keySeq * (1 + (dropout > 0 ? 1.25 : 0)) + seq * keySeq);
         return { kind: 'list', items: [this.precision(this.produce(shape, [x]), true), needWeights ? this.produce([seq, seq]) : { kind: 'none' }], tuple: true };
       }
       case 'TransformerEncoderLayer':

@@ -15,7 +15,7 @@ import type { PyNode } from './node';
 import {
   NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape, isIntegerTensor,
   torchNnBase, truthy, withOrigin,
-  type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue,
+  type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile, parseIniFile } from './config-files';
@@ -27,9 +27,20 @@ import { NodeValues, treeIndex } from './tree-index';
 const MAX_UNROLL = 512;
 /** Loops that build nothing run at most this many times (their values do not depend on the count). */
 const MAX_PLAIN_UNROLL = 16;
+/**
+ * A loop that grows containers but has made no module after spending this many steps builds data (a dataset's
+ * examples, each alike): it stops there, its lists grown to their full length with copies of the last pass's items.
+ */
+const DATA_LOOP_STEPS = 20_000;
 /** While loops with a known condition that build nothing (`while s < size: s *= 2; n += 1`) run at most this many times. */
 const MAX_WHILE_UNROLL = 64;
 /** A loop body that grows a container or registers a module. */
+/** A comprehension of known constants this long or shorter is a config's list, kept item by item (see evalComprehension). */
+const MAX_CONFIG_ITEMS = 64;
+/** A number, string or bool the script determines (not a random draw). */
+function isKnownConstant(value: Value): boolean {
+  return (value.kind === 'number' && value.least === undefined) || value.kind === 'string' || value.kind === 'bool';
+}
 /** A value with no parts: what a long comprehension of data makes (see evalComprehension). */
 function isPlain(value: Value): boolean {
   return value.kind === 'number' || value.kind === 'string' || value.kind === 'bool' || value.kind === 'none' || value.kind === 'unknown';
@@ -77,7 +88,7 @@ const DATACLASS_COPY = /^(dataclasses\.)?(asdict|replace)$/;
 const TENSOR_FACTORY = /^torch\.(randn|rand|zeros|ones|empty|randint|full)$/;
 const CHAINED_METHOD = /^(to|cuda|cpu|train|eval|half|float|bfloat16|double|requires_grad_|apply|type|to_empty)$/;
 /** Tensor methods whose result has the receiver's shape (element-wise, cumulative along a dimension, copies). */
-const SHAPE_KEEPING_METHOD = /^(cumsum|cumprod|abs|exp|log|sqrt|clamp|clip|sigmoid|tanh|sin|cos|neg|clone|contiguous|detach|round|floor|ceil|normal_|uniform_|mul|add|sub|div|pow)$/;
+const SHAPE_KEEPING_METHOD = /^(cumsum|cumprod|abs|exp|log|sqrt|clamp|clip|sigmoid|tanh|sin|cos|neg|clone|contiguous|detach|round|floor|ceil|normal_|uniform_|mul|add|sub|div|pow|astype)$/;
 const EXCLUSIVE_RANDOM = /^(random\.randrange|numpy\.random\.randint|numpy\.random\.Generator\.integers|numpy\.random\.Generator\.randint)$/;
 
 /** The keyword arguments of a call that passes none (see evalArguments): never written to. */
@@ -172,6 +183,11 @@ export class ProgramModel {
    * is recorded in the same order, unfrozen (a new module's parameters require grad), with the module it got.
    */
   readonly libraryFreezes: Array<{ model: Value; path: string; frozen: boolean; replaced?: Value }> = [];
+  /**
+   * A library model's module list replaced by some of its own modules (`model.model.layers = model.model.layers[:12]`,
+   * `nn.ModuleList(...)` of them): the list's path and the indices it keeps, in order.
+   */
+  readonly libraryListsKept: Array<{ model: Value; path: string; kept: number[] }> = [];
   /**
    * Deep copies of modules the script makes (`copy.deepcopy(model)`, `AveragedModel(model)`, timm's `ModelEmaV2`),
    * each with the module it copies: separate weights, frozen or moved on their own.
@@ -551,15 +567,35 @@ export class ProgramModel {
       return;
     }
     this.loops.push(node.id);
+    const start = { steps: this.steps, modules: this.modulesMade };
+    const outer = this.grownLists;
+    const grown = (this.grownLists = new Map());
     try {
-      for (const item of items) {
+      for (const [index, item] of items.entries()) {
         this.assignTarget(left, item, scope);
+        const before = new Map([...grown].map(([list, from]) => [list, list.items.length] as const));
         if (!this.iterate(body, scope)) return;
+        if (!this.tracer && this.modulesMade === start.modules && this.steps - start.steps > DATA_LOOP_STEPS && index + 1 < items.length) {
+          fillDataLoop(grown, before, index + 1, items.length);
+          return;
+        }
       }
     } finally {
       this.loops.pop();
+      // A list grown inside an inner loop grew in this one too.
+      for (const [list, from] of grown) if (outer && !outer.has(list)) outer.set(list, from);
+      this.grownLists = outer;
     }
   }
+
+  /** Lists appended to within the innermost running for loop, each with its length before the loop grew it. */
+  private grownLists: Map<ListValue, number> | undefined;
+  /** How many torch.nn layers and script class instances the run has made (a loop that makes none builds data). */
+  private get modulesMade(): number {
+    return this.layersMade + this.instances.length;
+  }
+
+  private layersMade = 0;
 
   /** Whether a loop's body grows a container or registers a module (BUILDS over its text, once per body). */
   private builds(body: PyNode): boolean {
@@ -687,6 +723,7 @@ export class ProgramModel {
         const name = target.childForFieldName('attribute')?.text ?? '';
         this.values.set(target.id, value);
         this.recordReplacement(object, name, value);
+        this.recordListKept(object, name, value);
         this.setAttribute(object, name, value);
         return;
       }
@@ -712,6 +749,25 @@ export class ProgramModel {
     if (!isModuleValue(value) && !(value.kind === 'call' && /^torchvision\.\w+(\.\w+)*\.[A-Z]\w*$/.test(value.path))) return;
     const replaced = visionSubmodulePath(object, name);
     if (replaced) this.libraryFreezes.push({ ...replaced, frozen: false, replaced: value });
+  }
+
+  /** `model.model.layers = model.model.layers[:k]` on a library model: which of the list's own modules stay. */
+  private recordListKept(object: Value, name: string, value: Value): void {
+    const owner = object.kind === 'method' ? librarySubmodule(object) : object;
+    const at = owner ? librarySubmodulePath(owner) : undefined;
+    if (!at) return;
+    const path = at.path === '' ? name : `${at.path}.${name}`;
+    const items = value.kind === 'list' ? value.items
+      : value.kind === 'layer' && (value.type === 'ModuleList' || value.type === 'Sequential') ? value.children : undefined;
+    if (!items) return;
+    const kept: number[] = [];
+    for (const item of items) {
+      // Each one a module of the same list of the same model (`layers.3`); anything else is not a pruned copy.
+      const held = item.kind === 'object' && item.role === 'library-module' && item.attrs.get('model') === at.model ? /^(.*)\.(\d+)$/.exec(item.typeName) : null;
+      if (!held || held[1] !== path) return;
+      kept.push(Number(held[2]));
+    }
+    this.libraryListsKept.push({ model: at.model, path, kept });
   }
 
   private setAttribute(object: Value, name: string, value: Value): void {
@@ -1101,8 +1157,10 @@ export class ProgramModel {
         loop(index + 1);
         // A long comprehension of plain values (token ids, random draws) keeps its length, not each value: running
         // every element would spend the program's step budget on data and leave the rest of the script unread.
+        // Known constants up to a config's length (`[int(c) for c in "1000,50".split(",")]`) are sizes: each is kept.
         const first = items[items.length - 1];
-        if (position === 0 && index === clauses.length - 1 && values.length > MAX_PLAIN_UNROLL && first && isPlain(first)) {
+        const configLike = first !== undefined && isKnownConstant(first) && values.length <= MAX_CONFIG_ITEMS;
+        if (position === 0 && index === clauses.length - 1 && values.length > MAX_PLAIN_UNROLL && first && isPlain(first) && !configLike) {
           for (let rest = 1; rest < values.length; rest++) items.push(UNKNOWN);
           return;
         }
@@ -1801,6 +1859,7 @@ export class ProgramModel {
     }
     if (layer && !/^(Module|DataParallel|DistributedDataParallel)$/.test(layer[1]!)) {
       const type = layer[1]!;
+      this.layersMade++;
       const value: LayerValue = { kind: 'layer', type, args, kwargs, children: [], line };
       if (type === 'Sequential' || type === 'ModuleList') {
         // A ModuleList of something the program model cannot iterate holds modules it does not know (never none).
@@ -1853,6 +1912,11 @@ export class ProgramModel {
     const asTorch = NUMPY_ARRAY_FACTORIES.get(numpyPath);
     if (asTorch && (numpyPath !== 'numpy.random.randint' || args.length >= 3 || kwargs.has('size'))) return this.callLibrary(asTorch, args, kwargs, line);
     if (TENSOR_FROM_ARRAY.test(path) && args[0]?.kind === 'call' && TENSOR_FACTORY.test(args[0].path)) return args[0];
+    // `np.stack([rng.integers(0, c, n) for c in cards], axis=1)`: made arrays of one shape, stacked along a new axis.
+    if ((path === 'torch.stack' || numpyPath === 'numpy.stack') && !this.tracer) {
+      const stacked = stackedTensor(args[0] ?? kwargs.get('tensors') ?? kwargs.get('arrays'), args[1] ?? kwargs.get('dim') ?? kwargs.get('axis'), line);
+      if (stacked) return stacked;
+    }
     const bound = randomBound(numpyPath, args, kwargs);
     if (bound) return bound;
     switch (path) {
@@ -1878,7 +1942,15 @@ export class ProgramModel {
         const least = value.kind === 'number' && value.least !== undefined ? { least: name === 'int' ? Math.trunc(value.least) : value.least } : {};
         return { kind: 'number', value: name === 'int' ? Math.trunc(n) : n, origin: 'origin' in value ? value.origin : undefined, ...least };
       }
-      case 'str': return args[0]?.kind === 'number' ? { kind: 'string', value: String(args[0].value) } : args[0]?.kind === 'string' ? args[0] : UNKNOWN;
+      case 'str': {
+        // `str(HERE / "configs" / "x.json")`: a path's text.
+        const given = args[0];
+        if (given?.kind === 'object' && given.typeName === PATH_TYPE) {
+          const at = pathOf(given);
+          return at !== undefined ? { kind: 'string', value: at } : UNKNOWN;
+        }
+        return given?.kind === 'number' ? { kind: 'string', value: String(given.value) } : given?.kind === 'string' ? given : UNKNOWN;
+      }
       case 'bool': return args[0] ? (truthy(args[0]) === undefined ? UNKNOWN : { kind: 'bool', value: truthy(args[0])! }) : { kind: 'bool', value: false };
       case 'list':
       case 'tuple':
@@ -2076,6 +2148,8 @@ export class ProgramModel {
         : { kind: 'list', items: [{ kind: 'string', value: path.slice(path.lastIndexOf('.') + 1) }, submodule(path)], tuple: true }));
       return { kind: 'list', items, tuple: false };
     }
+    // The token table, whatever the family names it (`embed_tokens`, `wte`, `word_embeddings`).
+    if (method === 'get_input_embeddings' && at.path === '') return submodule(INPUT_EMBEDDINGS);
     if (at.path === 'feature_info' && (method === 'channels' || method === 'reduction')) {
       const info = this.options.libraryFeatureInfo?.(at.model);
       if (!info) return undefined;
@@ -2107,8 +2181,14 @@ export class ProgramModel {
     }
     if (receiver.kind === 'list') {
       switch (method) {
-        case 'append': receiver.items.push(args[0] ?? UNKNOWN); return NONE;
-        case 'extend': receiver.items.push(...(args[0] ? iterationItems(args[0]) ?? [UNKNOWN] : [])); return NONE;
+        case 'append':
+          if (this.grownLists && !this.grownLists.has(receiver)) this.grownLists.set(receiver, receiver.items.length);
+          receiver.items.push(args[0] ?? UNKNOWN);
+          return NONE;
+        case 'extend':
+          if (this.grownLists && !this.grownLists.has(receiver)) this.grownLists.set(receiver, receiver.items.length);
+          receiver.items.push(...(args[0] ? iterationItems(args[0]) ?? [UNKNOWN] : []));
+          return NONE;
         case 'insert': {
           const at = numberOf(args[0]);
           if (at !== undefined && args[1]) receiver.items.splice(at < 0 ? receiver.items.length + at : at, 0, args[1]);
@@ -2189,6 +2269,11 @@ export class ProgramModel {
         case 'replace': return args[0]?.kind === 'string' && args[1]?.kind === 'string' ? { ...receiver, value: receiver.value.split(args[0].value).join(args[1].value) } : UNKNOWN;
         case 'split': return { kind: 'list', items: receiver.value.split(stringOf(args[0]) ?? /\s+/).map((part) => ({ kind: 'string', value: part }) as Value), tuple: false };
         case 'format': return UNKNOWN;
+        case 'join': {
+          // `",".join(["1000"] * 10)`: strings only (Python refuses anything else).
+          const parts = args[0] ? iterationItems(args[0]) : undefined;
+          return parts?.every((part) => part.kind === 'string') ? { kind: 'string', value: parts.map((part) => (part as StringValue).value).join(receiver.value) } : UNKNOWN;
+        }
         default: return UNKNOWN;
       }
     }
@@ -2321,6 +2406,9 @@ export class ProgramModel {
       }
       // `rng = random.Random(seed); rng.randint(lo, hi)`: a draw, read as its upper bound (see randomBound).
       if (/^(random\.Random|numpy\.random\.default_rng|np\.random\.default_rng)$/.test(receiver.path)) {
+        // A numpy Generator's arrays (`rng.standard_normal((n, k))`, `rng.integers(0, c, n)`): made tensors of that size.
+        const sized = receiver.path.startsWith('random') ? undefined : generatorArray(method, args, kwargs);
+        if (sized) return this.callLibrary(sized.path, sized.args, new Map(), line);
         const bound = randomBound(receiver.path.startsWith('random') ? `random.${method}` : `numpy.random.Generator.${method}`, args, kwargs);
         if (bound) return bound;
       }
@@ -2849,6 +2937,71 @@ function readFromSettings(value: Value, line: number, depth: number): Value {
 const TRANSFORMERS_MODEL_CLASS = /^transformers\.(\w+\.)*[A-Z]\w*(Model|LMHeadModel|For[A-Z]\w*)$/;
 /** Classes of transformers whose names read like a model's but are not (`DataCollatorForLanguageModeling`). */
 const NOT_A_TRANSFORMERS_MODEL = /(DataCollator|Tokenizer|Processor|Config|FeatureExtractor|Trainer|Arguments|Pipeline)\w*$/;
+
+/**
+ * A data loop stopped after `done` of its `total` passes: each list it grew the same number of items in every pass
+ * gets the passes left as copies of the last pass's items, so its length is the loop's.
+ */
+function fillDataLoop(grown: Map<ListValue, number>, beforeLast: Map<ListValue, number>, done: number, total: number): void {
+  for (const [list, from] of grown) {
+    // A list first grown in the last pass is that pass's own (a temporary), not the loop's.
+    if (done > 1 && !beforeLast.has(list)) continue;
+    const perPass = (list.items.length - from) / done;
+    const lastStart = beforeLast.get(list) ?? from;
+    const last = list.items.slice(lastStart);
+    if (!Number.isInteger(perPass) || perPass === 0 || last.length !== perPass || list.items.length + perPass * (total - done) > MAX_FILLED_ITEMS) continue;
+    for (let pass = done; pass < total; pass++) list.items.push(...last);
+  }
+}
+
+/** A data loop's lists are filled to at most this many items (beyond, they keep what the passes run made). */
+const MAX_FILLED_ITEMS = 100_000;
+
+/** A numpy Generator method that makes an array of a given size, as the torch call making a tensor of that size. */
+function generatorArray(method: string, args: Value[], kwargs: Map<string, Value>): { path: string; args: Value[] } | undefined {
+  const size = (index: number): Value | undefined => kwargs.get('size') ?? args[index];
+  switch (method) {
+    case 'standard_normal':
+    case 'random': {
+      const given = size(0);
+      return given ? { path: method === 'random' ? 'torch.rand' : 'torch.randn', args: [given] } : undefined;
+    }
+    case 'normal':
+    case 'uniform': {
+      const given = size(2);
+      return given ? { path: 'torch.randn', args: [given] } : undefined;
+    }
+    case 'integers': {
+      const given = size(2);
+      const [low, high] = [args[0] ?? kwargs.get('low'), args[1] ?? kwargs.get('high')];
+      return given && low && high ? { path: 'torch.randint', args: [low, high, given.kind === 'list' ? given : { kind: 'list', items: [given], tuple: true }] } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Made tensors of one shape stacked along a new axis (`torch.stack`, `np.stack`): one made tensor of the new shape. */
+function stackedTensor(items: Value | undefined, axis: Value | undefined, line: number): CallResultValue | undefined {
+  const parts = items?.kind === 'list' ? items.items : undefined;
+  if (!parts || parts.length === 0 || parts.length > MAX_UNROLL) return undefined;
+  const shapes = parts.map((part) => (part.kind === 'call' ? tensorShape(part) : undefined));
+  const first = shapes[0];
+  if (!first || shapes.some((shape) => !shape || shape.dims.join() !== first.dims.join())) return undefined;
+  const given = axis === undefined || axis.kind === 'none' ? 0 : numberOf(axis);
+  if (given === undefined || !Number.isInteger(given)) return undefined;
+  const at = given < 0 ? first.dims.length + 1 + given : given;
+  if (at < 0 || at > first.dims.length) return undefined;
+  const dims = [...first.dims.slice(0, at), parts.length, ...first.dims.slice(at)];
+  const integer = parts.every((part) => part.kind === 'call' && isIntegerTensor(part));
+  return {
+    kind: 'call', path: 'torch.zeros', args: [{ kind: 'list', items: dims.map((value): Value => ({ kind: 'number', value })), tuple: true }],
+    kwargs: integer ? new Map<string, Value>([['dtype', { kind: 'dtype', name: 'long' }]]) : new Map(), line,
+  };
+}
+
+/** The submodule path `get_input_embeddings()` of a library model stands for: its token table. */
+export const INPUT_EMBEDDINGS = 'input_embeddings';
 
 /** A library model and the dotted path of one of its submodules (`''`: the model itself). */
 function librarySubmodulePath(value: Value): { model: CallResultValue; path: string } | undefined {

@@ -68,12 +68,16 @@ function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numCla
   return net.build(true);
 }
 
-function mobilenetV2(imageSize: number, numClasses: number): LayerNetSpec {
+/** torchvision's MobileNetV2; `width_mult` scales every stage's channels (rounded to multiples of 8), and widens the last conv above 1. */
+function mobilenetV2(imageSize: number, numClasses: number, options: VisionOptions = {}): LayerNetSpec {
+  const width = options.widthMult ?? 1;
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  net.part('features').conv(32, 3, 2).batchNorm().relu6();
+  const stem = makeDivisible(32 * width);
+  net.part('features').conv(stem, 3, 2).batchNorm().relu6();
   const settings: Array<[number, number, number, number]> = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]];
-  let inC = 32;
-  for (const [expand, out, repeats, firstStride] of settings) {
+  let inC = stem;
+  for (const [expand, baseOut, repeats, firstStride] of settings) {
+    const out = makeDivisible(baseOut * width);
     for (let r = 0; r < repeats; r++) {
       const stride = r === 0 ? firstStride : 1;
       const hidden = inC * expand;
@@ -85,7 +89,7 @@ function mobilenetV2(imageSize: number, numClasses: number): LayerNetSpec {
       inC = out;
     }
   }
-  net.conv(1280, 1, 1, 1, false, 0).batchNorm().relu6().part(POOL_PART).globalPool().part('classifier').dropout(0.2).linear(numClasses);
+  net.conv(makeDivisible(1280 * Math.max(1, width)), 1, 1, 1, false, 0).batchNorm().relu6().part(POOL_PART).globalPool().part('classifier').dropout(0.2).linear(numClasses);
   return net.build(true);
 }
 
@@ -816,6 +820,8 @@ export interface VisionOptions {
   dilation?: readonly boolean[];
   /** A ResNet stem the script put in place of the library's (small images: a 3x3 stride-1 conv1, no max-pool). */
   resnetStem?: ResNetStem;
+  /** torchvision MobileNetV2's `width_mult`: every layer's channels scaled (absent: 1). */
+  widthMult?: number;
 }
 
 /**
