@@ -1228,6 +1228,12 @@ export class ForwardTrace implements TensorTracer {
     }
     const letters = [...inputs.replace(/,/g, '')];
     const output = explicit ?? [...new Set(letters)].filter((l) => letters.indexOf(l) === letters.lastIndexOf(l)).sort().join('');
+    // One operand whose letters are only put in another order (`"nhwpqc->nchpwq"`, unpatchifying): a permuted view,
+    // which keeps nothing for backward.
+    const only = operands.length === 1 ? terms[0]! : undefined;
+    if (only && output.length === only.length && new Set(only).size === only.length && [...output].every((l) => only.includes(l))) {
+      return reordered(operands[0]!, [...output].map((l) => only.indexOf(l)));
+    }
     this.keepCastOperand('half', ...operands);
     return this.precision(this.produce([...output].map((l) => sizes.get(l) ?? 1), operands), true);
   }

@@ -1068,14 +1068,17 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) return false;
-      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData !== undefined, parts: attempt.outputParts(returned) };
+      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData?.[0] !== undefined, parts: attempt.outputParts(returned) };
       return attempt.mismatches === 0;
     };
     // The step's arguments as the loader's dataset makes them, each its own element of the sample, come first
     // (stacked by the default collate; a concatenating collate_fn is read above).
     const fromData = batching ? undefined : sampleShapes();
     let fits = fromData?.[0] ? tryInputs(fromData[0], fromData[0], fromData) : false;
-    if (!fits) for (const candidate of candidates) if ((fits = tryInputs(candidate))) break;
+    // The data that gives only the other arguments (a helper computes the input itself): those still take the
+    // data's shapes while the input's candidates are tried.
+    const othersFromData = fromData?.[0] ? undefined : fromData;
+    if (!fits) for (const candidate of candidates) if ((fits = tryInputs(candidate, candidate, othersFromData))) break;
     // A forward of several inputs of different kinds (a two-tower model's images and token ids): its other
     // arguments take another of the data's tensors, the pair that fits best (tried only when none fits alone).
     const moreInputs = site.slice(1).some((arg) => arg.kind === 'unknown' || arg.kind === 'call');

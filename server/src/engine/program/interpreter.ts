@@ -617,18 +617,20 @@ export class ProgramModel {
     }
   }
 
-  private execAssignment(node: PyNode, scope: Scope): void {
+  /** Runs an assignment; returns the value assigned (what `a = b = value` gives `a`). */
+  private execAssignment(node: PyNode, scope: Scope): Value {
     const right = node.childForFieldName('right');
     const left = node.childForFieldName('left');
     const annotation = node.childForFieldName('type');
     if (!right) {
       // `batch_size: int` in a class body declares a dataclass field without a default.
       if (left?.type === 'identifier' && annotation && scope.kind === 'class') scope.vars.set(left.text, UNKNOWN);
-      return;
+      return UNKNOWN;
     }
     const value = this.evalExpr(right, scope);
     // `a = b = 1`: the right side is itself an assignment.
     if (left) this.assignTarget(left, value, scope);
+    return value;
   }
 
   private execAugmented(node: PyNode, scope: Scope): void {
@@ -1013,9 +1015,9 @@ export class ProgramModel {
       case 'lambda':
         return { kind: 'function', name: '<lambda>', node, closure: scope };
       case 'assignment':
-        // Statements hold assignments as expressions (`a = b = value` nests them).
-        this.execAssignment(node, scope);
-        return this.valueOf(node.childForFieldName('right')) ?? UNKNOWN;
+        // Statements hold assignments as expressions (`a = b = value` nests them). The value is this run's: a
+        // traced forward's `h = w = int(x.shape[1] ** 0.5)` gives both names the traced size, not the first run's.
+        return this.execAssignment(node, scope);
       case 'augmented_assignment':
         this.execAugmented(node, scope);
         return UNKNOWN;
