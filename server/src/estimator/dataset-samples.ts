@@ -5,7 +5,7 @@
 // Hugging Face model its inputs by key (`{"input_ids": ..., "labels": ...}`): see sampleFields.
 import { lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
-import { callArguments, enclosingFunction, enclosingLoops } from '../engine/syntax';
+import { enclosingLoops, enclosingScope } from '../engine/syntax';
 import { treeIndex } from '../engine/program/tree-index';
 import { drawnRange, isIntegerTensor, tensorShape, UNKNOWN, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
@@ -178,7 +178,7 @@ function parameterNames(fn: PyNode): string[] {
  * ones the helper computes itself stay undefined. One hop, to the first caller inside a loop.
  */
 function throughCaller(program: ProgramModel, call: PyNode, argumentNodes: readonly PyNode[], options: SampleOptions): Array<SampleShape | undefined> | undefined {
-  const fn = enclosingFunction(call);
+  const fn = enclosingScope(call);
   if (options.hopped || fn.type !== 'function_definition') return undefined;
   const name = fn.childForFieldName('name')?.text;
   const parameters = parameterNames(fn);
@@ -191,7 +191,12 @@ function throughCaller(program: ProgramModel, call: PyNode, argumentNodes: reado
   if (!caller) return undefined;
   // A method called on its instance receives `self` before the call's first argument.
   const skipped = method && caller.childForFieldName('function')?.type === 'attribute' ? 1 : 0;
-  const { positional, keywords } = callArguments(caller);
+  const passed = caller.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'comment') ?? [];
+  const positional = passed.filter((n) => n.type !== 'keyword_argument');
+  const keywords = new Map(passed.flatMap((n) => {
+    const [key, value] = [n.childForFieldName('name')?.text, n.childForFieldName('value')];
+    return n.type === 'keyword_argument' && key !== undefined && value ? [[key, value] as const] : [];
+  }));
   const given = argumentNodes.map((node): PyNode | undefined => {
     const carried = carriedName(node);
     const index = carried === undefined ? -1 : parameters.indexOf(carried);
