@@ -182,7 +182,9 @@ function throughCaller(program: ProgramModel, call: PyNode, argumentNodes: reado
   if (options.hopped || fn.type !== 'function_definition') return undefined;
   const name = fn.childForFieldName('name')?.text;
   const parameters = parameterNames(fn);
-  const method = fn.parent?.parent?.type === 'class_definition';
+  // A method takes `self` first, unless it is a static one.
+  const owner = fn.parent?.type === 'decorated_definition' ? fn.parent : fn;
+  const method = owner.parent?.parent?.type === 'class_definition' && !/^@staticmethod\b/.test(owner.text);
   const caller = treeIndex(program.root).calls.find((site) => {
     const callee = site.childForFieldName('function');
     const called = callee?.type === 'attribute' ? callee.childForFieldName('attribute')?.text : method ? undefined : callee?.text;
