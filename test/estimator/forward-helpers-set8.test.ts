@@ -1,6 +1,7 @@
-// Forwards and step calls written the way diffusion and patch models are: a step whose model call sits in a helper
-// the loop calls (its timesteps and labels come from the loop's batch through the helper's parameters), a chained
-// assignment inside forward (`h = w = int(n ** 0.5)`), and an einsum that only reorders one operand's axes (a view).
+// Forwards and step calls written the way diffusion, patch and hand-written CNN models are: a step whose model call
+// sits in a helper the loop calls (its timesteps and labels come from the loop's batch through the helper's
+// parameters), a chained assignment inside forward (`h = w = int(n ** 0.5)`), an einsum that only reorders one
+// operand's axes (a view), and a forward that calls checkpoint() on each block itself.
 // Each fixture is a small script of its own; figures are worked by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,4 +106,104 @@ test('forward: a chained assignment gives both names the traced size, and a one-
   assert.equal(spec.outputElementsPerSample, 4 * 32 * 32);
   // Only the head keeps its 256 x 64 input; the einsum's permutation keeps nothing.
   assert.equal(spec.savedElementsPerSample, 256 * 64);
+});
+
+const explicitCheckpointScript = `import argparse
+
+import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, 4 * dim)
+        self.fc2 = nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        return x + self.fc2(torch.relu(self.fc1(x)))
+
+
+class Stage(nn.Module):
+    def __init__(self, dim, depth, use_ckpt):
+        super().__init__()
+        self.use_ckpt = use_ckpt
+        self.proj = nn.Linear(dim, dim)
+        self.blocks = nn.ModuleList([Block(dim) for _ in range(depth)])
+
+    def forward(self, x):
+        x = self.proj(x)
+        for blk in self.blocks:
+            x = checkpoint(blk, x, use_reentrant=False) if self.use_ckpt else blk(x)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, dim=64, use_ckpt=True):
+        super().__init__()
+        self.stages = nn.Sequential(Stage(dim, 3, use_ckpt), Stage(dim, 3, use_ckpt))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        return self.head(self.stages(x))
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--no-ckpt", action="store_false", dest="ckpt")
+args = parser.parse_args()
+model = Net(use_ckpt=args.ckpt).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(32, 64, device="cuda")
+    loss = nn.functional.cross_entropy(model(x), torch.randint(0, 10, (32,), device="cuda"))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('checkpointing: the modules forward gives checkpoint() itself are the blocks, not the stages that hold them', async () => {
+  const r = await estimateText(explicitCheckpointScript, 'explicit_ckpt.py');
+  assert.equal(r.detected.checkpointing, true);
+  const spec = r.config.rebuildAt!(1) as LayerNetSpec;
+  // Two stages of three checkpointed blocks: six blocks, each keeping its 64-wide input.
+  assert.deepEqual(spec.blockInputElements, [64, 64, 64, 64, 64, 64]);
+  // Each block keeps fc1's input (64), ReLU's output (256, which fc2 keeps too).
+  assert.deepEqual(spec.blockSavedElements, [320, 320, 320, 320, 320, 320]);
+  assert.equal(spec.checkpointSegments, false);
+});
+
+const layerScaleScript = `import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self, dim=32):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.gamma = nn.Parameter(1e-6 * torch.ones(dim))
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.out(torch.nn.functional.gelu(self.gamma * self.fc(x)))
+
+
+model = Scaled().cuda()
+opt = torch.optim.AdamW(model.parameters())
+for step in range(3):
+    x = torch.randn(8, 32, device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(x).float().pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('autocast: a product with an fp32 parameter (a layer scale) makes fp32, which what follows keeps at 4 bytes', async () => {
+  const r = await estimateText(layerScaleScript, 'layer_scale.py');
+  assert.equal(r.detected.precision.value, 'bf16-amp');
+  const spec = r.config.rebuildAt!(1) as LayerNetSpec;
+  // gamma * fc(x) keeps fc's 32 half outputs (gamma's gradient, 64 bytes); its result is fp32, which GELU keeps at
+  // 4 bytes (128) and makes fp32 too, so `out` keeps a half copy of GELU's output (64).
+  assert.equal(spec.autocastSavedBytesPerSample, 32 * 2 + 32 * 4 + 32 * 2);
 });

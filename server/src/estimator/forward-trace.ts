@@ -466,6 +466,9 @@ export class ForwardTrace implements TensorTracer {
     const t = this.make(shape);
     // Parameters are weights, not activations: never counted as kept by forward.
     this.excluded.add(t.id);
+    // Under autocast the weights stay fp32: an element-wise op with one (a layer scale `gamma * x`, a position
+    // embedding added) makes fp32, as PyTorch's type promotion does.
+    this.fullPrecision.add(t.id);
     if (!this.trainable(layer)) this.noGrad.add(t.id);
     return t;
   }
@@ -485,6 +488,13 @@ export class ForwardTrace implements TensorTracer {
     if (!this.trainable(layer)) this.noGrad.add(t.id);
     this.weights.set(layer, t);
     return t;
+  }
+
+  /** The modules forward gave checkpoint() itself: where the script cuts, whatever checkpointPlan would. */
+  readonly checkpointedModules = new Set<ObjectValue | LayerValue>();
+
+  checkpointed(module: ObjectValue | LayerValue): void {
+    this.checkpointedModules.add(module);
   }
 
   exitModule(module: ObjectValue | LayerValue): void {

@@ -1010,7 +1010,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // the registration-order walk above stays the answer where the trace cannot finish.
     if (!program) return spec;
     // The input under which forward() runs with every layer given the shape it expects.
-    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean; parts?: LayerNetSpec['outputPartsPerSample'] } | undefined;
+    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean; parts?: LayerNetSpec['outputPartsPerSample']; again: (cut: ReadonlySet<Module>) => void } | undefined;
     // A loader whose collate_fn concatenates its samples (graph batching): the step's arguments are what the
     // collate_fn makes of one sample, by the names the loop binds them to.
     const batching = siteNode ? concatenatingCollate(program, siteNode) : undefined;
@@ -1033,8 +1033,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
      * forward() run with `candidate` as its input; the other arguments of the step's call take `others` (by default
      * the input's shape), or for target tokens their own length.
      */
-    const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
-      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries);
+    const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>, cut: ReadonlySet<Module> = blocks): boolean => {
+      const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries);
       attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
       const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
       const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], attempt)
@@ -1068,7 +1068,10 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) return false;
-      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData?.[0] !== undefined, parts: attempt.outputParts(returned) };
+      if (!best || attempt.mismatches < best.trace.mismatches) {
+        best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData?.[0] !== undefined, parts: attempt.outputParts(returned),
+          again: (cut) => tryInputs(candidate, others, fromData, cut) };
+      }
       return attempt.mismatches === 0;
     };
     // The step's arguments as the loader's dataset makes them, each its own element of the sample, come first
@@ -1089,12 +1092,23 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       }
     }
     if (!best) return { ...spec, forwardUntraced: true };
+    // A forward that calls checkpoint() itself (`x = checkpoint(blk, x)` in a loop over its blocks): the modules it
+    // gives checkpoint are where it cuts, so the same input is traced again with those as the blocks.
+    const explicitCut = best.trace.checkpointedModules;
+    const cutByScript = explicitCut.size >= 2 && [...explicitCut].some((module) => !blocks.has(module));
+    if (cutByScript) {
+      const planned = best;
+      best = undefined;
+      planned.again(explicitCut);
+      best ??= planned;
+    }
     const { trace, output, outputKept, parts } = best;
     // The data's tensors, as the dataset makes them (fp32, or int64 ids), when the trace ran on them.
     const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,
+      ...(cutByScript ? { checkpointSegments: false } : {}),
       savedElementsPerSample: trace.savedElements,
       autocastSavedBytesPerSample: trace.autocastSavedBytes,
       backwardPeakElementsPerSample: trace.backwardPeak,

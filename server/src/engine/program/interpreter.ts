@@ -1809,6 +1809,9 @@ export class ProgramModel {
     }
     // torch.utils.checkpoint.checkpoint(fn, *args): runs fn on the arguments (recomputed in backward).
     if (CHECKPOINT_CALL.test(path) && args[0]) {
+      // The module it checkpoints (`checkpoint(blk, x)`, `checkpoint(blk.forward, x)`), told to the trace first.
+      const unit = args[0].kind === 'function' && args[0].self && args[0].name === 'forward' ? args[0].self : args[0];
+      if ((unit.kind === 'object' && unit.role === 'instance') || unit.kind === 'layer') this.tracer?.checkpointed?.(unit);
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
       return this.call(args[0], args.slice(1), forwarded, line);
     }
