@@ -466,9 +466,6 @@ export class ForwardTrace implements TensorTracer {
     const t = this.make(shape);
     // Parameters are weights, not activations: never counted as kept by forward.
     this.excluded.add(t.id);
-    // Under autocast the weights stay fp32: an element-wise op with one (a layer scale `gamma * x`, a position
-    // embedding added) makes fp32, as PyTorch's type promotion does.
-    this.fullPrecision.add(t.id);
     if (!this.trainable(layer)) this.noGrad.add(t.id);
     return t;
   }
