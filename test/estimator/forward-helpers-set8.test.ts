@@ -172,3 +172,42 @@ test('checkpointing: the modules forward gives checkpoint() itself are the block
   assert.deepEqual(spec.blockSavedElements, [320, 320, 320, 320, 320, 320]);
   assert.equal(spec.checkpointSegments, false);
 });
+
+const maxOverTimeScript = `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 8, kernel_size=3, padding=1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = F.relu_(self.conv(x.unsqueeze(1)))
+        x = torch.mean(x, dim=3)
+        (x1, _) = torch.max(x, dim=2)
+        x2 = torch.mean(x, dim=2)
+        return torch.sigmoid(self.fc(x1 + x2))
+
+model = Tagger().cuda()
+opt = torch.optim.Adam(model.parameters())
+for step in range(3):
+    feats = torch.randn(16, 100, 20, device="cuda")
+    target = torch.rand(16, 5, device="cuda")
+    loss = F.binary_cross_entropy(model(feats), target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('forward: torch.max(x, dim) gives (values, indices), and backward keeps the int64 indices', async () => {
+  const r = await estimateText(maxOverTimeScript, 'max_over_time.py');
+  const spec = r.config.rebuildAt!(100) as LayerNetSpec;
+  assert.ok(!spec.forwardUntraced);
+  assert.equal(spec.outputElementsPerSample, 5);
+  // The in-place ReLU keeps its 8 x 100 x 20 output; the linear its 8 inputs, the sigmoid its 5 outputs. The max
+  // over time keeps its 8 indices (int64).
+  assert.equal(spec.savedElementsPerSample, 8 * 100 * 20 + 8 + 5);
+  assert.equal(spec.fixedBytesPerSample, 8 * 8);
+});

@@ -1181,6 +1181,17 @@ export class ForwardTrace implements TensorTracer {
       case 'amax':
       case 'amin':
         return this.reduce(x, args.slice(1), kwargs);
+      case 'max':
+      case 'min': {
+        // torch.max(x, other): element-wise, as x + other broadcasts.
+        if (args[1]?.kind === 'tensor') return this.binaryOp('+', x, args[1]);
+        // torch.max(x, dim): (values, indices); backward scatters the gradient through the int64 indices it keeps.
+        if (!(args[1] ?? kwargs.get('dim'))) return this.reduce(x, [], kwargs);
+        const values = this.reduce(x, args.slice(1), kwargs) as TensorValue;
+        const indices = this.produce(values.shape, [x], true);
+        if (this.recording) this.fixedBytes += numel(indices.shape) * 8;
+        return { kind: 'list', items: [values, indices], tuple: true };
+      }
       case 'std':
       case 'var':
         // Backward of a spread reads the input (and the mean it recomputes from it).
