@@ -211,3 +211,42 @@ test('forward: torch.max(x, dim) gives (values, indices), and backward keeps the
   assert.equal(spec.savedElementsPerSample, 8 * 100 * 20 + 8 + 5);
   assert.equal(spec.fixedBytesPerSample, 8 * 8);
 });
+
+const routerScript = `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Router(nn.Module):
+    def __init__(self, d=32, experts=4):
+        super().__init__()
+        self.experts = experts
+        self.gate = nn.Linear(d, experts)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        probs = self.gate(x).softmax(dim=-1)
+        weight, idx = probs.max(dim=-1)
+        mask = F.one_hot(idx, self.experts)
+        slot = torch.cumsum(mask, dim=1) * mask
+        return self.proj(x) * weight.unsqueeze(-1) + slot.sum(-1, keepdim=True)
+
+model = Router().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(16, 10, 32, device="cuda")
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('forward: x.max(dim) unpacks into values and indices, F.one_hot adds a class axis, cumsum keeps the shape', async () => {
+  const r = await estimateText(routerScript, 'router.py');
+  const spec = r.config.rebuildAt!(10) as LayerNetSpec;
+  assert.ok(!spec.forwardUntraced);
+  assert.equal(spec.outputElementsPerSample, 10 * 32);
+  // softmax keeps its 10 x 4 output; the product keeps the projection (10 x 32) and the routing weight (10); the
+  // max keeps its 10 int64 indices.
+  assert.equal(spec.savedElementsPerSample, 10 * 4 + 10 * 32 + 10);
+  assert.equal(spec.fixedBytesPerSample, 10 * 8);
+});

@@ -1237,7 +1237,15 @@ export class ProgramModel {
         const attribute = this.tracer?.attribute(object, name);
         return attribute && attribute.kind !== 'unknown' ? attribute : { kind: 'method', receiver: object, name };
       }
-      case 'list':
+      case 'list': {
+        // torch.return_types (`x.max(dim=1).values`, `.indices`): the (values, indices) pair a reduction returns.
+        const [values, indices] = object.items;
+        if (object.tuple && object.items.length === 2 && values?.kind === 'tensor' && indices?.kind === 'tensor' && indices.integer) {
+          if (name === 'values') return values;
+          if (name === 'indices') return indices;
+        }
+        return { kind: 'method', receiver: object, name };
+      }
       case 'string':
         return { kind: 'method', receiver: object, name };
       default:
