@@ -5,7 +5,8 @@
 // Hugging Face model its inputs by key (`{"input_ids": ..., "labels": ...}`): see sampleFields.
 import { lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
-import { enclosingLoops } from '../engine/syntax';
+import { enclosingLoops, enclosingScope } from '../engine/syntax';
+import { treeIndex } from '../engine/program/tree-index';
 import { drawnRange, isIntegerTensor, tensorShape, UNKNOWN, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
 import { loopLoader } from './growth';
@@ -109,14 +110,21 @@ export function sampleFields(program: ProgramModel, loop: PyNode): { fields: Map
   return { fields, line: getitem.node.startPosition.row };
 }
 
+interface SampleOptions {
+  /** Whether arguments the loop body computes from the batch are read by replaying the body. */
+  throughLoopBody?: boolean;
+  /** Set on the caller's call once throughCaller has hopped to it (one hop at most). */
+  hopped?: boolean;
+}
+
 /**
  * The shapes (batch 1) of a model call's arguments where they are elements of the batches of the DataLoader the
  * enclosing loop iterates, as its dataset's `__getitem__` makes them; an argument that is not one is undefined,
  * and the whole is undefined where none is.
  */
-export function sampleArguments(program: ProgramModel, call: PyNode, argumentNodes: readonly PyNode[], options: { throughLoopBody?: boolean } = {}): Array<SampleShape | undefined> | undefined {
+export function sampleArguments(program: ProgramModel, call: PyNode, argumentNodes: readonly PyNode[], options: SampleOptions = {}): Array<SampleShape | undefined> | undefined {
   const loop = enclosingLoops(call).find((outer) => outer.type === 'for_statement');
-  if (!loop) return undefined;
+  if (!loop) return throughCaller(program, call, argumentNodes, options);
   // `for batch in loader:` unpacked in the body (`x, y = batch`): only the body's replay can read it.
   const whole = options.throughLoopBody ? wholeBatchName(loop) : undefined;
   const names = batchNames(loop) ?? (whole !== undefined ? [] : undefined);
@@ -152,6 +160,57 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
     return value?.kind === 'tensor' ? { shape: value.shape, integer: value.integer } : undefined;
   });
   return shapes.some((shape) => shape !== undefined) ? shapes : undefined;
+}
+
+/** The names of a function's parameters, in order (`self` included; `*args` and `**kwargs` left out). */
+function parameterNames(fn: PyNode): string[] {
+  return (fn.childForFieldName('parameters')?.namedChildren ?? []).flatMap((parameter) => {
+    if (parameter?.type === 'identifier') return [parameter.text];
+    const name = parameter?.type === 'default_parameter' || parameter?.type === 'typed_default_parameter' ? parameter.childForFieldName('name') : parameter?.type === 'typed_parameter' ? parameter.namedChildren[0] : undefined;
+    return name?.type === 'identifier' ? [name.text] : [];
+  });
+}
+
+/**
+ * A model call inside a helper the training loop calls (`def training_losses(self, model, x0, t, y)` holding
+ * `model(xt, t, y)`, called as `diffusion.training_losses(model, x, t, y)` in `for x, y in loader:`): the arguments
+ * the helper passes on unchanged from its parameters take the shapes the loop's call gives those parameters; the
+ * ones the helper computes itself stay undefined. One hop, to the first caller inside a loop.
+ */
+function throughCaller(program: ProgramModel, call: PyNode, argumentNodes: readonly PyNode[], options: SampleOptions): Array<SampleShape | undefined> | undefined {
+  const fn = enclosingScope(call);
+  if (options.hopped || fn.type !== 'function_definition') return undefined;
+  const name = fn.childForFieldName('name')?.text;
+  const parameters = parameterNames(fn);
+  // A method takes `self` first, unless it is a static one.
+  const owner = fn.parent?.type === 'decorated_definition' ? fn.parent : fn;
+  const method = owner.parent?.parent?.type === 'class_definition' && !/^@staticmethod\b/.test(owner.text);
+  const caller = treeIndex(program.root).calls.find((site) => {
+    const callee = site.childForFieldName('function');
+    const called = callee?.type === 'attribute' ? callee.childForFieldName('attribute')?.text : method ? undefined : callee?.text;
+    return called === name && enclosingLoops(site).some((loop) => loop.type === 'for_statement');
+  });
+  if (!caller) return undefined;
+  // A method called on its instance receives `self` before the call's first argument.
+  const skipped = method && caller.childForFieldName('function')?.type === 'attribute' ? 1 : 0;
+  const passed = caller.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'comment') ?? [];
+  const positional = passed.filter((n) => n.type !== 'keyword_argument');
+  const keywords = new Map(passed.flatMap((n) => {
+    const [key, value] = [n.childForFieldName('name')?.text, n.childForFieldName('value')];
+    return n.type === 'keyword_argument' && key !== undefined && value ? [[key, value] as const] : [];
+  }));
+  const given = argumentNodes.map((node): PyNode | undefined => {
+    const carried = carriedName(node);
+    const index = carried === undefined ? -1 : parameters.indexOf(carried);
+    if (index < skipped) return undefined;
+    return keywords.get(carried!) ?? positional[index - skipped];
+  });
+  const outer = given.filter((node): node is PyNode => node !== undefined);
+  if (outer.length === 0) return undefined;
+  const shapes = sampleArguments(program, caller, outer, { ...options, hopped: true });
+  if (!shapes) return undefined;
+  let next = 0;
+  return given.map((node) => (node ? shapes[next++] : undefined));
 }
 
 /** Statements replayed at most, so a long loop body costs little. */

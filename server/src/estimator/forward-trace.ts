@@ -487,6 +487,13 @@ export class ForwardTrace implements TensorTracer {
     return t;
   }
 
+  /** The modules forward gave checkpoint() itself: where the script cuts, whatever checkpointPlan would. */
+  readonly checkpointedModules = new Set<ObjectValue | LayerValue>();
+
+  checkpointed(module: ObjectValue | LayerValue): void {
+    this.checkpointedModules.add(module);
+  }
+
   exitModule(module: ObjectValue | LayerValue): void {
     const start = this.openBlocks.get(module);
     if (start === undefined) return;
@@ -1195,6 +1202,19 @@ export class ForwardTrace implements TensorTracer {
       case 'amax':
       case 'amin':
         return this.reduce(x, args.slice(1), kwargs);
+      case 'max':
+      case 'min':
+        return this.extreme(x, args.slice(1), kwargs);
+      case 'one_hot': {
+        // F.one_hot(idx, n): int64, one more axis of n classes.
+        const classes = numberOf(args[1] ?? kwargs.get('num_classes'));
+        return classes !== undefined && classes > 0 ? this.produce([...x.shape, classes], [x], true) : undefined;
+      }
+      case 'cumsum':
+      case 'cumprod':
+        // A running total keeps the shape and the dtype (cumprod's backward reads its input).
+        if (name === 'cumprod') this.keep(x);
+        return this.produce(x.shape, [x], x.integer);
       case 'std':
       case 'var':
         // Backward of a spread reads the input (and the mean it recomputes from it).
@@ -1268,8 +1288,27 @@ export class ForwardTrace implements TensorTracer {
     }
     const letters = [...inputs.replace(/,/g, '')];
     const output = explicit ?? [...new Set(letters)].filter((l) => letters.indexOf(l) === letters.lastIndexOf(l)).sort().join('');
+    // One operand whose letters are only put in another order (`"nhwpqc->nchpwq"`, unpatchifying): a permuted view,
+    // which keeps nothing for backward.
+    const only = operands.length === 1 ? terms[0]! : undefined;
+    if (only && output.length === only.length && new Set(only).size === only.length && [...output].every((l) => only.includes(l))) {
+      return reordered(operands[0]!, [...output].map((l) => only.indexOf(l)));
+    }
     this.keepCastOperand('half', ...operands);
     return this.precision(this.produce([...output].map((l) => sizes.get(l) ?? 1), operands), true);
+  }
+
+  /**
+   * `torch.max(x, dim)` / `x.max(dim)` (and min): (values, indices), backward scattering the gradient through the
+   * int64 indices it keeps; with another tensor, element-wise (it broadcasts as a sum does); alone, the largest value.
+   */
+  private extreme(x: TensorValue, rest: Value[], kwargs: Map<string, Value>): Value {
+    if (rest[0]?.kind === 'tensor') return this.binaryOp('+', x, rest[0]) ?? x;
+    if (!(rest[0] ?? kwargs.get('dim'))) return this.reduce(x, [], kwargs);
+    const values = this.reduce(x, rest, kwargs) as TensorValue;
+    const indices = this.produce(values.shape, [x], true);
+    if (this.recording) this.fixedBytes += numel(indices.shape) * 8;
+    return { kind: 'list', items: [values, indices], tuple: true };
   }
 
   private reduce(x: TensorValue, args: Value[], kwargs: Map<string, Value>): Value {
@@ -1417,10 +1456,15 @@ export class ForwardTrace implements TensorTracer {
         const sizes = args[0]?.kind === 'list' ? args[0].items.map((i) => numberOf(i) ?? 1) : size ? Array(Math.ceil(x.shape[d]! / size)).fill(size) : [x.shape[d]!];
         return { kind: 'list', items: sizes.map((s) => { const shape = [...x.shape]; shape[d] = s; return { ...x, shape } as Value; }), tuple: true };
       }
-      case 'mean':
-      case 'sum':
       case 'max':
       case 'min':
+        return this.extreme(x, args, kwargs);
+      case 'cumsum':
+      case 'cumprod':
+        if (name === 'cumprod') this.keep(x);
+        return this.produce(x.shape, [x], x.integer);
+      case 'mean':
+      case 'sum':
       case 'amax':
       case 'amin':
       case 'argmax':

@@ -1025,7 +1025,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // the registration-order walk above stays the answer where the trace cannot finish.
     if (!program) return spec;
     // The input under which forward() runs with every layer given the shape it expects.
-    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean; parts?: LayerNetSpec['outputPartsPerSample'] } | undefined;
+    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean; parts?: LayerNetSpec['outputPartsPerSample']; again: (cut: ReadonlySet<Module>) => void } | undefined;
     // A loader whose collate_fn concatenates its samples (graph batching): the step's arguments are what the
     // collate_fn makes of one sample, by the names the loop binds them to.
     const batching = siteNode ? concatenatingCollate(program, siteNode) : undefined;
@@ -1048,8 +1048,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
      * forward() run with `candidate` as its input; the other arguments of the step's call take `others` (by default
      * the input's shape), or for target tokens their own length.
      */
-    const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
-      const attempt = new ForwardTrace(blocks, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries);
+    const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>, cut: ReadonlySet<Module> = blocks): boolean => {
+      const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries);
       attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
       const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
       const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], attempt)
@@ -1083,14 +1083,20 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) return false;
-      if (!best || attempt.mismatches < best.trace.mismatches) best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData !== undefined, parts: attempt.outputParts(returned) };
+      if (!best || attempt.mismatches < best.trace.mismatches) {
+        best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData?.[0] !== undefined, parts: attempt.outputParts(returned),
+          again: (cut) => tryInputs(candidate, others, fromData, cut) };
+      }
       return attempt.mismatches === 0;
     };
     // The step's arguments as the loader's dataset makes them, each its own element of the sample, come first
     // (stacked by the default collate; a concatenating collate_fn is read above).
     const fromData = batching ? undefined : sampleShapes();
     let fits = fromData?.[0] ? tryInputs(fromData[0], fromData[0], fromData) : false;
-    if (!fits) for (const candidate of candidates) if ((fits = tryInputs(candidate))) break;
+    // The data that gives only the other arguments (a helper computes the input itself): those still take the
+    // data's shapes while the input's candidates are tried.
+    const othersFromData = fromData?.[0] ? undefined : fromData;
+    if (!fits) for (const candidate of candidates) if ((fits = tryInputs(candidate, candidate, othersFromData))) break;
     // A forward of several inputs of different kinds (a two-tower model's images and token ids): its other
     // arguments take another of the data's tensors, the pair that fits best (tried only when none fits alone).
     const moreInputs = site.slice(1).some((arg) => arg.kind === 'unknown' || arg.kind === 'call');
@@ -1101,12 +1107,23 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       }
     }
     if (!best) return { ...spec, forwardUntraced: true };
+    // A forward that calls checkpoint() itself (`x = checkpoint(blk, x)` in a loop over its blocks): the modules it
+    // gives checkpoint are where it cuts, so the same input is traced again with those as the blocks.
+    const explicitCut = best.trace.checkpointedModules;
+    const cutByScript = explicitCut.size >= 2 && [...explicitCut].some((module) => !blocks.has(module));
+    if (cutByScript) {
+      const planned = best;
+      best = undefined;
+      planned.again(explicitCut);
+      best ??= planned;
+    }
     const { trace, output, outputKept, parts } = best;
     // The data's tensors, as the dataset makes them (fp32, or int64 ids), when the trace ran on them.
     const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,
+      ...(cutByScript ? { checkpointSegments: false } : {}),
       savedElementsPerSample: trace.savedElements,
       autocastSavedBytesPerSample: trace.autocastSavedBytes,
       backwardPeakElementsPerSample: trace.backwardPeak,

@@ -655,18 +655,20 @@ export class ProgramModel {
     }
   }
 
-  private execAssignment(node: PyNode, scope: Scope): void {
+  /** Runs an assignment; returns the value assigned (what `a = b = value` gives `a`). */
+  private execAssignment(node: PyNode, scope: Scope): Value {
     const right = node.childForFieldName('right');
     const left = node.childForFieldName('left');
     const annotation = node.childForFieldName('type');
     if (!right) {
       // `batch_size: int` in a class body declares a dataclass field without a default.
       if (left?.type === 'identifier' && annotation && scope.kind === 'class') scope.vars.set(left.text, UNKNOWN);
-      return;
+      return UNKNOWN;
     }
     const value = this.evalExpr(right, scope);
     // `a = b = 1`: the right side is itself an assignment.
     if (left) this.assignTarget(left, value, scope);
+    return value;
   }
 
   private execAugmented(node: PyNode, scope: Scope): void {
@@ -1071,9 +1073,9 @@ export class ProgramModel {
       case 'lambda':
         return { kind: 'function', name: '<lambda>', node, closure: scope };
       case 'assignment':
-        // Statements hold assignments as expressions (`a = b = value` nests them).
-        this.execAssignment(node, scope);
-        return this.valueOf(node.childForFieldName('right')) ?? UNKNOWN;
+        // Statements hold assignments as expressions (`a = b = value` nests them). The value is this run's: a
+        // traced forward's `h = w = int(x.shape[1] ** 0.5)` gives both names the traced size, not the first run's.
+        return this.execAssignment(node, scope);
       case 'augmented_assignment':
         this.execAugmented(node, scope);
         return UNKNOWN;
@@ -1295,7 +1297,15 @@ export class ProgramModel {
         const attribute = this.tracer?.attribute(object, name);
         return attribute && attribute.kind !== 'unknown' ? attribute : { kind: 'method', receiver: object, name };
       }
-      case 'list':
+      case 'list': {
+        // torch.return_types (`x.max(dim=1).values`, `.indices`): the (values, indices) pair a reduction returns.
+        const [values, indices] = object.items;
+        if (object.tuple && object.items.length === 2 && values?.kind === 'tensor' && indices?.kind === 'tensor' && indices.integer) {
+          if (name === 'values') return values;
+          if (name === 'indices') return indices;
+        }
+        return { kind: 'method', receiver: object, name };
+      }
       case 'string':
       case 'number':
         return { kind: 'method', receiver: object, name };
@@ -1892,6 +1902,9 @@ export class ProgramModel {
     }
     // torch.utils.checkpoint.checkpoint(fn, *args): runs fn on the arguments (recomputed in backward).
     if (CHECKPOINT_CALL.test(path) && args[0]) {
+      // The module it checkpoints (`checkpoint(blk, x)`, `checkpoint(blk.forward, x)`), told to the trace first.
+      const unit = args[0].kind === 'function' && args[0].self && args[0].name === 'forward' ? args[0].self : args[0];
+      if ((unit.kind === 'object' && unit.role === 'instance') || unit.kind === 'layer') this.tracer?.checkpointed?.(unit);
       const forwarded = new Map([...kwargs].filter(([key]) => !/^(use_reentrant|preserve_rng_state|determinism_check|debug|context_fn)$/.test(key)));
       return this.call(args[0], args.slice(1), forwarded, line);
     }

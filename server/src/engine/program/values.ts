@@ -423,5 +423,7 @@ export interface TensorTracer {
    */
   libraryPart?(model: CallResultValue, path: string, args: Value[]): Value | undefined;
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void;
+  /** A module forward gives torch.utils.checkpoint.checkpoint itself (`checkpoint(blk, x)`), before it runs. */
+  checkpointed?(module: ObjectValue | LayerValue): void;
   exitModule(module: ObjectValue | LayerValue): void;
 }
