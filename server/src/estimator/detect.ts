@@ -16,7 +16,7 @@ import { libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetS
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
 import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
@@ -2092,13 +2092,19 @@ function frozenAsideModel(frozen: readonly Value[], calls: readonly Node[], prog
   return { name: namesOf(teacher)[0] ?? '', line: frozenCalls[0]!.startPosition.row, sameClass, ...(library ? { library } : {}) };
 }
 
+/** The instances of the script's modules on the GPU that hold `held` as one of their attributes. */
+function* wrappersHolding(program: ProgramModel, held: Value): Generator<ObjectValue> {
+  for (const wrapper of program.onDevice) {
+    if (wrapper.kind === 'object' && wrapper.role === 'instance' && [...wrapper.attrs.values()].includes(held)) yield wrapper;
+  }
+}
+
 /**
  * A module of the script on the GPU that holds the library model as an attribute (`MultiCropWrapper(backbone,
  * head)`) beside other submodules: the wrapper's name and line, and the attributes holding those other modules.
  */
 function libraryInsideModule(library: Value, program: ProgramModel, libraryName: string): DetectedConfig['libraryWrapped'] {
-  for (const wrapper of program.onDevice) {
-    if (wrapper.kind !== 'object' || wrapper.role !== 'instance' || ![...wrapper.attrs.values()].includes(library)) continue;
+  for (const wrapper of wrappersHolding(program, library)) {
     const others = [...wrapper.attrs].filter(([, value]) => value !== library && isModuleValue(value)).map(([name]) => name);
     if (others.length > 0) return { value: { wrapper: wrapper.typeName, library: libraryName, others }, line: wrapper.line };
   }
@@ -2121,8 +2127,7 @@ function withTransformSizes(detector: DetectionModel, minSize: PyValue | undefin
 
 /** A library vision model that a module of the script on the GPU holds beside `hub` (the other tower of a two-tower model). */
 function visionTowerBeside(hub: Value, program: ProgramModel): Located<DetectedModel> | undefined {
-  for (const wrapper of program.onDevice) {
-    if (wrapper.kind !== 'object' || wrapper.role !== 'instance' || ![...wrapper.attrs.values()].includes(hub)) continue;
+  for (const wrapper of wrappersHolding(program, hub)) {
     for (const value of wrapper.attrs.values()) {
       const tower = value !== hub ? libraryVisionModel(value) : undefined;
       if (tower) return { value: tower, line: tower.line };

@@ -232,10 +232,7 @@ export class ForwardTrace implements TensorTracer {
     this.keepBuffer(run.savedElements);
     if (this.recording) {
       this.fixedBytes += run.fixedBytes;
-      const alive = before + run.savedElements + run.largestElements;
-      if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
-      this.backwardPeak = Math.max(this.backwardPeak, alive);
-      this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
+      this.backwardElements(before + run.savedElements + run.largestElements);
     }
     this.largest = Math.max(this.largest, run.largestElements);
     if (run.hasConvolution) this.convolutions++;
@@ -427,6 +424,22 @@ export class ForwardTrace implements TensorTracer {
    * What an op keeps beside its output that backward reads but never makes a gradient of (cuDNN's reserve space,
    * attention internals): saved, but not a tensor whose gradient is a transient of backward.
    */
+  /** A point of backward with `alive` elements held: the peak so far, and the fixed bytes at it. */
+  private backwardElements(alive: number): void {
+    if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
+    this.backwardPeak = Math.max(this.backwardPeak, alive);
+    this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
+  }
+
+  /**
+   * Attention of a query over another tensor's keys keeps the projected query, keys and values and the output: 3
+   * key-sized and 2 query-sized tensors a call (measured on the H200: one query over 120 keys, 3.0 x batch x keys x
+   * embed fp32 a call, with or without a padding mask or dropout; test/gpu/estimator/results/mha_cross_step.json).
+   */
+  private keepCrossAttention(queryElements: number, keyElements: number): void {
+    this.keepBuffer(2 * queryElements + 3 * keyElements);
+  }
+
   private keepBuffer(elements: number): void {
     if (!this.recording) return;
     this.saved.set(this.nextId++, elements);
@@ -510,11 +523,8 @@ export class ForwardTrace implements TensorTracer {
     const output = out ? tensorsIn(out)[0] : undefined;
     if (output && !this.noGrad.has(output.id)) {
       const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
-      const alive = this.savedElements + numel(output.shape) + inputGradient + this.pendingBackwardWorkspace;
-      if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
-      this.backwardPeak = Math.max(this.backwardPeak, alive);
       this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
-      this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
+      this.backwardElements(this.savedElements + numel(output.shape) + inputGradient + this.pendingBackwardWorkspace);
     }
     if (this.trainable(layer)) this.trainableSoFar += this.parameterCount(layer);
     return out;
@@ -752,10 +762,8 @@ export class ForwardTrace implements TensorTracer {
         const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
         for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
         // The projected query, keys and values, and the attention's output (out_proj's input), made anew every call.
-        // Over another tensor's keys, every call keeps 3 key-sized tensors (measured on the H200: one query over 120
-        // keys, 3.0 x batch x keys x embed fp32 a call, with or without a padding mask or dropout;
-        // test/gpu/estimator/results/mha_cross_step.json).
-        this.keepBuffer(cross ? (2 * seq + 3 * keySeq) * embed : 4 * seq * embed);
+        if (cross) this.keepCrossAttention(seq * embed, keySeq * embed);
+        else this.keepBuffer(4 * seq * embed);
         // With dropout the weights are also dropped: its mask and the dropped weights are kept too (as LayerNetBuilder's
         // multiheadAttention counts them).
         const dropout = num(2, 'dropout', 0);
@@ -988,11 +996,8 @@ export class ForwardTrace implements TensorTracer {
   private backwardPoint(input: TensorValue | undefined, output: TensorValue | undefined, workspace = 0): void {
     if (!output || this.noGrad.has(output.id) || output === input) return;
     const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
-    const alive = this.savedElements + numel(output.shape) + inputGradient + workspace;
-    if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
-    this.backwardPeak = Math.max(this.backwardPeak, alive);
     this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
-    this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
+    this.backwardElements(this.savedElements + numel(output.shape) + inputGradient + workspace);
   }
 
   private functionOp(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
@@ -1251,8 +1256,8 @@ export class ForwardTrace implements TensorTracer {
 
   /**
    * `F.multi_head_attention_forward(query, key, value, ...)` (sequence-first, as nn.MultiheadAttention calls it; CLIP's
-   * attention pooling calls it directly): the projected query, keys and values and the output, kept as for
-   * nn.MultiheadAttention over another tensor's keys; the output has the query's shape, out_proj's width.
+   * attention pooling calls it directly): kept as cross-attention (keepCrossAttention); the output has the query's
+   * shape, out_proj's width.
    */
   private multiHeadAttentionForward(args: Value[], kwargs: ReadonlyMap<string, Value>): Value | undefined {
     const [query, key, value] = (['query', 'key', 'value'] as const).map((name, i) => tensorsIn(kwargs.get(name) ?? args[i])[0]);
@@ -1260,7 +1265,7 @@ export class ForwardTrace implements TensorTracer {
     const outWeight = tensorsIn(kwargs.get('out_proj_weight') ?? args[14])[0];
     const width = outWeight?.shape.length === 2 ? outWeight.shape[0]! : query.shape[query.shape.length - 1]!;
     for (const t of [query, key, ...(value && value.id !== key.id ? [value] : [])]) this.keep(t);
-    this.keepBuffer(2 * numel(query.shape) + 3 * numel(key.shape));
+    this.keepCrossAttention(numel(query.shape), numel(key.shape));
     const needWeights = kwargs.get('need_weights');
     const weights = needWeights?.kind === 'bool' && !needWeights.value ? undefined
       : this.produce([query.shape[1] ?? 1, query.shape[0] ?? 1, key.shape[0] ?? 1]);
