@@ -1205,6 +1205,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.seqLen ??= { value: fed.dims[1]!, ...(fed.dimOrigins?.[1] ?? { line: fed.line, how: fed.how }) };
       dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
     }
+    // The token ids the loader's data gives the step's call (its dataset's samples, or what its collate_fn pads them
+    // to): the input's length, and the decoder's where another argument has a length of its own (`tgt[:, :-1]`).
+    if (info.inputKind === 'tokens' && info.stepTokens) {
+      detected.seqLen ??= info.stepTokens.source;
+      detected.targetLen ??= info.stepTokens.target;
+    }
     // (batch, features) rows fed to a net of linears (a minibatch picked from a rollout buffer): the batch.
     if (fed && info.inputKind === 'vector' && fed.dims.length === 2) dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
     // The batch a collate_fn builds: (batch, sequence) token ids padded or cropped to a length it is given, whatever

@@ -6,7 +6,7 @@
 // A tensor kept by several operations is counted once.
 import type { CallResultValue, LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import { runLibraryPart, type LibraryBackbone, type LibraryPart } from './library-models';
-import { isIntegerDtype, numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
+import { makesIntegers, numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
@@ -1028,7 +1028,7 @@ export class ForwardTrace implements TensorTracer {
       }
       if (/^(zeros|ones|randn|rand|empty|full)$/.test(name) && args.length > 0) {
         const dims = dimsOf(name === 'full' ? args.slice(0, 1) : args);
-        return dims.every((d) => d !== undefined) ? this.produce(dims as number[], [], isIntegerDtype(kwargs.get('dtype'))) : undefined;
+        return dims.every((d) => d !== undefined) ? this.produce(dims as number[], [], makesIntegers(`torch.${name}`, args, kwargs)) : undefined;
       }
       if ((name === 'cat' || name === 'concat' || name === 'stack') && args[0]?.kind === 'list') {
         const parts = tensorsIn(args[0]);
@@ -1127,14 +1127,15 @@ export class ForwardTrace implements TensorTracer {
         const axis = d < 0 ? x.shape.length + d : d;
         const shape = [...x.shape];
         shape[axis] = parts.reduce((sum, t) => sum + (t.shape[axis] ?? 1), 0);
-        return this.produce(shape, parts);
+        // Token ids joined (`torch.cat([bos, tgt[:, :-1]], dim=1)`, a decoder's teacher-forced input) stay ids.
+        return this.produce(shape, parts, parts.every((t) => t.integer));
       }
       case 'stack': {
         const parts = tensorsIn(args[0]);
         const d = dim(1, 0);
         const shape = [...x.shape];
         shape.splice(d < 0 ? shape.length + d + 1 : d, 0, parts.length);
-        return this.produce(shape, parts);
+        return this.produce(shape, parts, parts.every((t) => t.integer));
       }
       case 'matmul':
       case 'bmm':

@@ -10,7 +10,7 @@ import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, type TracedLibraries } from './forward-trace';
-import { sampleArguments, type SampleShape } from './dataset-samples';
+import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
 
@@ -56,9 +56,21 @@ export interface CustomModuleInfo {
    * trace then takes that many rows as one sample).
    */
   foldedInput?: { line: number; text: string; rowsPerSample: number[] };
+  /**
+   * The token lengths of the step's call as the loader's data makes them: the input's, and, for an argument of
+   * token ids of another length (an encoder-decoder's decoder input, `tgt[:, :-1]` or BOS + `tgt[:, :-1]`), its
+   * own; each with where the data sets it (see dataLengthOrigin).
+   */
+  stepTokens?: { source: LocatedLength; target?: LocatedLength };
   /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
   inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
 }
+
+/** Fewer tokens than this are a few numbers per sample (a label, a length), not a sequence. */
+const FEWEST_SEQUENCE_TOKENS = 8;
+
+/** A length and where the script sets it (0-based line). */
+interface LocatedLength { value: number; line: number; how: How }
 
 /** Names a script gives the tokenised targets of a seq2seq model. */
 export const TARGET_VARIABLE = /^(labels|targets?|tgt|tgts|label_ids|target_ids|tgt_ids|decoder_input_ids|target_encodings?|label_encodings?|summar(y|ies))$/;
@@ -548,7 +560,7 @@ function sampleLength(program: ProgramModel, first: ReturnType<typeof firstShape
     if (inFunction !== '__getitem__') continue;
     const shape = tensorShape(call);
     // A length under 8 is a draw of a few numbers (`torch.rand(1)`), not a sequence.
-    if (!shape || shape.dims[shape.dims.length - 1]! < 8) continue;
+    if (!shape || shape.dims[shape.dims.length - 1]! < FEWEST_SEQUENCE_TOKENS) continue;
     const dims = shape.dims;
     const at = (index: number): { line: number; how: How } => shape.dimOrigins?.[index] ?? { line: shape.line, how: shape.how };
     switch (first.layer?.type) {
@@ -1025,7 +1037,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // the registration-order walk above stays the answer where the trace cannot finish.
     if (!program) return spec;
     // The input under which forward() runs with every layer given the shape it expects.
-    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean; parts?: LayerNetSpec['outputPartsPerSample']; again: (cut: ReadonlySet<Module>) => void } | undefined;
+    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean; parts?: LayerNetSpec['outputPartsPerSample']; targetTokens?: number;
+      again: (cut: ReadonlySet<Module>) => void; } | undefined;
     // A loader whose collate_fn concatenates its samples (graph batching): the step's arguments are what the
     // collate_fn makes of one sample, by the names the loop binds them to.
     const batching = siteNode ? concatenatingCollate(program, siteNode) : undefined;
@@ -1054,10 +1067,20 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
       const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], attempt)
         ?? attempt.input(candidate.shape, candidate.integer);
+      // The length of the token ids given as targets, where it is not the input's.
+      let targetTokens: number | undefined;
+      const tokenLength = (given: Value): void => {
+        const length = given.kind === 'tensor' && given.integer && given.shape.length === 2 ? given.shape[1] : undefined;
+        if (length !== undefined && length >= FEWEST_SEQUENCE_TOKENS && candidate.integer && length !== candidate.shape[1]) targetTokens ??= length;
+      };
       const rest = site.slice(1).map((arg, i) => {
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
         const sample = fromData?.[i + 1];
-        if (sample) return attempt.input(sample.shape, sample.integer);
+        if (sample) {
+          const given = attempt.input(sample.shape, sample.integer);
+          tokenLength(given);
+          return given;
+        }
         // Target tokens (an encoder-decoder's `tgt[:, :-1]`): their own length, in the input's layout, and the
         // call's expression applied to them.
         const node = argumentNodes[i + 1];
@@ -1068,7 +1091,9 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         if (node && name && targetLen !== undefined && axis >= 0 && TARGET_VARIABLE.test(name)) {
           const tokens = attempt.input(candidate.shape.map((d, k) => (k === axis ? targetLen : d)), true);
           const given = program.evaluateTraced(node, new Map([[name, tokens]]), attempt);
-          return given?.kind === 'tensor' ? given : tokens;
+          const taken = given?.kind === 'tensor' ? given : tokens;
+          tokenLength(taken);
+          return taken;
         }
         // A tensor made per step with a shape the script gives, at least past its batch (`torch.randint(0, T,
         // (x.size(0),))`, a diffusion model's timesteps; `torch.randn(B, 128)`, a conditioning vector): that shape,
@@ -1085,7 +1110,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) return false;
       if (!best || attempt.mismatches < best.trace.mismatches) {
         best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData?.[0] !== undefined, parts: attempt.outputParts(returned),
-          again: (cut) => tryInputs(candidate, others, fromData, cut) };
+          targetTokens, again: (cut) => tryInputs(candidate, others, fromData, cut) };
       }
       return attempt.mismatches === 0;
     };
@@ -1117,7 +1142,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       planned.again(explicitCut);
       best ??= planned;
     }
-    const { trace, output, outputKept, parts } = best;
+    const { trace, output, outputKept, parts, targetTokens } = best;
     // The data's tensors, as the dataset makes them (fp32, or int64 ids), when the trace ran on them.
     const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
@@ -1136,6 +1161,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...(parts ? { outputPartsPerSample: parts } : {}),
       ...(outputKept ? { outputKeptByForward: true } : {}),
       ...(dataBytes ? { stepInputBytesPerSample: dataBytes } : {}),
+      ...(targetTokens !== undefined ? { targetTokens } : {}),
       inferenceLiveElementsPerSample: trace.liveNoGrad,
       ...(trace.frozenPartsLive > 0 ? { frozenPrefix: { liveElementsPerSample: trace.frozenPartsLive, parameters: trace.frozenPartsParameters } } : {}),
       hasConvolution: trace.convolutions > 0,
@@ -1165,6 +1191,17 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   const inputShape = [...(program?.moduleCalls.get(root) ?? [])].sort((a, b) => b.length - a.length)
     .map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
+  // The token lengths the data gives the step's call: the input's, and the first other argument's of its own length.
+  const stepTokens = (): CustomModuleInfo['stepTokens'] => {
+    const shapes = first.kind === 'tokens' && program && siteNode && !concatenatingCollate(program, siteNode) ? sampleShapes() : undefined;
+    const tokens = (s: SampleShape | undefined): number | undefined =>
+      (s?.integer && s.shape.length === 2 && s.shape[1]! >= FEWEST_SEQUENCE_TOKENS ? s.shape[1] : undefined);
+    const source = tokens(shapes?.[0]);
+    if (!program || !siteNode || source === undefined) return undefined;
+    const target = shapes!.slice(1).map(tokens).find((length) => length !== undefined && length !== source);
+    const located = (value: number): LocatedLength => ({ value, ...(dataLengthOrigin(program, siteNode, value) ?? { line: siteNode.startPosition.row, how: 'literal' }) });
+    return { source: located(source), ...(target !== undefined ? { target: located(target) } : {}) };
+  };
   // A folded input the program model sizes (a loader's batch of frames) is traced as it is; one it cannot is flagged.
   const foldedInput = folds && argumentNodes[0] && !sampleShapes()?.[0]
     ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text, rowsPerSample: foldedRows() ? [foldedRows()!.shape[0]!] : [] } : undefined;
@@ -1173,7 +1210,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
     ...(library.unsized.length > 0 ? { libraryParts: library.unsized } : {}),
     ...(library.undetermined.length > 0 ? { undeterminedContainers: library.undetermined } : {}), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
-    freezesInTurn: program?.freezesInTurn(root) ?? false,
+    freezesInTurn: program?.freezesInTurn(root) ?? false, stepTokens: stepTokens(),
   };
 }
 

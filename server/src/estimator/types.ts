@@ -190,6 +190,11 @@ export interface LayerNetSpec {
    * features, an adjacency and a mask beside each other): alive through the step. Absent: the first layer's input.
    */
   stepInputBytesPerSample?: number;
+  /**
+   * The length of the token ids the trace gave the step's other arguments where it differs from the input's (an
+   * encoder-decoder's decoder input, `tgt[:, :-1]` applied): the decoder's sequence (traced nets).
+   */
+  targetTokens?: number;
   /** Whether the net has convolutions (cuDNN takes a workspace in their backward). */
   hasConvolution: boolean;
   /** Elements alive at once at the worst point of a no-grad forward, per sample. */
@@ -410,10 +415,10 @@ export interface TrainingConfig {
   /** The model construction could not be read: no figure that depends on it is given. */
   unresolved?: { line: number | null; reason: string };
   /** How the detected values were found (absent: a literal where `lines` has a line, else assumed). */
-  how?: Partial<Record<'batchSize' | 'seqLen' | 'imageSize', How | 'option'>>;
+  how?: Partial<Record<'batchSize' | 'seqLen' | 'targetLen' | 'imageSize', How | 'option'>>;
 }
 
-export type ConfigField = 'model' | 'batchSize' | 'seqLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' |
+export type ConfigField = 'model' | 'batchSize' | 'seqLen' | 'targetLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' |
   'accumulation' | 'lora' | 'mode' | 'attention' | 'strategy' | 'weightDtype';
 
 export interface Breakdown {
