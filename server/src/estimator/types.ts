@@ -268,6 +268,12 @@ export interface LayerNetSpec {
   input: { kind: 'image'; channels: number; size: number; width?: number; frames?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
   /** True when the shapes scale with image area or sequence length (conv nets, token models); false for MLPs. */
   scalesWithInput: boolean;
+  /**
+   * Not every tensor of forward grows with the batch (traced nets): an MoE layer's (experts, capacity, features)
+   * buffers keep the size of a capacity the script computes once. The per-sample figures then hold at `batch` only,
+   * and the net is rebuilt (traced again) for the batch it is estimated at.
+   */
+  batchDependent?: { batch: number };
 }
 
 export type ModelSpec = TransformerSpec | LayerNetSpec;
@@ -282,8 +288,11 @@ export interface TrainingConfig {
    * held beside the model's.
    */
   jointTower?: { name: string; model: ModelSpec; imageSize: number; rebuildAt?: (inputSize: number) => LayerNetSpec };
-  /** How the layer net's per-sample figures scale: rebuild at another input size. */
-  rebuildAt?: (inputSize: number) => LayerNetSpec;
+  /**
+   * How the layer net's per-sample figures scale: rebuild at another input size, and at another batch where they
+   * depend on it (LayerNetSpec.batchDependent).
+   */
+  rebuildAt?: (inputSize: number, batch?: number) => LayerNetSpec;
   batchSize: number;
   seqLen: number;
   /** Encoder-decoder text models: the labels' length (the decoder's sequence), when it differs from seqLen. */
