@@ -113,7 +113,7 @@ export interface EstimateParams {
 
 /** One input the estimate read, with the 0-based line it came from (null: assumed or set as a what-if value). */
 export interface EstimateInput {
-  key: 'model' | 'batchSize' | 'seqLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' | 'accumulation' | 'mode' | 'lora' | 'strategy';
+  key: 'model' | 'batchSize' | 'seqLen' | 'targetLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' | 'accumulation' | 'mode' | 'lora' | 'strategy';
   label: string;
   value: string;
   line: number | null;

@@ -177,6 +177,7 @@ export function inCells(json: EstimateJson, cells: readonly CellSpan[]): Estimat
       model: relocate(d.model, d.model.source === 'unresolved' ? 0 : 1),
       batchSize: relocate(d.batchSize, 1),
       seqLen: d.seqLen && relocate(d.seqLen, 1),
+      ...(d.targetLen ? { targetLen: relocate(d.targetLen, 1) } : {}),
       imageSize: d.imageSize && relocate(d.imageSize, 1),
       precision: relocate(d.precision, 1),
       weightDtype: relocate(d.weightDtype, 1),
@@ -212,6 +213,7 @@ export function formatTable(result: EstimateResult, cells?: readonly CellSpan[])
     [t('batch size'), String(d.batchSize.value), where(d.batchSize.line, cells)],
   ];
   if (d.seqLen) detectedRows.push([t('sequence length'), String(d.seqLen.value), where(d.seqLen.line, cells)]);
+  if (d.targetLen) detectedRows.push([t('target length'), String(d.targetLen.value), where(d.targetLen.line, cells)]);
   if (d.imageSize) detectedRows.push([t('image size'), String(d.imageSize.value), where(d.imageSize.line, cells)]);
   detectedRows.push(
     [t('precision'), `${d.precision.value} (${t('weights {0}', d.weightDtype.value)})`, where(d.precision.line, cells)],

@@ -7,7 +7,7 @@ import { lookupClassAttribute, type ProgramModel } from '../engine/program/inter
 import type { PyNode } from '../engine/program/node';
 import { enclosingLoops, enclosingScope } from '../engine/syntax';
 import { treeIndex } from '../engine/program/tree-index';
-import { drawnRange, isIntegerTensor, tensorShape, UNKNOWN, type ObjectValue, type Value } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, partialTensorShape, tensorShape, UNKNOWN, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
 import { loopLoader } from './growth';
 
@@ -77,11 +77,16 @@ function traceSample(program: ProgramModel, dataset: ObjectValue): Value | undef
 
 const samples = new WeakMap<ObjectValue, Value | undefined>();
 
+/** The DataLoader a loop iterates, where the program model knows it. */
+function loopDataLoader(program: ProgramModel, loop: PyNode): CallResultValue | undefined {
+  const { value: loader } = loopLoader(program, loop);
+  return loader?.kind === 'call' && /(^|\.)DataLoader$/.test(loader.path) ? loader : undefined;
+}
+
 /** The dataset instance the DataLoader a loop iterates holds. */
 function loopDataset(program: ProgramModel, loop: PyNode): ObjectValue | undefined {
-  const { value: loader } = loopLoader(program, loop);
-  if (loader?.kind !== 'call' || !/(^|\.)DataLoader$/.test(loader.path)) return undefined;
-  const dataset = loader.kwargs.get('dataset') ?? loader.args[0];
+  const loader = loopDataLoader(program, loop);
+  const dataset = loader?.kwargs.get('dataset') ?? loader?.args[0];
   return dataset?.kind === 'object' && dataset.role === 'instance' ? dataset : undefined;
 }
 
@@ -110,6 +115,52 @@ export function sampleFields(program: ProgramModel, loop: PyNode): { fields: Map
   return { fields, line: getitem.node.startPosition.row };
 }
 
+const collated = new WeakMap<CallResultValue, Value[] | undefined>();
+
+/**
+ * The batch the loop receives where the loader's collate_fn is a function of the script: what it makes of a list
+ * of one sample (the dataset's traced sample, or the first item of a list the loader is given), where that is a
+ * tuple of tensors, each of one row (`torch.zeros((len(pairs), args.src_pad_to), dtype=torch.long)`: sources and
+ * targets padded to lengths of their own). Undefined for the default collate, and for a collate_fn that joins its
+ * samples into rows of another count (graph batching, read in module-tree).
+ */
+function collatedBatch(program: ProgramModel, loop: PyNode): Value[] | undefined {
+  const loader = loopDataLoader(program, loop);
+  const collate = loader?.kwargs.get('collate_fn');
+  if (!loader || collate?.kind !== 'function') return undefined;
+  if (collated.has(loader)) return collated.get(loader);
+  const tracer = new ForwardTrace(new Set());
+  // The sample's tensors, made again by this trace (a tensor belongs to the trace that made it).
+  const retraced = (value: Value): Value => value.kind === 'tensor' ? tracer.input(value.shape, value.integer, value.drawn)
+    : value.kind === 'list' ? { ...value, items: value.items.map(retraced) } : value;
+  const dataset = loader.kwargs.get('dataset') ?? loader.args[0];
+  const sample = dataset?.kind === 'list' ? dataset.items[0] : loopSample(program, loop);
+  const made = program.traceFunction(collate, [{ kind: 'list', items: [retraced(sample ?? UNKNOWN)], tuple: false }], tracer);
+  // Only a batch the trace sized whole: an element it could not make (a library call it does not model) leaves the
+  // dataset's sample as the better guess.
+  const rows = made?.kind === 'list' && made.items.length > 0 && made.items.every((item) => item.kind === 'tensor' && item.shape[0] === 1) ? made.items : undefined;
+  collated.set(loader, rows);
+  return rows;
+}
+
+/**
+ * Where the data sets a token length of the step's batch: the last size of a tensor the loader's `__getitem__` or
+ * collate_fn makes (`torch.full((self.cfg["target_tokens"],), pad)`, `torch.zeros((len(pairs), args.tgt_pad_to))`)
+ * that is `length`, else one more (the step drops a token: `tgt[:, :-1]`) or one less (it adds one: BOS before it).
+ */
+export function dataLengthOrigin(program: ProgramModel, call: PyNode, length: number): { line: number; how: How } | undefined {
+  const loop = enclosingLoops(call).find((outer) => outer.type === 'for_statement');
+  const collate = loop ? loopDataLoader(program, loop)?.kwargs.get('collate_fn') : undefined;
+  const makers = new Set(['__getitem__', ...(collate?.kind === 'function' ? [collate.name] : [])]);
+  const made = program.tensorCalls.filter((entry) => entry.inFunction !== undefined && makers.has(entry.inFunction))
+    .map((entry) => partialTensorShape(entry.value)).filter((shape) => shape?.integer);
+  for (const wanted of [length, length + 1, length - 1]) {
+    const shape = made.find((m) => m!.dims[m!.dims.length - 1] === wanted);
+    if (shape) return { line: shape.line, how: shape.how };
+  }
+  return undefined;
+}
+
 interface SampleOptions {
   /** Whether arguments the loop body computes from the batch are read by replaying the body. */
   throughLoopBody?: boolean;
@@ -129,9 +180,13 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
   const whole = options.throughLoopBody ? wholeBatchName(loop) : undefined;
   const names = batchNames(loop) ?? (whole !== undefined ? [] : undefined);
   if (!names) return undefined;
-  const sample = loopSample(program, loop);
+  // A collate_fn of the script makes the batch (its tensors hold one row already); else the default collate
+  // stacks the dataset's samples.
+  const batch = collatedBatch(program, loop);
+  const sample = batch ? { kind: 'list', items: batch, tuple: true } as const : loopSample(program, loop);
   if (sample?.kind !== 'list') return undefined;
   const elementShape = (element: Value | undefined): SampleShape | undefined => {
+    if (batch) return element?.kind === 'tensor' ? { shape: element.shape, integer: element.integer } : undefined;
     // A Python number per sample (a word id, `torch.randint(0, V, ()).item()`): the default collate stacks them
     // into a (batch,) tensor, int64 for ints.
     if (element?.kind === 'number') return { shape: [1], integer: Number.isInteger(element.value) };

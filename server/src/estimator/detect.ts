@@ -40,7 +40,7 @@ export interface DetectedModel {
   source: ModelSource;
   line: number;
   spec: ModelSpec;
-  rebuildAt?: (inputSize: number) => LayerNetSpec;
+  rebuildAt?: (inputSize: number, batch?: number) => LayerNetSpec;
   /** dtype the weights load in when the script names none (transformers 5: the checkpoint's torch_dtype). */
   defaultWeightDtype: WeightDtype;
   /** The input size the architecture is built for, where its name says (timm `vit_base_patch16_384`: 384). */
@@ -1205,6 +1205,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       detected.seqLen ??= { value: fed.dims[1]!, ...(fed.dimOrigins?.[1] ?? { line: fed.line, how: fed.how }) };
       dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
     }
+    // The token ids the loader's data gives the step's call (its dataset's samples, or what its collate_fn pads them
+    // to): the input's length, and the decoder's where another argument has a length of its own (`tgt[:, :-1]`).
+    if (info.inputKind === 'tokens' && info.stepTokens) {
+      detected.seqLen ??= info.stepTokens.source;
+      detected.targetLen ??= info.stepTokens.target;
+    }
     // (batch, features) rows fed to a net of linears (a minibatch picked from a rollout buffer): the batch.
     if (fed && info.inputKind === 'vector' && fed.dims.length === 2) dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
     // The batch a collate_fn builds: (batch, sequence) token ids padded or cropped to a length it is given, whatever
@@ -1216,7 +1222,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // The targets' own length, for the arguments of the step's call that are target tokens (an encoder-decoder's).
     detected.targetLen ??= firstBinding(bindings, TARGET_NAMES);
     const targetLen = info.inputKind === 'tokens' ? detected.targetLen?.value : undefined;
-    const rebuildAt = (at: number): LayerNetSpec => info.build(at, targetLen);
+    const rebuildAt = (at: number, batch?: number): LayerNetSpec => info.build(at, targetLen, batch);
     const spec = rebuildAt(size);
     // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.
     if (info.libraryParts) {
@@ -1624,7 +1630,7 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
   }
   const rebuild = model.rebuildAt;
   const { trainableFrom, frozenParameters } = freezing;
-  detected.model = { ...model, spec: withFrozenPrefix(model.spec, trainableFrom), rebuildAt: (size: number) => withFrozenPrefix(rebuild(size), trainableFrom) };
+  detected.model = { ...model, spec: withFrozenPrefix(model.spec, trainableFrom), rebuildAt: (size: number, batch?: number) => withFrozenPrefix(rebuild(size, batch), trainableFrom) };
   if (detected.frozen) detected.frozen = { ...detected.frozen, exact: frozenParameters / model.spec.parameters };
 }
 

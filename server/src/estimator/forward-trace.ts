@@ -6,7 +6,7 @@
 // A tensor kept by several operations is counted once.
 import type { CallResultValue, LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import { runLibraryPart, type LibraryBackbone, type LibraryPart } from './library-models';
-import { isIntegerDtype, numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
+import { makesIntegers, numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
@@ -86,6 +86,12 @@ export interface TracedLibraries {
 
 export class ForwardTrace implements TensorTracer {
   private nextId = 1;
+  /**
+   * The samples the step's tensors hold: one, unless the trace runs for a batch (see LayerNetSpec.batchDependent).
+   * What a layer's formula counts for one sample (a library part's saved tensors, cuDNN's reserve, attention's
+   * projections) is counted that many times.
+   */
+  samples = 1;
   /** Elements kept for backward, by tensor (each counted once). */
   private readonly saved = new Map<number, number>();
   /** Bytes kept that keep their dtype under autocast: dropout masks, max-pool indices. */
@@ -146,6 +152,11 @@ export class ForwardTrace implements TensorTracer {
   lossInputFp32 = { autocast: false, explicit: false };
   /** Whether forward itself computes a cross-entropy loss (a compiled forward then fuses the loss with its backward). */
   lossInForward = false;
+  /**
+   * Elements of the largest tensor a cross-entropy inside forward reads (the logits): what the loss keeps and makes
+   * in backward follows it, whatever forward returns (`return lm_loss, aux_loss` hands back only scalars).
+   */
+  lossInputElements = 0;
 
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
@@ -220,21 +231,22 @@ export class ForwardTrace implements TensorTracer {
       this.partsRun.add(key);
       if (trainable) this.trainableSoFar += part.parameters;
     }
-    this.liveNoGrad = Math.max(this.liveNoGrad, run.liveElements);
+    const n = this.samples;
+    this.liveNoGrad = Math.max(this.liveNoGrad, n * run.liveElements);
     if (!this.recording) {
       // Nothing of it is kept, but its layers' tensors are alive while it runs (a BatchNorm's input and output, a
       // residual block's input beside its branch).
-      this.frozenPartsLive = Math.max(this.frozenPartsLive, this.savedElements + run.liveElements);
+      this.frozenPartsLive = Math.max(this.frozenPartsLive, this.savedElements + n * run.liveElements);
       if (firstRun) this.frozenPartsParameters += part.parameters;
     }
     if (run.keepsInput) this.keep(x);
     const before = this.savedElements;
-    this.keepBuffer(run.savedElements);
+    this.keepBuffer(n * run.savedElements);
     if (this.recording) {
-      this.fixedBytes += run.fixedBytes;
-      this.backwardElements(before + run.savedElements + run.largestElements);
+      this.fixedBytes += n * run.fixedBytes;
+      this.backwardElements(before + n * (run.savedElements + run.largestElements));
     }
-    this.largest = Math.max(this.largest, run.largestElements);
+    this.largest = Math.max(this.largest, n * run.largestElements);
     if (run.hasConvolution) this.convolutions++;
     if (run.returnsInput) return x;
     const output = this.precision(this.produce([x.shape[0]!, ...run.outputDims], [x]), true);
@@ -262,10 +274,10 @@ export class ForwardTrace implements TensorTracer {
         this.librariesCounted.add(model);
         this.trainableSoFar += spec.parameters;
       }
-      const before = this.savedElements;
-      this.keepBuffer(spec.savedElementsPerSample);
-      this.backwardPeak = Math.max(this.backwardPeak, before + (spec.backwardPeakElementsPerSample ?? spec.savedElementsPerSample + spec.largestElementsPerSample));
-      this.largest = Math.max(this.largest, spec.largestElementsPerSample);
+      const [before, n] = [this.savedElements, this.samples];
+      this.keepBuffer(n * spec.savedElementsPerSample);
+      this.backwardPeak = Math.max(this.backwardPeak, before + n * (spec.backwardPeakElementsPerSample ?? spec.savedElementsPerSample + spec.largestElementsPerSample));
+      this.largest = Math.max(this.largest, n * spec.largestElementsPerSample);
       if (spec.hasConvolution) this.convolutions++;
       const [height, width] = [Math.ceil(x.shape[2]! / 32), Math.ceil(x.shape[3]! / 32)];
       const mapped = method === 'forward_features' || backbone.unpooled;
@@ -762,13 +774,14 @@ export class ForwardTrace implements TensorTracer {
         const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
         for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
         // The projected query, keys and values, and the attention's output (out_proj's input), made anew every call.
-        if (cross) this.keepCrossAttention(seq * embed, keySeq * embed);
-        else this.keepBuffer(4 * seq * embed);
+        if (cross) this.keepCrossAttention(this.samples * seq * embed, this.samples * keySeq * embed);
+        else this.keepBuffer(this.samples * 4 * seq * embed);
         // With dropout the weights are also dropped: its mask and the dropped weights are kept too (as LayerNetBuilder's
         // multiheadAttention counts them).
         const dropout = num(2, 'dropout', 0);
-        if (needWeights) this.keepBuffer(heads * seq * keySeq * (1 + (dropout > 0 ? 1.25 : 0)) + seq * keySeq);
-        return { kind: 'list', items: [this.precision(this.produce(shape, [x]), true), needWeights ? this.produce([seq, seq]) : { kind: 'none' }], tuple: true };
+        if (needWeights) this.keepBuffer(this.samples * (heads * seq * keySeq * (1 + (dropout > 0 ? 1.25 : 0)) + seq * keySeq));
+        const weights = needWeights ? this.produce(this.samples === 1 ? [seq, seq] : [this.samples, seq, seq]) : undefined;
+        return { kind: 'list', items: [this.precision(this.produce(shape, [x]), true), weights ?? { kind: 'none' }], tuple: true };
       }
       case 'TransformerEncoderLayer':
       case 'TransformerDecoderLayer': {
@@ -915,13 +928,13 @@ export class ForwardTrace implements TensorTracer {
     const batchFirst = packing ? packing.axis === 1 : flag('batch_first', false, 4);
     const seq = x.shape.length === 3 ? x.shape[batchFirst ? 1 : 0]! : x.shape[0]!;
     this.keep(x);
-    this.keepBuffer(recurrentReserve(gates, seq, hidden, layers, dirs));
+    this.keepBuffer(this.samples * recurrentReserve(gates, seq, hidden, layers, dirs));
     // Its backward takes cuDNN's workspace while everything up to it is still kept (see layer()).
-    this.pendingBackwardWorkspace = this.recording ? recurrentBackwardWorkspace(seq, hidden, dirs) : 0;
+    this.pendingBackwardWorkspace = this.recording ? this.samples * recurrentBackwardWorkspace(seq, hidden, dirs) : 0;
     const out = this.produce([...x.shape.slice(0, -1), hidden * dirs], [x]);
     if (packing) this.packedAxes.set(out.id, packing);
     this.keep(out);
-    const state = this.produce([layers * dirs, 1, hidden]);
+    const state = this.produce([layers * dirs, this.samples, hidden]);
     return { kind: 'list', items: [out, gates === 4 ? { kind: 'list', items: [state, this.produce(state.shape)], tuple: true } : state], tuple: true };
   }
 
@@ -1007,7 +1020,7 @@ export class ForwardTrace implements TensorTracer {
       const batchFirstArg = kwargs.get('batch_first') ?? args[packing[1] === 'pack_padded_sequence' ? 2 : 1];
       const batchFirst = batchFirstArg?.kind === 'bool' && batchFirstArg.value;
       if (packing[1] === 'pack_padded_sequence') return this.pack(packed, tensorsIn(args[1] ?? kwargs.get('lengths'))[0], batchFirst);
-      return { kind: 'list', items: [this.unpack(packed, batchFirst, numberOf(kwargs.get('total_length') ?? args[3])), this.produce([1], [], true)], tuple: true };
+      return { kind: 'list', items: [this.unpack(packed, batchFirst, numberOf(kwargs.get('total_length') ?? args[3])), this.produce([this.samples], [], true)], tuple: true };
     }
     // torch.sparse.mm / torch.spmm: a sparse matrix (a graph's adjacency) times a dense one, a product like mm.
     const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.|sparse\.)?(\w+)$/.exec(path);
@@ -1028,7 +1041,7 @@ export class ForwardTrace implements TensorTracer {
       }
       if (/^(zeros|ones|randn|rand|empty|full)$/.test(name) && args.length > 0) {
         const dims = dimsOf(name === 'full' ? args.slice(0, 1) : args);
-        return dims.every((d) => d !== undefined) ? this.produce(dims as number[], [], isIntegerDtype(kwargs.get('dtype'))) : undefined;
+        return dims.every((d) => d !== undefined) ? this.produce(dims as number[], [], makesIntegers(`torch.${name}`, args, kwargs)) : undefined;
       }
       if ((name === 'cat' || name === 'concat' || name === 'stack') && args[0]?.kind === 'list') {
         const parts = tensorsIn(args[0]);
@@ -1127,14 +1140,15 @@ export class ForwardTrace implements TensorTracer {
         const axis = d < 0 ? x.shape.length + d : d;
         const shape = [...x.shape];
         shape[axis] = parts.reduce((sum, t) => sum + (t.shape[axis] ?? 1), 0);
-        return this.produce(shape, parts);
+        // Token ids joined (`torch.cat([bos, tgt[:, :-1]], dim=1)`, a decoder's teacher-forced input) stay ids.
+        return this.produce(shape, parts, parts.every((t) => t.integer));
       }
       case 'stack': {
         const parts = tensorsIn(args[0]);
         const d = dim(1, 0);
         const shape = [...x.shape];
         shape.splice(d < 0 ? shape.length + d + 1 : d, 0, parts.length);
-        return this.produce(shape, parts);
+        return this.produce(shape, parts, parts.every((t) => t.integer));
       }
       case 'matmul':
       case 'bmm':
@@ -1154,6 +1168,7 @@ export class ForwardTrace implements TensorTracer {
       }
       case 'cross_entropy':
         this.lossInForward = true;
+        this.lossInputElements = Math.max(this.lossInputElements, numel(x.shape));
         if (!x.integer && this.fullPrecision.has(x.id)) this.lossInputFp32.autocast = true;
         if (!x.integer && this.castToFp32.has(x.id)) this.lossInputFp32.explicit = true;
         return this.produce([1]);
@@ -1408,9 +1423,11 @@ export class ForwardTrace implements TensorTracer {
       case 'new_ones':
       case 'new_empty':
       case 'new_full': {
-        // A new tensor of the sizes given (`memory.new_zeros(B, H)`), with no history.
-        const dims = dimsOf(name === 'new_full' ? args.slice(0, 1) : args);
-        if (dims.length === 0 || dims.some((d) => d === undefined)) return this.produce(x.shape, [x]);
+        // A new tensor of the sizes given (`memory.new_zeros(B, H)`; `x.new_zeros(())`, a scalar), with no history.
+        const sizes = name === 'new_full' ? args.slice(0, 1) : args;
+        const scalar = sizes.length === 1 && sizes[0]!.kind === 'list' && sizes[0]!.items.length === 0;
+        const dims = dimsOf(sizes);
+        if (!scalar && (dims.length === 0 || dims.some((d) => d === undefined))) return this.produce(x.shape, [x]);
         const out = this.produce(dims as number[], [], x.integer);
         this.noGrad.add(out.id);
         if (this.fullPrecision.has(x.id)) this.fullPrecision.add(out.id);

@@ -58,6 +58,8 @@ export interface EstimateJson {
     trainableParameters: number;
     batchSize: LocatedJson<number>;
     seqLen: LocatedJson<number> | null;
+    /** An encoder-decoder's decoder length, where it differs from seqLen (the targets', as the step gives them). */
+    targetLen?: LocatedJson<number>;
     imageSize: LocatedJson<number> | null;
     precision: LocatedJson<Precision>;
     weightDtype: LocatedJson<WeightDtype>;
@@ -234,7 +236,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   const isText = spec.kind === 'transformer' ? spec.family !== 'vit' : spec.input.kind === 'tokens';
   const isImage = spec.kind === 'transformer' ? spec.family === 'vit' || spec.family === 'clip' : spec.input.kind === 'image';
 
-  const how: TrainingConfig['how'] = { batchSize: detected.batchSize?.how, seqLen: detected.seqLen?.how, imageSize: detected.imageSize?.how };
+  const how: TrainingConfig['how'] = { batchSize: detected.batchSize?.how, seqLen: detected.seqLen?.how, targetLen: detected.targetLen?.how, imageSize: detected.imageSize?.how };
   let batchSize = detected.batchSize?.value;
   note('batchSize', detected.batchSize?.line);
   if (batchSize === undefined) {
@@ -258,9 +260,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
         : t('seq_len not found in the script; assumed {0} (the model allows {1})', seqLen, maxPositions));
     }
   }
-  // The decoder of a text encoder-decoder reads the labels; the targets' own length when the script gives one.
-  const targetLen = spec.kind === 'transformer' && spec.task === 'seq2seq' && detected.targetLen && detected.targetLen.value !== seqLen
-    ? detected.targetLen.value : undefined;
+  // The decoder of a text encoder-decoder reads the labels; the targets' own length when the script gives one. A
+  // net of the script's own takes the length its trace gave the target tokens (the data's, `tgt[:, :-1]` applied).
+  const targetLen = spec.kind === 'layers' ? spec.targetTokens
+    : spec.task === 'seq2seq' && detected.targetLen && detected.targetLen.value !== seqLen ? detected.targetLen.value : undefined;
+  if (targetLen !== undefined && detected.targetLen?.value === targetLen) note('targetLen', detected.targetLen.line);
   let imageSize = detected.imageSize?.value;
   note('imageSize', detected.imageSize?.line);
   if (imageSize === undefined) {
@@ -544,6 +548,7 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
       trainableParameters: numbers.trainableParameters,
       batchSize: located(cfg.batchSize, cfg.lines.batchSize, cfg.how?.batchSize),
       seqLen: isText ? located(cfg.seqLen, cfg.lines.seqLen, cfg.how?.seqLen) : null,
+      ...(isText && cfg.targetLen !== undefined ? { targetLen: located(cfg.targetLen, cfg.lines.targetLen, cfg.lines.targetLen !== undefined ? cfg.how?.targetLen : undefined) } : {}),
       imageSize: isImage ? located(cfg.imageSize, cfg.lines.imageSize, cfg.how?.imageSize) : null,
       precision: located(cfg.precision, cfg.lines.precision),
       weightDtype: located(cfg.weightDtype, cfg.lines.weightDtype),

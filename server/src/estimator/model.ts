@@ -260,9 +260,15 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   };
 }
 
-/** A layer net as built for the configuration's input size (sequence length or image size) where it scales with it. */
-export function layerNetAt(spec: LayerNetSpec, cfg: Pick<TrainingConfig, 'rebuildAt' | 'seqLen' | 'imageSize'>): LayerNetSpec {
-  return cfg.rebuildAt && spec.scalesWithInput ? cfg.rebuildAt(spec.input.kind === 'tokens' ? cfg.seqLen : cfg.imageSize) : spec;
+/**
+ * A layer net as built for the configuration's input size (sequence length or image size) where it scales with it,
+ * and for its batch where not every tensor grows with the batch.
+ */
+export function layerNetAt(spec: LayerNetSpec, cfg: Pick<TrainingConfig, 'rebuildAt' | 'seqLen' | 'imageSize' | 'batchSize'>): LayerNetSpec {
+  if (!cfg.rebuildAt || (!spec.scalesWithInput && !spec.batchDependent)) return spec;
+  const own = spec.input.kind === 'tokens' ? spec.input.seqLen : spec.input.kind === 'image' ? spec.input.size : 1;
+  const size = !spec.scalesWithInput ? own : spec.input.kind === 'tokens' ? cfg.seqLen : cfg.imageSize;
+  return cfg.rebuildAt(size, spec.batchDependent ? cfg.batchSize : undefined);
 }
 
 function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: ParameterFigures): ActivationFigures {
@@ -682,8 +688,12 @@ export const RESERVE_FACTOR_FOREACH_STEP = 1.15;
  * not even 1 fits.
  */
 export function maxBatchSize(cfg: TrainingConfig, capacity: number): number | null {
+  // A net whose forward does not all grow with the batch is searched with what it keeps per sample at the script's
+  // batch, traced once (an MoE's expert buffers shared by that batch), not traced again for every batch tried.
+  const rebuildAt = cfg.rebuildAt;
+  const pinned = rebuildAt && cfg.model.kind === 'layers' && cfg.model.batchDependent ? { rebuildAt: (size: number) => rebuildAt(size, cfg.batchSize) } : {};
   const fits = (batch: number): boolean => {
-    const result = estimate({ ...cfg, batchSize: batch });
+    const result = estimate({ ...cfg, ...pinned, batchSize: batch });
     return result.peakReserved + result.cudaContext <= capacity;
   };
   if (!fits(1)) return null;

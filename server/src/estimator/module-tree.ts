@@ -10,7 +10,7 @@ import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, type TracedLibraries } from './forward-trace';
-import { sampleArguments, type SampleShape } from './dataset-samples';
+import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
 
@@ -19,9 +19,10 @@ export interface CustomModuleInfo {
   line: number;
   /**
    * Builds the net for an input size (image side or sequence length); `targetLen`: the length of the target tokens
-   * (an encoder-decoder's), which the arguments of the step's call named as targets (`tgt[:, :-1]`) are given.
+   * (an encoder-decoder's), which the arguments of the step's call named as targets (`tgt[:, :-1]`) are given;
+   * `batch`: the batch the per-sample figures are for, where they depend on it (LayerNetSpec.batchDependent).
    */
-  build: (inputSize: number, targetLen?: number) => LayerNetSpec;
+  build: (inputSize: number, targetLen?: number, batch?: number) => LayerNetSpec;
   inputKind: 'image' | 'tokens' | 'vector';
   /** Channels of the first convolution (images) or input features (vectors). */
   inputChannels: number;
@@ -56,9 +57,21 @@ export interface CustomModuleInfo {
    * trace then takes that many rows as one sample).
    */
   foldedInput?: { line: number; text: string; rowsPerSample: number[] };
+  /**
+   * The token lengths of the step's call as the loader's data makes them: the input's, and, for an argument of
+   * token ids of another length (an encoder-decoder's decoder input, `tgt[:, :-1]` or BOS + `tgt[:, :-1]`), its
+   * own; each with where the data sets it (see dataLengthOrigin).
+   */
+  stepTokens?: { source: LocatedLength; target?: LocatedLength };
   /** The shape of the tensor the script calls the model on, where the program model knows it (batch first). */
   inputShape?: { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }> };
 }
+
+/** Fewer tokens than this are a few numbers per sample (a label, a length), not a sequence. */
+const FEWEST_SEQUENCE_TOKENS = 8;
+
+/** A length and where the script sets it (0-based line). */
+interface LocatedLength { value: number; line: number; how: How }
 
 /** Names a script gives the tokenised targets of a seq2seq model. */
 export const TARGET_VARIABLE = /^(labels|targets?|tgt|tgts|label_ids|target_ids|tgt_ids|decoder_input_ids|target_encodings?|label_encodings?|summar(y|ies))$/;
@@ -548,7 +561,7 @@ function sampleLength(program: ProgramModel, first: ReturnType<typeof firstShape
     if (inFunction !== '__getitem__') continue;
     const shape = tensorShape(call);
     // A length under 8 is a draw of a few numbers (`torch.rand(1)`), not a sequence.
-    if (!shape || shape.dims[shape.dims.length - 1]! < 8) continue;
+    if (!shape || shape.dims[shape.dims.length - 1]! < FEWEST_SEQUENCE_TOKENS) continue;
     const dims = shape.dims;
     const at = (index: number): { line: number; how: How } => shape.dimOrigins?.[index] ?? { line: shape.line, how: shape.how };
     switch (first.layer?.type) {
@@ -675,7 +688,7 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
  * script gives them (a size it does not determine, such as the length of a flat list of every sample's ids, counts
  * as 1). Undefined where the argument holds no tensor the script makes.
  */
-function batchOfTensors(value: Value | undefined, attempt: ForwardTrace): Value | undefined {
+function batchOfTensors(value: Value | undefined, input: (shape: number[], integer: boolean) => TensorValue): Value | undefined {
   if (value?.kind !== 'dict' && value?.kind !== 'list') return undefined;
   let tensors = 0;
   const perSample = (item: Value): Value => {
@@ -683,7 +696,7 @@ function batchOfTensors(value: Value | undefined, attempt: ForwardTrace): Value 
     tensors++;
     const made = partialTensorShape(item);
     const dims = made?.dims ?? tensorShape(item)?.dims ?? [undefined];
-    return attempt.input([1, ...dims.slice(1).map((d) => d ?? 1)], made?.integer ?? isIntegerTensor(item));
+    return input([1, ...dims.slice(1).map((d) => d ?? 1)], made?.integer ?? isIntegerTensor(item));
   };
   const given: Value = value.kind === 'dict'
     ? { ...value, entries: new Map([...value.entries].map(([key, item]) => [key, perSample(item)] as const)) }
@@ -962,6 +975,53 @@ function drawnTokenAxis(shapes: ReadonlyArray<SampleShape | undefined>): { least
   return undefined;
 }
 
+/** One finished trace of forward: what it kept, and what it returned (for its whole batch). */
+interface Traced {
+  trace: ForwardTrace;
+  output: number;
+  outputKept: boolean;
+  parts?: LayerNetSpec['outputPartsPerSample'];
+  targetTokens?: number;
+}
+
+/** The input the search for one that fits chose, its trace for one sample, and how to trace it again. */
+type SearchedInput = Traced & {
+  /** Whether the trace ran on the tensors the loader's data makes. */
+  fromData: boolean;
+  /** The same input traced again, with other blocks as checkpoint cuts, for `batch` samples. */
+  again: (cut: ReadonlySet<Module>, batch: number) => Traced | undefined;
+};
+
+/** How far a trace of two samples may be from twice one's before forward is taken not to grow evenly. */
+const UNEVEN_GROWTH = 0.01;
+
+/**
+ * The axis a step input of one sample holds the batch on: the first (batch-first data, or a sample's rows folded
+ * into it), else the first of one element (time-first token ids, `(T, 1)`); undefined where no axis is one.
+ */
+function batchAxis(shape: readonly number[], rowsFirst: boolean): number | undefined {
+  if (rowsFirst || shape[0] === 1) return 0;
+  const axis = shape.indexOf(1);
+  return axis >= 0 ? axis : undefined;
+}
+
+/** What the loss reads at the end of a trace: the largest of what forward returns and what a loss inside it reads. */
+const lossRead = (traced: Traced): number => Math.max(traced.output, traced.trace.lossInputElements);
+
+/**
+ * Whether forward traced for two samples keeps, holds at its largest or peaks at in backward other than twice what it
+ * does for one: some tensors do not grow with the batch (an MoE layer's (experts, capacity, features) buffers, sized
+ * by a capacity the script computes from its configured batch). A trace of two that fits worse, or whose output is
+ * not twice one's (an op it sizes for one sample lost the batch on the way), says nothing.
+ */
+function growsUnevenly(one: Traced, two: Traced | undefined): boolean {
+  const apart = (double: number, single: number): boolean => Math.abs(double - 2 * single) > UNEVEN_GROWTH * single;
+  if (!two || two.trace.mismatches > one.trace.mismatches || apart(lossRead(two), lossRead(one))) return false;
+  const figures = (t: ForwardTrace): number[] => [t.savedElements, t.largest, t.backwardPeak];
+  const [single, double] = [figures(one.trace), figures(two.trace)];
+  return single.some((n, i) => apart(double[i]!, n));
+}
+
 /** The net of a module the script builds; undefined when it holds no layer at all. */
 export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
@@ -996,7 +1056,9 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   let foldedFound: { rows: InputShape | undefined } | undefined;
   const foldedRows = (): InputShape | undefined =>
     (foldedFound ??= { rows: folds && program && siteNode ? foldedRowsPerSample(program, root, siteNode) : undefined }).rows;
-  const build = (size: number, targetLen?: number): LayerNetSpec => {
+  /** The input forward was traced with at each size (see build), found once. */
+  const searches = new Map<string, { best: SearchedInput | undefined; cut: ReadonlySet<Module>; cutByScript: boolean }>();
+  const build = (size: number, targetLen?: number, batch = 1): LayerNetSpec => {
     const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
       : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
     const net = new NetBuilder(input);
@@ -1025,7 +1087,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // the registration-order walk above stays the answer where the trace cannot finish.
     if (!program) return spec;
     // The input under which forward() runs with every layer given the shape it expects.
-    let best: { trace: ForwardTrace; output: number; outputKept: boolean; fromData: boolean; parts?: LayerNetSpec['outputPartsPerSample']; again: (cut: ReadonlySet<Module>) => void } | undefined;
+    let best: SearchedInput | undefined;
     // A loader whose collate_fn concatenates its samples (graph batching): the step's arguments are what the
     // collate_fn makes of one sample, by the names the loop binds them to.
     const batching = siteNode ? concatenatingCollate(program, siteNode) : undefined;
@@ -1045,19 +1107,40 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       return new Map(batching.names.map((name, i) => [name, made.items[i] ?? UNKNOWN] as const).filter(([name, value]) => name !== '' && value.kind === 'tensor'));
     };
     /**
-     * forward() run with `candidate` as its input; the other arguments of the step's call take `others` (by default
-     * the input's shape), or for target tokens their own length.
+     * forward() run with `candidate` as its input, for `batch` samples; the other arguments of the step's call take
+     * `others` (by default the input's shape), or for target tokens their own length. Undefined where it could not
+     * finish.
      */
-    const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>, cut: ReadonlySet<Module> = blocks): boolean => {
+    const traceInputs = (candidate: InputShape, others: InputShape, fromData: ReadonlyArray<InputShape | undefined> | undefined, cut: ReadonlySet<Module>,
+      batch: number): Traced | undefined => {
       const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries);
       attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
-      const collated = candidate === firstSample ? collatedInputs(attempt) : undefined;
-      const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], attempt)
-        ?? attempt.input(candidate.shape, candidate.integer);
+      attempt.samples = batch;
+      // The step's tensors hold `batch` samples on their batch axis; one without a batch axis cannot be batched.
+      let unbatched = false;
+      const stepInput = (shape: number[], integer: boolean, drawn?: TensorValue['drawn']): TensorValue => {
+        const axis = batch === 1 ? undefined : batchAxis(shape, shape === folded?.shape);
+        if (batch !== 1 && axis === undefined) unbatched = true;
+        return attempt.input(axis === undefined ? shape : shape.map((d, k) => (k === axis ? d * batch : d)), integer, drawn);
+      };
+      // A concatenating collate_fn is given one sample: its batch is traced at one sample only.
+      const collated = candidate === firstSample && batch === 1 ? collatedInputs(attempt) : undefined;
+      const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], stepInput)
+        ?? stepInput(candidate.shape, candidate.integer);
+      // The length of the token ids given as targets, where it is not the input's.
+      let targetTokens: number | undefined;
+      const tokenLength = (given: Value): void => {
+        const length = given.kind === 'tensor' && given.integer && given.shape.length === 2 ? given.shape[1] : undefined;
+        if (length !== undefined && length >= FEWEST_SEQUENCE_TOKENS && candidate.integer && length !== candidate.shape[1]) targetTokens ??= length;
+      };
       const rest = site.slice(1).map((arg, i) => {
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
         const sample = fromData?.[i + 1];
-        if (sample) return attempt.input(sample.shape, sample.integer);
+        if (sample) {
+          const given = stepInput(sample.shape, sample.integer);
+          tokenLength(given);
+          return given;
+        }
         // Target tokens (an encoder-decoder's `tgt[:, :-1]`): their own length, in the input's layout, and the
         // call's expression applied to them.
         const node = argumentNodes[i + 1];
@@ -1066,97 +1149,131 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         if (given) return given;
         const axis = candidate.integer && candidate.shape.length === 2 ? candidate.shape.indexOf(size) : -1;
         if (node && name && targetLen !== undefined && axis >= 0 && TARGET_VARIABLE.test(name)) {
-          const tokens = attempt.input(candidate.shape.map((d, k) => (k === axis ? targetLen : d)), true);
+          const tokens = stepInput(candidate.shape.map((d, k) => (k === axis ? targetLen : d)), true);
           const given = program.evaluateTraced(node, new Map([[name, tokens]]), attempt);
-          return given?.kind === 'tensor' ? given : tokens;
+          const taken = given?.kind === 'tensor' ? given : tokens;
+          tokenLength(taken);
+          return taken;
         }
         // A tensor made per step with a shape the script gives, at least past its batch (`torch.randint(0, T,
         // (x.size(0),))`, a diffusion model's timesteps; `torch.randn(B, 128)`, a conditioning vector): that shape,
         // for one sample.
         const made = arg.kind === 'call' ? partialTensorShape(arg) : undefined;
         if (made && made.dims.length >= 1 && made.dims.slice(1).every((d) => d !== undefined)) {
-          return attempt.input([1, ...(made.dims.slice(1) as number[])], made.integer, arg.kind === 'call' ? drawnRange(arg) : undefined);
+          return stepInput([1, ...(made.dims.slice(1) as number[])], made.integer, arg.kind === 'call' ? drawnRange(arg) : undefined);
         }
-        return attempt.input(others.shape, others.integer);
+        return stepInput(others.shape, others.integer);
       });
       const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
       const output = outputOf(returned);
-      if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'unmodelled', [...attempt.unmodelled].join(' '));
-      if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements)) return false;
-      if (!best || attempt.mismatches < best.trace.mismatches) {
-        best = { trace: attempt, output, outputKept: attempt.keepsLargest(returned), fromData: fromData?.[0] !== undefined, parts: attempt.outputParts(returned),
-          again: (cut) => tryInputs(candidate, others, fromData, cut) };
+      if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'batch', batch, 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'largest', attempt.largest, 'peak', attempt.backwardPeak, 'unmodelled', [...attempt.unmodelled].join(' '));
+      if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements) || unbatched) return undefined;
+      return { trace: attempt, output, outputKept: attempt.keepsLargest(returned), parts: attempt.outputParts(returned), targetTokens };
+    };
+    /** forward() run for one sample (see traceInputs); kept where it fits better than the best so far. */
+    const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
+      const traced = traceInputs(candidate, others, fromData, blocks, 1);
+      if (!traced) return false;
+      if (!best || traced.trace.mismatches < best.trace.mismatches) {
+        best = { ...traced, fromData: fromData?.[0] !== undefined, again: (cut, batch) => traceInputs(candidate, others, fromData, cut, batch) };
       }
-      return attempt.mismatches === 0;
+      return traced.trace.mismatches === 0;
     };
     // The step's arguments as the loader's dataset makes them, each its own element of the sample, come first
     // (stacked by the default collate; a concatenating collate_fn is read above).
     const fromData = batching ? undefined : sampleShapes();
-    let fits = fromData?.[0] ? tryInputs(fromData[0], fromData[0], fromData) : false;
-    // The data that gives only the other arguments (a helper computes the input itself): those still take the
-    // data's shapes while the input's candidates are tried.
-    const othersFromData = fromData?.[0] ? undefined : fromData;
-    if (!fits) for (const candidate of candidates) if ((fits = tryInputs(candidate, candidate, othersFromData))) break;
-    // A forward of several inputs of different kinds (a two-tower model's images and token ids): its other
-    // arguments take another of the data's tensors, the pair that fits best (tried only when none fits alone).
-    const moreInputs = site.slice(1).some((arg) => arg.kind === 'unknown' || arg.kind === 'call');
-    if (!fits && moreInputs) {
-      const paired = candidates.slice(0, MAX_PAIRED_CANDIDATES);
-      search: for (const candidate of paired) {
-        for (const others of [...paired, ...labelInputs]) if (others !== candidate && tryInputs(candidate, others)) break search;
+    // The input that fits is searched for once per size: a rebuild for another batch traces the one found.
+    const searchKey = `${size}:${targetLen ?? ''}`;
+    let found = searches.get(searchKey);
+    if (!found) {
+      let fits = fromData?.[0] ? tryInputs(fromData[0], fromData[0], fromData) : false;
+      // The data that gives only the other arguments (a helper computes the input itself): those still take the
+      // data's shapes while the input's candidates are tried.
+      const othersFromData = fromData?.[0] ? undefined : fromData;
+      if (!fits) for (const candidate of candidates) if ((fits = tryInputs(candidate, candidate, othersFromData))) break;
+      // A forward of several inputs of different kinds (a two-tower model's images and token ids): its other
+      // arguments take another of the data's tensors, the pair that fits best (tried only when none fits alone).
+      const moreInputs = site.slice(1).some((arg) => arg.kind === 'unknown' || arg.kind === 'call');
+      if (!fits && moreInputs) {
+        const paired = candidates.slice(0, MAX_PAIRED_CANDIDATES);
+        search: for (const candidate of paired) {
+          for (const others of [...paired, ...labelInputs]) if (others !== candidate && tryInputs(candidate, others)) break search;
+        }
       }
+      // A forward that calls checkpoint() itself (`x = checkpoint(blk, x)` in a loop over its blocks): the modules it
+      // gives checkpoint are where it cuts, so the same input is traced again with those as the blocks.
+      const explicitCut = best?.trace.checkpointedModules;
+      const cutByScript = !!explicitCut && explicitCut.size >= 2 && [...explicitCut].some((module) => !blocks.has(module));
+      const cut = cutByScript ? explicitCut! : blocks;
+      const again = cutByScript ? best!.again(cut, 1) : undefined;
+      if (again) best = { ...best!, ...again };
+      found = { best, cut, cutByScript };
+      searches.set(searchKey, found);
     }
+    best = found.best;
     if (!best) return { ...spec, forwardUntraced: true };
-    // A forward that calls checkpoint() itself (`x = checkpoint(blk, x)` in a loop over its blocks): the modules it
-    // gives checkpoint are where it cuts, so the same input is traced again with those as the blocks.
-    const explicitCut = best.trace.checkpointedModules;
-    const cutByScript = explicitCut.size >= 2 && [...explicitCut].some((module) => !blocks.has(module));
-    if (cutByScript) {
-      const planned = best;
-      best = undefined;
-      planned.again(explicitCut);
-      best ??= planned;
-    }
-    const { trace, output, outputKept, parts } = best;
+    const { cut, cutByScript } = found;
+    // Forward traced for the batch asked for, where not every tensor grows with it (see LayerNetSpec.batchDependent);
+    // else for one sample, checked against two.
+    const atBatch = batch > 1 ? best.again(cut, batch) : undefined;
+    const dependent = batch > 1 ? atBatch !== undefined && atBatch.trace.mismatches <= best.trace.mismatches
+      : !batching && growsUnevenly(best, best.again(cut, 2));
+    const traced = atBatch && dependent ? atBatch : best;
+    const tracedBatch = traced === best ? 1 : batch;
+    const { trace, outputKept, targetTokens } = traced;
+    // The trace's figures are for its whole batch.
+    const perSample = (n: number): number => n / tracedBatch;
+    // The loss reads the logits: those a cross-entropy inside forward reads where forward returns less (the loss).
+    const returnedOutput = perSample(traced.output);
+    const output = Math.max(returnedOutput, perSample(trace.lossInputElements));
+    const parts = traced.parts?.map((part) => ({ ...part, elements: perSample(part.elements) }));
     // The data's tensors, as the dataset makes them (fp32, or int64 ids), when the trace ran on them.
     const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     return {
       ...spec,
       ...(cutByScript ? { checkpointSegments: false } : {}),
-      savedElementsPerSample: trace.savedElements,
-      autocastSavedBytesPerSample: trace.autocastSavedBytes,
-      backwardPeakElementsPerSample: trace.backwardPeak,
-      backwardPoints: trace.backwardPoints,
-      gradientPairElementsPerSample: trace.gradientPair,
-      fixedBytesPerSample: trace.fixedBytes,
-      ...(trace.fixedBytes > trace.fixedBytesAtBackwardPeak ? { fixedBytesAfterBackwardPeak: trace.fixedBytes - trace.fixedBytesAtBackwardPeak } : {}),
-      largestElementsPerSample: trace.largest,
+      savedElementsPerSample: perSample(trace.savedElements),
+      autocastSavedBytesPerSample: perSample(trace.autocastSavedBytes),
+      backwardPeakElementsPerSample: perSample(trace.backwardPeak),
+      backwardPoints: tracedBatch === 1 ? trace.backwardPoints : trace.backwardPoints.map((point) => ({ ...point, elements: perSample(point.elements) })),
+      gradientPairElementsPerSample: perSample(trace.gradientPair),
+      fixedBytesPerSample: perSample(trace.fixedBytes),
+      ...(trace.fixedBytes > trace.fixedBytesAtBackwardPeak ? { fixedBytesAfterBackwardPeak: perSample(trace.fixedBytes - trace.fixedBytesAtBackwardPeak) } : {}),
+      largestElementsPerSample: perSample(trace.largest),
       outputElementsPerSample: output,
+      ...(output > returnedOutput ? { returnedOutputElementsPerSample: returnedOutput } : {}),
       ...(parts ? { outputPartsPerSample: parts } : {}),
       ...(outputKept ? { outputKeptByForward: true } : {}),
       ...(dataBytes ? { stepInputBytesPerSample: dataBytes } : {}),
-      inferenceLiveElementsPerSample: trace.liveNoGrad,
-      ...(trace.frozenPartsLive > 0 ? { frozenPrefix: { liveElementsPerSample: trace.frozenPartsLive, parameters: trace.frozenPartsParameters } } : {}),
+      ...(targetTokens !== undefined ? { targetTokens } : {}),
+      inferenceLiveElementsPerSample: perSample(trace.liveNoGrad),
+      ...(trace.frozenPartsLive > 0 ? { frozenPrefix: { liveElementsPerSample: perSample(trace.frozenPartsLive), parameters: trace.frozenPartsParameters } } : {}),
       hasConvolution: trace.convolutions > 0,
-      blockSavedElements: blocksTraced ? trace.blockSaved : [],
-      blockInputElements: blocksTraced ? trace.blockInputs : [],
+      blockSavedElements: blocksTraced ? trace.blockSaved.map(perSample) : [],
+      blockInputElements: blocksTraced ? trace.blockInputs.map(perSample) : [],
       ...(blocksTraced && trace.blockInputFullPrecision.length === trace.blockInputs.length && trace.blockInputFullPrecision.some(Boolean)
         ? { blockInputFullPrecision: trace.blockInputFullPrecision } : {}),
       ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
       ...(trace.lossInForward ? { lossInForward: true } : {}),
       ...(trace.packedLengths ? { packedLengths: trace.packedLengths } : {}),
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
-        ? { blockOutsideBeforeElements: trace.blockOutsideBefore, blockOutputsKeptOutsideElements: trace.blockOutputsKeptOutside } : {}),
+        ? { blockOutsideBeforeElements: trace.blockOutsideBefore.map(perSample), blockOutputsKeptOutsideElements: perSample(trace.blockOutputsKeptOutside) } : {}),
+      ...(dependent ? { batchDependent: { batch: tracedBatch } } : {}),
     };
   };
-  // The fit check and the panel rebuild the net for many batch sizes at one input size: build once per size.
+  // The fit check and the panel rebuild the net for many batch sizes at one input size: build once per size, and
+  // once per batch only where not every tensor of forward grows with the batch.
   const built = new Map<string, LayerNetSpec>();
-  const buildOnce = (size: number, targetLen?: number): LayerNetSpec => {
-    const key = `${size}:${targetLen ?? ''}`;
+  const cached = (size: number, targetLen: number | undefined, batch: number): LayerNetSpec => {
+    const key = `${size}:${targetLen ?? ''}:${batch}`;
     let spec = built.get(key);
-    if (!spec) built.set(key, (spec = build(size, targetLen)));
+    if (!spec) built.set(key, (spec = build(size, targetLen, batch)));
     return spec;
+  };
+  const buildOnce = (size: number, targetLen?: number, batch?: number): LayerNetSpec => {
+    const single = cached(size, targetLen, 1);
+    return batch === undefined || batch <= 1 || !single.batchDependent ? single : cached(size, targetLen, batch);
   };
   const frozenParameters = (program ? list.filter(({ layer }) => program.frozen.has(layer)).reduce((sum, { layer }) => sum + layerParameters(layer).total, 0) : 0) +
     library.frozenParameters;
@@ -1165,6 +1282,17 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   const inputShape = [...(program?.moduleCalls.get(root) ?? [])].sort((a, b) => b.length - a.length)
     .map((args) => (args[0]?.kind === 'call' ? tensorShape(args[0]) : undefined))
     .find((shape) => shape !== undefined && shape.dims.length >= 2);
+  // The token lengths the data gives the step's call: the input's, and the first other argument's of its own length.
+  const stepTokens = (): CustomModuleInfo['stepTokens'] => {
+    const shapes = first.kind === 'tokens' && program && siteNode && !concatenatingCollate(program, siteNode) ? sampleShapes() : undefined;
+    const tokens = (s: SampleShape | undefined): number | undefined =>
+      (s?.integer && s.shape.length === 2 && s.shape[1]! >= FEWEST_SEQUENCE_TOKENS ? s.shape[1] : undefined);
+    const source = tokens(shapes?.[0]);
+    if (!program || !siteNode || source === undefined) return undefined;
+    const target = shapes!.slice(1).map(tokens).find((length) => length !== undefined && length !== source);
+    const located = (value: number): LocatedLength => ({ value, ...(dataLengthOrigin(program, siteNode, value) ?? { line: siteNode.startPosition.row, how: 'literal' }) });
+    return { source: located(source), ...(target !== undefined ? { target: located(target) } : {}) };
+  };
   // A folded input the program model sizes (a loader's batch of frames) is traced as it is; one it cannot is flagged.
   const foldedInput = folds && argumentNodes[0] && !sampleShapes()?.[0]
     ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text, rowsPerSample: foldedRows() ? [foldedRows()!.shape[0]!] : [] } : undefined;
@@ -1173,7 +1301,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
     ...(library.unsized.length > 0 ? { libraryParts: library.unsized } : {}),
     ...(library.undetermined.length > 0 ? { undeterminedContainers: library.undetermined } : {}), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
-    freezesInTurn: program?.freezesInTurn(root) ?? false,
+    freezesInTurn: program?.freezesInTurn(root) ?? false, stepTokens: stepTokens(),
   };
 }
 
@@ -1221,6 +1349,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       ...(last.lossInForward ? { lossInForward: true } : {}),
       input: fed.input,
       scalesWithInput: specs.some((s) => s.scalesWithInput),
+      ...(specs.find((s) => s.batchDependent) ? { batchDependent: specs.find((s) => s.batchDependent)!.batchDependent } : {}),
       ...(specs.some((s) => s.forwardUntraced) ? { forwardUntraced: true } : {}),
     };
   };
@@ -1229,7 +1358,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
   return {
     className: models.map((m) => m.className).join(' + '),
     line: models[0]!.line,
-    build: (size, targetLen) => combine(models.map((m) => m.build(size, targetLen))),
+    build: (size, targetLen, batch) => combine(models.map((m) => m.build(size, targetLen, batch))),
     inputKind: fed.inputKind,
     inputChannels: fed.inputChannels,
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),

@@ -190,6 +190,11 @@ export interface LayerNetSpec {
    * features, an adjacency and a mask beside each other): alive through the step. Absent: the first layer's input.
    */
   stepInputBytesPerSample?: number;
+  /**
+   * The length of the token ids the trace gave the step's other arguments where it differs from the input's (an
+   * encoder-decoder's decoder input, `tgt[:, :-1]` applied): the decoder's sequence (traced nets).
+   */
+  targetTokens?: number;
   /** Whether the net has convolutions (cuDNN takes a workspace in their backward). */
   hasConvolution: boolean;
   /** Elements alive at once at the worst point of a no-grad forward, per sample. */
@@ -263,6 +268,12 @@ export interface LayerNetSpec {
   input: { kind: 'image'; channels: number; size: number; width?: number; frames?: number } | { kind: 'tokens'; seqLen: number } | { kind: 'vector'; features: number };
   /** True when the shapes scale with image area or sequence length (conv nets, token models); false for MLPs. */
   scalesWithInput: boolean;
+  /**
+   * Not every tensor of forward grows with the batch (traced nets): an MoE layer's (experts, capacity, features)
+   * buffers keep the size of a capacity the script computes once. The per-sample figures then hold at `batch` only,
+   * and the net is rebuilt (traced again) for the batch it is estimated at.
+   */
+  batchDependent?: { batch: number };
 }
 
 export type ModelSpec = TransformerSpec | LayerNetSpec;
@@ -277,8 +288,11 @@ export interface TrainingConfig {
    * held beside the model's.
    */
   jointTower?: { name: string; model: ModelSpec; imageSize: number; rebuildAt?: (inputSize: number) => LayerNetSpec };
-  /** How the layer net's per-sample figures scale: rebuild at another input size. */
-  rebuildAt?: (inputSize: number) => LayerNetSpec;
+  /**
+   * How the layer net's per-sample figures scale: rebuild at another input size, and at another batch where they
+   * depend on it (LayerNetSpec.batchDependent).
+   */
+  rebuildAt?: (inputSize: number, batch?: number) => LayerNetSpec;
   batchSize: number;
   seqLen: number;
   /** Encoder-decoder text models: the labels' length (the decoder's sequence), when it differs from seqLen. */
@@ -410,10 +424,10 @@ export interface TrainingConfig {
   /** The model construction could not be read: no figure that depends on it is given. */
   unresolved?: { line: number | null; reason: string };
   /** How the detected values were found (absent: a literal where `lines` has a line, else assumed). */
-  how?: Partial<Record<'batchSize' | 'seqLen' | 'imageSize', How | 'option'>>;
+  how?: Partial<Record<'batchSize' | 'seqLen' | 'targetLen' | 'imageSize', How | 'option'>>;
 }
 
-export type ConfigField = 'model' | 'batchSize' | 'seqLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' |
+export type ConfigField = 'model' | 'batchSize' | 'seqLen' | 'targetLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' |
   'accumulation' | 'lora' | 'mode' | 'attention' | 'strategy' | 'weightDtype';
 
 export interface Breakdown {

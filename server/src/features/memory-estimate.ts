@@ -164,9 +164,9 @@ export function inferenceConfig(base: BaseEstimate): TrainingConfig | undefined 
 function inputsOf(result: EstimateResult, overrides: EstimateOverrides): EstimateInput[] {
   const d = result.detected;
   const line = (value: number | null) => (value === null ? null : value - 1);
-  const origin = (key: keyof EstimateOverrides | 'model' | 'mode' | 'lora', at: number | null): EstimateInput['origin'] =>
+  const origin = (key: keyof EstimateOverrides | 'model' | 'mode' | 'lora' | 'targetLen', at: number | null): EstimateInput['origin'] =>
     key in overrides ? 'overridden' : at === null ? 'assumed' : 'detected';
-  const input = (key: EstimateInput['key'], label: string, value: string, at: number | null, overrideKey: keyof EstimateOverrides | 'model' | 'mode' | 'lora' = key as keyof EstimateOverrides): EstimateInput => ({
+  const input = (key: EstimateInput['key'], label: string, value: string, at: number | null, overrideKey: keyof EstimateOverrides | 'model' | 'mode' | 'lora' | 'targetLen' = key as keyof EstimateOverrides): EstimateInput => ({
     key, label, value, line: line(at), origin: origin(overrideKey, at),
   });
   const config = result.config;
@@ -175,6 +175,8 @@ function inputsOf(result: EstimateResult, overrides: EstimateOverrides): Estimat
     input('batchSize', t('batch size'), String(d.batchSize.value), d.batchSize.line),
   ];
   if (d.seqLen) inputs.push(input('seqLen', t('sequence length'), String(d.seqLen.value), d.seqLen.line));
+  // Shown, not a what-if control: the decoder's length follows the data the script gives it.
+  if (d.targetLen) inputs.push(input('targetLen', t('target length'), String(d.targetLen.value), d.targetLen.line, 'targetLen'));
   if (d.imageSize) inputs.push(input('imageSize', t('image size'), String(d.imageSize.value), d.imageSize.line));
   inputs.push(
     input('precision', t('precision'), `${d.precision.value} (${t('weights {0}', d.weightDtype.value)})`, d.precision.line),

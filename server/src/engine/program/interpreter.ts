@@ -969,7 +969,7 @@ export class ProgramModel {
       }
       case 'float': {
         const value = Number(node.text.replace(UNDERSCORES, ''));
-        return Number.isFinite(value) ? { kind: 'number', value, origin: literalOrigin(node) } : UNKNOWN;
+        return Number.isFinite(value) ? { kind: 'number', value, origin: literalOrigin(node), real: true } : UNKNOWN;
       }
       case 'true': return { kind: 'bool', value: true, origin: literalOrigin(node) };
       case 'false': return { kind: 'bool', value: false, origin: literalOrigin(node) };
@@ -995,7 +995,10 @@ export class ProgramModel {
       case 'unary_operator': {
         const value = this.evalExpr(node.childForFieldName('argument'), scope);
         const operator = node.childForFieldName('operator')?.text ?? node.text.trim()[0];
-        if (value.kind === 'number') return { kind: 'number', value: operator === '-' ? -value.value : operator === '~' ? ~value.value : value.value, origin: value.origin ?? literalOrigin(node) };
+        if (value.kind === 'number') {
+          const real = value.real ? { real: true } : {};
+          return { kind: 'number', value: operator === '-' ? -value.value : operator === '~' ? ~value.value : value.value, origin: value.origin ?? literalOrigin(node), ...real };
+        }
         // `-x` of a traced tensor: a new tensor of its shape, as `x * -1` makes it.
         if (value.kind === 'tensor' && operator === '-') return this.tracer?.binary('*', value, { kind: 'number', value: -1 }) ?? UNKNOWN;
         if (value.kind === 'tensor' && operator === '+') return value;
@@ -1953,7 +1956,7 @@ export class ProgramModel {
         const n = value.kind === 'string' ? Number(value.value) : numberOf(value);
         if (n === undefined || !Number.isFinite(n)) return UNKNOWN;
         const least = value.kind === 'number' && value.least !== undefined ? { least: name === 'int' ? Math.trunc(value.least) : value.least } : {};
-        return { kind: 'number', value: name === 'int' ? Math.trunc(n) : n, origin: 'origin' in value ? value.origin : undefined, ...least };
+        return { kind: 'number', value: name === 'int' ? Math.trunc(n) : n, origin: 'origin' in value ? value.origin : undefined, ...least, ...(name === 'float' ? { real: true } : {}) };
       }
       case 'str': {
         // `str(HERE / "configs" / "x.json")`: a path's text.
@@ -3111,7 +3114,9 @@ function binary(operator: string, a: Value, b: Value, line: number): Value {
     }
     // A value computed from one named constant keeps that constant's line (`4 * D_MODEL`).
     const keep = a.origin && a.origin.how !== 'literal' ? a.origin : b.origin && b.origin.how !== 'literal' ? b.origin : origin;
-    return value === undefined || !Number.isFinite(value) ? UNKNOWN : { kind: 'number', value, origin: keep };
+    // Python's true division, and arithmetic with a float, make a float.
+    const real = operator === '/' || a.real || b.real ? { real: true } : {};
+    return value === undefined || !Number.isFinite(value) ? UNKNOWN : { kind: 'number', value, origin: keep, ...real };
   }
   if (operator === '+' && a.kind === 'list' && b.kind === 'list') return { kind: 'list', items: [...a.items, ...b.items], tuple: a.tuple };
   if (operator === '*' && a.kind === 'list' && b.kind === 'number' && b.value >= 0 && a.items.length * b.value <= MAX_UNROLL) {

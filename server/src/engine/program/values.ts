@@ -12,8 +12,12 @@ export interface Origin {
   how: How;
 }
 
-/** `least`: a random draw's smallest value (`random.randint(480, 640)`: 480), where `value` is its largest. */
-export interface NumberValue { kind: 'number'; value: number; origin?: Origin; least?: number }
+/**
+ * `least`: a random draw's smallest value (`random.randint(480, 640)`: 480), where `value` is its largest. `real`:
+ * a Python float (written with a point or an exponent, made by `float()` or `/`), which `torch.full(size, 0.0)` fills
+ * a float tensor with where `torch.full(size, 0)` makes int64.
+ */
+export interface NumberValue { kind: 'number'; value: number; origin?: Origin; least?: number; real?: boolean }
 export interface StringValue { kind: 'string'; value: string; origin?: Origin }
 export interface BoolValue { kind: 'bool'; value: boolean; origin?: Origin }
 export interface NoneValue { kind: 'none'; origin?: Origin }
@@ -377,15 +381,24 @@ export function partialTensorShape(call: CallResultValue): { dims: Array<number 
   const dims = flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined));
   const known = [...flat].reverse().find((item) => item.kind === 'number');
   const origin = known && 'origin' in known ? known.origin : undefined;
-  const dtype = call.kwargs.get('dtype');
-  const dtypeName = dtype?.kind === 'dtype' ? dtype.name : dtype?.kind === 'ref' ? dtype.path.replace(/^torch\./, '') : '';
-  const integer = call.path === 'torch.randint' || /^(long|int|int64|int32|int16|uint8|int8)$/.test(dtypeName);
-  return { dims, line: origin?.line ?? call.line, how: origin?.how ?? 'literal', integer };
+  return { dims, line: origin?.line ?? call.line, how: origin?.how ?? 'literal', integer: makesIntegers(call.path, call.args, call.kwargs) };
 }
 
 /** Whether a made tensor (or a slice or view of one) holds integers: token ids, labels, indices. */
 export function isIntegerTensor(call: CallResultValue): boolean {
-  return /^torch\.(randint|randperm)\b/.test(call.path) || isIntegerDtype(call.kwargs.get('dtype'));
+  return makesIntegers(call.path, call.args, call.kwargs);
+}
+
+/**
+ * Whether a torch function that makes a tensor from sizes makes integers: `randint`, `randperm`, an integer
+ * `dtype=`, or `torch.full((n,), pad_id)` without a dtype (PyTorch takes the dtype from the fill value: int64 for a
+ * Python int).
+ */
+export function makesIntegers(path: string, args: readonly Value[], kwargs: ReadonlyMap<string, Value>): boolean {
+  if (/^torch\.(randint|randperm)\b/.test(path) || isIntegerDtype(kwargs.get('dtype'))) return true;
+  if (path !== 'torch.full' || kwargs.has('dtype')) return false;
+  const fill = kwargs.get('fill_value') ?? args[1];
+  return fill?.kind === 'number' && Number.isInteger(fill.value) && !fill.real;
 }
 
 /** Whether a `dtype=` value is an integer dtype (`torch.full((n,), pad_id, dtype=torch.long)`). */
