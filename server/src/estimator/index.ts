@@ -258,6 +258,14 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
         : t('seq_len not found in the script; assumed {0} (the model allows {1})', seqLen, maxPositions));
     }
   }
+  // A multiple-choice model flattens each sample's choices into its batch: so many sequences a sample.
+  const multipleChoice = spec.kind === 'transformer' && spec.multipleChoice;
+  const sequencesPerSample = multipleChoice ? detected.choices?.value ?? 1 : 1;
+  if (multipleChoice && detected.choices) {
+    assumptions.push(t('multiple choice: each sample holds {0} choices (line {1}), which the model runs as sequences of their own: {0} sequences of {2} tokens a sample', detected.choices.value, (detected.choices.line ?? 0) + 1, seqLen));
+  } else if (multipleChoice) {
+    assumptions.push(t('multiple choice: the choices each sample holds were not found in the data the step receives: counted as one sequence a sample (an underestimate); give --batch-size the sequences one step feeds the model'));
+  }
   // The decoder of a text encoder-decoder reads the labels; the targets' own length when the script gives one.
   const targetLen = spec.kind === 'transformer' && spec.task === 'seq2seq' && detected.targetLen && detected.targetLen.value !== seqLen
     ? detected.targetLen.value : undefined;
@@ -441,6 +449,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
+    ...(sequencesPerSample > 1 ? { sequencesPerSample } : {}),
     ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),
     ...(detected.perSampleGradients && mode === 'train' ? { perSampleGradients: { keptAcrossSteps: detected.perSampleGradients.value } } : {}),
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),

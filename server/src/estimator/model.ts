@@ -578,7 +578,9 @@ function phaseParts(cfg: TrainingConfig): { parts: Record<PeakPhase, Breakdown>;
   const optimizerTemp = cfg.offloadOptimizer ? 0 : params.optimizerTempBytes * layout.optimizerShare;
   // Several forwards before one backward keep every call's activations: as one forward of all their samples.
   const forwards = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
-  const activationCfg = forwards > 1 ? { ...cfg, batchSize: cfg.batchSize * forwards } : cfg;
+  // A sample of several sequences (a multiple-choice model's choices) runs as that many rows of the batch.
+  const rows = forwards * (cfg.sequencesPerSample ?? 1);
+  const activationCfg = rows > 1 ? { ...cfg, batchSize: cfg.batchSize * rows } : cfg;
   const act = withInputDerivatives(cfg, cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, activationCfg, params) : layerNetFigures(cfg.model, activationCfg, params));
   const base = LIBRARY_WORKSPACE_BYTES + act.inputs + (cfg.residentDataBytes ?? 0);
   // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.

@@ -112,6 +112,11 @@ export interface TransformerSpec {
   embedProjection?: number;
   task: TransformerTask;
   numLabels: number;
+  /**
+   * A multiple-choice head (`…ForMultipleChoice`): the step gives (batch, choices, tokens) ids, which the model
+   * flattens to batch x choices sequences, each scored by a one-label classifier.
+   */
+  multipleChoice?: boolean;
 }
 
 /**
@@ -334,6 +339,11 @@ export interface TrainingConfig {
    * of the step are this many batches'. Absent: one.
    */
   forwardsPerBackward?: number;
+  /**
+   * Sequences each sample of the batch is run as (a multiple-choice model's choices, flattened into its batch): the
+   * transformer runs batchSize x this many. Absent: one.
+   */
+  sequencesPerSample?: number;
   /**
    * Training through derivatives taken with create_graph=True (`torch.autograd.grad(u, x, create_graph=True)`): the
    * highest order. Each order builds a graph of its own beside the forward's, kept until backward. Absent: none.
