@@ -22,6 +22,7 @@ import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
+import { keepsGraphsOfLoops, keptRows, StepGraphs, type KeptGraphs } from './kept-graphs';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors';
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
@@ -140,6 +141,8 @@ export interface DetectedConfig {
   perSampleGradients?: Located<boolean>;
   /** `torch.autograd.grad(..., create_graph=True)`: the highest order of derivative taken with its own graph. */
   inputDerivatives?: Located<number>;
+  /** Forwards run in loops before one backward whose graphs it runs through (see kept-graphs.ts). */
+  keptGraphs?: Located<KeptGraphs>;
   /** A multiple-choice model's choices per sample (see TransformerSpec.multipleChoice); absent where not found. */
   choices?: Located<number>;
   /** The activations the script calls or builds, by how derivatives through them grow (the largest kind found). */
@@ -543,6 +546,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let configSpec: { spec: TransformerSpec; line: number; name: string; storedDtype?: WeightDtype } | undefined;
   let hasBackward: number | undefined;
   let backwardCall: Node | undefined;
+  /** The rows of the first forward the step's backward runs through, where its input was made with a shape. */
+  let stepRows: Located<number> | undefined;
   let hasNoGrad: number | undefined;
   let hasZeroGrad = false;
   let trainerTrain: number | undefined;
@@ -1298,6 +1303,19 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const adjacency = sparseAdjacency(bindings.program, calls);
     if (adjacency) detected.sparseAdjacency = adjacency;
     detected.moduleBuffers = registeredBuffersOnDevice(bindings.program);
+    // Forwards run in loops before one backward (a meta-learning step): they replace the plain count of forwards,
+    // and the gradients over fast weights are no derivatives with respect to an input.
+    const modelValues = new Set<Value>([...trainedValues, ...[hubModelCall && bindings.value(hubModelCall), libraryModelMade].filter((v): v is Value => !!v)]);
+    const step = stepGraphs(bindings.program, tree.rootNode, calls, modelValues);
+    const graphs = step.graphs;
+    if (graphs) {
+      detected.keptGraphs = graphs;
+      detected.forwardsPerBackward = undefined;
+      const weightGradients = new Set(graphs.value.weightGradients.map((call) => call.id));
+      detected.inputDerivatives = inputDerivativeOrder(calls.filter((call) => !weightGradients.has(call.id)));
+      if (!detected.inputDerivatives) detected.derivativeActivation = undefined;
+    }
+    stepRows = step.rows;
   }
   // A model frozen whole and run only under no_grad beside one run with grad (a self-distillation's teacher): the
   // freezing is not the trained model's, and its weights are one more model on the GPU.
@@ -1322,7 +1340,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.usesTrainer && !detected.optimizer) detected.optimizerImpl ??= 'fused';
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
-  detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES);
+  // Where neither the data nor a name says, the rows of the tensor the step's forward is given (made in a helper).
+  detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES) ?? stepRows;
   // Image batches of several sizes in one call of the trained model (multi-crop): as many images of the largest size
   // as make the same tokens (a ViT) or pixels.
   const crops = detected.model ? cropList(calls, bindings.program) : undefined;
@@ -1404,6 +1423,28 @@ function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, prog
   detected.seqLen ??= tokens('input_ids');
   if (spec.decoderLayers > 0) detected.targetLen ??= tokens('decoder_input_ids') ?? labels;
   else detected.seqLen ??= labels;
+}
+
+/**
+ * The forwards of the trained model that the step's backward runs through, where loops before it keep more than one
+ * (see kept-graphs.ts): read for every backward, the one that keeps the most rows.
+ */
+function stepGraphs(program: ProgramModel, root: Node, calls: readonly Node[], models: ReadonlySet<Value>): { graphs?: Located<KeptGraphs>; rows?: Located<number> } {
+  if (models.size === 0) return {};
+  const reader = new StepGraphs(program, root, (value) => value !== undefined && models.has(value));
+  let best: Located<KeptGraphs> | undefined;
+  let bestRows = 0;
+  let rows: Located<number> | undefined;
+  for (const call of calls) {
+    if (lastName(callee(call)) !== 'backward' || underNoGrad(call)) continue;
+    const graphs = reader.read(call);
+    if (!graphs) continue;
+    rows ??= graphs.forwards.find((forward) => forward.kept > 0 && forward.rows)?.rows;
+    if (!keepsGraphsOfLoops(graphs)) continue;
+    const kept = keptRows(graphs, 1).rows;
+    if (kept > bestRows) [best, bestRows] = [{ value: graphs, line: graphs.forwards.find((f) => f.kept > 0)?.line ?? call.startPosition.row }, kept];
+  }
+  return { ...(best ? { graphs: best } : {}), ...(rows ? { rows } : {}) };
 }
 
 /**
