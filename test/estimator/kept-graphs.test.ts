@@ -76,6 +76,10 @@ test('a backward per task keeps one task\'s graphs; one task of one step still k
   assert.deepEqual(perTask.config.keptGraphs, { rows: 5, createGraphRows: 3, largestRows: 2, weightCopies: 3 });
   const single = await estimateText(text.replace('TASKS = 6', 'TASKS = 1').replace('INNER_STEPS = 3', 'INNER_STEPS = 1'), file);
   assert.deepEqual(single.config.keptGraphs, { rows: 3, createGraphRows: 1, largestRows: 2, weightCopies: 1 });
+  // Tasks from an iterable the script does not size: each loop over them counted once, and said.
+  const unsized = await estimateText(text.replace('for task in range(TASKS):', 'for task in task_stream():'), file);
+  assert.deepEqual(unsized.config.keptGraphs, { rows: 5, createGraphRows: 3, largestRows: 2, weightCopies: 3 });
+  assert.ok(unsized.assumptions.some((a) => /runs a number of times the script does not fix: counted once/.test(a)), unsized.assumptions.join('\n'));
 });
 
 test('higher: the functional model\'s steps (diffopt.step) keep their graphs until the task\'s backward', async () => {

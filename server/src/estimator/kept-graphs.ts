@@ -98,6 +98,7 @@ interface InnerLoopContext { statement: Node; model: Node; functional: string; o
 
 export class StepGraphs {
   private readonly contexts: InnerLoopContext[] = [];
+  /** Whether a loop the read counted runs a number of times the program model does not know (per read). */
   private unknownRuns = false;
 
   constructor(private readonly program: ProgramModel, root: Node, private readonly isModel: (value: Value | undefined) => boolean) {
@@ -126,6 +127,7 @@ export class StepGraphs {
     const fn = functionOf(backward);
     const region = repeatingLoops(backward, fn).find((loop) => loop.type === 'for_statement' || loop.type === 'while_statement') ?? fn;
     const sites: Array<{ call: Node; chain: Node[] }> = [];
+    this.unknownRuns = false;
     this.collect(region, backward, [], new Set([fn.id]), sites);
     if (sites.length === 0) return undefined;
     const weightGradients = new Set<Node>();
@@ -169,7 +171,7 @@ export class StepGraphs {
       return (args?.type === 'tuple' || args?.type === 'list' ? args.namedChildren.find((n) => n?.type !== 'comment') : args) ?? null;
     }
     const model = fn.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'forward' ? fn.childForFieldName('object') : fn;
-    const functional = fn.type === 'identifier' && this.contexts.some((c) => c.functional === fn.text && within(c.statement, call));
+    const functional = fn.type === 'identifier' && this.contexts.some((c) => c.functional === fn.text && within(c.statement, call) && this.isModel(this.program.valueOf(c.model)));
     if (functional || this.isModel(this.program.valueOf(model))) return argument(call, 'input', 0) ?? null;
     return undefined;
   }
@@ -223,6 +225,33 @@ export class StepGraphs {
   }
 
   /**
+   * Per function, or per step loop (all a graph needs to reach the backward in it): the statements a graph can flow
+   * through (outside no_grad), and the names the forwards there take as weights.
+   */
+  private readonly functionFacts = new Map<number, { statements: Node[]; weightNames: Set<string> }>();
+  /** Per expression: the names it reads (not attribute or keyword names). */
+  private readonly expressionNames = new Map<number, Node[]>();
+
+  private facts(fn: Node, scope: Node): { statements: Node[]; weightNames: Set<string> } {
+    let facts = this.functionFacts.get(scope.id);
+    if (facts) return facts;
+    const statements = scope.descendantsOfType(['expression_statement', 'return_statement']).filter((s): s is Node => !!s && functionOf(s) === fn && !underNoGrad(s));
+    const weightNames = new Set<string>();
+    for (const call of scope.descendantsOfType('call')) {
+      if (call && this.forwardInput(call) !== undefined) for (const w of this.weightArguments(call)) for (const id of identifiersIn(w)) weightNames.add(id.text);
+    }
+    for (const context of this.contexts) if (within(fn, context.statement)) weightNames.add(context.functional);
+    this.functionFacts.set(scope.id, (facts = { statements, weightNames }));
+    return facts;
+  }
+
+  private names(expression: Node): Node[] {
+    let names = this.expressionNames.get(expression.id);
+    if (!names) this.expressionNames.set(expression.id, (names = identifiersIn(expression).filter((n) => !isAttributeName(n) && !isKeywordName(n))));
+    return names;
+  }
+
+  /**
    * Follows one forward's output to the backward: the loops whose runs each keep a graph of it, and whether its
    * loss is differentiated over fast weights on the way.
    */
@@ -239,7 +268,10 @@ export class StepGraphs {
     let start: Node = call;
     for (let level = chain.length; level >= 0; level--) {
       const fn = functionOf(start);
-      const flow = this.flow(start, fn, inputNames);
+      // In the step's own function, only the step's loop: the backward is in it, and a graph that leaves it is
+      // started afresh each step (where an accumulation starts is read from the whole function).
+      const scope = level === 0 && region.type !== 'function_definition' && region.type !== 'module' ? region : fn;
+      const flow = this.flow(start, fn, scope, inputNames);
       for (const grad of flow.gradients) {
         if (!grad.overWeights) continue;
         overWeights = true;
@@ -262,26 +294,25 @@ export class StepGraphs {
   }
 
   /**
-   * The names in `fn` that carry the graph of `start` (an expression), the loops whose runs keep one graph each,
-   * the gradients taken of it, and whether `fn` returns it.
+   * The names in `fn` (its statements under `scope`) that carry the graph of `start` (an expression), the loops whose
+   * runs keep one graph each, the gradients taken of it, and whether `fn` returns it.
    */
-  private flow(start: Node, fn: Node, inputNames: ReadonlySet<string>) {
+  private flow(start: Node, fn: Node, scope: Node, inputNames: ReadonlySet<string>) {
     const carrying = new Set<string>();
     const multiplying = new Set<Node>();
     const gradients = new Map<Node, { call: Node; createGraph: boolean; overWeights: boolean }>();
     let returned = false;
     // A comprehension of forwards keeps every one of them (a list of losses, a sum over tasks).
     for (const loop of repeatingLoops(start, fn)) if (loop.type !== 'for_statement' && loop.type !== 'while_statement') multiplying.add(loop);
-    const statements = fn.descendantsOfType(['expression_statement', 'return_statement']).filter((s): s is Node => !!s && functionOf(s) === fn && !underNoGrad(s));
-    const weightNames = new Set<string>();
-    for (const call of fn.descendantsOfType('call')) {
-      if (call && this.forwardInput(call) !== undefined) for (const w of this.weightArguments(call)) for (const id of identifiersIn(w)) weightNames.add(id.text);
-    }
-    for (const context of this.contexts) if (within(fn, context.statement)) weightNames.add(context.functional);
+    const { statements, weightNames } = this.facts(fn, scope);
+    /** Accumulations already read (each pass meets them again). */
+    const accumulated = new Set<string>();
     /** Whether `expression` holds `start` or a carrying name in a place that keeps its graph. */
     const carries = (expression: Node): boolean => {
-      const mentions = [...(within(expression, start) ? [start] : []),
-        ...identifiersIn(expression).filter((n) => carrying.has(n.text) && !isAttributeName(n) && !isKeywordName(n))];
+      const holdsStart = within(expression, start);
+      const names = this.names(expression);
+      if (!holdsStart && !names.some((n) => carrying.has(n.text))) return false;
+      const mentions = [...(holdsStart ? [start] : []), ...names.filter((n) => carrying.has(n.text))];
       return mentions.some((mention) => this.keepsGraph(mention, expression, gradients, inputNames, weightNames));
     };
     for (let pass = 0; pass < MAX_FLOW_PASSES; pass++) {
@@ -295,6 +326,9 @@ export class StepGraphs {
         if (!expression) continue;
         const accumulate = (name: string, at: Node): void => {
           carrying.add(name);
+          const key = `${at.id}:${name}`;
+          if (accumulated.has(key)) return;
+          accumulated.add(key);
           const init = initialisation(fn, name, at);
           for (const loop of repeatingLoops(at, fn)) if (!init || !within(loop, init)) multiplying.add(loop);
         };
