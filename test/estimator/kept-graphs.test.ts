@@ -124,6 +124,15 @@ ${body}
         loss = loss + model(x * k).pow(2).mean()
     loss.backward()`), 'summed.py');
   assert.deepEqual(summed.config.keptGraphs, { rows: 4, createGraphRows: 0, largestRows: 1, weightCopies: 0 });
+  // Micro-batches of one batch (`x.chunk(4)`) hold the batch's rows between them: as one forward of the batch.
+  const chunked = await estimateText(script(`    loss = 0
+    for part in x.chunk(4):
+        loss = loss + model(part).pow(2).mean()
+    loss.backward()`), 'chunked.py');
+  assert.deepEqual(chunked.config.keptGraphs, undefined);
+  const whole = await estimateText(script(`    loss = model(x).pow(2).mean()
+    loss.backward()`), 'whole.py');
+  assert.equal(chunked.peakAllocated, whole.peakAllocated);
   const rebound = await estimateText(script(`    for k in range(4):
         out = model(x * k)
     out.pow(2).mean().backward()`), 'rebound.py');

@@ -193,9 +193,7 @@ export class StepGraphs {
 
   /** How many times a loop (or comprehension) runs, where the program model knows what it iterates. */
   private runs(loop: Node): number {
-    const iterable = loop.type === 'for_statement' ? loop.childForFieldName('right')
-      : loop.descendantsOfType('for_in_clause').find((clause) => clause?.parent === loop)?.childForFieldName('right');
-    const value = this.program.valueOf(iterable ?? undefined);
+    const value = this.program.valueOf(iterableOf(loop));
     if (value?.kind === 'list') return Math.max(1, value.items.length);
     this.unknownRuns = true;
     return 1;
@@ -283,7 +281,10 @@ export class StepGraphs {
       for (const loop of flow.multiplying) if (inside(loop)) multiplying.add(loop);
       if (level === 0) {
         const reached = flow.reaches(backward);
-        const kept = reached ? [...multiplying].reduce((product, loop) => product * this.runs(loop), 1) : 0;
+        // Pieces of one batch (`for part in x.chunk(4)`) hold its rows between them: where a forward's own rows are
+        // not known (counted as the batch's), their loop does not multiply them.
+        const counted = [...multiplying].filter((loop) => rows !== undefined || !partitionsBatch(loop));
+        const kept = reached ? counted.reduce((product, loop) => product * this.runs(loop), 1) : 0;
         return { line: call.startPosition.row, kept, ...(rows ? { rows } : {}), createGraph: createGraph && reached, firstOrder: overWeights && !(createGraph && reached) };
       }
       if (!flow.returned) break;
@@ -427,6 +428,18 @@ export class StepGraphs {
 function identifiersIn(node: Node): Node[] {
   if (node.type === 'identifier') return [node];
   return node.descendantsOfType('identifier').filter((n): n is Node => !!n);
+}
+
+/** What a for loop or a comprehension iterates (undefined for a while loop). */
+function iterableOf(loop: Node): Node | undefined {
+  const clause = loop.type === 'for_statement' ? loop : loop.namedChildren.find((child) => child?.type === 'for_in_clause');
+  return clause?.childForFieldName('right') ?? undefined;
+}
+
+/** Whether a loop (or comprehension) iterates the pieces of a tensor (`x.chunk(4)`, `torch.split(x, 16)`). */
+function partitionsBatch(loop: Node): boolean {
+  const iterable = iterableOf(loop);
+  return iterable?.type === 'call' && /(^|\.)(chunk|split|tensor_split|unbind)$/.test(calleeText(iterable));
 }
 
 /**
