@@ -7,7 +7,7 @@ import { lookupClassAttribute, type ProgramModel } from '../engine/program/inter
 import type { PyNode } from '../engine/program/node';
 import { enclosingLoops, enclosingScope } from '../engine/syntax';
 import { treeIndex } from '../engine/program/tree-index';
-import { drawnRange, isIntegerTensor, partialTensorShape, tensorShape, UNKNOWN, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, listTensorShape, partialTensorShape, tensorShape, UNKNOWN, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
 import { loopLoader } from './growth';
 
@@ -111,6 +111,12 @@ export function sampleFields(program: ProgramModel, loop: PyNode): { fields: Map
   const fields = new Map<string, SampleShape>();
   for (const [key, element] of sample.entries) {
     if (element.kind === 'tensor') fields.set(key, { shape: [1, ...element.shape], integer: element.integer });
+    // A tensor the trace keeps as the call that made it: with a shape given (`torch.randint(0, V, (C, T))`), or
+    // from the lists a dataset built (`torch.tensor([ids for ids in choices])`).
+    const made = element.kind === 'call' ? tensorShape(element) : undefined;
+    const listed = element.kind === 'call' && !made ? listTensorShape(element) : undefined;
+    if (made && element.kind === 'call') fields.set(key, { shape: [1, ...made.dims], integer: isIntegerTensor(element) });
+    else if (listed) fields.set(key, { shape: [1, ...listed.dims], integer: listed.integer });
   }
   return { fields, line: getitem.node.startPosition.row };
 }
@@ -197,6 +203,9 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
       const least = made.least?.some((d) => d !== undefined) ? { least: [undefined, ...made.least] } : {};
       return { shape: [1, ...made.dims], integer: isIntegerTensor(element) || element.path === 'torch.randint', ...least };
     }
+    // A tensor of the lists the dataset built (`torch.tensor([ids for ids in choices])`).
+    const listed = element?.kind === 'call' ? listTensorShape(element) : undefined;
+    if (listed) return { shape: [1, ...listed.dims], integer: listed.integer };
     return element?.kind === 'tensor' ? { shape: [1, ...element.shape], integer: element.integer } : undefined;
   };
   let replayed: { names: Map<string, Value>; tracer: ForwardTrace } | undefined;

@@ -22,6 +22,7 @@ import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
+import { keepsGraphsOfLoops, keptRows, StepGraphs, type KeptGraphs } from './kept-graphs';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors';
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
@@ -140,6 +141,10 @@ export interface DetectedConfig {
   perSampleGradients?: Located<boolean>;
   /** `torch.autograd.grad(..., create_graph=True)`: the highest order of derivative taken with its own graph. */
   inputDerivatives?: Located<number>;
+  /** Forwards run in loops before one backward whose graphs it runs through (see kept-graphs.ts). */
+  keptGraphs?: Located<KeptGraphs>;
+  /** A multiple-choice model's choices per sample (see TransformerSpec.multipleChoice); absent where not found. */
+  choices?: Located<number>;
   /** The activations the script calls or builds, by how derivatives through them grow (the largest kind found). */
   derivativeActivation?: DerivativeActivation;
   /**
@@ -201,7 +206,7 @@ export interface DetectedConfig {
   untrainedModel?: Located<{ name: string; parameters: number }>;
 }
 
-const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|ForCTC|ForPreTraining|Model|ForSeq2SeqLM))$/;
+const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|ForMultipleChoice|ForCTC|ForPreTraining|Model|ForSeq2SeqLM))$/;
 
 // Patterns the loop over every call tests: constants, since a regular expression literal is a new object each time it runs.
 const WHITESPACE = /\s+/g;
@@ -233,7 +238,8 @@ function lastName(dotted: string): string {
 
 function taskFromClass(className: string, family: TransformerFamily): TransformerTask {
   if (/CausalLM|LMHead/.test(className)) return 'causal-lm';
-  if (/SequenceClassification|TokenClassification|QuestionAnswering/.test(className)) return 'seq-cls';
+  // A multiple-choice head scores each (context, choice) sequence: a one-label classifier over the pooled output.
+  if (/SequenceClassification|TokenClassification|QuestionAnswering|MultipleChoice/.test(className)) return 'seq-cls';
   if (/MaskedLM/.test(className)) return 'masked-lm';
   // MarianMTModel is Marian's ForConditionalGeneration (a language-model head on the decoder).
   if (/ConditionalGeneration|Seq2SeqLM|SpeechSeq2Seq|MTModel$/.test(className)) return family === 'whisper' ? 'speech-seq2seq' : 'seq2seq';
@@ -243,6 +249,11 @@ function taskFromClass(className: string, family: TransformerFamily): Transforme
   if (/ForPreTraining/.test(className)) return family === 'vit' ? 'base' : 'masked-lm';
   if (family === 'clip') return 'contrastive';
   return 'base';
+}
+
+/** A multiple-choice class's spec: its classifier gives one score a sequence, whatever num_labels says. */
+function withMultipleChoice(spec: TransformerSpec, className: string): TransformerSpec {
+  return /ForMultipleChoice$/.test(className) ? { ...spec, numLabels: 1, multipleChoice: true } : spec;
 }
 
 function dtypeFrom(value: PyValue | undefined): WeightDtype | undefined {
@@ -487,6 +498,9 @@ const SEQ_NAMES = ['seq_len', 'SEQ_LEN', 'seq_length', 'SEQ_LENGTH', 'sequence_l
   'CONTEXT_LENGTH', 'lookback', 'LOOKBACK', 'window_size', 'WINDOW_SIZE', 'bptt', 'BPTT', 'bptt_len', 'BPTT_LEN', 'max_seq_length', 'MAX_SEQ_LENGTH', 'max_seq_len', 'MAX_SEQ_LEN',
   // An encoder-decoder's inputs (the targets' names are TARGET_NAMES).
   'max_source_length', 'MAX_SOURCE_LENGTH', 'max_source_len', 'MAX_SOURCE_LEN', 'max_src_len', 'MAX_SRC_LEN', 'max_src_length', 'MAX_SRC_LENGTH', 'max_input_length', 'MAX_INPUT_LENGTH', 'max_length', 'MAX_LENGTH', 'max_len', 'MAX_LEN'];
+/** Names of the choices a multiple-choice sample holds, where the step's data does not show them. */
+const CHOICE_NAMES = ['num_choices', 'NUM_CHOICES', 'n_choices', 'N_CHOICES', 'num_options', 'NUM_OPTIONS', 'n_options', 'N_OPTIONS',
+  'num_endings', 'NUM_ENDINGS', 'num_candidates', 'NUM_CANDIDATES'];
 const TARGET_NAMES = ['max_target_length', 'max_target_len', 'MAX_TARGET_LENGTH', 'MAX_TARGET_LEN', 'target_max_length', 'max_label_length',
   'max_labels_length', 'max_output_length', 'target_length', 'target_len', 'TARGET_LENGTH', 'TARGET_LEN', 'tgt_len', 'TGT_LEN',
   'max_tgt_len', 'MAX_TGT_LEN', 'max_tgt_length', 'MAX_TGT_LENGTH'];
@@ -532,6 +546,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   let configSpec: { spec: TransformerSpec; line: number; name: string; storedDtype?: WeightDtype } | undefined;
   let hasBackward: number | undefined;
   let backwardCall: Node | undefined;
+  /** The rows of the first forward the step's backward runs through, where its input was made with a shape. */
+  let stepRows: Located<number> | undefined;
   let hasNoGrad: number | undefined;
   let hasZeroGrad = false;
   let trainerTrain: number | undefined;
@@ -638,7 +654,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (spec) {
         const labels = kwValue('num_labels');
         const task = taskFromClass(className, spec.family);
-        const resolved = { ...spec, task: task === 'base' && spec.family === 'vit' ? spec.task : task, numLabels: typeof labels === 'number' ? labels : spec.numLabels };
+        const resolved = withMultipleChoice({ ...spec, task: task === 'base' && spec.family === 'vit' ? spec.task : task, numLabels: typeof labels === 'number' ? labels : spec.numLabels }, className);
         const model: DetectedModel = { name: id ?? className, source, line, spec: resolved, defaultWeightDtype: spec.storedDtype };
         const asked = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
         const stored = kwValue('torch_dtype') === 'auto' || kwValue('dtype') === 'auto' ? spec.storedDtype : undefined;
@@ -710,7 +726,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
     if (configSpec && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
-      const spec = { ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) };
+      const spec = withMultipleChoice({ ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) }, className);
       // ViT-MAE's decoder belongs to the pre-training class; ViTMAEModel is the encoder (and masks all the same).
       if (!/ForPreTraining$/.test(className)) delete spec.decoder;
       // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
@@ -1293,6 +1309,19 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const adjacency = sparseAdjacency(bindings.program, calls);
     if (adjacency) detected.sparseAdjacency = adjacency;
     detected.moduleBuffers = registeredBuffersOnDevice(bindings.program);
+    // Forwards run in loops before one backward (a meta-learning step): they replace the plain count of forwards,
+    // and the gradients over fast weights are no derivatives with respect to an input.
+    const modelValues = new Set<Value>([...trainedValues, ...[hubModelCall && bindings.value(hubModelCall), libraryModelMade].filter((v): v is Value => !!v)]);
+    const step = stepGraphs(bindings.program, tree.rootNode, calls, modelValues);
+    const graphs = step.graphs;
+    if (graphs) {
+      detected.keptGraphs = graphs;
+      detected.forwardsPerBackward = undefined;
+      const weightGradients = new Set(graphs.value.weightGradients.map((call) => call.id));
+      detected.inputDerivatives = inputDerivativeOrder(calls.filter((call) => !weightGradients.has(call.id)));
+      if (!detected.inputDerivatives) detected.derivativeActivation = undefined;
+    }
+    stepRows = step.rows;
   }
   // A model frozen whole and run only under no_grad beside one run with grad (a self-distillation's teacher): the
   // freezing is not the trained model's, and its weights are one more model on the GPU.
@@ -1317,7 +1346,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.usesTrainer && !detected.optimizer) detected.optimizerImpl ??= 'fused';
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
-  detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES);
+  // Where neither the data nor a name says, the rows of the tensor the step's forward is given (made in a helper).
+  detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES) ?? stepRows;
   // Image batches of several sizes in one call of the trained model (multi-crop): as many images of the largest size
   // as make the same tokens (a ViT) or pixels.
   const crops = detected.model ? cropList(calls, bindings.program) : undefined;
@@ -1341,6 +1371,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     detected.batchSize = rebuilt;
   }
   if (detected.model?.spec.kind === 'transformer' && backwardCall) readSampleLengths(detected, detected.model.spec, bindings.program, backwardCall);
+  if (detected.model?.spec.kind === 'transformer' && detected.model.spec.multipleChoice) {
+    const read = stepChoices(bindings.program, backwardCall, forwards);
+    if (read) detected.seqLen ??= read.seqLen;
+    detected.choices = read?.choices ?? firstBinding(bindings, CHOICE_NAMES);
+  }
   if (videoModel && detected.model === videoModel.model) {
     const clip = backwardCall ? stepClip(bindings.program, backwardCall) : undefined;
     const named = firstBinding(bindings, FRAME_NAMES);
@@ -1394,6 +1429,52 @@ function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, prog
   detected.seqLen ??= tokens('input_ids');
   if (spec.decoderLayers > 0) detected.targetLen ??= tokens('decoder_input_ids') ?? labels;
   else detected.seqLen ??= labels;
+}
+
+/**
+ * The forwards of the trained model that the step's backward runs through, where loops before it keep more than one
+ * (see kept-graphs.ts): read for every backward, the one that keeps the most rows.
+ */
+function stepGraphs(program: ProgramModel, root: Node, calls: readonly Node[], models: ReadonlySet<Value>): { graphs?: Located<KeptGraphs>; rows?: Located<number> } {
+  if (models.size === 0) return {};
+  const reader = new StepGraphs(program, root, (value) => value !== undefined && models.has(value));
+  let best: Located<KeptGraphs> | undefined;
+  let bestRows = 0;
+  let rows: Located<number> | undefined;
+  for (const call of calls) {
+    if (lastName(callee(call)) !== 'backward' || underNoGrad(call)) continue;
+    const graphs = reader.read(call);
+    if (!graphs) continue;
+    rows ??= graphs.forwards.find((forward) => forward.kept > 0 && forward.rows)?.rows;
+    if (!keepsGraphsOfLoops(graphs)) continue;
+    const kept = keptRows(graphs, 1).rows;
+    if (kept > bestRows) [best, bestRows] = [{ value: graphs, line: graphs.forwards.find((f) => f.kept > 0)?.line ?? call.startPosition.row }, kept];
+  }
+  return { ...(best ? { graphs: best } : {}), ...(rows ? { rows } : {}) };
+}
+
+/**
+ * A multiple-choice model's choices per sample and their length, from the (choices, tokens) ids the step receives:
+ * as its loader's dataset makes each sample (a dict by key, or the tuple elements given as `input_ids=`), else the
+ * (batch, choices, tokens) ids the step's call is given as made.
+ */
+function stepChoices(program: ProgramModel, backwardCall: Node | undefined, forwards: readonly Node[]): { choices: Located<number>; seqLen: Located<number> } | undefined {
+  const loop = backwardCall ? enclosingLoops(backwardCall).find((outer) => outer.type === 'for_statement') : undefined;
+  const sample = loop ? sampleFields(program, loop) ?? keywordSampleFields(program, loop) : undefined;
+  const ids = sample?.fields.get('input_ids');
+  if (sample && ids?.integer && ids.shape.length === 3) {
+    return { choices: { value: ids.shape[1]!, line: sample.line, how: 'literal' }, seqLen: { value: ids.shape[2]!, line: sample.line, how: 'literal' } };
+  }
+  for (const forward of forwards) {
+    const args = callArguments(forward);
+    const value = program.valueOf(args.keywords.get('input_ids') ?? args.positional[0]);
+    if (value?.kind !== 'call' || !isIntegerTensor(value)) continue;
+    const made = tensorShape(value);
+    if (made?.dims.length !== 3) continue;
+    // The choices are said where the ids are made; the length where it was given, as for (batch, tokens) ids.
+    return { choices: { value: made.dims[1]!, line: value.line, how: 'literal' }, seqLen: { value: made.dims[2]!, line: made.line, how: made.how } };
+  }
+  return undefined;
 }
 
 /**

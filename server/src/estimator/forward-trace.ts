@@ -53,6 +53,16 @@ const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1]
 const SPARSE_PRODUCT = /^torch\.(sparse\.mm|spmm)$/;
 const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
 
+/**
+ * Operations whose backward, run with create_graph=True (a meta-learning inner step), keeps the gradient of their
+ * output for the later backward through it: their derivative depends on tensors that require grad (a weight, the
+ * input's statistics, a smooth activation's output), so double backward reads that gradient again. Piecewise-linear
+ * ones (ReLU, max-pooling, dropout, pooling by averages, views) apply a fixed mask or index and keep nothing more.
+ */
+const GRADIENT_KEEPING_LAYER = /^(Linear|Bilinear|Conv[123]d|ConvTranspose[123]d|BatchNorm[123]d|LayerNorm|GroupNorm|InstanceNorm[123]d|RMSNorm|Tanh|Sigmoid|GELU|SiLU|Mish|ELU|SELU|CELU|Softplus|LogSigmoid|Hardswish|Softmax|LogSoftmax)$/;
+const GRADIENT_KEEPING_FUNCTION = /^torch\.(nn\.functional\.)?(linear|bilinear|conv[123]d|conv_transpose[123]d|batch_norm|layer_norm|group_norm|instance_norm|rms_norm|tanh|sigmoid|gelu|silu|mish|elu|selu|celu|softplus|logsigmoid|hardswish|softmax|log_softmax|einsum)$/;
+const GRADIENT_KEEPING_METHOD = /^(tanh|sigmoid|softmax|log_softmax)$/;
+
 function tensorsIn(value: Value | undefined): TensorValue[] {
   if (!value) return [];
   if (value.kind === 'tensor') return [value];
@@ -170,6 +180,11 @@ export class ForwardTrace implements TensorTracer {
   backwardPeak = 0;
   /** The largest gradient pair of one layer (its output's gradient and its input's), alive while its backward runs. */
   gradientPair = 0;
+  /**
+   * Elements of the output gradients a backward run with create_graph=True keeps for a later backward through it
+   * (see GRADIENT_KEEPING_LAYER), per sample: what a second-order inner step keeps beside its forward's tensors.
+   */
+  gradientKept = 0;
   /** A workspace the layer being traced takes in its backward, beside its gradients (cuDNN's recurrent layers). */
   private pendingBackwardWorkspace = 0;
   /**
@@ -537,6 +552,7 @@ export class ForwardTrace implements TensorTracer {
       const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
       this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
       this.backwardElements(this.savedElements + numel(output.shape) + inputGradient + this.pendingBackwardWorkspace);
+      if (GRADIENT_KEEPING_LAYER.test(layer.type)) this.gradientKept += numel(output.shape);
     }
     if (this.trainable(layer)) this.trainableSoFar += this.parameterCount(layer);
     return out;
@@ -992,6 +1008,7 @@ export class ForwardTrace implements TensorTracer {
 
   function(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
     const out = this.recorded([...args, ...kwargs.values()], false, () => this.functionOp(path, args, kwargs));
+    if (GRADIENT_KEEPING_FUNCTION.test(path)) this.keepsGradientOf(out);
     // A functional activation or pooling (`F.relu(x)`, `F.max_pool2d(x, 2)`) is a layer to backward: its output's
     // gradient and its input's are alive at once beside what is still kept, as for the module form (layer()).
     if (FUNCTIONAL_LAYER.test(path)) this.backwardPoint(tensorsIn(args[0])[0], out ? tensorsIn(out)[0] : undefined);
@@ -1352,7 +1369,15 @@ export class ForwardTrace implements TensorTracer {
   }
 
   method(x: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value {
-    return this.recorded([x, ...args, ...kwargs.values()], false, () => this.methodOp(x, name, args, kwargs));
+    const out = this.recorded([x, ...args, ...kwargs.values()], false, () => this.methodOp(x, name, args, kwargs));
+    if (GRADIENT_KEEPING_METHOD.test(name)) this.keepsGradientOf(out);
+    return out;
+  }
+
+  /** An op whose double backward reads its output's gradient (see GRADIENT_KEEPING_LAYER), where it records. */
+  private keepsGradientOf(out: Value | undefined): void {
+    const output = out ? tensorsIn(out)[0] : undefined;
+    if (output && !output.integer && !this.noGrad.has(output.id)) this.gradientKept += numel(output.shape);
   }
 
   private methodOp(x: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value {
@@ -1565,7 +1590,11 @@ export class ForwardTrace implements TensorTracer {
   }
 
   binary(operator: string, a: Value, b: Value): Value | undefined {
-    return this.recorded([a, b], false, () => this.binaryOp(operator, a, b));
+    const out = this.recorded([a, b], false, () => this.binaryOp(operator, a, b));
+    // A product's gradient is the other operand times the output's: where both have history, double backward reads it.
+    const recordedOperands = [a, b].filter((v) => v.kind === 'tensor' && !this.noGrad.has(v.id)).length;
+    if (operator === '@' || ((operator === '*' || operator === '/') && recordedOperands === 2)) this.keepsGradientOf(out);
+    return out;
   }
 
   private binaryOp(operator: string, a: Value, b: Value): Value | undefined {

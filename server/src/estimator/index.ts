@@ -11,6 +11,7 @@ import { findGpu } from './catalog/gpus';
 import { detectConfig, type DetectedConfig } from './detect';
 import { estimate, fitOnGpus } from './model';
 import { featureEncoderParameters } from './speech';
+import { keptRows } from './kept-graphs';
 import { countTransformerParameters } from './transformer';
 import type {
   Breakdown, ConfigField, GpuFit, LayerNetSpec, OptimizerKind, PeakPhase, Precision, RunMode, Strategy, TrainingConfig, WeightDtype,
@@ -260,6 +261,14 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
         : t('seq_len not found in the script; assumed {0} (the model allows {1})', seqLen, maxPositions));
     }
   }
+  // A multiple-choice model flattens each sample's choices into its batch: so many sequences a sample.
+  const multipleChoice = spec.kind === 'transformer' && spec.multipleChoice;
+  const sequencesPerSample = multipleChoice ? detected.choices?.value ?? 1 : 1;
+  if (multipleChoice && detected.choices) {
+    assumptions.push(t('multiple choice: each sample holds {0} choices (line {1}), which the model runs as sequences of their own: {0} sequences of {2} tokens a sample', detected.choices.value, (detected.choices.line ?? 0) + 1, seqLen));
+  } else if (multipleChoice) {
+    assumptions.push(t('multiple choice: the choices each sample holds were not found in the data the step receives: counted as one sequence a sample (an underestimate); give --batch-size the sequences one step feeds the model'));
+  }
   // The decoder of a text encoder-decoder reads the labels; the targets' own length when the script gives one. A
   // net of the script's own takes the length its trace gave the target tokens (the data's, `tgt[:, :-1]` applied).
   const targetLen = spec.kind === 'layers' ? spec.targetTokens
@@ -385,6 +394,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.forwardsPerBackward && mode === 'train') {
     assumptions.push(t('the model is called {0} times before one backward (line {1}): the activations of all {0} forwards are kept until it runs', detected.forwardsPerBackward.value, (detected.forwardsPerBackward.line ?? 0) + 1));
   }
+  const keptGraphs = detected.keptGraphs && mode === 'train' ? keptGraphsConfig(detected.keptGraphs, batchSize, assumptions) : undefined;
   if (detected.inputDerivatives && mode === 'train') {
     assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}): their graphs are kept with the forward\'s until backward, and backward runs through them too; sized from MLPs measured on the GPU, for the forward the script trains (a gradient penalty on one of several forwards is counted on all of them)', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1));
   }
@@ -445,6 +455,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
     ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
+    ...(sequencesPerSample > 1 ? { sequencesPerSample } : {}),
+    ...(keptGraphs ? { keptGraphs } : {}),
     ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),
     ...(detected.perSampleGradients && mode === 'train' ? { perSampleGradients: { keptAcrossSteps: detected.perSampleGradients.value } } : {}),
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
@@ -466,6 +478,32 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     unresolved,
     how,
   };
+}
+
+/** What the step's loops of forwards keep, in units of the batch, and the assumptions that say how it was read. */
+function keptGraphsConfig(found: NonNullable<DetectedConfig['keptGraphs']>, batchSize: number, assumptions: string[]): TrainingConfig['keptGraphs'] {
+  const graphs = found.value;
+  const figures = keptRows(graphs, batchSize);
+  const kept = graphs.forwards.filter((forward) => forward.kept > 0);
+  const runs = kept.reduce((sum, forward) => sum + forward.kept, 0);
+  const rows = Math.round(figures.rows * batchSize);
+  assumptions.push(t('{0} forwards (line {1}) run in loops before one backward and are all alive when it starts: {2} rows in all, {3} x the batch; its transients are those of one forward of {4} rows',
+    runs, (found.line ?? 0) + 1, rows, formatRatio(figures.rows), Math.round(figures.largestRows * batchSize)));
+  const secondOrder = kept.filter((forward) => forward.createGraph);
+  if (secondOrder.length > 0) {
+    assumptions.push(t('{0} of them are inner steps whose gradient over the fast weights is taken with create_graph=True (line {1}): each keeps what its gradient\'s backward saved too (the gradients of the outputs of its weighted layers, norms and smooth activations) and a copy of the weights',
+      secondOrder.reduce((sum, forward) => sum + forward.kept, 0), secondOrder[0]!.line + 1));
+  }
+  const firstOrder = graphs.forwards.find((forward) => forward.firstOrder);
+  if (firstOrder) {
+    assumptions.push(t('the inner steps at line {0} take their gradient without create_graph (first order): each frees its graph at the gradient, and only its fast weights stay', firstOrder.line + 1));
+  }
+  if (graphs.unknownRuns) assumptions.push(t('a loop around those forwards runs a number of times the script does not fix: counted once'));
+  return figures;
+}
+
+function formatRatio(ratio: number): string {
+  return Number.isInteger(ratio) ? String(ratio) : ratio.toFixed(1);
 }
 
 /** The other tower of a two-tower model, at the images' size (else its own), and the assumption that says so. */

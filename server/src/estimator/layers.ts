@@ -820,10 +820,11 @@ export function withFrozenPrefix(spec: LayerNetSpec, trainableFrom: number): Lay
   const part = parts[trainableFrom];
   // Nothing with parameters comes before it (the unnamed start of a net that names its parts): nothing is frozen.
   if (trainableFrom <= 0 || parts.length === 0 || part?.parametersBefore === 0) return spec;
-  const { backwardPeakElementsPerSample: _peak, backwardPoints: _points, gradientPairElementsPerSample: _pair, ...rest } = spec;
+  const { backwardPeakElementsPerSample: _peak, backwardPoints: _points, gradientPairElementsPerSample: _pair, createGraphElementsPerSample: _graph, ...rest } = spec;
   void _peak;
   void _points;
   void _pair;
+  void _graph;
   const input = part?.inputCounted ? part.inputElements : 0;
   const saved = part ? spec.savedElementsPerSample - part.savedBefore + input : 0;
   const fp32Total = spec.autocastSavedBytesPerSample !== undefined ? spec.autocastSavedBytesPerSample / 2 - spec.savedElementsPerSample : 0;

@@ -515,6 +515,32 @@ function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): Acti
   };
 }
 
+/**
+ * What a step keeps whose backward runs through the graphs of forwards run in loops before it (kept-graphs.ts): every
+ * kept forward's saved tensors, as one forward of all their rows; for a second-order inner step, what its gradient's
+ * backward saved too (the output gradients the trace counted, else as much again as its forward kept); the fast
+ * weights the graphs hold. Backward runs through one forward's graph at a time: its transients are those of the
+ * largest single forward, over what is kept (and, through create_graph graphs, as much more as derivative graphs take).
+ */
+function withKeptGraphs(cfg: TrainingConfig, kept: NonNullable<TrainingConfig['keptGraphs']>, params: ParameterFigures,
+  figuresAt: (batch: number) => ActivationFigures): ActivationFigures {
+  const all = figuresAt(Math.max(1, Math.round(cfg.batchSize * kept.rows)));
+  const one = figuresAt(Math.max(1, Math.round(cfg.batchSize * kept.largestRows)));
+  const spec = cfg.model;
+  const elementBytes = activationMode(cfg) === 'fp32' ? FP32 : 2;
+  const createGraphRows = cfg.batchSize * kept.createGraphRows;
+  const perRow = spec.kind === 'layers' ? layerNetAt(spec, cfg).createGraphElementsPerSample : undefined;
+  const gradientGraphs = perRow !== undefined ? createGraphRows * perRow * elementBytes
+    : kept.rows > 0 ? (all.saved / (cfg.batchSize * kept.rows)) * createGraphRows : 0;
+  const fastWeights = kept.weightCopies * params.weightBytes;
+  return {
+    ...all,
+    saved: all.saved + gradientGraphs + fastWeights,
+    backwardTransient: one.backwardTransient * (kept.createGraphRows > 0 ? INPUT_DERIVATIVE_TRANSIENT : 1),
+    backwardCurve: undefined,
+  };
+}
+
 export function estimate(cfg: TrainingConfig): EstimateNumbers {
   const own = phaseParts(cfg);
   const tower = cfg.jointTower && cfg.mode === 'train' ? phaseParts(jointTowerConfig(cfg, cfg.jointTower)) : undefined;
@@ -584,8 +610,14 @@ function phaseParts(cfg: TrainingConfig): { parts: Record<PeakPhase, Breakdown>;
   const optimizerTemp = cfg.offloadOptimizer ? 0 : params.optimizerTempBytes * layout.optimizerShare;
   // Several forwards before one backward keep every call's activations: as one forward of all their samples.
   const forwards = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
-  const activationCfg = forwards > 1 ? { ...cfg, batchSize: cfg.batchSize * forwards } : cfg;
-  const act = withInputDerivatives(cfg, cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, activationCfg, params) : layerNetFigures(cfg.model, activationCfg, params));
+  // A sample of several sequences (a multiple-choice model's choices) runs as that many rows of the batch.
+  const rows = forwards * (cfg.sequencesPerSample ?? 1);
+  const figuresAt = (batch: number): ActivationFigures => {
+    const at = batch !== cfg.batchSize ? { ...cfg, batchSize: batch } : cfg;
+    return cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, at, params) : layerNetFigures(cfg.model, at, params);
+  };
+  const kept = cfg.mode === 'train' ? cfg.keptGraphs : undefined;
+  const act = withInputDerivatives(cfg, kept ? withKeptGraphs(cfg, kept, params, (batch) => figuresAt(batch * (cfg.sequencesPerSample ?? 1))) : figuresAt(cfg.batchSize * rows));
   const base = LIBRARY_WORKSPACE_BYTES + act.inputs + (cfg.residentDataBytes ?? 0);
   // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.
   const parts: Record<PeakPhase, Breakdown> = { forward: ZERO_BREAKDOWN, backward: ZERO_BREAKDOWN, 'optimizer-step': ZERO_BREAKDOWN };

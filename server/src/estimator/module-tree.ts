@@ -4,7 +4,7 @@
 // order, which is the order most forward() methods run them in.
 import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, type LibraryPart } from './library-models';
 import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
-import { drawnRange, isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, isModuleClass, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
@@ -1022,6 +1022,13 @@ function growsUnevenly(one: Traced, two: Traced | undefined): boolean {
   return single.some((n, i) => apart(double[i]!, n));
 }
 
+/** A value holding a module's parameters (`module.parameters()`, a list or dict made of them). */
+function holdsOwnParameters(value: Value): boolean {
+  if (value.kind === 'object' && value.role === 'parameters') return true;
+  const items = value.kind === 'list' ? value.items : value.kind === 'dict' ? [...value.entries.values()] : [];
+  return items.length > 0 && items.every((item) => item.kind === 'object' && item.role === 'parameters');
+}
+
 /** The net of a module the script builds; undefined when it holds no layer at all. */
 export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
@@ -1134,6 +1141,9 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         if (length !== undefined && length >= FEWEST_SEQUENCE_TOKENS && candidate.integer && length !== candidate.shape[1]) targetTokens ??= length;
       };
       const rest = site.slice(1).map((arg, i) => {
+        // The module's own parameters given as its weights (`learner(x, list(learner.parameters()))`, MAML's fast
+        // weights at their start): forward's path without them runs the same layers.
+        if (holdsOwnParameters(arg)) return NONE;
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
         const sample = fromData?.[i + 1];
         if (sample) {
@@ -1238,6 +1248,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       backwardPeakElementsPerSample: perSample(trace.backwardPeak),
       backwardPoints: tracedBatch === 1 ? trace.backwardPoints : trace.backwardPoints.map((point) => ({ ...point, elements: perSample(point.elements) })),
       gradientPairElementsPerSample: perSample(trace.gradientPair),
+      createGraphElementsPerSample: perSample(trace.gradientKept),
       fixedBytesPerSample: perSample(trace.fixedBytes),
       ...(trace.fixedBytes > trace.fixedBytesAtBackwardPeak ? { fixedBytesAfterBackwardPeak: perSample(trace.fixedBytes - trace.fixedBytesAtBackwardPeak) } : {}),
       largestElementsPerSample: perSample(trace.largest),
@@ -1341,6 +1352,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       inferenceLiveElementsPerSample: max((s) => s.inferenceLiveElementsPerSample),
       backwardPeakElementsPerSample: backwardPeak,
       gradientPairElementsPerSample: max((s) => s.gradientPairElementsPerSample ?? 0),
+      ...(specs.every((s) => s.createGraphElementsPerSample !== undefined) ? { createGraphElementsPerSample: sum((s) => s.createGraphElementsPerSample!) } : {}),
       blockSavedElements: specs.flatMap((s) => s.blockSavedElements),
       blockInputElements: specs.flatMap((s) => s.blockInputElements),
       ...(specs.some((s) => s.blockInputFullPrecision)

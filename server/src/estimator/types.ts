@@ -112,6 +112,11 @@ export interface TransformerSpec {
   embedProjection?: number;
   task: TransformerTask;
   numLabels: number;
+  /**
+   * A multiple-choice head (`…ForMultipleChoice`): the step gives (batch, choices, tokens) ids, which the model
+   * flattens to batch x choices sequences, each scored by a one-label classifier.
+   */
+  multipleChoice?: boolean;
 }
 
 /**
@@ -231,6 +236,11 @@ export interface LayerNetSpec {
    * trainable parameters of the layers before it (their gradients are not made yet; the later layers' are).
    */
   backwardPoints?: Array<{ elements: number; parametersBefore: number }>;
+  /**
+   * Elements per sample a backward run with create_graph=True keeps beside what forward kept (traced nets): the
+   * gradients of the outputs of the layers whose double backward reads them (weights, norms, smooth activations).
+   */
+  createGraphElementsPerSample?: number;
   /** The largest output-plus-input gradient of one layer, per sample (traced nets). */
   gradientPairElementsPerSample?: number;
   /** Bytes kept per sample when forward runs under autocast (fp32 where autocast keeps fp32), where traced. */
@@ -348,6 +358,19 @@ export interface TrainingConfig {
    * of the step are this many batches'. Absent: one.
    */
   forwardsPerBackward?: number;
+  /**
+   * Forwards whose graphs one backward runs through, run in loops before it (a meta-learning step's inner steps and
+   * query forwards, a loss summed over a loop): in units of the batch, the rows of all of them, of those whose
+   * gradient over fast weights was taken with create_graph=True (their backward's saved tensors are kept too), and of
+   * the largest one (what backward's transients follow), and the copies of the weights (fast weights) the graphs hold.
+   * Absent: one forward (or forwardsPerBackward).
+   */
+  keptGraphs?: { rows: number; createGraphRows: number; largestRows: number; weightCopies: number };
+  /**
+   * Sequences each sample of the batch is run as (a multiple-choice model's choices, flattened into its batch): the
+   * transformer runs batchSize x this many. Absent: one.
+   */
+  sequencesPerSample?: number;
   /**
    * Training through derivatives taken with create_graph=True (`torch.autograd.grad(u, x, create_graph=True)`): the
    * highest order. Each order builds a graph of its own beside the forward's, kept until backward. Absent: none.

@@ -407,6 +407,34 @@ export function isIntegerDtype(dtype: Value | undefined): boolean {
   return /^(long|int|int64|int32|int16|uint8|int8)$/.test(name);
 }
 
+/** Nesting of Python lists a tensor is made from that is followed (a tensor of more axes is not made from lists). */
+const MAX_LIST_NESTING = 6;
+
+/**
+ * The shape of a tensor made from nested Python lists (`torch.tensor([ids for ids in choices])`, a dataset's padded
+ * token lists): each axis is the length of the lists at that depth, where every list there has the same length.
+ * Integer where the numbers the program model knows are all integers; a `dtype=` decides where given. Undefined where the lists
+ * are ragged or not known.
+ */
+export function listTensorShape(call: CallResultValue): { dims: number[]; integer: boolean } | undefined {
+  if (!/^torch\.(tensor|as_tensor)$/.test(call.path) || call.args[0]?.kind !== 'list') return undefined;
+  const dims: number[] = [];
+  let level: Value[] = [call.args[0]];
+  while (level.every((item) => item.kind === 'list') && dims.length < MAX_LIST_NESTING) {
+    const lists = level as ListValue[];
+    const length = lists[0]!.items.length;
+    if (length === 0 || lists.some((list) => list.items.length !== length)) return undefined;
+    dims.push(length);
+    level = lists.flatMap((list) => list.items);
+  }
+  // Below the lists, numbers (some of them draws the program model leaves unknown), never more lists.
+  if (level.some((item) => item.kind === 'list' || item.kind === 'dict')) return undefined;
+  const numbers = level.filter((item): item is NumberValue => item.kind === 'number');
+  const integer = numbers.length > 0 && numbers.every((item) => Number.isInteger(item.value));
+  const dtype = call.kwargs.get('dtype');
+  return { dims, integer: dtype ? isIntegerDtype(dtype) : integer };
+}
+
 /**
  * What a forward trace knows about tensors: the interpreter hands it every operation on a tensor (a layer called,
  * a torch function, a tensor method, an operator, an index) and uses the value it returns; undefined means "not an
