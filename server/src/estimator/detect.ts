@@ -742,7 +742,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model && !backbone && !guessed) {
       const modelName = libraryArgument(0, 'model_name');
       const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;
-      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes')), made];
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes'), libraryKeyword), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
@@ -2527,9 +2527,12 @@ function visionModel(vision: VisionModel, name: string, source: ModelSource, lin
     ...(typeof widthMult === 'number' && widthMult > 0 ? { widthMult } : {}),
     ...changed,
   };
-  const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
+  // timm's `img_size=` builds a ViT's position table for that size (a convolutional net takes any size anyway).
+  const imgSize = source === 'timm' ? keyword?.('img_size') : undefined;
+  const builtFor = typeof imgSize === 'number' && imgSize > 0 ? imgSize : vision.imageSize;
+  const spec = vision.build(builtFor ?? 224, numClasses, options);
   return {
-    name, source, line, spec, defaultWeightDtype: 'fp32', ...(vision.imageSize ? { nativeImageSize: vision.imageSize } : {}),
+    name, source, line, spec, defaultWeightDtype: 'fp32', ...(builtFor ? { nativeImageSize: builtFor } : {}),
     rebuildAt: spec.kind === 'layers' ? (size: number) => vision.build(size, numClasses, options) as LayerNetSpec : undefined,
   };
 }

@@ -103,6 +103,7 @@ function normParams(s: TransformerSpec): number {
 /** Parameters of one encoder/decoder stack layer. */
 function layerParams(s: TransformerSpec, withCross: boolean): number {
   let total = blockLinears(s).reduce((sum, site) => sum + linearParams(site), 0);
+  if (s.layerScale) total += 2 * s.hidden;
   const normsPerLayer = (s.normPlacement === 'parallel' ? 1 : 2) + (withCross ? 1 : 0) + Math.max(0, s.extraNormsPerLayer);
   total += normsPerLayer * normParams(s);
   if (withCross) total += blockLinears(s, true).reduce((sum, site) => sum + linearParams(site), 0);
@@ -165,8 +166,10 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     headCast += h * 256 + 256 * s.numLabels;
   } else if (s.task === 'seq-cls' || s.task === 'image-cls') {
     const extra = s.family === 'distilbert' || s.family === 'deberta' ? h * h + h : 0; // pre_classifier / pooler dense
-    head += extra + h * s.numLabels + s.numLabels;
-    headCast += extra + h * s.numLabels;
+    // A distilled DeiT has a second classifier (head_dist) on its distillation token.
+    const classifiers = s.family === 'vit' && (s.prefixTokens ?? 1) > 1 ? 2 : 1;
+    head += extra + classifiers * (h * s.numLabels + s.numLabels);
+    headCast += extra + classifiers * h * s.numLabels;
   }
   castable += headCast;
   if (s.family === 'vit' || s.vision) {
@@ -174,7 +177,9 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     const patches = ((v.imageSize ?? 224) / (v.patchSize ?? 16)) ** 2;
     const patchParams = 3 * (v.patchSize ?? 16) ** 2 * v.hidden + (s.family === 'vit' ? v.hidden : 0);
     if (s.family === 'vit') {
-      embedding = patchParams + v.hidden * (patches + 2); // patch conv, cls token, position embeddings
+      // The patch convolution, the prefix tokens (class, and distillation) and the position table.
+      const prefix = s.prefixTokens ?? 1;
+      embedding = patchParams + v.hidden * (prefix + patches + (s.positionsWithoutPrefix ? 0 : prefix));
       castable += 3 * (v.patchSize ?? 16) ** 2 * v.hidden;
     }
   }
@@ -328,6 +333,8 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   }
   if (eagerScores && !gqaMath && ctx.attention === 'eager' && s.family !== 't5') perToken += act * q; // contiguous copy before o_proj
   if (dropout && s.hiddenDropout) perToken += h; // bool mask after o_proj
+  // LayerScale multiplies each branch's output (attention's and the MLP's) by its gain: the product keeps it.
+  if (s.layerScale) perToken += 2 * act * h;
   if (decoderCross) {
     // Cross-attention: norm, q input, q, output; k/v of the encoder states are counted by the caller.
     perToken += normSavedPerElement(s, ctx.mode) * h + linearInputBytes(ctx.mode, normOut, h, 1, 1) + 2 * act * q;
@@ -402,7 +409,7 @@ export function tokensPerSample(s: TransformerSpec, seqLen: number, imageSize: n
   const patches = Math.round((imageSize / (s.patchSize ?? 16)) ** 2);
   // ViT-MAE's encoder sees the patches its random masking keeps (int(N * (1 - mask_ratio))) and the class token.
   if (s.family === 'vit' && s.maskRatio !== undefined) return Math.floor(patches * (1 - s.maskRatio)) + 1;
-  if (s.family === 'vit') return patches + 1;
+  if (s.family === 'vit') return patches + (s.prefixTokens ?? 1);
   // A waveform of seqLen samples: the frames its feature encoder makes.
   if (s.audio) return audioFrames(s.audio, seqLen);
   return seqLen;

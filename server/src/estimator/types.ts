@@ -85,6 +85,18 @@ export interface TransformerSpec {
   /** Vision transformers: image size and patch size of the config. */
   imageSize?: number;
   patchSize?: number;
+  /**
+   * timm ViTs: the tokens before the patches (the class token; DeiT's distilled models add a distillation token,
+   * with its own classifier, whose output is averaged with the class token's). Absent: the class token alone.
+   */
+  prefixTokens?: number;
+  /** timm's `no_embed_class` (DeiT-III): the position table covers the patches only, not the prefix tokens. */
+  positionsWithoutPrefix?: boolean;
+  /**
+   * timm's LayerScale on both residual branches of every block (DeiT-III's `init_values`): a per-channel gain, whose
+   * multiplication keeps the branch's output for backward.
+   */
+  layerScale?: boolean;
   /** CLIP: the vision tower of a two-tower model. */
   vision?: TransformerSpec;
   projectionDim?: number;
