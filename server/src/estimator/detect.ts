@@ -263,7 +263,7 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
   const modelType = String(json.model_type ?? '');
   const families: Record<string, TransformerFamily> = {
     gpt2: 'gpt2', bert: 'bert', roberta: 'bert', distilbert: 'distilbert', 'deberta-v2': 'deberta', llama: 'llama', mistral: 'llama',
-    qwen2: 'llama', qwen3: 'llama', phi3: 'llama', opt: 'opt', phi: 'phi', gemma: 'gemma', gemma2: 'gemma', t5: 't5', vit: 'vit',
+    qwen2: 'llama', qwen3: 'llama', phi3: 'llama', opt: 'opt', phi: 'phi', gemma: 'gemma', gemma2: 'gemma', t5: 't5', mt5: 't5', vit: 'vit',
     whisper: 'whisper', bart: 'bart', mbart: 'bart', gpt_neox: 'gpt_neox', wav2vec2: 'wav2vec2', hubert: 'wav2vec2',
   };
   const family = families[modelType];
@@ -309,7 +309,7 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   const base: Record<string, string> = {
     GPT2Config: 'gpt2', BertConfig: 'bert-base-uncased', RobertaConfig: 'roberta-base', DistilBertConfig: 'distilbert-base-uncased',
     LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
-    OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
+    OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', MT5Config: 'google/mt5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
     PhiConfig: 'microsoft/phi-2', GPTNeoXConfig: 'EleutherAI/pythia-410m', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
     MarianConfig: 'Helsinki-NLP/opus-mt-en-de', PegasusConfig: 'Helsinki-NLP/opus-mt-en-de',
     Wav2Vec2Config: 'facebook/wav2vec2-base-960h', HubertConfig: 'facebook/hubert-base-ls960',

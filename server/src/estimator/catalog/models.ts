@@ -200,6 +200,11 @@ export const MODEL_CATALOG: CatalogModel[] = [
   t5('google/flan-t5-small', 76_961_152, { hidden: 512, layers: 8, decoderLayers: 8, heads: 6, headDim: 64, intermediate: 1024, vocab: 32128, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
   t5('google/flan-t5-base', 247_577_856, { hidden: 768, layers: 12, decoderLayers: 12, heads: 12, headDim: 64, intermediate: 2048, vocab: 32128, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
   t5('google/flan-t5-large', 783_150_080, { hidden: 1024, layers: 24, decoderLayers: 24, heads: 16, headDim: 64, intermediate: 2816, vocab: 32128, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
+  // mT5: T5 v1.1's layers (gated GELU, untied head in the checkpoints) over a 250,112-token vocabulary; published counts
+  // are the checkpoints' (untied), transformers 5 ties the head on load (MT5Config always ties).
+  t5('google/mt5-small', 300_176_768, { hidden: 512, layers: 8, decoderLayers: 8, heads: 6, headDim: 64, intermediate: 1024, vocab: 250112, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
+  t5('google/mt5-base', 582_401_280, { hidden: 768, layers: 12, decoderLayers: 12, heads: 12, headDim: 64, intermediate: 2048, vocab: 250112, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
+  t5('google/mt5-large', 1_229_581_312, { hidden: 1024, layers: 24, decoderLayers: 24, heads: 16, headDim: 64, intermediate: 2816, vocab: 250112, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
   entry('facebook/bart-base', 'bart', 139_420_416, { hidden: 768, layers: 6, decoderLayers: 6, heads: 12, intermediate: 3072, vocab: 50265, maxPositions: 1024, attnDropout: true }),
   entry('facebook/bart-large', 'bart', 406_291_456, { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, intermediate: 4096, vocab: 50265, maxPositions: 1024, attnDropout: true }),
   entry('facebook/mbart-large-cc25', 'bart', 610_851_840, { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, intermediate: 4096, vocab: 250027, maxPositions: 1024, normPlacement: 'pre' }),
