@@ -264,7 +264,7 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
   const families: Record<string, TransformerFamily> = {
     gpt2: 'gpt2', bert: 'bert', roberta: 'bert', distilbert: 'distilbert', 'deberta-v2': 'deberta', llama: 'llama', mistral: 'llama',
     qwen2: 'llama', qwen3: 'llama', phi3: 'llama', opt: 'opt', phi: 'phi', gemma: 'gemma', gemma2: 'gemma', t5: 't5', mt5: 't5', vit: 'vit',
-    whisper: 'whisper', bart: 'bart', mbart: 'bart', gpt_neox: 'gpt_neox', wav2vec2: 'wav2vec2', hubert: 'wav2vec2',
+    whisper: 'whisper', bart: 'bart', mbart: 'bart', gpt_neox: 'gpt_neox', wav2vec2: 'wav2vec2', hubert: 'wav2vec2', albert: 'albert',
   };
   const family = families[modelType];
   if (!family) return undefined;
@@ -299,9 +299,28 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
     if (typeof json.attention_dropout === 'number') spec.attnDropout = json.attention_dropout > 0;
   }
   if (family === 't5' || family === 'whisper' || family === 'bart') spec.decoderLayers = n('num_decoder_layers', 'decoder_layers') ?? layers;
+  if (family === 'albert') Object.assign(spec, albertSharing(spec, n));
   const stored = dtypeFrom(String(json.torch_dtype ?? json.dtype ?? 'float32'));
   if (stored) spec.storedDtype = stored;
   return family === 'wav2vec2' ? withAudioConfig(spec, (key) => json[key]) : spec;
+}
+
+/**
+ * An AlbertConfig's embedding width, sharing and dropouts over a spec whose `layers` is num_hidden_layers: each
+ * of those applications runs its group's inner_group_num layers, and num_hidden_groups groups are stored.
+ */
+function albertSharing(spec: TransformerSpec, get: (...keys: string[]) => number | undefined): Partial<TransformerSpec> {
+  const inner = get('inner_group_num') ?? 1;
+  const groups = get('num_hidden_groups') ?? 1;
+  const hiddenDropout = get('hidden_dropout_prob');
+  const attnDropout = get('attention_probs_dropout_prob');
+  return {
+    embeddingSize: get('embedding_size') ?? spec.embeddingSize,
+    layers: spec.layers * inner,
+    storedLayers: groups * inner,
+    ...(hiddenDropout !== undefined ? { hiddenDropout: hiddenDropout > 0 } : {}),
+    ...(attnDropout !== undefined ? { attnDropout: attnDropout > 0 } : {}),
+  };
 }
 
 /** XxxConfig(...) keyword arguments over the family's catalog defaults. */
@@ -313,6 +332,8 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     PhiConfig: 'microsoft/phi-2', GPTNeoXConfig: 'EleutherAI/pythia-410m', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
     MarianConfig: 'Helsinki-NLP/opus-mt-en-de', PegasusConfig: 'Helsinki-NLP/opus-mt-en-de',
     Wav2Vec2Config: 'facebook/wav2vec2-base-960h', HubertConfig: 'facebook/hubert-base-ls960',
+    // AlbertConfig's defaults are ALBERT-xxlarge's sizes.
+    AlbertConfig: 'albert-xxlarge-v2',
     // CLIPConfig's defaults are ViT-B/32's towers (CLIPTextConfig and CLIPVisionConfig defaults, projection_dim 512).
     CLIPConfig: 'openai/clip-vit-base-patch32', ViTMAEConfig: 'facebook/vit-mae-base',
   };
@@ -469,6 +490,7 @@ function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>):
   }
   spec.maxPositions = get('max_position_embeddings', 'n_positions') ?? spec.maxPositions;
   if (spec.decoderLayers > 0) spec.decoderLayers = get('num_decoder_layers', 'decoder_layers') ?? spec.layers;
+  if (spec.family === 'albert') Object.assign(spec, albertSharing(spec, get));
   const tie = attrs.get('tie_word_embeddings');
   // transformers 5's T5Config keeps tie_word_embeddings True whatever it is given (measured: T5Config(...,
   // tie_word_embeddings=False) builds a T5ForConditionalGeneration whose lm_head is the shared embedding).

@@ -114,20 +114,24 @@ function layerParams(s: TransformerSpec, withCross: boolean): number {
 export function countTransformerParameters(s: TransformerSpec, lora?: { rank: number; targetModules: string[] }): ParameterCount {
   const h = s.hidden;
   // Wav2Vec2's vocabulary is its CTC head's; it has no token embeddings.
-  let embedding = s.audio ? 0 : s.vocab * (s.embedProjection ?? h);
+  // ALBERT's tables are embedding_size wide (OPT-350m's token table is its projection's width).
+  const tableWidth = s.embeddingSize ?? h;
+  let embedding = s.audio ? 0 : s.vocab * (s.embedProjection ?? tableWidth);
   if (s.positions === 'learned') {
     const positionCount = (s.family === 'opt' || s.family === 'bart') && !s.sinusoidalPositionTables ? s.maxPositions + 2 : s.maxPositions;
     // BART: one position table per stack.
-    embedding += positionCount * h * (s.family === 'bart' ? 2 : 1);
+    embedding += positionCount * tableWidth * (s.family === 'bart' ? 2 : 1);
   }
-  embedding += s.typeVocab * h;
+  embedding += s.typeVocab * tableWidth;
   if (s.family === 't5') embedding += 32 * s.heads * 2; // relative attention bias, one table per stack
   let castable = 0;
   let other = 0;
   const perLayer = layerParams(s, false);
   const layerCastable = blockLinears(s).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
-  let layerTotal = s.layers * perLayer;
-  castable += s.layers * layerCastable;
+  // Shared layers (ALBERT) are stored once, and autocast casts each weight once per forward however often it runs.
+  const stored = s.storedLayers ?? s.layers;
+  let layerTotal = stored * perLayer;
+  castable += stored * layerCastable;
   if (s.decoderLayers > 0) {
     const crossCast = blockLinears(s, true).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
     layerTotal += s.decoderLayers * layerParams(s, true);
@@ -137,13 +141,18 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   // BART: layernorm_embedding in each stack (and mBART's final layer_norm in each).
   // Marian and Pegasus (sinusoidal tables): no embedding norms; Pegasus, pre-LN, has each stack's final norm.
   if (s.family === 'bart') other += normParams(s) * ((s.normPlacement === 'post' ? 2 : 4) - (s.sinusoidalPositionTables ? 2 : 0));
-  else if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
+  else if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : s.embeddingSize ? 2 * s.embeddingSize : normParams(s);
   else other += normParams(s) * (s.decoderLayers > 0 ? 2 : 1);
   // DeBERTa-v3's relative position embeddings (2 x position_buckets = 512 rows) and their LayerNorm.
   if (s.family === 'deberta') other += 2 * 256 * h + normParams(s);
   if (s.embedProjection) {
     other += 2 * s.embedProjection * h;
     castable += 2 * s.embedProjection * h;
+  }
+  if (s.embeddingSize) {
+    // ALBERT's embedding_hidden_mapping_in, from the tables' width to the hidden size.
+    other += s.embeddingSize * h + h;
+    castable += s.embeddingSize * h;
   }
   // The masked-LM classes build their encoder without the pooler (BertForMaskedLM: add_pooling_layer=False).
   if (s.pooler && s.task !== 'masked-lm') {
@@ -155,8 +164,9 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   const lmHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq';
   if (lmHead) {
     if (!s.tiedEmbeddings) head += s.vocab * h + (s.family === 'phi' ? s.vocab : 0);
-    headCast += s.vocab * h;
-    if (s.task === 'masked-lm') head += h * h + h + 2 * h + s.vocab;
+    // The masked-LM head's transform (a dense layer and a LayerNorm, to the tables' width) and the decoder's bias.
+    headCast += s.vocab * tableWidth + (s.task === 'masked-lm' ? h * tableWidth : 0);
+    if (s.task === 'masked-lm') head += h * tableWidth + tableWidth + 2 * tableWidth + s.vocab;
   } else if (s.task === 'ctc') {
     head += s.vocab * h + s.vocab;
     headCast += s.vocab * h;
@@ -235,7 +245,7 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
       .reduce((sum, site) => sum + lora.rank * (site.inFeatures + site.outFeatures), 0);
     loraCount = perLayerLora * (s.layers + s.decoderLayers);
   }
-  const largestTensor = Math.max(s.vocab * h, s.intermediate * h * (s.qkvFused && (s.mlp === 'swiglu') ? 2 : 1));
+  const largestTensor = Math.max(s.vocab * tableWidth, s.intermediate * h * (s.qkvFused && (s.mlp === 'swiglu') ? 2 : 1));
   // Whisper's embed_positions.requires_grad_(False); Wav2Vec2's freeze_feature_encoder().
   const frozen = s.family === 'whisper' ? (s.encoderFrames ?? 1500) * h : s.audio?.frozen ? featureEncoderParameters(s.audio) : 0;
   return { total, embedding, castable, perLayer, root: total - blockTotal, largestTensor, lora: loraCount, frozen };

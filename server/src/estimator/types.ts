@@ -31,7 +31,7 @@ export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
 
 export type TransformerFamily =
   | 'gpt2' | 'bert' | 'distilbert' | 'deberta' | 'llama' | 'opt' | 'phi' | 'gemma'
-  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart' | 'gpt_neox' | 'wav2vec2';
+  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart' | 'gpt_neox' | 'wav2vec2' | 'albert';
 
 export type TransformerTask = 'causal-lm' | 'masked-lm' | 'seq-cls' | 'seq2seq' | 'image-cls' | 'contrastive' | 'speech-seq2seq' | 'ctc' | 'base';
 
@@ -122,6 +122,16 @@ export interface TransformerSpec {
   audio?: AudioEncoderSpec;
   /** OPT-350m projects embeddings from a smaller width. */
   embedProjection?: number;
+  /**
+   * ALBERT's factorised embeddings: the token, position and type tables (and their LayerNorm) are this wide
+   * (`embedding_size`), a linear maps them to the hidden size, and the masked-LM head maps back to it.
+   */
+  embeddingSize?: number;
+  /**
+   * ALBERT's cross-layer sharing: the layers whose weights exist (num_hidden_groups x inner_group_num). The stack
+   * still runs `layers` of them, each keeping its own activations, while the parameters are those of these alone.
+   */
+  storedLayers?: number;
   task: TransformerTask;
   numLabels: number;
 }
