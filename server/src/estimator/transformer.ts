@@ -514,7 +514,10 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const vocabHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq' || s.task === 'ctc';
   const logitBytes = ctx.mode === 'fp32' ? FP32 : 2;
   const logits = vocabHead ? decoderTokens * s.vocab * logitBytes : 0;
-  const logSoftmax = vocabHead ? decoderTokens * s.vocab * FP32 : 0;
+  // T5's CrossEntropyLoss reads the logits as they are: on half weights without autocast, log_softmax keeps a half
+  // output (transformers' causal-LM loss upcasts the logits first; autocast runs the loss in fp32).
+  const halfLoss = s.family === 't5' && ctx.mode === 'half' && !ctx.autocast;
+  const logSoftmax = vocabHead ? decoderTokens * s.vocab * (halfLoss ? 2 : FP32) : 0;
   // Gemma 2's final softcapping: tanh keeps its logits-sized output for backward.
   const softcap = s.finalLogitSoftcap ? logits : 0;
   // Wav2Vec2's feature encoder runs first: what it keeps (trained), and the most it holds at once (see featurePeak).
@@ -522,7 +525,8 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
     ? featureEncoderFigures(s.audio, ctx.seqLen, ctx.mode, ctx.training && !s.audio.frozen, checkpointing && ctx.training) : undefined;
   const featureSaved = features ? ctx.batch * features.saved : 0;
   const saved = (checkpointing && ctx.training ? checkpointKeeps : stackBytes) + edges + logits + logSoftmax + softcap + featureSaved;
-  const forwardTransient = logitBytes === FP32 ? 0 : logSoftmax;
+  // The loss's fp32 copy of half logits (none where the loss reads them as they are).
+  const forwardTransient = logitBytes === FP32 || halfLoss ? 0 : logSoftmax;
   const backwardTransient = vocabHead ? 2 * logSoftmax : 2 * tokens * act * Math.max(s.intermediate, s.hidden);
   const widest = Math.max(s.intermediate * (s.mlp === 'swiglu' || s.mlp === 'geglu' ? 2 : 1), 3 * s.hidden);
   // A ViT's forward keeps residual-sized tensors alive beyond the block's own input and output: the patch embedding's
