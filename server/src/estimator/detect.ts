@@ -27,6 +27,7 @@ import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
 import { sparseAdjacency, type SparseAdjacency } from './sparse-adjacency';
 import { loopLoader } from './growth';
+import { imageRuns, largestLaterRun } from './image-reruns';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -190,6 +191,11 @@ export interface DetectedConfig {
   rectangularImage?: Located<{ height: number; width: number }>;
   /** The batch the first run of the training function had, where a rebuilt loader runs it again with a larger one (line: the rebuild). */
   batchRerun?: Located<number>;
+  /**
+   * The training function runs first on these batches, then again (from the line given) on batches of more pixels,
+   * which the estimate is of.
+   */
+  imageRerun?: Located<{ batch: number; imageSize: number }>;
   /** A video classifier's clip length (frames); `assumed` where the script does not say (the catalog's). */
   videoFrames?: Located<number> & { assumed: boolean };
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
@@ -1355,6 +1361,24 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (rebuilt && detected.batchSize && rebuilt.value > detected.batchSize.value) {
     detected.batchRerun = { value: detected.batchSize.value, line: rebuilt.line };
     detected.batchSize = rebuilt;
+  }
+  // The training function run again on larger images (a notebook's later cells: the model built anew for the size,
+  // a smaller batch): the peak is that run's.
+  const runs = backwardCall && detected.model && (detected.model.source === 'timm' || detected.model.source === 'torchvision')
+    ? imageRuns(bindings.program, backwardCall) : undefined;
+  const later = runs ? largestLaterRun(runs) : undefined;
+  if (later && detected.model) {
+    const { first, largest } = later;
+    detected.imageRerun = { value: { batch: first.batch, imageSize: first.imageSize }, line: largest.line };
+    detected.batchSize = { value: largest.batch, line: largest.line, how: 'call-argument' };
+    detected.imageSize = { value: largest.imageSize, line: largest.line, how: 'call-argument' };
+    const library = largest.model ? libraryVisionCall(largest.model) : undefined;
+    if (library && largest.model) {
+      const made = largest.model;
+      const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
+      detected.model = visionModel(library.vision, library.name, library.source, made.line, keyword('num_classes'), keyword);
+      libraryModelMade = made;
+    }
   }
   if (detected.model?.spec.kind === 'transformer' && backwardCall) readSampleLengths(detected, detected.model.spec, bindings.program, backwardCall);
   if (videoModel && detected.model === videoModel.model) {
