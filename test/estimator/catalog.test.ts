@@ -12,7 +12,7 @@ import type { TransformerSpec } from '../../server/src/estimator/types';
 
 /** Published counts are of the base model for encoders (no task head) and of the LM for decoders. */
 function publishedTask(spec: TransformerSpec): TransformerSpec {
-  return ['bert', 'distilbert', 'deberta'].includes(spec.family) ? { ...spec, task: 'base' } : spec;
+  return ['bert', 'distilbert', 'deberta', 'albert'].includes(spec.family) ? { ...spec, task: 'base' } : spec;
 }
 
 test('exact parameter counts of the reference checkpoints', () => {

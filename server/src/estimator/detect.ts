@@ -28,6 +28,7 @@ import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
 import { sparseAdjacency, type SparseAdjacency } from './sparse-adjacency';
 import { loopLoader } from './growth';
+import { imageRuns, largestLaterRun } from './image-reruns';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -195,6 +196,11 @@ export interface DetectedConfig {
   rectangularImage?: Located<{ height: number; width: number }>;
   /** The batch the first run of the training function had, where a rebuilt loader runs it again with a larger one (line: the rebuild). */
   batchRerun?: Located<number>;
+  /**
+   * The training function runs first on these batches, then again (from the line given) on batches of more pixels,
+   * which the estimate is of.
+   */
+  imageRerun?: Located<{ batch: number; imageSize: number }>;
   /** A video classifier's clip length (frames); `assumed` where the script does not say (the catalog's). */
   videoFrames?: Located<number> & { assumed: boolean };
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
@@ -274,8 +280,8 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
   const modelType = String(json.model_type ?? '');
   const families: Record<string, TransformerFamily> = {
     gpt2: 'gpt2', bert: 'bert', roberta: 'bert', distilbert: 'distilbert', 'deberta-v2': 'deberta', llama: 'llama', mistral: 'llama',
-    qwen2: 'llama', qwen3: 'llama', phi3: 'llama', opt: 'opt', phi: 'phi', gemma: 'gemma', gemma2: 'gemma', t5: 't5', vit: 'vit',
-    whisper: 'whisper', bart: 'bart', mbart: 'bart', gpt_neox: 'gpt_neox', wav2vec2: 'wav2vec2', hubert: 'wav2vec2',
+    qwen2: 'llama', qwen3: 'llama', phi3: 'llama', opt: 'opt', phi: 'phi', gemma: 'gemma', gemma2: 'gemma', t5: 't5', mt5: 't5', vit: 'vit',
+    whisper: 'whisper', bart: 'bart', mbart: 'bart', gpt_neox: 'gpt_neox', wav2vec2: 'wav2vec2', hubert: 'wav2vec2', albert: 'albert',
   };
   const family = families[modelType];
   if (!family) return undefined;
@@ -310,9 +316,28 @@ function specFromConfigJson(json: Record<string, unknown>): TransformerSpec | un
     if (typeof json.attention_dropout === 'number') spec.attnDropout = json.attention_dropout > 0;
   }
   if (family === 't5' || family === 'whisper' || family === 'bart') spec.decoderLayers = n('num_decoder_layers', 'decoder_layers') ?? layers;
+  if (family === 'albert') Object.assign(spec, albertSharing(spec, n));
   const stored = dtypeFrom(String(json.torch_dtype ?? json.dtype ?? 'float32'));
   if (stored) spec.storedDtype = stored;
   return family === 'wav2vec2' ? withAudioConfig(spec, (key) => json[key]) : spec;
+}
+
+/**
+ * An AlbertConfig's embedding width, sharing and dropouts over a spec whose `layers` is num_hidden_layers: each
+ * of those applications runs its group's inner_group_num layers, and num_hidden_groups groups are stored.
+ */
+function albertSharing(spec: TransformerSpec, get: (...keys: string[]) => number | undefined): Partial<TransformerSpec> {
+  const inner = get('inner_group_num') ?? 1;
+  const groups = get('num_hidden_groups') ?? 1;
+  const hiddenDropout = get('hidden_dropout_prob');
+  const attnDropout = get('attention_probs_dropout_prob');
+  return {
+    embeddingSize: get('embedding_size') ?? spec.embeddingSize,
+    layers: spec.layers * inner,
+    storedLayers: groups * inner,
+    ...(hiddenDropout !== undefined ? { hiddenDropout: hiddenDropout > 0 } : {}),
+    ...(attnDropout !== undefined ? { attnDropout: attnDropout > 0 } : {}),
+  };
 }
 
 /** XxxConfig(...) keyword arguments over the family's catalog defaults. */
@@ -320,10 +345,12 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   const base: Record<string, string> = {
     GPT2Config: 'gpt2', BertConfig: 'bert-base-uncased', RobertaConfig: 'roberta-base', DistilBertConfig: 'distilbert-base-uncased',
     LlamaConfig: 'meta-llama/Llama-2-7b-hf', MistralConfig: 'mistralai/Mistral-7B-v0.1', Qwen2Config: 'Qwen/Qwen2-7B',
-    OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
+    OPTConfig: 'facebook/opt-125m', T5Config: 't5-small', MT5Config: 'google/mt5-small', ViTConfig: 'google/vit-base-patch16-224', GemmaConfig: 'google/gemma-7b',
     PhiConfig: 'microsoft/phi-2', GPTNeoXConfig: 'EleutherAI/pythia-410m', WhisperConfig: 'openai/whisper-tiny', BartConfig: 'facebook/bart-base', MBartConfig: 'facebook/mbart-large-cc25',
     MarianConfig: 'Helsinki-NLP/opus-mt-en-de', PegasusConfig: 'Helsinki-NLP/opus-mt-en-de',
     Wav2Vec2Config: 'facebook/wav2vec2-base-960h', HubertConfig: 'facebook/hubert-base-ls960',
+    // AlbertConfig's defaults are ALBERT-xxlarge's sizes.
+    AlbertConfig: 'albert-xxlarge-v2',
     // CLIPConfig's defaults are ViT-B/32's towers (CLIPTextConfig and CLIPVisionConfig defaults, projection_dim 512).
     CLIPConfig: 'openai/clip-vit-base-patch32', ViTMAEConfig: 'facebook/vit-mae-base',
   };
@@ -480,6 +507,7 @@ function withConfigAttributes(spec: TransformerSpec, attrs: Map<string, Value>):
   }
   spec.maxPositions = get('max_position_embeddings', 'n_positions') ?? spec.maxPositions;
   if (spec.decoderLayers > 0) spec.decoderLayers = get('num_decoder_layers', 'decoder_layers') ?? spec.layers;
+  if (spec.family === 'albert') Object.assign(spec, albertSharing(spec, get));
   const tie = attrs.get('tie_word_embeddings');
   // transformers 5's T5Config keeps tie_word_embeddings True whatever it is given (measured: T5Config(...,
   // tie_word_embeddings=False) builds a T5ForConditionalGeneration whose lm_head is the shared embedding).
@@ -758,7 +786,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if ((libraryCall === 'timm.create_model' || (name === 'create_model' && /timm/.test(fn) && !notRun)) && !detected.model && !backbone && !guessed) {
       const modelName = libraryArgument(0, 'model_name');
       const vision = typeof modelName === 'string' ? findVisionModel(stripTimmTag(modelName)) : undefined;
-      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes')), made];
+      if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'timm', line, libraryKeyword('num_classes'), libraryKeyword), made];
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
@@ -1369,6 +1397,24 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (rebuilt && detected.batchSize && rebuilt.value > detected.batchSize.value) {
     detected.batchRerun = { value: detected.batchSize.value, line: rebuilt.line };
     detected.batchSize = rebuilt;
+  }
+  // The training function run again on larger images (a notebook's later cells: the model built anew for the size,
+  // a smaller batch): the peak is that run's.
+  const runs = backwardCall && detected.model && (detected.model.source === 'timm' || detected.model.source === 'torchvision')
+    ? imageRuns(bindings.program, backwardCall) : undefined;
+  const later = runs ? largestLaterRun(runs) : undefined;
+  if (later && detected.model) {
+    const { first, largest } = later;
+    detected.imageRerun = { value: { batch: first.batch, imageSize: first.imageSize }, line: largest.line };
+    detected.batchSize = { value: largest.batch, line: largest.line, how: 'call-argument' };
+    detected.imageSize = { value: largest.imageSize, line: largest.line, how: 'call-argument' };
+    const library = largest.model ? libraryVisionCall(largest.model) : undefined;
+    if (library && largest.model) {
+      const made = largest.model;
+      const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
+      detected.model = visionModel(library.vision, library.name, library.source, made.line, keyword('num_classes'), keyword);
+      libraryModelMade = made;
+    }
   }
   if (detected.model?.spec.kind === 'transformer' && backwardCall) readSampleLengths(detected, detected.model.spec, bindings.program, backwardCall);
   if (detected.model?.spec.kind === 'transformer' && detected.model.spec.multipleChoice) {
@@ -2614,9 +2660,12 @@ function visionModel(vision: VisionModel, name: string, source: ModelSource, lin
     ...(typeof widthMult === 'number' && widthMult > 0 ? { widthMult } : {}),
     ...changed,
   };
-  const spec = vision.build(vision.imageSize ?? 224, numClasses, options);
+  // timm's `img_size=` builds a ViT's position table for that size (a convolutional net takes any size anyway).
+  const imgSize = source === 'timm' ? keyword?.('img_size') : undefined;
+  const builtFor = typeof imgSize === 'number' && imgSize > 0 ? imgSize : vision.imageSize;
+  const spec = vision.build(builtFor ?? 224, numClasses, options);
   return {
-    name, source, line, spec, defaultWeightDtype: 'fp32', ...(vision.imageSize ? { nativeImageSize: vision.imageSize } : {}),
+    name, source, line, spec, defaultWeightDtype: 'fp32', ...(builtFor ? { nativeImageSize: builtFor } : {}),
     rebuildAt: spec.kind === 'layers' ? (size: number) => vision.build(size, numClasses, options) as LayerNetSpec : undefined,
   };
 }

@@ -347,6 +347,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     const { height, width } = detected.rectangularImage.value;
     assumptions.push(t('the images are {0}x{1}: counted as {2}x{2}, a square of the same area (activations follow the area)', height, width, imageSize));
   }
+  if (detected.imageRerun) {
+    const { batch, imageSize } = detected.imageRerun.value;
+    assumptions.push(t('the training loop runs first on batches of {0} images of {1}x{1}, then again from line {2} on batches with more pixels: the estimate is for that run',
+      batch, imageSize, (detected.imageRerun.line ?? 0) + 1));
+  }
   if (detected.batchRerun) {
     assumptions.push(t('the training loop runs first with batch size {0}, then again with a loader rebuilt at line {1}: the estimate is for the larger batch', detected.batchRerun.value, (detected.batchRerun.line ?? 0) + 1));
   }

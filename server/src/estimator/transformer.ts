@@ -103,6 +103,7 @@ function normParams(s: TransformerSpec): number {
 /** Parameters of one encoder/decoder stack layer. */
 function layerParams(s: TransformerSpec, withCross: boolean): number {
   let total = blockLinears(s).reduce((sum, site) => sum + linearParams(site), 0);
+  if (s.layerScale) total += 2 * s.hidden;
   const normsPerLayer = (s.normPlacement === 'parallel' ? 1 : 2) + (withCross ? 1 : 0) + Math.max(0, s.extraNormsPerLayer);
   total += normsPerLayer * normParams(s);
   if (withCross) total += blockLinears(s, true).reduce((sum, site) => sum + linearParams(site), 0);
@@ -113,20 +114,24 @@ function layerParams(s: TransformerSpec, withCross: boolean): number {
 export function countTransformerParameters(s: TransformerSpec, lora?: { rank: number; targetModules: string[] }): ParameterCount {
   const h = s.hidden;
   // Wav2Vec2's vocabulary is its CTC head's; it has no token embeddings.
-  let embedding = s.audio ? 0 : s.vocab * (s.embedProjection ?? h);
+  // ALBERT's tables are embedding_size wide (OPT-350m's token table is its projection's width).
+  const tableWidth = s.embeddingSize ?? h;
+  let embedding = s.audio ? 0 : s.vocab * (s.embedProjection ?? tableWidth);
   if (s.positions === 'learned') {
     const positionCount = (s.family === 'opt' || s.family === 'bart') && !s.sinusoidalPositionTables ? s.maxPositions + 2 : s.maxPositions;
     // BART: one position table per stack.
-    embedding += positionCount * h * (s.family === 'bart' ? 2 : 1);
+    embedding += positionCount * tableWidth * (s.family === 'bart' ? 2 : 1);
   }
-  embedding += s.typeVocab * h;
+  embedding += s.typeVocab * tableWidth;
   if (s.family === 't5') embedding += 32 * s.heads * 2; // relative attention bias, one table per stack
   let castable = 0;
   let other = 0;
   const perLayer = layerParams(s, false);
   const layerCastable = blockLinears(s).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
-  let layerTotal = s.layers * perLayer;
-  castable += s.layers * layerCastable;
+  // Shared layers (ALBERT) are stored once, and autocast casts each weight once per forward however often it runs.
+  const stored = s.storedLayers ?? s.layers;
+  let layerTotal = stored * perLayer;
+  castable += stored * layerCastable;
   if (s.decoderLayers > 0) {
     const crossCast = blockLinears(s, true).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
     layerTotal += s.decoderLayers * layerParams(s, true);
@@ -136,13 +141,18 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   // BART: layernorm_embedding in each stack (and mBART's final layer_norm in each).
   // Marian and Pegasus (sinusoidal tables): no embedding norms; Pegasus, pre-LN, has each stack's final norm.
   if (s.family === 'bart') other += normParams(s) * ((s.normPlacement === 'post' ? 2 : 4) - (s.sinusoidalPositionTables ? 2 : 0));
-  else if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : normParams(s);
+  else if (s.normPlacement === 'post') other += s.family === 'opt' ? 0 : s.embeddingSize ? 2 * s.embeddingSize : normParams(s);
   else other += normParams(s) * (s.decoderLayers > 0 ? 2 : 1);
   // DeBERTa-v3's relative position embeddings (2 x position_buckets = 512 rows) and their LayerNorm.
   if (s.family === 'deberta') other += 2 * 256 * h + normParams(s);
   if (s.embedProjection) {
     other += 2 * s.embedProjection * h;
     castable += 2 * s.embedProjection * h;
+  }
+  if (s.embeddingSize) {
+    // ALBERT's embedding_hidden_mapping_in, from the tables' width to the hidden size.
+    other += s.embeddingSize * h + h;
+    castable += s.embeddingSize * h;
   }
   // The masked-LM classes build their encoder without the pooler (BertForMaskedLM: add_pooling_layer=False).
   if (s.pooler && s.task !== 'masked-lm') {
@@ -154,8 +164,9 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   const lmHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq';
   if (lmHead) {
     if (!s.tiedEmbeddings) head += s.vocab * h + (s.family === 'phi' ? s.vocab : 0);
-    headCast += s.vocab * h;
-    if (s.task === 'masked-lm') head += h * h + h + 2 * h + s.vocab;
+    // The masked-LM head's transform (a dense layer and a LayerNorm, to the tables' width) and the decoder's bias.
+    headCast += s.vocab * tableWidth + (s.task === 'masked-lm' ? h * tableWidth : 0);
+    if (s.task === 'masked-lm') head += h * tableWidth + tableWidth + 2 * tableWidth + s.vocab;
   } else if (s.task === 'ctc') {
     head += s.vocab * h + s.vocab;
     headCast += s.vocab * h;
@@ -165,8 +176,10 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     headCast += h * 256 + 256 * s.numLabels;
   } else if (s.task === 'seq-cls' || s.task === 'image-cls') {
     const extra = s.family === 'distilbert' || s.family === 'deberta' ? h * h + h : 0; // pre_classifier / pooler dense
-    head += extra + h * s.numLabels + s.numLabels;
-    headCast += extra + h * s.numLabels;
+    // A distilled DeiT has a second classifier (head_dist) on its distillation token.
+    const classifiers = s.family === 'vit' && (s.prefixTokens ?? 1) > 1 ? 2 : 1;
+    head += extra + classifiers * (h * s.numLabels + s.numLabels);
+    headCast += extra + classifiers * h * s.numLabels;
   }
   castable += headCast;
   if (s.family === 'vit' || s.vision) {
@@ -174,7 +187,9 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     const patches = ((v.imageSize ?? 224) / (v.patchSize ?? 16)) ** 2;
     const patchParams = 3 * (v.patchSize ?? 16) ** 2 * v.hidden + (s.family === 'vit' ? v.hidden : 0);
     if (s.family === 'vit') {
-      embedding = patchParams + v.hidden * (patches + 2); // patch conv, cls token, position embeddings
+      // The patch convolution, the prefix tokens (class, and distillation) and the position table.
+      const prefix = s.prefixTokens ?? 1;
+      embedding = patchParams + v.hidden * (prefix + patches + (s.positionsWithoutPrefix ? 0 : prefix));
       castable += 3 * (v.patchSize ?? 16) ** 2 * v.hidden;
     }
   }
@@ -230,7 +245,7 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
       .reduce((sum, site) => sum + lora.rank * (site.inFeatures + site.outFeatures), 0);
     loraCount = perLayerLora * (s.layers + s.decoderLayers);
   }
-  const largestTensor = Math.max(s.vocab * h, s.intermediate * h * (s.qkvFused && (s.mlp === 'swiglu') ? 2 : 1));
+  const largestTensor = Math.max(s.vocab * tableWidth, s.intermediate * h * (s.qkvFused && (s.mlp === 'swiglu') ? 2 : 1));
   // Whisper's embed_positions.requires_grad_(False); Wav2Vec2's freeze_feature_encoder().
   const frozen = s.family === 'whisper' ? (s.encoderFrames ?? 1500) * h : s.audio?.frozen ? featureEncoderParameters(s.audio) : 0;
   return { total, embedding, castable, perLayer, root: total - blockTotal, largestTensor, lora: loraCount, frozen };
@@ -328,6 +343,8 @@ export function layerActivation(s: TransformerSpec, ctx: ActivationContext, deco
   }
   if (eagerScores && !gqaMath && ctx.attention === 'eager' && s.family !== 't5') perToken += act * q; // contiguous copy before o_proj
   if (dropout && s.hiddenDropout) perToken += h; // bool mask after o_proj
+  // LayerScale multiplies each branch's output (attention's and the MLP's) by its gain: the product keeps it.
+  if (s.layerScale) perToken += 2 * act * h;
   if (decoderCross) {
     // Cross-attention: norm, q input, q, output; k/v of the encoder states are counted by the caller.
     perToken += normSavedPerElement(s, ctx.mode) * h + linearInputBytes(ctx.mode, normOut, h, 1, 1) + 2 * act * q;
@@ -402,7 +419,7 @@ export function tokensPerSample(s: TransformerSpec, seqLen: number, imageSize: n
   const patches = Math.round((imageSize / (s.patchSize ?? 16)) ** 2);
   // ViT-MAE's encoder sees the patches its random masking keeps (int(N * (1 - mask_ratio))) and the class token.
   if (s.family === 'vit' && s.maskRatio !== undefined) return Math.floor(patches * (1 - s.maskRatio)) + 1;
-  if (s.family === 'vit') return patches + 1;
+  if (s.family === 'vit') return patches + (s.prefixTokens ?? 1);
   // A waveform of seqLen samples: the frames its feature encoder makes.
   if (s.audio) return audioFrames(s.audio, seqLen);
   return seqLen;
@@ -497,7 +514,10 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
   const vocabHead = s.task === 'causal-lm' || s.task === 'masked-lm' || s.task === 'seq2seq' || s.task === 'speech-seq2seq' || s.task === 'ctc';
   const logitBytes = ctx.mode === 'fp32' ? FP32 : 2;
   const logits = vocabHead ? decoderTokens * s.vocab * logitBytes : 0;
-  const logSoftmax = vocabHead ? decoderTokens * s.vocab * FP32 : 0;
+  // T5's CrossEntropyLoss reads the logits as they are: on half weights without autocast, log_softmax keeps a half
+  // output (transformers' causal-LM loss upcasts the logits first; autocast runs the loss in fp32).
+  const halfLoss = s.family === 't5' && ctx.mode === 'half' && !ctx.autocast;
+  const logSoftmax = vocabHead ? decoderTokens * s.vocab * (halfLoss ? 2 : FP32) : 0;
   // Gemma 2's final softcapping: tanh keeps its logits-sized output for backward.
   const softcap = s.finalLogitSoftcap ? logits : 0;
   // Wav2Vec2's feature encoder runs first: what it keeps (trained), and the most it holds at once (see featurePeak).
@@ -505,7 +525,8 @@ export function transformerActivations(s: TransformerSpec, ctx: ActivationContex
     ? featureEncoderFigures(s.audio, ctx.seqLen, ctx.mode, ctx.training && !s.audio.frozen, checkpointing && ctx.training) : undefined;
   const featureSaved = features ? ctx.batch * features.saved : 0;
   const saved = (checkpointing && ctx.training ? checkpointKeeps : stackBytes) + edges + logits + logSoftmax + softcap + featureSaved;
-  const forwardTransient = logitBytes === FP32 ? 0 : logSoftmax;
+  // The loss's fp32 copy of half logits (none where the loss reads them as they are).
+  const forwardTransient = logitBytes === FP32 || halfLoss ? 0 : logSoftmax;
   const backwardTransient = vocabHead ? 2 * logSoftmax : 2 * tokens * act * Math.max(s.intermediate, s.hidden);
   const widest = Math.max(s.intermediate * (s.mlp === 'swiglu' || s.mlp === 'geglu' ? 2 : 1), 3 * s.hidden);
   // A ViT's forward keeps residual-sized tensors alive beyond the block's own input and output: the patch embedding's

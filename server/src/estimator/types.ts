@@ -31,7 +31,7 @@ export type WeightDtype = 'fp32' | 'bf16' | 'fp16';
 
 export type TransformerFamily =
   | 'gpt2' | 'bert' | 'distilbert' | 'deberta' | 'llama' | 'opt' | 'phi' | 'gemma'
-  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart' | 'gpt_neox' | 'wav2vec2';
+  | 't5' | 'vit' | 'clip' | 'whisper' | 'bart' | 'gpt_neox' | 'wav2vec2' | 'albert';
 
 export type TransformerTask = 'causal-lm' | 'masked-lm' | 'seq-cls' | 'seq2seq' | 'image-cls' | 'contrastive' | 'speech-seq2seq' | 'ctc' | 'base';
 
@@ -85,6 +85,18 @@ export interface TransformerSpec {
   /** Vision transformers: image size and patch size of the config. */
   imageSize?: number;
   patchSize?: number;
+  /**
+   * timm ViTs: the tokens before the patches (the class token; DeiT's distilled models add a distillation token,
+   * with its own classifier, whose output is averaged with the class token's). Absent: the class token alone.
+   */
+  prefixTokens?: number;
+  /** timm's `no_embed_class` (DeiT-III): the position table covers the patches only, not the prefix tokens. */
+  positionsWithoutPrefix?: boolean;
+  /**
+   * timm's LayerScale on both residual branches of every block (DeiT-III's `init_values`): a per-channel gain, whose
+   * multiplication keeps the branch's output for backward.
+   */
+  layerScale?: boolean;
   /** CLIP: the vision tower of a two-tower model. */
   vision?: TransformerSpec;
   projectionDim?: number;
@@ -110,6 +122,16 @@ export interface TransformerSpec {
   audio?: AudioEncoderSpec;
   /** OPT-350m projects embeddings from a smaller width. */
   embedProjection?: number;
+  /**
+   * ALBERT's factorised embeddings: the token, position and type tables (and their LayerNorm) are this wide
+   * (`embedding_size`), a linear maps them to the hidden size, and the masked-LM head maps back to it.
+   */
+  embeddingSize?: number;
+  /**
+   * ALBERT's cross-layer sharing: the layers whose weights exist (num_hidden_groups x inner_group_num). The stack
+   * still runs `layers` of them, each keeping its own activations, while the parameters are those of these alone.
+   */
+  storedLayers?: number;
   task: TransformerTask;
   numLabels: number;
   /**

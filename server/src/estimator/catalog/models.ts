@@ -61,6 +61,11 @@ const FAMILY_TRAITS: Record<TransformerFamily, Omit<TransformerSpec, 'hidden' | 
   gpt_neox: { kind: 'transformer', family: 'gpt_neox', tiedEmbeddings: false, storedDtype: 'fp16', norm: 'layernorm',
     normPlacement: 'pre', qkvFused: true, mlp: 'gelu', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false,
     positions: 'rotary', typeVocab: 0, pooler: false, extraNormsPerLayer: 0, decoderLayers: 0, task: 'causal-lm' },
+  // ALBERT: BERT's post-LN layers (gelu_new) with factorised embeddings and one layer shared by the whole stack;
+  // AlbertConfig's dropouts are 0 (the v2 checkpoints').
+  albert: { kind: 'transformer', family: 'albert', tiedEmbeddings: true, storedDtype: 'fp32', norm: 'layernorm', normPlacement: 'post',
+    qkvFused: false, mlp: 'gelu_new', attnBias: 'all', mlpBias: true, hiddenDropout: false, attnDropout: false, positions: 'learned',
+    typeVocab: 2, pooler: true, extraNormsPerLayer: 0, decoderLayers: 0, task: 'masked-lm', embeddingSize: 128, storedLayers: 1 },
   // Wav2Vec2 and HuBERT: a BERT-like encoder (post-LN unless do_stable_layer_norm) over the frames of a convolutional
   // feature encoder, positions from a grouped convolution, no token embeddings; ForCTC adds a linear head over a
   // small character vocabulary. Dropouts 0.1 (hidden, attention, activation) by default.
@@ -125,6 +130,10 @@ const wav2vec2 = (id: string, p: number, size: 'base' | 'large' | 'large-stable'
     : { hidden: 1024, layers: 24, heads: 16, intermediate: 4096, vocab, maxPositions: 0,
       ...(size === 'large-stable' ? { normPlacement: 'pre', audio: STABLE_AUDIO } : {}) });
 
+// The ALBERT v2 checkpoints: 12 or 24 applications of one shared layer over 128-wide embeddings, 30,000 tokens.
+const albert = (id: string, p: number, hidden: number, layers: number, heads: number): CatalogModel =>
+  entry(id, 'albert', p, { hidden, layers, heads, intermediate: 4 * hidden, vocab: 30000, maxPositions: 512 });
+
 export const MODEL_CATALOG: CatalogModel[] = [
   bert('bert-base-uncased', 109_482_240, 768, 12, 12),
   bert('bert-base-cased', 108_310_272, 768, 12, 12, 28996),
@@ -135,6 +144,11 @@ export const MODEL_CATALOG: CatalogModel[] = [
   roberta('FacebookAI/roberta-base', 124_645_632, 768, 12, 12),
   roberta('roberta-large', 355_359_744, 1024, 24, 16),
   roberta('FacebookAI/roberta-large', 355_359_744, 1024, 24, 16),
+  albert('albert-base-v2', 11_683_584, 768, 12, 12),
+  albert('albert/albert-base-v2', 11_683_584, 768, 12, 12),
+  albert('albert-large-v2', 17_683_968, 1024, 24, 16),
+  albert('albert-xlarge-v2', 58_724_864, 2048, 24, 16),
+  albert('albert-xxlarge-v2', 222_595_584, 4096, 12, 64),
   entry('distilbert-base-uncased', 'distilbert', 66_362_880, { hidden: 768, layers: 6, heads: 12, intermediate: 3072, vocab: 30522, maxPositions: 512 }),
   entry('distilbert/distilbert-base-uncased', 'distilbert', 66_362_880, { hidden: 768, layers: 6, heads: 12, intermediate: 3072, vocab: 30522, maxPositions: 512 }),
   entry('distilbert-base-cased', 'distilbert', 65_190_912, { hidden: 768, layers: 6, heads: 12, intermediate: 3072, vocab: 28996, maxPositions: 512 }),
@@ -200,6 +214,11 @@ export const MODEL_CATALOG: CatalogModel[] = [
   t5('google/flan-t5-small', 76_961_152, { hidden: 512, layers: 8, decoderLayers: 8, heads: 6, headDim: 64, intermediate: 1024, vocab: 32128, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
   t5('google/flan-t5-base', 247_577_856, { hidden: 768, layers: 12, decoderLayers: 12, heads: 12, headDim: 64, intermediate: 2048, vocab: 32128, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
   t5('google/flan-t5-large', 783_150_080, { hidden: 1024, layers: 24, decoderLayers: 24, heads: 16, headDim: 64, intermediate: 2816, vocab: 32128, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
+  // mT5: T5 v1.1's layers (gated GELU, untied head in the checkpoints) over a 250,112-token vocabulary; published counts
+  // are the checkpoints' (untied), transformers 5 ties the head on load (MT5Config always ties).
+  t5('google/mt5-small', 300_176_768, { hidden: 512, layers: 8, decoderLayers: 8, heads: 6, headDim: 64, intermediate: 1024, vocab: 250112, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
+  t5('google/mt5-base', 582_401_280, { hidden: 768, layers: 12, decoderLayers: 12, heads: 12, headDim: 64, intermediate: 2048, vocab: 250112, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
+  t5('google/mt5-large', 1_229_581_312, { hidden: 1024, layers: 24, decoderLayers: 24, heads: 16, headDim: 64, intermediate: 2816, vocab: 250112, maxPositions: 512, mlp: 'geglu', tiedEmbeddings: false }),
   entry('facebook/bart-base', 'bart', 139_420_416, { hidden: 768, layers: 6, decoderLayers: 6, heads: 12, intermediate: 3072, vocab: 50265, maxPositions: 1024, attnDropout: true }),
   entry('facebook/bart-large', 'bart', 406_291_456, { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, intermediate: 4096, vocab: 50265, maxPositions: 1024, attnDropout: true }),
   entry('facebook/mbart-large-cc25', 'bart', 610_851_840, { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, intermediate: 4096, vocab: 250027, maxPositions: 1024, normPlacement: 'pre' }),

@@ -913,11 +913,24 @@ export interface VisionCatalogModel extends VisionModel {
   publishedOptions?: VisionOptions;
 }
 
-function vitSpec(hidden: number, layers: number, heads: number, patch: number, imageSize: number, numClasses: number, options?: VisionOptions): TransformerSpec {
-  const positions = (imageSize / patch) ** 2 + 1;
+/** How a timm ViT variant differs from the plain ViT (DeiT-III's layer scale, a distilled DeiT's second token). */
+type VitVariant = Pick<TransformerSpec, 'prefixTokens' | 'positionsWithoutPrefix' | 'layerScale'>;
+
+/**
+ * DeiT-III (timm `deit3_*`): the ViT with LayerScale on both branches of every block (`init_values=1e-6`) and a
+ * position table over the patches alone (`no_embed_class=True`).
+ */
+const DEIT3: VitVariant = { layerScale: true, positionsWithoutPrefix: true };
+/** DeiT's distilled models (timm `deit_*_distilled_*`): a distillation token with its own position and classifier. */
+const DEIT_DISTILLED: VitVariant = { prefixTokens: 2 };
+
+function vitSpec(hidden: number, layers: number, heads: number, patch: number, imageSize: number, numClasses: number, options?: VisionOptions,
+  variant: VitVariant = {}): TransformerSpec {
+  const prefix = variant.prefixTokens ?? 1;
+  const positions = (imageSize / patch) ** 2 + (variant.positionsWithoutPrefix ? 0 : prefix);
   const dropout = (options?.blockDropout ?? 0) > 0 ? { hiddenDropout: true, activationDropout: true } : {};
   return makeSpec('vit', { hidden, layers, heads, intermediate: 4 * hidden, vocab: 0, maxPositions: positions, patchSize: patch,
-    imageSize, numLabels: numClasses, qkvFused: true, ...dropout });
+    imageSize, numLabels: numClasses, qkvFused: true, ...dropout, ...variant });
 }
 
 export const VISION_CATALOG: VisionCatalogModel[] = [
@@ -962,6 +975,13 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['convnext_small'], publishedParameters: 50_223_688, build: convnext([3, 3, 27, 3], [96, 192, 384, 768]), features: CONVNEXT_FEATURES },
   { names: ['convnext_base'], publishedParameters: 88_591_464, build: convnext([3, 3, 27, 3], [128, 256, 512, 1024]), features: CONVNEXT_FEATURES },
   { names: ['convnext_large'], publishedParameters: 197_767_336, build: convnext([3, 3, 27, 3], [192, 384, 768, 1536]), features: CONVNEXT_FEATURES },
+  // timm's smaller and larger ConvNeXts (results-imagenet.csv, to 0.01M). The small ones set conv_mlp: their MLP is a
+  // pair of 1x1 convolutions on the (N, C, H, W) map, with the weights and the saved tensors of the linears.
+  { names: ['convnext_atto'], publishedParameters: 3_700_000, build: convnext([2, 2, 6, 2], [40, 80, 160, 320]), features: CONVNEXT_FEATURES },
+  { names: ['convnext_femto'], publishedParameters: 5_220_000, build: convnext([2, 2, 6, 2], [48, 96, 192, 384]), features: CONVNEXT_FEATURES },
+  { names: ['convnext_pico'], publishedParameters: 9_050_000, build: convnext([2, 2, 6, 2], [64, 128, 256, 512]), features: CONVNEXT_FEATURES },
+  { names: ['convnext_nano'], publishedParameters: 15_590_000, build: convnext([2, 2, 8, 2], [80, 160, 320, 640]), features: CONVNEXT_FEATURES },
+  { names: ['convnext_xlarge'], publishedParameters: 350_200_000, build: convnext([3, 3, 27, 3], [256, 512, 1024, 2048]), features: CONVNEXT_FEATURES },
   { names: ['wide_resnet50_2'], publishedParameters: 68_883_240, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 2, 1, false, o), features: RESNET_FEATURES },
   { names: ['wide_resnet101_2'], publishedParameters: 126_886_696, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 2, 1, false, o), features: RESNET_FEATURES },
   { names: ['resnext50_32x4d'], publishedParameters: 25_028_904, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 4 / 64, 32, false, o), features: RESNET_FEATURES },
@@ -1021,6 +1041,7 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['convnextv2_tiny'], publishedParameters: 28_635_496, build: convnextV2([3, 3, 9, 3], [96, 192, 384, 768]) },
   { names: ['convnextv2_base'], publishedParameters: 88_717_800, build: convnextV2([3, 3, 27, 3], [128, 256, 512, 1024]) },
   { names: ['convnextv2_large'], publishedParameters: 197_956_840, build: convnextV2([3, 3, 27, 3], [192, 384, 768, 1536]) },
+  { names: ['convnextv2_huge'], publishedParameters: 660_290_000, build: convnextV2([3, 3, 27, 3], [352, 704, 1408, 2816]) },
   // torchvision.models.segmentation (published counts are the COCO-with-VOC-labels weights': 21 classes, aux head).
   { names: ['fcn_resnet50'], publishedParameters: 35_322_218, segmentation: true, build: resnetSegmentation([3, 4, 6, 3], 'fcn') },
   { names: ['fcn_resnet101'], publishedParameters: 54_314_346, segmentation: true, build: resnetSegmentation([3, 4, 23, 3], 'fcn') },
@@ -1033,29 +1054,51 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['vit_b_16', 'vit_base_patch16_224', 'deit_base_patch16_224'], publishedParameters: 86_567_656, build: (s, n, o) => vitSpec(768, 12, 12, 16, s, n, o) },
   { names: ['vit_b_32', 'vit_base_patch32_224'], publishedParameters: 88_224_232, build: (s, n, o) => vitSpec(768, 12, 12, 32, s, n, o) },
   { names: ['vit_l_16', 'vit_large_patch16_224'], publishedParameters: 304_326_632, build: (s, n, o) => vitSpec(1024, 24, 16, 16, s, n, o) },
+  // DeiT-III and distilled DeiT: timm's published counts (results-imagenet.csv, to 0.01M); the other image sizes
+  // (`deit3_base_patch16_384`) follow from the name (vitFromName).
+  { names: ['deit3_small_patch16_224'], publishedParameters: 22_060_000, build: (s, n, o) => vitSpec(384, 12, 6, 16, s, n, o, DEIT3) },
+  { names: ['deit3_medium_patch16_224'], publishedParameters: 38_850_000, build: (s, n, o) => vitSpec(512, 12, 8, 16, s, n, o, DEIT3) },
+  { names: ['deit3_base_patch16_224'], publishedParameters: 86_590_000, build: (s, n, o) => vitSpec(768, 12, 12, 16, s, n, o, DEIT3) },
+  { names: ['deit3_large_patch16_224'], publishedParameters: 304_370_000, build: (s, n, o) => vitSpec(1024, 24, 16, 16, s, n, o, DEIT3) },
+  { names: ['deit3_huge_patch14_224'], publishedParameters: 632_130_000, build: (s, n, o) => vitSpec(1280, 32, 16, 14, s, n, o, DEIT3) },
+  { names: ['deit_tiny_distilled_patch16_224'], publishedParameters: 5_910_000, build: (s, n, o) => vitSpec(192, 12, 3, 16, s, n, o, DEIT_DISTILLED) },
+  { names: ['deit_small_distilled_patch16_224'], publishedParameters: 22_440_000, build: (s, n, o) => vitSpec(384, 12, 6, 16, s, n, o, DEIT_DISTILLED) },
+  { names: ['deit_base_distilled_patch16_224'], publishedParameters: 87_340_000, build: (s, n, o) => vitSpec(768, 12, 12, 16, s, n, o, DEIT_DISTILLED) },
 ];
 
 /** ViT widths as the ViT paper and timm name them: hidden size, layers, heads (MLP 4x hidden). */
 const VIT_SIZES: Record<string, [number, number, number]> = {
   tiny: [192, 12, 3], small: [384, 12, 6], base: [768, 12, 12], large: [1024, 24, 16], huge: [1280, 32, 16],
   b: [768, 12, 12], l: [1024, 24, 16], h: [1280, 32, 16],
+  // DeiT-III's medium size (no plain `vit_medium_patch16_224` exists in timm).
+  medium: [512, 12, 8],
+};
+
+/** The sizes each timm family has (`deit_large_*` and `vit_medium_*_224` are not timm models). */
+const TIMM_VIT_SIZES: Record<string, string[]> = {
+  vit: ['tiny', 'small', 'base', 'large', 'huge'],
+  deit: ['tiny', 'small', 'base'],
+  deit3: ['small', 'medium', 'base', 'large', 'huge'],
 };
 
 /**
- * A plain ViT named by its size, patch and image size: timm `vit_{tiny,small,base,large,huge}_patch{P}_{S}` and
- * `deit_{tiny,small,base}_patch{P}_{S}` (DeiT is the ViT architecture), torchvision `vit_{b,l,h}_{P}` (built for
- * 224). The position embedding is sized for that image size, so the parameters follow from the name.
+ * A ViT named by its size, patch and image size: timm `vit_{tiny,small,base,large,huge}_patch{P}_{S}`,
+ * `deit_{tiny,small,base}[_distilled]_patch{P}_{S}` (DeiT is the ViT architecture; the distilled ones add a token),
+ * `deit3_{small,medium,base,large,huge}_patch{P}_{S}` (DEIT3), torchvision `vit_{b,l,h}_{P}` (built for 224). The
+ * position embedding is sized for that image size (or for timm's `img_size=`), so the parameters follow from the name.
  */
 function vitFromName(key: string): VisionModel | undefined {
-  const timm = /^(vit|deit)_(tiny|small|base|large|huge)_patch(\d+)_(\d+)$/.exec(key);
+  const timm = /^(vit|deit3|deit)_([a-z]+?)(_distilled)?_patch(\d+)_(\d+)$/.exec(key);
   const torchvision = /^vit_([blh])_(\d+)$/.exec(key);
+  if (timm && (!TIMM_VIT_SIZES[timm[1]!]!.includes(timm[2]!) || (timm[3] && timm[1] !== 'deit'))) return undefined;
   const size = timm ? VIT_SIZES[timm[2]!] : torchvision ? VIT_SIZES[torchvision[1]!] : undefined;
-  if (!size || (timm?.[1] === 'deit' && (timm[2] === 'large' || timm[2] === 'huge'))) return undefined;
-  const patch = Number(timm ? timm[3] : torchvision![2]);
-  const native = timm ? Number(timm[4]) : 224;
+  if (!size) return undefined;
+  const patch = Number(timm ? timm[4] : torchvision![2]);
+  const native = timm ? Number(timm[5]) : 224;
   if (!(patch > 0) || native % patch !== 0) return undefined;
   const [hidden, layers, heads] = size;
-  return { names: [key], imageSize: native, build: (_s, n, o) => vitSpec(hidden, layers, heads, patch, native, n, o) };
+  const variant = timm?.[1] === 'deit3' ? DEIT3 : timm?.[3] ? DEIT_DISTILLED : {};
+  return { names: [key], imageSize: native, build: (s, n, o) => vitSpec(hidden, layers, heads, patch, s, n, o, variant) };
 }
 
 export function findVisionModel(name: string): VisionModel | undefined {
