@@ -1225,6 +1225,13 @@ export class ForwardTrace implements TensorTracer {
         // Backward of a spread reads the input (and the mean it recomputes from it).
         this.keep(x);
         return this.reduce(x, args.slice(1), kwargs);
+      case 'logsumexp': {
+        // A log-sum-exp over a dimension (a CRF's forward algorithm): it removes that dimension; backward reads the
+        // input and the result, and autocast runs it in fp32.
+        const out = this.reduce(x, args.slice(1), kwargs) as TensorValue;
+        this.keep(x, out);
+        return this.precision(out, false);
+      }
       case 'transpose':
       case 'permute':
       case 'reshape':
@@ -1498,6 +1505,7 @@ export class ForwardTrace implements TensorTracer {
       case 'exp':
       case 'sin':
       case 'cos':
+      case 'logsumexp':
         return this.function(`torch.${name}`, [x, ...args], kwargs) ?? x;
       case 'matmul':
         return this.binary('@', x, args[0] ?? UNKNOWN) ?? x;
