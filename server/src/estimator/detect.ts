@@ -15,7 +15,7 @@ import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, t
 import { libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { holdsModule, layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
+import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
 import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
@@ -583,6 +583,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
   // Asked only of the calls that switch checkpointing on (the argument's value is converted to plain data).
   const enables = (): boolean => (pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false);
+  const scriptRunBuildsVisionModel = calls.some((call) => {
+    const made = bindings.value(call);
+    return made?.kind === 'call' && made.line === call.startPosition.row && libraryVisionCall(made) !== undefined && bindings.program.ranByScript(call);
+  });
   for (const call of calls) {
     const fn = callee(call);
     const name = lastName(fn);
@@ -594,7 +598,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const notRun = !bindings.value(call) && insideLambda(call);
     // A library vision model built inside a module of the script (`self.encoder = timm.create_model(...)`) is a
     // backbone: the script's module, traced with it, is the model.
-    const backbone = insideModuleClass(call, bindings);
+    // So is one whose parts a module of the script holds, wherever it is built (a registry's helper function).
+    // A library model built only in a function the script's run never calls, where the run builds another, is
+    // another registry entry (`resnet18_trunk` beside the `resnet34_trunk` chosen): not the model either.
+    const backbone = insideModuleClass(call, bindings) || heldInParts(bindings.value(call), bindings.program) ||
+      (scriptRunBuildsVisionModel && !bindings.program.ranByScript(call));
     // Only one the script's run builds: a module class only run with its parameters' defaults (nothing the script
     // determines builds it) does not stand for the model, whatever default backbone it names.
     const built = backbone && !skippedBackbone && bindings.program.ranByScript(call) ? bindings.value(call) : undefined;
@@ -1485,6 +1493,11 @@ function everyNth(call: Node, bindings: Bindings): Located<number> | undefined {
 }
 
 /** Whether a call sits in a method of one of the script's nn.Module classes (its `__init__` building a submodule). */
+/** A library vision model (the value a call built) of which a module of the script holds parts. */
+function heldInParts(value: Value | undefined, program: ProgramModel): boolean {
+  return value?.kind === 'call' && libraryVisionCall(value) !== undefined && scriptModuleHoldsPartsOf(program, value);
+}
+
 function insideModuleClass(call: Node, bindings: Bindings): boolean {
   for (let current = call.parent; current; current = current.parent) {
     if (current.type !== 'class_definition') continue;
