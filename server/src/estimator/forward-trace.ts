@@ -1216,10 +1216,13 @@ export class ForwardTrace implements TensorTracer {
         return classes !== undefined && classes > 0 ? this.produce([...x.shape, classes], [x], true) : undefined;
       }
       case 'cumsum':
-      case 'cumprod':
-        // A running total keeps the shape and the dtype (cumprod's backward reads its input).
+      case 'cumprod': {
+        // A running total keeps the shape and the dtype (cumprod's backward reads its input); autocast runs a float
+        // one in fp32 (a linear attention's prefix sums of k v^T).
         if (name === 'cumprod') this.keep(x);
-        return this.produce(x.shape, [x], x.integer);
+        const out = this.produce(x.shape, [x], x.integer);
+        return x.integer ? out : this.precision(out, false);
+      }
       case 'std':
       case 'var':
         // Backward of a spread reads the input (and the mean it recomputes from it).
@@ -1473,8 +1476,7 @@ export class ForwardTrace implements TensorTracer {
         return this.extreme(x, args, kwargs);
       case 'cumsum':
       case 'cumprod':
-        if (name === 'cumprod') this.keep(x);
-        return this.produce(x.shape, [x], x.integer);
+        return this.function(`torch.${name}`, [x, ...args], kwargs) ?? x;
       case 'mean':
       case 'sum':
       case 'amax':
