@@ -172,3 +172,47 @@ opt.step()
   // The product keeps the running total c (8 x 16 per sample) for backward, in fp32.
   assert.equal((r.config.model as LayerNetSpec).autocastSavedBytesPerSample, 8 * 16 * 4);
 });
+
+const ensembleScript = (members: number) => `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.func import functional_call, stack_module_state, vmap
+
+
+def make_mlp(d_in=32, hidden=64, classes=10):
+    return nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+
+
+models = [make_mlp().cuda() for _ in range(${members})]
+params, buffers = stack_module_state(models)
+base = make_mlp().to("meta")
+
+
+def fmodel(p, b, x):
+    return functional_call(base, (p, b), (x,))
+
+
+ensemble = vmap(fmodel, randomness="different")
+opt = torch.optim.Adam(params.values(), lr=1e-3)
+for step in range(3):
+    x = torch.randn(${members}, 128, 32, device="cuda")
+    y = torch.randint(0, 10, (${members}, 128), device="cuda")
+    loss = F.cross_entropy(ensemble(params, buffers, x).reshape(-1, 10), y.reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('model: an ensemble stacked by torch.func trains every member\'s parameters, keeps the originals, and runs every member over the batch', async () => {
+  const r = await estimateText(ensembleScript(4), 'ensemble.py');
+  const member = (32 * 64 + 64) + (64 * 10 + 10);
+  assert.equal(r.unresolved, undefined);
+  // Four members' stacked parameters are the model's, all trained.
+  assert.equal(r.detected.parameters, 4 * member);
+  // fp32 weights: the stacked copies and the four original members beside them; Adam's two moments of the stack.
+  assert.equal(r.breakdown.weights, 2 * 4 * member * 4);
+  assert.equal(r.breakdown.optimizerStates, 2 * 4 * member * 4);
+  // Every member runs the batch through its layers: four forwards' activations before the one backward.
+  assert.equal(r.config.forwardsPerBackward, 4);
+  assert.ok(r.assumptions.some((a) => a.includes('an ensemble of 4 members stacked by torch.func')));
+});

@@ -134,6 +134,12 @@ export interface DetectedConfig {
    */
   forwardsPerBackward?: Located<number>;
   /**
+   * An ensemble stacked by torch.func (`stack_module_state(models)`, run through `vmap(functional_call(...))`): its
+   * members, each running the step's batch through the model's layers, and whether the original members stay on the
+   * GPU beside the stacked copies.
+   */
+  ensemble?: Located<number> & { originalsOnDevice: boolean };
+  /**
    * Per-sample gradients with torch.func (`vmap(grad(loss_one), in_dims=(None, 0, 0))`, DP-SGD): the line, and whether
    * the loop keeps the previous step's result while it computes the next.
    */
@@ -1178,6 +1184,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const optimizedModules = modulesUpdated(optimizersStepping(calls, optimizersMade, bindings));
   const updated = (m: (typeof customModels)[number]): boolean =>
     (m.variable !== undefined && updatedByOptimizer(m.variable, optimizerArguments)) || optimizedModules.some((module) => holdsModule(m.value, module));
+  // An ensemble stacked by torch.func (`stack_module_state(models)`): one member stands for the model's layers.
+  const ensemble = stackedEnsemble(calls, bindings);
+  if (ensemble) {
+    // The skeleton functional_call runs the stacked parameters through (`base.to("meta")`) is no model of its own.
+    const skeletons = customModels.filter((m) => !bindings.program.onDevice.has(m.value));
+    for (const skeleton of skeletons) customModels.splice(customModels.indexOf(skeleton), 1);
+  }
+  if (ensemble && customModels.length === 0) {
+    const net = moduleNet(ensemble.members[0]!, bindings.program);
+    if (net) customModels.push({ ...net, line: ensemble.line, value: ensemble.members[0]! });
+  }
   const customModel = trainedModel(customModels, updated, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
@@ -1248,6 +1265,15 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // Built from values the script does not determine (a config never defined where the model is made): no figure.
       detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
     }
+  }
+  // A stacked ensemble's model is its members' stacked parameters, all trained, over the layers of one member.
+  if (ensemble && customModels.length === 1 && customModels[0]!.value === ensemble.members[0] && detected.model?.source === 'custom' && detected.model.spec.kind === 'layers') {
+    const members = ensemble.members.length;
+    const stacked = (spec: LayerNetSpec): LayerNetSpec => ({ ...spec, parameters: spec.parameters * members, castParameters: spec.castParameters * members });
+    const { spec, rebuildAt } = detected.model;
+    detected.model = { ...detected.model, spec: stacked(spec), ...(rebuildAt ? { rebuildAt: (size: number) => stacked(rebuildAt(size)) } : {}) };
+    const originalsOnDevice = ensemble.members.every((member) => bindings.program.onDevice.has(member));
+    detected.ensemble = { value: members, line: ensemble.line, originalsOnDevice };
   }
   if (!detected.model && !detected.unresolved && skippedBackbone) {
     detected.model = libraryVisionModel(skippedBackbone);
@@ -1496,6 +1522,21 @@ function everyNth(call: Node, bindings: Bindings): Located<number> | undefined {
 /** A library vision model (the value a call built) of which a module of the script holds parts. */
 function heldInParts(value: Value | undefined, program: ProgramModel): boolean {
   return value?.kind === 'call' && libraryVisionCall(value) !== undefined && scriptModuleHoldsPartsOf(program, value);
+}
+
+/**
+ * An ensemble of the script's modules stacked by torch.func (`params, buffers = stack_module_state(models)`), whose
+ * stacked parameters are trained through `vmap(functional_call(...))`: its members and the line.
+ */
+function stackedEnsemble(calls: readonly Node[], bindings: Bindings): { members: Value[]; line: number } | undefined {
+  for (const call of calls) {
+    if (!/(^|\.)stack_module_state$/.test(callee(call))) continue;
+    const given = callArguments(call).positional[0];
+    const members = given ? bindings.value(given) : undefined;
+    if (members?.kind !== 'list' || members.items.length < 2 || !members.items.every(isModuleValue)) continue;
+    return { members: members.items, line: call.startPosition.row };
+  }
+  return undefined;
 }
 
 function insideModuleClass(call: Node, bindings: Bindings): boolean {
