@@ -15,7 +15,7 @@ import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, t
 import { libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { holdsModule, layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
+import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
 import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
@@ -135,6 +135,12 @@ export interface DetectedConfig {
    * batches): every graph is alive when backward runs. Absent: one.
    */
   forwardsPerBackward?: Located<number>;
+  /**
+   * An ensemble stacked by torch.func (`stack_module_state(models)`, run through `vmap(functional_call(...))`): its
+   * members, each running the step's batch through the model's layers, and whether the original members stay on the
+   * GPU beside the stacked copies.
+   */
+  ensemble?: Located<number> & { originalsOnDevice: boolean };
   /**
    * Per-sample gradients with torch.func (`vmap(grad(loss_one), in_dims=(None, 0, 0))`, DP-SGD): the line, and whether
    * the loop keeps the previous step's result while it computes the next.
@@ -627,6 +633,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
   // Asked only of the calls that switch checkpointing on (the argument's value is converted to plain data).
   const enables = (): boolean => (pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false);
+  const scriptRunBuildsVisionModel = calls.some((call) => {
+    const made = bindings.value(call);
+    return made?.kind === 'call' && made.line === call.startPosition.row && libraryVisionCall(made) !== undefined && bindings.program.ranByScript(call);
+  });
   for (const call of calls) {
     const fn = callee(call);
     const name = lastName(fn);
@@ -638,7 +648,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const notRun = !bindings.value(call) && insideLambda(call);
     // A library vision model built inside a module of the script (`self.encoder = timm.create_model(...)`) is a
     // backbone: the script's module, traced with it, is the model.
-    const backbone = insideModuleClass(call, bindings);
+    // So is one whose parts a module of the script holds, wherever it is built (a registry's helper function).
+    // A library model built only in a function the script's run never calls, where the run builds another, is
+    // another registry entry (`resnet18_trunk` beside the `resnet34_trunk` chosen): not the model either.
+    const backbone = insideModuleClass(call, bindings) || heldInParts(bindings.value(call), bindings.program) ||
+      (scriptRunBuildsVisionModel && !bindings.program.ranByScript(call));
     // Only one the script's run builds: a module class only run with its parameters' defaults (nothing the script
     // determines builds it) does not stand for the model, whatever default backbone it names.
     const built = backbone && !skippedBackbone && bindings.program.ranByScript(call) ? bindings.value(call) : undefined;
@@ -1214,6 +1228,17 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   const optimizedModules = modulesUpdated(optimizersStepping(calls, optimizersMade, bindings));
   const updated = (m: (typeof customModels)[number]): boolean =>
     (m.variable !== undefined && updatedByOptimizer(m.variable, optimizerArguments)) || optimizedModules.some((module) => holdsModule(m.value, module));
+  // An ensemble stacked by torch.func (`stack_module_state(models)`): one member stands for the model's layers.
+  const ensemble = stackedEnsemble(calls, bindings);
+  if (ensemble) {
+    // The skeleton functional_call runs the stacked parameters through (`base.to("meta")`) is no model of its own.
+    const skeletons = customModels.filter((m) => !bindings.program.onDevice.has(m.value));
+    for (const skeleton of skeletons) customModels.splice(customModels.indexOf(skeleton), 1);
+  }
+  if (ensemble && customModels.length === 0) {
+    const net = moduleNet(ensemble.members[0]!, bindings.program);
+    if (net) customModels.push({ ...net, line: ensemble.line, value: ensemble.members[0]! });
+  }
   const customModel = trainedModel(customModels, updated, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
@@ -1290,6 +1315,15 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       // Built from values the script does not determine (a config never defined where the model is made): no figure.
       detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
     }
+  }
+  // A stacked ensemble's model is its members' stacked parameters, all trained, over the layers of one member.
+  if (ensemble && customModels.length === 1 && customModels[0]!.value === ensemble.members[0] && detected.model?.source === 'custom' && detected.model.spec.kind === 'layers') {
+    const members = ensemble.members.length;
+    const stacked = (spec: LayerNetSpec): LayerNetSpec => ({ ...spec, parameters: spec.parameters * members, castParameters: spec.castParameters * members });
+    const { spec, rebuildAt } = detected.model;
+    detected.model = { ...detected.model, spec: stacked(spec), ...(rebuildAt ? { rebuildAt: (size: number) => stacked(rebuildAt(size)) } : {}) };
+    const originalsOnDevice = ensemble.members.every((member) => bindings.program.onDevice.has(member));
+    detected.ensemble = { value: members, line: ensemble.line, originalsOnDevice };
   }
   if (!detected.model && !detected.unresolved && skippedBackbone) {
     detected.model = libraryVisionModel(skippedBackbone);
@@ -1618,6 +1652,26 @@ function everyNth(call: Node, bindings: Bindings): Located<number> | undefined {
 }
 
 /** Whether a call sits in a method of one of the script's nn.Module classes (its `__init__` building a submodule). */
+/** A library vision model (the value a call built) of which a module of the script holds parts. */
+function heldInParts(value: Value | undefined, program: ProgramModel): boolean {
+  return value?.kind === 'call' && libraryVisionCall(value) !== undefined && scriptModuleHoldsPartsOf(program, value);
+}
+
+/**
+ * An ensemble of the script's modules stacked by torch.func (`params, buffers = stack_module_state(models)`), whose
+ * stacked parameters are trained through `vmap(functional_call(...))`: its members and the line.
+ */
+function stackedEnsemble(calls: readonly Node[], bindings: Bindings): { members: Value[]; line: number } | undefined {
+  for (const call of calls) {
+    if (!/(^|\.)stack_module_state$/.test(callee(call))) continue;
+    const given = callArguments(call).positional[0];
+    const members = given ? bindings.value(given) : undefined;
+    if (members?.kind !== 'list' || members.items.length < 2 || !members.items.every(isModuleValue)) continue;
+    return { members: members.items, line: call.startPosition.row };
+  }
+  return undefined;
+}
+
 function insideModuleClass(call: Node, bindings: Bindings): boolean {
   for (let current = call.parent; current; current = current.parent) {
     if (current.type !== 'class_definition') continue;

@@ -1248,15 +1248,25 @@ export class ForwardTrace implements TensorTracer {
         return classes !== undefined && classes > 0 ? this.produce([...x.shape, classes], [x], true) : undefined;
       }
       case 'cumsum':
-      case 'cumprod':
-        // A running total keeps the shape and the dtype (cumprod's backward reads its input).
+      case 'cumprod': {
+        // A running total keeps the shape and the dtype (cumprod's backward reads its input); autocast runs a float
+        // one in fp32 (a linear attention's prefix sums of k v^T).
         if (name === 'cumprod') this.keep(x);
-        return this.produce(x.shape, [x], x.integer);
+        const out = this.produce(x.shape, [x], x.integer);
+        return x.integer ? out : this.precision(out, false);
+      }
       case 'std':
       case 'var':
         // Backward of a spread reads the input (and the mean it recomputes from it).
         this.keep(x);
         return this.reduce(x, args.slice(1), kwargs);
+      case 'logsumexp': {
+        // A log-sum-exp over a dimension (a CRF's forward algorithm): it removes that dimension; backward reads the
+        // input and the result, and autocast runs it in fp32.
+        const out = this.reduce(x, args.slice(1), kwargs) as TensorValue;
+        this.keep(x, out);
+        return this.precision(out, false);
+      }
       case 'transpose':
       case 'permute':
       case 'reshape':
@@ -1508,8 +1518,7 @@ export class ForwardTrace implements TensorTracer {
         return this.extreme(x, args, kwargs);
       case 'cumsum':
       case 'cumprod':
-        if (name === 'cumprod') this.keep(x);
-        return this.produce(x.shape, [x], x.integer);
+        return this.function(`torch.${name}`, [x, ...args], kwargs) ?? x;
       case 'mean':
       case 'sum':
       case 'amax':
@@ -1540,6 +1549,7 @@ export class ForwardTrace implements TensorTracer {
       case 'exp':
       case 'sin':
       case 'cos':
+      case 'logsumexp':
         return this.function(`torch.${name}`, [x, ...args], kwargs) ?? x;
       case 'matmul':
         return this.binary('@', x, args[0] ?? UNKNOWN) ?? x;

@@ -389,7 +389,15 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('{0} (line {1}) is on the GPU but no optimizer updates it: its weights are counted, without gradients or optimizer states; its forward under no_grad keeps no activations', detected.untrainedModel.value.name, (detected.untrainedModel.line ?? 0) + 1));
   }
   const jointTower = jointTowerConfig(detected, assumptions);
-  const modelCopies = (detected.residentCopies?.value ?? 0) + untrainedCopies;
+  if (detected.ensemble) {
+    const { value: members, line, originalsOnDevice } = detected.ensemble;
+    assumptions.push(originalsOnDevice
+      ? t('an ensemble of {0} members stacked by torch.func (line {1}): their stacked parameters are trained, and each step runs every member over its batch; the {0} original members stay on the GPU beside the stacked copies, their weights counted once more', members, (line ?? 0) + 1)
+      : t('an ensemble of {0} members stacked by torch.func (line {1}): their stacked parameters are trained, and each step runs every member over its batch', members, (line ?? 0) + 1));
+  }
+  const modelCopies = (detected.residentCopies?.value ?? 0) + untrainedCopies + (detected.ensemble?.originalsOnDevice ? 1 : 0);
+  // Each member of a stacked ensemble runs the batch through its layers: as many forwards before one backward.
+  const forwardsPerStep = (detected.forwardsPerBackward?.value ?? 1) * (detected.ensemble?.value ?? 1);
   const accumulation = detected.accumulation?.value ?? 1;
   note('accumulation', detected.accumulation?.line);
   const checkpointing = detected.checkpointing?.value ?? false;
@@ -459,7 +467,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
-    ...(detected.forwardsPerBackward && mode === 'train' ? { forwardsPerBackward: detected.forwardsPerBackward.value } : {}),
+    ...(forwardsPerStep > 1 && mode === 'train' ? { forwardsPerBackward: forwardsPerStep } : {}),
     ...(sequencesPerSample > 1 ? { sequencesPerSample } : {}),
     ...(keptGraphs ? { keptGraphs } : {}),
     ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),

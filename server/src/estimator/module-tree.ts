@@ -903,6 +903,23 @@ function librarySubmodule(value: Value): { model: CallResultValue; path: string 
   return model?.kind === 'call' && value.kind === 'object' ? { model, path: value.typeName } : undefined;
 }
 
+/**
+ * Whether one of the script's modules holds parts of the library model `model` (`nn.Sequential(*list(resnet.children())
+ * [:-3])`, `self.layer3 = resnet.layer3`), built wherever the script builds it (a helper a constructor calls): the
+ * library model is then a backbone of that module, not the model trained.
+ */
+export function scriptModuleHoldsPartsOf(program: ProgramModel, model: Value): boolean {
+  const seen = new Set<Value>();
+  const holds = (value: Value, depth: number): boolean => {
+    if (depth > 12 || seen.has(value)) return false;
+    seen.add(value);
+    if (librarySubmodule(value)?.model === model) return true;
+    if (value.kind === 'layer') return [...value.children, ...(value.named?.values() ?? [])].some((child) => holds(child, depth + 1));
+    return value.kind === 'object' && value.role === 'instance' && !!value.cls && isModuleClass(value.cls) && [...value.attrs.values()].some((child) => holds(child, depth + 1));
+  };
+  return program.instances.some((instance) => instance.cls !== undefined && isModuleClass(instance.cls) && holds(instance, 0));
+}
+
 /** Whether the script's requires_grad calls, in order, leave a library model's submodule frozen. */
 function libraryPathFrozen(program: ProgramModel | undefined, model: CallResultValue, path: string): boolean {
   let frozen = false;

@@ -64,6 +64,36 @@ const PREFIXED_INTEGER = /^0[xob]/;
 const NUMBER_SUFFIX = /[lj]$/;
 const WHITESPACE = /\s+/g;
 const TORCH_DTYPE = /^torch\.(float16|half|bfloat16|float32|float|float64|double)$/;
+
+const LOWERCASE = 'abcdefghijklmnopqrstuvwxyz';
+const DIGITS = '0123456789';
+const PUNCTUATION = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
+/**
+ * Constants of Python's standard library that scripts build sizes from (`len(string.ascii_letters) + 1` classes of
+ * a character recognizer): their values, as Python defines them.
+ */
+const STANDARD_CONSTANTS: ReadonlyMap<string, string | number> = new Map<string, string | number>([
+  ['string.ascii_lowercase', LOWERCASE],
+  ['string.ascii_uppercase', LOWERCASE.toUpperCase()],
+  ['string.ascii_letters', LOWERCASE + LOWERCASE.toUpperCase()],
+  ['string.digits', DIGITS],
+  ['string.hexdigits', `${DIGITS}abcdefABCDEF`],
+  ['string.octdigits', '01234567'],
+  ['string.punctuation', PUNCTUATION],
+  ['string.whitespace', ' \t\n\r\x0b\x0c'],
+  ['string.printable', `${DIGITS}${LOWERCASE}${LOWERCASE.toUpperCase()}${PUNCTUATION} \t\n\r\x0b\x0c`],
+  ['math.pi', Math.PI],
+  ['math.e', Math.E],
+  ['math.tau', 2 * Math.PI],
+]);
+
+/** A library name (`string.digits`, `from math import pi`): its value where it is a standard constant. */
+function libraryName(path: string): Value {
+  const constant = STANDARD_CONSTANTS.get(path);
+  if (typeof constant === 'string') return { kind: 'string', value: constant };
+  if (typeof constant === 'number') return { kind: 'number', value: constant };
+  return { kind: 'ref', path };
+}
 const TORCH_MADE_TENSOR = /^torch\.\w+(\[\])*$/;
 const TORCH_PARAMETER = /^torch\.nn\.(parameter\.)?Parameter$/;
 const HF_ARGUMENT_PARSER = /^transformers\.(hf_argparser\.)?HfArgumentParser$/;
@@ -820,7 +850,7 @@ export class ProgramModel {
       const own = settings?.get(name);
       if (own) return own;
       const submodule = moduleName.startsWith('.') ? undefined : local(`${moduleName}.${name}`);
-      return submodule ? settingsModule(`${moduleName}.${name}`, submodule, line) : { kind: 'ref', path: `${moduleName}.${name}` };
+      return submodule ? settingsModule(`${moduleName}.${name}`, submodule, line) : libraryName(`${moduleName}.${name}`);
     };
     for (const child of node.namedChildren) {
       if (!child || child.id === node.childForFieldName('module_name')?.id) continue;
@@ -1220,7 +1250,7 @@ export class ProgramModel {
         if (TORCH_DTYPE.test(path)) return { kind: 'dtype', name };
         // The script run as `python script.py`, with no arguments (as argparse's defaults are read).
         if (path === 'sys.argv') return { kind: 'list', items: [{ kind: 'string', value: this.options.filePath ?? 'script.py' }], tuple: false };
-        return { kind: 'ref', path };
+        return libraryName(path);
       }
       case 'object': {
         if (object.typeName === PATH_TYPE) {
