@@ -578,8 +578,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   // The arguments of the call the loop reads, and questions about them: made once, not once per call.
   let kw: ReadonlyMap<string, Node> = new Map();
   let pos: Node[] = [];
-  const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings);
-  const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : undefined);
+  // Keywords the call received from a dict (`TrainingArguments(**cfg["training"])`), read where none is written out.
+  let unpacked: ReadonlyMap<string, Value> | undefined;
+  const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings) ?? unpackedNumber(unpacked?.get(key));
+  const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : toPy(unpacked?.get(key)));
+  const kwGiven = (key: string): boolean => kw.has(key) || !!unpacked?.has(key);
+  /** The line a keyword's value comes from: the keyword written out, or the unpacked dict's entry. */
+  const kwLine = (key: string, fallback: number): number => kw.get(key)?.startPosition.row ?? originLine(unpacked?.get(key), fallback);
   const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
   // Asked only of the calls that switch checkpointing on (the argument's value is converted to plain data).
   const enables = (): boolean => (pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false);
@@ -588,6 +593,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const name = lastName(fn);
     calledNames.push(name);
     ({ keywords: kw, positional: pos } = callArguments(call));
+    unpacked = bindings.program.unpackedKeywords(call);
     const line = call.startPosition.row;
 
     // A call the program model never ran because it sits in a lambda nobody calls (a model zoo's other entries).
@@ -848,19 +854,19 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (b) detected.batchSize = b;
       const acc = kwNumber('gradient_accumulation_steps');
       if (acc) detected.accumulation = acc;
-      if (kwValue('bf16') === true) detected.autocast = { value: 'bf16', line: kw.get('bf16')?.startPosition.row };
-      if (kwValue('fp16') === true) detected.autocast = { value: 'fp16', line: kw.get('fp16')?.startPosition.row };
-      if (kwValue('gradient_checkpointing') === true) detected.checkpointing = { value: true, line: kw.get('gradient_checkpointing')?.startPosition.row };
+      if (kwValue('bf16') === true) detected.autocast = { value: 'bf16', line: kwLine('bf16', line) };
+      if (kwValue('fp16') === true) detected.autocast = { value: 'fp16', line: kwLine('fp16', line) };
+      if (kwValue('gradient_checkpointing') === true) detected.checkpointing = { value: true, line: kwLine('gradient_checkpointing', line) };
       const optim = kwValue('optim');
       if (typeof optim === 'string') {
-        detected.optimizer = { value: trainerOptimizer(optim), line: kw.get('optim')?.startPosition.row };
+        detected.optimizer = { value: trainerOptimizer(optim), line: kwLine('optim', line) };
         // "adamw_torch" is torch's foreach AdamW; the default ("adamw_torch_fused") and other fused names are not.
         detected.optimizerImpl = optim === 'adamw_torch' ? 'foreach' : 'fused';
       }
       const seq = kwNumber('max_seq_length') ?? kwNumber('max_length');
       if (seq) detected.seqLen = seq;
-      if (kw.has('deepspeed')) detected.strategy = { value: 'zero2', line };
-      if (kw.has('fsdp')) detected.strategy = { value: 'fsdp', line };
+      if (kwGiven('deepspeed')) detected.strategy = { value: 'zero2', line };
+      if (kwGiven('fsdp')) detected.strategy = { value: 'fsdp', line };
       const fsdpOptions = kwValue('fsdp');
       if (typeof fsdpOptions === 'string' && /\bshard_grad_op\b/.test(fsdpOptions)) detected.shardGradOp = { value: true, line };
       detected.usesTrainer = { value: true, line };
@@ -2449,6 +2455,13 @@ function insideLoopOrGenerator(call: Node): boolean {
     if (node.type === 'function_definition') return node.descendantsOfType('yield').length > 0;
   }
   return false;
+}
+
+/** A positive number a call received unpacked from a dict, with where the dict's entry came from. */
+function unpackedNumber(value: Value | undefined): Located<number> | undefined {
+  const number = toPy(value);
+  if (typeof number !== 'number' || number <= 0 || !value || !('origin' in value) || !value.origin) return undefined;
+  return { value: number, line: value.origin.line, how: value.origin.how };
 }
 
 function originLine(value: Value | undefined, fallback: number): number {

@@ -276,6 +276,25 @@ export class ProgramModel {
     return node ? this.values.get(node.id) : undefined;
   }
 
+  /** The keyword arguments calls received from `**d`, by call node id (the first time each call ran). */
+  private readonly unpacked = new Map<number, ReadonlyMap<string, Value>>();
+
+  /**
+   * A keyword argument of `call` as Python binds it: written out (`bf16=True`) or unpacked from a dict
+   * (`TrainingArguments(**cfg["training"])`, `AlbertConfig(**json.load(f))`); Python refuses a keyword given both
+   * ways, so at most one of the two is there. Undefined where the call never ran or does not receive `key`.
+   */
+  keywordOf(call: PyNode, key: string): Value | undefined {
+    const written = call.childForFieldName('arguments')?.namedChildren.find((arg) => arg?.type === 'keyword_argument' && arg.childForFieldName('name')?.text === key);
+    if (written) return this.valueOf(written.childForFieldName('value'));
+    return this.unpacked.get(call.id)?.get(key);
+  }
+
+  /** The keyword arguments `call` received from `**d` (the first time it ran); undefined where it unpacked none. */
+  unpackedKeywords(call: PyNode): ReadonlyMap<string, Value> | undefined {
+    return this.unpacked.get(call.id);
+  }
+
   /** If-branches taken at least once, and those skipped because their condition was false. */
   private readonly branchesRun = new Set<number>();
   private readonly branchesSkipped = new Set<number>();
@@ -1513,6 +1532,7 @@ export class ProgramModel {
     const args: Value[] = [];
     // Most calls pass no keywords: they share one empty map (no code changes a call's kwargs once made).
     let kwargs = NO_KWARGS;
+    let splatted: Map<string, Value> | undefined;
     const list = call.childForFieldName('arguments');
     if (list?.type === 'generator_expression') {
       args.push(this.evalExpr(list, scope));
@@ -1531,11 +1551,15 @@ export class ProgramModel {
         else args.push({ kind: 'unknown' });
       } else if (argument.type === 'dictionary_splat') {
         if (kwargs === NO_KWARGS) kwargs = new Map();
-        for (const [k, v] of entriesOf(this.evalExpr(argument.namedChildren[0], scope)) ?? []) kwargs.set(k, v);
+        for (const [k, v] of entriesOf(this.evalExpr(argument.namedChildren[0], scope)) ?? []) {
+          kwargs.set(k, v);
+          (splatted ??= new Map()).set(k, v);
+        }
       } else {
         args.push(this.evalExpr(argument, scope));
       }
     }
+    if (splatted && !this.unpacked.has(call.id)) this.unpacked.set(call.id, splatted);
     return { args, kwargs };
   }
 
