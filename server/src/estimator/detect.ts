@@ -17,7 +17,7 @@ import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
-import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
+import { deviceNamed, INPUT_EMBEDDINGS, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
@@ -1195,6 +1195,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(scoredForwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables);
+  const hubValue = hubModelCall && bindings.value(hubModelCall);
+  if (!detected.forwardsPerBackward && hubValue) detected.forwardsPerBackward = wrappedForwardsPerBackward(calls, bindings.program, hubValue);
   detected.inputDerivatives = inputDerivativeOrder(calls);
   detected.perSampleGradients = perSampleGradients(calls);
   if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
@@ -2359,9 +2361,9 @@ function optimizersStepping(calls: readonly Node[], optimizers: readonly Value[]
  * How many forwards run before one backward. Several models chained in one step (`predictor(online(view))` on two
  * views) run as often as the least-called of them: a GAN's generator once and its critic twice is one step's graph.
  */
-function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: ReadonlySet<string>): Located<number> | undefined {
+function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: ReadonlySet<string>, least = 2): Located<number> | undefined {
   if (models.size > 1) {
-    const perModel = [...models].map((name) => forwardsPerBackward(calls, forwards.filter((call) => callee(call) === name), new Set([name])));
+    const perModel = [...models].map((name) => forwardsPerBackward(calls, forwards.filter((call) => callee(call) === name), new Set([name]), least));
     return perModel.every((found) => found !== undefined) ? perModel.reduce((least, found) => (found!.value < least!.value ? found : least)) : undefined;
   }
   const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
@@ -2374,7 +2376,25 @@ function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], 
     if (!loop) continue;
     const before = forwards.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex &&
       loopOf(call)?.id === loop.id && !underNoGrad(call));
-    if (before.length > 1) return { value: before.length, line: before[0]!.startPosition.row };
+    if (before.length >= least) return { value: before.length, line: before[0]!.startPosition.row };
+  }
+  return undefined;
+}
+
+/**
+ * How many times one backward's graphs ran a hub model that a module of the script holds (`self.bert =
+ * AutoModel.from_pretrained(...)` in a sentence encoder): the step calls the wrapper (a triplet's anchor, positive
+ * and negative), and each call runs the hub model as often as the wrapper's forward calls the attribute holding it.
+ */
+function wrappedForwardsPerBackward(calls: readonly Node[], program: ProgramModel, hub: Value): Located<number> | undefined {
+  for (const wrapper of wrappersHolding(program, hub)) {
+    const attributes = new Set([...wrapper.attrs].filter(([, value]) => value === hub).map(([name]) => `self.${name}`));
+    const forward = wrapper.cls ? lookupClassAttribute(wrapper.cls, 'forward') : undefined;
+    const inner = forward?.kind === 'function' ? forward.node.descendantsOfType('call').filter((call) => attributes.has(call?.childForFieldName('function')?.text ?? '')).length : 0;
+    // The variables the step calls it through (not `self` inside its own methods).
+    const names = new Set([...program.assigned].filter(([name, values]) => name !== 'self' && values.includes(wrapper)).map(([name]) => name));
+    const outer = names.size > 0 ? forwardsPerBackward(calls, calls.filter((call) => callsModel(call, names)), names, 1) : undefined;
+    if (outer && outer.value * Math.max(1, inner) > 1) return { value: outer.value * Math.max(1, inner), line: outer.line };
   }
   return undefined;
 }
