@@ -27,6 +27,7 @@ import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
 import { sparseAdjacency, type SparseAdjacency } from './sparse-adjacency';
 import { loopLoader } from './growth';
+import { embeddedSequence, type EmbeddedSequenceSources } from './embedded-sequence';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -1125,6 +1126,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (frozenModules.length > 0 && frozenModules.every((module) => module !== trained && libraryVisionModel(module))) detected.frozen = undefined;
     }
   }
+  // A library vision model the step runs only under no_grad (a frozen vision tower) beside a hub model it runs with
+  // grad before backward (a frozen language model the loss flows back through to a projector of the script): the hub
+  // model is the step's model, and the vision tower costs its weights.
+  const towerBeside = libraryModelMade && detected.model && !hubModelCall && !detected.detector && !detected.untrainedModel
+    ? hubModelRunWithGrad(calls, bindings.program, libraryModelMade, hubModels) : undefined;
+  if (towerBeside && detected.model) {
+    const tower = detected.model;
+    [detected.model, hubModelCall, libraryModelMade] = [towerBeside.model, towerBeside.call, undefined];
+    detected.weightDtype = towerBeside.dtype ? { value: towerBeside.dtype, line: towerBeside.model.line } : undefined;
+    detected.imageSize = undefined;
+    // Counted in units of the hub model's weights, as the other models beside a trained one are.
+    const units = dtypeBytes(tower.defaultWeightDtype ?? 'fp32') / dtypeBytes(towerBeside.dtype ?? towerBeside.model.defaultWeightDtype ?? 'fp32');
+    detected.untrainedModel = { value: { name: tower.name, parameters: specParameters(tower.spec) * units }, line: tower.line };
+  }
   if (libraryModelMade && detected.model && !detected.detector) {
     applyVisionFreezing(detected, libraryModelMade, bindings.program);
     const spec = detected.model.spec;
@@ -1197,6 +1212,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables);
   const hubValue = hubModelCall && bindings.value(hubModelCall);
   if (!detected.forwardsPerBackward && hubValue) detected.forwardsPerBackward = wrappedForwardsPerBackward(calls, bindings.program, hubValue);
+  // A hub model given `inputs_embeds` the step builds (image tokens joined before the text's): its sequence is theirs.
+  const embedded = hubValue ? forwards.filter((call) => !underNoGrad(call)).map((call) => embeddedSequence(bindings.program, call, hubValue, embeddedSources(call, bindings.program))).find((found) => found !== undefined) : undefined;
+  if (embedded) detected.seqLen = embedded;
   detected.inputDerivatives = inputDerivativeOrder(calls);
   detected.perSampleGradients = perSampleGradients(calls);
   if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
@@ -2098,6 +2116,54 @@ function frozenAsideModel(frozen: readonly Value[], calls: readonly Node[], prog
   const sameClass = teacher.kind === 'object' && trainedValue?.kind === 'object' && teacher.cls !== undefined && teacher.cls === trainedValue.cls;
   const library = teacher.kind === 'call' ? libraryVisionModel(teacher) : undefined;
   return { name: namesOf(teacher)[0] ?? '', line: frozenCalls[0]!.startPosition.row, sameClass, ...(library ? { library } : {}) };
+}
+
+/**
+ * A hub model the step runs with grad before its last backward, where the library model `tower` runs there only
+ * under no_grad (`vision.forward_features(images)` in `with torch.no_grad():`).
+ */
+function hubModelRunWithGrad<H extends { call: Node }>(calls: readonly Node[], program: ProgramModel, tower: Value, hubs: readonly H[]): H | undefined {
+  const backward = calls.filter((call) => lastName(callee(call)) === 'backward').at(-1);
+  const loop = backward ? enclosingLoops(backward)[0] : undefined;
+  if (!backward || !loop) return undefined;
+  const namesOf = (value: Value | undefined): Set<string> =>
+    new Set([...program.assigned].filter(([name, values]) => name !== 'self' && value !== undefined && values.includes(value)).map(([name]) => name));
+  const stepCalls = (names: ReadonlySet<string>): Node[] => calls.filter((call) => call.startIndex < backward.startIndex &&
+    enclosingLoops(call).some((outer) => outer.id === loop.id) && runsModel(call, names));
+  const towerCalls = stepCalls(namesOf(tower));
+  if (towerCalls.length === 0 || !towerCalls.every((call) => underNoGrad(call))) return undefined;
+  return hubs.find((hub) => stepCalls(namesOf(program.valueOf(hub.call))).some((call) => !underNoGrad(call)));
+}
+
+/** A call that runs a model held by one of `names`: `model(x)`, or a forward method of it (`vision.forward_features(x)`). */
+function runsModel(call: Node, names: ReadonlySet<string>): boolean {
+  const fn = call.childForFieldName('function');
+  if (fn?.type === 'identifier') return names.has(fn.text);
+  const object = fn?.type === 'attribute' ? fn.childForFieldName('object') : undefined;
+  return object?.type === 'identifier' && names.has(object.text) && FORWARD_METHOD.test(fn?.childForFieldName('attribute')?.text ?? '');
+}
+
+const FORWARD_METHOD = /^(forward\w*|encode\w*|get_\w*features|generate)$/;
+
+/** Where the pieces of a hub model's `inputs_embeds` get their tokens: the loader's ids, a library ViT's patches. */
+function embeddedSources(call: Node, program: ProgramModel): EmbeddedSequenceSources {
+  return {
+    idsLength: (node) => {
+      const value = program.valueOf(node);
+      const made = value?.kind === 'call' ? tensorShape(value) : undefined;
+      if (made?.dims.length === 2) return made.dims[1];
+      const sample = sampleArguments(program, call, [node])?.[0];
+      return sample?.shape.length === 2 && sample.integer ? sample.shape[1] : undefined;
+    },
+    visionTokens: (made) => {
+      const spec = libraryVisionModel(made)?.spec;
+      if (spec?.kind !== 'transformer' || spec.family !== 'vit' || !spec.patchSize || !spec.imageSize) return undefined;
+      const given = toPy(made.kwargs.get('img_size') ?? made.kwargs.get('image_size'));
+      const size = typeof given === 'number' && given > 0 ? given : spec.imageSize;
+      const prefix = spec.maxPositions - (spec.imageSize / spec.patchSize) ** 2;
+      return { tokens: Math.floor(size / spec.patchSize) ** 2 + prefix, prefix };
+    },
+  };
 }
 
 /** The instances of the script's modules on the GPU that hold `held` as one of their attributes. */
