@@ -93,11 +93,21 @@ export function embeddedSequence(program: ProgramModel, call: PyNode, hub: Value
     if (!start) return whole;
     // The tower's own count of prefix tokens (timm's `num_prefix_tokens`).
     const startObject = start.type === 'attribute' && start.childForFieldName('attribute')?.text === 'num_prefix_tokens' ? visionOf(start.childForFieldName('object')) : undefined;
-    const skipped = startObject ? sources.visionTokens(startObject)?.prefix : (() => { const v = program.valueOf(start); return v?.kind === 'number' ? v.value : undefined; })();
+    const skipped = startObject ? sources.visionTokens(startObject)?.prefix : numberAt(program, start);
     return skipped !== undefined && skipped >= 0 && skipped < whole ? whole - skipped : undefined;
   };
   const value = tokens(given, 0);
   return value !== undefined && value > 0 ? { value, line: given.startPosition.row, how: 'literal' } : undefined;
+}
+
+/**
+ * A number an expression holds: its value where the program model kept one; an integer literal read as written
+ * (an index the model did not evaluate, because the value sliced is not known).
+ */
+function numberAt(program: ProgramModel, node: PyNode): number | undefined {
+  const value = program.valueOf(node);
+  if (value?.kind === 'number') return value.value;
+  return node.type === 'integer' && /^\d+$/.test(node.text) ? Number(node.text) : undefined;
 }
 
 /** Whether a layer (or container) of the script works token by token. */
