@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { estimateText } from './helpers';
 
 /** The step, with `imageTokens` the expression that picks the ViT's tokens (`feats[:, 1:]`). */
-function prefixScript(imageTokens: string, grad = true): string {
+function prefixScript(imageTokens: string, grad = true, projector = 'nn.Sequential(nn.Linear(384, 768), nn.GELU(), nn.Linear(768, 768))'): string {
   return [
     'import timm',
     'import torch',
@@ -23,7 +23,7 @@ function prefixScript(imageTokens: string, grad = true): string {
     'vision.cuda().eval().requires_grad_(False)',
     'lm = AutoModelForCausalLM.from_pretrained("gpt2")',
     'lm.cuda().requires_grad_(False)',
-    'projector = nn.Sequential(nn.Linear(384, 768), nn.GELU(), nn.Linear(768, 768)).cuda()',
+    `projector = ${projector}.cuda()`,
     'optimizer = torch.optim.AdamW(projector.parameters(), lr=1e-3)',
     'embed = lm.get_input_embeddings()',
     'for images, captions in DataLoader(Pairs(), batch_size=8):',
@@ -40,6 +40,8 @@ function prefixScript(imageTokens: string, grad = true): string {
 }
 
 const VIT_SMALL = 21_665_664;
+/** The projector's parameters: 384 -> 768 -> 768. */
+const PROJECTOR = 384 * 768 + 768 + 768 * 768 + 768;
 const GPT2 = 124_439_808;
 
 test('A frozen ViT under no_grad feeding a hub LM through a projector: the LM is the model, over image and text tokens', async () => {
@@ -50,6 +52,8 @@ test('A frozen ViT under no_grad feeding a hub LM through a projector: the LM is
   assert.equal(result.detected.seqLen?.value, 196 + 64);
   // The ViT's weights are on the GPU beside the language model's (fp32 both).
   assert.ok(Math.abs(result.breakdown.weights - (GPT2 + VIT_SMALL) * 4) < 1e6, `weights ${result.breakdown.weights}`);
+  // Only the projector trains: the language model is frozen whole.
+  assert.equal(result.detected.trainableParameters, PROJECTOR);
   // Without the slice, the class token is one more token; a slice by a number is read as well.
   const whole = await estimateText(prefixScript('vision.forward_features(images)'), '/tmp/vision_prefix_lm_whole.py');
   assert.equal(whole.detected.seqLen?.value, 197 + 64);
@@ -60,4 +64,11 @@ test('A frozen ViT under no_grad feeding a hub LM through a projector: the LM is
 test('A ViT run with grad is not a tower beside the LM: the estimate does not switch models', async () => {
   const result = await estimateText(prefixScript('vision.forward_features(images)[:, 1:]', false), '/tmp/vision_prefix_lm_grad.py');
   assert.notEqual(result.detected.model.name, 'gpt2');
+});
+
+test('The projector sized from the tower and the LM (vision.num_features, lm.config.hidden_size): the same parameters', async () => {
+  const read = await estimateText(prefixScript('vision.forward_features(images)[:, 1:]', true,
+    'nn.Sequential(nn.Linear(vision.num_features, lm.config.hidden_size), nn.GELU(), nn.Linear(lm.config.hidden_size, lm.config.hidden_size))'), '/tmp/vision_prefix_lm_read.py');
+  assert.equal(read.detected.trainableParameters, PROJECTOR);
+  assert.equal(read.detected.seqLen?.value, 196 + 64);
 });

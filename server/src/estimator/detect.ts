@@ -1284,6 +1284,16 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const freezes = bindings.program.libraryFreezes.filter((f) => f.model === model);
     const share = model ? libraryFrozenShare(detected.model.spec, freezes) : undefined;
     if (share) detected.frozen = { ...detected.frozen, exact: share.fraction, ...(share.lowerLayers ? { lowerLayers: share.lowerLayers } : {}) };
+    // Frozen whole, while the optimizers train only modules of the script outside it (a projector feeding it): the
+    // trained parameters are theirs, counted in the model's units.
+    const last = freezes.at(-1);
+    const updated = modulesUpdated(optimizersStepping(calls, optimizersMade, bindings));
+    const outside = updated.filter((module) => module.kind === 'layer' || (module.kind === 'object' && module.role === 'instance'));
+    const trained = outside.reduce((sum, module) => sum + moduleParameters(module), 0);
+    const total = specParameters(detected.model.spec);
+    if (!share && last?.path === '' && last.frozen && outside.length === updated.length && trained > 0 && trained < total) {
+      detected.frozen = { ...detected.frozen, exact: 1 - trained / total };
+    }
   }
   if (detected.model) detected.unresolved = undefined;
   else detected.unresolved ??= undeterminedTrainedModel(calls, bindings);

@@ -130,6 +130,8 @@ export interface ProgramOptions {
   libraryChildren?: (model: CallResultValue, path: string) => string[] | undefined;
   /** timm's `feature_info` of a `features_only=True` model: each returned map's channels and reduction. */
   libraryFeatureInfo?: (model: CallResultValue) => { channels: number[]; reductions: number[] } | undefined;
+  /** A size in a hub model's config (`llm.config.hidden_size`), where the caller's catalog knows the checkpoint. */
+  libraryConfigValue?: (model: CallResultValue, name: string) => number | undefined;
 }
 
 export class ProgramModel {
@@ -1303,6 +1305,11 @@ export class ProgramModel {
         return width !== undefined ? { kind: 'number', value: width } : { kind: 'method', receiver: object, name };
       }
       case 'method': {
+        // `llm.config.hidden_size`: the checkpoint's config, as the catalog knows it.
+        if (object.receiver.kind === 'call' && object.name === 'config') {
+          const size = this.options.libraryConfigValue?.(object.receiver, name);
+          if (size !== undefined) return { kind: 'number', value: size };
+        }
         // `backbone.fc.in_features`: the features the library model's classifier reads.
         if (object.receiver.kind === 'call' && name === 'in_features' && CLASSIFIER_ATTRIBUTE.test(object.name)) {
           const width = this.options.libraryFeatureWidth?.(object.receiver);
