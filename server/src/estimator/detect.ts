@@ -2436,10 +2436,11 @@ function optimizersStepping(calls: readonly Node[], optimizers: readonly Value[]
 /**
  * How many forwards run before one backward. Several models chained in one step (`predictor(online(view))` on two
  * views) run as often as the least-called of them: a GAN's generator once and its critic twice is one step's graph.
+ * Found where at least `atLeast` run (one: the count of a wrapper's calls, multiplied by what each runs inside).
  */
-function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: ReadonlySet<string>, least = 2): Located<number> | undefined {
+function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: ReadonlySet<string>, atLeast = 2): Located<number> | undefined {
   if (models.size > 1) {
-    const perModel = [...models].map((name) => forwardsPerBackward(calls, forwards.filter((call) => callee(call) === name), new Set([name]), least));
+    const perModel = [...models].map((name) => forwardsPerBackward(calls, forwards.filter((call) => callee(call) === name), new Set([name]), atLeast));
     return perModel.every((found) => found !== undefined) ? perModel.reduce((least, found) => (found!.value < least!.value ? found : least)) : undefined;
   }
   const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
@@ -2452,7 +2453,7 @@ function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], 
     if (!loop) continue;
     const before = forwards.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex &&
       loopOf(call)?.id === loop.id && !underNoGrad(call));
-    if (before.length >= least) return { value: before.length, line: before[0]!.startPosition.row };
+    if (before.length >= atLeast) return { value: before.length, line: before[0]!.startPosition.row };
   }
   return undefined;
 }

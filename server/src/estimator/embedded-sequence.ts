@@ -46,7 +46,7 @@ export function embeddedSequence(program: ProgramModel, call: PyNode, hub: Value
     return found;
   };
   const visionOf = (node: PyNode | null | undefined): CallResultValue | undefined => {
-    // A name read where the model kept no value (inside a slice): what the script assigned to it.
+    // A name the program model did not evaluate (the index of a value it does not know): what the script assigned to it.
     const values = [program.valueOf(node), ...(node?.type === 'identifier' ? program.assigned.get(node.text) ?? [] : [])];
     return values.find((value): value is CallResultValue => value?.kind === 'call' && sources.visionTokens(value) !== undefined);
   };
