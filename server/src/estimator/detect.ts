@@ -17,7 +17,7 @@ import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
-import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
+import { deviceNamed, INPUT_EMBEDDINGS, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
@@ -29,6 +29,7 @@ import { sampleArguments, sampleFields, type SampleShape } from './dataset-sampl
 import { sparseAdjacency, type SparseAdjacency } from './sparse-adjacency';
 import { loopLoader } from './growth';
 import { imageRuns, largestLaterRun } from './image-reruns';
+import { embeddedSequence, type EmbeddedSequenceSources } from './embedded-sequence';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -628,8 +629,13 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   // The arguments of the call the loop reads, and questions about them: made once, not once per call.
   let kw: ReadonlyMap<string, Node> = new Map();
   let pos: Node[] = [];
-  const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings);
-  const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : undefined);
+  // Keywords the call received from a dict (`TrainingArguments(**cfg["training"])`), read where none is written out.
+  let unpacked: ReadonlyMap<string, Value> | undefined;
+  const kwNumber = (key: string): Located<number> | undefined => numberArg(kw.get(key), bindings) ?? unpackedNumber(unpacked?.get(key));
+  const kwValue = (key: string): PyValue | undefined => (kw.has(key) ? bindings.evaluate(kw.get(key)) : toPy(unpacked?.get(key)));
+  const kwGiven = (key: string): boolean => kw.has(key) || !!unpacked?.has(key);
+  /** The line a keyword's value comes from: the keyword written out, or the unpacked dict's entry. */
+  const kwLine = (key: string, fallback: number): number => kw.get(key)?.startPosition.row ?? originLine(unpacked?.get(key), fallback);
   const positive = (key: string): boolean => { const v = kwValue(key); return (typeof v === 'number' && v > 0) || v === true; };
   // Asked only of the calls that switch checkpointing on (the argument's value is converted to plain data).
   const enables = (): boolean => (pos[0] ? bindings.evaluate(pos[0]) !== false : kwValue('enable') !== false);
@@ -642,6 +648,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const name = lastName(fn);
     calledNames.push(name);
     ({ keywords: kw, positional: pos } = callArguments(call));
+    unpacked = bindings.program.unpackedKeywords(call);
     const line = call.startPosition.row;
 
     // A call the program model never ran because it sits in a lambda nobody calls (a model zoo's other entries).
@@ -906,19 +913,19 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (b) detected.batchSize = b;
       const acc = kwNumber('gradient_accumulation_steps');
       if (acc) detected.accumulation = acc;
-      if (kwValue('bf16') === true) detected.autocast = { value: 'bf16', line: kw.get('bf16')?.startPosition.row };
-      if (kwValue('fp16') === true) detected.autocast = { value: 'fp16', line: kw.get('fp16')?.startPosition.row };
-      if (kwValue('gradient_checkpointing') === true) detected.checkpointing = { value: true, line: kw.get('gradient_checkpointing')?.startPosition.row };
+      if (kwValue('bf16') === true) detected.autocast = { value: 'bf16', line: kwLine('bf16', line) };
+      if (kwValue('fp16') === true) detected.autocast = { value: 'fp16', line: kwLine('fp16', line) };
+      if (kwValue('gradient_checkpointing') === true) detected.checkpointing = { value: true, line: kwLine('gradient_checkpointing', line) };
       const optim = kwValue('optim');
       if (typeof optim === 'string') {
-        detected.optimizer = { value: trainerOptimizer(optim), line: kw.get('optim')?.startPosition.row };
+        detected.optimizer = { value: trainerOptimizer(optim), line: kwLine('optim', line) };
         // "adamw_torch" is torch's foreach AdamW; the default ("adamw_torch_fused") and other fused names are not.
         detected.optimizerImpl = optim === 'adamw_torch' ? 'foreach' : 'fused';
       }
       const seq = kwNumber('max_seq_length') ?? kwNumber('max_length');
       if (seq) detected.seqLen = seq;
-      if (kw.has('deepspeed')) detected.strategy = { value: 'zero2', line };
-      if (kw.has('fsdp')) detected.strategy = { value: 'fsdp', line };
+      if (kwGiven('deepspeed')) detected.strategy = { value: 'zero2', line };
+      if (kwGiven('fsdp')) detected.strategy = { value: 'fsdp', line };
       const fsdpOptions = kwValue('fsdp');
       if (typeof fsdpOptions === 'string' && /\bshard_grad_op\b/.test(fsdpOptions)) detected.shardGradOp = { value: true, line };
       detected.usesTrainer = { value: true, line };
@@ -1177,6 +1184,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
       if (frozenModules.length > 0 && frozenModules.every((module) => module !== trained && libraryVisionModel(module))) detected.frozen = undefined;
     }
   }
+  // A library vision model the step runs only under no_grad (a frozen vision tower) beside a hub model it runs with
+  // grad before backward (a frozen language model the loss flows back through to a projector of the script): the hub
+  // model is the step's model, and the vision tower costs its weights.
+  const towerBeside = libraryModelMade && detected.model && !hubModelCall && !detected.detector && !detected.untrainedModel
+    ? hubModelRunWithGrad(calls, bindings.program, libraryModelMade, hubModels) : undefined;
+  if (towerBeside && detected.model) {
+    const tower = detected.model;
+    [detected.model, hubModelCall, libraryModelMade] = [towerBeside.model, towerBeside.call, undefined];
+    detected.weightDtype = towerBeside.dtype ? { value: towerBeside.dtype, line: towerBeside.model.line } : undefined;
+    detected.imageSize = undefined;
+    // Counted in units of the hub model's weights, as the other models beside a trained one are.
+    const units = dtypeBytes(tower.defaultWeightDtype ?? 'fp32') / dtypeBytes(towerBeside.dtype ?? towerBeside.model.defaultWeightDtype ?? 'fp32');
+    detected.untrainedModel = { value: { name: tower.name, parameters: specParameters(tower.spec) * units }, line: tower.line };
+  }
   if (libraryModelMade && detected.model && !detected.detector) {
     applyVisionFreezing(detected, libraryModelMade, bindings.program);
     const spec = detected.model.spec;
@@ -1258,6 +1279,11 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(scoredForwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
   detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables);
+  const hubValue = hubModelCall && bindings.value(hubModelCall);
+  if (!detected.forwardsPerBackward && hubValue) detected.forwardsPerBackward = wrappedForwardsPerBackward(calls, bindings.program, hubValue);
+  // A hub model given `inputs_embeds` the step builds (image tokens joined before the text's): its sequence is theirs.
+  const embedded = hubValue ? forwards.filter((call) => !underNoGrad(call)).map((call) => embeddedSequence(bindings.program, call, hubValue, embeddedSources(call, bindings.program))).find((found) => found !== undefined) : undefined;
+  if (embedded) detected.seqLen = embedded;
   detected.inputDerivatives = inputDerivativeOrder(calls);
   detected.perSampleGradients = perSampleGradients(calls);
   if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
@@ -1342,6 +1368,16 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const freezes = bindings.program.libraryFreezes.filter((f) => f.model === model);
     const share = model ? libraryFrozenShare(detected.model.spec, freezes) : undefined;
     if (share) detected.frozen = { ...detected.frozen, exact: share.fraction, ...(share.lowerLayers ? { lowerLayers: share.lowerLayers } : {}) };
+    // Frozen whole, while the optimizers train only modules of the script outside it (a projector feeding it): the
+    // trained parameters are theirs, counted in the model's units.
+    const last = freezes.at(-1);
+    const updated = modulesUpdated(optimizersStepping(calls, optimizersMade, bindings));
+    const outside = updated.filter((module) => module.kind === 'layer' || (module.kind === 'object' && module.role === 'instance'));
+    const trained = outside.reduce((sum, module) => sum + moduleParameters(module), 0);
+    const total = specParameters(detected.model.spec);
+    if (!share && last?.path === '' && last.frozen && outside.length === updated.length && trained > 0 && trained < total) {
+      detected.frozen = { ...detected.frozen, exact: 1 - trained / total };
+    }
   }
   if (detected.model) detected.unresolved = undefined;
   else detected.unresolved ??= undeterminedTrainedModel(calls, bindings);
@@ -2279,6 +2315,54 @@ function frozenAsideModel(frozen: readonly Value[], calls: readonly Node[], prog
   return { name: namesOf(teacher)[0] ?? '', line: frozenCalls[0]!.startPosition.row, sameClass, ...(library ? { library } : {}) };
 }
 
+/**
+ * A hub model the step runs with grad before its last backward, where the library model `tower` runs there only
+ * under no_grad (`vision.forward_features(images)` in `with torch.no_grad():`).
+ */
+function hubModelRunWithGrad<H extends { call: Node }>(calls: readonly Node[], program: ProgramModel, tower: Value, hubs: readonly H[]): H | undefined {
+  const backward = calls.filter((call) => lastName(callee(call)) === 'backward').at(-1);
+  const loop = backward ? enclosingLoops(backward)[0] : undefined;
+  if (!backward || !loop) return undefined;
+  const namesOf = (value: Value | undefined): Set<string> =>
+    new Set([...program.assigned].filter(([name, values]) => name !== 'self' && value !== undefined && values.includes(value)).map(([name]) => name));
+  const stepCalls = (names: ReadonlySet<string>): Node[] => calls.filter((call) => call.startIndex < backward.startIndex &&
+    enclosingLoops(call).some((outer) => outer.id === loop.id) && runsModel(call, names));
+  const towerCalls = stepCalls(namesOf(tower));
+  if (towerCalls.length === 0 || !towerCalls.every((call) => underNoGrad(call))) return undefined;
+  return hubs.find((hub) => stepCalls(namesOf(program.valueOf(hub.call))).some((call) => !underNoGrad(call)));
+}
+
+/** A call that runs a model held by one of `names`: `model(x)`, or a forward method of it (`vision.forward_features(x)`). */
+function runsModel(call: Node, names: ReadonlySet<string>): boolean {
+  const fn = call.childForFieldName('function');
+  if (fn?.type === 'identifier') return names.has(fn.text);
+  const object = fn?.type === 'attribute' ? fn.childForFieldName('object') : undefined;
+  return object?.type === 'identifier' && names.has(object.text) && FORWARD_METHOD.test(fn?.childForFieldName('attribute')?.text ?? '');
+}
+
+const FORWARD_METHOD = /^(forward\w*|encode\w*|get_\w*features|generate)$/;
+
+/** Where the pieces of a hub model's `inputs_embeds` get their tokens: the loader's ids, a library ViT's patches. */
+function embeddedSources(call: Node, program: ProgramModel): EmbeddedSequenceSources {
+  return {
+    idsLength: (node) => {
+      const value = program.valueOf(node);
+      const made = value?.kind === 'call' ? tensorShape(value) : undefined;
+      if (made?.dims.length === 2) return made.dims[1];
+      const sample = sampleArguments(program, call, [node])?.[0];
+      return sample?.shape.length === 2 && sample.integer ? sample.shape[1] : undefined;
+    },
+    visionTokens: (made) => {
+      const spec = libraryVisionModel(made)?.spec;
+      if (spec?.kind !== 'transformer' || spec.family !== 'vit' || !spec.patchSize || !spec.imageSize) return undefined;
+      const given = toPy(made.kwargs.get('img_size') ?? made.kwargs.get('image_size'));
+      const size = typeof given === 'number' && given > 0 ? given : spec.imageSize;
+      const prefix = spec.maxPositions - (spec.imageSize / spec.patchSize) ** 2;
+      return { tokens: Math.floor(size / spec.patchSize) ** 2 + prefix, prefix };
+    },
+  };
+}
+
 /** The instances of the script's modules on the GPU that hold `held` as one of their attributes. */
 function* wrappersHolding(program: ProgramModel, held: Value): Generator<ObjectValue> {
   for (const wrapper of program.onDevice) {
@@ -2539,10 +2623,11 @@ function optimizersStepping(calls: readonly Node[], optimizers: readonly Value[]
 /**
  * How many forwards run before one backward. Several models chained in one step (`predictor(online(view))` on two
  * views) run as often as the least-called of them: a GAN's generator once and its critic twice is one step's graph.
+ * Found where at least `atLeast` run (one: the count of a wrapper's calls, multiplied by what each runs inside).
  */
-function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: ReadonlySet<string>): Located<number> | undefined {
+function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: ReadonlySet<string>, atLeast = 2): Located<number> | undefined {
   if (models.size > 1) {
-    const perModel = [...models].map((name) => forwardsPerBackward(calls, forwards.filter((call) => callee(call) === name), new Set([name])));
+    const perModel = [...models].map((name) => forwardsPerBackward(calls, forwards.filter((call) => callee(call) === name), new Set([name]), atLeast));
     return perModel.every((found) => found !== undefined) ? perModel.reduce((least, found) => (found!.value < least!.value ? found : least)) : undefined;
   }
   const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
@@ -2555,7 +2640,25 @@ function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], 
     if (!loop) continue;
     const before = forwards.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex &&
       loopOf(call)?.id === loop.id && !underNoGrad(call));
-    if (before.length > 1) return { value: before.length, line: before[0]!.startPosition.row };
+    if (before.length >= atLeast) return { value: before.length, line: before[0]!.startPosition.row };
+  }
+  return undefined;
+}
+
+/**
+ * How many times one backward's graphs ran a hub model that a module of the script holds (`self.bert =
+ * AutoModel.from_pretrained(...)` in a sentence encoder): the step calls the wrapper (a triplet's anchor, positive
+ * and negative), and each call runs the hub model as often as the wrapper's forward calls the attribute holding it.
+ */
+function wrappedForwardsPerBackward(calls: readonly Node[], program: ProgramModel, hub: Value): Located<number> | undefined {
+  for (const wrapper of wrappersHolding(program, hub)) {
+    const attributes = new Set([...wrapper.attrs].filter(([, value]) => value === hub).map(([name]) => `self.${name}`));
+    const forward = wrapper.cls ? lookupClassAttribute(wrapper.cls, 'forward') : undefined;
+    const inner = forward?.kind === 'function' ? forward.node.descendantsOfType('call').filter((call) => attributes.has(call?.childForFieldName('function')?.text ?? '')).length : 0;
+    // The variables the step calls it through (not `self` inside its own methods).
+    const names = new Set([...program.assigned].filter(([name, values]) => name !== 'self' && values.includes(wrapper)).map(([name]) => name));
+    const outer = names.size > 0 ? forwardsPerBackward(calls, calls.filter((call) => callsModel(call, names)), names, 1) : undefined;
+    if (outer && outer.value * Math.max(1, inner) > 1) return { value: outer.value * Math.max(1, inner), line: outer.line };
   }
   return undefined;
 }
@@ -2636,6 +2739,13 @@ function insideLoopOrGenerator(call: Node): boolean {
     if (node.type === 'function_definition') return node.descendantsOfType('yield').length > 0;
   }
   return false;
+}
+
+/** A positive number a call received unpacked from a dict, with where the dict's entry came from. */
+function unpackedNumber(value: Value | undefined): Located<number> | undefined {
+  const number = toPy(value);
+  if (typeof number !== 'number' || number <= 0 || !value || !('origin' in value) || !value.origin) return undefined;
+  return { value: number, line: value.origin.line, how: value.origin.how };
 }
 
 function originLine(value: Value | undefined, fallback: number): number {

@@ -2,6 +2,7 @@
 // call the program model made: which catalog model, how many classes its head has, the width of its features.
 import type { CallResultValue, LayerValue, Value } from '../engine/program/values';
 import { findVisionModel, type ResNetStem, type VisionModel } from './catalog/vision';
+import { findCatalogModel } from './catalog/models';
 import { HEAD_PART } from './layers';
 import type { LayerNetSpec, LayerPart } from './types';
 
@@ -65,6 +66,27 @@ export function libraryBackbone(made: CallResultValue): LibraryBackbone | undefi
   if (made.kwargs.has('features_only') && !featureParts && plain(made.kwargs.get('features_only')) !== undefined) return undefined;
   return { name: found.name, classes, features, unpooled: plain(made.kwargs.get('global_pool')) === '', build, timm: found.source === 'timm',
     ...(featureParts ? { featureParts } : {}) };
+}
+
+/** A library vision transformer's token width (timm's `num_features` / `embed_dim` of a ViT): its hidden size. */
+export function libraryTokenWidth(made: CallResultValue): number | undefined {
+  const spec = libraryVisionCall(made)?.vision.build(224, 0);
+  return spec?.kind === 'transformer' ? spec.hidden : undefined;
+}
+
+/** The sizes of a hub checkpoint's config the catalog knows, by the config's own field names. */
+const CONFIG_SIZES: Record<string, (spec: { hidden: number; vocab: number; layers: number; heads: number; intermediate: number }) => number> = {
+  hidden_size: (spec) => spec.hidden, vocab_size: (spec) => spec.vocab, num_hidden_layers: (spec) => spec.layers,
+  num_attention_heads: (spec) => spec.heads, intermediate_size: (spec) => spec.intermediate,
+};
+
+/** A size in the config of a model `from_pretrained` loads (`llm.config.hidden_size`), where the catalog knows the checkpoint. */
+export function hubConfigValue(made: CallResultValue, name: string): number | undefined {
+  const size = CONFIG_SIZES[name];
+  if (!size || !/\.from_pretrained$/.test(made.path)) return undefined;
+  const id = made.args[0] ?? made.kwargs.get('pretrained_model_name_or_path');
+  const spec = id?.kind === 'string' ? findCatalogModel(id.value)?.spec : undefined;
+  return spec ? size(spec) : undefined;
 }
 
 /** The feature parts `out_indices` picks (all of them where absent); undefined where it names one the net lacks. */

@@ -1,6 +1,6 @@
 // The estimator's view of the program model: the values of the expressions that carry hyper-parameters, as the
 // plain data the estimator works with, each with the line it came from and how it was found.
-import { libraryBackbone, libraryChildren, libraryFeatureInfo } from './library-models';
+import { hubConfigValue, libraryBackbone, libraryChildren, libraryFeatureInfo, libraryTokenWidth } from './library-models';
 import { ProgramModel } from '../engine/program/interpreter';
 import type { PyNode as Node, PyTree as Tree } from '../engine/program/node';
 import type { How, Value } from '../engine/program/values';
@@ -19,7 +19,8 @@ const programs = new WeakMap<object, ProgramModel>();
 export function programOf(tree: Tree, filePath?: string): ProgramModel {
   let program = programs.get(tree.rootNode);
   if (!program) {
-    program = new ProgramModel(tree.rootNode, { filePath, libraryFeatureWidth: (model) => libraryBackbone(model)?.features, libraryChildren, libraryFeatureInfo });
+    program = new ProgramModel(tree.rootNode, { filePath, libraryFeatureWidth: (model) => libraryBackbone(model)?.features ?? libraryTokenWidth(model), libraryChildren,
+      libraryFeatureInfo, libraryConfigValue: hubConfigValue });
     programs.set(tree.rootNode, program);
   }
   return program;

@@ -160,6 +160,8 @@ export interface ProgramOptions {
   libraryChildren?: (model: CallResultValue, path: string) => string[] | undefined;
   /** timm's `feature_info` of a `features_only=True` model: each returned map's channels and reduction. */
   libraryFeatureInfo?: (model: CallResultValue) => { channels: number[]; reductions: number[] } | undefined;
+  /** A size in a hub model's config (`llm.config.hidden_size`), where the caller's catalog knows the checkpoint. */
+  libraryConfigValue?: (model: CallResultValue, name: string) => number | undefined;
 }
 
 export class ProgramModel {
@@ -304,6 +306,25 @@ export class ProgramModel {
   /** The value `node` had the first time it ran; undefined for code that never ran (or was not an expression). */
   valueOf(node: PyNode | null | undefined): Value | undefined {
     return node ? this.values.get(node.id) : undefined;
+  }
+
+  /** The keyword arguments calls received from `**d`, by call node id (the first time each call ran). */
+  private readonly unpacked = new Map<number, ReadonlyMap<string, Value>>();
+
+  /**
+   * A keyword argument of `call` as Python binds it: written out (`bf16=True`) or unpacked from a dict
+   * (`TrainingArguments(**cfg["training"])`, `AlbertConfig(**json.load(f))`); Python refuses a keyword given both
+   * ways, so at most one of the two is there. Undefined where the call never ran or does not receive `key`.
+   */
+  keywordOf(call: PyNode, key: string): Value | undefined {
+    const written = call.childForFieldName('arguments')?.namedChildren.find((arg) => arg?.type === 'keyword_argument' && arg.childForFieldName('name')?.text === key);
+    if (written) return this.valueOf(written.childForFieldName('value'));
+    return this.unpacked.get(call.id)?.get(key);
+  }
+
+  /** The keyword arguments `call` received from `**d` (the first time it ran); undefined where it unpacked none. */
+  unpackedKeywords(call: PyNode): ReadonlyMap<string, Value> | undefined {
+    return this.unpacked.get(call.id);
   }
 
   /** If-branches taken at least once, and those skipped because their condition was false. */
@@ -1317,6 +1338,11 @@ export class ProgramModel {
         return width !== undefined ? { kind: 'number', value: width } : { kind: 'method', receiver: object, name };
       }
       case 'method': {
+        // `llm.config.hidden_size`: the checkpoint's config, as the catalog knows it.
+        if (object.receiver.kind === 'call' && object.name === 'config') {
+          const size = this.options.libraryConfigValue?.(object.receiver, name);
+          if (size !== undefined) return { kind: 'number', value: size };
+        }
         // `backbone.fc.in_features`: the features the library model's classifier reads.
         if (object.receiver.kind === 'call' && name === 'in_features' && CLASSIFIER_ATTRIBUTE.test(object.name)) {
           const width = this.options.libraryFeatureWidth?.(object.receiver);
@@ -1546,6 +1572,7 @@ export class ProgramModel {
     const args: Value[] = [];
     // Most calls pass no keywords: they share one empty map (no code changes a call's kwargs once made).
     let kwargs = NO_KWARGS;
+    let splatted: Map<string, Value> | undefined;
     const list = call.childForFieldName('arguments');
     if (list?.type === 'generator_expression') {
       args.push(this.evalExpr(list, scope));
@@ -1564,11 +1591,15 @@ export class ProgramModel {
         else args.push({ kind: 'unknown' });
       } else if (argument.type === 'dictionary_splat') {
         if (kwargs === NO_KWARGS) kwargs = new Map();
-        for (const [k, v] of entriesOf(this.evalExpr(argument.namedChildren[0], scope)) ?? []) kwargs.set(k, v);
+        for (const [k, v] of entriesOf(this.evalExpr(argument.namedChildren[0], scope)) ?? []) {
+          kwargs.set(k, v);
+          (splatted ??= new Map()).set(k, v);
+        }
       } else {
         args.push(this.evalExpr(argument, scope));
       }
     }
+    if (splatted && !this.unpacked.has(call.id)) this.unpacked.set(call.id, splatted);
     return { args, kwargs };
   }
 
