@@ -4,7 +4,7 @@
 // order, which is the order most forward() methods run them in.
 import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, type LibraryPart } from './library-models';
 import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
-import { drawnRange, isIntegerTensor, isModuleClass, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, isModuleClass, madeTensorShape, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
@@ -295,8 +295,8 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'Parameter': {
       // nn.Parameter(torch.zeros(1, 1, dim)): a class token, position table or scale, counted by its shape.
       const tensor = layer.args[0] ?? layer.kwargs.get('data');
-      const shape = tensor?.kind === 'call' ? tensorShape(tensor) : undefined;
-      if (shape) net.parameters += shape.dims.reduce((a, b) => a * b, 1);
+      const shape = tensor?.kind === 'call' ? madeTensorShape(tensor) : undefined;
+      if (shape) net.parameters += shape.reduce((a, b) => a * b, 1);
       return;
     }
     case 'Linear':
@@ -488,8 +488,8 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
       return { total: n(0, 'num_parameters', 1), cast: 0 };
     case 'Parameter': {
       const tensor = layer.args[0] ?? layer.kwargs.get('data');
-      const shape = tensor?.kind === 'call' ? tensorShape(tensor) : undefined;
-      return { total: shape ? shape.dims.reduce((a, b) => a * b, 1) : 0, cast: 0 };
+      const shape = tensor?.kind === 'call' ? madeTensorShape(tensor) : undefined;
+      return { total: shape ? shape.reduce((a, b) => a * b, 1) : 0, cast: 0 };
     }
     case 'LSTMCell':
     case 'GRUCell':

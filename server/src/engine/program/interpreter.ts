@@ -2427,7 +2427,7 @@ export class ProgramModel {
       }
       // `torch.randn(T, n).cumsum(0)`: an element-wise method leaves a tensor the script sized with its shape.
       if (SHAPE_KEEPING_METHOD.test(method) && tensorShape(receiver)) return receiver;
-      return chained ? receiver : { kind: 'call', path: `${receiver.path}().${method}`, args, kwargs, line };
+      return chained ? receiver : { kind: 'call', path: `${receiver.path}().${method}`, args, kwargs, line, receiver };
     }
     return UNKNOWN;
   }

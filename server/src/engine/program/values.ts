@@ -119,6 +119,8 @@ export interface CallResultValue {
   line: number;
   /** Attributes the script set on the result (`config.num_hidden_layers = 12`). */
   attrs?: Map<string, Value>;
+  /** The call a method was called on (`torch.arange(1, n + 1).repeat(d, 1)`: the arange), for the shape it has. */
+  receiver?: CallResultValue;
 }
 
 /** A tensor while a module's forward is traced: its full shape (batch 1) and whether it holds integers (token ids). */
@@ -349,6 +351,38 @@ export function tensorShape(call: CallResultValue): { dims: number[]; line: numb
   // Sizes drawn at random (`torch.rand(3, h, w)` with h, w from randint): the smallest each can be.
   const least = flat.map((item) => (item.kind === 'number' ? item.least : undefined));
   return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal', ...(least.some((l) => l !== undefined) ? { least } : {}) };
+}
+
+/** Torch functions whose result has their argument's shape (`torch.log(A)` of a sized tensor). */
+const ELEMENT_WISE_FUNCTION = /^torch\.(log|exp|sqrt|rsqrt|abs|neg|sin|cos|tanh|sigmoid|square|reciprocal|log1p|expm1|clone)$/;
+
+/**
+ * The shape of a tensor the script makes before forward from sized parts, for a parameter or buffer built from it
+ * (Mamba's `nn.Parameter(torch.log(torch.arange(1, n + 1).repeat(d, 1)))`): what tensorShape sizes, an element-wise
+ * function of it, `torch.arange` of known bounds, and `.repeat(...)` of a sized tensor. Undefined when any part is
+ * not known.
+ */
+export function madeTensorShape(call: CallResultValue): number[] | undefined {
+  const sized = tensorShape(call);
+  if (sized) return sized.dims;
+  if (ELEMENT_WISE_FUNCTION.test(call.path)) return call.args[0]?.kind === 'call' ? madeTensorShape(call.args[0]) : undefined;
+  if (call.path === 'torch.arange') {
+    const [first, second, third] = call.args.map(numberOf);
+    const [start, stop, step] = call.args.length === 1 ? [0, first, 1] : [first, second, third ?? 1];
+    if (start === undefined || stop === undefined || step === undefined || step === 0) return undefined;
+    const n = Math.ceil((stop - start) / step);
+    return n > 0 ? [n] : undefined;
+  }
+  if (/\(\)\.repeat$/.test(call.path) && call.receiver) {
+    const base = madeTensorShape(call.receiver);
+    const flat = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
+    const times = flat.map(numberOf);
+    if (!base || times.some((t) => t === undefined) || times.length < base.length) return undefined;
+    // Python's repeat: the shape gains leading dimensions of 1 up to the number of repeats given.
+    const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
+    return padded.map((d, i) => d * times[i]!);
+  }
+  return undefined;
 }
 
 /**

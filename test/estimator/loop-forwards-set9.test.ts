@@ -1,0 +1,45 @@
+// Forwards written as Python loops and the tensors they build before forward: a parameter made from arange and
+// repeat (a state-space model's A matrix), a matmul that broadcasts a parameter over the batch (capsule routing),
+// and what a no-grad decoding loop holds at once. Each fixture is a small script of its own; figures are worked by hand.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { estimateText } from './helpers';
+import type { LayerNetSpec } from '../../server/src/estimator/types';
+
+const scanScript = `import torch
+import torch.nn as nn
+
+
+class Scan(nn.Module):
+    def __init__(self, d=32, n=4):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        A = torch.arange(1, n + 1, dtype=torch.float32).repeat(d, 1)
+        self.A_log = nn.Parameter(torch.log(A))
+
+    def forward(self, x):
+        delta = self.proj(x)
+        A = -torch.exp(self.A_log)
+        dA = torch.exp(delta.unsqueeze(-1) * A)
+        return dA.sum(-1)
+
+
+model = Scan().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(4):
+    x = torch.randn(8, 16, 32, device="cuda")
+    loss = model(x).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('parameters made from arange().repeat() have their shape: counted, and broadcast in forward', async () => {
+  const r = await estimateText(scanScript, 'scan.py');
+  const spec = r.config.rebuildAt!(16) as LayerNetSpec;
+  // The linear (32 x 32 + 32) and A_log: arange(1, 5) repeated 32 times over a new leading axis, 32 x 4.
+  assert.equal(spec.parameters, 32 * 32 + 32 + 32 * 4);
+  // Kept: exp(A_log)'s output and its negation (32 x 4 each), the product's other operand delta (16 x 32), and
+  // the outer exp's output (16 x 32 x 4), broadcast over A's 4 columns.
+  assert.equal(spec.savedElementsPerSample, 2 * 32 * 4 + 16 * 32 + 16 * 32 * 4);
+});
