@@ -43,3 +43,38 @@ test('parameters made from arange().repeat() have their shape: counted, and broa
   // the outer exp's output (16 x 32 x 4), broadcast over A's 4 columns.
   assert.equal(spec.savedElementsPerSample, 2 * 32 * 4 + 16 * 32 + 16 * 32 * 4);
 });
+
+const routeScript = `import torch
+import torch.nn as nn
+
+
+class Route(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(12, 12)
+        self.W = nn.Parameter(0.01 * torch.randn(1, 6, 4, 3, 2))
+
+    def forward(self, x):
+        u = self.inp(x).view(x.size(0), 6, 1, 2, 1)
+        return torch.matmul(self.W, u).squeeze(-1)
+
+
+model = Route().cuda()
+opt = torch.optim.Adam(model.parameters())
+for step in range(4):
+    x = torch.randn(8, 12, device="cuda")
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a matmul that broadcasts a parameter over the batch keeps its copy at the full batch, and backward a gradient as large', async () => {
+  const r = await estimateText(routeScript, 'route.py');
+  const spec = r.config.rebuildAt!(12) as LayerNetSpec;
+  // bmm runs on both operands expanded to the batch (1 x 6 x 4 per sample): W's 3 x 2 matrices once per sample
+  // (6 x 4 x 3 x 2) and u's 2 x 1 columns once per output capsule (6 x 4 x 2); the input is the data.
+  assert.equal(spec.savedElementsPerSample, 6 * 4 * 3 * 2 + 6 * 4 * 2);
+  // Backward of bmm: the output's gradient (6 x 4 x 3) and the expanded copies' gradients beside what is kept.
+  assert.equal(spec.backwardPeakElementsPerSample, 2 * (6 * 4 * 3 * 2 + 6 * 4 * 2) + 6 * 4 * 3);
+});

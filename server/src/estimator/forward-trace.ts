@@ -147,6 +147,8 @@ export class ForwardTrace implements TensorTracer {
   /** Whether forward itself computes a cross-entropy loss (a compiled forward then fuses the loss with its backward). */
   lossInForward = false;
 
+  /** Tensors without a batch axis: parameters, and what forward makes of them alone (`-torch.exp(self.A_log)`). */
+  private readonly batchless = new Set<number>();
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
   /** Whether the operation being traced records autograd history (and so keeps tensors for backward). */
@@ -415,6 +417,7 @@ export class ForwardTrace implements TensorTracer {
     const out = this.make(shape, integer);
     // Element-wise results promote: one fp32 operand makes an fp32 result.
     if (!integer && inputs.some((t) => this.fullPrecision.has(t.id))) this.fullPrecision.add(out.id);
+    if (inputs.length > 0 && inputs.every((t) => this.batchless.has(t.id))) this.batchless.add(out.id);
     const live = inputs.reduce((sum, t) => sum + numel(t.shape), 0) + numel(out.shape);
     this.liveNoGrad = Math.max(this.liveNoGrad, live);
     return out;
@@ -479,6 +482,7 @@ export class ForwardTrace implements TensorTracer {
     const t = this.make(shape);
     // Parameters are weights, not activations: never counted as kept by forward.
     this.excluded.add(t.id);
+    this.batchless.add(t.id);
     if (!this.trainable(layer)) this.noGrad.add(t.id);
     return t;
   }
@@ -495,6 +499,7 @@ export class ForwardTrace implements TensorTracer {
     if ((layer.type !== 'Embedding' && layer.type !== 'Linear') || first === undefined || second === undefined) return undefined;
     const t = this.make(layer.type === 'Linear' ? [second, first] : [first, second]);
     this.excluded.add(t.id);
+    this.batchless.add(t.id);
     if (!this.trainable(layer)) this.noGrad.add(t.id);
     this.weights.set(layer, t);
     return t;
@@ -1560,6 +1565,7 @@ export class ForwardTrace implements TensorTracer {
     const needs = (other: TensorValue | undefined): boolean => !!other && !this.noGrad.has(other.id);
     if (operator === '@') {
       if (!x || !y) return x ?? y;
+      if (x.shape.length >= 3 && y.shape.length >= 3) return this.batchedProduct(x, y, needs);
       this.keepCastOperand('half', ...(needs(y) ? [x] : []), ...(needs(x) ? [y] : []));
       const shape = [...(x.shape.length >= y.shape.length ? x.shape : y.shape).slice(0, -2), x.shape[x.shape.length - 2] ?? 1, y.shape[y.shape.length - 1] ?? 1];
       return this.precision(this.produce(shape, [x, y]), true);
@@ -1584,6 +1590,33 @@ export class ForwardTrace implements TensorTracer {
     if (x && y && operator === '/') this.keep(...(needs(y) ? [x] : []), ...(needs(x) || needs(y) ? [y] : []));
     if (operator === '**' && x) this.keep(x);
     return this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
+  }
+
+  /**
+   * A matmul of two batched operands (3 dims or more). torch.matmul broadcasts their batch dimensions and runs bmm
+   * on each expanded to the common batch: an operand with fewer batch elements (a parameter broadcast over the
+   * samples, `W @ u` with W of shape (1, n, k, d, c); an activation broadcast over another axis) is copied at the
+   * full batch, and bmm keeps that copy for backward, whose gradient is as large. A parameter has no batch axis, so
+   * its copy grows with the batch like an activation.
+   */
+  private batchedProduct(x: TensorValue, y: TensorValue, needs: (other: TensorValue) => boolean): TensorValue {
+    const batch = broadcast(x.shape.slice(0, -2), y.shape.slice(0, -2));
+    const batchElements = numel(batch);
+    const batched = !this.batchless.has(x.id) || !this.batchless.has(y.id);
+    const expanded = (t: TensorValue): number =>
+      (numel(t.shape.slice(0, -2)) < batchElements || (batched && this.batchless.has(t.id)) ? batchElements * numel(t.shape.slice(-2)) : 0);
+    let copiesWithGradient = 0;
+    for (const [operand, other] of [[x, y], [y, x]] as const) {
+      const copy = expanded(operand);
+      if (copy > 0 && this.recording && !this.noGrad.has(operand.id)) copiesWithGradient += copy;
+      if (!needs(other)) continue;
+      if (copy > 0) this.keepBuffer(copy);
+      else this.keepCastOperand('half', operand);
+    }
+    const out = this.precision(this.produce([...batch, x.shape[x.shape.length - 2] ?? 1, y.shape[y.shape.length - 1] ?? 1], [x, y]), true);
+    // bmm's backward makes the gradient of each expanded copy before summing it back to the operand's shape.
+    if (copiesWithGradient > 0) this.backwardElements(this.savedElements + numel(out.shape) + copiesWithGradient);
+    return out;
   }
 
   index(x: TensorValue, key: Value): Value {
