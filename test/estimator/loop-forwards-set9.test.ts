@@ -78,3 +78,47 @@ test('a matmul that broadcasts a parameter over the batch keeps its copy at the 
   // Backward of bmm: the output's gradient (6 x 4 x 3) and the expanded copies' gradients beside what is kept.
   assert.equal(spec.backwardPeakElementsPerSample, 2 * (6 * 4 * 3 * 2 + 6 * 4 * 2) + 6 * 4 * 3);
 });
+
+const refineScript = `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Refine(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.feat = nn.Conv2d(3, 8, 3, padding=1)
+        self.head = nn.Conv2d(8, 2, 3, padding=1)
+
+    def forward(self, img, iters=4):
+        f = self.feat(img)
+        grid = torch.zeros(img.size(0), 4, 4, 2, device=img.device)
+        preds = []
+        for _ in range(iters):
+            sampled = F.grid_sample(f, grid, align_corners=True)
+            preds.append(self.head(sampled))
+        return preds
+
+
+model = Refine().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(4):
+    img = torch.randn(8, 3, 16, 16, device="cuda")
+    preds = model(img)
+    loss = 0.0
+    for p in preds:
+        loss = loss + p.abs().mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a refinement loop: grid_sample samples at the grid points, every iteration keeps its own tensors, and the list it returns is alive whole', async () => {
+  const r = await estimateText(refineScript, 'refine.py');
+  const spec = r.config.rebuildAt!(16) as LayerNetSpec;
+  // grid_sample keeps the features (8 x 16 x 16) and the grid (4 x 4 x 2), the same tensors each iteration; each of
+  // the 4 iterations' head keeps its own sampled input (8 x 4 x 4).
+  assert.equal(spec.savedElementsPerSample, 8 * 16 * 16 + 4 * 4 * 2 + 4 * 8 * 4 * 4);
+  // The 4 predictions (2 x 4 x 4 each) the loss reads.
+  assert.equal(spec.outputElementsPerSample, 4 * 2 * 4 * 4);
+});

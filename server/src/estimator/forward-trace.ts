@@ -1167,6 +1167,14 @@ export class ForwardTrace implements TensorTracer {
       case 'nll_loss':
       case 'binary_cross_entropy_with_logits':
         return this.produce([1]);
+      case 'grid_sample': {
+        // `F.grid_sample(input, grid)`: one value per grid point, per channel: (N, C, *grid's points). Backward
+        // reads both the input and the grid (a correlation volume sampled around each pixel, RAFT's lookup).
+        const grid = tensorsIn(args[1] ?? kwargs.get('grid'))[0];
+        if (!grid || grid.shape.length !== x.shape.length) break;
+        this.keep(x, grid);
+        return this.produce([x.shape[0]!, x.shape[1]!, ...grid.shape.slice(1, -1)], [x, grid]);
+      }
       case 'zeros_like':
       case 'ones_like':
       case 'randn_like':
