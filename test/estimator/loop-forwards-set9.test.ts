@@ -122,3 +122,36 @@ test('a refinement loop: grid_sample samples at the grid points, every iteration
   // The 4 predictions (2 x 4 x 4 each) the loss reads.
   assert.equal(spec.outputElementsPerSample, 4 * 2 * 4 * 4);
 });
+
+const encoderScript = `import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 32)
+        layer = nn.TransformerEncoderLayer(32, 4, 128, batch_first=True, norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2)
+
+    def forward(self, ids):
+        return self.enc(self.emb(ids))
+
+
+model = Encoder().cuda().eval()
+with torch.no_grad():
+    for _ in range(3):
+        ids = torch.randint(0, 100, (8, 16), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            out = model(ids)
+`;
+
+test('a no-grad transformer stack holds, at a layer\'s feed-forward block, its input, the stream, the norm\'s output and the hidden twice', async () => {
+  const r = await estimateText(encoderScript, 'encoder.py');
+  const spec = r.config.rebuildAt!(16) as LayerNetSpec;
+  // The second layer, 16 tokens of width 32 and hidden 128: the stack's input (its caller holds it), the layer's
+  // input, the stream after attention, norm2's output (32 wide each) and linear1's and ReLU's outputs (128 wide).
+  assert.equal(spec.inferenceLiveElementsPerSample, 16 * (4 * 32 + 2 * 128));
+  // Under autocast the embedding's stream and layer_norm's output are fp32, the hidden activations bf16.
+  assert.equal(spec.autocastInferenceLiveBytesPerSample, 16 * (4 * 32 * 4 + 2 * 128 * 2));
+});

@@ -96,6 +96,13 @@ export class ForwardTrace implements TensorTracer {
   convolutions = 0;
   liveNoGrad = 0;
   /**
+   * The tensors alive together at each point of a no-grad forward, for their bytes under autocast: by id (whether
+   * autocast leaves one fp32 is known only once its op has run) or with their precision given.
+   */
+  private readonly liveSets: Array<Array<{ id?: number; elements: number; integer?: boolean; fp32?: boolean }>> = [];
+  /** A transformer stack's input, held by its caller while the stack's later layers run (see transformerLayerLive). */
+  private stackInput: TensorValue | undefined;
+  /**
    * Frozen library parts fed by tensors without history run as a no-grad forward: the most elements alive at once
    * while one runs (with what forward kept before it), and their parameters (see LayerNetSpec.frozenPrefix).
    */
@@ -420,7 +427,47 @@ export class ForwardTrace implements TensorTracer {
     if (inputs.length > 0 && inputs.every((t) => this.batchless.has(t.id))) this.batchless.add(out.id);
     const live = inputs.reduce((sum, t) => sum + numel(t.shape), 0) + numel(out.shape);
     this.liveNoGrad = Math.max(this.liveNoGrad, live);
+    this.liveSets.push([...inputs, out].map((t) => ({ id: t.id, elements: numel(t.shape), integer: t.integer })));
     return out;
+  }
+
+  /**
+   * The most bytes a no-grad forward holds at once under autocast: fp32 tensors (the data, layer_norm's output, a
+   * residual stream fed by an fp32 embedding) at 4 bytes, half ones at 2, integer ones at 8.
+   */
+  get autocastInferenceLiveBytes(): number {
+    let most = 0;
+    for (const set of this.liveSets) {
+      let bytes = 0;
+      for (const t of set) bytes += t.elements * (t.integer ? 8 : (t.fp32 ?? (t.id !== undefined && this.fullPrecision.has(t.id))) ? 4 : 2);
+      most = Math.max(most, bytes);
+    }
+    return most;
+  }
+
+  /**
+   * What an nn.TransformerEncoderLayer / DecoderLayer holds at once in a no-grad forward, at its feed-forward block:
+   * its input (the frame that called it still holds it), the residual stream, the norm's output, and the hidden
+   * activations twice (linear1's output while the activation makes its own); with pre-norm the stream and the norm's
+   * output are two tensors, with post-norm the norm's output is the stream. A decoder layer holds the memory too, and
+   * a stack's caller its input while later layers run. Under autocast the norm's output is fp32, the stream as fp32
+   * as the input, and the hidden activations half.
+   */
+  private transformerLayerLive(x: TensorValue, hidden: number, normFirst: boolean, memory: TensorValue | undefined): void {
+    const tokens = numel(x.shape.slice(0, -1));
+    const width = numel(x.shape);
+    const inputFp32 = this.fullPrecision.has(x.id);
+    const set: Array<{ id?: number; elements: number; fp32?: boolean }> = [
+      { id: x.id, elements: width },
+      ...(normFirst ? [{ elements: width, fp32: inputFp32 }] : []),
+      { elements: width, fp32: true },
+      { elements: tokens * hidden, fp32: false },
+      { elements: tokens * hidden, fp32: false },
+      ...(memory && memory.id !== x.id ? [{ id: memory.id, elements: numel(memory.shape) }] : []),
+      ...(this.stackInput && this.stackInput.id !== x.id ? [{ id: this.stackInput.id, elements: numel(this.stackInput.shape) }] : []),
+    ];
+    this.liveSets.push(set);
+    this.liveNoGrad = Math.max(this.liveNoGrad, set.reduce((sum, t) => sum + t.elements, 0));
   }
 
   /**
@@ -793,6 +840,7 @@ export class ForwardTrace implements TensorTracer {
           this.keep(memory);
           this.keepBuffer(3 * numel(memory.shape));
         }
+        this.transformerLayerLive(x, ff, flag('norm_first', false), memory);
         return this.produce(shape, [x]);
       }
       case 'TransformerEncoder':
@@ -803,6 +851,8 @@ export class ForwardTrace implements TensorTracer {
         // Each layer of the stack is a block checkpointing can cut on (unless the stack sits inside one).
         const asBlocks = this.openBlocks.size === 0;
         if (inner?.kind === 'layer') {
+          const caller = this.stackInput;
+          this.stackInput = x;
           for (let i = 0; i < count; i++) {
             const before = this.savedElements;
             if (asBlocks && out.kind === 'tensor') {
@@ -813,6 +863,7 @@ export class ForwardTrace implements TensorTracer {
             out = this.layer(inner, [out, ...args.slice(1)], kwargs) ?? out;
             if (asBlocks) this.blockSaved.push(this.savedElements - before);
           }
+          this.stackInput = caller;
         }
         const norm = arg(2, 'norm');
         if (norm?.kind === 'layer' && out.kind === 'tensor') out = this.layer(norm, [out], new Map()) ?? out;

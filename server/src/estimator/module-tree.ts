@@ -1140,6 +1140,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...(outputKept ? { outputKeptByForward: true } : {}),
       ...(dataBytes ? { stepInputBytesPerSample: dataBytes } : {}),
       inferenceLiveElementsPerSample: trace.liveNoGrad,
+      // Bytes under autocast where fp32 tensors make them more than 2 an element (as LayerNetBuilder gives them).
+      ...(trace.autocastInferenceLiveBytes > 2 * trace.liveNoGrad ? { autocastInferenceLiveBytesPerSample: trace.autocastInferenceLiveBytes } : {}),
       ...(trace.frozenPartsLive > 0 ? { frozenPrefix: { liveElementsPerSample: trace.frozenPartsLive, parameters: trace.frozenPartsParameters } } : {}),
       hasConvolution: trace.convolutions > 0,
       blockSavedElements: blocksTraced ? trace.blockSaved : [],
