@@ -155,3 +155,42 @@ test('a no-grad transformer stack holds, at a layer\'s feed-forward block, its i
   // Under autocast the embedding's stream and layer_norm's output are fp32, the hidden activations bf16.
   assert.equal(spec.autocastInferenceLiveBytesPerSample, 16 * (4 * 32 * 4 + 2 * 128 * 2));
 });
+
+const longScanScript = `import torch
+import torch.nn as nn
+
+
+class Recurrence(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        u = self.proj(x)
+        h = torch.zeros(x.size(0), x.size(2), device=x.device)
+        ys = []
+        for t in range(x.size(1)):
+            h = torch.tanh(h + u[:, t])
+            ys.append(h)
+        return torch.stack(ys, 1)
+
+
+model = Recurrence().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(4):
+    x = torch.randn(4, 600, 8, device="cuda")
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a forward loop longer than the unrolling bound keeps every time step\'s tensors, and its list has every step', async () => {
+  const r = await estimateText(longScanScript, 'long_scan.py');
+  const spec = r.config.rebuildAt!(600) as LayerNetSpec;
+  // 600 time steps (past the 512 passes the trace runs): each tanh keeps its output (8 a step); the linear's input
+  // is the data.
+  assert.equal(spec.savedElementsPerSample, 600 * 8);
+  // The stacked states: all 600 of them.
+  assert.equal(spec.outputElementsPerSample, 600 * 8);
+});

@@ -513,6 +513,15 @@ export class ForwardTrace implements TensorTracer {
     }
   }
 
+  passMark(): number {
+    return this.savedElements;
+  }
+
+  repeatPass(mark: number, times: number): void {
+    const kept = this.savedElements - mark;
+    if (kept > 0 && times > 0) this.keepBuffer(kept * times);
+  }
+
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void {
     if (!this.blocks.has(module)) return;
     this.openBlocks.set(module, this.savedElements);
@@ -840,7 +849,7 @@ export class ForwardTrace implements TensorTracer {
           this.keep(memory);
           this.keepBuffer(3 * numel(memory.shape));
         }
-        this.transformerLayerLive(x, ff, flag('norm_first', false), memory);
+        this.transformerLayerLive(x, ff, flag('norm_first', false), memory && !memory.integer && memory.shape[memory.shape.length - 1] === d ? memory : undefined);
         return this.produce(shape, [x]);
       }
       case 'TransformerEncoder':

@@ -456,6 +456,13 @@ export interface TensorTracer {
    * path in the model: its output, undefined where the tracer does not know the submodule.
    */
   libraryPart?(model: CallResultValue, path: string, args: Value[]): Value | undefined;
+  /** A point to count a loop's pass from: what forward has kept so far (see repeatPass). */
+  passMark?(): number;
+  /**
+   * A loop of forward longer than the unrolling bound ran its first passes: the `times` passes left each keep what
+   * the last one run kept since `mark` (every time step of a scan keeps its own state).
+   */
+  repeatPass?(mark: number, times: number): void;
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void;
   /** A module forward gives torch.utils.checkpoint.checkpoint itself (`checkpoint(blk, x)`), before it runs. */
   checkpointed?(module: ObjectValue | LayerValue): void;
