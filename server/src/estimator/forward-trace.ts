@@ -6,7 +6,7 @@
 // A tensor kept by several operations is counted once.
 import type { CallResultValue, LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import { runLibraryPart, type LibraryBackbone, type LibraryPart } from './library-models';
-import { isIntegerDtype, madeTensorShape, numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
+import { isIntegerDtype, madeTensorShape, numberOf, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
