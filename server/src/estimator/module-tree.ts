@@ -818,9 +818,9 @@ function outputOf(value: Value | undefined): number | undefined {
   // A tuple's first tensor is the prediction the loss reads (`logits, attn = model(x)`; `output, hidden`); a scalar
   // first (a loss computed inside forward) gives way to the largest of the rest.
   if (value.kind === 'list' && value.tuple && sizes.length > 0 && sizes[0]! > 1) return sizes[0];
-  // A list forward grew (`predictions.append(flow)` each refinement step): every item is alive, and the loss reads
-  // each (a sequence loss).
-  if (value.kind === 'list' && !value.tuple && sizes.length > 0) return sizes.reduce((a, b) => a + b, 0);
+  // A list forward grew (`predictions.append(flow)` each refinement step) or a dict of heads' outputs: every item is
+  // alive, and the loss reads each (a sequence loss, one loss per head).
+  if (((value.kind === 'list' && !value.tuple) || value.kind === 'dict') && sizes.length > 0) return sizes.reduce((a, b) => a + b, 0);
   return sizes.length > 0 ? Math.max(...sizes) : undefined;
 }
 
