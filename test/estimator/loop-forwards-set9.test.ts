@@ -77,6 +77,8 @@ test('a matmul that broadcasts a parameter over the batch keeps its copy at the 
   assert.equal(spec.savedElementsPerSample, 6 * 4 * 3 * 2 + 6 * 4 * 2);
   // Backward of bmm: the output's gradient (6 x 4 x 3) and the expanded copies' gradients beside what is kept.
   assert.equal(spec.backwardPeakElementsPerSample, 2 * (6 * 4 * 3 * 2 + 6 * 4 * 2) + 6 * 4 * 3);
+  // That point is bmm's, with no convolution's workspace beside it.
+  assert.equal(spec.backwardPeakWithoutConvolution, true);
 });
 
 const refineScript = `import torch

@@ -166,6 +166,8 @@ export class ForwardTrace implements TensorTracer {
    * and its input's. A large early tensor (a convolution stem at full resolution) sets it.
    */
   backwardPeak = 0;
+  /** Whether backwardPeak is a batched matmul's backward (see batchedProduct): no convolution runs beside it. */
+  backwardPeakInBatchedProduct = false;
   /** The largest gradient pair of one layer (its output's gradient and its input's), alive while its backward runs. */
   gradientPair = 0;
   /** A workspace the layer being traced takes in its backward, beside its gradients (cuDNN's recurrent layers). */
@@ -475,8 +477,11 @@ export class ForwardTrace implements TensorTracer {
    * attention internals): saved, but not a tensor whose gradient is a transient of backward.
    */
   /** A point of backward with `alive` elements held: the peak so far, and the fixed bytes at it. */
-  private backwardElements(alive: number): void {
-    if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
+  private backwardElements(alive: number, inBatchedProduct = false): void {
+    if (alive > this.backwardPeak) {
+      this.fixedBytesAtBackwardPeak = this.fixedBytes;
+      this.backwardPeakInBatchedProduct = inBatchedProduct;
+    }
     this.backwardPeak = Math.max(this.backwardPeak, alive);
     this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
   }
@@ -1683,7 +1688,7 @@ export class ForwardTrace implements TensorTracer {
     }
     const out = this.precision(this.produce([...batch, x.shape[x.shape.length - 2] ?? 1, y.shape[y.shape.length - 1] ?? 1], [x, y]), true);
     // bmm's backward makes the gradient of each expanded copy before summing it back to the operand's shape.
-    if (copiesWithGradient > 0) this.backwardElements(this.savedElements + numel(out.shape) + copiesWithGradient);
+    if (copiesWithGradient > 0) this.backwardElements(this.savedElements + numel(out.shape) + copiesWithGradient, true);
     return out;
   }
 

@@ -1130,6 +1130,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       savedElementsPerSample: trace.savedElements,
       autocastSavedBytesPerSample: trace.autocastSavedBytes,
       backwardPeakElementsPerSample: trace.backwardPeak,
+      ...(trace.backwardPeakInBatchedProduct ? { backwardPeakWithoutConvolution: true } : {}),
       backwardPoints: trace.backwardPoints,
       gradientPairElementsPerSample: trace.gradientPair,
       fixedBytesPerSample: trace.fixedBytes,
