@@ -6,7 +6,7 @@
 // A tensor kept by several operations is counted once.
 import type { CallResultValue, LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import { runLibraryPart, type LibraryBackbone, type LibraryPart } from './library-models';
-import { makesIntegers, numberOf, tensorShape, UNKNOWN } from '../engine/program/values';
+import { madeTensorShape, makesIntegers, numberOf, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
@@ -112,6 +112,13 @@ export class ForwardTrace implements TensorTracer {
   convolutions = 0;
   liveNoGrad = 0;
   /**
+   * The tensors alive together at each point of a no-grad forward, for their bytes under autocast: by id (whether
+   * autocast leaves one fp32 is known only once its op has run) or with their precision given.
+   */
+  private readonly liveSets: Array<Array<{ id?: number; elements: number; integer?: boolean; fp32?: boolean }>> = [];
+  /** A transformer stack's input, held by its caller while the stack's later layers run (see transformerLayerLive). */
+  private stackInput: TensorValue | undefined;
+  /**
    * Frozen library parts fed by tensors without history run as a no-grad forward: the most elements alive at once
    * while one runs (with what forward kept before it), and their parameters (see LayerNetSpec.frozenPrefix).
    */
@@ -168,6 +175,8 @@ export class ForwardTrace implements TensorTracer {
    */
   lossInputElements = 0;
 
+  /** Tensors without a batch axis: parameters, and what forward makes of them alone (`-torch.exp(self.A_log)`). */
+  private readonly batchless = new Set<number>();
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
   /** Whether the operation being traced records autograd history (and so keeps tensors for backward). */
@@ -178,6 +187,8 @@ export class ForwardTrace implements TensorTracer {
    * and its input's. A large early tensor (a convolution stem at full resolution) sets it.
    */
   backwardPeak = 0;
+  /** Whether backwardPeak is a batched matmul's backward (see batchedProduct): no convolution runs beside it. */
+  backwardPeakInBatchedProduct = false;
   /** The largest gradient pair of one layer (its output's gradient and its input's), alive while its backward runs. */
   gradientPair = 0;
   /**
@@ -442,9 +453,50 @@ export class ForwardTrace implements TensorTracer {
     const out = this.make(shape, integer);
     // Element-wise results promote: one fp32 operand makes an fp32 result.
     if (!integer && inputs.some((t) => this.fullPrecision.has(t.id))) this.fullPrecision.add(out.id);
+    if (inputs.length > 0 && inputs.every((t) => this.batchless.has(t.id))) this.batchless.add(out.id);
     const live = inputs.reduce((sum, t) => sum + numel(t.shape), 0) + numel(out.shape);
     this.liveNoGrad = Math.max(this.liveNoGrad, live);
+    this.liveSets.push([...inputs, out].map((t) => ({ id: t.id, elements: numel(t.shape), integer: t.integer })));
     return out;
+  }
+
+  /**
+   * The most bytes a no-grad forward holds at once under autocast: fp32 tensors (the data, layer_norm's output, a
+   * residual stream fed by an fp32 embedding) at 4 bytes, half ones at 2, integer ones at 8.
+   */
+  get autocastInferenceLiveBytes(): number {
+    let most = 0;
+    for (const set of this.liveSets) {
+      let bytes = 0;
+      for (const t of set) bytes += t.elements * (t.integer ? 8 : (t.fp32 ?? (t.id !== undefined && this.fullPrecision.has(t.id))) ? 4 : 2);
+      most = Math.max(most, bytes);
+    }
+    return most;
+  }
+
+  /**
+   * What an nn.TransformerEncoderLayer / DecoderLayer holds at once in a no-grad forward, at its feed-forward block:
+   * its input (the frame that called it still holds it), the residual stream, the norm's output, and the hidden
+   * activations twice (linear1's output while the activation makes its own); with pre-norm the stream and the norm's
+   * output are two tensors, with post-norm the norm's output is the stream. A decoder layer holds the memory too, and
+   * a stack's caller its input while later layers run. Under autocast the norm's output is fp32, the stream as fp32
+   * as the input, and the hidden activations half.
+   */
+  private transformerLayerLive(x: TensorValue, hidden: number, normFirst: boolean, memory: TensorValue | undefined): void {
+    const tokens = numel(x.shape.slice(0, -1));
+    const width = numel(x.shape);
+    const inputFp32 = this.fullPrecision.has(x.id);
+    const set: Array<{ id?: number; elements: number; fp32?: boolean }> = [
+      { id: x.id, elements: width },
+      ...(normFirst ? [{ elements: width, fp32: inputFp32 }] : []),
+      { elements: width, fp32: true },
+      { elements: tokens * hidden, fp32: false },
+      { elements: tokens * hidden, fp32: false },
+      ...(memory && memory.id !== x.id ? [{ id: memory.id, elements: numel(memory.shape) }] : []),
+      ...(this.stackInput && this.stackInput.id !== x.id ? [{ id: this.stackInput.id, elements: numel(this.stackInput.shape) }] : []),
+    ];
+    this.liveSets.push(set);
+    this.liveNoGrad = Math.max(this.liveNoGrad, set.reduce((sum, t) => sum + t.elements, 0));
   }
 
   /**
@@ -452,8 +504,11 @@ export class ForwardTrace implements TensorTracer {
    * attention internals): saved, but not a tensor whose gradient is a transient of backward.
    */
   /** A point of backward with `alive` elements held: the peak so far, and the fixed bytes at it. */
-  private backwardElements(alive: number): void {
-    if (alive > this.backwardPeak) this.fixedBytesAtBackwardPeak = this.fixedBytes;
+  private backwardElements(alive: number, inBatchedProduct = false): void {
+    if (alive > this.backwardPeak) {
+      this.fixedBytesAtBackwardPeak = this.fixedBytes;
+      this.backwardPeakInBatchedProduct = inBatchedProduct;
+    }
     this.backwardPeak = Math.max(this.backwardPeak, alive);
     this.backwardPoints.push({ elements: alive, parametersBefore: this.trainableSoFar });
   }
@@ -490,6 +545,15 @@ export class ForwardTrace implements TensorTracer {
     }
   }
 
+  passMark(): number {
+    return this.savedElements;
+  }
+
+  repeatPass(mark: number, times: number): void {
+    const kept = this.savedElements - mark;
+    if (kept > 0 && times > 0) this.keepBuffer(kept * times);
+  }
+
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void {
     if (!this.blocks.has(module)) return;
     this.openBlocks.set(module, this.savedElements);
@@ -501,11 +565,12 @@ export class ForwardTrace implements TensorTracer {
 
   parameter(layer: LayerValue): Value {
     const tensor = layer.args[0];
-    const shape = tensor?.kind === 'call' ? tensorShape(tensor)?.dims : undefined;
+    const shape = tensor?.kind === 'call' ? madeTensorShape(tensor) : undefined;
     if (!shape) return UNKNOWN;
     const t = this.make(shape);
     // Parameters are weights, not activations: never counted as kept by forward.
     this.excluded.add(t.id);
+    this.batchless.add(t.id);
     if (!this.trainable(layer)) this.noGrad.add(t.id);
     return t;
   }
@@ -522,6 +587,7 @@ export class ForwardTrace implements TensorTracer {
     if ((layer.type !== 'Embedding' && layer.type !== 'Linear') || first === undefined || second === undefined) return undefined;
     const t = this.make(layer.type === 'Linear' ? [second, first] : [first, second]);
     this.excluded.add(t.id);
+    this.batchless.add(t.id);
     if (!this.trainable(layer)) this.noGrad.add(t.id);
     this.weights.set(layer, t);
     return t;
@@ -817,6 +883,7 @@ export class ForwardTrace implements TensorTracer {
           this.keep(memory);
           this.keepBuffer(3 * numel(memory.shape));
         }
+        this.transformerLayerLive(x, ff, flag('norm_first', false), memory && !memory.integer && memory.shape[memory.shape.length - 1] === d ? memory : undefined);
         return this.produce(shape, [x]);
       }
       case 'TransformerEncoder':
@@ -827,6 +894,8 @@ export class ForwardTrace implements TensorTracer {
         // Each layer of the stack is a block checkpointing can cut on (unless the stack sits inside one).
         const asBlocks = this.openBlocks.size === 0;
         if (inner?.kind === 'layer') {
+          const caller = this.stackInput;
+          this.stackInput = x;
           for (let i = 0; i < count; i++) {
             const before = this.savedElements;
             if (asBlocks && out.kind === 'tensor') {
@@ -837,6 +906,7 @@ export class ForwardTrace implements TensorTracer {
             out = this.layer(inner, [out, ...args.slice(1)], kwargs) ?? out;
             if (asBlocks) this.blockSaved.push(this.savedElements - before);
           }
+          this.stackInput = caller;
         }
         const norm = arg(2, 'norm');
         if (norm?.kind === 'layer' && out.kind === 'tensor') out = this.layer(norm, [out], new Map()) ?? out;
@@ -1194,6 +1264,14 @@ export class ForwardTrace implements TensorTracer {
       case 'nll_loss':
       case 'binary_cross_entropy_with_logits':
         return this.produce([1]);
+      case 'grid_sample': {
+        // `F.grid_sample(input, grid)`: one value per grid point, per channel: (N, C, *grid's points). Backward
+        // reads both the input and the grid (a correlation volume sampled around each pixel, RAFT's lookup).
+        const grid = tensorsIn(args[1] ?? kwargs.get('grid'))[0];
+        if (!grid || grid.shape.length !== x.shape.length) break;
+        this.keep(x, grid);
+        return this.produce([x.shape[0]!, x.shape[1]!, ...grid.shape.slice(1, -1)], [x, grid]);
+      }
       case 'zeros_like':
       case 'ones_like':
       case 'randn_like':
@@ -1616,6 +1694,7 @@ export class ForwardTrace implements TensorTracer {
     const needs = (other: TensorValue | undefined): boolean => !!other && !this.noGrad.has(other.id);
     if (operator === '@') {
       if (!x || !y) return x ?? y;
+      if (x.shape.length >= 3 && y.shape.length >= 3) return this.batchedProduct(x, y, needs);
       this.keepCastOperand('half', ...(needs(y) ? [x] : []), ...(needs(x) ? [y] : []));
       const shape = [...(x.shape.length >= y.shape.length ? x.shape : y.shape).slice(0, -2), x.shape[x.shape.length - 2] ?? 1, y.shape[y.shape.length - 1] ?? 1];
       return this.precision(this.produce(shape, [x, y]), true);
@@ -1640,6 +1719,33 @@ export class ForwardTrace implements TensorTracer {
     if (x && y && operator === '/') this.keep(...(needs(y) ? [x] : []), ...(needs(x) || needs(y) ? [y] : []));
     if (operator === '**' && x) this.keep(x);
     return this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
+  }
+
+  /**
+   * A matmul of two batched operands (3 dims or more). torch.matmul broadcasts their batch dimensions and runs bmm
+   * on each expanded to the common batch: an operand with fewer batch elements (a parameter broadcast over the
+   * samples, `W @ u` with W of shape (1, n, k, d, c); an activation broadcast over another axis) is copied at the
+   * full batch, and bmm keeps that copy for backward, whose gradient is as large. A parameter has no batch axis, so
+   * its copy grows with the batch like an activation.
+   */
+  private batchedProduct(x: TensorValue, y: TensorValue, needs: (other: TensorValue) => boolean): TensorValue {
+    const batch = broadcast(x.shape.slice(0, -2), y.shape.slice(0, -2));
+    const batchElements = numel(batch);
+    const batched = !this.batchless.has(x.id) || !this.batchless.has(y.id);
+    const expanded = (t: TensorValue): number =>
+      (numel(t.shape.slice(0, -2)) < batchElements || (batched && this.batchless.has(t.id)) ? batchElements * numel(t.shape.slice(-2)) : 0);
+    let copiesWithGradient = 0;
+    for (const [operand, other] of [[x, y], [y, x]] as const) {
+      const copy = expanded(operand);
+      if (copy > 0 && this.recording && !this.noGrad.has(operand.id)) copiesWithGradient += copy;
+      if (!needs(other)) continue;
+      if (copy > 0) this.keepBuffer(copy);
+      else this.keepCastOperand('half', operand);
+    }
+    const out = this.precision(this.produce([...batch, x.shape[x.shape.length - 2] ?? 1, y.shape[y.shape.length - 1] ?? 1], [x, y]), true);
+    // bmm's backward makes the gradient of each expanded copy before summing it back to the operand's shape.
+    if (copiesWithGradient > 0) this.backwardElements(this.savedElements + numel(out.shape) + copiesWithGradient, true);
+    return out;
   }
 
   index(x: TensorValue, key: Value): Value {

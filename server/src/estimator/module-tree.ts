@@ -4,7 +4,7 @@
 // order, which is the order most forward() methods run them in.
 import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, type LibraryPart } from './library-models';
 import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
-import { drawnRange, isIntegerTensor, isModuleClass, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, isModuleClass, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
@@ -308,8 +308,8 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'Parameter': {
       // nn.Parameter(torch.zeros(1, 1, dim)): a class token, position table or scale, counted by its shape.
       const tensor = layer.args[0] ?? layer.kwargs.get('data');
-      const shape = tensor?.kind === 'call' ? tensorShape(tensor) : undefined;
-      if (shape) net.parameters += shape.dims.reduce((a, b) => a * b, 1);
+      const shape = tensor?.kind === 'call' ? madeTensorShape(tensor) : undefined;
+      if (shape) net.parameters += shape.reduce((a, b) => a * b, 1);
       return;
     }
     case 'Linear':
@@ -501,8 +501,8 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
       return { total: n(0, 'num_parameters', 1), cast: 0 };
     case 'Parameter': {
       const tensor = layer.args[0] ?? layer.kwargs.get('data');
-      const shape = tensor?.kind === 'call' ? tensorShape(tensor) : undefined;
-      return { total: shape ? shape.dims.reduce((a, b) => a * b, 1) : 0, cast: 0 };
+      const shape = tensor?.kind === 'call' ? madeTensorShape(tensor) : undefined;
+      return { total: shape ? shape.reduce((a, b) => a * b, 1) : 0, cast: 0 };
     }
     case 'LSTMCell':
     case 'GRUCell':
@@ -831,6 +831,9 @@ function outputOf(value: Value | undefined): number | undefined {
   // A tuple's first tensor is the prediction the loss reads (`logits, attn = model(x)`; `output, hidden`); a scalar
   // first (a loss computed inside forward) gives way to the largest of the rest.
   if (value.kind === 'list' && value.tuple && sizes.length > 0 && sizes[0]! > 1) return sizes[0];
+  // A list forward grew (`predictions.append(flow)` each refinement step) or a dict of heads' outputs: every item is
+  // alive, and the loss reads each (a sequence loss, one loss per head).
+  if (((value.kind === 'list' && !value.tuple) || value.kind === 'dict') && sizes.length > 0) return sizes.reduce((a, b) => a + b, 0);
   return sizes.length > 0 ? Math.max(...sizes) : undefined;
 }
 
@@ -1263,6 +1266,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       savedElementsPerSample: perSample(trace.savedElements),
       autocastSavedBytesPerSample: perSample(trace.autocastSavedBytes),
       backwardPeakElementsPerSample: perSample(trace.backwardPeak),
+      ...(trace.backwardPeakInBatchedProduct ? { backwardPeakWithoutConvolution: true } : {}),
       backwardPoints: tracedBatch === 1 ? trace.backwardPoints : trace.backwardPoints.map((point) => ({ ...point, elements: perSample(point.elements) })),
       gradientPairElementsPerSample: perSample(trace.gradientPair),
       createGraphElementsPerSample: perSample(trace.gradientKept),
@@ -1276,6 +1280,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...(dataBytes ? { stepInputBytesPerSample: dataBytes } : {}),
       ...(targetTokens !== undefined ? { targetTokens } : {}),
       inferenceLiveElementsPerSample: perSample(trace.liveNoGrad),
+      // Bytes under autocast where fp32 tensors make them more than 2 an element (as LayerNetBuilder gives them).
+      ...(trace.autocastInferenceLiveBytes > 2 * trace.liveNoGrad ? { autocastInferenceLiveBytesPerSample: perSample(trace.autocastInferenceLiveBytes) } : {}),
       ...(trace.frozenPartsLive > 0 ? { frozenPrefix: { liveElementsPerSample: perSample(trace.frozenPartsLive), parameters: trace.frozenPartsParameters } } : {}),
       hasConvolution: trace.convolutions > 0,
       blockSavedElements: blocksTraced ? trace.blockSaved.map(perSample) : [],

@@ -249,6 +249,11 @@ export interface LayerNetSpec {
   /** Elements alive at the worst point of backward, per sample, from the layer order (traced nets). */
   backwardPeakElementsPerSample?: number;
   /**
+   * The worst point of backward is a batched matmul's (the gradients of operands it expanded to the batch): cuDNN's
+   * convolution workspace is not allocated beside it, the convolutions' backward coming later (traced nets).
+   */
+  backwardPeakWithoutConvolution?: boolean;
+  /**
    * Of fixedBytesPerSample, what layers after that worst point keep (max-pool indices, dropout masks): their
    * backward has freed it when backward reaches the worst point (traced nets).
    */

@@ -606,13 +606,18 @@ export class ProgramModel {
     const left = node.childForFieldName('left');
     const body = node.childForFieldName('body');
     const iterable = this.evalExpr(node.childForFieldName('right'), scope);
-    const items = iterationItems(iterable);
     if (!left || !body) return;
     // Loops that build something (layers appended, modules registered) run every iteration; others, such as an
     // evaluation loop over `range(eval_iters)`, need one run to give every expression a value.
     // A traced forward runs every block of its ModuleList.
     const limit = this.tracer || this.builds(body) ? MAX_UNROLL : MAX_PLAIN_UNROLL;
-    if (!items || items.length > limit) {
+    // A traced forward's loop longer than the bound (a scan over 1,024 time steps) runs its first `limit` passes;
+    // the others keep what the last of those kept, and add to its lists what it added (see TensorTracer.repeatPass).
+    const tracer = this.tracer;
+    const total = tracer?.repeatPass ? passCount(iterable) : undefined;
+    const extended = total !== undefined && total > limit;
+    const items = extended ? firstPasses(iterable, limit) : iterationItems(iterable);
+    if (!items || (items.length > limit && !extended)) {
       this.assignTarget(left, { kind: 'unknown', origin: { line: left.startPosition.row, how: 'loop' } }, scope);
       this.runLoopBody(body, scope, node.id);
       return;
@@ -621,15 +626,21 @@ export class ProgramModel {
     const start = { steps: this.steps, modules: this.modulesMade };
     const outer = this.grownLists;
     const grown = (this.grownLists = new Map());
+    let lastPass = { mark: 0, before: new Map<ListValue, number>() };
     try {
       for (const [index, item] of items.entries()) {
         this.assignTarget(left, item, scope);
         const before = new Map([...grown].map(([list, from]) => [list, list.items.length] as const));
+        if (extended && index === limit - 1) lastPass = { mark: tracer!.passMark!(), before };
         if (!this.iterate(body, scope)) return;
         if (!this.tracer && this.modulesMade === start.modules && this.steps - start.steps > DATA_LOOP_STEPS && index + 1 < items.length) {
           fillDataLoop(grown, before, index + 1, items.length);
           return;
         }
+      }
+      if (extended) {
+        tracer!.repeatPass!(lastPass.mark, total - limit);
+        fillDataLoop(grown, lastPass.before, limit, total);
       }
     } finally {
       this.loops.pop();
@@ -2491,7 +2502,7 @@ export class ProgramModel {
       }
       // `torch.randn(T, n).cumsum(0)`: an element-wise method leaves a tensor the script sized with its shape.
       if (SHAPE_KEEPING_METHOD.test(method) && tensorShape(receiver)) return receiver;
-      return chained ? receiver : { kind: 'call', path: `${receiver.path}().${method}`, args, kwargs, line };
+      return chained ? receiver : { kind: 'call', path: `${receiver.path}().${method}`, args, kwargs, line, receiver };
     }
     return UNKNOWN;
   }
@@ -3139,6 +3150,30 @@ function pairsOf(value: Value): Map<string, Value> | undefined {
 function orderedDictValues(call: Extract<Value, { kind: 'call' }>): Value[] {
   const pairs = call.args[0] ? pairsOf(call.args[0]) : undefined;
   return pairs ? [...pairs.values()] : [];
+}
+
+/** The passes a loop over `iterable` makes: its items, or a range too long to unroll (see rangeOf); undefined if not known. */
+function passCount(iterable: Value): number | undefined {
+  if (iterable.kind === 'call' && iterable.path === 'range') return rangeBounds(iterable.args)?.count;
+  return iterationItems(iterable)?.length;
+}
+
+/** The first `n` items of a loop's iterable (a range too long to unroll included). */
+function firstPasses(iterable: Value, n: number): Value[] | undefined {
+  if (iterable.kind === 'call' && iterable.path === 'range') {
+    const bounds = rangeBounds(iterable.args);
+    if (!bounds) return undefined;
+    return Array.from({ length: Math.min(n, bounds.count) }, (_, i) => ({ kind: 'number', value: bounds.start + i * bounds.step, origin: { line: iterable.line, how: 'loop' } }) as Value);
+  }
+  return iterationItems(iterable)?.slice(0, n);
+}
+
+function rangeBounds(args: Value[]): { start: number; step: number; count: number } | undefined {
+  const numbers = args.map(numberOf);
+  if (numbers.length === 0 || numbers.some((n) => n === undefined || !Number.isInteger(n))) return undefined;
+  const [start, stop, step] = numbers.length === 1 ? [0, numbers[0]!, 1] : [numbers[0]!, numbers[1]!, numbers[2] ?? 1];
+  if (step === 0) return undefined;
+  return { start, step, count: Math.max(0, Math.ceil((stop - start) / step)) };
 }
 
 function rangeOf(args: Value[], line: number): Value {

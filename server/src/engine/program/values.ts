@@ -123,6 +123,8 @@ export interface CallResultValue {
   line: number;
   /** Attributes the script set on the result (`config.num_hidden_layers = 12`). */
   attrs?: Map<string, Value>;
+  /** The call a method was called on (`torch.arange(1, n + 1).repeat(d, 1)`: the arange), for the shape it has. */
+  receiver?: CallResultValue;
 }
 
 /** A tensor while a module's forward is traced: its full shape (batch 1) and whether it holds integers (token ids). */
@@ -355,6 +357,38 @@ export function tensorShape(call: CallResultValue): { dims: number[]; line: numb
   return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal', ...(least.some((l) => l !== undefined) ? { least } : {}) };
 }
 
+/** Torch functions whose result has their argument's shape (`torch.log(A)` of a sized tensor). */
+const ELEMENT_WISE_FUNCTION = /^torch\.(log|exp|sqrt|rsqrt|abs|neg|sin|cos|tanh|sigmoid|square|reciprocal|log1p|expm1|clone)$/;
+
+/**
+ * The shape of a tensor the script makes before forward from sized parts, for a parameter or buffer built from it
+ * (Mamba's `nn.Parameter(torch.log(torch.arange(1, n + 1).repeat(d, 1)))`): what tensorShape sizes, an element-wise
+ * function of it, `torch.arange` of known bounds, and `.repeat(...)` of a sized tensor. Undefined when any part is
+ * not known.
+ */
+export function madeTensorShape(call: CallResultValue): number[] | undefined {
+  const sized = tensorShape(call);
+  if (sized) return sized.dims;
+  if (ELEMENT_WISE_FUNCTION.test(call.path)) return call.args[0]?.kind === 'call' ? madeTensorShape(call.args[0]) : undefined;
+  if (call.path === 'torch.arange') {
+    const [first, second, third] = call.args.map(numberOf);
+    const [start, stop, step] = call.args.length === 1 ? [0, first, 1] : [first, second, third ?? 1];
+    if (start === undefined || stop === undefined || step === undefined || step === 0) return undefined;
+    const n = Math.ceil((stop - start) / step);
+    return n > 0 ? [n] : undefined;
+  }
+  if (/\(\)\.repeat$/.test(call.path) && call.receiver) {
+    const base = madeTensorShape(call.receiver);
+    const flat = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
+    const times = flat.map(numberOf);
+    if (!base || times.some((t) => t === undefined) || times.length < base.length) return undefined;
+    // Python's repeat: the shape gains leading dimensions of 1 up to the number of repeats given.
+    const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
+    return padded.map((d, i) => d * times[i]!);
+  }
+  return undefined;
+}
+
 /**
  * The shape a tensor-creating call is given where only some sizes are known: a collate function's
  * `torch.full((len(batch), crop_len), pad, dtype=torch.long)` knows its sequence but not its batch. Each unknown
@@ -463,6 +497,13 @@ export interface TensorTracer {
    * path in the model: its output, undefined where the tracer does not know the submodule.
    */
   libraryPart?(model: CallResultValue, path: string, args: Value[]): Value | undefined;
+  /** A point to count a loop's pass from: what forward has kept so far (see repeatPass). */
+  passMark?(): number;
+  /**
+   * A loop of forward longer than the unrolling bound ran its first passes: the `times` passes left each keep what
+   * the last one run kept since `mark` (every time step of a scan keeps its own state).
+   */
+  repeatPass?(mark: number, times: number): void;
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void;
   /** A module forward gives torch.utils.checkpoint.checkpoint itself (`checkpoint(blk, x)`), before it runs. */
   checkpointed?(module: ObjectValue | LayerValue): void;
