@@ -1731,12 +1731,16 @@ export class ForwardTrace implements TensorTracer {
   private batchedProduct(x: TensorValue, y: TensorValue, needs: (other: TensorValue) => boolean): TensorValue {
     const batch = broadcast(x.shape.slice(0, -2), y.shape.slice(0, -2));
     const batchElements = numel(batch);
-    const batched = !this.batchless.has(x.id) || !this.batchless.has(y.id);
-    const expanded = (t: TensorValue): number =>
-      (numel(t.shape.slice(0, -2)) < batchElements || (batched && this.batchless.has(t.id)) ? batchElements * numel(t.shape.slice(-2)) : 0);
+    // A weight without a batch axis meets the samples' axis where the other operand's first axis (the samples, batch
+    // first) lies beyond its own axes or faces a 1 in them (a capsule layer's (1, n, k, d, c) weight): at one traced
+    // sample the copy is invisible but is made for each. An expert weight (experts, d, h) against (experts, c, d) is not.
+    const broadcastOverSamples = (t: TensorValue, other: TensorValue): boolean =>
+      this.batchless.has(t.id) && !this.batchless.has(other.id) && (other.shape.length > t.shape.length || t.shape[0] === 1);
+    const expanded = (t: TensorValue, other: TensorValue): number =>
+      (numel(t.shape.slice(0, -2)) < batchElements || broadcastOverSamples(t, other) ? batchElements * numel(t.shape.slice(-2)) : 0);
     let copiesWithGradient = 0;
     for (const [operand, other] of [[x, y], [y, x]] as const) {
-      const copy = expanded(operand);
+      const copy = expanded(operand, other);
       if (copy > 0 && this.recording && !this.noGrad.has(operand.id)) copiesWithGradient += copy;
       if (!needs(other)) continue;
       if (copy > 0) this.keepBuffer(copy);
