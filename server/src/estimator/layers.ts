@@ -820,7 +820,10 @@ export function withFrozenPrefix(spec: LayerNetSpec, trainableFrom: number): Lay
   const part = parts[trainableFrom];
   // Nothing with parameters comes before it (the unnamed start of a net that names its parts): nothing is frozen.
   if (trainableFrom <= 0 || parts.length === 0 || part?.parametersBefore === 0) return spec;
-  const { backwardPeakElementsPerSample: _peak, backwardPoints: _points, gradientPairElementsPerSample: _pair, createGraphElementsPerSample: _graph, ...rest } = spec;
+  // What compile recomputes is counted over the whole net: past a frozen prefix, keep it all (an overestimate).
+  const { backwardPeakElementsPerSample: _peak, backwardPoints: _points, gradientPairElementsPerSample: _pair, createGraphElementsPerSample: _graph,
+    compileRecomputed: _recomputed, ...rest } = spec;
+  void _recomputed;
   void _peak;
   void _points;
   void _pair;

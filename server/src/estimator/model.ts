@@ -271,10 +271,30 @@ export function layerNetAt(spec: LayerNetSpec, cfg: Pick<TrainingConfig, 'rebuil
   return cfg.rebuildAt(size, spec.batchDependent ? cfg.batchSize : undefined);
 }
 
+/**
+ * A traced net as torch.compile runs it: what inductor recomputes in backward (see LayerNetSpec.compileRecomputed)
+ * is not kept, from the layer that kept it on. Checkpointed nets keep their eager figures.
+ */
+function compiledNet(net: LayerNetSpec): LayerNetSpec {
+  const recomputed = net.compileRecomputed;
+  if (!recomputed) return net;
+  const points = net.backwardPoints?.map((point) => ({ ...point, elements: point.elements - (point.compileRecomputed ?? 0) }));
+  const peak = net.backwardPeakElementsPerSample;
+  return {
+    ...net,
+    savedElementsPerSample: net.savedElementsPerSample - recomputed.elementsPerSample,
+    ...(net.autocastSavedBytesPerSample !== undefined ? { autocastSavedBytesPerSample: net.autocastSavedBytesPerSample - recomputed.autocastBytesPerSample } : {}),
+    // A peak no point of the layer order recorded (a library part's) drops by all of it: those points come last.
+    ...(peak !== undefined ? { backwardPeakElementsPerSample: Math.max(peak - recomputed.elementsPerSample, ...(points ?? []).map((point) => point.elements)) } : {}),
+    ...(points ? { backwardPoints: points } : {}),
+  };
+}
+
 function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: ParameterFigures): ActivationFigures {
   const mode = activationMode(cfg);
   const act = mode === 'fp32' ? FP32 : 2;
-  const net = layerNetAt(spec, cfg);
+  const built = layerNetAt(spec, cfg);
+  const net = cfg.compiled === true && !(cfg.checkpointing && cfg.mode === 'train') ? compiledNet(built) : built;
   const b = cfg.batchSize;
   const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size * (net.input.width ?? net.input.size) * (net.input.frames ?? 1)
     : net.input.kind === 'vector' ? net.input.features : 0;

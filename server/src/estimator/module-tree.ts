@@ -1260,6 +1260,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     // The data's tensors, as the dataset makes them (fp32, or int64 ids), when the trace ran on them.
     const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
+    const recomputed = trace.compileRecomputed;
     return {
       ...spec,
       ...(cutByScript ? { checkpointSegments: false } : {}),
@@ -1267,7 +1268,11 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       autocastSavedBytesPerSample: perSample(trace.autocastSavedBytes),
       backwardPeakElementsPerSample: perSample(trace.backwardPeak),
       ...(trace.backwardPeakInBatchedProduct ? { backwardPeakWithoutConvolution: true } : {}),
-      backwardPoints: tracedBatch === 1 ? trace.backwardPoints : trace.backwardPoints.map((point) => ({ ...point, elements: perSample(point.elements) })),
+      backwardPoints: tracedBatch === 1 ? trace.backwardPoints : trace.backwardPoints.map((point) => ({
+        ...point, elements: perSample(point.elements), ...(point.compileRecomputed ? { compileRecomputed: perSample(point.compileRecomputed) } : {}),
+      })),
+      ...(recomputed.elements > 0
+        ? { compileRecomputed: { elementsPerSample: perSample(recomputed.elements), autocastBytesPerSample: perSample(recomputed.autocastBytes) } } : {}),
       gradientPairElementsPerSample: perSample(trace.gradientPair),
       createGraphElementsPerSample: perSample(trace.gradientKept),
       fixedBytesPerSample: perSample(trace.fixedBytes),

@@ -262,7 +262,12 @@ export interface LayerNetSpec {
    * Backward layer by layer (traced nets): per layer, the elements alive per sample when its backward runs and the
    * trainable parameters of the layers before it (their gradients are not made yet; the later layers' are).
    */
-  backwardPoints?: Array<{ elements: number; parametersBefore: number }>;
+  backwardPoints?: Array<{ elements: number; parametersBefore: number; compileRecomputed?: number }>;
+  /**
+   * Of the saved elements per sample, those torch.compile recomputes in backward instead of keeping (traced nets):
+   * dropout outputs whose input forward keeps anyway. With their bytes under autocast.
+   */
+  compileRecomputed?: { elementsPerSample: number; autocastBytesPerSample: number };
   /**
    * Elements per sample a backward run with create_graph=True keeps beside what forward kept (traced nets): the
    * gradients of the outputs of the layers whose double backward reads them (weights, norms, smooth activations).
