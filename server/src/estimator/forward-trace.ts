@@ -137,8 +137,9 @@ export class ForwardTrace implements TensorTracer {
   readonly blockOutsideBefore: number[] = [];
   /**
    * The most each block holds at once in its own backward, as elements and as bytes under autocast: what it kept
-   * before an op, plus that op's gradients and temporaries (see blockGradients). Checkpointed, a recomputed block
-   * holds this beside the other blocks' inputs.
+   * before a contraction or running sum (einsum, cumsum), plus that op's gradients and temporaries (see
+   * blockGradients). Checkpointed, a recomputed block holds this beside the other blocks' inputs. A layer's gradient
+   * pair is not recorded here: the checkpointing formula adds the largest one to the whole block's saved tensors.
    */
   readonly blockBackwardPeak: number[] = [];
   readonly blockBackwardPeakAutocastBytes: number[] = [];
@@ -634,8 +635,11 @@ export class ForwardTrace implements TensorTracer {
    */
   private blockGradients(buffers: Array<{ elements: number; fp32: boolean; autocastOnly?: boolean }>): void {
     if (this.blockPeakFrames.length === 0 || !this.recording) return;
-    const [saved, savedBytes] = [this.savedElements, this.autocastSavedBytes];
     const elements = buffers.reduce((sum, b) => sum + (b.autocastOnly ? 0 : b.elements), 0);
+    // No larger than a layer's gradient pair: the checkpointing formula's whole block plus that pair covers it (and a
+    // loop of small products, a selective scan's, need not total what is kept at each of its steps).
+    if (elements <= this.gradientPair) return;
+    const [saved, savedBytes] = [this.savedElements, this.autocastSavedBytes];
     const bytes = buffers.reduce((sum, b) => sum + b.elements * (b.fp32 ? 4 : 2), 0);
     for (const frame of this.blockPeakFrames) {
       frame.elements = Math.max(frame.elements, saved - frame.savedElements + elements);
@@ -659,8 +663,6 @@ export class ForwardTrace implements TensorTracer {
       const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
       this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
       this.backwardElements(this.savedElements + numel(output.shape) + inputGradient + this.pendingBackwardWorkspace);
-      this.blockGradients([this.gradientOf(output), ...(input && inputGradient > 0 ? [this.gradientOf(input)] : []),
-        { elements: this.pendingBackwardWorkspace, fp32: false }]);
       if (GRADIENT_KEEPING_LAYER.test(layer.type)) this.gradientKept += numel(output.shape);
     }
     if (this.trainable(layer)) this.trainableSoFar += this.parameterCount(layer);
@@ -1145,7 +1147,6 @@ export class ForwardTrace implements TensorTracer {
     const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
     this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
     this.backwardElements(this.savedElements + numel(output.shape) + inputGradient + workspace);
-    this.blockGradients([this.gradientOf(output), ...(input && inputGradient > 0 ? [this.gradientOf(input)] : []), { elements: workspace, fp32: false }]);
   }
 
   private functionOp(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
