@@ -648,8 +648,8 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /** A tensor's gradient as a buffer of blockGradients (the tensor's dtype under autocast). */
-  private gradientOf(t: TensorValue, elements = numel(t.shape)): { elements: number; fp32: boolean } {
-    return { elements, fp32: this.fullPrecision.has(t.id) };
+  private gradientOf(t: TensorValue): { elements: number; fp32: boolean } {
+    return { elements: numel(t.shape), fp32: this.fullPrecision.has(t.id) };
   }
 
   // ---- layers -----------------------------------------------------------------------------------------------
