@@ -135,6 +135,16 @@ export class ForwardTrace implements TensorTracer {
   readonly blockInputFullPrecision: boolean[] = [];
   /** What forward kept outside the blocks before each block began (alive while that block is recomputed). */
   readonly blockOutsideBefore: number[] = [];
+  /**
+   * The most each block holds at once in its own backward, as elements and as bytes under autocast: what it kept
+   * before a contraction or running sum (einsum, cumsum), plus that op's gradients and temporaries (see
+   * blockGradients). Checkpointed, a recomputed block holds this beside the other blocks' inputs. A layer's gradient
+   * pair is not recorded here: the checkpointing formula adds the largest one to the whole block's saved tensors.
+   */
+  readonly blockBackwardPeak: number[] = [];
+  readonly blockBackwardPeakAutocastBytes: number[] = [];
+  /** The blocks running now: what was kept when each began, and its backward's peak so far. */
+  private readonly blockPeakFrames: Array<{ savedElements: number; savedBytes: number; elements: number; bytes: number }> = [];
   /** Elements of each tensor's storage: a view (a slice, `qkv[0]`) kept for backward keeps its whole base alive. */
   private readonly storage = new Map<number, number>();
   /** Tensors kept while a block runs (see keep()). */
@@ -582,6 +592,7 @@ export class ForwardTrace implements TensorTracer {
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void {
     if (!this.blocks.has(module)) return;
     this.openBlocks.set(module, this.savedElements);
+    this.beginBlockPeak();
     const input = tensorsIn(inputs[0])[0];
     this.blockInputs.push(numel(input?.shape ?? [0]));
     this.blockInputFullPrecision.push(input !== undefined && !input.integer && this.fullPrecision.has(input.id));
@@ -630,6 +641,40 @@ export class ForwardTrace implements TensorTracer {
     if (start === undefined) return;
     this.openBlocks.delete(module);
     this.blockSaved.push(this.savedElements - start);
+    this.endBlockPeak();
+  }
+
+  private beginBlockPeak(): void {
+    this.blockPeakFrames.push({ savedElements: this.savedElements, savedBytes: this.autocastSavedBytes, elements: 0, bytes: 0 });
+  }
+
+  private endBlockPeak(): void {
+    const frame = this.blockPeakFrames.pop();
+    this.blockBackwardPeak.push(frame?.elements ?? 0);
+    this.blockBackwardPeakAutocastBytes.push(frame?.bytes ?? 0);
+  }
+
+  /**
+   * A point of a block's backward: what the block kept up to this op (what it keeps later is freed by then) and the
+   * buffers the op's backward holds at once, each fp32 (`fp32`: 4 bytes under autocast) or not (2).
+   */
+  private blockGradients(buffers: Array<{ elements: number; fp32: boolean; autocastOnly?: boolean }>): void {
+    if (this.blockPeakFrames.length === 0 || !this.recording) return;
+    const elements = buffers.reduce((sum, b) => sum + (b.autocastOnly ? 0 : b.elements), 0);
+    // No larger than a layer's gradient pair: the checkpointing formula's whole block plus that pair covers it (and a
+    // loop of small products, a selective scan's, need not total what is kept at each of its steps).
+    if (elements <= this.gradientPair) return;
+    const [saved, savedBytes] = [this.savedElements, this.autocastSavedBytes];
+    const bytes = buffers.reduce((sum, b) => sum + b.elements * (b.fp32 ? 4 : 2), 0);
+    for (const frame of this.blockPeakFrames) {
+      frame.elements = Math.max(frame.elements, saved - frame.savedElements + elements);
+      frame.bytes = Math.max(frame.bytes, savedBytes - frame.savedBytes + bytes);
+    }
+  }
+
+  /** A tensor's gradient as a buffer of blockGradients (the tensor's dtype under autocast). */
+  private gradientOf(t: TensorValue): { elements: number; fp32: boolean } {
+    return { elements: numel(t.shape), fp32: this.fullPrecision.has(t.id) };
   }
 
   // ---- layers -----------------------------------------------------------------------------------------------
@@ -928,8 +973,12 @@ export class ForwardTrace implements TensorTracer {
               this.blockInputFullPrecision.push(!out.integer && this.fullPrecision.has(out.id));
               this.blockOutsideBefore.push(before - this.blockSaved.reduce((sum, saved) => sum + saved, 0) + this.blockOutputsKeptOutside);
             }
+            if (asBlocks) this.beginBlockPeak();
             out = this.layer(inner, [out, ...args.slice(1)], kwargs) ?? out;
-            if (asBlocks) this.blockSaved.push(this.savedElements - before);
+            if (asBlocks) {
+              this.blockSaved.push(this.savedElements - before);
+              this.endBlockPeak();
+            }
           }
           this.stackInput = caller;
         }
@@ -1358,7 +1407,12 @@ export class ForwardTrace implements TensorTracer {
         // one in fp32 (a linear attention's prefix sums of k v^T).
         if (name === 'cumprod') this.keep(x);
         const out = this.produce(x.shape, [x], x.integer);
-        return x.integer ? out : this.precision(out, false);
+        if (x.integer) return out;
+        const running = this.precision(out, false);
+        // cumsum's backward is a reversed running sum, `grad.flip(d).cumsum(d).flip(d)` in one expression: the
+        // output's gradient and three buffers of its size (fp32 under autocast) are alive at once.
+        if (name === 'cumsum' && !this.noGrad.has(x.id)) this.blockGradients(Array(4).fill(this.gradientOf(running)));
+        return running;
       }
       case 'std':
       case 'var':
@@ -1447,7 +1501,15 @@ export class ForwardTrace implements TensorTracer {
       return reordered(operands[0]!, [...output].map((l) => only.indexOf(l)));
     }
     this.keepCastOperand('half', ...operands);
-    return this.precision(this.produce([...output].map((l) => sizes.get(l) ?? 1), operands), true);
+    const out = this.precision(this.produce([...output].map((l) => sizes.get(l) ?? 1), operands), true);
+    // Its backward makes each operand's gradient in half precision under autocast, and an fp32 operand's gradient
+    // is then cast back to fp32 while the half one is alive.
+    const withGradient = operands.filter((t) => !this.noGrad.has(t.id) && !t.integer);
+    if (withGradient.length > 0) {
+      this.blockGradients([this.gradientOf(out), ...withGradient.flatMap((t) => [{ elements: numel(t.shape), fp32: false },
+        ...(this.fullPrecision.has(t.id) ? [{ elements: numel(t.shape), fp32: true, autocastOnly: true }] : [])])]);
+    }
+    return out;
   }
 
   /**

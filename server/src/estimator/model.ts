@@ -308,6 +308,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   let recompute = 0;
   /** The recompute peak already holds what lies outside the blocks and is alive then. */
   let recomputeOutsideCounted = false;
+  /** The recompute peak where the recomputed block's own backward sets it (its gradients included). */
+  let recomputeBackward = 0;
   if (cfg.checkpointing && cfg.mode === 'train' && net.blockSavedElements.length > 1) {
     const blocks = net.blockSavedElements;
     // What a checkpoint keeps of a block's input: fp32 under autocast where the trace found it fp32 (a residual
@@ -337,15 +339,22 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       // kept (the later ones are freed): the worst k is the recompute peak.
       let kept = 0;
       let worst = 0;
+      let worstBackward = 0;
       const before = net.blockOutsideBeforeElements;
+      // What block k holds at once in its own backward (its largest op's gradients and temporaries over what it kept
+      // before that op): a block of a few huge intermediates (a linear attention's running sums of k v^T) peaks there.
+      const ownPeak = (k: number): number => (mode === 'amp' && net.blockBackwardPeakAutocastBytes
+        ? net.blockBackwardPeakAutocastBytes[k] ?? 0 : (net.blockBackwardPeakElements?.[k] ?? 0) * act);
       blocks.forEach((blockSaved, k) => {
         const input = inputBytes(k);
         // Traced, only what forward kept before block k is still alive then (later layers' tensors are freed),
         // and the recomputed block keeps the very input its checkpoint holds.
         worst = Math.max(worst, before ? kept + Math.max(input, blockSaved * act) + (before[k] ?? 0) * act : kept + input + blockSaved * act);
+        worstBackward = Math.max(worstBackward, kept + input + ownPeak(k) + (before?.[k] ?? 0) * act);
         kept += input;
       });
       recompute = b * worst;
+      recomputeBackward = b * worstBackward;
       if (before) recomputeOutsideCounted = true;
     }
   }
@@ -386,8 +395,9 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
     backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
-    recompute: recompute > 0 ? recompute + (recomputeOutsideCounted ? 0 : b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act) +
-      Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair) + convWorkspace : 0,
+    recompute: recompute > 0 ? Math.max(recompute + Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair),
+      recomputeBackward) + (recomputeOutsideCounted ? 0 : b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act) +
+      convWorkspace : 0,
     outputs,
     lossTransient: logSoftmax,
     // What forward holds at once beside this batch's outputs: its live peak counts the outputs where the last layer

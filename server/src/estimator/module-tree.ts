@@ -1296,6 +1296,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
       ...(trace.lossInForward ? { lossInForward: true } : {}),
       ...(trace.packedLengths ? { packedLengths: trace.packedLengths } : {}),
+      ...(blocksTraced && trace.blockBackwardPeak.length === trace.blockInputs.length
+        ? { blockBackwardPeakElements: trace.blockBackwardPeak.map(perSample), blockBackwardPeakAutocastBytes: trace.blockBackwardPeakAutocastBytes.map(perSample) } : {}),
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
         ? { blockOutsideBeforeElements: trace.blockOutsideBefore.map(perSample), blockOutputsKeptOutsideElements: perSample(trace.blockOutputsKeptOutside) } : {}),
       ...(dependent ? { batchDependent: { batch: tracedBatch } } : {}),

@@ -244,6 +244,12 @@ export interface LayerNetSpec {
   lossInForward?: boolean;
   /** Saved elements outside the blocks that forward made before each block (traced nets): alive while it is recomputed. */
   blockOutsideBeforeElements?: number[];
+  /**
+   * The most each block holds at once in its own backward, per sample (traced nets): what it kept before an op plus
+   * that op's gradients and temporaries, in elements and in bytes under autocast. A recomputed block holds it.
+   */
+  blockBackwardPeakElements?: number[];
+  blockBackwardPeakAutocastBytes?: number[];
   /** Elements of block outputs that layers outside the blocks keep (traced nets): alive under checkpointing too. */
   blockOutputsKeptOutsideElements?: number;
   /** Elements alive at the worst point of backward, per sample, from the layer order (traced nets). */
