@@ -52,14 +52,26 @@ for step in range(5):
 /** One running-sum tensor (batch, length, width, width) in fp32: cumsum runs in fp32 under autocast too. */
 const memoryBytes = BATCH * LENGTH * WIDTH * WIDTH * 4;
 
+/**
+ * The same network measured on an H200 (test/gpu/estimator/probe_ckpt9.py, results/probe_ckpt9.jsonl, batch 8, length
+ * 1024, width 128): the step's peak over weights, gradients and AdamW states, in running-sum tensors.
+ */
+const MEASURED = { fp32: 4.128, bf16: 3.057 };
+
 for (const autocast of [false, true]) {
-  test(`a recomputed block of running sums holds cumsum's backward: four of them at once (${autocast ? 'bf16 autocast' : 'fp32'})`, async () => {
+  test(`a recomputed block of running sums holds cumsum's backward (${autocast ? 'bf16 autocast' : 'fp32'})`, async () => {
     const result = await estimateText(script(autocast), autocast ? 'prefix_memory_amp.py' : 'prefix_memory.py');
     assert.equal(result.config.checkpointing, true);
     const persistent = result.breakdown.weights + result.breakdown.gradients + result.breakdown.optimizerStates;
     assert.equal(result.peakPhase, 'backward');
-    // At least the four buffers over what every step holds; the block keeps about one of them, so no more than six.
-    assert.ok(result.peakAllocated - persistent >= 4 * memoryBytes, `${result.peakAllocated - persistent} vs ${4 * memoryBytes}`);
-    assert.ok(result.peakAllocated - persistent <= 6 * memoryBytes, `${result.peakAllocated - persistent} vs ${6 * memoryBytes}`);
+    const memories = (result.peakAllocated - persistent) / memoryBytes;
+    if (!autocast) {
+      // fp32: within 5% of the measurement.
+      assert.ok(Math.abs(memories / MEASURED.fp32 - 1) <= 0.05, `${memories} vs ${MEASURED.fp32}`);
+    } else {
+      // Under autocast the block's backward holds less than in fp32 (some of its buffers are bf16); the estimate
+      // still counts cumsum's buffers in fp32 and is high here (4.17 vs 3.06): it must at least not be under.
+      assert.ok(memories >= MEASURED.bf16, `${memories} vs ${MEASURED.bf16}`);
+    }
   });
 }
