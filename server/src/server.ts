@@ -270,9 +270,9 @@ export function startServer(connection: Connection, host: Host): void {
     if (change) {
       const { start, end } = change.range;
       // The model reads the document's text unless a parse was recovered: then only the rows are known.
-      if (work.model.root.source === state.text) {
-        const startIndex = offsetAt(state.text, state.lineStarts, start);
-        const endIndex = offsetAt(state.text, state.lineStarts, end);
+      if (work.model.root.content === state.content) {
+        const startIndex = offsetAt(state.content, state.lineStarts, start);
+        const endIndex = offsetAt(state.content, state.lineStarts, end);
         completeFactsForEdit(work.model, work.cache, { fromRow: start.line, toRow: end.line, startIndex, endIndex, text: change.text });
       } else completeFactsOnRows(work.model, work.cache, start.line, end.line);
     } else {
@@ -326,8 +326,8 @@ export function startServer(connection: Connection, host: Host): void {
       await send(state, []);
       return;
     }
-    if (state.text.length > MAX_ANALYZED_CHARACTERS) {
-      connection.console.info(`${state.uri}: ${tooLargeMessage(state.text.length)}`);
+    if (state.content.length > MAX_ANALYZED_CHARACTERS) {
+      connection.console.info(`${state.uri}: ${tooLargeMessage(state.content.length)}`);
       await send(state, []);
       return;
     }
@@ -339,7 +339,7 @@ export function startServer(connection: Connection, host: Host): void {
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
     };
-    const analysis = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options), documents.indentUnitOf(state));
+    const analysis = analyzeIncrementally(model, state.content, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options), documents.indentUnitOf(state));
     // For `npm run bench`: which path each analysis took.
     if (TRACE_ANALYSIS) connection.console.log(`analysed ${analysis.analysedStatements} of ${model.root.children.length} statements`);
     try {

@@ -8,6 +8,8 @@
 // file-level noqa) analyse the whole file.
 import { indentUnitOfTree } from '../fixes/edits';
 import { analyze, resized, textSpells } from './analyze';
+import { wholeText } from './piece-text';
+import type { TextLike } from './piece-text';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
@@ -173,7 +175,7 @@ function moduleCodeParts(statement: Node): string[] {
       return;
     }
     const firstBlock = node.children.find((child) => child.type === 'block');
-    parts.push(`${depth}h${node.source.slice(node.startIndex, firstBlock ? firstBlock.startIndex : node.endIndex)}`);
+    parts.push(`${depth}h${node.content.slice(node.startIndex, firstBlock ? firstBlock.startIndex : node.endIndex)}`);
     for (const child of node.children) if (child.type === 'block' || COMPOUND_STATEMENTS.has(child.type)) visit(child, depth);
   };
   visit(statement, 0);
@@ -251,8 +253,8 @@ function sharesName(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
 }
 
 /** A file-level `# oomguard: noqa` reads every finding of the file (and its OOM100 all of them). */
-function hasFileNoqa(model: SemanticModel, text: string): boolean {
-  return textSpells(model, text)('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
+function hasFileNoqa(model: SemanticModel, text: TextLike): boolean {
+  return textSpells(model, text)('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(wholeText(text));
 }
 
 function sameMultiset(a: readonly string[], b: readonly string[]): boolean {
@@ -373,7 +375,7 @@ function moduleCodeMentioning(mentioning: (names: ReadonlySet<string>) => Set<No
  */
 export function analyzeIncrementally(
   model: SemanticModel,
-  text: string,
+  text: TextLike,
   options: AnalysisOptions,
   optionsKey: string,
   previous: AnalysisCache | undefined,
@@ -495,7 +497,7 @@ export function completeFactsForEdit(model: SemanticModel, cache: AnalysisCache,
   const touched: Node[] = [];
   for (let i = lowerBoundBy(children, edit.startIndex, (statement) => statement.endIndex); i < children.length && children[i]!.startIndex <= edit.endIndex; i++) touched.push(children[i]!);
   if (touched.length > 0 && !touched.some(isModuleCode)) return;
-  const source = model.root.source;
+  const source = model.root.content;
   const from = Math.min(edit.startIndex, touched[0]?.startIndex ?? edit.startIndex);
   const to = Math.max(edit.endIndex, touched.at(-1)?.endIndex ?? edit.endIndex);
   const names = namesIn([source.slice(from, to), source.slice(from, edit.startIndex) + edit.text + source.slice(edit.endIndex, to)]);

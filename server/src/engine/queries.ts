@@ -151,8 +151,8 @@ function matchesParsingAlone(root: SyntaxNode, statement: SyntaxNode): Map<strin
   const parser = loadedParser();
   const index = childIndex(root, statement);
   if (!parser || index === undefined) return undefined;
-  const end = root.children[index + 1]?.startIndex ?? statement.source.length;
-  const tree = parser.parse(parseableText(statement.source.slice(statement.startIndex, end)));
+  const end = root.children[index + 1]?.startIndex ?? statement.content.length;
+  const tree = parser.parse(parseableText(statement.content.slice(statement.startIndex, end)));
   try {
     const module = tree?.rootNode;
     const node = module?.child(0);

@@ -3,22 +3,39 @@
 // cursor walk per document version copies the tree into these objects, and every later question is a field read.
 import type { Language, Point, Tree, TreeCursor } from 'web-tree-sitter';
 import { computeLineStarts, lineIndexAt } from './lines';
+import { PieceText } from './piece-text';
 import { startWalk } from './tree-walk';
 import type { TreeWalk } from './tree-walk';
 
-/** The text a tree was parsed from, shared by all its nodes; a document's holder follows its versions. */
-export interface SourceText {
-  text: string;
-  /** Where the rows of `rowStartsText` start: read by rowStartsOf, which makes them again when `text` moved on. */
-  rowStarts?: readonly number[];
-  rowStartsText?: string;
+/**
+ * The text a tree was parsed from, shared by all its nodes; a document's holder follows its versions. Its text is
+ * kept as pieces (piece-text.ts): the nodes read their text from them, and the whole text is made only when asked.
+ */
+export class SourceText {
+  content: PieceText;
+  /** Where the rows of `rowStartsContent` start: read by rowStartsOf, which makes them again when the text moved on. */
+  rowStarts: readonly number[] | undefined;
+  rowStartsContent: PieceText | undefined;
+
+  constructor(text: string | PieceText, lineStarts?: readonly number[]) {
+    this.content = typeof text === 'string' ? PieceText.of(text) : text;
+    if (lineStarts) {
+      this.rowStarts = lineStarts;
+      this.rowStartsContent = this.content;
+    }
+  }
+
+  /** The whole text (made from the pieces if they are several). */
+  get text(): string {
+    return this.content.text;
+  }
 }
 
 /** Where each row of the holder's text starts (lines.ts), made once per text. */
 function rowStartsOf(source: SourceText): readonly number[] {
-  if (source.rowStartsText !== source.text) {
-    source.rowStarts = computeLineStarts(source.text);
-    source.rowStartsText = source.text;
+  if (source.rowStartsContent !== source.content) {
+    source.rowStarts = computeLineStarts(source.content.text);
+    source.rowStartsContent = source.content;
   }
   return source.rowStarts!;
 }
@@ -27,11 +44,11 @@ function rowStartsOf(source: SourceText): readonly number[] {
  * Moves a holder, and so every node that reads it, on to the next version's text; `lineStarts` are that text's
  * (computeLineStarts), when the caller has them.
  */
-export function setSourceText(source: SourceText, text: string, lineStarts?: readonly number[]): void {
-  source.text = text;
+export function setSourceText(source: SourceText, text: string | PieceText, lineStarts?: readonly number[]): void {
+  source.content = typeof text === 'string' ? PieceText.of(text) : text;
   if (lineStarts) {
     source.rowStarts = lineStarts;
-    source.rowStartsText = text;
+    source.rowStartsContent = source.content;
   }
 }
 
@@ -117,12 +134,18 @@ export class SyntaxNode {
     this.flags = value ? this.flags | HAS_ERROR : this.flags & ~HAS_ERROR;
   }
 
+  /** The whole text the node reads (made from its pieces if they are several: `content` reads them as they are). */
   get source(): string {
-    return this.sourceRef.text;
+    return this.sourceRef.content.text;
+  }
+
+  /** The text the node reads, as pieces: slices of it cost no copy of the whole text. */
+  get content(): PieceText {
+    return this.sourceRef.content;
   }
 
   get text(): string {
-    const text = this.sourceRef.text.slice(this.startIndex, this.endIndex);
+    const text = this.sourceRef.content.slice(this.startIndex, this.endIndex);
     // A slice of 13 characters or more is a view that keeps the whole text it was cut from alive. A short text (a
     // name) is often kept by a model that later versions carry on (their functions, their call indexes), and so
     // kept every version's text: 400 edits of a 5,000-line script left 84 texts, 23 MiB, alive. A short one is
@@ -210,7 +233,7 @@ export interface StatementCollector {
 
 /** Copies a tree-sitter tree into SyntaxNodes with one cursor walk (handing each top-level statement's nodes of some types to `collector`). */
 export function copyTree(tree: Tree, source: string | SourceText, collector?: StatementCollector): SyntaxNode {
-  const ref = typeof source === 'string' ? { text: source } : source;
+  const ref = typeof source === 'string' ? new SourceText(source) : source;
   const context = copyContext(tree, ref);
   if (collector) context.collector = { collector, byTypeId: collectedTypeIds(tree.language, collector.types) };
   const cursor = tree.walk();
@@ -438,13 +461,13 @@ function copySubtreeAt(tree: Tree, cursor: TreeCursor, context: CopyContext): Sy
  * copy instead of copying them again. A statement is reused only when it lies wholly before the edit, or starts
  * on a later line than the edit's end (so its columns are unchanged), and has the same type and text as before.
  */
-export function copyTreeIncremental(tree: Tree, holder: SourceText, source: string, previous: SyntaxNode, previousText: string, edit: SingleEdit, lineStarts?: number[]): SyntaxNode {
+export function copyTreeIncremental(tree: Tree, holder: SourceText, source: string | PieceText, previous: SyntaxNode, edit: SingleEdit, lineStarts?: number[]): SyntaxNode {
   const indexDelta = edit.newEndIndex - edit.oldEndIndex;
   const rowDelta = edit.newEndRow - edit.oldEndRow;
   const oldByStart = new Map<number, SyntaxNode>();
   for (const child of previous.children) oldByStart.set(child.startIndex, child);
   // The document's line starts, when the caller kept them up to date (computeLineStarts of `source`).
-  const context = copyContext(tree, { text: source }, lineStarts);
+  const context = copyContext(tree, new SourceText(source), lineStarts);
   // New subtrees read the document's holder, like the statements moved from the previous copy.
   context.source = holder;
   const cursor = tree.walk();

@@ -1517,7 +1517,9 @@ export class SemanticModel {
   spells(word: string): boolean {
     let count = this.spellingCounts.get(word);
     if (count === undefined) {
-      count = countStatementsSpelling(this.root.children, this.root.source, word);
+      // One scan of the whole text, where it is one string; else statement by statement (not making it whole).
+      const content = this.root.content;
+      count = content.isWhole ? countStatementsSpelling(this.root.children, content.text, word) : this.root.children.filter((statement) => statementSpells(statement, word)).length;
       this.spellingCounts.set(word, count);
     }
     return count > 0;

@@ -487,7 +487,10 @@ export function freezesWithin(model: SemanticModel, region: Node): Freezes {
     if (!flag || flag.type === 'true' || !receiver) continue;
     frozenNames(model, receiver, acc);
   }
-  const assignments = region.text.includes('requires_grad') ? model.assignments : [];
+  // The whole module's text is asked of the model, which counts the word statement by statement (an edited document's
+  // text is not made whole for it).
+  const spelled = region === model.root ? model.spells('requires_grad') : region.text.includes('requires_grad');
+  const assignments = spelled ? model.assignments : [];
   for (const assignment of assignments) {
     const left = assignment.childForFieldName('left');
     if (!inside(assignment) || left?.type !== 'attribute' || left.childForFieldName('attribute')?.text !== 'requires_grad') continue;
