@@ -12,8 +12,12 @@ const encodedDiagnostics = new WeakMap<object, Buffer>();
 const COMMA_BYTE = 0x2c;
 const CLOSE = Buffer.from(']}}');
 
+function isFrozenObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && Object.isFrozen(value);
+}
+
 function encodedDiagnostic(diagnostic: unknown): Buffer {
-  if (typeof diagnostic !== 'object' || diagnostic === null || !Object.isFrozen(diagnostic)) return Buffer.from(JSON.stringify(diagnostic) ?? 'null');
+  if (!isFrozenObject(diagnostic)) return Buffer.from(JSON.stringify(diagnostic) ?? 'null');
   let bytes = encodedDiagnostics.get(diagnostic);
   if (!bytes) encodedDiagnostics.set(diagnostic, (bytes = Buffer.from(JSON.stringify(diagnostic))));
   return bytes;
@@ -37,12 +41,16 @@ function isPublishDiagnostics(message: Message): message is PublishDiagnosticsMe
  * 702 diagnostics was 1,400 parts to join).
  */
 interface EncodedList {
+  /** The diagnostics, with NOT_REUSED in place of those not frozen (their bytes are made again next time). */
   diagnostics: readonly unknown[];
   body: Buffer;
   ends: Uint32Array;
 }
 
 const lastEncoded = new Map<string, EncodedList>();
+
+/** Stands for a diagnostic that may change (not frozen): no diagnostic is this object, so its bytes are never reused. */
+const NOT_REUSED = Symbol('not reused');
 
 /**
  * A message whose diagnostics list is encoded from the bytes of the last one encoded for the same document where they
@@ -53,12 +61,15 @@ function withEncodedList(uri: string, diagnostics: readonly unknown[], head: Buf
   const old = last?.diagnostics ?? [];
   // The diagnostics the lists share at their start and at their end (the same frozen objects, so the same bytes).
   let prefix = 0;
-  while (prefix < diagnostics.length && prefix < old.length && diagnostics[prefix] === old[prefix] && Object.isFrozen(old[prefix])) prefix++;
+  while (prefix < diagnostics.length && prefix < old.length && diagnostics[prefix] === old[prefix]) prefix++;
   let suffix = 0;
-  while (suffix < diagnostics.length - prefix && suffix < old.length - prefix &&
-    diagnostics[diagnostics.length - 1 - suffix] === old[old.length - 1 - suffix] && Object.isFrozen(old[old.length - 1 - suffix])) suffix++;
+  while (suffix < diagnostics.length - prefix && suffix < old.length - prefix && diagnostics[diagnostics.length - 1 - suffix] === old[old.length - 1 - suffix]) suffix++;
+  const kept = diagnostics.slice();
   const middle: Buffer[] = [];
-  for (let i = prefix; i < diagnostics.length - suffix; i++) middle.push(encodedDiagnostic(diagnostics[i]));
+  for (let i = prefix; i < diagnostics.length - suffix; i++) {
+    middle.push(encodedDiagnostic(diagnostics[i]));
+    if (!isFrozenObject(diagnostics[i])) kept[i] = NOT_REUSED;
+  }
   const ends = new Uint32Array(diagnostics.length);
   let length = 0;
   const place = (i: number, bytes: number) => {
@@ -85,7 +96,7 @@ function withEncodedList(uri: string, diagnostics: readonly unknown[], head: Buf
   }
   tail.copy(message, head.length + length);
   // Nothing to keep for a document without diagnostics (a closed one is sent none).
-  if (diagnostics.length > 0) lastEncoded.set(uri, { diagnostics: diagnostics.slice(), body, ends });
+  if (diagnostics.length > 0) lastEncoded.set(uri, { diagnostics: kept, body, ends });
   else lastEncoded.delete(uri);
   return message;
 }

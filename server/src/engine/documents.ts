@@ -103,24 +103,39 @@ function endOfInsertion(start: Position, inserted: string): Position {
 
 /**
  * The line starts after replacing [start, oldEnd) of `text` by `inserted`, from the old ones (no rescan of the
- * file). Undefined where a carriage return is near the edit (a split or joined CRLF): the caller rescans.
+ * file). Undefined where a carriage return is near the edit (a split or joined CRLF): the caller rescans. `spare` is
+ * an array that nothing reads any more (the version before the last one's): the new starts are written into it, where
+ * a new array of 20,000 line starts is a new large object (over a millisecond here, most of it fresh pages).
  */
-function spliceLineStarts(lineStarts: number[], text: PieceText, start: number, oldEnd: number, startLine: number, oldEndLine: number, inserted: string): number[] | undefined {
+function spliceLineStarts(lineStarts: number[], text: PieceText, start: number, oldEnd: number, startLine: number, oldEndLine: number, inserted: string, spare?: number[]): number[] | undefined {
   if (inserted.includes('\r') || text.charCodeAt(start - 1) === 13 || text.charCodeAt(oldEnd - 1) === 13 || text.slice(start, oldEnd).includes('\r')) return undefined;
   const delta = inserted.length - (oldEnd - start);
   const insertedStarts: number[] = [];
   for (let i = inserted.indexOf('\n'); i >= 0; i = inserted.indexOf('\n', i + 1)) insertedStarts.push(start + i + 1);
   const removedLines = oldEndLine - startLine;
+  // No line start moves: the same array (the arrays are never changed while a version reads them).
+  if (removedLines === 0 && insertedStarts.length === 0 && delta === 0) return lineStarts;
+  if (spare && spare !== lineStarts) {
+    let length = 0;
+    const put = (lineStart: number) => {
+      if (length < spare.length) spare[length] = lineStart;
+      else spare.push(lineStart);
+      length++;
+    };
+    for (let line = 0; line <= startLine; line++) put(lineStarts[line]!);
+    for (const lineStart of insertedStarts) put(lineStart);
+    for (let line = oldEndLine + 1; line < lineStarts.length; line++) put(lineStarts[line]! + delta);
+    spare.length = length;
+    return spare;
+  }
   if (insertedStarts.length !== removedLines) {
     const result = lineStarts.slice(0, startLine + 1);
     for (const lineStart of insertedStarts) result.push(lineStart);
     for (let line = oldEndLine + 1; line < lineStarts.length; line++) result.push(lineStarts[line]! + delta);
     return result;
   }
-  // As many lines as before (most keystrokes): none at all moves when the length stays too, or when the edit is on the
-  // last line (the arrays are never changed once made: a copy of 20,000 line starts is a new large object, over a
-  // millisecond here); else the array is copied whole and shifted in place, several times faster than a push per line.
-  if (removedLines === 0 && (delta === 0 || oldEndLine === lineStarts.length - 1)) return lineStarts;
+  // As many lines as before (most keystrokes): the array is copied whole and shifted in place, several times faster
+  // than a push per line.
   const result = lineStarts.slice();
   for (let i = 0; i < removedLines; i++) result[startLine + 1 + i] = insertedStarts[i]!;
   for (let line = oldEndLine + 1; line < result.length; line++) result[line]! += delta;
@@ -140,6 +155,11 @@ const UNEDITED_TREES_KEPT = 1;
 
 export class DocumentStore {
   private readonly documents = new Map<string, DocumentState>();
+  /**
+   * Per document, the line starts of the version before the current one, where nothing reads them any more (the
+   * document's holder moved on to the current ones): the next edit that moves line starts writes them there.
+   */
+  private readonly spareLineStarts = new WeakMap<DocumentState, number[]>();
 
   get(uri: string): DocumentState | undefined {
     return this.documents.get(uri);
@@ -199,7 +219,10 @@ export class DocumentStore {
     state.edited = true;
     let content = state.content;
     let tree = state.tree;
-    let lineStarts = state.lineStarts;
+    const previousLineStarts = state.lineStarts;
+    let lineStarts = previousLineStarts;
+    let spare = changes.length === 1 ? this.spareLineStarts.get(state) : undefined;
+    this.spareLineStarts.delete(state);
     let indentCounts = state.indentCounts;
     let lastEdit: SingleEdit | undefined;
     for (const change of changes) {
@@ -237,7 +260,8 @@ export class DocumentStore {
       lastEdit = changes.length === 1
         ? { startIndex, oldEndIndex, newEndIndex, startRow: start.line, oldEndRow: oldEnd.line, newEndRow: newEnd.line }
         : undefined;
-      const spliced = spliceLineStarts(lineStarts, content, startIndex, oldEndIndex, start.line, oldEnd.line, inserted);
+      const spliced = spliceLineStarts(lineStarts, content, startIndex, oldEndIndex, start.line, oldEnd.line, inserted, spare);
+      if (spliced === spare) spare = undefined;
       if (spliced) {
         // The lines the edit replaced leave the counts and the ones it wrote enter them; the others are the same lines.
         indentCounts.count(content, lineStarts, start.line, oldEnd.line, -1);
@@ -266,6 +290,7 @@ export class DocumentStore {
       // One edit inside one statement: that statement alone is parsed; the tree keeps the edit for later.
       const syntaxRoot = copyTreeReparsingStatement(state.source, content, state.syntaxRoot, state.content.length, lastEdit, lineStarts);
       if (syntaxRoot) {
+        this.keepSpareLineStarts(state, lineStarts, previousLineStarts, spare);
         Object.assign(state, { version, content, lineStarts, indentCounts, treeBehind: true, recoveredText: undefined, model: undefined, previousModel: state.model, syntaxRoot });
         return state;
       }
@@ -283,6 +308,7 @@ export class DocumentStore {
     let syntaxRoot: SyntaxNode | undefined;
     if (incremental) {
       syntaxRoot = copyTreeIncremental(parsed, state.source, content, previousRoot, lastEdit!, lineStarts);
+      this.keepSpareLineStarts(state, lineStarts, previousLineStarts, spare);
     } else {
       // A fresh holder: the previous version's nodes keep reading their own text.
       state.source = new SourceText(content, lineStarts);
@@ -290,6 +316,15 @@ export class DocumentStore {
     // A model derives from the previous one only where this copy moved the previous one's statements.
     Object.assign(state, { version, content, lineStarts, indentCounts, tree: parsed, treeBehind: false, analysisTree: recovered?.tree, recoveredText: recovered && recovered.tree !== parsed ? recovered.text : undefined, model: undefined, previousModel: incremental ? state.model : undefined, syntaxRoot });
     return state;
+  }
+
+  /**
+   * After an edit whose copy the document's holder read on to (its nodes read `lineStarts` now): the line starts of the
+   * version before, if they are not the current ones, are read by nothing and are kept for the next edit to write into.
+   */
+  private keepSpareLineStarts(state: DocumentState, lineStarts: number[], previous: number[], unused: number[] | undefined): void {
+    const spare = previous !== lineStarts ? previous : unused;
+    if (spare) this.spareLineStarts.set(state, spare);
   }
 
   close(uri: string): void {
