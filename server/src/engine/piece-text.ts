@@ -5,8 +5,12 @@
 // collection frees (it set the pace of full collections while typing). The whole text is made once something asks
 // for it (`text`): a full parse, a fix, a feature run while typing pauses.
 
-/** Past this many pieces an edit makes the whole text (each read looks its piece up by binary search). */
-const MAX_PIECES = 64;
+/**
+ * Past this many pieces an edit makes the whole text (each read looks its piece up by binary search). Edits at one
+ * place keep few (neighbouring small pieces are joined); edits scattered over the file add two each, and a pause in
+ * typing usually makes the whole text anyway (the memory estimate sends it to its worker).
+ */
+const MAX_PIECES = 256;
 
 /** Neighbouring pieces up to this length together are joined (characters typed one after another make one piece). */
 const JOINED_PIECE_LENGTH = 256;
