@@ -1,7 +1,8 @@
 // One syntax tree and one semantic model per document version. Edits are applied to the previous tree with
 // tree.edit() and re-parsed incrementally, so a keystroke in a 5,000-line script re-parses only what changed.
 import type { Edit, Tree } from './parser';
-import { loadedParser, parsePython } from './parser';
+import { loadedParser, parsePython, pythonParser } from './parser';
+import { copyParsedInParts } from './parse-in-parts';
 import { parseableText } from './lines';
 import { computeLineStarts, lineIndexAt } from './lines';
 import { MAX_ANALYZED_CHARACTERS } from './limits';
@@ -11,7 +12,7 @@ export { computeLineStarts };
 import { recoverTree } from './recovery';
 import { copyTree, copyTreeIncremental, SourceText } from './syntax-tree';
 import { PieceText } from './piece-text';
-import { answerQueriesWithoutTree } from './queries';
+import { answerQueriesWithoutTree, queriesMayMatch } from './queries';
 import { copyTreeReparsingStatement } from './statement-reparse';
 import type { SingleEdit, SyntaxNode } from './syntax-tree';
 import { SemanticModel, STATEMENT_NODES_COLLECTOR } from './semantic/model';
@@ -166,18 +167,33 @@ export class DocumentStore {
   }
 
   async open(uri: string, version: number, text: string): Promise<DocumentState> {
-    // Over the limit, nothing is parsed (the user gets a message instead of findings).
-    const tree = text.length > MAX_ANALYZED_CHARACTERS ? undefined : await parsePython(text);
-    const recovered = tree && (await recoverTree(text, tree));
     const state = new DocumentState(uri, version, text, computeLineStarts(text));
+    // Over the limit, nothing is parsed (the user gets a message instead of findings).
+    if (text.length > MAX_ANALYZED_CHARACTERS) return this.added(state);
+    await pythonParser();
+    // A long text that no query can match is parsed in parts: its copy is all the analysis reads, and its whole tree
+    // is parsed only if something needs it (an edit that spans statements, see currentTree).
+    const parts = queriesMayMatch(text) ? undefined : copyParsedInParts(text, state.source, state.lineStarts, STATEMENT_NODES_COLLECTOR);
+    if (parts) {
+      Object.assign(state, { syntaxRoot: parts, treeBehind: true });
+      answerQueriesWithoutTree(parts);
+      return this.added(state);
+    }
+    const tree = await parsePython(text);
+    const recovered = tree && (await recoverTree(text, tree));
     state.tree = tree;
     state.analysisTree = recovered?.tree;
     state.recoveredText = recovered && recovered.tree !== tree ? recovered.text : undefined;
+    return this.added(state);
+  }
+
+  /** Adds an opened document. */
+  private added(state: DocumentState): DocumentState {
     // Most open documents are read, not edited: a tree kept for incremental parsing holds 2.4 MB of the parser's
     // memory per 2,000 lines (memory it never gives back to the system). This one keeps its tree for its first edit
     // until it has been idle a while (releaseUneditedTree); older unedited documents let theirs go now.
-    this.documents.delete(uri);
-    this.documents.set(uri, state);
+    this.documents.delete(state.uri);
+    this.documents.set(state.uri, state);
     this.releaseOlderUneditedTrees();
     return state;
   }

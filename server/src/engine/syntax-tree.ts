@@ -509,6 +509,23 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
 }
 
 /**
+ * Copies the top-level statements of a tree parsed from part of `holder`'s text (engine/parse-in-parts.ts), as if the
+ * part lay at `offset` in that text, whose line starts are `lineStarts`; each statement's nodes of some types go to
+ * `collector`. The statements' parent is the part's module (a copy): the caller gives them the document's.
+ */
+export function copyStatementsAt(tree: Tree, holder: SourceText, lineStarts: readonly number[], offset: number, collector?: StatementCollector): readonly SyntaxNode[] {
+  const context = copyContext(tree, holder, lineStarts);
+  context.offset = offset;
+  if (collector) context.collector = { collector, byTypeId: collectedTypeIds(tree.language, collector.types) };
+  const cursor = tree.walk();
+  try {
+    return copySubtreeAt(tree, cursor, context).children;
+  } finally {
+    cursor.delete();
+  }
+}
+
+/**
  * Copies the node a cursor is on (a statement parsed alone, see statement-reparse.ts) as if it lay at `offset` in
  * `holder`'s text, whose line starts are `lineStarts`.
  */
