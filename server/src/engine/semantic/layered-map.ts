@@ -20,10 +20,19 @@ export class LayeredMap<K, V> implements Map<K, V> {
       this.base = base;
       this.layers = baseLayers + 1;
     } else {
-      if (base) base.forEach((value, key) => this.own.set(key, value));
+      if (base instanceof LayeredMap) base.copyInto(this.own);
+      else base?.forEach((value, key) => this.own.set(key, value));
       this.base = undefined;
       this.layers = 1;
     }
+  }
+
+  /** Writes this map's entries into `target`: the base's first, then this layer's changes (one pass per layer). */
+  private copyInto(target: Map<K, V>): void {
+    if (this.base instanceof LayeredMap) this.base.copyInto(target);
+    else this.base?.forEach((value, key) => target.set(key, value));
+    for (const key of this.hidden) target.delete(key);
+    this.own.forEach((value, key) => target.set(key, value));
   }
 
   get(key: K): V | undefined {

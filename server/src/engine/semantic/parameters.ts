@@ -652,7 +652,8 @@ function makesParameters(model: SemanticModel, call: Node): boolean {
 /** The submodules and parameters a module class of this file registers in `__init__` (`self.encoder = ...`). */
 export function registeredChildren(model: SemanticModel, cls: ClassInfo): string[] {
   const names: string[] = [];
-  for (const fn of model.functions) {
+  // The class's own functions (found by position), not every function of the file.
+  for (const fn of model.functionsWithin(cls.node)) {
     if (fn.classInfo?.node.id !== cls.node.id || fn.name !== '__init__') continue;
     for (const assignment of model.nodesWithin('assignments', fn.node)) {
       const left = assignment.childForFieldName('left');
