@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const store = new DocumentStore();
   let state = await store.open('file:///profile.py', 1, text);
   let model = store.modelOf(state)!;
-  let cache = analyzeIncrementally(model, state.text, {}, 'options', undefined, '', store.indentUnitOf(state)).cache;
+  let cache = analyzeIncrementally(model, state.content, {}, 'options', undefined, '', store.indentUnitOf(state)).cache;
   if (!firstAfterOpen) completeFacts(model, cache);
   const session = process.env.PROFILE ? new Session() : undefined;
   if (session) {
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
         times.push(performance.now());
         model = store.modelOf(state)!;
         times.push(performance.now());
-        const result = analyzeIncrementally(model, state.text, {}, 'options', cache, '', store.indentUnitOf(state));
+        const result = analyzeIncrementally(model, state.content, {}, 'options', cache, '', store.indentUnitOf(state));
         cache = result.cache;
         times.push(performance.now());
         const diagnostics = result.findings.map((finding) => toDiagnostic(finding));

@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     times.push(performance.now());
     const model = store.modelOf(state)!;
     times.push(performance.now());
-    const result = analyzeIncrementally(model, state.text, {}, 'options', undefined, '', store.indentUnitOf(state));
+    const result = analyzeIncrementally(model, state.content, {}, 'options', undefined, '', store.indentUnitOf(state));
     times.push(performance.now());
     const diagnostics = result.findings.map((finding) => toDiagnostic(finding));
     times.push(performance.now());

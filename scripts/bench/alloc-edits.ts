@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const store = new DocumentStore();
   let state = await store.open('file:///alloc.py', 1, text);
   let model = store.modelOf(state)!;
-  let cache = analyzeIncrementally(model, state.text, {}, 'options', undefined, '', store.indentUnitOf(state)).cache;
+  let cache = analyzeIncrementally(model, state.content, {}, 'options', undefined, '', store.indentUnitOf(state)).cache;
   completeFacts(model, cache);
   const session = new Session();
   session.connect();
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
       const range = { start: { line: site.line, character: site.character }, end: { line: site.line, character: site.character + 1 } };
       state = (await store.change(state.uri, ++version, [{ range, text: undo ? site.original : site.replacement }]))!;
       model = store.modelOf(state)!;
-      const result = analyzeIncrementally(model, state.text, {}, 'options', cache, '', store.indentUnitOf(state));
+      const result = analyzeIncrementally(model, state.content, {}, 'options', cache, '', store.indentUnitOf(state));
       cache = result.cache;
       result.findings.map((finding) => toDiagnostic(finding));
     }

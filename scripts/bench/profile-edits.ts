@@ -15,7 +15,7 @@ async function main() {
   let state = await store.open('mem://a.py', 1, text);
   let model = store.modelOf(state)!;
   let t0 = performance.now();
-  let r = analyzeIncrementally(model, state.text, {}, 'k', undefined);
+  let r = analyzeIncrementally(model, state.content, {}, 'k', undefined);
   console.log('first analysis', (performance.now() - t0).toFixed(1));
   t0 = performance.now();
   completeFacts(model, r.cache);
@@ -44,7 +44,7 @@ async function main() {
       const b = performance.now();
       model = store.modelOf(state)!;
       const c = performance.now();
-      r = analyzeIncrementally(model, state.text, {}, 'k', cache);
+      r = analyzeIncrementally(model, state.content, {}, 'k', cache);
       const d = performance.now();
       cache = r.cache;
       completeFacts(model, cache);

@@ -8,10 +8,19 @@ import * as fs from 'node:fs';
 import Module from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import * as vm from 'node:vm';
 
 /** How long after the start the cache is written: by then the first documents are analysed, their functions compiled. */
 const WRITE_CACHE_AFTER_MS = 10_000;
+/**
+ * Writing the cache stops the server for 100-250 ms (V8 serialises every compiled function): it waits for a moment
+ * when the server is idle (busy less than this share of the last check's interval), not to land among keystrokes...
+ */
+const IDLE_UTILIZATION = 0.05;
+const IDLE_CHECK_MS = 250;
+/** ...unless the server never rests: then it is written this long after the start. */
+const WRITE_CACHE_AT_LATEST_MS = 60_000;
 /** Caches of other builds (or other V8s) kept beside this one's: an update leaves no pile behind. */
 const OTHER_CACHES_KEPT = 3;
 
@@ -113,7 +122,19 @@ export function runBundleWithCodeCache(bundleFile: string, cacheFolder: string |
       written = true;
       writeCache(run, cacheFile, underCompileFlags);
     };
-    setTimeout(write, WRITE_CACHE_AFTER_MS).unref();
+    const start = performance.now();
+    let last = performance.eventLoopUtilization();
+    const writeWhenIdle = () => {
+      const now = performance.eventLoopUtilization();
+      const busy = performance.eventLoopUtilization(now, last).utilization;
+      last = now;
+      if (busy < IDLE_UTILIZATION || performance.now() - start >= WRITE_CACHE_AT_LATEST_MS) write();
+      else setTimeout(writeWhenIdle, IDLE_CHECK_MS).unref();
+    };
+    setTimeout(() => {
+      last = performance.eventLoopUtilization();
+      setTimeout(writeWhenIdle, IDLE_CHECK_MS).unref();
+    }, WRITE_CACHE_AFTER_MS - IDLE_CHECK_MS).unref();
     process.once('exit', write);
   }
   const bundleModule = new Module(bundleFile, require.main);

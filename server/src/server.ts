@@ -270,9 +270,9 @@ export function startServer(connection: Connection, host: Host): void {
     if (change) {
       const { start, end } = change.range;
       // The model reads the document's text unless a parse was recovered: then only the rows are known.
-      if (work.model.root.source === state.text) {
-        const startIndex = offsetAt(state.text, state.lineStarts, start);
-        const endIndex = offsetAt(state.text, state.lineStarts, end);
+      if (work.model.root.content === state.content) {
+        const startIndex = offsetAt(state.content, state.lineStarts, start);
+        const endIndex = offsetAt(state.content, state.lineStarts, end);
         completeFactsForEdit(work.model, work.cache, { fromRow: start.line, toRow: end.line, startIndex, endIndex, text: change.text });
       } else completeFactsOnRows(work.model, work.cache, start.line, end.line);
     } else {
@@ -280,8 +280,11 @@ export function startServer(connection: Connection, host: Host): void {
       pendingFacts.delete(uri);
     }
   };
-  /** Per document, the findings last published and the version they are of: code actions take their fixes here. */
-  const published = new Map<string, { version: number; findings: readonly Finding[] }>();
+  /**
+   * Per document, the findings last published and the version they are of (code actions take their fixes here), with
+   * the diagnostics they were sent as on the document's URI.
+   */
+  const published = new Map<string, { version: number; findings: readonly Finding[]; diagnostics?: readonly Diagnostic[] }>();
 
   /**
    * The LSP form of each finding sent on its document's URI. An edit keeps most findings (the same objects, see
@@ -294,13 +297,31 @@ export function startServer(connection: Connection, host: Host): void {
     return diagnostic;
   };
 
+  /**
+   * The diagnostics of a document's findings: the last ones sent where the findings are the same at the start and at
+   * the end of the list (a keystroke changes a few in the middle of hundreds).
+   */
+  const documentDiagnostics = (findings: readonly Finding[], last: { findings: readonly Finding[]; diagnostics?: readonly Diagnostic[] } | undefined): Diagnostic[] => {
+    const old = last?.diagnostics ? last.findings : [];
+    let prefix = 0;
+    while (prefix < findings.length && prefix < old.length && findings[prefix] === old[prefix]) prefix++;
+    let suffix = 0;
+    while (suffix < findings.length - prefix && suffix < old.length - prefix && findings[findings.length - 1 - suffix] === old[old.length - 1 - suffix]) suffix++;
+    const diagnostics = last?.diagnostics?.slice(0, prefix) ?? [];
+    for (let i = prefix; i < findings.length - suffix; i++) diagnostics.push(documentDiagnostic(findings[i]!));
+    for (let k = suffix; k > 0; k--) diagnostics.push(last!.diagnostics![old.length - k]!);
+    return diagnostics;
+  };
+
   /** Sends the findings of a document: on its URI, or for a notebook on each of its Python cells. */
   const send = async (state: DocumentState, findings: readonly Finding[]) => {
-    published.set(state.uri, { version: state.version, findings });
     if (!notebooks.has(state.uri)) {
-      await connection.sendDiagnostics({ uri: state.uri, version: state.version, diagnostics: findings.map(documentDiagnostic) });
+      const diagnostics = documentDiagnostics(findings, published.get(state.uri));
+      published.set(state.uri, { version: state.version, findings, diagnostics });
+      await connection.sendDiagnostics({ uri: state.uri, version: state.version, diagnostics });
       return;
     }
+    published.set(state.uri, { version: state.version, findings });
     for (const cell of notebooks.cellDiagnostics(state.uri, findings, (finding, range) => toDiagnostic(finding, clientLocale, range))) {
       await connection.sendDiagnostics(cell);
     }
@@ -326,8 +347,8 @@ export function startServer(connection: Connection, host: Host): void {
       await send(state, []);
       return;
     }
-    if (state.text.length > MAX_ANALYZED_CHARACTERS) {
-      connection.console.info(`${state.uri}: ${tooLargeMessage(state.text.length)}`);
+    if (state.content.length > MAX_ANALYZED_CHARACTERS) {
+      connection.console.info(`${state.uri}: ${tooLargeMessage(state.content.length)}`);
       await send(state, []);
       return;
     }
@@ -339,7 +360,7 @@ export function startServer(connection: Connection, host: Host): void {
       onRuleError: (code, error) =>
         connection.console.error(t('Rule {0} failed on {1}: {2}', code, state.uri, error instanceof Error ? error.stack ?? error.message : String(error))),
     };
-    const analysis = analyzeIncrementally(model, state.text, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options), documents.indentUnitOf(state));
+    const analysis = analyzeIncrementally(model, state.content, options, optionsKey(options), analysisCaches.get(state.uri), sizesKey(options), documents.indentUnitOf(state));
     // For `npm run bench`: which path each analysis took.
     if (TRACE_ANALYSIS) connection.console.log(`analysed ${analysis.analysedStatements} of ${model.root.children.length} statements`);
     try {

@@ -15,7 +15,7 @@ import { queryNames } from '../../server/src/engine/queries';
 import { SemanticModel } from '../../server/src/engine/semantic/model';
 import { indentUnitOfTree } from '../../server/src/fixes/edits';
 import { analyzeText, repoRoot } from '../helpers/analysis';
-import { generateTrainingScript } from '../../scripts/bench/generate';
+import { editSites, generateTrainingScript } from '../../scripts/bench/generate';
 
 function shape(node: SyntaxNode): string {
   return `${node.type}@${node.startIndex}-${node.endIndex}:${node.startPosition.row}.${node.startPosition.column}-${node.endPosition.row}.${node.endPosition.column}(${node.children.map(shape).join(',')})`;
@@ -87,7 +87,7 @@ test('incremental findings equal a full analysis after each of 240 edits across 
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
       assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after version ${version}`);
-      const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+      const result = analyzeIncrementally(model, state.content, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
       if (result.analysedStatements < model.root.children.length) reusedRuns++;
@@ -122,7 +122,7 @@ test('module-level edits across the whole corpus: findings equal a full analysis
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
       assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after version ${version}`);
-      const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+      const result = analyzeIncrementally(model, state.content, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
       edits++;
@@ -165,7 +165,7 @@ test('module-level edits that call nothing (names, numbers, blank space) analyse
       state = (await store.change('mem://n.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
-      const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+      const result = analyzeIncrementally(model, state.content, {}, 'default', cache);
       cache = result.cache;
       completeFacts(model, cache);
       if (!model.root.hasError) edits++;
@@ -210,9 +210,9 @@ test('edits of every kind in a 20,000-line script: incremental findings equal a 
       state = (await store.change('mem://big.py', version, [{ range: { start: positionOf(text, start), end: positionOf(text, end) }, text: inserted }]))!;
       text = text.slice(0, start) + inserted + text.slice(end);
       const model = store.modelOf(state)!;
-      assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after the ${kind} edit of version ${version}`);
       // As the server runs it: with the indentation unit the document counts edit by edit.
-      const result = analyzeIncrementally(model, state.text, {}, 'default', cache, '', store.indentUnitOf(state));
+      const result = analyzeIncrementally(model, state.content, {}, 'default', cache, '', store.indentUnitOf(state));
+      assert.equal(modelDigest(model), modelDigest(new SemanticModel(model.root, text)), `the model differs from a fresh one after the ${kind} edit of version ${version}`);
       cache = result.cache;
       completeFacts(model, cache);
       if (result.analysedStatements < model.root.children.length) reused++;
@@ -221,6 +221,37 @@ test('edits of every kind in a 20,000-line script: incremental findings equal a 
   }
   // Many random edits break the syntax or change what a statement tells the others; enough must reuse findings.
   assert.ok(reused >= 3, `only ${reused} of ${version - 1} edits reused findings`);
+});
+
+test('the edits `npm run bench` makes in a 20,000-line script are parsed and analysed statement by statement without making the whole text, and equal a full analysis', async () => {
+  let text = generateTrainingScript(20_000, 3);
+  const store = new DocumentStore();
+  let state = await store.open('mem://bench.py', 1, text);
+  let cache = analyzeIncrementally(store.modelOf(state)!, state.content, {}, 'default', undefined, '', store.indentUnitOf(state)).cache;
+  completeFacts(store.modelOf(state)!, cache);
+  const sites = editSites(text.split('\n'));
+  let version = 1;
+  for (const kind of [...new Set(sites.map((site) => site.kind))]) {
+    const ofKind = sites.filter((site) => site.kind === kind);
+    for (const site of [ofKind[0]!, ofKind[ofKind.length - 1]!]) {
+      for (const undo of [false, true]) {
+        // As the bench types them: a one-character replacement, or a space typed after the last character and deleted.
+        const [character, length, inserted] = kind === 'end of file' ? [site.character + 1, undo ? 1 : 0, undo ? '' : ' '] : [site.character, 1, undo ? site.original : site.replacement];
+        const lineStart = computeLineStarts(text)[site.line]!;
+        state = (await store.change('mem://bench.py', ++version, [{ range: { start: { line: site.line, character }, end: { line: site.line, character: character + length } }, text: inserted }]))!;
+        text = text.slice(0, lineStart + character) + inserted + text.slice(lineStart + character + length);
+        assert.ok(state.treeBehind, `the ${kind} edit of version ${version} was not parsed statement by statement`);
+        const model = store.modelOf(state)!;
+        const result = analyzeIncrementally(model, state.content, {}, 'default', cache, '', store.indentUnitOf(state));
+        cache = result.cache;
+        assert.ok(result.analysedStatements < model.root.children.length, `the ${kind} edit of version ${version} analysed the whole file`);
+        assert.ok(!state.content.isWhole, `the ${kind} edit of version ${version} made the whole text`);
+        completeFacts(model, cache);
+        assert.deepEqual(result.findings, await analyzeText(text), `findings differ after the ${kind} edit of version ${version}`);
+      }
+    }
+  }
+  assert.equal(state.text, text);
 });
 
 /** indentUnit's answer, read line by line without any cache. */
@@ -441,7 +472,7 @@ test('a module-level edit right after opening computes first the facts of the st
     state = (await store.change('mem://names.py', version, [{ range, text: inserted }]))!;
     text = text.slice(0, start) + inserted + text.slice(end);
     model = store.modelOf(state)!;
-    const result = analyzeIncrementally(model, state.text, {}, 'default', cache);
+    const result = analyzeIncrementally(model, state.content, {}, 'default', cache);
     cache = result.cache;
     if (result.analysedStatements < model.root.children.length) incremental++;
     assert.deepEqual(result.findings, await analyzeText(text), `findings differ after edit ${version} (${JSON.stringify(inserted)} at ${start})`);

@@ -57,3 +57,23 @@ test('a frozen diagnostic is encoded once: the next publish reuses its bytes', (
     JSON.stringify = stringify;
   }
 });
+
+test('lists that share their start and end with the last one encoded for the document encode as JSON.stringify writes them', () => {
+  let seed = 5;
+  const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const pool = Array.from({ length: 40 }, (_, i) => (i % 7 === 3 ? diagnostic(i, `plain ${i}`) : deepFreeze(diagnostic(i, `kept ${'✓'.repeat(i % 4)} "${i}"`))));
+  for (const uri of ['file:///one.py', 'file:///two.py']) {
+    let list: unknown[] = [];
+    for (let round = 0; round < 300; round++) {
+      // A keystroke: a few diagnostics replaced, added or removed somewhere; now and then an empty or a whole new list.
+      const next = list.slice();
+      const at = random(next.length + 1);
+      next.splice(at, random(3), ...Array.from({ length: random(3) }, () => pool[random(pool.length)]!));
+      list = round % 50 === 49 ? [] : round % 37 === 36 ? pool.slice(random(10)) : next;
+      // A diagnostic that is not frozen may change between publishes: its bytes must not be reused.
+      (pool[3] as { message: string }).message = `plain ${round}`;
+      const message = { jsonrpc: '2.0', method: 'textDocument/publishDiagnostics', params: { uri, version: round, diagnostics: list } } as Message;
+      assert.equal(encodeMessage(message).toString('utf8'), JSON.stringify(message), `round ${round}`);
+    }
+  }
+});

@@ -11,6 +11,8 @@ import type { Finding, KeptMemory, Severity } from './types';
 import type { CellRows } from './notebook';
 import { formatBytes } from './bytes';
 import { Suppressions, UNUSED_NOQA } from './suppression';
+import { wholeText } from './piece-text';
+import type { TextLike } from './piece-text';
 
 export interface AnalysisOptions {
   /** Codes or prefixes to run (`OOM10`); empty or absent means all. */
@@ -46,9 +48,9 @@ export function activeRules(options: AnalysisOptions): Rule[] {
   return (options.rules ?? RULES).filter((rule) => ruleEnabled(rule.code, options));
 }
 
-export function analyze(model: SemanticModel, text: string, options: AnalysisOptions = {}): Finding[] {
+export function analyze(model: SemanticModel, text: TextLike, options: AnalysisOptions = {}): Finding[] {
   const findings: Finding[] = [];
-  const suppressions = new Suppressions(options.region ? regionLines(model, text, options.region) : text.split(/\r\n|\r|\n/));
+  const suppressions = new Suppressions(options.region ? regionLines(model, text, options.region) : wholeText(text).split(/\r\n|\r|\n/));
   const ran = new Set<string>();
   const region = options.region ? [...options.region].sort((a, b) => a.startIndex - b.startIndex) : undefined;
   const inRegion = region ? (node: Node) => regionStatementOf(region, node) !== undefined : () => true;
@@ -128,8 +130,9 @@ function keptMessage(keeps: KeptMemory, bytes: number): string {
 }
 
 /** Whether the analysed text contains a word: the model counts it when the text is its own (see SemanticModel.spells). */
-export function textSpells(model: SemanticModel, text: string): (word: string) => boolean {
-  return model.root.source === text ? (word) => model.spells(word) : (word) => text.includes(word);
+export function textSpells(model: SemanticModel, text: TextLike): (word: string) => boolean {
+  const own = typeof text === 'string' ? model.root.source === text : model.root.content === text;
+  return own ? (word) => model.spells(word) : (word) => wholeText(text).includes(word);
 }
 
 export function tooLargeMessage(characters: number): string {
@@ -140,13 +143,13 @@ export function tooLargeMessage(characters: number): string {
  * The lines that suppression comments are read from: for a region, only the rows of its statements (by row),
  * unless the file may hold a file-level `# oomguard: noqa`, which applies to every line.
  */
-function regionLines(model: SemanticModel, text: string, region: readonly Node[]): string[] | Map<number, string> {
-  if (textSpells(model, text)('oomguard')) return text.split(/\r\n|\r|\n/);
+function regionLines(model: SemanticModel, text: TextLike, region: readonly Node[]): string[] | Map<number, string> {
+  if (textSpells(model, text)('oomguard')) return wholeText(text).split(/\r\n|\r|\n/);
   const lines = new Map<number, string>();
   for (const statement of region) {
     const lineStart = statement.startIndex - statement.startPosition.column;
     let lineEnd = statement.endIndex;
-    while (lineEnd < text.length && text[lineEnd] !== '\n' && text[lineEnd] !== '\r') lineEnd++;
+    while (lineEnd < text.length && text.charCodeAt(lineEnd) !== 10 && text.charCodeAt(lineEnd) !== 13) lineEnd++;
     text.slice(lineStart, lineEnd).split(/\r\n|\r|\n/).forEach((line, i) => lines.set(statement.startPosition.row + i, line));
   }
   return lines;

@@ -8,6 +8,8 @@
 // file-level noqa) analyse the whole file.
 import { indentUnitOfTree } from '../fixes/edits';
 import { analyze, resized, textSpells } from './analyze';
+import { wholeText } from './piece-text';
+import type { TextLike } from './piece-text';
 import type { AnalysisOptions } from './analyze';
 import type { Node } from './parser';
 import { crossStatementFacts } from './semantic/cross-statement';
@@ -41,6 +43,12 @@ export interface AnalysisCache {
   children: readonly Node[];
   /** Its statements by the identifiers they spell, once asked (see statementsMentioning). */
   mentions?: MentionIndex;
+  /**
+   * The findings of `statements`, in the order a full analysis gives them: an edit that moves no statement to other
+   * rows makes the next version's list from this one (the findings it analysed again out, the fresh ones in), not
+   * from every statement's. Undefined where they were written again (new leak sizes): made from the statements then.
+   */
+  findings?: readonly Finding[];
 }
 
 /** Facts not computed yet: a full analysis publishes first and fills them in afterwards (completeFacts). */
@@ -103,8 +111,33 @@ function moveFinding(finding: Finding, rows: number, oldRow: number): Finding {
   };
 }
 
+/** The order of findings (analyze's): by position, then by code. */
+function compareFindings(a: Finding, b: Finding): number {
+  return a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code);
+}
+
 function sortFindings(findings: Finding[]): Finding[] {
-  return findings.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
+  return findings.sort(compareFindings);
+}
+
+/** A sorted list of findings less those `leaving`, with `fresh` (sorted) merged in: one pass, no sort. */
+function splicedFindings(previous: readonly Finding[], leaving: ReadonlySet<Finding>, fresh: readonly Finding[]): Finding[] {
+  const result: Finding[] = [];
+  let next = 0;
+  for (const finding of previous) {
+    if (leaving.has(finding)) continue;
+    while (next < fresh.length && compareFindings(fresh[next]!, finding) < 0) result.push(fresh[next++]!);
+    result.push(finding);
+  }
+  while (next < fresh.length) result.push(fresh[next++]!);
+  return result;
+}
+
+/** The findings that `statements` hold, in the order of `findings` (all of them, where each has its statement). */
+function ownedFindings(findings: readonly Finding[], statements: Iterable<StatementEntry>): readonly Finding[] {
+  const owned = new Set<Finding>();
+  for (const entry of statements) for (const finding of entry.findings) owned.add(finding);
+  return owned.size === findings.length ? findings : findings.filter((finding) => owned.has(finding));
 }
 
 /** Groups findings by the top-level statement whose rows hold them. */
@@ -118,7 +151,7 @@ function buildCache(model: SemanticModel, findings: Finding[], keys: { optionsKe
     const owner = statementAtRow(children, finding.range.start.line);
     if (owner) statements.get(owner)?.findings.push(finding);
   }
-  return { ...keys, globals: model.globalsSignature(), indent, statements, children };
+  return { ...keys, globals: model.globalsSignature(), indent, statements, children, findings: ownedFindings(findings, statements.values()) };
 }
 
 /**
@@ -173,7 +206,7 @@ function moduleCodeParts(statement: Node): string[] {
       return;
     }
     const firstBlock = node.children.find((child) => child.type === 'block');
-    parts.push(`${depth}h${node.source.slice(node.startIndex, firstBlock ? firstBlock.startIndex : node.endIndex)}`);
+    parts.push(`${depth}h${node.content.slice(node.startIndex, firstBlock ? firstBlock.startIndex : node.endIndex)}`);
     for (const child of node.children) if (child.type === 'block' || COMPOUND_STATEMENTS.has(child.type)) visit(child, depth);
   };
   visit(statement, 0);
@@ -251,8 +284,8 @@ function sharesName(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
 }
 
 /** A file-level `# oomguard: noqa` reads every finding of the file (and its OOM100 all of them). */
-function hasFileNoqa(model: SemanticModel, text: string): boolean {
-  return textSpells(model, text)('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(text);
+function hasFileNoqa(model: SemanticModel, text: TextLike): boolean {
+  return textSpells(model, text)('noqa') && /^[ \t]*#[ \t]*oomguard[ \t]*:[ \t]*noqa/im.test(wholeText(text));
 }
 
 function sameMultiset(a: readonly string[], b: readonly string[]): boolean {
@@ -373,7 +406,7 @@ function moduleCodeMentioning(mentioning: (names: ReadonlySet<string>) => Set<No
  */
 export function analyzeIncrementally(
   model: SemanticModel,
-  text: string,
+  text: TextLike,
   options: AnalysisOptions,
   optionsKey: string,
   previous: AnalysisCache | undefined,
@@ -402,28 +435,47 @@ export function analyzeIncrementally(
   if (previous && after && after.region.length < children.length) {
     const { region, facts } = after;
     const fresh = analyze(model, text, { ...options, region });
-    const findings: Finding[] = [...fresh];
-    const inRegion = new Set(region);
     // The previous cache is carried on (the server and the tests keep only the latest): gone statements leave it,
     // moved ones move their findings, and the analysed ones get new entries.
     const statements = previous.statements;
-    for (const statement of diff!.removed) statements.delete(statement);
-    for (const statement of children) {
-      const entry = statements.get(statement);
-      if (!entry || inRegion.has(statement)) continue;
-      const rows = statement.startRow - entry.row;
-      if (rows !== 0) {
-        const oldRow = entry.row;
-        entry.findings = entry.findings.map((finding) => moveFinding(finding, rows, oldRow));
-        entry.row = statement.startRow;
+    // Whether a statement kept moved to other rows: the statements after the last changed one all move alike (one is
+    // looked at), and those left between changed ones (several changes at once) each by its own count.
+    let moved = false;
+    for (let i = diff!.first; i <= diff!.end && i < children.length && !moved; i++) {
+      const entry = statements.get(children[i]!);
+      moved = !!entry && entry.row !== children[i]!.startRow;
+    }
+    let findings: Finding[];
+    if (previous.findings && !moved) {
+      // No statement moved: the last version's findings, less those of the statements gone or analysed again.
+      const leaving = new Set<Finding>();
+      for (const statement of [...diff!.removed, ...region]) for (const finding of statements.get(statement)?.findings ?? []) leaving.add(finding);
+      for (const statement of diff!.removed) statements.delete(statement);
+      findings = splicedFindings(previous.findings, leaving, fresh);
+    } else {
+      findings = [...fresh];
+      const inRegion = new Set(region);
+      for (const statement of diff!.removed) statements.delete(statement);
+      for (const statement of children) {
+        const entry = statements.get(statement);
+        if (!entry || inRegion.has(statement)) continue;
+        const rows = statement.startRow - entry.row;
+        if (rows !== 0) {
+          const oldRow = entry.row;
+          entry.findings = entry.findings.map((finding) => moveFinding(finding, rows, oldRow));
+          entry.row = statement.startRow;
+        }
+        for (const finding of entry.findings) findings.push(finding);
       }
-      for (const finding of entry.findings) findings.push(finding);
+      sortFindings(findings);
     }
     // The facts of the analysed statements: computed for the changed ones and those that write a changed name,
     // the same as before for the others (see regionAfterEdit).
     const partial = buildCache(model, fresh, keys, indent, (statement) => facts.get(statement) ?? statements.get(statement)!.facts, region);
     for (const statement of region) statements.set(statement, partial.statements.get(statement)!);
-    return { findings: sortFindings(findings), cache: { ...keys, globals: partial.globals, indent: partial.indent, statements, children, mentions: next.mentions }, analysedStatements: region.length };
+    // A fresh finding that no analysed statement holds (a row shared with a statement not analysed) is not carried on.
+    const owned = partial.findings!.length === fresh.length ? findings : ownedFindings(findings, statements.values());
+    return { findings, cache: { ...keys, globals: partial.globals, indent: partial.indent, statements, children, mentions: next.mentions, findings: owned }, analysedStatements: region.length };
   }
   const findings = analyze(model, text, options);
   let cache: AnalysisCache | undefined;
@@ -442,7 +494,7 @@ export function analyzeIncrementally(
  */
 function resizedCache(previous: AnalysisCache, options: AnalysisOptions, sizesKey: string): AnalysisCache {
   for (const entry of previous.statements.values()) entry.findings = entry.findings.map((finding) => resized(finding, options.keptBytes));
-  return { ...previous, sizesKey };
+  return { ...previous, sizesKey, findings: undefined };
 }
 
 /**
@@ -495,7 +547,7 @@ export function completeFactsForEdit(model: SemanticModel, cache: AnalysisCache,
   const touched: Node[] = [];
   for (let i = lowerBoundBy(children, edit.startIndex, (statement) => statement.endIndex); i < children.length && children[i]!.startIndex <= edit.endIndex; i++) touched.push(children[i]!);
   if (touched.length > 0 && !touched.some(isModuleCode)) return;
-  const source = model.root.source;
+  const source = model.root.content;
   const from = Math.min(edit.startIndex, touched[0]?.startIndex ?? edit.startIndex);
   const to = Math.max(edit.endIndex, touched.at(-1)?.endIndex ?? edit.endIndex);
   const names = namesIn([source.slice(from, to), source.slice(from, edit.startIndex) + edit.text + source.slice(edit.endIndex, to)]);

@@ -22,6 +22,28 @@ export function queryNames(): string[] {
 }
 
 /**
+ * The words each query file says its patterns need (a `; needs:` line: a file that spells none of them has no match
+ * of that query), or undefined for a file without the line. Read once per process.
+ */
+let neededWords: ReadonlyArray<readonly string[] | undefined> | undefined;
+
+/** The words of a query source's `; needs:` line, if it has one. */
+export function queryNeeds(source: string): string[] | undefined {
+  const line = /^;\s*needs:(.*)$/m.exec(source);
+  return line ? line[1]!.trim().split(/\s+/).filter(Boolean) : undefined;
+}
+
+/**
+ * Whether a query may match in `text`: some query file's needed word is in it (or a file says none). A document that
+ * no query can match may be parsed in parts (parse-in-parts.ts), its whole tree-sitter tree never made; one that a
+ * query may match keeps it, for the whole-file query its first analysis asks.
+ */
+export function queriesMayMatch(text: string): boolean {
+  neededWords ??= queryNames().map((name) => queryNeeds(querySource(name)));
+  return neededWords.some((words) => !words || words.some((word) => text.includes(word)));
+}
+
+/**
  * Every shipped query compiled as one, and which of its patterns each file's are: one pass over a tree (or a
  * statement) answers all of them, where one pass per file walked it once per rule.
  */
@@ -151,8 +173,8 @@ function matchesParsingAlone(root: SyntaxNode, statement: SyntaxNode): Map<strin
   const parser = loadedParser();
   const index = childIndex(root, statement);
   if (!parser || index === undefined) return undefined;
-  const end = root.children[index + 1]?.startIndex ?? statement.source.length;
-  const tree = parser.parse(parseableText(statement.source.slice(statement.startIndex, end)));
+  const end = root.children[index + 1]?.startIndex ?? statement.content.length;
+  const tree = parser.parse(parseableText(statement.content.slice(statement.startIndex, end)));
   try {
     const module = tree?.rootNode;
     const node = module?.child(0);

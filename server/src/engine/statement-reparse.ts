@@ -11,6 +11,7 @@ import type { Tree } from 'web-tree-sitter';
 import { loadedParser } from './parser';
 import { rememberParsedAlone } from './queries';
 import { lowerBound } from './syntax';
+import type { PieceText } from './piece-text';
 import { copyCursorAt, freshNodeId, moveSubtree, setSourceText, SyntaxNode } from './syntax-tree';
 import type { SingleEdit, SourceText } from './syntax-tree';
 
@@ -29,12 +30,13 @@ const BLANK = /^[ \t\f\n]*$/;
 /**
  * The copy of the document after one edit, when it falls inside one top-level statement of an error-free previous
  * copy and that statement's new text parses alone as one statement (see the header); undefined otherwise. `edit`
- * is in the new text's coordinates, as copyTreeIncremental takes it; `lineStarts` are the new text's.
+ * is in the new text's coordinates, as copyTreeIncremental takes it; `lineStarts` are the new text's, and
+ * `previousLength` the length of the text the previous copy was made of.
  */
-export function copyTreeReparsingStatement(holder: SourceText, source: string, previous: SyntaxNode, previousText: string, edit: SingleEdit, lineStarts: number[]): SyntaxNode | undefined {
+export function copyTreeReparsingStatement(holder: SourceText, source: PieceText, previous: SyntaxNode, previousLength: number, edit: SingleEdit, lineStarts: number[]): SyntaxNode | undefined {
   const parser = loadedParser();
   if (!parser || previous.hasError) return undefined;
-  const index = statementHolding(previous, edit.startIndex, edit.oldEndIndex, previousText.length);
+  const index = statementHolding(previous, edit.startIndex, edit.oldEndIndex, previousLength);
   if (index === undefined) return undefined;
   const old = previous.children[index]!;
   const indexDelta = edit.newEndIndex - edit.oldEndIndex;

@@ -2,6 +2,8 @@
 import type { Node } from '../engine/parser';
 import { rangeOf } from '../engine/syntax';
 import type { Position, Range, TextEdit } from '../engine/types';
+import { PieceText, wholeText } from '../engine/piece-text';
+import type { TextLike } from '../engine/piece-text';
 
 export function replaceNode(node: Node, newText: string): TextEdit {
   return { range: rangeOf(node), newText };
@@ -12,7 +14,10 @@ export function insertAt(position: Position, newText: string): TextEdit {
 }
 
 /** The line ending the file uses (CRLF files stay CRLF, and files with lone `\r` endings keep them). */
-export function lineEnding(text: string): string {
+export function lineEnding(source: TextLike): string {
+  // An edited document's text knows whether it holds a carriage return (most do not) without being read whole.
+  if (typeof source !== 'string' && source.carriageReturns === 0) return '\n';
+  const text = wholeText(source);
   // Every fix asks, of the same text: the last answer is kept (a scan per fix would be quadratic in a long file).
   if (text !== lastEndingText) {
     lastEndingText = text;
@@ -26,15 +31,12 @@ let lastEnding = '\n';
 
 /** The leading whitespace of the line that holds `node`. */
 export function lineIndent(node: Node): string {
-  const source = node.source;
-  let start = node.startIndex;
-  while (start > 0 && source[start - 1] !== '\n' && source[start - 1] !== '\r') start--;
-  const match = /^[ \t]*/.exec(source.slice(start, node.startIndex + 1));
+  const match = /^[ \t]*/.exec(node.content.slice(node.startIndex - node.startColumn, node.startIndex + 1));
   return match ? match[0] : '';
 }
 
 // Every fix of every finding asks, of the same text: the last answer is kept.
-let lastIndentText: string | undefined;
+let lastIndentText: TextLike | undefined;
 let lastIndentUnit = '';
 
 /** What some lines say about the indentation unit: the fewest spaces that start one, and whether a tab starts one. */
@@ -48,13 +50,13 @@ interface IndentEvidence {
  * whether it is a run of tabs, both only when something other than whitespace follows the run; `read` is the offset
  * of the character that decided it (the one after the run).
  */
-function lineIndentAt(text: string, start: number, evidence: IndentEvidence): number {
+function lineIndentAt(text: TextLike, start: number, evidence: IndentEvidence): number {
   const first = text.charCodeAt(start);
   let end = start;
   if (first === 9 || first === 32) {
     while (text.charCodeAt(end) === first) end++;
     // A tab or a space run counts when something other than whitespace follows it on the line.
-    if (end < text.length && /\S/.test(text[end]!)) {
+    if (end < text.length && /\S/.test(String.fromCharCode(text.charCodeAt(end)))) {
       if (first === 9) evidence.tab = true;
       else evidence.unit = Math.min(evidence.unit, end - start);
     }
@@ -67,7 +69,7 @@ function unitOf(evidence: IndentEvidence): string {
 }
 
 /** Where the line after the one holding `offset` starts (lines end at `\n`, `\r\n` or `\r`). */
-function nextLineStart(text: string, offset: number): number {
+function nextLineStart(text: TextLike, offset: number): number {
   let end = offset;
   const length = text.length;
   while (end < length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
@@ -78,12 +80,14 @@ function nextLineStart(text: string, offset: number): number {
  * One level of indentation as the file writes it: a tab if a line starts with tabs, else the fewest spaces that
  * start a line (4 when none does). One pass over the text's characters (lines end at `\n`, `\r\n` or `\r`).
  */
-export function indentUnit(text: string): string {
-  if (text === lastIndentText) return lastIndentUnit;
+export function indentUnit(source: TextLike): string {
+  // The counts a document keeps (IndentCounts.unitOf) answered for its text, which a fix may ask of as one string.
+  if (source === lastIndentText || (typeof source === 'string' && lastIndentText instanceof PieceText && lastIndentText.isWhole && lastIndentText.text === source)) return lastIndentUnit;
+  const text = wholeText(source);
   const evidence: IndentEvidence = { unit: Infinity, tab: false };
   const length = text.length;
   for (let start = 0; start < length && !evidence.tab;) start = nextLineStart(text, lineIndentAt(text, start, evidence));
-  lastIndentText = text;
+  lastIndentText = source;
   lastIndentUnit = unitOf(evidence);
   return lastIndentUnit;
 }
@@ -98,7 +102,7 @@ export class IndentCounts {
   private tabs = 0;
 
   /** Adds (`sign` 1) or takes out (-1) the lines `from` to `to` of `text`, which start at `lineStarts`. */
-  count(text: string, lineStarts: readonly number[], from: number, to: number, sign: 1 | -1): void {
+  count(text: TextLike, lineStarts: readonly number[], from: number, to: number, sign: 1 | -1): void {
     for (let line = from; line <= to && line < lineStarts.length; line++) {
       const evidence: IndentEvidence = { unit: Infinity, tab: false };
       lineIndentAt(text, lineStarts[line]!, evidence);
@@ -112,7 +116,7 @@ export class IndentCounts {
   }
 
   /** indentUnit(text) of the text counted, remembered for the fixes that ask indentUnit of it. */
-  unitOf(text: string): string {
+  unitOf(text: TextLike): string {
     let unit = Infinity;
     for (const length of this.spaces.keys()) unit = Math.min(unit, length);
     lastIndentText = text;
@@ -126,7 +130,7 @@ export class IndentCounts {
 // run of whitespace reaches past the statement's end, so its evidence depends on what follows.
 const statementIndentCache = new WeakMap<Node, IndentEvidence | null>();
 
-function innerIndentEvidence(text: string, statement: Node): IndentEvidence | null {
+function innerIndentEvidence(text: TextLike, statement: Node): IndentEvidence | null {
   let evidence = statementIndentCache.get(statement);
   if (evidence !== undefined) return evidence;
   evidence = { unit: Infinity, tab: false };
@@ -147,10 +151,12 @@ function innerIndentEvidence(text: string, statement: Node): IndentEvidence | nu
  * start between statements (or at one's start) are read each time. The same answer as indentUnit(text), which the
  * fixes built afterwards then find remembered.
  */
-export function indentUnitOfTree(root: Node, text: string): string {
-  if (text === lastIndentText) return lastIndentUnit;
+export function indentUnitOfTree(root: Node, source: TextLike): string {
+  if (source === lastIndentText) return lastIndentUnit;
   // A tree of another text (a recovered parse): read the text itself.
-  if (root.source !== text) return indentUnit(text);
+  if (typeof source === 'string' ? root.source !== source : root.content !== source) return indentUnit(source);
+  // Read as one string: the lines between statements are read character by character.
+  const text = wholeText(source);
   const evidence: IndentEvidence = { unit: Infinity, tab: false };
   const length = text.length;
   // The lines that start in [from, to] (outside every statement, or at a statement's first character).
@@ -176,7 +182,7 @@ export function indentUnitOfTree(root: Node, text: string): string {
     gapStart = Math.max(gapStart, statement.endIndex);
   }
   readGap(gapStart, length);
-  lastIndentText = text;
+  lastIndentText = source;
   lastIndentUnit = unitOf(evidence);
   return lastIndentUnit;
 }
@@ -193,7 +199,7 @@ export function deleteLines(first: number, last: number): TextEdit {
 }
 
 /** An edit that adds `import torch` after the module docstring and `from __future__` imports. */
-export function addTorchImport(root: Node, text: string): TextEdit {
+export function addTorchImport(root: Node, text: TextLike): TextEdit {
   let line = 0;
   for (const child of root.namedChildren) {
     const isDocstring = child.type === 'expression_statement' && child.namedChildren[0]?.type === 'string';
@@ -281,7 +287,7 @@ export function removeStatement(statement: Node): TextEdit | undefined {
  * indentation of the last argument) when the arguments stand one per line, otherwise after the last one. A comment
  * at the end of the last argument's line stays with that argument.
  */
-export function addKeywordArgument(call: Node, text: string, argument: string): TextEdit[] | undefined {
+export function addKeywordArgument(call: Node, text: TextLike, argument: string): TextEdit[] | undefined {
   const list = call.childForFieldName('arguments');
   if (list?.type !== 'argument_list') return undefined;
   const args = list.namedChildren.filter((child) => child.type !== 'comment');

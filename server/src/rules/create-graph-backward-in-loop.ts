@@ -8,6 +8,7 @@ import { addTorchImport, replaceNode, torchNameAt } from '../fixes/edits';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
+import type { TextLike } from '../engine/piece-text';
 
 interface BackwardParts {
   tensor: Node;
@@ -36,7 +37,7 @@ function backwardParts(model: SemanticModel, call: Node): BackwardParts | undefi
  * (`x.grad` for an input `x`), compute that gradient with torch.autograd.grad instead and read it from a name. The
  * parameters then no longer receive this backward's gradient in `.grad`.
  */
-function autogradFix(model: SemanticModel, text: string, call: Node): Fix | undefined {
+function autogradFix(model: SemanticModel, text: TextLike, call: Node): Fix | undefined {
   const statement = enclosingStatement(call);
   if (statement.type !== 'expression_statement' || children(statement)[0]?.id !== call.id) return undefined;
   const parts = backwardParts(model, call);

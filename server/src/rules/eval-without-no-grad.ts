@@ -9,6 +9,7 @@ import type { Fix, TextEdit } from '../engine/types';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleContext, RuleReport } from './rule';
+import type { TextLike } from '../engine/piece-text';
 
 /**
  * The first call in `region` that runs a forward outside no-grad: a model call, or a call of a local function that
@@ -77,13 +78,13 @@ const message = () =>
   t('This forward pass runs in evaluation without torch.no_grad(), so it records an autograd graph that nothing frees by backward; every output kept from it holds its whole graph in GPU memory. Wrap the evaluation in "with torch.no_grad():" (or decorate the function with @torch.no_grad()).');
 
 /** `torch` as the file names it, plus the import edit where the file has none. */
-function torchReference(model: SemanticModel, text: string, at: Node): { name: string; edits: TextEdit[] } {
+function torchReference(model: SemanticModel, text: TextLike, at: Node): { name: string; edits: TextEdit[] } {
   const name = torchNameAt(model.root, at);
   return name ? { name, edits: [] } : { name: 'torch', edits: [addTorchImport(model.root, text)] };
 }
 
 /** Decorates an evaluation function with `@torch.no_grad()`. */
-function decorateFix(model: SemanticModel, info: FunctionInfo, text: string): Fix[] {
+function decorateFix(model: SemanticModel, info: FunctionInfo, text: TextLike): Fix[] {
   const definition = info.node.parent?.type === 'decorated_definition' ? info.node.parent : info.node;
   const torch = torchReference(model, text, definition);
   const indent = lineIndent(definition);
@@ -96,7 +97,7 @@ function decorateFix(model: SemanticModel, info: FunctionInfo, text: string): Fi
 }
 
 /** Wraps a loop in `with torch.no_grad():`, indenting its lines by one level. */
-function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
+function wrapLoopFix(model: SemanticModel, loop: Node, text: TextLike): Fix[] {
   // Re-indenting would change the content of a multi-line string, and a loop that shares its first line
   // with other code cannot be wrapped alone.
   const multiLineString = loop.descendantsOfType('string').some((node) => node.endPosition.row > node.startPosition.row);
@@ -104,7 +105,10 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
   const torch = torchReference(model, text, loop);
   const unit = indentUnit(text);
   const eol = lineEnding(text);
-  const lines = splitLines(text).slice(loop.startPosition.row, loop.endPosition.row + 1);
+  // The loop's lines, from the start of its first to the end of its last.
+  let end = loop.endIndex;
+  while (end < text.length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
+  const lines = splitLines(text.slice(loop.startIndex - loop.startPosition.column, end));
   const indented = lines.map((line) => (line.trim() === '' ? line : unit + line)).join(eol);
   const indent = lineIndent(loop);
   const lastLine = loop.endPosition.row;
@@ -115,7 +119,7 @@ function wrapLoopFix(model: SemanticModel, loop: Node, text: string): Fix[] {
     edits: [
       ...torch.edits,
       {
-        range: { start: { line: loop.startPosition.row, character: 0 }, end: { line: lastLine, character: (splitLines(text)[lastLine] ?? '').length } },
+        range: { start: { line: loop.startPosition.row, character: 0 }, end: { line: lastLine, character: (lines[lines.length - 1] ?? '').length } },
         newText: `${indent}with ${torch.name}.no_grad():${eol}${indented}`,
       },
     ],

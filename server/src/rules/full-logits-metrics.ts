@@ -7,6 +7,7 @@ import { indentUnit, insertAt, lineEnding, lineIndent } from '../fixes/edits';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
+import type { TextLike } from '../engine/piece-text';
 
 const HELPER_NAME = 'preprocess_logits_for_metrics';
 
@@ -126,7 +127,7 @@ function topLevelStatement(model: SemanticModel, node: Node): Node | undefined {
  * The unsafe fix: pass `preprocess_logits_for_metrics=` and, unless the file already has a function of that name,
  * define one before the top-level statement that builds the Trainer, keeping only the argmax ids.
  */
-function addPreprocessFix(model: SemanticModel, text: string, call: Node): Fix | undefined {
+function addPreprocessFix(model: SemanticModel, text: TextLike, call: Node): Fix | undefined {
   const argumentList = call.childForFieldName('arguments');
   const last = argumentList?.namedChildren.filter((child) => child.type !== 'comment').pop();
   const top = topLevelStatement(model, call);

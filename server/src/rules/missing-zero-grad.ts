@@ -7,6 +7,7 @@ import type { Fix } from '../engine/types';
 import { t } from '../l10n';
 import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
+import type { TextLike } from '../engine/piece-text';
 
 /** The optimizer a step call steps: `opt` in `opt.step()` and in `scaler.step(opt)`. */
 function steppedOptimizer(model: SemanticModel, step: Node): Node | undefined {
@@ -15,7 +16,7 @@ function steppedOptimizer(model: SemanticModel, step: Node): Node | undefined {
 }
 
 /** Inserts `opt.zero_grad(set_to_none=True)` as the first statement of `body` (after a docstring). */
-function zeroGradFix(model: SemanticModel, step: Node, body: Node | null, text: string): Fix[] {
+function zeroGradFix(model: SemanticModel, step: Node, body: Node | null, text: TextLike): Fix[] {
   const optimizer = steppedOptimizer(model, step);
   const statements = body?.namedChildren.filter((child) => child.type !== 'comment') ?? [];
   let first = statements[0];

@@ -4,6 +4,7 @@ import type { Node } from '../engine/parser';
 import type { Fix, KeptMemory } from '../engine/types';
 import type { CellRows } from '../engine/notebook';
 import type { Code, RuleCode } from './codes';
+import type { TextLike } from '../engine/piece-text';
 
 /** RuleContext.regionNodes: one of the model's whole-file lists by kind, or any list of nodes in document order. */
 export interface RegionNodes {
@@ -13,7 +14,11 @@ export interface RegionNodes {
 
 export interface RuleContext {
   model: SemanticModel;
-  text: string;
+  /**
+   * The document's text: an edited document's as pieces (engine/piece-text.ts), which lineEnding and indentUnit read
+   * without making the whole string; a fix that needs it whole asks wholeText.
+   */
+  text: TextLike;
   /**
    * Whether a candidate lies in the part of the file being analysed (incremental analysis checks only the
    * changed statements). Rules skip candidates outside it before any costly question; reports outside are dropped.

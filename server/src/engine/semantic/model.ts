@@ -1,6 +1,7 @@
 // The semantic layer that every rule shares, built once per syntax tree: imports and their aliases, functions and
 // classes, loops, no-grad contexts, which expressions hold graph-attached tensors, and which calls are forwards,
 // backwards, optimizer steps and gradient clears (also through functions of the same file).
+import { LayeredMap } from './layered-map';
 import type { Node, Tree } from '../parser';
 import { queryMatches } from '../queries';
 import type { QueryCaptures } from '../queries';
@@ -96,7 +97,7 @@ export class SemanticModel {
   /** Local name → fully qualified name (`nn` → `torch.nn`, `DP` → `torch.nn.DataParallel`). */
   readonly imports = new Map<string, string>();
 
-  private readonly functionsByName: Map<string, FunctionInfo[]> = new Map();
+  private functionsByName: Map<string, FunctionInfo[]> = new Map();
   /** Per method name, the first method of that name of each class, by the class's node id (methodOfClass). */
   private readonly methodsByClass = new Map<string, Map<number, FunctionInfo>>();
   private readonly definitionsByScope = new Map<number, Map<string, Definition[]>>();
@@ -115,7 +116,7 @@ export class SemanticModel {
   private readonly noGradFunctionMemo = new Map<number, boolean>();
   private readonly callersMemo = new Map<number, readonly Node[]>();
   /** Per function name, the calls by that name grouped by the local function each resolves to (see callersOf). */
-  private readonly callersByName = new Map<string, ReadonlyMap<number, readonly Node[]>>();
+  private callersByName: Map<string, ReadonlyMap<number, readonly Node[]>> = new Map();
   private readonly backpropagatedMemo = new Map<number, Map<string, number[]>>();
   private readonly lossFunctionRefByName = new Map<string, boolean>();
 
@@ -268,8 +269,8 @@ export class SemanticModel {
     });
     const firstFunction = lowerBoundBy(previous.functions, boundary, (info) => info.node.startIndex);
     spliceInto(this.functions, previous.functions, firstFunction, oldFunctions.size, [newFunctionInfos]);
-    const byName = this.functionsByName;
-    for (const [name, list] of previous.functionsByName) byName.set(name, list);
+    // The previous version's names, read through (not copied); the names of the changed functions set again below.
+    const byName = (this.functionsByName = new LayeredMap(previous.functionsByName));
     const renamed = new Set([...previous.functions.slice(firstFunction, firstFunction + oldFunctions.size), ...newFunctionInfos].map((info) => info.name));
     for (const name of renamed) {
       const list = (byName.get(name) ?? []).filter((info) => !oldFunctions.has(info.node));
@@ -298,10 +299,13 @@ export class SemanticModel {
     // changed statement defines a function or makes a call by that name and the names' roles are the same (objects
     // of the same classes). A long script resolved the calls of a common method name (`forward`) on every keystroke.
     if (sameRoles) {
-      const changedCallees = new Set([...beforeChanged, ...nowChanged].flatMap((statement) => [...calleeIndex(statement).keys()]));
-      for (const [name, byCallee] of previous.callersByName) {
-        if (!renamed.has(name) && !changedCallees.has(name)) this.callersByName.set(name, byCallee);
-      }
+      const carried = new LayeredMap(previous.callersByName);
+      for (const statement of [...beforeChanged, ...nowChanged]) for (const name of calleeIndex(statement).keys()) carried.delete(name);
+      for (const name of renamed) carried.delete(name);
+      this.callersByName = carried;
+      // The previous version may go on resolving callers (its pending facts): into a layer of its own, not into the
+      // map this version reads through.
+      previous.callersByName = new LayeredMap(previous.callersByName);
     }
 
     // Indexes by name over the statements (calls by callee, clear sites…): the changed statements' entries replaced,
@@ -318,7 +322,7 @@ export class SemanticModel {
     const classesByName = this.namedMemo.has('classes-by-name') ? undefined : previous.namedMemo.get('classes-by-name') as Map<string, ClassInfo[]> | undefined;
     if (classesByName && newClassInfos.length === 0) this.namedMemo.set('classes-by-name', classesByName);
     else if (classesByName) {
-      const byName = new Map(classesByName);
+      const byName = new LayeredMap(classesByName);
       for (const info of newClassInfos) byName.set(info.name, byName.get(info.name)!.map((cls) => classFor.get(cls) ?? cls));
       this.namedMemo.set('classes-by-name', byName);
     }
@@ -1517,7 +1521,9 @@ export class SemanticModel {
   spells(word: string): boolean {
     let count = this.spellingCounts.get(word);
     if (count === undefined) {
-      count = countStatementsSpelling(this.root.children, this.root.source, word);
+      // One scan of the whole text, where it is one string; else statement by statement (not making it whole).
+      const content = this.root.content;
+      count = content.isWhole ? countStatementsSpelling(this.root.children, content.text, word) : this.root.children.filter((statement) => statementSpells(statement, word)).length;
       this.spellingCounts.set(word, count);
     }
     return count > 0;
@@ -1797,7 +1803,7 @@ interface StatementIndex<T> {
 function deriveIndex<T>(index: StatementIndex<T>, model: SemanticModel, removed: readonly Node[], added: readonly Node[], boundary: number): StatementIndex<T> {
   const removedEntries = removed.map((statement) => index.ofStatement(model, statement));
   const addedEntries = added.map((statement) => index.ofStatement(model, statement));
-  const byName = new Map(index.byName);
+  const byName = new LayeredMap(index.byName);
   const touched = new Set<string>();
   for (const entries of [...removedEntries, ...addedEntries]) for (const name of entries.keys()) touched.add(name);
   for (const name of touched) {

@@ -487,7 +487,10 @@ export function freezesWithin(model: SemanticModel, region: Node): Freezes {
     if (!flag || flag.type === 'true' || !receiver) continue;
     frozenNames(model, receiver, acc);
   }
-  const assignments = region.text.includes('requires_grad') ? model.assignments : [];
+  // The whole module's text is asked of the model, which counts the word statement by statement (an edited document's
+  // text is not made whole for it).
+  const spelled = region === model.root ? model.spells('requires_grad') : region.text.includes('requires_grad');
+  const assignments = spelled ? model.assignments : [];
   for (const assignment of assignments) {
     const left = assignment.childForFieldName('left');
     if (!inside(assignment) || left?.type !== 'attribute' || left.childForFieldName('attribute')?.text !== 'requires_grad') continue;
@@ -649,7 +652,8 @@ function makesParameters(model: SemanticModel, call: Node): boolean {
 /** The submodules and parameters a module class of this file registers in `__init__` (`self.encoder = ...`). */
 export function registeredChildren(model: SemanticModel, cls: ClassInfo): string[] {
   const names: string[] = [];
-  for (const fn of model.functions) {
+  // The class's own functions (found by position), not every function of the file.
+  for (const fn of model.functionsWithin(cls.node)) {
     if (fn.classInfo?.node.id !== cls.node.id || fn.name !== '__init__') continue;
     for (const assignment of model.nodesWithin('assignments', fn.node)) {
       const left = assignment.childForFieldName('left');

@@ -1,4 +1,5 @@
 ; OOM116 candidates: a backward call that passes create_graph=True.
+; needs: create_graph
 ;   loss.backward(create_graph=True)    torch.autograd.backward(loss, create_graph=True)
 (call
   function: (attribute attribute: (identifier) @method)

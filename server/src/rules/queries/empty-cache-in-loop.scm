@@ -1,4 +1,5 @@
 ; OOM106 candidates: torch.cuda.empty_cache() however it is imported.
+; needs: empty_cache
 ;   torch.cuda.empty_cache()    cuda.empty_cache()
 (call
   function: (attribute attribute: (identifier) @name)

@@ -1,4 +1,5 @@
 ; OOM109 candidates: a call that passes compute_metrics= (a Trainer, once the callee is resolved in code).
+; needs: compute_metrics
 (call
   function: [(identifier) (attribute)] @callee
   arguments: (argument_list

@@ -1,4 +1,5 @@
 ; OOM107 candidates: a backward call that passes retain_graph=True.
+; needs: retain_graph
 ;   loss.backward(retain_graph=True)    scaler.scale(loss).backward(retain_graph=True)
 (call
   function: (attribute attribute: (identifier) @method)
