@@ -12,7 +12,7 @@ import { countTransformerParameters } from './transformer';
 import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, type DetectionModel } from './catalog/detection';
-import { libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { headClasses, isHeadPath, libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
@@ -1857,10 +1857,9 @@ function applyVisionTransformerFreezing(detected: DetectedConfig, vision: Vision
   let classes: number | undefined;
   for (const { path, frozen, replaced } of freezes) {
     if (path === '') [bodyFrozen, headTrained] = [frozen, !frozen];
-    else if (/^(heads?|fc|classifier)(\.|$)/.test(path)) {
+    else if (isHeadPath(path)) {
       headTrained = !frozen;
-      const out = replaced?.kind === 'layer' && replaced.type === 'Linear' ? replaced.kwargs.get('out_features') ?? replaced.args[1] : undefined;
-      if (out?.kind === 'number' && Number.isInteger(out.value) && out.value > 0) classes = out.value;
+      classes = headClasses(replaced) ?? classes;
     } else return;
   }
   const model = classes === undefined ? base : { ...visionModel(vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };

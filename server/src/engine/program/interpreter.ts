@@ -109,8 +109,11 @@ const NUMPY_ARRAY_FACTORIES = new Map([
 const TENSOR_FROM_ARRAY = /^torch\.(from_numpy|as_tensor|tensor)$/;
 /** Attributes of a library model that give the width of its features (timm's `num_features`, `embed_dim`). */
 const FEATURE_WIDTH_ATTRIBUTE = /^(num_features|embed_dim)$/;
-/** Names of a library model's classifier: torchvision's `fc` / `classifier` / `heads`, timm's `head` / `fc`. */
-const CLASSIFIER_ATTRIBUTE = /^(fc|classifier|head|last_linear)$/;
+/**
+ * Names of a library model's classifier head: torchvision's `fc` / `classifier` / `heads`, timm's `head` / `fc`,
+ * pretrainedmodels' `last_linear`. The estimator reads a replaced or removed head by them too.
+ */
+export const CLASSIFIER_ATTRIBUTE = /^(fc|classifier|head|heads|last_linear)$/;
 const WEIGHT_REPARAMETRISATION = /^torch\.nn\.utils\.(parametrizations\.|spectral_norm\.|weight_norm\.)?(spectral_norm|weight_norm)$/;
 const HF_CONFIG_CLASS = /^transformers\.\w+Config$/;
 const NOT_A_MODEL_CONFIG = /(Lora|BitsAndBytes|Generation|Training)Config$/;
