@@ -216,3 +216,18 @@ test('a net that names no part but its head (timm Swin): frozen whole, then its 
   assert.ok(head.breakdown.activations < 0.01 * full.breakdown.activations);
   assert.ok(head.peakAllocated < 0.25 * full.peakAllocated);
 });
+
+test('a torchvision ViT frozen whole with a new head, a Linear or a Sequential ending in one: the head\'s classes, and only it trains', async () => {
+  const script = (head: string): string => ['import torch', 'import torch.nn as nn', 'import torchvision',
+    'model = torchvision.models.vit_b_16(weights="DEFAULT")', 'for p in model.parameters():', '    p.requires_grad = False', head, 'model = model.cuda()',
+    'opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)', 'for step in range(10):',
+    '    x = torch.randn(32, 3, 224, 224, device="cuda")', '    y = torch.randint(0, 10, (32,), device="cuda")', '    opt.zero_grad()',
+    '    loss = nn.functional.cross_entropy(model(x), y)', '    loss.backward()', '    opt.step()'].join('\n');
+  const linear = await estimateText(script('model.heads.head = nn.Linear(768, 10)'), '/tmp/vit_linear.py');
+  const sequential = await estimateText(script('model.heads = nn.Sequential(nn.Dropout(0.1), nn.Linear(768, 10))'), '/tmp/vit_sequential.py');
+  for (const result of [linear, sequential]) {
+    // ViT-B/16's 85,798,656 parameters before its head, and a head of 768 x 10 + 10.
+    assert.equal(result.detected.parameters, 85_798_656 + 768 * 10 + 10);
+    assert.equal(result.detected.trainableParameters, 768 * 10 + 10);
+  }
+});

@@ -12,17 +12,17 @@ import { countTransformerParameters } from './transformer';
 import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, type DetectionModel } from './catalog/detection';
-import { libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { headClasses, isHeadPath, libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
-import { deviceNamed, INPUT_EMBEDDINGS, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
+import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
+import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
+import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
-import { keepsGraphsOfLoops, keptRows, StepGraphs, type KeptGraphs } from './kept-graphs';
+import { forwardsAtBackward, type ForwardsAtBackward } from './forwards-at-backward';
 import { withAudioConfig } from './speech';
 import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors';
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
@@ -132,10 +132,10 @@ export interface DetectedConfig {
   /** The line of a zero_grad() that runs after the model's forward in the loop (before backward): the previous step's gradients live through forward. */
   zeroGradAfterForward?: number;
   /**
-   * Forward calls of the model that one backward differentiates through (a triplet's anchor, positive and negative
-   * batches): every graph is alive when backward runs. Absent: one.
+   * The forwards whose graphs one backward runs through (a triplet's anchor, positive and negative batches, a
+   * stacked ensemble's members, forwards run in loops before it): see forwards-at-backward.ts. Absent: no model.
    */
-  forwardsPerBackward?: Located<number>;
+  forwards?: ForwardsAtBackward;
   /**
    * An ensemble stacked by torch.func (`stack_module_state(models)`, run through `vmap(functional_call(...))`): its
    * members, each running the step's batch through the model's layers, and whether the original members stay on the
@@ -149,8 +149,6 @@ export interface DetectedConfig {
   perSampleGradients?: Located<boolean>;
   /** `torch.autograd.grad(..., create_graph=True)`: the highest order of derivative taken with its own graph. */
   inputDerivatives?: Located<number>;
-  /** Forwards run in loops before one backward whose graphs it runs through (see kept-graphs.ts). */
-  keptGraphs?: Located<KeptGraphs>;
   /** A multiple-choice model's choices per sample (see TransformerSpec.multipleChoice); absent where not found. */
   choices?: Located<number>;
   /** The activations the script calls or builds, by how derivatives through them grow (the largest kind found). */
@@ -1278,9 +1276,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   detected.forwardsWithoutLabels = forwardsWithoutLabels(scoredForwards);
   if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(scoredForwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
-  detected.forwardsPerBackward = forwardsPerBackward(calls, forwards, modelVariables);
   const hubValue = hubModelCall && bindings.value(hubModelCall);
-  if (!detected.forwardsPerBackward && hubValue) detected.forwardsPerBackward = wrappedForwardsPerBackward(calls, bindings.program, hubValue);
   // A hub model given `inputs_embeds` the step builds (image tokens joined before the text's): its sequence is theirs.
   const embedded = hubValue ? forwards.filter((call) => !underNoGrad(call)).map((call) => embeddedSequence(bindings.program, call, hubValue, embeddedSources(call, bindings.program))).find((found) => found !== undefined) : undefined;
   if (embedded) detected.seqLen = embedded;
@@ -1407,19 +1403,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const adjacency = sparseAdjacency(bindings.program, calls);
     if (adjacency) detected.sparseAdjacency = adjacency;
     detected.moduleBuffers = registeredBuffersOnDevice(bindings.program);
-    // Forwards run in loops before one backward (a meta-learning step): they replace the plain count of forwards,
-    // and the gradients over fast weights are no derivatives with respect to an input.
-    const modelValues = new Set<Value>([...trainedValues, ...[hubModelCall && bindings.value(hubModelCall), libraryModelMade].filter((v): v is Value => !!v)]);
-    const step = stepGraphs(bindings.program, tree.rootNode, calls, modelValues);
-    const graphs = step.graphs;
+    // The forwards whose graphs the backward runs through. Those run in loops before it (a meta-learning step) take
+    // their gradients over fast weights, which are no derivatives with respect to an input.
+    const modelValues = new Set<Value>([...trainedValues, ...[hubValue, libraryModelMade].filter((v): v is Value => !!v)]);
+    detected.forwards = forwardsAtBackward({
+      program: bindings.program, root: tree.rootNode, calls, forwards, variables: modelVariables, models: modelValues,
+      ...(hubValue ? { hub: hubValue } : {}), ...(detected.ensemble ? { members: detected.ensemble.value } : {}),
+    });
+    const graphs = detected.forwards.graphs;
     if (graphs) {
-      detected.keptGraphs = graphs;
-      detected.forwardsPerBackward = undefined;
-      const weightGradients = new Set(graphs.value.weightGradients.map((call) => call.id));
+      const weightGradients = new Set(graphs.weightGradients.map((call) => call.id));
       detected.inputDerivatives = inputDerivativeOrder(calls.filter((call) => !weightGradients.has(call.id)));
       if (!detected.inputDerivatives) detected.derivativeActivation = undefined;
     }
-    stepRows = step.rows;
+    stepRows = detected.forwards.rows;
   }
   // A model frozen whole and run only under no_grad beside one run with grad (a self-distillation's teacher): the
   // freezing is not the trained model's, and its weights are one more model on the GPU.
@@ -1545,28 +1542,6 @@ function readSampleLengths(detected: DetectedConfig, spec: TransformerSpec, prog
   detected.seqLen ??= tokens('input_ids');
   if (spec.decoderLayers > 0) detected.targetLen ??= tokens('decoder_input_ids') ?? labels;
   else detected.seqLen ??= labels;
-}
-
-/**
- * The forwards of the trained model that the step's backward runs through, where loops before it keep more than one
- * (see kept-graphs.ts): read for every backward, the one that keeps the most rows.
- */
-function stepGraphs(program: ProgramModel, root: Node, calls: readonly Node[], models: ReadonlySet<Value>): { graphs?: Located<KeptGraphs>; rows?: Located<number> } {
-  if (models.size === 0) return {};
-  const reader = new StepGraphs(program, root, (value) => value !== undefined && models.has(value));
-  let best: Located<KeptGraphs> | undefined;
-  let bestRows = 0;
-  let rows: Located<number> | undefined;
-  for (const call of calls) {
-    if (lastName(callee(call)) !== 'backward' || underNoGrad(call)) continue;
-    const graphs = reader.read(call);
-    if (!graphs) continue;
-    rows ??= graphs.forwards.find((forward) => forward.kept > 0 && forward.rows)?.rows;
-    if (!keepsGraphsOfLoops(graphs)) continue;
-    const kept = keptRows(graphs, 1).rows;
-    if (kept > bestRows) [best, bestRows] = [{ value: graphs, line: graphs.forwards.find((f) => f.kept > 0)?.line ?? call.startPosition.row }, kept];
-  }
-  return { ...(best ? { graphs: best } : {}), ...(rows ? { rows } : {}) };
 }
 
 /**
@@ -1882,10 +1857,9 @@ function applyVisionTransformerFreezing(detected: DetectedConfig, vision: Vision
   let classes: number | undefined;
   for (const { path, frozen, replaced } of freezes) {
     if (path === '') [bodyFrozen, headTrained] = [frozen, !frozen];
-    else if (/^(heads?|fc|classifier)(\.|$)/.test(path)) {
+    else if (isHeadPath(path)) {
       headTrained = !frozen;
-      const out = replaced?.kind === 'layer' && replaced.type === 'Linear' ? replaced.kwargs.get('out_features') ?? replaced.args[1] : undefined;
-      if (out?.kind === 'number' && Number.isInteger(out.value) && out.value > 0) classes = out.value;
+      classes = headClasses(replaced) ?? classes;
     } else return;
   }
   const model = classes === undefined ? base : { ...visionModel(vision, base.name, base.source, base.line, classes), nativeImageSize: base.nativeImageSize };
@@ -2363,13 +2337,6 @@ function embeddedSources(call: Node, program: ProgramModel): EmbeddedSequenceSou
   };
 }
 
-/** The instances of the script's modules on the GPU that hold `held` as one of their attributes. */
-function* wrappersHolding(program: ProgramModel, held: Value): Generator<ObjectValue> {
-  for (const wrapper of program.onDevice) {
-    if (wrapper.kind === 'object' && wrapper.role === 'instance' && [...wrapper.attrs.values()].includes(held)) yield wrapper;
-  }
-}
-
 /**
  * A module of the script on the GPU that holds the library model as an attribute (`MultiCropWrapper(backbone,
  * head)`) beside other submodules: the wrapper's name and line, and the attributes holding those other modules.
@@ -2618,49 +2585,6 @@ function optimizersStepping(calls: readonly Node[], optimizers: readonly Value[]
     if (optimizer && optimizers.includes(optimizer)) stepping.add(optimizer);
   }
   return stepping.size > 0 ? [...stepping] : optimizers;
-}
-
-/**
- * How many forwards run before one backward. Several models chained in one step (`predictor(online(view))` on two
- * views) run as often as the least-called of them: a GAN's generator once and its critic twice is one step's graph.
- * Found where at least `atLeast` run (one: the count of a wrapper's calls, multiplied by what each runs inside).
- */
-function forwardsPerBackward(calls: readonly Node[], forwards: readonly Node[], models: ReadonlySet<string>, atLeast = 2): Located<number> | undefined {
-  if (models.size > 1) {
-    const perModel = [...models].map((name) => forwardsPerBackward(calls, forwards.filter((call) => callee(call) === name), new Set([name]), atLeast));
-    return perModel.every((found) => found !== undefined) ? perModel.reduce((least, found) => (found!.value < least!.value ? found : least)) : undefined;
-  }
-  const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
-  let previousBackward = -1;
-  for (const backward of calls) {
-    if (lastName(callee(backward)) !== 'backward') continue;
-    const loop = loopOf(backward);
-    const from = Math.max(previousBackward, loop?.startIndex ?? -1);
-    previousBackward = backward.startIndex;
-    if (!loop) continue;
-    const before = forwards.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex &&
-      loopOf(call)?.id === loop.id && !underNoGrad(call));
-    if (before.length >= atLeast) return { value: before.length, line: before[0]!.startPosition.row };
-  }
-  return undefined;
-}
-
-/**
- * How many times one backward's graphs ran a hub model that a module of the script holds (`self.bert =
- * AutoModel.from_pretrained(...)` in a sentence encoder): the step calls the wrapper (a triplet's anchor, positive
- * and negative), and each call runs the hub model as often as the wrapper's forward calls the attribute holding it.
- */
-function wrappedForwardsPerBackward(calls: readonly Node[], program: ProgramModel, hub: Value): Located<number> | undefined {
-  for (const wrapper of wrappersHolding(program, hub)) {
-    const attributes = new Set([...wrapper.attrs].filter(([, value]) => value === hub).map(([name]) => `self.${name}`));
-    const forward = wrapper.cls ? lookupClassAttribute(wrapper.cls, 'forward') : undefined;
-    const inner = forward?.kind === 'function' ? forward.node.descendantsOfType('call').filter((call) => attributes.has(call?.childForFieldName('function')?.text ?? '')).length : 0;
-    // The variables the step calls it through (not `self` inside its own methods).
-    const names = new Set([...program.assigned].filter(([name, values]) => name !== 'self' && values.includes(wrapper)).map(([name]) => name));
-    const outer = names.size > 0 ? forwardsPerBackward(calls, calls.filter((call) => callsModel(call, names)), names, 1) : undefined;
-    if (outer && outer.value * Math.max(1, inner) > 1) return { value: outer.value * Math.max(1, inner), line: outer.line };
-  }
-  return undefined;
 }
 
 /**

@@ -11,7 +11,7 @@ import { findGpu } from './catalog/gpus';
 import { detectConfig, type DetectedConfig } from './detect';
 import { estimate, fitOnGpus } from './model';
 import { featureEncoderParameters } from './speech';
-import { keptRows } from './kept-graphs';
+import { keptRows, type KeptGraphs } from './kept-graphs';
 import { countTransformerParameters } from './transformer';
 import type {
   Breakdown, ConfigField, GpuFit, LayerNetSpec, OptimizerKind, PeakPhase, Precision, RunMode, Strategy, TrainingConfig, WeightDtype,
@@ -396,18 +396,17 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
       : t('an ensemble of {0} members stacked by torch.func (line {1}): their stacked parameters are trained, and each step runs every member over its batch', members, (line ?? 0) + 1));
   }
   const modelCopies = (detected.residentCopies?.value ?? 0) + untrainedCopies + (detected.ensemble?.originalsOnDevice ? 1 : 0);
-  // Each member of a stacked ensemble runs the batch through its layers: as many forwards before one backward.
-  const forwardsPerStep = (detected.forwardsPerBackward?.value ?? 1) * (detected.ensemble?.value ?? 1);
+  const forwards = detected.forwards;
   const accumulation = detected.accumulation?.value ?? 1;
   note('accumulation', detected.accumulation?.line);
   const checkpointing = detected.checkpointing?.value ?? false;
   note('checkpointing', detected.checkpointing?.line);
   note('attention', detected.attention?.line);
   note('strategy', detected.strategy?.line);
-  if (detected.forwardsPerBackward && mode === 'train') {
-    assumptions.push(t('the model is called {0} times before one backward (line {1}): the activations of all {0} forwards are kept until it runs', detected.forwardsPerBackward.value, (detected.forwardsPerBackward.line ?? 0) + 1));
+  if ((forwards?.why === 'calls' || forwards?.why === 'wrapper') && mode === 'train') {
+    assumptions.push(t('the model is called {0} times before one backward (line {1}): the activations of all {0} forwards are kept until it runs', forwards.forwards, (forwards.line ?? 0) + 1));
   }
-  const keptGraphs = detected.keptGraphs && mode === 'train' ? keptGraphsConfig(detected.keptGraphs, batchSize, assumptions) : undefined;
+  const keptGraphs = forwards?.graphs && mode === 'train' ? keptGraphsConfig(forwards.graphs, forwards.line, batchSize, assumptions) : undefined;
   if (detected.inputDerivatives && mode === 'train') {
     assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}): their graphs are kept with the forward\'s until backward, and backward runs through them too; sized from MLPs measured on the GPU, for the forward the script trains (a gradient penalty on one of several forwards is counted on all of them)', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1));
   }
@@ -467,7 +466,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
-    ...(forwardsPerStep > 1 && mode === 'train' ? { forwardsPerBackward: forwardsPerStep } : {}),
+    ...(forwards && forwards.batches > 1 && mode === 'train' ? { forwardsPerBackward: forwards.batches } : {}),
     ...(sequencesPerSample > 1 ? { sequencesPerSample } : {}),
     ...(keptGraphs ? { keptGraphs } : {}),
     ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),
@@ -494,14 +493,13 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
 }
 
 /** What the step's loops of forwards keep, in units of the batch, and the assumptions that say how it was read. */
-function keptGraphsConfig(found: NonNullable<DetectedConfig['keptGraphs']>, batchSize: number, assumptions: string[]): TrainingConfig['keptGraphs'] {
-  const graphs = found.value;
+function keptGraphsConfig(graphs: KeptGraphs, line: number | undefined, batchSize: number, assumptions: string[]): TrainingConfig['keptGraphs'] {
   const figures = keptRows(graphs, batchSize);
   const kept = graphs.forwards.filter((forward) => forward.kept > 0);
   const runs = kept.reduce((sum, forward) => sum + forward.kept, 0);
   const rows = Math.round(figures.rows * batchSize);
   assumptions.push(t('{0} forwards (line {1}) run in loops before one backward and are all alive when it starts: {2} rows in all, {3} x the batch; its transients are those of one forward of {4} rows',
-    runs, (found.line ?? 0) + 1, rows, formatRatio(figures.rows), Math.round(figures.largestRows * batchSize)));
+    runs, (line ?? 0) + 1, rows, formatRatio(figures.rows), Math.round(figures.largestRows * batchSize)));
   const secondOrder = kept.filter((forward) => forward.createGraph);
   if (secondOrder.length > 0) {
     assumptions.push(t('{0} of them are inner steps whose gradient over the fast weights is taken with create_graph=True (line {1}): each keeps what its gradient\'s backward saved too (the gradients of the outputs of its weighted layers, norms and smooth activations) and a copy of the weights',

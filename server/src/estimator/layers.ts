@@ -828,21 +828,38 @@ export function withFrozenPrefix(spec: LayerNetSpec, trainableFrom: number): Lay
   void _points;
   void _pair;
   void _graph;
-  const input = part?.inputCounted ? part.inputElements : 0;
-  const saved = part ? spec.savedElementsPerSample - part.savedBefore + input : 0;
+  const cut = frozenPrefixCut(part, { saved: spec.savedElementsPerSample, fixedBytes: spec.fixedBytesPerSample, castParameters: spec.castParameters,
+    parameters: spec.parameters, live: spec.inferenceLiveElementsPerSample });
   const fp32Total = spec.autocastSavedBytesPerSample !== undefined ? spec.autocastSavedBytesPerSample / 2 - spec.savedElementsPerSample : 0;
   const fp32 = part ? fp32Total - part.fp32UnderAutocastBefore : 0;
   return {
     ...rest,
-    savedElementsPerSample: saved,
-    fixedBytesPerSample: part ? spec.fixedBytesPerSample - part.fixedBytesBefore : 0,
-    ...(spec.autocastSavedBytesPerSample !== undefined ? { autocastSavedBytesPerSample: 2 * saved + 2 * fp32 } : {}),
-    largestElementsPerSample: part ? Math.max(part.largestFrom, part.inputElements) : 0,
-    // Autocast caches half copies only of weights that require grad.
-    castParameters: part ? spec.castParameters - part.castParametersBefore : 0,
+    savedElementsPerSample: cut.saved,
+    fixedBytesPerSample: cut.fixedBytes,
+    ...(spec.autocastSavedBytesPerSample !== undefined ? { autocastSavedBytesPerSample: 2 * cut.saved + 2 * fp32 } : {}),
+    largestElementsPerSample: cut.largest,
+    castParameters: cut.castParameters,
     hasConvolution: part ? part.convolutionsFrom > 0 : false,
     blockSavedElements: [],
     blockInputElements: [],
-    frozenPrefix: { liveElementsPerSample: part ? part.liveBefore : spec.inferenceLiveElementsPerSample, parameters: part ? part.parametersBefore : spec.parameters },
+    frozenPrefix: cut.frozenPrefix,
+  };
+}
+
+/**
+ * What a net keeps from `part` on where the parts before it are frozen and fed by the data, from its running totals
+ * where it ends (`end`): what forward keeps starts with the part's input, and the frozen prefix is alive as in a
+ * no-grad forward while it runs. No part: the whole net is frozen, and keeps nothing.
+ */
+export function frozenPrefixCut(part: LayerPart | undefined, end: { saved: number; fixedBytes: number; castParameters: number; parameters: number; live: number }):
+  { saved: number; fixedBytes: number; castParameters: number; largest: number; frozenPrefix: NonNullable<LayerNetSpec['frozenPrefix']> } {
+  if (!part) return { saved: 0, fixedBytes: 0, castParameters: 0, largest: 0, frozenPrefix: { liveElementsPerSample: end.live, parameters: end.parameters } };
+  return {
+    saved: end.saved - part.savedBefore + (part.inputCounted ? part.inputElements : 0),
+    fixedBytes: end.fixedBytes - part.fixedBytesBefore,
+    // Autocast caches half copies only of weights that require grad.
+    castParameters: end.castParameters - part.castParametersBefore,
+    largest: Math.max(part.largestFrom, part.inputElements),
+    frozenPrefix: { liveElementsPerSample: part.liveBefore, parameters: part.parametersBefore },
   };
 }

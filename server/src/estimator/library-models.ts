@@ -1,6 +1,7 @@
 // Vision models a library builds (`timm.create_model(name, ...)`, `torchvision.models.resnet50(...)`), read from the
 // call the program model made: which catalog model, how many classes its head has, the width of its features.
 import type { CallResultValue, LayerValue, Value } from '../engine/program/values';
+import { CLASSIFIER_ATTRIBUTE } from '../engine/program/interpreter';
 import { findVisionModel, type ResNetStem, type VisionModel } from './catalog/vision';
 import { findCatalogModel } from './catalog/models';
 import { HEAD_PART } from './layers';
@@ -9,8 +10,6 @@ import type { LayerNetSpec, LayerPart } from './types';
 export const TORCHVISION_GET_MODEL = /^torchvision\.models\.get_model$/;
 export const TORCHVISION_MODEL = /^torchvision\.models\.(?:[a-z_]+\.)?([a-z0-9_]+)$/;
 export const TORCHVISION_NOT_A_MODEL = /^(get_model|get_weight|list_models)$/;
-/** The attributes a library model's classifier is under (torchvision's `fc` / `classifier`, timm's `head` / `fc`). */
-const CLASSIFIER = ['fc', 'classifier', 'head', 'last_linear'];
 
 /** timm names may carry a pretrained tag (`vit_base_patch16_224.augreg_in21k`): the architecture is before the dot. */
 export function stripTimmTag(name: string): string {
@@ -55,7 +54,7 @@ export function libraryBackbone(made: CallResultValue): LibraryBackbone | undefi
   const given = plain(made.kwargs.get('num_classes'));
   let classes = typeof given === 'number' ? given : found.vision.segmentation ? 21 : 1000;
   // `backbone.fc = nn.Identity()`: the head is gone, forward returns the pooled features.
-  if (CLASSIFIER.some((name) => { const head = made.attrs?.get(name); return head?.kind === 'layer' && head.type === 'Identity'; })) classes = 0;
+  if ([...(made.attrs ?? [])].some(([name, head]) => CLASSIFIER_ATTRIBUTE.test(name) && head.kind === 'layer' && head.type === 'Identity')) classes = 0;
   const dilation = booleans(made.kwargs.get('replace_stride_with_dilation'));
   // Dilation changes every later feature map's size: given but not determined, the model's activations are not known.
   if (made.kwargs.has('replace_stride_with_dilation') && !dilation && made.kwargs.get('replace_stride_with_dilation')?.kind !== 'none') return undefined;
@@ -165,6 +164,11 @@ function partAt(spec: LayerNetSpec, index: number): LayerPart | undefined {
   return index < (spec.parts?.length ?? 0) ? spec.parts![index] : spec.partsEnd;
 }
 
+/** The parameters of part `index` of a net: from where it starts to where the next part (or the net) does. */
+function ownParameters(spec: LayerNetSpec, index: number): number {
+  return (partAt(spec, index + 1)?.parametersBefore ?? spec.parameters) - spec.parts![index]!.parametersBefore;
+}
+
 /**
  * Submodules of a library vision model a script's module holds and calls (`self.layer3 = resnet.layer3`,
  * `nn.Sequential(*list(resnet.children())[:-2])`): what the catalog's build of the model says of those parts.
@@ -194,7 +198,7 @@ export function libraryPart(made: CallResultValue, path: string): LibraryPart | 
 export function libraryPartsParameters(made: CallResultValue, covered: readonly number[]): number {
   const spec = libraryBackbone(made)?.build(224);
   if (!spec) return 0;
-  return [...new Set(covered)].reduce((sum, i) => sum + partAt(spec, i + 1)!.parametersBefore - partAt(spec, i)!.parametersBefore, 0);
+  return [...new Set(covered)].reduce((sum, i) => sum + ownParameters(spec, i), 0);
 }
 
 /** What running a library part on one sample keeps and makes (see ForwardTrace.libraryPart). */
@@ -261,9 +265,6 @@ export interface LibraryFreeze {
   replaced?: Value;
 }
 
-/** Attribute names a classifier head goes by, in torchvision (`fc`, `classifier`, `heads`) and timm (`head`). */
-const HEAD_ATTRIBUTE = /^(fc|classifier|head|heads|last_linear)$/;
-
 /** The parts of a layer net a submodule path names (see LayerNetSpec.parts); undefined where it names none. */
 export function partsNamed(parts: readonly LayerPart[], path: string): number[] | undefined {
   if (path === '') return parts.map((_part, i) => i);
@@ -277,7 +278,7 @@ export function partsNamed(parts: readonly LayerPart[], path: string): number[] 
   if (covered.length > 0) return covered;
   // A path into the head's own submodule (`classifier.1`, `heads.head`, timm's `head.fc`): the head.
   const head = parts.findIndex((part) => part.name === HEAD_PART);
-  return head >= 0 && HEAD_ATTRIBUTE.test(path.split('.')[0]!) ? [head] : undefined;
+  return head >= 0 && isHeadPath(path) ? [head] : undefined;
 }
 
 /**
@@ -294,7 +295,7 @@ export function visionFreezing(spec: LayerNetSpec, freezes: readonly LibraryFree
     if (!covered) return undefined;
     for (const i of covered) frozen[i] = freeze.frozen;
   }
-  const parameters = parts.map((part, i) => (parts[i + 1]?.parametersBefore ?? spec.parameters) - part.parametersBefore);
+  const parameters = parts.map((_part, i) => ownParameters(spec, i));
   // Parts without parameters (a pooling layer) neither start nor end the frozen prefix.
   let trainableFrom = parts.findIndex((_part, i) => !frozen[i] && parameters[i]! > 0);
   if (trainableFrom < 0) trainableFrom = parts.length;
@@ -308,7 +309,19 @@ export function visionFreezing(spec: LayerNetSpec, freezes: readonly LibraryFree
 export function partParameters(spec: LayerNetSpec, path: string): number | undefined {
   const parts = spec.parts ?? [];
   const covered = partsNamed(parts, path);
-  return covered?.reduce((sum, i) => sum + (parts[i + 1]?.parametersBefore ?? spec.parameters) - parts[i]!.parametersBefore, 0);
+  return covered?.reduce((sum, i) => sum + ownParameters(spec, i), 0);
+}
+
+/** Whether a submodule path is in a library model's classifier head (`fc`, `classifier.1`, `heads.head`, `head.fc`). */
+export function isHeadPath(path: string): boolean {
+  return CLASSIFIER_ATTRIBUTE.test(path.split('.')[0]!);
+}
+
+/** The classes of a new head the script put on a library model: an nn.Linear(in_features, out_features), or a Sequential ending in one. */
+export function headClasses(replaced: Value | undefined): number | undefined {
+  const layer = replaced?.kind === 'layer' && replaced.type === 'Sequential' ? replaced.children[replaced.children.length - 1] : replaced;
+  const out = layer?.kind === 'layer' && layer.type === 'Linear' ? layer.kwargs.get('out_features') ?? layer.args[1] : undefined;
+  return out?.kind === 'number' && Number.isInteger(out.value) && out.value > 0 ? out.value : undefined;
 }
 
 /** The classes of the last new head the script put on a library vision model (`model.fc = nn.Linear(2048, 10)`). */
@@ -318,10 +331,7 @@ export function replacedHeadClasses(spec: LayerNetSpec, freezes: readonly Librar
   let classes: number | undefined;
   for (const { path, replaced } of freezes) {
     if (!replaced || head < 0 || !partsNamed(parts, path)?.includes(head)) continue;
-    // nn.Linear(in_features, out_features), or a Sequential ending in one.
-    const layer = replaced.kind === 'layer' && replaced.type === 'Sequential' ? replaced.children[replaced.children.length - 1] : replaced;
-    const out = layer?.kind === 'layer' && layer.type === 'Linear' ? layer.kwargs.get('out_features') ?? layer.args[1] : undefined;
-    classes = out?.kind === 'number' && Number.isInteger(out.value) && out.value > 0 ? out.value : undefined;
+    classes = headClasses(replaced);
   }
   return classes;
 }

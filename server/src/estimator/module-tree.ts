@@ -116,6 +116,13 @@ function submodules(module: Module): Module[] {
   return out;
 }
 
+/** The instances of the script's modules on the GPU that hold `held` as one of their attributes. */
+export function* wrappersHolding(program: ProgramModel, held: Value): Generator<ObjectValue> {
+  for (const wrapper of program.onDevice) {
+    if (wrapper.kind === 'object' && wrapper.role === 'instance' && [...wrapper.attrs.values()].includes(held)) yield wrapper;
+  }
+}
+
 /** Whether a module is `root` or one of its submodules, at any depth (an optimizer given `model.encoder.parameters()`). */
 export function holdsModule(root: Value, target: Value): boolean {
   if (root === target) return true;

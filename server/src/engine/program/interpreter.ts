@@ -13,7 +13,7 @@ import { basename as pathBasename, dirname as pathDirname, join as pathJoin, nor
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape, isIntegerTensor,
+  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor,
   torchNnBase, truthy, withOrigin,
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
@@ -109,8 +109,11 @@ const NUMPY_ARRAY_FACTORIES = new Map([
 const TENSOR_FROM_ARRAY = /^torch\.(from_numpy|as_tensor|tensor)$/;
 /** Attributes of a library model that give the width of its features (timm's `num_features`, `embed_dim`). */
 const FEATURE_WIDTH_ATTRIBUTE = /^(num_features|embed_dim)$/;
-/** Names of a library model's classifier: torchvision's `fc` / `classifier` / `heads`, timm's `head` / `fc`. */
-const CLASSIFIER_ATTRIBUTE = /^(fc|classifier|head|last_linear)$/;
+/**
+ * Names of a library model's classifier head: torchvision's `fc` / `classifier` / `heads`, timm's `head` / `fc`,
+ * pretrainedmodels' `last_linear`. The estimator reads a replaced or removed head by them too.
+ */
+export const CLASSIFIER_ATTRIBUTE = /^(fc|classifier|head|heads|last_linear)$/;
 const WEIGHT_REPARAMETRISATION = /^torch\.nn\.utils\.(parametrizations\.|spectral_norm\.|weight_norm\.)?(spectral_norm|weight_norm)$/;
 const HF_CONFIG_CLASS = /^transformers\.\w+Config$/;
 const NOT_A_MODEL_CONFIG = /(Lora|BitsAndBytes|Generation|Training)Config$/;
@@ -2842,22 +2845,14 @@ function enclosingClass(fn: PyNode): PyNode | undefined {
   return block?.parent?.type === 'class_definition' ? block.parent : undefined;
 }
 
-/** A made tensor's sizes, a reshape's included (`buf.reshape(-1, obs_dim)`: the -1 undefined). */
-function madeTensorDims(call: CallResultValue): Array<number | undefined> | undefined {
-  const shape = tensorShape(call);
-  if (shape) return shape.dims;
-  if (!/^torch\.(randint|randn|rand|zeros|ones|empty|full)(\[\])*\(\)\.(view|reshape)$/.test(call.path)) return undefined;
-  const flat = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
-  return flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined));
-}
-
 /**
  * Rows of a made tensor picked by a 1-D index tensor (`obs[perm[i:i + mb]]`, a minibatch of a rollout buffer): as
  * many rows as the index has, then the tensor's other sizes. Undefined where either is not known.
  */
 function pickedRows(object: CallResultValue, index: CallResultValue, line: number): CallResultValue | undefined {
   const rows = /^torch\.(randperm|randint)(\[\])*$/.test(index.path) ? tensorShape({ ...index, path: index.path.replace(/(\[\])+$/, '') })?.dims : undefined;
-  const dims = madeTensorDims(object);
+  // A made tensor's sizes, a reshape's included (`buf.reshape(-1, obs_dim)`: the -1 undefined); its rows are the index's.
+  const dims = partialTensorShape(object)?.dims;
   const base = /^torch\.(randint|randn|rand|zeros|ones|empty|full)/.exec(object.path)?.[0];
   // Made from sizes alone (randint and full take other arguments first).
   if (!base || base === 'torch.randint' || base === 'torch.full') return undefined;

@@ -332,33 +332,70 @@ export function drawnRange(call: CallResultValue): { least: number; most: number
   return { least, most: bound - 1 };
 }
 
-/** The shape a tensor-creating call is given: `torch.zeros(1, 1, d)`, `torch.randint(0, V, (N, S))`. */
-export function tensorShape(call: CallResultValue): { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }>; least?: Array<number | undefined> } | undefined {
-  // `tokens[i:j].view(B, T)`: a slice of a made tensor reshaped to explicit sizes (nanoGPT's DataLoaderLite).
-  if (/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm|normal)(\[\])*\(\)\.(view|reshape)$/.test(call.path)) {
-    const flat = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
-    const dims = flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined));
-    if (dims.length === 0 || dims.some((d) => d === undefined)) return undefined;
-    const located = flat.map((item) => ('origin' in item && item.origin ? { line: item.origin.line, how: item.origin.how } : { line: call.line, how: 'literal' as How }));
-    return { dims: dims as number[], line: located[located.length - 1]!.line, how: located[located.length - 1]!.how, dimOrigins: located };
-  }
-  if (!/^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm|normal)$/.test(call.path)) return undefined;
-  const size = call.kwargs.get('size');
-  const positional = call.path === 'torch.randint' ? call.args.slice(call.args.length >= 3 ? 2 : 1, call.args.length >= 3 ? 3 : 2)
-    : call.path === 'torch.full' ? call.args.slice(0, 1) : call.args;
-  const candidates = size ? [size] : positional;
-  const flat = candidates.length === 1 && candidates[0]!.kind === 'list' ? candidates[0]!.items : candidates;
-  const dims = flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) ? item.value : undefined));
-  if (dims.length === 0 || dims.some((d) => d === undefined || d <= 0)) return undefined;
-  const last = flat[flat.length - 1]!;
-  const origin = 'origin' in last ? last.origin : undefined;
-  // Sizes drawn at random (`torch.rand(3, h, w)` with h, w from randint): the smallest each can be.
-  const least = flat.map((item) => (item.kind === 'number' ? item.least : undefined));
-  return { dims: dims as number[], line: origin?.line ?? call.line, how: origin?.how ?? 'literal', ...(least.some((l) => l !== undefined) ? { least } : {}) };
-}
-
+/** Torch functions that make a tensor of the sizes they are given (`torch.zeros(2, 3)`, `size=(2, 3)`). */
+const SIZED_FACTORY = /^torch\.(randint|randn|rand|zeros|ones|empty|full|randperm|normal)$/;
+/**
+ * A tensor such a function (or `torch.multinomial`) makes, sliced or not, reshaped to sizes the script gives:
+ * `tokens[i:j].view(B, T)` (nanoGPT's DataLoaderLite), `torch.multinomial(noise, b * k).view(-1, k)`.
+ */
+const RESHAPED_FACTORY = /^torch\.(multinomial|randint|randn|rand|zeros|ones|empty|full|randperm|normal)(\[\])*\(\)\.(view|reshape)$/;
 /** Torch functions whose result has their argument's shape (`torch.log(A)` of a sized tensor). */
 const ELEMENT_WISE_FUNCTION = /^torch\.(log|exp|sqrt|rsqrt|abs|neg|sin|cos|tanh|sigmoid|square|reciprocal|log1p|expm1|clone)$/;
+
+/**
+ * How a call makes a tensor, for the readers of its shape below (tensorShape, madeTensorShape, partialTensorShape,
+ * listTensorShape): a constructor is recognised here once, and each reader sizes the kinds it reads.
+ */
+type TensorMaking =
+  | { kind: 'sized'; sizes: Value[] }
+  | { kind: 'reshaped'; sizes: Value[] }
+  | { kind: 'element-wise'; of: Value | undefined }
+  | { kind: 'range'; bounds: Value[] }
+  | { kind: 'repeated'; of: CallResultValue; times: Value[] }
+  | { kind: 'lists'; lists: ListValue };
+
+function tensorMaking(call: CallResultValue): TensorMaking | undefined {
+  // Sizes given one by one or as one tuple (`torch.randn(B, T)`, `torch.zeros((B, T))`).
+  const spread = (given: readonly Value[]): Value[] => (given.length === 1 && given[0]!.kind === 'list' ? given[0]!.items : [...given]);
+  if (SIZED_FACTORY.test(call.path)) {
+    const size = call.kwargs.get('size');
+    // `torch.randint([low,] high, size)`, `torch.full(size, fill)`, `torch.normal(mean, std, size)`: the sizes are
+    // one argument of several.
+    const positional = call.path === 'torch.randint' ? call.args.slice(call.args.length >= 3 ? 2 : 1, call.args.length >= 3 ? 3 : 2)
+      : call.path === 'torch.full' ? call.args.slice(0, 1) : call.path === 'torch.normal' ? call.args.slice(2, 3) : call.args;
+    return { kind: 'sized', sizes: spread(size ? [size] : positional) };
+  }
+  if (RESHAPED_FACTORY.test(call.path)) return { kind: 'reshaped', sizes: spread(call.args) };
+  if (ELEMENT_WISE_FUNCTION.test(call.path)) return { kind: 'element-wise', of: call.args[0] };
+  if (call.path === 'torch.arange') return { kind: 'range', bounds: call.args };
+  if (/\(\)\.repeat$/.test(call.path) && call.receiver) return { kind: 'repeated', of: call.receiver, times: spread(call.args) };
+  if (/^torch\.(tensor|as_tensor)$/.test(call.path) && call.args[0]?.kind === 'list') return { kind: 'lists', lists: call.args[0] };
+  return undefined;
+}
+
+/** A size the script gives, where it is a whole number above 0 (`-1`, left to the others, is not). */
+function givenSize(item: Value): number | undefined {
+  return item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined;
+}
+
+/** Where a size came from: its own origin, else the call's line, as a literal. */
+function sizeOrigin(item: Value | undefined, call: CallResultValue): { line: number; how: How } {
+  const origin = item && 'origin' in item ? item.origin : undefined;
+  return origin ? { line: origin.line, how: origin.how } : { line: call.line, how: 'literal' };
+}
+
+/** The shape a tensor-creating call is given: `torch.zeros(1, 1, d)`, `torch.randint(0, V, (N, S))`. */
+export function tensorShape(call: CallResultValue): { dims: number[]; line: number; how: How; dimOrigins?: Array<{ line: number; how: How }>; least?: Array<number | undefined> } | undefined {
+  const made = tensorMaking(call);
+  if (made?.kind !== 'sized' && made?.kind !== 'reshaped') return undefined;
+  const dims = made.sizes.map(givenSize);
+  if (dims.length === 0 || dims.some((d) => d === undefined)) return undefined;
+  const last = sizeOrigin(made.sizes[made.sizes.length - 1], call);
+  if (made.kind === 'reshaped') return { dims: dims as number[], ...last, dimOrigins: made.sizes.map((item) => sizeOrigin(item, call)) };
+  // Sizes drawn at random (`torch.rand(3, h, w)` with h, w from randint): the smallest each can be.
+  const least = made.sizes.map((item) => (item.kind === 'number' ? item.least : undefined));
+  return { dims: dims as number[], ...last, ...(least.some((l) => l !== undefined) ? { least } : {}) };
+}
 
 /**
  * The shape of a tensor the script makes before forward from sized parts, for a parameter or buffer built from it
@@ -367,55 +404,44 @@ const ELEMENT_WISE_FUNCTION = /^torch\.(log|exp|sqrt|rsqrt|abs|neg|sin|cos|tanh|
  * not known.
  */
 export function madeTensorShape(call: CallResultValue): number[] | undefined {
-  const sized = tensorShape(call);
-  if (sized) return sized.dims;
-  if (ELEMENT_WISE_FUNCTION.test(call.path)) return call.args[0]?.kind === 'call' ? madeTensorShape(call.args[0]) : undefined;
-  if (call.path === 'torch.arange') {
-    const [first, second, third] = call.args.map(numberOf);
-    const [start, stop, step] = call.args.length === 1 ? [0, first, 1] : [first, second, third ?? 1];
-    if (start === undefined || stop === undefined || step === undefined || step === 0) return undefined;
-    const n = Math.ceil((stop - start) / step);
-    return n > 0 ? [n] : undefined;
+  const made = tensorMaking(call);
+  switch (made?.kind) {
+    case 'sized':
+    case 'reshaped':
+      return tensorShape(call)?.dims;
+    case 'element-wise':
+      return made.of?.kind === 'call' ? madeTensorShape(made.of) : undefined;
+    case 'range': {
+      const [first, second, third] = made.bounds.map(numberOf);
+      const [start, stop, step] = made.bounds.length === 1 ? [0, first, 1] : [first, second, third ?? 1];
+      if (start === undefined || stop === undefined || step === undefined || step === 0) return undefined;
+      const n = Math.ceil((stop - start) / step);
+      return n > 0 ? [n] : undefined;
+    }
+    case 'repeated': {
+      const base = madeTensorShape(made.of);
+      const times = made.times.map(numberOf);
+      if (!base || times.some((t) => t === undefined) || times.length < base.length) return undefined;
+      // Python's repeat: the shape gains leading dimensions of 1 up to the number of repeats given.
+      const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
+      return padded.map((d, i) => d * times[i]!);
+    }
+    default:
+      return undefined;
   }
-  if (/\(\)\.repeat$/.test(call.path) && call.receiver) {
-    const base = madeTensorShape(call.receiver);
-    const flat = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
-    const times = flat.map(numberOf);
-    if (!base || times.some((t) => t === undefined) || times.length < base.length) return undefined;
-    // Python's repeat: the shape gains leading dimensions of 1 up to the number of repeats given.
-    const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
-    return padded.map((d, i) => d * times[i]!);
-  }
-  return undefined;
 }
 
 /**
  * The shape a tensor-creating call is given where only some sizes are known: a collate function's
- * `torch.full((len(batch), crop_len), pad, dtype=torch.long)` knows its sequence but not its batch. Each unknown
- * size is undefined; the origin is the last known size's.
+ * `torch.full((len(batch), crop_len), pad, dtype=torch.long)` knows its sequence but not its batch, and drawn
+ * indices laid out per sample (`torch.multinomial(noise, b * k).view(-1, k)`, negative samples) leave the first to
+ * the batch. Each unknown size is undefined; the origin is the last known size's.
  */
 export function partialTensorShape(call: CallResultValue): { dims: Array<number | undefined>; line: number; how: How; integer: boolean } | undefined {
-  // Drawn indices laid out per sample (`torch.multinomial(noise, b * k).view(-1, k)`, negative samples): the sizes
-  // after the first, which `-1` leaves to the batch.
-  const drawn = /^torch\.(multinomial|randint|randn|rand)\(\)\.(view|reshape)$/.exec(call.path);
-  if (drawn) {
-    const sizes = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
-    const first = sizes[0];
-    const rest = sizes.slice(1).map((item) => (item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined));
-    if (first?.kind !== 'number' || first.value !== -1 || rest.length === 0) return undefined;
-    return { dims: [undefined, ...rest], line: call.line, how: 'literal', integer: drawn[1] === 'multinomial' || drawn[1] === 'randint' };
-  }
-  if (!/^torch\.(randint|randn|rand|zeros|ones|empty|full)$/.test(call.path)) return undefined;
-  const size = call.kwargs.get('size');
-  const positional = call.path === 'torch.randint' ? call.args.slice(call.args.length >= 3 ? 2 : 1, call.args.length >= 3 ? 3 : 2)
-    : call.path === 'torch.full' ? call.args.slice(0, 1) : call.args;
-  const candidates = size ? [size] : positional;
-  const flat = candidates.length === 1 && candidates[0]!.kind === 'list' ? candidates[0]!.items : candidates;
-  if (flat.length === 0) return undefined;
-  const dims = flat.map((item) => (item.kind === 'number' && Number.isInteger(item.value) && item.value > 0 ? item.value : undefined));
-  const known = [...flat].reverse().find((item) => item.kind === 'number');
-  const origin = known && 'origin' in known ? known.origin : undefined;
-  return { dims, line: origin?.line ?? call.line, how: origin?.how ?? 'literal', integer: makesIntegers(call.path, call.args, call.kwargs) };
+  const made = tensorMaking(call);
+  if ((made?.kind !== 'sized' && made?.kind !== 'reshaped') || made.sizes.length === 0) return undefined;
+  const known = [...made.sizes].reverse().find((item) => item.kind === 'number');
+  return { dims: made.sizes.map(givenSize), ...sizeOrigin(known, call), integer: makesIntegers(call.path, call.args, call.kwargs) || /^torch\.multinomial\b/.test(call.path) };
 }
 
 /** Whether a made tensor (or a slice or view of one) holds integers: token ids, labels, indices. */
@@ -451,9 +477,10 @@ const MAX_LIST_NESTING = 6;
  * are ragged or not known.
  */
 export function listTensorShape(call: CallResultValue): { dims: number[]; integer: boolean } | undefined {
-  if (!/^torch\.(tensor|as_tensor)$/.test(call.path) || call.args[0]?.kind !== 'list') return undefined;
+  const made = tensorMaking(call);
+  if (made?.kind !== 'lists') return undefined;
   const dims: number[] = [];
-  let level: Value[] = [call.args[0]];
+  let level: Value[] = [made.lists];
   while (level.every((item) => item.kind === 'list') && dims.length < MAX_LIST_NESTING) {
     const lists = level as ListValue[];
     const length = lists[0]!.items.length;

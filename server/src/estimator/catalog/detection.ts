@@ -6,7 +6,7 @@
 // weights (how many proposals match a box, how many detections pass the score threshold) is taken at the bound the
 // code sets and said in the estimate's assumptions. SSD and SSDlite resize every image to a fixed square instead
 // (see ssdNet).
-import { NetBuilder, withFrozenPrefix, type BranchPoint } from '../layers';
+import { frozenPrefixCut, NetBuilder, withFrozenPrefix, type BranchPoint } from '../layers';
 import { MOBILENET_V3_LARGE, mobilenetV3Features, reducedTail, resnetStages } from './vision';
 import type { LayerNetSpec } from '../types';
 
@@ -202,14 +202,13 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     if (from > 0 && part?.parametersBefore !== 0) {
       const elements = (point: BranchPoint): number => { const s = shapeOf(point); return s.c * s.h * s.w; };
       const frozenMaps = returned.filter((point) => point.part < from && !(part && point.part === from - 1 && part.inputCounted && elements(point) === part.inputElements));
-      bodySaved = (part ? net.saved - part.savedBefore + (part.inputCounted ? part.inputElements : 0) : 0) + frozenMaps.reduce((sum, point) => sum + elements(point), 0);
-      fixedBytes -= part?.fixedBytesBefore ?? net.fixedBytes;
-      castParameters -= part?.castParametersBefore ?? net.castParameters;
-      largest = part ? Math.max(part.largestFrom, part.inputElements) : 0;
-      const before = part ?? { parametersBefore: net.parameters, normParametersBefore: net.normParameters, liveBefore: net.liveNoGrad };
+      const cut = frozenPrefixCut(part, { saved: net.saved, fixedBytes, castParameters, parameters: net.parameters, live: net.liveNoGrad });
+      bodySaved = cut.saved + frozenMaps.reduce((sum, point) => sum + elements(point), 0);
+      ({ fixedBytes, castParameters, largest } = cut);
+      // Frozen BatchNorm weights are buffers, not parameters.
       frozenPrefix = {
-        liveElementsPerSample: before.liveBefore,
-        parameters: before.parametersBefore - (options.frozenNorms && !v2 ? before.normParametersBefore : 0),
+        ...cut.frozenPrefix,
+        parameters: cut.frozenPrefix.parameters - (options.frozenNorms && !v2 ? part?.normParametersBefore ?? net.normParameters : 0),
       };
     }
   }

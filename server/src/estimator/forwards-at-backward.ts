@@ -1,0 +1,147 @@
+// How many forwards' graphs are alive when the step's backward starts, and why. One backward runs through every
+// graph its loss was built from: a triplet's three calls of the model, a wrapper of a hub model called for each
+// sentence of a pair, the members of a stacked ensemble each running the batch, or forwards run in loops before it
+// (a meta-learning step's inner steps and query forwards, read by kept-graphs.ts). Each of those is read here, in
+// that order of precedence, so that the estimate asks one place.
+import type { ProgramModel } from '../engine/program/interpreter';
+import { lookupClassAttribute } from '../engine/program/interpreter';
+import type { PyNode as Node } from '../engine/program/node';
+import { underNoGrad } from '../engine/program/grad-mode';
+import type { Value } from '../engine/program/values';
+import { enclosingLoops } from '../engine/syntax';
+import { keepsGraphsOfLoops, keptRows, StepGraphs, type KeptGraphs } from './kept-graphs';
+import { wrappersHolding } from './module-tree';
+import type { Located } from './types';
+
+/** What the step's model is, as the detection found it: the calls to read and the values and names it goes by. */
+export interface StepModel {
+  program: ProgramModel;
+  root: Node;
+  /** Every call of the script, in order. */
+  calls: readonly Node[];
+  /** The calls of the trained model through its variables (`model(x)`), and those variables. */
+  forwards: readonly Node[];
+  variables: ReadonlySet<string>;
+  /** The model's values (the script's trained modules, a hub or library model): the forwards kept-graphs.ts follows. */
+  models: ReadonlySet<Value>;
+  /** A hub model (`AutoModel.from_pretrained(...)`), which a module of the script may hold and call. */
+  hub?: Value;
+  /** The members of an ensemble stacked by torch.func (`stack_module_state(models)`), where there is one. */
+  members?: number;
+}
+
+/**
+ * `calls`: the model is called `forwards` times before one backward; `wrapper`: a module holding the hub model is
+ * called so, each call running it as often as its forward calls it; `loops`: forwards run in loops before the
+ * backward keep `graphs` (sized by their rows, not as whole batches); `one`: a single forward.
+ */
+export type ForwardsWhy = 'one' | 'calls' | 'wrapper' | 'loops';
+
+export interface ForwardsAtBackward {
+  why: ForwardsWhy;
+  /** Forwards of one member whose graphs the backward runs through (kept runs, for `loops`). */
+  forwards: number;
+  /** Members of a stacked ensemble, each running every forward over the batch (1: no ensemble). */
+  members: number;
+  /**
+   * Whole batches of the model's activations alive at the backward (TrainingConfig.forwardsPerBackward): forwards x
+   * members; for `loops`, the members (the graphs' rows size the rest).
+   */
+  batches: number;
+  /** 0-based line of the first forward counted. */
+  line?: number;
+  /** For `loops`: the forwards kept-graphs.ts read (see keptRows). */
+  graphs?: KeptGraphs;
+  /** The rows of the first forward the backward runs through, where its input was made with a shape. */
+  rows?: Located<number>;
+}
+
+export function forwardsAtBackward(step: StepModel): ForwardsAtBackward {
+  const members = Math.max(1, step.members ?? 1);
+  const loops = graphsOfLoops(step);
+  const one = { members, ...(loops.rows ? { rows: loops.rows } : {}) };
+  if (loops.graphs) {
+    const forwards = loops.graphs.value.forwards.reduce((sum, forward) => sum + forward.kept, 0);
+    return { ...one, why: 'loops', forwards, batches: members, graphs: loops.graphs.value, ...(loops.graphs.line !== undefined ? { line: loops.graphs.line } : {}) };
+  }
+  const called = calledBeforeBackward(step.calls, step.forwards, step.variables);
+  const found = called ? { why: 'calls' as const, ...called } : step.hub ? wrapperCalls(step, step.hub) : undefined;
+  if (!found) return { ...one, why: 'one', forwards: 1, batches: members };
+  return { ...one, why: found.why, forwards: found.value, batches: found.value * members, ...(found.line !== undefined ? { line: found.line } : {}) };
+}
+
+function isBackward(call: Node): boolean {
+  return /(^|\.)backward$/.test(call.childForFieldName('function')?.text.replace(/\s+/g, '') ?? '');
+}
+
+/** Whether a call is `name(...)` for one of the model's variables. */
+function callsOneOf(call: Node, names: ReadonlySet<string>): boolean {
+  const fn = call.childForFieldName('function');
+  return fn?.type === 'identifier' && names.has(fn.text);
+}
+
+/**
+ * The forwards in loops before a backward that keep more than one graph (see kept-graphs.ts): read for every
+ * backward, the one that keeps the most rows; and the rows of the first forward any backward runs through.
+ */
+function graphsOfLoops(step: StepModel): { graphs?: Located<KeptGraphs>; rows?: Located<number> } {
+  if (step.models.size === 0) return {};
+  const reader = new StepGraphs(step.program, step.root, (value) => value !== undefined && step.models.has(value));
+  let best: Located<KeptGraphs> | undefined;
+  let bestRows = 0;
+  let rows: Located<number> | undefined;
+  for (const call of step.calls) {
+    if (!isBackward(call) || underNoGrad(call)) continue;
+    const graphs = reader.read(call);
+    if (!graphs) continue;
+    rows ??= graphs.forwards.find((forward) => forward.kept > 0 && forward.rows)?.rows;
+    if (!keepsGraphsOfLoops(graphs)) continue;
+    const kept = keptRows(graphs, 1).rows;
+    if (kept > bestRows) [best, bestRows] = [{ value: graphs, line: graphs.forwards.find((f) => f.kept > 0)?.line ?? call.startPosition.row }, kept];
+  }
+  return { ...(best ? { graphs: best } : {}), ...(rows ? { rows } : {}) };
+}
+
+/**
+ * How many forwards run before one backward. Several models chained in one step (`predictor(online(view))` on two
+ * views) run as often as the least-called of them: a GAN's generator once and its critic twice is one step's graph.
+ * Found where at least `atLeast` run (one: the count of a wrapper's calls, multiplied by what each runs inside).
+ */
+function calledBeforeBackward(calls: readonly Node[], forwards: readonly Node[], models: ReadonlySet<string>, atLeast = 2): Located<number> | undefined {
+  if (models.size > 1) {
+    const perModel = [...models].map((name) => calledBeforeBackward(calls, forwards.filter((call) => callsOneOf(call, new Set([name]))), new Set([name]), atLeast));
+    return perModel.every((found) => found !== undefined) ? perModel.reduce((least, found) => (found!.value < least!.value ? found : least)) : undefined;
+  }
+  const loopOf = (node: Node): Node | undefined => enclosingLoops(node)[0];
+  let previousBackward = -1;
+  for (const backward of calls) {
+    if (!isBackward(backward)) continue;
+    const loop = loopOf(backward);
+    const from = Math.max(previousBackward, loop?.startIndex ?? -1);
+    previousBackward = backward.startIndex;
+    if (!loop) continue;
+    const before = forwards.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex &&
+      loopOf(call)?.id === loop.id && !underNoGrad(call));
+    if (before.length >= atLeast) return { value: before.length, line: before[0]!.startPosition.row };
+  }
+  return undefined;
+}
+
+/**
+ * How many times one backward's graphs ran a hub model that a module of the script holds (`self.bert =
+ * AutoModel.from_pretrained(...)` in a sentence encoder): the step calls the wrapper (a triplet's anchor, positive
+ * and negative), and each call runs the hub model as often as the wrapper's forward calls the attribute holding it.
+ */
+function wrapperCalls(step: StepModel, hub: Value): (Located<number> & { why: 'wrapper' }) | undefined {
+  const { program, calls } = step;
+  for (const wrapper of wrappersHolding(program, hub)) {
+    const attributes = new Set([...wrapper.attrs].filter(([, value]) => value === hub).map(([name]) => `self.${name}`));
+    const forward = wrapper.cls ? lookupClassAttribute(wrapper.cls, 'forward') : undefined;
+    const inner = forward?.kind === 'function' ? forward.node.descendantsOfType('call').filter((call) => attributes.has(call?.childForFieldName('function')?.text ?? '')).length : 0;
+    // The variables the step calls it through (not `self` inside its own methods).
+    const names = new Set([...program.assigned].filter(([name, values]) => name !== 'self' && values.includes(wrapper)).map(([name]) => name));
+    const outer = names.size > 0 ? calledBeforeBackward(calls, calls.filter((call) => callsOneOf(call, names)), names, 1) : undefined;
+    if (outer && outer.value * Math.max(1, inner) > 1) return { why: 'wrapper', value: outer.value * Math.max(1, inner), line: outer.line };
+  }
+  return undefined;
+}
