@@ -28,8 +28,10 @@ const L10N_DIRS = [path.join(__dirname, '..', 'l10n'), path.join(__dirname, '..'
 
 function readIfFile(file: string, maxBytes = Infinity): string | undefined {
   try {
-    const stat = fs.statSync(file);
-    if (!stat.isFile() || stat.size > maxBytes) return undefined;
+    // Most files asked for are missing (the program model looks for a settings module beside the script for every
+    // import): answered without an exception, whose stack trace cost more than the stat (0.6 ms an estimate).
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat?.isFile() || stat.size > maxBytes) return undefined;
     return fs.readFileSync(file, 'utf8');
   } catch {
     return undefined;

@@ -6,7 +6,8 @@ import { parsePython } from '../engine/parser';
 import { t } from '../l10n';
 import { analyze } from '../engine/analyze';
 import { recoverTree } from '../engine/recovery';
-import { SemanticModel } from '../engine/semantic/model';
+import { SemanticModel, STATEMENT_NODES_COLLECTOR } from '../engine/semantic/model';
+import { copyTree, type SyntaxNode } from '../engine/syntax-tree';
 import { growthOf, leakOutsideStep, persistentBytes } from '../estimator/growth';
 import { keptBytesFromTable, leakSizeTable } from '../estimator/leak-size-table';
 import { programOf } from '../estimator/python-values';
@@ -120,8 +121,11 @@ export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   try {
-    const result = estimateScript(tree, text, script, overrides);
-    if (!result.unresolved) result.growth = await leakGrowth(tree, text, result, script);
+    // One copy of the tree (and so one program model, kept per copy) for the estimate and the leaks' sizes: each
+    // made its own, which doubled the time after the parse.
+    const root = copyTree(tree, text, STATEMENT_NODES_COLLECTOR);
+    const result = estimateScript({ rootNode: root }, text, script, overrides);
+    if (!result.unresolved) result.growth = await leakGrowth(tree, text, result, script, root);
     const json = toEstimateJson(result);
     io.stdout(asJson ? JSON.stringify(cells ? inCells(json, cells) : json, null, 2) + '\n' : formatTable(result, cells));
     return 0;
@@ -130,11 +134,15 @@ export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-/** What the script's leaks (OOM101/OOM104 with a size) add per batch, against the first GPU of the fit check. */
-export async function leakGrowth(tree: NonNullable<Awaited<ReturnType<typeof parsePython>>>, text: string, result: EstimateResult, file: string): Promise<EstimateResult['growth']> {
+/**
+ * What the script's leaks (OOM101/OOM104 with a size) add per batch, against the first GPU of the fit check. `root`:
+ * the copy of `tree` the estimate read (copyTree with the semantic model's collector), used again where the tree
+ * needs no recovery.
+ */
+export async function leakGrowth(tree: NonNullable<Awaited<ReturnType<typeof parsePython>>>, text: string, result: EstimateResult, file: string, root?: SyntaxNode): Promise<EstimateResult['growth']> {
   const recovered = await recoverTree(text, tree);
   try {
-    const model = new SemanticModel(recovered.tree, recovered.text);
+    const model = root && recovered.tree === tree ? new SemanticModel(root, text, tree) : new SemanticModel(recovered.tree, recovered.text);
     const program = programOf({ rootNode: model.root }, file);
     const sizes = keptBytesFromTable(leakSizeTable(result.config, program, model.root), true);
     const findings = analyze(model, text, { select: ['OOM101', 'OOM104'], keptBytes: sizes });

@@ -750,15 +750,8 @@ export const RESERVE_FACTOR_FOREACH_STEP = 1.15;
  * Largest batch size whose reserved peak plus the CUDA context fits `capacity`, at most `MAX_BATCH_SIZE`; null when
  * not even 1 fits.
  */
-export function maxBatchSize(cfg: TrainingConfig, capacity: number): number | null {
-  // A net whose forward does not all grow with the batch is searched with what it keeps per sample at the script's
-  // batch, traced once (an MoE's expert buffers shared by that batch), not traced again for every batch tried.
-  const rebuildAt = cfg.rebuildAt;
-  const pinned = rebuildAt && cfg.model.kind === 'layers' && cfg.model.batchDependent ? { rebuildAt: (size: number) => rebuildAt(size, cfg.batchSize) } : {};
-  const fits = (batch: number): boolean => {
-    const result = estimate({ ...cfg, ...pinned, batchSize: batch });
-    return result.peakReserved + result.cudaContext <= capacity;
-  };
+export function maxBatchSize(cfg: TrainingConfig, capacity: number, footprint: (batch: number) => number = batchFootprint(cfg)): number | null {
+  const fits = (batch: number): boolean => footprint(batch) <= capacity;
   if (!fits(1)) return null;
   if (fits(MAX_BATCH_SIZE)) return MAX_BATCH_SIZE;
   let low = 1;
@@ -775,6 +768,26 @@ export function maxBatchSize(cfg: TrainingConfig, capacity: number): number | nu
   return low;
 }
 
+/**
+ * The memory a batch size takes on a GPU (peak reserved and the CUDA context), remembered per batch size: the
+ * searches of several GPUs try the same sizes (1, the largest, the powers of two), each a whole estimate.
+ */
+function batchFootprint(cfg: TrainingConfig): (batch: number) => number {
+  // A net whose forward does not all grow with the batch is searched with what it keeps per sample at the script's
+  // batch, traced once (an MoE's expert buffers shared by that batch), not traced again for every batch tried.
+  const rebuildAt = cfg.rebuildAt;
+  const pinned = rebuildAt && cfg.model.kind === 'layers' && cfg.model.batchDependent ? { rebuildAt: (size: number) => rebuildAt(size, cfg.batchSize) } : {};
+  const known = new Map<number, number>();
+  return (batch) => {
+    let bytes = known.get(batch);
+    if (bytes === undefined) {
+      const result = estimate({ ...cfg, ...pinned, batchSize: batch });
+      known.set(batch, (bytes = result.peakReserved + result.cudaContext));
+    }
+    return bytes;
+  };
+}
+
 /** Fit of one estimate on the catalog GPUs, or on the one the user names. */
 export function fitOnGpus(cfg: TrainingConfig, result: EstimateNumbers, gpuName?: string): GpuFit[] {
   let gpus: GpuModel[] = GPU_CATALOG;
@@ -782,10 +795,11 @@ export function fitOnGpus(cfg: TrainingConfig, result: EstimateNumbers, gpuName?
     const gpu = findGpu(gpuName);
     gpus = gpu ? [gpu] : [];
   }
+  const footprint = batchFootprint(cfg);
   return gpus.map((gpu) => ({
     gpu: gpu.name,
     capacity: gpu.capacity,
     fits: result.peakReserved + result.cudaContext <= gpu.capacity,
-    maxBatchSize: maxBatchSize(cfg, gpu.capacity),
+    maxBatchSize: maxBatchSize(cfg, gpu.capacity, footprint),
   }));
 }

@@ -2640,9 +2640,13 @@ export class ProgramModel {
     }
   }
 
-  /** Where a file the script names by a relative path is looked for: beside the script, then the working directory. */
+  /**
+   * Where a file the script names by a relative path is looked for: beside the script, then the working directory
+   * (once, where the script lies in it: every import of a library is looked for as a settings module there).
+   */
   private localFolders(): string[] {
-    return [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
+    const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
+    return folders.length === 2 && path.resolve(folders[0]!) === path.resolve(folders[1]!) ? [folders[0]!] : folders;
   }
 
   /** The sections of an INI file the script names, read as loadConfigFile finds files; undefined when unread. */
