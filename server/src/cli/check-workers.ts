@@ -87,7 +87,7 @@ export async function checkInWorkers(jobs: CheckJob[], count: number, queue: Che
   return outcomes;
 }
 
-/** A worker thread's side: checks its share and posts each file's outcome. */
+/** A worker thread's side: takes jobs from the run's queue until none is left, and posts each file's outcome. */
 export async function runCheckWorker(): Promise<void> {
   const { oomguardCheckJobs: jobs, queue: buffer, locale } = workerData as WorkerInput;
   configureLocale(locale);
