@@ -1,6 +1,6 @@
 // The engine's host in Node: the files the extension ships are read from dist/ (or from the source tree when the
 // tests run from source), a script's own files from the disk. Left out of the web worker's bundle.
-import { execFile } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,17 @@ import { ConfigLoader } from './config/pyproject-files';
 import type { Host, WasmFile } from './host';
 import { parseNvidiaSmi, type LocalGpuQuery } from './features/nvidia-smi';
 import { t } from './l10n';
+
+/**
+ * node:child_process, loaded when nvidia-smi is first asked for: loaded with the bundle (and the net and stream
+ * modules it loads), it cost every start of the CLI, of each of its worker threads and of the server a few
+ * milliseconds for a question few runs ask.
+ */
+let childProcess: typeof ChildProcess | undefined;
+
+function loadChildProcess(): typeof ChildProcess {
+  return (childProcess ??= require('node:child_process') as typeof ChildProcess);
+}
 
 /** Finds a file that the bundle ships beside itself (dist/) or that node_modules holds (tests run from source). */
 function locateWasm(fileName: WasmFile): string {
@@ -44,7 +55,7 @@ export function nodeHost(): Host {
   return {
     kind: 'node',
     localGpus: (command) => new Promise<LocalGpuQuery>((resolve) => {
-      execFile(command, ['--query-gpu=index,name,memory.total,memory.free', '--format=csv,noheader,nounits'], { timeout: 5000 }, (error, stdout) => {
+      loadChildProcess().execFile(command, ['--query-gpu=index,name,memory.total,memory.free', '--format=csv,noheader,nounits'], { timeout: 5000 }, (error, stdout) => {
         if (error) {
           const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
           resolve({ error: missing ? t('nvidia-smi was not found on this machine') : t('nvidia-smi failed: {0}', error.message.split('\n')[0] ?? '') });

@@ -20,7 +20,7 @@ import { ConfigLoader } from '../config/pyproject-files';
 import { collectPythonFiles, isNotebookPath } from './files';
 import type { CliIO } from './io';
 import { findingToJson, formatGithub, formatStatistics, formatText, statistics, toSarif } from './output';
-import { checkInWorkers, checkWorkerCount, type CheckJob, type CheckOutcome } from './check-workers';
+import { CheckQueue, checkInWorkers, checkWorkerCount, type CheckJob, type CheckOutcome } from './check-workers';
 
 const FORMATS = ['text', 'json', 'sarif', 'github'] as const;
 type OutputFormat = (typeof FORMATS)[number];
@@ -105,8 +105,9 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     return { index, file, display, options: { ...fromConfig, ignore: [...(fromConfig.ignore ?? []), ...cliIgnore] } };
   });
   const workers = checkWorkerCount(jobs.length);
-  // The other threads check their shares while this one checks the first (what it says waits, to keep file order).
-  const inThreads = workers > 1 ? checkInWorkers(jobs, workers) : Promise.resolve([]);
+  // The other threads take files from the queue as this one does (what they say waits, to keep file order).
+  const queue = new CheckQueue();
+  const inThreads = workers > 1 ? checkInWorkers(jobs, workers, queue) : Promise.resolve([]);
   const checkHere = async (job: CheckJob): Promise<CheckOutcome> => {
     let stderr = '';
     const buffered = { ...io, stderr: (text: string) => void (stderr += text) };
@@ -114,7 +115,7 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     return { index: job.index, result: await checkFile(job.file, job.display, options, buffered), stderr };
   };
   const ownShare = new Map<number, CheckOutcome>();
-  if (workers > 1) for (const job of jobs) if (job.index % workers === 0) ownShare.set(job.index, await checkHere(job));
+  if (workers > 1) for (let taken = queue.take(); taken < jobs.length; taken = queue.take()) ownShare.set(taken, await checkHere(jobs[taken]!));
   const fromWorkers = await inThreads;
   const results: FileFindings[] = [];
   const skipped: string[] = [];

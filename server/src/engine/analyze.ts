@@ -50,7 +50,7 @@ export function activeRules(options: AnalysisOptions): Rule[] {
 
 export function analyze(model: SemanticModel, text: TextLike, options: AnalysisOptions = {}): Finding[] {
   const findings: Finding[] = [];
-  const suppressions = new Suppressions(options.region ? regionLines(model, text, options.region) : wholeText(text).split(/\r\n|\r|\n/));
+  const suppressions = new Suppressions(options.region ? regionLines(model, text, options.region) : fileLines(text));
   const ran = new Set<string>();
   const region = options.region ? [...options.region].sort((a, b) => a.startIndex - b.startIndex) : undefined;
   const inRegion = region ? (node: Node) => regionStatementOf(region, node) !== undefined : () => true;
@@ -137,6 +137,15 @@ export function textSpells(model: SemanticModel, text: TextLike): (word: string)
 
 export function tooLargeMessage(characters: number): string {
   return t('OOM Guard skipped this file: it has {0} characters, more than the {1} it analyses.', characters, MAX_ANALYZED_CHARACTERS);
+}
+
+/**
+ * The lines of a whole file that suppression comments are read from: none when the file never says `noqa` (every
+ * suppression comment does), which spares most files a split into lines (73,000 strings over 200 scripts).
+ */
+function fileLines(text: TextLike): string[] {
+  const whole = wholeText(text);
+  return /noqa/i.test(whole) ? whole.split(/\r\n|\r|\n/) : [];
 }
 
 /**

@@ -7,6 +7,7 @@ import { host } from '../host';
 import type { SyntaxNode } from './syntax-tree';
 import { lowerBound } from './syntax';
 import { parseableText } from './lines';
+import { NodeMemo } from './node-memo';
 
 
 /** The source of a query file by name (`retain-graph-in-loop`). */
@@ -150,8 +151,8 @@ export function queryMatches(treeOf: () => Tree | undefined, root: SyntaxNode, n
 }
 
 /** The matches of every query within a top-level statement, and within a whole tree (by its copy's root). */
-const statementMatches = new WeakMap<SyntaxNode, ReadonlyMap<string, QueryCaptures[]>>();
-const fileMatches = new WeakMap<SyntaxNode, ReadonlyMap<string, QueryCaptures[]>>();
+const statementMatches = new NodeMemo<ReadonlyMap<string, QueryCaptures[]>>();
+const fileMatches = new NodeMemo<ReadonlyMap<string, QueryCaptures[]>>();
 
 /**
  * Top-level statements parsed alone (engine/statement-reparse.ts), whose document's tree may be behind their text:

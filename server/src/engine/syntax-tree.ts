@@ -74,6 +74,8 @@ const NO_FIELDS: ReadonlyArray<string | null> = Object.freeze([]);
  */
 export class Placement {
   owner: SyntaxNode | undefined;
+  /** Values computed for the statement's nodes (node-memo.ts): they live as long as the nodes do. */
+  memos: unknown[] | undefined = undefined;
 
   constructor(
     readonly source: SourceText,

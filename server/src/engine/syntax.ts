@@ -1,6 +1,7 @@
 // Small helpers over tree-sitter nodes that every part of the engine uses.
 import type { Node } from './parser';
 import type { Range } from './types';
+import { NodeMemo } from './node-memo';
 
 export function rangeOf(node: Node): Range {
   // The copy's own fields: its startPosition and endPosition make a new Point on every read.
@@ -214,7 +215,7 @@ export function children(node: Node): Node[] {
  * that counted the word, a word missing here is one its text did not contain. An entry per statement and word asked
  * (190,000 for the 200-script bench corpus, most of them "no") cost more than the scans that found them.
  */
-const spelledWords = new WeakMap<Node, Set<string>>();
+const spelledWords = new NodeMemo<Set<string>>();
 
 function noteSpelling(statement: Node, word: string): void {
   let words = spelledWords.get(statement);

@@ -4,6 +4,7 @@ import { rangeOf } from '../engine/syntax';
 import type { Position, Range, TextEdit } from '../engine/types';
 import { PieceText, wholeText } from '../engine/piece-text';
 import type { TextLike } from '../engine/piece-text';
+import { NodeMemo } from '../engine/node-memo';
 
 export function replaceNode(node: Node, newText: string): TextEdit {
   return { range: rangeOf(node), newText };
@@ -128,7 +129,7 @@ export class IndentCounts {
 // The evidence of the lines that start strictly inside a top-level statement depends on its text alone, and a
 // statement moved unchanged into the next version of the tree keeps its node: it is kept per node. Null: a line's
 // run of whitespace reaches past the statement's end, so its evidence depends on what follows.
-const statementIndentCache = new WeakMap<Node, IndentEvidence | null>();
+const statementIndentCache = new NodeMemo<IndentEvidence | null>();
 
 function innerIndentEvidence(text: TextLike, statement: Node): IndentEvidence | null {
   let evidence = statementIndentCache.get(statement);
@@ -216,8 +217,8 @@ export function torchName(imports: ReadonlyMap<string, string>): string | undefi
   return undefined;
 }
 
-const importStatements = new WeakMap<Node, Node[]>();
-const statementImports = new WeakMap<Node, Node[]>();
+const importStatements = new NodeMemo<Node[]>();
+const statementImports = new NodeMemo<Node[]>();
 
 /** The `import` statements of one top-level statement, itself included, in document order. */
 function importsOfStatement(statement: Node): Node[] {

@@ -3,6 +3,7 @@
 import type { Node } from '../parser';
 import { callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, nodesWithin } from '../syntax';
 import type { SemanticModel } from './model';
+import { NodeMemo } from '../node-memo';
 
 /** `history["loss"]` → `history`; `self.outs` → `self.outs`; `x` → `x`. */
 export function containerBase(node: Node): Node {
@@ -151,7 +152,7 @@ function clearSitesByName(model: SemanticModel): ReadonlyMap<string, readonly Cl
   return model.statementIndex('clear-sites-by-name', clearSitesOfStatementByName, (site) => site.site.startIndex);
 }
 
-const clearSitesByNameCache = new WeakMap<Node, Map<string, ClearSite[]>>();
+const clearSitesByNameCache = new NodeMemo<Map<string, ClearSite[]>>();
 
 function clearSitesOfStatementByName(model: SemanticModel, statement: Node): Map<string, ClearSite[]> {
   let byName = clearSitesByNameCache.get(statement);
@@ -186,7 +187,7 @@ function containerLastName(node: Node | null | undefined): string | undefined {
   return name?.slice(name.lastIndexOf('.') + 1);
 }
 
-const clearSitesCache = new WeakMap<Node, ClearSite[]>();
+const clearSitesCache = new NodeMemo<ClearSite[]>();
 
 /** The resets of one top-level statement (`del xs[:]`, `xs.clear()`, `xs = []`), cached on it (they depend on its text alone). */
 function clearSitesOfStatement(model: SemanticModel, statement: Node): ClearSite[] {
@@ -251,7 +252,7 @@ export function clearFreesGraphs(model: SemanticModel, { site, last }: ClearSite
   return answer;
 }
 
-const clearFreesCache = new WeakMap<Node, Map<string, boolean>>();
+const clearFreesCache = new NodeMemo<Map<string, boolean>>();
 
 function computeClearFreesGraphs(model: SemanticModel, fn: Node, site: Node, last: string): boolean {
   const backward = model.callsWithin(fn).find((call) => call.startIndex < site.startIndex && model.isBackwardCall(call));
@@ -268,7 +269,7 @@ function computeClearFreesGraphs(model: SemanticModel, fn: Node, site: Node, las
   return false;
 }
 
-const identifierNamesCache = new WeakMap<Node, Set<string>>();
+const identifierNamesCache = new NodeMemo<Set<string>>();
 
 /** The names of the identifiers in a top-level statement (itself included), cached: unchanged statements move between versions. */
 export function identifierNames(statement: Node): Set<string> {

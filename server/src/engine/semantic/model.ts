@@ -39,6 +39,7 @@ import {
   looksLikeSchedulerName,
   VALUES_AND_INDICES,
 } from './names';
+import { NodeMemo } from '../node-memo';
 
 export interface FunctionInfo {
   node: Node;
@@ -1586,13 +1587,13 @@ export class SemanticModel {
   }
 }
 
-const interestingCache = new WeakMap<Node, StatementNodes>();
+const interestingCache = new NodeMemo<StatementNodes>();
 const NO_CALLS: readonly Node[] = Object.freeze([]);
 const NO_CLASSES: readonly ClassInfo[] = Object.freeze([]);
 
 const nodeStart = (node: Node) => node.startIndex;
 
-const targetsCache = new WeakMap<Node, { assignments: Map<string, Node[]>; augmentedAssignments: Map<string, Node[]> }>();
+const targetsCache = new NodeMemo<{ assignments: Map<string, Node[]>; augmentedAssignments: Map<string, Node[]> }>();
 
 /** The (augmented) assignments of one top-level statement by target (cached on it: they depend on its text alone). */
 function statementTargets(statement: Node): { assignments: Map<string, Node[]>; augmentedAssignments: Map<string, Node[]> } {
@@ -1621,8 +1622,8 @@ function targetIndex(assignments: readonly Node[]): Map<string, Node[]> {
 /** What memo() stores for a computed undefined. */
 const MEMO_UNDEFINED = Symbol('undefined');
 
-const moduleBindingsCache = new WeakMap<Node, ReadonlyArray<readonly [string, Definition]>>();
-const calleeIndexCache = new WeakMap<Node, Map<string, Node[]>>();
+const moduleBindingsCache = new NodeMemo<ReadonlyArray<readonly [string, Definition]>>();
+const calleeIndexCache = new NodeMemo<Map<string, Node[]>>();
 
 /** The calls of one top-level statement by callee name (cached on the statement). */
 function calleeIndex(statement: Node): Map<string, Node[]> {
@@ -1657,7 +1658,7 @@ interface StatementNodes {
   structure: Node[];
 }
 
-const moduleLevelCallsCache = new WeakMap<Node, Node[]>();
+const moduleLevelCallsCache = new NodeMemo<Node[]>();
 
 /**
  * What resolveLocalFunction reads of a call: `f(…)`, `self.m(…)` (with the function it is in), `obj.m(…)` (with the
@@ -1672,7 +1673,7 @@ type CalleeShape =
   | { kind: 'other' };
 
 const OTHER_CALLEE: CalleeShape = { kind: 'other' };
-const calleeShapes = new WeakMap<Node, CalleeShape>();
+const calleeShapes = new NodeMemo<CalleeShape>();
 
 function calleeShape(call: Node): CalleeShape {
   let shape = calleeShapes.get(call);
@@ -1886,7 +1887,7 @@ interface RoleCandidate {
   kind?: { resolved: string | undefined; kind: CalleeKind };
 }
 
-const classSyntaxCache = new WeakMap<Node, { name: string; bases: Node[]; hasForward: boolean }>();
+const classSyntaxCache = new NodeMemo<{ name: string; bases: Node[]; hasForward: boolean }>();
 
 /** What a class definition says by itself: its name, its base expressions, whether it defines forward (cached). */
 function classSyntax(node: Node): { name: string; bases: Node[]; hasForward: boolean } {
@@ -1906,7 +1907,7 @@ function classSyntax(node: Node): { name: string; bases: Node[]; hasForward: boo
   return syntax;
 }
 
-const statementRoleCandidatesCache = new WeakMap<Node, RoleCandidate[]>();
+const statementRoleCandidatesCache = new NodeMemo<RoleCandidate[]>();
 
 /** The role candidates of a top-level statement's assignments, in document order (cached on the statement). */
 function statementRoleCandidates(statement: Node, nodes: StatementNodes = statementNodes(statement)): RoleCandidate[] {

@@ -8,6 +8,7 @@ import { callArguments, calleeName, callReceiver, children, contains, dottedName
 import { argumentFor, parametersOf, possibleValues } from './bindings';
 import type { Parameter } from './bindings';
 import type { ClassInfo, SemanticModel } from './model';
+import { NodeMemo } from '../node-memo';
 
 /** The names a model may go by, and whether some path could not be followed. */
 export interface ModelNames {
@@ -387,7 +388,7 @@ export function optimizers(model: SemanticModel, region: Node = model.root): Opt
   });
 }
 
-const optimizerCandidatesCache = new WeakMap<Node, Node[]>();
+const optimizerCandidatesCache = new NodeMemo<Node[]>();
 
 /**
  * The calls of a top-level statement that optimizerAt may answer for by their callee name alone (an optimizer
