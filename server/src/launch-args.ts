@@ -14,15 +14,3 @@ export const SERVER_NODE_ARGS: readonly string[] = [
   // run each, both with one background thread).
   '--max-semi-space-size=4',
 ];
-
-/**
- * The environment variables the language server is started with, besides the editor's own (glibc reads them when the
- * process starts). MALLOC_TRIM_THRESHOLD_ at glibc's default (128 KiB) turns off its dynamic threshold: after the
- * first large block a thread frees (V8's compiler and parser zones, the estimate worker's), glibc otherwise keeps up
- * to 64 MiB free at the top of each thread's heap instead of giving it back. Ten 2,000-line scripts open: 133 MiB
- * resident instead of 146 (medians of 3, same minutes); the threads' heaps 10.6-14.7 MiB instead of 21-22.
- * Elsewhere than glibc it means nothing.
- */
-export const SERVER_ENVIRONMENT: Readonly<Record<string, string>> = {
-  MALLOC_TRIM_THRESHOLD_: '131072',
-};

@@ -8,7 +8,7 @@ import {
   StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
 import type { Diagnostic, InitializeResult, ProtocolConnection, PublishDiagnosticsParams } from 'vscode-languageserver-protocol/node';
-import { SERVER_ENVIRONMENT, SERVER_NODE_ARGS } from '../../server/src/launch-args';
+import { SERVER_NODE_ARGS } from '../../server/src/launch-args';
 import { repoRoot } from './analysis';
 
 export interface TestClient {
@@ -27,14 +27,11 @@ export interface TestClient {
 export async function startServer(initializationOptions: unknown = {}, capabilities: object = {}): Promise<TestClient> {
   // OOMGUARD_SERVER_PATH runs another build (a benchmark comparing two commits in the same conditions).
   const serverPath = process.env.OOMGUARD_SERVER_PATH ?? path.join(repoRoot, 'dist', 'server.js');
-  // Node's flags and environment as the extension gives them; OOMGUARD_SERVER_NODE_ARGS adds flags (e.g. --cpu-prof
-  // when profiling a benchmark), and OOMGUARD_SERVER_LAUNCH_ARGS replaces the extension's flags, and leaves out its
-  // environment (a benchmark of a build that had neither).
-  const replacedArgs = process.env.OOMGUARD_SERVER_LAUNCH_ARGS?.split(' ').filter(Boolean);
-  const launchArgs = replacedArgs ?? SERVER_NODE_ARGS;
+  // Node's flags as the extension gives them; OOMGUARD_SERVER_NODE_ARGS adds others (e.g. --cpu-prof when profiling a
+  // benchmark), and OOMGUARD_SERVER_LAUNCH_ARGS replaces the extension's (a benchmark of a build that had none).
+  const launchArgs = process.env.OOMGUARD_SERVER_LAUNCH_ARGS?.split(' ').filter(Boolean) ?? SERVER_NODE_ARGS;
   const nodeArgs = [...launchArgs, ...(process.env.OOMGUARD_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
-  const env = replacedArgs ? process.env : { ...process.env, ...SERVER_ENVIRONMENT };
-  const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { stdio: 'pipe', env });
+  const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { stdio: 'pipe' });
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
