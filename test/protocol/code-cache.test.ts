@@ -74,3 +74,14 @@ test('a broken cache is compiled around and replaced; a folder that cannot be ma
   // No folder at all (OOMGUARD_CODE_CACHE_DIR empty): the bundle is plainly required.
   assert.deepEqual(await findingsWithCacheIn(''), findings);
 });
+
+test('the bundles Node runs hold only ASCII characters, so that their source is a one-byte string', () => {
+  // A single character beyond ASCII (a comment esbuild keeps, a pattern) makes Node decode the whole file into a
+  // two-byte string: 4 MB of heap kept for the server's 2 MB bundle, and a slower start (scripts/build.mjs).
+  const dist = path.join(__dirname, '..', '..', 'dist');
+  for (const file of ['server.js', 'server-main.js', 'estimate-worker.js', 'cli.js']) {
+    const text = fs.readFileSync(path.join(dist, file), 'utf8');
+    const beyond = /[^\x00-\x7f]/.exec(text);
+    assert.equal(beyond, null, `${file}: ${beyond ? JSON.stringify(text.slice(beyond.index - 40, beyond.index + 10)) : ''}`);
+  }
+});

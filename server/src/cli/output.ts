@@ -1,6 +1,7 @@
 // How findings are printed: ruff-like text and the JSON objects of the CLI contract (1-based lines and columns).
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { compareCodes } from '../engine/analyze';
 import { UNUSED_NOQA } from '../engine/suppression';
 import { toCellEdits, toCellPosition, toCellRange } from '../engine/notebook';
 import { fileLineOf } from './ipynb';
@@ -274,7 +275,7 @@ export function statistics(results: ReadonlyArray<{ findings: Finding[] }>): Cod
       byCode.set(finding.code, entry);
     }
   }
-  return [...byCode.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+  return [...byCode.values()].sort((a, b) => b.count - a.count || compareCodes(a.code, b.code));
 }
 
 export function formatStatistics(stats: readonly CodeStatistic[], skipped?: string): string {

@@ -7,7 +7,7 @@
 // (regionAfterEdit). Different options or file-wide facts (imports, classes, roles, the indentation unit, a
 // file-level noqa) analyse the whole file.
 import { indentUnitOfTree } from '../fixes/edits';
-import { analyze, resized, textSpells } from './analyze';
+import { analyze, compareFindings, resized, textSpells } from './analyze';
 import { wholeText } from './piece-text';
 import type { TextLike } from './piece-text';
 import type { AnalysisOptions } from './analyze';
@@ -111,10 +111,6 @@ function moveFinding(finding: Finding, rows: number, oldRow: number): Finding {
   };
 }
 
-/** The order of findings (analyze's): by position, then by code. */
-function compareFindings(a: Finding, b: Finding): number {
-  return a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code);
-}
 
 function sortFindings(findings: Finding[]): Finding[] {
   return findings.sort(compareFindings);

@@ -20,7 +20,9 @@ function growthText(growth: Growth | undefined): string {
 }
 
 export function lensTitle(result: EstimateResult, gpuName: string, inference: boolean, growth?: Growth): string {
-  return lensBase(result, gpuName, inference).replace(/ · ([^·]+)$/, `${growthText(growth)} · $1`);
+  // The middle dot is escaped in the pattern: a bundle with a non-ASCII character in its code is read as a two-byte
+  // string (scripts/build.mjs).
+  return lensBase(result, gpuName, inference).replace(/ \u00b7 ([^\u00b7]+)$/, `${growthText(growth)} · $1`);
 }
 
 function lensBase(result: EstimateResult, gpuName: string, inference: boolean): string {
