@@ -68,6 +68,7 @@ OPS = {
     "layernorm_noaffine": (lambda: nn.LayerNorm(D, elementwise_affine=False), D),
     "batchnorm_stacked": (lambda: nn.BatchNorm1d(D), D),
     "groupnorm_stacked": (lambda: nn.GroupNorm(32, D), D),
+    "rmsnorm_stacked": (lambda: nn.RMSNorm(D), D),
     "gelu": (lambda: nn.GELU(), D),
     "dropout": (lambda: nn.Dropout(0.1), D),
     "manual_ln_affine": (lambda: ManualAffineLayerNorm(D), D),
