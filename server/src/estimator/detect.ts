@@ -1256,13 +1256,20 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     const skeletons = customModels.filter((m) => !bindings.program.onDevice.has(m.value));
     for (const skeleton of skeletons) customModels.splice(customModels.indexOf(skeleton), 1);
   }
-  if (ensemble && customModels.length === 0) {
-    const net = moduleNet(ensemble.members[0]!, bindings.program);
-    if (net) customModels.push({ ...net, line: ensemble.line, value: ensemble.members[0]! });
+  if (ensemble) {
+    // The members run under vmap with their parameters stacked: traced as such (what the batching rules keep).
+    const member = ensemble.members[0]!;
+    const net = moduleNet(member, bindings.program, { stackedParameters: true });
+    const found = customModels.findIndex((m) => m.value === member);
+    if (net && found >= 0) customModels[found] = { ...net, line: customModels[found]!.line, variable: customModels[found]!.variable, value: member };
+    else if (net && customModels.length === 0) customModels.push({ ...net, line: ensemble.line, value: member });
   }
   const customModel = trainedModel(customModels, updated, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
+  // A stacked ensemble runs through the function vmap makes (`ensemble_forward = vmap(fmodel)`): its calls are the
+  // model's forwards (where the step calls zero_grad, what it keeps of the output).
+  if (ensemble) for (const name of vmappedNames(calls)) modelVariables.add(name);
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
   if (hubModelName) modelVariables.add(hubModelName);
   // The model's forwards (`model(x)`), found once for the questions below.
@@ -1706,6 +1713,11 @@ function stackedEnsemble(calls: readonly Node[], bindings: Bindings): { members:
     return { members: members.items, line: call.startPosition.row };
   }
   return undefined;
+}
+
+/** The names the script binds functions made by vmap to (`ensemble_forward = vmap(fmodel, randomness="different")`). */
+function vmappedNames(calls: readonly Node[]): string[] {
+  return calls.filter((call) => VMAP.test(callee(call))).map(assignedName).filter((name): name is string => name !== undefined);
 }
 
 function insideModuleClass(call: Node, bindings: Bindings): boolean {

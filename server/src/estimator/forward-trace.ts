@@ -63,6 +63,26 @@ const GRADIENT_KEEPING_LAYER = /^(Linear|Bilinear|Conv[123]d|ConvTranspose[123]d
 const GRADIENT_KEEPING_FUNCTION = /^torch\.(nn\.functional\.)?(linear|bilinear|conv[123]d|conv_transpose[123]d|batch_norm|layer_norm|group_norm|instance_norm|rms_norm|tanh|sigmoid|gelu|silu|mish|elu|selu|celu|softplus|logsigmoid|hardswish|softmax|log_softmax|einsum)$/;
 const GRADIENT_KEEPING_METHOD = /^(tanh|sigmoid|softmax|log_softmax)$/;
 
+/**
+ * Whether a norm layer has a learnable affine (a weight and bias of its own): LayerNorm's elementwise_affine and
+ * GroupNorm's and BatchNorm's affine default to on, InstanceNorm's to off. RMSNorm is left out: its batching rule
+ * is not one of those that split the affine off (see ForwardTrace.stackedParameters).
+ */
+export function normAffine(layer: LayerValue): boolean {
+  const flag = (index: number, name: string, fallback: boolean): boolean => {
+    const value = layer.kwargs.get(name) ?? layer.args[index];
+    return value?.kind === 'bool' ? value.value : fallback;
+  };
+  if (layer.type === 'LayerNorm') return flag(2, 'elementwise_affine', true);
+  if (layer.type === 'GroupNorm') return flag(3, 'affine', true);
+  if (/^BatchNorm[123]d$/.test(layer.type)) return flag(3, 'affine', true);
+  if (/^InstanceNorm[123]d$/.test(layer.type)) return flag(3, 'affine', false);
+  return false;
+}
+
+/** The position of the weight among the arguments of torch.nn.functional's norms. */
+const FUNCTIONAL_NORM_WEIGHT: Record<string, number> = { layer_norm: 2, group_norm: 2, batch_norm: 3 };
+
 function tensorsIn(value: Value | undefined): TensorValue[] {
   if (!value) return [];
   if (value.kind === 'tensor') return [value];
@@ -231,6 +251,15 @@ export class ForwardTrace implements TensorTracer {
   private trainableSoFar = 0;
   /** Each dropout's output, with the input it scaled (see compileRecomputed). */
   private readonly dropoutInputs = new Map<number, number>();
+
+  /**
+   * The module's parameters are stacked by torch.func (`stack_module_state`) and forward runs under vmap
+   * (`vmap(functional_call(...))`): functorch's batching rules for batch_norm, group_norm and layer_norm with batched
+   * weights normalize without the affine and then multiply by the weight and add the bias as ops of their own, so
+   * that multiply keeps the normalized tensor for the weight's gradient, one output-sized tensor more than the fused
+   * kernel keeps (aten/src/ATen/functorch/BatchRulesNorm.cpp; test/gpu/estimator/probe_vmap10.py).
+   */
+  stackedParameters = false;
 
   /** Library models forward called (their parameters count once towards trainableSoFar). */
   private readonly librariesCounted = new Set<CallResultValue>();
@@ -557,6 +586,18 @@ export class ForwardTrace implements TensorTracer {
     this.keepBuffer(2 * queryElements + 3 * keyElements);
   }
 
+  /**
+   * What a norm with a trained affine keeps beside `out` when the parameters are stacked (see stackedParameters): the
+   * normalized tensor before the affine, of the output's size and precision. Its backward holds the weight's
+   * gradient at that size too until autograd sums it to the weight's shape, after the multiply's backward returns.
+   */
+  private keepStackedNormalized(out: TensorValue): void {
+    if (!this.stackedParameters || !this.recording) return;
+    const normalized = this.precision(this.make(out.shape), !this.fullPrecision.has(out.id));
+    this.keep(normalized);
+    this.pendingBackwardWorkspace += numel(out.shape);
+  }
+
   private keepBuffer(elements: number): void {
     if (!this.recording) return;
     this.saved.set(this.nextId++, elements);
@@ -816,7 +857,9 @@ export class ForwardTrace implements TensorTracer {
         const fp32List = /^(LayerNorm|GroupNorm|RMSNorm)$/.test(layer.type);
         if (fp32List) this.keepCastOperand('fp32', x);
         else this.keep(x);
-        return fp32List ? this.precision(this.produce(shape, [x]), false) : this.produce(shape, [x]);
+        const out = fp32List ? this.precision(this.produce(shape, [x]), false) : this.produce(shape, [x]);
+        if (normAffine(layer) && this.trainable(layer)) this.keepStackedNormalized(out);
+        return out;
       }
       case 'ReLU':
         return this.relu(x, flag('inplace', false, 0));
@@ -1237,7 +1280,12 @@ export class ForwardTrace implements TensorTracer {
         if (fp32List) this.keepCastOperand('fp32', x);
         else this.keep(x);
         const out = this.produce(x.shape, [x]);
-        return fp32List ? this.precision(out, false) : out;
+        if (fp32List) this.precision(out, false);
+        // The weight given (`F.layer_norm(x, shape, self.weight, self.bias)`): a trained one is stacked under vmap too.
+        const weightAt = FUNCTIONAL_NORM_WEIGHT[name];
+        const weight = weightAt ? tensorsIn(kwargs.get('weight') ?? args[weightAt])[0] : undefined;
+        if (weight && this.excluded.has(weight.id) && !this.noGrad.has(weight.id)) this.keepStackedNormalized(out);
+        return out;
       }
       case 'sigmoid':
       case 'tanh':

@@ -9,7 +9,7 @@ import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/p
 import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
-import { ForwardTrace, type TracedLibraries } from './forward-trace';
+import { ForwardTrace, normAffine, type TracedLibraries } from './forward-trace';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
@@ -367,11 +367,11 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'RMSNorm': {
       const shape = argument(layer, 0, 'normalized_shape');
       const features = shape?.kind === 'list' ? shape.items.map((i) => numberOf(i) ?? 1).reduce((a, b) => a * b, 1) : numberOf(shape) ?? net.channels;
-      net.layerNorm(features, layer.type === 'RMSNorm' ? 1 : 2);
+      net.layerNorm(features, layer.type === 'RMSNorm' ? 1 : 2, normAffine(layer));
       return;
     }
     case 'GroupNorm':
-      net.layerNorm(num(layer, 1, 'num_channels', net.channels));
+      net.layerNorm(num(layer, 1, 'num_channels', net.channels), 2, normAffine(layer));
       return;
     case 'ReLU6':
       net.relu6();
@@ -1049,8 +1049,13 @@ function holdsOwnParameters(value: Value): boolean {
   return items.length > 0 && items.every((item) => item.kind === 'object' && item.role === 'parameters');
 }
 
+/** How the module is run: `stackedParameters`, as a member of an ensemble stacked by torch.func (see ForwardTrace). */
+export interface ModuleNetOptions {
+  stackedParameters?: boolean;
+}
+
 /** The net of a module the script builds; undefined when it holds no layer at all. */
-export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
+export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNetOptions = {}): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
   const plan = checkpointPlan(root);
   const blocks = new Set<Module>(plan?.modules ?? []);
@@ -1089,6 +1094,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
       : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
     const net = new NetBuilder(input);
+    net.stackedParameters = options.stackedParameters === true;
     if (first.kind === 'tokens' && first.channels > 1) net.embedding(0, first.channels);
     let open: number | undefined;
     for (const { layer, block } of list) {
@@ -1142,6 +1148,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       batch: number): Traced | undefined => {
       const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries);
       attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
+      attempt.stackedParameters = options.stackedParameters === true;
       attempt.samples = batch;
       // The step's tensors hold `batch` samples on their batch axis; one without a batch axis cannot be batched.
       let unbatched = false;
