@@ -1259,7 +1259,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (ensemble) {
     // The members run under vmap with their parameters stacked: traced as such (what the batching rules keep).
     const member = ensemble.members[0]!;
-    const net = moduleNet(member, bindings.program, { stackedParameters: true });
+    const net = moduleNet(member, bindings.program, { stackedMembers: ensemble.members.length });
     const found = customModels.findIndex((m) => m.value === member);
     if (net && found >= 0) customModels[found] = { ...net, line: customModels[found]!.line, variable: customModels[found]!.variable, value: member };
     else if (net && customModels.length === 0) customModels.push({ ...net, line: ensemble.line, value: member });
@@ -1274,6 +1274,10 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (hubModelName) modelVariables.add(hubModelName);
   // The model's forwards (`model(x)`), found once for the questions below.
   const forwards = modelVariables.size === 0 ? [] : calls.filter((call) => callsModel(call, modelVariables));
+  // A stacked ensemble's forward maps the members over the first axis of the step's input ((members, batch, ...)):
+  // the batch each member sees is the second.
+  const memberBatch = ensemble ? ensembleMemberBatch(forwards, bindings, ensemble.members.length) : undefined;
+  if (memberBatch) dataBatch = memberBatch;
   detected.output = modelOutputUse(calls, calledNames, forwards);
   detected.graphFreedOnReturn = graphFreedOnReturn(forwards);
   detected.outputObjectDropped = outputObjectDropped(forwards);
@@ -1711,6 +1715,23 @@ function stackedEnsemble(calls: readonly Node[], bindings: Bindings): { members:
     const members = given ? bindings.value(given) : undefined;
     if (members?.kind !== 'list' || members.items.length < 2 || !members.items.every(isModuleValue)) continue;
     return { members: members.items, line: call.startPosition.row };
+  }
+  return undefined;
+}
+
+/**
+ * The batch one member of a stacked ensemble sees: the second axis of a tensor the step makes and gives the vmapped
+ * forward, whose first axis is the members (`x = torch.randn(MEMBERS, BATCH, 40)`; `run_all(params, buffers, x)`).
+ */
+function ensembleMemberBatch(forwards: readonly Node[], bindings: Bindings, members: number): Located<number> | undefined {
+  for (const call of forwards) {
+    if (underNoGrad(call)) continue;
+    for (const argument of callArguments(call).positional) {
+      const value = bindings.value(argument);
+      const shape = value?.kind === 'call' ? tensorShape(value) : undefined;
+      if (!shape || shape.dims.length < 2 || shape.dims[0] !== members) continue;
+      return { value: shape.dims[1]!, ...(shape.dimOrigins?.[1] ?? { line: shape.line, how: shape.how }) };
+    }
   }
   return undefined;
 }
