@@ -64,3 +64,9 @@ test('stacked ensemble: F.layer_norm given the module\'s own weight keeps the no
   assert.equal(r.config.gradsKeptAcrossSteps, true);
   assert.ok(r.assumptions.some((a) => a.includes('zero_grad() (line 31) runs after the forward')));
 });
+
+test('stacked ensemble: RMSNorm with its weight keeps its normalized tensor too (run as its composite ops under vmap)', async () => {
+  const [ensemble, single] = await Promise.all([fixture('rmsnorm_ensemble'), fixture('rmsnorm_single')]);
+  assert.equal(ensemble.config.batchSize, 300);
+  assert.equal(layers(ensemble.config.model).savedElementsPerSample - layers(single.config.model).savedElementsPerSample, 160);
+});
