@@ -310,6 +310,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   let recomputeOutsideCounted = false;
   /** The recompute peak where the recomputed block's own backward sets it (its gradients included). */
   let recomputeBackward = 0;
+  /** What a block of checkpoint_sequential's last segment, which runs normally, holds in its backward over forward's. */
+  let lastSegmentBackward = 0;
   if (cfg.checkpointing && cfg.mode === 'train' && net.blockSavedElements.length > 1) {
     const blocks = net.blockSavedElements;
     // What a checkpoint keeps of a block's input: fp32 under autocast where the trace found it fp32 (a residual
@@ -334,20 +336,24 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       const segmentInputs = segmentSaved.slice(0, -1).reduce((total, _s, k) => total + inputBytes(k * perSegment), 0);
       saved = b * ((outside + segmentSaved[segmentSaved.length - 1]) * act + segmentInputs + net.fixedBytesPerSample) + ampCopies;
       recompute = b * Math.max(...segmentSaved.slice(0, -1), 0) * act;
-      // Each block's own backward runs beside what the blocks before it in its segment keep: the last segment's at
-      // the start of backward (every checkpoint's input alive), a recomputed segment's with the inputs of the
-      // segments up to it.
+      // Each block's own backward runs beside what the blocks before it in its segment keep. A recomputed segment's,
+      // with the inputs of the segments up to it; the last segment's at the start of backward, over what forward
+      // kept less what that block and the later ones kept.
       let worstBackward = 0;
-      for (let k = 0; k < segments; k++) {
-        const last = k === segments - 1;
-        const inputsKept = segmentSaved.slice(0, last ? -1 : k + 1).reduce((total, _s, m) => total + inputBytes(m * perSegment), 0);
+      for (let k = 0; k < segments - 1; k++) {
+        const inputsKept = segmentSaved.slice(0, k + 1).reduce((total, _s, m) => total + inputBytes(m * perSegment), 0);
         let earlier = 0;
-        for (let j = k * perSegment; j < (last ? blocks.length : (k + 1) * perSegment); j++) {
+        for (let j = k * perSegment; j < (k + 1) * perSegment; j++) {
           worstBackward = Math.max(worstBackward, inputsKept + earlier + ownPeak(j));
           earlier += blocks[j]! * act;
         }
       }
       recomputeBackward = b * worstBackward;
+      let later = 0;
+      for (let j = blocks.length - 1; j >= (segments - 1) * perSegment; j--) {
+        later += blocks[j]! * act;
+        lastSegmentBackward = Math.max(lastSegmentBackward, b * (ownPeak(j) - later));
+      }
     } else {
       // Each block checkpointed on its own (what the refactoring and the libraries do): it keeps its input, and
       // backward recomputes one block at a time.
@@ -408,7 +414,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     forwardTransient: Math.max(0, frozenPrefixLive - saved),
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
-    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward),
+    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward,
+      lastSegmentBackward),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
     // The step's output, where the step holds it through backward (`logits = model(x)`), is alive then too.
     recompute: recompute > 0 ? Math.max(recompute + Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair),
