@@ -1279,17 +1279,28 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     const skeletons = customModels.filter((m) => !bindings.program.onDevice.has(m.value));
     for (const skeleton of skeletons) customModels.splice(customModels.indexOf(skeleton), 1);
   }
-  if (ensemble && customModels.length === 0) {
-    const net = moduleNet(ensemble.members[0]!, bindings.program);
-    if (net) customModels.push({ ...net, line: ensemble.line, value: ensemble.members[0]! });
+  if (ensemble) {
+    // The members run under vmap with their parameters stacked: traced as such (what the batching rules keep).
+    const member = ensemble.members[0]!;
+    const net = moduleNet(member, bindings.program, { stackedMembers: ensemble.members.length });
+    const found = customModels.findIndex((m) => m.value === member);
+    if (net && found >= 0) customModels[found] = { ...net, line: customModels[found]!.line, variable: customModels[found]!.variable, value: member };
+    else if (net && customModels.length === 0) customModels.push({ ...net, line: ensemble.line, value: member });
   }
   const customModel = trainedModel(customModels, updated, lastCalled);
   const trainedVariables = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.variable) : [];
   const modelVariables = new Set(trainedVariables.filter((v): v is string => v !== undefined));
+  // A stacked ensemble runs through the function vmap makes (`ensemble_forward = vmap(fmodel)`): its calls are the
+  // model's forwards (where the step calls zero_grad, what it keeps of the output).
+  if (ensemble) for (const name of vmappedNames(calls)) modelVariables.add(name);
   const hubModelName = hubModelCall ? assignedName(hubModelCall) : undefined;
   if (hubModelName) modelVariables.add(hubModelName);
   // The model's forwards (`model(x)`), found once for the questions below.
   const forwards = modelVariables.size === 0 ? [] : calls.filter((call) => callsModel(call, modelVariables));
+  // A stacked ensemble's forward maps the members over the first axis of the step's input ((members, batch, ...)):
+  // the batch each member sees is the second.
+  const memberBatch = ensemble ? ensembleMemberBatch(forwards, bindings, ensemble.members.length) : undefined;
+  if (memberBatch) dataBatch = memberBatch;
   detected.output = modelOutputUse(calls, calledNames, forwards);
   detected.graphFreedOnReturn = graphFreedOnReturn(forwards);
   detected.outputObjectDropped = outputObjectDropped(forwards);
@@ -1706,6 +1717,28 @@ function stackedEnsemble(calls: readonly Node[], bindings: Bindings): { members:
     return { members: members.items, line: call.startPosition.row };
   }
   return undefined;
+}
+
+/**
+ * The batch one member of a stacked ensemble sees: the second axis of a tensor the step makes and gives the vmapped
+ * forward, whose first axis is the members (`x = torch.randn(MEMBERS, BATCH, 40)`; `run_all(params, buffers, x)`).
+ */
+function ensembleMemberBatch(forwards: readonly Node[], bindings: Bindings, members: number): Located<number> | undefined {
+  for (const call of forwards) {
+    if (underNoGrad(call)) continue;
+    for (const argument of callArguments(call).positional) {
+      const value = bindings.value(argument);
+      const shape = value?.kind === 'call' ? tensorShape(value) : undefined;
+      if (!shape || shape.dims.length < 2 || shape.dims[0] !== members) continue;
+      return { value: shape.dims[1]!, ...(shape.dimOrigins?.[1] ?? { line: shape.line, how: shape.how }) };
+    }
+  }
+  return undefined;
+}
+
+/** The names the script binds functions made by vmap to (`ensemble_forward = vmap(fmodel, randomness="different")`). */
+function vmappedNames(calls: readonly Node[]): string[] {
+  return calls.filter((call) => VMAP.test(callee(call))).map(assignedName).filter((name): name is string => name !== undefined);
 }
 
 function insideModuleClass(call: Node, bindings: Bindings): boolean {

@@ -92,6 +92,11 @@ export class NetBuilder {
    * input, so the norm keeps nothing (BatchNorm2d keeps the convolution's output).
    */
   frozenNorms = false;
+  /**
+   * The net's parameters are stacked by torch.func and forward runs under vmap: a norm with an affine keeps its
+   * normalized tensor beside its output (see ForwardTrace.stackedParameters).
+   */
+  stackedParameters = false;
   /** Named top-level submodules in forward order (see part()), and the classifier head's start (the last linear). */
   private readonly parts: Array<OpenPart> = [];
   private headPart: OpenPart | undefined;
@@ -376,18 +381,25 @@ export class NetBuilder {
     }
     if (!this.frozenNorms) this.keepCurrent();
     this.produce(this.shape);
+    if (affine && !this.frozenNorms) this.keepStackedNormalized();
     return this;
+  }
+
+  /** What a norm with an affine keeps beside its output when the parameters are stacked under vmap. */
+  private keepStackedNormalized(): void {
+    if (this.stackedParameters) this.saved += this.elements;
   }
 
   /**
    * layer_norm is on autocast's fp32 list: under autocast it casts a half input to fp32 and keeps that copy (4 bytes
    * a value where the half tensor would take 2), as the forward trace counts it (measured in round 3).
    */
-  layerNorm(features = this.channels, parametersPerFeature = 2): this {
+  layerNorm(features = this.channels, parametersPerFeature = 2, affine = parametersPerFeature === 2): this {
     this.parameters += parametersPerFeature * features;
     if (!this.currentSaved) this.fp32UnderAutocast += this.elements;
     this.keepCurrent();
     this.produce(this.shape);
+    if (affine) this.keepStackedNormalized();
     return this;
   }
 

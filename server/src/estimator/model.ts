@@ -310,6 +310,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   let recomputeOutsideCounted = false;
   /** The recompute peak where the recomputed block's own backward sets it (its gradients included). */
   let recomputeBackward = 0;
+  /** What a block of checkpoint_sequential's last segment, which runs normally, holds in its backward over forward's. */
+  let lastSegmentBackward = 0;
   if (cfg.checkpointing && cfg.mode === 'train' && net.blockSavedElements.length > 1) {
     const blocks = net.blockSavedElements;
     // What a checkpoint keeps of a block's input: fp32 under autocast where the trace found it fp32 (a residual
@@ -317,6 +319,10 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     const inputBytes = (k: number): number => (net.blockInputElements[k] ?? 0) * (mode === 'amp' && net.blockInputFullPrecision?.[k] ? FP32 : act);
     const blockTotal = blocks.reduce((x, y) => x + y, 0);
     const outside = net.savedElementsPerSample - blockTotal;
+    // What block k holds at once in its own backward (its largest op's gradients and temporaries over what it kept
+    // before that op): a block of a few huge intermediates (a linear attention's running sums of k v^T) peaks there.
+    const ownPeak = (k: number): number => (mode === 'amp' && net.blockBackwardPeakAutocastBytes
+      ? net.blockBackwardPeakAutocastBytes[k] ?? 0 : (net.blockBackwardPeakElements?.[k] ?? 0) * act);
     if (net.checkpointSegments || cfg.checkpointSegments) {
       // checkpoint_sequential in the segments the script gives (else round(sqrt(n))), split as torch does: n //
       // segments blocks in each checkpointed segment, the rest in the last, which runs normally. Each checkpointed
@@ -330,6 +336,24 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       const segmentInputs = segmentSaved.slice(0, -1).reduce((total, _s, k) => total + inputBytes(k * perSegment), 0);
       saved = b * ((outside + segmentSaved[segmentSaved.length - 1]) * act + segmentInputs + net.fixedBytesPerSample) + ampCopies;
       recompute = b * Math.max(...segmentSaved.slice(0, -1), 0) * act;
+      // Each block's own backward runs beside what the blocks before it in its segment keep. A recomputed segment's,
+      // with the inputs of the segments up to it; the last segment's at the start of backward, over what forward
+      // kept less what that block and the later ones kept.
+      let worstBackward = 0;
+      for (let k = 0; k < segments - 1; k++) {
+        const inputsKept = segmentSaved.slice(0, k + 1).reduce((total, _s, m) => total + inputBytes(m * perSegment), 0);
+        let earlier = 0;
+        for (let j = k * perSegment; j < (k + 1) * perSegment; j++) {
+          worstBackward = Math.max(worstBackward, inputsKept + earlier + ownPeak(j));
+          earlier += blocks[j]! * act;
+        }
+      }
+      recomputeBackward = b * worstBackward;
+      let later = 0;
+      for (let j = blocks.length - 1; j >= (segments - 1) * perSegment; j--) {
+        later += blocks[j]! * act;
+        lastSegmentBackward = Math.max(lastSegmentBackward, b * (ownPeak(j) - later));
+      }
     } else {
       // Each block checkpointed on its own (what the refactoring and the libraries do): it keeps its input, and
       // backward recomputes one block at a time.
@@ -341,10 +365,6 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       let worst = 0;
       let worstBackward = 0;
       const before = net.blockOutsideBeforeElements;
-      // What block k holds at once in its own backward (its largest op's gradients and temporaries over what it kept
-      // before that op): a block of a few huge intermediates (a linear attention's running sums of k v^T) peaks there.
-      const ownPeak = (k: number): number => (mode === 'amp' && net.blockBackwardPeakAutocastBytes
-        ? net.blockBackwardPeakAutocastBytes[k] ?? 0 : (net.blockBackwardPeakElements?.[k] ?? 0) * act);
       blocks.forEach((blockSaved, k) => {
         const input = inputBytes(k);
         // Traced, only what forward kept before block k is still alive then (later layers' tensors are freed),
@@ -375,7 +395,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // the loss outside forward, as eager; test/gpu/estimator/results/compile_saved.json).
   const fusedLoss = cfg.compiled === true && net.lossInForward === true;
   const lossBackward = fusedLoss ? 0 : ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1);
-  saved += lossKept + (cfg.outputKept === true && cfg.mode === 'train' && !ownLogSoftmax ? outputs : 0);
+  const outputHeld = cfg.outputKept === true && cfg.mode === 'train' && !ownLogSoftmax;
+  saved += lossKept + (outputHeld ? outputs : 0);
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
   // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a
   // large tensor early in forward is reached late in backward, when most of the rest is freed).
@@ -393,11 +414,13 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     forwardTransient: Math.max(0, frozenPrefixLive - saved),
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
-    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward),
+    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward,
+      lastSegmentBackward),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
+    // The step's output, where the step holds it through backward (`logits = model(x)`), is alive then too.
     recompute: recompute > 0 ? Math.max(recompute + Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair),
       recomputeBackward) + (recomputeOutsideCounted ? 0 : b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act) +
-      convWorkspace : 0,
+      convWorkspace + (outputHeld ? outputs : 0) : 0,
     outputs,
     lossTransient: logSoftmax,
     // What forward holds at once beside this batch's outputs: its live peak counts the outputs where the last layer

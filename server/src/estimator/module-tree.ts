@@ -9,7 +9,7 @@ import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/p
 import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
-import { ForwardTrace, type TracedLibraries } from './forward-trace';
+import { ForwardTrace, normAffine, type TracedLibraries } from './forward-trace';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
 import type { LayerNetSpec } from './types';
@@ -374,11 +374,11 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'RMSNorm': {
       const shape = argument(layer, 0, 'normalized_shape');
       const features = shape?.kind === 'list' ? shape.items.map((i) => numberOf(i) ?? 1).reduce((a, b) => a * b, 1) : numberOf(shape) ?? net.channels;
-      net.layerNorm(features, layer.type === 'RMSNorm' ? 1 : 2);
+      net.layerNorm(features, layer.type === 'RMSNorm' ? 1 : 2, normAffine(layer));
       return;
     }
     case 'GroupNorm':
-      net.layerNorm(num(layer, 1, 'num_channels', net.channels));
+      net.layerNorm(num(layer, 1, 'num_channels', net.channels), 2, normAffine(layer));
       return;
     case 'ReLU6':
       net.relu6();
@@ -636,7 +636,7 @@ function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: V
 /** How many of the input candidates are tried in pairs for a forward of several inputs (at most its square traces). */
 const MAX_PAIRED_CANDIDATES = 6;
 
-function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<typeof firstShape>, size: number): InputShape[] {
+function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<typeof firstShape>, size: number, members?: number): InputShape[] {
   const out: InputShape[] = [];
   for (const args of program.moduleCalls.get(root) ?? []) {
     const given = args[0];
@@ -649,7 +649,9 @@ function inputCandidates(program: ProgramModel, root: Module, first: ReturnType<
     const shape = tensorShape(call);
     if (!shape) continue;
     const integer = call.path === 'torch.randint' || isIntegerTensor(call);
-    out.push({ shape: inFunction === '__getitem__' ? [1, ...shape.dims] : [1, ...shape.dims.slice(1)], integer });
+    // A stacked ensemble's batch, (members, batch, ...): a member sees the batch.
+    const perMember = members !== undefined && shape.dims.length >= 3 && shape.dims[0] === members;
+    out.push({ shape: inFunction === '__getitem__' ? [1, ...shape.dims] : [1, ...shape.dims.slice(perMember ? 2 : 1)], integer });
   }
   const layer = first.layer;
   if (first.kind === 'image' && !layer) out.push({ shape: [1, first.channels, size, size], integer: false });
@@ -1056,9 +1058,18 @@ function holdsOwnParameters(value: Value): boolean {
   return items.length > 0 && items.every((item) => item.kind === 'object' && item.role === 'parameters');
 }
 
+/**
+ * How the module is run: `stackedMembers`, as one of that many members of an ensemble whose parameters torch.func
+ * stacks and whose forward vmap runs (see ForwardTrace.stackedParameters).
+ */
+export interface ModuleNetOptions {
+  stackedMembers?: number;
+}
+
 /** The net of a module the script builds; undefined when it holds no layer at all. */
-export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo | undefined {
+export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNetOptions = {}): CustomModuleInfo | undefined {
   if (!isModule(root)) return undefined;
+  const stacked = (options.stackedMembers ?? 0) > 1;
   const plan = checkpointPlan(root);
   const blocks = new Set<Module>(plan?.modules ?? []);
   const { leaves: list, unknown } = leaves(root, blocks);
@@ -1096,6 +1107,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const input: LayerNetSpec['input'] = first.kind === 'image' ? { kind: 'image', channels: first.channels, size }
       : first.kind === 'tokens' ? { kind: 'tokens', seqLen: size } : { kind: 'vector', features: first.channels };
     const net = new NetBuilder(input);
+    net.stackedParameters = stacked;
     if (first.kind === 'tokens' && first.channels > 1) net.embedding(0, first.channels);
     let open: number | undefined;
     for (const { layer, block } of list) {
@@ -1128,7 +1140,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const firstName = argumentNodes[0] ? argumentVariable(argumentNodes[0]) : undefined;
     const firstIndex = batching && firstName !== undefined ? batching.names.indexOf(firstName) : -1;
     const firstSample = firstIndex >= 0 ? batching?.sample[firstIndex] : undefined;
-    const allCandidates = inputCandidates(program, root, first, size);
+    const allCandidates = inputCandidates(program, root, first, size, options.stackedMembers);
     const folded = foldedRows();
     const candidates = [...(firstSample ? [firstSample] : []), ...(folded ? [folded] : []), ...allCandidates.filter((candidate) => candidate.shape.length >= 2)];
     /** One integer per sample: a class label a conditional model takes beside its input (`D(images, labels)`). */
@@ -1149,6 +1161,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       batch: number): Traced | undefined => {
       const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries);
       attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
+      attempt.stackedParameters = stacked;
       attempt.samples = batch;
       // The step's tensors hold `batch` samples on their batch axis; one without a batch axis cannot be batched.
       let unbatched = false;
