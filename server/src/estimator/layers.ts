@@ -98,6 +98,8 @@ export class NetBuilder {
   /** Whether the walk made a tensor since the last part began (until it does, the current tensor is that part's input). */
   private producedSincePart = false;
   private returnedOutput: number | undefined;
+  /** The largest ratio of a map's area (and frames) to the input image's, over the walk (see LayerNetSpec.mapGrowth). */
+  private mapGrowth = 1;
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
@@ -149,6 +151,11 @@ export class NetBuilder {
     this.currentSaved = false;
     this.producedSincePart = true;
     this.largest = Math.max(this.largest, elementsOf(shape));
+    const input = this.inputSpec;
+    if (shape.kind === 'image' && input.kind === 'image') {
+      const inputArea = input.size * (input.width ?? input.size) * (input.frames ?? 1);
+      this.mapGrowth = Math.max(this.mapGrowth, (shape.h * shape.w * (shape.t ?? 1)) / inputArea);
+    }
     for (const open of [this.headPart, this.parts[this.parts.length - 1]]) if (open) open.largest = Math.max(open.largest, elementsOf(shape));
   }
 
@@ -773,6 +780,7 @@ export class NetBuilder {
       outputElementsPerSample: outputElements + this.extraOutputs,
       ...(this.returnedOutput !== undefined ? { returnedOutputElementsPerSample: this.returnedOutput + this.extraOutputs } : {}),
       hasConvolution: this.convolutions > 0,
+      ...(this.mapGrowth > 1 ? { mapGrowth: this.mapGrowth } : {}),
       blockSavedElements: this.blockSaved,
       blockInputElements: this.blockInputs,
       castParameters: this.castParameters,

@@ -12,6 +12,7 @@ import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, type TracedLibraries } from './forward-trace';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
+import { featurePyramidLayers } from './feature-pyramid';
 import type { LayerNetSpec } from './types';
 
 export interface CustomModuleInfo {
@@ -262,7 +263,8 @@ const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'C
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d',
   'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveMaxPool2d',
   'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6',
-  'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d']);
+  'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d',
+  'FeaturePyramidNetwork']);
 
 function argument(layer: LayerValue, index: number, keyword: string): Value | undefined {
   return layer.kwargs.get(keyword) ?? layer.args[index];
@@ -343,6 +345,10 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'UpsamplingNearest2d':
     case 'UpsamplingBilinear2d':
       net.upsample(num(layer, 1, 'scale_factor', 2));
+      return;
+    case 'FeaturePyramidNetwork':
+      // It reads a dict of maps, which a walk of one tensor does not have: its parameters only (the trace runs it).
+      net.parameters += layerParameters(layer).total;
       return;
     case 'Embedding': {
       const vocab = num(layer, 0, 'num_embeddings', 1);
@@ -535,6 +541,11 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
       const e = n(0, 'embed_dim', 0);
       const bias = flag(layer, 'bias', true, 3);
       return { total: 4 * e * e + (bias ? 4 * e : 0), cast: 4 * e * e };
+    }
+    case 'FeaturePyramidNetwork': {
+      const pyramid = featurePyramidLayers(layer);
+      const convolutions = pyramid ? [...pyramid.lateral, ...pyramid.output].map(layerParameters) : [];
+      return { total: convolutions.reduce((sum, c) => sum + c.total, 0), cast: convolutions.reduce((sum, c) => sum + c.cast, 0) };
     }
     case 'TransformerEncoderLayer':
     case 'TransformerDecoderLayer': {
@@ -873,6 +884,8 @@ const SIZE_ARGUMENTS: Record<string, ReadonlyArray<readonly [number, string]>> =
 function withUndeterminedSize(list: readonly Leaf[]): Pick<CustomModuleInfo, 'undeterminedSize'> {
   const determined = (value: Value): boolean => (value.kind === 'list' ? value.items.every(determined) : numberOf(value) !== undefined);
   for (const { layer } of list) {
+    // A pyramid with norms or extra levels of its own is not sized (see featurePyramidLayers).
+    if (layer.type === 'FeaturePyramidNetwork' && !featurePyramidLayers(layer)) return { undeterminedSize: 'torchvision.ops.FeaturePyramidNetwork' };
     for (const [index, keyword] of SIZE_ARGUMENTS[layer.type] ?? []) {
       const given = argument(layer, index, keyword);
       if (given && !determined(given)) return { undeterminedSize: `nn.${layer.type}` };
@@ -1393,6 +1406,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       scalesWithInput: specs.some((s) => s.scalesWithInput),
       ...(specs.find((s) => s.batchDependent) ? { batchDependent: specs.find((s) => s.batchDependent)!.batchDependent } : {}),
       ...(specs.some((s) => s.forwardUntraced) ? { forwardUntraced: true } : {}),
+      ...(specs.some((s) => s.mapGrowth !== undefined) ? { mapGrowth: max((s) => s.mapGrowth ?? 1) } : {}),
     };
   };
   const fed = models.find((m) => m.inputKind !== 'vector') ?? models[0]!;

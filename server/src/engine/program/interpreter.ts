@@ -132,6 +132,8 @@ const ELEMENTWISE_COMPARISON = /^(<|>|<=|>=|==|!=)$/;
 
 /** Library modules whose names we resolve as references (`import torch.nn as nn` → `torch.nn`). */
 const TORCH_NN = /^torch\.nn\.(?:modules\.\w+\.)?([A-Z]\w*)$/;
+/** torchvision.ops modules the layer walk and the trace size as layers of their own (a feature pyramid). */
+const TORCHVISION_OPS_LAYER = /^torchvision\.ops\.(?:feature_pyramid_network\.)?(FeaturePyramidNetwork)$/;
 
 /**
  * Where an instance of a script's class that extends a torch.nn layer (`class LayerNorm2d(nn.LayerNorm)`) keeps
@@ -1938,7 +1940,7 @@ export class ProgramModel {
       const traced = this.tracer.function(path, args, kwargs);
       if (traced !== undefined) return traced;
     }
-    const layer = TORCH_NN.exec(path);
+    const layer = TORCH_NN.exec(path) ?? TORCHVISION_OPS_LAYER.exec(path);
     if (TORCH_PARAMETER.test(path)) {
       return { kind: 'layer', type: 'Parameter', args, kwargs, children: [], line };
     }

@@ -1,0 +1,23 @@
+// Library models and parts held by a script's modules (set 10): torchvision's create_feature_extractor and
+// FeaturePyramidNetwork, and a layer walk whose maps grow absurdly (branches read as one chain).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { estimateFixture } from './helpers';
+
+test('a ResNet-50 cut by create_feature_extractor under a torchvision FPN: the backbone without its head, the pyramid\'s convolutions, forward traced', async () => {
+  const r = await estimateFixture('library-set10/resnet_feature_extractor_fpn.py');
+  assert.equal(r.detected.model.name, 'HeatmapNet');
+  // resnet50 without avgpool and fc (25,557,032 - 2,049,000); the FPN's 1x1 laterals (3840 x 128 + 4 x 128) and
+  // 3x3 outputs (4 x (128 x 128 x 9 + 128)); the 1x1 head (128 x 17 + 17).
+  assert.equal(r.detected.parameters, 23_508_032 + 492_032 + 590_336 + 2_193);
+  assert.ok(!r.assumptions.some((a) => a.includes('could not be followed')), r.assumptions.join('\n'));
+  // The maps the pyramid makes at 256 px: at least its four 128-channel outputs (64², 32², 16², 8²) per sample.
+  assert.ok(r.breakdown!.activations > 12 * 128 * (64 ** 2 + 32 ** 2 + 16 ** 2 + 8 ** 2) * 4 + 1e9, `activations ${r.breakdown!.activations}`);
+});
+
+test('a layer walk that upsamples far past the input (heads side by side, read as one chain) is no estimate, not terabytes', async () => {
+  const r = await estimateFixture('library-set10/parallel_upsampling_heads.py');
+  assert.equal(r.detected.model.source, 'unresolved');
+  assert.match(r.unresolved?.reason ?? '', /4096 times the input image's area/);
+  assert.ok(r.peakAllocated < 2 ** 30, `peak ${r.peakAllocated}`);
+});
