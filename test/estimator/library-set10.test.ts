@@ -21,3 +21,9 @@ test('a layer walk that upsamples far past the input (heads side by side, read a
   assert.match(r.unresolved?.reason ?? '', /4096 times the input image's area/);
   assert.ok(r.peakAllocated < 2 ** 30, `peak ${r.peakAllocated}`);
 });
+
+test('a torchvision.ops module the engine does not size leaves the model unresolved, never counted as nothing', async () => {
+  const r = await estimateFixture('library-set10/torchvision_ops_module_unsized.py');
+  assert.equal(r.detected.model.source, 'unresolved');
+  assert.match(r.unresolved?.reason ?? '', /SqueezeExcitation/);
+});

@@ -945,6 +945,9 @@ function libraryPathFrozen(program: ProgramModel | undefined, model: CallResultV
   return frozen;
 }
 
+/** Library calls that make modules: torchvision's models and ops, timm's. */
+const LIBRARY_MODULE = /^(torchvision\.(models|ops)|timm)\./;
+
 function libraryHoldings(root: Module, program: ProgramModel | undefined): LibraryHoldings {
   const held = new Map<CallResultValue, Array<{ part: LibraryPart | 'whole'; frozen: boolean }>>();
   const unsized: string[] = [];
@@ -959,6 +962,10 @@ function libraryHoldings(root: Module, program: ProgramModel | undefined): Libra
     const submodule = librarySubmodule(value);
     if (value.kind === 'call' && libraryBackbone(value)) {
       hold(value, libraryPart(value, '') ?? 'whole', libraryPathFrozen(program, value, ''));
+    } else if (value.kind === 'call' && LIBRARY_MODULE.test(value.path) && !libraryVisionCall(value)) {
+      // A library module the catalog does not know (a layer of torchvision.ops, a model cut by a node it cannot
+      // place): its parameters are not known, never none.
+      if (unsized.length < 4) unsized.push(value.path.slice(value.path.lastIndexOf('.') + 1));
     } else if (submodule && libraryVisionCall(submodule.model)) {
       const part = libraryBackbone(submodule.model) ? libraryPart(submodule.model, submodule.path) : undefined;
       if (part) hold(submodule.model, part, libraryPathFrozen(program, submodule.model, submodule.path));
