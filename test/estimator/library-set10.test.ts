@@ -27,3 +27,12 @@ test('a torchvision.ops module the engine does not size leaves the model unresol
   assert.equal(r.detected.model.source, 'unresolved');
   assert.match(r.unresolved?.reason ?? '', /SqueezeExcitation/);
 });
+
+test('parameters frozen by name patterns in a loop over a feature extractor\'s named_parameters(): the parts they name', async () => {
+  const r = await estimateFixture('library-set10/freeze_by_name_patterns.py');
+  // resnet34 without fc (21,797,672 - 513,000), the head (768 x 37 + 37).
+  assert.equal(r.detected.parameters, 21_284_672 + 28_453);
+  // conv1 (9,408), bn1 (128) and layer1's three blocks (3 x 73,984) frozen: the rest trains.
+  assert.equal(r.detected.trainableParameters, 21_284_672 + 28_453 - 9_408 - 128 - 221_952);
+  assert.ok(!r.assumptions.some((a) => a.includes('assumed')), r.assumptions.join('\n'));
+});

@@ -156,10 +156,12 @@ function coveredParts(backbone: LibraryBackbone, spec: LayerNetSpec, path: strin
 export function libraryChildren(made: CallResultValue, path: string): string[] | undefined {
   const backbone = libraryBackbone(made);
   const spec = backbone?.build(224);
-  if (!backbone || !spec?.parts || backbone.featureParts) return undefined;
+  // timm's features_only model renames its modules; create_feature_extractor's keeps the model's, up to its last node.
+  if (!backbone || !spec?.parts || (backbone.featureParts && !backbone.featureNames)) return undefined;
   const prefix = path === '' ? '' : `${path}.`;
   const children: string[] = [];
-  for (const part of spec.parts) {
+  const kept = backbone.featureParts ? coveredParts(backbone, spec, '') ?? [] : spec.parts.map((_part, i) => i);
+  for (const part of kept.map((i) => spec.parts![i]!)) {
     if (part.name.startsWith('(') || !part.name.startsWith(prefix)) continue;
     const child = `${prefix}${part.name.slice(prefix.length).split('.')[0]!}`;
     const named = backbone.timm && path === '' ? TIMM_NAMES[child] ?? child : child;

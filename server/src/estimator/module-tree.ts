@@ -2,7 +2,7 @@
 // it: its submodules in registration order, with every constructor argument evaluated, through helper functions,
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
-import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, type LibraryPart } from './library-models';
+import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, partsNamed, type LibraryPart } from './library-models';
 import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
 import { drawnRange, isIntegerTensor, isModuleClass, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
@@ -988,11 +988,27 @@ function libraryHoldings(root: Module, program: ProgramModel | undefined): Libra
       : libraryPartsParameters(model, parts.flatMap((p) => (p.part === 'whole' ? [] : p.part.covered)));
     parameters += count;
     if (whole ? whole.frozen : parts.every((p) => p.frozen)) frozenParameters += count;
-    else if (!whole) frozenParameters += libraryPartsParameters(model, parts.flatMap((p) => (p.frozen && p.part !== 'whole' ? p.part.covered : [])));
+    else {
+      const frozenHere = whole ? 0 : libraryPartsParameters(model, parts.flatMap((p) => (p.frozen && p.part !== 'whole' ? p.part.covered : [])));
+      // Parts inside what is held that the script froze by their own paths (a loop over named_parameters()).
+      const covered = parts.flatMap((p) => (p.part === 'whole' ? libraryPart(model, '')?.covered ?? [] : p.part.covered));
+      frozenParameters += Math.max(frozenHere, libraryPartsParameters(model, frozenPartsOf(program, model).filter((i) => covered.includes(i))));
+    }
   }
   // A features_only model held as itself (path '') is a whole model too.
   const holdsParts = [...held.values()].some((parts) => parts.some((p) => p.part !== 'whole' && p.part.path !== ''));
   return { parameters, frozenParameters, holdsAny: held.size > 0, holdsParts, unsized, undetermined };
+}
+
+/** The part indices of a library vision model that the script's requires_grad calls, run in order, leave frozen. */
+function frozenPartsOf(program: ProgramModel | undefined, model: CallResultValue): number[] {
+  const parts = libraryBackbone(model)?.build(224).parts ?? [];
+  const frozen = parts.map(() => false);
+  for (const f of program?.libraryFreezes ?? []) {
+    if (f.model !== model || f.replaced) continue;
+    for (const i of partsNamed(parts, f.path) ?? []) frozen[i] = f.frozen;
+  }
+  return frozen.flatMap((isFrozen, i) => (isFrozen ? [i] : []));
 }
 
 /** Whether a module (or a submodule, a few levels down) holds a library vision model the catalog knows. */
