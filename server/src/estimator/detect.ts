@@ -1488,7 +1488,8 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     detected.imageRerun = { value: { batch: first.batch, imageSize: first.imageSize }, line: largest.line };
     detected.batchSize = { value: largest.batch, line: largest.line, how: 'call-argument' };
     detected.imageSize = { value: largest.imageSize, line: largest.line, how: 'call-argument' };
-    const library = largest.model ? libraryVisionCall(largest.model) : undefined;
+    // A model built anew for the run (not the first run's own, whose head the script may have replaced).
+    const library = largest.model && largest.model !== first.model ? libraryVisionCall(largest.model) : undefined;
     if (library && largest.model) {
       const made = largest.model;
       const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
