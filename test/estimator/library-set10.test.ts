@@ -40,7 +40,7 @@ test('parameters frozen by name patterns in a loop over a feature extractor\'s n
 test('a training function run again on larger images from a Dataset class: that run\'s batch and size, the same model with its new head', async () => {
   const r = await estimateFixture('library-set10/two_runs_dataset_class.py');
   assert.equal(r.detected.batchSize.value, 32);
-  assert.equal(r.detected.imageSize.value, 256);
+  assert.equal(r.detected.imageSize?.value, 256);
   // resnet50 with a 102-class head (23,508,032 + 2048 x 102 + 102): the model the runs share, not a new build.
   assert.equal(r.detected.parameters, 23_717_030);
 });
