@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { estimateFixture } from './helpers';
+import { findVisionModel } from '../../server/src/estimator/catalog/vision';
 
 test('a ResNet-50 cut by create_feature_extractor under a torchvision FPN: the backbone without its head, the pyramid\'s convolutions, forward traced', async () => {
   const r = await estimateFixture('library-set10/resnet_feature_extractor_fpn.py');
@@ -43,4 +44,24 @@ test('a training function run again on larger images from a Dataset class: that 
   assert.equal(r.detected.imageSize?.value, 256);
   // resnet50 with a 102-class head (23,508,032 + 2048 x 102 + 102): the model the runs share, not a new build.
   assert.equal(r.detected.parameters, 23_717_030);
+});
+
+test('timm PVT v2 (b0..b5) is built from its stages, its counts within 0.1% of timm\'s published ones', () => {
+  const published: Record<string, number> = { pvt_v2_b0: 3.67e6, pvt_v2_b1: 14.01e6, pvt_v2_b2: 25.36e6, pvt_v2_b3: 45.24e6, pvt_v2_b4: 62.56e6, pvt_v2_b5: 82.0e6 };
+  for (const [name, count] of Object.entries(published)) {
+    const built = findVisionModel(name)?.build(224, 1000);
+    assert.ok(built?.kind === 'layers', name);
+    assert.ok(Math.abs(built.parameters / count - 1) < 0.001, `${name}: ${built.parameters}`);
+  }
+  // The head is a linear from 512 features.
+  const head = (classes: number): number => (findVisionModel('pvt_v2_b2')!.build(224, classes) as { parameters: number }).parameters;
+  assert.equal(head(1000) - head(10), 990 * 513);
+});
+
+test('a timm PVT v2 named by an argparse default is resolved, at the batch and size the step uses', async () => {
+  const r = await estimateFixture('library-set10/timm_pvt_v2_cli.py');
+  assert.equal(r.detected.model.name, 'pvt_v2_b1');
+  assert.equal(r.detected.model.source, 'timm');
+  assert.equal(r.detected.batchSize.value, 48);
+  assert.equal(r.detected.imageSize?.value, 256);
 });

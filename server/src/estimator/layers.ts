@@ -664,9 +664,10 @@ export class NetBuilder {
    * k and v (M/N of a token each where reduced, with the reduction's norm input and output), the softmax's
    * probabilities (heads x M) and three mC-wide tensors. Under autocast the residual stream and the softmax are
    * fp32, every linear reading a norm's fp32 output keeps a half copy of its own, and attn @ v a half copy of the
-   * probabilities.
+   * probabilities. `fusedAttention` (timm's PVT v2, F.scaled_dot_product_attention): no probabilities are kept, only
+   * the kernel's per-row statistics (one fp32 number per query and head).
    */
-  segformerBlock(heads: number, reduction: number, mlpRatio: number): this {
+  segformerBlock(heads: number, reduction: number, mlpRatio: number, fusedAttention = false): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     const c = s.c;
@@ -682,7 +683,7 @@ export class NetBuilder {
     // The first norm keeps the block's input, the fp32 residual stream under autocast.
     if (!this.currentSaved) this.fp32UnderAutocast += this.elements;
     this.keepCurrent();
-    const probabilities = heads * reduced;
+    const probabilities = fusedAttention ? heads / 2 : heads * reduced;
     const keysValues = reduction > 1 ? 4 * c * share : 2 * c;
     this.saved += (5 * c + keysValues + 3 * hidden + probabilities) * tokens;
     this.fp32UnderAutocast += (c + (reduction > 1 ? c + 2 * c * share : 2 * c) + 2 * probabilities) * tokens;
