@@ -65,3 +65,11 @@ test('a timm PVT v2 named by an argparse default is resolved, at the batch and s
   assert.equal(r.detected.batchSize.value, 48);
   assert.equal(r.detected.imageSize?.value, 256);
 });
+
+test('lazy layers from a YAML layer list take their widths from the forward: parameters counted, not left unresolved', async () => {
+  const r = await estimateFixture('library-set10/lazy_blocks_from_yaml.py');
+  assert.equal(r.detected.model.source, 'custom');
+  // LazyConv2d(32, 3) on 3 channels (864) and its norm (64); LazyConv2d(64, 3) on 32 (18,432) and its norm (128);
+  // LazyLinear(10) on the 64 pooled features (650).
+  assert.equal(r.detected.parameters, 864 + 64 + 18_432 + 128 + 650);
+});

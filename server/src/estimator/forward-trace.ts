@@ -9,6 +9,7 @@ import { runLibraryPart, type LibraryBackbone, type LibraryPart } from './librar
 import { madeTensorShape, makesIntegers, numberOf, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 import { featurePyramidLayers } from './feature-pyramid';
+import { isLazyLayer, materializeLazy } from './lazy-layers';
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
 const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
@@ -684,6 +685,12 @@ export class ForwardTrace implements TensorTracer {
 
   layer(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined {
     if (layer.type === 'FeaturePyramidNetwork') return this.featurePyramid(layer, args[0]);
+    // A lazy layer runs as the eager layer its first input makes it (its parameters counted as that layer's).
+    if (isLazyLayer(layer)) {
+      const x = tensorsIn(args[0])[0];
+      const eager = x && x.shape.length >= 2 ? materializeLazy(layer, x.shape[/Linear/.test(layer.type) ? x.shape.length - 1 : 1]!, true) : undefined;
+      return eager ? this.layer(eager, args, kwargs) : undefined;
+    }
     this.pendingBackwardWorkspace = 0;
     const out = this.recorded(args, this.trainable(layer), () => this.layerOp(layer, args, kwargs));
     const input = tensorsIn(args[0])[0];

@@ -13,6 +13,7 @@ import { ForwardTrace, type TracedLibraries } from './forward-trace';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
 import { featurePyramidLayers } from './feature-pyramid';
+import { isLazyLayer, materializeLazy, materializedLazy } from './lazy-layers';
 import type { LayerNetSpec } from './types';
 
 export interface CustomModuleInfo {
@@ -257,7 +258,9 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
   return { leaves: out, unknown };
 }
 
-const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d',
+const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'LazyConv1d', 'LazyConv2d', 'LazyConv3d',
+  'LazyConvTranspose1d', 'LazyConvTranspose2d', 'LazyConvTranspose3d', 'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d',
+  'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d',
   'ConvTranspose3d', 'Embedding', 'EmbeddingBag', 'LayerNorm', 'RMSNorm', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d',
   'InstanceNorm3d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d',
@@ -287,6 +290,10 @@ function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channe
       case 'Conv2d':
       case 'Conv3d':
         return { kind: 'image', channels: num(layer, 0, 'in_channels', 3), layer };
+      // A lazy first convolution reads whatever channels the data has: an image's three, unless the data says.
+      case 'LazyConv2d':
+      case 'LazyConv3d':
+        return { kind: 'image', channels: 3, layer };
       case 'Embedding':
       case 'EmbeddingBag':
         return { kind: 'tokens', channels: 1, layer };
@@ -306,6 +313,12 @@ function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channe
 }
 
 function apply(net: NetBuilder, layer: LayerValue): void {
+  // A lazy layer takes the walk's current width, unless a traced forward gave it one.
+  if (isLazyLayer(layer)) {
+    const eager = materializeLazy(layer, net.channels, false);
+    if (eager) apply(net, eager);
+    return;
+  }
   switch (layer.type) {
     case 'Parameter': {
       // nn.Parameter(torch.zeros(1, 1, dim)): a class token, position table or scale, counted by its shape.
@@ -456,6 +469,8 @@ function apply(net: NetBuilder, layer: LayerValue): void {
  * counts), and those of them autocast casts to half precision (linear, convolution and attention weights).
  */
 export function layerParameters(layer: LayerValue): { total: number; cast: number } {
+  const eager = isLazyLayer(layer) ? materializedLazy(layer) : undefined;
+  if (eager) return layerParameters(eager);
   const n = (index: number, keyword: string, fallback: number): number => num(layer, index, keyword, fallback);
   const kernel = (index: number, dims: number): number => {
     const value = argument(layer, index, 'kernel_size');
@@ -1297,8 +1312,12 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     const recomputed = trace.compileRecomputed;
+    // Lazy layers are counted at the sizes the traced forward gave them.
+    const recounted = list.some(({ layer }) => isLazyLayer(layer)) ? list.map(({ layer }) => layerParameters(layer)) : undefined;
     return {
       ...spec,
+      ...(recounted ? { parameters: recounted.reduce((sum, c) => sum + c.total, 0) + library.parameters,
+        castParameters: recounted.reduce((sum, c) => sum + c.cast, 0) + library.parameters } : {}),
       ...(cutByScript ? { checkpointSegments: false } : {}),
       savedElementsPerSample: perSample(trace.savedElements),
       autocastSavedBytesPerSample: perSample(trace.autocastSavedBytes),

@@ -778,7 +778,18 @@ export class ProgramModel {
         // `q, k, v = qkv` unpacks a tensor along its first dimension.
         const unpacked = value.kind === 'tensor' && this.tracer ? this.tracer.method(value, 'unbind', [], new Map()) : value;
         const items = iterationItems(unpacked);
-        targets.forEach((t, i) => this.assignTarget(t.type === 'list_splat_pattern' ? t.namedChildren[0] ?? t : t, items?.[i] ?? UNKNOWN, scope));
+        // `kind, *args = entry`: the starred name takes the items the others leave, as a list.
+        const star = targets.findIndex((t) => t.type === 'list_splat_pattern');
+        const after = star >= 0 ? targets.length - star - 1 : 0;
+        targets.forEach((t, i) => {
+          if (i === star) {
+            const rest: Value = items && items.length >= targets.length - 1 ? { kind: 'list', items: items.slice(i, items.length - after), tuple: false } : UNKNOWN;
+            this.assignTarget(t.namedChildren[0] ?? t, rest, scope);
+            return;
+          }
+          const at = star >= 0 && i > star && items ? items.length - (targets.length - i) : i;
+          this.assignTarget(t, items?.[at] ?? UNKNOWN, scope);
+        });
         return;
       }
       case 'parenthesized_expression':
