@@ -73,3 +73,11 @@ test('lazy layers from a YAML layer list take their widths from the forward: par
   // LazyLinear(10) on the 64 pooled features (650).
   assert.equal(r.detected.parameters, 864 + 64 + 18_432 + 128 + 650);
 });
+
+test('weight_norm layers (both APIs) sized from a JSON string in the script: one magnitude per output beside the weight', async () => {
+  const r = await estimateFixture('library-set10/weight_norm_json_string.py');
+  assert.equal(r.detected.model.source, 'custom');
+  // inp: 80 x 96 + 96 (+ 96 magnitudes); three 96 x 96 x 3 + 96 (+ 96 each); out: 96 + 1 (+ 1).
+  assert.equal(r.detected.parameters, 80 * 96 + 96 + 96 + 3 * (96 * 96 * 3 + 96 + 96) + 96 + 1 + 1);
+  assert.equal(r.detected.batchSize.value, 12);
+});

@@ -480,7 +480,8 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
   switch (layer.type) {
     case 'Linear': {
       const weight = layer.tiedWeight ? 0 : n(0, 'in_features', 0) * n(1, 'out_features', 0);
-      return { total: weight + (flag(layer, 'bias', true, 2) ? n(1, 'out_features', 0) : 0), cast: n(0, 'in_features', 0) * n(1, 'out_features', 0) };
+      const magnitude = layer.weightNormalized === 'weight' ? n(1, 'out_features', 0) : 0;
+      return { total: weight + magnitude + (flag(layer, 'bias', true, 2) ? n(1, 'out_features', 0) : 0), cast: n(0, 'in_features', 0) * n(1, 'out_features', 0) };
     }
     case 'Bilinear': {
       const weight = n(0, 'in1_features', 0) * n(1, 'in2_features', 0) * n(2, 'out_features', 0);
@@ -496,7 +497,9 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
       const groups = n(layer.type.startsWith('ConvTranspose') ? 6 : 6, 'groups', 1);
       const weight = (n(0, 'in_channels', 0) / groups) * n(1, 'out_channels', 0) * kernel(2, dims);
       const bias = flag(layer, 'bias', true, layer.type.startsWith('ConvTranspose') ? 7 : 7) ? n(1, 'out_channels', 0) : 0;
-      return { total: weight + bias, cast: weight };
+      // weight_norm's magnitude: one per slice along the weight's first axis (out_channels; in_channels transposed).
+      const magnitude = layer.weightNormalized === 'weight' ? n(layer.type.startsWith('ConvTranspose') ? 0 : 1, layer.type.startsWith('ConvTranspose') ? 'in_channels' : 'out_channels', 0) : 0;
+      return { total: weight + bias + magnitude, cast: weight };
     }
     case 'BatchNorm1d':
     case 'BatchNorm2d':

@@ -132,6 +132,8 @@ const ELEMENTWISE_COMPARISON = /^(<|>|<=|>=|==|!=)$/;
 
 /** Library modules whose names we resolve as references (`import torch.nn as nn` → `torch.nn`). */
 const TORCH_NN = /^torch\.nn\.(?:modules\.\w+\.)?([A-Z]\w*)$/;
+/** torch.nn.utils' weight reparametrizations, old and new (`torch.nn.utils.parametrizations.weight_norm`). */
+const WEIGHT_NORMALIZATION = /^torch\.nn\.utils\.(?:parametrizations\.)?(weight_norm|spectral_norm)$/;
 /** torchvision.ops modules the layer walk and the trace size as layers of their own (a feature pyramid). */
 const TORCHVISION_OPS_LAYER = /^torchvision\.ops\.(?:feature_pyramid_network\.)?(FeaturePyramidNetwork)$/;
 
@@ -1983,6 +1985,13 @@ export class ProgramModel {
       }
       return value;
     }
+    // `weight_norm(nn.Conv1d(...))` / `spectral_norm(...)` (torch.nn.utils, or its parametrizations): the layer
+    // itself, its weight reparametrized.
+    const normalized = WEIGHT_NORMALIZATION.exec(path);
+    if (normalized && args[0]?.kind === 'layer') {
+      args[0].weightNormalized = normalized[1] === 'weight_norm' ? 'weight' : 'spectral';
+      return args[0];
+    }
     // transformers.HfArgumentParser(Args) / ((ModelArgs, DataArgs)): parses into the dataclasses it is given.
     if (HF_ARGUMENT_PARSER.test(path)) {
       const types = args[0] ?? kwargs.get('dataclass_types') ?? UNKNOWN;
@@ -2192,8 +2201,10 @@ export class ProgramModel {
       case 'yaml.safe_load':
       case 'yaml.load':
       case 'yaml.full_load':
-      // `json.loads(text)`: a file only where the text is a file's (`Path(...).read_text()`).
+      // `json.loads(text)`: a file's text (`Path(...).read_text()`), or a string the script writes out
+      // (`json.loads("""{...}""")`, a config kept in the script).
       case 'json.loads':
+        if (args[0]?.kind === 'string') return parseConfigFile(path === 'json.loads' ? 'inline.json' : 'inline.yaml', args[0].value, line) ?? UNKNOWN;
         return args[0]?.kind === 'object' && args[0].role === 'file' ? this.loadConfigFile(args[0], line) : UNKNOWN;
       case 'json.load':
       case 'toml.load':
