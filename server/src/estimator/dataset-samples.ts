@@ -93,7 +93,11 @@ function loopDataset(program: ProgramModel, loop: PyNode): ObjectValue | undefin
 /** The sample (traced `__getitem__(0)`) of the dataset the DataLoader a loop iterates holds. */
 function loopSample(program: ProgramModel, loop: PyNode): Value | undefined {
   const dataset = loopDataset(program, loop);
-  if (!dataset) return undefined;
+  return dataset ? datasetSample(program, dataset) : undefined;
+}
+
+/** The sample a dataset instance's `__getitem__(0)` returns, traced once per dataset. */
+export function datasetSample(program: ProgramModel, dataset: ObjectValue): Value | undefined {
   if (!samples.has(dataset)) samples.set(dataset, traceSample(program, dataset));
   return samples.get(dataset);
 }

@@ -484,6 +484,12 @@ const CONFIG_SIZE_KEYS = ['hidden_size', 'n_embd', 'd_model', 'dim', 'num_hidden
   'n_inner', 'd_ff', 'ffn_dim', 'encoder_ffn_dim', 'vocab_size', 'num_decoder_layers', 'decoder_layers'];
 
 /** The first size a config is given whose value the script does not determine (`hidden_size=args.hidden` unread). */
+/**
+ * The most a layer walk's map may grow past the input image's area (8 times its side: a super-resolution net's x8)
+ * before the walk is taken for branches read as one chain (see LayerNetSpec.mapGrowth).
+ */
+const MOST_WALKED_MAP_GROWTH = 64;
+
 function undeterminedSize(attrs: Map<string, Value>): string | undefined {
   return CONFIG_SIZE_KEYS.find((key) => {
     const value = attrs.get(key);
@@ -1359,6 +1365,10 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       detected.unresolved ??= { line: info.line, reason: t('{0} holds a container whose modules the script does not determine (line {1}): their sizes are not known', info.className, String(info.undeterminedContainers[0]! + 1)) };
     } else if (info.undeterminedSize) {
       detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
+    } else if (spec.kind === 'layers' && spec.forwardUntraced && (spec.mapGrowth ?? 1) > MOST_WALKED_MAP_GROWTH) {
+      // The layers in build order upsample far past the input: branches that run side by side (an FPN's heads, one
+      // per scale), not one after another, so the walk's figure would be absurd (terabytes), not an estimate.
+      detected.unresolved ??= { line: info.line, reason: t('forward() of {0} could not be followed, and its layers in the order they are built make a map {1} times the input image\'s area (branches that run side by side, read as one chain): its activations are not known', info.className, String(Math.round(spec.mapGrowth!))) };
     } else if (allFinite(spec) && (spec.kind !== 'layers' || spec.parameters > 0)) {
       detected.model = { name: info.className, source: 'custom', line: info.line, spec, rebuildAt, defaultWeightDtype: 'fp32' };
       if (info.unknownLayers.length > 0) detected.unknownLayers = info.unknownLayers;
@@ -1511,7 +1521,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     detected.imageRerun = { value: { batch: first.batch, imageSize: first.imageSize }, line: largest.line };
     detected.batchSize = { value: largest.batch, line: largest.line, how: 'call-argument' };
     detected.imageSize = { value: largest.imageSize, line: largest.line, how: 'call-argument' };
-    const library = largest.model ? libraryVisionCall(largest.model) : undefined;
+    // A model built anew for the run (not the first run's own, whose head the script may have replaced).
+    const library = largest.model && largest.model !== first.model ? libraryVisionCall(largest.model) : undefined;
     if (library && largest.model) {
       const made = largest.model;
       const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));

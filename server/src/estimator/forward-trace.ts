@@ -8,6 +8,8 @@ import type { CallResultValue, LayerValue, ObjectValue, TensorTracer, TensorValu
 import { runLibraryPart, type LibraryBackbone, type LibraryPart } from './library-models';
 import { madeTensorShape, makesIntegers, numberOf, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
+import { featurePyramidLayers } from './feature-pyramid';
+import { isLazyLayer, materializeLazy } from './lazy-layers';
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
 const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
@@ -368,6 +370,8 @@ export class ForwardTrace implements TensorTracer {
       const last = this.runPart(found.part, found.trainable, x, run);
       // The earlier maps are tensors the part made (and kept) on its way: the list holds them, not copies.
       const earlier = run.featureDims!.slice(0, -1).map((dims) => this.precision(this.make([x.shape[0]!, ...dims]), true));
+      const names = this.libraries.backbone(model)?.featureNames;
+      if (names) return { kind: 'dict', entries: new Map(names.map((name, i): [string, Value] => [name, [...earlier, last][i]!])) };
       return { kind: 'list', items: [...earlier, last], tuple: false };
     });
   }
@@ -725,6 +729,13 @@ export class ForwardTrace implements TensorTracer {
   // ---- layers -----------------------------------------------------------------------------------------------
 
   layer(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    if (layer.type === 'FeaturePyramidNetwork') return this.featurePyramid(layer, args[0]);
+    // A lazy layer runs as the eager layer its first input makes it (its parameters counted as that layer's).
+    if (isLazyLayer(layer)) {
+      const x = tensorsIn(args[0])[0];
+      const eager = x && x.shape.length >= 2 ? materializeLazy(layer, x.shape[/Linear/.test(layer.type) ? x.shape.length - 1 : 1]!, true) : undefined;
+      return eager ? this.layer(eager, args, kwargs) : undefined;
+    }
     this.pendingBackwardWorkspace = 0;
     const out = this.recorded(args, this.trainable(layer), () => this.layerOp(layer, args, kwargs));
     const input = tensorsIn(args[0])[0];
@@ -737,6 +748,44 @@ export class ForwardTrace implements TensorTracer {
     }
     if (this.trainable(layer)) this.trainableSoFar += this.parameterCount(layer);
     return out;
+  }
+
+  /**
+   * torchvision's FeaturePyramidNetwork on a dict of maps (shallowest first): each map's lateral 1x1 convolution, the
+   * deeper merged map upsampled (nearest) to its size and added, then the 3x3 output convolution; a dict of the
+   * outputs under the same keys, as torchvision's forward returns it.
+   */
+  private featurePyramid(pyramid: LayerValue, given: Value | undefined): Value | undefined {
+    const layers = featurePyramidLayers(pyramid);
+    const entries = given?.kind === 'dict' ? [...given.entries] : given?.kind === 'list' ? given.items.map((item, i): [string, Value] => [String(i), item]) : [];
+    const maps = entries.map(([, value]) => (value.kind === 'tensor' && value.shape.length === 4 ? value : undefined));
+    if (!layers || maps.length !== layers.lateral.length || maps.some((map) => !map)) {
+      this.mismatches++;
+      return undefined;
+    }
+    const conv = (layer: LayerValue, x: Value | undefined): TensorValue | undefined => {
+      const out = x ? this.layer(layer, [x], new Map()) : undefined;
+      return out?.kind === 'tensor' ? out : undefined;
+    };
+    const last = maps.length - 1;
+    let merged = conv(layers.lateral[last]!, maps[last]);
+    const outputs: Array<TensorValue | undefined> = [];
+    outputs[last] = conv(layers.output[last]!, merged);
+    for (let i = last - 1; i >= 0; i--) {
+      const lateral = conv(layers.lateral[i]!, maps[i]);
+      const size: Value = { kind: 'list', items: lateral ? lateral.shape.slice(2).map((d) => ({ kind: 'number', value: d })) : [], tuple: true };
+      const upsampled = merged ? this.function('torch.nn.functional.interpolate', [merged], new Map([['size', size]])) : undefined;
+      const sum = lateral && upsampled ? this.binary('+', lateral, upsampled) : undefined;
+      merged = sum?.kind === 'tensor' ? sum : undefined;
+      outputs[i] = conv(layers.output[i]!, merged);
+    }
+    if (outputs.some((out) => !out)) return undefined;
+    const result = new Map(entries.map(([key], i): [string, Value] => [key, outputs[i]!]));
+    if (layers.maxPoolLevel) {
+      const pooled = this.function('torch.nn.functional.max_pool2d', [outputs[last]!, { kind: 'number', value: 1 }, { kind: 'number', value: 2 }], new Map());
+      if (pooled) result.set('pool', pooled);
+    }
+    return given?.kind === 'list' ? { kind: 'list', items: [...result.values()], tuple: false } : { kind: 'dict', entries: result };
   }
 
   private layerOp(layer: LayerValue, args: Value[], kwargs: Map<string, Value>): Value | undefined {

@@ -5,7 +5,8 @@
 import { enclosingLoops } from '../engine/syntax';
 import type { PyNode as Node } from '../engine/program/node';
 import type { ProgramModel } from '../engine/program/interpreter';
-import { numberOf, tensorShape, type CallResultValue, type Value } from '../engine/program/values';
+import { numberOf, tensorShape, type CallResultValue, type ObjectValue, type Value } from '../engine/program/values';
+import { datasetSample } from './dataset-samples';
 import { loopLoader } from './growth';
 import { libraryVisionCall } from './library-models';
 
@@ -22,17 +23,27 @@ export interface ImageRun {
 const DATA_LOADER = /(^|\.)DataLoader$/;
 const TENSOR_DATASET = /(^|\.)TensorDataset$/;
 
-/** The batch size and the (square) image side of a DataLoader over a TensorDataset of images. */
-function loaderImages(loader: Value | undefined): { batch: number; imageSize: number } | undefined {
+/**
+ * The batch size and the (square) image side of a DataLoader over images: a TensorDataset's, or a Dataset class's
+ * whose `__getitem__` returns a (C, H, W) image first.
+ */
+function loaderImages(program: ProgramModel, loader: Value | undefined): { batch: number; imageSize: number } | undefined {
   if (loader?.kind !== 'call' || !DATA_LOADER.test(loader.path)) return undefined;
   const batch = numberOf(loader.kwargs.get('batch_size') ?? loader.args[1]);
   const dataset = loader.kwargs.get('dataset') ?? loader.args[0];
   const images = dataset?.kind === 'call' && TENSOR_DATASET.test(dataset.path) ? dataset.args[0] : undefined;
   const shape = images?.kind === 'call' ? tensorShape(images) : undefined;
-  const dims = shape?.dims ?? [];
+  const dims = shape?.dims ?? (dataset?.kind === 'object' && dataset.role === 'instance' ? sampleImageDims(program, dataset) : undefined) ?? [];
   // (N, C, H, W) with 1, 3 or 4 channels and a square image.
   if (batch === undefined || batch <= 0 || dims.length !== 4 || ![1, 3, 4].includes(dims[1]!) || dims[2] !== dims[3]) return undefined;
   return { batch, imageSize: dims[2]! };
+}
+
+/** The batch axis and image dims of the first tensor a dataset's sample holds (`return image, label`). */
+function sampleImageDims(program: ProgramModel, dataset: ObjectValue): number[] | undefined {
+  const sample = datasetSample(program, dataset);
+  const first = sample?.kind === 'list' ? sample.items[0] : sample;
+  return first?.kind === 'tensor' && first.shape.length === 3 ? [1, ...first.shape] : undefined;
 }
 
 /** The parameter names of a function definition, in order (`self` included where written). */
@@ -83,7 +94,7 @@ export function imageRuns(program: ProgramModel, backwardCall: Node): ImageRun[]
   if (calls.length < 2) return undefined;
   const runs: ImageRun[] = [];
   for (const call of calls) {
-    const images = loaderImages(program.valueOf(argumentFor(call, loaderIndex, iterable.text) ?? null));
+    const images = loaderImages(program, program.valueOf(argumentFor(call, loaderIndex, iterable.text) ?? null));
     if (!images) return undefined;
     const model = argumentValues(call).map((a) => program.valueOf(a))
       .find((v): v is CallResultValue => v?.kind === 'call' && libraryVisionCall(v) !== undefined);

@@ -103,6 +103,8 @@ export class NetBuilder {
   /** Whether the walk made a tensor since the last part began (until it does, the current tensor is that part's input). */
   private producedSincePart = false;
   private returnedOutput: number | undefined;
+  /** The largest ratio of a map's area (and frames) to the input image's, over the walk (see LayerNetSpec.mapGrowth). */
+  private mapGrowth = 1;
 
   constructor(input: LayerNetSpec['input']) {
     this.inputSpec = input;
@@ -154,6 +156,11 @@ export class NetBuilder {
     this.currentSaved = false;
     this.producedSincePart = true;
     this.largest = Math.max(this.largest, elementsOf(shape));
+    const input = this.inputSpec;
+    if (shape.kind === 'image' && input.kind === 'image') {
+      const inputArea = input.size * (input.width ?? input.size) * (input.frames ?? 1);
+      this.mapGrowth = Math.max(this.mapGrowth, (shape.h * shape.w * (shape.t ?? 1)) / inputArea);
+    }
     for (const open of [this.headPart, this.parts[this.parts.length - 1]]) if (open) open.largest = Math.max(open.largest, elementsOf(shape));
   }
 
@@ -669,9 +676,10 @@ export class NetBuilder {
    * k and v (M/N of a token each where reduced, with the reduction's norm input and output), the softmax's
    * probabilities (heads x M) and three mC-wide tensors. Under autocast the residual stream and the softmax are
    * fp32, every linear reading a norm's fp32 output keeps a half copy of its own, and attn @ v a half copy of the
-   * probabilities.
+   * probabilities. `fusedAttention` (timm's PVT v2, F.scaled_dot_product_attention): no probabilities are kept, only
+   * the kernel's per-row statistics (one fp32 number per query and head).
    */
-  segformerBlock(heads: number, reduction: number, mlpRatio: number): this {
+  segformerBlock(heads: number, reduction: number, mlpRatio: number, fusedAttention = false): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     const c = s.c;
@@ -687,7 +695,7 @@ export class NetBuilder {
     // The first norm keeps the block's input, the fp32 residual stream under autocast.
     if (!this.currentSaved) this.fp32UnderAutocast += this.elements;
     this.keepCurrent();
-    const probabilities = heads * reduced;
+    const probabilities = fusedAttention ? heads / 2 : heads * reduced;
     const keysValues = reduction > 1 ? 4 * c * share : 2 * c;
     this.saved += (5 * c + keysValues + 3 * hidden + probabilities) * tokens;
     this.fp32UnderAutocast += (c + (reduction > 1 ? c + 2 * c * share : 2 * c) + 2 * probabilities) * tokens;
@@ -785,6 +793,7 @@ export class NetBuilder {
       outputElementsPerSample: outputElements + this.extraOutputs,
       ...(this.returnedOutput !== undefined ? { returnedOutputElementsPerSample: this.returnedOutput + this.extraOutputs } : {}),
       hasConvolution: this.convolutions > 0,
+      ...(this.mapGrowth > 1 ? { mapGrowth: this.mapGrowth } : {}),
       blockSavedElements: this.blockSaved,
       blockInputElements: this.blockInputs,
       castParameters: this.castParameters,

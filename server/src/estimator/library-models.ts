@@ -40,12 +40,15 @@ export interface LibraryBackbone {
    * first, as `out_indices` picks them), and the model holds only the parts up to the last of them.
    */
   featureParts?: string[];
+  /** create_feature_extractor's names for those maps: its forward returns a dict under them (a list without). */
+  featureNames?: string[];
   /** Where the script named the model by timm (its submodules then go by timm's names: `act1`, `global_pool`). */
   timm: boolean;
   build: (imageSize: number) => LayerNetSpec;
 }
 
 export function libraryBackbone(made: CallResultValue): LibraryBackbone | undefined {
+  if (FEATURE_EXTRACTOR.test(made.path)) return featureExtractor(made);
   const found = libraryVisionCall(made);
   if (!found) return undefined;
   const probe = found.vision.build(224, 1);
@@ -65,6 +68,28 @@ export function libraryBackbone(made: CallResultValue): LibraryBackbone | undefi
   if (made.kwargs.has('features_only') && !featureParts && plain(made.kwargs.get('features_only')) !== undefined) return undefined;
   return { name: found.name, classes, features, unpooled: plain(made.kwargs.get('global_pool')) === '', build, timm: found.source === 'timm',
     ...(featureParts ? { featureParts } : {}) };
+}
+
+/** torchvision.models.feature_extraction.create_feature_extractor(model, return_nodes=...). */
+export const FEATURE_EXTRACTOR = /^torchvision\.models\.feature_extraction\.create_feature_extractor$/;
+
+/**
+ * A library CNN cut into a feature extractor by create_feature_extractor: the model's parts up to the last node it
+ * returns (the graph module keeps no other), whose forward returns a dict of the nodes' maps under the names
+ * `return_nodes` gives them. Undefined where a node is no part the catalog names (a layer inside a block).
+ */
+function featureExtractor(made: CallResultValue): LibraryBackbone | undefined {
+  const model = made.args[0] ?? made.kwargs.get('model');
+  const base = model?.kind === 'call' && !FEATURE_EXTRACTOR.test(model.path) ? libraryBackbone(model) : undefined;
+  const nodes = made.kwargs.get('return_nodes') ?? made.args[1];
+  const named: Array<[string, string]> | undefined = nodes?.kind === 'dict'
+    ? [...nodes.entries].map(([node, name]): [string, string] => [node, name.kind === 'string' ? name.value : ''])
+    : nodes?.kind === 'list' ? nodes.items.map((item): [string, string] => (item.kind === 'string' ? [item.value, item.value] : ['', ''])) : undefined;
+  if (!base || base.featureParts || !named || named.length === 0 || named.some(([node, name]) => node === '' || name === '')) return undefined;
+  const parts = base.build(224).parts ?? [];
+  const at = named.map(([node]) => partsNamed(parts, node));
+  if (at.some((covered, i) => !covered || (i > 0 && covered[0]! <= at[i - 1]![0]!))) return undefined;
+  return { ...base, featureParts: named.map(([node]) => node), featureNames: named.map(([, name]) => name) };
 }
 
 /** A library vision transformer's token width (timm's `num_features` / `embed_dim` of a ViT): its hidden size. */
@@ -130,10 +155,12 @@ function coveredParts(backbone: LibraryBackbone, spec: LayerNetSpec, path: strin
 export function libraryChildren(made: CallResultValue, path: string): string[] | undefined {
   const backbone = libraryBackbone(made);
   const spec = backbone?.build(224);
-  if (!backbone || !spec?.parts || backbone.featureParts) return undefined;
+  // timm's features_only model renames its modules; create_feature_extractor's keeps the model's, up to its last node.
+  if (!backbone || !spec?.parts || (backbone.featureParts && !backbone.featureNames)) return undefined;
   const prefix = path === '' ? '' : `${path}.`;
   const children: string[] = [];
-  for (const part of spec.parts) {
+  const kept = backbone.featureParts ? coveredParts(backbone, spec, '') ?? [] : spec.parts.map((_part, i) => i);
+  for (const part of kept.map((i) => spec.parts![i]!)) {
     if (part.name.startsWith('(') || !part.name.startsWith(prefix)) continue;
     const child = `${prefix}${part.name.slice(prefix.length).split('.')[0]!}`;
     const named = backbone.timm && path === '' ? TIMM_NAMES[child] ?? child : child;

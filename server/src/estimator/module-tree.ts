@@ -2,7 +2,7 @@
 // it: its submodules in registration order, with every constructor argument evaluated, through helper functions,
 // loops, comprehensions, nested custom blocks and containers. The layers are pushed through NetBuilder in that
 // order, which is the order most forward() methods run them in.
-import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, type LibraryPart } from './library-models';
+import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, partsNamed, type LibraryPart } from './library-models';
 import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
 import { drawnRange, isIntegerTensor, isModuleClass, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
@@ -12,6 +12,8 @@ import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, normAffine, type TracedLibraries } from './forward-trace';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
+import { featurePyramidLayers } from './feature-pyramid';
+import { isLazyLayer, materializeLazy, materializedLazy } from './lazy-layers';
 import type { LayerNetSpec } from './types';
 
 export interface CustomModuleInfo {
@@ -263,13 +265,16 @@ function leaves(root: Module, blocks: ReadonlySet<Module>): { leaves: Leaf[]; un
   return { leaves: out, unknown };
 }
 
-const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d',
+const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'LazyConv1d', 'LazyConv2d', 'LazyConv3d',
+  'LazyConvTranspose1d', 'LazyConvTranspose2d', 'LazyConvTranspose3d', 'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d',
+  'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d', 'Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d',
   'ConvTranspose3d', 'Embedding', 'EmbeddingBag', 'LayerNorm', 'RMSNorm', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d',
   'InstanceNorm3d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d',
   'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveMaxPool2d',
   'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6',
-  'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d']);
+  'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d',
+  'FeaturePyramidNetwork']);
 
 function argument(layer: LayerValue, index: number, keyword: string): Value | undefined {
   return layer.kwargs.get(keyword) ?? layer.args[index];
@@ -292,6 +297,10 @@ function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channe
       case 'Conv2d':
       case 'Conv3d':
         return { kind: 'image', channels: num(layer, 0, 'in_channels', 3), layer };
+      // A lazy first convolution reads whatever channels the data has: an image's three, unless the data says.
+      case 'LazyConv2d':
+      case 'LazyConv3d':
+        return { kind: 'image', channels: 3, layer };
       case 'Embedding':
       case 'EmbeddingBag':
         return { kind: 'tokens', channels: 1, layer };
@@ -311,6 +320,12 @@ function firstShape(list: Leaf[]): { kind: 'image' | 'tokens' | 'vector'; channe
 }
 
 function apply(net: NetBuilder, layer: LayerValue): void {
+  // A lazy layer takes the walk's current width, unless a traced forward gave it one.
+  if (isLazyLayer(layer)) {
+    const eager = materializeLazy(layer, net.channels, false);
+    if (eager) apply(net, eager);
+    return;
+  }
   switch (layer.type) {
     case 'Parameter': {
       // nn.Parameter(torch.zeros(1, 1, dim)): a class token, position table or scale, counted by its shape.
@@ -350,6 +365,10 @@ function apply(net: NetBuilder, layer: LayerValue): void {
     case 'UpsamplingNearest2d':
     case 'UpsamplingBilinear2d':
       net.upsample(num(layer, 1, 'scale_factor', 2));
+      return;
+    case 'FeaturePyramidNetwork':
+      // It reads a dict of maps, which a walk of one tensor does not have: its parameters only (the trace runs it).
+      net.parameters += layerParameters(layer).total;
       return;
     case 'Embedding': {
       const vocab = num(layer, 0, 'num_embeddings', 1);
@@ -457,6 +476,8 @@ function apply(net: NetBuilder, layer: LayerValue): void {
  * counts), and those of them autocast casts to half precision (linear, convolution and attention weights).
  */
 export function layerParameters(layer: LayerValue): { total: number; cast: number } {
+  const eager = isLazyLayer(layer) ? materializedLazy(layer) : undefined;
+  if (eager) return layerParameters(eager);
   const n = (index: number, keyword: string, fallback: number): number => num(layer, index, keyword, fallback);
   const kernel = (index: number, dims: number): number => {
     const value = argument(layer, index, 'kernel_size');
@@ -466,7 +487,8 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
   switch (layer.type) {
     case 'Linear': {
       const weight = layer.tiedWeight ? 0 : n(0, 'in_features', 0) * n(1, 'out_features', 0);
-      return { total: weight + (flag(layer, 'bias', true, 2) ? n(1, 'out_features', 0) : 0), cast: n(0, 'in_features', 0) * n(1, 'out_features', 0) };
+      const magnitude = layer.weightNormalized === 'weight' ? n(1, 'out_features', 0) : 0;
+      return { total: weight + magnitude + (flag(layer, 'bias', true, 2) ? n(1, 'out_features', 0) : 0), cast: n(0, 'in_features', 0) * n(1, 'out_features', 0) };
     }
     case 'Bilinear': {
       const weight = n(0, 'in1_features', 0) * n(1, 'in2_features', 0) * n(2, 'out_features', 0);
@@ -482,7 +504,9 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
       const groups = n(layer.type.startsWith('ConvTranspose') ? 6 : 6, 'groups', 1);
       const weight = (n(0, 'in_channels', 0) / groups) * n(1, 'out_channels', 0) * kernel(2, dims);
       const bias = flag(layer, 'bias', true, layer.type.startsWith('ConvTranspose') ? 7 : 7) ? n(1, 'out_channels', 0) : 0;
-      return { total: weight + bias, cast: weight };
+      // weight_norm's magnitude: one per slice along the weight's first axis (out_channels; in_channels transposed).
+      const magnitude = layer.weightNormalized === 'weight' ? n(layer.type.startsWith('ConvTranspose') ? 0 : 1, layer.type.startsWith('ConvTranspose') ? 'in_channels' : 'out_channels', 0) : 0;
+      return { total: weight + bias + magnitude, cast: weight };
     }
     case 'BatchNorm1d':
     case 'BatchNorm2d':
@@ -542,6 +566,11 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
       const e = n(0, 'embed_dim', 0);
       const bias = flag(layer, 'bias', true, 3);
       return { total: 4 * e * e + (bias ? 4 * e : 0), cast: 4 * e * e };
+    }
+    case 'FeaturePyramidNetwork': {
+      const pyramid = featurePyramidLayers(layer);
+      const convolutions = pyramid ? [...pyramid.lateral, ...pyramid.output].map(layerParameters) : [];
+      return { total: convolutions.reduce((sum, c) => sum + c.total, 0), cast: convolutions.reduce((sum, c) => sum + c.cast, 0) };
     }
     case 'TransformerEncoderLayer':
     case 'TransformerDecoderLayer': {
@@ -882,6 +911,8 @@ const SIZE_ARGUMENTS: Record<string, ReadonlyArray<readonly [number, string]>> =
 function withUndeterminedSize(list: readonly Leaf[]): Pick<CustomModuleInfo, 'undeterminedSize'> {
   const determined = (value: Value): boolean => (value.kind === 'list' ? value.items.every(determined) : numberOf(value) !== undefined);
   for (const { layer } of list) {
+    // A pyramid with norms or extra levels of its own is not sized (see featurePyramidLayers).
+    if (layer.type === 'FeaturePyramidNetwork' && !featurePyramidLayers(layer)) return { undeterminedSize: 'torchvision.ops.FeaturePyramidNetwork' };
     for (const [index, keyword] of SIZE_ARGUMENTS[layer.type] ?? []) {
       const given = argument(layer, index, keyword);
       if (given && !determined(given)) return { undeterminedSize: `nn.${layer.type}` };
@@ -941,6 +972,9 @@ function libraryPathFrozen(program: ProgramModel | undefined, model: CallResultV
   return frozen;
 }
 
+/** Library calls that make modules: torchvision's models and ops, timm's. */
+const LIBRARY_MODULE = /^(torchvision\.(models|ops)|timm)\./;
+
 function libraryHoldings(root: Module, program: ProgramModel | undefined): LibraryHoldings {
   const held = new Map<CallResultValue, Array<{ part: LibraryPart | 'whole'; frozen: boolean }>>();
   const unsized: string[] = [];
@@ -955,6 +989,10 @@ function libraryHoldings(root: Module, program: ProgramModel | undefined): Libra
     const submodule = librarySubmodule(value);
     if (value.kind === 'call' && libraryBackbone(value)) {
       hold(value, libraryPart(value, '') ?? 'whole', libraryPathFrozen(program, value, ''));
+    } else if (value.kind === 'call' && LIBRARY_MODULE.test(value.path) && !libraryVisionCall(value)) {
+      // A library module the catalog does not know (a layer of torchvision.ops, a model cut by a node it cannot
+      // place): its parameters are not known, never none.
+      if (unsized.length < 4) unsized.push(value.path.slice(value.path.lastIndexOf('.') + 1));
     } else if (submodule && libraryVisionCall(submodule.model)) {
       const part = libraryBackbone(submodule.model) ? libraryPart(submodule.model, submodule.path) : undefined;
       if (part) hold(submodule.model, part, libraryPathFrozen(program, submodule.model, submodule.path));
@@ -977,11 +1015,27 @@ function libraryHoldings(root: Module, program: ProgramModel | undefined): Libra
       : libraryPartsParameters(model, parts.flatMap((p) => (p.part === 'whole' ? [] : p.part.covered)));
     parameters += count;
     if (whole ? whole.frozen : parts.every((p) => p.frozen)) frozenParameters += count;
-    else if (!whole) frozenParameters += libraryPartsParameters(model, parts.flatMap((p) => (p.frozen && p.part !== 'whole' ? p.part.covered : [])));
+    else {
+      const frozenHere = whole ? 0 : libraryPartsParameters(model, parts.flatMap((p) => (p.frozen && p.part !== 'whole' ? p.part.covered : [])));
+      // Parts inside what is held that the script froze by their own paths (a loop over named_parameters()).
+      const covered = parts.flatMap((p) => (p.part === 'whole' ? libraryPart(model, '')?.covered ?? [] : p.part.covered));
+      frozenParameters += Math.max(frozenHere, libraryPartsParameters(model, frozenPartsOf(program, model).filter((i) => covered.includes(i))));
+    }
   }
   // A features_only model held as itself (path '') is a whole model too.
   const holdsParts = [...held.values()].some((parts) => parts.some((p) => p.part !== 'whole' && p.part.path !== ''));
   return { parameters, frozenParameters, holdsAny: held.size > 0, holdsParts, unsized, undetermined };
+}
+
+/** The part indices of a library vision model that the script's requires_grad calls, run in order, leave frozen. */
+function frozenPartsOf(program: ProgramModel | undefined, model: CallResultValue): number[] {
+  const parts = libraryBackbone(model)?.build(224).parts ?? [];
+  const frozen = parts.map(() => false);
+  for (const f of program?.libraryFreezes ?? []) {
+    if (f.model !== model || f.replaced) continue;
+    for (const i of partsNamed(parts, f.path) ?? []) frozen[i] = f.frozen;
+  }
+  return frozen.flatMap((isFrozen, i) => (isFrozen ? [i] : []));
 }
 
 /** Whether a module (or a submodule, a few levels down) holds a library vision model the catalog knows. */
@@ -1281,8 +1335,12 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     const dataBytes = best.fromData ? fromData?.reduce((sum, sample) => sum + (sample ? sample.shape.reduce((a, d) => a * d, 1) * (sample.integer ? 8 : 4) : 0), 0) : undefined;
     const blocksTraced = trace.blockSaved.length === trace.blockInputs.length && trace.blockSaved.length > 1;
     const recomputed = trace.compileRecomputed;
+    // Lazy layers are counted at the sizes the traced forward gave them.
+    const recounted = list.some(({ layer }) => isLazyLayer(layer)) ? list.map(({ layer }) => layerParameters(layer)) : undefined;
     return {
       ...spec,
+      ...(recounted ? { parameters: recounted.reduce((sum, c) => sum + c.total, 0) + library.parameters,
+        castParameters: recounted.reduce((sum, c) => sum + c.cast, 0) + library.parameters } : {}),
       ...(cutByScript ? { checkpointSegments: false } : {}),
       savedElementsPerSample: perSample(trace.savedElements),
       autocastSavedBytesPerSample: perSample(trace.autocastSavedBytes),
@@ -1413,6 +1471,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       scalesWithInput: specs.some((s) => s.scalesWithInput),
       ...(specs.find((s) => s.batchDependent) ? { batchDependent: specs.find((s) => s.batchDependent)!.batchDependent } : {}),
       ...(specs.some((s) => s.forwardUntraced) ? { forwardUntraced: true } : {}),
+      ...(specs.some((s) => s.mapGrowth !== undefined) ? { mapGrowth: max((s) => s.mapGrowth ?? 1) } : {}),
     };
   };
   const fed = models.find((m) => m.inputKind !== 'vector') ?? models[0]!;

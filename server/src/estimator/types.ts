@@ -186,6 +186,11 @@ export interface LayerNetSpec {
    */
   forwardUntraced?: boolean;
   /**
+   * The largest map the layer walk made, as a multiple of the input image's area: above 1 where it upsamples past
+   * the input's size (a super-resolution net's 4x output is 16).
+   */
+  mapGrowth?: number;
+  /**
    * Sequences packed before a recurrent layer (pack_padded_sequence), counted over their real tokens: the draw of
    * their lengths, the mean length of a sample and the length the batch is padded to.
    */

@@ -135,6 +135,10 @@ const ELEMENTWISE_COMPARISON = /^(<|>|<=|>=|==|!=)$/;
 
 /** Library modules whose names we resolve as references (`import torch.nn as nn` → `torch.nn`). */
 const TORCH_NN = /^torch\.nn\.(?:modules\.\w+\.)?([A-Z]\w*)$/;
+/** torch.nn.utils' weight reparametrizations, old and new (`torch.nn.utils.parametrizations.weight_norm`). */
+const WEIGHT_NORMALIZATION = /^torch\.nn\.utils\.(?:parametrizations\.)?(weight_norm|spectral_norm)$/;
+/** torchvision.ops modules the layer walk and the trace size as layers of their own (a feature pyramid). */
+const TORCHVISION_OPS_LAYER = /^torchvision\.ops\.(?:feature_pyramid_network\.)?(FeaturePyramidNetwork)$/;
 
 /**
  * Where an instance of a script's class that extends a torch.nn layer (`class LayerNorm2d(nn.LayerNorm)`) keeps
@@ -779,7 +783,18 @@ export class ProgramModel {
         // `q, k, v = qkv` unpacks a tensor along its first dimension.
         const unpacked = value.kind === 'tensor' && this.tracer ? this.tracer.method(value, 'unbind', [], new Map()) : value;
         const items = iterationItems(unpacked);
-        targets.forEach((t, i) => this.assignTarget(t.type === 'list_splat_pattern' ? t.namedChildren[0] ?? t : t, items?.[i] ?? UNKNOWN, scope));
+        // `kind, *args = entry`: the starred name takes the items the others leave, as a list.
+        const star = targets.findIndex((t) => t.type === 'list_splat_pattern');
+        const after = star >= 0 ? targets.length - star - 1 : 0;
+        targets.forEach((t, i) => {
+          if (i === star) {
+            const rest: Value = items && items.length >= targets.length - 1 ? { kind: 'list', items: items.slice(i, items.length - after), tuple: false } : UNKNOWN;
+            this.assignTarget(t.namedChildren[0] ?? t, rest, scope);
+            return;
+          }
+          const at = star >= 0 && i > star && items ? items.length - (targets.length - i) : i;
+          this.assignTarget(t, items?.[at] ?? UNKNOWN, scope);
+        });
         return;
       }
       case 'parenthesized_expression':
@@ -1941,7 +1956,7 @@ export class ProgramModel {
       const traced = this.tracer.function(path, args, kwargs);
       if (traced !== undefined) return traced;
     }
-    const layer = TORCH_NN.exec(path);
+    const layer = TORCH_NN.exec(path) ?? TORCHVISION_OPS_LAYER.exec(path);
     if (TORCH_PARAMETER.test(path)) {
       return { kind: 'layer', type: 'Parameter', args, kwargs, children: [], line };
     }
@@ -1972,6 +1987,13 @@ export class ProgramModel {
         value.children = [...value.named.values()];
       }
       return value;
+    }
+    // `weight_norm(nn.Conv1d(...))` / `spectral_norm(...)` (torch.nn.utils, or its parametrizations): the layer
+    // itself, its weight reparametrized.
+    const normalized = WEIGHT_NORMALIZATION.exec(path);
+    if (normalized && args[0]?.kind === 'layer') {
+      args[0].weightNormalized = normalized[1] === 'weight_norm' ? 'weight' : 'spectral';
+      return args[0];
     }
     // transformers.HfArgumentParser(Args) / ((ModelArgs, DataArgs)): parses into the dataclasses it is given.
     if (HF_ARGUMENT_PARSER.test(path)) {
@@ -2078,6 +2100,20 @@ export class ProgramModel {
         if (!items) return UNKNOWN;
         return { kind: 'list', items: items.map((item, i) => ({ kind: 'list', items: [{ kind: 'number', value: i + start }, item], tuple: true }) as ListValue), tuple: false };
       }
+      case 'any':
+      case 'all': {
+        // `any(re.match(p, name) for p in PATTERNS)`: known where every item's truth is.
+        const truths = args[0] ? iterationItems(args[0])?.map(truthy) : undefined;
+        if (!truths || truths.some((truth) => truth === undefined)) return UNKNOWN;
+        return { kind: 'bool', value: path === 'any' ? truths.some(Boolean) : truths.every(Boolean) };
+      }
+      case 're.match':
+      case 're.search':
+      case 're.fullmatch': {
+        // A parameter name tested against a pattern (freezing by name): whether it matches, as a match's truth.
+        const matched = args[0]?.kind === 'string' && args[1]?.kind === 'string' ? patternMatches(path, args[0].value, args[1].value) : undefined;
+        return matched === undefined ? UNKNOWN : matched ? { kind: 'bool', value: true } : NONE;
+      }
       case 'min':
       case 'max':
       case 'sum':
@@ -2168,8 +2204,10 @@ export class ProgramModel {
       case 'yaml.safe_load':
       case 'yaml.load':
       case 'yaml.full_load':
-      // `json.loads(text)`: a file only where the text is a file's (`Path(...).read_text()`).
+      // `json.loads(text)`: a file's text (`Path(...).read_text()`), or a string the script writes out
+      // (`json.loads("""{...}""")`, a config kept in the script).
       case 'json.loads':
+        if (args[0]?.kind === 'string') return parseConfigFile(path === 'json.loads' ? 'inline.json' : 'inline.yaml', args[0].value, line) ?? UNKNOWN;
         return args[0]?.kind === 'object' && args[0].role === 'file' ? this.loadConfigFile(args[0], line) : UNKNOWN;
       case 'json.load':
       case 'toml.load':
@@ -2239,6 +2277,7 @@ export class ProgramModel {
         : { kind: 'list', items: [{ kind: 'string', value: path.slice(path.lastIndexOf('.') + 1) }, submodule(path)], tuple: true }));
       return { kind: 'list', items, tuple: false };
     }
+    if (method === 'named_parameters') return this.libraryNamedParameters(at, submodule);
     // The token table, whatever the family names it (`embed_tokens`, `wte`, `word_embeddings`).
     if (method === 'get_input_embeddings' && at.path === '') return submodule(INPUT_EMBEDDINGS);
     if (at.path === 'feature_info' && (method === 'channels' || method === 'reduction')) {
@@ -2250,6 +2289,29 @@ export class ProgramModel {
       return this.tracer.libraryPart(at.model, at.path === '' ? method : `${at.path}.${method}`, args);
     }
     return undefined;
+  }
+
+  /**
+   * `named_parameters()` of a library vision model (or a submodule): one (name, parameter) pair per submodule the
+   * caller's catalog names at the finest level it knows (`trunk_output.block1.weight`), so that a loop that freezes
+   * parameters by name (`name.startswith("stem.")`, `re.match(r"^features\.[01]\.", name)`) freezes those
+   * submodules. A name inside a submodule the catalog builds as one piece reads as that submodule's.
+   */
+  private libraryNamedParameters(at: { model: CallResultValue; path: string }, submodule: (path: string) => ObjectValue): Value | undefined {
+    const leaves: string[] = [];
+    const visit = (path: string, depth: number): void => {
+      const children = depth < 6 && leaves.length < MAX_LIBRARY_PARAMETER_NAMES ? this.options.libraryChildren?.(at.model, path) : undefined;
+      if (children) for (const child of children) visit(child, depth + 1);
+      else if (path !== '' && leaves.length < MAX_LIBRARY_PARAMETER_NAMES) leaves.push(path);
+    };
+    visit(at.path, 0);
+    if (leaves.length === 0) return undefined;
+    const prefix = at.path === '' ? '' : `${at.path}.`;
+    const items = leaves.map((path): Value => ({ kind: 'list', tuple: true, items: [
+      { kind: 'string', value: `${path.slice(prefix.length)}.weight` },
+      { kind: 'object', role: 'parameters', typeName: 'parameters', attrs: new Map([['module', submodule(path)]]), line: at.model.line },
+    ] }));
+    return { kind: 'list', items, tuple: false };
   }
 
   private callMethod(receiver: Value, method: string, args: Value[], kwargs: Map<string, Value>, line: number): Value {
@@ -2357,6 +2419,14 @@ export class ProgramModel {
         case 'lower': return { ...receiver, value: receiver.value.toLowerCase() };
         case 'upper': return { ...receiver, value: receiver.value.toUpperCase() };
         case 'strip': return { ...receiver, value: receiver.value.trim() };
+        case 'startswith':
+        case 'endswith': {
+          // `name.startswith(("stem.", "layer1."))`: a prefix, or any of a tuple of them.
+          const given = args[0]?.kind === 'list' ? args[0].items : args[0] ? [args[0]] : [];
+          if (given.length === 0 || given.some((item) => item.kind !== 'string')) return UNKNOWN;
+          const text = receiver.value;
+          return { kind: 'bool', value: given.some((item) => (method === 'startswith' ? text.startsWith((item as StringValue).value) : text.endsWith((item as StringValue).value))) };
+        }
         case 'replace': return args[0]?.kind === 'string' && args[1]?.kind === 'string' ? { ...receiver, value: receiver.value.split(args[0].value).join(args[1].value) } : UNKNOWN;
         case 'split': return { kind: 'list', items: receiver.value.split(stringOf(args[0]) ?? /\s+/).map((part) => ({ kind: 'string', value: part }) as Value), tuple: false };
         case 'format': return UNKNOWN;
@@ -2703,7 +2773,7 @@ function iniOption(value: Value | undefined, getter: string, fallback: Value | u
 }
 
 const BUILTIN_NAMES = new Set(['range', 'len', 'int', 'float', 'str', 'bool', 'list', 'tuple', 'dict', 'zip', 'enumerate', 'min', 'max',
-  'sum', 'abs', 'round', 'getattr', 'setattr', 'open', 'sorted', 'reversed', 'print', 'isinstance', 'hasattr', 'callable', 'super', 'set', 'vars']);
+  'sum', 'abs', 'round', 'getattr', 'setattr', 'open', 'sorted', 'reversed', 'print', 'isinstance', 'hasattr', 'callable', 'super', 'set', 'vars', 'any', 'all']);
 
 /**
  * `isinstance(value, classinfo)` where the source decides it: instances of the script's classes (through their
@@ -2921,6 +2991,22 @@ function dataclassFields(cls: ClassValue, depth = 0): string[] {
 /** The items a `for` loop would see, when the source determines them. */
 /** A call that builds a library model (`AutoModel.from_pretrained(...)`, `from_config(...)`): its submodules have names. */
 /** A vision library's model builder (`timm.create_model(...)`, `torchvision.models.resnet18(...)`): its parameters() are its own. */
+/**
+ * Whether Python's re.match / re.search / re.fullmatch finds `pattern` in `text`; undefined where the pattern uses
+ * syntax JavaScript reads otherwise (named groups, inline flags, possessive forms) or does not compile.
+ */
+function patternMatches(path: string, pattern: string, text: string): boolean | undefined {
+  if (/\(\?P|\(\?[aiLmsux]|\\[AZ]|[*+?}]\+/.test(pattern)) return undefined;
+  try {
+    const regex = new RegExp(path === 're.fullmatch' ? `^(?:${pattern})$` : path === 're.match' ? `^(?:${pattern})` : pattern);
+    return regex.test(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The most parameter names `named_parameters()` of a library model yields (one per submodule the catalog names). */
+const MAX_LIBRARY_PARAMETER_NAMES = 256;
 const VISION_LIBRARY_MODEL = /^(timm\.create_model|torchvision\.models\.(\w+\.)?[a-z]\w*)$/;
 
 /**

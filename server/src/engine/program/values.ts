@@ -112,6 +112,11 @@ export interface LayerValue {
   named?: Map<string, Value>;
   /** Its weight was replaced by another layer's (`head.weight = embed.weight`): counted once, at the other. */
   tiedWeight?: boolean;
+  /**
+   * `weight_norm(layer)`: its weight is a direction and a magnitude per output (one more parameter each);
+   * `spectral_norm(layer)`: the same parameters (its power-iteration vectors are buffers).
+   */
+  weightNormalized?: 'weight' | 'spectral';
 }
 
 /** The result of calling a library function with the arguments it was given (`timm.create_model("vit_b")`). */

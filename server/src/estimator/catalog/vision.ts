@@ -679,6 +679,33 @@ function convnextV2(depths: number[], dims: number[]): (imageSize: number, numCl
   };
 }
 
+/**
+ * timm's PVT v2 (`pvt_v2_b0`..`b5`): SegFormer's Mix Transformer encoder (overlapping patch embeddings, attention
+ * over keys and values from a map reduced by sr_ratios 8/4/2/1, the Mix-FFN's depthwise convolution) with its own
+ * MLP ratios, each stage ending in a LayerNorm, then global average pooling and a linear head. Its attention is
+ * fused (scaled_dot_product_attention), so no probabilities are kept. `patch_embed` is the first stage's embedding,
+ * `stages.i` a stage (the later ones with their own embedding), as timm names its modules.
+ */
+function pvtV2(depths: number[], dims: number[], mlpRatios: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const heads = [1, 2, 5, 8];
+  const reductions = [8, 4, 2, 1];
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('patch_embed').conv(dims[0]!, 7, 4, 1, true, 3).layerNorm();
+    depths.forEach((depth, stage) => {
+      net.part(`stages.${stage}`);
+      if (stage > 0) net.conv(dims[stage]!, 3, 2, 1, true, 1).layerNorm();
+      for (let b = 0; b < depth; b++) net.segformerBlock(heads[stage]!, reductions[stage]!, mlpRatios[stage]!, true);
+      net.layerNorm();
+    });
+    net.globalPool().part('head').linear(numClasses);
+    return net.build(true);
+  };
+}
+
+const PVT_V2_FEATURES = ['stages.0', 'stages.1', 'stages.2', 'stages.3'];
+const PVT_V2_WIDE = [64, 128, 320, 512];
+
 /** Swin Transformer (timm `swin_*_patch4_window7_224`, torchvision `swin_t/s/b`): the two build the same network. */
 function swin(depths: number[], embed: number, heads: number[], window = 7): (imageSize: number, numClasses: number) => LayerNetSpec {
   return (imageSize, numClasses) => {
@@ -940,14 +967,14 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['resnet101'], publishedParameters: 44_549_160, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
   { names: ['resnet152'], publishedParameters: 60_192_808, build: (s, n, o) => resnet([3, 8, 36, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
   { names: ['mobilenet_v2', 'mobilenetv2_100'], publishedParameters: 3_504_872, build: mobilenetV2 },
-  { names: ['efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
-  { names: ['efficientnet_b1'], publishedParameters: 7_794_184, build: efficientnet(1.0, 1.1) },
-  { names: ['efficientnet_b2'], publishedParameters: 9_109_994, build: efficientnet(1.1, 1.2) },
-  { names: ['efficientnet_b3'], publishedParameters: 12_233_232, build: efficientnet(1.2, 1.4) },
-  { names: ['efficientnet_b4'], publishedParameters: 19_341_616, build: efficientnet(1.4, 1.8) },
-  { names: ['efficientnet_b5'], publishedParameters: 30_389_784, build: efficientnet(1.6, 2.2) },
-  { names: ['efficientnet_b6'], publishedParameters: 43_040_704, build: efficientnet(1.8, 2.6) },
-  { names: ['efficientnet_b7'], publishedParameters: 66_347_960, build: efficientnet(2.0, 3.1) },
+  { names: ['efficientnet_b0', 'tf_efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
+  { names: ['efficientnet_b1', 'tf_efficientnet_b1'], publishedParameters: 7_794_184, build: efficientnet(1.0, 1.1) },
+  { names: ['efficientnet_b2', 'tf_efficientnet_b2'], publishedParameters: 9_109_994, build: efficientnet(1.1, 1.2) },
+  { names: ['efficientnet_b3', 'tf_efficientnet_b3'], publishedParameters: 12_233_232, build: efficientnet(1.2, 1.4) },
+  { names: ['efficientnet_b4', 'tf_efficientnet_b4'], publishedParameters: 19_341_616, build: efficientnet(1.4, 1.8) },
+  { names: ['efficientnet_b5', 'tf_efficientnet_b5'], publishedParameters: 30_389_784, build: efficientnet(1.6, 2.2) },
+  { names: ['efficientnet_b6', 'tf_efficientnet_b6'], publishedParameters: 43_040_704, build: efficientnet(1.8, 2.6) },
+  { names: ['efficientnet_b7', 'tf_efficientnet_b7'], publishedParameters: 66_347_960, build: efficientnet(2.0, 3.1) },
   // timm's tf_efficientnetv2_* are the TensorFlow models torchvision ported: the same layers (21.5M / 54.1M / 118.5M).
   { names: ['efficientnet_v2_s', 'tf_efficientnetv2_s'], publishedParameters: 21_458_488, build: efficientnetV2(EFFICIENTNET_V2_S) },
   { names: ['efficientnet_v2_m', 'tf_efficientnetv2_m'], publishedParameters: 54_139_356, build: efficientnetV2(EFFICIENTNET_V2_M) },
@@ -960,8 +987,8 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['vgg16_bn'], publishedParameters: 138_365_992, build: vgg(VGG_D, true) },
   { names: ['vgg19'], publishedParameters: 143_667_240, build: vgg(VGG_E, false) },
   { names: ['vgg19_bn'], publishedParameters: 143_678_248, build: vgg(VGG_E, true) },
-  { names: ['mobilenet_v3_large'], publishedParameters: 5_483_032, build: mobilenetV3(MOBILENET_V3_LARGE, 1280) },
-  { names: ['mobilenet_v3_small'], publishedParameters: 2_542_856, build: mobilenetV3(MOBILENET_V3_SMALL, 1024) },
+  { names: ['mobilenet_v3_large', 'mobilenetv3_large_100'], publishedParameters: 5_483_032, build: mobilenetV3(MOBILENET_V3_LARGE, 1280) },
+  { names: ['mobilenet_v3_small', 'mobilenetv3_small_100'], publishedParameters: 2_542_856, build: mobilenetV3(MOBILENET_V3_SMALL, 1024) },
   { names: ['densenet121'], publishedParameters: 7_978_856, build: densenet([6, 12, 24, 16]) },
   // DenseNet-161: growth 48 from 96 initial features (torchvision's published count).
   { names: ['densenet161'], publishedParameters: 28_681_000, build: densenet([6, 12, 36, 24], 48, 96) },
@@ -1025,6 +1052,14 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['regnety_064'], publishedParameters: 30_583_252, build: regnet(25, 112, 33.22, 2.27, 72, 0.25, 'timm') },
   { names: ['regnety_080'], publishedParameters: 39_180_068, build: regnet(17, 192, 76.82, 2.19, 56, 0.25, 'timm') },
   { names: ['regnety_120'], publishedParameters: 51_822_544, build: regnet(19, 168, 73.36, 2.37, 112, 0.25, 'timm') },
+  // timm's published counts (results-imagenet.csv, to 0.01M: 3.67, 14.01, 25.36, 45.24, 62.56, 82.0). pvt_v2_b2_li's
+  // linear attention (a pooled 7x7 map) is not built.
+  { names: ['pvt_v2_b0'], publishedParameters: 3_670_000, build: pvtV2([2, 2, 2, 2], [32, 64, 160, 256], [8, 8, 4, 4]), features: PVT_V2_FEATURES },
+  { names: ['pvt_v2_b1'], publishedParameters: 14_010_000, build: pvtV2([2, 2, 2, 2], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
+  { names: ['pvt_v2_b2'], publishedParameters: 25_360_000, build: pvtV2([3, 4, 6, 3], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
+  { names: ['pvt_v2_b3'], publishedParameters: 45_240_000, build: pvtV2([3, 4, 18, 3], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
+  { names: ['pvt_v2_b4'], publishedParameters: 62_560_000, build: pvtV2([3, 8, 27, 3], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
+  { names: ['pvt_v2_b5'], publishedParameters: 82_000_000, build: pvtV2([3, 6, 40, 3], PVT_V2_WIDE, [4, 4, 4, 4]), features: PVT_V2_FEATURES },
   { names: ['swin_t', 'swin_tiny_patch4_window7_224'], publishedParameters: 28_288_354, build: swin([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_s', 'swin_small_patch4_window7_224'], publishedParameters: 49_606_258, build: swin([2, 2, 18, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_b', 'swin_base_patch4_window7_224'], publishedParameters: 87_768_224, build: swin([2, 2, 18, 2], 128, [4, 8, 16, 32]) },
