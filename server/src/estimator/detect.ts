@@ -1075,7 +1075,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // Checkpointing, LoRA, freezing.
     // timm's set_grad_checkpointing(True) (its argument defaults to True).
     // Not where the script switches it on under a setting that is off (`if cfg.gradient_checkpointing:`).
-    if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || CHECKPOINT.test(fn)) &&
+    if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || (CHECKPOINT.test(fn) && !checkpointsTensorFunction(call, pos[0], bindings))) &&
       !bindings.program.neverRuns(call)) {
       detected.checkpointing = { value: true, line };
       if (/(^|\.)checkpoint_sequential$/.test(fn)) {
@@ -1706,6 +1706,26 @@ function stackedEnsemble(calls: readonly Node[], bindings: Bindings): { members:
     return { members: members.items, line: call.startPosition.row };
   }
   return undefined;
+}
+
+/**
+ * `checkpoint(fn, ...)` outside the script's modules around a plain function that calls no module (a loss computed
+ * in chunks of tokens, each chunk's logits recomputed in backward): only that function is recomputed, and the
+ * model's blocks keep everything they keep.
+ */
+function checkpointsTensorFunction(call: Node, checkpointed: Node | undefined, bindings: Bindings): boolean {
+  // Inside a module's forward, a checkpointed function stands for the module's own blocks.
+  if (!checkpointed || insideModuleClass(call, bindings)) return false;
+  const fn = bindings.value(checkpointed);
+  if (fn?.kind !== 'function' || fn.self || fn.owner) return false;
+  const body = fn.node.childForFieldName('body');
+  if (!body) return false;
+  // Every call in it must be known not to run a module: a library function or a tensor's method, not a module of
+  // the script (or a name the program model could not resolve).
+  return body.descendantsOfType('call').every((inner) => {
+    const called = bindings.value(inner.childForFieldName('function'));
+    return called !== undefined && (called.kind === 'ref' || (called.kind === 'method' && !isModuleValue(called.receiver)));
+  });
 }
 
 function insideModuleClass(call: Node, bindings: Bindings): boolean {
