@@ -16,7 +16,7 @@ import { libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetS
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, type CustomModuleInfo } from './module-tree';
-import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type ObjectValue, type Value } from '../engine/program/values';
+import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
 import { deviceNamed, INPUT_EMBEDDINGS, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
@@ -120,7 +120,7 @@ export interface DetectedConfig {
   gpus?: Located<number>;
   zeroGradMissing: boolean;
   /** `model.generate(...)`: the tokens it adds to each prompt (max_new_tokens, or max_length less the prompt). */
-  generate?: Located<{ newTokens?: number; maxLength?: number; beams?: number }>;
+  generate?: Located<{ newTokens?: number; maxLength?: number; beams?: number; returnSequences?: number; rows?: Located<number> }>;
   /** The line of a `zero_grad(set_to_none=False)`: it zeroes the gradients in place, so they stay allocated between steps. */
   zeroGradKeepsBuffers?: number;
   /**
@@ -1122,16 +1122,24 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     if (name === 'zero_grad') hasZeroGrad = true;
     if (name === 'generate' && fn.includes('.') && !detected.generate) {
       // The call's own keywords win over a GenerationConfig it is given (`generation_config=gen_cfg`).
-      const given = bindings.value(kw.get('generation_config'));
+      const generationConfig = bindings.value(kw.get('generation_config'));
       const setting = (key: string): PyValue | undefined =>
-        kwValue(key) ?? (given?.kind === 'call' && /(^|\.)GenerationConfig$/.test(given.path) ? toPy(given.kwargs.get(key)) : undefined);
+        kwValue(key) ?? (generationConfig?.kind === 'call' && /(^|\.)GenerationConfig$/.test(generationConfig.path) ? toPy(generationConfig.kwargs.get(key)) : undefined);
       const newTokens = setting('max_new_tokens');
       const maxLength = setting('max_length');
       const beams = setting('num_beams');
+      const returned = setting('num_return_sequences');
+      // The prompts' rows: the batch generate is given (made in a helper, outside any loop).
+      const given = bindings.value(kw.get('input_ids') ?? pos[0]);
+      const prompts = given?.kind === 'call' ? tensorShape(given) : undefined;
+      const rows = prompts && prompts.dims.length === 2 && prompts.dims[0]! > 0 && given?.kind === 'call'
+        ? { value: prompts.dims[0]!, ...(prompts.dimOrigins?.[0] ?? firstSizeOrigin(given) ?? { line: prompts.line, how: prompts.how }) } : undefined;
       detected.generate = {
         value: {
           ...(typeof newTokens === 'number' ? { newTokens } : {}), ...(typeof maxLength === 'number' ? { maxLength } : {}),
           ...(typeof beams === 'number' && Number.isInteger(beams) && beams > 1 ? { beams } : {}),
+          ...(typeof returned === 'number' && Number.isInteger(returned) && returned > 1 ? { returnSequences: returned } : {}),
+          ...(rows ? { rows } : {}),
         },
         line,
       };
@@ -1445,7 +1453,7 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
   // Where neither the data nor a name says, the rows of the tensor the step's forward is given (made in a helper).
-  detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES) ?? stepRows;
+  detected.batchSize ??= dataBatch ?? detected.generate?.value.rows ?? firstBinding(bindings, BATCH_NAMES) ?? stepRows;
   // Image batches of several sizes in one call of the trained model (multi-crop): as many images of the largest size
   // as make the same tokens (a ViT) or pixels.
   const crops = detected.model ? cropList(calls, bindings.program) : undefined;
@@ -1708,6 +1716,13 @@ function stackedEnsemble(calls: readonly Node[], bindings: Bindings): { members:
   return undefined;
 }
 
+/** Where the first size a tensor factory is given comes from (`torch.randint(3, V, (n, length))`: n's origin). */
+function firstSizeOrigin(made: CallResultValue): { line: number; how: How } | undefined {
+  const sizes = made.kwargs.get('size') ?? made.args.find((arg) => arg.kind === 'list');
+  const first = sizes?.kind === 'list' ? sizes.items[0] : undefined;
+  return first && 'origin' in first && first.origin ? { line: first.origin.line, how: first.origin.how } : undefined;
+}
+
 /**
  * `checkpoint(fn, ...)` outside the script's modules around a plain function that calls no module (a loss computed
  * in chunks of tokens, each chunk's logits recomputed in backward): only that function is recomputed, and the
@@ -1723,7 +1738,7 @@ function checkpointsTensorFunction(call: Node, checkpointed: Node | undefined, b
   // Every call in it must be known not to run a module: a library function or a tensor's method, not a module of
   // the script (or a name the program model could not resolve).
   return body.descendantsOfType('call').every((inner) => {
-    const called = bindings.value(inner.childForFieldName('function'));
+    const called = bindings.value(inner?.childForFieldName('function'));
     return called !== undefined && (called.kind === 'ref' || (called.kind === 'method' && !isModuleValue(called.receiver)));
   });
 }

@@ -439,6 +439,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     }
     if (asked.beams !== undefined) {
       assumptions.push(t('generate() runs a beam search of {0} beams (line {1}): the caches and logits are those of {0} x the batch', asked.beams, (detected.generate.line ?? 0) + 1));
+    } else if (asked.returnSequences !== undefined) {
+      assumptions.push(t('generate() returns {0} sequences per prompt (line {1}): it expands the prompts to {0} x the batch before the first step, so the caches and logits are those of {0} x the batch', asked.returnSequences, (detected.generate.line ?? 0) + 1));
     }
   }
   const strategy = detected.strategy?.value ?? 'ddp';
@@ -475,6 +477,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
+    ...(generateNewTokens !== undefined && detected.generate?.value.beams === undefined && detected.generate?.value.returnSequences !== undefined
+      ? { generateReturnSequences: detected.generate.value.returnSequences } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,

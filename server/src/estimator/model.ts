@@ -208,7 +208,9 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     const kvBytes = mode === 'fp32' ? FP32 : 2;
     // Beam search expands every input to num_beams rows before the first forward.
     const beams = cfg.generateBeams ?? 1;
-    const rows = cfg.batchSize * beams;
+    // Sampling several sequences per prompt expands the prompts the same way, without a beam search's scores.
+    const expansion = beams > 1 ? beams : cfg.generateReturnSequences ?? 1;
+    const rows = cfg.batchSize * expansion;
     const kvPerToken = 2 * rows * s.kvHeads * s.headDim * kvBytes;
     // The step's logits and their fp32 log-probabilities; beam search's scores and logits processors add fp32
     // copies (measured with an encoder-decoder, see below).
@@ -222,7 +224,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
       // and 727; test/gpu/estimator/results/step_keeps.json).
       const source = cfg.seqLen;
       const crossLayer = source * kvPerToken;
-      const encoderOutput = rows * source * s.hidden * kvBytes + (beams > 1 ? cfg.batchSize * source * s.hidden * kvBytes : 0);
+      const encoderOutput = rows * source * s.hidden * kvBytes + (expansion > 1 ? cfg.batchSize * source * s.hidden * kvBytes : 0);
       const encoderTransient = cfg.batchSize * source * (2 * s.hidden + s.intermediate) * kvBytes +
         (cfg.attention === 'eager' ? 2 * cfg.batchSize * s.heads * source * source * kvBytes : 0);
       generate = {
@@ -234,7 +236,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
       // The last new token is returned, never fed back: the cache holds prompt + new - 1 positions.
       const cached = cfg.seqLen + Math.max(0, cfg.generateNewTokens - 1);
       generate = {
-        prefill: s.layers * cfg.seqLen * kvPerToken + a.inferenceTransient * beams + lastLogits,
+        prefill: s.layers * cfg.seqLen * kvPerToken + a.inferenceTransient * expansion + lastLogits,
         end: (s.layers + 1) * cached * kvPerToken + lastLogits,
       };
     }

@@ -432,6 +432,11 @@ export interface TrainingConfig {
    * first step), so the KV caches, the encoder's output and each step's logits are this many times the batch's.
    */
   generateBeams?: number;
+  /**
+   * generate() without beam search asked for num_return_sequences > 1: the prompts are expanded to this many rows
+   * each before the first step (sampling several completions), as beams are.
+   */
+  generateReturnSequences?: number;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */
