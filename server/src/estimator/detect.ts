@@ -103,6 +103,12 @@ export interface DetectedConfig {
   checkpointSegments?: boolean;
   /** The number of segments checkpoint_sequential is given, where the script says. */
   checkpointSegmentCount?: number;
+  /**
+   * A loss computed in chunks outside the model, each chunk under checkpoint(): the elements of one chunk's logits
+   * (its rows, from the `.split(rows)` the loop takes the chunks from, times the rows of the weight the checkpointed
+   * function multiplies by), which backward recomputes one chunk at a time.
+   */
+  recomputedLossChunk?: Located<number>;
   /** torch.compile(model): inductor's graphs fuse a loss forward computes with its backward. */
   compiled?: boolean;
   accumulation?: Located<number>;
@@ -1075,7 +1081,12 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     // Checkpointing, LoRA, freezing.
     // timm's set_grad_checkpointing(True) (its argument defaults to True).
     // Not where the script switches it on under a setting that is off (`if cfg.gradient_checkpointing:`).
-    if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || (CHECKPOINT.test(fn) && !checkpointsTensorFunction(call, pos[0], bindings))) &&
+    const tensorFunction = CHECKPOINT.test(fn) && checkpointsTensorFunction(call, pos[0], bindings);
+    if (tensorFunction && !bindings.program.neverRuns(call)) {
+      const chunk = checkpointedLogitElements(call, pos, bindings);
+      if (chunk !== undefined && chunk > (detected.recomputedLossChunk?.value ?? 0)) detected.recomputedLossChunk = { value: chunk, line };
+    }
+    if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || (CHECKPOINT.test(fn) && !tensorFunction)) &&
       !bindings.program.neverRuns(call)) {
       detected.checkpointing = { value: true, line };
       if (/(^|\.)checkpoint_sequential$/.test(fn)) {
@@ -1741,6 +1752,34 @@ function checkpointsTensorFunction(call: Node, checkpointed: Node | undefined, b
     const called = bindings.value(inner?.childForFieldName('function'));
     return called !== undefined && (called.kind === 'ref' || (called.kind === 'method' && !isModuleValue(called.receiver)));
   });
+}
+
+/**
+ * The elements of the logits a checkpointed loss chunk makes: `F.linear(rows, weight)` in the checkpointed function,
+ * the weight a layer's (a Linear's out_features or an Embedding's rows: a vocabulary), the rows the `.split(n)` of
+ * the loop around the checkpoint call gives. Undefined where either is not known.
+ */
+function checkpointedLogitElements(call: Node, pos: readonly Node[], bindings: Bindings): number | undefined {
+  const fn = bindings.value(pos[0]);
+  const body = fn?.kind === 'function' ? fn.node.childForFieldName('body') : undefined;
+  let vocabulary: number | undefined;
+  for (const inner of body?.descendantsOfType('call') ?? []) {
+    const called = bindings.value(inner?.childForFieldName('function'));
+    if (!inner || called?.kind !== 'ref' || !/^torch\.nn\.functional\.linear$/.test(called.path)) continue;
+    const weight = bindings.value(callArguments(inner).positional[1] ?? callArguments(inner).keywords.get('weight'));
+    const layer = weight?.kind === 'method' && weight.name === 'weight' && weight.receiver.kind === 'layer' ? weight.receiver : undefined;
+    const rows = layer?.type === 'Linear' ? numberOf(layer.kwargs.get('out_features') ?? layer.args[1] ?? NONE)
+      : layer?.type === 'Embedding' ? numberOf(layer.kwargs.get('num_embeddings') ?? layer.args[0] ?? NONE) : undefined;
+    if (rows !== undefined) vocabulary = Math.max(vocabulary ?? 0, rows);
+  }
+  // The loop the chunks come from: `for part, labels in zip(h.split(rows), ...)`.
+  let loop: Node | null = call.parent;
+  while (loop && loop.type !== 'for_statement') loop = loop.parent;
+  const split = loop?.childForFieldName('right')?.descendantsOfType('call')
+    .find((inner) => inner?.childForFieldName('function')?.type === 'attribute' && inner.childForFieldName('function')?.childForFieldName('attribute')?.text === 'split');
+  const size = split ? callArguments(split).positional[0] ?? callArguments(split).keywords.get('split_size_or_sections') : undefined;
+  const rows = size ? numberOf(bindings.value(size) ?? NONE) : undefined;
+  return vocabulary !== undefined && rows !== undefined && rows > 0 ? rows * vocabulary : undefined;
 }
 
 function insideModuleClass(call: Node, bindings: Bindings): boolean {

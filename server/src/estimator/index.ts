@@ -226,6 +226,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(rowsPerSample.length > 0 ? t('the model is called on {0} (line {1}), which folds other axes into its rows: one batch sample makes {2} rows, found by running the step\'s code at its sizes', value, (line ?? 0) + 1, rowsPerSample.join(' / '))
       : t('the model is called on {0} (line {1}), which folds other axes into its rows: each batch sample makes an unknown number of rows, counted as one (an underestimate); give --batch-size the rows one step feeds the model', value, (line ?? 0) + 1));
   }
+  if (detected.recomputedLossChunk && detected.mode.value === 'train') {
+    assumptions.push(t('the loss is computed in chunks under checkpoint() (line {0}): one chunk\'s logits ({1} values) at a time, made again and differentiated in backward; the model\'s own layers keep what they keep', (detected.recomputedLossChunk.line ?? 0) + 1, detected.recomputedLossChunk.value));
+  }
   if (detected.cudnnBenchmark !== undefined) {
     // Measured on an H200 (test/gpu/estimator/results/round3.json): ResNet-18 and ResNet-50 steps took 2.8 to 8.4 GiB
     // more in the first step only. The search takes what is free and backs off: with the allocator capped at 6.3, 8.4
@@ -477,6 +480,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
+    ...(detected.recomputedLossChunk && mode === 'train' ? { recomputedLossElements: detected.recomputedLossChunk.value } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams === undefined && detected.generate?.value.returnSequences !== undefined
       ? { generateReturnSequences: detected.generate.value.returnSequences } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.

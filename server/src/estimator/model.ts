@@ -377,6 +377,9 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // the loss outside forward, as eager; test/gpu/estimator/results/compile_saved.json).
   const fusedLoss = cfg.compiled === true && net.lossInForward === true;
   const lossBackward = fusedLoss ? 0 : ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1);
+  // A loss in checkpointed chunks: backward makes one chunk's logits again, with cross_entropy's fp32 log-softmax
+  // and the two gradients its backward starts with (the fp32 units above), beside everything forward kept.
+  const chunkLossBackward = cfg.mode === 'train' && cfg.recomputedLossElements !== undefined ? 3 * cfg.recomputedLossElements * FP32 : 0;
   saved += lossKept + (cfg.outputKept === true && cfg.mode === 'train' && !ownLogSoftmax ? outputs : 0);
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
   // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a
@@ -395,7 +398,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     forwardTransient: Math.max(0, frozenPrefixLive - saved),
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
-    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward),
+    backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward, chunkLossBackward),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
     recompute: recompute > 0 ? Math.max(recompute + Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair),
       recomputeBackward) + (recomputeOutsideCounted ? 0 : b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act) +

@@ -437,6 +437,11 @@ export interface TrainingConfig {
    * each before the first step (sampling several completions), as beams are.
    */
   generateReturnSequences?: number;
+  /**
+   * A loss computed in chunks under checkpoint() outside the model (see DetectedConfig.recomputedLossChunk): the
+   * elements of one chunk's logits, which backward recomputes and differentiates one chunk at a time.
+   */
+  recomputedLossElements?: number;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */
