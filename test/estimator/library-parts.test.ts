@@ -117,3 +117,11 @@ test('a dilation the script does not determine (a stride from the command line):
   assert.match(result.unresolved.reason, /resnet50\.conv1/);
   assert.equal(result.fits.length, 0);
 });
+
+test('a whole library model inside a module, fed 128 x 1024 spectrograms, keeps what it keeps on the square of their area', async () => {
+  const wide = await estimateFixture(fixture('resnet18_whole_wide_spectrogram.py'));
+  const square = await estimateFixture(fixture('resnet18_whole_square_spectrogram.py'));
+  assert.equal(wide.unresolved, undefined);
+  // 128 x 1024 and 362 x 362 hold the same pixels within 0.01%; sized on the height alone (128 x 128) they were an eighth.
+  assert.ok(Math.abs(wide.breakdown.activations / square.breakdown.activations - 1) < 0.02, `${wide.breakdown.activations} vs ${square.breakdown.activations}`);
+});

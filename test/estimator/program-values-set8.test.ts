@@ -2,6 +2,7 @@
 // loaded model, constructor options of library models, and values computed from the environment or a class.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as path from 'node:path';
 import { estimateFixture, estimateText } from './helpers';
 import { parsePython } from '../../server/src/engine/parser';
 import { ProgramModel } from '../../server/src/engine/program/interpreter';
@@ -296,4 +297,11 @@ test('A traced nn.MultiheadAttention with dropout keeps the dropped weights and 
   // Per block: 8 heads x 100 x 100 fp32 weights dropped, and their bool mask (1.25 of the weights' size).
   const extra = dropped.breakdown.activations - plain.breakdown.activations;
   assert.equal(extra, 2 * 256 * 8 * 100 * 100 * 4 * 1.25);
+});
+
+test('dataclasses.replace(defaults, batch_size=256) is a copy of the instance with the change, read through its attributes', async () => {
+  const result = await estimateFixture(path.join('program-values', 'dataclass_replace_batch.py'));
+  assert.equal(result.detected.batchSize?.value, 256);
+  // Linear 1024 -> 1024 and 1024 -> 10, with biases: the width read from the copy.
+  assert.equal(result.detected.parameters, 1024 * 1024 + 1024 + 1024 * 10 + 10);
 });

@@ -92,7 +92,8 @@ export function analyze(model: SemanticModel, text: TextLike, options: AnalysisO
       };
       if (report.keeps) {
         const loopRow = enclosingLoop(report.node)?.startPosition.row;
-        finding.keeps = { kind: report.keeps, unsizedMessage: report.message, ...(loopRow !== undefined ? { loopRowsAbove: range.start.line - loopRow } : {}) };
+        finding.keeps = { kind: report.keeps, unsizedMessage: report.message, ...(loopRow !== undefined ? { loopRowsAbove: range.start.line - loopRow } : {}),
+          ...(report.keptForwards !== undefined ? { forwards: report.keptForwards } : {}) };
       }
       findings.push(resized(finding, options.keptBytes));
     }
@@ -128,15 +129,20 @@ export function resized(finding: Finding, keptBytes: AnalysisOptions['keptBytes'
   const keeps = finding.keeps;
   if (!keeps) return finding;
   const loopRow = keeps.loopRowsAbove === undefined ? undefined : finding.range.start.line - keeps.loopRowsAbove;
-  const bytes = keptBytes?.(keeps.kind, loopRow);
+  // A graph of several forward passes (test-time augmentation's plain and flipped) keeps each one's activations.
+  const one = keptBytes?.(keeps.kind, loopRow);
+  const bytes = one !== undefined ? one * (keeps.forwards ?? 1) : undefined;
   const { sizeHint: _old, ...unsized } = finding;
   return bytes !== undefined && bytes > 0
-    ? { ...unsized, message: `${keeps.unsizedMessage} ${keptMessage(keeps.kind, bytes)}`, sizeHint: { keeps: keeps.kind, bytes } }
+    ? { ...unsized, message: `${keeps.unsizedMessage} ${keptMessage(keeps.kind, bytes, keeps.forwards)}`, sizeHint: { keeps: keeps.kind, bytes } }
     : { ...unsized, message: keeps.unsizedMessage };
 }
 
-function keptMessage(keeps: KeptMemory, bytes: number): string {
+function keptMessage(keeps: KeptMemory, bytes: number, forwards?: number): string {
   if (keeps.startsWith('module:')) return t('By the memory estimate it keeps about {0} per batch (the module\'s output).', formatBytes(bytes));
+  if (keeps === 'graph' && forwards !== undefined) {
+    return t('By the memory estimate it keeps about {0} per batch (the graphs of {1} forward passes and the activations they saved).', formatBytes(bytes), forwards);
+  }
   return keeps === 'graph'
     ? t('By the memory estimate it keeps about {0} per batch (the graph and the activations it saved).', formatBytes(bytes))
     : t('By the memory estimate it keeps about {0} per batch (the output tensor).', formatBytes(bytes));

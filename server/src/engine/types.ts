@@ -46,5 +46,5 @@ export interface Finding {
    * A finding that says what it keeps: its message without a size, and how many rows above it its batch loop
    * starts (the same wherever its statement moves), so that new sizes rewrite it without the rule (resized).
    */
-  keeps?: { kind: KeptMemory; unsizedMessage: string; loopRowsAbove?: number };
+  keeps?: { kind: KeptMemory; unsizedMessage: string; loopRowsAbove?: number; forwards?: number };
 }

@@ -16,8 +16,8 @@ import { headClasses, isHeadPath, libraryVisionCall, partParameters, replacedHea
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
-import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type Value } from '../engine/program/values';
-import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
+import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
+import { deviceNamed, INPUT_EMBEDDINGS, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
@@ -103,6 +103,12 @@ export interface DetectedConfig {
   checkpointSegments?: boolean;
   /** The number of segments checkpoint_sequential is given, where the script says. */
   checkpointSegmentCount?: number;
+  /**
+   * A loss computed in chunks outside the model, each chunk under checkpoint(): the elements of one chunk's logits
+   * (its rows, from the `.split(rows)` the loop takes the chunks from, times the rows of the weight the checkpointed
+   * function multiplies by), which backward recomputes one chunk at a time.
+   */
+  recomputedLossChunk?: Located<number>;
   /** torch.compile(model): inductor's graphs fuse a loss forward computes with its backward. */
   compiled?: boolean;
   accumulation?: Located<number>;
@@ -120,7 +126,7 @@ export interface DetectedConfig {
   gpus?: Located<number>;
   zeroGradMissing: boolean;
   /** `model.generate(...)`: the tokens it adds to each prompt (max_new_tokens, or max_length less the prompt). */
-  generate?: Located<{ newTokens?: number; maxLength?: number; beams?: number }>;
+  generate?: Located<{ newTokens?: number; maxLength?: number; beams?: number; returnSequences?: number; rows?: Located<number> }>;
   /** The line of a `zero_grad(set_to_none=False)`: it zeroes the gradients in place, so they stay allocated between steps. */
   zeroGradKeepsBuffers?: number;
   /**
@@ -1104,7 +1110,12 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     // Checkpointing, LoRA, freezing.
     // timm's set_grad_checkpointing(True) (its argument defaults to True).
     // Not where the script switches it on under a setting that is off (`if cfg.gradient_checkpointing:`).
-    if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || CHECKPOINT.test(fn)) &&
+    const tensorFunction = CHECKPOINT.test(fn) && checkpointsTensorFunction(call, pos[0], bindings);
+    if (tensorFunction && !bindings.program.neverRuns(call)) {
+      const chunk = checkpointedLogitElements(call, pos, bindings);
+      if (chunk !== undefined && chunk > (detected.recomputedLossChunk?.value ?? 0)) detected.recomputedLossChunk = { value: chunk, line };
+    }
+    if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || (CHECKPOINT.test(fn) && !tensorFunction)) &&
       !bindings.program.neverRuns(call)) {
       detected.checkpointing = { value: true, line };
       if (/(^|\.)checkpoint_sequential$/.test(fn)) {
@@ -1151,16 +1162,24 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     if (name === 'zero_grad') hasZeroGrad = true;
     if (name === 'generate' && fn.includes('.') && !detected.generate) {
       // The call's own keywords win over a GenerationConfig it is given (`generation_config=gen_cfg`).
-      const given = bindings.value(kw.get('generation_config'));
+      const generationConfig = bindings.value(kw.get('generation_config'));
       const setting = (key: string): PyValue | undefined =>
-        kwValue(key) ?? (given?.kind === 'call' && /(^|\.)GenerationConfig$/.test(given.path) ? toPy(given.kwargs.get(key)) : undefined);
+        kwValue(key) ?? (generationConfig?.kind === 'call' && /(^|\.)GenerationConfig$/.test(generationConfig.path) ? toPy(generationConfig.kwargs.get(key)) : undefined);
       const newTokens = setting('max_new_tokens');
       const maxLength = setting('max_length');
       const beams = setting('num_beams');
+      const returned = setting('num_return_sequences');
+      // The prompts' rows: the batch generate is given (made in a helper, outside any loop).
+      const given = bindings.value(kw.get('input_ids') ?? pos[0]);
+      const prompts = given?.kind === 'call' ? tensorShape(given) : undefined;
+      const rows = prompts && prompts.dims.length === 2 && prompts.dims[0]! > 0 && given?.kind === 'call'
+        ? { value: prompts.dims[0]!, ...(prompts.dimOrigins?.[0] ?? firstSizeOrigin(given) ?? { line: prompts.line, how: prompts.how }) } : undefined;
       detected.generate = {
         value: {
           ...(typeof newTokens === 'number' ? { newTokens } : {}), ...(typeof maxLength === 'number' ? { maxLength } : {}),
           ...(typeof beams === 'number' && Number.isInteger(beams) && beams > 1 ? { beams } : {}),
+          ...(typeof returned === 'number' && Number.isInteger(returned) && returned > 1 ? { returnSequences: returned } : {}),
+          ...(rows ? { rows } : {}),
         },
         line,
       };
@@ -1488,7 +1507,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   if (hasGradScaler !== undefined && !detected.autocast) detected.autocast = { value: 'fp16', line: hasGradScaler };
 
   // Where neither the data nor a name says, the rows of the tensor the step's forward is given (made in a helper).
-  detected.batchSize ??= dataBatch ?? firstBinding(bindings, BATCH_NAMES) ?? stepRows;
+  detected.batchSize ??= dataBatch ?? detected.generate?.value.rows ?? firstBinding(bindings, BATCH_NAMES) ?? stepRows;
   // Image batches of several sizes in one call of the trained model (multi-crop): as many images of the largest size
   // as make the same tokens (a ViT) or pixels.
   const crops = detected.model ? cropList(calls, bindings.program) : undefined;
@@ -1750,6 +1769,61 @@ function ensembleMemberBatch(forwards: readonly Node[], bindings: Bindings, memb
 /** The names the script binds functions made by vmap to (`ensemble_forward = vmap(fmodel, randomness="different")`). */
 function vmappedNames(calls: readonly Node[]): string[] {
   return calls.filter((call) => VMAP.test(callee(call))).map(assignedName).filter((name): name is string => name !== undefined);
+}
+
+/** Where the first size a tensor factory is given comes from (`torch.randint(3, V, (n, length))`: n's origin). */
+function firstSizeOrigin(made: CallResultValue): { line: number; how: How } | undefined {
+  const sizes = made.kwargs.get('size') ?? made.args.find((arg) => arg.kind === 'list');
+  const first = sizes?.kind === 'list' ? sizes.items[0] : undefined;
+  return first && 'origin' in first && first.origin ? { line: first.origin.line, how: first.origin.how } : undefined;
+}
+
+/**
+ * `checkpoint(fn, ...)` outside the script's modules around a plain function that calls no module (a loss computed
+ * in chunks of tokens, each chunk's logits recomputed in backward): only that function is recomputed, and the
+ * model's blocks keep everything they keep.
+ */
+function checkpointsTensorFunction(call: Node, checkpointed: Node | undefined, bindings: Bindings): boolean {
+  // Inside a module's forward, a checkpointed function stands for the module's own blocks.
+  if (!checkpointed || insideModuleClass(call, bindings)) return false;
+  const fn = bindings.value(checkpointed);
+  if (fn?.kind !== 'function' || fn.self || fn.owner) return false;
+  const body = fn.node.childForFieldName('body');
+  if (!body) return false;
+  // Every call in it must be known not to run a module: a library function or a tensor's method, not a module of
+  // the script (or a name the program model could not resolve).
+  return body.descendantsOfType('call').every((inner) => {
+    const called = bindings.value(inner?.childForFieldName('function'));
+    return called !== undefined && (called.kind === 'ref' || (called.kind === 'method' && !isModuleValue(called.receiver)));
+  });
+}
+
+/**
+ * The elements of the logits a checkpointed loss chunk makes: `F.linear(rows, weight)` in the checkpointed function,
+ * the weight a layer's (a Linear's out_features or an Embedding's rows: a vocabulary), the rows the `.split(n)` of
+ * the loop around the checkpoint call gives. Undefined where either is not known.
+ */
+function checkpointedLogitElements(call: Node, pos: readonly Node[], bindings: Bindings): number | undefined {
+  const fn = bindings.value(pos[0]);
+  const body = fn?.kind === 'function' ? fn.node.childForFieldName('body') : undefined;
+  let vocabulary: number | undefined;
+  for (const inner of body?.descendantsOfType('call') ?? []) {
+    const called = bindings.value(inner?.childForFieldName('function'));
+    if (!inner || called?.kind !== 'ref' || !/^torch\.nn\.functional\.linear$/.test(called.path)) continue;
+    const weight = bindings.value(callArguments(inner).positional[1] ?? callArguments(inner).keywords.get('weight'));
+    const layer = weight?.kind === 'method' && weight.name === 'weight' && weight.receiver.kind === 'layer' ? weight.receiver : undefined;
+    const rows = layer?.type === 'Linear' ? numberOf(layer.kwargs.get('out_features') ?? layer.args[1] ?? NONE)
+      : layer?.type === 'Embedding' ? numberOf(layer.kwargs.get('num_embeddings') ?? layer.args[0] ?? NONE) : undefined;
+    if (rows !== undefined) vocabulary = Math.max(vocabulary ?? 0, rows);
+  }
+  // The loop the chunks come from: `for part, labels in zip(h.split(rows), ...)`.
+  let loop: Node | null = call.parent;
+  while (loop && loop.type !== 'for_statement') loop = loop.parent;
+  const split = loop?.childForFieldName('right')?.descendantsOfType('call')
+    .find((inner) => inner?.childForFieldName('function')?.type === 'attribute' && inner.childForFieldName('function')?.childForFieldName('attribute')?.text === 'split');
+  const size = split ? callArguments(split).positional[0] ?? callArguments(split).keywords.get('split_size_or_sections') : undefined;
+  const rows = size ? numberOf(bindings.value(size) ?? NONE) : undefined;
+  return vocabulary !== undefined && rows !== undefined && rows > 0 ? rows * vocabulary : undefined;
 }
 
 function insideModuleClass(call: Node, bindings: Bindings): boolean {

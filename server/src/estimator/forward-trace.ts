@@ -339,7 +339,9 @@ export class ForwardTrace implements TensorTracer {
       this.mismatches++;
       return undefined;
     }
-    const spec = backbone.build(x.shape[2]!);
+    // A map that is not square (128 mel bins x 1024 frames) runs as the square of the same area: the activations
+    // follow the area, and the feature map it returns keeps the input's sides.
+    const spec = backbone.build(Math.max(1, Math.round(Math.sqrt(x.shape[2]! * x.shape[3]!))));
     return this.recorded([x], true, () => {
       if (!this.librariesCounted.has(model)) {
         this.librariesCounted.add(model);

@@ -226,6 +226,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(rowsPerSample.length > 0 ? t('the model is called on {0} (line {1}), which folds other axes into its rows: one batch sample makes {2} rows, found by running the step\'s code at its sizes', value, (line ?? 0) + 1, rowsPerSample.join(' / '))
       : t('the model is called on {0} (line {1}), which folds other axes into its rows: each batch sample makes an unknown number of rows, counted as one (an underestimate); give --batch-size the rows one step feeds the model', value, (line ?? 0) + 1));
   }
+  if (detected.recomputedLossChunk && detected.mode.value === 'train') {
+    assumptions.push(t('the loss is computed in chunks under checkpoint() (line {0}): one chunk\'s logits ({1} values) at a time, made again and differentiated in backward; the model\'s own layers keep what they keep', (detected.recomputedLossChunk.line ?? 0) + 1, detected.recomputedLossChunk.value));
+  }
   if (detected.cudnnBenchmark !== undefined) {
     // Measured on an H200 (test/gpu/estimator/results/round3.json): ResNet-18 and ResNet-50 steps took 2.8 to 8.4 GiB
     // more in the first step only. The search takes what is free and backs off: with the allocator capped at 6.3, 8.4
@@ -438,6 +441,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     }
     if (asked.beams !== undefined) {
       assumptions.push(t('generate() runs a beam search of {0} beams (line {1}): the caches and logits are those of {0} x the batch', asked.beams, (detected.generate.line ?? 0) + 1));
+    } else if (asked.returnSequences !== undefined) {
+      assumptions.push(t('generate() returns {0} sequences per prompt (line {1}): it expands the prompts to {0} x the batch before the first step, so the caches and logits are those of {0} x the batch', asked.returnSequences, (detected.generate.line ?? 0) + 1));
     }
   }
   const strategy = detected.strategy?.value ?? 'ddp';
@@ -474,6 +479,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
+    ...(detected.recomputedLossChunk && mode === 'train' ? { recomputedLossElements: detected.recomputedLossChunk.value } : {}),
+    ...(generateNewTokens !== undefined && detected.generate?.value.beams === undefined && detected.generate?.value.returnSequences !== undefined
+      ? { generateReturnSequences: detected.generate.value.returnSequences } : {}),
     // Decoder-only causal LMs return their KV cache unless the script turns use_cache off.
     kvCache: spec.kind === 'transformer' && spec.task === 'causal-lm' && spec.decoderLayers === 0 && !detected.useCacheOff,
     mode,

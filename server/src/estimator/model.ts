@@ -208,7 +208,9 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     const kvBytes = mode === 'fp32' ? FP32 : 2;
     // Beam search expands every input to num_beams rows before the first forward.
     const beams = cfg.generateBeams ?? 1;
-    const rows = cfg.batchSize * beams;
+    // Sampling several sequences per prompt expands the prompts the same way, without a beam search's scores.
+    const expansion = beams > 1 ? beams : cfg.generateReturnSequences ?? 1;
+    const rows = cfg.batchSize * expansion;
     const kvPerToken = 2 * rows * s.kvHeads * s.headDim * kvBytes;
     // The step's logits and their fp32 log-probabilities; beam search's scores and logits processors add fp32
     // copies (measured with an encoder-decoder, see below).
@@ -222,7 +224,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
       // and 727; test/gpu/estimator/results/step_keeps.json).
       const source = cfg.seqLen;
       const crossLayer = source * kvPerToken;
-      const encoderOutput = rows * source * s.hidden * kvBytes + (beams > 1 ? cfg.batchSize * source * s.hidden * kvBytes : 0);
+      const encoderOutput = rows * source * s.hidden * kvBytes + (expansion > 1 ? cfg.batchSize * source * s.hidden * kvBytes : 0);
       const encoderTransient = cfg.batchSize * source * (2 * s.hidden + s.intermediate) * kvBytes +
         (cfg.attention === 'eager' ? 2 * cfg.batchSize * s.heads * source * source * kvBytes : 0);
       generate = {
@@ -234,7 +236,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
       // The last new token is returned, never fed back: the cache holds prompt + new - 1 positions.
       const cached = cfg.seqLen + Math.max(0, cfg.generateNewTokens - 1);
       generate = {
-        prefill: s.layers * cfg.seqLen * kvPerToken + a.inferenceTransient * beams + lastLogits,
+        prefill: s.layers * cfg.seqLen * kvPerToken + a.inferenceTransient * expansion + lastLogits,
         end: (s.layers + 1) * cached * kvPerToken + lastLogits,
       };
     }
@@ -396,6 +398,9 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const fusedLoss = cfg.compiled === true && net.lossInForward === true;
   const lossBackward = fusedLoss ? 0 : ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1);
   const outputHeld = cfg.outputKept === true && cfg.mode === 'train' && !ownLogSoftmax;
+  // A loss in checkpointed chunks: backward makes one chunk's logits again, with cross_entropy's fp32 log-softmax
+  // and the two gradients its backward starts with (the fp32 units above), beside everything forward kept.
+  const chunkLossBackward = cfg.mode === 'train' && cfg.recomputedLossElements !== undefined ? 3 * cfg.recomputedLossElements * FP32 : 0;
   saved += lossKept + (outputHeld ? outputs : 0);
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
   // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a
@@ -415,7 +420,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
     backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward,
-      lastSegmentBackward),
+      lastSegmentBackward, chunkLossBackward),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
     // The step's output, where the step holds it through backward (`logits = model(x)`), is alive then too.
     recompute: recompute > 0 ? Math.max(recompute + Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair),

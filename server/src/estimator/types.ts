@@ -437,6 +437,16 @@ export interface TrainingConfig {
    * first step), so the KV caches, the encoder's output and each step's logits are this many times the batch's.
    */
   generateBeams?: number;
+  /**
+   * generate() without beam search asked for num_return_sequences > 1: the prompts are expanded to this many rows
+   * each before the first step (sampling several completions), as beams are.
+   */
+  generateReturnSequences?: number;
+  /**
+   * A loss computed in chunks under checkpoint() outside the model (see DetectedConfig.recomputedLossChunk): the
+   * elements of one chunk's logits, which backward recomputes and differentiates one chunk at a time.
+   */
+  recomputedLossElements?: number;
   mode: RunMode;
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */

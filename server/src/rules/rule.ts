@@ -49,6 +49,8 @@ export interface RuleReport {
   fixes?: Fix[];
   /** What the reported leak keeps per batch, so that the analysis can add its size when one is known. */
   keeps?: KeptMemory;
+  /** A kept graph made by more than one forward pass of the model (each kept with its saved activations). */
+  keptForwards?: number;
 }
 
 export interface Rule extends RuleCode {

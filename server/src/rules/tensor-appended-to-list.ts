@@ -192,6 +192,34 @@ export function keptMemory(kept: KeptValue, freed: boolean): KeptMemory | undefi
   return kept.isModelOutput ? 'output' : undefined;
 }
 
+/** How far forwardsKept follows names back to the expressions that made them. */
+const MAX_DEFINITION_DEPTH = 4;
+
+/**
+ * The model's forward passes whose graphs a kept value carries, counted where it has more than one: `(p + p_flip) / 2`
+ * of two softmaxed forwards (test-time augmentation) keeps both graphs and their saved activations. Names are
+ * followed to the one definition that reaches them; undefined where a single forward, none, or an unknown count.
+ */
+export function forwardsKept(model: SemanticModel, value: Node): number | undefined {
+  const forwards = new Set<number>();
+  const visit = (node: Node, depth: number): void => {
+    if (node.type === 'call' && model.isDirectForwardCall(node)) {
+      forwards.add(node.id);
+      return;
+    }
+    if (node.type === 'identifier') {
+      const reaching = depth < MAX_DEFINITION_DEPTH ? model.reachingDefinitions(node.text, node) : [];
+      if (reaching.length === 1 && reaching[0]!.kind === 'assign' && reaching[0]!.index === undefined && reaching[0]!.value) visit(reaching[0]!.value, depth + 1);
+      return;
+    }
+    // A lambda or a nested function's body runs elsewhere; any other expression combines its parts.
+    if (node.type === 'lambda') return;
+    for (const child of node.namedChildren) if (child) visit(child, depth);
+  };
+  visit(value, 0);
+  return forwards.size > 1 ? forwards.size : undefined;
+}
+
 /** The position of a name unpacked from a forward's returned tuple (`logits, attn = model(x)`: attn is 1). */
 function unpackedOutputIndex(model: SemanticModel, site: Node, value: Node): number | undefined {
   if (value.type !== 'identifier') return undefined;
@@ -394,11 +422,14 @@ export const tensorAppendedToList: Rule = {
       const attached = value.type === 'list' || value.type === 'tuple' ? children(value).find((element) => model.isAttached(element)) : value;
       const kept = new KeptValue(model, attached ?? value, call, container);
       const freed = freedByBackward(model, call);
+      const keeps = keptMemory(kept, freed);
+      const forwards = keeps === 'graph' ? forwardsKept(model, kept.node) : undefined;
       reports.push({
         node: call,
         message: keptValueMessage(kept, freed, 'appended'),
         fixes: attached ? keepValueFixes(kept, 'Append') : [],
-        keeps: keptMemory(kept, freed),
+        keeps,
+        ...(forwards !== undefined ? { keptForwards: forwards } : {}),
       });
     }
     // A forward hook that appends its module's output: one more output per forward, while the hook stays registered.

@@ -2234,6 +2234,9 @@ export class ProgramModel {
       return { kind: 'object', role: 'hf-config', typeName: name, attrs: new Map(kwargs), line };
     }
     if (DATACLASS_COPY.test(path) && args[0]?.kind === 'object') {
+      // `dataclasses.replace(defaults, batch_size=16)`: a new instance of the same class, the changes given over the
+      // original's fields; `asdict` makes a dict of the fields.
+      if (/(^|\.)replace$/.test(path)) return { ...args[0], attrs: new Map([...args[0].attrs, ...kwargs]), line };
       return { kind: 'dict', entries: new Map(args[0].attrs) };
     }
     // `spectral_norm(nn.Conv2d(...))`, `weight_norm(...)`: the module itself, its weight reparametrised in place.
