@@ -213,7 +213,10 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
     const name = carriedName(node);
     const index = name === undefined ? -1 : names.indexOf(name);
     const carried = elementShape(index >= 0 ? sample.items[index] : undefined);
-    if (carried || !options.throughLoopBody) return carried;
+    // A batch element the body reshapes before the call (`data = data.to(device).permute(0, 2, 1)`) is what the
+    // replay makes of it, not the sample's element.
+    const reshaped = carried && options.throughLoopBody && name !== undefined && reshapedBeforeCall(loop, call, name);
+    if ((carried && !reshaped) || !options.throughLoopBody) return carried;
     // An argument the loop body computes from the batch (`xt = a * x0 + b * noise`, `inp = toks[:, :-1]`, a label
     // replaced by a null class): the body's assignments before the call, replayed on the sample's tensors.
     if (!replayed) {
@@ -221,9 +224,35 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
       replayed = { names: replayLoopBody(program, loop, call, names, sample.items, tracer, elementShape, whole), tracer };
     }
     const value = program.evaluateTraced(node, replayed.names, replayed.tracer);
-    return value?.kind === 'tensor' ? { shape: value.shape, integer: value.integer } : undefined;
+    return value?.kind === 'tensor' ? { shape: value.shape, integer: value.integer } : carried;
   });
   return shapes.some((shape) => shape !== undefined) ? shapes : undefined;
+}
+
+/**
+ * Whether the loop body assigns `name` before the call from an expression that may change its shape: anything but
+ * the name passed on through CARRIES methods (`x = x.to(device)` keeps it).
+ */
+function reshapedBeforeCall(loop: PyNode, call: PyNode, name: string): boolean {
+  const body = loop.childForFieldName('body');
+  if (!body) return false;
+  const targets = (left: PyNode): PyNode[] => (left.type === 'pattern_list' || left.type === 'tuple_pattern'
+    ? left.namedChildren.filter((c): c is PyNode => !!c) : [left]);
+  const visit = (block: PyNode): boolean => block.namedChildren.some((statement) => {
+    if (!statement || statement.startIndex >= call.startIndex) return false;
+    if (statement.type === 'with_statement') {
+      const inner = statement.childForFieldName('body');
+      return !!inner && visit(inner);
+    }
+    const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    const [left, right] = [assignment?.childForFieldName('left'), assignment?.childForFieldName('right')];
+    if (assignment?.type !== 'assignment' || !left || !right) return false;
+    const lefts = targets(left);
+    const rights = right.type === 'expression_list' ? right.namedChildren.filter((c): c is PyNode => !!c) : [right];
+    return lefts.some((target, k) => target.type === 'identifier' && target.text === name
+      && (lefts.length !== rights.length ? true : carriedName(rights[k]!) !== name));
+  });
+  return visit(body);
 }
 
 /** The names of a function's parameters, in order (`self` included; `*args` and `**kwargs` left out). */

@@ -1217,9 +1217,16 @@ export class ForwardTrace implements TensorTracer {
     switch (name) {
       case 'relu':
       case 'relu_':
+        return this.relu(x, name === 'relu_' || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value));
+      // As their modules (LeakyReLU, ReLU6): backward reads the input out of place, the result in place.
       case 'relu6':
       case 'leaky_relu':
-        return this.relu(x, name === 'relu_' || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value));
+      case 'leaky_relu_': {
+        const inplace = name === 'leaky_relu_' || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value);
+        if (inplace) return this.relu(x, true);
+        this.keep(x);
+        return this.produce(x.shape, [x]);
+      }
       case 'gelu':
       case 'silu':
       case 'mish':
@@ -1445,6 +1452,21 @@ export class ForwardTrace implements TensorTracer {
       case 'index_select':
       case 'argsort':
       case 'sort':
+      case 'topk':
+      case 'floor':
+      case 'ceil':
+      case 'round':
+      case 'trunc':
+      case 'frac':
+      case 'sign':
+      case 'prod':
+      case 'index_add':
+      case 'index_copy':
+      case 'index_fill':
+      case 'index_put':
+      case 'scatter':
+      case 'scatter_add':
+      case 'scatter_reduce':
         return this.method(x, name, args.slice(1), kwargs);
       case 'einsum':
         break;
@@ -1738,13 +1760,65 @@ export class ForwardTrace implements TensorTracer {
         return this.produce(x.shape, [], true);
       case 'sort':
         return { kind: 'list', items: [this.produce(x.shape, [x], x.integer), this.produce(x.shape, [], true)], tuple: true };
+      // Rounding (a hash grid's cell corners, `scaled.floor().long()`): the input's shape; its gradient is zero, so
+      // backward reads nothing.
+      case 'floor':
+      case 'ceil':
+      case 'round':
+      case 'trunc':
+      case 'frac':
+      case 'sign':
+        return this.produce(x.shape, [x], x.integer);
+      // A product over a dimension (trilinear weights of a cell's corners): backward reads the input and the result.
+      case 'prod': {
+        const out = this.reduce(x, args, kwargs) as TensorValue;
+        this.keep(x, out);
+        return out;
+      }
+      // Writing a source into the receiver's rows by an index (a graph's messages summed per destination node,
+      // `out.index_add_(0, dst, messages)`): the receiver's shape, in place or as a copy. Backward gathers the
+      // gradient by the index, which is all it keeps (integers); a max / min / product reduction also reads the
+      // receiver, the source and the result.
+      case 'index_add':
+      case 'index_add_':
+      case 'index_copy':
+      case 'index_copy_':
+      case 'index_fill':
+      case 'index_fill_':
+      case 'index_put':
+      case 'index_put_':
+      case 'scatter':
+      case 'scatter_':
+      case 'scatter_add':
+      case 'scatter_add_':
+      case 'scatter_reduce':
+      case 'scatter_reduce_': {
+        const source = tensorsIn(kwargs.get('src') ?? kwargs.get('source') ?? kwargs.get('values') ?? args[name.startsWith('index_put') ? 1 : 2])[0];
+        const reduce = kwargs.get('reduce') ?? args[3];
+        if (name.startsWith('scatter_reduce') && reduce?.kind === 'string' && /^(amax|amin|prod)$/.test(reduce.value)) {
+          const out = name.endsWith('_') ? x : this.produce(x.shape, [x, ...(source ? [source] : [])]);
+          this.keep(x, out, ...(source ? [source] : []));
+          return out;
+        }
+        return name.endsWith('_') ? x : this.produce(x.shape, [x, ...(source ? [source] : [])], x.integer);
+      }
+      // The k largest (or smallest) along a dimension, the last by default (a k-NN graph's neighbours): values and
+      // int64 indices of k along it; backward scatters by the indices (integers, not counted as kept).
+      case 'topk': {
+        const k = numberOf(args[0] ?? kwargs.get('k'));
+        const d = axis(numberOf(args[1] ?? kwargs.get('dim')) ?? -1);
+        if (k === undefined || d >= n) break;
+        const shape = x.shape.map((size, i) => (i === d ? Math.min(k, size) : size));
+        return { kind: 'list', items: [this.produce(shape, [x], x.integer), this.produce(shape, [], true)], tuple: true };
+      }
       case 'item':
       case 'tolist':
         return UNKNOWN;
       default:
-        this.unmodelled.add(`Tensor.${name}`);
-        return this.produce(x.shape, [x]);
+        break;
     }
+    this.unmodelled.add(`Tensor.${name}`);
+    return this.produce(x.shape, [x]);
   }
 
   /**

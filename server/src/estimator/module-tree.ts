@@ -4,7 +4,7 @@
 // order, which is the order most forward() methods run them in.
 import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, type LibraryPart } from './library-models';
 import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
-import { drawnRange, isIntegerTensor, isModuleClass, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, isModuleClass, madeTensorIsInteger, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
@@ -1192,6 +1192,10 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
         if (made && made.dims.length >= 1 && made.dims.slice(1).every((d) => d !== undefined)) {
           return stepInput([1, ...(made.dims.slice(1) as number[])], made.integer, arg.kind === 'call' ? drawnRange(arg) : undefined);
         }
+        // A tensor the script builds whole before the loop from sized parts (a full-batch graph's edge list,
+        // `torch.stack([torch.cat([src, loops]), ...])`): the same tensor whatever the batch, so given as it is.
+        const whole = arg.kind === 'call' ? madeTensorShape(arg) : undefined;
+        if (whole && arg.kind === 'call') return attempt.input(whole, madeTensorIsInteger(arg));
         return stepInput(others.shape, others.integer);
       });
       const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
@@ -1296,6 +1300,7 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
       ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
       ...(trace.lossInForward ? { lossInForward: true } : {}),
       ...(trace.packedLengths ? { packedLengths: trace.packedLengths } : {}),
+      ...(trace.unmodelled.size > 0 ? { unmodelledOps: [...trace.unmodelled].sort() } : {}),
       ...(blocksTraced && trace.blockBackwardPeak.length === trace.blockInputs.length
         ? { blockBackwardPeakElements: trace.blockBackwardPeak.map(perSample), blockBackwardPeakAutocastBytes: trace.blockBackwardPeakAutocastBytes.map(perSample) } : {}),
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
@@ -1393,6 +1398,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       scalesWithInput: specs.some((s) => s.scalesWithInput),
       ...(specs.find((s) => s.batchDependent) ? { batchDependent: specs.find((s) => s.batchDependent)!.batchDependent } : {}),
       ...(specs.some((s) => s.forwardUntraced) ? { forwardUntraced: true } : {}),
+      ...(specs.some((s) => s.unmodelledOps) ? { unmodelledOps: [...new Set(specs.flatMap((s) => s.unmodelledOps ?? []))].sort() } : {}),
     };
   };
   const fed = models.find((m) => m.inputKind !== 'vector') ?? models[0]!;

@@ -377,6 +377,21 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
     const n = Math.ceil((stop - start) / step);
     return n > 0 ? [n] : undefined;
   }
+  // Sized tensors joined (`torch.stack([torch.cat([src, loops]), torch.cat([dst, loops])])`, a graph's edge list):
+  // stack adds an axis of the parts' count, cat adds their sizes along its axis.
+  if (call.path === 'torch.stack' || call.path === 'torch.cat') {
+    const parts = joinedParts(call);
+    const shapes = parts?.map((part) => (part.kind === 'call' ? madeTensorShape(part) : undefined));
+    if (!shapes || shapes.length === 0 || shapes.some((shape) => !shape)) return undefined;
+    const [first, ...others] = shapes as number[][];
+    const rank = first!.length + (call.path === 'torch.stack' ? 1 : 0);
+    const given = numberOf(call.kwargs.get('dim') ?? call.args[1]) ?? 0;
+    const dim = given < 0 ? rank + given : given;
+    if (dim < 0 || dim >= rank || others.some((shape) => shape.length !== first!.length)) return undefined;
+    if (call.path === 'torch.stack') return [...first!.slice(0, dim), shapes.length, ...first!.slice(dim)];
+    if (others.some((shape) => shape.some((d, i) => i !== dim && d !== first![i]))) return undefined;
+    return first!.map((d, i) => (i === dim ? shapes.reduce((sum, shape) => sum + shape![i]!, 0) : d));
+  }
   if (/\(\)\.repeat$/.test(call.path) && call.receiver) {
     const base = madeTensorShape(call.receiver);
     const flat = call.args.length === 1 && call.args[0]!.kind === 'list' ? call.args[0]!.items : call.args;
@@ -387,6 +402,26 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
     return padded.map((d, i) => d * times[i]!);
   }
   return undefined;
+}
+
+/** The tensors `torch.stack` / `torch.cat` joins, from their list argument. */
+function joinedParts(call: CallResultValue): readonly Value[] | undefined {
+  const list = call.kwargs.get('tensors') ?? call.args[0];
+  return list?.kind === 'list' ? list.items : undefined;
+}
+
+/**
+ * Whether a tensor madeTensorShape sizes holds integers: made so (`randint`, `randperm`, an integer dtype),
+ * `torch.arange` of integer bounds, or joined from integer parts.
+ */
+export function madeTensorIsInteger(call: CallResultValue): boolean {
+  if (makesIntegers(call.path, call.args, call.kwargs)) return true;
+  if (call.path === 'torch.arange') return !call.kwargs.has('dtype') && call.args.every((arg) => arg.kind === 'number' && Number.isInteger(arg.value) && !arg.real);
+  if (call.path === 'torch.stack' || call.path === 'torch.cat') {
+    const parts = joinedParts(call);
+    return !!parts && parts.length > 0 && parts.every((part) => part.kind === 'call' && madeTensorIsInteger(part));
+  }
+  return false;
 }
 
 /**
