@@ -1845,7 +1845,20 @@ export class ForwardTrace implements TensorTracer {
     // A product's gradient is the other operand times the output's: where both have history, double backward reads it.
     const recordedOperands = [a, b].filter((v) => v.kind === 'tensor' && !this.noGrad.has(v.id)).length;
     if (operator === '@' || ((operator === '*' || operator === '/') && recordedOperands === 2)) this.keepsGradientOf(out);
+    if ((operator === '*' || operator === '/') && recordedOperands > 0) this.productBackwardPoint(out, [a, b]);
     return out;
+  }
+
+  /**
+   * An element-wise product's backward: the output's gradient and, for each operand with history, a gradient of the
+   * output's shape (a broadcast operand's, `messages * weights.unsqueeze(-1)`, is that large until it is summed down
+   * to its own shape) are alive at once beside what forward kept up to it.
+   */
+  private productBackwardPoint(out: Value | undefined, operands: Value[]): void {
+    const output = out?.kind === 'tensor' ? out : undefined;
+    if (!output || output.integer || !this.recording || this.noGrad.has(output.id)) return;
+    const withHistory = operands.filter((v) => v.kind === 'tensor' && !this.noGrad.has(v.id)).length;
+    this.backwardElements(this.savedElements + (1 + withHistory) * numel(output.shape));
   }
 
   private binaryOp(operator: string, a: Value, b: Value): Value | undefined {
