@@ -7,7 +7,7 @@ import { lookupClassAttribute, type ProgramModel } from '../engine/program/inter
 import type { PyNode } from '../engine/program/node';
 import { enclosingLoops, enclosingScope } from '../engine/syntax';
 import { treeIndex } from '../engine/program/tree-index';
-import { drawnRange, isIntegerTensor, listTensorShape, partialTensorShape, tensorShape, UNKNOWN, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, listTensorShape, madeTensorIsInteger, madeTensorShape, partialTensorShape, tensorShape, UNKNOWN, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
 import { loopLoader } from './growth';
 
@@ -90,8 +90,27 @@ function loopDataset(program: ProgramModel, loop: PyNode): ObjectValue | undefin
   return dataset?.kind === 'object' && dataset.role === 'instance' ? dataset : undefined;
 }
 
+/**
+ * The sample of a TensorDataset the loop's DataLoader holds: one row of each tensor it was given, where the script
+ * sizes them all (`TensorDataset(torch.stack(windows), targets)` of windows cut from a series).
+ */
+function tensorDatasetSample(program: ProgramModel, loop: PyNode): Value | undefined {
+  const loader = loopDataLoader(program, loop);
+  const dataset = loader?.kwargs.get('dataset') ?? loader?.args[0];
+  if (dataset?.kind !== 'call' || !TENSOR_DATASET.test(dataset.path) || dataset.args.length === 0) return undefined;
+  const shapes = dataset.args.map((arg) => (arg.kind === 'call' ? madeTensorShape(arg) : undefined));
+  if (shapes.some((shape) => !shape || shape.length === 0)) return undefined;
+  const tracer = new ForwardTrace(new Set());
+  const items = dataset.args.map((arg, i): Value => tracer.input(shapes[i]!.slice(1), arg.kind === 'call' && madeTensorIsInteger(arg)));
+  return { kind: 'list', items, tuple: true };
+}
+
+const TENSOR_DATASET = /(^|\.)TensorDataset$/;
+
 /** The sample (traced `__getitem__(0)`) of the dataset the DataLoader a loop iterates holds. */
 function loopSample(program: ProgramModel, loop: PyNode): Value | undefined {
+  const tensors = tensorDatasetSample(program, loop);
+  if (tensors) return tensors;
   const dataset = loopDataset(program, loop);
   if (!dataset) return undefined;
   if (!samples.has(dataset)) samples.set(dataset, traceSample(program, dataset));
