@@ -1308,6 +1308,9 @@ export function detectConfig(tree: Tree, text: string, filePath?: string): Detec
     }
     // (batch, features) rows fed to a net of linears (a minibatch picked from a rollout buffer): the batch.
     if (fed && info.inputKind === 'vector' && fed.dims.length === 2) dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
+    // The samples the step's tensors hold before the model's call folds them into rows (8,192 rays of 128 points
+    // each), found by running the loop body at its sizes: the batch.
+    if (info.foldedInput?.samplesPerStep !== undefined) dataBatch ??= { value: info.foldedInput.samplesPerStep, line: info.foldedInput.line, how: 'loop' };
     // The batch a collate_fn builds: (batch, sequence) token ids padded or cropped to a length it is given, whatever
     // length the model could take (a positional table of 4,096 beside a crop to 512).
     if (info.inputKind === 'tokens') detected.seqLen ??= collatedSequence(bindings.program, collateFunctions);

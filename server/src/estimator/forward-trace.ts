@@ -49,6 +49,8 @@ function poolWindow(spatial: number, kernel: Value | undefined, stride: Value | 
 /** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
 const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
 /** Functional forms of layers whose backward makes an input-sized gradient from an output-sized one. */
+/** int64 buffers a sort-based index_put_ (an indexed table's backward) holds per index element. */
+const SORTED_INDEX_BUFFERS = 5;
 /** A sparse matrix times a dense one: `torch.sparse.mm(adjacency, features)`, `torch.spmm`. */
 const SPARSE_PRODUCT = /^torch\.(sparse\.mm|spmm)$/;
 const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
@@ -1928,8 +1930,33 @@ export class ForwardTrace implements TensorTracer {
     return out;
   }
 
+  /**
+   * `table[level, hashed]`: a copy of the joint index shape. With history (a learned table), backward keeps the
+   * int64 index tensors and accumulates the output's gradient into the table with PyTorch's sort-based index_put_: the
+   * indices linearized, sorted, and their original positions, with the sort's double buffers (5 int64 values an
+   * index element, counted as 2 elements each), beside the gradient.
+   */
+  private advancedIndex(x: TensorValue, items: readonly Value[], indices: readonly TensorValue[]): Value {
+    const shape = advancedIndexShape(x, items, indices);
+    if (!shape) {
+      this.unmodelled.add('Tensor.__getitem__');
+      return this.produce(x.shape, [x], x.integer);
+    }
+    const out = this.produce(shape, [x], x.integer);
+    if (!this.recording || x.integer) return out;
+    const indexElements = numel(broadcast(indices[0]!.shape, indices[indices.length - 1]!.shape));
+    const joint = indices.reduce((sum, t) => sum + numel(t.shape), 0);
+    this.fixedBytes += 8 * joint;
+    this.backwardElements(this.savedElements + numel(shape) + SORTED_INDEX_BUFFERS * 2 * Math.max(indexElements, numel(shape) / Math.max(1, numel(x.shape.slice(items.length)))));
+    return out;
+  }
+
   index(x: TensorValue, key: Value): Value {
     const items = key.kind === 'list' ? key.items : [key];
+    // Two or more index tensors (`table[level, hashed]`): they broadcast together, and the result is a copy. (Only
+    // integers index with several tensors; the trace may not know their dtype.)
+    const indices = items.filter((item): item is TensorValue => item.kind === 'tensor');
+    if (indices.length >= 2) return this.recorded([x], false, () => this.advancedIndex(x, items, indices));
     const out: number[] = [];
     let axis = 0;
     const explicit = items.filter((i) => !(i.kind === 'none') && !(i.kind === 'string' && i.value === '...')).length;
@@ -1962,6 +1989,20 @@ export class ForwardTrace implements TensorTracer {
     out.push(...x.shape.slice(axis));
     return { ...x, shape: out.length > 0 ? out.map((d) => (Number.isFinite(d) ? Math.max(1, d) : 1)) : [1] };
   }
+}
+
+/** Indexing by integer tensors that broadcast together (see ForwardTrace.advancedIndex). */
+function advancedIndexShape(x: TensorValue, items: readonly Value[], indices: readonly TensorValue[]): number[] | undefined {
+  const joint = indices.reduce<number[] | undefined>((shape, t) => (shape && broadcastable(shape, t.shape) ? broadcast(shape, t.shape) : undefined), []);
+  if (!joint || items.some((item) => item.kind !== 'tensor' && !(item.kind === 'dict' && item.entries.has('slice')))) return undefined;
+  const positions = items.map((item, i) => (item.kind === 'tensor' ? i : -1)).filter((i) => i >= 0);
+  const adjacent = positions.every((p, k) => k === 0 || p === positions[k - 1]! + 1);
+  // Full slices keep their axes; the indexed axes become the joint shape, where the first index stood when the
+  // indices are adjacent (PyTorch's rule), else in front.
+  const kept = (from: number, to: number): number[] => x.shape.slice(from, to).filter((_d, k) => items[from + k]?.kind !== 'tensor');
+  const rest = x.shape.slice(items.length);
+  if (!adjacent) return [...joint, ...kept(0, items.length), ...rest];
+  return [...kept(0, positions[0]!), ...joint, ...kept(positions[0]!, items.length), ...rest];
 }
 
 /** The dtype `.to(...)` names (`.to(torch.float32)`, `.to(device, dtype=torch.long)`), without `torch.`. */

@@ -56,7 +56,7 @@ export interface CustomModuleInfo {
    * and the rows one batch sample makes, per model, where running the step's code at its sizes found them (the
    * trace then takes that many rows as one sample).
    */
-  foldedInput?: { line: number; text: string; rowsPerSample: number[] };
+  foldedInput?: { line: number; text: string; rowsPerSample: number[]; samplesPerStep?: number };
   /**
    * The token lengths of the step's call as the loader's data makes them: the input's, and, for an argument of
    * token ids of another length (an encoder-decoder's decoder input, `tgt[:, :-1]` or BOS + `tgt[:, :-1]`), its
@@ -781,7 +781,7 @@ class FoldingTrace extends ForwardTrace {
  * through a helper function of the script: NeRF's `render(model, rays, ...)`). Undefined where that run does not
  * reach the model with a folded tensor.
  */
-function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNode): InputShape | undefined {
+function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNode): (InputShape & { samples: number }) | undefined {
   let outerCall = siteNode;
   let fn = siteNode.parent;
   while (fn && fn.type !== 'function_definition') fn = fn.parent;
@@ -799,6 +799,11 @@ function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNo
   const body = loop?.childForFieldName('body')?.namedChildren.filter((n): n is PyNode => !!n) ?? [];
   const trace = new FoldingTrace(root);
   const names = new Map<string, Value>();
+  // The model handed to the helper by a name of the step's function (`render_rays(field, ...)` in main()): that name
+  // holds the model itself, which the replay below would not know.
+  for (const argument of outerCall.childForFieldName('arguments')?.namedChildren ?? []) {
+    if (argument?.type === 'identifier' && program.valueOf(argument) === root) names.set(argument.text, root);
+  }
   for (const statement of body) {
     const reachesCall = statement.startIndex <= outerCall.startIndex && outerCall.endIndex <= statement.endIndex;
     const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
@@ -819,7 +824,7 @@ function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNo
   }
   const found = trace.called;
   if (!found || found.lead < 1 || found.shape[0]! % found.lead !== 0) return undefined;
-  return { shape: [found.shape[0]! / found.lead, ...found.shape.slice(1)], integer: found.integer };
+  return { shape: [found.shape[0]! / found.lead, ...found.shape.slice(1)], integer: found.integer, samples: found.lead };
 }
 
 /** The largest tensor among what forward returned (logits beside a scalar loss). */
@@ -1080,8 +1085,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
     (sampled ??= { shapes: program && siteNode ? sampleArguments(program, siteNode, argumentNodes, { throughLoopBody: true }) : undefined }).shapes;
   // The step folds axes into the model's rows (see CustomModuleInfo.foldedInput): how many rows one sample makes.
   const folds = !!(siteNode && argumentNodes[0] && site[0]?.kind === 'unknown' && foldsRows(argumentNodes[0]));
-  let foldedFound: { rows: InputShape | undefined } | undefined;
-  const foldedRows = (): InputShape | undefined =>
+  let foldedFound: { rows: ReturnType<typeof foldedRowsPerSample> } | undefined;
+  const foldedRows = (): ReturnType<typeof foldedRowsPerSample> =>
     (foldedFound ??= { rows: folds && program && siteNode ? foldedRowsPerSample(program, root, siteNode) : undefined }).rows;
   /** The input forward was traced with at each size (see build), found once. */
   const searches = new Map<string, { best: SearchedInput | undefined; cut: ReadonlySet<Module>; cutByScript: boolean }>();
@@ -1341,7 +1346,8 @@ export function moduleNet(root: Value, program?: ProgramModel): CustomModuleInfo
   };
   // A folded input the program model sizes (a loader's batch of frames) is traced as it is; one it cannot is flagged.
   const foldedInput = folds && argumentNodes[0] && !sampleShapes()?.[0]
-    ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text, rowsPerSample: foldedRows() ? [foldedRows()!.shape[0]!] : [] } : undefined;
+    ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text, rowsPerSample: foldedRows() ? [foldedRows()!.shape[0]!] : [],
+      ...(foldedRows() ? { samplesPerStep: foldedRows()!.samples } : {}) } : undefined;
   return {
     ...(foldedInput ? { foldedInput } : {}),
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),

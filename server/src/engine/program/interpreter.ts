@@ -13,7 +13,7 @@ import { basename as pathBasename, dirname as pathDirname, join as pathJoin, nor
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape,
+  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape,
   torchNnBase, truthy, withOrigin,
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
@@ -1319,6 +1319,9 @@ export class ProgramModel {
         if (this.tracer?.buffer && own?.kind === 'call' && object.role === 'instance') {
           const made = tensorShape(own);
           if (made) return this.tracer.buffer(own, made.dims, isIntegerTensor(own));
+          // Or of the lists it was given (`torch.tensor([[(c >> 2) & 1, (c >> 1) & 1, c & 1] for c in range(8)])`).
+          const listed = listTensorShape(own);
+          if (listed) return this.tracer.buffer(own, listed.dims, listed.integer);
         }
         if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
         const fromClass = object.cls ? lookupClassAttribute(object.cls, name) : undefined;
@@ -2287,6 +2290,8 @@ export class ProgramModel {
         let registered = this.buffers.get(receiver);
         if (!registered) this.buffers.set(receiver, (registered = new Map()));
         registered.set(name, { value: tensor, line });
+        // Read back as `self.name` in forward (a window, a table of corners), as an attribute set in __init__ is.
+        if (!receiver.attrs.has(name)) receiver.attrs.set(name, tensor);
       }
       return NONE;
     }
