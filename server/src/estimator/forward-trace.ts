@@ -1455,6 +1455,17 @@ export class ForwardTrace implements TensorTracer {
       case 'argsort':
       case 'sort':
       case 'topk':
+      case 'log':
+      case 'log1p':
+      case 'log2':
+      case 'log10':
+      case 'abs':
+      case 'square':
+      case 'sqrt':
+      case 'rsqrt':
+      case 'reciprocal':
+      case 'expm1':
+      case 'neg':
       case 'floor':
       case 'ceil':
       case 'round':
@@ -1762,6 +1773,24 @@ export class ForwardTrace implements TensorTracer {
         return this.produce(x.shape, [], true);
       case 'sort':
         return { kind: 'list', items: [this.produce(x.shape, [x], x.integer), this.produce(x.shape, [], true)], tuple: true };
+      // Element-wise functions: the input's shape; backward reads the input (log, abs, square) or the result (sqrt,
+      // rsqrt, reciprocal, expm1), or nothing (neg).
+      case 'log':
+      case 'log1p':
+      case 'log2':
+      case 'log10':
+      case 'abs':
+      case 'square':
+      case 'sqrt':
+      case 'rsqrt':
+      case 'reciprocal':
+      case 'expm1':
+      case 'neg': {
+        const out = this.produce(x.shape, [x], x.integer);
+        if (/^(sqrt|rsqrt|reciprocal|expm1)$/.test(name)) this.keep(out);
+        else if (name !== 'neg') this.keep(x);
+        return out;
+      }
       // Rounding (a hash grid's cell corners, `scaled.floor().long()`): the input's shape; its gradient is zero, so
       // backward reads nothing.
       case 'floor':
