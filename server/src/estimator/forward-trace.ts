@@ -1466,6 +1466,8 @@ export class ForwardTrace implements TensorTracer {
       case 'reciprocal':
       case 'expm1':
       case 'neg':
+      case 'triu':
+      case 'tril':
       case 'floor':
       case 'ceil':
       case 'round':
@@ -1792,7 +1794,9 @@ export class ForwardTrace implements TensorTracer {
         return out;
       }
       // Rounding (a hash grid's cell corners, `scaled.floor().long()`): the input's shape; its gradient is zero, so
-      // backward reads nothing.
+      // backward reads nothing. A triangle of a matrix (a causal mask) keeps nothing either.
+      case 'triu':
+      case 'tril':
       case 'floor':
       case 'ceil':
       case 'round':
