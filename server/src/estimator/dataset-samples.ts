@@ -7,7 +7,7 @@ import { lookupClassAttribute, type ProgramModel } from '../engine/program/inter
 import type { PyNode } from '../engine/program/node';
 import { enclosingLoops, enclosingScope } from '../engine/syntax';
 import { treeIndex } from '../engine/program/tree-index';
-import { drawnRange, isIntegerTensor, listTensorShape, partialTensorShape, tensorShape, UNKNOWN, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, listTensorShape, madeTensorIsInteger, madeTensorShape, partialTensorShape, tensorShape, UNKNOWN, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
 import { ForwardTrace } from './forward-trace';
 import { loopLoader } from './growth';
 
@@ -90,8 +90,27 @@ function loopDataset(program: ProgramModel, loop: PyNode): ObjectValue | undefin
   return dataset?.kind === 'object' && dataset.role === 'instance' ? dataset : undefined;
 }
 
+/**
+ * The sample of a TensorDataset the loop's DataLoader holds: one row of each tensor it was given, where the script
+ * sizes them all (`TensorDataset(torch.stack(windows), targets)` of windows cut from a series).
+ */
+function tensorDatasetSample(program: ProgramModel, loop: PyNode): Value | undefined {
+  const loader = loopDataLoader(program, loop);
+  const dataset = loader?.kwargs.get('dataset') ?? loader?.args[0];
+  if (dataset?.kind !== 'call' || !TENSOR_DATASET.test(dataset.path) || dataset.args.length === 0) return undefined;
+  const shapes = dataset.args.map((arg) => (arg.kind === 'call' ? madeTensorShape(arg) : undefined));
+  if (shapes.some((shape) => !shape || shape.length === 0)) return undefined;
+  const tracer = new ForwardTrace(new Set());
+  const items = dataset.args.map((arg, i): Value => tracer.input(shapes[i]!.slice(1), arg.kind === 'call' && madeTensorIsInteger(arg)));
+  return { kind: 'list', items, tuple: true };
+}
+
+const TENSOR_DATASET = /(^|\.)TensorDataset$/;
+
 /** The sample (traced `__getitem__(0)`) of the dataset the DataLoader a loop iterates holds. */
 function loopSample(program: ProgramModel, loop: PyNode): Value | undefined {
+  const tensors = tensorDatasetSample(program, loop);
+  if (tensors) return tensors;
   const dataset = loopDataset(program, loop);
   return dataset ? datasetSample(program, dataset) : undefined;
 }
@@ -217,7 +236,10 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
     const name = carriedName(node);
     const index = name === undefined ? -1 : names.indexOf(name);
     const carried = elementShape(index >= 0 ? sample.items[index] : undefined);
-    if (carried || !options.throughLoopBody) return carried;
+    // A batch element the body reshapes before the call (`data = data.to(device).permute(0, 2, 1)`) is what the
+    // replay makes of it, not the sample's element.
+    const reshaped = carried && options.throughLoopBody && name !== undefined && reshapedBeforeCall(loop, call, name);
+    if ((carried && !reshaped) || !options.throughLoopBody) return carried;
     // An argument the loop body computes from the batch (`xt = a * x0 + b * noise`, `inp = toks[:, :-1]`, a label
     // replaced by a null class): the body's assignments before the call, replayed on the sample's tensors.
     if (!replayed) {
@@ -225,9 +247,35 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
       replayed = { names: replayLoopBody(program, loop, call, names, sample.items, tracer, elementShape, whole), tracer };
     }
     const value = program.evaluateTraced(node, replayed.names, replayed.tracer);
-    return value?.kind === 'tensor' ? { shape: value.shape, integer: value.integer } : undefined;
+    return value?.kind === 'tensor' ? { shape: value.shape, integer: value.integer } : carried;
   });
   return shapes.some((shape) => shape !== undefined) ? shapes : undefined;
+}
+
+/**
+ * Whether the loop body assigns `name` before the call from an expression that may change its shape: anything but
+ * the name passed on through CARRIES methods (`x = x.to(device)` keeps it).
+ */
+function reshapedBeforeCall(loop: PyNode, call: PyNode, name: string): boolean {
+  const body = loop.childForFieldName('body');
+  if (!body) return false;
+  const targets = (left: PyNode): PyNode[] => (left.type === 'pattern_list' || left.type === 'tuple_pattern'
+    ? left.namedChildren.filter((c): c is PyNode => !!c) : [left]);
+  const visit = (block: PyNode): boolean => block.namedChildren.some((statement) => {
+    if (!statement || statement.startIndex >= call.startIndex) return false;
+    if (statement.type === 'with_statement') {
+      const inner = statement.childForFieldName('body');
+      return !!inner && visit(inner);
+    }
+    const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
+    const [left, right] = [assignment?.childForFieldName('left'), assignment?.childForFieldName('right')];
+    if (assignment?.type !== 'assignment' || !left || !right) return false;
+    const lefts = targets(left);
+    const rights = right.type === 'expression_list' ? right.namedChildren.filter((c): c is PyNode => !!c) : [right];
+    return lefts.some((target, k) => target.type === 'identifier' && target.text === name
+      && (lefts.length !== rights.length ? true : carriedName(rights[k]!) !== name));
+  });
+  return visit(body);
 }
 
 /** The names of a function's parameters, in order (`self` included; `*args` and `**kwargs` left out). */

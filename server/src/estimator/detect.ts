@@ -16,8 +16,8 @@ import { headClasses, isHeadPath, libraryVisionCall, partParameters, replacedHea
 import { withFrozenPrefix } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
-import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type ObjectValue, type Value } from '../engine/program/values';
-import { deviceNamed, INPUT_EMBEDDINGS, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
+import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type Value } from '../engine/program/values';
+import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
@@ -1365,6 +1365,9 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     }
     // (batch, features) rows fed to a net of linears (a minibatch picked from a rollout buffer): the batch.
     if (fed && info.inputKind === 'vector' && fed.dims.length === 2) dataBatch ??= { value: fed.dims[0]!, ...(fed.dimOrigins?.[0] ?? { line: fed.line, how: fed.how }) };
+    // The samples the step's tensors hold before the model's call folds them into rows (8,192 rays of 128 points
+    // each), found by running the loop body at its sizes: the batch.
+    if (info.foldedInput?.samplesPerStep !== undefined) dataBatch ??= { value: info.foldedInput.samplesPerStep, line: info.foldedInput.line, how: 'loop' };
     // The batch a collate_fn builds: (batch, sequence) token ids padded or cropped to a length it is given, whatever
     // length the model could take (a positional table of 4,096 beside a crop to 512).
     if (info.inputKind === 'tokens') detected.seqLen ??= collatedSequence(bindings.program, collateFunctions);

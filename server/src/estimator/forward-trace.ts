@@ -51,6 +51,8 @@ function poolWindow(spatial: number, kernel: Value | undefined, stride: Value | 
 /** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
 const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
 /** Functional forms of layers whose backward makes an input-sized gradient from an output-sized one. */
+/** int64 buffers a sort-based index_put_ (an indexed table's backward) holds per index element. */
+const SORTED_INDEX_BUFFERS = 5;
 /** A sparse matrix times a dense one: `torch.sparse.mm(adjacency, features)`, `torch.spmm`. */
 const SPARSE_PRODUCT = /^torch\.(sparse\.mm|spmm)$/;
 const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
@@ -1315,9 +1317,16 @@ export class ForwardTrace implements TensorTracer {
     switch (name) {
       case 'relu':
       case 'relu_':
+        return this.relu(x, name === 'relu_' || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value));
+      // As their modules (LeakyReLU, ReLU6): backward reads the input out of place, the result in place.
       case 'relu6':
       case 'leaky_relu':
-        return this.relu(x, name === 'relu_' || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value));
+      case 'leaky_relu_': {
+        const inplace = name === 'leaky_relu_' || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value);
+        if (inplace) return this.relu(x, true);
+        this.keep(x);
+        return this.produce(x.shape, [x]);
+      }
       case 'gelu':
       case 'silu':
       case 'mish':
@@ -1556,6 +1565,34 @@ export class ForwardTrace implements TensorTracer {
       case 'index_select':
       case 'argsort':
       case 'sort':
+      case 'topk':
+      case 'log':
+      case 'log1p':
+      case 'log2':
+      case 'log10':
+      case 'abs':
+      case 'square':
+      case 'sqrt':
+      case 'rsqrt':
+      case 'reciprocal':
+      case 'expm1':
+      case 'neg':
+      case 'triu':
+      case 'tril':
+      case 'floor':
+      case 'ceil':
+      case 'round':
+      case 'trunc':
+      case 'frac':
+      case 'sign':
+      case 'prod':
+      case 'index_add':
+      case 'index_copy':
+      case 'index_fill':
+      case 'index_put':
+      case 'scatter':
+      case 'scatter_add':
+      case 'scatter_reduce':
         return this.method(x, name, args.slice(1), kwargs);
       case 'einsum':
         break;
@@ -1849,13 +1886,85 @@ export class ForwardTrace implements TensorTracer {
         return this.produce(x.shape, [], true);
       case 'sort':
         return { kind: 'list', items: [this.produce(x.shape, [x], x.integer), this.produce(x.shape, [], true)], tuple: true };
+      // Element-wise functions: the input's shape; backward reads the input (log, abs, square) or the result (sqrt,
+      // rsqrt, reciprocal, expm1), or nothing (neg).
+      case 'log':
+      case 'log1p':
+      case 'log2':
+      case 'log10':
+      case 'abs':
+      case 'square':
+      case 'sqrt':
+      case 'rsqrt':
+      case 'reciprocal':
+      case 'expm1':
+      case 'neg': {
+        const out = this.produce(x.shape, [x], x.integer);
+        if (/^(sqrt|rsqrt|reciprocal|expm1)$/.test(name)) this.keep(out);
+        else if (name !== 'neg') this.keep(x);
+        return out;
+      }
+      // Rounding (a hash grid's cell corners, `scaled.floor().long()`): the input's shape; its gradient is zero, so
+      // backward reads nothing. A triangle of a matrix (a causal mask) keeps nothing either.
+      case 'triu':
+      case 'tril':
+      case 'floor':
+      case 'ceil':
+      case 'round':
+      case 'trunc':
+      case 'frac':
+      case 'sign':
+        return this.produce(x.shape, [x], x.integer);
+      // A product over a dimension (trilinear weights of a cell's corners): backward reads the input and the result.
+      case 'prod': {
+        const out = this.reduce(x, args, kwargs) as TensorValue;
+        this.keep(x, out);
+        return out;
+      }
+      // Writing a source into the receiver's rows by an index (a graph's messages summed per destination node,
+      // `out.index_add_(0, dst, messages)`): the receiver's shape, in place or as a copy. Backward gathers the
+      // gradient by the index, which is all it keeps (integers); a max / min / product reduction also reads the
+      // receiver, the source and the result.
+      case 'index_add':
+      case 'index_add_':
+      case 'index_copy':
+      case 'index_copy_':
+      case 'index_fill':
+      case 'index_fill_':
+      case 'index_put':
+      case 'index_put_':
+      case 'scatter':
+      case 'scatter_':
+      case 'scatter_add':
+      case 'scatter_add_':
+      case 'scatter_reduce':
+      case 'scatter_reduce_': {
+        const source = tensorsIn(kwargs.get('src') ?? kwargs.get('source') ?? kwargs.get('values') ?? args[name.startsWith('index_put') ? 1 : 2])[0];
+        const reduce = kwargs.get('reduce') ?? args[3];
+        if (name.startsWith('scatter_reduce') && reduce?.kind === 'string' && /^(amax|amin|prod)$/.test(reduce.value)) {
+          const out = name.endsWith('_') ? x : this.produce(x.shape, [x, ...(source ? [source] : [])]);
+          this.keep(x, out, ...(source ? [source] : []));
+          return out;
+        }
+        return name.endsWith('_') ? x : this.produce(x.shape, [x, ...(source ? [source] : [])], x.integer);
+      }
+      // The k largest (or smallest) along a dimension, the last by default (a k-NN graph's neighbours): values and
+      // int64 indices of k along it; backward scatters by the indices (integers, not counted as kept).
+      case 'topk': {
+        const k = numberOf(args[0] ?? kwargs.get('k'));
+        const d = axis(numberOf(args[1] ?? kwargs.get('dim')) ?? -1);
+        if (k === undefined || d >= n) break;
+        const shape = x.shape.map((size, i) => (i === d ? Math.min(k, size) : size));
+        return { kind: 'list', items: [this.produce(shape, [x], x.integer), this.produce(shape, [], true)], tuple: true };
+      }
       case 'item':
       case 'tolist':
         return UNKNOWN;
       default:
-        this.unmodelled.add(`Tensor.${name}`);
-        return this.produce(x.shape, [x]);
+        break;
     }
+    this.unmodelled.add(`Tensor.${name}`);
+    return this.produce(x.shape, [x]);
   }
 
   /**
@@ -1882,7 +1991,20 @@ export class ForwardTrace implements TensorTracer {
     // A product's gradient is the other operand times the output's: where both have history, double backward reads it.
     const recordedOperands = [a, b].filter((v) => v.kind === 'tensor' && !this.noGrad.has(v.id)).length;
     if (operator === '@' || ((operator === '*' || operator === '/') && recordedOperands === 2)) this.keepsGradientOf(out);
+    if ((operator === '*' || operator === '/') && recordedOperands > 0) this.productBackwardPoint(out, [a, b]);
     return out;
+  }
+
+  /**
+   * An element-wise product's backward: the output's gradient and, for each operand with history, a gradient of the
+   * output's shape (a broadcast operand's, `messages * weights.unsqueeze(-1)`, is that large until it is summed down
+   * to its own shape) are alive at once beside what forward kept up to it.
+   */
+  private productBackwardPoint(out: Value | undefined, operands: Value[]): void {
+    const output = out?.kind === 'tensor' ? out : undefined;
+    if (!output || output.integer || !this.recording || this.noGrad.has(output.id)) return;
+    const withHistory = operands.filter((v) => v.kind === 'tensor' && !this.noGrad.has(v.id)).length;
+    this.backwardElements(this.savedElements + (1 + withHistory) * numel(output.shape));
   }
 
   private binaryOp(operator: string, a: Value, b: Value): Value | undefined {
@@ -1952,8 +2074,33 @@ export class ForwardTrace implements TensorTracer {
     return out;
   }
 
+  /**
+   * `table[level, hashed]`: a copy of the joint index shape. With history (a learned table), backward keeps the
+   * int64 index tensors and accumulates the output's gradient into the table with PyTorch's sort-based index_put_: the
+   * indices linearized, sorted, and their original positions, with the sort's double buffers (5 int64 values an
+   * index element, counted as 2 elements each), beside the gradient.
+   */
+  private advancedIndex(x: TensorValue, items: readonly Value[], indices: readonly TensorValue[]): Value {
+    const shape = advancedIndexShape(x, items, indices);
+    if (!shape) {
+      this.unmodelled.add('Tensor.__getitem__');
+      return this.produce(x.shape, [x], x.integer);
+    }
+    const out = this.produce(shape, [x], x.integer);
+    if (!this.recording || x.integer) return out;
+    const indexElements = numel(broadcast(indices[0]!.shape, indices[indices.length - 1]!.shape));
+    const joint = indices.reduce((sum, t) => sum + numel(t.shape), 0);
+    this.fixedBytes += 8 * joint;
+    this.backwardElements(this.savedElements + numel(shape) + SORTED_INDEX_BUFFERS * 2 * Math.max(indexElements, numel(shape) / Math.max(1, numel(x.shape.slice(items.length)))));
+    return out;
+  }
+
   index(x: TensorValue, key: Value): Value {
     const items = key.kind === 'list' ? key.items : [key];
+    // Two or more index tensors (`table[level, hashed]`): they broadcast together, and the result is a copy. (Only
+    // integers index with several tensors; the trace may not know their dtype.)
+    const indices = items.filter((item): item is TensorValue => item.kind === 'tensor');
+    if (indices.length >= 2) return this.recorded([x], false, () => this.advancedIndex(x, items, indices));
     const out: number[] = [];
     let axis = 0;
     const explicit = items.filter((i) => !(i.kind === 'none') && !(i.kind === 'string' && i.value === '...')).length;
@@ -1986,6 +2133,20 @@ export class ForwardTrace implements TensorTracer {
     out.push(...x.shape.slice(axis));
     return { ...x, shape: out.length > 0 ? out.map((d) => (Number.isFinite(d) ? Math.max(1, d) : 1)) : [1] };
   }
+}
+
+/** Indexing by integer tensors that broadcast together (see ForwardTrace.advancedIndex). */
+function advancedIndexShape(x: TensorValue, items: readonly Value[], indices: readonly TensorValue[]): number[] | undefined {
+  const joint = indices.reduce<number[] | undefined>((shape, t) => (shape && broadcastable(shape, t.shape) ? broadcast(shape, t.shape) : undefined), []);
+  if (!joint || items.some((item) => item.kind !== 'tensor' && !(item.kind === 'dict' && item.entries.has('slice')))) return undefined;
+  const positions = items.map((item, i) => (item.kind === 'tensor' ? i : -1)).filter((i) => i >= 0);
+  const adjacent = positions.every((p, k) => k === 0 || p === positions[k - 1]! + 1);
+  // Full slices keep their axes; the indexed axes become the joint shape, where the first index stood when the
+  // indices are adjacent (PyTorch's rule), else in front.
+  const kept = (from: number, to: number): number[] => x.shape.slice(from, to).filter((_d, k) => items[from + k]?.kind !== 'tensor');
+  const rest = x.shape.slice(items.length);
+  if (!adjacent) return [...joint, ...kept(0, items.length), ...rest];
+  return [...kept(0, positions[0]!), ...joint, ...kept(positions[0]!, items.length), ...rest];
 }
 
 /** The dtype `.to(...)` names (`.to(torch.float32)`, `.to(device, dtype=torch.long)`), without `torch.`. */

@@ -212,6 +212,10 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
       ? t('forward() of {0} could not be followed with shaped tensors: its activations are counted from its layers in the order they are built, without functional operations, skips or reshapes', model.name)
       : t('forward() of {0} could not be followed with shaped tensors, and its layers alone give no activations: activations are not counted, so the peak is too low and the largest batch too high', model.name));
   }
+  if (model.spec.kind === 'layers' && model.spec.unmodelledOps && !model.spec.forwardUntraced) {
+    // Never counted as 0 in silence: an op the trace does not know passes its input's shape on and keeps nothing.
+    assumptions.push(t('operations in forward() not modelled, their outputs taken at their input\'s shape and what they keep not counted: {0}', model.spec.unmodelledOps.join(', ')));
+  }
   if (detected.unknownLayers && detected.unknownLayers.length > 0) {
     assumptions.push(t('layer types not modelled, their parameters and activations not counted: {0}', detected.unknownLayers.join(', ')));
   }

@@ -4,7 +4,7 @@
 // order, which is the order most forward() methods run them in.
 import { libraryBackbone, libraryPart, libraryPartsParameters, libraryVisionCall, partsNamed, type LibraryPart } from './library-models';
 import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value } from '../engine/program/values';
-import { drawnRange, isIntegerTensor, isModuleClass, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
+import { drawnRange, isIntegerTensor, isModuleClass, madeTensorIsInteger, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
@@ -58,7 +58,7 @@ export interface CustomModuleInfo {
    * and the rows one batch sample makes, per model, where running the step's code at its sizes found them (the
    * trace then takes that many rows as one sample).
    */
-  foldedInput?: { line: number; text: string; rowsPerSample: number[] };
+  foldedInput?: { line: number; text: string; rowsPerSample: number[]; samplesPerStep?: number };
   /**
    * The token lengths of the step's call as the loader's data makes them: the input's, and, for an argument of
    * token ids of another length (an encoder-decoder's decoder input, `tgt[:, :-1]` or BOS + `tgt[:, :-1]`), its
@@ -819,7 +819,7 @@ class FoldingTrace extends ForwardTrace {
  * through a helper function of the script: NeRF's `render(model, rays, ...)`). Undefined where that run does not
  * reach the model with a folded tensor.
  */
-function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNode): InputShape | undefined {
+function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNode): (InputShape & { samples: number }) | undefined {
   let outerCall = siteNode;
   let fn = siteNode.parent;
   while (fn && fn.type !== 'function_definition') fn = fn.parent;
@@ -837,6 +837,11 @@ function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNo
   const body = loop?.childForFieldName('body')?.namedChildren.filter((n): n is PyNode => !!n) ?? [];
   const trace = new FoldingTrace(root);
   const names = new Map<string, Value>();
+  // The model handed to the helper by a name of the step's function (`render_rays(field, ...)` in main()): that name
+  // holds the model itself, which the replay below would not know.
+  for (const argument of outerCall.childForFieldName('arguments')?.namedChildren ?? []) {
+    if (argument?.type === 'identifier' && program.valueOf(argument) === root) names.set(argument.text, root);
+  }
   for (const statement of body) {
     const reachesCall = statement.startIndex <= outerCall.startIndex && outerCall.endIndex <= statement.endIndex;
     const assignment = statement.type === 'expression_statement' ? statement.namedChildren[0] : undefined;
@@ -857,7 +862,7 @@ function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNo
   }
   const found = trace.called;
   if (!found || found.lead < 1 || found.shape[0]! % found.lead !== 0) return undefined;
-  return { shape: [found.shape[0]! / found.lead, ...found.shape.slice(1)], integer: found.integer };
+  return { shape: [found.shape[0]! / found.lead, ...found.shape.slice(1)], integer: found.integer, samples: found.lead };
 }
 
 /** The largest tensor among what forward returned (logits beside a scalar loss). */
@@ -1152,8 +1157,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     (sampled ??= { shapes: program && siteNode ? sampleArguments(program, siteNode, argumentNodes, { throughLoopBody: true }) : undefined }).shapes;
   // The step folds axes into the model's rows (see CustomModuleInfo.foldedInput): how many rows one sample makes.
   const folds = !!(siteNode && argumentNodes[0] && site[0]?.kind === 'unknown' && foldsRows(argumentNodes[0]));
-  let foldedFound: { rows: InputShape | undefined } | undefined;
-  const foldedRows = (): InputShape | undefined =>
+  let foldedFound: { rows: ReturnType<typeof foldedRowsPerSample> } | undefined;
+  const foldedRows = (): ReturnType<typeof foldedRowsPerSample> =>
     (foldedFound ??= { rows: folds && program && siteNode ? foldedRowsPerSample(program, root, siteNode) : undefined }).rows;
   /** The input forward was traced with at each size (see build), found once. */
   const searches = new Map<string, { best: SearchedInput | undefined; cut: ReadonlySet<Module>; cutByScript: boolean }>();
@@ -1266,6 +1271,10 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         if (made && made.dims.length >= 1 && made.dims.slice(1).every((d) => d !== undefined)) {
           return stepInput([1, ...(made.dims.slice(1) as number[])], made.integer, arg.kind === 'call' ? drawnRange(arg) : undefined);
         }
+        // A tensor the script builds whole before the loop from sized parts (a full-batch graph's edge list,
+        // `torch.stack([torch.cat([src, loops]), ...])`): the same tensor whatever the batch, so given as it is.
+        const whole = arg.kind === 'call' ? madeTensorShape(arg) : undefined;
+        if (whole && arg.kind === 'call') return attempt.input(whole, madeTensorIsInteger(arg));
         return stepInput(others.shape, others.integer);
       });
       const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
@@ -1374,6 +1383,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
       ...(trace.lossInForward ? { lossInForward: true } : {}),
       ...(trace.packedLengths ? { packedLengths: trace.packedLengths } : {}),
+      ...(trace.unmodelled.size > 0 ? { unmodelledOps: [...trace.unmodelled].sort() } : {}),
       ...(blocksTraced && trace.blockBackwardPeak.length === trace.blockInputs.length
         ? { blockBackwardPeakElements: trace.blockBackwardPeak.map(perSample), blockBackwardPeakAutocastBytes: trace.blockBackwardPeakAutocastBytes.map(perSample) } : {}),
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
@@ -1414,7 +1424,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
   };
   // A folded input the program model sizes (a loader's batch of frames) is traced as it is; one it cannot is flagged.
   const foldedInput = folds && argumentNodes[0] && !sampleShapes()?.[0]
-    ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text, rowsPerSample: foldedRows() ? [foldedRows()!.shape[0]!] : [] } : undefined;
+    ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text, rowsPerSample: foldedRows() ? [foldedRows()!.shape[0]!] : [],
+      ...(foldedRows() ? { samplesPerStep: foldedRows()!.samples } : {}) } : undefined;
   return {
     ...(foldedInput ? { foldedInput } : {}),
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
@@ -1472,6 +1483,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       ...(specs.find((s) => s.batchDependent) ? { batchDependent: specs.find((s) => s.batchDependent)!.batchDependent } : {}),
       ...(specs.some((s) => s.forwardUntraced) ? { forwardUntraced: true } : {}),
       ...(specs.some((s) => s.mapGrowth !== undefined) ? { mapGrowth: max((s) => s.mapGrowth ?? 1) } : {}),
+      ...(specs.some((s) => s.unmodelledOps) ? { unmodelledOps: [...new Set(specs.flatMap((s) => s.unmodelledOps ?? []))].sort() } : {}),
     };
   };
   const fed = models.find((m) => m.inputKind !== 'vector') ?? models[0]!;

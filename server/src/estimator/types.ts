@@ -191,6 +191,11 @@ export interface LayerNetSpec {
    */
   mapGrowth?: number;
   /**
+   * Operations forward() calls that the trace does not model (`torch.cdist`, `Tensor.scatter_reduce`): their outputs
+   * were taken at their input's shape and what they keep was not counted, so the estimate says so.
+   */
+  unmodelledOps?: string[];
+  /**
    * Sequences packed before a recurrent layer (pack_padded_sequence), counted over their real tokens: the draw of
    * their lengths, the mean length of a sample and the length the batch is padded to.
    */

@@ -13,7 +13,7 @@ import { basename as pathBasename, dirname as pathDirname, join as pathJoin, nor
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor,
+  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape,
   torchNnBase, truthy, withOrigin,
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
@@ -27,6 +27,17 @@ import { NodeValues, treeIndex } from './tree-index';
 const MAX_UNROLL = 512;
 /** Loops that build nothing run at most this many times (their values do not depend on the count). */
 const MAX_PLAIN_UNROLL = 16;
+/** The most elements a comprehension of same-shaped tensors stands for (see evalComprehension). */
+const MAX_UNIFORM_ITEMS = 1 << 20;
+
+/** The elements an iterable too long to unroll yields: a range's count, a 1-d tensor's length (`torch.arange(n)`: n). */
+function iterableLength(value: Value): number | undefined {
+  const passes = passCount(value);
+  if (passes !== undefined) return passes;
+  if (value.kind !== 'call' || value.path !== 'torch.arange') return undefined;
+  const shape = madeTensorShape(value);
+  return shape?.length === 1 ? shape[0] : undefined;
+}
 /**
  * A loop that grows containers but has made no module after spending this many steps builds data (a dataset's
  * examples, each alike): it stops there, its lists grown to their full length with copies of the last pass's items.
@@ -1218,6 +1229,8 @@ export class ProgramModel {
     const inner = new Scope(scope, 'function');
     const items: Value[] = [];
     let complete = true;
+    /** A single loop too long to unroll (or over a tensor), with the number of elements it yields where known. */
+    let uniform: { length: number | undefined } | undefined;
     const loop = (index: number): void => {
       if (index === clauses.length) {
         items.push(this.evalExpr(body, inner));
@@ -1229,9 +1242,11 @@ export class ProgramModel {
         return;
       }
       const left = clause.childForFieldName('left');
-      const values = iterationItems(this.evalExpr(clause.childForFieldName('right'), inner));
+      const iterable = this.evalExpr(clause.childForFieldName('right'), inner);
+      const values = iterationItems(iterable);
       if (!left) return;
       if (!values || values.length > MAX_UNROLL) {
+        if (clauses.length === 1) uniform = { length: iterableLength(iterable) };
         complete = false;
         this.assignTarget(left, { kind: 'unknown', origin: { line: left.startPosition.row, how: 'loop' } }, inner);
         loop(index + 1);
@@ -1252,7 +1267,15 @@ export class ProgramModel {
       }
     };
     loop(0);
-    return complete ? { kind: 'list', items, tuple: false } : UNKNOWN;
+    if (complete) return { kind: 'list', items, tuple: false };
+    // Windows of one size cut from a tensor (`[series[i:i + lookback] for i in torch.arange(n)]`): every element has
+    // the shape the body makes, so the list is n of it (what torch.stack of it stacks), however long.
+    const element = items[0];
+    const sized = element?.kind === 'call' && items.length === 1 && madeTensorShape(element) !== undefined;
+    if (sized && uniform?.length !== undefined && uniform.length > 0 && uniform.length <= MAX_UNIFORM_ITEMS) {
+      return { kind: 'list', items: new Array<Value>(uniform.length).fill(element), tuple: false };
+    }
+    return UNKNOWN;
   }
 
   private evalDictComprehension(node: PyNode, scope: Scope): Value {
@@ -1314,6 +1337,9 @@ export class ProgramModel {
         if (this.tracer?.buffer && own?.kind === 'call' && object.role === 'instance') {
           const made = tensorShape(own);
           if (made) return this.tracer.buffer(own, made.dims, isIntegerTensor(own));
+          // Or of the lists it was given (`torch.tensor([[(c >> 2) & 1, (c >> 1) & 1, c & 1] for c in range(8)])`).
+          const listed = listTensorShape(own);
+          if (listed) return this.tracer.buffer(own, listed.dims, listed.integer);
         }
         if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
         const fromClass = object.cls ? lookupClassAttribute(object.cls, name) : undefined;
@@ -2332,6 +2358,8 @@ export class ProgramModel {
         let registered = this.buffers.get(receiver);
         if (!registered) this.buffers.set(receiver, (registered = new Map()));
         registered.set(name, { value: tensor, line });
+        // Read back as `self.name` in forward (a window, a table of corners), as an attribute set in __init__ is.
+        if (!receiver.attrs.has(name)) receiver.attrs.set(name, tensor);
       }
       return NONE;
     }

@@ -357,7 +357,8 @@ type TensorMaking =
   | { kind: 'element-wise'; of: Value | undefined }
   | { kind: 'range'; bounds: Value[] }
   | { kind: 'repeated'; of: CallResultValue; times: Value[] }
-  | { kind: 'lists'; lists: ListValue };
+  | { kind: 'lists'; lists: ListValue }
+  | { kind: 'joined'; parts: readonly Value[]; stack: boolean; dim: Value | undefined };
 
 function tensorMaking(call: CallResultValue): TensorMaking | undefined {
   // Sizes given one by one or as one tuple (`torch.randn(B, T)`, `torch.zeros((B, T))`).
@@ -375,6 +376,10 @@ function tensorMaking(call: CallResultValue): TensorMaking | undefined {
   if (call.path === 'torch.arange') return { kind: 'range', bounds: call.args };
   if (/\(\)\.repeat$/.test(call.path) && call.receiver) return { kind: 'repeated', of: call.receiver, times: spread(call.args) };
   if (/^torch\.(tensor|as_tensor)$/.test(call.path) && call.args[0]?.kind === 'list') return { kind: 'lists', lists: call.args[0] };
+  if (call.path === 'torch.stack' || call.path === 'torch.cat') {
+    const parts = joinedParts(call);
+    if (parts) return { kind: 'joined', parts, stack: call.path === 'torch.stack', dim: call.kwargs.get('dim') ?? call.args[1] };
+  }
   return undefined;
 }
 
@@ -431,9 +436,43 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
       const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
       return padded.map((d, i) => d * times[i]!);
     }
+    case 'joined': {
+      // Sized tensors joined (`torch.stack([torch.cat([src, loops]), torch.cat([dst, loops])])`, a graph's edge list):
+      // stack adds an axis of the parts' count, cat adds their sizes along its axis.
+      const shapes = made.parts.map((part) => (part.kind === 'call' ? madeTensorShape(part) : undefined));
+      if (shapes.length === 0 || shapes.some((shape) => !shape)) return undefined;
+      const [first, ...others] = shapes as number[][];
+      const rank = first!.length + (made.stack ? 1 : 0);
+      const given = numberOf(made.dim ?? NONE) ?? 0;
+      const dim = given < 0 ? rank + given : given;
+      if (dim < 0 || dim >= rank || others.some((shape) => shape.length !== first!.length)) return undefined;
+      if (made.stack) return [...first!.slice(0, dim), shapes.length, ...first!.slice(dim)];
+      if (others.some((shape) => shape.some((d, i) => i !== dim && d !== first![i]))) return undefined;
+      return first!.map((d, i) => (i === dim ? shapes.reduce((sum, shape) => sum + shape![i]!, 0) : d));
+    }
     default:
       return undefined;
   }
+}
+
+/** The tensors `torch.stack` / `torch.cat` joins, from their list argument. */
+function joinedParts(call: CallResultValue): readonly Value[] | undefined {
+  const list = call.kwargs.get('tensors') ?? call.args[0];
+  return list?.kind === 'list' ? list.items : undefined;
+}
+
+/**
+ * Whether a tensor madeTensorShape sizes holds integers: made so (`randint`, `randperm`, an integer dtype),
+ * `torch.arange` of integer bounds, or joined from integer parts.
+ */
+export function madeTensorIsInteger(call: CallResultValue): boolean {
+  if (makesIntegers(call.path, call.args, call.kwargs)) return true;
+  if (call.path === 'torch.arange') return !call.kwargs.has('dtype') && call.args.every((arg) => arg.kind === 'number' && Number.isInteger(arg.value) && !arg.real);
+  if (call.path === 'torch.stack' || call.path === 'torch.cat') {
+    const parts = joinedParts(call);
+    return !!parts && parts.length > 0 && parts.every((part) => part.kind === 'call' && madeTensorIsInteger(part));
+  }
+  return false;
 }
 
 /**
