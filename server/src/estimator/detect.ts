@@ -221,6 +221,8 @@ export interface DetectedConfig {
    * parameters as so many of the trained model's weight dtype (a bf16 teacher beside an fp32 student: half of them).
    */
   untrainedModel?: Located<{ name: string; parameters: number }>;
+  /** Library models trained one after the other, in the order their phases run; the estimate is of the largest. */
+  sequentialPhases?: Located<string[]> & { unsized?: string[] };
 }
 
 const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|ForMultipleChoice|ForCTC|ForPreTraining|Model|ForSeq2SeqLM))$/;
@@ -628,6 +630,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   const optimizerArguments: string[] = [];
   /** Every optimizer the script builds, as the program model made it: the modules whose parameters it holds. */
   const optimizersMade: Value[] = [];
+  /** What each optimizer made is (its kind, states, implementation): the one a phase's model is trained by. */
+  const optimizerKinds = new Map<Value, { optimizer: Located<OptimizerKind>; states?: number; impl?: OptimizerImpl }>();
   /** The library call (timm, torchvision) the model was resolved from, and the modules the script freezes. */
   let libraryModelMade: Value | undefined;
   /** The first library vision model built inside a module of the script: the model where that module is not one. */
@@ -1101,6 +1105,10 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       optimizersMade.push(value ?? UNKNOWN_VALUE);
       if (kwValue('fused') === true) detected.optimizerImpl = 'fused';
       else if (kwValue('foreach') === false) detected.optimizerImpl = 'for-loop';
+      if (value) {
+        const impl: OptimizerImpl | undefined = kwValue('fused') === true ? 'fused' : kwValue('foreach') === false ? 'for-loop' : undefined;
+        optimizerKinds.set(value, { optimizer: detected.optimizer, ...(detected.optimizerStates !== undefined ? { states: detected.optimizerStates } : {}), ...(impl ? { impl } : {}) });
+      }
     } else if (isOptimizerClass(name) && !fn.includes('Config') && CAPITALISED.test(name) && !optimizerPassedOver) {
       // An optimizer whose states the estimator does not size (Lion, NAdam, a library's): said, not assumed silently.
       detected.unmodelledOptimizer ??= { value: name, line };
@@ -1232,6 +1240,34 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       if (frozenModules.length > 0 && frozenModules.every((module) => module !== trained && libraryVisionModel(module))) detected.frozen = undefined;
     }
   }
+  // Library models trained one after the other (a teacher trained first, then a student distilled from it), each by
+  // an optimizer of its own stepped in loops of its own: the script peaks in the phase of the larger model, with
+  // what the phases before it leave on the GPU (their models' weights). Freezing a model once its phase is over (the
+  // teacher frozen for the distillation) freezes nothing of its own phase.
+  const phases = trainedLibrary.length > 1 ? sequentialPhases(trainedLibrary, optimizersMade, calls, bindings) : undefined;
+  if (phases) {
+    const sized = phases.map((phase) => ({ ...phase, model: libraryVisionModel(phase.model) }));
+    const largest = sized.reduce((best, phase) => (phase.model && (!best.model || specParameters(phase.model.spec) > specParameters(best.model.spec)) ? phase : best));
+    if (largest.model) {
+      [detected.model, libraryModelMade] = [largest.model, phases[sized.indexOf(largest)]!.model];
+      const kind = optimizerKinds.get(largest.optimizer);
+      if (kind) {
+        detected.optimizer = kind.optimizer;
+        detected.optimizerStates = kind.states;
+        detected.optimizerImpl = kind.impl;
+      }
+      const earlier = sized.slice(0, sized.indexOf(largest)).map((phase) => phase.model).filter((m): m is DetectedModel => m !== undefined);
+      if (earlier.length > 0) {
+        const parameters = earlier.reduce((sum, m) => sum + specParameters(m.spec), 0);
+        detected.untrainedModel = { value: { name: earlier.map((m) => m.name).join(' + '), parameters }, line: earlier[0]!.line };
+      }
+      if (frozenModules.length > 0 && frozenModules.every((module) => phases.some((phase) => phase.model === module))) detected.frozen = undefined;
+      const named = (value: Value): string => (value.kind === 'call' ? libraryModelName(value) : undefined) ?? '?';
+      const unsized = phases.filter((_, i) => !sized[i]!.model).map((phase) => named(phase.model));
+      detected.sequentialPhases = { value: sized.map((phase, i) => phase.model?.name ?? named(phases[i]!.model)), line: largest.model.line,
+        ...(unsized.length > 0 ? { unsized } : {}) };
+    }
+  }
   // A library vision model the step runs only under no_grad (a frozen vision tower) beside a hub model it runs with
   // grad before backward (a frozen language model the loss flows back through to a projector of the script): the hub
   // model is the step's model, and the vision tower costs its weights.
@@ -1247,7 +1283,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     detected.untrainedModel = { value: { name: tower.name, parameters: specParameters(tower.spec) * units }, line: tower.line };
   }
   if (libraryModelMade && detected.model && !detected.detector) {
-    applyVisionFreezing(detected, libraryModelMade, bindings.program);
+    // A phase's model frozen once its phase is over (for the next phase's distillation) trains whole in its own.
+    if (!detected.sequentialPhases) applyVisionFreezing(detected, libraryModelMade, bindings.program);
     const spec = detected.model.spec;
     const held = spec.kind === 'layers' ? parametersOptimized(optimizersMade, libraryModelMade, spec) : undefined;
     if (held && spec.kind === 'layers' && held.value < spec.parameters) detected.optimizerParameters = held;
@@ -1892,6 +1929,47 @@ function identifierIn(node: Node, names: ReadonlySet<string>, depth: number): st
 function moduleFrozenBy(node: Node | null, bindings: Bindings): Value {
   const receiver = node?.type === 'attribute' ? bindings.value(node.childForFieldName('object') ?? undefined) : undefined;
   return (receiver?.kind === 'object' && receiver.role === 'parameters' ? receiver.attrs.get('module') : receiver) ?? UNKNOWN_VALUE;
+}
+
+/**
+ * Library models trained in sequence: each held by one optimizer alone, whose `step()` calls sit in loops none of
+ * the other optimizers steps in. In the order their loops run (by position in the source, the calling order of
+ * functions defined in turn); undefined where any two share a loop (trained together: a GAN, mutual learning).
+ */
+function sequentialPhases(models: readonly Value[], optimizers: readonly Value[], calls: readonly Node[], bindings: Bindings):
+  Array<{ model: Value; optimizer: Value; loop: number }> | undefined {
+  const phases: Array<{ model: Value; optimizer: Value; loop: number }> = [];
+  const loopsOf = new Map<Value, Set<number>>();
+  for (const call of calls) {
+    const fn = call.childForFieldName('function');
+    if (fn?.type !== 'attribute' || fn.childForFieldName('attribute')?.text !== 'step') continue;
+    const optimizer = bindings.value(fn.childForFieldName('object') ?? undefined);
+    if (!optimizer || !optimizers.includes(optimizer)) continue;
+    const loops = enclosingLoops(call);
+    if (loops.length === 0) return undefined;
+    const ids = loopsOf.get(optimizer) ?? new Set<number>();
+    for (const loop of loops) ids.add(loop.id);
+    loopsOf.set(optimizer, ids);
+    if (!phases.some((phase) => phase.optimizer === optimizer)) {
+      const held = modulesUpdated([optimizer]);
+      if (held.length !== 1 || !models.includes(held[0]!)) return undefined;
+      phases.push({ model: held[0]!, optimizer, loop: loops[0]!.startIndex });
+    }
+  }
+  if (phases.length < 2 || new Set(phases.map((phase) => phase.model)).size !== phases.length) return undefined;
+  const seen = new Set<number>();
+  for (const ids of loopsOf.values()) for (const id of ids) {
+    if (seen.has(id)) return undefined;
+    seen.add(id);
+  }
+  return phases.sort((a, b) => a.loop - b.loop);
+}
+
+/** The name a library model call builds (`torchvision.models.shufflenet_v2_x1_0`, `timm.create_model("...")`), sized or not. */
+function libraryModelName(made: CallResultValue): string | undefined {
+  const first = made.kwargs.get('model_name') ?? made.kwargs.get('name') ?? made.args[0];
+  const named = made.path === 'timm.create_model' || TORCHVISION_GET_MODEL.test(made.path) ? toPy(first) : TORCHVISION_MODEL.exec(made.path)?.[1];
+  return typeof named === 'string' ? named : undefined;
 }
 
 /** The library model calls (torchvision, timm) whose parameters the optimizers hold (`SGD(student.parameters())`). */

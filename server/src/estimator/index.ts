@@ -389,6 +389,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.residentCopies) {
     assumptions.push(t('a copy of the model (line {0}: an EMA model, a snapshot of the best weights) stays on the GPU: its weights are counted once more, without gradients or optimizer states', (detected.residentCopies.line ?? 0) + 1));
   }
+  if (detected.sequentialPhases) {
+    assumptions.push(t('the script trains {0} one after the other, each by an optimizer of its own: the estimate is of the phase of the largest, {1} (line {2}), with the weights of the models trained before it', detected.sequentialPhases.value.join(', '), detected.model?.name ?? '', (detected.sequentialPhases.line ?? 0) + 1));
+    const unsized = detected.sequentialPhases.unsized;
+    if (unsized) assumptions.push(t('{0} is not in the catalog: its phase is not compared with the others, nor are its weights counted', unsized.join(', ')));
+  }
   // A model no optimizer updates (a frozen teacher): its weights, in units of the trained model's, beside the copies.
   const modelParameters = spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total;
   const untrainedCopies = detected.untrainedModel && modelParameters > 0 ? detected.untrainedModel.value.parameters / modelParameters : 0;
