@@ -12,8 +12,8 @@ import { countTransformerParameters } from './transformer';
 import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, type DetectionModel } from './catalog/detection';
-import { headClasses, isHeadPath, libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
-import { withFrozenPrefix } from './layers';
+import { headClasses, isHeadPath, libraryVisionCall, partParameters, partsNamed, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { withFrozenPrefix, withPartsBefore } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type Value } from '../engine/program/values';
@@ -30,6 +30,7 @@ import { sparseAdjacency, type SparseAdjacency } from './sparse-adjacency';
 import { loopLoader } from './growth';
 import { imageRuns, largestLaterRun } from './image-reruns';
 import { embeddedSequence, type EmbeddedSequenceSources } from './embedded-sequence';
+import { optimizedTensors, type OptimizedTensors } from './optimized-tensors';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -89,6 +90,11 @@ export interface DetectedConfig {
   optimizerStates?: number;
   /** The parameters the optimizers hold, where they hold only parts of a library model (`model.fc.parameters()`). */
   optimizerParameters?: Located<number>;
+  /**
+   * The optimizers hold tensors the script makes, not a module's parameters (an image optimised through a frozen
+   * network): those tensors train, and the model only runs.
+   */
+  optimizedTensors?: OptimizedTensors;
   /** An optimizer class the script builds whose states are not modelled. */
   unmodelledOptimizer?: Located<string>;
   /**
@@ -1214,6 +1220,14 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     if (stage > 0) detected.strategy = { value: (['zero1', 'zero2', 'zero3'] as const)[stage - 1], line: lineOf };
   }
 
+  // Optimizers given tensors of the script's (`LBFGS([img])`): the tensors train; their first axis is the batch.
+  detected.optimizedTensors = optimizedTensors(optimizersMade);
+  if (detected.optimizedTensors) {
+    const { dims, line, how } = detected.optimizedTensors;
+    dataBatch = { value: dims[0]!, line, how };
+    // An image batch (N, C, H, W) of square images: their side.
+    if (dims.length === 4 && dims[2] === dims[3]) detected.imageSize ??= { value: dims[2]!, line, how };
+  }
   // With one library vision model held by the optimizers, that model is the one trained (not a frozen teacher built
   // first), and the other library vision models on the GPU cost their weights.
   const trainedLibrary = libraryModelMade && detected.model ? libraryModelsUpdated(optimizersMade) : [];
@@ -1247,7 +1261,12 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     detected.untrainedModel = { value: { name: tower.name, parameters: specParameters(tower.spec) * units }, line: tower.line };
   }
   if (libraryModelMade && detected.model && !detected.detector) {
-    applyVisionFreezing(detected, libraryModelMade, bindings.program);
+    // A network an optimised input runs through keeps what backward needs to reach that input, frozen or not.
+    if (!detected.optimizedTensors) applyVisionFreezing(detected, libraryModelMade, bindings.program);
+    // `vgg19(weights=None).features`: the script keeps only the parts that attribute names.
+    const path = partReadAtCall(calls, bindings, libraryModelMade);
+    const kept = path !== undefined ? withPartsRead(detected.model, path) : undefined;
+    if (kept) detected.model = kept;
     const spec = detected.model.spec;
     const held = spec.kind === 'layers' ? parametersOptimized(optimizersMade, libraryModelMade, spec) : undefined;
     if (held && spec.kind === 'layers' && held.value < spec.parameters) detected.optimizerParameters = held;
@@ -1912,6 +1931,29 @@ function modulesUpdated(optimizers: readonly Value[]): Value[] {
   };
   for (const optimizer of optimizers) if (optimizer.kind === 'call') visit(optimizer.args[0] ?? optimizer.kwargs.get('params'), 0);
   return [...found];
+}
+
+/** The submodule a library model's call is read through at once (`vgg19(weights=None).features`), by its path. */
+function partReadAtCall(calls: readonly Node[], bindings: Bindings, made: Value): string | undefined {
+  const call = calls.find((c) => bindings.value(c) === made);
+  const read = call?.parent;
+  if (!call || read?.type !== 'attribute' || read.childForFieldName('object')?.id !== call.id) return undefined;
+  return read.childForFieldName('attribute')?.text;
+}
+
+/** A library model cut to the parts a submodule path names, where they are its first parts (`features`). */
+function withPartsRead(model: DetectedModel, path: string): DetectedModel | undefined {
+  const spec = model.spec;
+  const covered = spec.kind === 'layers' ? partsNamed(spec.parts ?? [], path) : undefined;
+  // Nothing may run before them (an unnamed start of the net without layers aside).
+  const first = spec.kind === 'layers' && covered ? spec.parts![covered[0]!] : undefined;
+  if (spec.kind !== 'layers' || !covered || !first || first.parametersBefore > 0 || first.savedBefore > 0 || covered[covered.length - 1]! + 1 >= spec.parts!.length) return undefined;
+  const end = covered[covered.length - 1]! + 1;
+  const rebuild = model.rebuildAt;
+  return {
+    ...model, name: `${model.name}.${path}`, spec: withPartsBefore(spec, end),
+    ...(rebuild ? { rebuildAt: (size: number, batch?: number) => withPartsBefore(rebuild(size, batch), end) } : {}),
+  };
 }
 
 /** A library vision model of transformer kind (ViT, DeiT, BEiT) held as a submodule of the trained custom model. */
