@@ -640,6 +640,9 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   let skippedBackbone: Value | undefined;
   /** How many micro-batches an `if (i + 1) % n == 0:` around an optimizer's step() lets pass between steps. */
   let accumulationGuard: Located<number> | undefined;
+  // LBFGS's history_size and max_iter, and the optimizer steps the script calls (see lbfgsPairsKept).
+  let lbfgs: { history: number; maxIter: number } | undefined;
+  const stepCalls: Node[] = [];
   const frozenModules: Value[] = [];
   /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
   const calledAt = new Map<string, number[]>();
@@ -1096,7 +1099,9 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
         kind = 'lbfgs';
         // history_size pairs of flat vectors (default 100), plus three more it keeps (measured).
         const history = kwValue('history_size');
-        detected.optimizerStates = 2 * (typeof history === 'number' && history >= 0 ? history : LBFGS_DEFAULT_HISTORY) + 3;
+        const maxIter = kwValue('max_iter');
+        lbfgs = { history: typeof history === 'number' && history >= 0 ? history : LBFGS_DEFAULT_HISTORY, maxIter: typeof maxIter === 'number' && maxIter > 0 ? maxIter : 20 };
+        detected.optimizerStates = 2 * lbfgs.history + 3;
       } else {
         kind = name === 'Adam' ? 'adam' : 'adamw';
         if (optimizerFlag('amsgrad')) detected.optimizerStates = 3;
@@ -1164,6 +1169,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     }
     // `if (i + 1) % accum == 0: optimizer.step()`: the optimizer steps every `accum` micro-batches.
     if (name === 'step' && !accumulationGuard) accumulationGuard = everyNth(call, bindings);
+    if (name === 'step' && fn.includes('.')) stepCalls.push(call);
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
     if (name === 'zero_grad') hasZeroGrad = true;
     if (name === 'generate' && fn.includes('.') && !detected.generate) {
@@ -1220,6 +1226,10 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     if (stage > 0) detected.strategy = { value: (['zero1', 'zero2', 'zero3'] as const)[stage - 1], line: lineOf };
   }
 
+  if (lbfgs && detected.optimizer?.value === 'lbfgs') {
+    const pairs = lbfgsPairsKept(lbfgs, stepCalls, calls, bindings);
+    if (pairs !== undefined) detected.optimizerStates = 2 * pairs + 3;
+  }
   // Optimizers given tensors of the script's (`LBFGS([img])`): the tensors train; their first axis is the batch.
   detected.optimizedTensors = optimizedTensors(optimizersMade);
   if (detected.optimizedTensors) {
@@ -1931,6 +1941,30 @@ function modulesUpdated(optimizers: readonly Value[]): Value[] {
   };
   for (const optimizer of optimizers) if (optimizer.kind === 'call') visit(optimizer.args[0] ?? optimizer.kwargs.get('params'), 0);
   return [...found];
+}
+
+/**
+ * The (s, y) pairs LBFGS holds at most when the script's steps end: one for each iteration after its first, max_iter
+ * iterations a step, so a run of fewer iterations than history_size never fills the history. Undefined where the
+ * steps are not counted: a step outside `for ... in range(n)` loops of known length, or in a function called in a loop.
+ */
+function lbfgsPairsKept(lbfgs: { history: number; maxIter: number }, stepCalls: readonly Node[], calls: readonly Node[], bindings: Bindings): number | undefined {
+  if (stepCalls.length !== 1) return undefined;
+  const step = stepCalls[0]!;
+  let steps = 1;
+  for (const loop of enclosingLoops(step)) {
+    const iterable = loop.type === 'for_statement' ? loop.childForFieldName('right') : undefined;
+    const args = iterable?.type === 'call' && iterable.childForFieldName('function')?.text === 'range'
+      ? iterable.childForFieldName('arguments')?.namedChildren.filter((a): a is Node => !!a) ?? [] : [];
+    const bounds = args.map((arg) => numberArg(arg, bindings)?.value);
+    if (args.length === 0 || args.length > 2 || bounds.some((b) => b === undefined || !Number.isInteger(b))) return undefined;
+    steps *= args.length === 1 ? bounds[0]! : Math.max(0, bounds[1]! - bounds[0]!);
+  }
+  // A function holding the step, called from a loop, steps more often than its own loops say.
+  const scope = enclosingScope(step);
+  const name = scope?.type === 'function_definition' ? scope.childForFieldName('name')?.text : undefined;
+  if (name && calls.some((call) => call.childForFieldName('function')?.text === name && enclosingLoops(call).length > 0)) return undefined;
+  return Math.min(lbfgs.history, Math.max(0, steps * lbfgs.maxIter - 1));
 }
 
 /** The submodule a library model's call is read through at once (`vgg19(weights=None).features`), by its path. */
