@@ -12,8 +12,8 @@ import { countTransformerParameters } from './transformer';
 import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, type DetectionModel } from './catalog/detection';
-import { headClasses, isHeadPath, libraryVisionCall, partParameters, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
-import { withFrozenPrefix } from './layers';
+import { headClasses, isHeadPath, libraryVisionCall, partParameters, partsNamed, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { withFrozenPrefix, withPartsBefore } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type Value } from '../engine/program/values';
@@ -30,6 +30,7 @@ import { sparseAdjacency, type SparseAdjacency } from './sparse-adjacency';
 import { loopLoader } from './growth';
 import { imageRuns, largestLaterRun } from './image-reruns';
 import { embeddedSequence, type EmbeddedSequenceSources } from './embedded-sequence';
+import { optimizedTensors, type OptimizedTensors } from './optimized-tensors';
 import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
@@ -89,6 +90,11 @@ export interface DetectedConfig {
   optimizerStates?: number;
   /** The parameters the optimizers hold, where they hold only parts of a library model (`model.fc.parameters()`). */
   optimizerParameters?: Located<number>;
+  /**
+   * The optimizers hold tensors the script makes, not a module's parameters (an image optimised through a frozen
+   * network): those tensors train, and the model only runs.
+   */
+  optimizedTensors?: OptimizedTensors;
   /** An optimizer class the script builds whose states are not modelled. */
   unmodelledOptimizer?: Located<string>;
   /**
@@ -638,6 +644,9 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   let skippedBackbone: Value | undefined;
   /** How many micro-batches an `if (i + 1) % n == 0:` around an optimizer's step() lets pass between steps. */
   let accumulationGuard: Located<number> | undefined;
+  // LBFGS's history_size and max_iter, and the optimizer steps the script calls (see lbfgsPairsKept).
+  let lbfgs: { history: number; maxIter: number } | undefined;
+  const stepCalls: Node[] = [];
   const frozenModules: Value[] = [];
   /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
   const calledAt = new Map<string, number[]>();
@@ -1094,7 +1103,9 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
         kind = 'lbfgs';
         // history_size pairs of flat vectors (default 100), plus three more it keeps (measured).
         const history = kwValue('history_size');
-        detected.optimizerStates = 2 * (typeof history === 'number' && history >= 0 ? history : LBFGS_DEFAULT_HISTORY) + 3;
+        const maxIter = kwValue('max_iter');
+        lbfgs = { history: typeof history === 'number' && history >= 0 ? history : LBFGS_DEFAULT_HISTORY, maxIter: typeof maxIter === 'number' && maxIter > 0 ? maxIter : 20 };
+        detected.optimizerStates = 2 * lbfgs.history + 3;
       } else {
         kind = name === 'Adam' ? 'adam' : 'adamw';
         if (optimizerFlag('amsgrad')) detected.optimizerStates = 3;
@@ -1166,6 +1177,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     }
     // `if (i + 1) % accum == 0: optimizer.step()`: the optimizer steps every `accum` micro-batches.
     if (name === 'step' && !accumulationGuard) accumulationGuard = everyNth(call, bindings);
+    if (name === 'step' && fn.includes('.')) stepCalls.push(call);
     if (name === 'train' && /trainer/i.test(fn)) trainerTrain ??= line;
     if (name === 'zero_grad') hasZeroGrad = true;
     if (name === 'generate' && fn.includes('.') && !detected.generate) {
@@ -1222,6 +1234,18 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     if (stage > 0) detected.strategy = { value: (['zero1', 'zero2', 'zero3'] as const)[stage - 1], line: lineOf };
   }
 
+  if (lbfgs && detected.optimizer?.value === 'lbfgs') {
+    const pairs = lbfgsPairsKept(lbfgs, stepCalls, calls, bindings);
+    if (pairs !== undefined) detected.optimizerStates = 2 * pairs + 3;
+  }
+  // Optimizers given tensors of the script's (`LBFGS([img])`): the tensors train; their first axis is the batch.
+  detected.optimizedTensors = optimizedTensors(optimizersMade);
+  if (detected.optimizedTensors) {
+    const { dims, line, how } = detected.optimizedTensors;
+    dataBatch = { value: dims[0]!, line, how };
+    // An image batch (N, C, H, W) of square images: their side.
+    if (dims.length === 4 && dims[2] === dims[3]) detected.imageSize ??= { value: dims[2]!, line, how };
+  }
   // With one library vision model held by the optimizers, that model is the one trained (not a frozen teacher built
   // first), and the other library vision models on the GPU cost their weights.
   const trainedLibrary = libraryModelMade && detected.model ? libraryModelsUpdated(optimizersMade) : [];
@@ -1283,8 +1307,13 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     detected.untrainedModel = { value: { name: tower.name, parameters: specParameters(tower.spec) * units }, line: tower.line };
   }
   if (libraryModelMade && detected.model && !detected.detector) {
-    // A phase's model frozen once its phase is over (for the next phase's distillation) trains whole in its own.
-    if (!detected.sequentialPhases) applyVisionFreezing(detected, libraryModelMade, bindings.program);
+    // A phase's model frozen once its phase is over (for the next phase's distillation) trains whole in its own; a
+    // network an optimised input runs through keeps what backward needs to reach that input, frozen or not.
+    if (!detected.sequentialPhases && !detected.optimizedTensors) applyVisionFreezing(detected, libraryModelMade, bindings.program);
+    // `vgg19(weights=None).features`: the script keeps only the parts that attribute names.
+    const path = partReadAtCall(calls, bindings, libraryModelMade);
+    const kept = path !== undefined ? withPartsRead(detected.model, path) : undefined;
+    if (kept) detected.model = kept;
     const spec = detected.model.spec;
     const held = spec.kind === 'layers' ? parametersOptimized(optimizersMade, libraryModelMade, spec) : undefined;
     if (held && spec.kind === 'layers' && held.value < spec.parameters) detected.optimizerParameters = held;
@@ -1990,6 +2019,53 @@ function modulesUpdated(optimizers: readonly Value[]): Value[] {
   };
   for (const optimizer of optimizers) if (optimizer.kind === 'call') visit(optimizer.args[0] ?? optimizer.kwargs.get('params'), 0);
   return [...found];
+}
+
+/**
+ * The (s, y) pairs LBFGS holds at most when the script's steps end: one for each iteration after its first, max_iter
+ * iterations a step, so a run of fewer iterations than history_size never fills the history. Undefined where the
+ * steps are not counted: a step outside `for ... in range(n)` loops of known length, or in a function called in a loop.
+ */
+function lbfgsPairsKept(lbfgs: { history: number; maxIter: number }, stepCalls: readonly Node[], calls: readonly Node[], bindings: Bindings): number | undefined {
+  if (stepCalls.length !== 1) return undefined;
+  const step = stepCalls[0]!;
+  let steps = 1;
+  for (const loop of enclosingLoops(step)) {
+    const iterable = loop.type === 'for_statement' ? loop.childForFieldName('right') : undefined;
+    const args = iterable?.type === 'call' && iterable.childForFieldName('function')?.text === 'range'
+      ? iterable.childForFieldName('arguments')?.namedChildren.filter((a): a is Node => !!a) ?? [] : [];
+    const bounds = args.map((arg) => numberArg(arg, bindings)?.value);
+    if (args.length === 0 || args.length > 2 || bounds.some((b) => b === undefined || !Number.isInteger(b))) return undefined;
+    steps *= args.length === 1 ? bounds[0]! : Math.max(0, bounds[1]! - bounds[0]!);
+  }
+  // A function holding the step, called from a loop, steps more often than its own loops say.
+  const scope = enclosingScope(step);
+  const name = scope?.type === 'function_definition' ? scope.childForFieldName('name')?.text : undefined;
+  if (name && calls.some((call) => call.childForFieldName('function')?.text === name && enclosingLoops(call).length > 0)) return undefined;
+  return Math.min(lbfgs.history, Math.max(0, steps * lbfgs.maxIter - 1));
+}
+
+/** The submodule a library model's call is read through at once (`vgg19(weights=None).features`), by its path. */
+function partReadAtCall(calls: readonly Node[], bindings: Bindings, made: Value): string | undefined {
+  const call = calls.find((c) => bindings.value(c) === made);
+  const read = call?.parent;
+  if (!call || read?.type !== 'attribute' || read.childForFieldName('object')?.id !== call.id) return undefined;
+  return read.childForFieldName('attribute')?.text;
+}
+
+/** A library model cut to the parts a submodule path names, where they are its first parts (`features`). */
+function withPartsRead(model: DetectedModel, path: string): DetectedModel | undefined {
+  const spec = model.spec;
+  const covered = spec.kind === 'layers' ? partsNamed(spec.parts ?? [], path) : undefined;
+  // Nothing may run before them (an unnamed start of the net without layers aside).
+  const first = spec.kind === 'layers' && covered ? spec.parts![covered[0]!] : undefined;
+  if (spec.kind !== 'layers' || !covered || !first || first.parametersBefore > 0 || first.savedBefore > 0 || covered[covered.length - 1]! + 1 >= spec.parts!.length) return undefined;
+  const end = covered[covered.length - 1]! + 1;
+  const rebuild = model.rebuildAt;
+  return {
+    ...model, name: `${model.name}.${path}`, spec: withPartsBefore(spec, end),
+    ...(rebuild ? { rebuildAt: (size: number, batch?: number) => withPartsBefore(rebuild(size, batch), end) } : {}),
+  };
 }
 
 /** A library vision model of transformer kind (ViT, DeiT, BEiT) held as a submodule of the trained custom model. */

@@ -328,8 +328,15 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     lora = { rank: detected.lora.value.rank, targetModules: targets, dropout: detected.lora.value.dropout };
     note('lora', detected.lora.line);
   }
-  const optimizerParameters = mode === 'train' && !lora ? detected.optimizerParameters?.value : undefined;
-  if (optimizerParameters !== undefined) {
+  // Optimizers given tensors of the script's (an optimised image) hold none of the model's parameters.
+  const optimizedTensors = mode === 'train' && !lora ? detected.optimizedTensors : undefined;
+  if (optimizedTensors) {
+    assumptions.push(detected.frozen
+      ? t('the optimizer (line {0}) trains a tensor of the script\'s ({1} elements), not the model\'s parameters: the tensor gets gradients and optimizer states; the frozen model keeps what backward needs to reach it', optimizedTensors.optimizerLine + 1, formatCount(optimizedTensors.elements))
+      : t('the optimizer (line {0}) trains a tensor of the script\'s ({1} elements), not the model\'s parameters: the tensor gets gradients and optimizer states; the model\'s parameters, which still require grad, get gradients but no states', optimizedTensors.optimizerLine + 1, formatCount(optimizedTensors.elements)));
+  }
+  const optimizerParameters = optimizedTensors ? 0 : mode === 'train' && !lora ? detected.optimizerParameters?.value : undefined;
+  if (optimizerParameters !== undefined && !optimizedTensors) {
     assumptions.push(t('the optimizer (line {0}) holds {1} of the {2} parameters: states for those alone, while every parameter that requires grad still gets a gradient (freeze the rest with requires_grad_(False) to save those too)',
       (detected.optimizerParameters?.line ?? 0) + 1, optimizerParameters.toLocaleString('en-US'), (spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total).toLocaleString('en-US')));
   }
@@ -341,6 +348,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   let frozenFraction: number | undefined;
   if (detected.frozen?.exact !== undefined && !lora) {
     frozenFraction = detected.frozen.exact;
+  } else if (detected.frozen && optimizedTensors) {
+    // What the script freezes beside an optimised tensor is the network it runs through.
+    frozenFraction = 1;
   } else if (detected.frozen && !lora) {
     frozenFraction = FROZEN_FRACTION_ASSUMED;
     assumptions.push(t('the script freezes parameters; assumed {0}% of them frozen', Math.round(FROZEN_FRACTION_ASSUMED * 100)));
@@ -469,6 +479,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     batchSize, seqLen, targetLen, imageSize, precision, weightDtype, optimizer, optimizerImpl, checkpointing, accumulation,
     ...(detected.optimizer && detected.optimizerStates !== undefined ? { optimizerStates: detected.optimizerStates } : {}),
     ...(optimizerParameters !== undefined ? { optimizerParameters } : {}),
+    ...(optimizedTensors ? { optimizedTensorElements: optimizedTensors.elements } : {}),
     ...(masterCopies ? { masterCopies } : {}),
     checkpointSegments: detected.checkpointSegments,
     ...(detected.checkpointSegmentCount !== undefined ? { checkpointSegmentCount: detected.checkpointSegmentCount } : {}),

@@ -884,3 +884,36 @@ export function frozenPrefixCut(part: LayerPart | undefined, end: { saved: numbe
     frozenPrefix: { liveElementsPerSample: part.liveBefore, parameters: part.parametersBefore },
   };
 }
+
+/**
+ * The net cut where part `end` starts: a library model of which the script keeps only its first parts
+ * (`vgg19(weights=None).features`). What forward keeps, makes and holds comes from the running totals there; the
+ * tensor that part would read is the output.
+ */
+export function withPartsBefore(spec: LayerNetSpec, end: number): LayerNetSpec {
+  const parts = spec.parts ?? [];
+  const at = parts[end];
+  if (!at || end <= 0) return spec;
+  // Figures of the whole net's backward and outputs no longer hold: left to the totals below.
+  const { backwardPeakElementsPerSample: _peak, backwardPoints: _points, gradientPairElementsPerSample: _pair, createGraphElementsPerSample: _graph,
+    compileRecomputed: _recomputed, namedOutputElementsPerSample: _named, returnedOutputElementsPerSample: _returned,
+    autocastInferenceLiveBytesPerSample: _live, outputPartsPerSample: _outputs, ...rest } = spec;
+  void [_peak, _points, _pair, _graph, _recomputed, _named, _returned, _live, _outputs];
+  // The output is kept for the loss that reads it, unless a layer before already kept it.
+  const saved = at.savedBefore + (at.inputCounted ? 0 : at.inputElements);
+  return {
+    ...rest,
+    parameters: at.parametersBefore,
+    castParameters: at.castParametersBefore,
+    savedElementsPerSample: saved,
+    fixedBytesPerSample: at.fixedBytesBefore,
+    ...(spec.autocastSavedBytesPerSample !== undefined ? { autocastSavedBytesPerSample: 2 * saved + 2 * at.fp32UnderAutocastBefore } : {}),
+    inferenceLiveElementsPerSample: at.liveBefore,
+    outputElementsPerSample: at.inputElements,
+    hasConvolution: parts[0]!.convolutionsFrom > at.convolutionsFrom,
+    blockSavedElements: [],
+    blockInputElements: [],
+    parts: parts.slice(0, end),
+    partsEnd: at,
+  };
+}

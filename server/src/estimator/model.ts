@@ -117,6 +117,9 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   if (cfg.lora) trainable = loraParams;
   else if (cfg.frozenFraction !== undefined) trainable = Math.round(total * (1 - cfg.frozenFraction));
   if (cfg.mode !== 'train') trainable = 0;
+  // Tensors the optimizers hold in place of the model's parameters (an optimised image): they get gradients and
+  // optimizer states as parameters do.
+  const tensors = cfg.mode === 'train' ? cfg.optimizedTensorElements ?? 0 : 0;
   // PEFT keeps adapter weights in fp32 even over a half-precision base.
   const trainableBytes = cfg.lora ? FP32 : paramBytes;
   // Master copies: the optimizer's parameters, and so its states and temporaries, are fp32 copies of the trainable ones.
@@ -125,9 +128,9 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   // Sparse embeddings get sparse gradients (the looked-up rows and their indices, a few activations' worth): no
   // table-sized gradient is ever made for them.
   const sparseParams = cfg.model.kind === 'layers' && !cfg.lora ? Math.min(trainable, cfg.model.sparseGradientParameters ?? 0) : 0;
-  const gradBytes = (trainable - sparseParams) * trainableBytes;
+  const gradBytes = (trainable - sparseParams + tensors) * trainableBytes;
   // States for the parameters the optimizers hold (gradients exist for every trainable one).
-  const held = Math.min(trainable, cfg.optimizerParameters ?? trainable);
+  const held = Math.min(trainable, cfg.optimizerParameters ?? trainable) + tensors;
   // The master weights themselves live as long as the optimizer: counted with its states.
   const optimizerBytes = held * (optimizerStatesPerParam(cfg, optimizedBytes) + (cfg.masterCopies ? FP32 : 0));
   let optimizerTempBytes = held * optimizerTempPerParam(cfg, optimizedBytes);
@@ -139,10 +142,10 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   }
   if (cfg.optimizer === 'adafactor') optimizerTempBytes = 2 * Math.min(largest, held) * optimizedBytes;
   // At the step the optimizer reads the master copies' fp32 gradients (the half ones copied in, then freed).
-  const stepGradBytes = cfg.masterCopies ? (trainable - sparseParams) * FP32 : gradBytes;
+  const stepGradBytes = cfg.masterCopies ? (trainable - sparseParams + tensors) * FP32 : gradBytes;
   const headGradBytes = cfg.lora || cfg.frozenFraction ? 0 : headParams * trainableBytes;
   const copyBytes = (cfg.modelCopies ?? 0) * total * paramBytes;
-  return { total: total + loraParams, trainable, weightBytes, gradBytes, stepGradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes, copyBytes };
+  return { total: total + loraParams, trainable: trainable + tensors, weightBytes, gradBytes, stepGradBytes, optimizerBytes, optimizerTempBytes, castable, headGradBytes, copyBytes };
 }
 
 interface ActivationFigures {

@@ -465,6 +465,11 @@ export interface TrainingConfig {
    */
   optimizerParameters?: number;
   /**
+   * Elements of tensors the optimizers hold in place of the model's parameters (an image optimised through a frozen
+   * network): their gradients and optimizer states are counted as parameters' are. Absent: none.
+   */
+  optimizedTensorElements?: number;
+  /**
    * Mixed precision by hand: the optimizer holds fp32 copies of the half-precision trainable parameters (master
    * weights), so its states are fp32 and the step reads fp32 gradients copied from the half ones.
    */
