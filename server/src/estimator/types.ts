@@ -432,6 +432,16 @@ export interface TrainingConfig {
   /** The kind of activation those derivatives go through (absent: smooth). */
   inputDerivativeActivation?: DerivativeActivation;
   /**
+   * The share of the forward's saved tensors that the derivatives differentiate, where they go through one of
+   * several models trained together (a GAN's critic, for a gradient penalty). Absent: all of them.
+   */
+  inputDerivativeShare?: number;
+  /**
+   * The forwards of that model whose graphs the same backward runs through, the differentiated one among them (a
+   * critic run on the real, the fake and the mixed batches), where each model's forward is otherwise counted once.
+   */
+  inputDerivativeModelForwards?: number;
+  /**
    * Inference through `generate()`: the tokens it adds to each prompt of seqLen (decoder-only models: the KV cache
    * grows to the prompt plus these) or the decoder's tokens (encoder-decoder models: the self-attention cache grows
    * to these beside a cross-attention cache over the seqLen source tokens); only the last position's logits are made.
