@@ -43,3 +43,30 @@ test('a spectrogram a helper makes with torch.stft in a range loop: its frames a
   const ratio = longer.breakdown!.activations / result.breakdown!.activations;
   assert.ok(ratio > 1.9 && ratio < 2.1, String(ratio));
 });
+
+test('GAN parts traced on the inputs the step makes take no assumed image size', async () => {
+  // The upsampler beside a 2-D critic of its waveform folded into frames: each traced on its own step input.
+  const { text, file } = fixture('spectrogram_upsampler.py');
+  const critic = text
+    .replace('def log_spec(', `class FrameCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 32, (5, 1), (3, 1), padding=(2, 0))
+        self.post = nn.Conv2d(32, 1, (3, 1), padding=(1, 0))
+
+    def forward(self, x):
+        b, c, t = x.shape
+        return self.post(F.leaky_relu(self.conv(x.view(b, c, t // 4, 4)), 0.1)).flatten(1)
+
+
+def log_spec(`)
+    .replace('    opt = torch.optim.Adam(net.parameters(), 2e-4)', `    critic = FrameCritic().cuda()
+    opt = torch.optim.Adam(list(net.parameters()) + list(critic.parameters()), 2e-4)`)
+    .replace('        loss = F.l1_loss(out.squeeze(1)[:, :SEGMENT], wave)', `        clip = out[:, :, :SEGMENT]
+        score = critic(clip)
+        loss = F.l1_loss(out.squeeze(1)[:, :SEGMENT], wave) + score.mean()`);
+  const result = await estimateText(critic, 'spectrogram_critic.py');
+  assert.match(result.detected.model.name, /Upsampler \+ FrameCritic|FrameCritic \+ Upsampler/);
+  assert.ok(!result.assumptions.some((a) => /not found in the script/.test(a)), result.assumptions.join('\n'));
+});
+

@@ -285,7 +285,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   note('imageSize', detected.imageSize?.line);
   if (imageSize === undefined) {
     imageSize = spec.kind === 'transformer' ? spec.imageSize ?? spec.vision?.imageSize ?? 224 : spec.input.kind === 'image' ? spec.input.size : 224;
-    if (isImage) assumptions.push(t('image size not found in the script; assumed {0}x{0}', imageSize));
+    // A net traced on the inputs the step makes (a GAN's waveforms and spectrograms) takes no assumed size.
+    if (isImage && !(spec.kind === 'layers' && spec.inputFromData)) assumptions.push(t('image size not found in the script; assumed {0}x{0}', imageSize));
   }
 
   let weightDtype = detected.weightDtype?.value;

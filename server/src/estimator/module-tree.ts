@@ -1370,6 +1370,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(parts ? { outputPartsPerSample: parts } : {}),
       ...(outputKept ? { outputKeptByForward: true } : {}),
       ...(dataBytes ? { stepInputBytesPerSample: dataBytes } : {}),
+      ...(best.fromData ? { inputFromData: true } : {}),
       ...(targetTokens !== undefined ? { targetTokens } : {}),
       inferenceLiveElementsPerSample: perSample(trace.liveNoGrad),
       // Bytes under autocast where fp32 tensors make them more than 2 an element (as LayerNetBuilder gives them).
@@ -1489,6 +1490,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       scalesWithInput: specs.some((s) => s.scalesWithInput),
       ...(specs.find((s) => s.batchDependent) ? { batchDependent: specs.find((s) => s.batchDependent)!.batchDependent } : {}),
       ...(specs.some((s) => s.forwardUntraced) ? { forwardUntraced: true } : {}),
+      ...(specs.every((s) => s.inputFromData) ? { inputFromData: true } : {}),
       ...(specs.some((s) => s.mapGrowth !== undefined) ? { mapGrowth: max((s) => s.mapGrowth ?? 1) } : {}),
       ...(specs.some((s) => s.unmodelledOps) ? { unmodelledOps: [...new Set(specs.flatMap((s) => s.unmodelledOps ?? []))].sort() } : {}),
     };

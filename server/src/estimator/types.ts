@@ -228,6 +228,11 @@ export interface LayerNetSpec {
    */
   stepInputBytesPerSample?: number;
   /**
+   * forward() was traced on the step's inputs at the sizes the script makes them (for models trained together, each
+   * on its own): no input size is assumed for it. Absent: a size was given or guessed.
+   */
+  inputFromData?: boolean;
+  /**
    * The length of the token ids the trace gave the step's other arguments where it differs from the input's (an
    * encoder-decoder's decoder input, `tgt[:, :-1]` applied): the decoder's sequence (traced nets).
    */
