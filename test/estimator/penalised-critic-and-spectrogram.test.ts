@@ -46,7 +46,7 @@ test('a spectrogram a helper makes with torch.stft in a range loop: its frames a
 
 test('GAN parts traced on the inputs the step makes take no assumed image size', async () => {
   // The upsampler beside a 2-D critic of its waveform folded into frames: each traced on its own step input.
-  const { text, file } = fixture('spectrogram_upsampler.py');
+  const { text } = fixture('spectrogram_upsampler.py');
   const critic = text
     .replace('def log_spec(', `class FrameCritic(nn.Module):
     def __init__(self):
@@ -66,7 +66,7 @@ def log_spec(`)
         score = critic(clip)
         loss = F.l1_loss(out.squeeze(1)[:, :SEGMENT], wave) + score.mean()`);
   const result = await estimateText(critic, 'spectrogram_critic.py');
-  assert.match(result.detected.model.name, /Upsampler \+ FrameCritic|FrameCritic \+ Upsampler/);
+  assert.match(result.detected.model.name ?? '', /Upsampler \+ FrameCritic|FrameCritic \+ Upsampler/);
   assert.ok(!result.assumptions.some((a) => /not found in the script/.test(a)), result.assumptions.join('\n'));
 });
 
