@@ -213,7 +213,7 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
   // stacks the dataset's samples.
   const batch = collatedBatch(program, loop);
   const sample = batch ? { kind: 'list', items: batch, tuple: true } as const : loopSample(program, loop);
-  if (sample?.kind !== 'list') return undefined;
+  if (sample?.kind !== 'list') return options.throughLoopBody && countsSteps(loop) ? madeInBody(program, loop, call, argumentNodes) : undefined;
   const elementShape = (element: Value | undefined): SampleShape | undefined => {
     if (batch) return element?.kind === 'tensor' ? { shape: element.shape, integer: element.integer } : undefined;
     // A Python number per sample (a word id, `torch.randint(0, V, ()).item()`): the default collate stacks them
@@ -248,6 +248,34 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
     }
     const value = program.evaluateTraced(node, replayed.names, replayed.tracer);
     return value?.kind === 'tensor' ? { shape: value.shape, integer: value.integer } : carried;
+  });
+  return shapes.some((shape) => shape !== undefined) ? shapes : undefined;
+}
+
+/** Whether a loop counts steps (`for step in range(n)`) rather than reading data. */
+function countsSteps(loop: PyNode): boolean {
+  const right = loop.childForFieldName('right');
+  return right?.type === 'call' && right.childForFieldName('function')?.text === 'range';
+}
+
+/**
+ * The step's arguments where the loop reads no data (`for step in range(n)`) and its body makes them before the
+ * call from tensors of sizes the script gives (`x = mel_spectrogram(torch.randn(B, T), ...)`, a helper's
+ * `torch.stft` included): the body's assignments replayed, as one sample (the first axis is the batch's). Undefined
+ * where none comes out a tensor of known shape.
+ */
+function madeInBody(program: ProgramModel, loop: PyNode, call: PyNode, argumentNodes: readonly PyNode[]): Array<SampleShape | undefined> | undefined {
+  const tracer = new ForwardTrace(new Set());
+  // The tensors the function makes before its loop (a filterbank, a window) are replayed first: the body reads them.
+  const fn = enclosingScope(loop);
+  const made = fn.type === 'function_definition' ? replayLoopBody(program, fn, loop, [], [], tracer, () => undefined) : undefined;
+  const names = replayLoopBody(program, loop, call, [], [], tracer, () => undefined, undefined, made);
+  const shapes = argumentNodes.map((node): SampleShape | undefined => {
+    const name = carriedName(node);
+    // Only what the body itself computed: a name it never assigned is not read here.
+    if (name === undefined || !names.has(name) || names.get(name) === made?.get(name)) return undefined;
+    const value = program.evaluateTraced(node, names, tracer);
+    return value?.kind === 'tensor' && value.shape.length >= 2 ? { shape: [1, ...value.shape.slice(1)], integer: value.integer } : undefined;
   });
   return shapes.some((shape) => shape !== undefined) ? shapes : undefined;
 }
@@ -338,8 +366,8 @@ const MAX_REPLAYED_STATEMENTS = 64;
  * the replay cannot compute is bound to nothing known.
  */
 function replayLoopBody(program: ProgramModel, loop: PyNode, call: PyNode, names: ReadonlyArray<string | undefined>, items: readonly Value[], tracer: ForwardTrace,
-  elementShape: (element: Value | undefined) => SampleShape | undefined, whole?: string): Map<string, Value> {
-  const bound = new Map<string, Value>();
+  elementShape: (element: Value | undefined) => SampleShape | undefined, whole?: string, before?: ReadonlyMap<string, Value>): Map<string, Value> {
+  const bound = new Map<string, Value>(before);
   const tensors = items.map((item): Value => {
     const shape = elementShape(item);
     return shape ? tracer.input(shape.shape, shape.integer) : UNKNOWN;

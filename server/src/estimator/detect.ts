@@ -166,6 +166,12 @@ export interface DetectedConfig {
   /** The activations the script calls or builds, by how derivatives through them grow (the largest kind found). */
   derivativeActivation?: DerivativeActivation;
   /**
+   * The model a create_graph derivative differentiates, where it is one of several trained together (a GAN's critic,
+   * for a gradient penalty), its share of what one forward of each saves per sample, and its forwards whose graphs
+   * the same backward runs through (the penalised one among them).
+   */
+  derivativeModel?: { name: string; share: number; forwards: number };
+  /**
    * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`,
    * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
    */
@@ -1407,9 +1413,14 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   // A hub model given `inputs_embeds` the step builds (image tokens joined before the text's): its sequence is theirs.
   const embedded = hubValue ? forwards.filter((call) => !underNoGrad(call)).map((call) => embeddedSequence(bindings.program, call, hubValue, embeddedSources(call, bindings.program))).find((found) => found !== undefined) : undefined;
   if (embedded) detected.seqLen = embedded;
-  detected.inputDerivatives = inputDerivativeOrder(calls);
+  const derivative = inputDerivativeOrder(calls);
+  detected.inputDerivatives = derivative;
   detected.perSampleGradients = perSampleGradients(calls);
-  if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation(calledNames);
+  // Of models trained together (a GAN's), the derivative differentiates one model's forward (the critic's, for a
+  // gradient penalty): its own activations say how the derivative's graph grows, and only its share grows.
+  const penalised = derivative && customModel?.className.includes(' + ')
+    ? differentiatedModel(derivative.call, customModels.filter((m) => customModel.className.split(' + ').includes(m.className)), bindings.program) : undefined;
+  if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation((penalised && namesCalledBy(penalised.value, calls, calledNames)) ?? calledNames);
   // A module of the script around a library ViT (`self.backbone = timm.create_model("vit_small_patch16_224",
   // num_classes=0)` and a head of its own): the layer net cannot hold a transformer, so the estimate is the library
   // model's, and the wrapper's own modules are said not counted (libraryWrapped), never the head alone.
@@ -1445,6 +1456,10 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     const targetLen = info.inputKind === 'tokens' ? detected.targetLen?.value : undefined;
     const rebuildAt = (at: number, batch?: number): LayerNetSpec => info.build(at, targetLen, batch);
     const spec = rebuildAt(size);
+    if (penalised && detected.inputDerivatives && spec.savedElementsPerSample > 0) {
+      const share = penalised.build(size, targetLen).savedElementsPerSample / spec.savedElementsPerSample;
+      if (share > 0 && share < 1) detected.derivativeModel = { name: penalised.className, share, forwards: penalised.forwards };
+    }
     // Layers whose sizes the script does not determine count 0 parameters: a model of nothing but those is unresolved.
     if (info.libraryParts) {
       detected.unresolved ??= { line: info.line, reason: t('{0} holds parts of a library model that the catalog cannot size ({1}): a block inside a stage, a model it builds as one piece, or one built from arguments the script does not determine', info.className, info.libraryParts.join(', ')) };
@@ -2838,16 +2853,16 @@ function derivedFrom(name: string | undefined, at: Node, orders: ReadonlyMap<str
  * residual or a gradient penalty): the highest order, where a grad of another such grad's result (`u_xx` of `u_x`)
  * is one order more. Its backward then runs through every derivative's graph as well as the forward's.
  */
-function inputDerivativeOrder(calls: readonly Node[]): Located<number> | undefined {
+function inputDerivativeOrder(calls: readonly Node[]): (Located<number> & { call: Node }) | undefined {
   const orderOf = new Map<string, number>();
-  let highest: Located<number> | undefined;
+  let highest: (Located<number> & { call: Node }) | undefined;
   for (const call of calls) {
     if (!/(^|\.)autograd\.grad$/.test(callee(call))) continue;
     const args = callArguments(call);
     if (args.keywords.get('create_graph')?.text !== 'True') continue;
     const outputs = args.keywords.get('outputs') ?? args.positional[0];
     const order = 1 + (orderOf.get(derivedFrom(baseName(outputs), call, orderOf) ?? '') ?? 0);
-    if (!highest || order > highest.value) highest = { value: order, line: call.startPosition.row };
+    if (!highest || order > highest.value) highest = { value: order, line: call.startPosition.row, call };
     // What it is bound to: `u_t, u_x = grad(...)`, `u_xx = grad(...)[0]`.
     let bound: Node | null = call.parent;
     while (bound && (bound.type === 'subscript' || bound.type === 'parenthesized_expression')) bound = bound.parent;
@@ -2856,6 +2871,63 @@ function inputDerivativeOrder(calls: readonly Node[]): Located<number> | undefin
     for (const name of names) if (name) orderOf.set(name.text, Math.max(order, orderOf.get(name.text) ?? 0));
   }
   return highest;
+}
+
+/**
+ * The trained model whose forward a create_graph derivative differentiates (`scores = critic(mixed)`, then
+ * `grad(outputs=scores, inputs=mixed, create_graph=True)`: a gradient penalty), found through the call that made its
+ * outputs, which the program model recorded as a call of that model (through a helper's parameter too). Undefined
+ * where the outputs come from no single model's call.
+ */
+function differentiatedModel<M extends { value: Value; variable?: string }>(grad: Node, models: readonly M[], program: ProgramModel): (M & { forwards: number }) | undefined {
+  const outputs = callArguments(grad).keywords.get('outputs') ?? callArguments(grad).positional[0];
+  if (!outputs) return undefined;
+  // The expression that made the outputs: written in the call, else the last assignment to its name before it.
+  let made: Node | undefined = outputs.type === 'identifier' ? undefined : outputs;
+  if (outputs.type === 'identifier') {
+    let scope: Node | null = grad.parent;
+    while (scope && scope.type !== 'function_definition' && scope.type !== 'module') scope = scope.parent;
+    for (const assignment of scope?.descendantsOfType('assignment') ?? []) {
+      if (!assignment || assignment.startIndex >= grad.startIndex || assignment.childForFieldName('left')?.text !== outputs.text) continue;
+      made = assignment.childForFieldName('right') ?? undefined;
+    }
+  }
+  if (!made) return undefined;
+  const madeCalls = [made, ...made.descendantsOfType('call')].filter((node): node is Node => !!node && node.type === 'call');
+  const found = models.filter((model) => (program.moduleCallNodes.get(model.value) ?? [])
+    .some((node) => madeCalls.some((call) => call.startIndex === node.startIndex && call.endIndex === node.endIndex)));
+  if (found.length !== 1) return undefined;
+  // The model's other forwards whose graphs the same backward runs through (a critic's on the real and the fake
+  // batches beside the penalised one): its calls before the first backward that follows some of them in a loop.
+  const model = found[0]!;
+  let forwards = 1;
+  if (model.variable !== undefined) {
+    const names = new Set([model.variable]);
+    const calls = treeIndex(program.root).calls;
+    let previous = -1;
+    for (const backward of calls) {
+      if (lastName(callee(backward)) !== 'backward') continue;
+      const loop = enclosingLoops(backward)[0];
+      const from = Math.max(previous, loop?.startIndex ?? -1);
+      previous = backward.startIndex;
+      if (!loop) continue;
+      const before = calls.filter((call) => callsModel(call, names) && call.startIndex > from && call.startIndex < backward.startIndex &&
+        enclosingLoops(call)[0]?.id === loop.id && !underNoGrad(call));
+      if (before.length === 0) continue;
+      // The differentiated call is one of them, or is made in a helper the step calls (one more).
+      const counted = before.some((call) => madeCalls.some((made) => made.startIndex === call.startIndex));
+      forwards = before.length + (counted ? 0 : 1);
+      break;
+    }
+  }
+  return { ...model, forwards };
+}
+
+/** The names of the calls a model's own class makes (its layers and functional activations). */
+function namesCalledBy(model: Value, calls: readonly Node[], calledNames: readonly string[]): string[] | undefined {
+  const cls = model.kind === 'object' ? model.cls?.node : undefined;
+  if (!cls) return undefined;
+  return calls.flatMap((call, i) => (call.startIndex >= cls.startIndex && call.endIndex <= cls.endIndex ? [calledNames[i]!] : []));
 }
 
 /** The kind of activation the script's calls name, the one whose derivatives keep most where it names several. */

@@ -1689,6 +1689,8 @@ export class ForwardTrace implements TensorTracer {
     if (name === 'device' || name === 'dtype') return UNKNOWN;
     // `x.max(dim=2).values`: a reduction over a dimension returns (values, indices); the trace keeps the values.
     if (name === 'values') return receiver;
+    // A complex tensor's real and imaginary parts (an STFT's): views of its shape.
+    if (name === 'real' || name === 'imag') return receiver;
     if (name === 'indices') return { ...receiver, integer: true };
     return UNKNOWN;
   }

@@ -285,7 +285,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   note('imageSize', detected.imageSize?.line);
   if (imageSize === undefined) {
     imageSize = spec.kind === 'transformer' ? spec.imageSize ?? spec.vision?.imageSize ?? 224 : spec.input.kind === 'image' ? spec.input.size : 224;
-    if (isImage) assumptions.push(t('image size not found in the script; assumed {0}x{0}', imageSize));
+    // A net traced on the inputs the step makes (a GAN's waveforms and spectrograms) takes no assumed size.
+    if (isImage && !(spec.kind === 'layers' && spec.inputFromData)) assumptions.push(t('image size not found in the script; assumed {0}x{0}', imageSize));
   }
 
   let weightDtype = detected.weightDtype?.value;
@@ -429,7 +430,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the model is called {0} times before one backward (line {1}): the activations of all {0} forwards are kept until it runs', forwards.forwards, (forwards.line ?? 0) + 1));
   }
   const keptGraphs = forwards?.graphs && mode === 'train' ? keptGraphsConfig(forwards.graphs, forwards.line, batchSize, assumptions) : undefined;
-  if (detected.inputDerivatives && mode === 'train') {
+  // A derivative through one of several models trained together grows that model's share only (see derivativeModel).
+  const penalised = detected.inputDerivatives && mode === 'train' && !(forwards && forwards.batches > 1) ? detected.derivativeModel : undefined;
+  if (detected.inputDerivatives && penalised) {
+    assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}) through a forward of {2}, which runs {4} times into that backward: their graphs are kept with that forward\'s (one forward of {2} saves {3}% of what one of each model does) until backward, and backward runs through them too; sized from MLPs measured on the GPU, with the activations {2} calls', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1, penalised.name, Math.round(penalised.share * 100), penalised.forwards));
+  } else if (detected.inputDerivatives && mode === 'train') {
     assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}): their graphs are kept with the forward\'s until backward, and backward runs through them too; sized from MLPs measured on the GPU, for the forward the script trains (a gradient penalty on one of several forwards is counted on all of them)', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1));
   }
   if (detected.perSampleGradients && mode === 'train') {
@@ -497,6 +502,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),
     ...(detected.perSampleGradients && mode === 'train' ? { perSampleGradients: { keptAcrossSteps: detected.perSampleGradients.value } } : {}),
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
+    ...(penalised ? { inputDerivativeShare: penalised.share, inputDerivativeModelForwards: penalised.forwards } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
     ...(detected.recomputedLossChunk && mode === 'train' ? { recomputedLossElements: detected.recomputedLossChunk.value } : {}),

@@ -569,9 +569,13 @@ function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): Acti
   const order = cfg.mode === 'train' ? Math.min(cfg.inputDerivativeOrder ?? 0, profile.length - 1) : 0;
   if (order <= 0) return act;
   // Backward walks the derivatives' graphs too: the layer order of the plain forward no longer says where it peaks.
+  // Only the differentiated model's share grows (a critic's forward, not the generator's beside it).
+  const share = cfg.inputDerivativeShare ?? 1;
+  // Its other forwards into the same backward (a critic's on the real and fake batches) keep their own share each.
+  const otherForwards = cfg.inputDerivativeShare !== undefined ? Math.max(0, (cfg.inputDerivativeModelForwards ?? 1) - 1) : 0;
   return {
     ...act,
-    saved: act.saved * profile[order]!,
+    saved: act.saved * (1 + share * (otherForwards + profile[order]! - 1)),
     backwardTransient: act.backwardTransient * INPUT_DERIVATIVE_TRANSIENT,
     backwardCurve: undefined,
   };

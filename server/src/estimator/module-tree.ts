@@ -1370,6 +1370,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(parts ? { outputPartsPerSample: parts } : {}),
       ...(outputKept ? { outputKeptByForward: true } : {}),
       ...(dataBytes ? { stepInputBytesPerSample: dataBytes } : {}),
+      ...(best.fromData ? { inputFromData: true } : {}),
       ...(targetTokens !== undefined ? { targetTokens } : {}),
       inferenceLiveElementsPerSample: perSample(trace.liveNoGrad),
       // Bytes under autocast where fp32 tensors make them more than 2 an element (as LayerNetBuilder gives them).
@@ -1422,6 +1423,13 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     const located = (value: number): LocatedLength => ({ value, ...(dataLengthOrigin(program, siteNode, value) ?? { line: siteNode.startPosition.row, how: 'literal' }) });
     return { source: located(source), ...(target !== undefined ? { target: located(target) } : {}) };
   };
+  // A signal of C channels the step's call is given, made in the loop's body (a spectrogram a helper computes with
+  // torch.stft from a waveform of sizes the script gives): its length, read the way a first Conv1d takes it.
+  const stepSignalLength = (): CustomModuleInfo['sampleLength'] => {
+    const given = first.layer?.type === 'Conv1d' && program && siteNode ? sampleShapes()?.[0] : undefined;
+    if (!given || given.integer || given.shape.length !== 3 || given.shape[1] !== first.channels) return undefined;
+    return { value: given.shape[2]!, line: siteNode!.startPosition.row, how: 'loop' };
+  };
   // A folded input the program model sizes (a loader's batch of frames) is traced as it is; one it cannot is flagged.
   const foldedInput = folds && argumentNodes[0] && !sampleShapes()?.[0]
     ? { line: argumentNodes[0].startPosition.row, text: argumentNodes[0].text, rowsPerSample: foldedRows() ? [foldedRows()!.shape[0]!] : [],
@@ -1430,7 +1438,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     ...(foldedInput ? { foldedInput } : {}),
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
     ...(library.unsized.length > 0 ? { libraryParts: library.unsized } : {}),
-    ...(library.undetermined.length > 0 ? { undeterminedContainers: library.undetermined } : {}), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) : undefined,
+    ...(library.undetermined.length > 0 ? { undeterminedContainers: library.undetermined } : {}), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) ?? stepSignalLength() : undefined,
     freezesInTurn: program?.freezesInTurn(root) ?? false, stepTokens: stepTokens(),
   };
 }
@@ -1482,6 +1490,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       scalesWithInput: specs.some((s) => s.scalesWithInput),
       ...(specs.find((s) => s.batchDependent) ? { batchDependent: specs.find((s) => s.batchDependent)!.batchDependent } : {}),
       ...(specs.some((s) => s.forwardUntraced) ? { forwardUntraced: true } : {}),
+      ...(specs.every((s) => s.inputFromData) ? { inputFromData: true } : {}),
       ...(specs.some((s) => s.mapGrowth !== undefined) ? { mapGrowth: max((s) => s.mapGrowth ?? 1) } : {}),
       ...(specs.some((s) => s.unmodelledOps) ? { unmodelledOps: [...new Set(specs.flatMap((s) => s.unmodelledOps ?? []))].sort() } : {}),
     };

@@ -228,6 +228,11 @@ export interface LayerNetSpec {
    */
   stepInputBytesPerSample?: number;
   /**
+   * forward() was traced on the step's inputs at the sizes the script makes them (for models trained together, each
+   * on its own): no input size is assumed for it. Absent: a size was given or guessed.
+   */
+  inputFromData?: boolean;
+  /**
    * The length of the token ids the trace gave the step's other arguments where it differs from the input's (an
    * encoder-decoder's decoder input, `tgt[:, :-1]` applied): the decoder's sequence (traced nets).
    */
@@ -431,6 +436,16 @@ export interface TrainingConfig {
   perSampleGradients?: { keptAcrossSteps: boolean };
   /** The kind of activation those derivatives go through (absent: smooth). */
   inputDerivativeActivation?: DerivativeActivation;
+  /**
+   * The share of the forward's saved tensors that the derivatives differentiate, where they go through one of
+   * several models trained together (a GAN's critic, for a gradient penalty). Absent: all of them.
+   */
+  inputDerivativeShare?: number;
+  /**
+   * The forwards of that model whose graphs the same backward runs through, the differentiated one among them (a
+   * critic run on the real, the fake and the mixed batches), where each model's forward is otherwise counted once.
+   */
+  inputDerivativeModelForwards?: number;
   /**
    * Inference through `generate()`: the tokens it adds to each prompt of seqLen (decoder-only models: the KV cache
    * grows to the prompt plus these) or the decoder's tokens (encoder-decoder models: the self-attention cache grows
