@@ -11,6 +11,15 @@ import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 import { featurePyramidLayers } from './feature-pyramid';
 import { isLazyLayer, materializeLazy } from './lazy-layers';
 
+/**
+ * torch functions that are their tensor method with the tensor first (`torch.topk(x, k)` is `x.topk(k)`): traced by
+ * the method's case, so that each op's shape and what it keeps are written once.
+ */
+const SAME_AS_METHOD: ReadonlySet<string> = new Set(['gather', 'take_along_dim', 'index_select', 'argsort', 'sort',
+  'topk', 'log', 'log1p', 'log2', 'log10', 'abs', 'square', 'sqrt', 'rsqrt', 'reciprocal', 'expm1', 'neg', 'triu',
+  'tril', 'floor', 'ceil', 'round', 'trunc', 'frac', 'sign', 'prod', 'index_add', 'index_copy', 'index_fill',
+  'index_put', 'scatter', 'scatter_add', 'scatter_reduce']);
+
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
 const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
 
@@ -1313,6 +1322,7 @@ export class ForwardTrace implements TensorTracer {
       }
       return undefined;
     }
+    if (SAME_AS_METHOD.has(name)) return this.method(x, name, args.slice(1), kwargs);
     const dim = (index: number, fallback: number): number => numberOf(kwargs.get('dim') ?? args[index]) ?? fallback;
     switch (name) {
       case 'relu':
@@ -1560,40 +1570,6 @@ export class ForwardTrace implements TensorTracer {
       case 'mul':
       case 'div':
         return this.binary({ add: '+', sub: '-', mul: '*', div: '/' }[name]!, args[0]!, args[1] ?? UNKNOWN);
-      case 'gather':
-      case 'take_along_dim':
-      case 'index_select':
-      case 'argsort':
-      case 'sort':
-      case 'topk':
-      case 'log':
-      case 'log1p':
-      case 'log2':
-      case 'log10':
-      case 'abs':
-      case 'square':
-      case 'sqrt':
-      case 'rsqrt':
-      case 'reciprocal':
-      case 'expm1':
-      case 'neg':
-      case 'triu':
-      case 'tril':
-      case 'floor':
-      case 'ceil':
-      case 'round':
-      case 'trunc':
-      case 'frac':
-      case 'sign':
-      case 'prod':
-      case 'index_add':
-      case 'index_copy':
-      case 'index_fill':
-      case 'index_put':
-      case 'scatter':
-      case 'scatter_add':
-      case 'scatter_reduce':
-        return this.method(x, name, args.slice(1), kwargs);
       case 'einsum':
         break;
       default:
