@@ -3,6 +3,7 @@
 // server are bundled twice: for Node (dist/extension.js, dist/server.js) and for VS Code for the Web
 // (dist/web/extension.js in the browser's extension host, dist/web/server.js in a web worker), from the same sources.
 import * as esbuild from 'esbuild';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
@@ -22,8 +23,30 @@ const webTreeSitterCjs = {
   },
 };
 
+// Node modules that vscode-jsonrpc and vscode-languageserver load as they load, for what the server never does
+// over stdio or IPC (a pipe's random name, a UUID, npm's global folder): each is loaded on its first use instead,
+// so that a server's start does not initialise them (node:crypto alone took about 8 ms of it here).
+const LAZY_BUILTINS = ['crypto', 'child_process'];
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/](vscode-jsonrpc[\\/]lib[\\/]node[\\/](main|ril)|vscode-languageserver[\\/]lib[\\/]node[\\/]files)\.js$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, 'utf8');
+      let replaced = 0;
+      const contents = text.replace(new RegExp(`require\\("(${LAZY_BUILTINS.join('|')})"\\)`, 'g'), (_, name) => {
+        replaced++;
+        // A stand-in whose properties are the module's, read when first asked (the modules use only functions of it).
+        return `new Proxy({}, { get: (_, key) => require(${JSON.stringify(name)})[key] })`;
+      });
+      // A dependency that no longer loads them here: the list above is out of date.
+      if (replaced === 0) throw new Error(`lazy-builtins: no require of ${LAZY_BUILTINS.join(' or ')} left in ${args.path}`);
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
 const common = {
-  plugins: [webTreeSitterCjs],
+  plugins: [webTreeSitterCjs, lazyBuiltins],
   bundle: true,
   platform: 'node',
   format: 'cjs',
@@ -35,27 +58,44 @@ const common = {
 
 const entries = [
   { in: 'extension/src/extension.ts', out: 'extension', external: ['vscode'] },
-  // dist/server.js is a small launcher that runs dist/server-main.js from a V8 code cache (server/src/code-cache.ts).
-  { in: 'server/src/node-launcher.ts', out: 'server', banner: '#!/usr/bin/env node' },
   { in: 'server/src/node-server.ts', out: 'server-main' },
   // The memory estimate's worker thread (server/src/node-estimate-worker.ts starts it).
   { in: 'server/src/estimate-worker.ts', out: 'estimate-worker' },
   { in: 'server/src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
 ];
 
-await Promise.all(
-  entries
-    .filter((entry) => fs.existsSync(path.join(root, entry.in)))
-    .map((entry) =>
-      esbuild.build({
-        ...common,
-        entryPoints: [path.join(root, entry.in)],
-        outfile: path.join(dist, `${entry.out}.js`),
-        external: entry.external ?? [],
-        banner: entry.banner ? { js: entry.banner } : undefined,
-      }),
-    ),
-);
+const buildEntry = (entry, define) =>
+  esbuild.build({
+    ...common,
+    entryPoints: [path.join(root, entry.in)],
+    outfile: path.join(dist, `${entry.out}.js`),
+    external: entry.external ?? [],
+    banner: entry.banner ? { js: entry.banner } : undefined,
+    define,
+  });
+
+// Node decodes a file with any character beyond ASCII into a two-byte string: the 2 MB server bundle then takes 4 MB
+// of the heap for good (V8 keeps a script's source) and 10 ms more to decode on every start. esbuild writes strings,
+// templates and names in ASCII; what it leaves are comments it keeps (beside class fields, inside expressions) and
+// regular expressions. A `\uXXXX` escape per UTF-16 unit means the same there (a comment is only text; a pattern
+// reads the escape as the character, and a surrogate pair as its code point under the `u` flag).
+function escapeBeyondAscii(file) {
+  const target = path.join(dist, file);
+  if (!fs.existsSync(target)) return;
+  const text = fs.readFileSync(target, 'utf8');
+  const ascii = text.replace(/[^\x00-\x7f]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (ascii !== text) fs.writeFileSync(target, ascii);
+}
+
+await Promise.all(entries.filter((entry) => fs.existsSync(path.join(root, entry.in))).map((entry) => buildEntry(entry)));
+for (const entry of entries) escapeBeyondAscii(`${entry.out}.js`);
+
+// dist/server.js is a small launcher that runs dist/server-main.js from a V8 code cache (server/src/code-cache.ts),
+// named by the bundle's hash: computed here, once, rather than on every start.
+const serverMain = fs.readFileSync(path.join(dist, 'server-main.js'));
+const serverMainDigest = { bytes: serverMain.length, sha256: createHash('sha256').update(serverMain).digest('hex') };
+await buildEntry({ in: 'server/src/node-launcher.ts', out: 'server', banner: '#!/usr/bin/env node' }, { SERVER_MAIN_DIGEST: JSON.stringify(serverMainDigest) });
+escapeBeyondAscii('server.js');
 
 // VS Code for the Web. The server's bundle differs from Node's only in what scripts/build.mjs swaps here:
 // - node-host.ts (Node's Host) is replaced by web/no-node-host.ts: the worker sets its own host (web/web-host.ts);
@@ -140,19 +180,6 @@ const queriesOut = path.join(dist, 'queries');
 fs.mkdirSync(queriesOut, { recursive: true });
 for (const file of fs.readdirSync(path.join(root, 'server/src/rules/queries'))) {
   if (file.endsWith('.scm')) fs.copyFileSync(path.join(root, 'server/src/rules/queries', file), path.join(queriesOut, file));
-}
-
-// Node decodes a file with any character beyond ASCII into a two-byte string: the 2 MB server bundle then takes 4 MB
-// of the heap for good (V8 keeps a script's source) and 10 ms more to decode on every start. esbuild writes strings,
-// templates and names in ASCII; what it leaves are comments it keeps (beside class fields, inside expressions) and
-// regular expressions. A `\uXXXX` escape per UTF-16 unit means the same there (a comment is only text; a pattern
-// reads the escape as the character, and a surrogate pair as its code point under the `u` flag).
-for (const file of ['server-main.js', 'server.js', 'estimate-worker.js', 'cli.js', 'extension.js']) {
-  const target = path.join(dist, file);
-  if (!fs.existsSync(target)) continue;
-  const text = fs.readFileSync(target, 'utf8');
-  const ascii = text.replace(/[^\x00-\x7f]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  if (ascii !== text) fs.writeFileSync(target, ascii);
 }
 
 for (const file of ['cli.js', 'server.js']) {

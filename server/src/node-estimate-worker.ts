@@ -4,8 +4,12 @@
 // server's thread.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type * as WorkerThreads from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { LeakSizeTable } from './estimator/leak-size-table';
+
+/** node:worker_threads, loaded when the worker first starts: not on the way to a start's first diagnostics. */
+let workerThreads: typeof WorkerThreads | undefined;
 
 export interface EstimateWorkerRequest {
   id: number;
@@ -63,7 +67,8 @@ export function estimateWorker(): EstimateWorker | undefined {
   const started = (): Worker => {
     clearTimeout(idleTimer);
     if (worker) return worker;
-    const running = new Worker(WORKER_FILE);
+    workerThreads ??= require('node:worker_threads') as typeof WorkerThreads;
+    const running = new workerThreads.Worker(WORKER_FILE);
     // The worker never keeps the server alive: an editor that closes the server's input ends it.
     running.unref();
     running.on('message', (reply: EstimateWorkerReply) => {
