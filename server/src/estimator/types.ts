@@ -202,6 +202,17 @@ export interface LayerNetSpec {
   packedLengths?: { least: number; most: number; mean: number; padded: number };
   /** Bytes per sample that keep their dtype under AMP (max-pool indices, dropout masks). */
   fixedBytesPerSample: number;
+  /**
+   * Elements of the weights weight_norm / spectral_norm make anew at each call of a layer (g * v / ||v||), which the
+   * layer keeps for its input's gradient whatever the batch: one set per forward before the backward.
+   */
+  reparametrizedWeightElements?: number;
+  /**
+   * What the step's own code keeps per sample of what the model returns (a feature-matching loss's differences,
+   * feature maps an earlier call's names still hold; see step-returned-outputs.ts): once a step, however many
+   * forwards feed it.
+   */
+  stepKeptElementsPerSample?: number;
   /** Largest single activation tensor per sample, for backward transients. */
   largestElementsPerSample: number;
   /** Elements of the network's output per sample (the logits a loss reads). */
