@@ -116,3 +116,17 @@ test('a GAN step of the probe\'s own models grows with the batch as the H200 mea
   const estimated = (at32.peakAllocated - at16.peakAllocated) / 2 ** 20;
   assert.ok(Math.abs(estimated / measured - 1) < 0.1, `${estimated.toFixed(1)} MiB estimated vs ${measured.toFixed(1)} MiB measured`);
 });
+
+test('the feature-matching loss\'s backward makes the gradients of both sides\' maps at once', async () => {
+  // At batch 512 one set of maps (201 MB) outweighs the backward transients a layer net has without the loss: the
+  // loss keeps one set, and its backward holds a gradient for each side's maps while freeing that set.
+  const { text } = fixture('vocoder_feature_matching.py');
+  const large = text.replace('BATCH = 16', 'BATCH = 512');
+  const matched = await estimateText(large, 'vocoder_512.py');
+  const adversarial = await estimateText(large.replace(' + 2 * feature_matching(real_maps, fake_maps)', ''), 'vocoder_512_adversarial.py');
+  const maps = 512 * MAPS_PER_SAMPLE * 4;
+  assert.equal(matched.breakdown!.activations - adversarial.breakdown!.activations, maps);
+  const transient = matched.breakdown!.other - adversarial.breakdown!.other;
+  assert.ok(transient > 0 && transient < maps, String(transient));
+  assert.equal(matched.peakPhase, 'backward');
+});

@@ -149,6 +149,8 @@ export class ForwardTrace implements TensorTracer {
   reparametrizedWeights = 0;
   /** What the step's own code keeps of what forward returned (see step-returned-outputs.ts). */
   stepKeptElements = 0;
+  /** The gradients that loss's backward makes at once, over what it kept (see step-returned-outputs.ts). */
+  stepLossGradientElements = 0;
   liveNoGrad = 0;
   /**
    * The tensors alive together at each point of a no-grad forward, for their bytes under autocast: by id (whether

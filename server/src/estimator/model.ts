@@ -412,6 +412,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const reparametrized = cfg.mode === 'train' ? forwardsRun * (net.reparametrizedWeightElements ?? 0) * act : 0;
   const stepKept = cfg.mode === 'train' ? (b / forwardsRun) * (net.stepKeptElementsPerSample ?? 0) * act : 0;
   saved += reparametrized + stepKept;
+  const stepLossGradients = cfg.mode === 'train' ? (b / forwardsRun) * (net.stepLossGradientElementsPerSample ?? 0) * act : 0;
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
   // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a
   // large tensor early in forward is reached late in backward, when most of the rest is freed).
@@ -430,7 +431,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
     backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward,
-      lastSegmentBackward, chunkLossBackward),
+      lastSegmentBackward, chunkLossBackward, stepLossGradients),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
     // The step's output, where the step holds it through backward (`logits = model(x)`), is alive then too.
     recompute: recompute > 0 ? Math.max(recompute + Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair),

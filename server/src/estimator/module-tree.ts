@@ -1378,6 +1378,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       fixedBytesPerSample: perSample(trace.fixedBytes),
       ...(trace.reparametrizedWeights > 0 ? { reparametrizedWeightElements: trace.reparametrizedWeights } : {}),
       ...(trace.stepKeptElements > 0 ? { stepKeptElementsPerSample: perSample(trace.stepKeptElements) } : {}),
+      ...(trace.stepLossGradientElements > 0 ? { stepLossGradientElementsPerSample: perSample(trace.stepLossGradientElements) } : {}),
       ...(trace.fixedBytes > trace.fixedBytesAtBackwardPeak ? { fixedBytesAfterBackwardPeak: perSample(trace.fixedBytes - trace.fixedBytesAtBackwardPeak) } : {}),
       largestElementsPerSample: perSample(trace.largest),
       outputElementsPerSample: output,
@@ -1488,6 +1489,8 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       fixedBytesPerSample: sum((s) => s.fixedBytesPerSample),
       ...(specs.some((s) => s.reparametrizedWeightElements) ? { reparametrizedWeightElements: sum((s) => s.reparametrizedWeightElements ?? 0) } : {}),
       ...(specs.some((s) => s.stepKeptElementsPerSample) ? { stepKeptElementsPerSample: sum((s) => s.stepKeptElementsPerSample ?? 0) } : {}),
+      ...(specs.some((s) => s.stepLossGradientElementsPerSample)
+        ? { stepLossGradientElementsPerSample: sum((s) => s.stepLossGradientElementsPerSample ?? 0) } : {}),
       largestElementsPerSample: max((s) => s.largestElementsPerSample),
       // The loss reads the last model's output (the discriminator's score).
       outputElementsPerSample: last.outputElementsPerSample,

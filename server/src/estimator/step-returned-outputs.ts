@@ -11,30 +11,35 @@
 // - Outputs an earlier call's names still hold: `scores, _, _ = critic(real, fake.detach())` in the critic's update
 //   keeps the feature maps bound to `_` after its backward has freed the graph, until a name is bound again; the
 //   generator's update that follows runs its forwards and backward beside them.
-// Measured on the H200 with a GAN step of our own models (test/gpu/estimator/results/probe_hifi11.json).
+// The loss's backward runs first (its nodes are the step's last), so the gradients of every tensor it read are made
+// at once and wait in autograd's buffers until backward reaches the layers that made them, while what the loss kept
+// is freed: a peak of their sum over what forward kept, early in backward.
+// Measured on the H200 with a GAN step of our own models (test/gpu/estimator/results/probe_hifi11.json): the
+// generator update's backward peaked one set of feature maps (73 MiB at batch 16, 146 at 32) over what it kept.
 import type { ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import type { TensorValue, Value } from '../engine/program/values';
 import type { ForwardTrace } from './forward-trace';
 
 const UNPACKING = new Set(['pattern_list', 'tuple_pattern', 'list_pattern']);
+const UNBOUND: Value = { kind: 'none' };
 
 /**
  * Records in `trace` (stepKeptElements) what the step's code after one of the model's calls keeps of what
  * `returned` holds: the call where it keeps most (a GAN's generator update reads the feature maps; its critic update
- * only scores).
+ * only scores); and (stepLossGradientElements) what its loss's backward makes over that.
  */
 export function keepStepReturnedOutputs(program: ProgramModel, calls: readonly PyNode[], returned: Value | undefined, trace: ForwardTrace): void {
   if (returned?.kind !== 'list') return;
   const modelCalls = new Set([...program.moduleCallNodes.values()].flat().map((node) => node.id));
-  let most = 0;
+  const counted = new Set(outputTensors(returned).map((t) => t.id));
+  let [most, gradients] = [0, 0];
   for (const call of calls) {
     const statement = statementOf(call);
     if (!statement) continue;
     const earlier = calls.filter((other) => other.startIndex < call.startIndex && statementOf(other)?.parent?.id === statement.parent?.id);
     // The names earlier calls in the same block bound stay bound (`real_maps = D(real)` before `fake_maps = D(fake)`).
     const names = new Map<string, Value>();
-    const counted = new Set(outputTensors(returned).map((t) => t.id));
     for (const other of [...earlier, call]) {
       for (const [name, value] of boundNames(other, returned, false)) {
         if (!tensorsOf(value).every((t) => counted.has(t.id))) names.set(name, value);
@@ -45,9 +50,16 @@ export function keepStepReturnedOutputs(program: ProgramModel, calls: readonly P
       for (const node of expressions) program.evaluateTraced(node, names, trace);
     }) : new Map<number, number>();
     const lossElements = [...kept.values()].reduce((sum, n) => sum + n, 0);
-    most = Math.max(most, lossElements + heldByEarlierCalls(statement, earlier, returned));
+    const keptHere = lossElements + heldByEarlierCalls(statement, earlier, returned);
+    if (keptHere <= most) continue;
+    most = keptHere;
+    // Each name the loss reads holds one forward's tensors (two names of one traced call are two calls).
+    const read = [...names].filter(([name]) => expressions.some((node) => readsAny(node, new Map([[name, UNBOUND]]))));
+    const readElements = read.reduce((sum, [, value]) => sum + elementsOf(tensorsOf(value)), 0);
+    gradients = Math.max(0, readElements - lossElements);
   }
   trace.stepKeptElements = most;
+  trace.stepLossGradientElements = gradients;
 }
 
 /** The statement `targets = model(...)` a call is the right side of. */
@@ -130,7 +142,7 @@ function heldByEarlierCalls(statement: PyNode, earlier: readonly PyNode[], retur
     const later = [...between, statement, ...untilBackward];
     for (const [name, value] of boundNames(call, returned, true)) {
       if (later.some((s) => binds(s, name))) continue;
-      for (const tensor of tensorsOf(value)) held.set(tensor.id, tensor.shape.reduce((a, d) => a * d, 1));
+      for (const tensor of tensorsOf(value)) held.set(tensor.id, elementsOf([tensor]));
     }
   }
   return [...held.values()].reduce((sum, n) => sum + n, 0);
@@ -148,6 +160,12 @@ function outputTensors(value: Value): TensorValue[] {
   if (sizes[0]! > 1) return outputTensors(value.items[0]!);
   const largest = sizes.indexOf(Math.max(...sizes));
   return largest >= 0 ? outputTensors(value.items[largest]!) : [];
+}
+
+/** Elements of distinct tensors. */
+function elementsOf(tensors: readonly TensorValue[]): number {
+  const distinct = new Map(tensors.map((t) => [t.id, t.shape.reduce((a, d) => a * d, 1)] as const));
+  return [...distinct.values()].reduce((sum, n) => sum + n, 0);
 }
 
 function tensorsOf(value: Value): TensorValue[] {

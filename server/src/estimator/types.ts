@@ -213,6 +213,11 @@ export interface LayerNetSpec {
    * forwards feed it.
    */
   stepKeptElementsPerSample?: number;
+  /**
+   * The gradients of the returned tensors that step's loss reads, made at once when its backward runs first, over
+   * what the loss kept (freed then), per sample: a transient early in backward.
+   */
+  stepLossGradientElementsPerSample?: number;
   /** Largest single activation tensor per sample, for backward transients. */
   largestElementsPerSample: number;
   /** Elements of the network's output per sample (the logits a loss reads). */
