@@ -142,6 +142,15 @@ export class ForwardTrace implements TensorTracer {
   fixedBytesAtBackwardPeak = 0;
   largest = 0;
   convolutions = 0;
+  /**
+   * Elements of the weights weight_norm / spectral_norm made at the calls that record (see keepReparametrizedWeight):
+   * kept by forward whatever its batch, so counted apart from what each sample keeps.
+   */
+  reparametrizedWeights = 0;
+  /** What the step's own code keeps of what forward returned (see step-returned-outputs.ts). */
+  stepKeptElements = 0;
+  /** The gradients that loss's backward makes at once, over what it kept (see step-returned-outputs.ts). */
+  stepLossGradientElements = 0;
   liveNoGrad = 0;
   /**
    * The tensors alive together at each point of a no-grad forward, for their bytes under autocast: by id (whether
@@ -284,6 +293,8 @@ export class ForwardTrace implements TensorTracer {
     private readonly trainable: (layer: LayerValue) => boolean = () => true,
     private readonly parameterCount: (layer: LayerValue) => number = () => 0,
     private readonly libraries: TracedLibraries = { backbone: () => undefined, part: () => undefined },
+    /** Elements of the weight weight_norm / spectral_norm make at each call of a layer (0 for a plain one). */
+    private readonly weightElements: (layer: LayerValue) => number = () => 0,
   ) {}
 
   /** Parts of library models already run (their parameters counted once, however often forward calls them). */
@@ -619,6 +630,16 @@ export class ForwardTrace implements TensorTracer {
     this.pendingBackwardWorkspace += numel(out.shape);
   }
 
+  /**
+   * weight_norm and spectral_norm (torch.nn.utils and its parametrizations) make the layer's weight anew from its
+   * parametrization at every call (g * v / ||v||, v / sigma), and the layer keeps that tensor for its input's
+   * gradient: one weight-sized tensor per call, whatever the batch, so a discriminator run on real and generated
+   * audio keeps two copies of all its weights. Its bias and magnitudes (one value per output) are left out.
+   */
+  private keepReparametrizedWeight(layer: LayerValue): void {
+    if (this.recording) this.reparametrizedWeights += this.weightElements(layer);
+  }
+
   private keepBuffer(elements: number): void {
     if (!this.recording) return;
     this.saved.set(this.nextId++, elements);
@@ -640,6 +661,36 @@ export class ForwardTrace implements TensorTracer {
       this.saved.set(t.id, this.storageOf(t));
       this.keptAsCastCopy.delete(t.id);
     }
+  }
+
+  /**
+   * Runs `run` (the step's own code after forward: a loss over what forward returned) and returns what it kept for
+   * backward, taken out of the trace again: the step keeps it once, however many forwards it runs. The trace's
+   * other figures (its largest tensor, backward's points, the loss it read) stay forward's: they feed the step's
+   * terms for the output the loss reads, which the model counts on its own.
+   */
+  keptApart(run: () => void): Map<number, number> {
+    const before = new Set(this.saved.keys());
+    const figures = { largest: this.largest, backwardPeak: this.backwardPeak, inBatchedProduct: this.backwardPeakInBatchedProduct,
+      fixedAtPeak: this.fixedBytesAtBackwardPeak, fixedBytes: this.fixedBytes, points: this.backwardPoints.length, live: this.liveNoGrad,
+      liveSets: this.liveSets.length, mismatches: this.mismatches, unmodelled: [...this.unmodelled], gradientPair: this.gradientPair,
+      gradientKept: this.gradientKept, lossInput: this.lossInputElements, lossInForward: this.lossInForward, convolutions: this.convolutions };
+    run();
+    [this.largest, this.backwardPeak, this.backwardPeakInBatchedProduct] = [figures.largest, figures.backwardPeak, figures.inBatchedProduct];
+    [this.fixedBytesAtBackwardPeak, this.fixedBytes, this.liveNoGrad] = [figures.fixedAtPeak, figures.fixedBytes, figures.live];
+    this.backwardPoints.length = figures.points;
+    this.liveSets.length = figures.liveSets;
+    [this.mismatches, this.gradientPair, this.gradientKept] = [figures.mismatches, figures.gradientPair, figures.gradientKept];
+    [this.lossInputElements, this.lossInForward, this.convolutions] = [figures.lossInput, figures.lossInForward, figures.convolutions];
+    this.unmodelled.clear();
+    for (const op of figures.unmodelled) this.unmodelled.add(op);
+    const kept = new Map<number, number>();
+    for (const [id, elements] of this.saved) {
+      if (before.has(id)) continue;
+      if (!this.excluded.has(id)) kept.set(id, elements);
+      this.saved.delete(id);
+    }
+    return kept;
   }
 
   passMark(): number {
@@ -881,6 +932,7 @@ export class ForwardTrace implements TensorTracer {
       case 'LazyLinear':
       case 'Bilinear': {
         this.keepCastOperand('half', x);
+        this.keepReparametrizedWeight(layer);
         const out = num(layer.type === 'LazyLinear' ? 0 : 1, 'out_features', shape[last]!);
         return this.precision(this.produce([...shape.slice(0, -1), out], [x]), true);
       }
@@ -891,6 +943,7 @@ export class ForwardTrace implements TensorTracer {
       case 'ConvTranspose2d':
       case 'ConvTranspose3d': {
         this.keepCastOperand('half', x);
+        this.keepReparametrizedWeight(layer);
         this.convolutions++;
         const spatial = spatialDims(layer.type);
         const kernel = perDimension(2, 'kernel_size', 1, spatial);

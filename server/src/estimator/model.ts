@@ -405,6 +405,14 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // and the two gradients its backward starts with (the fp32 units above), beside everything forward kept.
   const chunkLossBackward = cfg.mode === 'train' && cfg.recomputedLossElements !== undefined ? 3 * cfg.recomputedLossElements * FP32 : 0;
   saved += lossKept + (outputHeld ? outputs : 0);
+  // Weights weight_norm makes at every call, whatever the batch: one set per forward before the backward (b counts
+  // the samples of all of them). What the step's code keeps of the returned outputs, once per sample: its loss's
+  // tensors are freed first in backward, so a peak later in backward (the traced one below) is reached without them.
+  const forwardsRun = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
+  const reparametrized = cfg.mode === 'train' ? forwardsRun * (net.reparametrizedWeightElements ?? 0) * act : 0;
+  const stepKept = cfg.mode === 'train' ? (b / forwardsRun) * (net.stepKeptElementsPerSample ?? 0) * act : 0;
+  saved += reparametrized + stepKept;
+  const stepLossGradients = cfg.mode === 'train' ? (b / forwardsRun) * (net.stepLossGradientElementsPerSample ?? 0) * act : 0;
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
   // A traced net says where backward peaks: what the layers up to one still keep, plus that layer's gradients (a
   // large tensor early in forward is reached late in backward, when most of the rest is freed).
@@ -413,7 +421,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const checkpointed = cfg.checkpointing && cfg.mode === 'train';
   const gradientPair = b * (net.gradientPairElementsPerSample ?? 0) * act;
   const tracedBackward = net.backwardPeakElementsPerSample !== undefined && !checkpointed
-    ? Math.max(0, b * ((net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act - (net.fixedBytesAfterBackwardPeak ?? 0))) +
+    ? Math.max(0, b * ((net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act - (net.fixedBytesAfterBackwardPeak ?? 0)) - stepKept) +
       (net.backwardPeakWithoutConvolution ? 0 : convWorkspace) : 0;
   // A frozen prefix runs as a no-grad forward before anything is kept: its tensors alive at once may be the peak.
   const frozenPrefixLive = net.frozenPrefix ? b * net.frozenPrefix.liveElementsPerSample * act : 0;
@@ -423,7 +431,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
     backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward,
-      lastSegmentBackward, chunkLossBackward),
+      lastSegmentBackward, chunkLossBackward, stepLossGradients),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
     // The step's output, where the step holds it through backward (`logits = model(x)`), is alive then too.
     recompute: recompute > 0 ? Math.max(recompute + Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair),
@@ -437,7 +445,7 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       ? net.autocastInferenceLiveBytesPerSample : net.inferenceLiveElementsPerSample * act) - (net.returnedOutputElementsPerSample ?? net.outputElementsPerSample) * act),
     // The loss's fp32 log-softmax is alive until the head's backward has run; a net's own layers come after it.
     backwardCurve: net.backwardPoints && !checkpointed
-      ? net.backwardPoints.map((p) => ({ bytes: b * p.elements * act + logSoftmax + convWorkspace, parametersBefore: p.parametersBefore })) : undefined,
+      ? net.backwardPoints.map((p) => ({ bytes: b * p.elements * act + reparametrized + logSoftmax + convWorkspace, parametersBefore: p.parametersBefore })) : undefined,
     inputs,
   };
 }

@@ -10,6 +10,7 @@ import { enclosingLoops } from '../engine/syntax';
 import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, normAffine, type TracedLibraries } from './forward-trace';
+import { keepStepReturnedOutputs } from './step-returned-outputs';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
 import { featurePyramidLayers } from './feature-pyramid';
@@ -271,8 +272,8 @@ const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'L
   'ConvTranspose3d', 'Embedding', 'EmbeddingBag', 'LayerNorm', 'RMSNorm', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d',
   'InstanceNorm3d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d',
-  'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveMaxPool2d',
-  'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6',
+  'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d',
+  'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6',
   'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d',
   'FeaturePyramidNetwork']);
 
@@ -443,11 +444,13 @@ function apply(net: NetBuilder, layer: LayerValue): void {
       net.maxPool(kernel, num(layer, 1, 'stride', kernel), num(layer, 2, 'padding', 0));
       return;
     }
+    case 'AvgPool1d':
     case 'AvgPool2d':
     case 'AvgPool3d':
     case 'AdaptiveAvgPool1d':
     case 'AdaptiveAvgPool2d':
     case 'AdaptiveAvgPool3d':
+    case 'AdaptiveMaxPool1d':
     case 'AdaptiveMaxPool2d':
     case 'AdaptiveMaxPool3d':
       net.globalPool();
@@ -471,11 +474,18 @@ function apply(net: NetBuilder, layer: LayerValue): void {
   }
 }
 
+/** A weight autocast casts once a step, or one weight_norm / spectral_norm makes at each call (see layerParameters). */
+function castOrReparametrized(layer: LayerValue, weight: number): { cast: number; reparametrized?: number } {
+  return layer.weightNormalized ? { cast: 0, reparametrized: weight } : { cast: weight };
+}
+
 /**
  * A layer's own parameters, from its constructor arguments alone (what `sum(p.numel() for p in m.parameters())`
- * counts), and those of them autocast casts to half precision (linear, convolution and attention weights).
+ * counts), and those of them autocast casts to half precision once a step (linear, convolution and attention
+ * weights). A weight that weight_norm or spectral_norm makes anew at each call is no parameter autocast caches a
+ * copy of: its copy is made per call, `reparametrized` elements each (see ForwardTrace.keepReparametrizedWeight).
  */
-export function layerParameters(layer: LayerValue): { total: number; cast: number } {
+export function layerParameters(layer: LayerValue): { total: number; cast: number; reparametrized?: number } {
   const eager = isLazyLayer(layer) ? materializedLazy(layer) : undefined;
   if (eager) return layerParameters(eager);
   const n = (index: number, keyword: string, fallback: number): number => num(layer, index, keyword, fallback);
@@ -488,7 +498,8 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
     case 'Linear': {
       const weight = layer.tiedWeight ? 0 : n(0, 'in_features', 0) * n(1, 'out_features', 0);
       const magnitude = layer.weightNormalized === 'weight' ? n(1, 'out_features', 0) : 0;
-      return { total: weight + magnitude + (flag(layer, 'bias', true, 2) ? n(1, 'out_features', 0) : 0), cast: n(0, 'in_features', 0) * n(1, 'out_features', 0) };
+      const cast = n(0, 'in_features', 0) * n(1, 'out_features', 0);
+      return { total: weight + magnitude + (flag(layer, 'bias', true, 2) ? n(1, 'out_features', 0) : 0), ...castOrReparametrized(layer, cast) };
     }
     case 'Bilinear': {
       const weight = n(0, 'in1_features', 0) * n(1, 'in2_features', 0) * n(2, 'out_features', 0);
@@ -506,7 +517,7 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
       const bias = flag(layer, 'bias', true, layer.type.startsWith('ConvTranspose') ? 7 : 7) ? n(1, 'out_channels', 0) : 0;
       // weight_norm's magnitude: one per slice along the weight's first axis (out_channels; in_channels transposed).
       const magnitude = layer.weightNormalized === 'weight' ? n(layer.type.startsWith('ConvTranspose') ? 0 : 1, layer.type.startsWith('ConvTranspose') ? 'in_channels' : 'out_channels', 0) : 0;
-      return { total: weight + bias + magnitude, cast: weight };
+      return { total: weight + bias + magnitude, ...castOrReparametrized(layer, weight) };
     }
     case 'BatchNorm1d':
     case 'BatchNorm2d':
@@ -1218,7 +1229,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
      */
     const traceInputs = (candidate: InputShape, others: InputShape, fromData: ReadonlyArray<InputShape | undefined> | undefined, cut: ReadonlySet<Module>,
       batch: number): Traced | undefined => {
-      const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries);
+      const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries,
+        (layer) => layerParameters(layer).reparametrized ?? 0);
       attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
       attempt.stackedParameters = stacked;
       attempt.samples = batch;
@@ -1278,6 +1290,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         return stepInput(others.shape, others.integer);
       });
       const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
+      keepStepReturnedOutputs(program, program.moduleCallNodes.get(root) ?? [], returned, attempt);
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'batch', batch, 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'largest', attempt.largest, 'peak', attempt.backwardPeak, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements) || unbatched) return undefined;
@@ -1363,6 +1376,9 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       gradientPairElementsPerSample: perSample(trace.gradientPair),
       createGraphElementsPerSample: perSample(trace.gradientKept),
       fixedBytesPerSample: perSample(trace.fixedBytes),
+      ...(trace.reparametrizedWeights > 0 ? { reparametrizedWeightElements: trace.reparametrizedWeights } : {}),
+      ...(trace.stepKeptElements > 0 ? { stepKeptElementsPerSample: perSample(trace.stepKeptElements) } : {}),
+      ...(trace.stepLossGradientElements > 0 ? { stepLossGradientElementsPerSample: perSample(trace.stepLossGradientElements) } : {}),
       ...(trace.fixedBytes > trace.fixedBytesAtBackwardPeak ? { fixedBytesAfterBackwardPeak: perSample(trace.fixedBytes - trace.fixedBytesAtBackwardPeak) } : {}),
       largestElementsPerSample: perSample(trace.largest),
       outputElementsPerSample: output,
@@ -1471,6 +1487,10 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       savedElementsPerSample: sum((s) => s.savedElementsPerSample),
       ...(allAutocast ? { autocastSavedBytesPerSample: sum((s) => s.autocastSavedBytesPerSample!) } : {}),
       fixedBytesPerSample: sum((s) => s.fixedBytesPerSample),
+      ...(specs.some((s) => s.reparametrizedWeightElements) ? { reparametrizedWeightElements: sum((s) => s.reparametrizedWeightElements ?? 0) } : {}),
+      ...(specs.some((s) => s.stepKeptElementsPerSample) ? { stepKeptElementsPerSample: sum((s) => s.stepKeptElementsPerSample ?? 0) } : {}),
+      ...(specs.some((s) => s.stepLossGradientElementsPerSample)
+        ? { stepLossGradientElementsPerSample: sum((s) => s.stepLossGradientElementsPerSample ?? 0) } : {}),
       largestElementsPerSample: max((s) => s.largestElementsPerSample),
       // The loss reads the last model's output (the discriminator's score).
       outputElementsPerSample: last.outputElementsPerSample,

@@ -202,6 +202,22 @@ export interface LayerNetSpec {
   packedLengths?: { least: number; most: number; mean: number; padded: number };
   /** Bytes per sample that keep their dtype under AMP (max-pool indices, dropout masks). */
   fixedBytesPerSample: number;
+  /**
+   * Elements of the weights weight_norm / spectral_norm make anew at each call of a layer (g * v / ||v||), which the
+   * layer keeps for its input's gradient whatever the batch: one set per forward before the backward.
+   */
+  reparametrizedWeightElements?: number;
+  /**
+   * What the step's own code keeps per sample of what the model returns (a feature-matching loss's differences,
+   * feature maps an earlier call's names still hold; see step-returned-outputs.ts): once a step, however many
+   * forwards feed it.
+   */
+  stepKeptElementsPerSample?: number;
+  /**
+   * The gradients of the returned tensors that step's loss reads, made at once when its backward runs first, over
+   * what the loss kept (freed then), per sample: a transient early in backward.
+   */
+  stepLossGradientElementsPerSample?: number;
   /** Largest single activation tensor per sample, for backward transients. */
   largestElementsPerSample: number;
   /** Elements of the network's output per sample (the logits a loss reads). */
