@@ -159,11 +159,11 @@ export class ForwardTrace implements TensorTracer {
   private frames: readonly Scope[] = [];
   /**
    * What each op of forward held beside what was kept for backward by then: the saved entries and fixed bytes at
-   * that point (a mark to subtract what later ops keep), and the tensors alive and not kept (the locals of the
-   * running frames, the op's operands and its output) as float elements (those fp32 under autocast among them) and
-   * bytes of integers (see forwardLiveExcess).
+   * that point (a mark to subtract what later ops keep), the next tensor id (tensors made after it were not alive),
+   * and the tensors alive and not kept (the locals of the running frames, the op's operands and its output) as float
+   * elements (those fp32 under autocast among them) and bytes of integers (see forwardLiveExcess).
    */
-  private readonly forwardPoints: Array<{ savedEntries: number; fixedBytes: number; floats: number; fullPrecisionFloats: number; integerBytes: number; alive: ReadonlySet<number> }> = [];
+  private readonly forwardPoints: Array<{ savedEntries: number; fixedBytes: number; madeBefore: number; floats: number; fullPrecisionFloats: number; integerBytes: number }> = [];
   /** Tensors whose storage holds integers, by id, with the bytes of an element (int64's 8, `.int()`'s 4, bool's 1). */
   private readonly integerStorage = new Map<number, number>();
   /** int64 index tensors kept for backward in fixedBytes (an indexed table's), by id: alive as kept, not as locals. */
@@ -599,59 +599,82 @@ export class ForwardTrace implements TensorTracer {
     this.frames = frames;
   }
 
+  /** The point being counted (see forwardPoint), and the last point that counted each tensor, by id. */
+  private pointMark = 0;
+  private readonly countedAt = new Map<number, number>();
+  private readonly pointCount = { floats: 0, fullPrecisionFloats: 0, integerBytes: 0 };
+
   /**
-   * A point of a forward that records: the tensors alive and not kept for backward, from the running frames' locals
-   * (a tuple or list of them included) and the op's own operands and output. Each storage counts once, at the
-   * bytes of its dtype; weights, the step's inputs and tensors without a batch axis are not the activations'.
+   * A point of forward: the tensors alive and not kept for backward, from the running frames' locals (a tuple or
+   * list of them included) and the op's own operands and output. Each storage counts once, at the bytes of its
+   * dtype; weights, the step's inputs and tensors without a batch axis are not the activations'. Measured on the
+   * H200 (test/gpu/estimator/results/probe_nerf11.json): a hash encoding's forward holds 3,392 MiB over its start,
+   * as counted this way, and 1,152 MiB less with two int64 locals deleted before its corner weights are made.
    */
   private forwardPoint(operands: readonly TensorValue[]): void {
-    const seen = new Set<number>();
-    let floats = 0;
-    let fullPrecisionFloats = 0;
-    let integerBytes = 0;
-    const count = (t: TensorValue): void => {
-      if (seen.has(t.id)) return;
-      seen.add(t.id);
-      if (this.excluded.has(t.id) || this.batchless.has(t.id) || this.keptIntegers.has(t.id) || this.saved.has(t.id)) return;
-      const elements = this.storageOf(t);
-      if (this.integerStorage.has(t.id)) integerBytes += elements * this.integerStorage.get(t.id)!;
-      else {
-        floats += elements;
-        if (this.fullPrecision.has(t.id)) fullPrecisionFloats += elements;
-      }
-    };
-    for (const t of operands) count(t);
-    for (const frame of this.frames) for (const value of frame.vars.values()) for (const t of tensorsIn(value)) count(t);
-    if (floats + integerBytes > 0) this.forwardPoints.push({ savedEntries: this.saved.size, fixedBytes: this.fixedBytes, floats, fullPrecisionFloats, integerBytes, alive: seen });
+    const mark = ++this.pointMark;
+    const count = this.pointCount;
+    count.floats = count.fullPrecisionFloats = count.integerBytes = 0;
+    for (const t of operands) this.countAlive(t, mark);
+    for (const frame of this.frames) for (const value of frame.vars.values()) this.countAliveIn(value, mark);
+    if (count.floats + count.integerBytes > 0) {
+      this.forwardPoints.push({ savedEntries: this.saved.size, fixedBytes: this.fixedBytes, madeBefore: this.nextId, ...count });
+    }
+  }
+
+  private countAliveIn(value: Value, mark: number): void {
+    if (value.kind === 'tensor') this.countAlive(value, mark);
+    else if (value.kind === 'list') for (const item of value.items) this.countAliveIn(item, mark);
+    else if (value.kind === 'dict') for (const item of value.entries.values()) this.countAliveIn(item, mark);
+  }
+
+  private countAlive(t: TensorValue, mark: number): void {
+    if (this.countedAt.get(t.id) === mark) return;
+    this.countedAt.set(t.id, mark);
+    if (this.excluded.has(t.id) || this.batchless.has(t.id) || this.keptIntegers.has(t.id) || this.saved.has(t.id)) return;
+    const elements = this.storageOf(t);
+    const integerBytes = this.integerStorage.get(t.id);
+    if (integerBytes !== undefined) this.pointCount.integerBytes += elements * integerBytes;
+    else {
+      this.pointCount.floats += elements;
+      if (this.fullPrecision.has(t.id)) this.pointCount.fullPrecisionFloats += elements;
+    }
   }
 
   /**
    * The most bytes forward holds at once over what it keeps for backward when it ends, for the whole traced batch:
    * its locals alive at an op (int64 index arithmetic a hash encoding holds until it returns) less what ops after
    * that point keep. Floats at 4 bytes (fp32), 2 (half weights), or as autocast makes them (amp); what was kept
-   * counted at the mode's bytes. What forward returns (`returned`) is left out: the loss's figures hold the output.
+   * counted at the mode's bytes. What forward returns (`returned`) is left out, from when it was made until it was
+   * kept (if ever): the loss's figures hold the output.
    */
   forwardLiveExcess(returned: Value | undefined): { fp32: number; half: number; amp: number } {
-    const outputs = tensorsIn(returned).filter((t, i, all) => all.findIndex((u) => u.id === t.id) === i && !this.excluded.has(t.id));
-    // What was kept up to each saved entry, in the order kept (savedElements' count, as a running total).
+    // What was kept up to each saved entry, in the order kept (savedElements' count, as a running total), and the
+    // entry that kept each tensor.
     const keptBefore: number[] = [0];
+    const entry = new Map<number, number>();
     let total = 0;
     for (const [id, elements] of this.saved) {
       const copied = this.explicitUpcast.get(id);
       if (!this.excluded.has(id) && !(copied !== undefined && this.saved.has(copied))) total += elements;
+      entry.set(id, keptBefore.length - 1);
       keptBefore.push(total);
+    }
+    const outputs = new Map<number, TensorValue>();
+    for (const t of tensorsIn(returned)) {
+      if (!this.excluded.has(t.id) && !this.batchless.has(t.id) && !this.keptIntegers.has(t.id)) outputs.set(t.id, t);
     }
     const most = { fp32: 0, half: 0, amp: 0 };
     for (const point of this.forwardPoints) {
-      let [floats, fullPrecisionFloats, integerBytes] = [point.floats, point.fullPrecisionFloats, point.integerBytes];
-      for (const t of outputs) {
-        if (!point.alive.has(t.id) || this.batchless.has(t.id) || this.keptIntegers.has(t.id)) continue;
+      let { floats, fullPrecisionFloats, integerBytes } = point;
+      for (const [id, t] of outputs) {
+        if (id >= point.madeBefore || (entry.get(id) ?? Infinity) < point.savedEntries) continue;
         const elements = this.storageOf(t);
-        const bytes = this.integerStorage.get(t.id);
+        const bytes = this.integerStorage.get(id);
         if (bytes !== undefined) integerBytes -= bytes * elements;
         else {
           floats -= elements;
-          if (this.fullPrecision.has(t.id)) fullPrecisionFloats -= elements;
+          if (this.fullPrecision.has(id)) fullPrecisionFloats -= elements;
         }
       }
       const keptLater = total - keptBefore[Math.min(point.savedEntries, keptBefore.length - 1)]!;

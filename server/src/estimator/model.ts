@@ -608,6 +608,8 @@ function withKeptGraphs(cfg: TrainingConfig, kept: NonNullable<TrainingConfig['k
   return {
     ...all,
     saved: all.saved + gradientGraphs + fastWeights,
+    // The forwards run one at a time: what one holds beside what it keeps is the largest one's.
+    forwardTransient: one.forwardTransient,
     backwardTransient: one.backwardTransient * (kept.createGraphRows > 0 ? INPUT_DERIVATIVE_TRANSIENT : 1),
     backwardCurve: undefined,
   };
