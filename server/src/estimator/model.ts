@@ -421,8 +421,9 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       (net.backwardPeakWithoutConvolution ? 0 : convWorkspace) : 0;
   // A frozen prefix runs as a no-grad forward before anything is kept: its tensors alive at once may be the peak.
   const frozenPrefixLive = net.frozenPrefix ? b * net.frozenPrefix.liveElementsPerSample * act : 0;
-  // What forward's locals hold at once over what it keeps (int64 index arithmetic alive until the function returns).
-  const forwardLiveExcess = checkpointed ? 0 : b * (net.forwardLiveExcessBytesPerSample?.[mode] ?? 0);
+  // What forward's locals hold at once over what it keeps (int64 index arithmetic alive until the function returns),
+  // inside forward: before the loss has kept anything or the step holds the output.
+  const forwardLiveExcess = checkpointed ? 0 : b * (net.forwardLiveExcessBytesPerSample?.[mode] ?? 0) - lossKept - (outputHeld ? outputs : 0);
   return {
     saved,
     forwardTransient: Math.max(0, frozenPrefixLive - saved, forwardLiveExcess),
