@@ -4,7 +4,7 @@
 // their input, max-pooling its input and int64 indices, dropout a bool mask, a product of two tensors both
 // operands, attention q/k/v and its output; views, concatenation, additions and pooling by averaging keep nothing.
 // A tensor kept by several operations is counted once.
-import type { CallResultValue, LayerValue, ObjectValue, TensorTracer, TensorValue, Value } from '../engine/program/values';
+import type { CallResultValue, LayerValue, ObjectValue, Scope, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import { runLibraryPart, type LibraryBackbone, type LibraryPart } from './library-models';
 import { madeTensorShape, makesIntegers, numberOf, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
@@ -19,6 +19,13 @@ const SAME_AS_METHOD: ReadonlySet<string> = new Set(['gather', 'take_along_dim',
   'topk', 'log', 'log1p', 'log2', 'log10', 'abs', 'square', 'sqrt', 'rsqrt', 'reciprocal', 'expm1', 'neg', 'triu',
   'tril', 'floor', 'ceil', 'round', 'trunc', 'frac', 'sign', 'prod', 'index_add', 'index_copy', 'index_fill',
   'index_put', 'scatter', 'scatter_add', 'scatter_reduce']);
+
+/** Bytes of an int64 element: indices, token ids, what `.long()` makes. */
+const INT64_BYTES = 8;
+/** Bytes of an element of the integer dtypes a conversion names (`.long()`, `.to(torch.int32)`, `.bool()`). */
+const INTEGER_DTYPE_BYTES: Readonly<Record<string, number>> = {
+  long: 8, int64: 8, int: 4, int32: 4, short: 2, int16: 2, int8: 1, uint8: 1, bool: 1,
+};
 
 /** Elements of a shape; a size no one could compute (NaN, infinite) counts as 1, never as a NaN total. */
 const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * (Number.isFinite(b) ? b : 1), 1);
@@ -157,6 +164,19 @@ export class ForwardTrace implements TensorTracer {
    * autocast leaves one fp32 is known only once its op has run) or with their precision given.
    */
   private readonly liveSets: Array<Array<{ id?: number; elements: number; integer?: boolean; fp32?: boolean }>> = [];
+  /** The scopes of forward's frames, outermost first (see TensorTracer.watchFrames). */
+  private frames: readonly Scope[] = [];
+  /**
+   * What each op of forward held beside what was kept for backward by then: the saved entries and fixed bytes at
+   * that point (a mark to subtract what later ops keep), the next tensor id (tensors made after it were not alive),
+   * and the tensors alive and not kept (the locals of the running frames, the op's operands and its output) as float
+   * elements (those fp32 under autocast among them) and bytes of integers (see forwardLiveExcess).
+   */
+  private readonly forwardPoints: Array<{ savedEntries: number; fixedBytes: number; madeBefore: number; floats: number; fullPrecisionFloats: number; integerBytes: number }> = [];
+  /** Tensors whose storage holds integers, by id, with the bytes of an element (int64's 8, `.int()`'s 4, bool's 1). */
+  private readonly integerStorage = new Map<number, number>();
+  /** int64 index tensors kept for backward in fixedBytes (an indexed table's), by id: alive as kept, not as locals. */
+  private readonly keptIntegers = new Set<number>();
   /** A transformer stack's input, held by its caller while the stack's later layers run (see transformerLayerLive). */
   private stackInput: TensorValue | undefined;
   /**
@@ -441,6 +461,37 @@ export class ForwardTrace implements TensorTracer {
     return tensor;
   }
 
+  /**
+   * What the previous step's forward returned (traced by `from`) and the loop gives back to this one (see
+   * carried-state): inputs again, allocated before forward, each with the storage it views (a memory sliced from a
+   * concatenation keeps the whole concatenation) and its precision. Their storage, counted once each, is carriedState.
+   */
+  carry(from: ForwardTrace, value: Value): Value {
+    const counted = new Set<number>();
+    const inputOf = (item: Value): Value => {
+      if (item.kind === 'list') return { ...item, items: item.items.map(inputOf) };
+      if (item.kind === 'dict') return { ...item, entries: new Map([...item.entries].map(([key, entry]) => [key, inputOf(entry)])) };
+      if (item.kind !== 'tensor') return item;
+      const made = this.input(item.shape, item.integer);
+      const storage = from.storageOf(item);
+      this.storage.set(made.id, storage);
+      const fullPrecision = !item.integer && from.fullPrecision.has(item.id);
+      if (!fullPrecision) this.fullPrecision.delete(made.id);
+      if (!counted.has(item.id) && !from.excluded.has(item.id)) {
+        counted.add(item.id);
+        const bytes = item.integer ? INT64_BYTES * storage : 0;
+        this.carriedState.integerBytes += bytes;
+        if (!item.integer) this.carriedState.floats += storage;
+        if (fullPrecision) this.carriedState.fullPrecisionFloats += storage;
+      }
+      return made;
+    };
+    return inputOf(value);
+  }
+
+  /** Storage of the tensors the loop carried into this forward from the last (see carry): float elements, fp32 ones among them, integer bytes. */
+  readonly carriedState = { floats: 0, fullPrecisionFloats: 0, integerBytes: 0 };
+
   /** Whether forward keeps the largest tensor of `value` for backward (log_softmax's output), the data aside. */
   /** Each element of a returned tuple: its elements and whether autocast leaves it fp32. */
   outputParts(value: Value | undefined): Array<{ elements: number; fullPrecision: boolean }> | undefined {
@@ -536,6 +587,7 @@ export class ForwardTrace implements TensorTracer {
     // A size the trace could not compute (an unknown hyperparameter divided into it) is a wrong guess, not a NaN.
     if (shape.some((d) => !Number.isFinite(d))) this.mismatches++;
     const tensor: TensorValue = { kind: 'tensor', id: this.nextId++, shape: shape.map((d) => (Number.isFinite(d) ? Math.max(1, Math.round(d)) : 1)), integer };
+    if (integer) this.integerStorage.set(tensor.id, INT64_BYTES);
     this.largest = Math.max(this.largest, numel(tensor.shape));
     this.storage.set(tensor.id, numel(tensor.shape));
     return tensor;
@@ -550,7 +602,100 @@ export class ForwardTrace implements TensorTracer {
     const live = inputs.reduce((sum, t) => sum + numel(t.shape), 0) + numel(out.shape);
     this.liveNoGrad = Math.max(this.liveNoGrad, live);
     this.liveSets.push([...inputs, out].map((t) => ({ id: t.id, elements: numel(t.shape), integer: t.integer })));
+    this.forwardPoint([...inputs, out]);
     return out;
+  }
+
+  watchFrames(frames: readonly Scope[]): void {
+    this.frames = frames;
+  }
+
+  /** The point being counted (see forwardPoint), and the last point that counted each tensor, by id. */
+  private pointMark = 0;
+  private readonly countedAt = new Map<number, number>();
+  private readonly pointCount = { floats: 0, fullPrecisionFloats: 0, integerBytes: 0 };
+
+  /**
+   * A point of forward: the tensors alive and not kept for backward, from the running frames' locals (a tuple or
+   * list of them included) and the op's own operands and output. Each storage counts once, at the bytes of its
+   * dtype; weights, the step's inputs and tensors without a batch axis are not the activations'. Measured on the
+   * H200 (test/gpu/estimator/results/probe_nerf11.json): a hash encoding's forward holds 3,392 MiB over its start,
+   * as counted this way, and 1,152 MiB less with two int64 locals deleted before its corner weights are made.
+   */
+  private forwardPoint(operands: readonly TensorValue[]): void {
+    const mark = ++this.pointMark;
+    const count = this.pointCount;
+    count.floats = count.fullPrecisionFloats = count.integerBytes = 0;
+    for (const t of operands) this.countAlive(t, mark);
+    for (const frame of this.frames) for (const value of frame.vars.values()) this.countAliveIn(value, mark);
+    if (count.floats + count.integerBytes > 0) {
+      this.forwardPoints.push({ savedEntries: this.saved.size, fixedBytes: this.fixedBytes, madeBefore: this.nextId, ...count });
+    }
+  }
+
+  private countAliveIn(value: Value, mark: number): void {
+    if (value.kind === 'tensor') this.countAlive(value, mark);
+    else if (value.kind === 'list') for (const item of value.items) this.countAliveIn(item, mark);
+    else if (value.kind === 'dict') for (const item of value.entries.values()) this.countAliveIn(item, mark);
+  }
+
+  private countAlive(t: TensorValue, mark: number): void {
+    if (this.countedAt.get(t.id) === mark) return;
+    this.countedAt.set(t.id, mark);
+    if (this.excluded.has(t.id) || this.batchless.has(t.id) || this.keptIntegers.has(t.id) || this.saved.has(t.id)) return;
+    const elements = this.storageOf(t);
+    const integerBytes = this.integerStorage.get(t.id);
+    if (integerBytes !== undefined) this.pointCount.integerBytes += elements * integerBytes;
+    else {
+      this.pointCount.floats += elements;
+      if (this.fullPrecision.has(t.id)) this.pointCount.fullPrecisionFloats += elements;
+    }
+  }
+
+  /**
+   * The most bytes forward holds at once over what it keeps for backward when it ends, for the whole traced batch:
+   * its locals alive at an op (int64 index arithmetic a hash encoding holds until it returns) less what ops after
+   * that point keep. Floats at 4 bytes (fp32), 2 (half weights), or as autocast makes them (amp); what was kept
+   * counted at the mode's bytes. What forward returns (`returned`) is left out, from when it was made until it was
+   * kept (if ever): the loss's figures hold the output.
+   */
+  forwardLiveExcess(returned: Value | undefined): { fp32: number; half: number; amp: number } {
+    // What was kept up to each saved entry, in the order kept (savedElements' count, as a running total), and the
+    // entry that kept each tensor.
+    const keptBefore: number[] = [0];
+    const entry = new Map<number, number>();
+    let total = 0;
+    for (const [id, elements] of this.saved) {
+      const copied = this.explicitUpcast.get(id);
+      if (!this.excluded.has(id) && !(copied !== undefined && this.saved.has(copied))) total += elements;
+      entry.set(id, keptBefore.length - 1);
+      keptBefore.push(total);
+    }
+    const outputs = new Map<number, TensorValue>();
+    for (const t of tensorsIn(returned)) {
+      if (!this.excluded.has(t.id) && !this.batchless.has(t.id) && !this.keptIntegers.has(t.id)) outputs.set(t.id, t);
+    }
+    const most = { fp32: 0, half: 0, amp: 0 };
+    for (const point of this.forwardPoints) {
+      let { floats, fullPrecisionFloats, integerBytes } = point;
+      for (const [id, t] of outputs) {
+        if (id >= point.madeBefore || (entry.get(id) ?? Infinity) < point.savedEntries) continue;
+        const elements = this.storageOf(t);
+        const bytes = this.integerStorage.get(id);
+        if (bytes !== undefined) integerBytes -= bytes * elements;
+        else {
+          floats -= elements;
+          if (this.fullPrecision.has(id)) fullPrecisionFloats -= elements;
+        }
+      }
+      const keptLater = total - keptBefore[Math.min(point.savedEntries, keptBefore.length - 1)]!;
+      const fixedLater = this.fixedBytes - point.fixedBytes;
+      const halfFloats = floats - fullPrecisionFloats;
+      most.fp32 = Math.max(most.fp32, 4 * floats + integerBytes - 4 * keptLater - fixedLater);
+      most.half = Math.max(most.half, 2 * floats + integerBytes - 2 * keptLater - fixedLater);
+      most.amp = Math.max(most.amp, 4 * fullPrecisionFloats + 2 * halfFloats + integerBytes - 2 * keptLater - fixedLater);
+    }
+    return most;
   }
 
   /**
@@ -1826,7 +1971,8 @@ export class ForwardTrace implements TensorTracer {
         const dtype = dtypeIn(args, kwargs);
         if (dtype === undefined) return x;
         if (/^(float32|float|float64|double)$/.test(dtype)) return this.upcast(x);
-        return { ...x, integer: /^(u?int\d*|long|short|bool)$/.test(dtype) };
+        const integerBytes = INTEGER_DTYPE_BYTES[dtype];
+        return integerBytes !== undefined ? this.toIntegers(x, integerBytes) : { ...x, integer: false };
       }
       case 'cuda':
       case 'cpu':
@@ -1835,10 +1981,11 @@ export class ForwardTrace implements TensorTracer {
       case 'half':
       case 'bfloat16':
       case 'type_as':
+        return { ...x, integer: false };
       case 'long':
       case 'int':
       case 'bool':
-        return { ...x, integer: name === 'long' || name === 'int' || name === 'bool' };
+        return this.toIntegers(x, INTEGER_DTYPE_BYTES[name]!);
       case 'detach':
         return { ...x, integer: true };
       case 'chunk': {
@@ -1999,6 +2146,18 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /**
+   * `x.long()`, `.int()`, `.bool()`, `.to(torch.long)`: of floats, a copy of its own (`scaled.floor().long()` holds
+   * its int64 elements beside the floats), of integers the tensor itself (token ids moved as they are).
+   */
+  private toIntegers(x: TensorValue, bytes: number): TensorValue {
+    if (x.integer) return x;
+    const out = this.produce(x.shape, [x], true);
+    this.integerStorage.set(out.id, bytes);
+    this.noGrad.add(out.id);
+    return out;
+  }
+
+  /**
    * `x.float()`: x itself where it is fp32 under autocast already; of a half tensor, an fp32 copy under autocast
    * (the same tensor without autocast, see explicitUpcast). Either way the result is one the script cast to fp32.
    */
@@ -2058,7 +2217,9 @@ export class ForwardTrace implements TensorTracer {
       this.noGrad.add(mask.id);
       return mask;
     }
-    if (!/^([+\-*/]|\/\/|\*\*)$/.test(operator)) return x ?? y;
+    // Element-wise arithmetic, remainders and bit operations (`(h0 ^ h1) % T`, hashing integer coordinates) make a
+    // tensor of the broadcast shape.
+    if (!/^([+\-*/%&|^]|\/\/|\*\*|<<|>>)$/.test(operator)) return x ?? y;
     const shape = broadcast(x?.shape ?? [], y?.shape ?? []);
     // Shapes that do not broadcast: the trace's input guess is wrong somewhere (a timestep given an image's shape).
     // Counted as a mismatch, and the larger operand's shape kept rather than a product of both.
@@ -2117,11 +2278,13 @@ export class ForwardTrace implements TensorTracer {
       this.unmodelled.add('Tensor.__getitem__');
       return this.produce(x.shape, [x], x.integer);
     }
-    const out = this.produce(shape, [x], x.integer);
+    // The result has the indices' axes (a batch's rows looked up in a table without one): they are its operands too.
+    const out = this.produce(shape, [x, ...indices], x.integer);
     if (!this.recording || x.integer) return out;
     const indexElements = numel(broadcast(indices[0]!.shape, indices[indices.length - 1]!.shape));
     const joint = indices.reduce((sum, t) => sum + numel(t.shape), 0);
     this.fixedBytes += 8 * joint;
+    for (const t of indices) this.keptIntegers.add(t.id);
     this.backwardElements(this.savedElements + numel(shape) + SORTED_INDEX_BUFFERS * 2 * Math.max(indexElements, numel(shape) / Math.max(1, numel(x.shape.slice(items.length)))));
     return out;
   }

@@ -303,8 +303,12 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const b = cfg.batchSize;
   const inputElements = net.input.kind === 'image' ? net.input.channels * net.input.size * (net.input.width ?? net.input.size) * (net.input.frames ?? 1)
     : net.input.kind === 'vector' ? net.input.features : 0;
-  const inputs = net.stepInputBytesPerSample !== undefined ? b * net.stepInputBytesPerSample
-    : b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0);
+  // The state the loop carries from one step's forward to the next (a memory of the last segment) is alive like the inputs.
+  const carried = net.carriedStatePerSample;
+  const carriedBytes = carried ? b * (carried.integerBytes + (mode === 'fp32' ? FP32 * carried.floats
+    : mode === 'amp' ? FP32 * carried.fullPrecisionFloats + 2 * (carried.floats - carried.fullPrecisionFloats) : 2 * carried.floats)) : 0;
+  const inputs = carriedBytes + (net.stepInputBytesPerSample !== undefined ? b * net.stepInputBytesPerSample
+    : b * inputElements * (cfg.weightDtype === 'fp32' ? FP32 : 2) + (net.input.kind === 'tokens' ? b * net.input.seqLen * 8 : 0));
   // Under autocast, what the trace found autocast keeps in fp32 (norms, softmax, embeddings) at 4 bytes.
   const perSample = (mode === 'amp' && net.autocastSavedBytesPerSample !== undefined ? net.autocastSavedBytesPerSample : net.savedElementsPerSample * act) + net.fixedBytesPerSample;
   // A frozen first layer keeps no half copy of the input for backward.
@@ -425,9 +429,12 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       (net.backwardPeakWithoutConvolution ? 0 : convWorkspace) : 0;
   // A frozen prefix runs as a no-grad forward before anything is kept: its tensors alive at once may be the peak.
   const frozenPrefixLive = net.frozenPrefix ? b * net.frozenPrefix.liveElementsPerSample * act : 0;
+  // What forward's locals hold at once over what it keeps (int64 index arithmetic alive until the function returns),
+  // inside forward: before the loss has kept anything or the step holds the output.
+  const forwardLiveExcess = checkpointed ? 0 : b * (net.forwardLiveExcessBytesPerSample?.[mode] ?? 0) - lossKept - (outputHeld ? outputs : 0);
   return {
     saved,
-    forwardTransient: Math.max(0, frozenPrefixLive - saved),
+    forwardTransient: Math.max(0, frozenPrefixLive - saved, forwardLiveExcess),
     // Backward frees each activation as it makes its gradient: a fraction of the largest tensor on top
     // (gpu-truth ResNet-50: 35 MB at batch 32 over a 103 MB largest tensor).
     backwardTransient: Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act + convWorkspace, lossBackward, tracedBackward,
@@ -610,6 +617,8 @@ function withKeptGraphs(cfg: TrainingConfig, kept: NonNullable<TrainingConfig['k
   return {
     ...all,
     saved: all.saved + gradientGraphs + fastWeights,
+    // The forwards run one at a time: what one holds beside what it keeps is the largest one's.
+    forwardTransient: one.forwardTransient,
     backwardTransient: one.backwardTransient * (kept.createGraphRows > 0 ? INPUT_DERIVATIVE_TRANSIENT : 1),
     backwardCurve: undefined,
   };

@@ -11,6 +11,7 @@ import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, normAffine, type TracedLibraries } from './forward-trace';
 import { keepStepReturnedOutputs } from './step-returned-outputs';
+import { carriedArguments, type CarriedFrom } from './carried-state';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
 import { featurePyramidLayers } from './feature-pyramid';
@@ -1077,6 +1078,8 @@ function drawnTokenAxis(shapes: ReadonlyArray<SampleShape | undefined>): { least
 /** One finished trace of forward: what it kept, and what it returned (for its whole batch). */
 interface Traced {
   trace: ForwardTrace;
+  /** What forward holds at once over what it keeps, its output aside (ForwardTrace.forwardLiveExcess). */
+  liveExcess: { fp32: number; half: number; amp: number };
   output: number;
   outputKept: boolean;
   parts?: LayerNetSpec['outputPartsPerSample'];
@@ -1116,9 +1119,35 @@ const lossRead = (traced: Traced): number => Math.max(traced.output, traced.trac
 function growsUnevenly(one: Traced, two: Traced | undefined): boolean {
   const apart = (double: number, single: number): boolean => Math.abs(double - 2 * single) > UNEVEN_GROWTH * single;
   if (!two || two.trace.mismatches > one.trace.mismatches || apart(lossRead(two), lossRead(one))) return false;
-  const figures = (t: ForwardTrace): number[] => [t.savedElements, t.largest, t.backwardPeak];
-  const [single, double] = [figures(one.trace), figures(two.trace)];
+  const figures = (t: Traced): number[] => [t.trace.savedElements, t.trace.largest, t.trace.backwardPeak, t.liveExcess.fp32];
+  const [single, double] = [figures(one), figures(two)];
   return single.some((n, i) => apart(double[i]!, n));
+}
+
+/** The spec's forwardLiveExcessBytesPerSample, where forward holds more at some point than it keeps at its end. */
+function forwardLiveExcess(excess: { fp32: number; half: number; amp: number }, perSample: (n: number) => number): Pick<LayerNetSpec, 'forwardLiveExcessBytesPerSample'> {
+  if (excess.fp32 <= 0 && excess.half <= 0 && excess.amp <= 0) return {};
+  return { forwardLiveExcessBytesPerSample: { fp32: perSample(excess.fp32), half: perSample(excess.half), amp: perSample(excess.amp) } };
+}
+
+/** The next value of a carried argument in what forward returned (see carried-state); undefined where it holds none. */
+function carriedValue(returned: Value, from: CarriedFrom): Value | undefined {
+  if (from === 'whole') return returned;
+  return returned.kind === 'list' && returned.tuple ? returned.items[from] : undefined;
+}
+
+/** Whether the value carried to the next step holds tensors the first step's argument did not (a memory where there was none). */
+function changesArgument(given: Value | undefined, next: Value | undefined): boolean {
+  const shapes = (value: Value | undefined): string => {
+    if (!value) return '';
+    if (value.kind === 'tensor') return `[${value.shape.join(',')}]`;
+    if (value.kind === 'list') return `(${value.items.map(shapes).join(';')})`;
+    if (value.kind === 'dict') return `{${[...value.entries.values()].map(shapes).join(';')}}`;
+    return '';
+  };
+  const carries = (value: Value | undefined): boolean =>
+    !!value && (value.kind === 'tensor' || (value.kind === 'list' && value.items.some(carries)) || (value.kind === 'dict' && [...value.entries.values()].some(carries)));
+  return carries(next) && shapes(given) !== shapes(next);
 }
 
 /** A value holding a module's parameters (`module.parameters()`, a list or dict made of them). */
@@ -1162,6 +1191,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
   const site = sites[siteIndex] ?? [];
   const siteNode = program?.moduleCallNodes.get(root)?.[siteIndex];
   const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
+  // Arguments the loop hands back from the call's result (`logits, mems = model(inp, mems)`).
+  const carried = siteNode ? carriedArguments(siteNode, argumentNodes) : new Map<number, CarriedFrom>();
   // The shapes of the step call's arguments, from the samples its loop's dataset makes (read once, at any size).
   let sampled: { shapes: ReturnType<typeof sampleArguments> } | undefined;
   const sampleShapes = (): ReturnType<typeof sampleArguments> =>
@@ -1228,7 +1259,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
      * finish.
      */
     const traceInputs = (candidate: InputShape, others: InputShape, fromData: ReadonlyArray<InputShape | undefined> | undefined, cut: ReadonlySet<Module>,
-      batch: number): Traced | undefined => {
+      batch: number, previous?: { trace: ForwardTrace; returned: Value }): Traced | undefined => {
       const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries,
         (layer) => layerParameters(layer).reparametrized ?? 0);
       attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
@@ -1252,6 +1283,10 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         if (length !== undefined && length >= FEWEST_SEQUENCE_TOKENS && candidate.integer && length !== candidate.shape[1]) targetTokens ??= length;
       };
       const rest = site.slice(1).map((arg, i) => {
+        // What the previous step returned, where the loop hands it back (a Transformer-XL's memory).
+        const from = carried.get(i + 1);
+        const again = previous && from !== undefined ? carriedValue(previous.returned, from) : undefined;
+        if (again) return attempt.carry(previous!.trace, again);
         // The module's own parameters given as its weights (`learner(x, list(learner.parameters()))`, MAML's fast
         // weights at their start): forward's path without them runs the same layers.
         if (holdsOwnParameters(arg)) return NONE;
@@ -1294,7 +1329,12 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'batch', batch, 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'largest', attempt.largest, 'peak', attempt.backwardPeak, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements) || unbatched) return undefined;
-      return { trace: attempt, output, outputKept: attempt.keepsLargest(returned), parts: attempt.outputParts(returned), targetTokens };
+      // The loop's later steps run on what this one returned where it differs from what the first was given (a memory
+      // of the last segment where the first had none): those steps are the ones traced.
+      const later = !previous && returned && [...carried].some(([position, from]) => changesArgument(site[position], carriedValue(returned, from)))
+        ? traceInputs(candidate, others, fromData, cut, batch, { trace: attempt, returned }) : undefined;
+      if (later) return later;
+      return { trace: attempt, liveExcess: attempt.forwardLiveExcess(returned), output, outputKept: attempt.keepsLargest(returned), parts: attempt.outputParts(returned), targetTokens };
     };
     /** forward() run for one sample (see traceInputs); kept where it fits better than the best so far. */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
@@ -1389,6 +1429,10 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(best.fromData ? { inputFromData: true } : {}),
       ...(targetTokens !== undefined ? { targetTokens } : {}),
       inferenceLiveElementsPerSample: perSample(trace.liveNoGrad),
+      ...forwardLiveExcess(traced.liveExcess, perSample),
+      ...(trace.carriedState.floats + trace.carriedState.integerBytes > 0 ? { carriedStatePerSample: {
+        floats: perSample(trace.carriedState.floats), fullPrecisionFloats: perSample(trace.carriedState.fullPrecisionFloats), integerBytes: perSample(trace.carriedState.integerBytes),
+      } } : {}),
       // Bytes under autocast where fp32 tensors make them more than 2 an element (as LayerNetBuilder gives them).
       ...(trace.autocastInferenceLiveBytes > 2 * trace.liveNoGrad ? { autocastInferenceLiveBytesPerSample: perSample(trace.autocastInferenceLiveBytes) } : {}),
       ...(trace.frozenPartsLive > 0 ? { frozenPrefix: { liveElementsPerSample: perSample(trace.frozenPartsLive), parameters: trace.frozenPartsParameters } } : {}),

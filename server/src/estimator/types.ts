@@ -257,6 +257,18 @@ export interface LayerNetSpec {
   hasConvolution: boolean;
   /** Elements alive at once at the worst point of a no-grad forward, per sample. */
   inferenceLiveElementsPerSample: number;
+  /**
+   * The most bytes a training forward holds at once over what it keeps for backward when it ends, per sample, in
+   * each activation mode (see ActivationMode): temporaries its locals hold until the function returns (the int64
+   * index arithmetic of a hash encoding) beside what earlier ops kept. Traced nets only.
+   */
+  forwardLiveExcessBytesPerSample?: { fp32: number; half: number; amp: number };
+  /**
+   * What the loop hands back from one step's forward to the next (a Transformer-XL's memory, an RNN's hidden state),
+   * per sample: its storage's float elements (those fp32 under autocast among them) and integer bytes. Alive through
+   * the whole step, like its inputs. Traced nets whose step carries state only.
+   */
+  carriedStatePerSample?: { floats: number; fullPrecisionFloats: number; integerBytes: number };
   /** Saved elements of each top-level block, for checkpointing segments. */
   blockSavedElements: number[];
   /** Input elements of each top-level block (what a checkpoint keeps). */

@@ -217,6 +217,8 @@ export class ProgramModel {
   private currentFunction: string | undefined;
   /** The function running now and its scope: what Lightning's `self.save_hyperparameters()` reads. */
   private currentFrame: { fn: FunctionValue; scope: Scope } | undefined;
+  /** The scopes of the functions running now, outermost first: their locals hold tensors alive (see TensorTracer.watchFrames). */
+  private readonly frames: Scope[] = [];
   /** Every value assigned to a plain name, in any scope, in the order the assignments ran (first run only). */
   readonly assigned = new Map<string, Value[]>();
   /** argparse results, dict configs, dataclass instances, namespaces and config files, in the order made. */
@@ -372,6 +374,7 @@ export class ProgramModel {
     const [steps, exhausted, depth] = [this.steps, this.exhausted, this.depth];
     this.steps = 0;
     this.tracer = tracer;
+    tracer.watchFrames?.(this.frames);
     try {
       // A module without forward() runs the method the step called, entered as its forward.
       const own = method !== undefined && module.kind === 'object' && module.cls ? lookupClassAttribute(module.cls, method) : undefined;
@@ -408,6 +411,7 @@ export class ProgramModel {
     const [steps, exhausted, depth] = [this.steps, this.exhausted, this.depth];
     this.steps = 0;
     this.tracer = tracer;
+    tracer.watchFrames?.(this.frames);
     const scope = new Scope(this.globals, 'function');
     for (const [name, value] of names) scope.vars.set(name, value);
     try {
@@ -575,6 +579,14 @@ export class ProgramModel {
       case 'continue_statement':
         throw new ContinueSignal();
       case 'delete_statement':
+        // Traced, `del x` in forward frees what only that name held (see TensorTracer.watchFrames); elsewhere the
+        // program model keeps every binding it saw.
+        if (this.tracer) {
+          for (const target of node.namedChildren[0]?.type === 'expression_list' ? node.namedChildren[0].namedChildren : node.namedChildren) {
+            if (target?.type === 'identifier') scope.vars.delete(target.text);
+          }
+        }
+        return;
       case 'pass_statement':
       case 'global_statement':
       case 'nonlocal_statement':
@@ -1857,6 +1869,7 @@ export class ProgramModel {
     this.currentOwner = fn.owner;
     this.currentFunction = fn.name;
     this.currentFrame = { fn, scope };
+    this.frames.push(scope);
     try {
       this.execBlock(body, scope);
       return NONE;
@@ -1865,6 +1878,7 @@ export class ProgramModel {
       if (signal instanceof BreakSignal || signal instanceof ContinueSignal) return UNKNOWN;
       throw signal;
     } finally {
+      this.frames.pop();
       this.depth--;
       this.currentOwner = previousOwner;
       this.currentFunction = previousFunction;
@@ -3306,6 +3320,13 @@ function rangeOf(args: Value[], line: number): Value {
   };
 }
 
+/** Python's `&`, `|`, `^` on integers (a corner's bits, `(c >> 2) & 1`), exact beyond 32 bits; undefined for floats. */
+function bitwise(operator: '&' | '|' | '^', x: number, y: number): number | undefined {
+  if (!Number.isSafeInteger(x) || !Number.isSafeInteger(y)) return undefined;
+  const [a, b] = [BigInt(x), BigInt(y)];
+  return Number(operator === '&' ? a & b : operator === '|' ? a | b : a ^ b);
+}
+
 function binary(operator: string, a: Value, b: Value, line: number): Value {
   const origin: Origin = { line, how: 'literal' };
   if (a.kind === 'number' && b.kind === 'number') {
@@ -3322,6 +3343,9 @@ function binary(operator: string, a: Value, b: Value, line: number): Value {
       case '**': value = x ** y; break;
       case '<<': value = x * 2 ** y; break;
       case '>>': value = Math.floor(x / 2 ** y); break;
+      case '&':
+      case '|':
+      case '^': value = a.real || b.real ? undefined : bitwise(operator, x, y); break;
       default: value = undefined;
     }
     // A value computed from one named constant keeps that constant's line (`4 * D_MODEL`).

@@ -575,6 +575,11 @@ export interface TensorTracer {
    * the last one run kept since `mark` (every time step of a scan keeps its own state).
    */
   repeatPass?(mark: number, times: number): void;
+  /**
+   * The scopes of the functions running while forward is traced, outermost first (the array itself, which grows and
+   * shrinks as calls run): the tensors their locals hold are alive, kept for backward or not.
+   */
+  watchFrames?(frames: readonly Scope[]): void;
   enterModule(module: ObjectValue | LayerValue, inputs: Value[]): void;
   /** A module forward gives torch.utils.checkpoint.checkpoint itself (`checkpoint(blk, x)`), before it runs. */
   checkpointed?(module: ObjectValue | LayerValue): void;
