@@ -24,6 +24,7 @@ import { ConfigLoader } from '../config/pyproject-files';
 import { collectPythonFiles, isNotebookPath } from './files';
 import type { CliIO } from './io';
 import { findingToJson, formatGithub, formatStatistics, formatText, statistics, toSarif } from './output';
+import { chooseWasmTier } from './wasm-tier';
 import { CheckQueue, checkInWorkers, checkWorkerCount, type CheckJob, type CheckOutcome } from './check-workers';
 
 const FORMATS = ['text', 'json', 'sarif', 'github'] as const;
@@ -93,6 +94,7 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     for (const target of missing) io.stderr(t('{0}: no such file or directory', target) + '\n');
     return 2;
   }
+  chooseWasmTier(files);
   // pyproject.toml's [tool.oomguard] configures each file; --select replaces its select, --ignore adds to its ignore.
   const cliSelect = splitCodes(values.select)?.map((code) => code.toUpperCase());
   const cliIgnore = splitCodes(values.ignore)?.map((code) => code.toUpperCase()) ?? [];
