@@ -21,8 +21,11 @@ export function configuredLocale(): string | undefined {
   return activeLocale;
 }
 
-/** A template cut at its `{...}` placeholders: literal text, then the placeholders' names and whole spellings. */
-interface Template { literals: string[]; names: string[]; spellings: string[] }
+/**
+ * A template cut at its `{...}` placeholders: literal text, then the placeholders' names and whole spellings; and the
+ * arguments of its last use with the message they made.
+ */
+interface Template { literals: string[]; names: string[]; spellings: string[]; lastArgs?: ReadonlyArray<string | number | boolean>; lastResult?: string }
 
 const templates = new Map<string, Template>();
 /** Messages are the code's constants; a cap keeps a caller that builds its message from growing the cache. */
@@ -47,10 +50,21 @@ function formatEnglish(message: string, args: ReadonlyArray<string | number | bo
     template.literals.push(message.slice(last));
     if (templates.size < MAX_TEMPLATES) templates.set(message, template);
   }
+  // A long loop has a finding per line, most with the message of the one before: that message is given again, one
+  // string for all of them, where each was a chain of concatenations that the JSON output flattened again.
+  if (template.lastResult !== undefined && sameArgs(template.lastArgs!, args)) return template.lastResult;
   const values = args as unknown as Record<string, unknown>;
   let result = template.literals[0]!;
   for (let i = 0; i < template.names.length; i++) result += String(values[template.names[i]!] ?? template.spellings[i]!) + template.literals[i + 1]!;
+  template.lastArgs = args;
+  template.lastResult = result;
   return result;
+}
+
+function sameArgs(a: ReadonlyArray<string | number | boolean>, b: ReadonlyArray<string | number | boolean>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Bundle names to try for a locale, most specific first: `zh-cn` → zh-cn, zh. */

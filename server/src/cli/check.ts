@@ -3,9 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { analyze, MAX_ANALYZED_CHARACTERS, tooLargeMessage } from '../engine/analyze';
-import { parsePython } from '../engine/parser';
+import { parsePython, pythonParser } from '../engine/parser';
+import { copyParsedInParts } from '../engine/parse-in-parts';
+import { answerQueriesWithoutTree, queriesMayMatch } from '../engine/queries';
+import { computeLineStarts } from '../engine/lines';
+import { SourceText } from '../engine/syntax-tree';
 import { recoverTree } from '../engine/recovery';
-import { SemanticModel } from '../engine/semantic/model';
+import { SemanticModel, STATEMENT_NODES_COLLECTOR } from '../engine/semantic/model';
 import type { Finding } from '../engine/types';
 import { createTwoFilesPatch } from 'diff';
 import { applyEdits, applyFixes, chooseFixEdits, safeFix } from '../fixes/apply';
@@ -20,6 +24,7 @@ import { ConfigLoader } from '../config/pyproject-files';
 import { collectPythonFiles, isNotebookPath } from './files';
 import type { CliIO } from './io';
 import { findingToJson, formatGithub, formatStatistics, formatText, statistics, toSarif } from './output';
+import { chooseWasmTier } from './wasm-tier';
 import { CheckQueue, checkInWorkers, checkWorkerCount, type CheckJob, type CheckOutcome } from './check-workers';
 
 const FORMATS = ['text', 'json', 'sarif', 'github'] as const;
@@ -89,6 +94,7 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     for (const target of missing) io.stderr(t('{0}: no such file or directory', target) + '\n');
     return 2;
   }
+  chooseWasmTier(files);
   // pyproject.toml's [tool.oomguard] configures each file; --select replaces its select, --ignore adds to its ignore.
   const cliSelect = splitCodes(values.select)?.map((code) => code.toUpperCase());
   const cliIgnore = splitCodes(values.ignore)?.map((code) => code.toUpperCase()) ?? [];
@@ -165,6 +171,16 @@ export function skippedSummary(skipped: readonly string[]): string {
 
 /** Parses a text and runs the rules over it, as the language server does for one document version. */
 async function analyzeSource(text: string, options: AnalysisOptions): Promise<Finding[] | undefined> {
+  await pythonParser();
+  // A long text that no query can match is parsed in parts, as the server opens it (parse-in-parts.ts): the parts
+  // reuse a few megabytes of the parser's memory where the whole tree of a 70,000-line script grew it by 100 MB,
+  // each page of which the kernel maps on first touch.
+  const lineStarts = computeLineStarts(text);
+  const parts = queriesMayMatch(text) ? undefined : copyParsedInParts(text, new SourceText(text, lineStarts), lineStarts, STATEMENT_NODES_COLLECTOR);
+  if (parts) {
+    answerQueriesWithoutTree(parts);
+    return analyze(new SemanticModel(parts), text, options);
+  }
   const tree = await parsePython(text);
   if (!tree) return undefined;
   const recovered = await recoverTree(text, tree);

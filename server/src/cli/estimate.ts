@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parsePython } from '../engine/parser';
+import { chooseWasmTier } from './wasm-tier';
 import { t } from '../l10n';
 import { analyze } from '../engine/analyze';
 import { recoverTree } from '../engine/recovery';
@@ -115,6 +116,7 @@ export async function runEstimate(argv: string[], io: CliIo): Promise<number> {
     text = notebook.program.text;
     cells = notebook.program.cells;
   }
+  chooseWasmTier([script]);
   const tree = await parsePython(text);
   if (!tree) {
     io.stderr(t('oomguard estimate: cannot parse {0}', script) + '\n');

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createTwoFilesPatch } from 'diff';
 import { parsePython } from '../engine/parser';
+import { chooseWasmTier } from './wasm-tier';
 import { recoverTree } from '../engine/recovery';
 import { SemanticModel } from '../engine/semantic/model';
 import { splitLines } from '../engine/lines';
@@ -61,6 +62,7 @@ export async function runRefactor(argv: string[], io: CliIO): Promise<number> {
     io.stderr(t('oomguard refactor: cannot read {0}: {1}', script, error instanceof Error ? error.message : String(error)) + '\n');
     return 2;
   }
+  chooseWasmTier([script]);
   const tree = await parsePython(text);
   if (!tree) {
     io.stderr(t('oomguard refactor: cannot parse {0}', script) + '\n');

@@ -29,6 +29,11 @@ export function loadPython(): Promise<Language> {
   return languagePromise;
 }
 
+/** Whether this process has begun to load tree-sitter (its WebAssembly is compiled from then on). */
+export function pythonLoadStarted(): boolean {
+  return languagePromise !== undefined;
+}
+
 let sharedParser: Parser | undefined;
 
 /** A parser for Python; the language must have been loaded with loadPython(). */

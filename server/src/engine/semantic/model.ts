@@ -1161,6 +1161,10 @@ export class SemanticModel {
 
   /** Functions of this file that a call may run: `foo()`, `self.foo()`, `obj.foo()` on an instance of a local class. */
   resolveLocalFunction(call: Node): FunctionInfo | undefined {
+    // Most calls name no function of this file (`xs.append`, `torch.zeros`): answered before their callee's shape
+    // is made, which every function, `self.` method and instance method is looked up by the name of.
+    const name = calleeName(call);
+    if (name === undefined || !this.functionsByName.has(name)) return undefined;
     const callee = calleeShape(call);
     switch (callee.kind) {
       case 'function':
