@@ -60,8 +60,13 @@ function poolWindow(spatial: number, kernel: Value | undefined, stride: Value | 
 /** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
 const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
 /** Functional forms of layers whose backward makes an input-sized gradient from an output-sized one. */
-/** int64 buffers a sort-based index_put_ (an indexed table's backward) holds per index element. */
-const SORTED_INDEX_BUFFERS = 5;
+/**
+ * int64 buffers a sort-based index_put_ (an indexed table's backward) holds per index element: the linearized index
+ * and its partial sums, the sorted keys and positions, the radix sort's double buffers. Measured on the H200 with a
+ * width-2 table looked up by two index tensors: 7.6-8.0 beside the lookup's gradient
+ * (test/gpu/estimator/results/probe_ops10.json).
+ */
+const SORTED_INDEX_BUFFERS = 8;
 /** A sparse matrix times a dense one: `torch.sparse.mm(adjacency, features)`, `torch.spmm`. */
 const SPARSE_PRODUCT = /^torch\.(sparse\.mm|spmm)$/;
 const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
@@ -2055,8 +2060,8 @@ export class ForwardTrace implements TensorTracer {
   /**
    * `table[level, hashed]`: a copy of the joint index shape. With history (a learned table), backward keeps the
    * int64 index tensors and accumulates the output's gradient into the table with PyTorch's sort-based index_put_: the
-   * indices linearized, sorted, and their original positions, with the sort's double buffers (5 int64 values an
-   * index element, counted as 2 elements each), beside the gradient.
+   * indices linearized, sorted, and their original positions, with the sort's double buffers (SORTED_INDEX_BUFFERS
+   * int64 values an index element, counted as 2 elements each), beside the gradient.
    */
   private advancedIndex(x: TensorValue, items: readonly Value[], indices: readonly TensorValue[]): Value {
     const shape = advancedIndexShape(x, items, indices);

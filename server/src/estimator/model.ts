@@ -129,10 +129,14 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   // table-sized gradient is ever made for them.
   const sparseParams = cfg.model.kind === 'layers' && !cfg.lora ? Math.min(trainable, cfg.model.sparseGradientParameters ?? 0) : 0;
   const gradBytes = (trainable - sparseParams + tensors) * trainableBytes;
+  // A SparseAdam beside the optimizer holds the sparse embeddings: exp_avg and exp_avg_sq dense (zeros_like the
+  // table) from its first step, and nothing parameter-sized in its step (it works on the looked-up rows).
+  const sparseAdamParams = cfg.sparseAdamBeside && cfg.optimizer !== 'sparse-adam' ? sparseParams : 0;
   // States for the parameters the optimizers hold (gradients exist for every trainable one).
-  const held = Math.min(trainable, cfg.optimizerParameters ?? trainable) + tensors;
+  const held = Math.max(0, Math.min(trainable, cfg.optimizerParameters ?? trainable) - sparseAdamParams) + tensors;
   // The master weights themselves live as long as the optimizer: counted with its states.
-  const optimizerBytes = held * (optimizerStatesPerParam(cfg, optimizedBytes) + (cfg.masterCopies ? FP32 : 0));
+  const optimizerBytes = held * (optimizerStatesPerParam(cfg, optimizedBytes) + (cfg.masterCopies ? FP32 : 0)) +
+    sparseAdamParams * optimizerStatesPerParam({ ...cfg, optimizer: 'sparse-adam' }, optimizedBytes);
   let optimizerTempBytes = held * optimizerTempPerParam(cfg, optimizedBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
     optimizerTempBytes = 2 * Math.min(largest, held) * optimizedBytes;
@@ -247,7 +251,8 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   return {
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
     // The feature encoder's peak comes first in forward (Wav2Vec2), when nothing else is kept or cached.
-    forwardTransient: Math.max(a.forwardTransient + (checkpointing ? weightCopies : 0),
+    // Logits the step drops are still alive while the loss over them runs, at the end of forward.
+    forwardTransient: Math.max(a.forwardTransient + droppedLogits + (checkpointing ? weightCopies : 0),
       (a.featurePeak ?? 0) - (a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies)),
       // Every block frozen and fed without history: the forward runs as a no-grad one, with its transients.
       training && cfg.frozenLowerLayers !== undefined && cfg.frozenLowerLayers >= s.layers ? a.inferenceTransient - a.saved : 0),

@@ -386,6 +386,11 @@ export interface TrainingConfig {
   /** Gradients alive through the next forward: accumulation > 1 or a loop that never calls zero_grad. */
   gradsKeptAcrossSteps: boolean;
   /**
+   * A SparseAdam beside the optimizer holds the sparse embeddings' parameters (`sparseGradientParameters`): two dense
+   * states each; `optimizer` covers the rest.
+   */
+  sparseAdamBeside?: boolean;
+  /**
    * Whether the model's output stays alive through backward beside what the loss keeps of it (a language model's
    * logits): true where the scope that calls backward binds it to a name (`logits = model(x)`), false where only the
    * loss is taken (`model(...).loss`, the HF Trainer). Unknown: kept for Hub models (their output object holds the
