@@ -1,8 +1,9 @@
-// Two mechanisms of a step's persistent and loss-time memory: a SparseAdam built beside another optimizer holds the
-// sparse embedding tables (it rejects dense gradients), whichever of the two the script builds last, so the tables
-// get SparseAdam's two dense states and the other optimizer's states and temporaries cover the dense rest; a
+// A SparseAdam built beside another optimizer holds the sparse embedding tables (it rejects dense gradients),
+// whichever of the two the script builds last, so the tables get SparseAdam's two dense states and the other
+// optimizer's states and temporaries cover the dense rest; a sparse table's gradient is a row per id looked up; a
 // language model's output passed straight into the script's own loss function (`score(model(x).logits, y)`) is gone
-// once that function returns, so the logits are not kept through backward, only alive while the loss runs.
+// once that function returns, so the logits are not kept through backward, only alive while the loss runs; a table
+// looked up by several index tensors holds a sort-based index_put_'s int64 buffers in backward (probe_ops10).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { estimate } from '../../server/src/estimator/model';
@@ -125,4 +126,40 @@ test('a table looked up by two index tensors: its backward holds the lookup\'s g
   const indexElements = 262144 * 16 * 8;
   const transient = phases.backward - phases.forward;
   assert.ok(transient >= 8.5 * 8 * indexElements && transient <= 10 * 8 * indexElements, `${transient / (8 * indexElements)} int64 units`);
+});
+
+const bagOfIds = (length: number) => `import torch
+import torch.nn as nn
+
+class Bag(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.EmbeddingBag(2_000_000, 64, mode="sum", sparse=True)
+        self.out = nn.Linear(64, 1)
+
+    def forward(self, ids):
+        return self.out(self.table(ids)).squeeze(1)
+
+model = Bag().cuda()
+sparse_opt = torch.optim.SparseAdam(list(model.table.parameters()), lr=1e-3)
+dense_opt = torch.optim.SGD(model.out.parameters(), lr=0.1)
+for step in range(10):
+    sparse_opt.zero_grad()
+    dense_opt.zero_grad()
+    ids = torch.randint(0, 2_000_000, (4096, ${length}), device="cuda")
+    loss = model(ids).square().mean()
+    loss.backward()
+    sparse_opt.step()
+    dense_opt.step()
+`;
+
+test('a sparse table\'s gradient holds a row of values and an int64 index for every id looked up: it grows with the ids, not the table', async () => {
+  const [short, long] = [await estimateText(bagOfIds(8), 'short.py'), await estimateText(bagOfIds(64), 'long.py')];
+  const [shortStep, longStep] = [estimate(short.config).phases['optimizer-step'], estimate(long.config).phases['optimizer-step']];
+  // 4096 x 56 more ids: 64 fp32 values and an int64 index each (the ids themselves, int64, are the step's input).
+  const moreIds = 4096 * 56;
+  assert.ok(longStep - shortStep >= moreIds * (64 * 4 + 8), `${longStep - shortStep} vs ${moreIds * (64 * 4 + 8)}`);
+  assert.ok(longStep - shortStep <= moreIds * (64 * 4 + 8 + 16), `${longStep - shortStep}`);
+  // Never a table-sized gradient.
+  assert.ok(short.breakdown.gradients < 2_000_000 * 64 * 4 / 10, JSON.stringify(short.breakdown));
 });

@@ -145,6 +145,8 @@ export class ForwardTrace implements TensorTracer {
   fixedBytes = 0;
   /** fixedBytes when the backward peak's layer ran: what later layers keep at fixed size is freed by then. */
   fixedBytesAtBackwardPeak = 0;
+  /** The sparse gradients of tables built with sparse=True: rows looked up (an int64 index each) and their values. */
+  readonly sparseGradient = { rows: 0, values: 0 };
   largest = 0;
   convolutions = 0;
   liveNoGrad = 0;
@@ -1014,9 +1016,11 @@ export class ForwardTrace implements TensorTracer {
         return this.produce([n, c / (r * r), h * r, w * r], [x]);
       }
       case 'Embedding':
+        if (flag('sparse', false, 6)) this.sparseLookup(x, num(1, 'embedding_dim', 1));
         // A lookup of fp32 weights: fp32 under autocast.
         return this.precision(this.produce([...shape, num(1, 'embedding_dim', 1)], [x]), false);
       case 'EmbeddingBag':
+        if (flag('sparse', false, 6)) this.sparseLookup(x, num(1, 'embedding_dim', 1));
         return this.embeddingBag(layer, x, args[1] ?? kwargs.get('offsets'), num, flag);
       case 'LSTM':
       case 'GRU':
@@ -1133,6 +1137,16 @@ export class ForwardTrace implements TensorTracer {
     const mode = layer.kwargs.get('mode') ?? layer.args[5];
     if (this.recording) this.fixedBytes += (numel(x.shape) + bags + (mode?.kind === 'string' && mode.value === 'max' ? bags * dim : 0)) * 8;
     return this.precision(this.produce([bags, dim], [x]), false);
+  }
+
+  /**
+   * A table built with sparse=True gets, in place of a table-sized gradient, one row of `dim` values for every id
+   * looked up (duplicates included) and its int64 index (measured on the H200: probe_over11).
+   */
+  private sparseLookup(ids: TensorValue, dim: number): void {
+    if (!this.recording) return;
+    this.sparseGradient.rows += numel(ids.shape);
+    this.sparseGradient.values += numel(ids.shape) * dim;
   }
 
   private relu(x: TensorValue, inplace: boolean): TensorValue {

@@ -1363,6 +1363,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       gradientPairElementsPerSample: perSample(trace.gradientPair),
       createGraphElementsPerSample: perSample(trace.gradientKept),
       fixedBytesPerSample: perSample(trace.fixedBytes),
+      ...(trace.sparseGradient.rows > 0
+        ? { sparseGradientPerSample: { rows: perSample(trace.sparseGradient.rows), values: perSample(trace.sparseGradient.values) } } : {}),
       ...(trace.fixedBytes > trace.fixedBytesAtBackwardPeak ? { fixedBytesAfterBackwardPeak: perSample(trace.fixedBytes - trace.fixedBytesAtBackwardPeak) } : {}),
       largestElementsPerSample: perSample(trace.largest),
       outputElementsPerSample: output,

@@ -314,6 +314,8 @@ export interface LayerNetSpec {
   namedOutputElementsPerSample?: Record<string, number>;
   /** Parameters of sparse embeddings (`sparse=True`): their gradients hold the looked-up rows, not the table. */
   sparseGradientParameters?: number;
+  /** Their sparse gradients per sample, as the traced forward looked them up: rows (an int64 index each) and values. */
+  sparseGradientPerSample?: { rows: number; values: number };
   /** Named top-level submodules in forward order, the classifier head last (library vision models). */
   parts?: LayerPart[];
   /** The running totals and the tensor where the last part ends (before the loss's read of the output): see parts. */
