@@ -52,8 +52,9 @@ test('sparse embeddings with SparseAdam: no table-sized gradient, two dense mome
   assert.equal(r.detected.optimizer.value, 'sparse-adam');
   // SparseAdam's exp_avg and exp_avg_sq are zeros_like(p): dense, 2 x 2,048,000,000 bytes.
   assert.equal(r.breakdown!.optimizerStates, 2 * 2_048_000_000);
-  // The gradients are sparse: the 4096 looked-up rows of each table, never the 2 GB tables.
-  assert.equal(r.breakdown!.gradients, 0);
+  // The gradients are sparse: the 4096 looked-up rows of each table (128 fp32 values and an int64 index a row,
+  // alive at the peak, the step), never the 2 GB tables.
+  assert.equal(r.breakdown!.gradients, 2 * 4096 * (128 * 4 + 8));
   assert.ok(!r.assumptions.some((a) => /not modelled/.test(a)), r.assumptions.join('\n'));
   // The ids come one Python number per sample: batches of 4096 ids, 2 x 4096 x 128 looked-up values. Nowhere near
   // an assumed 512-token sequence per sample (which would keep hundreds of MiB).

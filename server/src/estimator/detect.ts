@@ -98,6 +98,11 @@ export interface DetectedConfig {
   /** An optimizer class the script builds whose states are not modelled. */
   unmodelledOptimizer?: Located<string>;
   /**
+   * The line of a SparseAdam built beside another optimizer: SparseAdam takes sparse gradients only, so it holds the
+   * sparse embeddings and the other optimizer (`optimizer`) the rest.
+   */
+  sparseAdamBeside?: number;
+  /**
    * The line of an optimizer given fp32 copies of the parameters (`[p.detach().clone().float() for p in params]`):
    * mixed precision by hand, the model's half weights and gradients beside fp32 master weights, gradients and states.
    */
@@ -1240,6 +1245,16 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     if (stage > 0) detected.strategy = { value: (['zero1', 'zero2', 'zero3'] as const)[stage - 1], line: lineOf };
   }
 
+  // SparseAdam rejects dense gradients: beside another optimizer (an embedding-heavy recommender's dense part under
+  // Adagrad), the other one is the model's optimizer, whichever the script builds last.
+  const sparseAdam = [...optimizerKinds.values()].find((kind) => kind.optimizer.value === 'sparse-adam');
+  const denseOptimizer = [...optimizerKinds.values()].reverse().find((kind) => kind.optimizer.value !== 'sparse-adam');
+  if (sparseAdam && denseOptimizer) {
+    detected.optimizer = denseOptimizer.optimizer;
+    detected.optimizerStates = denseOptimizer.states;
+    detected.optimizerImpl = denseOptimizer.impl;
+    detected.sparseAdamBeside = sparseAdam.optimizer.line;
+  }
   if (lbfgs && detected.optimizer?.value === 'lbfgs') {
     const pairs = lbfgsPairsKept(lbfgs, stepCalls, calls, bindings);
     if (pairs !== undefined) detected.optimizerStates = 2 * pairs + 3;
@@ -2367,9 +2382,31 @@ function modelOutputUse(calls: readonly Node[], names: readonly string[], forwar
     if (parent?.type === 'assignment' && parent.childForFieldName('right')?.id === call.id) return { value: 'kept', line: call.startPosition.row };
     const takesLoss = (parent?.type === 'attribute' && parent.childForFieldName('object')?.id === call.id && parent.childForFieldName('attribute')?.text === 'loss') ||
       (parent?.type === 'subscript' && parent.childForFieldName('value')?.id === call.id);
-    if (takesLoss) dropped ??= { value: 'dropped', line: call.startPosition.row };
+    if (takesLoss || passedOnUnnamed(call)) dropped ??= { value: 'dropped', line: call.startPosition.row };
   }
   return dropped;
+}
+
+/**
+ * Whether a field of the forward's output goes straight into another call without a name holding the output
+ * (`score(model(x).logits, y)`, `loss_fn(model(x)[0].float(), y)`): the output object is gone once that call
+ * returns, and with it the logits (what the call keeps for backward is counted by the loss). The whole output
+ * handed to a function (`f(model(x))`) is not: the function may keep it.
+ */
+function passedOnUnnamed(call: Node): boolean {
+  let node = call;
+  for (let depth = 0; depth < 8; depth++) {
+    const parent = node.parent;
+    if (!parent) return false;
+    if (parent.type === 'argument_list') return node.id !== call.id;
+    const readFrom = (parent.type === 'attribute' && parent.childForFieldName('object')?.id === node.id) ||
+      (parent.type === 'subscript' && parent.childForFieldName('value')?.id === node.id) ||
+      // A method called on it (`.float()`, `.view(-1, v)`): the call node above the attribute.
+      (parent.type === 'call' && parent.childForFieldName('function')?.id === node.id && node.type === 'attribute');
+    if (!readFrom) return false;
+    node = parent;
+  }
+  return false;
 }
 
 /**

@@ -67,8 +67,13 @@ function poolWindow(spatial: number, kernel: Value | undefined, stride: Value | 
 /** The spatial dimensions a layer or function of PyTorch's 1d/2d/3d families works on (`MaxPool3d`, `avg_pool1d`): 3, 2 or 1. */
 const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1] ?? 2);
 /** Functional forms of layers whose backward makes an input-sized gradient from an output-sized one. */
-/** int64 buffers a sort-based index_put_ (an indexed table's backward) holds per index element. */
-const SORTED_INDEX_BUFFERS = 5;
+/**
+ * int64 buffers a sort-based index_put_ (an indexed table's backward) holds per index element: the linearized index
+ * and its partial sums, the sorted keys and positions, the radix sort's double buffers. Measured on the H200 with a
+ * width-2 table looked up by two index tensors: 7.6-8.0 beside the lookup's gradient
+ * (test/gpu/estimator/results/probe_ops10.json).
+ */
+const SORTED_INDEX_BUFFERS = 8;
 /** A sparse matrix times a dense one: `torch.sparse.mm(adjacency, features)`, `torch.spmm`. */
 const SPARSE_PRODUCT = /^torch\.(sparse\.mm|spmm)$/;
 const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
@@ -147,6 +152,8 @@ export class ForwardTrace implements TensorTracer {
   fixedBytes = 0;
   /** fixedBytes when the backward peak's layer ran: what later layers keep at fixed size is freed by then. */
   fixedBytesAtBackwardPeak = 0;
+  /** The sparse gradients of tables built with sparse=True: rows looked up (an int64 index each) and their values. */
+  readonly sparseGradient = { rows: 0, values: 0 };
   largest = 0;
   convolutions = 0;
   /**
@@ -1207,9 +1214,11 @@ export class ForwardTrace implements TensorTracer {
         return this.produce([n, c / (r * r), h * r, w * r], [x]);
       }
       case 'Embedding':
+        if (flag('sparse', false, 6)) this.sparseLookup(x, num(1, 'embedding_dim', 1));
         // A lookup of fp32 weights: fp32 under autocast.
         return this.precision(this.produce([...shape, num(1, 'embedding_dim', 1)], [x]), false);
       case 'EmbeddingBag':
+        if (flag('sparse', false, 6)) this.sparseLookup(x, num(1, 'embedding_dim', 1));
         return this.embeddingBag(layer, x, args[1] ?? kwargs.get('offsets'), num, flag);
       case 'LSTM':
       case 'GRU':
@@ -1326,6 +1335,16 @@ export class ForwardTrace implements TensorTracer {
     const mode = layer.kwargs.get('mode') ?? layer.args[5];
     if (this.recording) this.fixedBytes += (numel(x.shape) + bags + (mode?.kind === 'string' && mode.value === 'max' ? bags * dim : 0)) * 8;
     return this.precision(this.produce([bags, dim], [x]), false);
+  }
+
+  /**
+   * A table built with sparse=True gets, in place of a table-sized gradient, one row of `dim` values for every id
+   * looked up (duplicates included) and its int64 index (measured on the H200: probe_over11).
+   */
+  private sparseLookup(ids: TensorValue, dim: number): void {
+    if (!this.recording) return;
+    this.sparseGradient.rows += numel(ids.shape);
+    this.sparseGradient.values += numel(ids.shape) * dim;
   }
 
   private relu(x: TensorValue, inplace: boolean): TensorValue {
@@ -2269,8 +2288,8 @@ export class ForwardTrace implements TensorTracer {
   /**
    * `table[level, hashed]`: a copy of the joint index shape. With history (a learned table), backward keeps the
    * int64 index tensors and accumulates the output's gradient into the table with PyTorch's sort-based index_put_: the
-   * indices linearized, sorted, and their original positions, with the sort's double buffers (5 int64 values an
-   * index element, counted as 2 elements each), beside the gradient.
+   * indices linearized, sorted, and their original positions, with the sort's double buffers (SORTED_INDEX_BUFFERS
+   * int64 values an index element, counted as 2 elements each), beside the gradient.
    */
   private advancedIndex(x: TensorValue, items: readonly Value[], indices: readonly TensorValue[]): Value {
     const shape = advancedIndexShape(x, items, indices);

@@ -341,6 +341,11 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('the optimizer (line {0}) holds {1} of the {2} parameters: states for those alone, while every parameter that requires grad still gets a gradient (freeze the rest with requires_grad_(False) to save those too)',
       (detected.optimizerParameters?.line ?? 0) + 1, optimizerParameters.toLocaleString('en-US'), (spec.kind === 'layers' ? spec.parameters : countTransformerParameters(spec).total).toLocaleString('en-US')));
   }
+  const sparseAdamParameters = mode === 'train' && detected.sparseAdamBeside !== undefined && spec.kind === 'layers' ? spec.sparseGradientParameters ?? 0 : 0;
+  if (sparseAdamParameters > 0) {
+    assumptions.push(t('SparseAdam (line {0}) holds the sparse embeddings (it takes sparse gradients only): two dense states for each of their {1} parameters; the other optimizer\'s states cover the rest',
+      (detected.sparseAdamBeside ?? 0) + 1, sparseAdamParameters.toLocaleString('en-US')));
+  }
   const masterCopies = mode === 'train' && detected.masterCopies !== undefined;
   if (masterCopies) {
     assumptions.push(t('the optimizer (line {0}) updates fp32 copies of the {1} parameters: those master weights, their fp32 gradients and the optimizer\'s fp32 states are counted beside the model\'s own weights and gradients',
@@ -486,6 +491,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(optimizerParameters !== undefined ? { optimizerParameters } : {}),
     ...(optimizedTensors ? { optimizedTensorElements: optimizedTensors.elements } : {}),
     ...(masterCopies ? { masterCopies } : {}),
+    ...(detected.sparseAdamBeside !== undefined && mode === 'train' ? { sparseAdamBeside: true } : {}),
     checkpointSegments: detected.checkpointSegments,
     ...(detected.checkpointSegmentCount !== undefined ? { checkpointSegmentCount: detected.checkpointSegmentCount } : {}),
     ...(detected.compiled ? { compiled: true } : {}),

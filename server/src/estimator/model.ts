@@ -125,14 +125,18 @@ function parameterFigures(cfg: TrainingConfig): ParameterFigures {
   // Master copies: the optimizer's parameters, and so its states and temporaries, are fp32 copies of the trainable ones.
   const optimizedBytes = cfg.masterCopies ? FP32 : trainableBytes;
   const weightBytes = total * paramBytes + loraParams * FP32;
-  // Sparse embeddings get sparse gradients (the looked-up rows and their indices, a few activations' worth): no
-  // table-sized gradient is ever made for them.
+  // Sparse embeddings get sparse gradients (the looked-up rows and their indices, counted with the batch as
+  // sparseGradients): no table-sized gradient is ever made for them.
   const sparseParams = cfg.model.kind === 'layers' && !cfg.lora ? Math.min(trainable, cfg.model.sparseGradientParameters ?? 0) : 0;
   const gradBytes = (trainable - sparseParams + tensors) * trainableBytes;
+  // A SparseAdam beside the optimizer holds the sparse embeddings: exp_avg and exp_avg_sq dense (zeros_like the
+  // table) from its first step, and nothing parameter-sized in its step (it works on the looked-up rows).
+  const sparseAdamParams = cfg.sparseAdamBeside && cfg.optimizer !== 'sparse-adam' ? sparseParams : 0;
   // States for the parameters the optimizers hold (gradients exist for every trainable one).
-  const held = Math.min(trainable, cfg.optimizerParameters ?? trainable) + tensors;
+  const held = Math.max(0, Math.min(trainable, cfg.optimizerParameters ?? trainable) - sparseAdamParams) + tensors;
   // The master weights themselves live as long as the optimizer: counted with its states.
-  const optimizerBytes = held * (optimizerStatesPerParam(cfg, optimizedBytes) + (cfg.masterCopies ? FP32 : 0));
+  const optimizerBytes = held * (optimizerStatesPerParam(cfg, optimizedBytes) + (cfg.masterCopies ? FP32 : 0)) +
+    sparseAdamParams * optimizerStatesPerParam({ ...cfg, optimizer: 'sparse-adam' }, optimizedBytes);
   let optimizerTempBytes = held * optimizerTempPerParam(cfg, optimizedBytes);
   if (cfg.optimizerImpl === 'for-loop' && (cfg.optimizer === 'adam' || cfg.optimizer === 'adamw')) {
     optimizerTempBytes = 2 * Math.min(largest, held) * optimizedBytes;
@@ -160,6 +164,11 @@ interface ActivationFigures {
   lossTransient: number;
   inferenceTransient: number;
   inputs: number;
+  /**
+   * The sparse gradients of tables built with sparse=True (the rows looked up, an int64 index each): made at the end of
+   * backward, alive through the step, and through the next forward where gradients outlive the step.
+   */
+  sparseGradients?: number;
   /**
    * generate(): the prompt's forward (its KV cache and that forward's transients) and the last decoding step (the
    * whole KV cache, one layer's keys and values being concatenated anew, the last position's logits and their fp32 copy).
@@ -247,7 +256,8 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   return {
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
     // The feature encoder's peak comes first in forward (Wav2Vec2), when nothing else is kept or cached.
-    forwardTransient: Math.max(a.forwardTransient + (checkpointing ? weightCopies : 0),
+    // Logits the step drops are still alive while the loss over them runs, at the end of forward.
+    forwardTransient: Math.max(a.forwardTransient + droppedLogits + (checkpointing ? weightCopies : 0),
       (a.featurePeak ?? 0) - (a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies)),
       // Every block frozen and fed without history: the forward runs as a no-grad one, with its transients.
       training && cfg.frozenLowerLayers !== undefined && cfg.frozenLowerLayers >= s.layers ? a.inferenceTransient - a.saved : 0),
@@ -454,6 +464,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     backwardCurve: net.backwardPoints && !checkpointed
       ? net.backwardPoints.map((p) => ({ bytes: b * p.elements * act + reparametrized + logSoftmax + convWorkspace, parametersBefore: p.parametersBefore })) : undefined,
     inputs,
+    ...(net.sparseGradientPerSample && cfg.mode === 'train' && params.trainable > 0
+      ? { sparseGradients: b * (net.sparseGradientPerSample.rows * 8 + net.sparseGradientPerSample.values * dtypeBytes(cfg.weightDtype)) } : {}),
   };
 }
 
@@ -705,7 +717,8 @@ function phaseParts(cfg: TrainingConfig): { parts: Record<PeakPhase, Breakdown>;
   // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.
   const parts: Record<PeakPhase, Breakdown> = { forward: ZERO_BREAKDOWN, backward: ZERO_BREAKDOWN, 'optimizer-step': ZERO_BREAKDOWN };
   if (cfg.mode === 'train') {
-    const gradsAtForward = cfg.gradsKeptAcrossSteps || cfg.accumulation > 1 ? layout.gradients : 0;
+    const sparse = act.sparseGradients ?? 0;
+    const gradsAtForward = cfg.gradsKeptAcrossSteps || cfg.accumulation > 1 ? layout.gradients + sparse : 0;
     parts.forward = {
       weights: layout.weightsInCompute, gradients: gradsAtForward + layout.bucket, optimizerStates,
       activations: act.saved, other: base + act.forwardTransient,
@@ -716,7 +729,7 @@ function phaseParts(cfg: TrainingConfig): { parts: Record<PeakPhase, Breakdown>;
       activations: act.saved, other: base + act.backwardTransient,
     };
     const backwardEnd: Breakdown = {
-      weights: layout.weightsInCompute + layout.weightsLateBackward, gradients: layout.gradients + layout.bucket + layout.gradientsLateBackward,
+      weights: layout.weightsInCompute + layout.weightsLateBackward, gradients: layout.gradients + sparse + layout.bucket + layout.gradientsLateBackward,
       optimizerStates, activations: act.recompute, other: base,
     };
     parts.backward = total(backwardStart) >= total(backwardEnd) ? backwardStart : backwardEnd;
@@ -734,7 +747,7 @@ function phaseParts(cfg: TrainingConfig): { parts: Record<PeakPhase, Breakdown>;
     }
     const stepGradients = params.gradBytes > 0 ? layout.gradients * params.stepGradBytes / params.gradBytes : 0;
     parts['optimizer-step'] = {
-      weights: layout.weightsAtStep, gradients: stepGradients + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
+      weights: layout.weightsAtStep, gradients: stepGradients + sparse + layout.bucket, optimizerStates, activations: 0, other: base + optimizerTemp,
     };
     if (cfg.perSampleGradients) {
       // vmap(grad(f)) over the batch: a gradient of every trainable parameter for each sample, on top of what its

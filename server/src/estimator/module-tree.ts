@@ -1419,6 +1419,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(trace.reparametrizedWeights > 0 ? { reparametrizedWeightElements: trace.reparametrizedWeights } : {}),
       ...(trace.stepKeptElements > 0 ? { stepKeptElementsPerSample: perSample(trace.stepKeptElements) } : {}),
       ...(trace.stepLossGradientElements > 0 ? { stepLossGradientElementsPerSample: perSample(trace.stepLossGradientElements) } : {}),
+      ...(trace.sparseGradient.rows > 0
+        ? { sparseGradientPerSample: { rows: perSample(trace.sparseGradient.rows), values: perSample(trace.sparseGradient.values) } } : {}),
       ...(trace.fixedBytes > trace.fixedBytesAtBackwardPeak ? { fixedBytesAfterBackwardPeak: perSample(trace.fixedBytes - trace.fixedBytesAtBackwardPeak) } : {}),
       largestElementsPerSample: perSample(trace.largest),
       outputElementsPerSample: output,

@@ -342,6 +342,8 @@ export interface LayerNetSpec {
   namedOutputElementsPerSample?: Record<string, number>;
   /** Parameters of sparse embeddings (`sparse=True`): their gradients hold the looked-up rows, not the table. */
   sparseGradientParameters?: number;
+  /** Their sparse gradients per sample, as the traced forward looked them up: rows (an int64 index each) and values. */
+  sparseGradientPerSample?: { rows: number; values: number };
   /** Named top-level submodules in forward order, the classifier head last (library vision models). */
   parts?: LayerPart[];
   /** The running totals and the tensor where the last part ends (before the loss's read of the output): see parts. */
@@ -413,6 +415,11 @@ export interface TrainingConfig {
   accumulation: number;
   /** Gradients alive through the next forward: accumulation > 1 or a loop that never calls zero_grad. */
   gradsKeptAcrossSteps: boolean;
+  /**
+   * A SparseAdam beside the optimizer holds the sparse embeddings' parameters (`sparseGradientParameters`): two dense
+   * states each; `optimizer` covers the rest.
+   */
+  sparseAdamBeside?: boolean;
   /**
    * Whether the model's output stays alive through backward beside what the loss keeps of it (a language model's
    * logits): true where the scope that calls backward binds it to a name (`logits = model(x)`), false where only the
