@@ -44,23 +44,27 @@ async function main(): Promise<void> {
   }
   const times: number[] = [];
   const cpu: number[] = [];
+  /** Minor page faults of the process during each estimate: memory the heap touches for the first time. */
+  const faults: number[] = [];
   const gcs: string[] = [];
   for (let i = 0; i < runs; i++) {
     const plain = { rootNode: copyTree(tree, text) };
     await new Promise((resolve) => setImmediate(resolve));
     const [ms0, n0] = [gcMs, gcCount];
-    const [start, startCpu] = [performance.now(), threadCpuMs()];
+    const [start, startCpu, startFaults] = [performance.now(), threadCpuMs(), process.resourceUsage().minorPageFault];
     estimateScript(plain, text, 'bench.py', { gpu: 'RTX 4090' });
     times.push(performance.now() - start);
     cpu.push(threadCpuMs() - startCpu);
+    faults.push(process.resourceUsage().minorPageFault - startFaults);
     await new Promise((resolve) => setImmediate(resolve));
+    if (String(i + 1) === process.env.OOMGUARD_GC_AFTER) (globalThis as { gc?: () => void }).gc?.();
     gcs.push(`${gcCount - n0}/${(gcMs - ms0).toFixed(1)}`);
   }
   if (session) {
     const { profile } = await post('HeapProfiler.stopSampling') as { profile: unknown };
     fs.writeFileSync(allocationFile!, JSON.stringify(profile));
   }
-  console.log('runs (wall ms / thread CPU ms, gc count/ms):', times.map((t, i) => `${t.toFixed(1)}/${cpu[i]!.toFixed(1)}(${gcs[i]})`).join(' '));
+  console.log('runs (wall ms / thread CPU ms, gc count/ms, page faults):', times.map((t, i) => `${t.toFixed(1)}/${cpu[i]!.toFixed(1)}(${gcs[i]}, ${faults[i]})`).join(' '));
   for (const [label, values] of [['wall', times], ['thread CPU', cpu]] as const) {
     const sorted = values.slice(1).sort((a, b) => a - b);
     if (sorted.length === 0) continue;
