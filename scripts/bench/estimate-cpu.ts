@@ -56,6 +56,8 @@ async function main(): Promise<void> {
     times.push(performance.now() - start);
     cpu.push(threadCpuMs() - startCpu);
     faults.push(process.resourceUsage().minorPageFault - startFaults);
+    // OOMGUARD_EACH_RUN=1: each run as it ends (between V8's --trace-opt lines: which runs ran optimized code).
+    if (process.env.OOMGUARD_EACH_RUN) console.log(`run ${i + 1}: ${times[i]!.toFixed(1)} ms, thread CPU ${cpu[i]!.toFixed(1)} ms, ${faults[i]} page faults`);
     await new Promise((resolve) => setImmediate(resolve));
     if (String(i + 1) === process.env.OOMGUARD_GC_AFTER) (globalThis as { gc?: () => void }).gc?.();
     gcs.push(`${gcCount - n0}/${(gcMs - ms0).toFixed(1)}`);
