@@ -23,6 +23,15 @@ function residentBytes(pid: number | undefined): number | undefined {
   }
 }
 
+/** The CPU time this thread has run, in ms (Linux schedstat; NaN elsewhere): not lengthened by other processes' work. */
+function threadCpuMs(): number {
+  try {
+    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+
 /** The number of threads of a process (Linux /proc). */
 function threadCount(pid: number | undefined): number {
   try {
@@ -307,22 +316,33 @@ async function estimateSpeed(): Promise<void> {
       console.log(`first estimate of the process (${text.split('\n').length} lines, functions compiled on their first call): ${first.toFixed(1)} ms`);
     }
     const server: number[] = [];
+    const serverCpu: number[] = [];
+    const serverFaults: number[] = [];
     const cli: number[] = [];
     for (let i = 0; i < 20; i++) {
       const plain = { rootNode: copyTree(tree, text) };
+      const [startCpu, startFaults] = [threadCpuMs(), process.resourceUsage().minorPageFault];
       let start = performance.now();
       estimateScript(plain, text, 'bench.py', { gpu: 'RTX 4090' });
       server.push(performance.now() - start);
+      serverCpu.push(threadCpuMs() - startCpu);
+      serverFaults.push(process.resourceUsage().minorPageFault - startFaults);
       start = performance.now();
       estimateScript(tree, text, 'bench.py', { gpu: 'RTX 4090' });
       cli.push(performance.now() - start);
     }
     tree.delete();
+    const slowest = server.indexOf(Math.max(...server));
     server.sort((a, b) => a - b);
     cli.sort((a, b) => a - b);
     const n = text.split('\n').length;
     console.log(`estimate of a ${n}-line script, server (document's tree copy): median ${percentile(server, 50).toFixed(1)} ms, p90 ${percentile(server, 90).toFixed(1)} ms, max ${server[server.length - 1]!.toFixed(1)} ms; ` +
       `oomguard estimate (copy included): median ${percentile(cli, 50).toFixed(1)} ms, max ${cli[cli.length - 1]!.toFixed(1)} ms (target: under 20 ms for 1,000 lines)`);
+    // What varies: the thread's own CPU time (not other processes'), and the memory pages the heap touches for the
+    // first time (a fresh process's young generation grows to its full size over the first estimates).
+    const cpuSorted = [...serverCpu].sort((a, b) => a - b);
+    console.log(`  server path, this thread's CPU: median ${percentile(cpuSorted, 50).toFixed(1)} ms, p90 ${percentile(cpuSorted, 90).toFixed(1)} ms; ` +
+      `page faults per estimate in order: ${serverFaults.join(' ')} (the slowest, run ${slowest + 1}: ${serverFaults[slowest]} faults, ${serverCpu[slowest]!.toFixed(1)} ms CPU)`);
   }
 }
 

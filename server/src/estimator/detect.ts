@@ -284,6 +284,12 @@ function lastName(dotted: string): string {
   return dotted.slice(dotted.lastIndexOf('.') + 1);
 }
 
+/** The script's last `….backward()` call (searched from the end: no list of them is made). */
+function lastBackwardCall(calls: readonly Node[]): Node | undefined {
+  for (let i = calls.length - 1; i >= 0; i--) if (lastName(callee(calls[i]!)) === 'backward') return calls[i];
+  return undefined;
+}
+
 function taskFromClass(className: string, family: TransformerFamily): TransformerTask {
   if (/CausalLM|LMHead/.test(className)) return 'causal-lm';
   // A multiple-choice head scores each (context, choice) sequence: a one-label classifier over the pooled output.
@@ -1750,11 +1756,11 @@ function rebuiltLoaderBatch(program: ProgramModel, backwardCall: Node): Located<
   while (root.parent) root = root.parent;
   const loaderBatch = (value: Value | undefined): number | undefined =>
     value?.kind === 'call' && /(^|\.)DataLoader$/.test(value.path) ? numberOf(value.kwargs.get('batch_size') ?? value.args[1]) : undefined;
-  const assignments = root.descendantsOfType('assignment').filter((a): a is Node => a !== null && a.childForFieldName('left')?.type === 'identifier');
+  const assignments = treeIndex(root).assignments.filter((a) => a.childForFieldName('left')?.type === 'identifier');
   const firstAssignment = assignments.find((a) => program.valueOf(a.childForFieldName('right')) === first);
   const name = firstAssignment?.childForFieldName('left')?.text;
   if (!firstAssignment || !name) return undefined;
-  const runs = root.descendantsOfType('call').filter((c): c is Node => c !== null && c.childForFieldName('function')?.text === fnName);
+  const runs = treeIndex(root).calls.filter((c) => c.childForFieldName('function')?.text === fnName);
   let best: Located<number> | undefined;
   for (const later of assignments) {
     if (later.startIndex <= firstAssignment.startIndex || later.childForFieldName('left')?.text !== name) continue;
@@ -2448,7 +2454,7 @@ function outputsUnscored(forwards: readonly Node[]): number | undefined {
   let root = forwards[0]!;
   while (root.parent) root = root.parent;
   const definitions = new Map<string, Node>();
-  for (const fn of root.descendantsOfType('function_definition')) {
+  for (const fn of treeIndex(root).functions) {
     const name = fn?.childForFieldName('name')?.text;
     if (fn && name) definitions.set(name, fn);
   }
@@ -2646,7 +2652,7 @@ function frozenAsideModel(frozen: readonly Value[], calls: readonly Node[], prog
  * under no_grad (`vision.forward_features(images)` in `with torch.no_grad():`).
  */
 function hubModelRunWithGrad<H extends { call: Node }>(calls: readonly Node[], program: ProgramModel, tower: Value, hubs: readonly H[]): H | undefined {
-  const backward = calls.filter((call) => lastName(callee(call)) === 'backward').at(-1);
+  const backward = lastBackwardCall(calls);
   const loop = backward ? enclosingLoops(backward)[0] : undefined;
   if (!backward || !loop) return undefined;
   const namesOf = (value: Value | undefined): Set<string> =>
@@ -2772,7 +2778,7 @@ function handWrittenLora(root: Node, calls: readonly Node[], bindings: Bindings)
     }
     return undefined;
   };
-  for (const cls of root.descendantsOfType('class_definition')) {
+  for (const cls of treeIndex(root).classes) {
     if (!cls) continue;
     let down: Node | undefined;
     const downNamed: string[] = [];
@@ -2983,7 +2989,7 @@ function derivativeActivation(calledNames: readonly string[]): DerivativeActivat
  * (a pretraining loop with its own optimizer). All of them where none is found there.
  */
 function optimizersStepping(calls: readonly Node[], optimizers: readonly Value[], bindings: Bindings): readonly Value[] {
-  const backward = calls.filter((call) => lastName(callee(call)) === 'backward').at(-1);
+  const backward = lastBackwardCall(calls);
   const loop = backward ? enclosingLoops(backward)[0] : undefined;
   if (!loop) return optimizers;
   const stepping = new Set<Value>();

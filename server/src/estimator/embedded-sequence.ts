@@ -8,6 +8,7 @@ import { INPUT_EMBEDDINGS } from '../engine/program/interpreter';
 import type { CallResultValue, LayerValue, Value } from '../engine/program/values';
 import { callArguments } from './python-values';
 import type { Located } from './types';
+import { treeIndex } from '../engine/program/tree-index';
 
 /** Methods that keep a tensor's sequence (`.to(torch.bfloat16)`, `.float()`). */
 const KEEPS_TOKENS = /^(to|float|half|bfloat16|contiguous|detach|clone|type)$/;
@@ -38,7 +39,7 @@ export function embeddedSequence(program: ProgramModel, call: PyNode, hub: Value
   /** The right side of the last assignment to `name` before `before`, in the call's function. */
   const assignedBefore = (name: string, before: number): PyNode | undefined => {
     let found: PyNode | undefined;
-    for (const assignment of program.root.descendantsOfType('assignment')) {
+    for (const assignment of treeIndex(program.root).assignments) {
       if (!assignment || assignment.startIndex < from || assignment.startIndex >= before) continue;
       if (assignment.childForFieldName('left')?.text !== name) continue;
       found = assignment.childForFieldName('right') ?? undefined;

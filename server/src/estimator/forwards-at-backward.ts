@@ -70,8 +70,21 @@ export function forwardsAtBackward(step: StepModel): ForwardsAtBackward {
   return { ...one, why: found.why, forwards: found.value, batches: found.value * members, ...(found.line !== undefined ? { line: found.line } : {}) };
 }
 
+/** Whether a name's text is `name`: compared only where the lengths agree (no text is cut out for the others). */
+function named(node: Node, name: string): boolean {
+  return node.endIndex - node.startIndex === name.length && node.text === name;
+}
+
 function isBackward(call: Node): boolean {
-  return /(^|\.)backward$/.test(call.childForFieldName('function')?.text.replace(/\s+/g, '') ?? '');
+  const fn = call.childForFieldName('function');
+  // Asked of every call, several times: a name, or an attribute not named `backward` (most calls), is answered
+  // without the callee's text with its spaces removed.
+  if (fn?.type === 'identifier') return named(fn, 'backward');
+  if (fn?.type === 'attribute') {
+    const attribute = fn.childForFieldName('attribute');
+    if (!attribute || !named(attribute, 'backward')) return false;
+  }
+  return /(^|\.)backward$/.test(fn?.text.replace(/\s+/g, '') ?? '');
 }
 
 /** Whether a call is `name(...)` for one of the model's variables. */

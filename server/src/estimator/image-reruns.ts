@@ -9,6 +9,7 @@ import { numberOf, tensorShape, type CallResultValue, type ObjectValue, type Val
 import { datasetSample } from './dataset-samples';
 import { loopLoader } from './growth';
 import { libraryVisionCall } from './library-models';
+import { treeIndex } from '../engine/program/tree-index';
 
 /** One call of the function holding the training loop: its loader's batches, and the model it is given. */
 export interface ImageRun {
@@ -88,8 +89,8 @@ export function imageRuns(program: ProgramModel, backwardCall: Node): ImageRun[]
   if (loaderIndex < 0) return undefined;
   let root: Node = fn;
   while (root.parent) root = root.parent;
-  const calls = root.descendantsOfType('call')
-    .filter((c): c is Node => c !== null && c.childForFieldName('function')?.text === fnName)
+  const calls = treeIndex(root).calls
+    .filter((c) => c.childForFieldName('function')?.text === fnName)
     .sort((a, b) => a.startIndex - b.startIndex);
   if (calls.length < 2) return undefined;
   const runs: ImageRun[] = [];

@@ -15,6 +15,7 @@ import type { PyNode } from '../engine/program/node';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { tensorShape, truthy, type Value } from '../engine/program/values';
 import type { Located } from './types';
+import { treeIndex } from '../engine/program/tree-index';
 
 /** One forward the step runs, as the backward finds it. */
 export interface KeptForward {
@@ -102,7 +103,7 @@ export class StepGraphs {
   private unknownRuns = false;
 
   constructor(private readonly program: ProgramModel, root: Node, private readonly isModel: (value: Value | undefined) => boolean) {
-    for (const statement of root.descendantsOfType('with_statement')) {
+    for (const statement of treeIndex(root).withStatements) {
       if (!statement) continue;
       for (const item of statement.descendantsOfType('with_item')) {
         const value = item?.childForFieldName('value');

@@ -8,6 +8,7 @@ import { underNoGrad } from '../engine/program/grad-mode';
 import { enclosingScope } from '../engine/syntax';
 import { numberOf, type Value } from '../engine/program/values';
 import { loopLoader, loopBatchSize } from './growth';
+import { treeIndex } from '../engine/program/tree-index';
 
 /** One place a batch loop keeps a model output per batch (plain data: the estimate's configuration carries it). */
 export interface KeptOutputSite {
@@ -195,7 +196,7 @@ export function keptOutputSites(program: ProgramModel, root: PyNode, modelLine: 
     const value = nameValueOf(program, callee);
     return value !== undefined && 'line' in value && value.line === modelLine;
   };
-  for (const loop of root.descendantsOfType('for_statement')) {
+  for (const loop of treeIndex(root).forLoops) {
     const body = loop?.childForFieldName('body');
     if (!loop || !body) continue;
     const { value: loader } = loopLoader(program, loop);

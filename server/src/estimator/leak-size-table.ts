@@ -7,6 +7,7 @@ import type { Node } from '../engine/parser';
 import type { KeptMemory } from '../engine/types';
 import { keptBytes, loopBatchSize } from './growth';
 import type { TrainingConfig } from './types';
+import { treeIndex } from '../engine/program/tree-index';
 
 /** Bytes one batch keeps, by what a leak keeps (`graph`, `output`, `output[1]`); absent where the estimator cannot say. */
 export type KeptBytesByKind = Partial<Record<KeptMemory, number>>;
@@ -59,7 +60,7 @@ function bytesAt(config: TrainingConfig, batchSize: number | undefined): KeptByt
 export function leakSizeTable(config: TrainingConfig, program: ProgramModel, root: Node): LeakSizeTable {
   const loops: LeakSizeTable['loops'] = [];
   const byBatch = new Map<number, KeptBytesByKind>();
-  for (const loop of root.descendantsOfType('for_statement')) {
+  for (const loop of treeIndex(root).forLoops) {
     const batch = loopBatchSize(program, loop);
     if (batch === undefined) continue;
     let bytes = byBatch.get(batch);

@@ -17,6 +17,7 @@ import { NetBuilder } from './layers';
 import { featurePyramidLayers } from './feature-pyramid';
 import { isLazyLayer, materializeLazy, materializedLazy } from './lazy-layers';
 import type { LayerNetSpec } from './types';
+import { treeIndex } from '../engine/program/tree-index';
 
 export interface CustomModuleInfo {
   className: string;
@@ -840,7 +841,7 @@ function foldedRowsPerSample(program: ProgramModel, root: Module, siteNode: PyNo
   // reached: a second model the same helper is given later, NeRF's fine network, is reached by a later call).
     if (fn.parent?.parent?.type === 'class_definition') return undefined;
     const name = fn.childForFieldName('name')?.text;
-    const caller = program.root.descendantsOfType('call').filter((call): call is PyNode => !!call).find((call) => call.childForFieldName('function')?.text === name &&
+    const caller = treeIndex(program.root).calls.find((call) => call.childForFieldName('function')?.text === name &&
       enclosingLoops(call).some((loop) => loop.type === 'for_statement'));
     if (!caller) return undefined;
     outerCall = caller;

@@ -5,7 +5,7 @@ import { ESTIMATE_REQUEST, normalizeOverrides } from '../protocol';
 import type { EstimateParams, EstimateResponse } from '../protocol';
 import type { ServerFeature } from './context';
 import { sizedLeaks } from './leak-sizes';
-import { baseEstimate, estimateResponse, isBase, refactoringTitles, filePathOf } from './memory-estimate';
+import { baseEstimate, estimateResponse, isBase, refactoringTitlesOf } from './memory-estimate';
 
 /** JSON-RPC's "invalid params" code, for a request about a document the server does not have open. */
 const INVALID_PARAMS = -32602;
@@ -28,7 +28,7 @@ export const estimateRequest: ServerFeature = {
       }
       const settings = await context.settingsFor(uri);
       const model = context.modelOf(state);
-      const refactorings = model ? refactoringTitles(model, state.text, base.loops.training, filePathOf(state.uri)) : {};
+      const refactorings = model ? refactoringTitlesOf(state, model, base.loops.training) : {};
       return estimateResponse(state, base, overrides, settings.gpu, sizedLeaks(context, state), refactorings, started);
     });
   },

@@ -10,6 +10,10 @@ export interface TreeIndex {
   readonly calls: readonly PyNode[];
   /** Every assignment, in document order. */
   readonly assignments: readonly PyNode[];
+  /** Every class definition, `for` loop and `with` statement, in document order. */
+  readonly classes: readonly PyNode[];
+  readonly forLoops: readonly PyNode[];
+  readonly withStatements: readonly PyNode[];
   /** The smallest and largest node id in the tree (the root included), and how many nodes it has. */
   readonly minId: number;
   readonly maxId: number;
@@ -25,6 +29,9 @@ export function treeIndex(root: PyNode): TreeIndex {
     const functions: PyNode[] = [];
     const calls: PyNode[] = [];
     const assignments: PyNode[] = [];
+    const classes: PyNode[] = [];
+    const forLoops: PyNode[] = [];
+    const withStatements: PyNode[] = [];
     let minId = root.id;
     let maxId = root.id;
     let nodeCount = 1;
@@ -41,10 +48,13 @@ export function treeIndex(root: PyNode): TreeIndex {
       if (type === 'call') calls.push(node);
       else if (type === 'assignment') assignments.push(node);
       else if (type === 'function_definition') functions.push(node);
+      else if (type === 'for_statement') forLoops.push(node);
+      else if (type === 'with_statement') withStatements.push(node);
+      else if (type === 'class_definition') classes.push(node);
       const children = node.children;
       for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] ?? null);
     }
-    index = { functions, calls, assignments, minId, maxId, nodeCount };
+    index = { functions, calls, assignments, classes, forLoops, withStatements, minId, maxId, nodeCount };
     indexes.set(root, index);
   }
   return index;

@@ -216,7 +216,18 @@ export function isModuleClass(cls: ClassValue, depth = 0): boolean {
  * classes they derive from (a torch.nn class other than nn.Module derives from nn.Module). Undefined where C3 finds
  * no order (Python raises a TypeError there) or the hierarchy is deeper than any script's.
  */
-export function methodResolutionOrder(cls: ClassValue): Array<ClassValue | RefValue> | undefined {
+export function methodResolutionOrder(cls: ClassValue): ReadonlyArray<ClassValue | RefValue> | undefined {
+  // A class's bases never change once it is defined: its order is found once (asked at every instance, method call
+  // and isinstance of the class).
+  if (orders.has(cls)) return orders.get(cls);
+  const order = linearization(cls);
+  orders.set(cls, order);
+  return order;
+}
+
+const orders = new WeakMap<ClassValue, ReadonlyArray<ClassValue | RefValue> | undefined>();
+
+function linearization(cls: ClassValue): Array<ClassValue | RefValue> | undefined {
   const memo = new Map<ClassValue, Array<ClassValue | RefValue> | undefined>();
   const key = (entry: ClassValue | RefValue): ClassValue | string => (entry.kind === 'ref' ? entry.path : entry);
   const linearize = (entry: ClassValue | RefValue, depth: number): Array<ClassValue | RefValue> | undefined => {
