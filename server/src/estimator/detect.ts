@@ -906,14 +906,17 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
+    // A detector or a video classifier by that name is built below, as its own builder would be.
+    let namedByGetModel: string | undefined;
     if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone && !guessed) {
       const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
+      else if (typeof modelName === 'string' && (findDetectionModel(modelName) || findVideoModel(modelName))) namedByGetModel = modelName;
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
-    const tvMatch = TORCHVISION_MODEL.exec(libraryCall) ??
+    const tvMatch = (namedByGetModel ? [libraryCall, namedByGetModel] : null) ?? TORCHVISION_MODEL.exec(libraryCall) ??
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
     if (tvMatch && !detected.model && !notRun && !backbone && !guessed && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);

@@ -1,0 +1,43 @@
+// Library models of set 11: a torchvision detector named through get_model, whose GroupNorm head autocast keeps in
+// fp32, and timm / torchvision families the catalog did not know.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { estimateText } from './helpers';
+import { detectorNet, findDetectionModel } from '../../server/src/estimator/catalog/detection';
+
+const detectorTraining = (builder: string, autocast: boolean): string => [
+  'import torch',
+  'import torchvision',
+  `model = ${builder}`,
+  'model.cuda().train()',
+  'optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)',
+  'for _ in range(3):',
+  '    images = [torch.rand(3, 512, 512, device="cuda") for _ in range(4)]',
+  '    targets = [{"boxes": torch.tensor([[10.0, 20.0, 200.0, 220.0]], device="cuda"), "labels": torch.tensor([1], device="cuda")} for _ in range(4)]',
+  `    with torch.autocast("cuda", enabled=${autocast ? 'True' : 'False'}):`,
+  '        losses = sum(model(images, targets).values())',
+  '    optimizer.zero_grad()',
+  '    losses.backward()',
+  '    optimizer.step()',
+].join('\n');
+
+test('torchvision.models.get_model names a detector: built as its own builder is', async () => {
+  const byName = await estimateText(detectorTraining('torchvision.models.get_model("retinanet_resnet50_fpn_v2", weights=None, weights_backbone=None, num_classes=21)', false), '/tmp/get_model_retinanet.py');
+  const direct = await estimateText(detectorTraining('torchvision.models.detection.retinanet_resnet50_fpn_v2(weights=None, weights_backbone=None, num_classes=21)', false), '/tmp/retinanet_v2.py');
+  assert.equal(byName.detected.model.name, 'retinanet_resnet50_fpn_v2');
+  assert.equal(byName.detected.parameters, 36_746_785); // probe_detection.py's count for 21 classes
+  assert.equal(byName.peakAllocated, direct.peakAllocated);
+});
+
+test('RetinaNet v2 under autocast: its GroupNorm head keeps fp32 copies, so it keeps more than half of fp32\'s head', async () => {
+  const v2 = findDetectionModel('retinanet_resnet50_fpn_v2')!;
+  const v1 = findDetectionModel('retinanet_resnet50_fpn')!;
+  const options = { classes: 21, frozenNorms: false, pretrained: false, detections: false };
+  const groupNormed = detectorNet(v2, 512, 512, options);
+  assert.ok(groupNormed.autocastSavedBytesPerSample! > 2 * groupNormed.savedElementsPerSample);
+  // v1's head has no norm: autocast halves what it keeps.
+  assert.equal(detectorNet(v1, 512, 512, options).autocastSavedBytesPerSample, undefined);
+  const amp = await estimateText(detectorTraining('torchvision.models.get_model("retinanet_resnet50_fpn_v2", weights=None, weights_backbone=None, num_classes=21)', true), '/tmp/retinanet_v2_amp.py');
+  const fp32 = await estimateText(detectorTraining('torchvision.models.get_model("retinanet_resnet50_fpn_v2", weights=None, weights_backbone=None, num_classes=21)', false), '/tmp/retinanet_v2_fp32.py');
+  assert.ok(amp.breakdown.activations > 0.5 * fp32.breakdown.activations);
+});
