@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { estimateText } from './helpers';
 import { detectorNet, findDetectionModel } from '../../server/src/estimator/catalog/detection';
+import { findVisionModel } from '../../server/src/estimator/catalog/vision';
+import type { LayerNetSpec } from '../../server/src/estimator/types';
 
 const detectorTraining = (builder: string, autocast: boolean): string => [
   'import torch',
@@ -40,4 +42,22 @@ test('RetinaNet v2 under autocast: its GroupNorm head keeps fp32 copies, so it k
   const amp = await estimateText(detectorTraining('torchvision.models.get_model("retinanet_resnet50_fpn_v2", weights=None, weights_backbone=None, num_classes=21)', true), '/tmp/retinanet_v2_amp.py');
   const fp32 = await estimateText(detectorTraining('torchvision.models.get_model("retinanet_resnet50_fpn_v2", weights=None, weights_backbone=None, num_classes=21)', false), '/tmp/retinanet_v2_fp32.py');
   assert.ok(amp.breakdown.activations > 0.5 * fp32.breakdown.activations);
+});
+
+test('timm resnest50d: a ResNet-D with split-attention bottlenecks, its parameters as timm builds them', async () => {
+  const vision = findVisionModel('resnest50d')!;
+  const built = (classes: number): number => (vision.build(224, classes) as LayerNetSpec).parameters;
+  // 27,483,240 with ImageNet's head (timm's 27.48M); its head is a 2048-wide linear.
+  assert.equal(built(1000), 27_483_240);
+  assert.equal(built(10), 27_483_240 - 990 * 2049);
+  // Split attention keeps its doubled map: more than a ResNet-50 at the same size, less than twice.
+  const resnet = findVisionModel('resnet50')!.build(224, 1000) as LayerNetSpec;
+  const resnest = vision.build(224, 1000) as LayerNetSpec;
+  assert.ok(resnest.savedElementsPerSample > resnet.savedElementsPerSample && resnest.savedElementsPerSample < 2 * resnet.savedElementsPerSample);
+  const script = ['import timm, torch', 'model = timm.create_model("resnest50d", num_classes=10).cuda()',
+    'optimizer = torch.optim.SGD(model.parameters(), lr=0.1)', 'for _ in range(3):',
+    '    loss = model(torch.randn(16, 3, 224, 224, device="cuda")).logsumexp(1).mean()', '    optimizer.zero_grad()', '    loss.backward()', '    optimizer.step()'].join('\n');
+  const result = await estimateText(script, '/tmp/resnest.py');
+  assert.equal(result.detected.model.name, 'resnest50d');
+  assert.equal(result.detected.parameters, built(10));
 });

@@ -679,6 +679,62 @@ function convnextV2(depths: number[], dims: number[]): (imageSize: number, numCl
   };
 }
 
+/** timm's make_divisible: the nearest multiple of `divisor` (never below `least`, nor below 90% of the value). */
+function timmDivisible(value: number, divisor = 8, least = divisor): number {
+  const rounded = Math.max(least, Math.floor((value + divisor / 2) / divisor) * divisor);
+  return rounded < 0.9 * value ? rounded + divisor : rounded;
+}
+
+/**
+ * timm's ResNeSt (`resnest50d` and kin): a ResNet-D (a deep stem of three 3x3 convolutions, 32/32/64 wide; an
+ * average pool before each strided shortcut's 1x1 convolution) whose bottleneck 3x3 is a split attention over
+ * `radix` 2 groups: a grouped convolution to twice the width (BatchNorm, ReLU), the splits summed and pooled, two 1x1
+ * convolutions (the first to a quarter of the doubled width, at least 32) and a softmax over the splits weigh them;
+ * the weighted sum is pooled by a 3x3 average pool where the block strides (avd). The product keeps the doubled map
+ * (the ReLU's output), the sum makes a map of the width the 1x1 convolution after it keeps.
+ */
+function resnest(blocks: number[], radix = 2): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('conv1').conv(32, 3, 2).batchNorm().relu().conv(32, 3).batchNorm().relu().conv(64, 3);
+    net.part('bn1').batchNorm().part('relu').relu().part('maxpool').maxPool(3, 2, 1);
+    let inChannels = 64;
+    blocks.forEach((count, stage) => {
+      net.part(`layer${stage + 1}`);
+      net.beginStage();
+      const width = 64 * 2 ** stage;
+      const out = 4 * width;
+      const attention = timmDivisible(width * radix * 0.25, 8, 32);
+      for (let b = 0; b < count; b++) {
+        const stride = stage > 0 && b === 0 ? 2 : 1;
+        net.beginBlock();
+        net.conv(width, 1).batchNorm().relu();
+        net.conv(width * radix, 3, 1, radix).batchNorm().relu();
+        // The attention's two 1x1 convolutions (with biases) and its BatchNorm, on pooled vectors (kept, small).
+        net.addParameters(width * attention + attention + 2 * attention + attention * width * radix + width * radix, width * attention + attention * width * radix);
+        net.saved += 2 * width + 2 * attention + 2 * width * radix;
+        net.concatTo(width);
+        if (stride > 1) net.avgPool(3, stride, 1);
+        net.conv(out, 1).batchNorm();
+        if (b === 0) {
+          // The shortcut: (a 2x2 average pool where it strides, whose output the conv keeps) a 1x1 conv and a BatchNorm.
+          net.parameters += inChannels * out + 2 * out;
+          net.normParameters += 2 * out;
+          net.castParameters += inChannels * out;
+          net.saved += net.elements + (stride > 1 ? (net.elements / out) * inChannels : 0);
+        }
+        net.addResidual().relu();
+        net.endBlock();
+        inChannels = out;
+      }
+      net.endStage();
+      net.name(`layer${stage + 1}`);
+    });
+    net.part('avgpool').globalPool().part('fc').linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /**
  * timm's PVT v2 (`pvt_v2_b0`..`b5`): SegFormer's Mix Transformer encoder (overlapping patch embeddings, attention
  * over keys and values from a map reduced by sr_ratios 8/4/2/1, the Mix-FFN's depthwise convolution) with its own
@@ -1054,6 +1110,8 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['regnety_120'], publishedParameters: 51_822_544, build: regnet(19, 168, 73.36, 2.37, 112, 0.25, 'timm') },
   // timm's published counts (results-imagenet.csv, to 0.01M: 3.67, 14.01, 25.36, 45.24, 62.56, 82.0). pvt_v2_b2_li's
   // linear attention (a pooled 7x7 map) is not built.
+  // timm's ResNeSt-50d (results-imagenet.csv: 27.48M).
+  { names: ['resnest50d'], publishedParameters: 27_480_000, build: resnest([3, 4, 6, 3]), features: RESNET_FEATURES },
   { names: ['pvt_v2_b0'], publishedParameters: 3_670_000, build: pvtV2([2, 2, 2, 2], [32, 64, 160, 256], [8, 8, 4, 4]), features: PVT_V2_FEATURES },
   { names: ['pvt_v2_b1'], publishedParameters: 14_010_000, build: pvtV2([2, 2, 2, 2], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
   { names: ['pvt_v2_b2'], publishedParameters: 25_360_000, build: pvtV2([3, 4, 6, 3], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
