@@ -61,3 +61,14 @@ test('timm resnest50d: a ResNet-D with split-attention bottlenecks, its paramete
   assert.equal(result.detected.model.name, 'resnest50d');
   assert.equal(result.detected.parameters, built(10));
 });
+
+test('timm eca_nfnet_l0: weight-standardized convolutions (a bias and a gain each), ECA, no norms', () => {
+  const vision = findVisionModel('eca_nfnet_l0')!;
+  const built = (classes: number): number => (vision.build(256, classes) as LayerNetSpec).parameters;
+  // timm's 24.14M with ImageNet's head, a 2304-wide linear (1.5 x 1536).
+  assert.equal(built(1000), 24_143_924);
+  assert.equal(built(100), 24_143_924 - 900 * 2305);
+  // Stride 32 in all: the maps, and what they keep, follow the image's area.
+  const at = (size: number): number => (vision.build(size, 1000) as LayerNetSpec).savedElementsPerSample;
+  assert.ok(Math.abs(at(448) / at(224) - 4) < 0.05);
+});

@@ -735,6 +735,70 @@ function resnest(blocks: number[], radix = 2): (imageSize: number, numClasses: n
   };
 }
 
+/** ECA's 1-D convolution over the pooled channels: its kernel grows with log2 of the channels, odd (timm's EcaModule). */
+function ecaKernel(channels: number): number {
+  const k = Math.trunc(Math.abs((Math.log2(channels) + 1) / 2));
+  return k % 2 === 1 ? k : k + 1;
+}
+
+/**
+ * timm's NFNet-L / ECA-NFNet (`eca_nfnet_l0`..`l2`): a normalizer-free ResNet. Weight-standardized convolutions
+ * (ScaledStdConv2d: a bias and a gain per output channel), no norms; a deep stem of four 3x3 convolutions to 128
+ * channels (stride 4 in all); pre-activation bottlenecks (SiLU, whose input is kept, scaled by beta) of a 1x1, two
+ * grouped 3x3 (group width 64) and a 1x1 convolution, efficient channel attention at the end of each (its product
+ * keeps the last convolution's output), an average-pooled 1x1 shortcut where the width or stride changes; a 1x1
+ * convolution to 1.5 x the last width before the pooled head.
+ */
+function ecaNfnet(depths: number[], channels = [256, 512, 1536, 1536]): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const features = channels[channels.length - 1]! * 1.5;
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    const standardized = (out: number, kernel: number, stride = 1, groups = 1): NetBuilder =>
+      net.conv(out, kernel, stride, groups, true).addParameters(out, 0);
+    net.part('stem');
+    standardized(16, 3, 2).activation();
+    standardized(32, 3).activation();
+    standardized(64, 3).activation();
+    standardized(128, 3, 2);
+    let inChannels = 128;
+    depths.forEach((depth, stage) => {
+      net.part(`stages.${stage}`);
+      net.beginStage();
+      const out = channels[stage]!;
+      const mid = out / 4;
+      const groups = mid / 64;
+      for (let b = 0; b < depth; b++) {
+        const stride = stage > 0 && b === 0 ? 2 : 1;
+        net.beginBlock();
+        net.activation();
+        if (b === 0) {
+          // The shortcut reads the activated input (a 2x2 average pool of it where the block strides, which its conv keeps).
+          net.addParameters(inChannels * out + 2 * out, inChannels * out);
+          if (stride > 1) net.saved += net.elements / (stride * stride);
+        }
+        standardized(mid, 1).activation();
+        standardized(mid, 3, stride, groups).activation();
+        standardized(mid, 3, 1, groups).activation();
+        standardized(out, 1);
+        // ECA: the pooled channels through a 1-D convolution and a sigmoid; the product keeps the map.
+        net.addParameters(ecaKernel(out), 0);
+        net.saved += net.elements + 3 * out;
+        net.concatTo(out);
+        net.addResidual();
+        net.endBlock();
+        inChannels = out;
+      }
+      net.endStage();
+      net.name(`stages.${stage}`);
+    });
+    net.part('final_conv');
+    standardized(features, 1);
+    net.part('final_act').activation();
+    net.part('head').globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /**
  * timm's PVT v2 (`pvt_v2_b0`..`b5`): SegFormer's Mix Transformer encoder (overlapping patch embeddings, attention
  * over keys and values from a map reduced by sr_ratios 8/4/2/1, the Mix-FFN's depthwise convolution) with its own
@@ -1112,6 +1176,8 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   // linear attention (a pooled 7x7 map) is not built.
   // timm's ResNeSt-50d (results-imagenet.csv: 27.48M).
   { names: ['resnest50d'], publishedParameters: 27_480_000, build: resnest([3, 4, 6, 3]), features: RESNET_FEATURES },
+  // timm's ECA-NFNet-L0 (results-imagenet.csv: 24.14M; 24,143,924 as built).
+  { names: ['eca_nfnet_l0'], publishedParameters: 24_140_000, build: ecaNfnet([1, 2, 6, 3]) },
   { names: ['pvt_v2_b0'], publishedParameters: 3_670_000, build: pvtV2([2, 2, 2, 2], [32, 64, 160, 256], [8, 8, 4, 4]), features: PVT_V2_FEATURES },
   { names: ['pvt_v2_b1'], publishedParameters: 14_010_000, build: pvtV2([2, 2, 2, 2], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
   { names: ['pvt_v2_b2'], publishedParameters: 25_360_000, build: pvtV2([3, 4, 6, 3], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
