@@ -72,3 +72,11 @@ test('timm eca_nfnet_l0: weight-standardized convolutions (a bias and a gain eac
   const at = (size: number): number => (vision.build(size, 1000) as LayerNetSpec).savedElementsPerSample;
   assert.ok(Math.abs(at(448) / at(224) - 4) < 0.05);
 });
+
+test('timm twins_svt_small: alternating windowed and sub-sampled attention, its parameters as timm builds them', () => {
+  const vision = findVisionModel('twins_svt_small')!;
+  const built = (classes: number): number => (vision.build(224, classes) as LayerNetSpec).parameters;
+  // timm's 24.06M with ImageNet's head (a 512-wide linear).
+  assert.equal(built(1000), 24_060_776);
+  assert.equal(built(10), 24_060_776 - 990 * 513);
+});

@@ -800,6 +800,32 @@ function ecaNfnet(depths: number[], channels = [256, 512, 1536, 1536]): (imageSi
 }
 
 /**
+ * timm's Twins-SVT (`twins_svt_small` / `base` / `large`): four stages, each a patch embedding (a strided conv and
+ * a LayerNorm: 4 then 2), then blocks alternating locally grouped attention (7x7 windows, Swin's block without
+ * shift or bias table) and global sub-sampled attention (keys and values from a map reduced by sr 8/4/2/1, as in
+ * PVT), both through F.scaled_dot_product_attention, with plain 4x MLPs; a position generator (a 3x3 depthwise
+ * conv with a residual) after each stage's first block; a final LayerNorm, pooled tokens and a linear head.
+ */
+function twinsSvt(depths: number[], dims: number[], heads: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const reductions = [8, 4, 2, 1];
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    depths.forEach((depth, stage) => {
+      const patch = stage === 0 ? 4 : 2;
+      net.part(`patch_embeds.${stage}`).conv(dims[stage]!, patch, patch, 1, true, 0).layerNorm();
+      net.part(`blocks.${stage}`);
+      for (let b = 0; b < depth; b++) {
+        if (b % 2 === 0) net.swinBlock(heads[stage]!, 7, undefined, { biasTable: false });
+        else net.segformerBlock(heads[stage]!, reductions[stage]!, 4, true, false);
+        if (b === 0) net.conv(dims[stage]!, 3, 1, dims[stage]!, true).addResidual();
+      }
+    });
+    net.part('norm').layerNorm().globalPool().part('head').linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/**
  * timm's PVT v2 (`pvt_v2_b0`..`b5`): SegFormer's Mix Transformer encoder (overlapping patch embeddings, attention
  * over keys and values from a map reduced by sr_ratios 8/4/2/1, the Mix-FFN's depthwise convolution) with its own
  * MLP ratios, each stage ending in a LayerNorm, then global average pooling and a linear head. Its attention is
@@ -1178,6 +1204,10 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['resnest50d'], publishedParameters: 27_480_000, build: resnest([3, 4, 6, 3]), features: RESNET_FEATURES },
   // timm's ECA-NFNet-L0 (results-imagenet.csv: 24.14M; 24,143,924 as built).
   { names: ['eca_nfnet_l0'], publishedParameters: 24_140_000, build: ecaNfnet([1, 2, 6, 3]) },
+  // timm's Twins-SVT (results-imagenet.csv: 24.06M, 56.07M, 99.27M).
+  { names: ['twins_svt_small'], publishedParameters: 24_060_000, build: twinsSvt([2, 2, 10, 4], [64, 128, 256, 512], [2, 4, 8, 16]) },
+  { names: ['twins_svt_base'], publishedParameters: 56_070_000, build: twinsSvt([2, 2, 18, 2], [96, 192, 384, 768], [3, 6, 12, 24]) },
+  { names: ['twins_svt_large'], publishedParameters: 99_270_000, build: twinsSvt([2, 2, 18, 2], [128, 256, 512, 1024], [4, 8, 16, 32]) },
   { names: ['pvt_v2_b0'], publishedParameters: 3_670_000, build: pvtV2([2, 2, 2, 2], [32, 64, 160, 256], [8, 8, 4, 4]), features: PVT_V2_FEATURES },
   { names: ['pvt_v2_b1'], publishedParameters: 14_010_000, build: pvtV2([2, 2, 2, 2], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
   { names: ['pvt_v2_b2'], publishedParameters: 25_360_000, build: pvtV2([3, 4, 6, 3], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
