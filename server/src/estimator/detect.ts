@@ -196,7 +196,7 @@ export interface DetectedConfig {
    * A library vision model held, beside the hub model the estimate is of, by one module of the script on the GPU (a
    * two-tower model: a timm image encoder and a hub text encoder) and trained with it.
    */
-  jointTower?: Located<DetectedModel>;
+  jointTower?: Located<DetectedModel & { checkpointing?: boolean }>;
   /**
    * Image batches of several sizes the trained model is given in one call (DINO's multi-crop), and how many images of
    * the largest size make the same tokens (a ViT) or pixels: the batch the estimate counts.
@@ -295,6 +295,8 @@ function taskFromClass(className: string, family: TransformerFamily): Transforme
   // A multiple-choice head scores each (context, choice) sequence: a one-label classifier over the pooled output.
   if (/SequenceClassification|TokenClassification|QuestionAnswering|MultipleChoice/.test(className)) return 'seq-cls';
   if (/MaskedLM/.test(className)) return 'masked-lm';
+  // ELECTRA's pre-training class is its discriminator: a dense layer and one logit a token (see withClassHead).
+  if (className === ELECTRA_DISCRIMINATOR) return 'seq-cls';
   // MarianMTModel is Marian's ForConditionalGeneration (a language-model head on the decoder).
   if (/ConditionalGeneration|Seq2SeqLM|SpeechSeq2Seq|MTModel$/.test(className)) return family === 'whisper' ? 'speech-seq2seq' : 'seq2seq';
   if (/ImageClassification/.test(className)) return 'image-cls';
@@ -305,9 +307,18 @@ function taskFromClass(className: string, family: TransformerFamily): Transforme
   return 'base';
 }
 
-/** A multiple-choice class's spec: its classifier gives one score a sequence, whatever num_labels says. */
-function withMultipleChoice(spec: TransformerSpec, className: string): TransformerSpec {
-  return /ForMultipleChoice$/.test(className) ? { ...spec, numLabels: 1, multipleChoice: true } : spec;
+const ELECTRA_DISCRIMINATOR = 'ElectraForPreTraining';
+
+/**
+ * A head whose size the class fixes whatever num_labels says: a multiple-choice classifier gives one score a
+ * sequence; ELECTRA's discriminator one logit a token, after a dense layer as large as a classifier's pooler.
+ */
+function withClassHead(spec: TransformerSpec, className: string): TransformerSpec {
+  if (/ForMultipleChoice$/.test(className)) return { ...spec, numLabels: 1, multipleChoice: true };
+  if (className === ELECTRA_DISCRIMINATOR) return { ...spec, numLabels: 1, pooler: true };
+  // ElectraClassificationHead: a dense layer over the first token, then the classifier (counted as a pooler's).
+  if (className === 'ElectraForSequenceClassification') return { ...spec, pooler: true };
+  return spec;
 }
 
 function dtypeFrom(value: PyValue | undefined): WeightDtype | undefined {
@@ -401,9 +412,13 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     AlbertConfig: 'albert-xxlarge-v2',
     // CLIPConfig's defaults are ViT-B/32's towers (CLIPTextConfig and CLIPVisionConfig defaults, projection_dim 512).
     CLIPConfig: 'openai/clip-vit-base-patch32', ViTMAEConfig: 'facebook/vit-mae-base',
+    // DeBERTa-v3 is DebertaV2Config with relative attention (see debertaV3Shape); ELECTRA is BERT's layers under
+    // embeddings of their own width.
+    DebertaV2Config: 'microsoft/deberta-v3-base', ElectraConfig: 'bert-base-uncased',
   };
   const id = base[className];
   if (!id) return undefined;
+  if (className === 'DebertaV2Config' && !debertaV3Shape(attrs)) return undefined;
   const entry = findCatalogModel(id);
   if (!entry) return undefined;
   // The config class's own defaults, not the base checkpoint's config.json: BartConfig has no attention dropout;
@@ -415,10 +430,20 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     // MBartConfig() has BART-large's vocabulary (50,265), not mbart-large-cc25's 250,027.
     ...(className === 'MBartConfig' ? { vocab: 50265 } : {}),
     // PegasusConfig: Marian's sinusoidal tables under pre-LN layers (a final norm on each stack), BART-large's sizes.
+    // DebertaV2Config's defaults are DeBERTa-v2-xlarge's sizes.
+    ...(className === 'DebertaV2Config' ? { hidden: 1536, layers: 24, heads: 24, kvHeads: 24, headDim: 64, intermediate: 6144 } : {}),
+    // ElectraConfig's defaults are ELECTRA-small's discriminator; ElectraModel has no pooler.
+    ...(className === 'ElectraConfig' ? { hidden: 256, layers: 12, heads: 4, kvHeads: 4, headDim: 64, intermediate: 1024, pooler: false, task: 'masked-lm' as const } : {}),
     ...(className === 'PegasusConfig' ? { hidden: 1024, layers: 12, decoderLayers: 12, heads: 16, kvHeads: 16, headDim: 64, intermediate: 4096, maxPositions: 1024,
       vocab: 50265, normPlacement: 'pre' as const } : {}),
   };
   const spec = withConfigAttributes({ ...entry.spec, ...classDefaults, storedDtype: 'fp32' }, attrs);
+  if (className === 'ElectraConfig') {
+    // The tables are embedding_size wide (128 by default); a projection to the hidden size only where they differ.
+    const width = attrs.get('embedding_size');
+    const tables = width?.kind === 'number' ? width.value : 128;
+    if (tables !== spec.hidden) spec.embeddingSize = tables;
+  }
   if (spec.audio) return withAudioConfig(spec, (key) => toPy(attrs.get(key)));
   if (entry.spec.decoder) {
     // ViT-MAE: the decoder's sizes are the config's decoder_* keys; its patch grid is the encoder's.
@@ -433,6 +458,18 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
   const vision = withConfigAttributes({ ...entry.spec.vision }, subConfigAttributes(attrs.get('vision_config')));
   const projection = attrs.get('projection_dim');
   return { ...text, vision, projectionDim: projection?.kind === 'number' ? projection.value : entry.spec.projectionDim };
+}
+
+/**
+ * Whether a DebertaV2Config is DeBERTa-v3's shape, the one the catalog models: relative attention over 256 position
+ * buckets shared with the content keys, a LayerNorm on the relative embeddings, no absolute positions. The class's
+ * own defaults (no relative attention, absolute positions) are DeBERTa-v2's other layout, not modelled.
+ */
+function debertaV3Shape(attrs: Map<string, Value>): boolean {
+  const plain = (key: string): PyValue | undefined => toPy(attrs.get(key));
+  const norm = plain('norm_rel_ebd');
+  return plain('relative_attention') === true && plain('position_biased_input') === false && plain('position_buckets') === 256 &&
+    plain('share_att_key') === true && typeof norm === 'string' && norm.split('|').map((part) => part.trim()).includes('layer_norm');
 }
 
 const SEGFORMER_CLASS = /^Segformer(ForSemanticSegmentation|Model)$/;
@@ -659,6 +696,10 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   let libraryModelMade: Value | undefined;
   /** The first library vision model built inside a module of the script: the model where that module is not one. */
   let skippedBackbone: Value | undefined;
+  /** The models whose own gradient_checkpointing_enable() the script calls (`discriminator.gradient_checkpointing_enable()`). */
+  const checkpointedModels: Value[] = [];
+  /** A second Hugging Face model the optimizers train beside the first (see jointTower). */
+  let pairedHubModel: DetectedConfig['jointTower'];
   /** How many micro-batches an `if (i + 1) % n == 0:` around an optimizer's step() lets pass between steps. */
   let accumulationGuard: Located<number> | undefined;
   // LBFGS's history_size and max_iter, and the optimizer steps the script calls (see lbfgsPairsKept).
@@ -768,7 +809,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       if (spec) {
         const labels = kwValue('num_labels');
         const task = taskFromClass(className, spec.family);
-        const resolved = withMultipleChoice({ ...spec, task: task === 'base' && spec.family === 'vit' ? spec.task : task, numLabels: typeof labels === 'number' ? labels : spec.numLabels }, className);
+        const resolved = withClassHead({ ...spec, task: task === 'base' && spec.family === 'vit' ? spec.task : task, numLabels: typeof labels === 'number' ? labels : spec.numLabels }, className);
         const model: DetectedModel = { name: id ?? className, source, line, spec: resolved, defaultWeightDtype: spec.storedDtype };
         const asked = dtypeFrom(kwValue('torch_dtype') ?? kwValue('dtype'));
         const stored = kwValue('torch_dtype') === 'auto' || kwValue('dtype') === 'auto' ? spec.storedDtype : undefined;
@@ -840,7 +881,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     }
     if (configSpec && (pos.length > 0 || kw.has('config')) && (name === 'from_config' || HF_MODEL_CLASS.test(name))) {
       const className = name === 'from_config' ? lastName(fn.slice(0, -'.from_config'.length)) : name;
-      const spec = withMultipleChoice({ ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) }, className);
+      const spec = withClassHead({ ...configSpec.spec, task: taskFromClass(className, configSpec.spec.family) }, className);
       // ViT-MAE's decoder belongs to the pre-training class; ViTMAEModel is the encoder (and masks all the same).
       if (!/ForPreTraining$/.test(className)) delete spec.decoder;
       // transformers 5 builds from a config in the config's own dtype (AutoConfig of a bf16 checkpoint: bf16).
@@ -876,14 +917,17 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('timm model "{0}" is not in the catalog', modelName) : t('the timm model name is not a value the script determines') };
     }
     // torchvision.models.get_model("vit_b_16", ...): the architecture is the name it is given.
+    // A detector or a video classifier by that name is built below, as its own builder would be.
+    let namedByGetModel: string | undefined;
     if (TORCHVISION_GET_MODEL.test(libraryCall) && !detected.model && !backbone && !guessed) {
       const modelName = libraryArgument(0, 'name');
       const vision = typeof modelName === 'string' ? findVisionModel(modelName) : undefined;
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, String(modelName), 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
+      else if (typeof modelName === 'string' && (findDetectionModel(modelName) || findVideoModel(modelName))) namedByGetModel = modelName;
       else detected.unresolved ??= { line, reason: typeof modelName === 'string' ? t('torchvision model "{0}" is not in the catalog', modelName) : t('the torchvision model name is not a value the script determines') };
     }
     // torchvision by name, also through `getattr(models, args.arch)(...)`: the program model knows the function.
-    const tvMatch = TORCHVISION_MODEL.exec(libraryCall) ??
+    const tvMatch = (namedByGetModel ? [libraryCall, namedByGetModel] : null) ?? TORCHVISION_MODEL.exec(libraryCall) ??
       (TORCHVISION_MODEL_NAME.test(fn) ? [fn, fn] : null);
     if (tvMatch && !detected.model && !notRun && !backbone && !guessed && !TORCHVISION_NOT_A_MODEL.test(tvMatch[1]!)) {
       const vision = findVisionModel(tvMatch[1]!);
@@ -1154,6 +1198,9 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     if ((name === 'gradient_checkpointing_enable' || (name === 'set_grad_checkpointing' && enables()) || (CHECKPOINT.test(fn) && !tensorFunction)) &&
       !bindings.program.neverRuns(call)) {
       detected.checkpointing = { value: true, line };
+      const receiver = name === 'gradient_checkpointing_enable' ? call.childForFieldName('function')?.childForFieldName('object') : undefined;
+      const checkpointed = receiver ? bindings.value(receiver) : undefined;
+      if (checkpointed) checkpointedModels.push(checkpointed);
       if (/(^|\.)checkpoint_sequential$/.test(fn)) {
         detected.checkpointSegments = true;
         // checkpoint_sequential(functions, segments, input): how many segments the script asks for.
@@ -1375,6 +1422,21 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       }
       // Freezing only the other models freezes nothing that is trained.
       if (frozenModules.length > 0 && frozenModules.every((module) => module !== trainedValue)) detected.frozen = undefined;
+    } else if (optimized.length === 2 && !detected.untrainedModel) {
+      // Two trained by the optimizers (ELECTRA's generator and discriminator): the first built is the model, the
+      // other is trained in the same step beside it, each checkpointed only where its own switch is on.
+      const [first, second] = optimized as [(typeof optimized)[number], (typeof optimized)[number]];
+      // Named by their classes: both may come from one config class (`ElectraForMaskedLM(ElectraConfig(...))`).
+      const byClass = (hub: (typeof optimized)[number]): DetectedModel => ({ ...hub.model, name: `${lastName(callee(hub.call))}(${hub.model.name})` });
+      [detected.model, hubModelCall] = [byClass(first), first.call];
+      const checkpointed = (call: Node): boolean | undefined => {
+        if (checkpointedModels.length === 0) return undefined;
+        const value = made(call);
+        return checkpointedModels.some((module) => module === value);
+      };
+      if (checkpointed(first.call) === false) detected.checkpointing = undefined;
+      const towerCheckpointed = checkpointed(second.call);
+      pairedHubModel = { value: { ...byClass(second), ...(towerCheckpointed !== undefined ? { checkpointing: towerCheckpointed } : {}) }, line: second.model.line };
     }
   }
   // The last call of each model before the last backward (later ones sample or evaluate) orders them.
@@ -1603,7 +1665,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   }
   if (libraryModelMade && detected.model?.source !== 'custom') detected.libraryWrapped = libraryInsideModule(libraryModelMade, bindings.program, detected.model?.name ?? '');
   const hubModelMade = hubModelCall && !libraryModelMade ? bindings.value(hubModelCall) : undefined;
-  if (hubModelMade && detected.model?.spec.kind === 'transformer') detected.jointTower = visionTowerBeside(hubModelMade, bindings.program);
+  if (hubModelMade && detected.model?.spec.kind === 'transformer') detected.jointTower = pairedHubModel ?? visionTowerBeside(hubModelMade, bindings.program);
   // LoRA written by hand (no PEFT): a module of the script with two adapter matrices swapped into a hub model.
   if (!detected.lora && detected.model?.spec.kind === 'transformer') detected.lora = handWrittenLora(tree.rootNode, calls, bindings);
   if (detected.lora && !loraRequested) loraRequested = detected.lora.line;

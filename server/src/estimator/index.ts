@@ -563,9 +563,16 @@ function jointTowerConfig(detected: DetectedConfig, assumptions: string[]): Trai
   if (!tower || !detected.model) return undefined;
   const spec = tower.spec;
   const imageSize = detected.imageSize?.value ?? tower.nativeImageSize ?? (spec.kind === 'transformer' ? spec.imageSize ?? 224 : spec.input.kind === 'image' ? spec.input.size : 224);
-  assumptions.push(t('{0} (line {1}) is trained in the same step as {2}: its weights, gradients, optimizer states and activations at {3}x{3} are counted beside it',
-    tower.name, (detected.jointTower!.line ?? 0) + 1, detected.model.name, imageSize));
-  return { name: tower.name, model: spec, imageSize, rebuildAt: tower.rebuildAt };
+  const line = (detected.jointTower!.line ?? 0) + 1;
+  // A text model beside another (two hub models trained together) reads the same sequences, not images.
+  const readsImages = spec.kind !== 'transformer' || spec.family === 'vit' || spec.family === 'clip';
+  assumptions.push(readsImages
+    ? t('{0} (line {1}) is trained in the same step as {2}: its weights, gradients, optimizer states and activations at {3}x{3} are counted beside it',
+      tower.name, line, detected.model.name, imageSize)
+    : t('{0} (line {1}) is trained in the same step as {2}: its weights, gradients, optimizer states and activations on the same sequences are counted beside it',
+      tower.name, line, detected.model.name));
+  return { name: tower.name, model: spec, imageSize, rebuildAt: tower.rebuildAt,
+    ...(tower.checkpointing !== undefined ? { checkpointing: tower.checkpointing } : {}) };
 }
 
 function formatCount(parameters: number): string {

@@ -592,7 +592,7 @@ export class NetBuilder {
    * probabilities. Under autocast the residual stream the norms read and the softmax are fp32, and attn @ v keeps a
    * half copy of the probabilities (measured on the H200: test/gpu/estimator/results/vision.json).
    */
-  swinBlock(heads: number, window: number, temporalWindow?: number): this {
+  swinBlock(heads: number, window: number, temporalWindow?: number, fused?: { biasTable: false }): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     const c = s.c;
@@ -601,12 +601,14 @@ export class NetBuilder {
     // A clip's 3-D windows (Swin3D): frames x window x window, each clamped to the map; the position-bias table is
     // the configured window's.
     const winFrames = temporalWindow !== undefined ? Math.min(temporalWindow, s.t ?? 1) : 1;
-    const table = temporalWindow !== undefined ? (2 * temporalWindow - 1) * (2 * window - 1) ** 2 : (2 * win - 1) ** 2;
+    // `fused` (Twins' locally grouped attention): no position-bias table, and F.scaled_dot_product_attention keeps
+    // only its per-row statistics (one fp32 number a query and head), not the probabilities.
+    const table = fused ? 0 : temporalWindow !== undefined ? (2 * temporalWindow - 1) * (2 * window - 1) ** 2 : (2 * win - 1) ** 2;
     this.beginBlock();
     this.parameters += 12 * c * c + 13 * c + table * heads;
     this.castParameters += 12 * c * c;
     this.currentSaved = true; // norm1's input is counted below
-    const probabilities = heads * win * win * winFrames;
+    const probabilities = fused ? heads / 2 : heads * win * win * winFrames;
     this.saved += (17 * c + probabilities) * tokens;
     this.fp32UnderAutocast += (2 * c + 2 * probabilities) * tokens;
     this.largest = Math.max(this.largest, 4 * c * tokens);
@@ -679,7 +681,7 @@ export class NetBuilder {
    * probabilities. `fusedAttention` (timm's PVT v2, F.scaled_dot_product_attention): no probabilities are kept, only
    * the kernel's per-row statistics (one fp32 number per query and head).
    */
-  segformerBlock(heads: number, reduction: number, mlpRatio: number, fusedAttention = false): this {
+  segformerBlock(heads: number, reduction: number, mlpRatio: number, fusedAttention = false, mixFfn = true): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     const c = s.c;
@@ -690,14 +692,16 @@ export class NetBuilder {
     this.beginBlock();
     const reductionWeights = reduction > 1 ? c * c * reduction * reduction : 0;
     const linearWeights = 4 * c * c + 2 * c * hidden;
-    this.parameters += linearWeights + 4 * c + hidden + c + 4 * c + (reduction > 1 ? reductionWeights + 3 * c : 0) + 10 * hidden;
-    this.castParameters += linearWeights + reductionWeights + 9 * hidden;
+    // `mixFfn` false (Twins' global sub-sampled attention): a plain MLP, no depthwise convolution between its linears.
+    const depthwise = mixFfn ? 10 * hidden : 0;
+    this.parameters += linearWeights + 4 * c + hidden + c + 4 * c + (reduction > 1 ? reductionWeights + 3 * c : 0) + depthwise;
+    this.castParameters += linearWeights + reductionWeights + (mixFfn ? 9 * hidden : 0);
     // The first norm keeps the block's input, the fp32 residual stream under autocast.
     if (!this.currentSaved) this.fp32UnderAutocast += this.elements;
     this.keepCurrent();
     const probabilities = fusedAttention ? heads / 2 : heads * reduced;
     const keysValues = reduction > 1 ? 4 * c * share : 2 * c;
-    this.saved += (5 * c + keysValues + 3 * hidden + probabilities) * tokens;
+    this.saved += (5 * c + keysValues + (mixFfn ? 3 : 2) * hidden + probabilities) * tokens;
     this.fp32UnderAutocast += (c + (reduction > 1 ? c + 2 * c * share : 2 * c) + 2 * probabilities) * tokens;
     this.largest = Math.max(this.largest, hidden * tokens, probabilities * tokens);
     this.noteLive(Math.max((2 * c + 2 * hidden) * tokens, (c + 2 * probabilities) * tokens));

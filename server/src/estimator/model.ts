@@ -664,7 +664,8 @@ function jointTowerConfig(cfg: TrainingConfig, tower: NonNullable<TrainingConfig
   void _tower;
   void _resident;
   void _copies;
-  return { ...rest, modelName: tower.name, model: tower.model, imageSize: tower.imageSize, rebuildAt: tower.rebuildAt, frozenFraction: 0, lora: undefined };
+  return { ...rest, modelName: tower.name, model: tower.model, imageSize: tower.imageSize, rebuildAt: tower.rebuildAt, frozenFraction: 0, lora: undefined,
+    checkpointing: tower.checkpointing ?? cfg.checkpointing };
 }
 
 type PhaseFigures = ReturnType<typeof phaseParts>;

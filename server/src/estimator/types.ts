@@ -380,7 +380,8 @@ export interface TrainingConfig {
    * beside a hub text encoder), fed the same batch: its weights, gradients, optimizer states and activations are
    * held beside the model's.
    */
-  jointTower?: { name: string; model: ModelSpec; imageSize: number; rebuildAt?: (inputSize: number) => LayerNetSpec };
+  /** checkpointing: where the tower's own switch differs from the model's (a second hub model checkpointed alone). */
+  jointTower?: { name: string; model: ModelSpec; imageSize: number; rebuildAt?: (inputSize: number) => LayerNetSpec; checkpointing?: boolean };
   /**
    * How the layer net's per-sample figures scale: rebuild at another input size, and at another batch where they
    * depend on it (LayerNetSpec.batchDependent).

@@ -252,6 +252,8 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
   let live = Math.max(bodyLive, returnedElements + featureElements - finest + FPN_EVAL_FINEST_MAPS * finest);
   /** What the RoI heads keep: backward runs through them first and frees it before it reaches the FPN. */
   let roiSaved = 0;
+  /** Saved elements autocast keeps in fp32 (see LayerNetSpec.autocastSavedBytesPerSample): the GroupNorm heads'. */
+  let headFp32UnderAutocast = 0;
 
   if (dense) {
     // Two heads of four 3x3 convs (ReLU in place: each conv's output is the next one's kept input) and a predictor.
@@ -263,6 +265,10 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     parameters += 8 * (conv2d(FPN_CHANNELS, FPN_CHANNELS, 3, !v2) + (groupNorm ? 2 * FPN_CHANNELS : 0)) + predictors;
     castParameters += 8 * 9 * FPN_CHANNELS ** 2 + 9 * FPN_CHANNELS * A * (K + 4 + (model.head === 'fcos' ? 1 : 0));
     saved += 2 * 4 * (groupNorm ? 2 : 1) * FPN_CHANNELS * locations;
+    // group_norm is on autocast's fp32 list: under autocast each head conv's half output is cast to an fp32 copy the
+    // norm keeps, the norm's fp32 output is what ReLU keeps, and the next conv keeps a half copy of it: 10 bytes a
+    // location and channel where fp32 keeps two 4-byte tensors, 3 half units over the 2 counted.
+    if (groupNorm) headFp32UnderAutocast = 3 * 2 * 4 * FPN_CHANNELS * locations;
     // The focal loss over every anchor's class scores, image by image: the indexed scores and targets, the sigmoid,
     // 1 - p, 1 - targets, 1 - p_t, its power, the cross-entropy, their product and alpha_t are kept.
     saved += FOCAL_LOSS_TENSORS * anchors * K;
@@ -323,6 +329,7 @@ export function detectorNet(model: DetectionModel, paddedHeight: number, paddedW
     kind: 'layers',
     parameters,
     savedElementsPerSample: saved,
+    ...(headFp32UnderAutocast > 0 ? { autocastSavedBytesPerSample: 2 * saved + 2 * headFp32UnderAutocast } : {}),
     fixedBytesPerSample: fixedBytes,
     largestElementsPerSample: largest,
     // The losses are counted in what forward keeps (their inputs are no model output a loop holds).

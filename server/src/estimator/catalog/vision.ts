@@ -679,6 +679,152 @@ function convnextV2(depths: number[], dims: number[]): (imageSize: number, numCl
   };
 }
 
+/** timm's make_divisible: the nearest multiple of `divisor` (never below `least`, nor below 90% of the value). */
+function timmDivisible(value: number, divisor = 8, least = divisor): number {
+  const rounded = Math.max(least, Math.floor((value + divisor / 2) / divisor) * divisor);
+  return rounded < 0.9 * value ? rounded + divisor : rounded;
+}
+
+/**
+ * timm's ResNeSt (`resnest50d` and kin): a ResNet-D (a deep stem of three 3x3 convolutions, 32/32/64 wide; an
+ * average pool before each strided shortcut's 1x1 convolution) whose bottleneck 3x3 is a split attention over
+ * `radix` 2 groups: a grouped convolution to twice the width (BatchNorm, ReLU), the splits summed and pooled, two 1x1
+ * convolutions (the first to a quarter of the doubled width, at least 32) and a softmax over the splits weigh them;
+ * the weighted sum is pooled by a 3x3 average pool where the block strides (avd). The product keeps the doubled map
+ * (the ReLU's output), the sum makes a map of the width the 1x1 convolution after it keeps.
+ */
+function resnest(blocks: number[], radix = 2): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('conv1').conv(32, 3, 2).batchNorm().relu().conv(32, 3).batchNorm().relu().conv(64, 3);
+    net.part('bn1').batchNorm().part('relu').relu().part('maxpool').maxPool(3, 2, 1);
+    let inChannels = 64;
+    blocks.forEach((count, stage) => {
+      net.part(`layer${stage + 1}`);
+      net.beginStage();
+      const width = 64 * 2 ** stage;
+      const out = 4 * width;
+      const attention = timmDivisible(width * radix * 0.25, 8, 32);
+      for (let b = 0; b < count; b++) {
+        const stride = stage > 0 && b === 0 ? 2 : 1;
+        net.beginBlock();
+        net.conv(width, 1).batchNorm().relu();
+        net.conv(width * radix, 3, 1, radix).batchNorm().relu();
+        // The attention's two 1x1 convolutions (with biases) and its BatchNorm, on pooled vectors (kept, small).
+        net.addParameters(width * attention + attention + 2 * attention + attention * width * radix + width * radix, width * attention + attention * width * radix);
+        net.saved += 2 * width + 2 * attention + 2 * width * radix;
+        net.concatTo(width);
+        if (stride > 1) net.avgPool(3, stride, 1);
+        net.conv(out, 1).batchNorm();
+        if (b === 0) {
+          // The shortcut: (a 2x2 average pool where it strides, whose output the conv keeps) a 1x1 conv and a BatchNorm.
+          net.parameters += inChannels * out + 2 * out;
+          net.normParameters += 2 * out;
+          net.castParameters += inChannels * out;
+          net.saved += net.elements + (stride > 1 ? (net.elements / out) * inChannels : 0);
+        }
+        net.addResidual().relu();
+        net.endBlock();
+        inChannels = out;
+      }
+      net.endStage();
+      net.name(`layer${stage + 1}`);
+    });
+    net.part('avgpool').globalPool().part('fc').linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/** ECA's 1-D convolution over the pooled channels: its kernel grows with log2 of the channels, odd (timm's EcaModule). */
+function ecaKernel(channels: number): number {
+  const k = Math.trunc(Math.abs((Math.log2(channels) + 1) / 2));
+  return k % 2 === 1 ? k : k + 1;
+}
+
+/**
+ * timm's NFNet-L / ECA-NFNet (`eca_nfnet_l0`..`l2`): a normalizer-free ResNet. Weight-standardized convolutions
+ * (ScaledStdConv2d: a bias and a gain per output channel), no norms; a deep stem of four 3x3 convolutions to 128
+ * channels (stride 4 in all); pre-activation bottlenecks (SiLU, whose input is kept, scaled by beta) of a 1x1, two
+ * grouped 3x3 (group width 64) and a 1x1 convolution, efficient channel attention at the end of each (its product
+ * keeps the last convolution's output), an average-pooled 1x1 shortcut where the width or stride changes; a 1x1
+ * convolution to 1.5 x the last width before the pooled head.
+ */
+function ecaNfnet(depths: number[], channels = [256, 512, 1536, 1536]): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const features = channels[channels.length - 1]! * 1.5;
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    const standardized = (out: number, kernel: number, stride = 1, groups = 1): NetBuilder =>
+      net.conv(out, kernel, stride, groups, true).addParameters(out, 0);
+    net.part('stem');
+    standardized(16, 3, 2).activation();
+    standardized(32, 3).activation();
+    standardized(64, 3).activation();
+    standardized(128, 3, 2);
+    let inChannels = 128;
+    depths.forEach((depth, stage) => {
+      net.part(`stages.${stage}`);
+      net.beginStage();
+      const out = channels[stage]!;
+      const mid = out / 4;
+      const groups = mid / 64;
+      for (let b = 0; b < depth; b++) {
+        const stride = stage > 0 && b === 0 ? 2 : 1;
+        net.beginBlock();
+        net.activation();
+        if (b === 0) {
+          // The shortcut reads the activated input (a 2x2 average pool of it where the block strides, which its conv keeps).
+          net.addParameters(inChannels * out + 2 * out, inChannels * out);
+          if (stride > 1) net.saved += net.elements / (stride * stride);
+        }
+        standardized(mid, 1).activation();
+        standardized(mid, 3, stride, groups).activation();
+        standardized(mid, 3, 1, groups).activation();
+        standardized(out, 1);
+        // ECA: the pooled channels through a 1-D convolution and a sigmoid; the product keeps the map.
+        net.addParameters(ecaKernel(out), 0);
+        net.saved += net.elements + 3 * out;
+        net.concatTo(out);
+        net.addResidual();
+        net.endBlock();
+        inChannels = out;
+      }
+      net.endStage();
+      net.name(`stages.${stage}`);
+    });
+    net.part('final_conv');
+    standardized(features, 1);
+    net.part('final_act').activation();
+    net.part('head').globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/**
+ * timm's Twins-SVT (`twins_svt_small` / `base` / `large`): four stages, each a patch embedding (a strided conv and
+ * a LayerNorm: 4 then 2), then blocks alternating locally grouped attention (7x7 windows, Swin's block without
+ * shift or bias table) and global sub-sampled attention (keys and values from a map reduced by sr 8/4/2/1, as in
+ * PVT), both through F.scaled_dot_product_attention, with plain 4x MLPs; a position generator (a 3x3 depthwise
+ * conv with a residual) after each stage's first block; a final LayerNorm, pooled tokens and a linear head.
+ */
+function twinsSvt(depths: number[], dims: number[], heads: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const reductions = [8, 4, 2, 1];
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    depths.forEach((depth, stage) => {
+      const patch = stage === 0 ? 4 : 2;
+      net.part(`patch_embeds.${stage}`).conv(dims[stage]!, patch, patch, 1, true, 0).layerNorm();
+      net.part(`blocks.${stage}`);
+      for (let b = 0; b < depth; b++) {
+        if (b % 2 === 0) net.swinBlock(heads[stage]!, 7, undefined, { biasTable: false });
+        else net.segformerBlock(heads[stage]!, reductions[stage]!, 4, true, false);
+        if (b === 0) net.conv(dims[stage]!, 3, 1, dims[stage]!, true).addResidual();
+      }
+    });
+    net.part('norm').layerNorm().globalPool().part('head').linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /**
  * timm's PVT v2 (`pvt_v2_b0`..`b5`): SegFormer's Mix Transformer encoder (overlapping patch embeddings, attention
  * over keys and values from a map reduced by sr_ratios 8/4/2/1, the Mix-FFN's depthwise convolution) with its own
@@ -1054,6 +1200,14 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['regnety_120'], publishedParameters: 51_822_544, build: regnet(19, 168, 73.36, 2.37, 112, 0.25, 'timm') },
   // timm's published counts (results-imagenet.csv, to 0.01M: 3.67, 14.01, 25.36, 45.24, 62.56, 82.0). pvt_v2_b2_li's
   // linear attention (a pooled 7x7 map) is not built.
+  // timm's ResNeSt-50d (results-imagenet.csv: 27.48M).
+  { names: ['resnest50d'], publishedParameters: 27_480_000, build: resnest([3, 4, 6, 3]), features: RESNET_FEATURES },
+  // timm's ECA-NFNet-L0 (results-imagenet.csv: 24.14M; 24,143,924 as built).
+  { names: ['eca_nfnet_l0'], publishedParameters: 24_140_000, build: ecaNfnet([1, 2, 6, 3]) },
+  // timm's Twins-SVT (results-imagenet.csv: 24.06M, 56.07M, 99.27M).
+  { names: ['twins_svt_small'], publishedParameters: 24_060_000, build: twinsSvt([2, 2, 10, 4], [64, 128, 256, 512], [2, 4, 8, 16]) },
+  { names: ['twins_svt_base'], publishedParameters: 56_070_000, build: twinsSvt([2, 2, 18, 2], [96, 192, 384, 768], [3, 6, 12, 24]) },
+  { names: ['twins_svt_large'], publishedParameters: 99_270_000, build: twinsSvt([2, 2, 18, 2], [128, 256, 512, 1024], [4, 8, 16, 32]) },
   { names: ['pvt_v2_b0'], publishedParameters: 3_670_000, build: pvtV2([2, 2, 2, 2], [32, 64, 160, 256], [8, 8, 4, 4]), features: PVT_V2_FEATURES },
   { names: ['pvt_v2_b1'], publishedParameters: 14_010_000, build: pvtV2([2, 2, 2, 2], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
   { names: ['pvt_v2_b2'], publishedParameters: 25_360_000, build: pvtV2([3, 4, 6, 3], PVT_V2_WIDE, [8, 8, 4, 4]), features: PVT_V2_FEATURES },
