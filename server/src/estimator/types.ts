@@ -506,6 +506,11 @@ export interface TrainingConfig {
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors the script keeps on the GPU outside the model (a rollout buffer): alive in every phase. */
   residentDataBytes?: number;
+  /**
+   * A frozen network the loss runs with grad on the model's output (a perceptual loss's VGG features): its weights'
+   * bytes, and per sample what its forward saves for backward.
+   */
+  lossNetwork?: { weightBytes: number; savedBytesPerSample: number };
   gpus: number;
   strategy: Strategy;
   /**
