@@ -531,7 +531,10 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
 
 /**
  * A perceptual loss's frozen VGG features, run on images of the data's size: fp32 weights, what its forward saves in
- * the activations' dtype (max-pool indices in int64).
+ * the activations' dtype (max-pool indices in int64), the image it reads among them (normalized or cast, a tensor of
+ * its own), and under autocast the half copies of its weights its convolutions save (measured on the H200,
+ * test/gpu/estimator/results/probe_under11.jsonl: vgg19.features[:36] at 384x384 keeps 130 MiB a sample and 38 MiB
+ * of weight copies under bf16, 219 MiB a sample in fp32).
  */
 function lossNetworkConfig(network: NonNullable<DetectedConfig['lossNetwork']>, imageSize: number, activations: ActivationMode,
   assumptions: string[]): TrainingConfig['lossNetwork'] {
@@ -542,9 +545,11 @@ function lossNetworkConfig(network: NonNullable<DetectedConfig['lossNetwork']>, 
   const part = count !== undefined ? `${name}.features[:${count}]` : `${name}.features`;
   assumptions.push(t('{0} (line {1}) is frozen and run with grad on the model\'s output in the loss: its weights and what its forward saves on {2}x{2} images are counted ({3} per sample), its backward runs before the model\'s',
     part, (network.line ?? 0) + 1, imageSize, formatBytes(spec.savedElementsPerSample * elementBytes + spec.fixedBytesPerSample)));
+  const image = 3 * imageSize ** 2;
   return {
     weightBytes: spec.parameters * 4,
-    savedBytesPerSample: spec.savedElementsPerSample * elementBytes + spec.fixedBytesPerSample,
+    savedBytesPerSample: (image + spec.savedElementsPerSample) * elementBytes + spec.fixedBytesPerSample,
+    savedBytes: activations === 'amp' ? spec.parameters * 2 : 0,
   };
 }
 

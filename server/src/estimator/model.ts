@@ -571,7 +571,7 @@ const INPUT_DERIVATIVE_TRANSIENT = 1.7;
 function withLossNetwork(cfg: TrainingConfig, act: ActivationFigures): ActivationFigures {
   const network = cfg.mode === 'train' ? cfg.lossNetwork : undefined;
   if (!network) return act;
-  const saved = network.savedBytesPerSample * cfg.batchSize;
+  const saved = network.savedBytesPerSample * cfg.batchSize + network.savedBytes;
   // Midway through the model's own backward (its curve) the loss network's is done: its saved tensors are gone.
   return { ...act, saved: act.saved + saved };
 }

@@ -508,9 +508,10 @@ export interface TrainingConfig {
   residentDataBytes?: number;
   /**
    * A frozen network the loss runs with grad on the model's output (a perceptual loss's VGG features): its weights'
-   * bytes, and per sample what its forward saves for backward.
+   * bytes, what its forward saves for backward per sample, and what it saves whatever the batch (half copies of
+   * its weights under autocast).
    */
-  lossNetwork?: { weightBytes: number; savedBytesPerSample: number };
+  lossNetwork?: { weightBytes: number; savedBytesPerSample: number; savedBytes: number };
   gpus: number;
   strategy: Strategy;
   /**
