@@ -238,6 +238,11 @@ export interface DetectedConfig {
    * parameters as so many of the trained model's weight dtype (a bf16 teacher beside an fp32 student: half of them).
    */
   untrainedModel?: Located<{ name: string; parameters: number }>;
+  /**
+   * A library VGG's `features` (the first `count` of its modules) the script freezes and runs with grad on what the
+   * model makes (a perceptual loss): its weights are on the GPU, and what its forward saves is kept for backward.
+   */
+  lossNetwork?: Located<{ name: string; count?: number }>;
   /** Library models trained one after the other, in the order their phases run; the estimate is of the largest. */
   sequentialPhases?: Located<string[]> & { unsized?: string[] };
 }
@@ -706,6 +711,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   let lbfgs: { history: number; maxIter: number } | undefined;
   const stepCalls: Node[] = [];
   const frozenModules: Value[] = [];
+  /** Where the script freezes parameters (a `requires_grad_(False)` call, a `requires_grad = False` assignment). */
+  const freezeSites: Node[] = [];
   /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
   const calledAt = new Map<string, number[]>();
   let lastBackward = -1;
@@ -1232,6 +1239,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false && !freezesCopy(calleeNode, bindings)) {
       detected.frozen = { value: 1, line };
       frozenModules.push(moduleFrozenBy(calleeNode, bindings));
+      freezeSites.push(call);
     }
 
     // Training or inference, data parallelism.
@@ -1286,6 +1294,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     if (left?.text.endsWith('.requires_grad') && right?.type === 'false' && !freezesCopy(left, bindings)) {
       detected.frozen ??= { value: 1, line: left.startPosition.row };
       frozenModules.push(moduleFrozenBy(left, bindings));
+      freezeSites.push(left);
     }
     if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
     if (left && /(^|\.)cudnn\.benchmark$/.test(left.text) && right?.type === 'true') detected.cudnnBenchmark ??= left.startPosition.row;
@@ -1564,6 +1573,12 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       if (info.frozenParameters > 0 && total > 0 && detected.frozen) detected.frozen = { ...detected.frozen, exact: info.frozenParameters / total };
       // Frozen for another model's step and unfrozen for its own, in one loop: every parameter is trained.
       else if (info.frozenParameters === 0 && info.freezesInTurn && detected.frozen) detected.frozen = { ...detected.frozen, exact: 0 };
+      // Every freezing in a method of a module the trained model does not hold (a perceptual loss freezing its VGG in
+      // its __init__): nothing of the trained model is frozen.
+      else if (info.frozenParameters === 0 && detected.frozen && freezeSites.length > 0) {
+        const trainedValues = customModels.filter((m) => info.className.split(' + ').includes(m.className)).map((m) => m.value);
+        if (freezeSites.every((site) => freezesOutside(site, trainedValues, bindings))) detected.frozen = undefined;
+      }
       detected.unresolved = undefined;
     } else {
       // Built from values the script does not determine (a config never defined where the model is made): no figure.
@@ -1635,6 +1650,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     const adjacency = sparseAdjacency(bindings.program, calls);
     if (adjacency) detected.sparseAdjacency = adjacency;
     detected.moduleBuffers = registeredBuffersOnDevice(bindings.program);
+    const perceptual = lossNetwork(calls, freezeSites, optimizerArguments, bindings);
+    if (perceptual) detected.lossNetwork = perceptual;
     // The forwards whose graphs the backward runs through. Those run in loops before it (a meta-learning step) take
     // their gradients over fast weights, which are no derivatives with respect to an input.
     const modelValues = new Set<Value>([...trainedValues, ...[hubValue, libraryModelMade].filter((v): v is Value => !!v)]);
@@ -1991,6 +2008,76 @@ function checkpointedLogitElements(call: Node, pos: readonly Node[], bindings: B
   const size = split ? callArguments(split).positional[0] ?? callArguments(split).keywords.get('split_size_or_sections') : undefined;
   const rows = size ? numberOf(bindings.value(size) ?? NONE) : undefined;
   return vocabulary !== undefined && rows !== undefined && rows > 0 ? rows * vocabulary : undefined;
+}
+
+/**
+ * Whether a freezing sits in a method of a module class none of whose instances the trained models hold (a loss
+ * module's `__init__` freezing the network it compares features with), where the script makes such instances.
+ */
+function freezesOutside(site: Node, trainedValues: readonly Value[], bindings: Bindings): boolean {
+  let definition = site.parent;
+  while (definition && definition.type !== 'class_definition') definition = definition.parent;
+  const cls = definition ? bindings.value(definition.childForFieldName('name')) : undefined;
+  if (cls?.kind !== 'class' || !isModuleClass(cls)) return false;
+  const instances = bindings.program.instances.filter((instance) => instance.cls === cls);
+  return instances.length > 0 && !instances.some((instance) => trainedValues.some((trained) => holdsModule(trained, instance)));
+}
+
+/** Methods that return the module they are called on (`.eval()`, `.to(device)`). */
+const RETURNS_MODULE = /^(eval|train|to|cuda|requires_grad_)$/;
+
+/**
+ * A torchvision VGG's `features` (`vgg19(weights=None).features[:36].eval()`) assigned to a name the script freezes
+ * and calls outside no_grad, from a module the step calls outside no_grad, where no optimizer is given its parameters:
+ * a perceptual loss's feature network, whose backward reaches the trained model's output through it.
+ */
+function lossNetwork(calls: readonly Node[], freezeSites: readonly Node[], optimizerArguments: readonly string[], bindings: Bindings):
+  Located<{ name: string; count?: number }> | undefined {
+  for (const call of calls) {
+    const made = bindings.value(call);
+    const found = made?.kind === 'call' ? libraryVisionCall(made) : undefined;
+    const features = call.parent;
+    if (found?.source !== 'torchvision' || features?.type !== 'attribute' || features.childForFieldName('attribute')?.text !== 'features') continue;
+    let node: Node = features;
+    let count: number | undefined;
+    // `[:n]`: the first n modules (a slice with a start or a step is not read).
+    if (node.parent?.type === 'subscript' && node.parent.childForFieldName('value')?.id === node.id) {
+      const slice = node.parent.childForFieldName('subscript');
+      const stop = slice?.type === 'slice' && slice.text.startsWith(':') && slice.namedChildren.length === 1 ? bindings.evaluate(slice.namedChildren[0] ?? undefined) : undefined;
+      if (typeof stop !== 'number') continue;
+      count = stop;
+      node = node.parent;
+    }
+    while (node.parent?.type === 'attribute' && RETURNS_MODULE.test(node.parent.childForFieldName('attribute')?.text ?? '') && node.parent.parent?.type === 'call') node = node.parent.parent;
+    const assignment = node.parent;
+    const target = assignment?.type === 'assignment' && assignment.childForFieldName('right')?.id === node.id ? assignment.childForFieldName('left')?.text : undefined;
+    if (!target) continue;
+    // Frozen where it is built (`.requires_grad_(False)` in the chain), by name, or over its parameters in a loop.
+    const frozen = freezeSites.some((site) => {
+      if (site.startIndex <= call.startIndex && site.endIndex >= node.endIndex) return true;
+      if (site.text.startsWith(`${target}.`)) return true;
+      let loop = site.parent;
+      while (loop && loop.type !== 'for_statement') loop = loop.parent;
+      return loop?.childForFieldName('right')?.text === `${target}.parameters()`;
+    });
+    if (!frozen) continue;
+    // Called outside no_grad; held by a module (`self.features`), that module is called so by the script too.
+    const withGrad = (fn: (name: string) => boolean): boolean => calls.some((c) => fn(c.childForFieldName('function')?.text ?? '') && !underNoGrad(c));
+    if (!withGrad((name) => name === target)) continue;
+    // Not where an optimizer is given its parameters (`loss_fn.net.parameters()`) or its holder's.
+    const named = [target];
+    if (target.startsWith('self.')) {
+      let definition = assignment!.parent;
+      while (definition && definition.type !== 'class_definition') definition = definition.parent;
+      const cls = definition ? bindings.value(definition.childForFieldName('name')) : undefined;
+      const holders = new Set([...bindings.program.assigned].filter(([, values]) => values.some((v) => v.kind === 'object' && v.cls !== undefined && v.cls === cls)).map(([name]) => name));
+      if (cls?.kind !== 'class' || holders.size === 0 || !withGrad((name) => holders.has(name))) continue;
+      named.push(...[...holders].flatMap((holder) => [holder, `${holder}.${target.slice('self.'.length)}`]));
+    }
+    if (optimizerArguments.some((text) => named.some((name) => text.includes(`${name}.parameters(`)))) continue;
+    return { value: { name: found.name, ...(count !== undefined ? { count } : {}) }, line: call.startPosition.row };
+  }
+  return undefined;
 }
 
 function insideModuleClass(call: Node, bindings: Bindings): boolean {

@@ -9,10 +9,11 @@ import type { Growth } from './growth';
 import { t } from '../l10n';
 import { findGpu } from './catalog/gpus';
 import { detectConfig, type DetectedConfig } from './detect';
-import { estimate, fitOnGpus } from './model';
+import { activationMode, estimate, fitOnGpus } from './model';
+import { vggFeatures } from './catalog/vision';
 import { featureEncoderParameters } from './speech';
 import { keptRows, type KeptGraphs } from './kept-graphs';
-import { countTransformerParameters } from './transformer';
+import { countTransformerParameters, type ActivationMode } from './transformer';
 import type {
   Breakdown, ConfigField, GpuFit, LayerNetSpec, OptimizerKind, PeakPhase, Precision, RunMode, Strategy, TrainingConfig, WeightDtype,
 } from './types';
@@ -416,6 +417,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.untrainedModel && untrainedCopies > 0) {
     assumptions.push(t('{0} (line {1}) is on the GPU but no optimizer updates it: its weights are counted, without gradients or optimizer states; its forward under no_grad keeps no activations', detected.untrainedModel.value.name, (detected.untrainedModel.line ?? 0) + 1));
   }
+  const lossNetwork = detected.lossNetwork && mode === 'train' ? lossNetworkConfig(detected.lossNetwork, imageSize, activationMode({ precision, weightDtype }), assumptions) : undefined;
   const jointTower = jointTowerConfig(detected, assumptions);
   if (detected.ensemble) {
     const { value: members, line, originalsOnDevice } = detected.ensemble;
@@ -522,6 +524,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
     ...(modelCopies > 0 ? { modelCopies } : {}),
     ...(detected.keptOutputs ? { keptOutputs: detected.keptOutputs } : {}),
+    ...(lossNetwork ? { lossNetwork } : {}),
     ...(detected.residentData || detected.moduleBuffers || detected.sparseAdjacency
       ? { residentDataBytes: (detected.residentData?.value ?? 0) + (detected.moduleBuffers?.value ?? 0) + (detected.sparseAdjacency?.bytes ?? 0) } : {}),
     // A wrapper found in the script holds its buffers even on one GPU (DDP's gradient buckets).
@@ -529,6 +532,30 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     shardGradOp,
     unresolved,
     how,
+  };
+}
+
+/**
+ * A perceptual loss's frozen VGG features, run on images of the data's size: fp32 weights, what its forward saves in
+ * the activations' dtype (max-pool indices in int64), the image it reads among them (normalized or cast, a tensor of
+ * its own), and under autocast the half copies of its weights its convolutions save (measured on the H200,
+ * test/gpu/estimator/results/probe_under11.jsonl: vgg19.features[:36] at 384x384 keeps 130 MiB a sample and 38 MiB
+ * of weight copies under bf16, 219 MiB a sample in fp32).
+ */
+function lossNetworkConfig(network: NonNullable<DetectedConfig['lossNetwork']>, imageSize: number, activations: ActivationMode,
+  assumptions: string[]): TrainingConfig['lossNetwork'] {
+  const { name, count } = network.value;
+  const spec = vggFeatures(name, count, imageSize);
+  if (!spec) return undefined;
+  const elementBytes = activations === 'fp32' ? 4 : 2;
+  const part = count !== undefined ? `${name}.features[:${count}]` : `${name}.features`;
+  assumptions.push(t('{0} (line {1}) is frozen and run with grad on the model\'s output in the loss: its weights and what its forward saves on {2}x{2} images are counted ({3} per sample), its backward runs before the model\'s',
+    part, (network.line ?? 0) + 1, imageSize, formatBytes(spec.savedElementsPerSample * elementBytes + spec.fixedBytesPerSample)));
+  const image = 3 * imageSize ** 2;
+  return {
+    weightBytes: spec.parameters * 4,
+    savedBytesPerSample: (image + spec.savedElementsPerSample) * elementBytes + spec.fixedBytesPerSample,
+    savedBytes: activations === 'amp' ? spec.parameters * 2 : 0,
   };
 }
 

@@ -590,6 +590,19 @@ const INPUT_DERIVATIVE_KEPT: Record<DerivativeActivation, number[]> = {
  */
 const INPUT_DERIVATIVE_TRANSIENT = 1.7;
 
+/**
+ * A frozen network in the loss run with grad on the model's output (a perceptual loss): what its forward saves is kept
+ * beside the model's until backward, which runs through it first. Its gradients are largest at its first layers, when
+ * backward has freed most of what it saved: its start, with all of it kept, is the worse point.
+ */
+function withLossNetwork(cfg: TrainingConfig, act: ActivationFigures): ActivationFigures {
+  const network = cfg.mode === 'train' ? cfg.lossNetwork : undefined;
+  if (!network) return act;
+  const saved = network.savedBytesPerSample * cfg.batchSize + network.savedBytes;
+  // Midway through the model's own backward (its curve) the loss network's is done: its saved tensors are gone.
+  return { ...act, saved: act.saved + saved };
+}
+
 /** What a training step keeps and peaks at when its loss is made of derivatives with graphs of their own. */
 function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): ActivationFigures {
   const profile = INPUT_DERIVATIVE_KEPT[cfg.inputDerivativeActivation ?? 'smooth'];
@@ -701,7 +714,9 @@ function phaseParts(cfg: TrainingConfig): { parts: Record<PeakPhase, Breakdown>;
   const params = parameterFigures(cfg);
   const sharded = layoutFor(cfg, params);
   // A copy of the model (an EMA model) is whole on every GPU, in every phase.
-  const layout: Layout = { ...sharded, weightsAtStep: sharded.weightsAtStep + params.copyBytes, weightsInCompute: sharded.weightsInCompute + params.copyBytes };
+  // A frozen loss network's weights (a perceptual loss's VGG) are whole on every GPU too.
+  const resident = params.copyBytes + (cfg.lossNetwork?.weightBytes ?? 0);
+  const layout: Layout = { ...sharded, weightsAtStep: sharded.weightsAtStep + resident, weightsInCompute: sharded.weightsInCompute + resident };
   const optimizerStates = cfg.offloadOptimizer ? 0 : params.optimizerBytes * layout.optimizerShare;
   const optimizerTemp = cfg.offloadOptimizer ? 0 : params.optimizerTempBytes * layout.optimizerShare;
   // Several forwards before one backward keep every call's activations: as one forward of all their samples.
@@ -713,7 +728,7 @@ function phaseParts(cfg: TrainingConfig): { parts: Record<PeakPhase, Breakdown>;
     return cfg.model.kind === 'transformer' ? transformerFigures(cfg.model, at, params) : layerNetFigures(cfg.model, at, params);
   };
   const kept = cfg.mode === 'train' ? cfg.keptGraphs : undefined;
-  const act = withInputDerivatives(cfg, kept ? withKeptGraphs(cfg, kept, params, (batch) => figuresAt(batch * (cfg.sequencesPerSample ?? 1))) : figuresAt(cfg.batchSize * rows));
+  const act = withLossNetwork(cfg, withInputDerivatives(cfg, kept ? withKeptGraphs(cfg, kept, params, (batch) => figuresAt(batch * (cfg.sequencesPerSample ?? 1))) : figuresAt(cfg.batchSize * rows)));
   const base = LIBRARY_WORKSPACE_BYTES + act.inputs + (cfg.residentDataBytes ?? 0);
   // Each phase's own parts, so that the breakdown describes the peak phase and adds up to the peak.
   const parts: Record<PeakPhase, Breakdown> = { forward: ZERO_BREAKDOWN, backward: ZERO_BREAKDOWN, 'optimizer-step': ZERO_BREAKDOWN };

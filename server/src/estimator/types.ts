@@ -542,6 +542,12 @@ export interface TrainingConfig {
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors the script keeps on the GPU outside the model (a rollout buffer): alive in every phase. */
   residentDataBytes?: number;
+  /**
+   * A frozen network the loss runs with grad on the model's output (a perceptual loss's VGG features): its weights'
+   * bytes, what its forward saves for backward per sample, and what it saves whatever the batch (half copies of
+   * its weights under autocast).
+   */
+  lossNetwork?: { weightBytes: number; savedBytesPerSample: number; savedBytes: number };
   gpus: number;
   strategy: Strategy;
   /**

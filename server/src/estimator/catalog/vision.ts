@@ -193,10 +193,38 @@ function vgg(config: Array<number | 'M'>, batchNorm: boolean): (imageSize: numbe
   };
 }
 
+/**
+ * The first `count` modules of a torchvision VGG's `features` (all of them where undefined): `vgg19().features[:36]`,
+ * a perceptual loss's feature extractor up to relu5_4. Each convolution is one module, its BatchNorm one more, its
+ * ReLU one more, each max-pool one. Undefined for a name that is no VGG.
+ */
+export function vggFeatures(name: string, count: number | undefined, imageSize: number): LayerNetSpec | undefined {
+  const config = VGG_CONFIGS[name.replace(/_bn$/, '')];
+  if (!config) return undefined;
+  const batchNorm = name.endsWith('_bn');
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  net.part('features');
+  let left = count ?? Infinity;
+  for (const item of config) {
+    if (left <= 0) break;
+    if (item === 'M') {
+      net.maxPool(2, 2);
+      left -= 1;
+      continue;
+    }
+    net.conv(item, 3, 1, 1, true, 1);
+    left -= 1;
+    if (batchNorm && left > 0) net.batchNorm(), left -= 1;
+    if (left > 0) net.relu(), left -= 1;
+  }
+  return net.build(true);
+}
+
 const VGG_A: Array<number | 'M'> = [64, 'M', 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M'];
 const VGG_B: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M'];
 const VGG_D: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 'M', 512, 512, 512, 'M', 512, 512, 512, 'M'];
 const VGG_E: Array<number | 'M'> = [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 256, 'M', 512, 512, 512, 512, 'M', 512, 512, 512, 512, 'M'];
+const VGG_CONFIGS: Record<string, Array<number | 'M'>> = { vgg11: VGG_A, vgg13: VGG_B, vgg16: VGG_D, vgg19: VGG_E };
 
 /**
  * torchvision's MobileNetV3 features: inverted residuals as `_mobilenet_v3_conf` lists them [in, kernel, expanded,
