@@ -214,8 +214,10 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
   const batch = collatedBatch(program, loop);
   const made = batch ? { kind: 'list', items: batch, tuple: true } as const : loopSample(program, loop);
   // A dataset whose sample is one tensor (`return torch.rand(3, H, W)`), its batches bound to one name (`for x in
-  // loader`): that name is the stacked tensor itself, the only element of the sample.
-  const single = wholeName !== undefined && (made?.kind === 'tensor' || (made?.kind === 'call' && !!tensorShape(made)));
+  // loader`) by the default collate: that name is the stacked tensor itself, the only element of the sample (a
+  // collate_fn the trace could not run may crop or pad it).
+  const single = wholeName !== undefined && !loopDataLoader(program, loop)?.kwargs.has('collate_fn')
+    && (made?.kind === 'tensor' || (made?.kind === 'call' && !!tensorShape(made)));
   const sample = single ? { kind: 'list', items: [made], tuple: true } as const : made;
   const names = single ? [wholeName] : listed;
   const whole = single ? undefined : wholeName;
