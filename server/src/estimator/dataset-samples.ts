@@ -206,13 +206,21 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
   const loop = enclosingLoops(call).find((outer) => outer.type === 'for_statement');
   if (!loop) return throughCaller(program, call, argumentNodes, options);
   // `for batch in loader:` unpacked in the body (`x, y = batch`): only the body's replay can read it.
-  const whole = options.throughLoopBody ? wholeBatchName(loop) : undefined;
-  const names = batchNames(loop) ?? (whole !== undefined ? [] : undefined);
-  if (!names) return undefined;
+  const wholeName = options.throughLoopBody ? wholeBatchName(loop) : undefined;
+  const listed = batchNames(loop) ?? (wholeName !== undefined ? [] : undefined);
+  if (!listed) return undefined;
   // A collate_fn of the script makes the batch (its tensors hold one row already); else the default collate
   // stacks the dataset's samples.
   const batch = collatedBatch(program, loop);
-  const sample = batch ? { kind: 'list', items: batch, tuple: true } as const : loopSample(program, loop);
+  const made = batch ? { kind: 'list', items: batch, tuple: true } as const : loopSample(program, loop);
+  // A dataset whose sample is one tensor (`return torch.rand(3, H, W)`), its batches bound to one name (`for x in
+  // loader`) by the default collate: that name is the stacked tensor itself, the only element of the sample (a
+  // collate_fn the trace could not run may crop or pad it).
+  const single = wholeName !== undefined && !loopDataLoader(program, loop)?.kwargs.has('collate_fn')
+    && (made?.kind === 'tensor' || (made?.kind === 'call' && !!tensorShape(made)));
+  const sample = single ? { kind: 'list', items: [made], tuple: true } as const : made;
+  const names = single ? [wholeName] : listed;
+  const whole = single ? undefined : wholeName;
   if (sample?.kind !== 'list') return options.throughLoopBody && countsSteps(loop) ? madeInBody(program, loop, call, argumentNodes) : undefined;
   const elementShape = (element: Value | undefined): SampleShape | undefined => {
     if (batch) return element?.kind === 'tensor' ? { shape: element.shape, integer: element.integer } : undefined;

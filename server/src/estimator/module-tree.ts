@@ -7,6 +7,7 @@ import type { CallResultValue, How, LayerValue, ObjectValue, TensorValue, Value 
 import { drawnRange, isIntegerTensor, isModuleClass, madeTensorIsInteger, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, UNKNOWN } from '../engine/program/values';
 import { BASE_LAYER, lookupClassAttribute, type ProgramModel } from '../engine/program/interpreter';
 import { enclosingLoops } from '../engine/syntax';
+import { underNoGrad } from '../engine/program/grad-mode';
 import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, normAffine, type TracedLibraries } from './forward-trace';
@@ -1186,9 +1187,15 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     },
   };
   // The training step's call (the one with the most arguments: `model(x, targets)`) decides which path of
-  // forward() runs; its other arguments are given tensors of the input's shape.
+  // forward() runs; its other arguments are given tensors of the input's shape. Of calls with as many arguments, one
+  // a loop repeats with autograd on is the step's, not a no_grad call before the loop (a data-dependent
+  // initialisation on one batch).
   const sites = program?.moduleCalls.get(root) ?? [];
-  const siteIndex = sites.reduce((best, args, i) => (args.length > (sites[best]?.length ?? 0) ? i : best), 0);
+  const siteNodes = program?.moduleCallNodes.get(root) ?? [];
+  const stepLike = (i: number): boolean => { const node = siteNodes[i]; return !!node && enclosingLoops(node).length > 0 && !underNoGrad(node); };
+  const gradless = (i: number): boolean => { const node = siteNodes[i]; return !!node && underNoGrad(node); };
+  const siteIndex = sites.reduce((best, args, i) => (args.length > (sites[best]?.length ?? 0)
+    || (args.length === (sites[best]?.length ?? 0) && gradless(best) && stepLike(i)) ? i : best), 0);
   const site = sites[siteIndex] ?? [];
   const siteNode = program?.moduleCallNodes.get(root)?.[siteIndex];
   const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
