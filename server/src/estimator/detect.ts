@@ -1468,6 +1468,10 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       detected.unresolved ??= { line: info.line, reason: t('{0} holds a container whose modules the script does not determine (line {1}): their sizes are not known', info.className, String(info.undeterminedContainers[0]! + 1)) };
     } else if (info.undeterminedSize) {
       detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
+    } else if (spec.kind === 'layers' && spec.forwardUntraced && info.holdsLibraryModel) {
+      // The walk in build order has none of the library model's layers: neither what they keep nor how they shrink
+      // the image (a backbone's stride of 32 left out, the head's maps come out up to 1,024 times too large).
+      detected.unresolved ??= { line: info.line, reason: t('forward() of {0} could not be followed, and it holds a library model whose layers the walk in build order does not have (what they keep, how they resize the image): its activations are not known', info.className) };
     } else if (spec.kind === 'layers' && spec.forwardUntraced && (spec.mapGrowth ?? 1) > MOST_WALKED_MAP_GROWTH) {
       // The layers in build order upsample far past the input: branches that run side by side (an FPN's heads, one
       // per scale), not one after another, so the walk's figure would be absurd (terabytes), not an estimate.
