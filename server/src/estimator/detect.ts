@@ -69,6 +69,8 @@ export interface DetectedConfig {
   useCacheOff?: boolean;
   /** `torch.backends.cudnn.benchmark = True`: the first step searches convolution algorithms. */
   cudnnBenchmark?: number;
+  /** The line of a `torch.autograd.graph.save_on_cpu()` that runs (see TrainingConfig.savedOnHost). */
+  savedOnHost?: number;
   imageSize?: Located<number>;
   /** Autocast (or Trainer bf16/fp16) found. */
   autocast?: Located<'bf16' | 'fp16'>;
@@ -1151,6 +1153,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       }
     }
     if (fn === 'torch.compile' && pos.length > 0 && !bindings.program.neverRuns(call)) detected.compiled = true;
+    if (/^torch\.autograd\.graph\.save_on_cpu$/.test(fn) && !bindings.program.neverRuns(call)) detected.savedOnHost ??= line;
     if (/(^|\.)pack_padded_sequence$/.test(fn) && !bindings.program.neverRuns(call)) detected.packedSequences ??= line;
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };
     if (name === 'LoraConfig') {

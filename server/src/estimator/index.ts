@@ -233,6 +233,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.recomputedLossChunk && detected.mode.value === 'train') {
     assumptions.push(t('the loss is computed in chunks under checkpoint() (line {0}): one chunk\'s logits ({1} values) at a time, made again and differentiated in backward; the model\'s own layers keep what they keep', (detected.recomputedLossChunk.line ?? 0) + 1, detected.recomputedLossChunk.value));
   }
+  if (detected.savedOnHost !== undefined && detected.mode.value === 'train') {
+    assumptions.push(t('save_on_cpu() (line {0}): what autograd saves for backward is copied to host memory and brought back one operation at a time in backward; the GPU keeps the outputs the step holds, and the largest operation\'s saved tensors and gradients at once', detected.savedOnHost + 1));
+  }
   if (detected.cudnnBenchmark !== undefined) {
     // Measured on an H200 (test/gpu/estimator/results/round3.json): ResNet-18 and ResNet-50 steps took 2.8 to 8.4 GiB
     // more in the first step only. The search takes what is free and backs off: with the allocator capped at 6.3, 8.4
@@ -489,6 +492,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     checkpointSegments: detected.checkpointSegments,
     ...(detected.checkpointSegmentCount !== undefined ? { checkpointSegmentCount: detected.checkpointSegmentCount } : {}),
     ...(detected.compiled ? { compiled: true } : {}),
+    ...(detected.savedOnHost !== undefined ? { savedOnHost: true } : {}),
     gradsKeptAcrossSteps: detected.zeroGradMissing || (detected.zeroGradAfterForward !== undefined && mode === 'train') ||
       (detected.zeroGradKeepsBuffers !== undefined && mode === 'train'),
     outputKept: detected.output === undefined ? undefined : detected.output.value === 'kept',

@@ -417,6 +417,29 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       (net.backwardPeakWithoutConvolution ? 0 : convWorkspace) : 0;
   // A frozen prefix runs as a no-grad forward before anything is kept: its tensors alive at once may be the peak.
   const frozenPrefixLive = net.frozenPrefix ? b * net.frozenPrefix.liveElementsPerSample * act : 0;
+  /**
+   * Under save_on_cpu() the net's saved tensors live in host memory: the GPU holds what forward holds at once (as in a
+   * no-grad forward), the outputs the step keeps and the loss's tensors; backward brings one operation's saved
+   * tensors back at a time, beside its gradients (the largest tensor and the largest gradient pair).
+   */
+  const savedOnHostFigures = (): ActivationFigures => {
+    const live = b * (mode === 'amp' && net.autocastInferenceLiveBytesPerSample !== undefined
+      ? net.autocastInferenceLiveBytesPerSample : net.inferenceLiveElementsPerSample * act);
+    const onDevice = ampCopies + lossKept + (outputHeld ? outputs : 0);
+    const oneOperation = b * net.largestElementsPerSample * act + gradientPair + convWorkspace;
+    return {
+      saved: onDevice,
+      forwardTransient: Math.max(0, live - onDevice),
+      backwardTransient: Math.max(oneOperation, lossBackward, chunkLossBackward),
+      recompute: 0,
+      outputs,
+      lossTransient: logSoftmax,
+      inferenceTransient: b * Math.max(0, (mode === 'amp' && net.autocastInferenceLiveBytesPerSample !== undefined
+        ? net.autocastInferenceLiveBytesPerSample : net.inferenceLiveElementsPerSample * act) - (net.returnedOutputElementsPerSample ?? net.outputElementsPerSample) * act),
+      inputs,
+    };
+  };
+  if (cfg.savedOnHost && cfg.mode === 'train' && !checkpointed) return savedOnHostFigures();
   return {
     saved,
     forwardTransient: Math.max(0, frozenPrefixLive - saved),

@@ -393,6 +393,12 @@ export interface TrainingConfig {
    */
   outputKept?: boolean;
   /**
+   * The forward runs under `torch.autograd.graph.save_on_cpu()`: every tensor autograd saves for backward is copied to
+   * host memory as it is saved and brought back when its node's backward runs, so the GPU keeps what is alive anyway
+   * (the outputs the step holds) and, in backward, one node's saved tensors at a time.
+   */
+  savedOnHost?: boolean;
+  /**
    * Inference with grad: the forward runs in a function that returns only detached values, so each call's graph is
    * freed when it returns, before the next one is built (otherwise the previous graph lives until rebound).
    */
