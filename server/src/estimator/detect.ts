@@ -17,7 +17,7 @@ import { withFrozenPrefix, withPartsBefore } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type Value } from '../engine/program/values';
-import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
+import { deviceNamed, INPUT_EMBEDDINGS, passCount, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
@@ -69,6 +69,11 @@ export interface DetectedConfig {
   useCacheOff?: boolean;
   /** `torch.backends.cudnn.benchmark = True`: the first step searches convolution algorithms. */
   cudnnBenchmark?: number;
+  /**
+   * A decoding loop written by hand: the model called in a loop with the cache its previous output returned
+   * (`past_key_values=past`); the value: the loop's passes (one token fed each), where the program model counts them.
+   */
+  decodingLoop?: Located<number | undefined>;
   /** The line of a `torch.autograd.graph.save_on_cpu()` that runs (see TrainingConfig.savedOnHost). */
   savedOnHost?: number;
   imageSize?: Located<number>;
@@ -1153,6 +1158,14 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       }
     }
     if (fn === 'torch.compile' && pos.length > 0 && !bindings.program.neverRuns(call)) detected.compiled = true;
+    if (!detected.decodingLoop && (kw.has('past_key_values') || kw.has('past')) && !bindings.program.neverRuns(call)) {
+      const loop = enclosingLoops(call)[0];
+      const cache = bindings.program.keywordOf(call, kw.has('past_key_values') ? 'past_key_values' : 'past');
+      if (loop && cache && cache.kind !== 'none') {
+        const iterable = loop.type === 'for_statement' ? bindings.program.valueOf(loop.childForFieldName('right')) : undefined;
+        detected.decodingLoop = { value: iterable ? passCount(iterable) : undefined, line };
+      }
+    }
     if (/^torch\.autograd\.graph\.save_on_cpu$/.test(fn) && !bindings.program.neverRuns(call)) detected.savedOnHost ??= line;
     if (/(^|\.)pack_padded_sequence$/.test(fn) && !bindings.program.neverRuns(call)) detected.packedSequences ??= line;
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };

@@ -472,6 +472,14 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
       assumptions.push(t('generate() returns {0} sequences per prompt (line {1}): it expands the prompts to {0} x the batch before the first step, so the caches and logits are those of {0} x the batch', asked.returnSequences, (detected.generate.line ?? 0) + 1));
     }
   }
+  // A decoding loop written by hand (prompt forward, then one token at a time with past_key_values).
+  let decodingLoopTokens: number | undefined;
+  if (detected.decodingLoop && !detected.generate && mode === 'infer-no-grad' && decoderOnly) {
+    decodingLoopTokens = detected.decodingLoop.value ?? 0;
+    assumptions.push(detected.decodingLoop.value !== undefined
+      ? t('a decoding loop feeds {0} tokens one at a time with the cache (line {1}): the prompt\'s forward keeps the logits of every position beside the cache until the first step replaces its output, and the cache grows to the prompt plus {0}', detected.decodingLoop.value, (detected.decodingLoop.line ?? 0) + 1)
+      : t('a decoding loop feeds tokens one at a time with the cache (line {0}), for a number of steps the script does not fix: the cache is counted at the prompt\'s length only (an underestimate for long generations)', (detected.decodingLoop.line ?? 0) + 1));
+  }
   const strategy = detected.strategy?.value ?? 'ddp';
   const gpus = detected.gpus?.value ?? 1;
   const shardGradOp = strategy === 'fsdp' && detected.shardGradOp !== undefined;
@@ -508,6 +516,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
     ...(penalised ? { inputDerivativeShare: penalised.share, inputDerivativeModelForwards: penalised.forwards } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
+    ...(decodingLoopTokens !== undefined ? { decodingLoopTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
     ...(detected.recomputedLossChunk && mode === 'train' ? { recomputedLossElements: detected.recomputedLossChunk.value } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams === undefined && detected.generate?.value.returnSequences !== undefined

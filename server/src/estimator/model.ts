@@ -244,6 +244,19 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
       };
     }
   }
+  if (cfg.decodingLoopTokens !== undefined && cfg.mode === 'infer-no-grad' && s.decoderLayers === 0 && generate === undefined) {
+    const kvBytes = mode === 'fp32' ? FP32 : 2;
+    const kvPerToken = 2 * cfg.batchSize * s.kvHeads * s.headDim * kvBytes;
+    const stepLogits = cfg.batchSize * s.vocab * kvBytes;
+    // The prompt's forward ends with every layer's cache and the logits of every position (the loop reads the last);
+    // the first step runs while that output is still bound, one layer's cache concatenated anew; the last step holds
+    // the whole cache, one layer's twice, and its own logits.
+    generate = {
+      prefill: Math.max(s.layers * cfg.seqLen * kvPerToken + Math.max(a.outputs, a.inferenceTransient),
+        a.outputs + (s.layers + 1) * (cfg.seqLen + 1) * kvPerToken + stepLogits),
+      end: (s.layers + 1) * (cfg.seqLen + cfg.decodingLoopTokens) * kvPerToken + stepLogits,
+    };
+  }
   return {
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
     // The feature encoder's peak comes first in forward (Wav2Vec2), when nothing else is kept or cached.

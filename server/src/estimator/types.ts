@@ -459,6 +459,12 @@ export interface TrainingConfig {
    */
   generateNewTokens?: number;
   /**
+   * A decoding loop written by hand (decoder-only, no grad): the prompt's forward returns the logits of every position
+   * with the cache, and the loop feeds this many tokens one at a time with the cache; the prompt's output stays
+   * bound until the first step's output replaces it.
+   */
+  decodingLoopTokens?: number;
+  /**
    * generate() with num_beams > 1: every sequence is searched as this many rows (the inputs are expanded before the
    * first step), so the KV caches, the encoder's output and each step's logits are this many times the batch's.
    */

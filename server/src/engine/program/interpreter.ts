@@ -3269,7 +3269,7 @@ function orderedDictValues(call: Extract<Value, { kind: 'call' }>): Value[] {
 }
 
 /** The passes a loop over `iterable` makes: its items, or a range too long to unroll (see rangeOf); undefined if not known. */
-function passCount(iterable: Value): number | undefined {
+export function passCount(iterable: Value): number | undefined {
   if (iterable.kind === 'call' && iterable.path === 'range') return rangeBounds(iterable.args)?.count;
   return iterationItems(iterable)?.length;
 }
