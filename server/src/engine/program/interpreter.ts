@@ -1433,7 +1433,7 @@ export class ProgramModel {
     const subscript = node.childForFieldName('subscript');
     if (subscript?.type === 'slice' && object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
     // A crop of a made tensor (`img[:, top:top + crop, left:left + crop]`): the same tensor at the sizes it keeps.
-    if (object.kind === 'call' && !this.tracer) {
+    if (object.kind === 'call') {
       const cropped = this.croppedTensor(object, node, scope);
       if (cropped) return cropped;
     }

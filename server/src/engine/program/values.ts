@@ -436,6 +436,8 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
       const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
       return padded.map((d, i) => d * times[i]!);
     }
+    case 'lists':
+      return listTensorShape(call)?.dims;
     case 'joined': {
       // Sized tensors joined (`torch.stack([torch.cat([src, loops]), torch.cat([dst, loops])])`, a graph's edge list):
       // stack adds an axis of the parts' count, cat adds their sizes along its axis.
@@ -472,6 +474,7 @@ export function madeTensorIsInteger(call: CallResultValue): boolean {
     const parts = joinedParts(call);
     return !!parts && parts.length > 0 && parts.every((part) => part.kind === 'call' && madeTensorIsInteger(part));
   }
+  if (/^torch\.(tensor|as_tensor)$/.test(call.path)) return listTensorShape(call)?.integer ?? false;
   return false;
 }
 
