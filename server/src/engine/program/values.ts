@@ -436,12 +436,11 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
       const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
       return padded.map((d, i) => d * times[i]!);
     }
-    case 'lists':
-      return listTensorShape(call)?.dims;
     case 'joined': {
       // Sized tensors joined (`torch.stack([torch.cat([src, loops]), torch.cat([dst, loops])])`, a graph's edge list):
       // stack adds an axis of the parts' count, cat adds their sizes along its axis.
-      const shapes = made.parts.map((part) => (part.kind === 'call' ? madeTensorShape(part) : undefined));
+      // A part may be a literal (`torch.tensor([bos])`, a decoder input's start token).
+      const shapes = made.parts.map((part) => (part.kind === 'call' ? madeTensorShape(part) ?? listTensorShape(part)?.dims : undefined));
       if (shapes.length === 0 || shapes.some((shape) => !shape)) return undefined;
       const [first, ...others] = shapes as number[][];
       const rank = first!.length + (made.stack ? 1 : 0);
