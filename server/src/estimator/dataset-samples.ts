@@ -237,6 +237,9 @@ export function sampleArguments(program: ProgramModel, call: PyNode, argumentNod
     // A tensor of the lists the dataset built (`torch.tensor([ids for ids in choices])`).
     const listed = element?.kind === 'call' ? listTensorShape(element) : undefined;
     if (listed) return { shape: [1, ...listed.dims], integer: listed.integer };
+    // Sized tensors joined (`torch.cat([torch.tensor([bos]), target[:-1]])`, a decoder's shifted input).
+    const joined = element?.kind === 'call' && /^torch\.(cat|stack)$/.test(element.path) ? madeTensorShape(element) : undefined;
+    if (joined && element?.kind === 'call') return { shape: [1, ...joined], integer: madeTensorIsInteger(element) };
     return element?.kind === 'tensor' ? { shape: [1, ...element.shape], integer: element.integer } : undefined;
   };
   let replayed: { names: Map<string, Value>; tracer: ForwardTrace } | undefined;
@@ -395,6 +398,20 @@ function replayLoopBody(program: ProgramModel, loop: PyNode, call: PyNode, names
     const parts = value?.kind === 'list' && value.items.length === targets.length ? value.items : undefined;
     targets.forEach((t, k) => assign(t, parts?.[k]));
   };
+  // `(t.to(device) for t in batch)`, unpacked into names: the expression applied to each of the batch's tensors.
+  const mappedOverItems = (expression: PyNode): Value | undefined => {
+    if (expression.type !== 'generator_expression' && expression.type !== 'list_comprehension') return undefined;
+    const clauses = expression.namedChildren.filter((c): c is PyNode => !!c && c.type !== 'comment').slice(1);
+    const clause = clauses[0];
+    const variable = clause?.childForFieldName('left');
+    const body = expression.childForFieldName('body');
+    const iterableNode = clause?.childForFieldName('right');
+    if (clauses.length !== 1 || clause?.type !== 'for_in_clause' || variable?.type !== 'identifier' || !body || !iterableNode) return undefined;
+    const iterable = program.evaluateTraced(iterableNode, bound, tracer);
+    if (iterable?.kind !== 'list') return undefined;
+    const items = iterable.items.map((item) => program.evaluateTraced(body, new Map([...bound, [variable.text, item]]), tracer) ?? UNKNOWN);
+    return { kind: 'list', items, tuple: true };
+  };
   const replay = (block: PyNode): boolean => {
     for (const statement of block.namedChildren) {
       if (!statement || budget-- <= 0) return false;
@@ -412,7 +429,7 @@ function replayLoopBody(program: ProgramModel, loop: PyNode, call: PyNode, names
       if (!left || !right) continue;
       // `a, b = e1, e2`: each side's element on its own (no tuple is built of tensors).
       const rights = right.type === 'expression_list' ? right.namedChildren.filter((c): c is PyNode => !!c) : [right];
-      const values = rights.map((r) => program.evaluateTraced(r, bound, tracer));
+      const values = rights.map((r) => mappedOverItems(r) ?? program.evaluateTraced(r, bound, tracer));
       assign(left, values.length === 1 ? values[0] : { kind: 'list', items: values.map((v) => v ?? UNKNOWN), tuple: true });
     }
     return true;

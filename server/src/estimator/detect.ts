@@ -17,7 +17,7 @@ import { withFrozenPrefix, withPartsBefore } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
 import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type Value } from '../engine/program/values';
-import { deviceNamed, INPUT_EMBEDDINGS, type ProgramModel } from '../engine/program/interpreter';
+import { deviceNamed, INPUT_EMBEDDINGS, passCount, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
 import { Bindings, callArguments, stringValue, toPy, type PyValue } from './python-values';
@@ -69,6 +69,13 @@ export interface DetectedConfig {
   useCacheOff?: boolean;
   /** `torch.backends.cudnn.benchmark = True`: the first step searches convolution algorithms. */
   cudnnBenchmark?: number;
+  /**
+   * A decoding loop written by hand: the model called in a loop with the cache its previous output returned
+   * (`past_key_values=past`); the value: the loop's passes (one token fed each), where the program model counts them.
+   */
+  decodingLoop?: Located<number | undefined>;
+  /** The line of a `torch.autograd.graph.save_on_cpu()` that runs (see TrainingConfig.savedOnHost). */
+  savedOnHost?: number;
   imageSize?: Located<number>;
   /** Autocast (or Trainer bf16/fp16) found. */
   autocast?: Located<'bf16' | 'fp16'>;
@@ -1216,6 +1223,15 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       }
     }
     if (fn === 'torch.compile' && pos.length > 0 && !bindings.program.neverRuns(call)) detected.compiled = true;
+    if (!detected.decodingLoop && (kw.has('past_key_values') || kw.has('past')) && !bindings.program.neverRuns(call)) {
+      const loop = enclosingLoops(call)[0];
+      const cache = bindings.program.keywordOf(call, kw.has('past_key_values') ? 'past_key_values' : 'past');
+      if (loop && cache && cache.kind !== 'none') {
+        const iterable = loop.type === 'for_statement' ? bindings.program.valueOf(loop.childForFieldName('right')) : undefined;
+        detected.decodingLoop = { value: iterable ? passCount(iterable) : undefined, line };
+      }
+    }
+    if (/^torch\.autograd\.graph\.save_on_cpu$/.test(fn) && !bindings.program.neverRuns(call)) detected.savedOnHost ??= line;
     if (/(^|\.)pack_padded_sequence$/.test(fn) && !bindings.program.neverRuns(call)) detected.packedSequences ??= line;
     if (kwValue('gradient_checkpointing') === true && !detected.checkpointing) detected.checkpointing = { value: true, line };
     if (name === 'LoraConfig') {
@@ -1560,6 +1576,10 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       detected.unresolved ??= { line: info.line, reason: t('{0} holds a container whose modules the script does not determine (line {1}): their sizes are not known', info.className, String(info.undeterminedContainers[0]! + 1)) };
     } else if (info.undeterminedSize) {
       detected.unresolved ??= { line: info.line, reason: t('the layer sizes of {0} are not values the script determines', info.className) };
+    } else if (spec.kind === 'layers' && spec.forwardUntraced && info.holdsLibraryModel) {
+      // The walk in build order has none of the library model's layers: neither what they keep nor how they shrink
+      // the image (a backbone's stride of 32 left out, the head's maps come out up to 1,024 times too large).
+      detected.unresolved ??= { line: info.line, reason: t('forward() of {0} could not be followed, and it holds a library model whose layers the walk in build order does not have (what they keep, how they resize the image): its activations are not known', info.className) };
     } else if (spec.kind === 'layers' && spec.forwardUntraced && (spec.mapGrowth ?? 1) > MOST_WALKED_MAP_GROWTH) {
       // The layers in build order upsample far past the input: branches that run side by side (an FPN's heads, one
       // per scale), not one after another, so the walk's figure would be absurd (terabytes), not an estimate.

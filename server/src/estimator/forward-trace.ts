@@ -76,6 +76,8 @@ const spatialDims = (name: string): number => Number(/([123])d$/.exec(name)?.[1]
 const SORTED_INDEX_BUFFERS = 8;
 /** A sparse matrix times a dense one: `torch.sparse.mm(adjacency, features)`, `torch.spmm`. */
 const SPARSE_PRODUCT = /^torch\.(sparse\.mm|spmm)$/;
+/** torchvision's deformable convolution (DCNv1/DCNv2), a function of its own (`from torchvision.ops import deform_conv2d`). */
+const DEFORM_CONV = /^torchvision\.ops\.(?:deform_conv\.)?deform_conv2d$/;
 const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
 
 /**
@@ -1479,6 +1481,7 @@ export class ForwardTrace implements TensorTracer {
   // ---- functions, methods, operators --------------------------------------------------------------------------
 
   function(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    if (DEFORM_CONV.test(path)) return this.deformConv2d(args, kwargs);
     const out = this.recorded([...args, ...kwargs.values()], false, () => this.functionOp(path, args, kwargs));
     if (GRADIENT_KEEPING_FUNCTION.test(path)) this.keepsGradientOf(out);
     // A functional activation or pooling (`F.relu(x)`, `F.max_pool2d(x, 2)`) is a layer to backward: its output's
@@ -1492,6 +1495,42 @@ export class ForwardTrace implements TensorTracer {
     if (SPARSE_PRODUCT.test(path) && dense && !this.noGrad.has(dense.id)) {
       this.backwardPoint(dense, out ? tensorsIn(out)[0] : undefined, 2 * numel(dense.shape));
     }
+    return out;
+  }
+
+  /**
+   * `deform_conv2d(input, offset, weight, bias, stride, padding, dilation, mask)`: the weight's output channels on the
+   * grid a convolution of the weight's kernel makes (the offsets' grid). Its autograd function keeps the input, the
+   * offsets, the mask and the weight; torchvision's autocast wrapper runs it in fp32, so under autocast those are fp32
+   * copies, and the output is cast back to the input's dtype. Forward and each of backward's passes gather the
+   * sampled input into a column buffer of in_channels x kernel x output grid for each image of a slice of up to 32
+   * images: one per image at batches up to 32, held at backward beside the gradients.
+   */
+  private deformConv2d(args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    const argument = (index: number, name: string): TensorValue | undefined => tensorsIn(kwargs.get(name) ?? args[index])[0];
+    const [x, offset, weight, mask] = [argument(0, 'input'), argument(1, 'offset'), argument(2, 'weight'), argument(7, 'mask')];
+    if (!x || !weight || x.shape.length !== 4 || weight.shape.length !== 4) {
+      this.mismatches++;
+      return undefined;
+    }
+    const pair = (index: number, name: string, fallback: number): [number, number] => {
+      const value = kwargs.get(name) ?? args[index];
+      if (value?.kind === 'list') return [numberOf(value.items[0]) ?? fallback, numberOf(value.items[1] ?? value.items[0]) ?? fallback];
+      const single = numberOf(value) ?? fallback;
+      return [single, single];
+    };
+    const [stride, padding, dilation] = [pair(4, 'stride', 1), pair(5, 'padding', 0), pair(6, 'dilation', 1)];
+    const kernel = weight.shape.slice(2) as [number, number];
+    const grid = [0, 1].map((d) => Math.floor((x.shape[d + 2]! + 2 * padding[d]! - dilation[d]! * (kernel[d]! - 1) - 1) / stride[d]!) + 1);
+    const operands = [x, offset, mask].filter((t): t is TensorValue => t !== undefined);
+    const out = this.recorded([...args, ...kwargs.values()], false, () => {
+      this.keepCastOperand('fp32', ...operands);
+      this.convolutions++;
+      const made = this.produce([x.shape[0]!, weight.shape[0]!, ...grid], operands);
+      return this.precision(made, !this.fullPrecision.has(x.id));
+    });
+    const columns = x.shape[0]! * weight.shape[1]! * kernel[0] * kernel[1] * grid[0]! * grid[1]!;
+    this.backwardPoint(x, out, columns);
     return out;
   }
 

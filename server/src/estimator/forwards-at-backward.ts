@@ -64,7 +64,8 @@ export function forwardsAtBackward(step: StepModel): ForwardsAtBackward {
     const forwards = loops.graphs.value.forwards.reduce((sum, forward) => sum + forward.kept, 0);
     return { ...one, why: 'loops', forwards, batches: members, graphs: loops.graphs.value, ...(loops.graphs.line !== undefined ? { line: loops.graphs.line } : {}) };
   }
-  const called = calledBeforeBackward(step.calls, step.forwards, step.variables);
+  // A forward in a branch whose condition is false (`if OFFLOAD: ... else: model(x)`) never runs.
+  const called = calledBeforeBackward(step.calls, step.forwards.filter((call) => !step.program.neverRuns(call)), step.variables);
   const found = called ? { why: 'calls' as const, ...called } : step.hub ? wrapperCalls(step, step.hub) : undefined;
   if (!found) return { ...one, why: 'one', forwards: 1, batches: members };
   return { ...one, why: found.why, forwards: found.value, batches: found.value * members, ...(found.line !== undefined ? { line: found.line } : {}) };
@@ -133,11 +134,30 @@ function calledBeforeBackward(calls: readonly Node[], forwards: readonly Node[],
     const from = Math.max(previousBackward, loop?.startIndex ?? -1);
     previousBackward = backward.startIndex;
     if (!loop) continue;
-    const before = forwards.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex &&
-      loopOf(call)?.id === loop.id && !underNoGrad(call));
+    const before = oneBranchEach(forwards.filter((call) => call.startIndex > from && call.startIndex < backward.startIndex &&
+      loopOf(call)?.id === loop.id && !underNoGrad(call)));
     if (before.length >= atLeast) return { value: before.length, line: before[0]!.startPosition.row };
   }
   return undefined;
+}
+
+/**
+ * The calls that one pass through the code runs together: of calls in different branches of one `if` (the same
+ * forward written once with an option on and once with it off), only the first branch's.
+ */
+function oneBranchEach(calls: readonly Node[]): Node[] {
+  const kept: Node[] = [];
+  for (const call of calls) if (!kept.some((other) => inOtherBranches(other, call))) kept.push(call);
+  return kept;
+}
+
+/** Whether two nodes sit in different branches (if, elif, else) of one if statement. */
+function inOtherBranches(a: Node, b: Node): boolean {
+  const ancestors = new Set<number>();
+  for (let current = a.parent; current; current = current.parent) ancestors.add(current.id);
+  let common = b.parent;
+  while (common && !ancestors.has(common.id)) common = common.parent;
+  return common?.type === 'if_statement';
 }
 
 /**

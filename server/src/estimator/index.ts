@@ -234,6 +234,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.recomputedLossChunk && detected.mode.value === 'train') {
     assumptions.push(t('the loss is computed in chunks under checkpoint() (line {0}): one chunk\'s logits ({1} values) at a time, made again and differentiated in backward; the model\'s own layers keep what they keep', (detected.recomputedLossChunk.line ?? 0) + 1, detected.recomputedLossChunk.value));
   }
+  if (detected.savedOnHost !== undefined && detected.mode.value === 'train') {
+    assumptions.push(t('save_on_cpu() (line {0}): what autograd saves for backward is copied to host memory and brought back one operation at a time in backward; the GPU keeps the outputs the step holds, and the largest operation\'s saved tensors and gradients at once', detected.savedOnHost + 1));
+  }
   if (detected.cudnnBenchmark !== undefined) {
     // Measured on an H200 (test/gpu/estimator/results/round3.json): ResNet-18 and ResNet-50 steps took 2.8 to 8.4 GiB
     // more in the first step only. The search takes what is free and backs off: with the allocator capped at 6.3, 8.4
@@ -476,6 +479,14 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
       assumptions.push(t('generate() returns {0} sequences per prompt (line {1}): it expands the prompts to {0} x the batch before the first step, so the caches and logits are those of {0} x the batch', asked.returnSequences, (detected.generate.line ?? 0) + 1));
     }
   }
+  // A decoding loop written by hand (prompt forward, then one token at a time with past_key_values).
+  let decodingLoopTokens: number | undefined;
+  if (detected.decodingLoop && !detected.generate && mode === 'infer-no-grad' && decoderOnly) {
+    decodingLoopTokens = detected.decodingLoop.value ?? 0;
+    assumptions.push(detected.decodingLoop.value !== undefined
+      ? t('a decoding loop feeds {0} tokens one at a time with the cache (line {1}): the prompt\'s forward keeps the logits of every position beside the cache until the first step replaces its output, and the cache grows to the prompt plus {0}', detected.decodingLoop.value, (detected.decodingLoop.line ?? 0) + 1)
+      : t('a decoding loop feeds tokens one at a time with the cache (line {0}), for a number of steps the script does not fix: the cache is counted at the prompt\'s length only (an underestimate for long generations)', (detected.decodingLoop.line ?? 0) + 1));
+  }
   const strategy = detected.strategy?.value ?? 'ddp';
   const gpus = detected.gpus?.value ?? 1;
   const shardGradOp = strategy === 'fsdp' && detected.shardGradOp !== undefined;
@@ -497,6 +508,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     checkpointSegments: detected.checkpointSegments,
     ...(detected.checkpointSegmentCount !== undefined ? { checkpointSegmentCount: detected.checkpointSegmentCount } : {}),
     ...(detected.compiled ? { compiled: true } : {}),
+    ...(detected.savedOnHost !== undefined ? { savedOnHost: true } : {}),
     gradsKeptAcrossSteps: detected.zeroGradMissing || (detected.zeroGradAfterForward !== undefined && mode === 'train') ||
       (detected.zeroGradKeepsBuffers !== undefined && mode === 'train'),
     outputKept: detected.output === undefined ? undefined : detected.output.value === 'kept',
@@ -512,6 +524,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.inputDerivatives && detected.derivativeActivation && mode === 'train' ? { inputDerivativeActivation: detected.derivativeActivation } : {}),
     ...(penalised ? { inputDerivativeShare: penalised.share, inputDerivativeModelForwards: penalised.forwards } : {}),
     ...(generateNewTokens !== undefined ? { generateNewTokens } : {}),
+    ...(decodingLoopTokens !== undefined ? { decodingLoopTokens } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams !== undefined ? { generateBeams: detected.generate.value.beams } : {}),
     ...(detected.recomputedLossChunk && mode === 'train' ? { recomputedLossElements: detected.recomputedLossChunk.value } : {}),
     ...(generateNewTokens !== undefined && detected.generate?.value.beams === undefined && detected.generate?.value.returnSequences !== undefined

@@ -253,6 +253,19 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
       };
     }
   }
+  if (cfg.decodingLoopTokens !== undefined && cfg.mode === 'infer-no-grad' && s.decoderLayers === 0 && generate === undefined) {
+    const kvBytes = mode === 'fp32' ? FP32 : 2;
+    const kvPerToken = 2 * cfg.batchSize * s.kvHeads * s.headDim * kvBytes;
+    const stepLogits = cfg.batchSize * s.vocab * kvBytes;
+    // The prompt's forward ends with every layer's cache and the logits of every position (the loop reads the last);
+    // the first step runs while that output is still bound, one layer's cache concatenated anew; the last step holds
+    // the whole cache, one layer's twice, and its own logits.
+    generate = {
+      prefill: Math.max(s.layers * cfg.seqLen * kvPerToken + Math.max(a.outputs, a.inferenceTransient),
+        a.outputs + (s.layers + 1) * (cfg.seqLen + 1) * kvPerToken + stepLogits),
+      end: (s.layers + 1) * (cfg.seqLen + cfg.decodingLoopTokens) * kvPerToken + stepLogits,
+    };
+  }
   return {
     saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
     // The feature encoder's peak comes first in forward (Wav2Vec2), when nothing else is kept or cached.
@@ -442,6 +455,29 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // What forward's locals hold at once over what it keeps (int64 index arithmetic alive until the function returns),
   // inside forward: before the loss has kept anything or the step holds the output.
   const forwardLiveExcess = checkpointed ? 0 : b * (net.forwardLiveExcessBytesPerSample?.[mode] ?? 0) - lossKept - (outputHeld ? outputs : 0);
+  /**
+   * Under save_on_cpu() the net's saved tensors live in host memory: the GPU holds what forward holds at once (as in a
+   * no-grad forward), the outputs the step keeps and the loss's tensors; backward brings one operation's saved
+   * tensors back at a time, beside its gradients (the largest tensor and the largest gradient pair).
+   */
+  const savedOnHostFigures = (): ActivationFigures => {
+    const live = b * (mode === 'amp' && net.autocastInferenceLiveBytesPerSample !== undefined
+      ? net.autocastInferenceLiveBytesPerSample : net.inferenceLiveElementsPerSample * act);
+    const onDevice = ampCopies + lossKept + (outputHeld ? outputs : 0);
+    const oneOperation = b * net.largestElementsPerSample * act + gradientPair + convWorkspace;
+    return {
+      saved: onDevice,
+      forwardTransient: Math.max(0, live - onDevice),
+      backwardTransient: Math.max(oneOperation, lossBackward, chunkLossBackward),
+      recompute: 0,
+      outputs,
+      lossTransient: logSoftmax,
+      inferenceTransient: b * Math.max(0, (mode === 'amp' && net.autocastInferenceLiveBytesPerSample !== undefined
+        ? net.autocastInferenceLiveBytesPerSample : net.inferenceLiveElementsPerSample * act) - (net.returnedOutputElementsPerSample ?? net.outputElementsPerSample) * act),
+      inputs,
+    };
+  };
+  if (cfg.savedOnHost && cfg.mode === 'train' && !checkpointed) return savedOnHostFigures();
   return {
     saved,
     forwardTransient: Math.max(0, frozenPrefixLive - saved, forwardLiveExcess),

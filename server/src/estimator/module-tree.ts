@@ -40,6 +40,11 @@ export interface CustomModuleInfo {
    */
   libraryParts?: string[];
   /**
+   * Whether the module holds a library vision model or parts of one (sized by the catalog): the layer walk has none
+   * of their layers, so it neither keeps their activations nor resizes the map through them.
+   */
+  holdsLibraryModel?: boolean;
+  /**
    * Lines of containers whose contents the program model could not evaluate (`nn.Sequential(*blocks)` of a list it
    * does not know): layers of unknown size, so the module's size is not known.
    */
@@ -1508,6 +1513,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     ...(foldedInput ? { foldedInput } : {}),
     className: nameOf(root), line: root.line, build: buildOnce, inputKind: first.kind, inputChannels: first.channels, unknownLayers: [...unknown].sort(),
     ...(library.unsized.length > 0 ? { libraryParts: library.unsized } : {}),
+    ...(library.holdsAny ? { holdsLibraryModel: true } : {}),
     ...(library.undetermined.length > 0 ? { undeterminedContainers: library.undetermined } : {}), ...withUndeterminedSize(list), frozenParameters, inputShape, sampleLength: program ? sampleLength(program, first) ?? stepSignalLength() : undefined,
     freezesInTurn: program?.freezesInTurn(root) ?? false, stepTokens: stepTokens(),
   };
@@ -1580,6 +1586,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     unknownLayers: [...new Set(models.flatMap((m) => m.unknownLayers))].sort(),
     ...(folded ? { foldedInput: { ...folded, rowsPerSample: models.flatMap((m) => m.foldedInput?.rowsPerSample ?? []) } } : {}),
     ...(models.some((m) => m.libraryParts) ? { libraryParts: models.flatMap((m) => m.libraryParts ?? []) } : {}),
+    ...(models.some((m) => m.holdsLibraryModel) ? { holdsLibraryModel: true } : {}),
     ...(models.some((m) => m.undeterminedContainers) ? { undeterminedContainers: models.flatMap((m) => m.undeterminedContainers ?? []) } : {}),
     frozenParameters: models.reduce((sum, m) => sum + m.frozenParameters, 0),
     freezesInTurn: models.some((m) => m.freezesInTurn),

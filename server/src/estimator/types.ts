@@ -429,6 +429,12 @@ export interface TrainingConfig {
    */
   outputKept?: boolean;
   /**
+   * The forward runs under `torch.autograd.graph.save_on_cpu()`: every tensor autograd saves for backward is copied to
+   * host memory as it is saved and brought back when its node's backward runs, so the GPU keeps what is alive anyway
+   * (the outputs the step holds) and, in backward, one node's saved tensors at a time.
+   */
+  savedOnHost?: boolean;
+  /**
    * Inference with grad: the forward runs in a function that returns only detached values, so each call's graph is
    * freed when it returns, before the next one is built (otherwise the previous graph lives until rebound).
    */
@@ -488,6 +494,12 @@ export interface TrainingConfig {
    * to these beside a cross-attention cache over the seqLen source tokens); only the last position's logits are made.
    */
   generateNewTokens?: number;
+  /**
+   * A decoding loop written by hand (decoder-only, no grad): the prompt's forward returns the logits of every position
+   * with the cache, and the loop feeds this many tokens one at a time with the cache; the prompt's output stays
+   * bound until the first step's output replaces it.
+   */
+  decodingLoopTokens?: number;
   /**
    * generate() with num_beams > 1: every sequence is searched as this many rows (the inputs are expanded before the
    * first step), so the KV caches, the encoder's output and each step's logits are this many times the batch's.

@@ -1445,7 +1445,7 @@ export class ProgramModel {
     const subscript = node.childForFieldName('subscript');
     if (subscript?.type === 'slice' && object.kind === 'tensor' && this.tracer) return this.tracer.index(object, this.indexKey(subscript, scope));
     // A crop of a made tensor (`img[:, top:top + crop, left:left + crop]`): the same tensor at the sizes it keeps.
-    if (object.kind === 'call' && !this.tracer) {
+    if (object.kind === 'call') {
       const cropped = this.croppedTensor(object, node, scope);
       if (cropped) return cropped;
     }
@@ -3283,7 +3283,7 @@ function orderedDictValues(call: Extract<Value, { kind: 'call' }>): Value[] {
 }
 
 /** The passes a loop over `iterable` makes: its items, or a range too long to unroll (see rangeOf); undefined if not known. */
-function passCount(iterable: Value): number | undefined {
+export function passCount(iterable: Value): number | undefined {
   if (iterable.kind === 'call' && iterable.path === 'range') return rangeBounds(iterable.args)?.count;
   return iterationItems(iterable)?.length;
 }

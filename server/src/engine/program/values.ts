@@ -450,7 +450,8 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
     case 'joined': {
       // Sized tensors joined (`torch.stack([torch.cat([src, loops]), torch.cat([dst, loops])])`, a graph's edge list):
       // stack adds an axis of the parts' count, cat adds their sizes along its axis.
-      const shapes = made.parts.map((part) => (part.kind === 'call' ? madeTensorShape(part) : undefined));
+      // A part may be a literal (`torch.tensor([bos])`, a decoder input's start token).
+      const shapes = made.parts.map((part) => (part.kind === 'call' ? madeTensorShape(part) ?? listTensorShape(part)?.dims : undefined));
       if (shapes.length === 0 || shapes.some((shape) => !shape)) return undefined;
       const [first, ...others] = shapes as number[][];
       const rank = first!.length + (made.stack ? 1 : 0);
@@ -483,6 +484,7 @@ export function madeTensorIsInteger(call: CallResultValue): boolean {
     const parts = joinedParts(call);
     return !!parts && parts.length > 0 && parts.every((part) => part.kind === 'call' && madeTensorIsInteger(part));
   }
+  if (/^torch\.(tensor|as_tensor)$/.test(call.path)) return listTensorShape(call)?.integer ?? false;
   return false;
 }
 
