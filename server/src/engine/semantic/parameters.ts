@@ -390,6 +390,20 @@ export function optimizers(model: SemanticModel, region: Node = model.root): Opt
 
 const optimizerCandidatesCache = new NodeMemo<Node[]>();
 
+/** What a callee name alone says about optimizerAt, by name: the same few names recur in every statement of a file. */
+const optimizerCalleeKinds = new Map<string, 'builds' | 'capitalised' | 'other'>();
+
+function optimizerCalleeKind(name: string): 'builds' | 'capitalised' | 'other' {
+  let kind = optimizerCalleeKinds.get(name);
+  if (!kind) {
+    kind = OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name) ? 'builds' : /^[A-Z]/.test(name) ? 'capitalised' : 'other';
+    // Names come from every file a session opens: the table is bounded.
+    if (optimizerCalleeKinds.size >= 4096) optimizerCalleeKinds.clear();
+    optimizerCalleeKinds.set(name, kind);
+  }
+  return kind;
+}
+
 /**
  * The calls of a top-level statement that optimizerAt may answer for by their callee name alone (an optimizer
  * class or helper, a trainer, a capitalised callee spelled with `optim`), cached on the statement.
@@ -400,8 +414,9 @@ function optimizerCandidates(model: SemanticModel, statement: Node): Node[] {
     calls = [];
     // The statement's calls by callee name: a name is tested once, not once per call.
     for (const [name, found] of model.statementCallsByCallee(statement)) {
-      if (OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name)) calls.push(...found);
-      else if (/^[A-Z]/.test(name)) calls.push(...found.filter((call) => /optim/.test(call.childForFieldName('function')?.text ?? '')));
+      const kind = optimizerCalleeKind(name);
+      if (kind === 'builds') calls.push(...found);
+      else if (kind === 'capitalised') calls.push(...found.filter((call) => /optim/.test(call.childForFieldName('function')?.text ?? '')));
     }
     optimizerCandidatesCache.set(statement, calls);
   }
