@@ -1,4 +1,5 @@
-// CPU time per rule on a cold model: the bench's generated file (SIZE) and the corpus; prints per-rule CPU ms and a findings hash.
+// CPU time per rule on a cold model: the bench's generated file (20,000 lines) and a corpus (CORPUS=dir,dir), with a hash
+// of the findings to compare builds: `RUNS=5 node --import tsx scripts/bench/rule-cpu.ts`.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as crypto from 'node:crypto';
@@ -40,9 +41,17 @@ async function main(): Promise<void> {
   const runs = Number(process.env.RUNS ?? 5);
   console.log('20000 lines:');
   await run([['gen.py', generateTrainingScript(20000)]], runs);
-  const dir = 'test/corpus';
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.py')).map((f) => [f, fs.readFileSync(path.join(dir, f), 'utf8')] as [string, string]);
-  console.log(`corpus ${files.length} files:`);
+  // CORPUS: folders of scripts, read recursively (test/corpus by default).
+  const files: [string, string][] = [];
+  const read = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) read(file);
+      else if (entry.name.endsWith('.py')) files.push([file, fs.readFileSync(file, 'utf8')]);
+    }
+  };
+  for (const dir of (process.env.CORPUS ?? 'test/corpus').split(',')) read(dir);
+  console.log(`corpus ${files.length} scripts:`);
   await run(files, Math.max(1, Math.floor(runs / 2)));
 }
 void main();
