@@ -744,8 +744,10 @@ export class SemanticModel {
     if (!bindings) {
       const found: Array<readonly [string, Definition]> = [];
       const nodes = statementNodes(statement);
-      const atModule = (node: Node) => enclosingFunction(node).type === 'module';
-      this.bindingsOf(nodes.assignments.filter(atModule), nodes.augmentedAssignments.filter(atModule), nodes.loops.filter(atModule), (name, definition) => found.push([name, definition]));
+      // Outside every function of the statement (listed with its nodes): a range test, not a walk up to the module.
+      const functions = nodes.structure.filter((node) => node.type === 'function_definition');
+      const atModule = (list: readonly Node[]) => outsideAll(list, functions);
+      this.bindingsOf(atModule(nodes.assignments), atModule(nodes.augmentedAssignments), atModule(nodes.loops), (name, definition) => found.push([name, definition]));
       bindings = found;
       moduleBindingsCache.set(statement, bindings);
     }
@@ -1725,6 +1727,23 @@ export const STATEMENT_NODES_COLLECTOR: StatementCollector = {
   types: new Set(INTERESTING_TYPES),
   statement: (statement, found) => interestingCache.set(statement, nodesByKind(found)),
 };
+
+/**
+ * The nodes (in document order) that no container holds (`containers` in document order, nested ones after the
+ * ones that hold them): the nodes and the outermost containers are read side by side.
+ */
+function outsideAll(nodes: readonly Node[], containers: readonly Node[]): Node[] {
+  const outermost: Node[] = [];
+  for (const container of containers) if (outermost.length === 0 || !contains(outermost[outermost.length - 1]!, container)) outermost.push(container);
+  const result: Node[] = [];
+  let next = 0;
+  for (const node of nodes) {
+    while (next < outermost.length && outermost[next]!.endIndex <= node.startIndex) next++;
+    const container = outermost[next];
+    if (!container || !contains(container, node)) result.push(node);
+  }
+  return result;
+}
 
 /** Indexed nodes (in document order) sorted by kind. */
 function nodesByKind(found: readonly Node[]): StatementNodes {

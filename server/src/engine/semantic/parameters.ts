@@ -4,7 +4,7 @@
 // `model.module`, `torch.compile(model)`, `accelerator.prepare(model)`), and through parameters the names callers
 // pass. OOM113 (a frozen model's forward records a graph) and OOM114 (an optimizer over part of a model) ask here.
 import type { Node } from '../parser';
-import { callArguments, calleeName, callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, stringLiteral } from '../syntax';
+import { callArguments, calleeName, callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, nodesWithin, stringLiteral } from '../syntax';
 import { argumentFor, parametersOf, possibleValues } from './bindings';
 import type { Parameter } from './bindings';
 import type { ClassInfo, SemanticModel } from './model';
@@ -390,6 +390,20 @@ export function optimizers(model: SemanticModel, region: Node = model.root): Opt
 
 const optimizerCandidatesCache = new NodeMemo<Node[]>();
 
+/** What a callee name alone says about optimizerAt, by name: the same few names recur in every statement of a file. */
+const optimizerCalleeKinds = new Map<string, 'builds' | 'capitalised' | 'other'>();
+
+function optimizerCalleeKind(name: string): 'builds' | 'capitalised' | 'other' {
+  let kind = optimizerCalleeKinds.get(name);
+  if (!kind) {
+    kind = OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name) ? 'builds' : /^[A-Z]/.test(name) ? 'capitalised' : 'other';
+    // Names come from every file a session opens: the table is bounded.
+    if (optimizerCalleeKinds.size >= 4096) optimizerCalleeKinds.clear();
+    optimizerCalleeKinds.set(name, kind);
+  }
+  return kind;
+}
+
 /**
  * The calls of a top-level statement that optimizerAt may answer for by their callee name alone (an optimizer
  * class or helper, a trainer, a capitalised callee spelled with `optim`), cached on the statement.
@@ -400,8 +414,9 @@ function optimizerCandidates(model: SemanticModel, statement: Node): Node[] {
     calls = [];
     // The statement's calls by callee name: a name is tested once, not once per call.
     for (const [name, found] of model.statementCallsByCallee(statement)) {
-      if (OPTIMIZER_CLASS.test(name) || OPTIMIZER_HELPER.test(name) || /Trainer$/.test(name)) calls.push(...found);
-      else if (/^[A-Z]/.test(name)) calls.push(...found.filter((call) => /optim/.test(call.childForFieldName('function')?.text ?? '')));
+      const kind = optimizerCalleeKind(name);
+      if (kind === 'builds') calls.push(...found);
+      else if (kind === 'capitalised') calls.push(...found.filter((call) => /optim/.test(call.childForFieldName('function')?.text ?? '')));
     }
     optimizerCandidatesCache.set(statement, calls);
   }
@@ -556,13 +571,13 @@ export function trainingLoopForwards(model: SemanticModel, region: Node = model.
     const result: TrainingForward[] = [];
     const seen = new Set<number>();
     for (const loop of model.nodesWithin('loops', region)) {
-      if (!model.callsWithin(loop).some((call) => model.isBackwardCall(call))) continue;
+      if (!callsBackward(model, loop)) continue;
       for (const call of model.callsWithin(loop)) {
         if (seen.has(call.id) || !model.isDirectForwardCall(call)) continue;
         // Only up to the training loop: an evaluation loop over other data nested in it is not training.
         const inner = enclosingLoops(call);
         const upTo = inner.indexOf(loop);
-        if (upTo < 0 || inner.slice(0, upTo).some((other) => model.iteratesOverData(other) && !model.callsWithin(other).some((c) => model.isBackwardCall(c)))) continue;
+        if (upTo < 0 || inner.slice(0, upTo).some((other) => model.iteratesOverData(other) && !callsBackward(model, other))) continue;
         seen.add(call.id);
         const reference = forwardReference(call);
         if (!reference) continue;
@@ -571,6 +586,18 @@ export function trainingLoopForwards(model: SemanticModel, region: Node = model.
     }
     return result.sort((a, b) => a.call.startIndex - b.call.startIndex);
   });
+}
+
+/**
+ * Whether a loop itself calls backward (model.callsWithin: not in a function defined inside it), asked of the file's
+ * calls named `backward` and `manual_backward` in the loop, not of each of its calls.
+ */
+function callsBackward(model: SemanticModel, loop: Node): boolean {
+  const owner = enclosingFunction(loop);
+  for (const name of ['backward', 'manual_backward']) {
+    for (const call of nodesWithin(model.callsNamed(name), loop)) if (enclosingFunction(call).id === owner.id && model.isBackwardCall(call)) return true;
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------- what a model holds
