@@ -78,6 +78,10 @@ const SORTED_INDEX_BUFFERS = 8;
 const SPARSE_PRODUCT = /^torch\.(sparse\.mm|spmm)$/;
 /** torchvision's deformable convolution (DCNv1/DCNv2), a function of its own (`from torchvision.ops import deform_conv2d`). */
 const DEFORM_CONV = /^torchvision\.ops\.(?:deform_conv\.)?deform_conv2d$/;
+/** torchvision's RoIAlign as a function (`from torchvision.ops import roi_align`). */
+const ROI_ALIGN = /^torchvision\.ops\.(?:roi_align\.)?roi_align$/;
+/** One-dimensional discrete Fourier transforms (`torch.fft.rfft(u, n=2 * L)`, an FFT long convolution). */
+const FOURIER = /^torch\.fft\.(fft|ifft|rfft|irfft)$/;
 const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
 
 /**
@@ -229,6 +233,11 @@ export class ForwardTrace implements TensorTracer {
    * convolution, matmul and attention run in half precision.
    */
   private readonly fullPrecision = new Set<number>();
+  /**
+   * complex64 tensors (what torch.fft makes): 8 bytes an element, counted as two fp32 elements of storage (see
+   * markComplex); element-wise arithmetic with one stays complex.
+   */
+  private readonly complexTensors = new Set<number>();
   /** fp32 tensors kept only as the half copy autocast makes for a linear, convolution or matmul (not themselves). */
   private readonly keptAsCastCopy = new Set<number>();
   /** Elements of those half copies: one per call (q, k and v projections of one input each make their own). */
@@ -1482,6 +1491,7 @@ export class ForwardTrace implements TensorTracer {
 
   function(path: string, args: Value[], kwargs: Map<string, Value>): Value | undefined {
     if (DEFORM_CONV.test(path)) return this.deformConv2d(args, kwargs);
+    if (ROI_ALIGN.test(path)) return this.roiAlign(args, kwargs);
     const out = this.recorded([...args, ...kwargs.values()], false, () => this.functionOp(path, args, kwargs));
     if (GRADIENT_KEEPING_FUNCTION.test(path)) this.keepsGradientOf(out);
     // A functional activation or pooling (`F.relu(x)`, `F.max_pool2d(x, 2)`) is a layer to backward: its output's
@@ -1534,6 +1544,67 @@ export class ForwardTrace implements TensorTracer {
     return out;
   }
 
+  /**
+   * `roi_align(input, boxes, output_size, spatial_scale, sampling_ratio, aligned)`: (K, C, oh, ow) for K boxes, given
+   * as one (K, 5) tensor of (batch index, x1, y1, x2, y2) or a list of (L, 4) tensors, one per image. Its autograd
+   * function keeps only the boxes and the input's size; torchvision's autocast wrapper runs it in fp32 and casts the
+   * output back to the input's dtype. Backward scatters the output's gradient into an input-sized one. Measured on
+   * the H200 (test/gpu/estimator/results/probe_under11.jsonl: roi_align then `.float().square()`): forward keeps one
+   * fp32 output-sized tensor, the square's, and the backward peak is the square's chain, whatever the input's dtype.
+   */
+  private roiAlign(args: Value[], kwargs: Map<string, Value>): Value | undefined {
+    const x = tensorsIn(kwargs.get('input') ?? args[0])[0];
+    const boxesValue = kwargs.get('boxes') ?? args[1];
+    const boxes = tensorsIn(boxesValue);
+    const sizeValue = kwargs.get('output_size') ?? args[2];
+    const size = sizeValue?.kind === 'list' ? sizeValue.items.map(numberOf) : [numberOf(sizeValue), numberOf(sizeValue)];
+    if (!x || x.shape.length !== 4 || boxes.length === 0 || size.length !== 2 || size.some((d) => d === undefined)) {
+      this.mismatches++;
+      return undefined;
+    }
+    const rois = boxesValue?.kind === 'list' ? boxes.reduce((sum, t) => sum + t.shape[0]!, 0) : boxes[0]!.shape[0]!;
+    const out = this.recorded([x], false, () => {
+      const made = this.produce([rois, x.shape[1]!, size[0]!, size[1]!], [x]);
+      return this.precision(made, !this.fullPrecision.has(x.id));
+    });
+    this.backwardPoint(x, out);
+    return out;
+  }
+
+  /**
+   * A one-dimensional FFT along `dim` (the last by default) at length `n` (the input's, or its padded or cut size):
+   * rfft makes n // 2 + 1 complex bins, fft and ifft n, irfft n real values from a complex input (2 (m - 1) without
+   * n). The transforms run in fp32 (complex64) whatever autocast says and are linear: their backward reads nothing
+   * saved but the sizes. Measured on the H200 (test/gpu/estimator/results/probe_under11.jsonl, an S4D long
+   * convolution `irfft(rfft(u, n=2L) * rfft(k, n=2L), n=2L)[..., :L]`): forward keeps 5.25 x u's fp32 bytes, the two
+   * spectra the product keeps (2 x each) and the square's input after it (1 x), and as much again as the spectra:
+   * counted as each real input's transform keeping its copy padded to n (what n's bytes make: n // 2 + 1 complex
+   * elements are n + 2 floats).
+   */
+  private fourier(kind: string, x: TensorValue, args: Value[], kwargs: Map<string, Value>): TensorValue {
+    const given = numberOf(kwargs.get('n') ?? args[0]);
+    const d = numberOf(kwargs.get('dim') ?? args[1]) ?? -1;
+    const axis = d < 0 ? x.shape.length + d : d;
+    const length = x.shape[axis] ?? 1;
+    const inverseReal = kind === 'irfft';
+    const n = given ?? (inverseReal ? 2 * (length - 1) : length);
+    const shapeAt = (size: number): number[] => x.shape.map((s, i) => (i === axis ? size : s));
+    const real = !this.complexTensors.has(x.id);
+    if (real && !inverseReal && this.recording && !this.noGrad.has(x.id)) {
+      this.keep(given !== undefined && given !== length ? this.precision(this.produce(shapeAt(n), [x]), false) : x);
+    }
+    const out = this.precision(this.produce(shapeAt(kind === 'rfft' ? Math.floor(n / 2) + 1 : n), [x]), false);
+    if (!inverseReal) this.markComplex(out);
+    return out;
+  }
+
+  /** Marks a tensor complex64: its storage two fp32 elements an element. */
+  private markComplex(t: TensorValue): void {
+    this.complexTensors.add(t.id);
+    this.fullPrecision.add(t.id);
+    this.storage.set(t.id, 2 * numel(t.shape));
+  }
+
   private backwardPoint(input: TensorValue | undefined, output: TensorValue | undefined, workspace = 0): void {
     if (!output || this.noGrad.has(output.id) || output === input) return;
     const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
@@ -1550,6 +1621,8 @@ export class ForwardTrace implements TensorTracer {
       if (packing[1] === 'pack_padded_sequence') return this.pack(packed, tensorsIn(args[1] ?? kwargs.get('lengths'))[0], batchFirst);
       return { kind: 'list', items: [this.unpack(packed, batchFirst, numberOf(kwargs.get('total_length') ?? args[3])), this.produce([this.samples], [], true)], tuple: true };
     }
+    const fourier = FOURIER.exec(path);
+    if (fourier && packed && !packed.integer) return this.fourier(fourier[1]!, packed, args.slice(1), kwargs);
     // torch.sparse.mm / torch.spmm: a sparse matrix (a graph's adjacency) times a dense one, a product like mm.
     const match = /^torch\.(?:nn\.functional\.|special\.|linalg\.|sparse\.)?(\w+)$/.exec(path);
     if (!match) return undefined;
@@ -1753,6 +1826,15 @@ export class ForwardTrace implements TensorTracer {
         }
         return this.produce(shape, [x], x.integer);
       }
+      // A float tensor of (..., 2) seen as complex, and back: the last dimension of two floats is one complex element.
+      case 'view_as_complex': {
+        if (x.shape[x.shape.length - 1] !== 2) break;
+        const out = this.produce(x.shape.slice(0, -1), [x]);
+        this.markComplex(out);
+        return out;
+      }
+      case 'view_as_real':
+        return this.precision(this.produce([...x.shape, 2], [x]), false);
       case 'stft': {
         // A short-time Fourier transform of (batch, samples) or (samples): onesided bins n_fft // 2 + 1 by frames
         // (centred by default: 1 + samples // hop). The complex output is counted as its element count.
@@ -2290,7 +2372,10 @@ export class ForwardTrace implements TensorTracer {
     if (x && y && operator === '*') this.keep(...(needs(y) ? [x] : []), ...(needs(x) ? [y] : []));
     if (x && y && operator === '/') this.keep(...(needs(y) ? [x] : []), ...(needs(x) || needs(y) ? [y] : []));
     if (operator === '**' && x) this.keep(x);
-    return this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
+    const out = this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
+    // Arithmetic with a complex operand (spectra multiplied) is complex.
+    if ((x && this.complexTensors.has(x.id)) || (y && this.complexTensors.has(y.id))) this.markComplex(out);
+    return out;
   }
 
   /**

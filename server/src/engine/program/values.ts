@@ -357,6 +357,8 @@ const SIZED_FACTORY = /^torch\.(randint|randn|rand|zeros|ones|empty|full|randper
 const RESHAPED_FACTORY = /^torch\.(multinomial|randint|randn|rand|zeros|ones|empty|full|randperm|normal)(\[\])*\(\)\.(view|reshape)$/;
 /** Torch functions whose result has their argument's shape (`torch.log(A)` of a sized tensor). */
 const ELEMENT_WISE_FUNCTION = /^torch\.(log|exp|sqrt|rsqrt|abs|neg|sin|cos|tanh|sigmoid|square|reciprocal|log1p|expm1|clone)$/;
+/** Casts to a floating dtype, as methods of a tensor. */
+const FLOAT_CAST_METHOD = /\(\)\.(float|double|half|bfloat16)$/;
 
 /**
  * How a call makes a tensor, for the readers of its shape below (tensorShape, madeTensorShape, partialTensorShape,
@@ -366,6 +368,7 @@ type TensorMaking =
   | { kind: 'sized'; sizes: Value[] }
   | { kind: 'reshaped'; sizes: Value[] }
   | { kind: 'element-wise'; of: Value | undefined }
+  | { kind: 'real-view'; of: Value | undefined }
   | { kind: 'range'; bounds: Value[] }
   | { kind: 'repeated'; of: CallResultValue; times: Value[] }
   | { kind: 'lists'; lists: ListValue }
@@ -384,6 +387,9 @@ function tensorMaking(call: CallResultValue): TensorMaking | undefined {
   }
   if (RESHAPED_FACTORY.test(call.path)) return { kind: 'reshaped', sizes: spread(call.args) };
   if (ELEMENT_WISE_FUNCTION.test(call.path)) return { kind: 'element-wise', of: call.args[0] };
+  // A cast of a sized tensor (`torch.arange(n).float()`) keeps its shape.
+  if (FLOAT_CAST_METHOD.test(call.path) && call.receiver) return { kind: 'element-wise', of: call.receiver };
+  if (call.path === 'torch.view_as_real') return { kind: 'real-view', of: call.args[0] };
   if (call.path === 'torch.arange') return { kind: 'range', bounds: call.args };
   if (/\(\)\.repeat$/.test(call.path) && call.receiver) return { kind: 'repeated', of: call.receiver, times: spread(call.args) };
   if (/^torch\.(tensor|as_tensor)$/.test(call.path) && call.args[0]?.kind === 'list') return { kind: 'lists', lists: call.args[0] };
@@ -432,6 +438,11 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
       return tensorShape(call)?.dims;
     case 'element-wise':
       return made.of?.kind === 'call' ? madeTensorShape(made.of) : undefined;
+    case 'real-view': {
+      // A complex tensor's real and imaginary parts side by side: one more dimension of 2.
+      const base = made.of?.kind === 'call' ? madeTensorShape(made.of) : undefined;
+      return base ? [...base, 2] : undefined;
+    }
     case 'range': {
       const [first, second, third] = made.bounds.map(numberOf);
       const [start, stop, step] = made.bounds.length === 1 ? [0, first, 1] : [first, second, third ?? 1];
