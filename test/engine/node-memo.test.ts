@@ -38,9 +38,15 @@ test('a tree whose memos reach it is freed by young-generation collections once 
   const inUse = heapAfter('major') - emptyHeap;
   assert.ok(kept.children.length > 0);
 
-  const before = heapAfter('minor');
-  copyWithMemos();
-  const left = heapAfter('minor') - before;
+  // A scavenge that V8 starts in the middle of a copy (the copy allocates) sees part of it alive and ages it, so that
+  // part can outlive the two collections that follow; the smallest of three tries is what the memos themselves keep
+  // (through a WeakMap, every try kept the whole tree).
+  let left = Infinity;
+  for (let attempt = 0; attempt < 3 && !(left < inUse / 4); attempt++) {
+    const before = heapAfter('minor');
+    copyWithMemos();
+    left = Math.min(left, heapAfter('minor') - before);
+  }
   tree.delete();
   assert.ok(left < inUse / 4, `${(left / 1024).toFixed(0)} KiB left after two young-generation collections, of ${(inUse / 1024).toFixed(0)} KiB in use`);
 });
