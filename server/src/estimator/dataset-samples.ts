@@ -69,8 +69,9 @@ function traceSample(program: ProgramModel, dataset: ObjectValue): Value | undef
   if (getitem?.kind !== 'function') return undefined;
   const tracer = new ForwardTrace(new Set());
   const attrs = new Map([...dataset.attrs].map(([name, value]): [string, Value] => {
-    const made = value.kind === 'call' ? tensorShape(value) : undefined;
-    return [name, made && value.kind === 'call' ? tracer.input(made.dims, isIntegerTensor(value), drawnRange(value)) : value];
+    // A tensor sized by the script, or made of sized ones (`torch.sin(t) + noise`, an element-wise function of one).
+    const made = value.kind === 'call' ? tensorShape(value)?.dims ?? madeTensorShape(value) : undefined;
+    return [name, made && value.kind === 'call' ? tracer.input(made, isIntegerTensor(value), drawnRange(value)) : value];
   }));
   return program.trace({ ...getitem, self: { ...dataset, attrs } }, [{ kind: 'number', value: 0 }], tracer);
 }

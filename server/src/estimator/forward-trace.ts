@@ -1215,6 +1215,26 @@ export class ForwardTrace implements TensorTracer {
       case 'Unflatten':
       case 'Identity':
         return x;
+      // `nn.ReplicationPad1d((0, stride))`, `nn.ZeroPad2d(1)`: one number pads both sides of every spatial dimension.
+      case 'ZeroPad1d':
+      case 'ZeroPad2d':
+      case 'ZeroPad3d':
+      case 'ConstantPad1d':
+      case 'ConstantPad2d':
+      case 'ConstantPad3d':
+      case 'ReflectionPad1d':
+      case 'ReflectionPad2d':
+      case 'ReflectionPad3d':
+      case 'ReplicationPad1d':
+      case 'ReplicationPad2d':
+      case 'ReplicationPad3d':
+      case 'CircularPad1d':
+      case 'CircularPad2d':
+      case 'CircularPad3d': {
+        const padding = arg(0, 'padding');
+        const widths = padding?.kind === 'list' ? padding.items.map(numberOf) : new Array<number | undefined>(2 * spatialDims(layer.type)).fill(numberOf(padding));
+        return this.padded(x, widths);
+      }
       case 'Upsample':
       case 'UpsamplingNearest2d':
       case 'UpsamplingBilinear2d':
@@ -1815,16 +1835,9 @@ export class ForwardTrace implements TensorTracer {
         return this.produce(shape, [a, b].filter((t): t is TensorValue => !!t), (a?.integer ?? true) && (b?.integer ?? true));
       }
       case 'pad': {
-        // `F.pad(x, (left, right, top, bottom, ...))`: pairs from the last dimension backwards; backward of a
-        // constant pad is a slice of the gradient and keeps nothing.
-        const widths = args[1]?.kind === 'list' ? args[1].items.map(numberOf) : [];
-        if (widths.length === 0 || widths.length % 2 !== 0 || widths.some((w) => w === undefined)) break;
-        const shape = [...x.shape];
-        for (let k = 0; k < widths.length / 2 && k < shape.length; k++) {
-          const axis = shape.length - 1 - k;
-          shape[axis] = shape[axis]! + widths[2 * k]! + widths[2 * k + 1]!;
-        }
-        return this.produce(shape, [x], x.integer);
+        const padded = this.padded(x, args[1]?.kind === 'list' ? args[1].items.map(numberOf) : []);
+        if (padded) return padded;
+        break;
       }
       // A float tensor of (..., 2) seen as complex, and back: the last dimension of two floats is one complex element.
       case 'view_as_complex': {
@@ -1915,6 +1928,21 @@ export class ForwardTrace implements TensorTracer {
     }
     this.unmodelled.add(path);
     return this.produce(x.shape, [x]);
+  }
+
+  /**
+   * `F.pad(x, (left, right, top, bottom, ...))` and the padding layers: pairs from the last dimension backwards, into
+   * a new tensor. Backward of a pad (constant, reflected, replicated or circular) needs only the shapes: it keeps
+   * nothing. Undefined where a width is not known.
+   */
+  private padded(x: TensorValue, widths: ReadonlyArray<number | undefined>): TensorValue | undefined {
+    if (widths.length === 0 || widths.length % 2 !== 0 || widths.some((w) => w === undefined)) return undefined;
+    const shape = [...x.shape];
+    for (let k = 0; k < widths.length / 2 && k < shape.length; k++) {
+      const axis = shape.length - 1 - k;
+      shape[axis] = shape[axis]! + widths[2 * k]! + widths[2 * k + 1]!;
+    }
+    return this.produce(shape, [x], x.integer);
   }
 
   /**
@@ -2045,6 +2073,15 @@ export class ForwardTrace implements TensorTracer {
       }
       case 'flatten':
         return this.flatten(x, numberOf(args[0] ?? kwargs.get('start_dim')) ?? 0, numberOf(args[1] ?? kwargs.get('end_dim')) ?? -1);
+      case 'unfold': {
+        // `x.unfold(dim, size, step)`: windows of `size` every `step` along dim (a series cut into patches), a view
+        // with one more axis; its windows overlap in memory, so a layer or reshape that needs contiguous memory copies.
+        const d = axis(numberOf(args[0] ?? kwargs.get('dimension')));
+        const [size, step] = [numberOf(args[1] ?? kwargs.get('size')), numberOf(args[2] ?? kwargs.get('step'))];
+        if (size === undefined || step === undefined || step <= 0 || d >= n || size > x.shape[d]!) break;
+        const shape = x.shape.map((s, i) => (i === d ? Math.floor((s - size) / step) + 1 : s));
+        return { ...x, shape: [...shape, size], layout: x.layout ?? x.shape.map((_size, i) => i) };
+      }
       case 'permute': {
         const order = dimsOf(args);
         if (order.some((d) => d === undefined)) return x;

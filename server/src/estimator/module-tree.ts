@@ -283,7 +283,7 @@ const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'L
   'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d',
   'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6',
   'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d',
-  'FeaturePyramidNetwork']);
+  'FeaturePyramidNetwork', ...['Zero', 'Constant', 'Reflection', 'Replication', 'Circular'].flatMap((kind) => [1, 2, 3].map((d) => `${kind}Pad${d}d`))]);
 
 function argument(layer: LayerValue, index: number, keyword: string): Value | undefined {
   return layer.kwargs.get(keyword) ?? layer.args[index];

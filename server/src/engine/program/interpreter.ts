@@ -3369,8 +3369,23 @@ function binary(operator: string, a: Value, b: Value, line: number): Value {
   if (/^([+\-*/]|\/\/|\*\*)$/.test(operator)) {
     const sized = a.kind === 'call' && b.kind === 'number' ? a : b.kind === 'call' && a.kind === 'number' ? b : undefined;
     if (sized?.kind === 'call' && tensorShape(sized)) return sized;
+    // Two tensors the script made combined element by element (a signal plus noise, `torch.sin(...) + 0.1 *
+    // torch.randn(T, C)`): the broadcast of the two, which is one of them where the other fits in it. A term whose
+    // shape is not known stands for one that fits (noise has the signal's shape): the sized term gives the shape.
+    if (a.kind === 'call' && b.kind === 'call' && operator !== '**') {
+      const [left, right] = [madeTensorShape(a), madeTensorShape(b)];
+      if (left && right) return fitsIn(right, left) ? a : fitsIn(left, right) ? b : UNKNOWN;
+      if (left && !right && !isIntegerTensor(b)) return a;
+      if (right && !left && !isIntegerTensor(a)) return b;
+    }
   }
   return UNKNOWN;
+}
+
+/** Whether a tensor of shape `inner` broadcasts to `outer` without growing it. */
+function fitsIn(inner: readonly number[], outer: readonly number[]): boolean {
+  if (inner.length > outer.length) return false;
+  return inner.every((size, i) => size === 1 || size === outer[outer.length - inner.length + i]);
 }
 
 /** The text of a string literal; f-strings are formatted when every interpolation is known. */
