@@ -630,6 +630,51 @@ function swin3d(depths: number[], embed: number, heads: number[]): (frames: numb
   };
 }
 
+/** One MViT's blocks, as torchvision's builder lists them (MSBlockConfig): heads, input and output widths, q's and k/v's spatial strides. */
+interface MvitConfig {
+  heads: number[];
+  inputs: number[];
+  outputs: number[];
+  qStrides: number[];
+  kvStrides: number[];
+  /** V2: relative positions, every q pooled, the width changed before attention; V1: absolute position tables. */
+  v2: boolean;
+}
+
+const MVIT_HEADS = [1, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8];
+const MVIT_Q_STRIDES = [1, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1];
+const MVIT_KV_STRIDES = [8, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1];
+const MVIT_V1_B: MvitConfig = { heads: MVIT_HEADS, qStrides: MVIT_Q_STRIDES, kvStrides: MVIT_KV_STRIDES, v2: false,
+  inputs: [96, 192, 192, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 768, 768],
+  outputs: [192, 192, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 768, 768, 768] };
+const MVIT_V2_S: MvitConfig = { heads: MVIT_HEADS, qStrides: MVIT_Q_STRIDES, kvStrides: MVIT_KV_STRIDES, v2: true,
+  inputs: [96, 96, 192, 192, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 768],
+  outputs: [96, 192, 192, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 768, 768] };
+
+/**
+ * torchvision's MViT (mvit_v1_b, mvit_v2_s), built for 16 x 224 x 224 clips (its position tables are sized for
+ * them): a (3, 7, 7) patch embedding strided (2, 4, 4) to 96 channels, a class token, 16 multiscale blocks (see
+ * NetBuilder.multiscaleBlock) whose pooled attention shrinks the map by 2 in space at blocks 1, 3 and 14, a
+ * LayerNorm, the class token's features through dropout (0.5, in place) and a linear. Stochastic depth (0.2 at the
+ * last block, 0 at the first) runs in training.
+ */
+function mvit(config: MvitConfig): (frames: number) => (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (frames) => (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize, frames });
+    const embed = config.inputs[0]!;
+    net.part('conv_proj').conv3d(embed, [3, 7, 7], [2, 4, 4], [1, 3, 3]).addParameters(embed, 0);
+    // The class token; V1's absolute positions are tables over the built-for map (56 x 56, 8 frames) and its class token.
+    net.part('pos_encoding').addParameters(embed + (config.v2 ? 0 : (56 * 56 + 8 + 1) * embed), 0);
+    net.part('blocks');
+    config.heads.forEach((heads, i) => {
+      net.multiscaleBlock({ heads, out: config.outputs[i]!, qStride: config.qStrides[i]!, kvStride: config.kvStrides[i]!,
+        poolsQ: config.v2 || config.qStrides[i]! > 1, relPos: config.v2, projectAfterAttention: config.v2, dropPath: i > 0 });
+    });
+    net.part('norm').layerNorm().part('head').flattenTo(net.channels).dropout(0.5).linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /** Video classifiers: built for a clip's frames as well as its size. */
 export interface VideoModel {
   names: string[];
@@ -649,6 +694,9 @@ export const VIDEO_CATALOG: VideoModel[] = [
   { names: ['s3d'], publishedParameters: 8_320_048, frames: 16, imageSize: 224, build: s3d },
   // Swin3D-T: 28,158,070 parameters with 400 classes (measured, results/cat6.json).
   { names: ['swin3d_t'], publishedParameters: 28_158_070, frames: 16, imageSize: 224, build: swin3d([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
+  // MViT: 36,610,672 and 34,537,744 parameters with 400 classes (measured, results/cat6.json).
+  { names: ['mvit_v1_b'], publishedParameters: 36_610_672, frames: 16, imageSize: 224, build: mvit(MVIT_V1_B) },
+  { names: ['mvit_v2_s'], publishedParameters: 34_537_744, frames: 16, imageSize: 224, build: mvit(MVIT_V2_S) },
 ];
 
 export function findVideoModel(name: string): VideoModel | undefined {
