@@ -1052,6 +1052,84 @@ function deepLabHead(net: NetBuilder, numClasses: number): void {
   net.conv(256, 3).batchNorm().relu().conv(numClasses, 1, 1, 1, true, 0);
 }
 
+/**
+ * torchvision's AlexNet: five convolutions with biases and in-place ReLUs (11x11 stride 4, 5x5, three 3x3s),
+ * three max-pools, a 6x6 average pool, and a classifier of three linears with dropout before the first two.
+ */
+function alexnet(imageSize: number, numClasses: number): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  net.part('features').conv(64, 11, 4, 1, true, 2).relu().maxPool(3, 2).conv(192, 5, 1, 1, true, 2).relu().maxPool(3, 2);
+  net.conv(384, 3, 1, 1, true).relu().conv(256, 3, 1, 1, true).relu().conv(256, 3, 1, 1, true).relu().maxPool(3, 2);
+  net.part('avgpool').adaptiveAvgPool(6).part('classifier').dropout(0.5).linear(4096).relu().dropout(0.5).linear(4096).relu().linear(numClasses);
+  return net.build(true);
+}
+
+/**
+ * SqueezeNet's Fire module: a 1x1 squeeze convolution, then 1x1 and 3x3 expand convolutions that both read it,
+ * concatenated; every convolution has a bias and an in-place ReLU.
+ */
+function fire(net: NetBuilder, squeeze: number, expand: number): void {
+  net.conv(squeeze, 1, 1, 1, true, 0).relu();
+  const squeezed = net.mark();
+  net.conv(expand, 1, 1, 1, true, 0).relu().branchFrom(squeezed).conv(expand, 3, 1, 1, true, 1).relu().concatTo(2 * expand);
+}
+
+/**
+ * torchvision's SqueezeNet 1.0 and 1.1: a strided stem (7x7 to 96, or 3x3 to 64), Fire modules between three
+ * ceil-mode max-pools (1.1 pools earlier), and a classifier of dropout, a 1x1 convolution to the classes, a ReLU
+ * and a global average pool.
+ */
+function squeezenet(version: '1_0' | '1_1'): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('features');
+    // Fire modules by squeeze width (the expand width is four times it), 'M' a max-pool.
+    const layout: Array<number | 'M'> = version === '1_0'
+      ? ['M', 16, 16, 32, 'M', 32, 48, 48, 64, 'M', 64]
+      : ['M', 16, 16, 'M', 32, 32, 'M', 48, 48, 64, 64];
+    if (version === '1_0') net.conv(96, 7, 2, 1, true, 0).relu();
+    else net.conv(64, 3, 2, 1, true, 0).relu();
+    for (const item of layout) {
+      if (item === 'M') net.maxPool(3, 2, 0, true);
+      else fire(net, item, 4 * item);
+    }
+    net.part('classifier').dropout(0.5).conv(numClasses, 1, 1, 1, true, 0).relu().globalPool();
+    return net.build(true);
+  };
+}
+
+/**
+ * torchvision's MNASNet (0.5, 0.75, 1.0, 1.3): a stem (a strided 3x3, a depthwise 3x3, a 1x1 projection), six
+ * stacks of MobileNetV2-style inverted residuals (1x1 expansion, depthwise 3x3 or 5x5, 1x1 projection; a residual
+ * where the shape holds) whose widths `alpha` scales (to multiples of 8), a 1x1 convolution to 1280, the mean over
+ * space, dropout 0.2 and a linear.
+ */
+function mnasnet(alpha: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const depths = [32, 16, 24, 40, 80, 96, 192, 320].map((d) => divisible(d * alpha, 8));
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('layers').conv(depths[0]!, 3, 2).batchNorm().relu().conv(depths[0]!, 3, 1, depths[0]!).batchNorm().relu();
+    net.conv(depths[1]!, 1, 1, 1, false, 0).batchNorm();
+    // [kernel, stride, expansion, repeats] of each stack.
+    const stacks: Array<[number, number, number, number]> = [[3, 2, 3, 3], [5, 2, 3, 3], [5, 2, 6, 3], [3, 1, 6, 2], [5, 2, 6, 4], [3, 1, 6, 1]];
+    let inC = depths[1]!;
+    stacks.forEach(([kernel, firstStride, expansion, repeats], i) => {
+      const out = depths[i + 2]!;
+      for (let r = 0; r < repeats; r++) {
+        const stride = r === 0 ? firstStride : 1;
+        const mid = inC * expansion;
+        net.beginBlock();
+        net.conv(mid, 1, 1, 1, false, 0).batchNorm().relu().conv(mid, kernel, stride, mid).batchNorm().relu().conv(out, 1, 1, 1, false, 0).batchNorm();
+        if (stride === 1 && inC === out) net.addResidual();
+        net.endBlock();
+        inC = out;
+      }
+    });
+    net.conv(1280, 1, 1, 1, false, 0).batchNorm().relu().part(POOL_PART).globalPool().part('classifier').dropout(0.2).linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /** Options a segmentation builder takes besides num_classes. */
 export interface VisionOptions {
   /** aux_loss=True: an FCN head on an earlier stage gives a second output ("aux"), with its own loss. */
@@ -1211,6 +1289,14 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['vgg19_bn'], publishedParameters: 143_678_248, build: vgg(VGG_E, true) },
   { names: ['mobilenet_v3_large', 'mobilenetv3_large_100'], publishedParameters: 5_483_032, build: mobilenetV3(MOBILENET_V3_LARGE, 1280) },
   { names: ['mobilenet_v3_small', 'mobilenetv3_small_100'], publishedParameters: 2_542_856, build: mobilenetV3(MOBILENET_V3_SMALL, 1024) },
+  // AlexNet, SqueezeNet and MNASNet: torchvision's counts (1000 classes), as torchvision 0.14 builds them.
+  { names: ['alexnet'], publishedParameters: 61_100_840, build: alexnet },
+  { names: ['squeezenet1_0'], publishedParameters: 1_248_424, build: squeezenet('1_0') },
+  { names: ['squeezenet1_1'], publishedParameters: 1_235_496, build: squeezenet('1_1') },
+  { names: ['mnasnet0_5'], publishedParameters: 2_218_512, build: mnasnet(0.5) },
+  { names: ['mnasnet0_75'], publishedParameters: 3_170_208, build: mnasnet(0.75) },
+  { names: ['mnasnet1_0'], publishedParameters: 4_383_312, build: mnasnet(1.0) },
+  { names: ['mnasnet1_3'], publishedParameters: 6_282_256, build: mnasnet(1.3) },
   { names: ['densenet121'], publishedParameters: 7_978_856, build: densenet([6, 12, 24, 16]) },
   // DenseNet-161: growth 48 from 96 initial features (torchvision's published count).
   { names: ['densenet161'], publishedParameters: 28_681_000, build: densenet([6, 12, 36, 24], 48, 96) },
