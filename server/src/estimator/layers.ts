@@ -502,6 +502,18 @@ export class NetBuilder {
     return this;
   }
 
+  /**
+   * A slice of the current tensor's channels (torch.chunk, ShuffleNetV2's split): a view, so a layer that keeps it
+   * keeps the whole tensor.
+   */
+  chunkChannels(channels: number): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    this.keepCurrent();
+    this.shape = { ...s, c: channels };
+    return this;
+  }
+
   /** The channels grew by concatenation (DenseNet): the next op reads a new, wider tensor. */
   concatTo(channels: number): this {
     const s = this.shape;

@@ -1130,6 +1130,41 @@ function mnasnet(alpha: number): (imageSize: number, numClasses: number) => Laye
   };
 }
 
+/**
+ * torchvision's ShuffleNetV2: a strided 3x3 stem and a max-pool, three stages of inverted residuals (4, 8 and 4;
+ * the first of each strides, both its branches reading the input; the others split the channels in two and run
+ * one half through a 1x1, a depthwise 3x3 and a 1x1), the halves concatenated and shuffled, a 1x1 convolution,
+ * the mean over space and a linear. `widths`: the stages' and the last convolution's output channels.
+ */
+function shufflenetV2(widths: [number, number, number, number]): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('conv1').conv(24, 3, 2).batchNorm().relu().part('maxpool').maxPool(3, 2, 1);
+    let inC = 24;
+    [4, 8, 4].forEach((repeats, stage) => {
+      const out = widths[stage]!;
+      const half = out / 2;
+      net.part(`stage${stage + 2}`);
+      for (let r = 0; r < repeats; r++) {
+        net.beginBlock();
+        if (r === 0) {
+          const input = net.mark();
+          net.conv(inC, 3, 2, inC).batchNorm().conv(half, 1, 1, 1, false, 0).batchNorm().relu().branchFrom(input);
+          net.conv(half, 1, 1, 1, false, 0).batchNorm().relu().conv(half, 3, 2, half).batchNorm().conv(half, 1, 1, 1, false, 0).batchNorm().relu();
+        } else {
+          net.chunkChannels(half).conv(half, 1, 1, 1, false, 0).batchNorm().relu().conv(half, 3, 1, half).batchNorm().conv(half, 1, 1, 1, false, 0).batchNorm().relu();
+        }
+        // The halves concatenated, then shuffled (a copy): the next block reads the copy.
+        net.concatTo(out);
+        net.endBlock();
+        inC = out;
+      }
+    });
+    net.part('conv5').conv(widths[3], 1, 1, 1, false, 0).batchNorm().relu().part(POOL_PART).globalPool().part('fc').linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /** Options a segmentation builder takes besides num_classes. */
 export interface VisionOptions {
   /** aux_loss=True: an FCN head on an earlier stage gives a second output ("aux"), with its own loss. */
@@ -1289,10 +1324,14 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['vgg19_bn'], publishedParameters: 143_678_248, build: vgg(VGG_E, true) },
   { names: ['mobilenet_v3_large', 'mobilenetv3_large_100'], publishedParameters: 5_483_032, build: mobilenetV3(MOBILENET_V3_LARGE, 1280) },
   { names: ['mobilenet_v3_small', 'mobilenetv3_small_100'], publishedParameters: 2_542_856, build: mobilenetV3(MOBILENET_V3_SMALL, 1024) },
-  // AlexNet, SqueezeNet and MNASNet: torchvision's counts (1000 classes), as torchvision 0.14 builds them.
+  // AlexNet, SqueezeNet, ShuffleNetV2 and MNASNet: torchvision's counts (1000 classes), as torchvision 0.14 builds them.
   { names: ['alexnet'], publishedParameters: 61_100_840, build: alexnet },
   { names: ['squeezenet1_0'], publishedParameters: 1_248_424, build: squeezenet('1_0') },
   { names: ['squeezenet1_1'], publishedParameters: 1_235_496, build: squeezenet('1_1') },
+  { names: ['shufflenet_v2_x0_5'], publishedParameters: 1_366_792, build: shufflenetV2([48, 96, 192, 1024]) },
+  { names: ['shufflenet_v2_x1_0'], publishedParameters: 2_278_604, build: shufflenetV2([116, 232, 464, 1024]) },
+  { names: ['shufflenet_v2_x1_5'], publishedParameters: 3_503_624, build: shufflenetV2([176, 352, 704, 1024]) },
+  { names: ['shufflenet_v2_x2_0'], publishedParameters: 7_393_996, build: shufflenetV2([244, 488, 976, 2048]) },
   { names: ['mnasnet0_5'], publishedParameters: 2_218_512, build: mnasnet(0.5) },
   { names: ['mnasnet0_75'], publishedParameters: 3_170_208, build: mnasnet(0.75) },
   { names: ['mnasnet1_0'], publishedParameters: 4_383_312, build: mnasnet(1.0) },
