@@ -62,8 +62,6 @@ export interface MultiscaleBlockShape {
   /** MViT V2: relative position tables, and the width changed before attention (V1: after the MLP). */
   relPos: boolean;
   projectAfterAttention: boolean;
-  /** Stochastic depth runs (training, and a drop probability above 0: every block but the first). */
-  dropPath: boolean;
 }
 
 /** Builds a LayerNetSpec by applying ops to a current tensor, per sample. */
@@ -656,16 +654,17 @@ export class NetBuilder {
    * LayerNorm (q strided by `qStride`, k and v by `kvStride` in space), eager attention (the scaled q and k kept
    * by q @ k^T, the softmax's probabilities, heads x Nq x Nk, kept by it and by attn @ v with v), a copy of the
    * heads' output for the projection, the skip max-pooled where q strides (its input and int64 indices kept),
-   * norm2 and an MLP to 4A (fc1's and GELU's outputs kept). V2's relative positions (`relPos`) keep q and three
-   * copies of it (two einsums and the temporal matmul); stochastic depth (`dropPath`, training, every block but the
-   * first) keeps the attention's and the MLP's outputs. Under autocast the residual stream, the norms' inputs and
+   * norm2 and an MLP to 4A (fc1's and GELU's outputs kept). V2's relative positions (`relPos`) keep q and two
+   * copies of it (an einsum's and the temporal term's matmul); stochastic depth keeps only its per-sample noise.
+   * Measured on the H200 (test/gpu/estimator/results/probe_cat12.jsonl, training in fp32): what forward keeps is
+   * 1.9% (V2-S) and 2.0% (V1-B) under the estimate's count. Under autocast the residual stream, the norms' inputs and
    * the softmax are fp32, and attn @ v keeps a half copy of the probabilities. The class token is counted in every
-   * token set. Checked on CPU against the saved-tensor hooks of mvit_v2_s and mvit_v1_b (test/gpu/estimator/results/cat12.json).
+   * token set.
    */
   multiscaleBlock(block: MultiscaleBlockShape): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
-    const { heads, out, qStride, kvStride, poolsQ, relPos, projectAfterAttention, dropPath } = block;
+    const { heads, out, qStride, kvStride, poolsQ, relPos, projectAfterAttention } = block;
     const c = s.c;
     const t = s.t ?? 1;
     const attention = projectAfterAttention ? out : c;
@@ -694,7 +693,7 @@ export class NetBuilder {
     // The heads' q, k, v copied for their pooling convolutions; the pooled maps (with the class token) their norms
     // keep; the normalised k and v; the scaled q.
     saved += pools * attention * (tokens - 1) + attention * pooledTokens + 2 * attention * keys + attention * queries;
-    if (relPos) saved += 4 * attention * queries;
+    if (relPos) saved += 3 * attention * queries;
     // The probabilities, the heads' output copied for the projection, the per-row statistics of the norms.
     saved += probabilities + attention * queries + 2 * (2 * tokens + 2 * queries + heads * pooledTokens);
     // The skip, max-pooled where q strides: its input and int64 indices.
@@ -702,8 +701,8 @@ export class NetBuilder {
       saved += attention * (tokens - 1);
       this.fixedBytes += 8 * attention * (queries - 1);
     }
-    // norm2's input and output, fc1's and GELU's outputs; stochastic depth's two products.
-    saved += 2 * attention * queries + 8 * attention * queries + (dropPath ? attention * queries + out * queries : 0);
+    // norm2's input and output, fc1's and GELU's outputs. Stochastic depth's products keep only their (B, 1, 1) noise.
+    saved += 2 * attention * queries + 8 * attention * queries;
     this.saved += saved;
     // Under autocast: the residual stream norm1 and norm2 read, the pooled maps their norms read (cast to fp32
     // copies) and the softmax's output are fp32; attn @ v keeps a half copy of the probabilities.

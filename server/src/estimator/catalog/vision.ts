@@ -655,8 +655,7 @@ const MVIT_V2_S: MvitConfig = { heads: MVIT_HEADS, qStrides: MVIT_Q_STRIDES, kvS
  * torchvision's MViT (mvit_v1_b, mvit_v2_s), built for 16 x 224 x 224 clips (its position tables are sized for
  * them): a (3, 7, 7) patch embedding strided (2, 4, 4) to 96 channels, a class token, 16 multiscale blocks (see
  * NetBuilder.multiscaleBlock) whose pooled attention shrinks the map by 2 in space at blocks 1, 3 and 14, a
- * LayerNorm, the class token's features through dropout (0.5, in place) and a linear. Stochastic depth (0.2 at the
- * last block, 0 at the first) runs in training.
+ * LayerNorm, the class token's features through dropout (0.5, in place) and a linear.
  */
 function mvit(config: MvitConfig): (frames: number) => (imageSize: number, numClasses: number) => LayerNetSpec {
   return (frames) => (imageSize, numClasses) => {
@@ -668,7 +667,7 @@ function mvit(config: MvitConfig): (frames: number) => (imageSize: number, numCl
     net.part('blocks');
     config.heads.forEach((heads, i) => {
       net.multiscaleBlock({ heads, out: config.outputs[i]!, qStride: config.qStrides[i]!, kvStride: config.kvStrides[i]!,
-        poolsQ: config.v2 || config.qStrides[i]! > 1, relPos: config.v2, projectAfterAttention: config.v2, dropPath: i > 0 });
+        poolsQ: config.v2 || config.qStrides[i]! > 1, relPos: config.v2, projectAfterAttention: config.v2 });
     });
     net.part('norm').layerNorm().part('head').flattenTo(net.channels).dropout(0.5).linear(numClasses);
     return net.build(true);
