@@ -23,6 +23,9 @@ test('MViT V1-B and V2-S have torchvision\'s exact parameter counts, and follow 
   assert.equal(findVideoModel('mvit_v1_b')!.build(16)(224, 400).parameters, 36_610_672);
   assert.equal(findVideoModel('mvit_v2_s')!.build(16)(224, 400).parameters, 34_537_744);
   assert.equal(findVideoModel('mvit_v2_s')!.build(16)(224, 60).parameters, 34_537_744 - 768 * 340 - 340);
+  // Swin3D-S and -B (measured on the H200, results/probe_cat12.jsonl).
+  assert.equal(findVideoModel('swin3d_s')!.build(16)(224, 400).parameters, 49_816_678);
+  assert.equal(findVideoModel('swin3d_b')!.build(16)(224, 400).parameters, 88_048_984);
 });
 
 test('MViT\'s first five blocks keep what autograd saves for them (CPU saved-tensor count, weights apart), within 6%', () => {
@@ -163,4 +166,20 @@ test('the probe\'s H200 step peaks (test/gpu/estimator/results/probe_cat12.jsonl
     checked++;
   }
   assert.ok(checked >= 13, `${checked} rows`);
+});
+
+test('timm\'s ResNet-D by name: a deep stem and average-pooled shortcuts, the published counts (19,232 more than the ResNet\'s stem)', async () => {
+  for (const [name, plain] of [['resnet18d', 'resnet18'], ['resnet34d', 'resnet34'], ['resnet50d', 'resnet50'], ['resnet101d', 'resnet101'], ['resnet152d', 'resnet152']]) {
+    const d = findVisionModel(name)!.build(224, 1000);
+    const base = findVisionModel(plain)!.build(224, 1000);
+    assert.ok(d.kind === 'layers' && base.kind === 'layers' && d.parameters - base.parameters === 19_232, name);
+    // The deep stem's three convolutions at half the image's side keep more than the single 7x7's output.
+    assert.ok(d.kind === 'layers' && base.kind === 'layers' && d.savedElementsPerSample > base.savedElementsPerSample, name);
+  }
+  const result = await estimateText('import timm\nimport torch\nmodel = timm.create_model("resnet50d", num_classes=10).cuda()\n' +
+    'opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(3):\n    x = torch.randn(64, 3, 224, 224, device="cuda")\n' +
+    '    loss = model(x).logsumexp(-1).mean()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n', '/tmp/resnet50d.py');
+  assert.equal(result.unresolved, undefined);
+  assert.equal(result.detected.parameters, 25_576_264 - 2048 * 990 - 990);
+  assert.equal(findVisionModel('regnet_y_128gf')!.build(224, 1000).kind === 'layers' && (findVisionModel('regnet_y_128gf')!.build(224, 1000) as { parameters: number }).parameters, 644_812_894);
 });

@@ -16,10 +16,14 @@ import type { LayerNetSpec, TransformerSpec } from '../types';
  * collects every stage's (a detector's FPN reads them).
  */
 export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated: boolean | readonly boolean[] = false,
-  squeezeExcite = false, stageOutputs?: BranchPoint[], stem: ResNetStem = {}): BranchPoint | undefined {
+  squeezeExcite = false, stageOutputs?: BranchPoint[], stem: ResNetStem = {}, variantD = false): BranchPoint | undefined {
   // Each of torchvision's top-level children is a part, so that a script's slice of them is sized (see library-models).
   const { kernel = 7, stride = 2, padding = 3 } = stem.conv ?? {};
-  net.part('conv1').conv(64, kernel, stride, 1, false, padding).part('bn1').batchNorm().part('relu').relu().part('maxpool');
+  net.part('conv1');
+  // timm's ResNet-D: a deep stem of three 3x3 convolutions (32, 32, 64 wide) in place of the 7x7.
+  if (variantD) net.conv(32, 3, 2).batchNorm().relu().conv(32, 3).batchNorm().relu().conv(64, 3);
+  else net.conv(64, kernel, stride, 1, false, padding);
+  net.part('bn1').batchNorm().part('relu').relu().part('maxpool');
   if (stem.maxPool !== false) net.maxPool(3, 2, 1);
   const dilatedStage = (stage: number): boolean => (typeof dilated === 'boolean' ? dilated && stage >= 2 : dilated[stage - 1] === true);
   const widths = [64, 128, 256, 512];
@@ -42,11 +46,12 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
       }
       if (needsDownsample) {
         // 1x1 strided conv + BatchNorm on the block input: its conv output is kept by that BatchNorm (not by a
-        // FrozenBatchNorm2d).
+        // FrozenBatchNorm2d). ResNet-D averages the input over 2x2 first (a new map, kept by the 1x1 convolution).
         net.parameters += inChannels * out + 2 * out;
         net.normParameters += 2 * out;
         net.castParameters += inChannels * out;
         if (!net.frozenNorms) net.saved += net.elements;
+        if (variantD && stride > 1) net.saved += (inChannels * net.elements) / out;
       }
       net.addResidual().relu();
       net.endBlock();
@@ -61,9 +66,9 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
 }
 
 function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
-  options: VisionOptions = {}): LayerNetSpec {
+  options: VisionOptions = {}, variantD = false): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite, undefined, options.resnetStem);
+  resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite, undefined, options.resnetStem, variantD);
   net.part('avgpool').globalPool().part('fc').linear(numClasses);
   return net.build(true);
 }
@@ -693,6 +698,9 @@ export const VIDEO_CATALOG: VideoModel[] = [
   { names: ['s3d'], publishedParameters: 8_320_048, frames: 16, imageSize: 224, build: s3d },
   // Swin3D-T: 28,158,070 parameters with 400 classes (measured, results/cat6.json).
   { names: ['swin3d_t'], publishedParameters: 28_158_070, frames: 16, imageSize: 224, build: swin3d([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
+  // Swin3D-S and -B: 49,816,678 and 88,048,984 parameters with 400 classes (measured, results/probe_cat12.jsonl).
+  { names: ['swin3d_s'], publishedParameters: 49_816_678, frames: 16, imageSize: 224, build: swin3d([2, 2, 18, 2], 96, [3, 6, 12, 24]) },
+  { names: ['swin3d_b'], publishedParameters: 88_048_984, frames: 16, imageSize: 224, build: swin3d([2, 2, 18, 2], 128, [4, 8, 16, 32]) },
   // MViT: 36,610,672 and 34,537,744 parameters with 400 classes (measured, results/cat6.json).
   { names: ['mvit_v1_b'], publishedParameters: 36_610_672, frames: 16, imageSize: 224, build: mvit(MVIT_V1_B) },
   { names: ['mvit_v2_s'], publishedParameters: 34_537_744, frames: 16, imageSize: 224, build: mvit(MVIT_V2_S) },
@@ -1300,6 +1308,13 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['resnet50'], publishedParameters: 25_557_032, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
   { names: ['resnet101'], publishedParameters: 44_549_160, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
   { names: ['resnet152'], publishedParameters: 60_192_808, build: (s, n, o) => resnet([3, 8, 36, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
+  // timm's ResNet-D (deep stem, average-pooled shortcuts): results-imagenet.csv, to 0.01M (11.71M .. 60.21M).
+  { names: ['resnet18d'], publishedParameters: 11_710_000, build: (s, n, o) => resnet([2, 2, 2, 2], false, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet26d'], publishedParameters: 16_010_000, build: (s, n, o) => resnet([2, 2, 2, 2], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet34d'], publishedParameters: 21_820_000, build: (s, n, o) => resnet([3, 4, 6, 3], false, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet50d'], publishedParameters: 25_580_000, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet101d'], publishedParameters: 44_570_000, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet152d'], publishedParameters: 60_210_000, build: (s, n, o) => resnet([3, 8, 36, 3], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
   { names: ['mobilenet_v2', 'mobilenetv2_100'], publishedParameters: 3_504_872, build: mobilenetV2 },
   { names: ['efficientnet_b0', 'tf_efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
   { names: ['efficientnet_b1', 'tf_efficientnet_b1'], publishedParameters: 7_794_184, build: efficientnet(1.0, 1.1) },
@@ -1378,6 +1393,7 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['regnet_y_8gf', 'regnety_080_tv'], publishedParameters: 39_381_472, build: regnet(17, 192, 76.82, 2.19, 56, 0.25) },
   { names: ['regnet_y_16gf', 'regnety_160'], publishedParameters: 83_590_140, build: regnet(18, 200, 106.23, 2.48, 112, 0.25) },
   { names: ['regnet_y_32gf', 'regnety_320'], publishedParameters: 145_046_770, build: regnet(20, 232, 115.89, 2.53, 232, 0.25) },
+  { names: ['regnet_y_128gf'], publishedParameters: 644_812_894, build: regnet(27, 456, 160.83, 2.52, 264, 0.25) },
   { names: ['regnet_x_400mf', 'regnetx_004_tv'], publishedParameters: 5_495_976, build: regnet(22, 24, 24.48, 2.54, 16) },
   { names: ['regnet_x_800mf', 'regnetx_008'], publishedParameters: 7_259_656, build: regnet(16, 56, 35.73, 2.28, 16) },
   { names: ['regnet_x_1_6gf', 'regnetx_016'], publishedParameters: 9_190_136, build: regnet(18, 80, 34.01, 2.25, 24) },
