@@ -240,8 +240,8 @@ export interface DetectedConfig {
   /** A video classifier's clip length (frames); `assumed` where the script does not say (the catalog's). */
   videoFrames?: Located<number> & { assumed: boolean };
   /**
-   * An optical-flow model's refinement iterations (RAFT's `num_flow_updates=` in the step's call) and the image
-   * pairs' height and width; `assumed` where the call does not say (forward's default).
+   * An optical-flow model's refinement iterations (RAFT's `num_flow_updates=` in the step's call); `assumed` where
+   * no call says (forward's default).
    */
   flowUpdates?: Located<number> & { assumed: boolean };
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
