@@ -12,6 +12,7 @@ import { countTransformerParameters } from './transformer';
 import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, type DetectionModel } from './catalog/detection';
+import { findFlowModel, type FlowModel } from './catalog/optical-flow';
 import { headClasses, isHeadPath, libraryVisionCall, partParameters, partsNamed, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix, withPartsBefore } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
@@ -238,6 +239,11 @@ export interface DetectedConfig {
   imageRerun?: Located<{ batch: number; imageSize: number }>;
   /** A video classifier's clip length (frames); `assumed` where the script does not say (the catalog's). */
   videoFrames?: Located<number> & { assumed: boolean };
+  /**
+   * An optical-flow model's refinement iterations (RAFT's `num_flow_updates=` in the step's call); `assumed` where
+   * no call says (forward's default).
+   */
+  flowUpdates?: Located<number> & { assumed: boolean };
   /** The line of a `freeze_feature_encoder()` (Wav2Vec2, HuBERT): the convolutional feature encoder is frozen. */
   featureEncoderFrozen?: number;
   /**
@@ -737,6 +743,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   let hubModelCall: Node | undefined;
   /** A torchvision video classifier: rebuilt for the frames of the clips the step gives it. */
   let videoModel: { video: VideoModel; classes: number; model: DetectedModel } | undefined;
+  /** An optical-flow model, built once the image pairs' size and the iterations the step asks for are read. */
+  let flowModel: { flow: FlowModel; model: DetectedModel } | undefined;
   /** The frames of a clip batch the script makes itself (`torch.randn(N, 3, T, H, W)`). */
   let madeClipFrames: Located<number> | undefined;
   /** Every Hugging Face model the script builds (from a checkpoint or a config): the trained one is the one optimized. */
@@ -1006,8 +1014,16 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
         videoModel = { video, classes: numClasses, model };
         [detected.model, libraryModelMade] = [model, made];
       }
+      const flow = vision || detector || video ? undefined : findFlowModel(tvMatch[1]!);
+      if (flow) {
+        // Built for the image pairs and iterations the step gives it (below); forward's defaults until then.
+        const model: DetectedModel = { name: tvMatch[1]!, source: 'torchvision', line, spec: flow.build(FLOW_ASSUMED_SIZE, FLOW_ASSUMED_SIZE, flow.defaultUpdates),
+          defaultWeightDtype: 'fp32' };
+        flowModel = { flow, model };
+        [detected.model, libraryModelMade] = [model, made];
+      }
       if (vision) [detected.model, libraryModelMade] = [visionModel(vision, tvMatch[1]!, 'torchvision', line, libraryKeyword('num_classes'), libraryKeyword), made];
-      else if (!detector && !video) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
+      else if (!detector && !video && !flow) detected.unresolved ??= { line, reason: t('torchvision model "{0}" is not in the catalog', tvMatch[1]!) };
     }
     // A module the script builds itself, assigned to a variable (`model = Net().cuda()`), not a layer inside another;
     // not a copy of one (an EMA model), which is never trained.
@@ -1781,6 +1797,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     detected.imageSize = { value: Math.round(Math.sqrt(height * width)), line: rectangularImage.line, how: rectangularImage.how };
     detected.rectangularImage = rectangularImage;
   }
+  if (flowModel && detected.model === flowModel.model) resolveFlowModel(detected, flowModel, bindings, calls, imageExtent(bindings.program));
   detected.accumulation ??= firstBinding(bindings, ACCUM_NAMES) ?? accumulationGuard;
   if (hasBackward !== undefined) detected.mode = { value: 'train', line: hasBackward };
   // A step made of per-sample gradients (assigned to .grad by hand for an optimizer) trains without backward().
@@ -1793,6 +1810,42 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   // The HF Trainer's compute_loss returns the loss alone: the outputs object is gone before backward.
   if (detected.usesTrainer && hasBackward === undefined) detected.output = { value: 'dropped', line: detected.usesTrainer.line };
   return detected;
+}
+
+/** The square an optical-flow model is built for until the image pairs' size is read. */
+const FLOW_ASSUMED_SIZE = 368;
+
+/**
+ * An optical-flow model built for the image pairs the step receives (their height and width, as a `__getitem__`
+ * or the loop makes them) and the iterations its call asks for (`num_flow_updates=`, the most of any call; forward's
+ * default where none says). Without the images' size it stays unresolved: what it keeps follows their area.
+ */
+function resolveFlowModel(detected: DetectedConfig, found: { flow: FlowModel; model: DetectedModel }, bindings: Bindings, calls: readonly Node[],
+  extent: ImageExtent | undefined): void {
+  const { flow, model } = found;
+  let updates: Located<number> | undefined;
+  for (const call of calls) {
+    const given = callArguments(call).keywords.get('num_flow_updates');
+    const value = given ? bindings.evaluate(given) : undefined;
+    if (typeof value === 'number' && value >= 1 && (!updates || value > updates.value)) updates = { value, line: given!.startPosition.row, how: 'call-argument' };
+  }
+  const iterations = updates?.value ?? flow.defaultUpdates;
+  detected.flowUpdates = { ...(updates ?? { value: iterations }), assumed: !updates };
+  const height = extent?.height ?? detected.rectangularImage?.value.height ?? detected.imageSize?.value;
+  const width = extent?.width ?? detected.rectangularImage?.value.width ?? detected.imageSize?.value;
+  if (height === undefined || width === undefined) {
+    detected.model = undefined;
+    detected.unresolved = { line: model.line, reason: t('{0} has {1} parameters, but what it keeps follows the size of the images it is given, which the script does not determine',
+      model.name, flow.publishedParameters.toLocaleString('en-US')) };
+    return;
+  }
+  const spec = flow.build(height, width, iterations);
+  // The pairs' area as a square (how the image size is shown), and the model rebuilt for another size at that shape.
+  const square = Math.round(Math.sqrt(height * width));
+  const located = extent ? { line: extent.line, how: extent.how } : { line: detected.imageSize?.line, how: detected.imageSize?.how };
+  detected.imageSize = { value: square, ...located };
+  if (height !== width) detected.rectangularImage = { value: { height, width }, ...located };
+  detected.model = { ...model, spec, rebuildAt: (size: number) => (size === square ? spec : flow.build(size, size, iterations)), nativeImageSize: square };
 }
 
 /**

@@ -385,6 +385,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.videoFrames?.assumed) {
     assumptions.push(t('the clips\' length was not found in the script; assumed {0} frames', detected.videoFrames.value));
   }
+  if (detected.flowUpdates?.assumed) {
+    assumptions.push(t('the model\'s call gives no num_flow_updates: forward\'s default of {0} iterations assumed, each keeping its own tensors for backward', detected.flowUpdates.value));
+  }
   if (detected.sparseAdjacency) {
     const { line, nonzeros, bytes } = detected.sparseAdjacency;
     assumptions.push(t('a sparse adjacency of {0} nonzeros (line {1}) stays on the GPU through every step: {2} counted', formatCount(nonzeros), line + 1, formatBytes(bytes)));

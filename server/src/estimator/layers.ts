@@ -49,6 +49,21 @@ export interface BranchPoint {
   readonly part: number;
 }
 
+/** One of torchvision MViT's blocks (MSBlockConfig and the model's options): see NetBuilder.multiscaleBlock. */
+export interface MultiscaleBlockShape {
+  heads: number;
+  /** The block's output channels. */
+  out: number;
+  /** The spatial strides of q's pooling (and of the skip's max-pool) and of k's and v's: 1 where they keep the map. */
+  qStride: number;
+  kvStride: number;
+  /** q is pooled (and normalised) too: every V2 block, V1's where q strides. */
+  poolsQ: boolean;
+  /** MViT V2: relative position tables, and the width changed before attention (V1: after the MLP). */
+  relPos: boolean;
+  projectAfterAttention: boolean;
+}
+
 /** Builds a LayerNetSpec by applying ops to a current tensor, per sample. */
 export class NetBuilder {
   private shape: Shape;
@@ -485,6 +500,18 @@ export class NetBuilder {
     return this;
   }
 
+  /**
+   * A slice of the current tensor's channels (torch.chunk, ShuffleNetV2's split): a view, so a layer that keeps it
+   * keeps the whole tensor.
+   */
+  chunkChannels(channels: number): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    this.keepCurrent();
+    this.shape = { ...s, c: channels };
+    return this;
+  }
+
   /** The channels grew by concatenation (DenseNet): the next op reads a new, wider tensor. */
   concatTo(channels: number): this {
     const s = this.shape;
@@ -621,6 +648,78 @@ export class NetBuilder {
   }
 
   /**
+   * A multiscale block (torchvision's MViT) on a clip's map of C channels and N = t x h x w tokens plus a class
+   * token, read from its forward: norm1, qkv to 3A (A the attention width: the output width in V2, the input's in
+   * V1), q, k and v each copied out of qkv (contiguous, per head) for a depthwise 3x3x3 pooling convolution and a
+   * LayerNorm (q strided by `qStride`, k and v by `kvStride` in space), eager attention (the scaled q and k kept
+   * by q @ k^T, the softmax's probabilities, heads x Nq x Nk, kept by it and by attn @ v with v), a copy of the
+   * heads' output for the projection, the skip max-pooled where q strides (its input and int64 indices kept),
+   * norm2 and an MLP to 4A (fc1's and GELU's outputs kept). V2's relative positions (`relPos`) keep q and two
+   * copies of it (an einsum's and the temporal term's matmul); stochastic depth keeps only its per-sample noise.
+   * Measured on the H200 (test/gpu/estimator/results/probe_cat12.jsonl, training in fp32): what forward keeps is
+   * 1.9% (V2-S) and 2.0% (V1-B) under the estimate's count. Under autocast the residual stream, the norms' inputs and
+   * the softmax are fp32, and attn @ v keeps a half copy of the probabilities. The class token is counted in every
+   * token set.
+   */
+  multiscaleBlock(block: MultiscaleBlockShape): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    const { heads, out, qStride, kvStride, poolsQ, relPos, projectAfterAttention } = block;
+    const c = s.c;
+    const t = s.t ?? 1;
+    const attention = projectAfterAttention ? out : c;
+    const head = attention / heads;
+    const pooled = (n: number, stride: number) => Math.floor((n - 1) / stride) + 1;
+    const tokens = t * s.h * s.w + 1;
+    const [qh, qw] = [pooled(s.h, qStride), pooled(s.w, qStride)];
+    const queries = t * qh * qw + 1;
+    const keys = t * pooled(s.h, kvStride) * pooled(s.w, kvStride) + 1;
+    const probabilities = heads * queries * keys;
+    const pools = poolsQ ? 3 : 2;
+    const pooledTokens = (poolsQ ? queries : 0) + 2 * keys;
+    this.beginBlock();
+    // Parameters: norms, qkv and the attention's projection, the pooling convolutions and their norms, the MLP, a
+    // projection where the width changes, V2's relative-position tables (sized for the block's input map).
+    const changes = c !== out;
+    const linears = 3 * c * attention + attention * attention + 4 * attention * attention + 4 * attention * out + (changes ? c * out : 0);
+    const size = Math.max(s.h, s.w);
+    const relTables = relPos ? (2 * Math.max(Math.floor(size / qStride), Math.floor(size / kvStride)) - 1) * 2 * head + (2 * t - 1) * head : 0;
+    this.parameters += linears + 2 * c + 3 * attention + attention + pools * 29 * head + 2 * attention + 4 * attention + out + (changes ? out : 0) + relTables;
+    this.castParameters += linears + pools * 27 * head;
+    // norm1's input (the block's input: its class token besides the map) and output.
+    const fresh = !this.currentSaved;
+    this.keepCurrent();
+    let saved = (fresh ? c : 0) + c * tokens;
+    // The heads' q, k, v copied for their pooling convolutions; the pooled maps (with the class token) their norms
+    // keep; the normalised k and v; the scaled q.
+    saved += pools * attention * (tokens - 1) + attention * pooledTokens + 2 * attention * keys + attention * queries;
+    if (relPos) saved += 3 * attention * queries;
+    // The probabilities, the heads' output copied for the projection, the per-row statistics of the norms.
+    saved += probabilities + attention * queries + 2 * (2 * tokens + 2 * queries + heads * pooledTokens);
+    // The skip, max-pooled where q strides: its input and int64 indices.
+    if (qStride > 1) {
+      saved += attention * (tokens - 1);
+      this.fixedBytes += 8 * attention * (queries - 1);
+    }
+    // norm2's input and output, fc1's and GELU's outputs. Stochastic depth's products keep only their (B, 1, 1) noise.
+    saved += 2 * attention * queries + 8 * attention * queries;
+    this.saved += saved;
+    // Under autocast: the residual stream norm1 and norm2 read, the pooled maps their norms read (cast to fp32
+    // copies) and the softmax's output are fp32; attn @ v keeps a half copy of the probabilities.
+    this.fp32UnderAutocast += c * tokens + attention * queries + attention * pooledTokens + 2 * probabilities;
+    this.largest = Math.max(this.largest, probabilities, 4 * attention * queries);
+    // No-grad: the block's input, q, k, v and the scores beside the probabilities (under autocast the half scores,
+    // the fp32 copy softmax casts them to and its fp32 output).
+    const around = c * tokens + attention * (tokens + queries + 2 * keys);
+    this.noteLive(around + 2 * probabilities, 2 * around + 10 * probabilities);
+    this.gradientPair = Math.max(this.gradientPair, 2 * probabilities);
+    this.produce({ kind: 'image', c: out, t, h: qh, w: qw });
+    // The block's output, the next block's norm1 input, is kept from here.
+    this.endBlock();
+    return this;
+  }
+
+  /**
    * A Swin V2 block (torchvision's SwinTransformerBlockV2): V1's layers and saved tensors, with norms after attention
    * and MLP (the same count) and cosine attention: the normalised q and k (2C, where V1 keeps one scaled q) and the
    * raw scores, kept by the learned logit scale's product (P). Under autocast F.normalize's vector norm computes
@@ -716,6 +815,17 @@ export class NetBuilder {
   /** Under autocast the current tensor is fp32 and its two readers each cast a half copy of it (SegFormer's stage outputs). */
   keptInFp32(): this {
     this.fp32UnderAutocast += this.elements;
+    return this;
+  }
+
+  /**
+   * Runs `ops` on weights already counted (RAFT's feature encoder on the second image, its update block again at
+   * every iteration): their tensors, not their parameters.
+   */
+  reusingWeights(ops: () => void): this {
+    const [parameters, normParameters, castParameters] = [this.parameters, this.normParameters, this.castParameters];
+    ops();
+    [this.parameters, this.normParameters, this.castParameters] = [parameters, normParameters, castParameters];
     return this;
   }
 

@@ -16,10 +16,14 @@ import type { LayerNetSpec, TransformerSpec } from '../types';
  * collects every stage's (a detector's FPN reads them).
  */
 export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated: boolean | readonly boolean[] = false,
-  squeezeExcite = false, stageOutputs?: BranchPoint[], stem: ResNetStem = {}): BranchPoint | undefined {
+  squeezeExcite = false, stageOutputs?: BranchPoint[], stem: ResNetStem = {}, variantD = false): BranchPoint | undefined {
   // Each of torchvision's top-level children is a part, so that a script's slice of them is sized (see library-models).
   const { kernel = 7, stride = 2, padding = 3 } = stem.conv ?? {};
-  net.part('conv1').conv(64, kernel, stride, 1, false, padding).part('bn1').batchNorm().part('relu').relu().part('maxpool');
+  net.part('conv1');
+  // timm's ResNet-D: a deep stem of three 3x3 convolutions (32, 32, 64 wide) in place of the 7x7.
+  if (variantD) net.conv(32, 3, 2).batchNorm().relu().conv(32, 3).batchNorm().relu().conv(64, 3);
+  else net.conv(64, kernel, stride, 1, false, padding);
+  net.part('bn1').batchNorm().part('relu').relu().part('maxpool');
   if (stem.maxPool !== false) net.maxPool(3, 2, 1);
   const dilatedStage = (stage: number): boolean => (typeof dilated === 'boolean' ? dilated && stage >= 2 : dilated[stage - 1] === true);
   const widths = [64, 128, 256, 512];
@@ -42,11 +46,12 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
       }
       if (needsDownsample) {
         // 1x1 strided conv + BatchNorm on the block input: its conv output is kept by that BatchNorm (not by a
-        // FrozenBatchNorm2d).
+        // FrozenBatchNorm2d). ResNet-D averages the input over 2x2 first (a new map, kept by the 1x1 convolution).
         net.parameters += inChannels * out + 2 * out;
         net.normParameters += 2 * out;
         net.castParameters += inChannels * out;
         if (!net.frozenNorms) net.saved += net.elements;
+        if (variantD && stride > 1) net.saved += (inChannels * net.elements) / out;
       }
       net.addResidual().relu();
       net.endBlock();
@@ -61,9 +66,9 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
 }
 
 function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
-  options: VisionOptions = {}): LayerNetSpec {
+  options: VisionOptions = {}, variantD = false): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-  resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite, undefined, options.resnetStem);
+  resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite, undefined, options.resnetStem, variantD);
   net.part('avgpool').globalPool().part('fc').linear(numClasses);
   return net.build(true);
 }
@@ -630,6 +635,50 @@ function swin3d(depths: number[], embed: number, heads: number[]): (frames: numb
   };
 }
 
+/** One MViT's blocks, as torchvision's builder lists them (MSBlockConfig): heads, input and output widths, q's and k/v's spatial strides. */
+interface MvitConfig {
+  heads: number[];
+  inputs: number[];
+  outputs: number[];
+  qStrides: number[];
+  kvStrides: number[];
+  /** V2: relative positions, every q pooled, the width changed before attention; V1: absolute position tables. */
+  v2: boolean;
+}
+
+const MVIT_HEADS = [1, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8];
+const MVIT_Q_STRIDES = [1, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1];
+const MVIT_KV_STRIDES = [8, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1];
+const MVIT_V1_B: MvitConfig = { heads: MVIT_HEADS, qStrides: MVIT_Q_STRIDES, kvStrides: MVIT_KV_STRIDES, v2: false,
+  inputs: [96, 192, 192, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 768, 768],
+  outputs: [192, 192, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 768, 768, 768] };
+const MVIT_V2_S: MvitConfig = { heads: MVIT_HEADS, qStrides: MVIT_Q_STRIDES, kvStrides: MVIT_KV_STRIDES, v2: true,
+  inputs: [96, 96, 192, 192, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 768],
+  outputs: [96, 192, 192, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 384, 768, 768] };
+
+/**
+ * torchvision's MViT (mvit_v1_b, mvit_v2_s), built for 16 x 224 x 224 clips (its position tables are sized for
+ * them): a (3, 7, 7) patch embedding strided (2, 4, 4) to 96 channels, a class token, 16 multiscale blocks (see
+ * NetBuilder.multiscaleBlock) whose pooled attention shrinks the map by 2 in space at blocks 1, 3 and 14, a
+ * LayerNorm, the class token's features through dropout (0.5, in place) and a linear.
+ */
+function mvit(config: MvitConfig): (frames: number) => (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (frames) => (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize, frames });
+    const embed = config.inputs[0]!;
+    net.part('conv_proj').conv3d(embed, [3, 7, 7], [2, 4, 4], [1, 3, 3]).addParameters(embed, 0);
+    // The class token; V1's absolute positions are tables over the built-for map (56 x 56, 8 frames) and its class token.
+    net.part('pos_encoding').addParameters(embed + (config.v2 ? 0 : (56 * 56 + 8 + 1) * embed), 0);
+    net.part('blocks');
+    config.heads.forEach((heads, i) => {
+      net.multiscaleBlock({ heads, out: config.outputs[i]!, qStride: config.qStrides[i]!, kvStride: config.kvStrides[i]!,
+        poolsQ: config.v2 || config.qStrides[i]! > 1, relPos: config.v2, projectAfterAttention: config.v2 });
+    });
+    net.part('norm').layerNorm().part('head').flattenTo(net.channels).dropout(0.5).linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /** Video classifiers: built for a clip's frames as well as its size. */
 export interface VideoModel {
   names: string[];
@@ -649,6 +698,12 @@ export const VIDEO_CATALOG: VideoModel[] = [
   { names: ['s3d'], publishedParameters: 8_320_048, frames: 16, imageSize: 224, build: s3d },
   // Swin3D-T: 28,158,070 parameters with 400 classes (measured, results/cat6.json).
   { names: ['swin3d_t'], publishedParameters: 28_158_070, frames: 16, imageSize: 224, build: swin3d([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
+  // Swin3D-S and -B: 49,816,678 and 88,048,984 parameters with 400 classes (measured, results/probe_cat12.jsonl).
+  { names: ['swin3d_s'], publishedParameters: 49_816_678, frames: 16, imageSize: 224, build: swin3d([2, 2, 18, 2], 96, [3, 6, 12, 24]) },
+  { names: ['swin3d_b'], publishedParameters: 88_048_984, frames: 16, imageSize: 224, build: swin3d([2, 2, 18, 2], 128, [4, 8, 16, 32]) },
+  // MViT: 36,610,672 and 34,537,744 parameters with 400 classes (measured, results/cat6.json).
+  { names: ['mvit_v1_b'], publishedParameters: 36_610_672, frames: 16, imageSize: 224, build: mvit(MVIT_V1_B) },
+  { names: ['mvit_v2_s'], publishedParameters: 34_537_744, frames: 16, imageSize: 224, build: mvit(MVIT_V2_S) },
 ];
 
 export function findVideoModel(name: string): VideoModel | undefined {
@@ -1004,6 +1059,119 @@ function deepLabHead(net: NetBuilder, numClasses: number): void {
   net.conv(256, 3).batchNorm().relu().conv(numClasses, 1, 1, 1, true, 0);
 }
 
+/**
+ * torchvision's AlexNet: five convolutions with biases and in-place ReLUs (11x11 stride 4, 5x5, three 3x3s),
+ * three max-pools, a 6x6 average pool, and a classifier of three linears with dropout before the first two.
+ */
+function alexnet(imageSize: number, numClasses: number): LayerNetSpec {
+  const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+  net.part('features').conv(64, 11, 4, 1, true, 2).relu().maxPool(3, 2).conv(192, 5, 1, 1, true, 2).relu().maxPool(3, 2);
+  net.conv(384, 3, 1, 1, true).relu().conv(256, 3, 1, 1, true).relu().conv(256, 3, 1, 1, true).relu().maxPool(3, 2);
+  net.part('avgpool').adaptiveAvgPool(6).part('classifier').dropout(0.5).linear(4096).relu().dropout(0.5).linear(4096).relu().linear(numClasses);
+  return net.build(true);
+}
+
+/**
+ * SqueezeNet's Fire module: a 1x1 squeeze convolution, then 1x1 and 3x3 expand convolutions that both read it,
+ * concatenated; every convolution has a bias and an in-place ReLU.
+ */
+function fire(net: NetBuilder, squeeze: number, expand: number): void {
+  net.conv(squeeze, 1, 1, 1, true, 0).relu();
+  const squeezed = net.mark();
+  net.conv(expand, 1, 1, 1, true, 0).relu().branchFrom(squeezed).conv(expand, 3, 1, 1, true, 1).relu().concatTo(2 * expand);
+}
+
+/**
+ * torchvision's SqueezeNet 1.0 and 1.1: a strided stem (7x7 to 96, or 3x3 to 64), Fire modules between three
+ * ceil-mode max-pools (1.1 pools earlier), and a classifier of dropout, a 1x1 convolution to the classes, a ReLU
+ * and a global average pool.
+ */
+function squeezenet(version: '1_0' | '1_1'): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('features');
+    // Fire modules by squeeze width (the expand width is four times it), 'M' a max-pool.
+    const layout: Array<number | 'M'> = version === '1_0'
+      ? ['M', 16, 16, 32, 'M', 32, 48, 48, 64, 'M', 64]
+      : ['M', 16, 16, 'M', 32, 32, 'M', 48, 48, 64, 64];
+    if (version === '1_0') net.conv(96, 7, 2, 1, true, 0).relu();
+    else net.conv(64, 3, 2, 1, true, 0).relu();
+    for (const item of layout) {
+      if (item === 'M') net.maxPool(3, 2, 0, true);
+      else fire(net, item, 4 * item);
+    }
+    net.part('classifier').dropout(0.5).conv(numClasses, 1, 1, 1, true, 0).relu().globalPool();
+    return net.build(true);
+  };
+}
+
+/**
+ * torchvision's MNASNet (0.5, 0.75, 1.0, 1.3): a stem (a strided 3x3, a depthwise 3x3, a 1x1 projection), six
+ * stacks of MobileNetV2-style inverted residuals (1x1 expansion, depthwise 3x3 or 5x5, 1x1 projection; a residual
+ * where the shape holds) whose widths `alpha` scales (to multiples of 8), a 1x1 convolution to 1280, the mean over
+ * space, dropout 0.2 and a linear.
+ */
+function mnasnet(alpha: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const depths = [32, 16, 24, 40, 80, 96, 192, 320].map((d) => divisible(d * alpha, 8));
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('layers').conv(depths[0]!, 3, 2).batchNorm().relu().conv(depths[0]!, 3, 1, depths[0]!).batchNorm().relu();
+    net.conv(depths[1]!, 1, 1, 1, false, 0).batchNorm();
+    // [kernel, stride, expansion, repeats] of each stack.
+    const stacks: Array<[number, number, number, number]> = [[3, 2, 3, 3], [5, 2, 3, 3], [5, 2, 6, 3], [3, 1, 6, 2], [5, 2, 6, 4], [3, 1, 6, 1]];
+    let inC = depths[1]!;
+    stacks.forEach(([kernel, firstStride, expansion, repeats], i) => {
+      const out = depths[i + 2]!;
+      for (let r = 0; r < repeats; r++) {
+        const stride = r === 0 ? firstStride : 1;
+        const mid = inC * expansion;
+        net.beginBlock();
+        net.conv(mid, 1, 1, 1, false, 0).batchNorm().relu().conv(mid, kernel, stride, mid).batchNorm().relu().conv(out, 1, 1, 1, false, 0).batchNorm();
+        if (stride === 1 && inC === out) net.addResidual();
+        net.endBlock();
+        inC = out;
+      }
+    });
+    net.conv(1280, 1, 1, 1, false, 0).batchNorm().relu().part(POOL_PART).globalPool().part('classifier').dropout(0.2).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/**
+ * torchvision's ShuffleNetV2: a strided 3x3 stem and a max-pool, three stages of inverted residuals (4, 8 and 4;
+ * the first of each strides, both its branches reading the input; the others split the channels in two and run
+ * one half through a 1x1, a depthwise 3x3 and a 1x1), the halves concatenated and shuffled, a 1x1 convolution,
+ * the mean over space and a linear. `widths`: the stages' and the last convolution's output channels.
+ */
+function shufflenetV2(widths: [number, number, number, number]): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('conv1').conv(24, 3, 2).batchNorm().relu().part('maxpool').maxPool(3, 2, 1);
+    let inC = 24;
+    [4, 8, 4].forEach((repeats, stage) => {
+      const out = widths[stage]!;
+      const half = out / 2;
+      net.part(`stage${stage + 2}`);
+      for (let r = 0; r < repeats; r++) {
+        net.beginBlock();
+        if (r === 0) {
+          const input = net.mark();
+          net.conv(inC, 3, 2, inC).batchNorm().conv(half, 1, 1, 1, false, 0).batchNorm().relu().branchFrom(input);
+          net.conv(half, 1, 1, 1, false, 0).batchNorm().relu().conv(half, 3, 2, half).batchNorm().conv(half, 1, 1, 1, false, 0).batchNorm().relu();
+        } else {
+          net.chunkChannels(half).conv(half, 1, 1, 1, false, 0).batchNorm().relu().conv(half, 3, 1, half).batchNorm().conv(half, 1, 1, 1, false, 0).batchNorm().relu();
+        }
+        // The halves concatenated, then shuffled (a copy): the next block reads the copy.
+        net.concatTo(out);
+        net.endBlock();
+        inC = out;
+      }
+    });
+    net.part('conv5').conv(widths[3], 1, 1, 1, false, 0).batchNorm().relu().part(POOL_PART).globalPool().part('fc').linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /** Options a segmentation builder takes besides num_classes. */
 export interface VisionOptions {
   /** aux_loss=True: an FCN head on an earlier stage gives a second output ("aux"), with its own loss. */
@@ -1140,6 +1308,13 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['resnet50'], publishedParameters: 25_557_032, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
   { names: ['resnet101'], publishedParameters: 44_549_160, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
   { names: ['resnet152'], publishedParameters: 60_192_808, build: (s, n, o) => resnet([3, 8, 36, 3], true, s, n, 1, 1, false, o), features: RESNET_FEATURES },
+  // timm's ResNet-D (deep stem, average-pooled shortcuts): results-imagenet.csv, to 0.01M (11.71M .. 60.21M).
+  { names: ['resnet18d'], publishedParameters: 11_710_000, build: (s, n, o) => resnet([2, 2, 2, 2], false, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet26d'], publishedParameters: 16_010_000, build: (s, n, o) => resnet([2, 2, 2, 2], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet34d'], publishedParameters: 21_820_000, build: (s, n, o) => resnet([3, 4, 6, 3], false, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet50d'], publishedParameters: 25_580_000, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet101d'], publishedParameters: 44_570_000, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  { names: ['resnet152d'], publishedParameters: 60_210_000, build: (s, n, o) => resnet([3, 8, 36, 3], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
   { names: ['mobilenet_v2', 'mobilenetv2_100'], publishedParameters: 3_504_872, build: mobilenetV2 },
   { names: ['efficientnet_b0', 'tf_efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
   { names: ['efficientnet_b1', 'tf_efficientnet_b1'], publishedParameters: 7_794_184, build: efficientnet(1.0, 1.1) },
@@ -1163,6 +1338,18 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['vgg19_bn'], publishedParameters: 143_678_248, build: vgg(VGG_E, true) },
   { names: ['mobilenet_v3_large', 'mobilenetv3_large_100'], publishedParameters: 5_483_032, build: mobilenetV3(MOBILENET_V3_LARGE, 1280) },
   { names: ['mobilenet_v3_small', 'mobilenetv3_small_100'], publishedParameters: 2_542_856, build: mobilenetV3(MOBILENET_V3_SMALL, 1024) },
+  // AlexNet, SqueezeNet, ShuffleNetV2 and MNASNet: torchvision's counts (1000 classes), as torchvision 0.14 builds them.
+  { names: ['alexnet'], publishedParameters: 61_100_840, build: alexnet },
+  { names: ['squeezenet1_0'], publishedParameters: 1_248_424, build: squeezenet('1_0') },
+  { names: ['squeezenet1_1'], publishedParameters: 1_235_496, build: squeezenet('1_1') },
+  { names: ['shufflenet_v2_x0_5'], publishedParameters: 1_366_792, build: shufflenetV2([48, 96, 192, 1024]) },
+  { names: ['shufflenet_v2_x1_0'], publishedParameters: 2_278_604, build: shufflenetV2([116, 232, 464, 1024]) },
+  { names: ['shufflenet_v2_x1_5'], publishedParameters: 3_503_624, build: shufflenetV2([176, 352, 704, 1024]) },
+  { names: ['shufflenet_v2_x2_0'], publishedParameters: 7_393_996, build: shufflenetV2([244, 488, 976, 2048]) },
+  { names: ['mnasnet0_5'], publishedParameters: 2_218_512, build: mnasnet(0.5) },
+  { names: ['mnasnet0_75'], publishedParameters: 3_170_208, build: mnasnet(0.75) },
+  { names: ['mnasnet1_0'], publishedParameters: 4_383_312, build: mnasnet(1.0) },
+  { names: ['mnasnet1_3'], publishedParameters: 6_282_256, build: mnasnet(1.3) },
   { names: ['densenet121'], publishedParameters: 7_978_856, build: densenet([6, 12, 24, 16]) },
   // DenseNet-161: growth 48 from 96 initial features (torchvision's published count).
   { names: ['densenet161'], publishedParameters: 28_681_000, build: densenet([6, 12, 36, 24], 48, 96) },
@@ -1206,6 +1393,7 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['regnet_y_8gf', 'regnety_080_tv'], publishedParameters: 39_381_472, build: regnet(17, 192, 76.82, 2.19, 56, 0.25) },
   { names: ['regnet_y_16gf', 'regnety_160'], publishedParameters: 83_590_140, build: regnet(18, 200, 106.23, 2.48, 112, 0.25) },
   { names: ['regnet_y_32gf', 'regnety_320'], publishedParameters: 145_046_770, build: regnet(20, 232, 115.89, 2.53, 232, 0.25) },
+  { names: ['regnet_y_128gf'], publishedParameters: 644_812_894, build: regnet(27, 456, 160.83, 2.52, 264, 0.25) },
   { names: ['regnet_x_400mf', 'regnetx_004_tv'], publishedParameters: 5_495_976, build: regnet(22, 24, 24.48, 2.54, 16) },
   { names: ['regnet_x_800mf', 'regnetx_008'], publishedParameters: 7_259_656, build: regnet(16, 56, 35.73, 2.28, 16) },
   { names: ['regnet_x_1_6gf', 'regnetx_016'], publishedParameters: 9_190_136, build: regnet(18, 80, 34.01, 2.25, 24) },
