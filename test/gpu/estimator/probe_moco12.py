@@ -8,6 +8,9 @@ Rows (each a fresh model; peaks in MiB over what was allocated before the model 
         Columns: weights_mib (after .cuda()), after_q_fwd, after_k_fwd, k_fwd_peak, fwd_peak, bwd_peak, step_peak.
   ema_cnn_<prec>_b<B>  a small CNN trained with an EMA copy (deepcopy, requires_grad_(False)) updated after each step
         and run under no_grad on the batch as a teacher (MSE to its output).
+  pair_custom_b64 / pair_tv_b64  the step of the estimator's fixtures (test/fixtures/estimator/model-copies/): a small
+        CNN pair (96 px) and a torchvision resnet18 pair (224 px), fp32, SGD momentum, 3 steps; step_peak_mib is the
+        whole run's peak over what was allocated before the model (what max_memory_allocated gives a fresh script).
 python probe_moco12.py   (one JSON line per row; about 30 s on an H200.)
 """
 import copy, gc, json
@@ -121,7 +124,65 @@ def ema_row(amp, batch):
     del model, ema, opt, x
 
 
+class Encoder(nn.Module):
+    def __init__(self, dim=128):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+                                  nn.Conv2d(64, 256, 3, stride=2, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.fc = nn.Linear(256, dim)
+
+    def forward(self, x):
+        return self.fc(self.body(x))
+
+
+class Pair(nn.Module):
+    def __init__(self, tv, dim=128, K=65536):
+        super().__init__()
+        if tv:
+            self.encoder_q = torchvision.models.resnet18(num_classes=dim)
+            hidden = self.encoder_q.fc.weight.shape[1]
+            self.encoder_q.fc = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), self.encoder_q.fc)
+        else:
+            self.encoder_q = Encoder(dim)
+            self.encoder_q.fc = nn.Sequential(nn.Linear(256, 2048), nn.ReLU(), nn.Linear(2048, dim))
+        self.encoder_k = copy.deepcopy(self.encoder_q)
+        for p in self.encoder_k.parameters():
+            p.requires_grad = False
+        self.register_buffer("queue", F.normalize(torch.randn(dim, K), dim=0))
+
+    def forward(self, a, b):
+        q = F.normalize(self.encoder_q(a), dim=1)
+        with torch.no_grad():
+            k = F.normalize(self.encoder_k(b), dim=1)
+        l_pos = (q * k).sum(1, keepdim=True)
+        l_neg = q @ self.queue.clone().detach()
+        return torch.cat([l_pos, l_neg], dim=1) / 0.2
+
+
+def pair_row(tv, size):
+    gc.collect(); torch.cuda.empty_cache(); torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    model = Pair(tv).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.9)
+    for step in range(3):
+        a = torch.randn(64, 3, size, size, device="cuda")
+        b = torch.randn(64, 3, size, size, device="cuda")
+        logits = model(a, b)
+        loss = F.cross_entropy(logits, torch.zeros(64, dtype=torch.long, device="cuda"))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch.cuda.synchronize()
+    print(json.dumps({"row": f"pair_{'tv' if tv else 'custom'}_b64", "params": sum(p.numel() for p in model.parameters()),
+                      "step_peak_mib": mib(torch.cuda.max_memory_allocated() - base)}), flush=True)
+    del model, optimizer, a, b, logits, loss
+
+
 torch.ones(1, device=dev)
+torch.ones(8, 8, device=dev) @ torch.ones(8, 8, device=dev)
+pair_row(False, 96)
+pair_row(True, 224)
 for arch, amp, batch, key in [("resnet50", True, 128, True), ("resnet50", True, 128, False), ("resnet50", False, 64, True),
                               ("resnet18", True, 128, True), ("resnet18", True, 128, False), ("resnet18", False, 128, True)]:
     moco_row(arch, amp, batch, key)
