@@ -15,8 +15,8 @@ import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, t
 import { headClasses, isHeadPath, libraryVisionCall, partParameters, partsNamed, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix, withPartsBefore } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
-import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type Value } from '../engine/program/values';
+import { holdsModule, holdsValue, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
+import { isIntegerTensor, isModuleClass, isModuleValue, madeTensorElementBytes, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type Value } from '../engine/program/values';
 import { deviceNamed, INPUT_EMBEDDINGS, passCount, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
@@ -2311,8 +2311,10 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
   const resnetStem = replacedResNetStem(base.spec, freezes);
   // Rebuilt with the new head's classes or stem and the builder's other keywords (`width_mult`).
   const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
-  const model = classes === undefined && !resnetStem ? base
+  const rebuilt = classes === undefined && !resnetStem ? base
     : { ...visionModel(found.vision, base.name, base.source, base.line, classes ?? keyword('num_classes'), found.source === 'torchvision' ? keyword : undefined, { resnetStem }), nativeImageSize: base.nativeImageSize };
+  if (rebuilt.spec.kind !== 'layers') return;
+  const model = withHeadLayers(rebuilt, replacedHeadExtraParameters(rebuilt.spec, freezes, made));
   if (model.spec.kind !== 'layers') return;
   const freezing = visionFreezing(model.spec, freezes);
   if (!freezing || !model.rebuildAt) {
@@ -2329,6 +2331,55 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
   const { trainableFrom, frozenParameters } = freezing;
   detected.model = { ...model, spec: withFrozenPrefix(model.spec, trainableFrom), rebuildAt: (size: number, batch?: number) => withFrozenPrefix(rebuild(size, batch), trainableFrom) };
   if (detected.frozen) detected.frozen = { ...detected.frozen, exact: frozenParameters / model.spec.parameters };
+}
+
+/**
+ * Parameters of a new head the script put on a library vision model beyond the linear classifier the model is rebuilt
+ * with (`model.fc = nn.Sequential(nn.Linear(d, d), nn.ReLU(), model.fc)`, MoCo v2's MLP head): every layer of the
+ * Sequential, the model's own classifier where it is one of them, less the head the rebuilt net has. 0 for a plain
+ * linear head, or where a layer of it is not one the script sizes.
+ */
+function replacedHeadExtraParameters(spec: LayerNetSpec, freezes: ReadonlyArray<{ path: string; replaced?: Value }>, made: CallResultValue): number {
+  let extra = 0;
+  for (const { path, replaced } of freezes) {
+    if (!isHeadPath(path) || replaced?.kind !== 'layer' || replaced.type !== 'Sequential') continue;
+    const own = partParameters(spec, path);
+    if (own === undefined) continue;
+    let total = 0;
+    let sized = true;
+    for (const child of replaced.children) {
+      if (child.kind === 'layer') total += layerParameters(child).total;
+      // The model's own classifier, kept as the head's last layer: as the model was built (its classes).
+      else if (libraryClassifierOf(child) === made) total += libraryClassifierParameters(made) ?? NaN;
+      else sized = false;
+    }
+    extra = sized && Number.isFinite(total) ? Math.max(0, total - own) : 0;
+  }
+  return extra;
+}
+
+/** The library model whose classifier a value is (`model.fc` read before it was replaced). */
+function libraryClassifierOf(value: Value): Value | undefined {
+  if (value.kind === 'method' && value.receiver.kind === 'call' && isHeadPath(value.name)) return value.receiver;
+  return value.kind === 'object' && value.role === 'library-module' && isHeadPath(value.typeName) ? value.attrs.get('model') : undefined;
+}
+
+/** Parameters of a library vision model's linear classifier as it was built: features x classes plus a bias. */
+function libraryClassifierParameters(made: CallResultValue): number | undefined {
+  const found = libraryVisionCall(made);
+  const classes = toPy(made.kwargs.get('num_classes')) ?? 1000;
+  if (!found || typeof classes !== 'number') return undefined;
+  const withHead = found.vision.build(224, classes);
+  const without = found.vision.build(224, 0);
+  return withHead.kind === 'layers' && without.kind === 'layers' ? withHead.parameters - without.parameters : undefined;
+}
+
+/** A library model with `extra` parameters more in its head (see replacedHeadExtraParameters), rebuilt alike. */
+function withHeadLayers(model: DetectedModel, extra: number): DetectedModel {
+  if (extra <= 0 || model.spec.kind !== 'layers') return model;
+  const grown = (spec: LayerNetSpec): LayerNetSpec => ({ ...spec, parameters: spec.parameters + extra, castParameters: spec.castParameters + extra });
+  const rebuild = model.rebuildAt;
+  return { ...model, spec: grown(model.spec), ...(rebuild ? { rebuildAt: (size: number, batch?: number) => grown(rebuild(size, batch)) } : {}) };
 }
 
 /**
@@ -2438,8 +2489,9 @@ function freezesCopy(node: Node | null, bindings: Bindings): boolean {
 
 /**
  * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`, `AveragedModel`,
- * timm's `ModelEmaV2`), where the program model saw them moved there (or made from a model already there): their
- * weights only, no gradients or optimizer states, in units of the model's weights.
+ * timm's `ModelEmaV2`; a momentum key encoder a wrapper module holds), where the program model saw them moved there
+ * (or made from a model already there, or held by a module moved there): their weights only, no gradients or optimizer
+ * states, in units of the model's weights.
  */
 function residentCopies(program: ProgramModel, model: DetectedModel, trainedValues: Value[]): Located<number> | undefined {
   const modelParameters = model.spec.kind === 'layers' ? model.spec.parameters : countTransformerParameters(model.spec).total;
@@ -2447,7 +2499,10 @@ function residentCopies(program: ProgramModel, model: DetectedModel, trainedValu
   let copies = 0;
   let line: number | undefined;
   for (const [copy, { source, line: at }] of program.copies) {
-    if (!program.onDevice.has(copy)) continue;
+    // Moved there itself, or with a module that holds it (MoCo's key encoder, an attribute of the model moved).
+    if (!program.onDevice.has(copy) && ![...program.onDevice].some((moved) => holdsValue(moved, copy))) continue;
+    // Held by the model the estimate is of: its layers are already among the model's.
+    if (trainedValues.some((trained) => holdsValue(trained, copy))) continue;
     let parameters = 0;
     if (trainedValues.includes(source)) parameters = modelParameters;
     else if (isModuleValue(copy)) parameters = moduleParameters(copy);
@@ -2458,17 +2513,6 @@ function residentCopies(program: ProgramModel, model: DetectedModel, trainedValu
     line ??= at;
   }
   return copies > 0 ? { value: copies, line } : undefined;
-}
-
-/** Bytes per element of a made tensor: its dtype= (int64 for randint, fp32 by default). */
-function madeTensorElementBytes(call: Extract<Value, { kind: 'call' }>): number {
-  const dtype = call.kwargs.get('dtype');
-  // Floating dtypes are dtype values; torch.long, torch.bool and the other integer types stay references.
-  const name = dtype?.kind === 'dtype' ? dtype.name : dtype?.kind === 'ref' ? dtype.path.replace(/^torch\./, '') : call.path === 'torch.randint' ? 'long' : 'float32';
-  if (/^(long|int64|float64|double|complex64)$/.test(name)) return 8;
-  if (/^(half|float16|bfloat16|int16|short)$/.test(name)) return 2;
-  if (/^(bool|uint8|int8)$/.test(name)) return 1;
-  return 4;
 }
 
 /**
@@ -2488,9 +2532,10 @@ function registeredBuffersOnDevice(program: ProgramModel): Located<number> | und
     seen.add(value);
     if (value.kind === 'object' && value.role === 'instance') {
       for (const { value: tensor, line } of program.buffers.get(value)?.values() ?? []) {
-        const shape = tensor.kind === 'call' ? tensorShape(tensor) : undefined;
-        if (!shape || tensor.kind !== 'call') continue;
-        const size = shape.dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(tensor);
+        // Made by an expression of a sized tensor as well (`F.normalize(torch.randn(dim, K), dim=0)`, `.long()`).
+        const dims = tensor.kind === 'call' ? madeTensorShape(tensor) : undefined;
+        if (!dims || tensor.kind !== 'call') continue;
+        const size = dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(tensor);
         bytes += size;
         if (!largest || size > largest.bytes) largest = { bytes: size, line };
       }

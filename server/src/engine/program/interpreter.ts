@@ -1415,6 +1415,12 @@ export class ProgramModel {
           const width = this.options.libraryFeatureWidth?.(object.receiver);
           if (width !== undefined) return { kind: 'number', value: width };
         }
+        // `backbone.fc.weight.shape`: (classes, features) of a library model's linear classifier (MoCo's MLP head
+        // reads its width there).
+        if (name === 'shape' && object.name === 'weight') {
+          const shape = this.classifierWeightShape(object.receiver);
+          if (shape) return shape;
+        }
         // `model.bert.embeddings`: what looked like a method of a library model is one of its submodules.
         const submodule = librarySubmodule(object);
         return submodule ? { kind: 'method', receiver: submodule, name } : UNKNOWN;
@@ -1438,6 +1444,20 @@ export class ProgramModel {
       default:
         return UNKNOWN;
     }
+  }
+
+  /**
+   * The weight shape of a library vision model's classifier read as a submodule (`backbone.fc`): its classes (the
+   * num_classes it was built with, 1000 unless given) by the features it reads. Undefined for another submodule.
+   */
+  private classifierWeightShape(submodule: Value): ListValue | undefined {
+    const model = submodule.kind === 'object' && submodule.role === 'library-module' && CLASSIFIER_ATTRIBUTE.test(submodule.typeName) ? submodule.attrs.get('model') : undefined;
+    if (model?.kind !== 'call') return undefined;
+    const features = this.options.libraryFeatureWidth?.(model);
+    if (features === undefined) return undefined;
+    const given = model.kwargs.get('num_classes');
+    const classes: Value = given === undefined ? { kind: 'number', value: 1000 } : given.kind === 'number' ? given : UNKNOWN;
+    return { kind: 'list', tuple: true, items: [classes, { kind: 'number', value: features }] };
   }
 
   private evalSubscript(node: PyNode, scope: Scope): Value {
