@@ -718,6 +718,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   let lbfgs: { history: number; maxIter: number } | undefined;
   const stepCalls: Node[] = [];
   const frozenModules: Value[] = [];
+  /** Where the script freezes a deep copy it made (an EMA model, a momentum encoder), and the copy. */
+  const copiesFrozen: Array<{ line: number; module: Value }> = [];
   /** Where the script freezes parameters (a `requires_grad_(False)` call, a `requires_grad = False` assignment). */
   const freezeSites: Node[] = [];
   /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
@@ -1256,7 +1258,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       detected.frozen = { value: 1, line };
       frozenModules.push(moduleFrozenBy(calleeNode, bindings));
       freezeSites.push(call);
-    }
+    } else if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false) copiesFrozen.push({ line, module: moduleFrozenBy(calleeNode, bindings) });
 
     // Training or inference, data parallelism.
     if (name === 'backward') {
@@ -1311,7 +1313,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       detected.frozen ??= { value: 1, line: left.startPosition.row };
       frozenModules.push(moduleFrozenBy(left, bindings));
       freezeSites.push(left);
-    }
+    } else if (left?.text.endsWith('.requires_grad') && right?.type === 'false') copiesFrozen.push({ line: left.startPosition.row, module: moduleFrozenBy(left, bindings) });
     if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
     if (left && /(^|\.)cudnn\.benchmark$/.test(left.text) && right?.type === 'true') detected.cudnnBenchmark ??= left.startPosition.row;
   }
@@ -1534,6 +1536,11 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   // model's, and the wrapper's own modules are said not counted (libraryWrapped), never the head alone.
   const heldTransformer = !detected.model && customModel ? libraryTransformerHeld(customModels, customModel) : undefined;
   if (heldTransformer) [detected.model, libraryModelMade] = [heldTransformer.model, heldTransformer.made];
+  /** The first frozen copy the trained model holds (see copiesFrozen). */
+  const heldFrozenCopy = (info: CustomModuleInfo): { line: number } | undefined => {
+    const trainedValues = customModels.filter((m) => info.className.split(' + ').includes(m.className)).map((m) => m.value);
+    return copiesFrozen.find((frozen) => trainedValues.some((trained) => holdsValue(trained, frozen.module)));
+  };
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -1591,6 +1598,9 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
       const total = spec.kind === 'layers' ? spec.parameters : 0;
       if (info.frozenParameters > 0 && total > 0 && detected.frozen) detected.frozen = { ...detected.frozen, exact: info.frozenParameters / total };
+      // A frozen copy of one of its modules that the model holds (MoCo's momentum key encoder): the model's own
+      // parameters, never trained.
+      else if (info.frozenParameters > 0 && total > 0 && heldFrozenCopy(info)) detected.frozen = { value: 1, line: heldFrozenCopy(info)!.line, exact: info.frozenParameters / total };
       // Frozen for another model's step and unfrozen for its own, in one loop: every parameter is trained.
       else if (info.frozenParameters === 0 && info.freezesInTurn && detected.frozen) detected.frozen = { ...detected.frozen, exact: 0 };
       // Every freezing in a method of a module the trained model does not hold (a perceptual loss freezing its VGG in

@@ -835,7 +835,11 @@ export class ProgramModel {
       case 'subscript': {
         const object = this.evalExpr(target.childForFieldName('value'), scope);
         const key = this.evalExpr(target.childForFieldName('subscript'), scope);
-        if (key.kind === 'number' && Number.isInteger(key.value) && key.value >= 0) this.recordReplacement(object, String(key.value), value);
+        if (key.kind === 'number' && Number.isInteger(key.value)) {
+          // `model.classifier[-1] = nn.Linear(...)`: counted from the end of the submodule's children.
+          const index = key.value >= 0 ? String(key.value) : this.libraryChildFromEnd(object, key.value);
+          if (index !== undefined) this.recordReplacement(object, index, value);
+        }
         if (object.kind === 'dict' && key.kind === 'string') object.entries.set(key.value, value);
         else if (object.kind === 'list' && key.kind === 'number' && Number.isInteger(key.value)) {
           const index = key.value < 0 ? object.items.length + key.value : key.value;
@@ -854,6 +858,17 @@ export class ProgramModel {
     if (!isModuleValue(value) && !(value.kind === 'call' && /^torchvision\.\w+(\.\w+)*\.[A-Z]\w*$/.test(value.path))) return;
     const replaced = visionSubmodulePath(object, name);
     if (replaced) this.libraryFreezes.push({ ...replaced, frozen: false, replaced: value });
+  }
+
+  /** The name of a library submodule's child at a negative index (`classifier[-1]`: the last of its children). */
+  private libraryChildFromEnd(object: Value, index: number): string | undefined {
+    const owner = object.kind === 'method' ? librarySubmodule(object) : object;
+    const at = owner ? librarySubmodulePath(owner) : undefined;
+    const children = at ? this.options.libraryChildren?.(at.model, at.path) : undefined;
+    const child = children?.[children.length + index];
+    if (child) return child.slice(child.lastIndexOf('.') + 1);
+    // A classifier the catalog builds as one piece (`classifier` of Dropout and Linear): its last layer is the head.
+    return at && index === -1 && CLASSIFIER_ATTRIBUTE.test(at.path.split('.')[0]!) ? String(index) : undefined;
   }
 
   /** `model.model.layers = model.model.layers[:k]` on a library model: which of the list's own modules stay. */
@@ -2304,7 +2319,7 @@ export class ProgramModel {
     if (/^copy\.deepcopy$/.test(path) && args[0]) return this.deepCopy(args[0], line);
     if (/^copy\.copy$/.test(path) && args[0]) return shallowCopy(args[0]);
     // An EMA / SWA wrapper keeps a deep copy of the model (`ema.module`), on the device it names or the model's.
-    if (AVERAGED_MODEL.test(path) && args[0] && isModuleValue(args[0])) {
+    if (AVERAGED_MODEL.test(path) && args[0] && (isModuleValue(args[0]) || (args[0].kind === 'call' && isLibraryOrVisionModelCall(args[0])))) {
       const copy = this.deepCopy(args[0], line);
       const wrapper: CallResultValue = { kind: 'call', path, args, kwargs, line, attrs: new Map([['module', copy]]) };
       this.wrapped.set(wrapper, copy);
