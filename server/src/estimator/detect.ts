@@ -2531,7 +2531,6 @@ function residentCopies(program: ProgramModel, model: DetectedModel, trainedValu
  * their attributes: alive through every step at their made size. Their bytes, with the line of the largest.
  */
 function registeredBuffersOnDevice(program: ProgramModel): Located<number> | undefined {
-  if (program.buffers.size === 0) return undefined;
   const seen = new Set<Value>();
   const pending: Value[] = [...program.onDevice];
   let bytes = 0;
@@ -2549,6 +2548,17 @@ function registeredBuffersOnDevice(program: ProgramModel): Located<number> | und
         bytes += size;
         if (!largest || size > largest.bytes) largest = { bytes: size, line };
       }
+      // Plain tensor attributes made on the GPU (`self.queue = F.normalize(torch.randn(d, K, device="cuda"))`):
+      // held the same way, registered or not.
+      const registered = new Set([...program.buffers.get(value)?.values() ?? []].map((buffer) => buffer.value));
+      for (const tensor of value.attrs.values()) {
+        if (tensor.kind !== 'call' || registered.has(tensor) || !madeOnGpu(tensor)) continue;
+        const dims = madeTensorShape(tensor);
+        if (!dims) continue;
+        const size = dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(tensor);
+        bytes += size;
+        if (!largest || size > largest.bytes) largest = { bytes: size, line: tensor.line };
+      }
       pending.push(...value.attrs.values());
     } else if (value.kind === 'layer') {
       pending.push(...value.children, ...(value.named?.values() ?? []));
@@ -2557,6 +2567,14 @@ function registeredBuffersOnDevice(program: ProgramModel): Located<number> | und
     }
   }
   return largest ? { value: bytes, line: largest.line } : undefined;
+}
+
+/** Whether a made tensor is made on the GPU (`device=`), or is an expression of one (`F.normalize(...)`, `.long()`). */
+function madeOnGpu(call: CallResultValue, depth = 0): boolean {
+  const device = call.kwargs.get('device');
+  if (device) return deviceNamed(device) === true;
+  const of = call.receiver ?? call.args[0];
+  return depth < 8 && of?.kind === 'call' && madeOnGpu(of, depth + 1);
 }
 
 /** How many values the walk over the modules on the GPU reads at most. */

@@ -1362,8 +1362,9 @@ export class ProgramModel {
         if (this.tracer && own?.kind === 'layer' && own.type === 'Parameter') return this.tracer.parameter(own);
         // A tensor of a shape the script gives, kept on the module (a buffer: a window, a filterbank, a table).
         if (this.tracer?.buffer && own?.kind === 'call' && object.role === 'instance') {
-          const made = tensorShape(own);
-          if (made) return this.tracer.buffer(own, made.dims, isIntegerTensor(own));
+          // Also an expression of one (`F.normalize(torch.randn(dim, K), dim=0)`, `torch.zeros(n).long()`).
+          const made = madeTensorShape(own);
+          if (made) return this.tracer.buffer(own, made, isIntegerTensor(own));
           // Or of the lists it was given (`torch.tensor([[(c >> 2) & 1, (c >> 1) & 1, c & 1] for c in range(8)])`).
           const listed = listTensorShape(own);
           if (listed) return this.tracer.buffer(own, listed.dims, listed.integer);

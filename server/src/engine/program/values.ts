@@ -540,6 +540,8 @@ export function partialTensorShape(call: CallResultValue): { dims: Array<number 
 
 /** Whether a made tensor (or a slice or view of one) holds integers: token ids, labels, indices. */
 export function isIntegerTensor(call: CallResultValue): boolean {
+  if (INTEGER_CAST_METHOD.test(call.path)) return !call.path.endsWith('.bool');
+  if (FLOAT_CAST_METHOD.test(call.path)) return false;
   return makesIntegers(call.path, call.args, call.kwargs);
 }
 
