@@ -27,6 +27,22 @@ test('a library encoder with an MLP head swapped in, read through fc.weight.shap
   // The key encoder (a deepcopy held by the model moved with .cuda()) stays on the GPU: one more copy of its weights.
   assert.equal(result.config.modelCopies, 1);
   assert.equal(result.config.residentDataBytes, 128 * 65_536 * 4);
+  // The key encoder's no-grad forward runs while the query encoder's activations are kept: the step peaks there
+  // (probe_moco12: pair_tv_b64 2,051 MiB; the query-only step of the same model peaks in backward).
+  assert.equal(result.config.copyForwardUnderNoGrad, true);
+  assert.equal(result.peakPhase, 'forward');
+  assert.ok(Math.abs(result.peakAllocated / MIB / 2051 - 1) < 0.06, String(result.peakAllocated / MIB));
+});
+
+test('an EMA teacher run under no_grad before the model\'s forward adds nothing to it; after it, its live tensors add', async () => {
+  const after = await fixture('ema_teacher_after.py');
+  assert.equal(after.config.copyForwardUnderNoGrad, true);
+  // probe_moco12's ema_cnn_fp32_b64, the same step: 1,492 MiB, at the teacher's forward.
+  assert.ok(Math.abs(after.peakAllocated / MIB / 1492 - 1) < 0.06, String(after.peakAllocated / MIB));
+  const before = await fixture('ema_teacher_before.py');
+  assert.equal(before.config.copyForwardUnderNoGrad, undefined);
+  assert.equal(before.config.modelCopies, 1);
+  assert.ok(after.peakAllocated > before.peakAllocated);
 });
 
 test('EMA models: deepcopy(model).requires_grad_(False) and timm ModelEmaV2 of a library model are one resident copy', async () => {

@@ -187,7 +187,10 @@ export interface DetectedConfig {
    * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`,
    * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
    */
-  residentCopies?: Located<number>;
+  residentCopies?: Located<number> & {
+    /** The line of a call of one of the copies under no_grad after the model's forward (a momentum key encoder's). */
+    forwardUnderNoGrad?: number;
+  };
   /** Batch loops that keep the model's output per batch without a graph (see TrainingConfig.keptOutputs). */
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
@@ -1673,7 +1676,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   }
   if (detected.model) {
     const trainedValues = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.value) : [];
-    detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues);
+    detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues, calls);
     const kept = keptOutputSites(bindings.program, tree.rootNode, detected.model.line);
     if (kept.length > 0) detected.keptOutputs = kept;
     detected.residentData = residentGpuData(bindings.program);
@@ -2503,11 +2506,12 @@ function freezesCopy(node: Node | null, bindings: Bindings): boolean {
  * (or made from a model already there, or held by a module moved there): their weights only, no gradients or optimizer
  * states, in units of the model's weights.
  */
-function residentCopies(program: ProgramModel, model: DetectedModel, trainedValues: Value[]): Located<number> | undefined {
+function residentCopies(program: ProgramModel, model: DetectedModel, trainedValues: Value[], calls: readonly Node[]): DetectedConfig['residentCopies'] {
   const modelParameters = model.spec.kind === 'layers' ? model.spec.parameters : countTransformerParameters(model.spec).total;
   if (!(modelParameters > 0)) return undefined;
   let copies = 0;
   let line: number | undefined;
+  const counted: Value[] = [];
   for (const [copy, { source, line: at }] of program.copies) {
     // Moved there itself, or with a module that holds it (MoCo's key encoder, an attribute of the model moved).
     if (!program.onDevice.has(copy) && ![...program.onDevice].some((moved) => holdsValue(moved, copy))) continue;
@@ -2521,8 +2525,27 @@ function residentCopies(program: ProgramModel, model: DetectedModel, trainedValu
     if (parameters <= 0) continue;
     copies += parameters / modelParameters;
     line ??= at;
+    counted.push(copy, ...(program.wrapperOf(copy) ? [program.wrapperOf(copy)!] : []));
   }
-  return copies > 0 ? { value: copies, line } : undefined;
+  if (copies <= 0) return undefined;
+  // A copy called under no_grad, after the model's forward: its forward's live tensors come on top of what the
+  // model's forward keeps. Before it (a teacher's targets made first), it holds nothing the model's forward keeps.
+  const callee = (call: Node): Value | undefined => program.valueOf(call.childForFieldName('function'));
+  const copyCall = calls.find((call) => { const called = callee(call); return !!called && counted.includes(called) && underNoGrad(call); });
+  if (!copyCall) return { value: copies, line };
+  const scope = enclosingFunction(copyCall);
+  const afterModel = calls.some((call) => {
+    if (call.startIndex >= copyCall.startIndex || enclosingFunction(call) !== scope || underNoGrad(call)) return false;
+    const called = callee(call);
+    return !!called && !counted.includes(called) && (isModuleValue(called) || (called.kind === 'call' && libraryVisionCall(called) !== undefined));
+  });
+  return { value: copies, line, ...(afterModel ? { forwardUnderNoGrad: copyCall.startPosition.row } : {}) };
+}
+
+/** The function a node sits in (its id), or the module's (-1). */
+function enclosingFunction(node: Node): number {
+  for (let current = node.parent; current; current = current.parent) if (current.type === 'function_definition') return current.id;
+  return -1;
 }
 
 /**

@@ -259,6 +259,12 @@ export class ProgramModel {
   /** Every value a deep copy made (the copies' submodules and layers included). */
   private readonly copied = new Set<Value>();
 
+  /** The EMA wrapper a library class made around a copy (`AveragedModel(model)` around `ema.module`). */
+  wrapperOf(copy: Value): Value | undefined {
+    for (const [wrapper, held] of this.wrapped) if (held === copy) return wrapper;
+    return undefined;
+  }
+
   /** Whether `value` belongs to a deep copy the script made (an EMA model, or a part of one), or wraps one. */
   isCopy(value: Value): boolean {
     return this.copied.has(value) || this.wrapped.has(value);
