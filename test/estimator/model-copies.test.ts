@@ -34,7 +34,7 @@ test('a library encoder with an MLP head swapped in, read through fc.weight.shap
   assert.ok(Math.abs(result.peakAllocated / MIB / 2051 - 1) < 0.06, String(result.peakAllocated / MIB));
 });
 
-test('an EMA teacher run under no_grad before the model\'s forward adds nothing to it; after it, its live tensors add', async () => {
+test('an EMA teacher run under no_grad before the model\'s forward, or evaluated after training, adds nothing to it; after it, its live tensors add', async () => {
   const after = await fixture('ema_teacher_after.py');
   assert.equal(after.config.copyForwardUnderNoGrad, true);
   // probe_moco12's ema_cnn_fp32_b64, the same step: 1,492 MiB, at the teacher's forward.
@@ -43,6 +43,10 @@ test('an EMA teacher run under no_grad before the model\'s forward adds nothing 
   assert.equal(before.config.copyForwardUnderNoGrad, undefined);
   assert.equal(before.config.modelCopies, 1);
   assert.ok(after.peakAllocated > before.peakAllocated);
+  // Evaluated after the training loop, alone: nothing of the step is alive then.
+  const evaluated = await fixture('ema_evaluated_after_training.py');
+  assert.equal(evaluated.config.copyForwardUnderNoGrad, undefined);
+  assert.equal(evaluated.config.modelCopies, 1);
 });
 
 test('EMA models: deepcopy(model).requires_grad_(False) and timm ModelEmaV2 of a library model are one resident copy', async () => {

@@ -2533,9 +2533,13 @@ function residentCopies(program: ProgramModel, model: DetectedModel, trainedValu
   const callee = (call: Node): Value | undefined => program.valueOf(call.childForFieldName('function'));
   const copyCall = calls.find((call) => { const called = callee(call); return !!called && counted.includes(called) && underNoGrad(call); });
   if (!copyCall) return { value: copies, line };
+  // In the same function and the same loop (the step's): not an evaluation after the training loop, or a loop of its
+  // own, that runs the copy alone.
   const scope = enclosingFunction(copyCall);
+  const loop = enclosingLoops(copyCall)[0];
   const afterModel = calls.some((call) => {
     if (call.startIndex >= copyCall.startIndex || enclosingFunction(call) !== scope || underNoGrad(call)) return false;
+    if (enclosingLoops(call)[0]?.id !== loop?.id) return false;
     const called = callee(call);
     return !!called && !counted.includes(called) && (isModuleValue(called) || (called.kind === 'call' && libraryVisionCall(called) !== undefined));
   });
