@@ -16,8 +16,8 @@ import { findFlowModel, type FlowModel } from './catalog/optical-flow';
 import { headClasses, isHeadPath, libraryVisionCall, partParameters, partsNamed, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix, withPartsBefore } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
-import { holdsModule, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
-import { isIntegerTensor, isModuleClass, isModuleValue, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type Value } from '../engine/program/values';
+import { holdsModule, holdsValue, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
+import { isIntegerTensor, isModuleClass, isModuleValue, madeTensorElementBytes, madeTensorShape, NONE, numberOf, partialTensorShape, tensorShape, type CallResultValue, type How, type Value } from '../engine/program/values';
 import { deviceNamed, INPUT_EMBEDDINGS, passCount, type ProgramModel } from '../engine/program/interpreter';
 import { treeIndex } from '../engine/program/tree-index';
 import { underNoGrad } from '../engine/program/grad-mode';
@@ -188,7 +188,10 @@ export interface DetectedConfig {
    * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`,
    * `AveragedModel(model)`), in units of the model's weights, with the line of the first.
    */
-  residentCopies?: Located<number>;
+  residentCopies?: Located<number> & {
+    /** The line of a call of one of the copies under no_grad after the model's forward (a momentum key encoder's). */
+    forwardUnderNoGrad?: number;
+  };
   /** Batch loops that keep the model's output per batch without a graph (see TrainingConfig.keptOutputs). */
   keptOutputs?: KeptOutputSite[];
   /** Bytes of tensors made on the GPU that an object of a plain class holds (a rollout buffer), with the line of the largest. */
@@ -724,6 +727,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   let lbfgs: { history: number; maxIter: number } | undefined;
   const stepCalls: Node[] = [];
   const frozenModules: Value[] = [];
+  /** Where the script freezes a deep copy it made (an EMA model, a momentum encoder), and the copy. */
+  const copiesFrozen: Array<{ line: number; module: Value }> = [];
   /** Where the script freezes parameters (a `requires_grad_(False)` call, a `requires_grad = False` assignment). */
   const freezeSites: Node[] = [];
   /** Where plain names are called (`netD(fake)`), and where backward is: the order the data flows through the models. */
@@ -1272,7 +1277,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       detected.frozen = { value: 1, line };
       frozenModules.push(moduleFrozenBy(calleeNode, bindings));
       freezeSites.push(call);
-    }
+    } else if (name === 'requires_grad_' && bindings.evaluate(pos[0]) === false) copiesFrozen.push({ line, module: moduleFrozenBy(calleeNode, bindings) });
 
     // Training or inference, data parallelism.
     if (name === 'backward') {
@@ -1327,7 +1332,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       detected.frozen ??= { value: 1, line: left.startPosition.row };
       frozenModules.push(moduleFrozenBy(left, bindings));
       freezeSites.push(left);
-    }
+    } else if (left?.text.endsWith('.requires_grad') && right?.type === 'false') copiesFrozen.push({ line: left.startPosition.row, module: moduleFrozenBy(left, bindings) });
     if (left?.text.endsWith('.use_cache') && right?.type === 'false') detected.useCacheOff = true;
     if (left && /(^|\.)cudnn\.benchmark$/.test(left.text) && right?.type === 'true') detected.cudnnBenchmark ??= left.startPosition.row;
   }
@@ -1550,6 +1555,11 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   // model's, and the wrapper's own modules are said not counted (libraryWrapped), never the head alone.
   const heldTransformer = !detected.model && customModel ? libraryTransformerHeld(customModels, customModel) : undefined;
   if (heldTransformer) [detected.model, libraryModelMade] = [heldTransformer.model, heldTransformer.made];
+  /** The first frozen copy the trained model holds (see copiesFrozen). */
+  const heldFrozenCopy = (info: CustomModuleInfo): { line: number } | undefined => {
+    const trainedValues = customModels.filter((m) => info.className.split(' + ').includes(m.className)).map((m) => m.value);
+    return copiesFrozen.find((frozen) => trainedValues.some((trained) => holdsValue(trained, frozen.module)));
+  };
   if (!detected.model && customModel) {
     const info = customModel;
     // The tensor the step feeds the model: (batch, sequence) token ids, or a batch of images.
@@ -1607,6 +1617,9 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       // The program model ran the script's requires_grad_(False) calls: the frozen share is known, not assumed.
       const total = spec.kind === 'layers' ? spec.parameters : 0;
       if (info.frozenParameters > 0 && total > 0 && detected.frozen) detected.frozen = { ...detected.frozen, exact: info.frozenParameters / total };
+      // A frozen copy of one of its modules that the model holds (MoCo's momentum key encoder): the model's own
+      // parameters, never trained.
+      else if (info.frozenParameters > 0 && total > 0 && heldFrozenCopy(info)) detected.frozen = { value: 1, line: heldFrozenCopy(info)!.line, exact: info.frozenParameters / total };
       // Frozen for another model's step and unfrozen for its own, in one loop: every parameter is trained.
       else if (info.frozenParameters === 0 && info.freezesInTurn && detected.frozen) detected.frozen = { ...detected.frozen, exact: 0 };
       // Every freezing in a method of a module the trained model does not hold (a perceptual loss freezing its VGG in
@@ -1679,7 +1692,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   }
   if (detected.model) {
     const trainedValues = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.value) : [];
-    detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues);
+    detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues, calls);
     const kept = keptOutputSites(bindings.program, tree.rootNode, detected.model.line);
     if (kept.length > 0) detected.keptOutputs = kept;
     detected.residentData = residentGpuData(bindings.program);
@@ -2364,8 +2377,10 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
   const resnetStem = replacedResNetStem(base.spec, freezes);
   // Rebuilt with the new head's classes or stem and the builder's other keywords (`width_mult`).
   const keyword = (key: string): PyValue | undefined => toPy(made.kwargs.get(key));
-  const model = classes === undefined && !resnetStem ? base
+  const rebuilt = classes === undefined && !resnetStem ? base
     : { ...visionModel(found.vision, base.name, base.source, base.line, classes ?? keyword('num_classes'), found.source === 'torchvision' ? keyword : undefined, { resnetStem }), nativeImageSize: base.nativeImageSize };
+  if (rebuilt.spec.kind !== 'layers') return;
+  const model = withHeadLayers(rebuilt, replacedHeadExtraParameters(rebuilt.spec, freezes, made));
   if (model.spec.kind !== 'layers') return;
   const freezing = visionFreezing(model.spec, freezes);
   if (!freezing || !model.rebuildAt) {
@@ -2382,6 +2397,55 @@ function applyVisionFreezing(detected: DetectedConfig, made: Value, program: Pro
   const { trainableFrom, frozenParameters } = freezing;
   detected.model = { ...model, spec: withFrozenPrefix(model.spec, trainableFrom), rebuildAt: (size: number, batch?: number) => withFrozenPrefix(rebuild(size, batch), trainableFrom) };
   if (detected.frozen) detected.frozen = { ...detected.frozen, exact: frozenParameters / model.spec.parameters };
+}
+
+/**
+ * Parameters of a new head the script put on a library vision model beyond the linear classifier the model is rebuilt
+ * with (`model.fc = nn.Sequential(nn.Linear(d, d), nn.ReLU(), model.fc)`, MoCo v2's MLP head): every layer of the
+ * Sequential, the model's own classifier where it is one of them, less the head the rebuilt net has. 0 for a plain
+ * linear head, or where a layer of it is not one the script sizes.
+ */
+function replacedHeadExtraParameters(spec: LayerNetSpec, freezes: ReadonlyArray<{ path: string; replaced?: Value }>, made: CallResultValue): number {
+  let extra = 0;
+  for (const { path, replaced } of freezes) {
+    if (!isHeadPath(path) || replaced?.kind !== 'layer' || replaced.type !== 'Sequential') continue;
+    const own = partParameters(spec, path);
+    if (own === undefined) continue;
+    let total = 0;
+    let sized = true;
+    for (const child of replaced.children) {
+      if (child.kind === 'layer') total += layerParameters(child).total;
+      // The model's own classifier, kept as the head's last layer: as the model was built (its classes).
+      else if (libraryClassifierOf(child) === made) total += libraryClassifierParameters(made) ?? NaN;
+      else sized = false;
+    }
+    extra = sized && Number.isFinite(total) ? Math.max(0, total - own) : 0;
+  }
+  return extra;
+}
+
+/** The library model whose classifier a value is (`model.fc` read before it was replaced). */
+function libraryClassifierOf(value: Value): Value | undefined {
+  if (value.kind === 'method' && value.receiver.kind === 'call' && isHeadPath(value.name)) return value.receiver;
+  return value.kind === 'object' && value.role === 'library-module' && isHeadPath(value.typeName) ? value.attrs.get('model') : undefined;
+}
+
+/** Parameters of a library vision model's linear classifier as it was built: features x classes plus a bias. */
+function libraryClassifierParameters(made: CallResultValue): number | undefined {
+  const found = libraryVisionCall(made);
+  const classes = toPy(made.kwargs.get('num_classes')) ?? 1000;
+  if (!found || typeof classes !== 'number') return undefined;
+  const withHead = found.vision.build(224, classes);
+  const without = found.vision.build(224, 0);
+  return withHead.kind === 'layers' && without.kind === 'layers' ? withHead.parameters - without.parameters : undefined;
+}
+
+/** A library model with `extra` parameters more in its head (see replacedHeadExtraParameters), rebuilt alike. */
+function withHeadLayers(model: DetectedModel, extra: number): DetectedModel {
+  if (extra <= 0 || model.spec.kind !== 'layers') return model;
+  const grown = (spec: LayerNetSpec): LayerNetSpec => ({ ...spec, parameters: spec.parameters + extra, castParameters: spec.castParameters + extra });
+  const rebuild = model.rebuildAt;
+  return { ...model, spec: grown(model.spec), ...(rebuild ? { rebuildAt: (size: number, batch?: number) => grown(rebuild(size, batch)) } : {}) };
 }
 
 /**
@@ -2491,16 +2555,21 @@ function freezesCopy(node: Node | null, bindings: Bindings): boolean {
 
 /**
  * Copies of the model the script keeps on the GPU beside it (an EMA model: `copy.deepcopy(model)`, `AveragedModel`,
- * timm's `ModelEmaV2`), where the program model saw them moved there (or made from a model already there): their
- * weights only, no gradients or optimizer states, in units of the model's weights.
+ * timm's `ModelEmaV2`; a momentum key encoder a wrapper module holds), where the program model saw them moved there
+ * (or made from a model already there, or held by a module moved there): their weights only, no gradients or optimizer
+ * states, in units of the model's weights.
  */
-function residentCopies(program: ProgramModel, model: DetectedModel, trainedValues: Value[]): Located<number> | undefined {
+function residentCopies(program: ProgramModel, model: DetectedModel, trainedValues: Value[], calls: readonly Node[]): DetectedConfig['residentCopies'] {
   const modelParameters = model.spec.kind === 'layers' ? model.spec.parameters : countTransformerParameters(model.spec).total;
   if (!(modelParameters > 0)) return undefined;
   let copies = 0;
   let line: number | undefined;
+  const counted: Value[] = [];
   for (const [copy, { source, line: at }] of program.copies) {
-    if (!program.onDevice.has(copy)) continue;
+    // Moved there itself, or with a module that holds it (MoCo's key encoder, an attribute of the model moved).
+    if (!program.onDevice.has(copy) && ![...program.onDevice].some((moved) => holdsValue(moved, copy))) continue;
+    // Held by the model the estimate is of: its layers are already among the model's.
+    if (trainedValues.some((trained) => holdsValue(trained, copy))) continue;
     let parameters = 0;
     if (trainedValues.includes(source)) parameters = modelParameters;
     else if (isModuleValue(copy)) parameters = moduleParameters(copy);
@@ -2509,19 +2578,31 @@ function residentCopies(program: ProgramModel, model: DetectedModel, trainedValu
     if (parameters <= 0) continue;
     copies += parameters / modelParameters;
     line ??= at;
+    counted.push(copy, ...(program.wrapperOf(copy) ? [program.wrapperOf(copy)!] : []));
   }
-  return copies > 0 ? { value: copies, line } : undefined;
+  if (copies <= 0) return undefined;
+  // A copy called under no_grad, after the model's forward: its forward's live tensors come on top of what the
+  // model's forward keeps. Before it (a teacher's targets made first), it holds nothing the model's forward keeps.
+  const callee = (call: Node): Value | undefined => program.valueOf(call.childForFieldName('function'));
+  const copyCall = calls.find((call) => { const called = callee(call); return !!called && counted.includes(called) && underNoGrad(call); });
+  if (!copyCall) return { value: copies, line };
+  // In the same function and the same loop (the step's): not an evaluation after the training loop, or a loop of its
+  // own, that runs the copy alone.
+  const scope = enclosingFunction(copyCall);
+  const loop = enclosingLoops(copyCall)[0];
+  const afterModel = calls.some((call) => {
+    if (call.startIndex >= copyCall.startIndex || enclosingFunction(call) !== scope || underNoGrad(call)) return false;
+    if (enclosingLoops(call)[0]?.id !== loop?.id) return false;
+    const called = callee(call);
+    return !!called && !counted.includes(called) && (isModuleValue(called) || (called.kind === 'call' && libraryVisionCall(called) !== undefined));
+  });
+  return { value: copies, line, ...(afterModel ? { forwardUnderNoGrad: copyCall.startPosition.row } : {}) };
 }
 
-/** Bytes per element of a made tensor: its dtype= (int64 for randint, fp32 by default). */
-function madeTensorElementBytes(call: Extract<Value, { kind: 'call' }>): number {
-  const dtype = call.kwargs.get('dtype');
-  // Floating dtypes are dtype values; torch.long, torch.bool and the other integer types stay references.
-  const name = dtype?.kind === 'dtype' ? dtype.name : dtype?.kind === 'ref' ? dtype.path.replace(/^torch\./, '') : call.path === 'torch.randint' ? 'long' : 'float32';
-  if (/^(long|int64|float64|double|complex64)$/.test(name)) return 8;
-  if (/^(half|float16|bfloat16|int16|short)$/.test(name)) return 2;
-  if (/^(bool|uint8|int8)$/.test(name)) return 1;
-  return 4;
+/** The function a node sits in (its id), or the module's (-1). */
+function enclosingFunction(node: Node): number {
+  for (let current = node.parent; current; current = current.parent) if (current.type === 'function_definition') return current.id;
+  return -1;
 }
 
 /**
@@ -2530,7 +2611,6 @@ function madeTensorElementBytes(call: Extract<Value, { kind: 'call' }>): number 
  * their attributes: alive through every step at their made size. Their bytes, with the line of the largest.
  */
 function registeredBuffersOnDevice(program: ProgramModel): Located<number> | undefined {
-  if (program.buffers.size === 0) return undefined;
   const seen = new Set<Value>();
   const pending: Value[] = [...program.onDevice];
   let bytes = 0;
@@ -2541,11 +2621,23 @@ function registeredBuffersOnDevice(program: ProgramModel): Located<number> | und
     seen.add(value);
     if (value.kind === 'object' && value.role === 'instance') {
       for (const { value: tensor, line } of program.buffers.get(value)?.values() ?? []) {
-        const shape = tensor.kind === 'call' ? tensorShape(tensor) : undefined;
-        if (!shape || tensor.kind !== 'call') continue;
-        const size = shape.dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(tensor);
+        // Made by an expression of a sized tensor as well (`F.normalize(torch.randn(dim, K), dim=0)`, `.long()`).
+        const dims = tensor.kind === 'call' ? madeTensorShape(tensor) : undefined;
+        if (!dims || tensor.kind !== 'call') continue;
+        const size = dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(tensor);
         bytes += size;
         if (!largest || size > largest.bytes) largest = { bytes: size, line };
+      }
+      // Plain tensor attributes made on the GPU (`self.queue = F.normalize(torch.randn(d, K, device="cuda"))`):
+      // held the same way, registered or not.
+      const registered = new Set([...program.buffers.get(value)?.values() ?? []].map((buffer) => buffer.value));
+      for (const tensor of value.attrs.values()) {
+        if (tensor.kind !== 'call' || registered.has(tensor) || !madeOnGpu(tensor)) continue;
+        const dims = madeTensorShape(tensor);
+        if (!dims) continue;
+        const size = dims.reduce((a, b) => a * b, 1) * madeTensorElementBytes(tensor);
+        bytes += size;
+        if (!largest || size > largest.bytes) largest = { bytes: size, line: tensor.line };
       }
       pending.push(...value.attrs.values());
     } else if (value.kind === 'layer') {
@@ -2555,6 +2647,14 @@ function registeredBuffersOnDevice(program: ProgramModel): Located<number> | und
     }
   }
   return largest ? { value: bytes, line: largest.line } : undefined;
+}
+
+/** Whether a made tensor is made on the GPU (`device=`), or is an expression of one (`F.normalize(...)`, `.long()`). */
+function madeOnGpu(call: CallResultValue, depth = 0): boolean {
+  const device = call.kwargs.get('device');
+  if (device) return deviceNamed(device) === true;
+  const of = call.receiver ?? call.args[0];
+  return depth < 8 && of?.kind === 'call' && madeOnGpu(of, depth + 1);
 }
 
 /** How many values the walk over the modules on the GPU reads at most. */

@@ -411,6 +411,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   }
   if (detected.residentCopies) {
     assumptions.push(t('a copy of the model (line {0}: an EMA model, a snapshot of the best weights) stays on the GPU: its weights are counted once more, without gradients or optimizer states', (detected.residentCopies.line ?? 0) + 1));
+    if (detected.residentCopies.forwardUnderNoGrad !== undefined && mode === 'train') {
+      assumptions.push(t('the copy runs a forward under no_grad (line {0}) after the model\'s: it keeps nothing, but what it holds while it runs comes on top of the activations the model\'s forward keeps', detected.residentCopies.forwardUnderNoGrad + 1));
+    }
   }
   if (detected.sequentialPhases) {
     assumptions.push(t('the script trains {0} one after the other, each by an optimizer of its own: the estimate is of the phase of the largest, {1} (line {2}), with the weights of the models trained before it', detected.sequentialPhases.value.join(', '), detected.model?.name ?? '', (detected.sequentialPhases.line ?? 0) + 1));
@@ -539,6 +542,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     lora, frozenFraction, gpus, strategy, offloadOptimizer: false, lines,
     ...(detected.frozen?.lowerLayers && !lora ? { frozenLowerLayers: detected.frozen.lowerLayers } : {}),
     ...(modelCopies > 0 ? { modelCopies } : {}),
+    ...(detected.residentCopies?.forwardUnderNoGrad !== undefined && mode === 'train' ? { copyForwardUnderNoGrad: true } : {}),
     ...(detected.keptOutputs ? { keptOutputs: detected.keptOutputs } : {}),
     ...(lossNetwork ? { lossNetwork } : {}),
     ...(detected.residentData || detected.moduleBuffers || detected.sparseAdjacency

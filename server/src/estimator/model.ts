@@ -709,10 +709,11 @@ export function estimate(cfg: TrainingConfig): EstimateNumbers {
 
 /** The other tower's training config: the model's settings, its own net and image size, nothing resident twice. */
 function jointTowerConfig(cfg: TrainingConfig, tower: NonNullable<TrainingConfig['jointTower']>): TrainingConfig {
-  const { jointTower: _tower, residentDataBytes: _resident, modelCopies: _copies, ...rest } = cfg;
+  const { jointTower: _tower, residentDataBytes: _resident, modelCopies: _copies, copyForwardUnderNoGrad: _copyForward, ...rest } = cfg;
   void _tower;
   void _resident;
   void _copies;
+  void _copyForward;
   return { ...rest, modelName: tower.name, model: tower.model, imageSize: tower.imageSize, rebuildAt: tower.rebuildAt, frozenFraction: 0, lora: undefined,
     checkpointing: tower.checkpointing ?? cfg.checkpointing };
 }
@@ -771,9 +772,12 @@ function phaseParts(cfg: TrainingConfig): { parts: Record<PeakPhase, Breakdown>;
   if (cfg.mode === 'train') {
     const sparse = act.sparseGradients ?? 0;
     const gradsAtForward = cfg.gradsKeptAcrossSteps || cfg.accumulation > 1 ? layout.gradients + sparse : 0;
+    // A copy's no-grad forward after the model's (MoCo's key encoder, measured on the H200 to set the step's peak:
+    // probe_moco12) holds its live tensors and its output while everything the model's forward kept is alive.
+    const copyForward = cfg.copyForwardUnderNoGrad ? act.inferenceTransient + act.outputs : 0;
     parts.forward = {
       weights: layout.weightsInCompute, gradients: gradsAtForward + layout.bucket, optimizerStates,
-      activations: act.saved, other: base + act.forwardTransient,
+      activations: act.saved, other: base + Math.max(act.forwardTransient, copyForward),
     };
     // The head's gradient is made whole before any wrapper reduces or shards it.
     const backwardStart: Breakdown = {

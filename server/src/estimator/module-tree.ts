@@ -150,6 +150,24 @@ export function holdsModule(root: Value, target: Value): boolean {
 }
 
 /**
+ * Whether `root` holds `target` as an attribute of itself or of one of its submodules, at any depth: also a library
+ * model (a call's result), which is no module of the script's (MoCo's `self.encoder_k = copy.deepcopy(self.encoder_q)`).
+ */
+export function holdsValue(root: Value, target: Value): boolean {
+  if (root === target) return true;
+  if (!isModule(root)) return false;
+  const seen = new Set<Module>([root]);
+  const pending = [root];
+  while (pending.length > 0) {
+    const module = pending.pop()!;
+    const held = module.kind === 'layer' ? [...module.children, ...(module.named?.values() ?? [])] : [...module.attrs.values()];
+    if (held.includes(target)) return true;
+    for (const child of submodules(module)) if (!seen.has(child)) pending.push(child), seen.add(child);
+  }
+  return false;
+}
+
+/**
  * Where gradient checkpointing cuts a module tree. `blocks`: composite submodules (the script's own block classes,
  * nested nn.Sequentials) recomputed one at a time, each keeping only its input. `segments`: an nn.Sequential of
  * plain layers, run through checkpoint_sequential in round(sqrt(n)) segments. The estimate and the refactoring

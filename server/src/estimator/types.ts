@@ -548,6 +548,11 @@ export interface TrainingConfig {
    */
   modelCopies?: number;
   /**
+   * A copy of the model (a momentum key encoder, an EMA teacher) runs a forward under no_grad in the step, after the
+   * model's own: what that forward holds at once comes on top of the activations the model's forward keeps.
+   */
+  copyForwardUnderNoGrad?: boolean;
+  /**
    * Where batch loops keep a model output per batch without a graph (predictions appended under no_grad for a
    * metric after the loop): memory that grows with the batches, beside the step's peak. Absent: none.
    */

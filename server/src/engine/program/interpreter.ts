@@ -259,6 +259,12 @@ export class ProgramModel {
   /** Every value a deep copy made (the copies' submodules and layers included). */
   private readonly copied = new Set<Value>();
 
+  /** The EMA wrapper a library class made around a copy (`AveragedModel(model)` around `ema.module`). */
+  wrapperOf(copy: Value): Value | undefined {
+    for (const [wrapper, held] of this.wrapped) if (held === copy) return wrapper;
+    return undefined;
+  }
+
   /** Whether `value` belongs to a deep copy the script made (an EMA model, or a part of one), or wraps one. */
   isCopy(value: Value): boolean {
     return this.copied.has(value) || this.wrapped.has(value);
@@ -835,7 +841,11 @@ export class ProgramModel {
       case 'subscript': {
         const object = this.evalExpr(target.childForFieldName('value'), scope);
         const key = this.evalExpr(target.childForFieldName('subscript'), scope);
-        if (key.kind === 'number' && Number.isInteger(key.value) && key.value >= 0) this.recordReplacement(object, String(key.value), value);
+        if (key.kind === 'number' && Number.isInteger(key.value)) {
+          // `model.classifier[-1] = nn.Linear(...)`: counted from the end of the submodule's children.
+          const index = key.value >= 0 ? String(key.value) : this.libraryChildFromEnd(object, key.value);
+          if (index !== undefined) this.recordReplacement(object, index, value);
+        }
         if (object.kind === 'dict' && key.kind === 'string') object.entries.set(key.value, value);
         else if (object.kind === 'list' && key.kind === 'number' && Number.isInteger(key.value)) {
           const index = key.value < 0 ? object.items.length + key.value : key.value;
@@ -854,6 +864,17 @@ export class ProgramModel {
     if (!isModuleValue(value) && !(value.kind === 'call' && /^torchvision\.\w+(\.\w+)*\.[A-Z]\w*$/.test(value.path))) return;
     const replaced = visionSubmodulePath(object, name);
     if (replaced) this.libraryFreezes.push({ ...replaced, frozen: false, replaced: value });
+  }
+
+  /** The name of a library submodule's child at a negative index (`classifier[-1]`: the last of its children). */
+  private libraryChildFromEnd(object: Value, index: number): string | undefined {
+    const owner = object.kind === 'method' ? librarySubmodule(object) : object;
+    const at = owner ? librarySubmodulePath(owner) : undefined;
+    const children = at ? this.options.libraryChildren?.(at.model, at.path) : undefined;
+    const child = children?.[children.length + index];
+    if (child) return child.slice(child.lastIndexOf('.') + 1);
+    // A classifier the catalog builds as one piece (`classifier` of Dropout and Linear): its last layer is the head.
+    return at && index === -1 && CLASSIFIER_ATTRIBUTE.test(at.path.split('.')[0]!) ? String(index) : undefined;
   }
 
   /** `model.model.layers = model.model.layers[:k]` on a library model: which of the list's own modules stay. */
@@ -1347,8 +1368,9 @@ export class ProgramModel {
         if (this.tracer && own?.kind === 'layer' && own.type === 'Parameter') return this.tracer.parameter(own);
         // A tensor of a shape the script gives, kept on the module (a buffer: a window, a filterbank, a table).
         if (this.tracer?.buffer && own?.kind === 'call' && object.role === 'instance') {
-          const made = tensorShape(own);
-          if (made) return this.tracer.buffer(own, made.dims, isIntegerTensor(own));
+          // Also an expression of one (`F.normalize(torch.randn(dim, K), dim=0)`, `torch.zeros(n).long()`).
+          const made = madeTensorShape(own);
+          if (made) return this.tracer.buffer(own, made, isIntegerTensor(own));
           // Or of the lists it was given (`torch.tensor([[(c >> 2) & 1, (c >> 1) & 1, c & 1] for c in range(8)])`).
           const listed = listTensorShape(own);
           if (listed) return this.tracer.buffer(own, listed.dims, listed.integer);
@@ -1415,6 +1437,12 @@ export class ProgramModel {
           const width = this.options.libraryFeatureWidth?.(object.receiver);
           if (width !== undefined) return { kind: 'number', value: width };
         }
+        // `backbone.fc.weight.shape`: (classes, features) of a library model's linear classifier (MoCo's MLP head
+        // reads its width there).
+        if (name === 'shape' && object.name === 'weight') {
+          const shape = this.classifierWeightShape(object.receiver);
+          if (shape) return shape;
+        }
         // `model.bert.embeddings`: what looked like a method of a library model is one of its submodules.
         const submodule = librarySubmodule(object);
         return submodule ? { kind: 'method', receiver: submodule, name } : UNKNOWN;
@@ -1438,6 +1466,20 @@ export class ProgramModel {
       default:
         return UNKNOWN;
     }
+  }
+
+  /**
+   * The weight shape of a library vision model's classifier read as a submodule (`backbone.fc`): its classes (the
+   * num_classes it was built with, 1000 unless given) by the features it reads. Undefined for another submodule.
+   */
+  private classifierWeightShape(submodule: Value): ListValue | undefined {
+    const model = submodule.kind === 'object' && submodule.role === 'library-module' && CLASSIFIER_ATTRIBUTE.test(submodule.typeName) ? submodule.attrs.get('model') : undefined;
+    if (model?.kind !== 'call') return undefined;
+    const features = this.options.libraryFeatureWidth?.(model);
+    if (features === undefined) return undefined;
+    const given = model.kwargs.get('num_classes');
+    const classes: Value = given === undefined ? { kind: 'number', value: 1000 } : given.kind === 'number' ? given : UNKNOWN;
+    return { kind: 'list', tuple: true, items: [classes, { kind: 'number', value: features }] };
   }
 
   private evalSubscript(node: PyNode, scope: Scope): Value {
@@ -2284,7 +2326,7 @@ export class ProgramModel {
     if (/^copy\.deepcopy$/.test(path) && args[0]) return this.deepCopy(args[0], line);
     if (/^copy\.copy$/.test(path) && args[0]) return shallowCopy(args[0]);
     // An EMA / SWA wrapper keeps a deep copy of the model (`ema.module`), on the device it names or the model's.
-    if (AVERAGED_MODEL.test(path) && args[0] && isModuleValue(args[0])) {
+    if (AVERAGED_MODEL.test(path) && args[0] && (isModuleValue(args[0]) || (args[0].kind === 'call' && isLibraryOrVisionModelCall(args[0])))) {
       const copy = this.deepCopy(args[0], line);
       const wrapper: CallResultValue = { kind: 'call', path, args, kwargs, line, attrs: new Map([['module', copy]]) };
       this.wrapped.set(wrapper, copy);

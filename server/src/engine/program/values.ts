@@ -356,9 +356,11 @@ const SIZED_FACTORY = /^torch\.(randint|randn|rand|zeros|ones|empty|full|randper
  */
 const RESHAPED_FACTORY = /^torch\.(multinomial|randint|randn|rand|zeros|ones|empty|full|randperm|normal)(\[\])*\(\)\.(view|reshape)$/;
 /** Torch functions whose result has their argument's shape (`torch.log(A)` of a sized tensor). */
-const ELEMENT_WISE_FUNCTION = /^torch\.(log|exp|sqrt|rsqrt|abs|neg|sin|cos|tanh|sigmoid|square|reciprocal|log1p|expm1|clone)$/;
+const ELEMENT_WISE_FUNCTION = /^torch\.(log|exp|sqrt|rsqrt|abs|neg|sin|cos|tanh|sigmoid|square|reciprocal|log1p|expm1|clone|nn\.functional\.normalize)$/;
 /** Casts to a floating dtype, as methods of a tensor. */
 const FLOAT_CAST_METHOD = /\(\)\.(float|double|half|bfloat16)$/;
+/** Casts to an integer or boolean dtype, as methods of a tensor (`torch.zeros(n).long()`, a buffer of indices). */
+const INTEGER_CAST_METHOD = /\(\)\.(long|int|short|byte|char|bool)$/;
 
 /**
  * How a call makes a tensor, for the readers of its shape below (tensorShape, madeTensorShape, partialTensorShape,
@@ -388,7 +390,7 @@ function tensorMaking(call: CallResultValue): TensorMaking | undefined {
   if (RESHAPED_FACTORY.test(call.path)) return { kind: 'reshaped', sizes: spread(call.args) };
   if (ELEMENT_WISE_FUNCTION.test(call.path)) return { kind: 'element-wise', of: call.args[0] };
   // A cast of a sized tensor (`torch.arange(n).float()`) keeps its shape.
-  if (FLOAT_CAST_METHOD.test(call.path) && call.receiver) return { kind: 'element-wise', of: call.receiver };
+  if ((FLOAT_CAST_METHOD.test(call.path) || INTEGER_CAST_METHOD.test(call.path)) && call.receiver) return { kind: 'element-wise', of: call.receiver };
   if (call.path === 'torch.view_as_real') return { kind: 'real-view', of: call.args[0] };
   if (call.path === 'torch.arange') return { kind: 'range', bounds: call.args };
   if (/\(\)\.repeat$/.test(call.path) && call.receiver) return { kind: 'repeated', of: call.receiver, times: spread(call.args) };
@@ -422,6 +424,30 @@ export function tensorShape(call: CallResultValue): { dims: number[]; line: numb
   // Sizes drawn at random (`torch.rand(3, h, w)` with h, w from randint): the smallest each can be.
   const least = made.sizes.map((item) => (item.kind === 'number' ? item.least : undefined));
   return { dims: dims as number[], ...last, ...(least.some((l) => l !== undefined) ? { least } : {}) };
+}
+
+/**
+ * Bytes per element of a tensor the script makes: a cast's dtype (`.long()`, `.half()`), else its dtype= (int64 for
+ * randint), else that of the tensor an element-wise function was given (`F.normalize(torch.randn(d, k))`); fp32 by
+ * default.
+ */
+export function madeTensorElementBytes(call: CallResultValue, depth = 0): number {
+  const cast = FLOAT_CAST_METHOD.test(call.path) || INTEGER_CAST_METHOD.test(call.path) ? call.path.slice(call.path.lastIndexOf('.') + 1) : undefined;
+  if (cast) return dtypeBytes(cast);
+  const dtype = call.kwargs.get('dtype');
+  // Floating dtypes are dtype values; torch.long, torch.bool and the other integer types stay references.
+  if (dtype?.kind === 'dtype') return dtypeBytes(dtype.name);
+  if (dtype?.kind === 'ref') return dtypeBytes(dtype.path.replace(/^torch\./, ''));
+  const made = tensorMaking(call);
+  if (made?.kind === 'element-wise' && made.of?.kind === 'call' && depth < 16) return madeTensorElementBytes(made.of, depth + 1);
+  return call.path === 'torch.randint' ? 8 : 4;
+}
+
+function dtypeBytes(name: string): number {
+  if (/^(long|int64|float64|double|complex64)$/.test(name)) return 8;
+  if (/^(half|float16|bfloat16|int16|short)$/.test(name)) return 2;
+  if (/^(bool|uint8|int8|byte|char)$/.test(name)) return 1;
+  return 4;
 }
 
 /**
@@ -514,6 +540,8 @@ export function partialTensorShape(call: CallResultValue): { dims: Array<number 
 
 /** Whether a made tensor (or a slice or view of one) holds integers: token ids, labels, indices. */
 export function isIntegerTensor(call: CallResultValue): boolean {
+  if (INTEGER_CAST_METHOD.test(call.path)) return !call.path.endsWith('.bool');
+  if (FLOAT_CAST_METHOD.test(call.path)) return false;
   return makesIntegers(call.path, call.args, call.kwargs);
 }
 
