@@ -169,6 +169,8 @@ export class ForwardTrace implements TensorTracer {
   reparametrizedWeights = 0;
   /** What the step's own code keeps of what forward returned (see step-returned-outputs.ts). */
   stepKeptElements = 0;
+  /** Of stepKeptElements, those kept in fp32 whatever autocast makes (a loss over `logits.float()`). */
+  stepKeptFp32Elements = 0;
   /** The gradients that loss's backward makes at once, over what it kept (see step-returned-outputs.ts). */
   stepLossGradientElements = 0;
   liveNoGrad = 0;
@@ -1605,6 +1607,11 @@ export class ForwardTrace implements TensorTracer {
     this.complexTensors.add(t.id);
     this.fullPrecision.add(t.id);
     this.storage.set(t.id, 2 * numel(t.shape));
+  }
+
+  /** Of tensors kept (elements by id, as keptApart gives them), the elements of those in fp32 under autocast. */
+  fullPrecisionElements(kept: ReadonlyMap<number, number>): number {
+    return [...kept].reduce((sum, [id, elements]) => sum + (this.fullPrecision.has(id) ? elements : 0), 0);
   }
 
   /** `z.real` of a complex tensor: real elements of its shape; keeping them keeps the complex storage. */
