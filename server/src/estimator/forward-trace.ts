@@ -18,7 +18,7 @@ import { isLazyLayer, materializeLazy } from './lazy-layers';
 const SAME_AS_METHOD: ReadonlySet<string> = new Set(['gather', 'take_along_dim', 'index_select', 'argsort', 'sort',
   'topk', 'log', 'log1p', 'log2', 'log10', 'abs', 'square', 'sqrt', 'rsqrt', 'reciprocal', 'expm1', 'neg', 'triu',
   'tril', 'floor', 'ceil', 'round', 'trunc', 'frac', 'sign', 'prod', 'index_add', 'index_copy', 'index_fill',
-  'index_put', 'scatter', 'scatter_add', 'scatter_reduce']);
+  'index_put', 'scatter', 'scatter_add', 'scatter_reduce', 'pow']);
 
 /** Bytes of an int64 element: indices, token ids, what `.long()` makes. */
 const INT64_BYTES = 8;
@@ -2211,6 +2211,8 @@ export class ForwardTrace implements TensorTracer {
         return this.function(`torch.${name}`, [x, ...args], kwargs) ?? x;
       case 'matmul':
         return this.binary('@', x, args[0] ?? UNKNOWN) ?? x;
+      case 'pow':
+        return this.binary('**', x, kwargs.get('exponent') ?? args[0] ?? UNKNOWN) ?? x;
       // Picking by an index tensor (an MAE's visible patches, sampled tokens): the result has the index's shape
       // (gather, take_along_dim) or the input's with one axis as long as the index (index_select). gather's and
       // take_along_dim's backward is given the input itself, not its size, so autograd keeps the whole input: a
@@ -2399,8 +2401,10 @@ export class ForwardTrace implements TensorTracer {
     // and its dividend for the divisor's; with a number, or a sum, nothing.
     if (x && y && operator === '*') this.keep(...(needs(y) ? [x] : []), ...(needs(x) ? [y] : []));
     if (x && y && operator === '/') this.keep(...(needs(y) ? [x] : []), ...(needs(x) || needs(y) ? [y] : []));
-    if (operator === '**' && x) this.keep(x);
+    // A power is on autocast's fp32 list: under autocast it keeps the fp32 copy it casts a half base to, and makes fp32.
+    if (operator === '**' && x) this.keepCastOperand('fp32', x);
     const out = this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
+    if (operator === '**' && !out.integer) this.precision(out, false);
     // Arithmetic with a complex operand (spectra multiplied, a float tensor times `1j`) is complex.
     const imaginary = (v: Value): boolean => v.kind === 'number' && v.imaginary === true;
     if (!out.integer && (imaginary(a) || imaginary(b))) this.markComplex(out);
