@@ -20,8 +20,9 @@ test('expert buffers sized by a capacity from the configured batch are kept once
   assert.ok(at(1).batchDependent);
   const perSample = total(2) - total(1);
   // What forward keeps is affine in the batch: the expert side (the gathered input and the output, the hidden
-  // layer before and after its GELU) once, the tokens' side (dispatch and combine, per token) per sample.
-  assert.equal(total(1) - perSample, 2 * EXPERTS * CAPACITY * (WIDTH + HIDDEN));
+  // layer before and after its GELU) once, the tokens' side (dispatch and combine, per token) per sample; and the
+  // balancing loss's `.pow(2)` keeps its base, the router probabilities' mean over tokens (EXPERTS values), once.
+  assert.equal(total(1) - perSample, 2 * EXPERTS * CAPACITY * (WIDTH + HIDDEN) + EXPERTS);
   assert.equal(total(BATCH), total(1) + (BATCH - 1) * perSample);
   // The estimate is the net traced for the script's batch.
   const net = layerNetAt(r.config.model as LayerNetSpec, r.config);

@@ -18,7 +18,7 @@ import { isLazyLayer, materializeLazy } from './lazy-layers';
 const SAME_AS_METHOD: ReadonlySet<string> = new Set(['gather', 'take_along_dim', 'index_select', 'argsort', 'sort',
   'topk', 'log', 'log1p', 'log2', 'log10', 'abs', 'square', 'sqrt', 'rsqrt', 'reciprocal', 'expm1', 'neg', 'triu',
   'tril', 'floor', 'ceil', 'round', 'trunc', 'frac', 'sign', 'prod', 'index_add', 'index_copy', 'index_fill',
-  'index_put', 'scatter', 'scatter_add', 'scatter_reduce']);
+  'index_put', 'scatter', 'scatter_add', 'scatter_reduce', 'pow']);
 
 /** Bytes of an int64 element: indices, token ids, what `.long()` makes. */
 const INT64_BYTES = 8;
@@ -169,6 +169,8 @@ export class ForwardTrace implements TensorTracer {
   reparametrizedWeights = 0;
   /** What the step's own code keeps of what forward returned (see step-returned-outputs.ts). */
   stepKeptElements = 0;
+  /** Of stepKeptElements, those kept in fp32 whatever autocast makes (a loss over `logits.float()`). */
+  stepKeptFp32Elements = 0;
   /** The gradients that loss's backward makes at once, over what it kept (see step-returned-outputs.ts). */
   stepLossGradientElements = 0;
   liveNoGrad = 0;
@@ -595,7 +597,8 @@ export class ForwardTrace implements TensorTracer {
   /** Marks a tensor as made in half precision (true) or fp32 (false) under autocast. */
   private precision<T extends Value | undefined>(value: T, half: boolean): T {
     for (const t of tensorsIn(value)) {
-      if (half) this.fullPrecision.delete(t.id);
+      // Autocast casts floating tensors only: complex ones stay complex64.
+      if (half && !this.complexTensors.has(t.id)) this.fullPrecision.delete(t.id);
       else if (!t.integer) this.fullPrecision.add(t.id);
     }
     return value;
@@ -614,8 +617,10 @@ export class ForwardTrace implements TensorTracer {
   /** A new tensor computed from `inputs`. */
   private produce(shape: number[], inputs: TensorValue[] = [], integer = false): TensorValue {
     const out = this.make(shape, integer);
-    // Element-wise results promote: one fp32 operand makes an fp32 result.
+    // Element-wise results promote: one fp32 operand makes an fp32 result, one complex operand a complex one (the
+    // ops that make real values of complex ones, abs, .real, irfft, say so after).
     if (!integer && inputs.some((t) => this.fullPrecision.has(t.id))) this.fullPrecision.add(out.id);
+    if (!integer && inputs.some((t) => this.complexTensors.has(t.id))) this.markComplex(out);
     if (inputs.length > 0 && inputs.every((t) => this.batchless.has(t.id))) this.batchless.add(out.id);
     const live = inputs.reduce((sum, t) => sum + numel(t.shape), 0) + numel(out.shape);
     this.liveNoGrad = Math.max(this.liveNoGrad, live);
@@ -1614,8 +1619,7 @@ export class ForwardTrace implements TensorTracer {
       this.keep(given !== undefined && given !== length ? this.precision(this.produce(shapeAt(n), [x]), false) : x);
     }
     const out = this.precision(this.produce(shapeAt(kind === 'rfft' ? Math.floor(n / 2) + 1 : n), [x]), false);
-    if (!inverseReal) this.markComplex(out);
-    return out;
+    return inverseReal ? this.markReal(out) : (this.markComplex(out), out);
   }
 
   /** Marks a tensor complex64: its storage two fp32 elements an element. */
@@ -1623,6 +1627,27 @@ export class ForwardTrace implements TensorTracer {
     this.complexTensors.add(t.id);
     this.fullPrecision.add(t.id);
     this.storage.set(t.id, 2 * numel(t.shape));
+  }
+
+  /** Of tensors kept (elements by id, as keptApart gives them), the elements of those in fp32 under autocast. */
+  fullPrecisionElements(kept: ReadonlyMap<number, number>): number {
+    return [...kept].reduce((sum, [id, elements]) => sum + (this.fullPrecision.has(id) ? elements : 0), 0);
+  }
+
+  /** `z.real` of a complex tensor: real elements of its shape; keeping them keeps the complex storage. */
+  private realView(z: TensorValue): TensorValue {
+    const view = this.make(z.shape, false);
+    this.storage.set(view.id, this.storageOf(z));
+    this.fullPrecision.add(view.id);
+    if (this.noGrad.has(z.id)) this.noGrad.add(view.id);
+    if (this.batchless.has(z.id)) this.batchless.add(view.id);
+    return view;
+  }
+
+  /** A real tensor made from complex ones (abs, irfft, view_as_real): one fp32 element an element. */
+  private markReal(t: TensorValue): TensorValue {
+    if (this.complexTensors.delete(t.id)) this.storage.set(t.id, numel(t.shape));
+    return t;
   }
 
   private backwardPoint(input: TensorValue | undefined, output: TensorValue | undefined, workspace = 0): void {
@@ -1847,7 +1872,7 @@ export class ForwardTrace implements TensorTracer {
         return out;
       }
       case 'view_as_real':
-        return this.precision(this.produce([...x.shape, 2], [x]), false);
+        return this.markReal(this.precision(this.produce([...x.shape, 2], [x]), false));
       case 'stft': {
         // A short-time Fourier transform of (batch, samples) or (samples): onesided bins n_fft // 2 + 1 by frames
         // (centred by default: 1 + samples // hop). The complex output is counted as its element count.
@@ -2031,8 +2056,8 @@ export class ForwardTrace implements TensorTracer {
     if (name === 'device' || name === 'dtype') return UNKNOWN;
     // `x.max(dim=2).values`: a reduction over a dimension returns (values, indices); the trace keeps the values.
     if (name === 'values') return receiver;
-    // A complex tensor's real and imaginary parts (an STFT's): views of its shape.
-    if (name === 'real' || name === 'imag') return receiver;
+    // A complex tensor's real and imaginary parts (an STFT's): real views of its shape that share its storage.
+    if (name === 'real' || name === 'imag') return this.complexTensors.has(receiver.id) ? this.realView(receiver) : receiver;
     if (name === 'indices') return { ...receiver, integer: true };
     return UNKNOWN;
   }
@@ -2223,11 +2248,16 @@ export class ForwardTrace implements TensorTracer {
         return this.function(`torch.${name}`, [x, ...args], kwargs) ?? x;
       case 'matmul':
         return this.binary('@', x, args[0] ?? UNKNOWN) ?? x;
+      case 'pow':
+        return this.binary('**', x, kwargs.get('exponent') ?? args[0] ?? UNKNOWN) ?? x;
       // Picking by an index tensor (an MAE's visible patches, sampled tokens): the result has the index's shape
-      // (gather, take_along_dim) or the input's with one axis as long as the index (index_select).
+      // (gather, take_along_dim) or the input's with one axis as long as the index (index_select). gather's and
+      // take_along_dim's backward is given the input itself, not its size, so autograd keeps the whole input: a
+      // distribution over a vocabulary stays alive for the one probability a loss picks from it.
       case 'gather':
       case 'take_along_dim': {
         const index = tensorsIn(name === 'gather' ? kwargs.get('index') ?? args[1] : kwargs.get('indices') ?? args[0])[0];
+        if (!this.noGrad.has(x.id)) this.keep(x);
         return index ? this.produce(index.shape, [x], x.integer) : this.produce(x.shape, [x], x.integer);
       }
       case 'index_select': {
@@ -2257,7 +2287,7 @@ export class ForwardTrace implements TensorTracer {
         const out = this.produce(x.shape, [x], x.integer);
         if (/^(sqrt|rsqrt|reciprocal|expm1)$/.test(name)) this.keep(out);
         else if (name !== 'neg') this.keep(x);
-        return out;
+        return name === 'abs' ? this.markReal(out) : out;
       }
       // Rounding (a hash grid's cell corners, `scaled.floor().long()`): the input's shape; its gradient is zero, so
       // backward reads nothing. A triangle of a matrix (a causal mask) keeps nothing either.
@@ -2408,10 +2438,13 @@ export class ForwardTrace implements TensorTracer {
     // and its dividend for the divisor's; with a number, or a sum, nothing.
     if (x && y && operator === '*') this.keep(...(needs(y) ? [x] : []), ...(needs(x) ? [y] : []));
     if (x && y && operator === '/') this.keep(...(needs(y) ? [x] : []), ...(needs(x) || needs(y) ? [y] : []));
-    if (operator === '**' && x) this.keep(x);
+    // A power is on autocast's fp32 list: under autocast it keeps the fp32 copy it casts a half base to, and makes fp32.
+    if (operator === '**' && x) this.keepCastOperand('fp32', x);
     const out = this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
-    // Arithmetic with a complex operand (spectra multiplied) is complex.
-    if ((x && this.complexTensors.has(x.id)) || (y && this.complexTensors.has(y.id))) this.markComplex(out);
+    if (operator === '**' && !out.integer) this.precision(out, false);
+    // Arithmetic with a complex operand (spectra multiplied, a float tensor times `1j`) is complex.
+    const imaginary = (v: Value): boolean => v.kind === 'number' && v.imaginary === true;
+    if (!out.integer && (imaginary(a) || imaginary(b))) this.markComplex(out);
     return out;
   }
 

@@ -437,7 +437,9 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // tensors are freed first in backward, so a peak later in backward (the traced one below) is reached without them.
   const forwardsRun = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
   const reparametrized = cfg.mode === 'train' ? forwardsRun * (net.reparametrizedWeightElements ?? 0) * act : 0;
-  const stepKept = cfg.mode === 'train' ? (b / forwardsRun) * (net.stepKeptElementsPerSample ?? 0) * act : 0;
+  // Its fp32 part (a loss over `logits.float()` under autocast) at 4 bytes an element whatever the mode.
+  const stepKeptFp32 = net.stepKeptFp32ElementsPerSample ?? 0;
+  const stepKept = cfg.mode === 'train' ? (b / forwardsRun) * (((net.stepKeptElementsPerSample ?? 0) - stepKeptFp32) * act + stepKeptFp32 * FP32) : 0;
   saved += reparametrized + stepKept;
   const stepLossGradients = cfg.mode === 'train' ? (b / forwardsRun) * (net.stepLossGradientElementsPerSample ?? 0) * act : 0;
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;

@@ -1449,6 +1449,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       fixedBytesPerSample: perSample(trace.fixedBytes),
       ...(trace.reparametrizedWeights > 0 ? { reparametrizedWeightElements: trace.reparametrizedWeights } : {}),
       ...(trace.stepKeptElements > 0 ? { stepKeptElementsPerSample: perSample(trace.stepKeptElements) } : {}),
+      ...(trace.stepKeptFp32Elements > 0 ? { stepKeptFp32ElementsPerSample: perSample(trace.stepKeptFp32Elements) } : {}),
       ...(trace.stepLossGradientElements > 0 ? { stepLossGradientElementsPerSample: perSample(trace.stepLossGradientElements) } : {}),
       ...(trace.sparseGradient.rows > 0
         ? { sparseGradientPerSample: { rows: perSample(trace.sparseGradient.rows), values: perSample(trace.sparseGradient.values) } } : {}),
@@ -1567,6 +1568,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       fixedBytesPerSample: sum((s) => s.fixedBytesPerSample),
       ...(specs.some((s) => s.reparametrizedWeightElements) ? { reparametrizedWeightElements: sum((s) => s.reparametrizedWeightElements ?? 0) } : {}),
       ...(specs.some((s) => s.stepKeptElementsPerSample) ? { stepKeptElementsPerSample: sum((s) => s.stepKeptElementsPerSample ?? 0) } : {}),
+      ...(specs.some((s) => s.stepKeptFp32ElementsPerSample) ? { stepKeptFp32ElementsPerSample: sum((s) => s.stepKeptFp32ElementsPerSample ?? 0) } : {}),
       ...(specs.some((s) => s.stepLossGradientElementsPerSample)
         ? { stepLossGradientElementsPerSample: sum((s) => s.stepLossGradientElementsPerSample ?? 0) } : {}),
       largestElementsPerSample: max((s) => s.largestElementsPerSample),

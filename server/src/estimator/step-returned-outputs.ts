@@ -30,10 +30,10 @@ const UNBOUND: Value = { kind: 'none' };
  * only scores); and (stepLossGradientElements) what its loss's backward makes over that.
  */
 export function keepStepReturnedOutputs(program: ProgramModel, calls: readonly PyNode[], returned: Value | undefined, trace: ForwardTrace): void {
-  if (returned?.kind !== 'list') return;
+  if (returned?.kind !== 'list' && returned?.kind !== 'dict') return;
   const modelCalls = new Set([...program.moduleCallNodes.values()].flat().map((node) => node.id));
   const counted = new Set(outputTensors(returned).map((t) => t.id));
-  let [most, gradients] = [0, 0];
+  let [most, fp32, gradients] = [0, 0, 0];
   for (const call of calls) {
     const statement = statementOf(call);
     if (!statement) continue;
@@ -53,12 +53,14 @@ export function keepStepReturnedOutputs(program: ProgramModel, calls: readonly P
     const keptHere = lossElements + heldByEarlierCalls(statement, earlier, returned);
     if (keptHere <= most) continue;
     most = keptHere;
+    fp32 = trace.fullPrecisionElements(kept);
     // Each name the loss reads holds one forward's tensors (two names of one traced call are two calls).
     const read = [...names].filter(([name]) => expressions.some((node) => readsAny(node, new Map([[name, UNBOUND]]))));
     const readElements = read.reduce((sum, [, value]) => sum + elementsOf(tensorsOf(value)), 0);
     gradients = Math.max(0, readElements - lossElements);
   }
   trace.stepKeptElements = most;
+  trace.stepKeptFp32Elements = fp32;
   trace.stepLossGradientElements = gradients;
 }
 
@@ -69,10 +71,15 @@ function statementOf(call: PyNode): PyNode | undefined {
   return assignment.parent?.type === 'expression_statement' ? assignment.parent : undefined;
 }
 
-/** Whether a value is a list (or nested lists) holding tensors. */
+/** Whether a value is a list or dict (or nested ones) holding tensors. */
 function holdsTensors(value: Value): boolean {
   if (value.kind === 'tensor') return true;
-  return value.kind === 'list' && value.items.some(holdsTensors);
+  return (value.kind === 'list' || value.kind === 'dict') && itemsOf(value).some(holdsTensors);
+}
+
+/** The items of a list, the values of a dict (a detector's heads by name). */
+function itemsOf(value: Value): Value[] {
+  return value.kind === 'list' ? value.items : value.kind === 'dict' ? [...value.entries.values()] : [];
 }
 
 /**
@@ -80,10 +87,11 @@ function holdsTensors(value: Value): boolean {
  * tensors only, or (`all`) every value holding tensors, `_` included. A list returned whole (`feats = vgg(x)`)
  * binds its name.
  */
-function boundNames(call: PyNode, returned: Value & { kind: 'list' }, all: boolean): Map<string, Value> {
+function boundNames(call: PyNode, returned: Value & { kind: 'list' | 'dict' }, all: boolean): Map<string, Value> {
   const names = new Map<string, Value>();
   const left = call.parent?.childForFieldName('left');
-  if (left?.type === 'identifier' && (all || !returned.tuple) && holdsTensors(returned)) names.set(left.text, returned);
+  const tuple = returned.kind === 'list' && returned.tuple;
+  if (left?.type === 'identifier' && (all || !tuple) && holdsTensors(returned)) names.set(left.text, returned);
   else if (left) unpack(left, returned, names, all);
   return names;
 }
@@ -101,15 +109,26 @@ function unpack(target: PyNode, value: Value, names: Map<string, Value>, all: bo
   targets.forEach((inner, i) => unpack(inner, value.items[i]!, names, all));
 }
 
-/** The statements of the block after `statement`, up to and with the first that calls backward. */
+/**
+ * The statements of the block after `statement`, up to and with the first that calls backward; past the end of a
+ * `with` block (the forward under autocast, the loss after it), those after the `with` statement too.
+ */
 function statementsUpToBackward(statement: PyNode): PyNode[] {
   const found: PyNode[] = [];
-  for (const next of statement.parent?.namedChildren ?? []) {
-    if (!next || next.startIndex <= statement.startIndex) continue;
-    found.push(next);
-    if (callsBackward(next)) break;
+  for (let at: PyNode | null = statement; at; at = enclosingWith(at)) {
+    for (const next of at.parent?.namedChildren ?? []) {
+      if (!next || next.startIndex <= at.startIndex) continue;
+      found.push(next);
+      if (callsBackward(next)) return found;
+    }
   }
   return found;
+}
+
+/** The `with` statement whose block holds `statement`, if any. */
+function enclosingWith(statement: PyNode): PyNode | null {
+  const block = statement.parent;
+  return block?.type === 'block' && block.parent?.type === 'with_statement' ? block.parent : null;
 }
 
 /**
@@ -132,7 +151,7 @@ function lossExpressions(statement: PyNode, names: ReadonlyMap<string, Value>, m
  * graph a backward between them and this one freed (else their forward is counted with this one's), through names
  * no statement binds again before that backward.
  */
-function heldByEarlierCalls(statement: PyNode, earlier: readonly PyNode[], returned: Value & { kind: 'list' }): number {
+function heldByEarlierCalls(statement: PyNode, earlier: readonly PyNode[], returned: Value & { kind: 'list' | 'dict' }): number {
   const held = new Map<number, number>();
   const untilBackward = statementsUpToBackward(statement);
   for (const call of earlier) {
@@ -170,7 +189,7 @@ function elementsOf(tensors: readonly TensorValue[]): number {
 
 function tensorsOf(value: Value): TensorValue[] {
   if (value.kind === 'tensor') return value.integer ? [] : [value];
-  return value.kind === 'list' ? value.items.flatMap(tensorsOf) : [];
+  return itemsOf(value).flatMap(tensorsOf);
 }
 
 /** Whether a statement binds `name` (an assignment's target, plain or unpacked). */

@@ -213,6 +213,8 @@ export interface LayerNetSpec {
    * forwards feed it.
    */
   stepKeptElementsPerSample?: number;
+  /** Of stepKeptElementsPerSample, those in fp32 under autocast (a loss over `logits.float()`): 4 bytes each. */
+  stepKeptFp32ElementsPerSample?: number;
   /**
    * The gradients of the returned tensors that step's loss reads, made at once when its backward runs first, over
    * what the loss kept (freed then), per sample: a transient early in backward.

@@ -1089,11 +1089,14 @@ export class ProgramModel {
       case 'integer': {
         const text = node.text.replace(UNDERSCORES, '').toLowerCase();
         const value = PREFIXED_INTEGER.test(text) ? Number(text) : Number(text.replace(NUMBER_SUFFIX, ''));
-        return Number.isFinite(value) ? { kind: 'number', value, origin: literalOrigin(node) } : UNKNOWN;
+        const imaginary = !PREFIXED_INTEGER.test(text) && text.endsWith('j') ? { imaginary: true } : {};
+        return Number.isFinite(value) ? { kind: 'number', value, origin: literalOrigin(node), ...imaginary } : UNKNOWN;
       }
       case 'float': {
-        const value = Number(node.text.replace(UNDERSCORES, ''));
-        return Number.isFinite(value) ? { kind: 'number', value, origin: literalOrigin(node), real: true } : UNKNOWN;
+        const text = node.text.replace(UNDERSCORES, '').toLowerCase();
+        const imaginary = text.endsWith('j');
+        const value = Number(imaginary ? text.slice(0, -1) : text);
+        return Number.isFinite(value) ? { kind: 'number', value, origin: literalOrigin(node), real: true, ...(imaginary ? { imaginary } : {}) } : UNKNOWN;
       }
       case 'true': return { kind: 'bool', value: true, origin: literalOrigin(node) };
       case 'false': return { kind: 'bool', value: false, origin: literalOrigin(node) };
@@ -1121,7 +1124,8 @@ export class ProgramModel {
         const operator = node.childForFieldName('operator')?.text ?? node.text.trim()[0];
         if (value.kind === 'number') {
           const real = value.real ? { real: true } : {};
-          return { kind: 'number', value: operator === '-' ? -value.value : operator === '~' ? ~value.value : value.value, origin: value.origin ?? literalOrigin(node), ...real };
+          const imaginary = value.imaginary ? { imaginary: true } : {};
+          return { kind: 'number', value: operator === '-' ? -value.value : operator === '~' ? ~value.value : value.value, origin: value.origin ?? literalOrigin(node), ...real, ...imaginary };
         }
         // `-x` of a traced tensor: a new tensor of its shape, as `x * -1` makes it.
         if (value.kind === 'tensor' && operator === '-') return this.tracer?.binary('*', value, { kind: 'number', value: -1 }) ?? UNKNOWN;
@@ -3394,7 +3398,11 @@ function binary(operator: string, a: Value, b: Value, line: number): Value {
     const keep = a.origin && a.origin.how !== 'literal' ? a.origin : b.origin && b.origin.how !== 'literal' ? b.origin : origin;
     // Python's true division, and arithmetic with a float, make a float.
     const real = operator === '/' || a.real || b.real ? { real: true } : {};
-    return value === undefined || !Number.isFinite(value) ? UNKNOWN : { kind: 'number', value, origin: keep, ...real };
+    // A product or quotient with one imaginary number stays imaginary (`0.5j * math.pi`); other complex arithmetic
+    // is not followed.
+    const imaginary = a.imaginary !== b.imaginary && (operator === '*' || operator === '/') ? { imaginary: true } : {};
+    if ((a.imaginary || b.imaginary) && !('imaginary' in imaginary)) return UNKNOWN;
+    return value === undefined || !Number.isFinite(value) ? UNKNOWN : { kind: 'number', value, origin: keep, ...real, ...imaginary };
   }
   if (operator === '+' && a.kind === 'list' && b.kind === 'list') return { kind: 'list', items: [...a.items, ...b.items], tuple: a.tuple };
   if (operator === '*' && a.kind === 'list' && b.kind === 'number' && b.value >= 0 && a.items.length * b.value <= MAX_UNROLL) {
@@ -3407,10 +3415,11 @@ function binary(operator: string, a: Value, b: Value, line: number): Value {
     for (const dict of [a, b]) dictKeys(dict).forEach((key, i) => dictSet(merged, key, [...dict.entries.values()][i]!));
     return merged;
   }
-  // A tensor the script sized, scaled or shifted by a number (`torch.randn(T, n) * 0.01`): its shape is the tensor's.
+  // A tensor the script sized, scaled or shifted by a number (`torch.randn(T, n) * 0.01`, a parameter's initial
+  // frequencies `math.pi * torch.arange(n).float().repeat(d, 1)`): its shape is the tensor's.
   if (/^([+\-*/]|\/\/|\*\*)$/.test(operator)) {
     const sized = a.kind === 'call' && b.kind === 'number' ? a : b.kind === 'call' && a.kind === 'number' ? b : undefined;
-    if (sized?.kind === 'call' && tensorShape(sized)) return sized;
+    if (sized?.kind === 'call' && madeTensorShape(sized)) return sized;
     // Two tensors the script made combined element by element (a signal plus noise, `torch.sin(...) + 0.1 *
     // torch.randn(T, C)`): the broadcast of the two, which is one of them where the other fits in it. A term whose
     // shape is not known stands for one that fits (noise has the signal's shape): the sized term gives the shape.

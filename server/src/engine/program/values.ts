@@ -15,9 +15,10 @@ export interface Origin {
 /**
  * `least`: a random draw's smallest value (`random.randint(480, 640)`: 480), where `value` is its largest. `real`:
  * a Python float (written with a point or an exponent, made by `float()` or `/`), which `torch.full(size, 0.0)` fills
- * a float tensor with where `torch.full(size, 0)` makes int64.
+ * a float tensor with where `torch.full(size, 0)` makes int64. `imaginary`: a Python complex literal (`1j`, `0.5j`),
+ * `value` its imaginary part: arithmetic of a float tensor with it makes a complex one.
  */
-export interface NumberValue { kind: 'number'; value: number; origin?: Origin; least?: number; real?: boolean }
+export interface NumberValue { kind: 'number'; value: number; origin?: Origin; least?: number; real?: boolean; imaginary?: boolean }
 export interface StringValue { kind: 'string'; value: string; origin?: Origin }
 export interface BoolValue { kind: 'bool'; value: boolean; origin?: Origin }
 export interface NoneValue { kind: 'none'; origin?: Origin }
