@@ -117,10 +117,13 @@ interface LayerLoop {
 
 function layerLoops(model: SemanticModel): LayerLoop[] {
   const found: LayerLoop[] = [];
+  /** The callee texts of the file's calls, read once for all its classes (not once per class and call). */
+  let calleeTexts: Set<string | undefined> | undefined;
   for (const cls of model.classes) {
     if (!cls.isModule) continue;
     // Only a class this file instantiates can be the model the loop trains.
-    if (!model.calls.some((call) => call.childForFieldName('function')?.text === cls.name)) continue;
+    calleeTexts ??= new Set(model.calls.map((call) => call.childForFieldName('function')?.text));
+    if (!calleeTexts.has(cls.name)) continue;
     const forward = model.functions.find((info) => info.classInfo?.node.id === cls.node.id && info.name === 'forward');
     const parameters = forward?.node.childForFieldName('parameters');
     const self = parameters ? children(parameters)[0] : undefined;
