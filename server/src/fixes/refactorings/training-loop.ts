@@ -160,7 +160,12 @@ export function unitOf(text: string): string {
 
 /** Whether the file names `name` anywhere (an identifier), so a new variable of that name would clash. */
 export function usesName(model: SemanticModel, name: string): boolean {
-  return model.memo(`identifiers`, () => new Set(model.root.descendantsOfType('identifier').map((node) => node.text))).has(name);
+  return identifierTexts(model).has(name);
+}
+
+/** Every identifier the file writes, each text once: made once per model for all the questions about its names. */
+export function identifierTexts(model: SemanticModel): ReadonlySet<string> {
+  return model.memo(`identifiers`, () => new Set(model.root.descendantsOfType('identifier').map((node) => node.text)));
 }
 
 /** The line a statement that must run before `loop` goes on: above the comment lines that introduce the loop. */
