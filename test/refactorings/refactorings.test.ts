@@ -251,3 +251,61 @@ test('checkpointing never calls gradient_checkpointing_enable on a transformers 
   const titles = (await refactorings(source, { line: 5, character: 0 })).map((r) => r.title);
   assert.ok(!titles.some((title) => title.includes('scheduler.gradient_checkpointing_enable')), titles.join(' | '));
 });
+
+test('each text gets its own lines and edits when refactorings of two texts alternate (the last text\'s lines are kept)', async () => {
+  const script = (lossComment: string, stepComment: string) => [
+    'import torch',
+    'import torch.nn as nn',
+    '',
+    'class Unused(nn.Module):',
+    '    def __init__(self, dim=1024):',
+    '        super().__init__()',
+    '        self.embed = nn.Linear(16, dim)',
+    '        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(8)])',
+    '        self.head = nn.Linear(dim, 1)',
+    '',
+    '    def forward(self, x):',
+    '        x = self.embed(x)',
+    '        for block in self.blocks:',
+    '            x = block(x)',
+    '        return self.head(x)',
+    '',
+    'class Stack(nn.Module):',
+    '    def __init__(self, dim=1024):',
+    '        super().__init__()',
+    '        self.embed = nn.Linear(16, dim)',
+    '        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(8)])',
+    '        self.head = nn.Linear(dim, 1)',
+    '',
+    '    def forward(self, x):',
+    '        x = self.embed(x)',
+    '        for block in self.blocks:',
+    '            x = block(x)',
+    '        return self.head(x)',
+    '',
+    'model = Stack().cuda()',
+    'loader = [(torch.randn(64, 512, 16).cuda(), torch.randn(64, 512, 1).cuda()) for _ in range(10)]',
+    'optimizer = torch.optim.Adam(model.parameters())',
+    'for x, y in loader:',
+    '    optimizer.zero_grad()',
+    `    loss = ((model(x) - y) ** 2).mean()  # ${lossComment}`,
+    '    loss.backward()',
+    `    optimizer.step()  # ${stepComment}`,
+    '',
+  ].join('\n');
+  // Texts of one length whose loss lines differ in length: an edit made from the other text's lines ends elsewhere.
+  const long = script('a much longer comment on the loss line', 'b');
+  const short = script('a', 'a much longer comment on the step line');
+  assert.equal(short.length, long.length);
+  const at = { line: 33, character: 4 };
+  const longFirst = await refactorings(long, at);
+  const shortBetween = await refactorings(short, at);
+  const longAgain = await refactorings(long, at);
+  assert.ok(longFirst.length > 0);
+  assert.deepEqual(longAgain, longFirst);
+  assert.notDeepEqual(shortBetween.map((r) => r.edits), longFirst.map((r) => r.edits));
+  // Only the class the file instantiates has its layers checkpointed.
+  const titles = longFirst.map((r) => r.title);
+  assert.ok(titles.includes('Enable gradient checkpointing in Stack.forward'), titles.join(' | '));
+  assert.ok(!titles.some((title) => title.includes('Unused')), titles.join(' | '));
+});

@@ -209,7 +209,7 @@ export function refactoringTitlesOf(state: DocumentState, model: SemanticModel, 
   return titles;
 }
 
-function refactoringTitles(model: SemanticModel, text: string, line: number | undefined, filePath?: string): RefactoringTitles {
+export function refactoringTitles(model: SemanticModel, text: string, line: number | undefined, filePath?: string): RefactoringTitles {
   if (line === undefined) return {};
   const loop = trainingLoopAt(model, text, { line, character: 0 });
   if (!loop) return {};

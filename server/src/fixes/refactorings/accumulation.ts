@@ -16,6 +16,7 @@ import { lineIndent, replaceNode } from '../edits';
 import {
   bodyStatement,
   holdsMultiLineString,
+  identifierTexts,
   insertLinesAfter,
   insertLinesBefore,
   isStepRelatedCall,
@@ -43,8 +44,9 @@ const MICRO_INDEX = 'micro_index';
 
 /** Whether the file accumulates gradients already (a name about accumulation, or accelerate's `accumulate`). */
 function accumulatesAlready(model: SemanticModel): boolean {
+  // Each name once, from the set of names the other questions read (not a second walk of the whole tree).
   return model.memo('accumulates', () =>
-    model.root.descendantsOfType('identifier').some((node) => nameWords(node.text).some((word) => /^(accum|accumulate|accumulation|accumulated)$/.test(word)) && !/^(total|running|sum)/.test(node.text)),
+    [...identifierTexts(model)].some((name) => nameWords(name).some((word) => /^(accum|accumulate|accumulation|accumulated)$/.test(word)) && !/^(total|running|sum)/.test(name)),
   );
 }
 

@@ -10,7 +10,7 @@ import type { ClassInfo, FunctionInfo, SemanticModel } from '../../engine/semant
 import type { TextEdit } from '../../engine/types';
 import { t } from '../../l10n';
 import { insertAt, lineEnding, lineIndent, replaceNode } from '../edits';
-import { insertLinesAfter, standsAlone, statementOf } from './training-loop';
+import { identifierTexts, insertLinesAfter, standsAlone, statementOf } from './training-loop';
 import type { Refactoring, RefactoringContext } from './training-loop';
 import type { Value } from '../../engine/program/values';
 import { checkpointPlan, hasBatchNorm } from '../../estimator/module-tree';
@@ -72,7 +72,9 @@ function huggingFace(context: RefactoringContext): Refactoring[] {
   // Already enabled, here or through TrainingArguments(gradient_checkpointing=True); not under a setting that is off.
   const { program } = context;
   if (model.calls.some((call) => calleeName(call) === 'gradient_checkpointing_enable' && !program.neverRuns(call))) return [];
-  if (model.root.descendantsOfType('keyword_argument').some((arg) => arg.childForFieldName('name')?.text === 'gradient_checkpointing')) return [];
+  // The keyword's name is one of the file's identifiers: the tree is walked for keywords only where it is.
+  if (identifierTexts(model).has('gradient_checkpointing') &&
+    model.root.descendantsOfType('keyword_argument').some((arg) => arg.childForFieldName('name')?.text === 'gradient_checkpointing')) return [];
   const candidates = model.assignments.filter((assignment) => {
     const left = assignment.childForFieldName('left');
     const right = assignment.childForFieldName('right');
@@ -117,10 +119,13 @@ interface LayerLoop {
 
 function layerLoops(model: SemanticModel): LayerLoop[] {
   const found: LayerLoop[] = [];
+  /** The callee texts of the file's calls, read once for all its classes (not once per class and call). */
+  let calleeTexts: Set<string | undefined> | undefined;
   for (const cls of model.classes) {
     if (!cls.isModule) continue;
     // Only a class this file instantiates can be the model the loop trains.
-    if (!model.calls.some((call) => call.childForFieldName('function')?.text === cls.name)) continue;
+    calleeTexts ??= new Set(model.calls.map((call) => call.childForFieldName('function')?.text));
+    if (!calleeTexts.has(cls.name)) continue;
     const forward = model.functions.find((info) => info.classInfo?.node.id === cls.node.id && info.name === 'forward');
     const parameters = forward?.node.childForFieldName('parameters');
     const self = parameters ? children(parameters)[0] : undefined;

@@ -92,9 +92,17 @@ export function statementsOf(block: Node): Node[] {
   return block.namedChildren.filter((child) => child.type !== 'comment');
 }
 
-/** The lines of the text without their line endings. */
-export function linesOf(text: string): string[] {
-  return splitLines(text);
+/** The last text split (see linesOf) and its lines. */
+let lastLines: { text: string; lines: readonly string[] } | undefined;
+
+/**
+ * The lines of the text without their line endings. A refactoring asks for them several times (its edits, the
+ * indentation of a block, the line above a loop) and the estimate request runs three refactorings on one version:
+ * the last text's lines are kept, not split again (a 1,000-line script: 10 splits a request, 3 ms here).
+ */
+export function linesOf(text: string): readonly string[] {
+  if (lastLines?.text !== text) lastLines = { text, lines: splitLines(text) };
+  return lastLines.lines;
 }
 
 /** Whether a statement stands on lines of its own (no `a; b`, not on its loop's `for` line). */
@@ -152,7 +160,12 @@ export function unitOf(text: string): string {
 
 /** Whether the file names `name` anywhere (an identifier), so a new variable of that name would clash. */
 export function usesName(model: SemanticModel, name: string): boolean {
-  return model.memo(`identifiers`, () => new Set(model.root.descendantsOfType('identifier').map((node) => node.text))).has(name);
+  return identifierTexts(model).has(name);
+}
+
+/** Every identifier the file writes, each text once: made once per model for all the questions about its names. */
+export function identifierTexts(model: SemanticModel): ReadonlySet<string> {
+  return model.memo(`identifiers`, () => new Set(model.root.descendantsOfType('identifier').map((node) => node.text)));
 }
 
 /** The line a statement that must run before `loop` goes on: above the comment lines that introduce the loop. */
