@@ -1,7 +1,7 @@
 // How much of V8's optimising JavaScript compiler (TurboFan) a run of `oomguard check` asks for. TurboFan compiles
 // hot functions on V8's background threads, each function anew in every thread's isolate; with the default budgets
 // it took 1.1-1.2 s of CPU beside the analysis thread's 2.0 s on the 200-script corpus, and 1.6-1.7 of 4.5 s with
-// two threads (per thread, from /proc/self/task, alternated runs); most of it is inlining (without inlining, a third less).
+// two threads (per thread, from /proc/self/task, alternated runs); most of it inlines (without inlining: a third less).
 // Where the run's threads fill the machine's cores, that compilation takes a core from the analysis instead of using
 // one left idle. With inlining capped at a quarter of the default's bytecode and functions optimised after four times
 // the default's work, two threads took 3.8 s of CPU instead of 4.7 (background threads 0.8 instead of 1.7 s; the

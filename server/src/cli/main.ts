@@ -18,7 +18,12 @@ function tool(name: ToolName): Subcommand {
   return async (argv, io) => (await import('./tools.js')).runTool(name, argv, io, configuredLocale());
 }
 
-const COMMANDS: Record<string, Subcommand> = { check: runCheck, estimate: tool('estimate'), explain: tool('explain'), refactor: tool('refactor') };
+const COMMANDS: Record<string, Subcommand> = {
+  check: runCheck,
+  estimate: tool('estimate'),
+  explain: tool('explain'),
+  refactor: tool('refactor'),
+};
 
 /** Takes `--lang LOCALE` (anywhere in the arguments) out of argv; the environment's locale otherwise. */
 function takeLocale(argv: string[]): { locale: string | undefined; args: string[] } {
