@@ -25,6 +25,7 @@ import { collectPythonFiles, isNotebookPath } from './files';
 import type { CliIO } from './io';
 import { findingToJson, formatGithub, formatStatistics, formatText, statistics, toSarif } from './output';
 import { chooseWasmTier } from './wasm-tier';
+import { chooseJitBudget } from './jit-budget';
 import { CheckQueue, checkInWorkers, checkWorkerCount, type CheckJob, type CheckOutcome } from './check-workers';
 
 const FORMATS = ['text', 'json', 'sarif', 'github'] as const;
@@ -111,6 +112,7 @@ export async function runCheck(argv: string[], io: CliIO): Promise<number> {
     return { index, file, display, options: { ...fromConfig, ignore: [...(fromConfig.ignore ?? []), ...cliIgnore] } };
   });
   const workers = checkWorkerCount(jobs.length);
+  chooseJitBudget(workers);
   // The other threads take files from the queue as this one does (what they say waits, to keep file order).
   const queue = new CheckQueue();
   const inThreads = workers > 1 ? checkInWorkers(jobs, workers, queue) : Promise.resolve([]);

@@ -1,18 +1,29 @@
 // `oomguard`: dispatches to the subcommands of the command-line contract (README.md, "Command line").
-import { configureLocale, localeFromEnvironment, t } from '../l10n';
+import { configureLocale, configuredLocale, localeFromEnvironment, t } from '../l10n';
 import { VERSION } from '../version';
 import { runCheck } from './check';
-import { runEstimate } from './estimate';
-import { runExplain } from './explain';
-import { runRefactor } from './refactor';
 import type { CliIO } from './io';
+import type { ToolName } from './tools';
 import { processIO } from './io';
 import { isMainThread } from 'node:worker_threads';
 import { allowCheckWorkers, isCheckWorker, runCheckWorker } from './check-workers';
 
 type Subcommand = (argv: string[], io: CliIO) => Promise<number>;
 
-const COMMANDS: Record<string, Subcommand> = { check: runCheck, estimate: runEstimate, explain: runExplain, refactor: runRefactor };
+/**
+ * A subcommand other than `check`, loaded when it runs (tools.ts): the bundled CLI keeps them in dist/cli-tools.js,
+ * which a run of `check` never reads.
+ */
+function tool(name: ToolName): Subcommand {
+  return async (argv, io) => (await import('./tools.js')).runTool(name, argv, io, configuredLocale());
+}
+
+const COMMANDS: Record<string, Subcommand> = {
+  check: runCheck,
+  estimate: tool('estimate'),
+  explain: tool('explain'),
+  refactor: tool('refactor'),
+};
 
 /** Takes `--lang LOCALE` (anywhere in the arguments) out of argv; the environment's locale otherwise. */
 function takeLocale(argv: string[]): { locale: string | undefined; args: string[] } {
