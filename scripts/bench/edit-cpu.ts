@@ -4,7 +4,7 @@
 //   node --import tsx scripts/bench/edit-cpu.ts [SIZE=20000] [EDITS per kind=40]
 // OOMGUARD_SERVER_PATH=... runs another build. Prints, per kind, the median and p95 of the main thread's CPU time
 // from the change sent to the diagnostics received, and the whole process's CPU time (the GC's helper threads too);
-// THREADS=1 prints each thread's CPU time per edit.
+// THREADS=1 prints each thread's CPU time per edit; WAIT_MS=0 starts editing as soon as the open is published.
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { startServer } from '../../test/helpers/lsp-client';
@@ -27,12 +27,28 @@ function cpuNanoseconds(pid: number, thread?: number): number {
   return total;
 }
 
+/**
+ * A thread's name as Linux has it, and its nice value where it runs at a lower priority (the estimate worker lowers
+ * its own: node-estimate-worker.ts), or '' where unreadable.
+ */
+function threadName(pid: number, tid: string): string {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    // After the name in parentheses: state, then 15 fields to the nice value (proc(5)).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const nice = Number(fields[16]);
+    return fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() + (nice > 0 ? ` (nice ${nice})` : '');
+  } catch {
+    return '';
+  }
+}
+
 /** CPU nanoseconds per thread of the process, by thread id ('main' for the main thread). */
 function threadTimes(pid: number): Map<string, number> {
   const times = new Map<string, number>();
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
-      const name = tid === String(pid) ? 'main' : tid;
+      const name = tid === String(pid) ? 'main' : `${threadName(pid, tid)} ${tid}`;
       times.set(name, (times.get(name) ?? 0) + Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
     } catch {
       // A thread that ended meanwhile.
@@ -50,8 +66,9 @@ async function main(): Promise<void> {
   const first = client.diagnostics(uri, 1, 120_000);
   await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
   await first;
-  // The open's pending facts are computed while idle: let them finish, so that the edits are timed alone.
-  await new Promise((resolve) => setTimeout(resolve, 3000));
+  // The open's pending facts and first estimate run while idle: let them finish, so that the edits are timed alone
+  // (WAIT_MS=0 edits at once, as `npm run bench` does).
+  await new Promise((resolve) => setTimeout(resolve, Number(process.env.WAIT_MS ?? 3000)));
   const sites = editSites(lines);
   let version = 1;
   for (const kind of [...new Set(sites.map((site) => site.kind))]) {

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as WorkerThreads from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
+import { BusySignal } from './busy-signal';
 import type { LeakSizeTable } from './estimator/leak-size-table';
 
 /** node:worker_threads, loaded when the worker first starts: not on the way to a start's first diagnostics. */
@@ -17,6 +18,12 @@ export interface EstimateWorkerRequest {
   file: string;
   /** What the last estimate of the document read (EstimatedSizes.read): the same again is not estimated again. */
   lastRead?: string;
+}
+
+/** What the worker is started with. */
+export interface EstimateWorkerData {
+  /** The server thread's BusySignal: the worker gives way while the server computes diagnostics. */
+  serverBusy: SharedArrayBuffer;
 }
 
 /** The leak sizes of a version, and a digest of what the estimate read (its text without comments). */
@@ -41,6 +48,8 @@ const STOP_WHEN_IDLE_MS = 2_000;
 export interface EstimateWorker {
   /** The leak sizes of one version of a document, computed in the worker; rejects where the worker cannot run. */
   leakSizes(text: string, file: string, lastRead: string | undefined): Promise<EstimatedSizes>;
+  /** Whether the server has diagnostics to compute: meanwhile the worker pauses its estimate (busy-signal.ts). */
+  serverBusy(busy: boolean): void;
 }
 
 export function estimateWorker(): EstimateWorker | undefined {
@@ -48,6 +57,7 @@ export function estimateWorker(): EstimateWorker | undefined {
   let worker: Worker | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let nextId = 0;
+  const busy = new BusySignal();
   const waiting = new Map<number, { resolve: (sizes: EstimatedSizes) => void; reject: (error: Error) => void }>();
   const failAll = (error: Error) => {
     worker = undefined;
@@ -68,7 +78,7 @@ export function estimateWorker(): EstimateWorker | undefined {
     clearTimeout(idleTimer);
     if (worker) return worker;
     workerThreads ??= require('node:worker_threads') as typeof WorkerThreads;
-    const running = new workerThreads.Worker(WORKER_FILE);
+    const running = new workerThreads.Worker(WORKER_FILE, { workerData: { serverBusy: busy.buffer } satisfies EstimateWorkerData });
     // The worker never keeps the server alive: an editor that closes the server's input ends it.
     running.unref();
     running.on('message', (reply: EstimateWorkerReply) => {
@@ -98,6 +108,9 @@ export function estimateWorker(): EstimateWorker | undefined {
           reject(error instanceof Error ? error : new Error(String(error)));
         }
       });
+    },
+    serverBusy(isBusy) {
+      busy.set(isBusy);
     },
   };
 }

@@ -22,6 +22,7 @@ test('a document without a tree-sitter tree asks the estimate worker for its lea
         asked.push(text);
         return { read: String(asked.length) };
       },
+      serverBusy: () => undefined,
     },
   });
   try {
