@@ -1,8 +1,8 @@
 // The phases of one edit in process, as the server runs them on the script `npm run bench` generates, at the places it
 // edits (scripts/bench/generate.ts): the facts of
 // the edited rows (while the open's are still pending), applying the change (parse and tree copy), the model, the
-// incremental analysis, the diagnostics' LSP form and their JSON. Prints each phase's median (and mean: a collection
-// falls in one edit of several) per kind of edit.
+// incremental analysis, the diagnostics' LSP form and their JSON. Prints each phase's median (and mean and max: a
+// collection falls in one edit of several) per kind of edit.
 //   node --import tsx scripts/profile-edit.ts
 //   SIZE=5000 (lines; 20,000 by default), EDITS=n (edits of each kind, each undone next; 40 by default),
 //   FIRST=1 (the open's facts left pending, as right after an open: the first edit's phases are printed too),
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
-    console.log(`${kind.padEnd(13)} median (mean) ms: ` + Object.entries(phases).map(([phase, values]) => `${phase} ${median(values).toFixed(2)} (${mean(values).toFixed(2)})`).join('  '));
+    console.log(`${kind.padEnd(13)} median (mean, max) ms: ` + Object.entries(phases).map(([phase, values]) => `${phase} ${median(values).toFixed(2)} (${mean(values).toFixed(2)}, max ${Math.max(...values).toFixed(1)})`).join('  '));
     if (firstAfterOpen && kind === sites[0]!.kind) console.log(`${''.padEnd(10)} first edit: ` + Object.entries(phases).map(([phase, values]) => `${phase} ${values[0]!.toFixed(1)}`).join('  '));
   }
   if (session) fs.writeFileSync(process.env.PROFILE!, JSON.stringify((await session.post('Profiler.stop')).profile));
