@@ -45,6 +45,13 @@ const WORKER_FILE = path.join(__dirname, 'estimate-worker.js');
  */
 const STOP_WHEN_IDLE_MS = 2_000;
 
+/**
+ * How long the server must have been idle before a worker starts for requests made while it was busy (the worker's
+ * own pauses, estimate-worker.ts, wait as long), and how long such requests wait at most.
+ */
+const STARTS_AFTER_IDLE_MS = 50;
+const MAX_START_DELAY_MS = 30_000;
+
 export interface EstimateWorker {
   /** The leak sizes of one version of a document, computed in the worker; rejects where the worker cannot run. */
   leakSizes(text: string, file: string, lastRead: string | undefined): Promise<EstimatedSizes>;
@@ -58,9 +65,15 @@ export function estimateWorker(): EstimateWorker | undefined {
   let idleTimer: NodeJS.Timeout | undefined;
   let nextId = 0;
   const busy = new BusySignal();
+  let serverIsBusy = false;
+  /** Requests made while the server was busy and no worker ran: the worker starts once the server is idle. */
+  const queued: EstimateWorkerRequest[] = [];
+  let startTimer: NodeJS.Timeout | undefined;
+  let startDeadline: NodeJS.Timeout | undefined;
   const waiting = new Map<number, { resolve: (sizes: EstimatedSizes) => void; reject: (error: Error) => void }>();
   const failAll = (error: Error) => {
     worker = undefined;
+    queued.length = 0;
     for (const { reject } of waiting.values()) reject(error);
     waiting.clear();
   };
@@ -96,21 +109,44 @@ export function estimateWorker(): EstimateWorker | undefined {
     worker = running;
     return running;
   };
+  const post = (request: EstimateWorkerRequest) => {
+    try {
+      started().postMessage(request);
+    } catch (error) {
+      const asked = waiting.get(request.id);
+      waiting.delete(request.id);
+      asked?.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+  const startQueued = () => {
+    clearTimeout(startTimer);
+    clearTimeout(startDeadline);
+    startTimer = startDeadline = undefined;
+    for (const request of queued.splice(0)) post(request);
+  };
   return {
     leakSizes(text, file, lastRead) {
       return new Promise((resolve, reject) => {
         const id = nextId++;
         waiting.set(id, { resolve, reject });
-        try {
-          started().postMessage({ id, text, file, lastRead } satisfies EstimateWorkerRequest);
-        } catch (error) {
-          waiting.delete(id);
-          reject(error instanceof Error ? error : new Error(String(error)));
+        const request = { id, text, file, lastRead } satisfies EstimateWorkerRequest;
+        if (worker) {
+          post(request);
+          return;
         }
+        // Starting the thread (loading its code) cannot pause: it waits until the server has been idle a moment, as
+        // the estimate's steps do, and for a while at most.
+        queued.push(request);
+        if (!serverIsBusy) startTimer ??= setTimeout(startQueued, STARTS_AFTER_IDLE_MS).unref();
+        startDeadline ??= setTimeout(startQueued, MAX_START_DELAY_MS).unref();
       });
     },
     serverBusy(isBusy) {
+      serverIsBusy = isBusy;
       busy.set(isBusy);
+      clearTimeout(startTimer);
+      startTimer = undefined;
+      if (!isBusy && queued.length > 0) startTimer = setTimeout(startQueued, STARTS_AFTER_IDLE_MS).unref();
     },
   };
 }
