@@ -1,35 +1,23 @@
-// The phases of one edit in process, as the server runs them on the script `npm run bench` generates: the facts of
+// The phases of one edit in process, as the server runs them on the script `npm run bench` generates, at the places it
+// edits (scripts/bench/generate.ts): the facts of
 // the edited rows (while the open's are still pending), applying the change (parse and tree copy), the model, the
-// incremental analysis, the diagnostics' LSP form and their JSON. Prints each phase's median per kind of edit.
+// incremental analysis, the diagnostics' LSP form and their JSON. Prints each phase's median (and mean and max: a
+// collection falls in one edit of several) per kind of edit.
 //   node --import tsx scripts/profile-edit.ts
 //   SIZE=5000 (lines; 20,000 by default), EDITS=n (edits of each kind, each undone next; 40 by default),
 //   FIRST=1 (the open's facts left pending, as right after an open: the first edit's phases are printed too),
-//   PROFILE=file.cpuprofile (a CPU profile of the edits alone, not of the open), KINDS=docstring,loop (those kinds only).
+//   PROFILE=file.cpuprofile (a CPU profile of the edits alone, not of the open), KINDS='docstring,training loop' (those kinds only).
 import * as fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { DocumentStore } from '../server/src/engine/documents';
 import { analyzeIncrementally, completeFacts, completeFactsOnRows } from '../server/src/engine/incremental';
 import { toDiagnostic } from '../server/src/server';
-import { generateTrainingScript } from './bench/generate';
+import { editSites, generateTrainingScript } from './bench/generate';
 
 const size = Number(process.env.SIZE ?? 20000);
 const editsPerKind = Number(process.env.EDITS ?? 40);
 const firstAfterOpen = process.env.FIRST === '1';
-
-interface Site { kind: string; line: number; character: number; original: string; replacement: string }
-
-/** The places scripts/bench.ts edits, by kind (a one-character replacement, undone next). */
-function editSites(lines: string[]): Site[] {
-  const sites: Site[] = [];
-  lines.forEach((line, i) => {
-    if (/^BLOCK_\d+_WIDTH = 256/.test(line)) sites.push({ kind: 'module', line: i, character: line.indexOf('256') + 1, original: '5', replacement: '6' });
-    else if (line.includes('total += loss.item()')) sites.push({ kind: 'loop', line: i, character: line.indexOf('total') + 3, original: 'a', replacement: 'x' });
-    else if (line.includes('seen = 0')) sites.push({ kind: 'function', line: i, character: line.indexOf('seen') + 1, original: 'e', replacement: 'a' });
-    else if (line.includes('"""Residual MLP block')) sites.push({ kind: 'docstring', line: i, character: line.indexOf('MLP') + 1, original: 'L', replacement: 'K' });
-  });
-  return sites;
-}
 
 async function main(): Promise<void> {
   const text = generateTrainingScript(size);
@@ -58,8 +46,12 @@ async function main(): Promise<void> {
         // The server computes the pending facts of the edited rows before it applies the change.
         completeFactsOnRows(model, cache, site.line, site.line);
         times.push(performance.now());
-        const range = { start: { line: site.line, character: site.character }, end: { line: site.line, character: site.character + 1 } };
-        state = (await store.change(state.uri, ++version, [{ range, text: undo ? site.original : site.replacement }]))!;
+        // The end of the file, as the bench edits it: a character typed after the last one, then deleted.
+        const range = kind === 'end of file'
+          ? { start: { line: site.line, character: site.character + 1 }, end: { line: site.line, character: site.character + (undo ? 2 : 1) } }
+          : { start: { line: site.line, character: site.character }, end: { line: site.line, character: site.character + 1 } };
+        const newText = kind === 'end of file' ? (undo ? '' : ' ') : undo ? site.original : site.replacement;
+        state = (await store.change(state.uri, ++version, [{ range, text: newText }]))!;
         times.push(performance.now());
         model = store.modelOf(state)!;
         times.push(performance.now());
@@ -75,8 +67,9 @@ async function main(): Promise<void> {
       }
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    console.log(`${kind.padEnd(10)} median ms: ` + Object.entries(phases).map(([phase, values]) => `${phase} ${median(values).toFixed(2)}`).join('  '));
-    if (firstAfterOpen && kind === 'docstring') console.log(`${''.padEnd(10)} first edit: ` + Object.entries(phases).map(([phase, values]) => `${phase} ${values[0]!.toFixed(1)}`).join('  '));
+    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    console.log(`${kind.padEnd(13)} median (mean, max) ms: ` + Object.entries(phases).map(([phase, values]) => `${phase} ${median(values).toFixed(2)} (${mean(values).toFixed(2)}, max ${Math.max(...values).toFixed(1)})`).join('  '));
+    if (firstAfterOpen && kind === sites[0]!.kind) console.log(`${''.padEnd(10)} first edit: ` + Object.entries(phases).map(([phase, values]) => `${phase} ${values[0]!.toFixed(1)}`).join('  '));
   }
   if (session) fs.writeFileSync(process.env.PROFILE!, JSON.stringify((await session.post('Profiler.stop')).profile));
 }

@@ -4,13 +4,14 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import { BusySignal } from './busy-signal';
 import { parsePython } from './engine/parser';
 import { copyTree } from './engine/syntax-tree';
 import { configFromDetection, detectConfig } from './estimator/index';
 import { programOf } from './estimator/python-values';
 import { estimatedText, leakSizeTable } from './estimator/leak-size-table';
-import type { EstimatedSizes, EstimateWorkerReply, EstimateWorkerRequest } from './node-estimate-worker';
+import type { EstimatedSizes, EstimateWorkerData, EstimateWorkerReply, EstimateWorkerRequest } from './node-estimate-worker';
 import { setServerV8Flags } from './v8-flags';
 
 // V8 flags are the process's, and starting this thread's isolate undoes the server's young-generation setting
@@ -19,17 +20,49 @@ import { setServerV8Flags } from './v8-flags';
 // resident memory once this thread had stopped was 168-170 MiB instead of 183-184 (same minutes, two runs each).
 setServerV8Flags();
 
+/** The server's signal that it has diagnostics to compute (node-estimate-worker.ts hands it over); none in tests. */
+const serverBusy = (workerData as EstimateWorkerData | undefined)?.serverBusy;
+const busySignal = serverBusy ? new BusySignal(serverBusy) : undefined;
+
+/**
+ * How long the server must have been idle before a step starts again once it gave way: longer than the gap between
+ * an edit's diagnostics and the next keystroke of a burst of typing.
+ */
+const GRACE_MS = 50;
+/**
+ * At most this long an estimate gives way to the server, so that its sizes come even if the server never seemed idle
+ * (a signal left busy by mistake). Typing pauses long before: `npm run bench` edits a 20,000-line script 400 times
+ * without a pause (5 s on a quiet machine, 40 s on a loaded one), which a deadline of 5 s cut in two.
+ */
+const MAX_GIVING_WAY_MS = 30_000;
+
+/** The copy gathers no nodes by type: its statement hook is where the worker gives way. */
+const NO_TYPES: ReadonlySet<string> = new Set();
+
 async function sizesOf({ text, file, lastRead }: EstimateWorkerRequest): Promise<EstimatedSizes> {
-  const tree = await parsePython(text);
+  const deadline = Date.now() + MAX_GIVING_WAY_MS;
+  // Between the steps of the estimate, while tree-sitter parses (a 20,000-line script's parse took 0.5 s here) and
+  // while its tree is copied; not inside the estimate's own steps (detection, the program's model, the sizes).
+  const giveWay = busySignal ? () => busySignal.waitWhileBusy(GRACE_MS, deadline) : () => undefined;
+  giveWay();
+  const tree = await parsePython(text, undefined, giveWay);
   if (!tree) return { read: '' };
   try {
-    const root = copyTree(tree, text);
+    giveWay();
+    // After each top-level statement copied (a 20,000-line script's copy took 100-200 ms here).
+    const root = copyTree(tree, text, { types: NO_TYPES, statement: giveWay });
+    giveWay();
     const read = createHash('sha256').update(estimatedText(root, text)).digest('hex');
     // Nothing the estimate reads changed (an edit in a comment): the last sizes stand, not computed again.
     if (read === lastRead) return { read, unchanged: true };
+    giveWay();
     try {
       const config = configFromDetection(detectConfig({ rootNode: root }, text, file), []);
-      return config.unresolved ? { read } : { read, table: leakSizeTable(config, programOf({ rootNode: root }, file), root) };
+      if (config.unresolved) return { read };
+      giveWay();
+      const program = programOf({ rootNode: root }, file);
+      giveWay();
+      return { read, table: leakSizeTable(config, program, root) };
     } catch {
       // The estimate failed: no sizes, as on the server's thread (memory-estimate.ts).
       return { read };

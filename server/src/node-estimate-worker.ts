@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as WorkerThreads from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
+import { BusySignal } from './busy-signal';
 import type { LeakSizeTable } from './estimator/leak-size-table';
 
 /** node:worker_threads, loaded when the worker first starts: not on the way to a start's first diagnostics. */
@@ -17,6 +18,12 @@ export interface EstimateWorkerRequest {
   file: string;
   /** What the last estimate of the document read (EstimatedSizes.read): the same again is not estimated again. */
   lastRead?: string;
+}
+
+/** What the worker is started with. */
+export interface EstimateWorkerData {
+  /** The server thread's BusySignal: the worker gives way while the server computes diagnostics. */
+  serverBusy: SharedArrayBuffer;
 }
 
 /** The leak sizes of a version, and a digest of what the estimate read (its text without comments). */
@@ -38,9 +45,18 @@ const WORKER_FILE = path.join(__dirname, 'estimate-worker.js');
  */
 const STOP_WHEN_IDLE_MS = 2_000;
 
+/**
+ * How long the server must have been idle before a worker starts for requests made while it was busy (the worker's
+ * own pauses, estimate-worker.ts, wait as long), and how long such requests wait at most.
+ */
+const STARTS_AFTER_IDLE_MS = 50;
+const MAX_START_DELAY_MS = 30_000;
+
 export interface EstimateWorker {
   /** The leak sizes of one version of a document, computed in the worker; rejects where the worker cannot run. */
   leakSizes(text: string, file: string, lastRead: string | undefined): Promise<EstimatedSizes>;
+  /** Whether the server has diagnostics to compute: meanwhile the worker pauses its estimate (busy-signal.ts). */
+  serverBusy(busy: boolean): void;
 }
 
 export function estimateWorker(): EstimateWorker | undefined {
@@ -48,9 +64,16 @@ export function estimateWorker(): EstimateWorker | undefined {
   let worker: Worker | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let nextId = 0;
+  const busy = new BusySignal();
+  let serverIsBusy = false;
+  /** Requests made while the server was busy and no worker ran: the worker starts once the server is idle. */
+  const queued: EstimateWorkerRequest[] = [];
+  let startTimer: NodeJS.Timeout | undefined;
+  let startDeadline: NodeJS.Timeout | undefined;
   const waiting = new Map<number, { resolve: (sizes: EstimatedSizes) => void; reject: (error: Error) => void }>();
   const failAll = (error: Error) => {
     worker = undefined;
+    queued.length = 0;
     for (const { reject } of waiting.values()) reject(error);
     waiting.clear();
   };
@@ -68,7 +91,7 @@ export function estimateWorker(): EstimateWorker | undefined {
     clearTimeout(idleTimer);
     if (worker) return worker;
     workerThreads ??= require('node:worker_threads') as typeof WorkerThreads;
-    const running = new workerThreads.Worker(WORKER_FILE);
+    const running = new workerThreads.Worker(WORKER_FILE, { workerData: { serverBusy: busy.buffer } satisfies EstimateWorkerData });
     // The worker never keeps the server alive: an editor that closes the server's input ends it.
     running.unref();
     running.on('message', (reply: EstimateWorkerReply) => {
@@ -86,18 +109,44 @@ export function estimateWorker(): EstimateWorker | undefined {
     worker = running;
     return running;
   };
+  const post = (request: EstimateWorkerRequest) => {
+    try {
+      started().postMessage(request);
+    } catch (error) {
+      const asked = waiting.get(request.id);
+      waiting.delete(request.id);
+      asked?.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+  const startQueued = () => {
+    clearTimeout(startTimer);
+    clearTimeout(startDeadline);
+    startTimer = startDeadline = undefined;
+    for (const request of queued.splice(0)) post(request);
+  };
   return {
     leakSizes(text, file, lastRead) {
       return new Promise((resolve, reject) => {
         const id = nextId++;
         waiting.set(id, { resolve, reject });
-        try {
-          started().postMessage({ id, text, file, lastRead } satisfies EstimateWorkerRequest);
-        } catch (error) {
-          waiting.delete(id);
-          reject(error instanceof Error ? error : new Error(String(error)));
+        const request = { id, text, file, lastRead } satisfies EstimateWorkerRequest;
+        if (worker) {
+          post(request);
+          return;
         }
+        // Starting the thread (loading its code) cannot pause: it waits until the server has been idle a moment, as
+        // the estimate's steps do, and for a while at most.
+        queued.push(request);
+        if (!serverIsBusy) startTimer ??= setTimeout(startQueued, STARTS_AFTER_IDLE_MS).unref();
+        startDeadline ??= setTimeout(startQueued, MAX_START_DELAY_MS).unref();
       });
+    },
+    serverBusy(isBusy) {
+      serverIsBusy = isBusy;
+      busy.set(isBusy);
+      clearTimeout(startTimer);
+      startTimer = undefined;
+      if (!isBusy && queued.length > 0) startTimer = setTimeout(startQueued, STARTS_AFTER_IDLE_MS).unref();
     },
   };
 }

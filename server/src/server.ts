@@ -160,6 +160,8 @@ export function startServer(connection: Connection, host: Host): void {
   const forget = (uri: string, cells?: readonly string[]) => {
     pending.get(uri)?.dispose();
     pending.delete(uri);
+    // Its scheduled analysis will not run.
+    analysisDone(uri);
     releaseTreeTimers.get(uri)?.dispose();
     releaseTreeTimers.delete(uri);
     for (const feature of FEATURES) feature.closed?.(uri);
@@ -422,13 +424,33 @@ export function startServer(connection: Connection, host: Host): void {
     }, RELEASE_UNEDITED_TREE_AFTER_MS));
   };
 
+  /**
+   * The documents whose analysis is scheduled or running: meanwhile the estimate worker pauses its estimate, so that
+   * it never takes the CPU from the diagnostics (busy-signal.ts).
+   */
+  const analysing = new Set<string>();
+  const analysisAwaited = (uri: string) => {
+    analysing.add(uri);
+    host.estimateWorker?.serverBusy(true);
+  };
+  const analysisDone = (uri: string) => {
+    // Another change came meanwhile: its analysis is scheduled.
+    if (pending.has(uri)) return;
+    analysing.delete(uri);
+    if (analysing.size === 0) host.estimateWorker?.serverBusy(false);
+  };
+
   /** Queues the analysis of a document's current version now (one that was scheduled is not run again). */
   const analyseNow = (uri: string) => {
     pending.get(uri)?.dispose();
     pending.delete(uri);
     return enqueue(uri, async () => {
-      const state = documents.get(uri);
-      if (state) await publish(state);
+      try {
+        const state = documents.get(uri);
+        if (state) await publish(state);
+      } finally {
+        analysisDone(uri);
+      }
     });
   };
 
@@ -440,6 +462,7 @@ export function startServer(connection: Connection, host: Host): void {
 
   /** Re-analysis runs once the burst of changes read together has been applied (coalesced, not timed). */
   const schedule = (uri: string) => {
+    analysisAwaited(uri);
     pending.get(uri)?.dispose();
     // setImmediate in Node (after the messages already read); a microtask in a web worker.
     pending.set(uri, RAL().timer.setImmediate(() => void analyseNow(uri)));

@@ -1,10 +1,12 @@
 // The built server's estimate worker (dist/estimate-worker.js): the leak sizes of a script, computed on a thread of
-// their own, and not computed again for a version whose code is the same as the last one's (an edit in a comment).
+// their own, and not computed again for a version whose code is the same as the last one's (an edit in a comment);
+// paused while the server computes diagnostics (busy-signal.ts).
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { after, before, test } from 'node:test';
-import type { EstimatedSizes, EstimateWorkerReply, EstimateWorkerRequest } from '../../server/src/node-estimate-worker';
+import { BusySignal } from '../../server/src/busy-signal';
+import type { EstimatedSizes, EstimateWorkerData, EstimateWorkerReply, EstimateWorkerRequest } from '../../server/src/node-estimate-worker';
 import { repoRoot } from '../helpers/analysis';
 
 let worker: Worker;
@@ -60,4 +62,35 @@ test('the worker sizes the leaks of a script and says what its estimate read', a
 test('a script whose model the estimator cannot read has no sizes, and a broken one no error', async () => {
   assert.equal((await ask('import torch\nmodel = make_model()\nfor b in loader:\n    model(b)\n')).table, undefined);
   assert.equal((await ask('def f(:\n  )))\x00')).table, undefined);
+});
+
+test('the worker gives way while the server is busy, and estimates once it has been idle a moment', async () => {
+  const signal = new BusySignal();
+  const busyWorker = new Worker(path.join(repoRoot, 'dist', 'estimate-worker.js'), { workerData: { serverBusy: signal.buffer } satisfies EstimateWorkerData });
+  try {
+    const answered = new Promise<number>((resolve) => busyWorker.once('message', () => resolve(performance.now())));
+    signal.set(true);
+    busyWorker.postMessage({ id: 0, text: SCRIPT, file: '' } satisfies EstimateWorkerRequest);
+    // Long enough for the estimate of this small script (a few milliseconds once the worker has loaded).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const idleAt = performance.now();
+    signal.set(false);
+    const at = await answered;
+    assert.ok(at >= idleAt, 'no answer while the server was busy');
+  } finally {
+    await busyWorker.terminate();
+  }
+});
+
+test('a worker that waits on a busy server stops waiting at its deadline', () => {
+  const signal = new BusySignal();
+  signal.set(true);
+  const start = Date.now();
+  signal.waitWhileBusy(50, start + 200);
+  assert.ok(Date.now() - start >= 190, 'waited until the deadline');
+  // An idle server: no wait at all.
+  signal.set(false);
+  const idleStart = Date.now();
+  signal.waitWhileBusy(50, idleStart + 10_000);
+  assert.ok(Date.now() - idleStart < 50);
 });

@@ -22,6 +22,7 @@ test('a document without a tree-sitter tree asks the estimate worker for its lea
         asked.push(text);
         return { read: String(asked.length) };
       },
+      serverBusy: () => undefined,
     },
   });
   try {
@@ -67,6 +68,60 @@ test('a document without a tree-sitter tree asks the estimate worker for its lea
     assert.equal(modelsBuilt, 0);
     leakSizes.closed!(uri);
   } finally {
+    setHost(previousHost);
+  }
+});
+
+test('edits typed while the first estimate runs ask for newer sizes once typing pauses, not as soon as it answers', async () => {
+  const asked: string[] = [];
+  let answerFirst: (() => void) | undefined;
+  const previousHost = host();
+  setHost({
+    ...previousHost,
+    estimateWorker: {
+      leakSizes: (text) => {
+        asked.push(text);
+        // The first estimate (the open's) answers when the test says; the others at once.
+        return asked.length === 1 ? new Promise((resolve) => (answerFirst = () => resolve({ read: '1' }))) : Promise.resolve({ read: String(asked.length) });
+      },
+      serverBusy: () => undefined,
+    },
+  });
+  const uri = 'file:///work/typing.py';
+  try {
+    const documents = new DocumentStore();
+    let state = await documents.open(uri, 1, SCRIPT);
+    const context = {
+      connection: {} as Connection,
+      documents,
+      ready: async () => documents.get(uri),
+      modelOf: (current) => documents.modelOf(current),
+      settingsFor: async () => DEFAULT_SETTINGS,
+      locale: () => undefined,
+      openDocuments: () => [uri],
+      reanalyze: () => undefined,
+      analysisOptionsFor: async () => ({}),
+    } satisfies ServerContext;
+    leakSizes.register(context);
+    const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    leakSizes.analysisOptions!(state, DEFAULT_SETTINGS);
+    leakSizes.published!(state);
+    await settle(20);
+    assert.equal(asked.length, 1);
+    // Keystrokes while the open's estimate runs, the last one just before it answers.
+    for (let version = 2; version <= 4; version++) {
+      state = (await documents.change(uri, version, [{ range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } }, text: version % 2 ? 'l' : 'L' }]))!;
+      leakSizes.analysisOptions!(state, DEFAULT_SETTINGS);
+      leakSizes.published!(state);
+      await settle(20);
+    }
+    answerFirst!();
+    await settle(50);
+    assert.equal(asked.length, 1, 'typing goes on: no new estimate yet');
+    await settle(400);
+    assert.deepEqual(asked.slice(1), [state.text], 'once typing paused, the sizes of the last version');
+  } finally {
+    leakSizes.closed!(uri);
     setHost(previousHost);
   }
 });

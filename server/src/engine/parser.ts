@@ -46,10 +46,14 @@ export async function pythonParser(): Promise<Parser> {
   return sharedParser;
 }
 
-/** Parses a whole file (CLI, tests). Returns undefined only if tree-sitter gives up. */
-export async function parsePython(text: string, previous?: Tree): Promise<Tree | undefined> {
+/**
+ * Parses a whole file (CLI, tests). Returns undefined only if tree-sitter gives up. `progress` is called every few
+ * hundred parse steps (a 20,000-line file: a few thousand times): the estimate worker pauses there while the server
+ * is busy (busy-signal.ts).
+ */
+export async function parsePython(text: string, previous?: Tree, progress?: () => void): Promise<Tree | undefined> {
   const parser = await pythonParser();
-  return parser.parse(parseableText(text), previous) ?? undefined;
+  return parser.parse(parseableText(text), previous, progress ? { progressCallback: progress } : undefined) ?? undefined;
 }
 
 let loadedLanguage: Language | undefined;

@@ -97,8 +97,9 @@ const refreshNeeded = new WeakMap<DocumentState, string>();
 function refreshLater(serverContext: ServerContext, state: DocumentState): void {
   const pending = refreshTimers.get(state.uri);
   if (pending) clearTimeout(pending);
-  // A document just opened has no sizes at all: nothing is being typed, its estimate starts at once.
-  const delay = tables.has(state) ? REFRESH_AFTER_MS : 0;
+  // A document just opened has no sizes at all: nothing is being typed, its estimate starts at once (edits that
+  // come while it runs are typing: they wait for a pause, as all later ones do).
+  const delay = tables.has(state) || refreshing.has(state.uri) ? REFRESH_AFTER_MS : 0;
   refreshTimers.set(state.uri, setTimeout(() => {
     refreshTimers.delete(state.uri);
     void refresh(serverContext, state.uri);
@@ -136,7 +137,10 @@ async function refresh(serverContext: ServerContext, uri: string): Promise<void>
     if (sizesKey(sizesFrom(entry, version)) !== usedKey) serverContext.reanalyze(uri);
   } finally {
     refreshing.delete(uri);
-    if (run.again) void refresh(serverContext, uri);
+    // A pause in typing asked for newer sizes meanwhile: asked for now, unless typing has resumed since (a timer is
+    // set again), which asks once it pauses; asked at once, the document's text was copied to the worker, and the
+    // sizes that came back analysed it again, in the middle of a burst of keystrokes.
+    if (run.again && !refreshTimers.has(uri)) void refresh(serverContext, uri);
   }
 }
 
