@@ -24,6 +24,7 @@ import { Bindings, callArguments, stringValue, toPy, type PyValue } from './pyth
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { forwardsAtBackward, type ForwardsAtBackward } from './forwards-at-backward';
 import { withAudioConfig } from './speech';
+import { AST_MODEL_CLASS, astFromConfig, hierarchicalFromConfig, HIERARCHICAL_MODEL_CLASS } from './hf-vision-configs';
 import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors';
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
 import { sparseAdjacency, type SparseAdjacency } from './sparse-adjacency';
@@ -802,6 +803,31 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
         detected.model = { name: typeof id === 'string' ? id : 'SegformerConfig(...)', source: typeof id === 'string' ? 'catalog' : 'from-config', line,
           spec: build(512), rebuildAt: build, defaultWeightDtype: 'fp32' };
         hubModelCall = call;
+        continue;
+      }
+    }
+    // Swin, ConvNeXt (V1, V2) and AST built from their config classes (see hf-vision-configs).
+    if ((HIERARCHICAL_MODEL_CLASS.test(name) || AST_MODEL_CLASS.test(name)) && !notRun && !detected.model) {
+      const configValue = bindings.value(kw.get('config') ?? pos[0]);
+      if (configValue?.kind === 'object' && configValue.role === 'hf-config') {
+        const config = `${configValue.typeName}(...)`;
+        const net = HIERARCHICAL_MODEL_CLASS.test(name) ? hierarchicalFromConfig(configValue.typeName, name, configValue.attrs) : undefined;
+        const ast = configValue.typeName === 'ASTConfig' ? astFromConfig(name, configValue.attrs) : undefined;
+        const found = net ?? ast;
+        if (net && 'build' in net) {
+          detected.model = { name: config, source: 'from-config', line, spec: net.build(net.imageSize), rebuildAt: net.build, defaultWeightDtype: 'fp32', nativeImageSize: net.imageSize };
+          hubModelCall = call;
+          continue;
+        }
+        if (ast && 'kind' in ast) {
+          const model: DetectedModel = { name: config, source: 'from-config', line, spec: ast, defaultWeightDtype: 'fp32' };
+          hubModels.push({ model, call });
+          [detected.model, hubModelCall] = [model, call];
+          continue;
+        }
+        if (found && 'undetermined' in found) detected.unresolved ??= { line, reason: t('the model configuration\'s {0} is not a value the script determines', found.undetermined) };
+        else if (found && 'unmodelled' in found) detected.unresolved ??= { line, reason: t('the model is built from {0} with {1} set, an option the estimator does not model', configValue.typeName, found.unmodelled) };
+        else detected.unresolved ??= { line, reason: t('the model is built from {0}, a configuration class the estimator does not model', configValue.typeName) };
         continue;
       }
     }
