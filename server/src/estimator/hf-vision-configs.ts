@@ -63,7 +63,7 @@ function configLabels(attrs: ReadonlyMap<string, Value>, read: Read): number | u
  * h200.json): timm's and torchvision's counts less the head's missing classes.
  */
 export function hierarchicalFromConfig(configClass: string, modelClass: string, attrs: ReadonlyMap<string, Value>): HierarchicalConfigModel | ConfigGap | undefined {
-  const family = /^(Swin|ConvNext|ConvNextV2)/.exec(modelClass)?.[1];
+  const family = /^(Swin|ConvNextV2|ConvNext)/.exec(modelClass)?.[1];
   if (!family || configClass !== `${family}Config`) return undefined;
   const gaps: string[] = [];
   const read = reader(attrs, gaps);
