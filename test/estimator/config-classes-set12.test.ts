@@ -137,3 +137,26 @@ test('ASTConfig: a ViT over the spectrogram\'s overlapping patches and two prefi
     'torch.randn(16, 1024, 128, device="cuda")', '(torch.rand(16, 50, device="cuda") < 0.1).float()'), '/tmp/ast_config_narrow.py');
   assert.equal(narrow.detected.parameters, parameters(384, 6, 1536, 12 * 101, 50));
 });
+
+test('DeiTConfig: ViT-B with a distillation token; one classifier, a second on the teacher class; ViTModel and DeiTModel keep their pooler', async () => {
+  const build = (config: string, cls: string, options = ''): string => [
+    'import torch',
+    `from transformers import ${config}, ${cls}`,
+    `model = ${cls}(${config}(${options})).cuda()`,
+    'optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)',
+    'for step in range(3):',
+    `    loss = model(pixel_values=${IMAGES})[0].float().mean()`,
+    '    optimizer.zero_grad()', '    loss.backward()', '    optimizer.step()',
+  ].join('\n');
+  const count = async (config: string, cls: string, options = ''): Promise<number | undefined> =>
+    (await estimateText(build(config, cls, options), `/tmp/${cls}.py`)).detected.parameters;
+  // ViT-B/16 at 224: 86,567,656 with 1,000 labels (google/vit-base-patch16-224); DeiT adds a token and its position.
+  const vit = 86_567_656;
+  assert.equal(await count('ViTConfig', 'ViTForImageClassification', 'num_labels=1000'), vit);
+  assert.equal(await count('DeiTConfig', 'DeiTForImageClassification', 'num_labels=1000'), vit + 2 * 768);
+  // With the teacher's head: timm's deit_base_distilled_patch16_224, 87,338,192.
+  assert.equal(await count('DeiTConfig', 'DeiTForImageClassificationWithTeacher', 'num_labels=1000'), 87_338_192);
+  // The base models: no classifier, a 768 x 768 pooler (google/vit-base-patch16-224-in21k: 86,389,248).
+  assert.equal(await count('ViTConfig', 'ViTModel'), 86_389_248);
+  assert.equal(await count('DeiTConfig', 'DeiTModel'), 86_389_248 + 2 * 768);
+});

@@ -255,7 +255,7 @@ export interface DetectedConfig {
   sequentialPhases?: Located<string[]> & { unsized?: string[] };
 }
 
-const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|ForMultipleChoice|ForCTC|ForPreTraining|Model|ForSeq2SeqLM))$/;
+const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification(WithTeacher)?|ForTokenClassification|ForQuestionAnswering|ForMultipleChoice|ForCTC|ForPreTraining|Model|ForSeq2SeqLM))$/;
 
 // Patterns the loop over every call tests: constants, since a regular expression literal is a new object each time it runs.
 const WHITESPACE = /\s+/g;
@@ -331,6 +331,11 @@ function withClassHead(spec: TransformerSpec, className: string): TransformerSpe
   if (className === ELECTRA_DISCRIMINATOR) return { ...spec, numLabels: 1, pooler: true };
   // ElectraClassificationHead: a dense layer over the first token, then the classifier (counted as a pooler's).
   if (className === 'ElectraForSequenceClassification') return { ...spec, pooler: true };
+  // ViTModel and DeiTModel add their pooler (a dense layer and tanh over the class token) by default; the image
+  // classifiers build theirs without it. DeiTForImageClassification classifies the class token alone; the
+  // ...WithTeacher class has a second classifier on the distillation token.
+  if (/^(ViT|DeiT)Model$/.test(className)) return { ...spec, pooler: true };
+  if (/^(ViT|DeiT)ForImageClassification$/.test(className)) return { ...spec, pooler: false, ...(className.startsWith('DeiT') ? { singleClassifier: true } : {}) };
   return spec;
 }
 
@@ -425,6 +430,8 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     AlbertConfig: 'albert-xxlarge-v2',
     // CLIPConfig's defaults are ViT-B/32's towers (CLIPTextConfig and CLIPVisionConfig defaults, projection_dim 512).
     CLIPConfig: 'openai/clip-vit-base-patch32', ViTMAEConfig: 'facebook/vit-mae-base',
+    // DeiTConfig's defaults are ViTConfig's (ViT-B/16 at 224) with a distillation token beside the class token.
+    DeiTConfig: 'google/vit-base-patch16-224',
     // DeBERTa-v3 is DebertaV2Config with relative attention (see debertaV3Shape); ELECTRA is BERT's layers under
     // embeddings of their own width.
     DebertaV2Config: 'microsoft/deberta-v3-base', ElectraConfig: 'bert-base-uncased',
@@ -444,6 +451,7 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     ...(className === 'MBartConfig' ? { vocab: 50265 } : {}),
     // PegasusConfig: Marian's sinusoidal tables under pre-LN layers (a final norm on each stack), BART-large's sizes.
     // DebertaV2Config's defaults are DeBERTa-v2-xlarge's sizes.
+    ...(className === 'DeiTConfig' ? { prefixTokens: 2 } : {}),
     ...(className === 'DebertaV2Config' ? { hidden: 1536, layers: 24, heads: 24, kvHeads: 24, headDim: 64, intermediate: 6144 } : {}),
     // ElectraConfig's defaults are ELECTRA-small's discriminator; ElectraModel has no pooler.
     ...(className === 'ElectraConfig' ? { hidden: 256, layers: 12, heads: 4, kvHeads: 4, headDim: 64, intermediate: 1024, pooler: false, task: 'masked-lm' as const } : {}),

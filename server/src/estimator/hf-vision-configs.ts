@@ -132,7 +132,7 @@ export function astFromConfig(modelClass: string, attrs: ReadonlyMap<string, Val
   const dropout = (key: string): boolean => (read.number(key, 0) ?? 0) > 0;
   const classifier = /ForAudioClassification$/.test(modelClass);
   return makeSpec('vit', {
-    hidden, layers, heads, intermediate, vocab: 0, maxPositions: frequencyPatches * timePatches + 2, patchSize: patch, prefixTokens: 2,
+    hidden, layers, heads, intermediate, vocab: 0, maxPositions: frequencyPatches * timePatches + 2, patchSize: patch, prefixTokens: 2, singleClassifier: true,
     spectrogram: { frames, melBins, patches: frequencyPatches * timePatches }, numLabels: labels, task: classifier ? 'image-cls' : 'base',
     hiddenDropout: dropout('hidden_dropout_prob'), attnDropout: dropout('attention_probs_dropout_prob'), storedDtype: 'fp32',
   });

@@ -177,7 +177,7 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
   } else if (s.task === 'seq-cls' || s.task === 'image-cls') {
     const extra = s.family === 'distilbert' || s.family === 'deberta' ? h * h + h : 0; // pre_classifier / pooler dense
     // A distilled DeiT has a second classifier (head_dist) on its distillation token; AST's LayerNorm before its one.
-    const classifiers = s.family === 'vit' && (s.prefixTokens ?? 1) > 1 && !s.spectrogram ? 2 : 1;
+    const classifiers = s.family === 'vit' && (s.prefixTokens ?? 1) > 1 && !s.singleClassifier ? 2 : 1;
     head += extra + classifiers * (h * s.numLabels + s.numLabels) + (s.spectrogram ? normParams(s) : 0);
     headCast += extra + classifiers * h * s.numLabels;
   }

@@ -90,6 +90,11 @@ export interface TransformerSpec {
    * with its own classifier, whose output is averaged with the class token's). Absent: the class token alone.
    */
   prefixTokens?: number;
+  /**
+   * Two prefix tokens and one classifier: transformers' DeiTForImageClassification classifies the class token alone,
+   * AST the mean of both (behind a LayerNorm).
+   */
+  singleClassifier?: boolean;
   /** timm's `no_embed_class` (DeiT-III): the position table covers the patches only, not the prefix tokens. */
   positionsWithoutPrefix?: boolean;
   /**
