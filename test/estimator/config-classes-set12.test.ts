@@ -160,3 +160,22 @@ test('DeiTConfig: ViT-B with a distillation token; one classifier, a second on t
   assert.equal(await count('ViTConfig', 'ViTModel'), 86_389_248);
   assert.equal(await count('DeiTConfig', 'DeiTModel'), 86_389_248 + 2 * 768);
 });
+
+test('ResNetConfig: torchvision\'s ResNet at its widths (ResNet-50 by default, "basic" layers for ResNet-18/34); other widths are said to be unmodelled', async () => {
+  const imports = 'from transformers import ResNetConfig, ResNetForImageClassification';
+  const build = (options: string): string[] => [`model = ResNetForImageClassification(ResNetConfig(${options})).cuda()`];
+  // microsoft/resnet-50 and torchvision's resnet50: 25,557,032 with 1,000 labels; resnet18: 11,689,512.
+  const r50 = await estimateText(script(imports, build('num_labels=1000'), IMAGES), '/tmp/resnet_config_50.py');
+  assert.equal(r50.detected.model.source, 'from-config');
+  assert.equal(r50.detected.parameters, 25_557_032);
+  const r18 = await estimateText(script(imports, build('layer_type="basic", depths=[2, 2, 2, 2], hidden_sizes=[64, 128, 256, 512], num_labels=1000'), IMAGES),
+    '/tmp/resnet_config_18.py');
+  assert.equal(r18.detected.parameters, 11_689_512);
+  assert.ok(r18.peakAllocated! < r50.peakAllocated!);
+  // Ten classes: the head's 2,048 x 990 weights and 990 biases fewer.
+  const ten = await estimateText(script(imports, build('num_labels=10'), IMAGES), '/tmp/resnet_config_10.py');
+  assert.equal(ten.detected.parameters, 25_557_032 - 990 * 2049);
+  const narrow = await estimateText(script(imports, build('hidden_sizes=[128, 256, 512, 1024], num_labels=10'), IMAGES), '/tmp/resnet_config_narrow.py');
+  assert.equal(narrow.detected.model.source, 'unresolved');
+  assert.match(narrow.unresolved?.reason ?? '', /hidden_sizes/);
+});

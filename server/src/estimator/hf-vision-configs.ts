@@ -2,12 +2,12 @@
 // `ConvNextConfig(...)`, `ASTConfig(...)`): the config's fields over the class's own defaults, mapped onto the
 // networks the catalog already models (the same layers transformers' modelling code builds).
 import { makeSpec } from './catalog/models';
-import { convnext, convnextV2, swin } from './catalog/vision';
+import { convnext, convnextV2, resnet, swin } from './catalog/vision';
 import type { LayerNetSpec, TransformerSpec } from './types';
 import type { Value } from '../engine/program/values';
 
 /** The configuration classes whose models are layer nets here, and the model classes built from them. */
-export const HIERARCHICAL_MODEL_CLASS = /^(Swin|ConvNext|ConvNextV2)(ForImageClassification|Model)$/;
+export const HIERARCHICAL_MODEL_CLASS = /^((Swin|ConvNext|ConvNextV2)(ForImageClassification|Model)|ResNetForImageClassification)$/;
 
 /** The AST classes (ASTConfig). */
 export const AST_MODEL_CLASS = /^AST(ForAudioClassification|Model)$/;
@@ -55,7 +55,7 @@ function configLabels(attrs: ReadonlyMap<string, Value>, read: Read): number | u
 }
 
 /**
- * SwinConfig, ConvNextConfig and ConvNextV2Config over their defaults (Swin-T: embed_dim 96, depths [2, 2, 6, 2],
+ * SwinConfig, ConvNextConfig, ConvNextV2Config (and ResNetConfig, see resnetFromConfig) over their defaults (Swin-T: embed_dim 96, depths [2, 2, 6, 2],
  * heads [3, 6, 12, 24], 7x7 windows; ConvNeXt-T: hidden_sizes [96, 192, 384, 768], depths [3, 3, 9, 3]; patch 4,
  * 3 channels, 224 px). `…ForImageClassification` adds a classifier (Identity for num_labels 0); `…Model` ends at
  * the pooled, normalised features. Parameters: SwinForImageClassification with swin_s's sizes and 365 labels is
@@ -63,7 +63,7 @@ function configLabels(attrs: ReadonlyMap<string, Value>, read: Read): number | u
  * h200.json): timm's and torchvision's counts less the head's missing classes.
  */
 export function hierarchicalFromConfig(configClass: string, modelClass: string, attrs: ReadonlyMap<string, Value>): HierarchicalConfigModel | ConfigGap | undefined {
-  const family = /^(Swin|ConvNextV2|ConvNext)/.exec(modelClass)?.[1];
+  const family = /^(Swin|ConvNextV2|ConvNext|ResNet)/.exec(modelClass)?.[1];
   if (!family || configClass !== `${family}Config`) return undefined;
   const gaps: string[] = [];
   const read = reader(attrs, gaps);
@@ -83,6 +83,10 @@ export function hierarchicalFromConfig(configClass: string, modelClass: string, 
     if (absolute?.kind === 'bool' && absolute.value) return { unmodelled: 'use_absolute_embeddings' };
     if (depths && heads && depths.length !== heads.length) return { unmodelled: 'num_heads' };
     if (embed !== undefined && depths && heads && window !== undefined) build = swin(depths, embed, heads, window, options);
+  } else if (family === 'ResNet') {
+    const resnetBuild = resnetFromConfig(attrs, read);
+    if (resnetBuild && 'unmodelled' in resnetBuild) return resnetBuild;
+    build = resnetBuild;
   } else {
     const dims = read.numbers('hidden_sizes', [96, 192, 384, 768]);
     const depths = read.numbers('depths', [3, 3, 9, 3]);
@@ -96,6 +100,32 @@ export function hierarchicalFromConfig(configClass: string, modelClass: string, 
   if (gaps.length > 0 || !build || labels === undefined || imageSize === undefined) return { undetermined: gaps[0] ?? 'num_labels' };
   const make = build;
   return { build: (size) => make(size, labels), imageSize };
+}
+
+/**
+ * ResNetConfig (microsoft/resnet-*): torchvision's ResNet (a 7x7 stem of embedding_size 64 and a max pool, the
+ * stride on each stage's first 3x3, a 1x1 projection where the shape changes), at the torchvision widths only:
+ * hidden_sizes [256, 512, 1024, 2048] for layer_type "bottleneck" (the defaults, ResNet-50), [64, 128, 256, 512]
+ * for "basic". ResNetForImageClassification has torchvision's parameters (microsoft/resnet-50: 25,557,032).
+ */
+function resnetFromConfig(attrs: ReadonlyMap<string, Value>, read: Read): ((imageSize: number, numClasses: number) => LayerNetSpec) | { unmodelled: string } | undefined {
+  const type = attrs.get('layer_type');
+  const bottleneck = type?.kind === 'string' ? type.value === 'bottleneck' : true;
+  if (type !== undefined && (type.kind !== 'string' || !['basic', 'bottleneck'].includes(type.value))) return { unmodelled: 'layer_type' };
+  const depths = read.numbers('depths', [3, 4, 6, 3]);
+  const widths = read.numbers('hidden_sizes', [256, 512, 1024, 2048]);
+  const stem = read.number('embedding_size', 64);
+  const channels = read.number('num_channels', 3);
+  if (!depths || !widths || stem === undefined || channels === undefined) return undefined;
+  const torchvision = [64, 128, 256, 512].map((width) => (bottleneck ? 4 * width : width));
+  if (depths.length !== 4 || widths.join() !== torchvision.join()) return { unmodelled: 'hidden_sizes' };
+  if (stem !== 64) return { unmodelled: 'embedding_size' };
+  if (channels !== 3) return { unmodelled: 'num_channels' };
+  for (const key of ['downsample_in_first_stage', 'downsample_in_bottleneck']) {
+    const value = attrs.get(key);
+    if (value?.kind === 'bool' && value.value) return { unmodelled: key };
+  }
+  return (imageSize, numClasses) => resnet(depths, bottleneck, imageSize, numClasses);
 }
 
 /**

@@ -60,7 +60,7 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
   return third;
 }
 
-function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
+export function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
   options: VisionOptions = {}): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
   resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite, undefined, options.resnetStem);
