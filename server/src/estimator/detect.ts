@@ -25,6 +25,7 @@ import { Bindings, callArguments, stringValue, toPy, type PyValue } from './pyth
 import { keptOutputSites, type KeptOutputSite } from './kept-outputs';
 import { forwardsAtBackward, type ForwardsAtBackward } from './forwards-at-backward';
 import { withAudioConfig } from './speech';
+import { AST_MODEL_CLASS, astFromConfig, hierarchicalFromConfig, HIERARCHICAL_MODEL_CLASS } from './hf-vision-configs';
 import { imageExtent, waveformSamples, type ImageExtent } from './sample-tensors';
 import { sampleArguments, sampleFields, type SampleShape } from './dataset-samples';
 import { sparseAdjacency, type SparseAdjacency } from './sparse-adjacency';
@@ -263,7 +264,7 @@ export interface DetectedConfig {
   sequentialPhases?: Located<string[]> & { unsized?: string[] };
 }
 
-const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification|ForTokenClassification|ForQuestionAnswering|ForMultipleChoice|ForCTC|ForPreTraining|Model|ForSeq2SeqLM))$/;
+const HF_MODEL_CLASS = /(^|\.)(Auto\w*|\w+(ForCausalLM|LMHeadModel|ForSequenceClassification|ForMaskedLM|ForConditionalGeneration|ForImageClassification(WithTeacher)?|ForTokenClassification|ForQuestionAnswering|ForMultipleChoice|ForCTC|ForPreTraining|Model|ForSeq2SeqLM))$/;
 
 // Patterns the loop over every call tests: constants, since a regular expression literal is a new object each time it runs.
 const WHITESPACE = /\s+/g;
@@ -339,6 +340,11 @@ function withClassHead(spec: TransformerSpec, className: string): TransformerSpe
   if (className === ELECTRA_DISCRIMINATOR) return { ...spec, numLabels: 1, pooler: true };
   // ElectraClassificationHead: a dense layer over the first token, then the classifier (counted as a pooler's).
   if (className === 'ElectraForSequenceClassification') return { ...spec, pooler: true };
+  // ViTModel and DeiTModel add their pooler (a dense layer and tanh over the class token) by default; the image
+  // classifiers build theirs without it. DeiTForImageClassification classifies the class token alone; the
+  // ...WithTeacher class has a second classifier on the distillation token.
+  if (/^(ViT|DeiT)Model$/.test(className)) return { ...spec, pooler: true };
+  if (/^(ViT|DeiT)ForImageClassification$/.test(className)) return { ...spec, pooler: false, ...(className.startsWith('DeiT') ? { singleClassifier: true } : {}) };
   return spec;
 }
 
@@ -433,6 +439,8 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     AlbertConfig: 'albert-xxlarge-v2',
     // CLIPConfig's defaults are ViT-B/32's towers (CLIPTextConfig and CLIPVisionConfig defaults, projection_dim 512).
     CLIPConfig: 'openai/clip-vit-base-patch32', ViTMAEConfig: 'facebook/vit-mae-base',
+    // DeiTConfig's defaults are ViTConfig's (ViT-B/16 at 224) with a distillation token beside the class token.
+    DeiTConfig: 'google/vit-base-patch16-224',
     // DeBERTa-v3 is DebertaV2Config with relative attention (see debertaV3Shape); ELECTRA is BERT's layers under
     // embeddings of their own width.
     DebertaV2Config: 'microsoft/deberta-v3-base', ElectraConfig: 'bert-base-uncased',
@@ -452,6 +460,7 @@ function specFromConfigCall(className: string, attrs: Map<string, Value>): Trans
     ...(className === 'MBartConfig' ? { vocab: 50265 } : {}),
     // PegasusConfig: Marian's sinusoidal tables under pre-LN layers (a final norm on each stack), BART-large's sizes.
     // DebertaV2Config's defaults are DeBERTa-v2-xlarge's sizes.
+    ...(className === 'DeiTConfig' ? { prefixTokens: 2 } : {}),
     ...(className === 'DebertaV2Config' ? { hidden: 1536, layers: 24, heads: 24, kvHeads: 24, headDim: 64, intermediate: 6144 } : {}),
     // ElectraConfig's defaults are ELECTRA-small's discriminator; ElectraModel has no pooler.
     ...(className === 'ElectraConfig' ? { hidden: 256, layers: 12, heads: 4, kvHeads: 4, headDim: 64, intermediate: 1024, pooler: false, task: 'masked-lm' as const } : {}),
@@ -815,6 +824,31 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
         detected.model = { name: typeof id === 'string' ? id : 'SegformerConfig(...)', source: typeof id === 'string' ? 'catalog' : 'from-config', line,
           spec: build(512), rebuildAt: build, defaultWeightDtype: 'fp32' };
         hubModelCall = call;
+        continue;
+      }
+    }
+    // Swin, ConvNeXt (V1, V2) and AST built from their config classes (see hf-vision-configs).
+    if ((HIERARCHICAL_MODEL_CLASS.test(name) || AST_MODEL_CLASS.test(name)) && !notRun && !detected.model) {
+      const configValue = bindings.value(kw.get('config') ?? pos[0]);
+      if (configValue?.kind === 'object' && configValue.role === 'hf-config') {
+        const config = `${configValue.typeName}(...)`;
+        const net = HIERARCHICAL_MODEL_CLASS.test(name) ? hierarchicalFromConfig(configValue.typeName, name, configValue.attrs) : undefined;
+        const ast = configValue.typeName === 'ASTConfig' ? astFromConfig(name, configValue.attrs) : undefined;
+        const found = net ?? ast;
+        if (net && 'build' in net) {
+          detected.model = { name: config, source: 'from-config', line, spec: net.build(net.imageSize), rebuildAt: net.build, defaultWeightDtype: 'fp32', nativeImageSize: net.imageSize };
+          hubModelCall = call;
+          continue;
+        }
+        if (ast && 'kind' in ast) {
+          const model: DetectedModel = { name: config, source: 'from-config', line, spec: ast, defaultWeightDtype: 'fp32' };
+          hubModels.push({ model, call });
+          [detected.model, hubModelCall] = [model, call];
+          continue;
+        }
+        if (found && 'undetermined' in found) detected.unresolved ??= { line, reason: t('the model configuration\'s {0} is not a value the script determines', found.undetermined) };
+        else if (found && 'unmodelled' in found) detected.unresolved ??= { line, reason: t('the model is built from {0} with {1} set, an option the estimator does not model', configValue.typeName, found.unmodelled) };
+        else detected.unresolved ??= { line, reason: t('the model is built from {0}, a configuration class the estimator does not model', configValue.typeName) };
         continue;
       }
     }

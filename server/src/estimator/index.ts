@@ -246,7 +246,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   }
   const spec = model.spec;
   const isText = spec.kind === 'transformer' ? spec.family !== 'vit' : spec.input.kind === 'tokens';
-  const isImage = spec.kind === 'transformer' ? spec.family === 'vit' || spec.family === 'clip' : spec.input.kind === 'image';
+  const isImage = spec.kind === 'transformer' ? (spec.family === 'vit' && !spec.spectrogram) || spec.family === 'clip' : spec.input.kind === 'image';
 
   const how: TrainingConfig['how'] = { batchSize: detected.batchSize?.how, seqLen: detected.seqLen?.how, targetLen: detected.targetLen?.how, imageSize: detected.imageSize?.how };
   let batchSize = detected.batchSize?.value;
@@ -682,7 +682,7 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
   if (cfg.gpus > 1) notes.push(t('NCCL communication buffers are not counted: they live outside PyTorch\'s allocator (nvidia-smi shows them, max_memory_allocated does not)'));
   const spec = cfg.model;
   const isText = spec.kind === 'transformer' ? spec.family !== 'vit' : spec.input.kind === 'tokens';
-  const isImage = spec.kind === 'transformer' ? spec.family === 'vit' || spec.family === 'clip' : spec.input.kind === 'image';
+  const isImage = spec.kind === 'transformer' ? (spec.family === 'vit' && !spec.spectrogram) || spec.family === 'clip' : spec.input.kind === 'image';
   return {
     file,
     detected: {

@@ -203,8 +203,9 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
   // Autocast caches a half copy of every fp32 weight a linear uses; backward keeps them until it is done.
   const weightCopies = mode === 'amp' ? params.castable * 2 : 0;
   const headCopy = mode === 'amp' && (s.task === 'causal-lm' || s.task === 'masked-lm') ? s.vocab * s.hidden * 2 : 0;
-  // Images, an fp32 waveform of seqLen samples (Wav2Vec2), or token ids and labels.
-  const inputs = s.family === 'vit' || s.vision ? cfg.batchSize * 3 * cfg.imageSize ** 2 * FP32
+  // Images, an fp32 spectrogram (AST), an fp32 waveform of seqLen samples (Wav2Vec2), or token ids and labels.
+  const inputs = s.spectrogram ? cfg.batchSize * s.spectrogram.frames * s.spectrogram.melBins * FP32
+    : s.family === 'vit' || s.vision ? cfg.batchSize * 3 * cfg.imageSize ** 2 * FP32
     : s.audio ? cfg.batchSize * cfg.seqLen * FP32 : cfg.batchSize * cfg.seqLen * 8 * 2 +
       // An image-to-text encoder-decoder takes fp32 images besides the labels.
       (s.crossEncoder ? cfg.batchSize * 3 * (s.crossEncoder.imageSize ?? cfg.imageSize) ** 2 * FP32 : 0);

@@ -176,21 +176,22 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     headCast += h * 256 + 256 * s.numLabels;
   } else if (s.task === 'seq-cls' || s.task === 'image-cls') {
     const extra = s.family === 'distilbert' || s.family === 'deberta' ? h * h + h : 0; // pre_classifier / pooler dense
-    // A distilled DeiT has a second classifier (head_dist) on its distillation token.
-    const classifiers = s.family === 'vit' && (s.prefixTokens ?? 1) > 1 ? 2 : 1;
-    head += extra + classifiers * (h * s.numLabels + s.numLabels);
+    // A distilled DeiT has a second classifier (head_dist) on its distillation token; AST's LayerNorm before its one.
+    const classifiers = s.family === 'vit' && (s.prefixTokens ?? 1) > 1 && !s.singleClassifier ? 2 : 1;
+    head += extra + classifiers * (h * s.numLabels + s.numLabels) + (s.spectrogram ? normParams(s) : 0);
     headCast += extra + classifiers * h * s.numLabels;
   }
   castable += headCast;
   if (s.family === 'vit' || s.vision) {
     const v = s.vision ?? s;
-    const patches = ((v.imageSize ?? 224) / (v.patchSize ?? 16)) ** 2;
-    const patchParams = 3 * (v.patchSize ?? 16) ** 2 * v.hidden + (s.family === 'vit' ? v.hidden : 0);
+    const patches = v.spectrogram?.patches ?? ((v.imageSize ?? 224) / (v.patchSize ?? 16)) ** 2;
+    const channels = v.spectrogram ? 1 : 3;
+    const patchParams = channels * (v.patchSize ?? 16) ** 2 * v.hidden + (s.family === 'vit' ? v.hidden : 0);
     if (s.family === 'vit') {
       // The patch convolution, the prefix tokens (class, and distillation) and the position table.
       const prefix = s.prefixTokens ?? 1;
       embedding = patchParams + v.hidden * (prefix + patches + (s.positionsWithoutPrefix ? 0 : prefix));
-      castable += 3 * (v.patchSize ?? 16) ** 2 * v.hidden;
+      castable += channels * (v.patchSize ?? 16) ** 2 * v.hidden;
     }
   }
   let total = embedding + layerTotal + other + head;
@@ -416,7 +417,7 @@ export interface TransformerActivation {
 
 /** Tokens per sample the model sees: the sequence, or the image patches plus the class token. */
 export function tokensPerSample(s: TransformerSpec, seqLen: number, imageSize: number): number {
-  const patches = Math.round((imageSize / (s.patchSize ?? 16)) ** 2);
+  const patches = s.spectrogram?.patches ?? Math.round((imageSize / (s.patchSize ?? 16)) ** 2);
   // ViT-MAE's encoder sees the patches its random masking keeps (int(N * (1 - mask_ratio))) and the class token.
   if (s.family === 'vit' && s.maskRatio !== undefined) return Math.floor(patches * (1 - s.maskRatio)) + 1;
   if (s.family === 'vit') return patches + (s.prefixTokens ?? 1);

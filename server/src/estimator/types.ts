@@ -90,8 +90,18 @@ export interface TransformerSpec {
    * with its own classifier, whose output is averaged with the class token's). Absent: the class token alone.
    */
   prefixTokens?: number;
+  /**
+   * Two prefix tokens and one classifier: transformers' DeiTForImageClassification classifies the class token alone,
+   * AST the mean of both (behind a LayerNorm).
+   */
+  singleClassifier?: boolean;
   /** timm's `no_embed_class` (DeiT-III): the position table covers the patches only, not the prefix tokens. */
   positionsWithoutPrefix?: boolean;
+  /**
+   * AST (ASTConfig): the ViT runs over a spectrogram of `frames` x `melBins` (fp32, one channel), whose overlapping
+   * patches the config fixes whatever the input's size; its two prefix tokens share one classifier, behind a LayerNorm.
+   */
+  spectrogram?: { frames: number; melBins: number; patches: number };
   /**
    * timm's LayerScale on both residual branches of every block (DeiT-III's `init_values`): a per-channel gain, whose
    * multiplication keeps the branch's output for backward.

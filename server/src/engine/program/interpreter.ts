@@ -1061,6 +1061,15 @@ export class ProgramModel {
     for (const [key, value] of body.vars) {
       if (value.kind === 'function') body.vars.set(key, { ...value, closure: scope, owner: cls });
     }
+    // An Enum's class-level values are its members: `Size.SMALL.value` is what was assigned, `.name` the member's
+    // name, and the class's @property getters read them through `self` (`self.value[0]`).
+    if (bases.some((base) => base.kind === 'ref' && ENUM_BASE.test(base.path))) {
+      for (const [key, value] of body.vars) {
+        if (value.kind === 'function' || key.startsWith('_')) continue;
+        const attrs = new Map<string, Value>([['value', value], ['name', { kind: 'string', value: key }]]);
+        body.vars.set(key, { kind: 'object', role: 'instance', typeName: cls.name, cls, attrs, line: node.startPosition.row });
+      }
+    }
   }
 
   // ---- expressions ------------------------------------------------------------------------------------------
@@ -2962,6 +2971,8 @@ function randomBound(path: string, args: Value[], kwargs: Map<string, Value>): N
 /** The leading positional parameters of common torch.nn layers, which scripts read back as attributes. */
 const RECURRENT_ARGUMENTS = ['input_size', 'hidden_size', 'num_layers', 'bias', 'batch_first', 'dropout', 'bidirectional'];
 /** Decorators that make a method a computed attribute. */
+/** The enum module's member-making bases (`class Size(enum.Enum)`, `from enum import IntEnum`). */
+const ENUM_BASE = /^enum\.(Enum|IntEnum|StrEnum|Flag|IntFlag)$/;
 const PROPERTY_DECORATOR = /^(property|(functools\.)?cached_property)$/;
 const CELL_ARGUMENTS = ['input_size', 'hidden_size', 'bias'];
 const CONV_ARGUMENTS = ['in_channels', 'out_channels', 'kernel_size', 'stride', 'padding'];

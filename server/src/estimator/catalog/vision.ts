@@ -65,7 +65,7 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
   return third;
 }
 
-function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
+export function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
   options: VisionOptions = {}, variantD = false): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
   resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite, undefined, options.resnetStem, variantD);
@@ -711,13 +711,26 @@ export function findVideoModel(name: string): VideoModel | undefined {
   return VIDEO_CATALOG.find((m) => m.names.includes(key));
 }
 
-/** ConvNeXt (torchvision and timm): depths and widths per stage. */
-function convnext(depths: number[], dims: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
+/**
+ * How a network built from a Hugging Face config differs from the published one: its patch (the stem's kernel and
+ * stride), input channels, and whether it has a classifier (the `…Model` classes end at the pooled features).
+ */
+export interface HierarchicalOptions {
+  patch?: number;
+  channels?: number;
+  classifier?: boolean;
+  /** ConvNeXt's layer scale (ConvNextConfig's layer_scale_init_value > 0). */
+  layerScale?: boolean;
+}
+
+/** ConvNeXt (torchvision, timm and transformers' ConvNextConfig): depths and widths per stage. */
+export function convnext(depths: number[], dims: number[], options: HierarchicalOptions = {}): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const { patch = 4, channels = 3, classifier = true, layerScale = true } = options;
   return (imageSize, numClasses) => {
-    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    const net = new NetBuilder({ kind: 'image', channels, size: imageSize });
     // torchvision's children: features.0 the stem, then each stage's blocks (features.1, .3, .5, .7) after its
     // downsampling (features.2, .4, .6); timm's features_only returns each stage's output (CONVNEXT_FEATURES).
-    net.part('features.0').conv(dims[0]!, 4, 4, 1, true, 0).layerNorm();
+    net.part('features.0').conv(dims[0]!, patch, patch, 1, true, 0).layerNorm();
     depths.forEach((depth, stage) => {
       if (stage > 0) net.part(`features.${2 * stage}`).layerNorm().conv(dims[stage]!, 2, 2, 1, true, 0);
       net.part(`features.${2 * stage + 1}`);
@@ -726,12 +739,13 @@ function convnext(depths: number[], dims: number[]): (imageSize: number, numClas
         net.beginBlock();
         // 7x7 depthwise conv, LayerNorm, two pointwise linears around a GELU, layer scale (keeps its input).
         net.conv(c, 7, 1, c, true).layerNorm().conv(4 * c, 1, 1, 1, true, 0).activation().conv(c, 1, 1, 1, true, 0).activation();
-        net.parameters += c; // layer-scale gamma
+        if (layerScale) net.parameters += c; // layer-scale gamma
         net.addResidual();
         net.endBlock();
       }
     });
-    net.part('avgpool').globalPool().part('classifier').layerNorm(dims[dims.length - 1]).linear(numClasses);
+    net.part('avgpool').globalPool().part('classifier').layerNorm(dims[dims.length - 1]);
+    if (classifier) net.linear(numClasses);
     return net.build(true);
   };
 }
@@ -742,10 +756,11 @@ const convnextTiny = convnext([3, 3, 9, 3], [96, 192, 384, 768]);
  * timm's ConvNeXt V2: ConvNeXt's stem, downsampling and head; each block a 7x7 depthwise conv, LayerNorm, a
  * pointwise linear to 4C, GELU, global response normalisation and a pointwise linear back, without layer scale.
  */
-function convnextV2(depths: number[], dims: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
+export function convnextV2(depths: number[], dims: number[], options: HierarchicalOptions = {}): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const { patch = 4, channels = 3, classifier = true } = options;
   return (imageSize, numClasses) => {
-    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-    net.part('stem').conv(dims[0]!, 4, 4, 1, true, 0).layerNorm();
+    const net = new NetBuilder({ kind: 'image', channels, size: imageSize });
+    net.part('stem').conv(dims[0]!, patch, patch, 1, true, 0).layerNorm();
     net.part('stages');
     depths.forEach((depth, stage) => {
       if (stage > 0) net.layerNorm().conv(dims[stage]!, 2, 2, 1, true, 0);
@@ -757,7 +772,8 @@ function convnextV2(depths: number[], dims: number[]): (imageSize: number, numCl
         net.endBlock();
       }
     });
-    net.part('head').globalPool().layerNorm(dims[dims.length - 1]).linear(numClasses);
+    net.part('head').globalPool().layerNorm(dims[dims.length - 1]);
+    if (classifier) net.linear(numClasses);
     return net.build(true);
   };
 }
@@ -935,17 +951,23 @@ function pvtV2(depths: number[], dims: number[], mlpRatios: number[]): (imageSiz
 const PVT_V2_FEATURES = ['stages.0', 'stages.1', 'stages.2', 'stages.3'];
 const PVT_V2_WIDE = [64, 128, 320, 512];
 
-/** Swin Transformer (timm `swin_*_patch4_window7_224`, torchvision `swin_t/s/b`): the two build the same network. */
-function swin(depths: number[], embed: number, heads: number[], window = 7): (imageSize: number, numClasses: number) => LayerNetSpec {
+/**
+ * Swin Transformer (timm `swin_*_patch4_window7_224`, torchvision `swin_t/s/b`, transformers' SwinConfig): the three
+ * build the same network (SwinForImageClassification: 49,117,943 parameters for swin_s's sizes and 365 labels, timm's
+ * swin_s less 635 classes of its head; measured, test/gpu/holdout12/results/h200.json).
+ */
+export function swin(depths: number[], embed: number, heads: number[], window = 7, options: HierarchicalOptions = {}): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const { patch = 4, channels = 3, classifier = true } = options;
   return (imageSize, numClasses) => {
-    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
-    // Patch embedding: a 4x4 stride-4 convolution and a LayerNorm (which keeps the convolution's output).
-    net.conv(embed, 4, 4, 1, true, 0).layerNorm();
+    const net = new NetBuilder({ kind: 'image', channels, size: imageSize });
+    // Patch embedding: a patch x patch convolution of that stride and a LayerNorm (which keeps the convolution's output).
+    net.conv(embed, patch, patch, 1, true, 0).layerNorm();
     depths.forEach((depth, stage) => {
       if (stage > 0) net.patchMerging();
       for (let b = 0; b < depth; b++) net.swinBlock(heads[stage]!, window);
     });
-    net.layerNorm().globalPool().linear(numClasses);
+    net.layerNorm().globalPool();
+    if (classifier) net.linear(numClasses);
     return net.build(true);
   };
 }
