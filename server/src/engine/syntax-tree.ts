@@ -1,6 +1,8 @@
-// A plain JavaScript copy of a tree-sitter tree. The rules ask many small questions of the tree (parents, fields,
-// ranges); asked of web-tree-sitter's nodes, each one is a call into WebAssembly and a new wrapper object. One
-// cursor walk per document version copies the tree into these objects, and every later question is a field read.
+// A JavaScript copy of a tree-sitter tree. The rules ask many small questions of the tree (parents, fields, ranges);
+// asked of web-tree-sitter's nodes, each one is a call into WebAssembly and a new wrapper object. One cursor walk per
+// document version copies the tree into a table of numbers (NodeTable), and every later question reads it. A node's
+// object (SyntaxNode) is made when first asked for: a copy of one object per node cost 100 bytes a node of the
+// JavaScript heap, each of which the young-generation collections copied and promoted while the copy was made.
 import type { Language, Point, Tree, TreeCursor } from 'web-tree-sitter';
 import { computeLineStarts, lineIndexAt } from './lines';
 import { PieceText } from './piece-text';
@@ -64,7 +66,7 @@ const HAS_ERROR = 4;
 /** The node's children were given (a root's: its statements lie in placements of their own), not read from its rows. */
 const GIVEN_CHILDREN = 8;
 
-/** Where a row's words lie in a table: the first holds the type id (16 bits), the flags (4) and the field id (12). */
+/** Where a row's words lie in a table: the first holds the type id (16 bits), the flags (4) and the field id (12: a grammar has a few dozen). */
 const KIND = 0;
 const START = 1;
 const END = 2;
