@@ -512,7 +512,10 @@ function rowFrom(rowStarts: readonly number[], from: number, offset: number): nu
 }
 
 /** The rows a walk writes, grown as needed and kept for the next walk; a table takes an exactly sized copy. */
-let scratch = new Int32Array(ROW_WORDS * 4096);
+const SCRATCH_ROWS = 4096;
+let scratch = new Int32Array(ROW_WORDS * SCRATCH_ROWS);
+/** A walk that grew the rows past this many (a whole long file's) gives them back: they would stay resident. */
+const KEPT_SCRATCH_ROWS = 65536;
 
 function ensureRows(rows: number): void {
   if (rows * ROW_WORDS <= scratch.length) return;
@@ -604,6 +607,7 @@ function copyWalkSubtree(walk: TreeWalk, context: CopyContext): SyntaxNode {
   } finally {
     openRows.length = 0;
     walking = false;
+    if (scratch.length > ROW_WORDS * KEPT_SCRATCH_ROWS) scratch = new Int32Array(ROW_WORDS * SCRATCH_ROWS);
   }
 }
 
