@@ -623,7 +623,7 @@ function finishCopy(context: CopyContext, placements: readonly Placement[], stat
   if (context.statementsAt === 1) {
     // The statements lie in placements of their own: the root's children are given.
     root.children = statements.map((place) => place.owner!);
-    root.childFields = sharedFieldNames(context.fields, statements.map((place) => table.data[place.first * ROW_WORDS + KIND]! >>> FIELD_SHIFT));
+    root.childFields = fieldNamesOf(context.fields, statements.map((place) => table.data[place.first * ROW_WORDS + KIND]! >>> FIELD_SHIFT));
     for (const place of statements) place.ownerParent = root;
   }
   const collector = context.collector?.collector;
@@ -639,7 +639,7 @@ function finishCopy(context: CopyContext, placements: readonly Placement[], stat
 }
 
 /** The field names of children with these field ids, or the shared empty array when none has one. */
-function sharedFieldNames(fields: ReadonlyArray<string | null>, ids: readonly number[]): ReadonlyArray<string | null> {
+function fieldNamesOf(fields: ReadonlyArray<string | null>, ids: readonly number[]): ReadonlyArray<string | null> {
   const names = ids.map((id) => fields[id] ?? null);
   return names.some((name) => name !== null) ? names : NO_FIELDS;
 }
