@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 import type { Node as TreeSitterNode } from 'web-tree-sitter';
 import { DocumentStore } from '../../server/src/engine/documents';
 import { parsePython } from '../../server/src/engine/parser';
@@ -78,4 +80,48 @@ test('after an edit inside a deeply nested statement, the statements after it ar
   const copy = store.modelOf(state)!.root;
   assert.deepEqual(differences(copy, store.currentTree(state)!.rootNode), []);
   store.close('mem://deep.py');
+});
+
+test('a node is one object however it is reached (children, fields, descendants, parents, the collector), with an id of its own', async () => {
+  const text = generateTrainingScript(120, 5);
+  const tree = (await parsePython(text))!;
+  const gathered: SyntaxNode[] = [];
+  const root = copyTree(tree, text, { types: new Set(['call', 'identifier']), statement: (_, nodes) => gathered.push(...nodes) });
+  tree.delete();
+  // Every node by walking the children, each reached once.
+  const walked: SyntaxNode[] = [];
+  const stack = [...root.children].reverse();
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    walked.push(node);
+    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+  }
+  assert.equal(new Set(walked.map((node) => node.id)).size, walked.length, 'ids are unique');
+  const calls = root.descendantsOfType('call');
+  assert.deepEqual(calls, walked.filter((node) => node.type === 'call'));
+  assert.deepEqual(gathered, walked.filter((node) => node.type === 'call' || node.type === 'identifier'));
+  for (const call of calls) {
+    const callee = call.childForFieldName('function')!;
+    assert.equal(callee, call.children[call.childFields.indexOf('function')]);
+    assert.equal(callee.parent, call);
+    assert.equal(call.childForFieldName('no such field'), null);
+  }
+  for (const statement of root.children) assert.equal(statement.parent, root);
+});
+
+test('a copy keeps its nodes as numbers, off the JavaScript heap, until they are asked for', async () => {
+  v8.setFlagsFromString('--expose-gc');
+  const collect = vm.runInNewContext('gc') as () => void;
+  const text = generateTrainingScript(2000, 9);
+  const tree = (await parsePython(text))!;
+  const nodes = tree.rootNode.descendantCount;
+  collect();
+  const before = process.memoryUsage().heapUsed;
+  const root = copyTree(tree, text);
+  collect();
+  const held = process.memoryUsage().heapUsed - before;
+  tree.delete();
+  assert.ok(root.children.length > 100);
+  // An object per node held about 120 bytes a node; the statements' objects alone, a few.
+  assert.ok(held / nodes < 16, `${(held / nodes).toFixed(1)} bytes of heap a node`);
 });

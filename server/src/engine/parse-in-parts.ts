@@ -10,7 +10,7 @@
 // almost always statements of their own, and never right after a decorator or a line continued by a backslash.
 import type { Tree } from 'web-tree-sitter';
 import { loadedParser } from './parser';
-import { copyStatementsAt, freshNodeId, SyntaxNode } from './syntax-tree';
+import { copyStatementsAt, standaloneNode, SyntaxNode } from './syntax-tree';
 import type { SourceText, StatementCollector } from './syntax-tree';
 
 /** Lines per part: a part's tree takes a few megabytes of the parser's memory. */
@@ -58,7 +58,7 @@ export function copyParsedInParts(text: string, holder: SourceText, lineStarts: 
   if (statements.length === 0) return undefined;
   // The module spans its first statement's start to the end of the text, as tree-sitter's root does.
   const first = statements[0]!;
-  const root = new SyntaxNode(holder, freshNodeId(), 'module', true, false, first.startIndex, text.length, first.startRow);
+  const root = standaloneNode(holder, 'module', true, false, first.startIndex, text.length, first.startRow);
   for (const statement of statements) statement.parent = root;
   root.children = statements;
   return root;

@@ -12,7 +12,7 @@ import { loadedParser } from './parser';
 import { rememberParsedAlone } from './queries';
 import { lowerBound } from './syntax';
 import type { PieceText } from './piece-text';
-import { copyCursorAt, freshNodeId, moveSubtree, setSourceText, SyntaxNode } from './syntax-tree';
+import { copyCursorAt, moveSubtree, setSourceText, standaloneNode, SyntaxNode } from './syntax-tree';
 import type { SingleEdit, SourceText } from './syntax-tree';
 
 /** The index of the top-level statement whose text (up to the next one) holds [start, end), if one does. */
@@ -61,7 +61,7 @@ export function copyTreeReparsingStatement(holder: SourceText, source: PieceText
     rememberParsedAlone(copy);
     const first = index === 0 ? copy : previous.children[0]!;
     const end = previous.endIndex + indexDelta;
-    const root = new SyntaxNode(holder, freshNodeId(), previous.type, previous.isNamed, previous.isMissing, first.startIndex, end, first.startRow);
+    const root = standaloneNode(holder, previous.type, previous.isNamed, previous.isMissing, first.startIndex, end, first.startRow);
     root.children = previous.children.map((child, i) => {
       if (i === index) child = copy;
       else if (i > index) moveSubtree(child, indexDelta, rowDelta);

@@ -1,6 +1,8 @@
-// A plain JavaScript copy of a tree-sitter tree. The rules ask many small questions of the tree (parents, fields,
-// ranges); asked of web-tree-sitter's nodes, each one is a call into WebAssembly and a new wrapper object. One
-// cursor walk per document version copies the tree into these objects, and every later question is a field read.
+// A JavaScript copy of a tree-sitter tree. The rules ask many small questions of the tree (parents, fields, ranges);
+// asked of web-tree-sitter's nodes, each one is a call into WebAssembly and a new wrapper object. One cursor walk per
+// document version copies the tree into a table of numbers (NodeTable), and every later question reads it. A node's
+// object (SyntaxNode) is made when first asked for: a copy of one object per node cost 100 bytes a node of the
+// JavaScript heap, each of which the young-generation collections copied and promoted while the copy was made.
 import type { Language, Point, Tree, TreeCursor } from 'web-tree-sitter';
 import { computeLineStarts, lineIndexAt } from './lines';
 import { PieceText } from './piece-text';
@@ -57,90 +59,194 @@ const OWN_COPY_MAX_LENGTH = 80;
 /** V8 copies a slice shorter than this (SlicedString::kMinLength); a longer one is a view into its string. */
 const SLICE_VIEW_MIN_LENGTH = 13;
 
-/** Bits of SyntaxNode's flags. */
+/** Bits of a node's flags (a table row's first word, above its type id). */
 const NAMED = 1;
 const MISSING = 2;
 const HAS_ERROR = 4;
+/** The node's children were given (a root's: its statements lie in placements of their own), not read from its rows. */
+const GIVEN_CHILDREN = 8;
+
+/** Where a row's words lie in a table: the first holds the type id (16 bits), the flags (4) and the field id (12: a grammar has a few dozen). */
+const KIND = 0;
+const START = 1;
+const END = 2;
+const ROW = 3;
+const PARENT = 4;
+const SUBTREE_END = 5;
+const ROW_WORDS = 6;
+const FLAGS_SHIFT = 16;
+const FIELD_SHIFT = 20;
 
 /** The children of every leaf, and the fields of every node whose children have none: one shared empty array. */
 const NO_NODES: readonly SyntaxNode[] = Object.freeze([]);
 const NO_FIELDS: ReadonlyArray<string | null> = Object.freeze([]);
 
 /**
+ * The nodes of one copy, a row of six 32-bit words per node in document order (each node's descendants right after
+ * it): type id, flags and field id; start and end offsets and start row, relative to the node's placement; the row
+ * of its parent; the row after its last descendant. A node object (SyntaxNode) is made for a row only when something
+ * asks for that node, and kept by its placement: the analysis of a training script asks for about six in ten.
+ */
+class NodeTable {
+  constructor(
+    readonly data: Int32Array,
+    /** Type names by type id (the grammar's, or a root's own one). */
+    readonly types: readonly string[],
+    readonly fields: ReadonlyArray<string | null>,
+    /** The id of the node of row 0: a row's node has this plus its row. */
+    readonly idBase: number,
+  ) {}
+}
+
+/**
  * Where the nodes of one top-level statement lie: their offsets and rows are kept relative to it, so that an edit
  * before the statement moves it (copyTreeIncremental, statement-reparse.ts) by changing these two numbers, not the
  * three of each of its nodes (typing a character near the top of a 20,000-line script moved 120,000 nodes, about 10
- * ms a keystroke). The statement's own node is `owner`; a root (not a statement) has a placement of its own.
+ * ms a keystroke). The statement's own node is `owner`, its row `first`; a root (not a statement) has a placement of
+ * its own. The node objects of the statement's rows are kept here, so that they die with it.
  */
 export class Placement {
   owner: SyntaxNode | undefined;
   /** Values computed for the statement's nodes (node-memo.ts): they live as long as the nodes do. */
   memos: unknown[] | undefined = undefined;
+  /** The owner's parent (a statement's module), which lies in another placement. */
+  ownerParent: SyntaxNode | null = null;
+  /** The field names of the owner's given children (a root's), when any has one. */
+  givenFields: ReadonlyArray<string | null> = NO_FIELDS;
+  table!: NodeTable;
+  /** The owner's row in the table. */
+  first = 0;
+  /** The node objects made for the rows after the owner's, by row - first - 1. */
+  private nodes: Array<SyntaxNode | undefined> | undefined = undefined;
 
   constructor(
     readonly source: SourceText,
     public index: number,
     public row: number,
   ) {}
+
+  /** The node of a row within this placement, made when first asked for. */
+  nodeAt(row: number): SyntaxNode {
+    if (row === this.first) return this.owner!;
+    const nodes = (this.nodes ??= new Array<SyntaxNode | undefined>(this.table.data[this.first * ROW_WORDS + SUBTREE_END]! - this.first - 1));
+    return (nodes[row - this.first - 1] ??= new SyntaxNode(this, row));
+  }
 }
 
-// A copy holds a node per tree-sitter node (twelve for each line of a training script), so each is kept small:
-// its positions are three small integers, its offsets and start row relative to its statement's placement (its
-// columns and end row are read from where its text's rows start, and the Point objects are made when asked for),
-// its flags one, and a leaf's children and a node's absent fields are shared empty arrays.
+// A copy holds a node per tree-sitter node (twelve for each line of a training script): they lie in a table of
+// numbers (NodeTable), out of the JavaScript heap's reach, and an object is made for a node when the analysis asks
+// for it. An object is its placement and row, its type (read on most visits) and its children once asked for.
 export class SyntaxNode {
-  parent: SyntaxNode | null = null;
-  /** Set once, when the copy leaves the node (exactly sized: a copy is long-lived). */
-  children: readonly SyntaxNode[] = NO_NODES;
-  /** The field name of each child (`left`, `body`, …) or null where the grammar names none; empty when no child has one. */
-  childFields: ReadonlyArray<string | null> = NO_FIELDS;
-  private flags: number;
-  /** The placement the offsets and the row below are relative to (a text holder, if it is a node's own). */
-  private readonly place: Placement;
-  private start: number;
-  private end: number;
-  private row: number;
+  readonly type: string;
+  /** The children, once asked for (or given: a root's); made exactly sized. */
+  private kids: readonly SyntaxNode[] | undefined = undefined;
 
-  /** `place`: the node's statement's placement, or the text holder of a node placed alone (a root). */
+  /** The node of `row` in `place`'s table (Placement.nodeAt makes each once). */
   constructor(
-    place: Placement | SourceText,
-    readonly id: number,
-    readonly type: string,
-    isNamed: boolean,
-    isMissing: boolean,
-    startIndex: number,
-    endIndex: number,
-    startRow: number,
+    private readonly place: Placement,
+    private readonly at: number,
   ) {
-    this.flags = (isNamed ? NAMED : 0) | (isMissing ? MISSING : 0);
-    this.place = place instanceof Placement ? place : new Placement(place, 0, 0);
-    this.start = startIndex - this.place.index;
-    this.end = endIndex - this.place.index;
-    this.row = startRow - this.place.row;
+    const table = place.table;
+    this.type = table.types[table.data[at * ROW_WORDS + KIND]! & 0xffff] ?? 'ERROR';
+  }
+
+  private get data(): Int32Array {
+    return this.place.table.data;
+  }
+
+  private get flags(): number {
+    return (this.data[this.at * ROW_WORDS + KIND]! >>> FLAGS_SHIFT) & 0xf;
+  }
+
+  private setFlag(flag: number, on: boolean): void {
+    const data = this.data;
+    const word = this.at * ROW_WORDS + KIND;
+    data[word] = on ? data[word]! | (flag << FLAGS_SHIFT) : data[word]! & ~(flag << FLAGS_SHIFT);
+  }
+
+  /** Unique across versions, so nodes moved into a new version keep theirs. */
+  get id(): number {
+    return this.place.table.idBase + this.at;
+  }
+
+  get parent(): SyntaxNode | null {
+    const place = this.place;
+    if (this.at === place.first) return place.ownerParent;
+    return place.nodeAt(this.data[this.at * ROW_WORDS + PARENT]!);
+  }
+
+  /** Only a placement's own node (a statement, a root) is given a parent: another node's is its table's. */
+  set parent(value: SyntaxNode | null) {
+    if (this.at !== this.place.first) throw new Error('only a statement or a root is given a parent');
+    this.place.ownerParent = value;
+  }
+
+  get children(): readonly SyntaxNode[] {
+    return (this.kids ??= this.rowChildren());
+  }
+
+  /** Gives a root its children (statements placed on their own). */
+  set children(value: readonly SyntaxNode[]) {
+    this.kids = value;
+    this.setFlag(GIVEN_CHILDREN, true);
+  }
+
+  private rowChildren(): readonly SyntaxNode[] {
+    const data = this.data;
+    const end = data[this.at * ROW_WORDS + SUBTREE_END]!;
+    if (end === this.at + 1) return NO_NODES;
+    const place = this.place;
+    const children: SyntaxNode[] = [];
+    for (let row = this.at + 1; row < end; row = data[row * ROW_WORDS + SUBTREE_END]!) children.push(place.nodeAt(row));
+    return children;
+  }
+
+  /** The field name of each child (`left`, `body`, …) or null where the grammar names none; empty when no child has one. */
+  get childFields(): ReadonlyArray<string | null> {
+    if (this.kids && (this.flags & GIVEN_CHILDREN) !== 0) return this.place.givenFields;
+    const { data, fields } = this.place.table;
+    const end = data[this.at * ROW_WORDS + SUBTREE_END]!;
+    const names: Array<string | null> = [];
+    let any = false;
+    for (let row = this.at + 1; row < end; row = data[row * ROW_WORDS + SUBTREE_END]!) {
+      const name = fields[data[row * ROW_WORDS + KIND]! >>> FIELD_SHIFT] ?? null;
+      any ||= name !== null;
+      names.push(name);
+    }
+    return any ? names : NO_FIELDS;
+  }
+
+  /** Sets the given children's field names (a root's: its statements', which lie in other tables). */
+  set childFields(value: ReadonlyArray<string | null>) {
+    this.place.givenFields = value;
+  }
+
+  private get given(): boolean {
+    return (this.flags & GIVEN_CHILDREN) !== 0;
   }
 
   get startIndex(): number {
-    return this.start + this.place.index;
+    return this.data[this.at * ROW_WORDS + START]! + this.place.index;
   }
 
   set startIndex(value: number) {
-    this.start = value - this.place.index;
+    this.data[this.at * ROW_WORDS + START] = value - this.place.index;
   }
 
   get endIndex(): number {
-    return this.end + this.place.index;
+    return this.data[this.at * ROW_WORDS + END]! + this.place.index;
   }
 
   set endIndex(value: number) {
-    this.end = value - this.place.index;
+    this.data[this.at * ROW_WORDS + END] = value - this.place.index;
   }
 
   get startRow(): number {
-    return this.row + this.place.row;
+    return this.data[this.at * ROW_WORDS + ROW]! + this.place.row;
   }
 
   set startRow(value: number) {
-    this.row = value - this.place.row;
+    this.data[this.at * ROW_WORDS + ROW] = value - this.place.row;
   }
 
   /** The placement this node's offsets are relative to (moveSubtree moves a statement's by moving it). */
@@ -190,7 +296,7 @@ export class SyntaxNode {
   }
 
   set hasError(value: boolean) {
-    this.flags = value ? this.flags | HAS_ERROR : this.flags & ~HAS_ERROR;
+    this.setFlag(HAS_ERROR, value);
   }
 
   /** The whole text the node reads (made from its pieces if they are several: `content` reads them as they are). */
@@ -204,13 +310,15 @@ export class SyntaxNode {
   }
 
   get text(): string {
-    const text = this.sourceRef.content.slice(this.startIndex, this.endIndex);
+    const start = this.startIndex;
+    const end = this.endIndex;
+    const text = this.sourceRef.content.slice(start, end);
     // A slice of 13 characters or more is a view that keeps the whole text it was cut from alive. A short text (a
     // name) is often kept by a model that later versions carry on (their functions, their call indexes), and so
     // kept every version's text: 400 edits of a 5,000-line script left 84 texts, 23 MiB, alive. A short one is
     // copied instead (the concatenation is flattened into a string of its own); a long one stays a view. A slice
     // shorter than 13 characters is already a copy (most names): copying it again made two more strings per read.
-    const length = this.endIndex - this.startIndex;
+    const length = end - start;
     return length >= SLICE_VIEW_MIN_LENGTH && length <= OWN_COPY_MAX_LENGTH ? (' ' + text).slice(1) : text;
   }
 
@@ -245,12 +353,22 @@ export class SyntaxNode {
   }
 
   childForFieldName(field: string): SyntaxNode | null {
-    const index = this.childFields.indexOf(field);
-    return index < 0 ? null : this.children[index]!;
+    if (this.given) {
+      const index = this.place.givenFields.indexOf(field);
+      return index < 0 ? null : this.kids![index]!;
+    }
+    // Read from the rows: only the child asked for is made.
+    const { data, fields } = this.place.table;
+    const end = data[this.at * ROW_WORDS + SUBTREE_END]!;
+    for (let row = this.at + 1; row < end; row = data[row * ROW_WORDS + SUBTREE_END]!) {
+      if (fields[data[row * ROW_WORDS + KIND]! >>> FIELD_SHIFT] === field) return this.place.nodeAt(row);
+    }
+    return null;
   }
 
   childrenForFieldName(field: string): SyntaxNode[] {
-    return this.children.filter((_, i) => this.childFields[i] === field);
+    const fields = this.childFields;
+    return this.children.filter((_, i) => fields[i] === field);
   }
 
   /** Descendants (not the node itself) of the given types, in document order. */
@@ -259,24 +377,46 @@ export class SyntaxNode {
     const single = typeof types === 'string' ? types : types.length === 1 ? types[0]! : undefined;
     const wanted = single === undefined ? new Set(types) : undefined;
     const found: SyntaxNode[] = [];
-    const stack: SyntaxNode[] = [];
-    for (let i = this.children.length - 1; i >= 0; i--) stack.push(this.children[i]!);
-    while (stack.length > 0) {
-      const node = stack.pop()!;
-      if (wanted ? wanted.has(node.type) : node.type === single) found.push(node);
-      const children = node.children;
-      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
-    }
+    this.gatherDescendants(single, wanted, found);
     return found;
+  }
+
+  private gatherDescendants(single: string | undefined, wanted: ReadonlySet<string> | undefined, found: SyntaxNode[]): void {
+    if (this.given) {
+      for (const child of this.kids!) {
+        if (wanted ? wanted.has(child.type) : child.type === single) found.push(child);
+        child.gatherDescendants(single, wanted, found);
+      }
+      return;
+    }
+    // The descendants are the rows after the node's, up to its subtree's end: only the ones found are made.
+    const place = this.place;
+    const { data, types } = place.table;
+    const end = data[this.at * ROW_WORDS + SUBTREE_END]!;
+    for (let row = this.at + 1; row < end; row++) {
+      const type = types[data[row * ROW_WORDS + KIND]! & 0xffff] ?? 'ERROR';
+      if (wanted ? wanted.has(type) : type === single) found.push(place.nodeAt(row));
+    }
   }
 }
 
 // Ids are unique across versions, so nodes moved into a new version keep theirs.
 let nextId = 0;
 
-/** An id no node has had: for a node made outside a copy (a new version's root). */
-export function freshNodeId(): number {
-  return nextId++;
+/**
+ * A node made outside a copy, placed alone (a new version's root, whose children are given): its own one-row table.
+ */
+export function standaloneNode(source: SourceText, type: string, isNamed: boolean, isMissing: boolean, startIndex: number, endIndex: number, startRow: number): SyntaxNode {
+  const data = new Int32Array(ROW_WORDS);
+  data[KIND] = ((isNamed ? NAMED : 0) | (isMissing ? MISSING : 0)) << FLAGS_SHIFT;
+  data[END] = endIndex - startIndex;
+  data[PARENT] = -1;
+  data[SUBTREE_END] = 1;
+  const place = new Placement(source, startIndex, startRow);
+  place.table = new NodeTable(data, [type], NO_FIELDS, nextId++);
+  const node = new SyntaxNode(place, 0);
+  place.owner = node;
+  return node;
 }
 
 /**
@@ -371,122 +511,137 @@ function rowFrom(rowStarts: readonly number[], from: number, offset: number): nu
   return lineIndexAt(rowStarts, offset);
 }
 
-/** Children (and their field ids) of the nodes still open in a walk, each node's after its parent's; emptied after each walk. */
-const pendingChildren: SyntaxNode[] = [];
-const pendingFieldIds: number[] = [];
+/** The rows a walk writes, grown as needed and kept for the next walk; a table takes an exactly sized copy. */
+const SCRATCH_ROWS = 4096;
+let scratch = new Int32Array(ROW_WORDS * SCRATCH_ROWS);
+/** A walk that grew the rows past this many (a whole long file's) gives them back: they would stay resident. */
+const KEPT_SCRATCH_ROWS = 65536;
 
-/** The field names of a run of children, by their field ids one after another (a trie over the ids). */
-interface FieldPatterns {
-  next: Map<number, FieldPatterns>;
-  names?: ReadonlyArray<string | null>;
+function ensureRows(rows: number): void {
+  if (rows * ROW_WORDS <= scratch.length) return;
+  const grown = new Int32Array(Math.max(scratch.length * 2, rows * ROW_WORDS));
+  grown.set(scratch);
+  scratch = grown;
 }
 
-const fieldPatternsByGrammar = new WeakMap<ReadonlyArray<string | null>, FieldPatterns>();
+/** The row of each node still open in a walk, by depth. */
+const openRows: number[] = [];
+/** Whether a walk is writing the scratch rows (walks never nest: the direct walk owns the runtime while it runs). */
+let walking = false;
 
 /**
- * The childFields array of children with these field ids, one shared array per pattern: a grammar has few of them
- * (19 in a training script, for 11,000 nodes with fields in 5,000 lines).
- */
-function sharedFieldNames(fields: ReadonlyArray<string | null>, ids: readonly number[], from: number, to: number): ReadonlyArray<string | null> {
-  let patterns: FieldPatterns | undefined = fieldPatternsByGrammar.get(fields);
-  if (!patterns) fieldPatternsByGrammar.set(fields, (patterns = { next: new Map() }));
-  for (let i = from; i < to; i++) {
-    const id = ids[i]!;
-    let next: FieldPatterns | undefined = patterns.next.get(id);
-    if (!next) patterns.next.set(id, (next = { next: new Map() }));
-    patterns = next;
-  }
-  patterns.names ??= Object.freeze(ids.slice(from, to).map((id) => fields[id] ?? null));
-  return patterns.names;
-}
-
-/** Where each open node's children start in the pending arrays, and whether any of them has a field, by depth. */
-const openNodes: SyntaxNode[] = [];
-const openFirstChild: number[] = [];
-const openAnyField: boolean[] = [];
-
-/**
- * Copies the node the walk is at and its subtree; the walk ends where it started. Each node costs four questions
- * (type id, start, end, field id); names come from the grammar's tables and rows and columns from the text, which
- * is what makes this walk cheap. The open nodes are kept in module-level arrays indexed by depth (no per-node
- * closures, pushes or pops): a 70,000-line script has 820,000 nodes.
+ * Copies the node the walk is at and its subtree into a table; the walk ends where it started. Each node costs four
+ * questions (type id, start, end, field id) and one row of numbers; names come from the grammar's tables and rows
+ * and columns from the text. Objects are made for the walk's first node and the top-level statements (each with a
+ * placement of its own), and for the nodes of the types the collector gathers.
  */
 function copyWalkSubtree(walk: TreeWalk, context: CopyContext): SyntaxNode {
-  const { source, rowStarts, types, named, fields, offset, statementsAt } = context;
-  const collector = context.collector?.collector;
+  if (walking) throw new Error('a tree copy started inside another');
+  walking = true;
+  const { source, rowStarts, types, named, offset, statementsAt } = context;
   const collectedType = context.collector?.byTypeId;
-  let collected: SyntaxNode[] = [];
   let row = lineIndexAt(rowStarts, walk.startIndex() + offset);
-  let typeId = 0;
-  // Entries past `pending` are stale until the walk ends (truncating the arrays node by node costs more).
-  const base = pendingChildren.length;
-  let pending = base;
-  // A walk may start inside another's (never while one runs, but the arrays are shared): this one's depths follow.
-  const bottom = openNodes.length;
-  let depth = bottom;
-  /** Copies the node the walk is at: placed within `place`, or at a placement of its own (a statement, the walk's first node). */
-  const make = (place: Placement | undefined): SyntaxNode => {
-    typeId = walk.typeId();
+  let next = 0;
+  const placements: Placement[] = [];
+  /** The top-level statements' placements, and each one's collected rows (from collectedFrom[i] on). */
+  const statements: Placement[] = [];
+  const collectedRows: number[] = [];
+  const collectedFrom: number[] = [];
+  /** The placement of the nodes being written: the walk's first node's, then each top-level statement's. */
+  let place: Placement | undefined;
+  // The walk's depth is counted from its first node (0); top-level statements are at `statementsAt`.
+  let depth = 0;
+  /** Writes the row of the node the walk is at, under the open node at `depth - 1` (none for the first). */
+  const write = (fieldId: number): void => {
+    const typeId = walk.typeId();
     const startIndex = walk.startIndex() + offset;
     const endIndex = walk.endIndex() + offset;
     // Only a zero-width node can be one that the parser inserted (MISSING).
     const isMissing = startIndex === endIndex && walk.isMissing();
     row = rowFrom(rowStarts, row, startIndex);
-    const own = place ?? new Placement(source, startIndex, row);
-    const node = new SyntaxNode(own, nextId++, types[typeId] ?? 'ERROR', named[typeId] ?? true, isMissing, startIndex, endIndex, row);
-    if (!place) own.owner = node;
-    return node;
+    // The walk's first node and each top-level statement are placed on their own; any other node within its statement's.
+    if (depth === 0 || depth === statementsAt) {
+      place = new Placement(source, startIndex, row);
+      place.first = next;
+      placements.push(place);
+      if (depth === statementsAt && depth > 0) {
+        statements.push(place);
+        collectedFrom.push(collectedRows.length);
+      }
+    }
+    if (collectedType?.[typeId] && depth > 0 && depth >= statementsAt) collectedRows.push(next);
+    ensureRows(next + 1);
+    const word = next * ROW_WORDS;
+    const flags = (named[typeId] ?? true ? NAMED : 0) | (isMissing ? MISSING : 0) | ((types[typeId] ?? 'ERROR') === 'ERROR' || isMissing ? HAS_ERROR : 0);
+    scratch[word + KIND] = typeId | (flags << FLAGS_SHIFT) | (fieldId << FIELD_SHIFT);
+    scratch[word + START] = startIndex - place!.index;
+    scratch[word + END] = endIndex - place!.index;
+    scratch[word + ROW] = row - place!.row;
+    scratch[word + PARENT] = depth === 0 ? -1 : openRows[depth - 1]!;
+    openRows[depth] = next;
+    next++;
   };
-  const root = make(undefined);
-  openNodes[depth] = root;
-  openFirstChild[depth] = pending;
-  openAnyField[depth] = false;
   try {
+    write(0);
     for (;;) {
       let moved = walk.gotoFirstChild();
-      // Left for good: close the open nodes (children final, errors upwards) until one has a next sibling.
+      // Left for good: close the open nodes (subtree ends, errors upwards) until one has a next sibling.
       while (!moved) {
-        const node = openNodes[depth]!;
-        const from = openFirstChild[depth]!;
-        if (pending > from) {
-          node.children = pendingChildren.slice(from, pending);
-          if (openAnyField[depth]) node.childFields = sharedFieldNames(fields, pendingFieldIds, from, pending);
-          pending = from;
-        }
-        if (node.type === 'ERROR' || node.isMissing) node.hasError = true;
-        if (node === root) return root;
-        if (node.hasError) node.parent!.hasError = true;
-        if (collector && depth === bottom + 1) {
-          collector.statement(node, collected);
-          collected = [];
-        }
+        const closed = openRows[depth]!;
+        scratch[closed * ROW_WORDS + SUBTREE_END] = next;
+        if (depth === 0) return finishCopy(context, placements, statements, collectedRows, collectedFrom, next);
+        if ((scratch[closed * ROW_WORDS + KIND]! >>> FLAGS_SHIFT) & HAS_ERROR) scratch[openRows[depth - 1]! * ROW_WORDS + KIND] |= HAS_ERROR << FLAGS_SHIFT;
         depth--;
         moved = walk.gotoNextSibling();
-        if (!moved && !walk.gotoParent()) return root;
+        if (!moved && !walk.gotoParent()) {
+          // The walk could not climb back to its first node: the nodes still open end where the rows do.
+          for (let open = depth; open >= 0; open--) scratch[openRows[open]! * ROW_WORDS + SUBTREE_END] = next;
+          return finishCopy(context, placements, statements, collectedRows, collectedFrom, next);
+        }
       }
-      // At a first child (depth: its parent's) or a next sibling (depth: its own, closed just above). A top-level
-      // statement gets a placement of its own; any other node is placed within its parent's.
-      const parent = openNodes[depth]!;
-      const child = make(depth - bottom + 1 === statementsAt ? undefined : parent.placement);
-      if (collectedType?.[typeId]) collected.push(child);
-      child.parent = parent;
-      const fieldId = walk.fieldId();
-      pendingChildren[pending] = child;
-      pendingFieldIds[pending] = fieldId;
-      pending++;
-      if (fields[fieldId] != null) openAnyField[depth] = true;
+      // At a child of the open node at `depth`: a top-level statement gets a placement of its own (write), any other
+      // node is placed within its statement's (the newest placement).
       depth++;
-      openNodes[depth] = child;
-      openFirstChild[depth] = pending;
-      openAnyField[depth] = false;
+      write(walk.fieldId());
     }
   } finally {
-    pendingChildren.length = base;
-    pendingFieldIds.length = base;
-    openNodes.length = bottom;
-    openFirstChild.length = bottom;
-    openAnyField.length = bottom;
+    openRows.length = 0;
+    walking = false;
+    if (scratch.length > ROW_WORDS * KEPT_SCRATCH_ROWS) scratch = new Int32Array(ROW_WORDS * SCRATCH_ROWS);
   }
+}
+
+/** Makes a walk's table and the objects of its placements; hands each statement's gathered nodes to the collector. */
+function finishCopy(context: CopyContext, placements: readonly Placement[], statements: readonly Placement[], collectedRows: readonly number[], collectedFrom: readonly number[], rows: number): SyntaxNode {
+  const table = new NodeTable(scratch.slice(0, rows * ROW_WORDS), context.types, context.fields, nextId);
+  nextId += rows;
+  for (const place of placements) {
+    place.table = table;
+    place.owner = new SyntaxNode(place, place.first);
+  }
+  const root = placements[0]!.owner!;
+  if (context.statementsAt === 1) {
+    // The statements lie in placements of their own: the root's children are given.
+    root.children = statements.map((place) => place.owner!);
+    root.childFields = fieldNamesOf(context.fields, statements.map((place) => table.data[place.first * ROW_WORDS + KIND]! >>> FIELD_SHIFT));
+    for (const place of statements) place.ownerParent = root;
+  }
+  const collector = context.collector?.collector;
+  if (collector) {
+    statements.forEach((place, i) => {
+      const end = i + 1 < statements.length ? collectedFrom[i + 1]! : collectedRows.length;
+      const nodes: SyntaxNode[] = [];
+      for (let k = collectedFrom[i]!; k < end; k++) nodes.push(place.nodeAt(collectedRows[k]!));
+      collector.statement(place.owner!, nodes);
+    });
+  }
+  return root;
+}
+
+/** The field names of children with these field ids, or the shared empty array when none has one. */
+function fieldNamesOf(fields: ReadonlyArray<string | null>, ids: readonly number[]): ReadonlyArray<string | null> {
+  const names = ids.map((id) => fields[id] ?? null);
+  return names.some((name) => name !== null) ? names : NO_FIELDS;
 }
 
 /** An edit in the coordinates of the new text: [start, newEnd) replaced [start, oldEnd) of the old text. */
@@ -511,11 +666,9 @@ export function moveSubtree(node: SyntaxNode, indexDelta: number, rowDelta: numb
   const stack = [node];
   while (stack.length > 0) {
     const current = stack.pop()!;
-    {
-      current.startIndex += indexDelta;
-      current.endIndex += indexDelta;
-      current.startRow += rowDelta;
-    }
+    current.startIndex += indexDelta;
+    current.endIndex += indexDelta;
+    current.startRow += rowDelta;
     for (const child of current.children) stack.push(child);
   }
 }
@@ -548,8 +701,7 @@ export function copyTreeIncremental(tree: Tree, holder: SourceText, source: stri
   const rootStart = cursor.startIndex;
   const rootEnd = cursor.endIndex;
   const { rowStarts } = context;
-  const root = new SyntaxNode(holder, nextId++, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, rootStart, rootEnd,
-    lineIndexAt(rowStarts, rootStart));
+  const root = standaloneNode(holder, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, rootStart, rootEnd, lineIndexAt(rowStarts, rootStart));
   const children: SyntaxNode[] = [];
   const childFields: Array<string | null> = [];
   if (cursor.gotoFirstChild()) {
