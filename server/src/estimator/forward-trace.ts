@@ -270,6 +270,8 @@ export class ForwardTrace implements TensorTracer {
   private readonly batchless = new Set<number>();
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
+  /** Boolean masks a comparison made, by id: indexing by one keeps the elements it selects, along one axis. */
+  private readonly masks = new Set<number>();
   /** Whether the operation being traced records autograd history (and so keeps tensors for backward). */
   private recording = true;
   /**
@@ -2422,6 +2424,7 @@ export class ForwardTrace implements TensorTracer {
       // A comparison makes a mask of the operands' broadcast shape, without history.
       const mask = this.produce(broadcast(x?.shape ?? [], y?.shape ?? []));
       this.noGrad.add(mask.id);
+      this.masks.add(mask.id);
       return mask;
     }
     // Element-wise arithmetic, remainders and bit operations (`(h0 ^ h1) % T`, hashing integer coordinates) make a
@@ -2530,6 +2533,11 @@ export class ForwardTrace implements TensorTracer {
         const length = numberOf(item.entries.get('length'));
         out.push(length !== undefined ? Math.min(size, length) : Math.max(1, Math.ceil((stop - start) / step)));
         axis++;
+      } else if (item.kind === 'tensor' && this.masks.has(item.id)) {
+        // A boolean mask (`src[src != dst]`) covers as many axes as it has and keeps the elements it selects as one
+        // axis: at most all of them, the size counted (which ones are true depends on the data).
+        out.push(numel(item.shape));
+        axis += item.shape.length;
       } else if (item.kind === 'tensor') {
         out.push(...item.shape);
         axis++;

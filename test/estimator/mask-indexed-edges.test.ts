@@ -1,0 +1,62 @@
+// A graph net that builds its edge list inside forward from a boolean mask (every pair of atoms but the self pairs,
+// `a[a != b]` of a meshgrid) and repeats it per graph: indexing by a mask keeps its elements along one axis, so the
+// repeat multiplies the pair count and the per-edge messages grow with the square of the atoms.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { estimateText } from './helpers';
+
+const pairNet = (atoms: number): string => `import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+ATOMS = ${atoms}
+GRAPHS = 32
+
+
+class Atoms(Dataset):
+    def __len__(self):
+        return 512
+
+    def __getitem__(self, i):
+        return torch.randn(ATOMS, 64), torch.randn(())
+
+
+class PairNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.msg = nn.Sequential(nn.Linear(128, 256), nn.SiLU(), nn.Linear(256, 64))
+        self.out = nn.Linear(64, 1)
+
+    def forward(self, feats):
+        graphs, n, width = feats.shape
+        ids = torch.arange(n, device=feats.device)
+        a, b = torch.meshgrid(ids, ids, indexing="ij")
+        keep = a != b
+        a, b = a[keep], b[keep]
+        h = feats.reshape(graphs * n, width)
+        src, dst = a.repeat(graphs), b.repeat(graphs)
+        m = self.msg(torch.cat([h[src], h[dst]], dim=-1))
+        h = h + torch.zeros_like(h).index_add_(0, dst, m)
+        return self.out(h.view(graphs, n, width).sum(1)).squeeze(-1)
+
+
+model = PairNet().cuda()
+opt = torch.optim.Adam(model.parameters())
+loader = DataLoader(Atoms(), batch_size=GRAPHS, drop_last=True)
+for feats, y in loader:
+    feats, y = feats.cuda(), y.cuda()
+    loss = (model(feats) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('edges picked by a boolean mask and repeated per graph grow with the pairs of atoms', async () => {
+  const [small, large] = [await estimateText(pairNet(24), 'atoms24.py'), await estimateText(pairNet(48), 'atoms48.py')];
+  // Per edge: the two gathered rows joined (128), SiLU's input (256) and the last linear's input (256), fp32; the
+  // mask's pairs are counted whole (24 x 24 per graph, the 24 self pairs among them).
+  const edges = 32 * 24 * 24;
+  assert.ok(small.breakdown.activations > 0.9 * edges * 640 * 4, `${small.breakdown.activations}`);
+  const ratio = large.breakdown.activations / small.breakdown.activations;
+  assert.ok(ratio > 3.6 && ratio < 4.2, `48 atoms / 24 atoms ${ratio}`);
+});
