@@ -18,7 +18,7 @@ import { isLazyLayer, materializeLazy } from './lazy-layers';
 const SAME_AS_METHOD: ReadonlySet<string> = new Set(['gather', 'take_along_dim', 'index_select', 'argsort', 'sort',
   'topk', 'log', 'log1p', 'log2', 'log10', 'abs', 'square', 'sqrt', 'rsqrt', 'reciprocal', 'expm1', 'neg', 'triu',
   'tril', 'floor', 'ceil', 'round', 'trunc', 'frac', 'sign', 'prod', 'index_add', 'index_copy', 'index_fill',
-  'index_put', 'scatter', 'scatter_add', 'scatter_reduce', 'pow']);
+  'index_put', 'scatter', 'scatter_add', 'scatter_reduce', 'pow', 'repeat_interleave']);
 
 /** Bytes of an int64 element: indices, token ids, what `.long()` makes. */
 const INT64_BYTES = 8;
@@ -2343,6 +2343,16 @@ export class ForwardTrace implements TensorTracer {
         if (k === undefined || d >= n) break;
         const shape = x.shape.map((size, i) => (i === d ? Math.min(k, size) : size));
         return { kind: 'list', items: [this.produce(shape, [x], x.integer), this.produce(shape, [], true)], tuple: true };
+      }
+      // Each element (or slice along `dim`) repeated a number of times (a batch of graphs' node offsets, one per
+      // edge): that axis, or the flattened tensor without `dim`, times the repeats. Repeats given per element (a
+      // tensor) make a length the data decides, not modelled.
+      case 'repeat_interleave': {
+        const times = numberOf(args[0] ?? kwargs.get('repeats') ?? UNKNOWN);
+        const dim = numberOf(args[1] ?? kwargs.get('dim') ?? UNKNOWN);
+        if (times === undefined || (dim !== undefined && axis(dim) >= n)) break;
+        const shape = dim === undefined ? [numel(x.shape) * times] : x.shape.map((size, i) => (i === axis(dim) ? size * times : size));
+        return this.produce(shape, [x], x.integer);
       }
       case 'item':
       case 'tolist':
