@@ -1276,7 +1276,9 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     const allCandidates = inputCandidates(program, root, first, size, options.stackedMembers);
     const folded = foldedRows();
     // An argument the script's own function builds whole for the step (a batch of graphs' edge list) indexes the
-    // rows of all its samples: the step's inputs hold the batch folded into their first axis.
+    // rows of all its samples: the step's inputs hold the batch folded into their first axis, and where they come
+    // from a loader's samples, forward is traced at the step's batch (a trace of one sample would count the whole
+    // step's edges once per sample).
     const indexedWhole = !!siteNode && site.slice(1).some((arg, i) => arg.kind === 'unknown' && !!argumentNodes[i + 1] && definedByScript(program, argumentNodes[i + 1]!, siteNode));
     const candidates = [...(firstSample ? [firstSample] : []), ...(folded ? [folded] : []), ...allCandidates.filter((candidate) => candidate.shape.length >= 2)];
     /** One integer per sample: a class label a conditional model takes beside its input (`D(images, labels)`). */
@@ -1421,7 +1423,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     // else for one sample, checked against two.
     const atBatch = batch > 1 ? best.again(cut, batch) : undefined;
     const dependent = batch > 1 ? atBatch !== undefined && atBatch.trace.mismatches <= best.trace.mismatches
-      : !batching && (indexedWhole || growsUnevenly(best, best.again(cut, 2)));
+      : !batching && ((indexedWhole && best.fromData) || growsUnevenly(best, best.again(cut, 2)));
     const traced = atBatch && dependent ? atBatch : best;
     const tracedBatch = traced === best ? 1 : batch;
     const { trace, outputKept, targetTokens } = traced;
