@@ -130,3 +130,36 @@ test('an edge list a function of the script builds before the loop sizes the mes
   const ratio = large.breakdown.activations / small.breakdown.activations;
   assert.ok(ratio > 3.5 && ratio < 4.2, `40 atoms / 20 atoms ${ratio}`);
 });
+
+const pickedRows = (pick: string): string => `import torch
+import torch.nn as nn
+
+
+class Picker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(32, 256)
+        self.out = nn.Linear(256, 4)
+
+    def forward(self, x):
+        h = self.inp(x)
+        keep = h[..., 0] > 0
+        return self.out(${pick}).sum()
+
+
+model = Picker().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.randn(16, 512, 32, device="cuda")
+    loss = model(x)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a mask over the leading axes picks rows of the trailing ones, at most all of them', async () => {
+  // `h[keep]` of a (16, 512, 256) tensor by a (16, 512) mask is at most (16 x 512, 256): as large as every row.
+  const [masked, every] = [await estimateText(pickedRows('h[keep]'), 'masked.py'), await estimateText(pickedRows('h.reshape(-1, 256)'), 'every.py')];
+  const ratio = masked.breakdown.activations / every.breakdown.activations;
+  assert.ok(ratio > 0.8 && ratio < 1.3, `masked / every row ${ratio}`);
+});
