@@ -18,7 +18,7 @@ import { isLazyLayer, materializeLazy } from './lazy-layers';
 const SAME_AS_METHOD: ReadonlySet<string> = new Set(['gather', 'take_along_dim', 'index_select', 'argsort', 'sort',
   'topk', 'log', 'log1p', 'log2', 'log10', 'abs', 'square', 'sqrt', 'rsqrt', 'reciprocal', 'expm1', 'neg', 'triu',
   'tril', 'floor', 'ceil', 'round', 'trunc', 'frac', 'sign', 'prod', 'index_add', 'index_copy', 'index_fill',
-  'index_put', 'scatter', 'scatter_add', 'scatter_reduce', 'pow']);
+  'index_put', 'scatter', 'scatter_add', 'scatter_reduce', 'pow', 'repeat_interleave']);
 
 /** Bytes of an int64 element: indices, token ids, what `.long()` makes. */
 const INT64_BYTES = 8;
@@ -270,6 +270,8 @@ export class ForwardTrace implements TensorTracer {
   private readonly batchless = new Set<number>();
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
+  /** Boolean masks a comparison made, by id: indexing by one keeps the elements it selects, along one axis. */
+  private readonly masks = new Set<number>();
   /** Whether the operation being traced records autograd history (and so keeps tensors for backward). */
   private recording = true;
   /**
@@ -2342,6 +2344,16 @@ export class ForwardTrace implements TensorTracer {
         const shape = x.shape.map((size, i) => (i === d ? Math.min(k, size) : size));
         return { kind: 'list', items: [this.produce(shape, [x], x.integer), this.produce(shape, [], true)], tuple: true };
       }
+      // Each element (or slice along `dim`) repeated a number of times (a batch of graphs' node offsets, one per
+      // edge): that axis, or the flattened tensor without `dim`, times the repeats. Repeats given per element (a
+      // tensor) make a length the data decides, not modelled.
+      case 'repeat_interleave': {
+        const times = numberOf(args[0] ?? kwargs.get('repeats') ?? UNKNOWN);
+        const dim = numberOf(args[1] ?? kwargs.get('dim') ?? UNKNOWN);
+        if (times === undefined || (dim !== undefined && axis(dim) >= n)) break;
+        const shape = dim === undefined ? [numel(x.shape) * times] : x.shape.map((size, i) => (i === axis(dim) ? size * times : size));
+        return this.produce(shape, [x], x.integer);
+      }
       case 'item':
       case 'tolist':
         return UNKNOWN;
@@ -2422,6 +2434,7 @@ export class ForwardTrace implements TensorTracer {
       // A comparison makes a mask of the operands' broadcast shape, without history.
       const mask = this.produce(broadcast(x?.shape ?? [], y?.shape ?? []));
       this.noGrad.add(mask.id);
+      this.masks.add(mask.id);
       return mask;
     }
     // Element-wise arithmetic, remainders and bit operations (`(h0 ^ h1) % T`, hashing integer coordinates) make a
@@ -2530,6 +2543,11 @@ export class ForwardTrace implements TensorTracer {
         const length = numberOf(item.entries.get('length'));
         out.push(length !== undefined ? Math.min(size, length) : Math.max(1, Math.ceil((stop - start) / step)));
         axis++;
+      } else if (item.kind === 'tensor' && this.masks.has(item.id)) {
+        // A boolean mask (`src[src != dst]`) covers as many axes as it has and keeps the elements it selects as one
+        // axis: at most all of them, the size counted (which ones are true depends on the data).
+        out.push(numel(item.shape));
+        axis += item.shape.length;
       } else if (item.kind === 'tensor') {
         out.push(...item.shape);
         axis++;

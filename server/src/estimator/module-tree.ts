@@ -19,6 +19,7 @@ import { featurePyramidLayers } from './feature-pyramid';
 import { isLazyLayer, materializeLazy, materializedLazy } from './lazy-layers';
 import type { LayerNetSpec } from './types';
 import { treeIndex } from '../engine/program/tree-index';
+import { definedByScript, tracedDefinition } from './traced-definitions';
 
 export interface CustomModuleInfo {
   className: string;
@@ -1274,6 +1275,11 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     const firstSample = firstIndex >= 0 ? batching?.sample[firstIndex] : undefined;
     const allCandidates = inputCandidates(program, root, first, size, options.stackedMembers);
     const folded = foldedRows();
+    // An argument the script's own function builds whole for the step (a batch of graphs' edge list) indexes the
+    // rows of all its samples: the step's inputs hold the batch folded into their first axis, and where they come
+    // from a loader's samples, forward is traced at the step's batch (a trace of one sample would count the whole
+    // step's edges once per sample).
+    const indexedWhole = !!siteNode && site.slice(1).some((arg, i) => arg.kind === 'unknown' && !!argumentNodes[i + 1] && definedByScript(program, argumentNodes[i + 1]!, siteNode));
     const candidates = [...(firstSample ? [firstSample] : []), ...(folded ? [folded] : []), ...allCandidates.filter((candidate) => candidate.shape.length >= 2)];
     /** One integer per sample: a class label a conditional model takes beside its input (`D(images, labels)`). */
     const labelInputs = allCandidates.filter((candidate) => candidate.shape.length === 1);
@@ -1299,7 +1305,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       // The step's tensors hold `batch` samples on their batch axis; one without a batch axis cannot be batched.
       let unbatched = false;
       const stepInput = (shape: number[], integer: boolean, drawn?: TensorValue['drawn']): TensorValue => {
-        const axis = batch === 1 ? undefined : batchAxis(shape, shape === folded?.shape);
+        const axis = batch === 1 ? undefined : batchAxis(shape, shape === folded?.shape || indexedWhole);
         if (batch !== 1 && axis === undefined) unbatched = true;
         return attempt.input(axis === undefined ? shape : shape.map((d, k) => (k === axis ? d * batch : d)), integer, drawn);
       };
@@ -1353,6 +1359,9 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         // `torch.stack([torch.cat([src, loops]), ...])`): the same tensor whatever the batch, so given as it is.
         const whole = arg.kind === 'call' ? madeTensorShape(arg) : undefined;
         if (whole && arg.kind === 'call') return attempt.input(whole, madeTensorIsInteger(arg));
+        // A variable the script's own function builds before the step (a graph's edge list): that call, traced.
+        const defined = arg.kind === 'unknown' && node && siteNode ? tracedDefinition(program, node, siteNode, attempt) : undefined;
+        if (defined) return defined;
         return stepInput(others.shape, others.integer);
       });
       const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
@@ -1414,7 +1423,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     // else for one sample, checked against two.
     const atBatch = batch > 1 ? best.again(cut, batch) : undefined;
     const dependent = batch > 1 ? atBatch !== undefined && atBatch.trace.mismatches <= best.trace.mismatches
-      : !batching && growsUnevenly(best, best.again(cut, 2));
+      : !batching && ((indexedWhole && best.fromData) || growsUnevenly(best, best.again(cut, 2)));
     const traced = atBatch && dependent ? atBatch : best;
     const tracedBatch = traced === best ? 1 : batch;
     const { trace, outputKept, targetTokens } = traced;
