@@ -481,6 +481,10 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
     };
   };
   if (cfg.savedOnHost && cfg.mode === 'train' && !checkpointed) return savedOnHostFigures();
+  // A stem before the first block that holds more than the net's largest tensor (a full-resolution convolution's
+  // output) makes the largest gradient pair too, when only its own tensors are left.
+  const stemSaved = recomputeOutsideCounted ? net.blockOutsideBeforeElements?.[0] ?? 0 : 0;
+  const stemBackward = stemSaved >= net.largestElementsPerSample && stemSaved > 0 ? b * stemSaved * act + gradientPair : undefined;
   return {
     saved,
     forwardTransient: Math.max(0, frozenPrefixLive - saved, forwardLiveExcess),
@@ -490,8 +494,10 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
       lastSegmentBackward, chunkLossBackward, stepLossGradients),
     // While the first segment is recomputed, the stem's activations are still alive and its backward has the same transients.
     // The step's output, where the step holds it through backward (`logits = model(x)`), is alive then too.
-    recompute: recompute > 0 ? Math.max(recompute + Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, gradientPair),
-      recomputeBackward) + (recomputeOutsideCounted ? 0 : b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act) +
+    // The stem's backward runs after every block's, when their inputs and recomputed tensors are freed: its gradient
+    // pair comes over the stem's tensors alone, not over a recomputed block's.
+    recompute: recompute > 0 ? Math.max(recompute + Math.max(BACKWARD_TRANSIENT_OF_LARGEST * b * net.largestElementsPerSample * act, stemBackward === undefined ? gradientPair : 0),
+      recomputeBackward, stemBackward ?? 0) + (recomputeOutsideCounted ? 0 : b * (net.savedElementsPerSample - net.blockSavedElements.reduce((x, y) => x + y, 0)) * act) +
       convWorkspace + (outputHeld ? outputs : 0) : 0,
     outputs,
     lossTransient: logSoftmax,

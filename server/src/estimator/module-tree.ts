@@ -1407,9 +1407,12 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         }
       }
       // A forward that calls checkpoint() itself (`x = checkpoint(blk, x)` in a loop over its blocks): the modules it
-      // gives checkpoint are where it cuts, so the same input is traced again with those as the blocks.
+      // gives checkpoint are where it cuts, so the same input is traced again with those as the blocks. Where they are
+      // only some of the blocks the plan would cut (a ViT encoder's blocks beside a conv decoder's), the others run
+      // normally and keep what they save.
       const explicitCut = best?.trace.checkpointedModules;
-      const cutByScript = !!explicitCut && explicitCut.size >= 2 && [...explicitCut].some((module) => !blocks.has(module));
+      const cutByScript = !!explicitCut && explicitCut.size >= 2
+        && (explicitCut.size !== blocks.size || [...explicitCut].some((module) => !blocks.has(module)));
       const cut = cutByScript ? explicitCut! : blocks;
       const again = cutByScript ? best!.again(cut, 1) : undefined;
       if (again) best = { ...best!, ...again };
