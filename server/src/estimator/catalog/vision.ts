@@ -762,6 +762,78 @@ function convnextV2(depths: number[], dims: number[]): (imageSize: number, numCl
   };
 }
 
+/** timm's EdgeNeXt: widths and depths per stage, and the heads of its split-transpose attention (4 or 8). */
+interface EdgeNextShape {
+  dims: number[];
+  depths: number[];
+  heads: number;
+}
+
+/**
+ * timm's EdgeNeXt (`edgenext_xx_small` .. `edgenext_base`): ConvNeXt's patchify stem and downsampling (LayerNorm, a
+ * 2x2 strided convolution; none before the first stage), ConvNeXt-like blocks with 3/5/7/9 depthwise kernels per
+ * stage, and, ending stages 2-4, one split-transpose block: the channels split into 2/3/4 groups, each but the last
+ * through a 3x3 depthwise convolution (the next group added to the previous one's output first), concatenated;
+ * Fourier positions through a 1x1 convolution added in stage 2; cross-covariance attention (C x C per head, over the
+ * L2-normalised q and k) and an inverted-bottleneck MLP, both layer-scaled.
+ */
+function edgenext(shape: EdgeNextShape): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const kernels = [3, 5, 7, 9];
+  const scales = [2, 2, 3, 4];
+  return (imageSize, numClasses) => {
+    const { dims, depths, heads } = shape;
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('stem').conv(dims[0]!, 4, 4, 1, true, 0).layerNorm();
+    net.part('stages');
+    depths.forEach((depth, stage) => {
+      const c = dims[stage]!;
+      if (stage > 0) net.layerNorm().conv(c, 2, 2, 1, true, 0);
+      const globalBlocks = stage > 0 ? 1 : 0;
+      for (let b = 0; b < depth; b++) {
+        net.beginBlock();
+        if (b < depth - globalBlocks) {
+          // Depthwise conv, LayerNorm, two pointwise linears around a GELU, layer scale (keeps its input).
+          net.conv(c, kernels[stage]!, 1, c, true);
+        } else {
+          edgenextSplitTranspose(net, c, scales[stage]!, heads, stage === 1);
+        }
+        net.layerNorm().conv(4 * c, 1, 1, 1, true, 0).activation().conv(c, 1, 1, 1, true, 0).activation();
+        net.parameters += c; // layer-scale gamma
+        net.addResidual();
+        net.endBlock();
+      }
+    });
+    net.part('head').globalPool().layerNorm(dims[dims.length - 1]).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/** The split-transpose block's convolutions and attention, up to its MLP's LayerNorm (see edgenext). */
+function edgenextSplitTranspose(net: NetBuilder, c: number, scales: number, heads: number, positions: boolean): void {
+  const width = Math.ceil(c / scales);
+  const mapArea = net.elements / c;
+  for (let i = 0; i < Math.max(1, scales - 1); i++) {
+    // The first group is a view of the block input (its convolution keeps all of it); each next one a new sum.
+    if (i === 0) net.chunkChannels(width);
+    else net.concatTo(width);
+    net.conv(width, 3, 1, width, true);
+  }
+  net.concatTo(c);
+  if (positions) {
+    net.addParameters(64 * c + c, 64 * c);
+    net.concatTo(c);
+  }
+  // LayerNorm, the qkv linear (kept whole: normalize and attn @ v read views of it), the normalised q and k (kept by
+  // their matmul), the C x C maps (the matmul's output kept by the temperature, the softmax's), the heads' output
+  // reshaped into a new tensor the projection keeps, and the projection's output the layer scale keeps.
+  net.layerNorm().conv(3 * c, 1, 1, 1, true, 0);
+  net.addParameters(heads + c, 0); // temperature, layer-scale gamma
+  net.saved += 3 * c * mapArea + 2 * c * mapArea + (2 * c * c) / heads;
+  net.concatTo(c).conv(c, 1, 1, 1, true, 0).activation();
+  net.addResidual();
+  net.concatTo(c);
+}
+
 /** timm's make_divisible: the nearest multiple of `divisor` (never below `least`, nor below 90% of the value). */
 function timmDivisible(value: number, divisor = 8, least = divisor): number {
   const rounded = Math.max(least, Math.floor((value + divisor / 2) / divisor) * divisor);
@@ -1437,6 +1509,12 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['swin_v2_t'], publishedParameters: 28_351_570, imageSize: 256, build: swinV2([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_v2_s'], publishedParameters: 49_737_442, imageSize: 256, build: swinV2([2, 2, 18, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_v2_b'], publishedParameters: 87_930_848, imageSize: 256, build: swinV2([2, 2, 18, 2], 128, [4, 8, 16, 32]) },
+  // timm's EdgeNeXt with 1000 classes (timm's model cards: 1.33M, 2.34M, 5.59M, 18.51M); the small one's 101-class
+  // count was measured on the H200 (holdout12 results: 5,312,637).
+  { names: ['edgenext_xx_small'], publishedParameters: 1_330_000, build: edgenext({ dims: [24, 48, 88, 168], depths: [2, 2, 6, 2], heads: 4 }) },
+  { names: ['edgenext_x_small'], publishedParameters: 2_340_000, build: edgenext({ dims: [32, 64, 100, 192], depths: [3, 3, 9, 3], heads: 4 }) },
+  { names: ['edgenext_small'], publishedParameters: 5_590_000, build: edgenext({ dims: [48, 96, 160, 304], depths: [3, 3, 9, 3], heads: 8 }) },
+  { names: ['edgenext_base'], publishedParameters: 18_510_000, build: edgenext({ dims: [80, 160, 288, 584], depths: [3, 3, 9, 3], heads: 8 }) },
   // timm's ConvNeXt V2 with 1000 classes, as the builder counts them (timm's model cards: 3.71M .. 197.96M); the tiny's
   // agrees with the count measured with 38 classes (holdout7, results/h200.json).
   { names: ['convnextv2_atto'], publishedParameters: 3_708_400, build: convnextV2([2, 2, 6, 2], [40, 80, 160, 320]) },
