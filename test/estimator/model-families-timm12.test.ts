@@ -42,3 +42,41 @@ test('a timm script that trains edgenext_x_small resolves through the catalog, w
   assert.equal(result.unresolved, undefined);
   assert.equal(result.detected.parameters, parametersOf('edgenext_x_small', 256, 1000) - 990 * 192 - 990);
 });
+
+test('MLP-Mixer: timm\'s published counts (b16 59.88M, l16 208.20M); the token MLP\'s size follows the patches', () => {
+  assert.equal(parametersOf('mixer_b16_224', 224, 1000), 59_880_472);
+  assert.equal(parametersOf('mixer_l16_224', 224, 1000), 208_196_168);
+  // 196 patches -> 49 at patch 32: the token MLP (196 x 384 twice, biases) shrinks, the patchify conv grows 4x.
+  assert.equal(Math.round(parametersOf('mixer_s32_224', 224, 1000) / 10_000), 1910);
+  const saved = (name: string) => (findVisionModel(name)!.build(224, 1000) as { savedElementsPerSample: number }).savedElementsPerSample;
+  assert.ok(saved('mixer_b16_224') > 2 * saved('mixer_b32_224'));
+});
+
+test('EfficientNet-Lite and TinyNet: timm\'s published counts, to 0.01M', () => {
+  const published: Array<[string, number]> = [['efficientnet_lite0', 465], ['efficientnet_lite1', 542], ['efficientnet_lite2', 609],
+    ['efficientnet_lite3', 820], ['efficientnet_lite4', 1301], ['tinynet_a', 619], ['tinynet_b', 373], ['tinynet_c', 246], ['tinynet_d', 234], ['tinynet_e', 204]];
+  for (const [name, hundredths] of published) assert.equal(Math.round(parametersOf(name, 224, 1000) / 10_000), hundredths, name);
+  // timm's mnasnet_100 is torchvision's MNASNet 1.0, layer for layer.
+  assert.equal(parametersOf('mnasnet_100', 224, 1000), 4_383_312);
+  // Lite0 is B0's blocks without squeeze-excite: B0's count is larger by those modules alone.
+  assert.ok(parametersOf('efficientnet_b0', 224, 1000) > parametersOf('efficientnet_lite0', 224, 1000));
+});
+
+test('ECA-ResNet-D: ResNet-D plus one small 1-D convolution a bottleneck, whose gate keeps the map it scales', () => {
+  // 3+4+6+3 bottlenecks: kernels 5 (256, 512, 1024 channels) and 7 (2048): 3*5 + 4*5 + 6*5 + 3*7 = 86.
+  assert.equal(parametersOf('ecaresnet50d', 224, 1000) - parametersOf('resnet50d', 224, 1000), 86);
+  assert.equal(Math.round(parametersOf('ecaresnet101d', 224, 1000) / 10_000), 4457);
+  const saved = (name: string) => (findVisionModel(name)!.build(224, 1000) as { savedElementsPerSample: number }).savedElementsPerSample;
+  // Each bottleneck's third BatchNorm output (256x56x56 .. 2048x7x7 per image) is kept once more.
+  const bn3 = 3 * 256 * 56 * 56 + 4 * 512 * 28 * 28 + 6 * 1024 * 14 * 14 + 3 * 2048 * 7 * 7;
+  const pooled = 2 * (3 * 256 + 4 * 512 + 6 * 1024 + 3 * 2048);
+  assert.equal(saved('ecaresnet50d') - saved('resnet50d'), bn3 + pooled);
+});
+
+test('a timm script naming mixer_b16_224 or tinynet_a resolves through the catalog', async () => {
+  for (const [name, features] of [['mixer_b16_224', 768], ['tinynet_a', 1280]] as const) {
+    const result = await estimateText(trainingScript(`"${name}", num_classes=10`, 16, 224), `/tmp/${name}.py`);
+    assert.equal(result.unresolved, undefined, name);
+    assert.equal(result.detected.parameters, parametersOf(name, 224, 1000) - 990 * features - 990, name);
+  }
+});
