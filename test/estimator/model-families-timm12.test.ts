@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { estimateText } from './helpers';
 import { findVisionModel } from '../../server/src/estimator/catalog/vision';
+import { countTransformerParameters } from '../../server/src/estimator/transformer';
+import type { TransformerSpec } from '../../server/src/estimator/types';
 
 function parametersOf(name: string, imageSize: number, classes: number): number {
   const spec = findVisionModel(name)!.build(imageSize, classes);
@@ -73,10 +75,30 @@ test('ECA-ResNet-D: ResNet-D plus one small 1-D convolution a bottleneck, whose 
   assert.equal(saved('ecaresnet50d') - saved('resnet50d'), bn3 + pooled);
 });
 
-test('a timm script naming mixer_b16_224 or tinynet_a resolves through the catalog', async () => {
+test('a timm script naming mixer_b16_224, tinynet_a or beit_base_patch16_224 resolves through the catalog', async () => {
   for (const [name, features] of [['mixer_b16_224', 768], ['tinynet_a', 1280]] as const) {
     const result = await estimateText(trainingScript(`"${name}", num_classes=10`, 16, 224), `/tmp/${name}.py`);
     assert.equal(result.unresolved, undefined, name);
     assert.equal(result.detected.parameters, parametersOf(name, 224, 1000) - 990 * features - 990, name);
   }
+  const beit = await estimateText(trainingScript('"beit_base_patch16_224", num_classes=10', 16, 224), '/tmp/beit.py');
+  assert.equal(beit.unresolved, undefined);
+  assert.equal(beit.detected.parameters, 86_530_984 - 990 * 768 - 990);
+});
+
+test('BEiT by name: timm\'s published counts (relative position tables sized by the image, no absolute positions, no key bias)', () => {
+  const count = (name: string, size: number) => {
+    const spec = findVisionModel(name)!.build(size, 1000);
+    assert.equal(spec.kind, 'transformer', name);
+    return countTransformerParameters(spec as TransformerSpec).total;
+  };
+  // results-imagenet.csv: 86.53M, 86.74M, 304.43M, 305.00M, 305.67M.
+  const published: Array<[string, number, number]> = [['beit_base_patch16_224', 224, 8653], ['beit_base_patch16_384', 384, 8674],
+    ['beit_large_patch16_224', 224, 30443], ['beit_large_patch16_384', 384, 30500], ['beit_large_patch16_512', 512, 30567]];
+  for (const [name, size, hundredths] of published) assert.equal(Math.round(count(name, size) / 10_000), hundredths, name);
+  // Against DeiT-III (the same blocks with layer scale): 197 position rows and 12 key biases fewer, 12 tables of
+  // 732 rows x 12 heads more.
+  assert.equal(count('beit_base_patch16_224', 224) - count('deit3_base_patch16_224', 224), 12 * 732 * 12 - 12 * 768 - 196 * 768);
+  // The plain ViT's count stays as it was.
+  assert.equal(count('vit_base_patch16_224', 224), 86_567_656);
 });

@@ -1452,7 +1452,10 @@ export interface VisionCatalogModel extends VisionModel {
 }
 
 /** How a timm ViT variant differs from the plain ViT (DeiT-III's layer scale, a distilled DeiT's second token). */
-type VitVariant = Pick<TransformerSpec, 'prefixTokens' | 'positionsWithoutPrefix' | 'layerScale'>;
+type VitVariant = Pick<TransformerSpec, 'prefixTokens' | 'positionsWithoutPrefix' | 'layerScale'> & {
+  /** BEiT: a relative position bias table in every block, sized for the image's patches (see relativePositionRows). */
+  relativePositions?: boolean;
+};
 
 /**
  * DeiT-III (timm `deit3_*`): the ViT with LayerScale on both branches of every block (`init_values=1e-6`) and a
@@ -1461,14 +1464,21 @@ type VitVariant = Pick<TransformerSpec, 'prefixTokens' | 'positionsWithoutPrefix
 const DEIT3: VitVariant = { layerScale: true, positionsWithoutPrefix: true };
 /** DeiT's distilled models (timm `deit_*_distilled_*`): a distillation token with its own position and classifier. */
 const DEIT_DISTILLED: VitVariant = { prefixTokens: 2 };
+/**
+ * BEiT (timm `beit_*`): LayerScale on both branches, relative position biases in every block and no absolute
+ * positions, the patches' mean through a LayerNorm into the classifier (the same count as the ViT's final norm).
+ */
+const BEIT: VitVariant = { layerScale: true, relativePositions: true };
 
 function vitSpec(hidden: number, layers: number, heads: number, patch: number, imageSize: number, numClasses: number, options?: VisionOptions,
   variant: VitVariant = {}): TransformerSpec {
-  const prefix = variant.prefixTokens ?? 1;
-  const positions = (imageSize / patch) ** 2 + (variant.positionsWithoutPrefix ? 0 : prefix);
+  const { relativePositions, ...traits } = variant;
+  const prefix = traits.prefixTokens ?? 1;
+  const positions = (imageSize / patch) ** 2 + (traits.positionsWithoutPrefix ? 0 : prefix);
   const dropout = (options?.blockDropout ?? 0) > 0 ? { hiddenDropout: true, activationDropout: true } : {};
+  const relative = relativePositions ? { relativePositionRows: (2 * (imageSize / patch) - 1) ** 2 + 3 } : {};
   return makeSpec('vit', { hidden, layers, heads, intermediate: 4 * hidden, vocab: 0, maxPositions: positions, patchSize: patch,
-    imageSize, numLabels: numClasses, qkvFused: true, ...dropout, ...variant });
+    imageSize, numLabels: numClasses, qkvFused: true, ...dropout, ...traits, ...relative });
 }
 
 export const VISION_CATALOG: VisionCatalogModel[] = [
@@ -1681,16 +1691,17 @@ const TIMM_VIT_SIZES: Record<string, string[]> = {
   vit: ['tiny', 'small', 'base', 'large', 'huge'],
   deit: ['tiny', 'small', 'base'],
   deit3: ['small', 'medium', 'base', 'large', 'huge'],
+  beit: ['base', 'large'],
 };
 
 /**
  * A ViT named by its size, patch and image size: timm `vit_{tiny,small,base,large,huge}_patch{P}_{S}`,
  * `deit_{tiny,small,base}[_distilled]_patch{P}_{S}` (DeiT is the ViT architecture; the distilled ones add a token),
- * `deit3_{small,medium,base,large,huge}_patch{P}_{S}` (DEIT3), torchvision `vit_{b,l,h}_{P}` (built for 224). The
+ * `deit3_{small,medium,base,large,huge}_patch{P}_{S}` (DEIT3), `beit_{base,large}_patch{P}_{S}` (BEIT), torchvision `vit_{b,l,h}_{P}` (built for 224). The
  * position embedding is sized for that image size (or for timm's `img_size=`), so the parameters follow from the name.
  */
 function vitFromName(key: string): VisionModel | undefined {
-  const timm = /^(vit|deit3|deit)_([a-z]+?)(_distilled)?_patch(\d+)_(\d+)$/.exec(key);
+  const timm = /^(vit|deit3|deit|beit)_([a-z]+?)(_distilled)?_patch(\d+)_(\d+)$/.exec(key);
   const torchvision = /^vit_([blh])_(\d+)$/.exec(key);
   if (timm && (!TIMM_VIT_SIZES[timm[1]!]!.includes(timm[2]!) || (timm[3] && timm[1] !== 'deit'))) return undefined;
   const size = timm ? VIT_SIZES[timm[2]!] : torchvision ? VIT_SIZES[torchvision[1]!] : undefined;
@@ -1699,7 +1710,7 @@ function vitFromName(key: string): VisionModel | undefined {
   const native = timm ? Number(timm[5]) : 224;
   if (!(patch > 0) || native % patch !== 0) return undefined;
   const [hidden, layers, heads] = size;
-  const variant = timm?.[1] === 'deit3' ? DEIT3 : timm?.[3] ? DEIT_DISTILLED : {};
+  const variant = timm?.[1] === 'deit3' ? DEIT3 : timm?.[1] === 'beit' ? BEIT : timm?.[3] ? DEIT_DISTILLED : {};
   return { names: [key], imageSize: native, build: (s, n, o) => vitSpec(hidden, layers, heads, patch, s, n, o, variant) };
 }
 
