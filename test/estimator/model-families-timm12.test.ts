@@ -102,3 +102,16 @@ test('BEiT by name: timm\'s published counts (relative position tables sized by 
   // The plain ViT's count stays as it was.
   assert.equal(count('vit_base_patch16_224', 224), 86_567_656);
 });
+
+test('ResNetV2 (pre-activation, BatchNorm): timm\'s published counts; the D variants\' deep stem as in ResNet-D', () => {
+  const published: Array<[string, number]> = [['resnetv2_18', 1169], ['resnetv2_18d', 1171], ['resnetv2_34', 2180], ['resnetv2_34d', 2182],
+    ['resnetv2_50', 2555], ['resnetv2_101', 4454]];
+  for (const [name, hundredths] of published) assert.equal(Math.round(parametersOf(name, 224, 1000) / 10_000), hundredths, name);
+  // Against the post-activation ResNet-50: each block's first norm reads its input (in channels) instead of its
+  // last one the output, and the shortcuts lose their norms; the final norm is new.
+  const norms = (blocks: number[], first: (stage: number, b: number) => number) =>
+    blocks.reduce((sum, count, stage) => sum + Array.from({ length: count }, (_, b) => first(stage, b)).reduce((a, c) => a + c, 0), 0);
+  const inputs = norms([3, 4, 6, 3], (stage, b) => 2 * (b === 0 ? (stage === 0 ? 64 : 128 * 2 ** stage) : 256 * 2 ** stage));
+  const outputs = norms([3, 4, 6, 3], (stage, b) => 2 * 256 * 2 ** stage * (b === 0 ? 2 : 1));
+  assert.equal(parametersOf('resnetv2_50', 224, 1000) - parametersOf('resnet50', 224, 1000), inputs - outputs + 2 * 2048 - 2 * 64);
+});

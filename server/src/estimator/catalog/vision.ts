@@ -836,6 +836,51 @@ function edgenextSplitTranspose(net: NetBuilder, c: number, scales: number, head
   net.concatTo(c);
 }
 
+/**
+ * timm's pre-activation ResNet (`resnetv2_18` .. `resnetv2_152`, `resnetv2_18d`/`34d`/`50d`/`101d`; BatchNorm, not
+ * BiT's GroupNorm): each block normalises (BatchNorm + ReLU) its input first and feeds that to its convolutions and
+ * to its shortcut's 1x1 convolution (no norm after it; the D variants average-pool before it where the block
+ * strides, on a deep stem of three 3x3 convolutions, 32/32/64); the residual sum is a new map; a final BatchNorm +
+ * ReLU before the pooled classifier (a 1x1 convolution with a bias).
+ */
+function resnetV2(blocks: number[], bottleneck: boolean, deep = false): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('stem');
+    if (deep) net.conv(32, 3, 2).batchNorm().relu().conv(32, 3).batchNorm().relu().conv(64, 3);
+    else net.conv(64, 7, 2);
+    net.maxPool(3, 2, 1);
+    net.part('stages');
+    let inChannels = 64;
+    blocks.forEach((count, stage) => {
+      const out = (bottleneck ? 256 : 64) * 2 ** stage;
+      const mid = bottleneck ? out / 4 : out;
+      net.beginStage();
+      for (let b = 0; b < count; b++) {
+        const stride = stage > 0 && b === 0 ? 2 : 1;
+        net.beginBlock();
+        const input = net.elements;
+        net.batchNorm().relu();
+        if (b === 0 && (stride !== 1 || inChannels !== out)) {
+          // The shortcut's 1x1 convolution reads the normalised input (already kept); the D variants' pooled copy
+          // of it is a new map that convolution keeps.
+          net.addParameters(inChannels * out, inChannels * out);
+          if (deep && stride > 1) net.saved += input / 4;
+        }
+        if (bottleneck) net.conv(mid, 1, 1, 1, false, 0).batchNorm().relu().conv(mid, 3, stride).batchNorm().relu().conv(out, 1, 1, 1, false, 0);
+        else net.conv(mid, 3, stride).batchNorm().relu().conv(out, 3);
+        net.addResidual();
+        net.concatTo(out);
+        net.endBlock();
+        inChannels = out;
+      }
+      net.endStage();
+    });
+    net.part('norm').batchNorm().relu().part('head').globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /** Python's round(): halves to the even neighbour (timm's depth rounding). */
 function pythonRound(value: number): number {
   const floor = Math.floor(value);
@@ -1497,6 +1542,17 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   // timm's ECA-ResNet-D (ResNet-D with efficient channel attention on each bottleneck): results-imagenet.csv, to 0.01M.
   { names: ['ecaresnet50d'], publishedParameters: 25_580_000, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 1, 1, 'eca', o, true), features: RESNET_FEATURES },
   { names: ['ecaresnet101d'], publishedParameters: 44_570_000, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, 'eca', o, true), features: RESNET_FEATURES },
+  // timm's pre-activation ResNets with BatchNorm (results-imagenet.csv, to 0.01M; resnetv2_152 and the 50d/101d as
+  // the builder counts them).
+  { names: ['resnetv2_18'], publishedParameters: 11_690_000, build: resnetV2([2, 2, 2, 2], false) },
+  { names: ['resnetv2_18d'], publishedParameters: 11_710_000, build: resnetV2([2, 2, 2, 2], false, true) },
+  { names: ['resnetv2_34'], publishedParameters: 21_800_000, build: resnetV2([3, 4, 6, 3], false) },
+  { names: ['resnetv2_34d'], publishedParameters: 21_820_000, build: resnetV2([3, 4, 6, 3], false, true) },
+  { names: ['resnetv2_50'], publishedParameters: 25_550_000, build: resnetV2([3, 4, 6, 3], true) },
+  { names: ['resnetv2_50d'], publishedParameters: 25_568_584, build: resnetV2([3, 4, 6, 3], true, true) },
+  { names: ['resnetv2_101'], publishedParameters: 44_540_000, build: resnetV2([3, 4, 23, 3], true) },
+  { names: ['resnetv2_101d'], publishedParameters: 44_560_712, build: resnetV2([3, 4, 23, 3], true, true) },
+  { names: ['resnetv2_152'], publishedParameters: 60_185_128, build: resnetV2([3, 8, 36, 3], true) },
   { names: ['mobilenet_v2', 'mobilenetv2_100'], publishedParameters: 3_504_872, build: mobilenetV2 },
   { names: ['efficientnet_b0', 'tf_efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
   { names: ['efficientnet_b1', 'tf_efficientnet_b1'], publishedParameters: 7_794_184, build: efficientnet(1.0, 1.1) },
