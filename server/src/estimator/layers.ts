@@ -592,6 +592,21 @@ export class NetBuilder {
     return this;
   }
 
+  /**
+   * Efficient channel attention (timm's EcaModule): the pooled channels through a 1-D convolution of `kernel` taps
+   * (no bias) and a sigmoid; the gated product keeps the map it scales.
+   */
+  efficientChannelAttention(kernel: number): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    this.keepCurrent();
+    this.parameters += kernel;
+    this.castParameters += kernel;
+    this.saved += 2 * s.c; // the pooled channels (kept by the convolution) and the gate (kept by the sigmoid)
+    this.produce(s);
+    return this;
+  }
+
   /** LSTM/GRU (cuDNN): keeps its input, cuDNN's reserve space and its output; backward takes a workspace on top. */
   recurrent(hidden: number, layers: number, bidirectional: boolean, gates: 1 | 3 | 4, inputFeatures?: number, bias = true): this {
     const s = this.shape;

@@ -104,6 +104,7 @@ function normParams(s: TransformerSpec): number {
 function layerParams(s: TransformerSpec, withCross: boolean): number {
   let total = blockLinears(s).reduce((sum, site) => sum + linearParams(site), 0);
   if (s.layerScale) total += 2 * s.hidden;
+  if (s.relativePositionRows) total += s.heads * s.relativePositionRows - s.kvHeads * s.headDim;
   const normsPerLayer = (s.normPlacement === 'parallel' ? 1 : 2) + (withCross ? 1 : 0) + Math.max(0, s.extraNormsPerLayer);
   total += normsPerLayer * normParams(s);
   if (withCross) total += blockLinears(s, true).reduce((sum, site) => sum + linearParams(site), 0);
@@ -190,7 +191,8 @@ export function countTransformerParameters(s: TransformerSpec, lora?: { rank: nu
     if (s.family === 'vit') {
       // The patch convolution, the prefix tokens (class, and distillation) and the position table.
       const prefix = s.prefixTokens ?? 1;
-      embedding = patchParams + v.hidden * (prefix + patches + (s.positionsWithoutPrefix ? 0 : prefix));
+      const positions = s.relativePositionRows ? 0 : patches + (s.positionsWithoutPrefix ? 0 : prefix);
+      embedding = patchParams + v.hidden * (prefix + positions);
       castable += channels * (v.patchSize ?? 16) ** 2 * v.hidden;
     }
   }

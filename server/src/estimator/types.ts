@@ -107,6 +107,11 @@ export interface TransformerSpec {
    * multiplication keeps the branch's output for backward.
    */
   layerScale?: boolean;
+  /**
+   * timm's BEiT: each block's relative position bias table (this many rows, `(2 x side - 1)^2 + 3`, a column per
+   * head) in place of an absolute position table; the fused qkv has a bias on q and v, none on k.
+   */
+  relativePositionRows?: number;
   /** CLIP: the vision tower of a two-tower model. */
   vision?: TransformerSpec;
   projectionDim?: number;

@@ -12,11 +12,12 @@ import type { LayerNetSpec, TransformerSpec } from '../types';
  * the features stay at 1/8 of the input; a list gives each of stages 2..4 its own choice, as torchvision's
  * `replace_stride_with_dilation` does. `squeezeExcite`: timm's SE-ResNet / SE-ResNeXt, a squeeze-and-excitation
  * module on each bottleneck's output (before the residual add), squeezed to 1/16 of its channels rounded to a
- * multiple of 8 (timm's SEModule). Returns the third stage's output, which an auxiliary head reads; `stageOutputs`
+ * multiple of 8 (timm's SEModule); `'eca'`: timm's ECA-ResNet, an efficient channel attention there instead (see
+ * ecaKernel). Returns the third stage's output, which an auxiliary head reads; `stageOutputs`
  * collects every stage's (a detector's FPN reads them).
  */
 export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: boolean, widthFactor = 1, groups = 1, dilated: boolean | readonly boolean[] = false,
-  squeezeExcite = false, stageOutputs?: BranchPoint[], stem: ResNetStem = {}, variantD = false): BranchPoint | undefined {
+  squeezeExcite: boolean | 'eca' = false, stageOutputs?: BranchPoint[], stem: ResNetStem = {}, variantD = false): BranchPoint | undefined {
   // Each of torchvision's top-level children is a part, so that a script's slice of them is sized (see library-models).
   const { kernel = 7, stride = 2, padding = 3 } = stem.conv ?? {};
   net.part('conv1');
@@ -40,7 +41,8 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
       net.beginBlock();
       if (bottleneck) {
         net.conv(width, 1).batchNorm().relu().conv(width, 3, stride, groups).batchNorm().relu().conv(out, 1, 1, 1, false, 0).batchNorm();
-        if (squeezeExcite) net.squeezeExcite(Math.max(8, Math.floor((out / 16 + 4) / 8) * 8));
+        if (squeezeExcite === 'eca') net.efficientChannelAttention(ecaKernel(out));
+        else if (squeezeExcite) net.squeezeExcite(Math.max(8, Math.floor((out / 16 + 4) / 8) * 8));
       } else {
         net.conv(width, 3, stride).batchNorm().relu().conv(out, 3).batchNorm();
       }
@@ -65,7 +67,7 @@ export function resnetStages(net: NetBuilder, blocks: number[], bottleneck: bool
   return third;
 }
 
-export function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite = false,
+export function resnet(blocks: number[], bottleneck: boolean, imageSize: number, numClasses: number, widthFactor = 1, groups = 1, squeezeExcite: boolean | 'eca' = false,
   options: VisionOptions = {}, variantD = false): LayerNetSpec {
   const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
   resnetStages(net, blocks, bottleneck, widthFactor, groups, options.dilation ?? false, squeezeExcite, undefined, options.resnetStem, variantD);
@@ -778,6 +780,218 @@ export function convnextV2(depths: number[], dims: number[], options: Hierarchic
   };
 }
 
+/** timm's EdgeNeXt: widths and depths per stage, and the heads of its split-transpose attention (4 or 8). */
+interface EdgeNextShape {
+  dims: number[];
+  depths: number[];
+  heads: number;
+}
+
+/**
+ * timm's EdgeNeXt (`edgenext_xx_small` .. `edgenext_base`): ConvNeXt's patchify stem and downsampling (LayerNorm, a
+ * 2x2 strided convolution; none before the first stage), ConvNeXt-like blocks with 3/5/7/9 depthwise kernels per
+ * stage, and, ending stages 2-4, one split-transpose block: the channels split into 2/3/4 groups, each but the last
+ * through a 3x3 depthwise convolution (the next group added to the previous one's output first), concatenated;
+ * Fourier positions through a 1x1 convolution added in stage 2; cross-covariance attention (C x C per head, over the
+ * L2-normalised q and k) and an inverted-bottleneck MLP, both layer-scaled.
+ */
+function edgenext(shape: EdgeNextShape): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const kernels = [3, 5, 7, 9];
+  const scales = [2, 2, 3, 4];
+  return (imageSize, numClasses) => {
+    const { dims, depths, heads } = shape;
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('stem').conv(dims[0]!, 4, 4, 1, true, 0).layerNorm();
+    net.part('stages');
+    depths.forEach((depth, stage) => {
+      const c = dims[stage]!;
+      if (stage > 0) net.layerNorm().conv(c, 2, 2, 1, true, 0);
+      const globalBlocks = stage > 0 ? 1 : 0;
+      for (let b = 0; b < depth; b++) {
+        net.beginBlock();
+        if (b < depth - globalBlocks) {
+          // Depthwise conv, LayerNorm, two pointwise linears around a GELU, layer scale (keeps its input).
+          net.conv(c, kernels[stage]!, 1, c, true);
+        } else {
+          edgenextSplitTranspose(net, c, scales[stage]!, heads, stage === 1);
+        }
+        net.layerNorm().conv(4 * c, 1, 1, 1, true, 0).activation().conv(c, 1, 1, 1, true, 0).activation();
+        net.parameters += c; // layer-scale gamma
+        net.addResidual();
+        net.endBlock();
+      }
+    });
+    net.part('head').globalPool().layerNorm(dims[dims.length - 1]).linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/** The split-transpose block's convolutions and attention, up to its MLP's LayerNorm (see edgenext). */
+function edgenextSplitTranspose(net: NetBuilder, c: number, scales: number, heads: number, positions: boolean): void {
+  const width = Math.ceil(c / scales);
+  const mapArea = net.elements / c;
+  for (let i = 0; i < Math.max(1, scales - 1); i++) {
+    // The first group is a view of the block input (its convolution keeps all of it); each next one a new sum.
+    if (i === 0) net.chunkChannels(width);
+    else net.concatTo(width);
+    net.conv(width, 3, 1, width, true);
+  }
+  net.concatTo(c);
+  if (positions) {
+    net.addParameters(64 * c + c, 64 * c);
+    net.concatTo(c);
+  }
+  // LayerNorm, the qkv linear (kept whole: normalize and attn @ v read views of it), the normalised q and k (kept by
+  // their matmul), the C x C maps (the matmul's output kept by the temperature, the softmax's), the heads' output
+  // reshaped into a new tensor the projection keeps, and the projection's output the layer scale keeps.
+  net.layerNorm().conv(3 * c, 1, 1, 1, true, 0);
+  net.addParameters(heads + c, 0); // temperature, layer-scale gamma
+  net.saved += 3 * c * mapArea + 2 * c * mapArea + (2 * c * c) / heads;
+  net.concatTo(c).conv(c, 1, 1, 1, true, 0).activation();
+  net.addResidual();
+  net.concatTo(c);
+}
+
+/**
+ * timm's pre-activation ResNet (`resnetv2_18` .. `resnetv2_152`, `resnetv2_18d`/`34d`/`50d`/`101d`; BatchNorm, not
+ * BiT's GroupNorm): each block normalises (BatchNorm + ReLU) its input first and feeds that to its convolutions and
+ * to its shortcut's 1x1 convolution (no norm after it; the D variants average-pool before it where the block
+ * strides, on a deep stem of three 3x3 convolutions, 32/32/64); the residual sum is a new map; a final BatchNorm +
+ * ReLU before the pooled classifier (a 1x1 convolution with a bias).
+ */
+function resnetV2(blocks: number[], bottleneck: boolean, deep = false): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('stem');
+    if (deep) net.conv(32, 3, 2).batchNorm().relu().conv(32, 3).batchNorm().relu().conv(64, 3);
+    else net.conv(64, 7, 2);
+    net.maxPool(3, 2, 1);
+    net.part('stages');
+    let inChannels = 64;
+    blocks.forEach((count, stage) => {
+      const out = (bottleneck ? 256 : 64) * 2 ** stage;
+      const mid = bottleneck ? out / 4 : out;
+      net.beginStage();
+      for (let b = 0; b < count; b++) {
+        const stride = stage > 0 && b === 0 ? 2 : 1;
+        net.beginBlock();
+        const input = net.elements;
+        net.batchNorm().relu();
+        if (b === 0 && (stride !== 1 || inChannels !== out)) {
+          // The shortcut's 1x1 convolution reads the normalised input (already kept); the D variants' pooled copy
+          // of it is a new map that convolution keeps.
+          net.addParameters(inChannels * out, inChannels * out);
+          if (deep && stride > 1) net.saved += input / 4;
+        }
+        if (bottleneck) net.conv(mid, 1, 1, 1, false, 0).batchNorm().relu().conv(mid, 3, stride).batchNorm().relu().conv(out, 1, 1, 1, false, 0);
+        else net.conv(mid, 3, stride).batchNorm().relu().conv(out, 3);
+        net.addResidual();
+        net.concatTo(out);
+        net.endBlock();
+        inChannels = out;
+      }
+      net.endStage();
+    });
+    net.part('norm').batchNorm().relu().part('head').globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/** Python's round(): halves to the even neighbour (timm's depth rounding). */
+function pythonRound(value: number): number {
+  const floor = Math.floor(value);
+  const fraction = value - floor;
+  if (fraction !== 0.5) return Math.round(value);
+  return floor % 2 === 0 ? floor : floor + 1;
+}
+
+/** How timm scales and builds one of its EfficientNet-B0-shaped nets (`efficientnet_lite*`, `tinynet_*`). */
+interface TimmEfficientNetShape {
+  width: number;
+  depth: number;
+  /**
+   * EfficientNet-Lite: ReLU6, no squeeze-excite, the first and last stages kept at one block. Else (TinyNet) SiLU,
+   * squeeze-excite to a quarter of the block's input, and each stage's blocks rounded (not ceiled) after scaling.
+   */
+  lite: boolean;
+}
+
+/**
+ * timm's EfficientNet-Lite and TinyNet: EfficientNet-B0's seven stages (a depthwise-separable block, then inverted
+ * residuals), scaled in width (channels to multiples of 8) and depth, behind a fixed 32-channel stem and a
+ * 1280-channel head convolution; no dropout before the classifier (timm's default drop_rate).
+ */
+function timmEfficientNet(shape: TimmEfficientNetShape): (imageSize: number, numClasses: number) => LayerNetSpec {
+  const stages: Array<[number, number, number, number, number]> = [
+    [1, 3, 1, 16, 1], [6, 3, 2, 24, 2], [6, 5, 2, 40, 2], [6, 3, 2, 80, 3], [6, 5, 1, 112, 3], [6, 5, 2, 192, 4], [6, 3, 1, 320, 1]];
+  return (imageSize, numClasses) => {
+    const { width, depth, lite } = shape;
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    const act = () => (lite ? net.relu6() : net.activation());
+    net.part('conv_stem').conv(32, 3, 2).part('bn1').batchNorm();
+    act();
+    net.part('blocks');
+    let inC = 32;
+    stages.forEach(([expand, kernel, firstStride, baseOut, baseRepeats], stage) => {
+      const out = makeDivisible(baseOut * width);
+      const fixed = lite && (stage === 0 || stage === stages.length - 1);
+      const repeats = fixed ? baseRepeats : lite ? Math.ceil(baseRepeats * depth) : Math.max(1, pythonRound(baseRepeats * depth));
+      net.beginStage();
+      for (let r = 0; r < repeats; r++) {
+        const stride = r === 0 ? firstStride : 1;
+        const hidden = expand === 1 ? inC : makeDivisible(inC * expand);
+        net.beginBlock();
+        if (expand !== 1) {
+          net.conv(hidden, 1, 1, 1, false, 0).batchNorm();
+          act();
+        }
+        net.conv(hidden, kernel, stride, hidden).batchNorm();
+        act();
+        if (!lite) net.squeezeExcite(Math.round(inC / 4));
+        net.conv(out, 1, 1, 1, false, 0).batchNorm();
+        if (stride === 1 && inC === out) net.addResidual();
+        net.endBlock();
+        inC = out;
+      }
+      net.endStage();
+    });
+    net.part('conv_head').conv(1280, 1, 1, 1, false, 0).part('bn2').batchNorm();
+    act();
+    net.part('global_pool').globalPool().part('classifier').linear(numClasses);
+    return net.build(true);
+  };
+}
+
+/**
+ * timm's MLP-Mixer (`mixer_s16_224` .. `mixer_l16_224`): a patchify convolution, then blocks that mix across patches
+ * (LayerNorm, an MLP over the patch axis to half the width, on the transposed map) and across channels (LayerNorm,
+ * an MLP to four times the width), both residual; a final LayerNorm and the patches' mean into the classifier.
+ */
+function mlpMixer(width: number, layers: number, patch: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    net.part('stem').conv(width, patch, patch, 1, true, 0);
+    const patches = net.elements / width;
+    const tokenHidden = Math.floor(width / 2);
+    net.part('blocks');
+    for (let b = 0; b < layers; b++) {
+      net.beginBlock();
+      // Token mixing: the norm's input and output (its transpose a view the first linear keeps), the first linear's
+      // output (kept by the GELU) and the GELU's (kept by the second linear); the residual sum is a new map.
+      net.layerNorm();
+      net.addParameters(2 * patches * tokenHidden + tokenHidden + patches, 2 * patches * tokenHidden);
+      net.saved += width * patches + 2 * width * tokenHidden;
+      net.addResidual();
+      net.concatTo(width);
+      net.layerNorm().conv(4 * width, 1, 1, 1, true, 0).activation().conv(width, 1, 1, 1, true, 0);
+      net.addResidual();
+      net.endBlock();
+    }
+    net.part('norm').layerNorm().part('head').globalPool().linear(numClasses);
+    return net.build(true);
+  };
+}
+
 /** timm's make_divisible: the nearest multiple of `divisor` (never below `least`, nor below 90% of the value). */
 function timmDivisible(value: number, divisor = 8, least = divisor): number {
   const rounded = Math.max(least, Math.floor((value + divisor / 2) / divisor) * divisor);
@@ -1305,7 +1519,10 @@ export interface VisionCatalogModel extends VisionModel {
 }
 
 /** How a timm ViT variant differs from the plain ViT (DeiT-III's layer scale, a distilled DeiT's second token). */
-type VitVariant = Pick<TransformerSpec, 'prefixTokens' | 'positionsWithoutPrefix' | 'layerScale'>;
+type VitVariant = Pick<TransformerSpec, 'prefixTokens' | 'positionsWithoutPrefix' | 'layerScale'> & {
+  /** BEiT: a relative position bias table in every block, sized for the image's patches (see relativePositionRows). */
+  relativePositions?: boolean;
+};
 
 /**
  * DeiT-III (timm `deit3_*`): the ViT with LayerScale on both branches of every block (`init_values=1e-6`) and a
@@ -1314,14 +1531,21 @@ type VitVariant = Pick<TransformerSpec, 'prefixTokens' | 'positionsWithoutPrefix
 const DEIT3: VitVariant = { layerScale: true, positionsWithoutPrefix: true };
 /** DeiT's distilled models (timm `deit_*_distilled_*`): a distillation token with its own position and classifier. */
 const DEIT_DISTILLED: VitVariant = { prefixTokens: 2 };
+/**
+ * BEiT (timm `beit_*`): LayerScale on both branches, relative position biases in every block and no absolute
+ * positions, the patches' mean through a LayerNorm into the classifier (the same count as the ViT's final norm).
+ */
+const BEIT: VitVariant = { layerScale: true, relativePositions: true };
 
 function vitSpec(hidden: number, layers: number, heads: number, patch: number, imageSize: number, numClasses: number, options?: VisionOptions,
   variant: VitVariant = {}): TransformerSpec {
-  const prefix = variant.prefixTokens ?? 1;
-  const positions = (imageSize / patch) ** 2 + (variant.positionsWithoutPrefix ? 0 : prefix);
+  const { relativePositions, ...traits } = variant;
+  const prefix = traits.prefixTokens ?? 1;
+  const positions = (imageSize / patch) ** 2 + (traits.positionsWithoutPrefix ? 0 : prefix);
   const dropout = (options?.blockDropout ?? 0) > 0 ? { hiddenDropout: true, activationDropout: true } : {};
+  const relative = relativePositions ? { relativePositionRows: (2 * (imageSize / patch) - 1) ** 2 + 3 } : {};
   return makeSpec('vit', { hidden, layers, heads, intermediate: 4 * hidden, vocab: 0, maxPositions: positions, patchSize: patch,
-    imageSize, numLabels: numClasses, qkvFused: true, ...dropout, ...variant });
+    imageSize, numLabels: numClasses, qkvFused: true, ...dropout, ...traits, ...relative });
 }
 
 export const VISION_CATALOG: VisionCatalogModel[] = [
@@ -1337,6 +1561,20 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['resnet50d'], publishedParameters: 25_580_000, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
   { names: ['resnet101d'], publishedParameters: 44_570_000, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
   { names: ['resnet152d'], publishedParameters: 60_210_000, build: (s, n, o) => resnet([3, 8, 36, 3], true, s, n, 1, 1, false, o, true), features: RESNET_FEATURES },
+  // timm's ECA-ResNet-D (ResNet-D with efficient channel attention on each bottleneck): results-imagenet.csv, to 0.01M.
+  { names: ['ecaresnet50d'], publishedParameters: 25_580_000, build: (s, n, o) => resnet([3, 4, 6, 3], true, s, n, 1, 1, 'eca', o, true), features: RESNET_FEATURES },
+  { names: ['ecaresnet101d'], publishedParameters: 44_570_000, build: (s, n, o) => resnet([3, 4, 23, 3], true, s, n, 1, 1, 'eca', o, true), features: RESNET_FEATURES },
+  // timm's pre-activation ResNets with BatchNorm (results-imagenet.csv, to 0.01M; resnetv2_152 and the 50d/101d as
+  // the builder counts them).
+  { names: ['resnetv2_18'], publishedParameters: 11_690_000, build: resnetV2([2, 2, 2, 2], false) },
+  { names: ['resnetv2_18d'], publishedParameters: 11_710_000, build: resnetV2([2, 2, 2, 2], false, true) },
+  { names: ['resnetv2_34'], publishedParameters: 21_800_000, build: resnetV2([3, 4, 6, 3], false) },
+  { names: ['resnetv2_34d'], publishedParameters: 21_820_000, build: resnetV2([3, 4, 6, 3], false, true) },
+  { names: ['resnetv2_50'], publishedParameters: 25_550_000, build: resnetV2([3, 4, 6, 3], true) },
+  { names: ['resnetv2_50d'], publishedParameters: 25_568_584, build: resnetV2([3, 4, 6, 3], true, true) },
+  { names: ['resnetv2_101'], publishedParameters: 44_540_000, build: resnetV2([3, 4, 23, 3], true) },
+  { names: ['resnetv2_101d'], publishedParameters: 44_560_712, build: resnetV2([3, 4, 23, 3], true, true) },
+  { names: ['resnetv2_152'], publishedParameters: 60_185_128, build: resnetV2([3, 8, 36, 3], true) },
   { names: ['mobilenet_v2', 'mobilenetv2_100'], publishedParameters: 3_504_872, build: mobilenetV2 },
   { names: ['efficientnet_b0', 'tf_efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
   { names: ['efficientnet_b1', 'tf_efficientnet_b1'], publishedParameters: 7_794_184, build: efficientnet(1.0, 1.1) },
@@ -1370,7 +1608,7 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['shufflenet_v2_x2_0'], publishedParameters: 7_393_996, build: shufflenetV2([244, 488, 976, 2048]) },
   { names: ['mnasnet0_5'], publishedParameters: 2_218_512, build: mnasnet(0.5) },
   { names: ['mnasnet0_75'], publishedParameters: 3_170_208, build: mnasnet(0.75) },
-  { names: ['mnasnet1_0'], publishedParameters: 4_383_312, build: mnasnet(1.0) },
+  { names: ['mnasnet1_0', 'mnasnet_100'], publishedParameters: 4_383_312, build: mnasnet(1.0) },
   { names: ['mnasnet1_3'], publishedParameters: 6_282_256, build: mnasnet(1.3) },
   { names: ['densenet121'], publishedParameters: 7_978_856, build: densenet([6, 12, 24, 16]) },
   // DenseNet-161: growth 48 from 96 initial features (torchvision's published count).
@@ -1459,6 +1697,31 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['swin_v2_t'], publishedParameters: 28_351_570, imageSize: 256, build: swinV2([2, 2, 6, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_v2_s'], publishedParameters: 49_737_442, imageSize: 256, build: swinV2([2, 2, 18, 2], 96, [3, 6, 12, 24]) },
   { names: ['swin_v2_b'], publishedParameters: 87_930_848, imageSize: 256, build: swinV2([2, 2, 18, 2], 128, [4, 8, 16, 32]) },
+  // timm's MLP-Mixer (results-imagenet.csv: b16 59.88M, l16 208.20M; the others as the builder counts them).
+  { names: ['mixer_s32_224'], publishedParameters: 19_104_624, build: mlpMixer(512, 8, 32) },
+  { names: ['mixer_s16_224'], publishedParameters: 18_528_264, build: mlpMixer(512, 8, 16) },
+  { names: ['mixer_b32_224'], publishedParameters: 60_293_428, build: mlpMixer(768, 12, 32) },
+  { names: ['mixer_b16_224'], publishedParameters: 59_880_472, build: mlpMixer(768, 12, 16) },
+  { names: ['mixer_l32_224'], publishedParameters: 206_939_264, build: mlpMixer(1024, 24, 32) },
+  { names: ['mixer_l16_224'], publishedParameters: 208_196_168, build: mlpMixer(1024, 24, 16) },
+  // timm's EfficientNet-Lite and TinyNet (results-imagenet.csv, to 0.01M: lite0-4 4.65M .. 13.01M, tinynet_a-e
+  // 6.19M .. 2.04M, each at its default input size).
+  { names: ['efficientnet_lite0', 'tf_efficientnet_lite0'], publishedParameters: 4_650_000, build: timmEfficientNet({ width: 1.0, depth: 1.0, lite: true }) },
+  { names: ['efficientnet_lite1', 'tf_efficientnet_lite1'], publishedParameters: 5_420_000, build: timmEfficientNet({ width: 1.0, depth: 1.1, lite: true }) },
+  { names: ['efficientnet_lite2', 'tf_efficientnet_lite2'], publishedParameters: 6_090_000, build: timmEfficientNet({ width: 1.1, depth: 1.2, lite: true }) },
+  { names: ['efficientnet_lite3', 'tf_efficientnet_lite3'], publishedParameters: 8_200_000, build: timmEfficientNet({ width: 1.2, depth: 1.4, lite: true }) },
+  { names: ['efficientnet_lite4', 'tf_efficientnet_lite4'], publishedParameters: 13_010_000, build: timmEfficientNet({ width: 1.4, depth: 1.8, lite: true }) },
+  { names: ['tinynet_a'], publishedParameters: 6_190_000, build: timmEfficientNet({ width: 1.0, depth: 1.2, lite: false }) },
+  { names: ['tinynet_b'], publishedParameters: 3_730_000, build: timmEfficientNet({ width: 0.75, depth: 1.1, lite: false }) },
+  { names: ['tinynet_c'], publishedParameters: 2_460_000, build: timmEfficientNet({ width: 0.54, depth: 0.85, lite: false }) },
+  { names: ['tinynet_d'], publishedParameters: 2_340_000, build: timmEfficientNet({ width: 0.54, depth: 0.695, lite: false }) },
+  { names: ['tinynet_e'], publishedParameters: 2_040_000, build: timmEfficientNet({ width: 0.51, depth: 0.6, lite: false }) },
+  // timm's EdgeNeXt with 1000 classes (timm's model cards: 1.33M, 2.34M, 5.59M, 18.51M); the small one's 101-class
+  // count was measured on the H200 (holdout12 results: 5,312,637).
+  { names: ['edgenext_xx_small'], publishedParameters: 1_330_000, build: edgenext({ dims: [24, 48, 88, 168], depths: [2, 2, 6, 2], heads: 4 }) },
+  { names: ['edgenext_x_small'], publishedParameters: 2_340_000, build: edgenext({ dims: [32, 64, 100, 192], depths: [3, 3, 9, 3], heads: 4 }) },
+  { names: ['edgenext_small'], publishedParameters: 5_590_000, build: edgenext({ dims: [48, 96, 160, 304], depths: [3, 3, 9, 3], heads: 8 }) },
+  { names: ['edgenext_base'], publishedParameters: 18_510_000, build: edgenext({ dims: [80, 160, 288, 584], depths: [3, 3, 9, 3], heads: 8 }) },
   // timm's ConvNeXt V2 with 1000 classes, as the builder counts them (timm's model cards: 3.71M .. 197.96M); the tiny's
   // agrees with the count measured with 38 classes (holdout7, results/h200.json).
   { names: ['convnextv2_atto'], publishedParameters: 3_708_400, build: convnextV2([2, 2, 6, 2], [40, 80, 160, 320]) },
@@ -1506,16 +1769,17 @@ const TIMM_VIT_SIZES: Record<string, string[]> = {
   vit: ['tiny', 'small', 'base', 'large', 'huge'],
   deit: ['tiny', 'small', 'base'],
   deit3: ['small', 'medium', 'base', 'large', 'huge'],
+  beit: ['base', 'large'],
 };
 
 /**
  * A ViT named by its size, patch and image size: timm `vit_{tiny,small,base,large,huge}_patch{P}_{S}`,
  * `deit_{tiny,small,base}[_distilled]_patch{P}_{S}` (DeiT is the ViT architecture; the distilled ones add a token),
- * `deit3_{small,medium,base,large,huge}_patch{P}_{S}` (DEIT3), torchvision `vit_{b,l,h}_{P}` (built for 224). The
+ * `deit3_{small,medium,base,large,huge}_patch{P}_{S}` (DEIT3), `beit_{base,large}_patch{P}_{S}` (BEIT), torchvision `vit_{b,l,h}_{P}` (built for 224). The
  * position embedding is sized for that image size (or for timm's `img_size=`), so the parameters follow from the name.
  */
 function vitFromName(key: string): VisionModel | undefined {
-  const timm = /^(vit|deit3|deit)_([a-z]+?)(_distilled)?_patch(\d+)_(\d+)$/.exec(key);
+  const timm = /^(vit|deit3|deit|beit)_([a-z]+?)(_distilled)?_patch(\d+)_(\d+)$/.exec(key);
   const torchvision = /^vit_([blh])_(\d+)$/.exec(key);
   if (timm && (!TIMM_VIT_SIZES[timm[1]!]!.includes(timm[2]!) || (timm[3] && timm[1] !== 'deit'))) return undefined;
   const size = timm ? VIT_SIZES[timm[2]!] : torchvision ? VIT_SIZES[torchvision[1]!] : undefined;
@@ -1524,7 +1788,7 @@ function vitFromName(key: string): VisionModel | undefined {
   const native = timm ? Number(timm[5]) : 224;
   if (!(patch > 0) || native % patch !== 0) return undefined;
   const [hidden, layers, heads] = size;
-  const variant = timm?.[1] === 'deit3' ? DEIT3 : timm?.[3] ? DEIT_DISTILLED : {};
+  const variant = timm?.[1] === 'deit3' ? DEIT3 : timm?.[1] === 'beit' ? BEIT : timm?.[3] ? DEIT_DISTILLED : {};
   return { names: [key], imageSize: native, build: (s, n, o) => vitSpec(hidden, layers, heads, patch, s, n, o, variant) };
 }
 
