@@ -270,7 +270,7 @@ export class ForwardTrace implements TensorTracer {
   private readonly batchless = new Set<number>();
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
-  /** Boolean masks a comparison made, by id: indexing by one keeps the elements it selects, along one axis. */
+  /** Boolean masks (a comparison's result, `.bool()`, masks combined by `&`, `|`, `^`): an index by one selects. */
   private readonly masks = new Set<number>();
   /** Whether the operation being traced records autograd history (and so keeps tensors for backward). */
   private recording = true;
@@ -2176,6 +2176,7 @@ export class ForwardTrace implements TensorTracer {
         if (dtype === undefined) return x;
         if (/^(float32|float|float64|double)$/.test(dtype)) return this.upcast(x);
         const integerBytes = INTEGER_DTYPE_BYTES[dtype];
+        if (dtype === 'bool') return this.toMask(x);
         return integerBytes !== undefined ? this.toIntegers(x, integerBytes) : { ...x, integer: false };
       }
       case 'cuda':
@@ -2188,8 +2189,9 @@ export class ForwardTrace implements TensorTracer {
         return { ...x, integer: false };
       case 'long':
       case 'int':
-      case 'bool':
         return this.toIntegers(x, INTEGER_DTYPE_BYTES[name]!);
+      case 'bool':
+        return this.toMask(x);
       case 'detach':
         return { ...x, integer: true };
       case 'chunk': {
@@ -2368,6 +2370,24 @@ export class ForwardTrace implements TensorTracer {
    * `x.long()`, `.int()`, `.bool()`, `.to(torch.long)`: of floats, a copy of its own (`scaled.floor().long()` holds
    * its int64 elements beside the floats), of integers the tensor itself (token ids moved as they are).
    */
+  /** `x.bool()`: a mask (see masks), a copy of one byte an element (of integers too), without history. */
+  private toMask(x: TensorValue): TensorValue {
+    if (this.masks.has(x.id)) return x;
+    const out = this.produce(x.shape, [x], true);
+    this.integerStorage.set(out.id, INTEGER_DTYPE_BYTES.bool!);
+    this.noGrad.add(out.id);
+    this.masks.add(out.id);
+    return out;
+  }
+
+  /** `a & b` of masks (or a mask and a Python bool): a mask of their broadcast shape, without history. */
+  private combinedMask(x: TensorValue | undefined, y: TensorValue | undefined): TensorValue {
+    const mask = this.produce(broadcast(x?.shape ?? [], y?.shape ?? []));
+    this.noGrad.add(mask.id);
+    this.masks.add(mask.id);
+    return mask;
+  }
+
   private toIntegers(x: TensorValue, bytes: number): TensorValue {
     if (x.integer) return x;
     const out = this.produce(x.shape, [x], true);
@@ -2440,6 +2460,7 @@ export class ForwardTrace implements TensorTracer {
     // Element-wise arithmetic, remainders and bit operations (`(h0 ^ h1) % T`, hashing integer coordinates) make a
     // tensor of the broadcast shape.
     if (!/^([+\-*/%&|^]|\/\/|\*\*|<<|>>)$/.test(operator)) return x ?? y;
+    if (/^[&|^]$/.test(operator) && [x, y].every((t) => !t || this.masks.has(t.id))) return this.combinedMask(x, y);
     const shape = broadcast(x?.shape ?? [], y?.shape ?? []);
     // Shapes that do not broadcast: the trace's input guess is wrong somewhere (a timestep given an image's shape).
     // Counted as a mismatch, and the larger operand's shape kept rather than a product of both.
@@ -2515,6 +2536,11 @@ export class ForwardTrace implements TensorTracer {
     return out;
   }
 
+  /** Whether `index` is a mask over exactly these axes (PyTorch's boolean indexing: `scores[pos]`, pos (B, H, W)). */
+  private selects(index: TensorValue, axes: readonly number[]): boolean {
+    return this.masks.has(index.id) && axes.length === index.shape.length && index.shape.every((d, i) => d === axes[i]);
+  }
+
   index(x: TensorValue, key: Value): Value {
     const items = key.kind === 'list' ? key.items : [key];
     // Two or more index tensors (`table[level, hashed]`): they broadcast together, and the result is a copy. (Only
@@ -2543,9 +2569,8 @@ export class ForwardTrace implements TensorTracer {
         const length = numberOf(item.entries.get('length'));
         out.push(length !== undefined ? Math.min(size, length) : Math.max(1, Math.ceil((stop - start) / step)));
         axis++;
-      } else if (item.kind === 'tensor' && this.masks.has(item.id)) {
-        // A boolean mask (`src[src != dst]`) covers as many axes as it has and keeps the elements it selects as one
-        // axis: at most all of them, the size counted (which ones are true depends on the data).
+      } else if (item.kind === 'tensor' && this.selects(item, x.shape.slice(axis, axis + item.shape.length))) {
+        // A mask over k axes selects along one: at most every position it covers (how many it holds is not known).
         out.push(numel(item.shape));
         axis += item.shape.length;
       } else if (item.kind === 'tensor') {
