@@ -190,6 +190,8 @@ for it in range(3):
     opt.step()
 `;
   const method = await estimateText(script('model.field'), 'method.py');
+  // The rows are those of the input the helper's `f` is called on: the batch handed to make_batch (line 32, 0-based).
+  assert.deepEqual([method.detected.batchSize.value, method.detected.batchSize.line], [1024, 32]);
   // 8 steps x 2 calls of the helper's `f`, each output kept in `outs`: 16 forwards of the batch.
   assert.deepEqual(method.config.keptGraphs, { rows: 16, createGraphRows: 0, largestRows: 1, weightCopies: 0 });
   assert.ok(method.assumptions.some((a) => /^16 forwards \(line 18\)/.test(a)), method.assumptions.join('\n'));

@@ -286,7 +286,9 @@ export class StepGraphs {
    * loss is differentiated over fast weights on the way.
    */
   private follow(call: Node, chain: readonly Node[], region: Node, backward: Node, weightGradients: Set<Node>): KeptForward {
-    const input = this.forwardInput(call);
+    // A site is a call of the model, or of a parameter the model was handed through (callsHandedModel).
+    const given = this.forwardInput(call);
+    const input = given !== undefined ? given : argument(call, 'input', 0) ?? null;
     const rows = this.rows(input);
     // The forward's inputs (every argument but its weights): a gradient over them is a derivative in the loss.
     const weights = new Set(this.weightArguments(call));
