@@ -146,3 +146,59 @@ ${body}
   assert.equal(summed.peakPhase, 'backward');
   assert.equal(summed.breakdown.activations, 4 * 4096 * (2 * 2048 + 512) * 4);
 });
+
+test('a method of the model handed to a stepping helper (`step(model.field, x)` calling `f(x)`) is a forward each call', async () => {
+  const script = (handed: string): string => `import torch
+import torch.nn as nn
+
+
+class Field(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(16, 512), nn.Tanh(), nn.Linear(512, 16))
+
+    def forward(self, x):
+        return self.net(x)
+
+    def field(self, x):
+        return self.net(x)
+
+
+def midpoint(f, x, dt):
+    k1 = f(x)
+    k2 = f(x + 0.5 * dt * k1)
+    return x + dt * k2
+
+
+@torch.no_grad()
+def make_batch(n):
+    # The same helper, handed a plain function first, where no graph is kept.
+    return midpoint(lambda s: torch.sin(s), torch.randn(n, 16, device="cuda"), 0.1)
+
+
+model = Field().cuda()
+opt = torch.optim.Adam(model.parameters())
+for it in range(3):
+    x = make_batch(1024)
+    outs = []
+    for s in range(8):
+        x = midpoint(${handed}, x, 0.1)
+        outs.append(x)
+    loss = torch.stack(outs, 1).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+  const method = await estimateText(script('model.field'), 'method.py');
+  // The rows are those of the input the helper's `f` is called on: the batch handed to make_batch (line 32, 0-based).
+  assert.deepEqual([method.detected.batchSize.value, method.detected.batchSize.line], [1024, 32]);
+  // 8 steps x 2 calls of the helper's `f`, each output kept in `outs`: 16 forwards of the batch.
+  assert.deepEqual(method.config.keptGraphs, { rows: 16, createGraphRows: 0, largestRows: 1, weightCopies: 0 });
+  assert.ok(method.assumptions.some((a) => /^16 forwards \(line 18\)/.test(a)), method.assumptions.join('\n'));
+  for (const handed of ['model.forward', 'model', 'f=model.field']) {
+    const other = await estimateText(script(handed).replace('midpoint(f=model.field, x, 0.1)', 'midpoint(x=x, dt=0.1, f=model.field)'), `${handed}.py`);
+    assert.deepEqual(other.config.keptGraphs, method.config.keptGraphs, handed);
+    // The model itself is traced through its forward with shaped tensors; its methods are counted from its layers.
+    if (handed !== 'model') assert.equal(other.peakAllocated, method.peakAllocated, handed);
+  }
+});

@@ -144,7 +144,7 @@ export class StepGraphs {
     for (const call of scope.descendantsOfType('call')) {
       if (!call || underNoGrad(call) || call === backward) continue;
       if (backward && call.startIndex >= backward.startIndex && !within(backward, call)) continue;
-      if (this.forwardInput(call) !== undefined) {
+      if (this.forwardInput(call) !== undefined || this.callsHandedModel(call, chain)) {
         sites.push({ call, chain });
         continue;
       }
@@ -161,6 +161,27 @@ export class StepGraphs {
   }
 
   /**
+   * Whether `call` calls a parameter of the function the chain's last call runs, where that call hands it the model
+   * or a method bound to it (`rk4_step(model.vector_field, x, dt)` calling `f(x)`); read from the call that runs
+   * the function, since the same helper may be handed another function elsewhere (a lambda under no_grad).
+   */
+  private callsHandedModel(call: Node, chain: readonly Node[]): boolean {
+    const fn = call.childForFieldName('function');
+    const caller = chain[chain.length - 1];
+    if (fn?.type !== 'identifier' || !caller) return false;
+    const callee = this.program.valueOf(caller.childForFieldName('function'));
+    const definition = functionOf(call);
+    if (callee?.kind !== 'function' || callee.node.id !== definition.id) return false;
+    const parameters = definition.childForFieldName('parameters')?.namedChildren.filter((n): n is Node => !!n && n.type !== 'comment') ?? [];
+    const index = parameters.findIndex((p) => (p.type === 'identifier' ? p : p.childForFieldName('name'))?.text === fn.text);
+    // A method's call passes its receiver in place of the first parameter.
+    const bound = callee.self !== undefined && callee.binding !== 'static' ? 1 : 0;
+    const given = index >= bound ? argument(caller, fn.text, index - bound) : undefined;
+    const value = this.program.valueOf(given);
+    return this.isModel(value) || (value?.kind === 'function' && value.self !== undefined && this.isModel(value.self));
+  }
+
+  /**
    * The input a call of the model takes, where `call` is one (`model(x)`, `model.forward(x)`,
    * `functional_call(model, params, (x,))`, a `higher` functional model), else undefined; null where it takes none.
    */
@@ -173,8 +194,18 @@ export class StepGraphs {
     }
     const model = fn.type === 'attribute' && fn.childForFieldName('attribute')?.text === 'forward' ? fn.childForFieldName('object') : fn;
     const functional = fn.type === 'identifier' && this.contexts.some((c) => c.functional === fn.text && within(c.statement, call) && this.isModel(this.program.valueOf(c.model)));
-    if (functional || this.isModel(this.program.valueOf(model))) return argument(call, 'input', 0) ?? null;
+    if (functional || this.isModel(this.program.valueOf(model)) || this.boundMethodOfModel(fn)) return argument(call, 'input', 0) ?? null;
     return undefined;
+  }
+
+  /**
+   * Whether a name holds a method bound to the model (`rk4_step(model.vector_field, x, dt)` calls it as `f(x)`): each
+   * call runs the model's layers as a forward does. Read only through a name, where the method was handed on.
+   */
+  private boundMethodOfModel(fn: Node): boolean {
+    if (fn.type !== 'identifier') return false;
+    const value = this.program.valueOf(fn);
+    return value?.kind === 'function' && value.self !== undefined && this.isModel(value.self);
   }
 
   /**
@@ -255,7 +286,9 @@ export class StepGraphs {
    * loss is differentiated over fast weights on the way.
    */
   private follow(call: Node, chain: readonly Node[], region: Node, backward: Node, weightGradients: Set<Node>): KeptForward {
-    const input = this.forwardInput(call);
+    // A site is a call of the model, or of a parameter the model was handed through (callsHandedModel).
+    const given = this.forwardInput(call);
+    const input = given !== undefined ? given : argument(call, 'input', 0) ?? null;
     const rows = this.rows(input);
     // The forward's inputs (every argument but its weights): a gradient over them is a derivative in the loss.
     const weights = new Set(this.weightArguments(call));
