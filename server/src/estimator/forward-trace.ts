@@ -2366,10 +2366,6 @@ export class ForwardTrace implements TensorTracer {
     return this.produce(x.shape, [x]);
   }
 
-  /**
-   * `x.long()`, `.int()`, `.bool()`, `.to(torch.long)`: of floats, a copy of its own (`scaled.floor().long()` holds
-   * its int64 elements beside the floats), of integers the tensor itself (token ids moved as they are).
-   */
   /** `x.bool()`: a mask (see masks), a copy of one byte an element (of integers too), without history. */
   private toMask(x: TensorValue): TensorValue {
     if (this.masks.has(x.id)) return x;
@@ -2380,7 +2376,7 @@ export class ForwardTrace implements TensorTracer {
     return out;
   }
 
-  /** `a & b` of masks (or a mask and a Python bool): a mask of their broadcast shape, without history. */
+  /** `a & b` of masks (or a mask and a Python bool), and `a < b`: a mask of their broadcast shape, without history. */
   private combinedMask(x: TensorValue | undefined, y: TensorValue | undefined): TensorValue {
     const mask = this.produce(broadcast(x?.shape ?? [], y?.shape ?? []));
     this.noGrad.add(mask.id);
@@ -2388,6 +2384,10 @@ export class ForwardTrace implements TensorTracer {
     return mask;
   }
 
+  /**
+   * `x.long()`, `.int()`, `.to(torch.long)`: of floats, a copy of its own (`scaled.floor().long()` holds
+   * its int64 elements beside the floats), of integers the tensor itself (token ids moved as they are).
+   */
   private toIntegers(x: TensorValue, bytes: number): TensorValue {
     if (x.integer) return x;
     const out = this.produce(x.shape, [x], true);
@@ -2451,11 +2451,8 @@ export class ForwardTrace implements TensorTracer {
       return this.precision(this.produce(shape, [x, y]), true);
     }
     if (/^(<|>|<=|>=|==|!=)$/.test(operator)) {
-      // A comparison makes a mask of the operands' broadcast shape, without history.
-      const mask = this.produce(broadcast(x?.shape ?? [], y?.shape ?? []));
-      this.noGrad.add(mask.id);
-      this.masks.add(mask.id);
-      return mask;
+      // A comparison makes a mask of the operands' broadcast shape, without history, as masks combined do.
+      return this.combinedMask(x, y);
     }
     // Element-wise arithmetic, remainders and bit operations (`(h0 ^ h1) % T`, hashing integer coordinates) make a
     // tensor of the broadcast shape.
