@@ -2375,7 +2375,10 @@ export class ForwardTrace implements TensorTracer {
         const d = axis(numberOf(args[1] ?? kwargs.get('dim')) ?? -1);
         if (k === undefined || d >= n) break;
         const shape = x.shape.map((size, i) => (i === d ? Math.min(k, size) : size));
-        return { kind: 'list', items: [this.produce(shape, [x], x.integer), this.produce(shape, [], true)], tuple: true };
+        // The indices name positions along the dimension: read as drawn evenly from them (a router's experts, each
+        // `idx == e` holding one expert's share of the picks).
+        const indices = { ...this.produce(shape, [], true), drawn: { least: 0, most: x.shape[d]! - 1 } };
+        return { kind: 'list', items: [this.produce(shape, [x], x.integer), indices], tuple: true };
       }
       // Each element (or slice along `dim`) repeated a number of times (a batch of graphs' node offsets, one per
       // edge): that axis, or the flattened tensor without `dim`, times the repeats. Repeats given per element (a
@@ -2669,7 +2672,9 @@ export class ForwardTrace implements TensorTracer {
       this.fixedBytes += numel(index.shape) * (this.masks.has(index.id) ? 1 : INT64_BYTES);
       this.keptIntegers.add(index.id);
     }
-    this.backwardElements(this.savedElements + numel(shape) + numel(x.shape));
+    // Backward scatters the copy's gradient with the sort-based index_put_, as for several indices (advancedIndex).
+    const picks = this.masks.has(index.id) ? this.setElements(index) : numel(index.shape);
+    this.backwardElements(this.savedElements + numel(shape) + SORTED_INDEX_BUFFERS * 2 * picks);
     return out;
   }
 }
