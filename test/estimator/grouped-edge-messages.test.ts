@@ -179,3 +179,65 @@ test('a comparison with drawn types picks its share of the edges: half below T /
   const none = await estimateText(indexedTypes('torch.nonzero(kind == k + TYPES, as_tuple=True)[0]'), 'no-edges.py');
   assert.ok(none.breakdown.activations < 0.01 * half.breakdown.activations, `${none.breakdown.activations}`);
 });
+
+/** Tokens routed to their top-2 of 4 experts: each expert's rows picked by nonzero over topk's indices. */
+const routedTokens = `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 8
+TOKENS = 256
+WIDTH = 256
+HIDDEN = 1024
+EXPERTS = 4
+TOP = 2
+
+
+class Expert(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(WIDTH, HIDDEN)
+        self.down = nn.Linear(HIDDEN, WIDTH)
+
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x)))
+
+
+class RoutedFFN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(WIDTH, EXPERTS)
+        self.experts = nn.ModuleList([Expert() for _ in range(EXPERTS)])
+
+    def forward(self, x):
+        tokens = x.view(-1, WIDTH)
+        gates = self.gate(tokens).softmax(-1)
+        weight, top = gates.topk(TOP, dim=-1)
+        out = torch.zeros_like(tokens)
+        for e in range(EXPERTS):
+            rows, slot = torch.nonzero(top == e, as_tuple=True)
+            out.index_add_(0, rows, self.experts[e](tokens[rows]) * weight[rows, slot, None])
+        return out.view_as(x)
+
+
+model = RoutedFFN().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.randn(BATCH, TOKENS, WIDTH, device="cuda")
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('tokens routed by topk and picked per expert by nonzero: each expert keeps its share of the picks', async () => {
+  const r = await estimateText(routedTokens, 'routed-ffn.py');
+  assert.deepEqual(r.assumptions.filter((a) => /not modelled/.test(a)), []);
+  // 2048 tokens x 2 picks over 4 experts: 1024 rows an expert, read as spread evenly. Each keeps the picked rows (256),
+  // GELU's input and the down projection's input (1024 each), the expert's output and its product with the gate
+  // weight (index_add_'s source, 256 each), and the gate column; then the loss's square keeps the output.
+  const experts = 4 * 1024 * (256 + 1024 + 1024 + 256 + 256 + 1) * 4;
+  const output = 2048 * 256 * 4;
+  assert.ok(r.breakdown.activations > 0.95 * (experts + output), `${r.breakdown.activations}`);
+  assert.ok(r.breakdown.activations < 1.1 * (experts + output), `${r.breakdown.activations}`);
+});

@@ -2679,8 +2679,18 @@ export class ForwardTrace implements TensorTracer {
   }
 }
 
-/** Indexing by integer tensors that broadcast together (see ForwardTrace.advancedIndex). */
+/**
+ * Indexing by integer tensors that broadcast together (see ForwardTrace.advancedIndex). A None after the indexed
+ * axes (`weight[rows, slot, None]`) is a new axis of 1 in its place.
+ */
 function advancedIndexShape(x: TensorValue, items: readonly Value[], indices: readonly TensorValue[]): number[] | undefined {
+  const trailing = items.length - 1 - items.map((item) => item.kind).lastIndexOf('tensor');
+  const added = items.slice(items.length - trailing).filter((item) => item.kind === 'none').length;
+  if (added > 0 && added === trailing) {
+    const shape = advancedIndexShape(x, items.slice(0, items.length - added), indices);
+    const rest = x.shape.length - (items.length - added);
+    return shape && [...shape.slice(0, shape.length - Math.max(0, rest)), ...new Array<number>(added).fill(1), ...shape.slice(shape.length - Math.max(0, rest))];
+  }
   const joint = indices.reduce<number[] | undefined>((shape, t) => (shape && broadcastable(shape, t.shape) ? broadcast(shape, t.shape) : undefined), []);
   if (!joint || items.some((item) => item.kind !== 'tensor' && !(item.kind === 'dict' && item.entries.has('slice')))) return undefined;
   const positions = items.map((item, i) => (item.kind === 'tensor' ? i : -1)).filter((i) => i >= 0);
