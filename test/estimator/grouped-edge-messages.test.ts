@@ -313,3 +313,46 @@ test('index_add keeps the messages it sums and scatter_add does not: the differe
   assert.ok(Math.abs(messages - (1020.1 - 528.0)) < 0.1 * (1020.1 - 528.0), `${messages} MiB`);
   assert.ok(Math.abs(gathered - (1020.1 - 531.8)) < 0.1 * (1020.1 - 531.8), `${gathered} MiB`);
 });
+
+/** A batch of images a script's function makes, once before the loop or at every step: not a graph. */
+const madeBatch = (beforeLoop: boolean): string => `import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 64
+
+
+def make_batch(device):
+    x = torch.randn(BATCH, 3, 64, 64, device=device)
+    y = torch.randint(0, 10, (BATCH,), device=device)
+    return x, y
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 64, 3, padding=1)
+        self.c2 = nn.Conv2d(64, 64, 3, padding=1)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = F.relu(self.c2(F.relu(self.c1(x))))
+        return self.fc(x.mean((2, 3)))
+
+
+model = Net().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+${beforeLoop ? 'x, y = make_batch("cuda")\n' : ''}for it in range(100):
+${beforeLoop ? '' : '    x, y = make_batch("cuda")\n'}    loss = F.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('a batch of images a script\'s function makes keeps its batch axis: a larger batch asked for keeps more', async () => {
+  for (const beforeLoop of [false, true]) {
+    const [at64, at128] = [await estimateText(madeBatch(beforeLoop), 'made-batch.py'), await estimateText(madeBatch(beforeLoop), 'made-batch.py', { batchSize: 128 })];
+    const ratio = at128.breakdown.activations / at64.breakdown.activations;
+    assert.ok(ratio > 1.9 && ratio < 2.1, `before the loop: ${beforeLoop}, 128 / 64: ${ratio}`);
+  }
+});

@@ -19,7 +19,7 @@ import { featurePyramidLayers } from './feature-pyramid';
 import { isLazyLayer, materializeLazy, materializedLazy } from './lazy-layers';
 import type { LayerNetSpec } from './types';
 import { treeIndex } from '../engine/program/tree-index';
-import { definedByScript, tracedDefinition } from './traced-definitions';
+import { builtBeforeLoop, definedByScript, tracedDefinition } from './traced-definitions';
 
 export interface CustomModuleInfo {
   className: string;
@@ -1296,13 +1296,13 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       return new Map(batching.names.map((name, i) => [name, made.items[i] ?? UNKNOWN] as const).filter(([name, value]) => name !== '' && value.kind === 'tensor'));
     };
     /**
-     * A step argument the script's own function builds whole before the loop, as a call the program model knows (a
-     * graph's edge list and edge types, `src, dst, rel = build_graph(device)`): that function traced apart, its
-     * tensor given to forward as one the step holds, with the draw its integers come from (`rel == r` then holds
-     * for one edge type's share). Undefined for an argument built otherwise.
+     * A step argument the script's own function builds whole once before the loop (a graph's edge list and edge
+     * types, `src, dst, rel = build_graph(device)`): that function traced apart, its tensor given to forward as one
+     * the step holds, with the draw its integers come from (`rel == r` then holds for one edge type's share).
+     * Undefined for an argument built otherwise.
      */
-    const definedInput = (arg: Value | undefined, node: PyNode | undefined, attempt: ForwardTrace): TensorValue | undefined => {
-      if ((arg?.kind !== 'unknown' && arg?.kind !== 'call') || !node || !siteNode || !definedByScript(program, node, siteNode)) return undefined;
+    const builtWhole = (arg: Value | undefined, node: PyNode | undefined): TensorValue | undefined => {
+      if ((arg?.kind !== 'unknown' && arg?.kind !== 'call') || !node || !siteNode || !builtBeforeLoop(program, node, siteNode)) return undefined;
       const builder = new ForwardTrace(new Set(), () => false, () => 0, libraries);
       builder.buildsData = true;
       const built = tracedDefinition(program, node, siteNode, builder);
@@ -1310,8 +1310,17 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       // sizes the call, as are tensors whose shape it gives otherwise.
       if (!built || builder.unmodelled.size > 0 || builder.mismatches > 0) return undefined;
       const made = arg.kind === 'call' ? madeTensorShape(arg) : undefined;
-      if (made && made.join() !== built.shape.join()) return undefined;
-      return attempt.input(built.shape, built.integer, built.drawn);
+      return made && made.join() !== built.shape.join() ? undefined : built;
+    };
+    // Only a graph is read so: among those arguments, an index vector (an edge list's ends or types, node ids). A
+    // batch the script makes once before the loop keeps its batch axis, which the candidates' search scales.
+    const wholeGraph = argumentNodes.some((node, i) => {
+      const built = builtWhole(site[i], node);
+      return !!built && built.integer && built.shape.length === 1;
+    });
+    const definedInput = (arg: Value | undefined, node: PyNode | undefined, attempt: ForwardTrace): TensorValue | undefined => {
+      const built = wholeGraph ? builtWhole(arg, node) : undefined;
+      return built ? attempt.input(built.shape, built.integer, built.drawn) : undefined;
     };
     /**
      * forward() run with `candidate` as its input, for `batch` samples; the other arguments of the step's call take
