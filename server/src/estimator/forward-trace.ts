@@ -6,7 +6,7 @@
 // A tensor kept by several operations is counted once.
 import type { CallResultValue, LayerValue, ObjectValue, Scope, TensorTracer, TensorValue, Value } from '../engine/program/values';
 import { runLibraryPart, type LibraryBackbone, type LibraryPart } from './library-models';
-import { madeTensorShape, makesIntegers, numberOf, UNKNOWN } from '../engine/program/values';
+import { drawnRange, madeTensorShape, makesIntegers, numberOf, UNKNOWN } from '../engine/program/values';
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 import { featurePyramidLayers } from './feature-pyramid';
 import { isLazyLayer, materializeLazy } from './lazy-layers';
@@ -266,12 +266,23 @@ export class ForwardTrace implements TensorTracer {
    */
   lossInputElements = 0;
 
+  /**
+   * Whether the trace runs the script's own function that builds the step's data before the loop (a graph's edge
+   * list, see module-tree's definedInput) rather than forward: the integers it draws (`torch.randint`) are tensors
+   * that carry their draw, which later decides how many edges a comparison picks.
+   */
+  buildsData = false;
   /** Tensors without a batch axis: parameters, and what forward makes of them alone (`-torch.exp(self.A_log)`). */
   private readonly batchless = new Set<number>();
   /** Tensors with no autograd history: the data, constants, and what only frozen layers made from them. */
   private readonly noGrad = new Set<number>();
   /** Boolean masks (a comparison's result, `.bool()`, masks combined by `&`, `|`, `^`): an index by one selects. */
   private readonly masks = new Set<number>();
+  /**
+   * The share of a mask's elements that are set, where the data fixes it: a comparison with integers drawn uniformly
+   * (`etype == t` of `torch.randint(0, T, (E,))` holds for one edge in T). A mask without one may hold every element.
+   */
+  private readonly maskShares = new Map<number, number>();
   /** Whether the operation being traced records autograd history (and so keeps tensors for backward). */
   private recording = true;
   /**
@@ -1687,6 +1698,16 @@ export class ForwardTrace implements TensorTracer {
         const n = numberOf(args[1]) !== undefined ? numberOf(args[1])! - (numberOf(args[0]) ?? 0) : numberOf(args[0]);
         return n !== undefined ? this.produce([n], [], true) : undefined;
       }
+      // Integers drawn at random (`torch.randint(0, T, (E,))`, an edge list's types) where the trace builds the step's
+      // data (see buildsData): the draw is kept with the tensor.
+      if (this.buildsData && (name === 'randint' || name === 'randperm')) {
+        const sizes = name === 'randperm' ? args.slice(0, 1) : [kwargs.get('size') ?? args[args.length >= 3 ? 2 : 1] ?? UNKNOWN];
+        const dims = dimsOf(sizes);
+        if (dims.length === 0 || dims.some((d) => d === undefined)) return undefined;
+        const made = this.produce(dims as number[], [], true);
+        const drawn = name === 'randperm' ? { least: 0, most: dims[0]! - 1 } : drawnRange({ kind: 'call', path: 'torch.randint', args, kwargs, line: 0 });
+        return drawn ? { ...made, drawn } : made;
+      }
       if (/^(zeros|ones|randn|rand|empty|full)$/.test(name) && args.length > 0) {
         const dims = dimsOf(name === 'full' ? args.slice(0, 1) : args);
         return dims.every((d) => d !== undefined) ? this.produce(dims as number[], [], makesIntegers(`torch.${name}`, args, kwargs)) : undefined;
@@ -1802,7 +1823,9 @@ export class ForwardTrace implements TensorTracer {
         const shape = [...x.shape];
         shape[axis] = parts.reduce((sum, t) => sum + (t.shape[axis] ?? 1), 0);
         // Token ids joined (`torch.cat([bos, tgt[:, :-1]], dim=1)`, a decoder's teacher-forced input) stay ids.
-        return this.produce(shape, parts, parts.every((t) => t.integer));
+        const joined = this.produce(shape, parts, parts.every((t) => t.integer));
+        const drawn = joinedDraw(parts);
+        return drawn ? { ...joined, drawn } : joined;
       }
       case 'stack': {
         const parts = tensorsIn(args[0]);
@@ -1853,7 +1876,12 @@ export class ForwardTrace implements TensorTracer {
       case 'empty_like':
       case 'full_like':
         return this.produce(x.shape, [], x.integer);
+      case 'nonzero':
+      case 'argwhere':
+        return this.method(x, name, args.slice(1), kwargs);
       case 'where': {
+        // `torch.where(mask)`: the positions of its set elements, one (K,) tensor per dimension (nonzero's as_tuple).
+        if (args.length === 1 && kwargs.size === 0) return this.positions(x, true);
         // `torch.where(cond, a, b)`: the broadcast of the three; integer where both choices are (a label swapped
         // for a null class). A number choice takes the tensor's kind.
         const [a, b] = [tensorsIn(args[1])[0], tensorsIn(args[2])[0]];
@@ -2312,8 +2340,8 @@ export class ForwardTrace implements TensorTracer {
       }
       // Writing a source into the receiver's rows by an index (a graph's messages summed per destination node,
       // `out.index_add_(0, dst, messages)`): the receiver's shape, in place or as a copy. Backward gathers the
-      // gradient by the index, which is all it keeps (integers); a max / min / product reduction also reads the
-      // receiver, the source and the result.
+      // gradient by the index (integers); index_add and index_copy keep the source too, scatter and index_put do not;
+      // a max / min / product reduction also reads the receiver, the source and the result.
       case 'index_add':
       case 'index_add_':
       case 'index_copy':
@@ -2335,6 +2363,11 @@ export class ForwardTrace implements TensorTracer {
           this.keep(x, out, ...(source ? [source] : []));
           return out;
         }
+        // index_add's and index_copy's gradient for the source is the output's picked by the index and expanded to the
+        // source (`expand_as(source)`): autograd keeps the source itself, the messages of every group summed in
+        // (measured on the H200: 488 MiB more kept than scatter_add's for 10^6 messages of 128 fp32,
+        // test/gpu/estimator/results/probe_rgcn13.jsonl).
+        if (source && /^index_(add|copy)_?$/.test(name) && !this.noGrad.has(source.id)) this.keep(source);
         return name.endsWith('_') ? x : this.produce(x.shape, [x, ...(source ? [source] : [])], x.integer);
       }
       // The k largest (or smallest) along a dimension, the last by default (a k-NN graph's neighbours): values and
@@ -2344,7 +2377,10 @@ export class ForwardTrace implements TensorTracer {
         const d = axis(numberOf(args[1] ?? kwargs.get('dim')) ?? -1);
         if (k === undefined || d >= n) break;
         const shape = x.shape.map((size, i) => (i === d ? Math.min(k, size) : size));
-        return { kind: 'list', items: [this.produce(shape, [x], x.integer), this.produce(shape, [], true)], tuple: true };
+        // The indices name positions along the dimension: read as drawn evenly from them (a router's experts, each
+        // `idx == e` holding one expert's share of the picks).
+        const indices = { ...this.produce(shape, [], true), drawn: { least: 0, most: x.shape[d]! - 1 } };
+        return { kind: 'list', items: [this.produce(shape, [x], x.integer), indices], tuple: true };
       }
       // Each element (or slice along `dim`) repeated a number of times (a batch of graphs' node offsets, one per
       // edge): that axis, or the flattened tensor without `dim`, times the repeats. Repeats given per element (a
@@ -2355,6 +2391,11 @@ export class ForwardTrace implements TensorTracer {
         if (times === undefined || (dim !== undefined && axis(dim) >= n)) break;
         const shape = dim === undefined ? [numel(x.shape) * times] : x.shape.map((size, i) => (i === axis(dim) ? size * times : size));
         return this.produce(shape, [x], x.integer);
+      }
+      case 'nonzero':
+      case 'argwhere': {
+        const asTuple = kwargs.get('as_tuple');
+        return this.positions(x, name === 'nonzero' && asTuple?.kind === 'bool' && asTuple.value);
       }
       case 'item':
       case 'tolist':
@@ -2377,11 +2418,43 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /** `a & b` of masks (or a mask and a Python bool), and `a < b`: a mask of their broadcast shape, without history. */
-  private combinedMask(x: TensorValue | undefined, y: TensorValue | undefined): TensorValue {
+  private combinedMask(x: TensorValue | undefined, y: TensorValue | undefined, share?: number): TensorValue {
     const mask = this.produce(broadcast(x?.shape ?? [], y?.shape ?? []));
     this.noGrad.add(mask.id);
     this.masks.add(mask.id);
+    if (share !== undefined) this.maskShares.set(mask.id, share);
     return mask;
+  }
+
+  /**
+   * The share of `a & b`, `a | b`, `a ^ b` of masks set, taken as independent: where a share is not known, `&` is at
+   * most the other's and the others are not known.
+   */
+  private combinedShare(operator: string, x: TensorValue | undefined, y: TensorValue | undefined): number | undefined {
+    const [a, b] = [x ? this.maskShares.get(x.id) : undefined, y ? this.maskShares.get(y.id) : undefined];
+    if (operator === '&') return a === undefined && b === undefined ? undefined : (a ?? 1) * (b ?? 1);
+    if (a === undefined || b === undefined) return undefined;
+    return operator === '|' ? a + b - a * b : a + b - 2 * a * b;
+  }
+
+  /** The elements a mask holds set: its share of those it covers (see maskShares), all of them where not known. */
+  private setElements(mask: TensorValue): number {
+    return Math.round(numel(mask.shape) * (this.maskShares.get(mask.id) ?? 1));
+  }
+
+  /**
+   * `mask.nonzero()`, `torch.nonzero(mask)`, `torch.where(mask)`: the positions of a mask's set elements, int64 without
+   * history, as many as it holds (see setElements): (K, dims), or with as_tuple one (K,) tensor per dimension.
+   */
+  private positions(mask: TensorValue, asTuple: boolean): Value {
+    const count = this.setElements(mask);
+    const made = (shape: number[]): TensorValue => {
+      const out = this.produce(shape, [], true);
+      this.noGrad.add(out.id);
+      return out;
+    };
+    if (!asTuple) return made([count, mask.shape.length]);
+    return { kind: 'list', items: mask.shape.map(() => made([count])), tuple: true };
   }
 
   /**
@@ -2452,12 +2525,12 @@ export class ForwardTrace implements TensorTracer {
     }
     if (/^(<|>|<=|>=|==|!=)$/.test(operator)) {
       // A comparison makes a mask of the operands' broadcast shape, without history, as masks combined do.
-      return this.combinedMask(x, y);
+      return this.combinedMask(x, y, drawnShare(operator, a, b));
     }
     // Element-wise arithmetic, remainders and bit operations (`(h0 ^ h1) % T`, hashing integer coordinates) make a
     // tensor of the broadcast shape.
     if (!/^([+\-*/%&|^]|\/\/|\*\*|<<|>>)$/.test(operator)) return x ?? y;
-    if (/^[&|^]$/.test(operator) && [x, y].every((t) => !t || this.masks.has(t.id))) return this.combinedMask(x, y);
+    if (/^[&|^]$/.test(operator) && [x, y].every((t) => !t || this.masks.has(t.id))) return this.combinedMask(x, y, this.combinedShare(operator, x, y));
     const shape = broadcast(x?.shape ?? [], y?.shape ?? []);
     // Shapes that do not broadcast: the trace's input guess is wrong somewhere (a timestep given an image's shape).
     // Counted as a mismatch, and the larger operand's shape kept rather than a product of both.
@@ -2471,7 +2544,10 @@ export class ForwardTrace implements TensorTracer {
     if (x && y && operator === '/') this.keep(...(needs(y) ? [x] : []), ...(needs(x) || needs(y) ? [y] : []));
     // A power is on autocast's fp32 list: under autocast it keeps the fp32 copy it casts a half base to, and makes fp32.
     if (operator === '**' && x) this.keepCastOperand('fp32', x);
-    const out = this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
+    const made = this.produce(shape, [x, y].filter((t): t is TensorValue => !!t), !!x?.integer && (!y || y.integer));
+    // Drawn integers shifted by a number (`rel + NUM_RELS`, the inverse edges' types) are drawn from the shifted range.
+    const shift = x?.drawn && b.kind === 'number' && Number.isInteger(b.value) && (operator === '+' || operator === '-') ? (operator === '+' ? b.value : -b.value) : undefined;
+    const out = shift !== undefined && x?.drawn ? { ...made, drawn: { least: x.drawn.least + shift, most: x.drawn.most + shift } } : made;
     if (operator === '**' && !out.integer) this.precision(out, false);
     // Arithmetic with a complex operand (spectra multiplied, a float tensor times `1j`) is complex.
     const imaginary = (v: Value): boolean => v.kind === 'number' && v.imaginary === true;
@@ -2567,8 +2643,8 @@ export class ForwardTrace implements TensorTracer {
         out.push(length !== undefined ? Math.min(size, length) : Math.max(1, Math.ceil((stop - start) / step)));
         axis++;
       } else if (item.kind === 'tensor' && this.selects(item, x.shape.slice(axis, axis + item.shape.length))) {
-        // A mask over k axes selects along one: at most every position it covers (how many it holds is not known).
-        out.push(numel(item.shape));
+        // A mask over k axes selects along one: the positions it holds (see setElements), at most every one it covers.
+        out.push(this.setElements(item));
         axis += item.shape.length;
       } else if (item.kind === 'tensor') {
         out.push(...item.shape);
@@ -2578,12 +2654,45 @@ export class ForwardTrace implements TensorTracer {
       }
     }
     out.push(...x.shape.slice(axis));
-    return { ...x, shape: out.length > 0 ? out.map((d) => (Number.isFinite(d) ? Math.max(1, d) : 1)) : [1] };
+    const shape = out.length > 0 ? out.map((d) => (Number.isFinite(d) ? Math.max(1, d) : 1)) : [1];
+    const index = items.find((item): item is TensorValue => item.kind === 'tensor');
+    return index ? this.recorded([x], false, () => this.picked(x, shape, index)) : { ...x, shape };
+  }
+
+  /**
+   * `h[idx]`, `h[mask]`: PyTorch's advanced indexing copies the rows an index tensor or a mask picks, a tensor of its
+   * own (a loop over edge types that picks each type's source rows keeps each type's copy where a layer reads it).
+   * With history, backward keeps the index (int64, a mask's bool) and scatters the copy's gradient into one of the
+   * input's size.
+   */
+  private picked(x: TensorValue, shape: number[], index: TensorValue): TensorValue {
+    const made = this.produce(shape, [x, index], x.integer);
+    const out = x.drawn ? { ...made, drawn: x.drawn } : made;
+    if (!this.recording || x.integer) return out;
+    // An index the step was given is held by the step anyway.
+    if (!this.excluded.has(index.id)) {
+      this.fixedBytes += numel(index.shape) * (this.masks.has(index.id) ? 1 : INT64_BYTES);
+      this.keptIntegers.add(index.id);
+    }
+    // Backward scatters the copy's gradient with the sort-based index_put_, as for several indices (advancedIndex).
+    const picks = this.masks.has(index.id) ? this.setElements(index) : numel(index.shape);
+    this.backwardElements(this.savedElements + numel(shape) + SORTED_INDEX_BUFFERS * 2 * picks);
+    return out;
   }
 }
 
-/** Indexing by integer tensors that broadcast together (see ForwardTrace.advancedIndex). */
+/**
+ * Indexing by integer tensors that broadcast together (see ForwardTrace.advancedIndex). A None after the indexed
+ * axes (`weight[rows, slot, None]`) is a new axis of 1 in its place.
+ */
 function advancedIndexShape(x: TensorValue, items: readonly Value[], indices: readonly TensorValue[]): number[] | undefined {
+  const trailing = items.length - 1 - items.map((item) => item.kind).lastIndexOf('tensor');
+  const added = items.slice(items.length - trailing).filter((item) => item.kind === 'none').length;
+  if (added > 0 && added === trailing) {
+    const shape = advancedIndexShape(x, items.slice(0, items.length - added), indices);
+    const rest = x.shape.length - (items.length - added);
+    return shape && [...shape.slice(0, shape.length - Math.max(0, rest)), ...new Array<number>(added).fill(1), ...shape.slice(shape.length - Math.max(0, rest))];
+  }
   const joint = indices.reduce<number[] | undefined>((shape, t) => (shape && broadcastable(shape, t.shape) ? broadcast(shape, t.shape) : undefined), []);
   if (!joint || items.some((item) => item.kind !== 'tensor' && !(item.kind === 'dict' && item.entries.has('slice')))) return undefined;
   const positions = items.map((item, i) => (item.kind === 'tensor' ? i : -1)).filter((i) => i >= 0);
@@ -2624,4 +2733,40 @@ function broadcast(a: readonly number[], b: readonly number[]): number[] {
     out.push(Math.max(x, y));
   }
   return out;
+}
+
+/**
+ * The share of a comparison's elements that hold where one side holds integers drawn uniformly from a known range and
+ * the other is a number: `rel == r` holds for one value of the range's, `rel < r` for those below r.
+ */
+function drawnShare(operator: string, a: Value, b: Value): number | undefined {
+  const mirrored: Readonly<Record<string, string>> = { '<': '>', '>': '<', '<=': '>=', '>=': '<=', '==': '==', '!=': '!=' };
+  if (a.kind === 'number' && b.kind === 'tensor') return mirrored[operator] ? drawnShare(mirrored[operator]!, b, a) : undefined;
+  if (a.kind !== 'tensor' || !a.drawn || b.kind !== 'number') return undefined;
+  const { least, most } = a.drawn;
+  const count = most - least + 1;
+  // How many of the range's values lie below an integer bound.
+  const below = (bound: number): number => Math.min(Math.max(bound - least, 0), count);
+  const equal = Number.isInteger(b.value) && b.value >= least && b.value <= most ? 1 / count : 0;
+  switch (operator) {
+    case '==': return equal;
+    case '!=': return 1 - equal;
+    case '<': return below(Math.ceil(b.value)) / count;
+    case '<=': return below(Math.floor(b.value) + 1) / count;
+    case '>': return 1 - below(Math.floor(b.value) + 1) / count;
+    case '>=': return 1 - below(Math.ceil(b.value)) / count;
+    default: return undefined;
+  }
+}
+
+/**
+ * The draw of integers joined from drawn parts (`torch.cat([rel, rel + R])`): their ranges together, where they meet
+ * or overlap (two equal halves of adjacent ranges are one uniform draw); undefined where a part is not drawn.
+ */
+function joinedDraw(parts: readonly TensorValue[]): TensorValue['drawn'] {
+  const draws = parts.map((t) => t.drawn);
+  if (draws.length === 0 || draws.some((d) => d === undefined)) return undefined;
+  const sorted = (draws as Array<{ least: number; most: number }>).slice().sort((p, q) => p.least - q.least);
+  if (sorted.some((d, i) => i > 0 && d.least > sorted[i - 1]!.most + 1)) return undefined;
+  return { least: sorted[0]!.least, most: Math.max(...sorted.map((d) => d.most)) };
 }

@@ -19,7 +19,7 @@ import { featurePyramidLayers } from './feature-pyramid';
 import { isLazyLayer, materializeLazy, materializedLazy } from './lazy-layers';
 import type { LayerNetSpec } from './types';
 import { treeIndex } from '../engine/program/tree-index';
-import { definedByScript, tracedDefinition } from './traced-definitions';
+import { builtBeforeLoop, definedByScript, tracedDefinition } from './traced-definitions';
 
 export interface CustomModuleInfo {
   className: string;
@@ -1110,6 +1110,11 @@ interface Traced {
   outputKept: boolean;
   parts?: LayerNetSpec['outputPartsPerSample'];
   targetTokens?: number;
+  /**
+   * Whether none of the step's tensors had a batch axis to grow (a full graph's node ids and edge lists, each built
+   * whole by the script's own function): the figures are the whole step's at any batch.
+   */
+  wholeStep?: boolean;
 }
 
 /** The input the search for one that fits chose, its trace for one sample, and how to trace it again. */
@@ -1291,6 +1296,33 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       return new Map(batching.names.map((name, i) => [name, made.items[i] ?? UNKNOWN] as const).filter(([name, value]) => name !== '' && value.kind === 'tensor'));
     };
     /**
+     * A step argument the script's own function builds whole once before the loop (a graph's edge list and edge
+     * types, `src, dst, rel = build_graph(device)`): that function traced apart, its tensor given to forward as one
+     * the step holds, with the draw its integers come from (`rel == r` then holds for one edge type's share).
+     * Undefined for an argument built otherwise.
+     */
+    const builtWhole = (arg: Value | undefined, node: PyNode | undefined): TensorValue | undefined => {
+      if ((arg?.kind !== 'unknown' && arg?.kind !== 'call') || !node || !siteNode || !builtBeforeLoop(program, node, siteNode)) return undefined;
+      const builder = new ForwardTrace(new Set(), () => false, () => 0, libraries);
+      builder.buildsData = true;
+      const built = tracedDefinition(program, node, siteNode, builder);
+      // A function the trace does not follow all the way (a sparse adjacency it builds) is sized as the program model
+      // sizes the call, as are tensors whose shape it gives otherwise.
+      if (!built || builder.unmodelled.size > 0 || builder.mismatches > 0) return undefined;
+      const made = arg.kind === 'call' ? madeTensorShape(arg) : undefined;
+      return made && made.join() !== built.shape.join() ? undefined : built;
+    };
+    // Only a graph is read so: among those arguments, an index vector (an edge list's ends or types, node ids). A
+    // batch the script makes once before the loop keeps its batch axis, which the candidates' search scales.
+    const wholeGraph = argumentNodes.some((node, i) => {
+      const built = builtWhole(site[i], node);
+      return !!built && built.integer && built.shape.length === 1;
+    });
+    const definedInput = (arg: Value | undefined, node: PyNode | undefined, attempt: ForwardTrace): TensorValue | undefined => {
+      const built = wholeGraph ? builtWhole(arg, node) : undefined;
+      return built ? attempt.input(built.shape, built.integer, built.drawn) : undefined;
+    };
+    /**
      * forward() run with `candidate` as its input, for `batch` samples; the other arguments of the step's call take
      * `others` (by default the input's shape), or for target tokens their own length. Undefined where it could not
      * finish.
@@ -1304,7 +1336,9 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       attempt.samples = batch;
       // The step's tensors hold `batch` samples on their batch axis; one without a batch axis cannot be batched.
       let unbatched = false;
+      let batchable = false;
       const stepInput = (shape: number[], integer: boolean, drawn?: TensorValue['drawn']): TensorValue => {
+        batchable = true;
         const axis = batch === 1 ? undefined : batchAxis(shape, shape === folded?.shape || indexedWhole);
         if (batch !== 1 && axis === undefined) unbatched = true;
         return attempt.input(axis === undefined ? shape : shape.map((d, k) => (k === axis ? d * batch : d)), integer, drawn);
@@ -1312,7 +1346,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       // A concatenating collate_fn is given one sample: its batch is traced at one sample only.
       const collated = candidate === firstSample && batch === 1 ? collatedInputs(attempt) : undefined;
       const x = (firstName !== undefined ? collated?.get(firstName) : undefined) ?? batchOfTensors(site[0], stepInput)
-        ?? stepInput(candidate.shape, candidate.integer);
+        ?? definedInput(site[0], argumentNodes[0], attempt) ?? stepInput(candidate.shape, candidate.integer);
       // The length of the token ids given as targets, where it is not the input's.
       let targetTokens: number | undefined;
       const tokenLength = (given: Value): void => {
@@ -1328,6 +1362,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         // weights at their start): forward's path without them runs the same layers.
         if (holdsOwnParameters(arg)) return NONE;
         if (arg.kind !== 'unknown' && arg.kind !== 'call') return arg;
+        const built = arg.kind === 'call' ? definedInput(arg, argumentNodes[i + 1], attempt) : undefined;
+        if (built) return built;
         const sample = fromData?.[i + 1];
         if (sample) {
           const given = stepInput(sample.shape, sample.integer);
@@ -1374,7 +1410,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       const later = !previous && returned && [...carried].some(([position, from]) => changesArgument(site[position], carriedValue(returned, from)))
         ? traceInputs(candidate, others, fromData, cut, batch, { trace: attempt, returned }) : undefined;
       if (later) return later;
-      return { trace: attempt, liveExcess: attempt.forwardLiveExcess(returned), output, outputKept: attempt.keepsLargest(returned), parts: attempt.outputParts(returned), targetTokens };
+      return { trace: attempt, liveExcess: attempt.forwardLiveExcess(returned), output, outputKept: attempt.keepsLargest(returned), parts: attempt.outputParts(returned), targetTokens,
+        ...(!batchable && !collated ? { wholeStep: true } : {}) };
     };
     /** forward() run for one sample (see traceInputs); kept where it fits better than the best so far. */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
@@ -1426,7 +1463,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
     // else for one sample, checked against two.
     const atBatch = batch > 1 ? best.again(cut, batch) : undefined;
     const dependent = batch > 1 ? atBatch !== undefined && atBatch.trace.mismatches <= best.trace.mismatches
-      : !batching && ((indexedWhole && best.fromData) || growsUnevenly(best, best.again(cut, 2)));
+      : !batching && ((indexedWhole && best.fromData) || !!best.wholeStep || growsUnevenly(best, best.again(cut, 2)));
     const traced = atBatch && dependent ? atBatch : best;
     const tracedBatch = traced === best ? 1 : batch;
     const { trace, outputKept, targetTokens } = traced;

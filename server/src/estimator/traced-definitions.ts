@@ -5,6 +5,7 @@
 import type { ProgramModel } from '../engine/program/interpreter';
 import type { PyNode } from '../engine/program/node';
 import type { TensorTracer, TensorValue, Value } from '../engine/program/values';
+import { enclosingLoops } from '../engine/syntax';
 
 /** The function or module whose code holds `node`. */
 function enclosingScope(node: PyNode): PyNode | undefined {
@@ -64,6 +65,17 @@ function definingCall(program: ProgramModel, argument: PyNode, site: PyNode): { 
   if (assignment?.right.type !== 'call') return undefined;
   const callee = program.valueOf(assignment.right.childForFieldName('function'));
   return callee?.kind === 'function' ? { call: assignment.right, position: assignment.position } : undefined;
+}
+
+/**
+ * Whether a step argument is built by one of the script's functions once, before the loop that runs the step (a full
+ * graph's edge list): the same tensor at every step, whatever the batch.
+ */
+export function builtBeforeLoop(program: ProgramModel, argument: PyNode, site: PyNode): boolean {
+  const defining = definingCall(program, argument, site);
+  if (!defining) return false;
+  const loops = new Set(enclosingLoops(site).map((loop) => loop.id));
+  return loops.size > 0 && !enclosingLoops(defining.call).some((loop) => loops.has(loop.id));
 }
 
 /**
