@@ -18,9 +18,10 @@ export const SERVER_NODE_ARGS: readonly string[] = [
 /**
  * glibc's malloc (Linux) raises the size from which it maps a freed block's memory on its own, up to 32 MiB, each time
  * such a block is freed. The server then took its large buffers (the estimate worker's, off-heap tables, messages)
- * from heaps that keep freed memory resident. A fixed threshold of 1 MiB: a 5,000-line script settled at 104-105 MiB
- * after the bench's edits instead of 111, 91-94 after one more instead of 100, ten 2,000-line scripts at 129-130
- * instead of 137 (two runs against one, same minutes). 128 KiB (glibc's start) saved 5-8 MiB more, but mapped and
+ * from heaps that keep freed memory resident. A fixed threshold of 1 MiB (`npm run bench`, runs alternated with the
+ * default, loaded machine): a 5,000-line script settled at 104-105 MiB after the edits instead of 107-111, ten
+ * 2,000-line scripts at 126-130 instead of 130-137 (closed again: 82-85 instead of 84-89), a 20,000-line script at 128
+ * instead of 140, its estimate's peak 232 instead of 257. 128 KiB (glibc's start) saved 5-8 MiB more, but mapped and
  * unmapped each keystroke's diagnostics message: two to three times the page faults, 0.8 ms more CPU per edit.
  */
 const MALLOC_TUNABLE = 'glibc.malloc.mmap_threshold=1048576';
