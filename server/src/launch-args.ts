@@ -22,7 +22,8 @@ export const SERVER_NODE_ARGS: readonly string[] = [
  * default, loaded machine): a 5,000-line script settled at 104-105 MiB after the edits instead of 107-111, ten
  * 2,000-line scripts at 126-130 instead of 130-137 (closed again: 82-85 instead of 84-89), a 20,000-line script at 128
  * instead of 140, its estimate's peak 232 instead of 257. 128 KiB (glibc's start) saved 5-8 MiB more, but mapped and
- * unmapped each keystroke's diagnostics message: two to three times the page faults, 0.8 ms more CPU per edit.
+ * unmapped buffers on every keystroke: two to three times the page faults, 0.8 ms more server CPU per edit (means of
+ * three alternated runs of 640 edits of a 5,000-line script).
  */
 const MALLOC_TUNABLE = 'glibc.malloc.mmap_threshold=1048576';
 
