@@ -125,3 +125,65 @@ test('edits typed while the first estimate runs ask for newer sizes once typing 
     setHost(previousHost);
   }
 });
+
+test('a version whose edits were all undone keeps the sizes of the text it returned to: no estimate runs for it', async () => {
+  const asked: string[] = [];
+  const previousHost = host();
+  setHost({
+    ...previousHost,
+    estimateWorker: {
+      leakSizes: async (text) => {
+        asked.push(text);
+        return { read: String(asked.length), table: { bytes: { graph: asked.length * 1024 }, loops: [] } };
+      },
+      serverBusy: () => undefined,
+    },
+  });
+  const uri = 'file:///work/undone.py';
+  try {
+    const documents = new DocumentStore();
+    let state = await documents.open(uri, 1, SCRIPT);
+    const reanalysed: string[] = [];
+    const context = {
+      connection: {} as Connection,
+      documents,
+      ready: async () => documents.get(uri),
+      modelOf: (current) => documents.modelOf(current),
+      settingsFor: async () => DEFAULT_SETTINGS,
+      locale: () => undefined,
+      openDocuments: () => [uri],
+      reanalyze: (target) => void reanalysed.push(target),
+      analysisOptionsFor: async () => ({}),
+    } satisfies ServerContext;
+    leakSizes.register(context);
+    const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    leakSizes.analysisOptions!(state, DEFAULT_SETTINGS);
+    leakSizes.published!(state);
+    await settle(20);
+    assert.equal(asked.length, 1);
+    // A keystroke and its undo, then a pause: the text is the one estimated at the open.
+    for (const [version, text] of [[2, 'L'], [3, 'l']] as const) {
+      state = (await documents.change(uri, version, [{ range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } }, text }]))!;
+      leakSizes.analysisOptions!(state, DEFAULT_SETTINGS);
+      leakSizes.published!(state);
+    }
+    assert.equal(state.text, SCRIPT);
+    await settle(400);
+    assert.equal(asked.length, 1, 'no estimate for a text already estimated');
+    // The version has its sizes (the open's): its next analysis needs no refresh.
+    leakSizes.analysisOptions!(state, DEFAULT_SETTINGS);
+    leakSizes.published!(state);
+    await settle(400);
+    assert.equal(asked.length, 1);
+
+    // A keystroke kept: estimated once typing pauses.
+    state = (await documents.change(uri, 4, [{ range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } }, text: 'L' }]))!;
+    leakSizes.analysisOptions!(state, DEFAULT_SETTINGS);
+    leakSizes.published!(state);
+    await settle(400);
+    assert.deepEqual(asked.slice(1), [state.text]);
+  } finally {
+    leakSizes.closed!(uri);
+    setHost(previousHost);
+  }
+});

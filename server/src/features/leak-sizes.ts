@@ -18,6 +18,11 @@ interface SizesEntry {
   version: number;
   table: LeakSizeTable | undefined;
   read?: string;
+  /**
+   * The text they were estimated from: a version whose text is the same (its edits undone) has the same sizes, and
+   * no estimate runs for it. The document holds this text while it is its current one, so this adds nothing then.
+   */
+  text: string;
 }
 
 /** Per document: the leak sizes of the last version the memory estimate read. */
@@ -45,7 +50,7 @@ function currentTable(serverContext: ServerContext, state: DocumentState): LeakS
   const entry = tables.get(state);
   if (entry?.version === state.version) return entry.table;
   const table = tableOnThisThread(serverContext, state);
-  tables.set(state, { version: state.version, table });
+  tables.set(state, { version: state.version, table, text: state.analysisText });
   return table;
 }
 
@@ -57,21 +62,25 @@ function currentTable(serverContext: ServerContext, state: DocumentState): LeakS
  */
 function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<SizesEntry | undefined> {
   const version = state.version;
+  const last = tables.get(state);
+  // Every edit since the last estimate was undone: its sizes stand. The worker would start a thread (30-40 MiB
+  // resident for a few seconds with a 5,000-line script) to find the same.
+  if (last?.text === state.analysisText) return Promise.resolve({ ...last, version });
   const document = new WeakRef(state);
   const onThisThread = (): SizesEntry | undefined => {
     const current = document.deref();
     // The document may have changed while the worker ran: only its current version is estimated here.
     if (!current || serverContext.documents.get(current.uri) !== current || current.version !== version) return undefined;
-    return { version, table: currentTable(serverContext, current) };
+    return { version, table: currentTable(serverContext, current), text: current.analysisText };
   };
   const worker = host().estimateWorker;
   // The worker parses the text itself: it needs only that the document was parsed (a tree, or the copy of one: a
   // document not edited since its open, or edited statement by statement, keeps no tree-sitter tree).
   if (worker && state.text.length <= MAX_ANALYZED_CHARACTERS && (state.analysisTree || state.syntaxRoot)) {
-    const last = tables.get(state);
     const lastTable = last?.table;
-    return worker.leakSizes(state.analysisText, filePathOf(state.uri), last?.read).then(
-      (sizes) => ({ version, table: sizes.unchanged ? lastTable : sizes.table, read: sizes.read }),
+    const text = state.analysisText;
+    return worker.leakSizes(text, filePathOf(state.uri), last?.read).then(
+      (sizes) => ({ version, table: sizes.unchanged ? lastTable : sizes.table, read: sizes.read, text }),
       // The worker could not run: the estimate runs here, as it does without one.
       () => onThisThread(),
     );
