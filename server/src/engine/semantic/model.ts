@@ -16,6 +16,7 @@ import {
   dottedName,
   enclosingFunction,
   enclosingLoops,
+  innermostLoop,
   lowerBound,
   lowerBoundBy,
   nameWords,
@@ -1009,7 +1010,7 @@ export class SemanticModel {
       }
       const name = dottedName(subject);
       if (!name) continue;
-      const region = enclosingLoops(call)[0] ?? scope;
+      const region = innermostLoop(call) ?? scope;
       names.set(name, [...(names.get(name) ?? []), region.id]);
     }
     this.backpropagatedMemo.set(scope.id, names);
@@ -1044,7 +1045,7 @@ export class SemanticModel {
     const scope = enclosingFunction(node);
     const regions = this.backpropagatedNames(scope).get(name);
     if (!regions) return false;
-    const here = enclosingLoops(node)[0] ?? scope;
+    const here = innermostLoop(node) ?? scope;
     return regions.includes(here.id);
   }
 
@@ -1430,7 +1431,7 @@ export class SemanticModel {
     return this.memoFor('per-batch', loop.id, () => {
       if (this.iteratesOverData(loop)) return true;
       for (const call of this.callsWithin(loop)) {
-        if (enclosingLoops(call)[0]?.id !== loop.id) continue;
+        if (innermostLoop(call)?.id !== loop.id) continue;
         if (this.isBackwardCall(call) || this.isOptimizerStep(call)) return true;
         // A per-step helper (`train_step(x, y)`, `train_step(batch)`) makes the loop per-batch; one handed a whole
         // loader (`train_epoch(loader)`), or one that loops itself, does not.
@@ -1910,10 +1911,10 @@ interface RoleCandidate {
   kind?: { resolved: string | undefined; kind: CalleeKind };
 }
 
-const classSyntaxCache = new NodeMemo<{ name: string; bases: Node[]; hasForward: boolean }>();
+const classSyntaxCache = new NodeMemo<{ name: string; bases: readonly Node[]; hasForward: boolean }>();
 
 /** What a class definition says by itself: its name, its base expressions, whether it defines forward (cached). */
-function classSyntax(node: Node): { name: string; bases: Node[]; hasForward: boolean } {
+function classSyntax(node: Node): { name: string; bases: readonly Node[]; hasForward: boolean } {
   let syntax = classSyntaxCache.get(node);
   if (!syntax) {
     const superclasses = node.childForFieldName('superclasses');
