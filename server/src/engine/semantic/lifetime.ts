@@ -149,8 +149,13 @@ function moduleAssignedNames(model: SemanticModel): Set<string> {
  * (`del policy.saved_log_probs[:]`). The graphs it held are freed every episode.
  */
 export function isClearedAfterBackward(model: SemanticModel, name: string): boolean {
-  const last = name.split('.').pop()!;
-  return model.memo(`cleared-after-backward:${last}`, () => computeClearedAfterBackward(model, last));
+  const last = name.slice(name.lastIndexOf('.') + 1);
+  // One table per model, by name: a key made per question (`cleared-after-backward:losses`) was a new string to hash
+  // for every site of a long loop.
+  const byName = model.memo('cleared-after-backward', () => new Map<string, boolean>());
+  let answer = byName.get(last);
+  if (answer === undefined) byName.set(last, (answer = computeClearedAfterBackward(model, last)));
+  return answer;
 }
 
 /**

@@ -654,8 +654,34 @@ export class SemanticModel {
   }
 
   private computeIsNoGrad(node: Node): boolean {
-    let current: Node | null = node.parent;
-    while (current) {
+    const context = this.contextAround(node);
+    if (typeof context === 'boolean') return context;
+    if (context !== 'module') {
+      const info = this.functionAt(context);
+      if (info && this.isNoGradFunction(info)) return true;
+    }
+    // `torch.set_grad_enabled(False)` as a statement switches gradients off for the code after it.
+    const scope = enclosingFunction(node);
+    let state: boolean | undefined;
+    for (const call of this.gradModeCalls) {
+      if (call.startIndex >= node.startIndex) break;
+      if (enclosingFunction(call).id !== scope.id) continue;
+      state = this.isNoGradContextCall(call);
+    }
+    return state === true;
+  }
+
+  /**
+   * What the with-statements around `node` say of gradients (the innermost that says anything), else the function
+   * that holds it (or 'module'). Past the nearest block the answer is the block's for every node inside it (a with
+   * item holds no block), so it is kept per block: each line of a long loop walked the same ancestors again.
+   */
+  private contextAround(node: Node): boolean | Node | 'module' {
+    for (let current = node.parent; current; current = current.parent) {
+      if (current.type === 'block') {
+        const block = current;
+        return this.memoFor('grad-context', block.id, () => this.contextAround(block));
+      }
       if (current.type === 'with_statement') {
         const clause = current.children.find((child) => child.type === 'with_clause');
         for (const item of clause?.namedChildren ?? []) {
@@ -668,22 +694,9 @@ export class SemanticModel {
           }
         }
       }
-      if (current.type === 'function_definition') {
-        const info = this.functionAt(current);
-        if (info && this.isNoGradFunction(info)) return true;
-        break;
-      }
-      current = current.parent;
+      if (current.type === 'function_definition') return current;
     }
-    // `torch.set_grad_enabled(False)` as a statement switches gradients off for the code after it.
-    const scope = enclosingFunction(node);
-    let state: boolean | undefined;
-    for (const call of this.gradModeCalls) {
-      if (call.startIndex >= node.startIndex) break;
-      if (enclosingFunction(call).id !== scope.id) continue;
-      state = this.isNoGradContextCall(call);
-    }
-    return state === true;
+    return 'module';
   }
 
   // ---------------------------------------------------------------- definitions and dataflow
