@@ -650,7 +650,10 @@ export class SemanticModel {
 
   /** Whether `node` runs under a no-grad context (with-block, decorator, or `torch.set_grad_enabled(False)` earlier). */
   isNoGrad(node: Node): boolean {
-    return this.memoFor('no-grad', node.id, () => this.computeIsNoGrad(node));
+    // Not kept per node: the with-statements are read per block (contextAround), and the function's answer is kept
+    // per function, so a question costs a few steps up to the node's block, where an entry per node asked (two for
+    // each line of a long loop) grew a table that every collection copied.
+    return this.computeIsNoGrad(node);
   }
 
   private computeIsNoGrad(node: Node): boolean {
@@ -661,6 +664,7 @@ export class SemanticModel {
       if (info && this.isNoGradFunction(info)) return true;
     }
     // `torch.set_grad_enabled(False)` as a statement switches gradients off for the code after it.
+    if (this.gradModeCalls.length === 0) return false;
     const scope = enclosingFunction(node);
     let state: boolean | undefined;
     for (const call of this.gradModeCalls) {
