@@ -161,7 +161,8 @@ export function isClearedAfterBackward(model: SemanticModel, name: string): bool
 /**
  * Whether some reset of the name frees graphs. A reset spells the name, so only the top-level statements that spell it
  * are read (the model counts a word once over the text and notes which statements hold it): an index of every name's
- * resets over the whole file was a seventh of OOM101's profiled time on the bench's corpus, for the one or two names it asks.
+ * resets over the whole file was a seventh of OOM101's profiled time on the bench's corpus, for the one or two names
+ * it asks.
  */
 function computeClearedAfterBackward(model: SemanticModel, last: string): boolean {
   if (!model.spells(last)) return false;
