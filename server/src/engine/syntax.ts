@@ -83,6 +83,16 @@ export function nodeAtPosition(root: Node, position: { line: number; character: 
   return node;
 }
 
+/** The innermost loop whose body holds `node`, within its function (enclosingLoops(node)[0], without the list). */
+export function innermostLoop<N extends WalkedNode<N>>(node: N): N | undefined {
+  for (let current = node.parent; current && current.type !== 'function_definition' && current.type !== 'module'; current = current.parent) {
+    if (!LOOP_TYPES.has(current.type)) continue;
+    const body = current.childForFieldName('body');
+    if (body && contains(body, node)) return current;
+  }
+  return undefined;
+}
+
 /** Loops around `node`, innermost first, stopping at the enclosing function. */
 export function enclosingLoops<N extends WalkedNode<N>>(node: N): N[] {
   const loops: N[] = [];
@@ -136,21 +146,25 @@ export function callReceiver(call: Node): Node | undefined {
 }
 
 export interface CallArguments {
-  positional: Node[];
-  keywords: Map<string, Node>;
+  positional: readonly Node[];
+  keywords: ReadonlyMap<string, Node>;
 }
+
+/** The keywords of a call that passes none (most calls): one shared map, never written. */
+const NO_KEYWORDS: ReadonlyMap<string, Node> = new Map();
 
 export function callArguments(call: Node): CallArguments {
   const positional: Node[] = [];
-  const keywords = new Map<string, Node>();
+  let keywords: Map<string, Node> | undefined;
   const args = call.childForFieldName('arguments');
   if (args?.type === 'argument_list') {
-    for (const child of args.namedChildren) {
-      if (!child) continue;
+    // The children with the punctuation among them, skipped here: namedChildren would copy them into a new array.
+    for (const child of args.children) {
+      if (!child.isNamed) continue;
       if (child.type === 'keyword_argument') {
         const name = child.childForFieldName('name')?.text;
         const value = child.childForFieldName('value');
-        if (name && value) keywords.set(name, value);
+        if (name && value) (keywords ??= new Map()).set(name, value);
       } else if (child.type !== 'comment') {
         positional.push(child);
       }
@@ -158,7 +172,7 @@ export function callArguments(call: Node): CallArguments {
   } else if (args) {
     positional.push(args);
   }
-  return { positional, keywords };
+  return { positional, keywords: keywords ?? NO_KEYWORDS };
 }
 
 const wordsCache = new Map<string, string[]>();
@@ -204,9 +218,12 @@ export function stringLiteral(node: Node | null | undefined): string | undefined
   return text;
 }
 
-/** Named children without the nulls web-tree-sitter's typings allow. */
-export function children(node: Node): Node[] {
-  return node.namedChildren.filter((child): child is Node => child !== null);
+/**
+ * A node's named children. The copy's nodes have no null children (web-tree-sitter's typings allowed them): the list
+ * is the node's own, not a copy, so that the many callers that read one child allocate nothing.
+ */
+export function children(node: Node): readonly Node[] {
+  return node.namedChildren;
 }
 
 /**

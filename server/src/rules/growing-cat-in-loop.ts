@@ -12,7 +12,7 @@ import { ruleCode } from './codes';
 import type { Rule, RuleReport } from './rule';
 
 /** The tensors a concatenation joins: the list or tuple it is given. */
-function joined(call: Node): Node[] | undefined {
+function joined(call: Node): readonly Node[] | undefined {
   const { positional, keywords } = callArguments(call);
   const list = positional[0] ?? keywords.get('tensors');
   return list && (list.type === 'list' || list.type === 'tuple') ? children(list) : undefined;

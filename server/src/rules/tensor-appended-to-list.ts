@@ -2,7 +2,7 @@
 import type { Node } from '../engine/parser';
 import { containerBase, isClearedAfterBackward, iterationLoop, outlivesIteration } from '../engine/semantic/lifetime';
 import type { SemanticModel } from '../engine/semantic/model';
-import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, enclosingLoops, nameWords } from '../engine/syntax';
+import { callArguments, calleeName, callReceiver, children, dottedName, enclosingFunction, enclosingLoops, nameWords, rangeOf } from '../engine/syntax';
 import { asReceiver, replaceNode } from '../fixes/edits';
 import type { Fix, KeptMemory } from '../engine/types';
 import { t } from '../l10n';
@@ -311,17 +311,19 @@ export function keepValueFixes(kept: KeptValue, verb: 'Append' | 'Store' | 'Add'
   const { node: value, receiver } = kept;
   const scalar = kept.isScalarLoss && !kept.neededAsTensorLater;
   const titles = fixTitles(verb, receiver);
+  // Both fixes replace the value: its range is read once (edits are never changed in place).
+  const range = rangeOf(value);
   const detach: Fix = {
     title: titles[0],
     safe: true,
     preferred: !scalar,
-    edits: [replaceNode(value, `${receiver}.detach()`)],
+    edits: [{ range, newText: `${receiver}.detach()` }],
   };
   const item: Fix = {
     title: titles[1],
     safe: false,
     preferred: scalar,
-    edits: [replaceNode(value, `${receiver}.item()`)],
+    edits: [{ range, newText: `${receiver}.item()` }],
   };
   // `.item()` only works on one-element tensors: offered for a scalar loss alone. A model output can leave the GPU:
   // unsafe, since later code may expect it on the GPU (comparing it with GPU labels, torch.cat with GPU tensors).

@@ -1,7 +1,7 @@
 // How long a container or accumulator lives compared with one iteration of a batch loop: the question behind
 // OOM101 and OOM102. A value kept in something that outlives the iteration keeps its autograd graph alive.
 import type { Node } from '../parser';
-import { callReceiver, children, contains, dottedName, enclosingFunction, enclosingLoops, nodesWithin } from '../syntax';
+import { callReceiver, children, contains, dottedName, enclosingFunction, innermostLoop, nodesWithin, spelledWhenCounted } from '../syntax';
 import type { SemanticModel } from './model';
 import { NodeMemo } from '../node-memo';
 
@@ -19,8 +19,21 @@ export interface IterationScope {
 
 /** The loop whose iteration matters: the innermost enclosing batch loop, else the innermost loop. */
 export function iterationLoop(model: SemanticModel, site: Node): Node | undefined {
-  const loops = enclosingLoops(site);
-  return loops.find((loop) => model.isBatchLoop(loop)) ?? loops[0];
+  const innermost = innermostLoop(site);
+  return innermost && iterationLoopFrom(model, innermost);
+}
+
+/**
+ * The iteration loop of whatever lies in the body of `innermost`: the loops around such a site are `innermost` and
+ * the loops around it, so the answer is kept per loop. A long loop has a site per line, and each one walked its
+ * loops again, twice per finding.
+ */
+function iterationLoopFrom(model: SemanticModel, innermost: Node): Node {
+  return model.memoFor('iteration-loop', innermost.id, () => {
+    if (model.isBatchLoop(innermost)) return innermost;
+    for (let loop = innermostLoop(innermost); loop; loop = innermostLoop(loop)) if (model.isBatchLoop(loop)) return loop;
+    return innermost;
+  });
 }
 
 /** Whether `name` is (re)bound inside `region` (assignment or loop target), other than by `site` itself. */
@@ -102,7 +115,7 @@ export function outlivesIteration(model: SemanticModel, site: Node, target: Node
   const fn = model.functionOf(site);
   if (!fn) return false;
   // Lightning calls training_step once per batch; a local function called from a loop runs once per iteration.
-  const perBatch = (!!fn.classInfo && FRAMEWORK_BATCH_HOOKS.has(fn.name)) || model.callersOf(fn).some((caller) => enclosingLoops(caller).length > 0);
+  const perBatch = (!!fn.classInfo && FRAMEWORK_BATCH_HOOKS.has(fn.name)) || model.callersOf(fn).some((caller) => innermostLoop(caller) !== undefined);
   if (!perBatch) return false;
   // Outside a loop, only what outlives the call can pile up: attributes and names not local to the function.
   if (isFunctionLocal(model, name, site)) return false;
@@ -136,20 +149,28 @@ function moduleAssignedNames(model: SemanticModel): Set<string> {
  * (`del policy.saved_log_probs[:]`). The graphs it held are freed every episode.
  */
 export function isClearedAfterBackward(model: SemanticModel, name: string): boolean {
-  const last = name.split('.').pop()!;
-  return model.memo(`cleared-after-backward:${last}`, () => computeClearedAfterBackward(model, last));
-}
-
-function computeClearedAfterBackward(model: SemanticModel, last: string): boolean {
-  return (clearSitesByName(model).get(last) ?? []).some((site) => clearFreesGraphs(model, site));
+  const last = name.slice(name.lastIndexOf('.') + 1);
+  // One table per model, by name: a key made per question (`cleared-after-backward:losses`) was a new string to hash
+  // for every site of a long loop.
+  const byName = model.memo('cleared-after-backward', () => new Map<string, boolean>());
+  let answer = byName.get(last);
+  if (answer === undefined) byName.set(last, (answer = computeClearedAfterBackward(model, last)));
+  return answer;
 }
 
 /**
- * The clear sites by the name they reset, in document order: each name asks about its own sites only. Kept per
- * statement and carried from version to version (SemanticModel.statementIndex).
+ * Whether some reset of the name frees graphs. A reset spells the name, so only the top-level statements that spell it
+ * are read (the model counts a word once over the text and notes which statements hold it): an index of every name's
+ * resets over the whole file was a seventh of OOM101's profiled time on the bench's corpus, for the one or two names
+ * it asks.
  */
-function clearSitesByName(model: SemanticModel): ReadonlyMap<string, readonly ClearSite[]> {
-  return model.statementIndex('clear-sites-by-name', clearSitesOfStatementByName, (site) => site.site.startIndex);
+function computeClearedAfterBackward(model: SemanticModel, last: string): boolean {
+  if (!model.spells(last)) return false;
+  for (const statement of model.root.children) {
+    if (!spelledWhenCounted(statement, last)) continue;
+    if (clearSitesOfStatementByName(model, statement).get(last)?.some((site) => clearFreesGraphs(model, site))) return true;
+  }
+  return false;
 }
 
 const clearSitesByNameCache = new NodeMemo<Map<string, ClearSite[]>>();

@@ -16,6 +16,7 @@ import {
   dottedName,
   enclosingFunction,
   enclosingLoops,
+  innermostLoop,
   lowerBound,
   lowerBoundBy,
   nameWords,
@@ -649,12 +650,42 @@ export class SemanticModel {
 
   /** Whether `node` runs under a no-grad context (with-block, decorator, or `torch.set_grad_enabled(False)` earlier). */
   isNoGrad(node: Node): boolean {
-    return this.memoFor('no-grad', node.id, () => this.computeIsNoGrad(node));
+    // Not kept per node: the with-statements are read per block (contextAround), and the function's answer is kept
+    // per function, so a question costs a few steps up to the node's block, where an entry per node asked (two for
+    // each line of a long loop) grew a table that every collection copied.
+    return this.computeIsNoGrad(node);
   }
 
   private computeIsNoGrad(node: Node): boolean {
-    let current: Node | null = node.parent;
-    while (current) {
+    const context = this.contextAround(node);
+    if (typeof context === 'boolean') return context;
+    if (context !== 'module') {
+      const info = this.functionAt(context);
+      if (info && this.isNoGradFunction(info)) return true;
+    }
+    // `torch.set_grad_enabled(False)` as a statement switches gradients off for the code after it.
+    if (this.gradModeCalls.length === 0) return false;
+    const scope = enclosingFunction(node);
+    let state: boolean | undefined;
+    for (const call of this.gradModeCalls) {
+      if (call.startIndex >= node.startIndex) break;
+      if (enclosingFunction(call).id !== scope.id) continue;
+      state = this.isNoGradContextCall(call);
+    }
+    return state === true;
+  }
+
+  /**
+   * What the with-statements around `node` say of gradients (the innermost that says anything), else the function
+   * that holds it (or 'module'). Past the nearest block the answer is the block's for every node inside it (a with
+   * item holds no block), so it is kept per block: each line of a long loop walked the same ancestors again.
+   */
+  private contextAround(node: Node): boolean | Node | 'module' {
+    for (let current = node.parent; current; current = current.parent) {
+      if (current.type === 'block') {
+        const block = current;
+        return this.memoFor('grad-context', block.id, () => this.contextAround(block));
+      }
       if (current.type === 'with_statement') {
         const clause = current.children.find((child) => child.type === 'with_clause');
         for (const item of clause?.namedChildren ?? []) {
@@ -667,22 +698,9 @@ export class SemanticModel {
           }
         }
       }
-      if (current.type === 'function_definition') {
-        const info = this.functionAt(current);
-        if (info && this.isNoGradFunction(info)) return true;
-        break;
-      }
-      current = current.parent;
+      if (current.type === 'function_definition') return current;
     }
-    // `torch.set_grad_enabled(False)` as a statement switches gradients off for the code after it.
-    const scope = enclosingFunction(node);
-    let state: boolean | undefined;
-    for (const call of this.gradModeCalls) {
-      if (call.startIndex >= node.startIndex) break;
-      if (enclosingFunction(call).id !== scope.id) continue;
-      state = this.isNoGradContextCall(call);
-    }
-    return state === true;
+    return 'module';
   }
 
   // ---------------------------------------------------------------- definitions and dataflow
@@ -1009,7 +1027,7 @@ export class SemanticModel {
       }
       const name = dottedName(subject);
       if (!name) continue;
-      const region = enclosingLoops(call)[0] ?? scope;
+      const region = innermostLoop(call) ?? scope;
       names.set(name, [...(names.get(name) ?? []), region.id]);
     }
     this.backpropagatedMemo.set(scope.id, names);
@@ -1044,7 +1062,7 @@ export class SemanticModel {
     const scope = enclosingFunction(node);
     const regions = this.backpropagatedNames(scope).get(name);
     if (!regions) return false;
-    const here = enclosingLoops(node)[0] ?? scope;
+    const here = innermostLoop(node) ?? scope;
     return regions.includes(here.id);
   }
 
@@ -1430,7 +1448,7 @@ export class SemanticModel {
     return this.memoFor('per-batch', loop.id, () => {
       if (this.iteratesOverData(loop)) return true;
       for (const call of this.callsWithin(loop)) {
-        if (enclosingLoops(call)[0]?.id !== loop.id) continue;
+        if (innermostLoop(call)?.id !== loop.id) continue;
         if (this.isBackwardCall(call) || this.isOptimizerStep(call)) return true;
         // A per-step helper (`train_step(x, y)`, `train_step(batch)`) makes the loop per-batch; one handed a whole
         // loader (`train_epoch(loader)`), or one that loops itself, does not.
@@ -1910,10 +1928,10 @@ interface RoleCandidate {
   kind?: { resolved: string | undefined; kind: CalleeKind };
 }
 
-const classSyntaxCache = new NodeMemo<{ name: string; bases: Node[]; hasForward: boolean }>();
+const classSyntaxCache = new NodeMemo<{ name: string; bases: readonly Node[]; hasForward: boolean }>();
 
 /** What a class definition says by itself: its name, its base expressions, whether it defines forward (cached). */
-function classSyntax(node: Node): { name: string; bases: Node[]; hasForward: boolean } {
+function classSyntax(node: Node): { name: string; bases: readonly Node[]; hasForward: boolean } {
   let syntax = classSyntaxCache.get(node);
   if (!syntax) {
     const superclasses = node.childForFieldName('superclasses');
