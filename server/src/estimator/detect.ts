@@ -1592,9 +1592,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     const ownNames = trained && namesCalledBy(trained.value, calls, activationNames);
     const order = detected.inputDerivatives.value;
     detected.derivativeActivation = (ownNames && derivativeActivationOf(ownNames, order))
-      ?? derivativeActivationOf(activationNames.filter((_, i) => !underNoGrad(calls[i]!)), order)
-      // None named (an activation passed in as a class, or one not listed): tanh's figures.
-      ?? 'tanh';
+      ?? derivativeActivationOf(activationNames.filter((_, i) => !underNoGrad(calls[i]!)), order);
   }
   // A module of the script around a library ViT (`self.backbone = timm.create_model("vit_small_patch16_224",
   // num_classes=0)` and a head of its own): the layer net cannot hold a transformer, so the estimate is the library

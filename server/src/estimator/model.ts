@@ -5,7 +5,7 @@ import { countTransformerParameters, transformerActivations, type ActivationCont
 import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
 import type { Breakdown, EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, ShardingStrategy, TrainingConfig, TransformerSpec, WeightDtype } from './types';
 import { LBFGS_DEFAULT_HISTORY, MAX_BATCH_SIZE } from './types';
-import { derivativeKeptRatio, HIGHEST_DERIVATIVE_ORDER } from './derivative-graphs';
+import { DEFAULT_DERIVATIVE_ACTIVATION, derivativeKeptRatio, HIGHEST_DERIVATIVE_ORDER } from './derivative-graphs';
 
 /** Allocated before the first forward by cuBLAS workspaces and library init (gpu-truth: alloc_at_start). */
 export const LIBRARY_WORKSPACE_BYTES = 68_157_440;
@@ -653,7 +653,7 @@ function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): Acti
   const otherForwards = cfg.inputDerivativeShare !== undefined ? Math.max(0, (cfg.inputDerivativeModelForwards ?? 1) - 1) : 0;
   return {
     ...act,
-    saved: act.saved * (1 + share * (otherForwards + derivativeKeptRatio(cfg.inputDerivativeActivation ?? 'tanh', order) - 1)),
+    saved: act.saved * (1 + share * (otherForwards + derivativeKeptRatio(cfg.inputDerivativeActivation ?? DEFAULT_DERIVATIVE_ACTIVATION, order) - 1)),
     backwardTransient: act.backwardTransient * INPUT_DERIVATIVE_TRANSIENT,
     backwardCurve: undefined,
   };
