@@ -106,6 +106,10 @@ test('a soft Dice written by hand over 3-D logits: its softmax and its float one
   // 2 x 14 x 96^3 (2.0 x the logits in fp32), 128 MiB at 1 x 8 x 128^3 (2.0 x).
   assert.ok(Math.abs((net.stepKeptElementsPerSample ?? 0) - 2 * logits) < 64, String(net.stepKeptElementsPerSample));
   assert.ok(Math.abs((net.stepKeptFp32ElementsPerSample ?? 0) - 2 * logits) < 64, String(net.stepKeptFp32ElementsPerSample));
+  // At backward's start the softmax's gradient and its input's come beside the cross-entropy's (measured: 4 x the fp32
+  // logits over what is kept with the Dice term, 2 x without): 2 x the logits more, in fp32.
+  const extra = net.stepLossExtraGradientsPerSample!;
+  assert.ok(Math.abs(extra.elements - 2 * logits) < 64 && extra.fp32 === extra.elements, JSON.stringify(extra));
   // The same step with cross-entropy alone keeps none of it: 2 x 2 x 9 x 112^3 x 4 bytes = 181 MB less.
   const plain = await estimateText(text.replace(' + soft_dice(logits, labels, CLASSES)', ''), 'seg3d_ce.py');
   assert.equal(layers(plain).stepKeptElementsPerSample, undefined);

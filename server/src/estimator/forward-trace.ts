@@ -269,6 +269,12 @@ export class ForwardTrace implements TensorTracer {
    */
   stepLossInPlaceOfOutputLoss = false;
   /**
+   * Of what that loss keeps beside a cross-entropy (a Dice term's softmax), the tensors with history: at the start of
+   * backward each has its gradient and its own op's input gradient at once, beside the cross-entropy's (elements,
+   * and of them those in fp32 under autocast).
+   */
+  stepLossExtraGradients = { elements: 0, fp32: 0 };
+  /**
    * Elements of the largest tensor a cross-entropy inside forward reads (the logits): what the loss keeps and makes
    * in backward follows it, whatever forward returns (`return lm_loss, aux_loss` hands back only scalars).
    */
@@ -1640,6 +1646,11 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /** Of tensors kept (elements by id, as keptApart gives them), the elements of those in fp32 under autocast. */
+  /** Of tensors kept (elements by id), those with autograd history (the loss's gradients reach them). */
+  withHistory(kept: ReadonlyMap<number, number>): Map<number, number> {
+    return new Map([...kept].filter(([id]) => !this.noGrad.has(id)));
+  }
+
   fullPrecisionElements(kept: ReadonlyMap<number, number>): number {
     return [...kept].reduce((sum, [id, elements]) => sum + (this.fullPrecision.has(id) ? elements : 0), 0);
   }

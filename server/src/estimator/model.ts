@@ -434,7 +434,11 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // vocabulary 8192: backward's peak 2 x the logits over what forward kept eager, 0.1 x compiled; compiled with
   // the loss outside forward, as eager; test/gpu/estimator/results/compile_saved.json).
   const fusedLoss = cfg.compiled === true && net.lossInForward === true;
-  const lossBackward = fusedLoss ? 0 : ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1);
+  // A hand-written term beside the cross-entropy (a soft Dice) adds its own gradients at backward's start.
+  const extraGradients = net.stepLossExtraGradientsPerSample;
+  const stepLossBackward = cfg.mode === 'train' && extraGradients
+    ? (b / forwardsRun) * ((extraGradients.elements - extraGradients.fp32) * act + extraGradients.fp32 * FP32) : 0;
+  const lossBackward = (fusedLoss ? 0 : ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1)) + stepLossBackward;
   const outputHeld = cfg.outputKept === true && cfg.mode === 'train' && !ownLogSoftmax;
   // A loss in checkpointed chunks: backward makes one chunk's logits again, with cross_entropy's fp32 log-softmax
   // and the two gradients its backward starts with (the fp32 units above), beside everything forward kept.

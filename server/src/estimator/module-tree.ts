@@ -1470,6 +1470,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(trace.stepKeptElements > 0 ? { stepKeptElementsPerSample: perSample(trace.stepKeptElements) } : {}),
       ...(trace.stepKeptFp32Elements > 0 ? { stepKeptFp32ElementsPerSample: perSample(trace.stepKeptFp32Elements) } : {}),
       ...(trace.stepLossInPlaceOfOutputLoss ? { stepLossInPlaceOfOutputLoss: true } : {}),
+      ...(trace.stepLossExtraGradients.elements > 0
+        ? { stepLossExtraGradientsPerSample: { elements: perSample(trace.stepLossExtraGradients.elements), fp32: perSample(trace.stepLossExtraGradients.fp32) } } : {}),
       ...(trace.stepLossGradientElements > 0 ? { stepLossGradientElementsPerSample: perSample(trace.stepLossGradientElements) } : {}),
       ...(trace.sparseGradient.rows > 0
         ? { sparseGradientPerSample: { rows: perSample(trace.sparseGradient.rows), values: perSample(trace.sparseGradient.values) } } : {}),

@@ -233,6 +233,11 @@ export interface LayerNetSpec {
    */
   stepLossInPlaceOfOutputLoss?: boolean;
   /**
+   * Gradients the step's loss makes at backward's start beside a cross-entropy's, for what it keeps with history
+   * besides (a Dice term's softmax), per sample: elements, and of them those in fp32 under autocast.
+   */
+  stepLossExtraGradientsPerSample?: { elements: number; fp32: number };
+  /**
    * The gradients of the returned tensors that step's loss reads, made at once when its backward runs first, over
    * what the loss kept (freed then), per sample: a transient early in backward.
    */
