@@ -299,10 +299,24 @@ export class SemanticModel {
     // The callers of a name's functions (callersOf) are found by resolving every call by that name: the same when no
     // changed statement defines a function or makes a call by that name and the names' roles are the same (objects
     // of the same classes). A long script resolved the calls of a common method name (`forward`) on every keystroke.
+    // A name the changed statements call or define a method by is patched (patchedCallers): an edit of a class
+    // resolved every `super().__init__()` of the file again.
     if (sameRoles) {
       const carried = new LayeredMap(previous.callersByName);
-      for (const statement of [...beforeChanged, ...nowChanged]) for (const name of calleeIndex(statement).keys()) carried.delete(name);
-      for (const name of renamed) carried.delete(name);
+      const names = new Set(renamed);
+      for (const statement of [...beforeChanged, ...nowChanged]) for (const name of calleeIndex(statement).keys()) names.add(name);
+      const change: CallersChange = {
+        beforeChanged, nowChanged,
+        oldFunctions: previous.functions.slice(firstFunction, firstFunction + oldFunctions.size),
+        newFunctions: newFunctionInfos,
+        classPairs: oldClasses.map((node, i) => [node, newClasses[i]!] as const),
+      };
+      for (const name of names) {
+        const callers = previous.callersByName.get(name);
+        const patched = callers && this.patchedCallers(name, callers, change);
+        if (patched) carried.set(name, patched);
+        else carried.delete(name);
+      }
       this.callersByName = carried;
       // The previous version may go on resolving callers (its pending facts): into a layer of its own, not into the
       // map this version reads through.
@@ -1166,7 +1180,12 @@ export class SemanticModel {
     // Most calls name no function of this file (`xs.append`, `torch.zeros`): answered before their callee's shape
     // is made, which every function, `self.` method and instance method is looked up by the name of.
     const name = calleeName(call);
-    if (name === undefined || !this.functionsByName.has(name)) return undefined;
+    return name === undefined ? undefined : this.resolveCallNamed(call, name);
+  }
+
+  /** resolveLocalFunction of a call whose callee's last name is known (callersOf's calls, found by it). */
+  private resolveCallNamed(call: Node, name: string): FunctionInfo | undefined {
+    if (!this.functionsByName.has(name)) return undefined;
     const callee = calleeShape(call);
     switch (callee.kind) {
       case 'function':
@@ -1486,6 +1505,46 @@ export class SemanticModel {
     });
   }
 
+  /**
+   * The previous version's callers of the functions named `name` (callersOf's groups), brought to this version when
+   * only some top-level statements changed and the roles of names did not: the changed statements' calls by that name
+   * out, their new ones resolved, and the calls elsewhere that resolved to a method of a changed class resolved again
+   * (the class is a new object). A call elsewhere resolves as before otherwise: by `self.` to a method of its own,
+   * unchanged class, by name to the first function of that name outside classes, by an instance to a method of the
+   * instance's class. Undefined (all calls by the name resolved again when asked) where the changed statements
+   * define a function of that name outside a class (which function a call by name reaches may change), or a changed
+   * class gains a method of that name (calls elsewhere on its instances may reach it now).
+   */
+  private patchedCallers(name: string, callers: ReadonlyMap<number, readonly Node[]>, change: CallersChange): ReadonlyMap<number, readonly Node[]> | undefined {
+    const named = (infos: readonly FunctionInfo[]) => infos.filter((info) => info.name === name);
+    const oldNamed = named(change.oldFunctions);
+    const newNamed = named(change.newFunctions);
+    if ([...oldNamed, ...newNamed].some((info) => !info.classInfo)) return undefined;
+    const definesMethod = (infos: readonly FunctionInfo[], cls: Node) => infos.some((info) => info.classInfo?.node === cls);
+    if (change.classPairs.some(([before, now]) => definesMethod(newNamed, now) && !definesMethod(oldNamed, before))) return undefined;
+    const oldIds = new Set(oldNamed.map((info) => info.node.id));
+    const callsIn = (statements: readonly Node[]) => statements.flatMap((statement) => calleeIndex(statement).get(name) ?? []);
+    const removedCalls = new Set(callsIn(change.beforeChanged));
+    const again = callsIn(change.nowChanged);
+    const patched = new Map<number, readonly Node[]>();
+    callers.forEach((calls, id) => {
+      const kept = removedCalls.size > 0 ? calls.filter((call) => !removedCalls.has(call)) : calls;
+      if (oldIds.has(id)) again.push(...kept);
+      else if (kept.length > 0) patched.set(id, kept.length === calls.length ? calls : kept);
+    });
+    // The lists that gain calls are new (the previous version's are shared) and in document order, as callersOf makes them.
+    const grown = new Map<number, Node[]>();
+    for (const call of again) {
+      const id = this.resolveCallNamed(call, name)?.node.id;
+      if (id === undefined) continue;
+      let list = grown.get(id);
+      if (!list) grown.set(id, (list = [...(patched.get(id) ?? [])]));
+      list.push(call);
+    }
+    grown.forEach((list, id) => patched.set(id, list.sort((a, b) => a.startIndex - b.startIndex)));
+    return patched;
+  }
+
   /** The calls of a local function from elsewhere in the file (memoised). */
   callersOf(info: FunctionInfo): readonly Node[] {
     const memo = this.callersMemo.get(info.node.id);
@@ -1496,7 +1555,7 @@ export class SemanticModel {
     if (!byCallee) {
       const resolved = new Map<number, Node[]>();
       for (const call of this.callsNamed(info.name)) {
-        const id = this.resolveLocalFunction(call)?.node.id;
+        const id = this.resolveCallNamed(call, info.name)?.node.id;
         if (id === undefined) continue;
         const calls = resolved.get(id);
         if (calls) calls.push(call);
@@ -1802,6 +1861,15 @@ function isDetachedExpression(node: Node): boolean {
 
 /** At most this many changed top-level statements are spliced into the previous model (deriveFrom). */
 const MAX_DERIVED_STATEMENTS = 16;
+
+/** What deriveFrom changed, as patchedCallers reads it: the top-level statements, their functions, their classes (before, now). */
+interface CallersChange {
+  beforeChanged: readonly Node[];
+  nowChanged: readonly Node[];
+  oldFunctions: readonly FunctionInfo[];
+  newFunctions: readonly FunctionInfo[];
+  classPairs: ReadonlyArray<readonly [Node, Node]>;
+}
 
 /** What a function definition says by itself (its class is filled in by the model). */
 function functionInfoOf(node: Node): FunctionInfo {
