@@ -1818,6 +1818,7 @@ export class ForwardTrace implements TensorTracer {
         return this.binary('@', args[0]!, args[1] ?? UNKNOWN);
       case 'scaled_dot_product_attention': {
         const [q, k, v] = [x, tensorsIn(args[1])[0], tensorsIn(args[2])[0]];
+        if (q.shape.length !== 4 && k && v) return this.mathAttention(q, k, v, numberOf(kwargs.get('dropout_p') ?? args[4]) ?? 0);
         // The fused kernels (flash, memory-efficient) write the output as batch x tokens x heads x head_dim and
         // return it transposed: `y.transpose(1, 2).contiguous()` copies nothing (measured on the H200: a GPT block
         // keeps 16 token-wide tensors, not 17; test/gpu/estimator/results/compile_saved.json).
@@ -1970,6 +1971,30 @@ export class ForwardTrace implements TensorTracer {
       shape[axis] = shape[axis]! + widths[2 * k]! + widths[2 * k + 1]!;
     }
     return this.produce(shape, [x], x.integer);
+  }
+
+  /**
+   * F.scaled_dot_product_attention where only the math kernel runs: the fused kernels (flash, memory-efficient,
+   * cuDNN) take 4-D q, k, v only, so 3-D or 5-D ones (timm Twins' windows as their own axis) go to the composite
+   * math kernel. It upcasts half inputs to fp32 and keeps, all fp32: the scaled q and k (copies), v (under autocast
+   * its fp32 copy) and the softmax's probabilities (..., queries, keys); with dropout the dropped probabilities and
+   * their mask too. Its output, cast back to the inputs' dtype, is kept by nothing of its own.
+   */
+  private mathAttention(q: TensorValue, k: TensorValue, v: TensorValue, dropout: number): TensorValue {
+    const scores = broadcast(q.shape.slice(0, -2), k.shape.slice(0, -2));
+    const probabilities = [...scores, q.shape[q.shape.length - 2]!, k.shape[k.shape.length - 2]!];
+    const fp32 = (shape: number[], inputs: TensorValue[]): TensorValue => this.precision(this.produce(shape, inputs), false);
+    const scaled = [fp32(q.shape, [q]), fp32(k.shape, [k])];
+    this.keep(...scaled);
+    this.keepCastOperand('fp32', v);
+    let weights = fp32(probabilities, [q, k]);
+    this.keep(weights);
+    if (dropout > 0) {
+      this.fixedBytes += numel(probabilities);
+      weights = fp32(probabilities, [weights]);
+      this.keep(weights);
+    }
+    return this.precision(this.produce([...probabilities.slice(0, -1), v.shape[v.shape.length - 1]!], [weights, v]), true);
   }
 
   /**
