@@ -132,6 +132,8 @@ test('timm twins_svt_small: the locally grouped attention (5-D SDPA) keeps what 
   const measured = rows.find((r) => r.row === 'droppath_twins_svt_small_0.0')!.kept_mib! * MIB;
   const spec = findVisionModel('twins_svt_small')!.build(224, 37) as LayerNetSpec;
   const estimated = 32 * (spec.autocastSavedBytesPerSample! + spec.fixedBytesPerSample) + 2 * spec.castParameters;
-  // Counted as fused (its per-row statistics only), the estimate was 15% under; now 4% under.
-  assert.ok(Math.abs(estimated / measured - 1) < 0.06, `${(estimated / MIB).toFixed(0)} MiB vs ${(measured / MIB).toFixed(0)} MiB measured`);
+  // Counted as fused (its per-row statistics only), the estimate was 15% under; with the math kernel's keeps 4% under,
+  // and 1% under with the locally grouped blocks' outputs counted where the position generator and the sub-sampled
+  // attention blocks keep them.
+  assert.ok(Math.abs(estimated / measured - 1) < 0.03, `${(estimated / MIB).toFixed(0)} MiB vs ${(measured / MIB).toFixed(0)} MiB measured`);
 });

@@ -835,6 +835,16 @@ export class NetBuilder {
     return this;
   }
 
+  /**
+   * The current tensor is a Swin block's output, left as counted because the next Swin block counts its input (its
+   * norm1's); read by a layer of another kind (Twins' position generator, a sub-sampled attention block), that
+   * layer keeps it and counts it.
+   */
+  readByOtherLayer(): this {
+    this.currentSaved = false;
+    return this;
+  }
+
   /** Under autocast the current tensor is fp32 and its two readers each cast a half copy of it (SegFormer's stage outputs). */
   keptInFp32(): this {
     this.fp32UnderAutocast += this.elements;

@@ -1129,7 +1129,9 @@ function twinsSvt(depths: number[], dims: number[], heads: number[]): (imageSize
       net.part(`patch_embeds.${stage}`).conv(dims[stage]!, patch, patch, 1, true, 0).layerNorm();
       net.part(`blocks.${stage}`);
       for (let b = 0; b < depth; b++) {
-        if (b % 2 === 0) net.swinBlock(heads[stage]!, 7, undefined, { biasTable: false, kernel: 'math' });
+        // A locally grouped block's output is read by the position generator after the first block, else by the
+        // next (sub-sampled attention) block's norm.
+        if (b % 2 === 0) net.swinBlock(heads[stage]!, 7, undefined, { biasTable: false, kernel: 'math' }).readByOtherLayer();
         else net.segformerBlock(heads[stage]!, reductions[stage]!, 4, true, false);
         if (b === 0) net.conv(dims[stage]!, 3, 1, dims[stage]!, true).addResidual();
       }
