@@ -137,3 +137,56 @@ test('timm twins_svt_small: the locally grouped attention (5-D SDPA) keeps what 
   // attention blocks keep them.
   assert.ok(Math.abs(estimated / measured - 1) < 0.03, `${(estimated / MIB).toFixed(0)} MiB vs ${(measured / MIB).toFixed(0)} MiB measured`);
 });
+
+// One nn.MultiheadAttention (batch-first, fp32, no weights) over a (64, 2048, 256) input, as probe_twins13 measured
+// it: self-attention, 2048 queries over 64 learned keys, 64 learned queries over the 2048 inputs.
+const attentionAlone = (call: string, learned: string): string => `import torch
+import torch.nn as nn
+
+
+class Attend(nn.Module):
+    def __init__(self, dim=256, heads=8):
+        super().__init__()
+        self.learned = nn.Parameter(torch.randn(1, ${learned}, dim))
+        self.shift = nn.Parameter(torch.zeros(dim))
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+    def forward(self, x):
+        # Shifted by a parameter (an add keeps nothing): the input has a gradient, as the probe's did.
+        x = x + self.shift
+        fixed = self.learned.expand(x.size(0), -1, -1)
+        return ${call}
+
+
+model = Attend().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(64, 2048, 256, device="cuda")
+    loss = model(x).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+`;
+
+test('nn.MultiheadAttention keeps its inputs\' copies, the projections, the fused output and out_proj\'s input, as measured', async () => {
+  const rows = fs.readFileSync(path.join(repoRoot, 'test/gpu/estimator/results/probe_twins13.jsonl'), 'utf8').trim().split('\n')
+    .map((line) => JSON.parse(line) as { row: string; kept_mib: number; bwd_peak_over_mib: number });
+  const cases: Array<[string, string, string, number]> = [
+    ['self_2048', 'self.attn(x, x, x, need_weights=False)[0]', '1', 2048],
+    ['cross_q2048_k64', 'self.attn(x, fixed, fixed, need_weights=False)[0]', '64', 2048],
+    ['cross_q64_k2048', 'self.attn(fixed, x, x, need_weights=False)[0]', '64', 64],
+  ];
+  for (const [name, call, learned, queries] of cases) {
+    const result = await estimateText(attentionAlone(call, learned), `/tmp/attend_${name}.py`);
+    const spec = result.config.model as LayerNetSpec;
+    const row = rows.find((r) => r.row === `mha_${name}`)!;
+    // The probe's kept memory holds the output too (the square's input after it): what the attention kept is the rest.
+    const output = (64 * queries * 256 * 4) / MIB;
+    const kept = (64 * 4 * spec.savedElementsPerSample) / MIB;
+    assert.ok(Math.abs(kept / (row.kept_mib - output) - 1) < 0.03, `${name}: kept ${kept.toFixed(0)} MiB vs ${(row.kept_mib - output).toFixed(0)} measured`);
+    // Its backward's peak over what forward kept (the output's gradient among it).
+    const transient = (64 * 4 * (spec.backwardPeakElementsPerSample! - spec.savedElementsPerSample)) / MIB;
+    const measured = row.bwd_peak_over_mib - row.kept_mib;
+    assert.ok(Math.abs(transient / measured - 1) < 0.1, `${name}: backward ${transient.toFixed(0)} MiB over kept vs ${measured.toFixed(0)} measured`);
+  }
+});

@@ -778,12 +778,16 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /**
-   * Attention of a query over another tensor's keys keeps the projected query, keys and values and the output: 3
-   * key-sized and 2 query-sized tensors a call (measured on the H200: one query over 120 keys, 3.0 x batch x keys x
-   * embed fp32 a call, with or without a padding mask or dropout; test/gpu/estimator/results/mha_cross_step.json).
+   * What attention of a query over another tensor's keys makes and keeps a call, beside the inputs the projections
+   * keep: the projected keys and values (2 key-sized), and on the query's side the projected query, the fused
+   * kernel's output and out_proj's input (a contiguous copy of that output), or with weights the scaled query and
+   * out_proj's input (the probabilities counted apart). Measured on the H200 (test/gpu/estimator/results/
+   * probe_twins13.jsonl, batch-first, fp32, without weights): 4.1 query-sized and 3.0 key-sized tensors a call with
+   * the inputs' copies (2048 queries over 64 keys and the reverse); one query over 120 keys, 3.0 x batch x keys x
+   * embed a call, with or without a padding mask or dropout (mha_cross_step.json).
    */
-  private keepCrossAttention(queryElements: number, keyElements: number): void {
-    this.keepBuffer(2 * queryElements + 3 * keyElements);
+  private keepCrossAttention(queryElements: number, keyElements: number, needWeights: boolean): void {
+    this.keepBuffer((needWeights ? 2 : 3) * queryElements + 2 * keyElements);
   }
 
   /**
@@ -1278,10 +1282,24 @@ export class ForwardTrace implements TensorTracer {
         const cross = key !== undefined && (key.id !== x.id || numel(key.shape) !== numel(x.shape));
         const keySeq = cross && key.shape.length === shape.length ? (shape.length === 3 ? key.shape[batchFirst ? 1 : 0]! : key.shape[0]!) : seq;
         const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
-        for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
-        // The projected query, keys and values, and the attention's output (out_proj's input), made anew every call.
-        if (cross) this.keepCrossAttention(this.samples * seq * embed, this.samples * keySeq * embed);
-        else this.keepBuffer(this.samples * 4 * seq * embed);
+        // The in-projections keep their inputs: batch-first ones are transposed to sequence-first, and a linear over
+        // the transposed view keeps a contiguous copy of it, made every call.
+        const value = tensorsIn(args[2])[0];
+        const inputs = cross ? [x, key, ...(value && value.id !== key.id ? [value] : [])] : [x];
+        if (batchFirst && shape.length === 3) for (const t of inputs) this.keepBuffer(numel(t.shape));
+        else this.keep(...inputs);
+        // What the attention makes and keeps (see keepCrossAttention). Self-attention: the packed q, k, v, the
+        // attention's output (the fused kernel's, or with weights the scaled q) and out_proj's input, 5 x the input
+        // a call (measured on the H200 with batch_first, 6.03 x the input with its copy; probe_twins13.jsonl).
+        if (cross) this.keepCrossAttention(this.samples * seq * embed, this.samples * keySeq * embed, needWeights);
+        else this.keepBuffer(this.samples * 5 * seq * embed);
+        // Its backward holds, beside its output's and input's gradients, the packed q, k, v gradients (3 x the input)
+        // or, for cross-attention, two query-sized gradients, those of the keys and values and of the keys' input
+        // (measured on the H200, fp32 batch-first, without weights: 5.0 / 4.0 / 2.9 x the tensors named over what
+        // forward kept, the output's gradient included; probe_twins13.jsonl).
+        const keyInput = cross ? numel(key.shape) : 0;
+        this.pendingBackwardWorkspace = !this.recording ? 0
+          : cross ? this.samples * (2 * seq * embed + 2 * keySeq * embed) + keyInput : this.samples * 3 * seq * embed;
         // With dropout the weights are also dropped: its mask and the dropped weights are kept too (as LayerNetBuilder's
         // multiheadAttention counts them).
         const dropout = num(2, 'dropout', 0);
@@ -2008,8 +2026,8 @@ export class ForwardTrace implements TensorTracer {
     const outWeight = tensorsIn(kwargs.get('out_proj_weight') ?? args[14])[0];
     const width = outWeight?.shape.length === 2 ? outWeight.shape[0]! : query.shape[query.shape.length - 1]!;
     for (const t of [query, key, ...(value && value.id !== key.id ? [value] : [])]) this.keep(t);
-    this.keepCrossAttention(numel(query.shape), numel(key.shape));
     const needWeights = kwargs.get('need_weights');
+    this.keepCrossAttention(numel(query.shape), numel(key.shape), !(needWeights?.kind === 'bool' && !needWeights.value));
     const weights = needWeights?.kind === 'bool' && !needWeights.value ? undefined
       : this.produce([query.shape[1] ?? 1, query.shape[0] ?? 1, key.shape[0] ?? 1]);
     const out = this.precision(this.produce([...query.shape.slice(0, -1), width], [query]), true);
