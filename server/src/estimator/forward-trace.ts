@@ -1293,13 +1293,8 @@ export class ForwardTrace implements TensorTracer {
         // a call (measured on the H200 with batch_first, 6.03 x the input with its copy; probe_twins13.jsonl).
         if (cross) this.keepCrossAttention(this.samples * seq * embed, this.samples * keySeq * embed, needWeights);
         else this.keepBuffer(this.samples * 5 * seq * embed);
-        // Its backward holds, beside its output's and input's gradients, the packed q, k, v gradients (3 x the input)
-        // or, for cross-attention, two query-sized gradients, those of the keys and values and of the keys' input
-        // (measured on the H200, fp32 batch-first, without weights: 5.0 / 4.0 / 2.9 x the tensors named over what
-        // forward kept, the output's gradient included; probe_twins13.jsonl).
-        const keyInput = cross ? numel(key.shape) : 0;
         this.pendingBackwardWorkspace = !this.recording ? 0
-          : cross ? this.samples * (2 * seq * embed + 2 * keySeq * embed) + keyInput : this.samples * 3 * seq * embed;
+          : cross ? crossAttentionBackward(this.samples * seq * embed, this.samples * keySeq * embed, numel(key.shape)) : this.samples * 3 * seq * embed;
         // With dropout the weights are also dropped: its mask and the dropped weights are kept too (as LayerNetBuilder's
         // multiheadAttention counts them).
         const dropout = num(2, 'dropout', 0);
@@ -2031,6 +2026,7 @@ export class ForwardTrace implements TensorTracer {
     const weights = needWeights?.kind === 'bool' && !needWeights.value ? undefined
       : this.produce([query.shape[1] ?? 1, query.shape[0] ?? 1, key.shape[0] ?? 1]);
     const out = this.precision(this.produce([...query.shape.slice(0, -1), width], [query]), true);
+    if (this.recording) this.backwardPoint(query, out, crossAttentionBackward(numel(query.shape), numel(key.shape), numel(key.shape)));
     return { kind: 'list', items: [out, weights ?? { kind: 'none' }], tuple: true };
   }
 
@@ -2646,6 +2642,17 @@ function dtypeIn(args: Value[], kwargs: Map<string, Value>): string | undefined 
     if (value.kind === 'ref' && /^torch\.(u?int\d*|long|short|bool|float\d*|double|half|bfloat16)$/.test(value.path)) return value.path.slice('torch.'.length);
   }
   return undefined;
+}
+
+/**
+ * What attention of a query over another tensor's keys holds in its backward beside its output's and query's
+ * gradients: two query-sized gradients, the keys' and values' and their input's (self-attention holds the packed q,
+ * k, v gradients, 3 x its input). Measured on the H200 (fp32, batch-first, without weights; probe_twins13.jsonl):
+ * 5.0 / 4.0 / 2.9 x the tensors named over what forward kept for self-attention, 2048 queries over 64 keys and
+ * 64 over 2048, the output's gradient included.
+ */
+function crossAttentionBackward(queryElements: number, keyElements: number, keyInputElements: number): number {
+  return 2 * queryElements + 2 * keyElements + keyInputElements;
 }
 
 function broadcastable(a: readonly number[], b: readonly number[]): boolean {
