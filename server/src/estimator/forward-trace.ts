@@ -803,12 +803,16 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /**
-   * Attention of a query over another tensor's keys keeps the projected query, keys and values and the output: 3
-   * key-sized and 2 query-sized tensors a call (measured on the H200: one query over 120 keys, 3.0 x batch x keys x
-   * embed fp32 a call, with or without a padding mask or dropout; test/gpu/estimator/results/mha_cross_step.json).
+   * What attention of a query over another tensor's keys makes and keeps a call, beside the inputs the projections
+   * keep: the projected keys and values (2 key-sized), and on the query's side the projected query, the fused
+   * kernel's output and out_proj's input (a contiguous copy of that output), or with weights the scaled query and
+   * out_proj's input (the probabilities counted apart). Measured on the H200 (test/gpu/estimator/results/
+   * probe_twins13.jsonl, batch-first, fp32, without weights): 4.1 query-sized and 3.0 key-sized tensors a call with
+   * the inputs' copies (2048 queries over 64 keys and the reverse); one query over 120 keys, 3.0 x batch x keys x
+   * embed a call, with or without a padding mask or dropout (mha_cross_step.json).
    */
-  private keepCrossAttention(queryElements: number, keyElements: number): void {
-    this.keepBuffer(2 * queryElements + 3 * keyElements);
+  private keepCrossAttention(queryElements: number, keyElements: number, needWeights: boolean): void {
+    this.keepBuffer((needWeights ? 2 : 3) * queryElements + 2 * keyElements);
   }
 
   /**
@@ -1303,10 +1307,19 @@ export class ForwardTrace implements TensorTracer {
         const cross = key !== undefined && (key.id !== x.id || numel(key.shape) !== numel(x.shape));
         const keySeq = cross && key.shape.length === shape.length ? (shape.length === 3 ? key.shape[batchFirst ? 1 : 0]! : key.shape[0]!) : seq;
         const needWeights = kwargs.get('need_weights')?.kind === 'bool' ? (kwargs.get('need_weights') as { value: boolean }).value : true;
-        for (const t of [x, ...tensorsIn(args[1]), ...tensorsIn(args[2])]) this.keep(t);
-        // The projected query, keys and values, and the attention's output (out_proj's input), made anew every call.
-        if (cross) this.keepCrossAttention(this.samples * seq * embed, this.samples * keySeq * embed);
-        else this.keepBuffer(this.samples * 4 * seq * embed);
+        // The in-projections keep their inputs: batch-first ones are transposed to sequence-first, and a linear over
+        // the transposed view keeps a contiguous copy of it, made every call.
+        const value = tensorsIn(args[2])[0];
+        const inputs = cross ? [x, key, ...(value && value.id !== key.id ? [value] : [])] : [x];
+        if (batchFirst && shape.length === 3) for (const t of inputs) this.keepBuffer(numel(t.shape));
+        else this.keep(...inputs);
+        // What the attention makes and keeps (see keepCrossAttention). Self-attention: the packed q, k, v, the
+        // attention's output (the fused kernel's, or with weights the scaled q) and out_proj's input, 5 x the input
+        // a call (measured on the H200 with batch_first, 6.03 x the input with its copy; probe_twins13.jsonl).
+        if (cross) this.keepCrossAttention(this.samples * seq * embed, this.samples * keySeq * embed, needWeights);
+        else this.keepBuffer(this.samples * 5 * seq * embed);
+        this.pendingBackwardWorkspace = !this.recording ? 0
+          : cross ? crossAttentionBackward(this.samples * seq * embed, this.samples * keySeq * embed, numel(key.shape)) : this.samples * 3 * seq * embed;
         // With dropout the weights are also dropped: its mask and the dropped weights are kept too (as LayerNetBuilder's
         // multiheadAttention counts them).
         const dropout = num(2, 'dropout', 0);
@@ -1860,6 +1873,7 @@ export class ForwardTrace implements TensorTracer {
         return this.binary('@', args[0]!, args[1] ?? UNKNOWN);
       case 'scaled_dot_product_attention': {
         const [q, k, v] = [x, tensorsIn(args[1])[0], tensorsIn(args[2])[0]];
+        if (q.shape.length !== 4 && k && v) return this.mathAttention(q, k, v, numberOf(kwargs.get('dropout_p') ?? args[4]) ?? 0);
         // The fused kernels (flash, memory-efficient) write the output as batch x tokens x heads x head_dim and
         // return it transposed: `y.transpose(1, 2).contiguous()` copies nothing (measured on the H200: a GPT block
         // keeps 16 token-wide tensors, not 17; test/gpu/estimator/results/compile_saved.json).
@@ -2021,6 +2035,30 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /**
+   * F.scaled_dot_product_attention where only the math kernel runs: the fused kernels (flash, memory-efficient,
+   * cuDNN) take 4-D q, k, v only, so 3-D or 5-D ones (timm Twins' windows as their own axis) go to the composite
+   * math kernel. It upcasts half inputs to fp32 and keeps, all fp32: the scaled q and k (copies), v (under autocast
+   * its fp32 copy) and the softmax's probabilities (..., queries, keys); with dropout the dropped probabilities and
+   * their mask too. Its output, cast back to the inputs' dtype, is kept by nothing of its own.
+   */
+  private mathAttention(q: TensorValue, k: TensorValue, v: TensorValue, dropout: number): TensorValue {
+    const scores = broadcast(q.shape.slice(0, -2), k.shape.slice(0, -2));
+    const probabilities = [...scores, q.shape[q.shape.length - 2]!, k.shape[k.shape.length - 2]!];
+    const fp32 = (shape: number[], inputs: TensorValue[]): TensorValue => this.precision(this.produce(shape, inputs), false);
+    const scaled = [fp32(q.shape, [q]), fp32(k.shape, [k])];
+    this.keep(...scaled);
+    this.keepCastOperand('fp32', v);
+    let weights = fp32(probabilities, [q, k]);
+    this.keep(weights);
+    if (dropout > 0) {
+      this.fixedBytes += numel(probabilities);
+      weights = fp32(probabilities, [weights]);
+      this.keep(weights);
+    }
+    return this.precision(this.produce([...probabilities.slice(0, -1), v.shape[v.shape.length - 1]!], [weights, v]), true);
+  }
+
+  /**
    * `F.multi_head_attention_forward(query, key, value, ...)` (sequence-first, as nn.MultiheadAttention calls it; CLIP's
    * attention pooling calls it directly): kept as cross-attention (keepCrossAttention); the output has the query's
    * shape, out_proj's width.
@@ -2031,11 +2069,12 @@ export class ForwardTrace implements TensorTracer {
     const outWeight = tensorsIn(kwargs.get('out_proj_weight') ?? args[14])[0];
     const width = outWeight?.shape.length === 2 ? outWeight.shape[0]! : query.shape[query.shape.length - 1]!;
     for (const t of [query, key, ...(value && value.id !== key.id ? [value] : [])]) this.keep(t);
-    this.keepCrossAttention(numel(query.shape), numel(key.shape));
     const needWeights = kwargs.get('need_weights');
+    this.keepCrossAttention(numel(query.shape), numel(key.shape), !(needWeights?.kind === 'bool' && !needWeights.value));
     const weights = needWeights?.kind === 'bool' && !needWeights.value ? undefined
       : this.produce([query.shape[1] ?? 1, query.shape[0] ?? 1, key.shape[0] ?? 1]);
     const out = this.precision(this.produce([...query.shape.slice(0, -1), width], [query]), true);
+    if (this.recording) this.backwardPoint(query, out, crossAttentionBackward(numel(query.shape), numel(key.shape), numel(key.shape)));
     return { kind: 'list', items: [out, weights ?? { kind: 'none' }], tuple: true };
   }
 
@@ -2740,6 +2779,17 @@ function dtypeIn(args: Value[], kwargs: Map<string, Value>): string | undefined 
     if (value.kind === 'ref' && /^torch\.(u?int\d*|long|short|bool|float\d*|double|half|bfloat16)$/.test(value.path)) return value.path.slice('torch.'.length);
   }
   return undefined;
+}
+
+/**
+ * What attention of a query over another tensor's keys holds in its backward beside its output's and query's
+ * gradients: two query-sized gradients, the keys' and values' and their input's (self-attention holds the packed q,
+ * k, v gradients, 3 x its input). Measured on the H200 (fp32, batch-first, without weights; probe_twins13.jsonl):
+ * 5.0 / 4.0 / 2.9 x the tensors named over what forward kept for self-attention, 2048 queries over 64 keys and
+ * 64 over 2048, the output's gradient included.
+ */
+function crossAttentionBackward(queryElements: number, keyElements: number, keyInputElements: number): number {
+  return 2 * queryElements + 2 * keyElements + keyInputElements;
 }
 
 function broadcastable(a: readonly number[], b: readonly number[]): boolean {

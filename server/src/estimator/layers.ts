@@ -634,7 +634,7 @@ export class NetBuilder {
    * probabilities. Under autocast the residual stream the norms read and the softmax are fp32, and attn @ v keeps a
    * half copy of the probabilities (measured on the H200: test/gpu/estimator/results/vision.json).
    */
-  swinBlock(heads: number, window: number, temporalWindow?: number, fused?: { biasTable: false }): this {
+  swinBlock(heads: number, window: number, temporalWindow?: number, grouped?: { biasTable: false; kernel: 'math' }): this {
     const s = this.shape;
     if (s.kind !== 'image') return this;
     const c = s.c;
@@ -643,16 +643,24 @@ export class NetBuilder {
     // A clip's 3-D windows (Swin3D): frames x window x window, each clamped to the map; the position-bias table is
     // the configured window's.
     const winFrames = temporalWindow !== undefined ? Math.min(temporalWindow, s.t ?? 1) : 1;
-    // `fused` (Twins' locally grouped attention): no position-bias table, and F.scaled_dot_product_attention keeps
-    // only its per-row statistics (one fp32 number a query and head), not the probabilities.
-    const table = fused ? 0 : temporalWindow !== undefined ? (2 * temporalWindow - 1) * (2 * window - 1) ** 2 : (2 * win - 1) ** 2;
+    // `grouped` (Twins' locally grouped attention): no position-bias table; see below for what its attention keeps.
+    const table = grouped ? 0 : temporalWindow !== undefined ? (2 * temporalWindow - 1) * (2 * window - 1) ** 2 : (2 * win - 1) ** 2;
     this.beginBlock();
     this.parameters += 12 * c * c + 13 * c + table * heads;
     this.castParameters += 12 * c * c;
     this.currentSaved = true; // norm1's input is counted below
-    const probabilities = fused ? heads / 2 : heads * win * win * winFrames;
-    this.saved += (17 * c + probabilities) * tokens;
-    this.fp32UnderAutocast += (2 * c + 2 * probabilities) * tokens;
+    const probabilities = heads * win * win * winFrames;
+    if (grouped) {
+      // F.scaled_dot_product_attention on 5-D q, k, v (batch, windows, heads, tokens, head_dim) runs the math kernel
+      // (the fused ones take 4-D inputs only): it keeps the scaled q and k, v and the softmax's probabilities, all
+      // fp32 (it upcasts half inputs), not qkv's output (2 C more than the eager block in fp32, where v is a view
+      // of qkv).
+      this.saved += (19 * c + probabilities) * tokens;
+      this.fp32UnderAutocast += (2 * c + probabilities) * tokens;
+    } else {
+      this.saved += (17 * c + probabilities) * tokens;
+      this.fp32UnderAutocast += (2 * c + 2 * probabilities) * tokens;
+    }
     this.largest = Math.max(this.largest, 4 * c * tokens);
     this.noteLive(swinBlockLive(c, probabilities, 'fp32') * tokens, swinBlockLive(c, probabilities, 'autocast') * tokens);
     this.gradientPair = Math.max(this.gradientPair, 5 * c * tokens);
@@ -824,6 +832,16 @@ export class NetBuilder {
     this.produce(s);
     this.blockSaved.push(this.saved - this.blockStartSaved);
     this.blockInputLive = 0;
+    return this;
+  }
+
+  /**
+   * The current tensor is a Swin block's output, left as counted because the next Swin block counts its input (its
+   * norm1's); read by a layer of another kind (Twins' position generator, a sub-sampled attention block), that
+   * layer keeps it and counts it.
+   */
+  readByOtherLayer(): this {
+    this.currentSaved = false;
     return this;
   }
 

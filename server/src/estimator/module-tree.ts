@@ -603,7 +603,11 @@ export function layerParameters(layer: LayerValue): { total: number; cast: numbe
     case 'MultiheadAttention': {
       const e = n(0, 'embed_dim', 0);
       const bias = flag(layer, 'bias', true, 3);
-      return { total: 4 * e * e + (bias ? 4 * e : 0), cast: 4 * e * e };
+      // Keys and values of their own width (kdim / vdim, None for embed_dim) are projected by E x kdim and E x vdim
+      // weights; add_bias_kv appends a learned key and value (E each).
+      const [kdim, vdim] = [n(6, 'kdim', e), n(7, 'vdim', e)];
+      const weights = 2 * e * e + e * kdim + e * vdim;
+      return { total: weights + (bias ? 4 * e : 0) + (flag(layer, 'add_bias_kv', false, 4) ? 2 * e : 0), cast: weights };
     }
     case 'FeaturePyramidNetwork': {
       const pyramid = featurePyramidLayers(layer);

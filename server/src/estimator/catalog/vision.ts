@@ -1116,7 +1116,8 @@ function ecaNfnet(depths: number[], channels = [256, 512, 1536, 1536]): (imageSi
  * timm's Twins-SVT (`twins_svt_small` / `base` / `large`): four stages, each a patch embedding (a strided conv and
  * a LayerNorm: 4 then 2), then blocks alternating locally grouped attention (7x7 windows, Swin's block without
  * shift or bias table) and global sub-sampled attention (keys and values from a map reduced by sr 8/4/2/1, as in
- * PVT), both through F.scaled_dot_product_attention, with plain 4x MLPs; a position generator (a 3x3 depthwise
+ * PVT), both through F.scaled_dot_product_attention (the local one on 5-D inputs, which only the math kernel takes;
+ * the global one fused), with plain 4x MLPs; a position generator (a 3x3 depthwise
  * conv with a residual) after each stage's first block; a final LayerNorm, pooled tokens and a linear head.
  */
 function twinsSvt(depths: number[], dims: number[], heads: number[]): (imageSize: number, numClasses: number) => LayerNetSpec {
@@ -1128,7 +1129,9 @@ function twinsSvt(depths: number[], dims: number[], heads: number[]): (imageSize
       net.part(`patch_embeds.${stage}`).conv(dims[stage]!, patch, patch, 1, true, 0).layerNorm();
       net.part(`blocks.${stage}`);
       for (let b = 0; b < depth; b++) {
-        if (b % 2 === 0) net.swinBlock(heads[stage]!, 7, undefined, { biasTable: false });
+        // A locally grouped block's output is read by the position generator after the first block, else by the
+        // next (sub-sampled attention) block's norm.
+        if (b % 2 === 0) net.swinBlock(heads[stage]!, 7, undefined, { biasTable: false, kernel: 'math' }).readByOtherLayer();
         else net.segformerBlock(heads[stage]!, reductions[stage]!, 4, true, false);
         if (b === 0) net.conv(dims[stage]!, 3, 1, dims[stage]!, true).addResidual();
       }
