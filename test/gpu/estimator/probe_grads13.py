@@ -72,24 +72,24 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
-def zero_grad_run(position, ckpt, amp, batch, seq, d=1024, layers=12, vocab=32000):
+def zero_grad_run(position, ckpt, amp, batch, seq, d=1024, layers=12, vocab=32000, make=None, data=None, label=None):
     rec = {"part": "zero_grad", "position": position, "ckpt": ckpt, "amp": amp, "batch": batch, "seq": seq,
-           "d": d, "layers": layers, "vocab": vocab}
+           "d": d, "layers": layers, "vocab": vocab, "model": label or "gpt"}
     try:
         torch.cuda.empty_cache()
-        model = GPT(vocab, d, layers, 16, ckpt).to(dev).train()
+        model = (make() if make else GPT(vocab, d, layers, 16, ckpt)).to(dev).train()
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
         rec["params"] = sum(p.numel() for p in model.parameters())
         for i in range(3):
-            x = torch.randint(0, vocab, (batch, seq), device=dev)
-            y = torch.randint(0, vocab, (batch, seq), device=dev)
+            x, y = data(batch) if data else (torch.randint(0, vocab, (batch, seq), device=dev),
+                                             torch.randint(0, vocab, (batch, seq), device=dev))
             measure = i == 2
             if position == "start":
                 opt.zero_grad(set_to_none=True)
             torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
             a0 = torch.cuda.memory_allocated()
             with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-                loss = model(x, y)
+                loss = model(x, y) if not make else LOSSES[label](model(x), y)
             torch.cuda.synchronize()
             a1, p_fwd = torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated()
             if position == "between":
@@ -123,6 +123,31 @@ for amp in (True, False):
 # A parameter-heavy step (small batch): where the previous gradients outweigh what forward keeps.
 for position in ("start", "between", "after_step"):
     zero_grad_run(position, False, True, batch=2, seq=256)
+
+
+# CNNs with the tutorial order (zero_grad between forward and backward): what the forward's end holds beyond what
+# it keeps (fwd_peak - alloc_after_fwd) while the previous gradients are alive, against backward's start.
+try:
+    import torchvision
+
+    def dice_ce(out, y):
+        out = out["out"] if isinstance(out, dict) else out
+        prob = out.softmax(1)
+        onehot = F.one_hot(y, out.shape[1]).permute(0, 3, 1, 2).float()
+        dice = 1 - (2 * (prob * onehot).sum((2, 3)) + 1) / (prob.sum((2, 3)) + onehot.sum((2, 3)) + 1)
+        return F.cross_entropy(out, y) + dice.mean()
+
+    LOSSES = {"resnet50_ce": lambda out, y: F.cross_entropy(out, y),
+              "fcn_resnet50_dice": dice_ce,
+              "vgg16_ce": lambda out, y: F.cross_entropy(out, y)}
+    cls_data = lambda b: (torch.randn(b, 3, 224, 224, device=dev), torch.randint(0, 1000, (b,), device=dev))
+    seg_data = lambda b: (torch.randn(b, 3, 256, 256, device=dev), torch.randint(0, 21, (b, 256, 256), device=dev))
+    for position in ("start", "between"):
+        zero_grad_run(position, False, False, 64, 0, make=lambda: torchvision.models.resnet50(), data=cls_data, label="resnet50_ce")
+        zero_grad_run(position, False, False, 16, 0, make=lambda: torchvision.models.segmentation.fcn_resnet50(num_classes=21, aux_loss=False, weights=None, weights_backbone=None), data=seg_data, label="fcn_resnet50_dice")
+        zero_grad_run(position, False, False, 32, 0, make=lambda: torchvision.models.vgg16(), data=cls_data, label="vgg16_ce")
+except Exception as e:  # noqa: BLE001
+    emit({"part": "zero_grad", "model": "torchvision", "error": repr(e)[:300]})
 
 
 # ---------------------------------------------------------------- (B) HF Swin vs timm Swin, saved tensors
