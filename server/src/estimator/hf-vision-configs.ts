@@ -82,7 +82,7 @@ export function hierarchicalFromConfig(configClass: string, modelClass: string, 
     const absolute = attrs.get('use_absolute_embeddings');
     if (absolute?.kind === 'bool' && absolute.value) return { unmodelled: 'use_absolute_embeddings' };
     if (depths && heads && depths.length !== heads.length) return { unmodelled: 'num_heads' };
-    if (embed !== undefined && depths && heads && window !== undefined) build = swin(depths, embed, heads, window, options);
+    if (embed !== undefined && depths && heads && window !== undefined) build = swin(depths, embed, heads, window, { ...options, swinLayer: 'transformers' });
   } else if (family === 'ResNet') {
     const resnetBuild = resnetFromConfig(attrs, read);
     if (resnetBuild && 'unmodelled' in resnetBuild) return resnetBuild;

@@ -671,6 +671,45 @@ export class NetBuilder {
   }
 
   /**
+   * transformers' SwinLayer (transformers 5: q_proj, k_proj, v_proj and o_proj around F.scaled_dot_product_attention),
+   * read from its forward and measured tensor by tensor on the H200 (probe_grads13: every tensor saved for backward,
+   * deduplicated by storage). layernorm_before keeps its input, the three projections the window-partitioned copy of
+   * its output, SDPA (the memory-efficient kernel) q, k and v (3C, views of the projections' outputs), its output
+   * (which o_proj reads as a view) and one fp32 log-sum-exp per head and query (padded to 32 a window);
+   * layernorm_after, the MLP's fc1, GELU and fc2 as timm's: 16 C per token. No probabilities are kept. The
+   * relative-position bias is added as SDPA's mask: broadcast (nothing per token) in a plain block, but materialised
+   * per window with the shift's mask in a shifted one (`shifted`, where the map is larger than a window), its last
+   * dimension padded to 8 (heads x 56 elements a token in 7x7 windows). Under autocast the residual stream the norms
+   * read is fp32, and the fp32 windows are cast to half by each projection separately: three half copies where fp32
+   * keeps one (4 bytes a channel over the one element counted).
+   */
+  transformersSwinLayer(heads: number, window: number, shifted: boolean): this {
+    const s = this.shape;
+    if (s.kind !== 'image') return this;
+    const c = s.c;
+    const tokens = s.h * s.w;
+    const win = Math.min(window, s.h, s.w);
+    const area = win * win;
+    // set_shift_and_window_size: no shift (and no mask) where the map fits in one window.
+    const mask = shifted && Math.min(s.h, s.w) > window ? heads * roundUpTo(area, 8) : 0;
+    const windows = Math.ceil(s.h / win) * Math.ceil(s.w / win);
+    this.beginBlock();
+    this.parameters += 12 * c * c + 13 * c + (2 * win - 1) ** 2 * heads;
+    this.castParameters += 12 * c * c;
+    this.currentSaved = true; // layernorm_before's input is counted below
+    this.saved += (16 * c + mask) * tokens;
+    this.fp32UnderAutocast += 4 * c * tokens;
+    this.fixedBytes += 4 * heads * roundUpTo(area, 32) * windows;
+    this.largest = Math.max(this.largest, 4 * c * tokens);
+    this.noteLive(swinBlockLive(c, mask, 'fp32') * tokens, swinBlockLive(c, mask, 'autocast') * tokens);
+    this.gradientPair = Math.max(this.gradientPair, 5 * c * tokens);
+    this.produce(s);
+    this.currentSaved = true; // the layer's output is the next layer's layernorm_before input, counted there
+    this.endBlock();
+    return this;
+  }
+
+  /**
    * A multiscale block (torchvision's MViT) on a clip's map of C channels and N = t x h x w tokens plus a class
    * token, read from its forward: norm1, qkv to 3A (A the attention width: the output width in V2, the input's in
    * V1), q, k and v each copied out of qkv (contiguous, per head) for a depthwise 3x3x3 pooling convolution and a
@@ -950,6 +989,11 @@ export class NetBuilder {
       ...(this.parts.length > 0 || this.headPart ? { parts: this.finishedParts(), partsEnd } : {}),
     };
   }
+}
+
+/** `n` rounded up to a multiple of `step` (a kernel's padded dimension). */
+function roundUpTo(n: number, step: number): number {
+  return Math.ceil(n / step) * step;
 }
 
 /**

@@ -723,6 +723,8 @@ export interface HierarchicalOptions {
   classifier?: boolean;
   /** ConvNeXt's layer scale (ConvNextConfig's layer_scale_init_value > 0). */
   layerScale?: boolean;
+  /** Swin built by transformers (SwinConfig): its SwinLayer keeps other tensors than timm's block (see transformersSwinLayer). */
+  swinLayer?: 'transformers';
 }
 
 /** ConvNeXt (torchvision, timm and transformers' ConvNextConfig): depths and widths per stage. */
@@ -1171,7 +1173,8 @@ const PVT_V2_WIDE = [64, 128, 320, 512];
 /**
  * Swin Transformer (timm `swin_*_patch4_window7_224`, torchvision `swin_t/s/b`, transformers' SwinConfig): the three
  * build the same network (SwinForImageClassification: 49,117,943 parameters for swin_s's sizes and 365 labels, timm's
- * swin_s less 635 classes of its head; measured, test/gpu/holdout12/results/h200.json).
+ * swin_s less 635 classes of its head; measured, test/gpu/holdout12/results/h200.json); transformers' layers keep
+ * other tensors for backward (`swinLayer`).
  */
 export function swin(depths: number[], embed: number, heads: number[], window = 7, options: HierarchicalOptions = {}): (imageSize: number, numClasses: number) => LayerNetSpec {
   const { patch = 4, channels = 3, classifier = true } = options;
@@ -1181,7 +1184,10 @@ export function swin(depths: number[], embed: number, heads: number[], window = 
     net.conv(embed, patch, patch, 1, true, 0).layerNorm();
     depths.forEach((depth, stage) => {
       if (stage > 0) net.patchMerging();
-      for (let b = 0; b < depth; b++) net.swinBlock(heads[stage]!, window);
+      for (let b = 0; b < depth; b++) {
+        if (options.swinLayer === 'transformers') net.transformersSwinLayer(heads[stage]!, window, b % 2 === 1);
+        else net.swinBlock(heads[stage]!, window);
+      }
     });
     net.layerNorm().globalPool();
     if (classifier) net.linear(numClasses);
