@@ -59,6 +59,11 @@ export interface DetectedConfig {
   unresolved?: { line: number; reason: string };
   /** torch.nn layer types of a custom model that the estimator does not model. */
   unknownLayers?: string[];
+  /**
+   * parse_args calls given an argument list the script does not determine (or naming a file that is not found, or an
+   * argument the parser rejects): their lines, and the argument not read. The defaults were read there.
+   */
+  unreadArgumentLists?: ReadonlyArray<{ line: number; argument: string | undefined }>;
   /** The line of a pack_padded_sequence call (see the assumption it gives). */
   packedSequences?: number;
   /** The model's input folds leading axes into its rows, by an expression the estimate cannot size (see CustomModuleInfo). */
@@ -705,6 +710,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   const bindings = Bindings.fromTree(tree, filePath);
   const { calls, assignments } = treeIndex(tree.rootNode);
   const detected: DetectedConfig = { mode: { value: 'infer-grad' }, zeroGradMissing: false };
+  if (bindings.program.unreadArgumentLists.length > 0) detected.unreadArgumentLists = bindings.program.unreadArgumentLists;
   let configSpec: { spec: TransformerSpec; line: number; name: string; storedDtype?: WeightDtype } | undefined;
   let hasBackward: number | undefined;
   let backwardCall: Node | undefined;

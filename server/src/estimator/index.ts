@@ -217,6 +217,12 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     // Never counted as 0 in silence: an op the trace does not know passes its input's shape on and keeps nothing.
     assumptions.push(t('operations in forward() not modelled, their outputs taken at their input\'s shape and what they keep not counted: {0}', model.spec.unmodelledOps.join(', ')));
   }
+  for (const { line, argument } of detected.unreadArgumentLists ?? []) {
+    // Never a default in silence where the script hands parse_args a list of its own.
+    assumptions.push(argument === undefined
+      ? t('parse_args (line {0}) is given an argument list the script does not determine: the argparse defaults are used', line + 1)
+      : t('parse_args (line {0}) is given an argument list whose "{1}" could not be read: the argparse defaults are used', line + 1, argument));
+  }
   if (detected.unknownLayers && detected.unknownLayers.length > 0) {
     assumptions.push(t('layer types not modelled, their parameters and activations not counted: {0}', detected.unknownLayers.join(', ')));
   }

@@ -19,6 +19,7 @@ import {
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile, parseIniFile } from './config-files';
+import { expandArgumentFiles, parseArgumentList, type ArgumentOption, type ArgumentSpec, type Token } from './argv';
 import { loadedParser } from '../parser';
 import { copyTree } from '../syntax-tree';
 import { NodeValues, treeIndex } from './tree-index';
@@ -256,6 +257,10 @@ export class ProgramModel {
   private readonly wrapped = new Map<Value, Value>();
   /** An argparse parser's sub-commands action (`add_subparsers`) and the dest it writes the command's name under. */
   private readonly subcommands = new Map<Value, { action: ObjectValue; dest: string | undefined }>();
+  /** Each argparse parser's arguments, to read an argument list given to its parse_args (see argv.ts). */
+  private readonly argumentSpecs = new Map<Value, ArgumentSpec>();
+  /** parse_args calls given an argument list the script does not determine (their 0-based lines): defaults read. */
+  readonly unreadArgumentLists: Array<{ line: number; argument: string | undefined }> = [];
   /** Every value a deep copy made (the copies' submodules and layers included). */
   private readonly copied = new Set<Value>();
 
@@ -2277,7 +2282,7 @@ export class ProgramModel {
       case 'argparse.Namespace':
         return { kind: 'object', role: 'namespace', typeName: name, attrs: new Map(kwargs), line };
       case 'argparse.ArgumentParser':
-        return newParser(kwargs.get('parents'), line);
+        return this.newParser(kwargs, line);
       case 'os.environ.get':
       case 'os.getenv': {
         const fallback = args[1] ?? kwargs.get('default');
@@ -2594,7 +2599,8 @@ export class ProgramModel {
     }
     if (receiver.kind === 'object' && receiver.role === 'parser') {
       if (method === 'add_argument') {
-        addArgument(receiver, args, kwargs);
+        const option = addArgument(receiver, args, kwargs);
+        if (option) this.argumentSpecs.get(receiver)?.options.push(option);
         return NONE;
       }
       if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return receiver;
@@ -2607,7 +2613,7 @@ export class ProgramModel {
       }
       if (method === 'add_parser' && receiver.typeName === SUBCOMMANDS) {
         const name = stringOf(args[0]);
-        const parser = newParser(kwargs.get('parents'), line);
+        const parser = this.newParser(kwargs, line);
         if (name !== undefined && !receiver.attrs.has(name)) receiver.attrs.set(name, parser);
         return parser;
       }
@@ -2627,7 +2633,13 @@ export class ProgramModel {
           if (subcommands.dest) namespace.attrs.set(subcommands.dest, { kind: 'string', value: name });
           if (chosen?.kind === 'object') for (const [key, value] of chosen.attrs) namespace.attrs.set(key, value);
         }
-        return method === 'parse_args' ? namespace : { kind: 'list', items: [namespace, { kind: 'list', items: [], tuple: false }], tuple: true };
+        const extras: Value[] = [];
+        if (!subcommands || subcommands.action.attrs.size === 0) {
+          const given = this.givenArguments(receiver, args[0] ?? kwargs.get('args'), method === 'parse_known_args', line);
+          for (const [key, value] of given?.values ?? []) namespace.attrs.set(key, value);
+          for (const token of given?.extras ?? []) extras.push({ kind: 'string', value: token.text, origin: token.origin });
+        }
+        return method === 'parse_args' ? namespace : { kind: 'list', items: [namespace, { kind: 'list', items: extras, tuple: false }], tuple: true };
       }
       return UNKNOWN;
     }
@@ -2808,6 +2820,49 @@ export class ProgramModel {
       }
       default: return undefined;
     }
+  }
+
+  /** A parser of `argparse.ArgumentParser(...)` or `add_parser(...)`, with its parents' arguments and its @file prefix. */
+  private newParser(kwargs: Map<string, Value>, line: number): ObjectValue {
+    const parents = kwargs.get('parents');
+    const parser = newParser(parents, line);
+    const inherited = (parents ? iterationItems(parents) ?? [] : []).flatMap((p) => this.argumentSpecs.get(p)?.options ?? []);
+    this.argumentSpecs.set(parser, { options: [...inherited], fromfilePrefix: stringOf(kwargs.get('fromfile_prefix_chars')) });
+    return parser;
+  }
+
+  /**
+   * The values an argument list given to parse_args sets (`parse_args(["--lr", "0.1"])`; `parse_args(sys.argv[1:] or
+   * ["@run.args"])`, sys.argv empty as the CLI runs the script): undefined where none is given (or None: the empty
+   * command line), and where the list or a file it names is not determined, recorded in unreadArgumentLists (the
+   * defaults are read then, and the estimate says so).
+   */
+  private givenArguments(parser: ObjectValue, list: Value | undefined, known: boolean, line: number): { values: Map<string, Value>; extras: Token[] } | undefined {
+    if (list === undefined || list.kind === 'none') return undefined;
+    const spec = this.argumentSpecs.get(parser);
+    const items = iterationItems(list);
+    const unread = (argument: string | undefined): undefined => {
+      this.unreadArgumentLists.push({ line, argument });
+      return undefined;
+    };
+    if (!spec || !items) return unread(undefined);
+    const tokens: Token[] = [];
+    for (const item of items) {
+      const text = stringOf(item);
+      if (text === undefined || item.kind !== 'string') return unread(undefined);
+      tokens.push({ text, origin: { line: item.origin?.line ?? line, how: 'call-argument' } });
+    }
+    const readFile = (name: string): string | undefined => {
+      for (const folder of this.localFolders()) {
+        const text = host().readLocalFile(path.resolve(folder, name), 1_000_000);
+        if (text !== undefined) return text;
+      }
+      return undefined;
+    };
+    const expanded = expandArgumentFiles(tokens, spec.fromfilePrefix, readFile, { line, how: 'config' });
+    if (!Array.isArray(expanded)) return unread(`@${expanded.unread}`);
+    const parsed = parseArgumentList(spec, expanded, known);
+    return 'unread' in parsed ? unread(parsed.unread) : parsed;
   }
 
   /**
@@ -3498,11 +3553,12 @@ function newParser(parents: Value | undefined, line: number): ObjectValue {
   return { kind: 'object', role: 'parser', typeName: 'ArgumentParser', attrs, line };
 }
 
-function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Value>): void {
+/** Records the argument's default under its dest; returns how an argument list sets it (see argv.ts). */
+function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Value>): ArgumentOption | undefined {
   const flags = args.map(stringOf).filter((f): f is string => f !== undefined);
   const long = flags.find((f) => f.startsWith('--')) ?? flags.find((f) => !f.startsWith('-')) ?? flags[0];
   const dest = stringOf(kwargs.get('dest')) ?? long?.replace(/^-+/, '').replace(/-/g, '_');
-  if (!dest) return;
+  if (!dest) return undefined;
   let value = kwargs.get('default');
   const action = stringOf(kwargs.get('action'));
   if (value === undefined) value = action === 'store_true' ? { kind: 'bool', value: false } : action === 'store_false' ? { kind: 'bool', value: true } : NONE;
@@ -3513,6 +3569,16 @@ function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Val
     if (Number.isFinite(n)) value = { kind: 'number', value: type.path === 'int' ? Math.trunc(n) : n, origin: value.origin };
   }
   parser.attrs.set(dest, readThrough(value, 'argparse-default'));
+  const nargs = kwargs.get('nargs');
+  const typePath = type?.kind === 'ref' ? type.path : type === undefined ? undefined : '?';
+  return {
+    flags: flags.filter((f) => f.startsWith('-')),
+    dest,
+    action: action ?? 'store',
+    ...(typePath !== undefined ? { type: typePath } : {}),
+    ...(nargs?.kind === 'number' ? { nargs: nargs.value } : nargs?.kind === 'string' && /^[?*+]$/.test(nargs.value) ? { nargs: nargs.value as '?' | '*' | '+' } : {}),
+    ...(kwargs.get('const') ? { constant: kwargs.get('const') } : {}),
+  };
 }
 
 export type { Value, How, DictValue };
