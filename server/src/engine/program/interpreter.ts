@@ -18,7 +18,7 @@ import {
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
-import { parseConfigFile, parseIniFile } from './config-files';
+import { parseConfigFile, parseCsvFile, parseIniFile } from './config-files';
 import { expandArgumentFiles, parseArgumentList, type ArgumentOption, type ArgumentSpec, type Token } from './argv';
 import { loadedParser } from '../parser';
 import { copyTree } from '../syntax-tree';
@@ -1257,6 +1257,8 @@ export class ProgramModel {
     const x = scalar(a);
     const y = scalar(b);
     if (op === 'in' || op === 'not in') {
+      // `"MOE_LR" in os.environ`: no variable is set as the CLI runs the script (os.environ.get gives its default).
+      if (b.kind === 'ref' && b.path === 'os.environ' && typeof x === 'string') return { kind: 'bool', value: op === 'not in', origin: { line: node.startPosition.row, how: 'environment' } };
       const items = iterationItems(b);
       if (x === undefined || !items) return UNKNOWN;
       const found = items.some((item) => scalar(item) === x);
@@ -1329,20 +1331,35 @@ export class ProgramModel {
     return UNKNOWN;
   }
 
+  /**
+   * `{k: v for k, v in d.items() if cond}`: its for clauses nested in order, each `if` clause skipping what it rules
+   * out (a condition the source does not decide keeps the entry).
+   */
   private evalDictComprehension(node: PyNode, scope: Scope): Value {
     const pair = node.childForFieldName('body');
-    const clause = node.namedChildren.find((c) => c?.type === 'for_in_clause');
-    const left = clause?.childForFieldName('left');
-    const values = iterationItems(this.evalExpr(clause?.childForFieldName('right'), scope));
-    if (!pair || !left || !values || values.length > MAX_UNROLL) return UNKNOWN;
+    const clauses = node.namedChildren.filter((c): c is PyNode => c?.type === 'for_in_clause' || c?.type === 'if_clause');
+    if (!pair || clauses[0]?.type !== 'for_in_clause') return UNKNOWN;
     const inner = new Scope(scope, 'function');
     const dict: DictValue = { kind: 'dict', entries: new Map<string, Value>() };
-    for (const value of values) {
-      this.assignTarget(left, value, inner);
-      const key = this.evalExpr(pair.childForFieldName('key'), inner);
-      if (key.kind === 'string' || key.kind === 'number') dictSet(dict, key, this.evalExpr(pair.childForFieldName('value'), inner));
-    }
-    return dict;
+    let unrolled = 0;
+    const loop = (index: number): boolean => {
+      if (index === clauses.length) {
+        const key = this.evalExpr(pair.childForFieldName('key'), inner);
+        if (key.kind === 'string' || key.kind === 'number') dictSet(dict, key, this.evalExpr(pair.childForFieldName('value'), inner));
+        return true;
+      }
+      const clause = clauses[index]!;
+      if (clause.type === 'if_clause') return truthy(this.evalExpr(clause.namedChildren[0], inner)) === false || loop(index + 1);
+      const left = clause.childForFieldName('left');
+      const values = iterationItems(this.evalExpr(clause.childForFieldName('right'), inner));
+      if (!left || !values || (unrolled += values.length) > MAX_UNROLL) return false;
+      for (const value of values) {
+        this.assignTarget(left, value, inner);
+        if (!loop(index + 1)) return false;
+      }
+      return true;
+    };
+    return loop(0) ? dict : UNKNOWN;
   }
 
   private evalAttribute(node: PyNode, scope: Scope): Value {
@@ -2188,6 +2205,14 @@ export class ProgramModel {
         for (const [k, v] of kwargs) entries.set(k, v);
         return { kind: 'dict', entries, origin: { line, how: 'literal' } };
       }
+      // `ChainMap(overrides, defaults)`: a key is looked up in each map in turn, the first that has it wins.
+      case 'collections.ChainMap': {
+        const maps = args.map(entriesOf);
+        if (maps.some((m) => !m)) return UNKNOWN;
+        const entries = new Map<string, Value>();
+        for (const map of [...maps].reverse()) for (const [k, v] of map!) entries.set(k, v);
+        return { kind: 'dict', entries, origin: { line, how: 'literal' } };
+      }
       case 'zip': {
         const lists = args.map(iterationItems);
         if (lists.some((l) => !l)) return UNKNOWN;
@@ -2309,6 +2334,13 @@ export class ProgramModel {
       case 'json.loads':
         if (args[0]?.kind === 'string') return parseConfigFile(path === 'json.loads' ? 'inline.json' : 'inline.yaml', args[0].value, line) ?? UNKNOWN;
         return args[0]?.kind === 'object' && args[0].role === 'file' ? this.loadConfigFile(args[0], line) : UNKNOWN;
+      // `csv.DictReader(open("sweep.csv"))`: its rows, dicts of strings keyed by the header; `csv.reader`: lists.
+      case 'csv.DictReader':
+      case 'csv.reader': {
+        const text = this.readLocalText(pathOf(args[0] ?? kwargs.get('f')));
+        const delimiter = stringOf(args[path === 'csv.reader' ? 1 : 3] ?? kwargs.get('delimiter')) ?? ',';
+        return text === undefined || delimiter.length !== 1 ? UNKNOWN : parseCsvFile(text, line, path === 'csv.reader' ? 'reader' : 'dict', delimiter);
+      }
       case 'json.load':
       case 'toml.load':
       case 'tomllib.load':
@@ -2852,14 +2884,7 @@ export class ProgramModel {
       if (text === undefined || item.kind !== 'string') return unread(undefined);
       tokens.push({ text, origin: { line: item.origin?.line ?? line, how: 'call-argument' } });
     }
-    const readFile = (name: string): string | undefined => {
-      for (const folder of this.localFolders()) {
-        const text = host().readLocalFile(path.resolve(folder, name), 1_000_000);
-        if (text !== undefined) return text;
-      }
-      return undefined;
-    };
-    const expanded = expandArgumentFiles(tokens, spec.fromfilePrefix, readFile, { line, how: 'config' });
+    const expanded = expandArgumentFiles(tokens, spec.fromfilePrefix, (name) => this.readLocalText(name), { line, how: 'config' });
     if (!Array.isArray(expanded)) return unread(`@${expanded.unread}`);
     const parsed = parseArgumentList(spec, expanded, known);
     return 'unread' in parsed ? unread(parsed.unread) : parsed;
@@ -2872,6 +2897,16 @@ export class ProgramModel {
   private localFolders(): string[] {
     const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
     return folders.length === 2 && path.resolve(folders[0]!) === path.resolve(folders[1]!) ? [folders[0]!] : folders;
+  }
+
+  /** The text of a file the script names by a path, looked for as loadConfigFile looks; undefined when unread. */
+  private readLocalText(file: string | undefined): string | undefined {
+    if (!file) return undefined;
+    for (const folder of this.localFolders()) {
+      const text = host().readLocalFile(path.resolve(folder, file), 1_000_000);
+      if (text !== undefined) return text;
+    }
+    return undefined;
   }
 
   /** The sections of an INI file the script names, read as loadConfigFile finds files; undefined when unread. */
