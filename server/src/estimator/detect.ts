@@ -13,7 +13,7 @@ import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, type DetectionModel } from './catalog/detection';
 import { findFlowModel, type FlowModel } from './catalog/optical-flow';
-import { headClasses, isHeadPath, libraryVisionCall, partParameters, partsNamed, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { headClasses, isHeadPath, libraryVisionCall, partParameters, partsNamed, replacedHeadClasses, replacedResNetStem, stripTimmTag, timmTagClasses, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix, withPartsBefore } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, holdsValue, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
@@ -3510,7 +3510,7 @@ function assignmentTarget(value: Node): Node | undefined {
 function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined,
   keyword?: (key: string) => PyValue | undefined, changed: VisionOptions = {}): DetectedModel {
   // torchvision's segmentation builders default to 21 classes (VOC) and, without weights, to no auxiliary head.
-  const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : 1000;
+  const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : (source === 'timm' ? timmTagClasses(name) : undefined) ?? 1000;
   const auxLogits = keyword?.('aux_logits');
   const weights = keyword?.('weights');
   // A ViT's dropout inside its blocks: torchvision's `dropout`, timm's `proj_drop_rate`.

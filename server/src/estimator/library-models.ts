@@ -16,6 +16,18 @@ export function stripTimmTag(name: string): string {
   return name.replace(/^timm\//, '').split('.')[0]!;
 }
 
+/**
+ * The classes a timm pretrained tag's config gives the head where the script names none: Google's ImageNet-21k
+ * checkpoints (`resnetv2_50x1_bit.goog_in21k`, `vit_base_patch16_224.augreg_in21k`) have 21,843; Meta's ImageNet-22k
+ * ones (`convnext_base.fb_in22k`) 21,841. Undefined for any other tag (ImageNet-1k's 1000, the builder's default).
+ */
+export function timmTagClasses(name: string): number | undefined {
+  const tag = name.replace(/^timm\//, '').split('.')[1];
+  if (tag === 'goog_in21k' || tag === 'augreg_in21k') return 21_843;
+  if (tag === 'fb_in22k') return 21_841;
+  return undefined;
+}
+
 /** The catalog model a library call builds, by the name it is given. */
 export function libraryVisionCall(made: CallResultValue): { name: string; source: 'timm' | 'torchvision'; vision: VisionModel } | undefined {
   const timm = made.path === 'timm.create_model';
