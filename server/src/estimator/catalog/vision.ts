@@ -2,6 +2,7 @@
 // follow from the architecture at any input size (the figures are derived, not tabulated).
 import { NetBuilder, POOL_PART, type BranchPoint } from '../layers';
 import { makeSpec } from './models';
+import { hrnet, hrnetWide, type HrnetShape } from './hrnet';
 import type { LayerNetSpec, TransformerSpec } from '../types';
 
 /**
@@ -948,6 +949,24 @@ function resnetV2Bit(blocks: number[], widthFactor: number): (imageSize: number,
   };
 }
 
+/** timm's two small HRNets: fewer blocks and modules than the `hrnet_wN` family (w18_small's branches 16 to 128 wide). */
+const HRNET_W18_SMALL: HrnetShape = {
+  stage1: { blocks: 1, channels: 32 },
+  stages: [
+    { modules: 1, blocks: [2, 2], channels: [16, 32] },
+    { modules: 1, blocks: [2, 2, 2], channels: [16, 32, 64] },
+    { modules: 1, blocks: [2, 2, 2, 2], channels: [16, 32, 64, 128] },
+  ],
+};
+const HRNET_W18_SMALL_V2: HrnetShape = {
+  stage1: { blocks: 2, channels: 64 },
+  stages: [
+    { modules: 1, blocks: [2, 2], channels: [18, 36] },
+    { modules: 3, blocks: [2, 2, 2], channels: [18, 36, 72] },
+    { modules: 2, blocks: [2, 2, 2, 2], channels: [18, 36, 72, 144] },
+  ],
+};
+
 /** Python's round(): halves to the even neighbour (timm's depth rounding). */
 function pythonRound(value: number): number {
   const floor = Math.floor(value);
@@ -1626,6 +1645,16 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['resnetv2_101'], publishedParameters: 44_540_000, build: resnetV2([3, 4, 23, 3], true) },
   { names: ['resnetv2_101d'], publishedParameters: 44_560_712, build: resnetV2([3, 4, 23, 3], true, true) },
   { names: ['resnetv2_152'], publishedParameters: 60_185_128, build: resnetV2([3, 8, 36, 3], true) },
+  // timm's HRNet classifiers, with 1000 classes (results-imagenet.csv, to 0.01M).
+  { names: ['hrnet_w18_small'], publishedParameters: 13_190_000, build: hrnet(HRNET_W18_SMALL) },
+  { names: ['hrnet_w18_small_v2'], publishedParameters: 15_600_000, build: hrnet(HRNET_W18_SMALL_V2) },
+  { names: ['hrnet_w18'], publishedParameters: 21_300_000, build: hrnet(hrnetWide(18)) },
+  { names: ['hrnet_w30'], publishedParameters: 37_710_000, build: hrnet(hrnetWide(30)) },
+  { names: ['hrnet_w32'], publishedParameters: 41_230_000, build: hrnet(hrnetWide(32)) },
+  { names: ['hrnet_w40'], publishedParameters: 57_560_000, build: hrnet(hrnetWide(40)) },
+  { names: ['hrnet_w44'], publishedParameters: 67_060_000, build: hrnet(hrnetWide(44)) },
+  { names: ['hrnet_w48'], publishedParameters: 77_470_000, build: hrnet(hrnetWide(48)) },
+  { names: ['hrnet_w64'], publishedParameters: 128_060_000, build: hrnet(hrnetWide(64)) },
   // timm's BiT (GroupNorm, weight-standardized convolutions), with 1000 classes (results-imagenet.csv, to 0.01M).
   { names: ['resnetv2_50x1_bit'], publishedParameters: 25_550_000, build: resnetV2Bit([3, 4, 6, 3], 1) },
   { names: ['resnetv2_50x3_bit'], publishedParameters: 217_320_000, build: resnetV2Bit([3, 4, 6, 3], 3) },
