@@ -811,7 +811,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     // Only one the script's run builds: a module class only run with its parameters' defaults (nothing the script
     // determines builds it) does not stand for the model, whatever default backbone it names.
     const built = backbone && !skippedBackbone && bindings.program.ranByScript(call) ? bindings.value(call) : undefined;
-    if (built?.kind === 'call' && libraryVisionCall(built)) skippedBackbone = built;
+    if (built?.kind === 'call' && (libraryVisionCall(built) || libraryVideoCall(built))) skippedBackbone = built;
 
     // Model.
     // SegFormer (a hierarchical encoder and an all-MLP decode head, a layer net): from a SegformerConfig or a
@@ -1050,14 +1050,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       }
       const video = vision || detector ? undefined : findVideoModel(tvMatch[1]!);
       if (video) {
-        // Built for the clip's frames once the step's clips are read (videoFrames below); the catalog's until then.
-        const classes = libraryKeyword('num_classes');
-        const numClasses = typeof classes === 'number' ? classes : 400;
-        const build = video.build(video.frames);
-        const model: DetectedModel = { name: tvMatch[1]!, source: 'torchvision', line, spec: build(video.imageSize, numClasses),
-          rebuildAt: (size: number) => build(size, numClasses), defaultWeightDtype: 'fp32' };
-        videoModel = { video, classes: numClasses, model };
-        [detected.model, libraryModelMade] = [model, made];
+        videoModel = videoDetectedModel(video, tvMatch[1]!, line, libraryKeyword('num_classes'));
+        [detected.model, libraryModelMade] = [videoModel.model, made];
       }
       const flow = vision || detector || video ? undefined : findFlowModel(tvMatch[1]!);
       if (flow) {
@@ -1682,6 +1676,13 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     detected.model = { ...detected.model, spec: stacked(spec), ...(rebuildAt ? { rebuildAt: (size: number) => stacked(rebuildAt(size)) } : {}) };
     const originalsOnDevice = ensemble.members.every((member) => bindings.program.onDevice.has(member));
     detected.ensemble = { value: members, line: ensemble.line, originalsOnDevice };
+  }
+  // A torchvision video model a module of the script holds whole (`self.net = s3d(num_classes=174)` in a
+  // LightningModule): the model, built for the step's clips below.
+  const heldVideo = !detected.model && !detected.unresolved && skippedBackbone?.kind === 'call' ? libraryVideoCall(skippedBackbone) : undefined;
+  if (heldVideo && skippedBackbone?.kind === 'call') {
+    videoModel = videoDetectedModel(heldVideo.video, heldVideo.name, skippedBackbone.line, toPy(skippedBackbone.kwargs.get('num_classes')));
+    [detected.model, libraryModelMade] = [videoModel.model, skippedBackbone];
   }
   if (!detected.model && !detected.unresolved && skippedBackbone) {
     detected.model = libraryVisionModel(skippedBackbone);
@@ -2392,6 +2393,22 @@ function libraryTransformerHeld(models: ReadonlyArray<CustomModuleInfo & { value
 }
 
 /** The timm / torchvision model a library call the program model made builds, with the arguments it ran with. */
+/** A torchvision video classifier call (`torchvision.models.video.s3d(...)`) and its catalog entry. */
+function libraryVideoCall(made: CallResultValue): { name: string; video: VideoModel } | undefined {
+  const name = /^torchvision\.models\.video\.([a-z0-9_]+)$/.exec(made.path)?.[1];
+  const video = name ? findVideoModel(name) : undefined;
+  return video ? { name: name!, video } : undefined;
+}
+
+/** A video model at the catalog's clip length and size until the step's clips are read (see videoFrames); 400 classes unless told. */
+function videoDetectedModel(video: VideoModel, name: string, line: number, classes: PyValue | undefined): { video: VideoModel; classes: number; model: DetectedModel } {
+  const numClasses = typeof classes === 'number' ? classes : 400;
+  const build = video.build(video.frames);
+  const model: DetectedModel = { name, source: 'torchvision', line, spec: build(video.imageSize, numClasses),
+    rebuildAt: (size: number) => build(size, numClasses), defaultWeightDtype: 'fp32' };
+  return { video, classes: numClasses, model };
+}
+
 function libraryVisionModel(made: Value): DetectedModel | undefined {
   const found = made.kind === 'call' ? libraryVisionCall(made) : undefined;
   if (!found || made.kind !== 'call') return undefined;
