@@ -47,8 +47,9 @@ function folderWith(files: Record<string, string>): string {
 }
 
 test('a literal argument list given to parse_args sets the values it names, by flag, prefix, short flag and =', async () => {
-  const result = await estimateText(script('p.parse_args(["--arch", "mobilenet_v2", "-b", "32", "--img=160", "--classes", "10", "--amp"])'));
+  const result = await estimateText(script('p.parse_args(["--arch", "mobilenet_v2", "-b", "32", "--img=160", "--classes", "10", "--amp"])'), '/tmp/oomguard-argv-none/train.py');
   assert.equal(result.detected.model?.name, 'mobilenet_v2');
+  assert.equal(result.detected.model?.how, 'call-argument');
   assert.equal(result.detected.batchSize.value, 32);
   assert.equal(result.detected.batchSize.how, 'call-argument');
   assert.equal(result.detected.imageSize?.value, 160);
@@ -59,6 +60,7 @@ test('`sys.argv[1:] or ["@file"]` reads the arguments file beside the script, on
   const folder = folderWith({ 'configs/small.args': '--arch\nshufflenet_v2_x1_0\n--batch-size\n128\n--classes\n200\n' });
   const result = await estimateText(script('p.parse_args(sys.argv[1:] or ["@configs/small.args"])', 'fromfile_prefix_chars="@"'), path.join(folder, 'train.py'));
   assert.equal(result.detected.model?.name, 'shufflenet_v2_x1_0');
+  assert.equal(result.detected.model?.how, 'config');
   assert.equal(result.detected.batchSize.value, 128);
   assert.equal(result.detected.batchSize.how, 'config');
   assert.equal(result.detected.imageSize?.value, 224);
@@ -70,6 +72,7 @@ test('without fromfile_prefix_chars, "@file" is an ordinary positional argument 
   const folder = folderWith({ 'small.args': '--arch\nshufflenet_v2_x1_0\n' });
   const result = await estimateText(script('p.parse_args(["@small.args"])'), path.join(folder, 'train.py'));
   assert.equal(result.detected.model?.name, 'resnet18');
+  assert.equal(result.detected.model?.how, 'argparse-default');
   assert.equal(result.detected.batchSize.how, 'argparse-default');
   assert.ok(result.assumptions.some((a) => /parse_args \(line 12\).*"@small\.args".*argparse defaults/.test(a)), result.assumptions.join('; '));
 });
@@ -79,14 +82,14 @@ test('an arguments file that is not found, or a list the script does not determi
   assert.equal(missing.detected.batchSize.value, 64);
   assert.equal(missing.detected.batchSize.how, 'argparse-default');
   assert.ok(missing.assumptions.some((a) => /"@nowhere\.args" could not be read/.test(a)), missing.assumptions.join('; '));
-  const opaque = await estimateText(script('p.parse_args(open("argv.txt").read().split())'));
+  const opaque = await estimateText(script('p.parse_args(open("argv.txt").read().split())'), '/tmp/oomguard-argv-none/train.py');
   assert.equal(opaque.detected.model?.name, 'resnet18');
   assert.ok(opaque.assumptions.some((a) => /does not determine: the argparse defaults are used/.test(a)), opaque.assumptions.join('; '));
 });
 
 test('parse_args() and parse_args(None) read the empty command line: the defaults, nothing to say', async () => {
   for (const parse of ['p.parse_args()', 'p.parse_args(None)', 'p.parse_args(sys.argv[1:])', 'p.parse_known_args()[0]']) {
-    const result = await estimateText(script(parse));
+    const result = await estimateText(script(parse), '/tmp/oomguard-argv-none/train.py');
     assert.equal(result.detected.model?.name, 'resnet18', parse);
     assert.equal(result.detected.batchSize.value, 64, parse);
     assert.ok(!result.assumptions.some((a) => /parse_args/.test(a)), `${parse}: ${result.assumptions.join('; ')}`);
@@ -94,7 +97,7 @@ test('parse_args() and parse_args(None) read the empty command line: the default
 });
 
 test('parse_known_args keeps arguments it does not know as extras and reads the rest', async () => {
-  const result = await estimateText(script('p.parse_known_args(["--local-rank=0", "--batch-size", "16"])[0]'));
+  const result = await estimateText(script('p.parse_known_args(["--local-rank=0", "--batch-size", "16"])[0]'), '/tmp/oomguard-argv-none/train.py');
   assert.equal(result.detected.batchSize.value, 16);
   assert.ok(!result.assumptions.some((a) => /parse_args/.test(a)), result.assumptions.join('; '));
 });

@@ -108,7 +108,7 @@ for _ in range(3):
     opt.step()
     opt.zero_grad()
 `;
-  const result = await estimateText(script);
+  const result = await estimateText(script, '/tmp/oomguard-chainmap-none/train.py');
   assert.ok(!result.unresolved, result.unresolved?.reason);
   const dim = 128;
   const narrow = 2 * (dim * dim + dim);

@@ -31,7 +31,7 @@ data = TensorDataset(torch.randn(64, 3, 8, 112, 112), torch.randint(0, 51, (64,)
 trainer = L.Trainer(accelerator="gpu", devices=1, max_steps=4)
 trainer.fit(Clips(51), DataLoader(data, batch_size=4))
 `;
-  const result = await estimateText(script);
+  const result = await estimateText(script, '/tmp/oomguard-video-none/train.py');
   assert.equal(result.unresolved, undefined, result.assumptions.join('; '));
   assert.equal(result.detected.model?.name, 'r3d_18');
   assert.equal(result.detected.parameters, parametersOf('r3d_18', 51));
@@ -60,10 +60,10 @@ for _ in range(3):
     loss.backward()
     opt.step()
 `;
-  const short = await estimateText(script(8));
+  const short = await estimateText(script(8), '/tmp/oomguard-video-none/train.py');
   assert.equal(short.unresolved, undefined, short.assumptions.join('; '));
   assert.equal(short.detected.parameters, parametersOf('mc3_18', 64) + 64 * 10 + 10);
-  const long = await estimateText(script(16));
+  const long = await estimateText(script(16), '/tmp/oomguard-video-none/train.py');
   // Twice the frames, about twice what the video model keeps.
   assert.ok(long.breakdown.activations > 1.6 * short.breakdown.activations, `${long.breakdown.activations} / ${short.breakdown.activations}`);
 });

@@ -51,6 +51,8 @@ export interface DetectedModel {
   defaultWeightDtype: WeightDtype;
   /** The input size the architecture is built for, where its name says (timm `vit_base_patch16_384`: 384). */
   nativeImageSize?: number;
+  /** How the name was found where the script names the model by a value (`getattr(models, args.arch)`: an argparse default). */
+  nameHow?: How;
 }
 
 export interface DetectedConfig {
@@ -1690,6 +1692,11 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     // Its new head or stem, set inside the module that holds it (`net.conv1 = nn.Conv2d(...)` in __init__).
     if (detected.model) applyVisionFreezing(detected, skippedBackbone, bindings.program);
   }
+  // Where the script names its library model by a value, how that name was found (an argparse default is said).
+  if (detected.model && libraryModelMade?.kind === 'call' && (detected.model.source === 'timm' || detected.model.source === 'torchvision')) {
+    const nameHow = libraryNameHow(libraryModelMade, calls, bindings);
+    if (nameHow) detected.model = { ...detected.model, nameHow };
+  }
   // A hub model whose block list the script cut down (`model.model.layers = model.model.layers[:12]`): the blocks kept.
   if (detected.model?.spec.kind === 'transformer' && hubModelCall) {
     const model = bindings.value(hubModelCall);
@@ -2393,6 +2400,27 @@ function libraryTransformerHeld(models: ReadonlyArray<CustomModuleInfo & { value
 }
 
 /** The timm / torchvision model a library call the program model made builds, with the arguments it ran with. */
+/**
+ * How the name of a library model was found where the script gives it as a value: timm's model_name, get_model's
+ * name, or the name `getattr(models, name)` / `vars(models)[name]` looks up (an argparse default, a config entry, an
+ * argument list the script hands parse_args). Undefined where the script calls the builder by its own name.
+ */
+function libraryNameHow(made: CallResultValue, calls: readonly Node[], bindings: Bindings): How | undefined {
+  const given = made.path === 'timm.create_model' ? made.kwargs.get('model_name') ?? made.args[0]
+    : TORCHVISION_GET_MODEL.test(made.path) ? made.kwargs.get('name') ?? made.args[0] : undefined;
+  if (given) return given.kind === 'string' ? given.origin?.how ?? 'literal' : undefined;
+  // The call that made it (a method chained on it, `.cuda()`, holds the same value on the same line).
+  for (const call of calls) {
+    if (call.startPosition.row !== made.line || bindings.value(call) !== made) continue;
+    const callee = call.childForFieldName('function');
+    const named = callee?.type === 'call' && callee.childForFieldName('function')?.text === 'getattr'
+      ? callee.childForFieldName('arguments')?.namedChildren[1]
+      : callee?.type === 'subscript' ? callee.childForFieldName('subscript') : undefined;
+    if (named && bindings.evaluate(named) !== undefined) return bindings.howOf(named);
+  }
+  return undefined;
+}
+
 /** A torchvision video classifier call (`torchvision.models.video.s3d(...)`) and its catalog entry. */
 function libraryVideoCall(made: CallResultValue): { name: string; video: VideoModel } | undefined {
   const name = /^torchvision\.models\.video\.([a-z0-9_]+)$/.exec(made.path)?.[1];

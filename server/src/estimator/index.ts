@@ -55,7 +55,8 @@ export interface LocatedJson<T> {
 export interface EstimateJson {
   file: string;
   detected: {
-    model: { name: string | null; source: string; line: number | null; reason?: string };
+    /** `how`: how the model's name was found, where the script names it by a value (an argparse default, a config entry). */
+    model: { name: string | null; source: string; line: number | null; how?: string; reason?: string };
     parameters: number;
     trainableParameters: number;
     batchSize: LocatedJson<number>;
@@ -254,7 +255,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   const isText = spec.kind === 'transformer' ? spec.family !== 'vit' : spec.input.kind === 'tokens';
   const isImage = spec.kind === 'transformer' ? (spec.family === 'vit' && !spec.spectrogram) || spec.family === 'clip' : spec.input.kind === 'image';
 
-  const how: TrainingConfig['how'] = { batchSize: detected.batchSize?.how, seqLen: detected.seqLen?.how, targetLen: detected.targetLen?.how, imageSize: detected.imageSize?.how };
+  const how: TrainingConfig['how'] = { ...(detected.model?.nameHow ? { model: detected.model.nameHow } : {}), batchSize: detected.batchSize?.how, seqLen: detected.seqLen?.how, targetLen: detected.targetLen?.how, imageSize: detected.imageSize?.how };
   let batchSize = detected.batchSize?.value;
   note('batchSize', detected.batchSize?.line);
   if (batchSize === undefined) {
@@ -692,7 +693,7 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
   return {
     file,
     detected: {
-      model: { name: cfg.modelName, source: cfg.modelSource, line: located(0, cfg.lines.model).line },
+      model: { name: cfg.modelName, source: cfg.modelSource, line: located(0, cfg.lines.model).line, ...(cfg.how?.model ? { how: cfg.how.model } : {}) },
       parameters: numbers.parameters,
       trainableParameters: numbers.trainableParameters,
       batchSize: located(cfg.batchSize, cfg.lines.batchSize, cfg.how?.batchSize),
