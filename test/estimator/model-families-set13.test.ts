@@ -67,3 +67,18 @@ test('a `.goog_in21k` tag without num_classes builds the ImageNet-21k head (21,8
   const given = await estimateText(trainingScript('"resnetv2_50x1_bit.goog_in21k", num_classes=5', 8, 224), '/tmp/bit5.py');
   assert.equal(given.detected.parameters, layers('resnetv2_50x1_bit', 224, 5).parameters);
 });
+
+test('what HRNet and BiT keep after forward, against the H200 (probe_resolve13: kept_mib over the step\'s base)', () => {
+  // [name, batch, side, autocast, MiB measured]
+  const measured: Array<[string, number, number, boolean, number]> = [['hrnet_w18', 32, 224, false, 3868.48], ['hrnet_w32', 16, 256, false, 3431.41],
+    ['hrnet_w48', 16, 224, false, 3477.79], ['resnetv2_50x1_bit', 32, 224, false, 2452.04], ['resnetv2_50x1_bit', 32, 224, true, 3019.1],
+    ['resnetv2_50x1_bit', 48, 320, true, 9122.76], ['resnetv2_50x3_bit', 8, 224, false, 2588.5]];
+  for (const [name, batch, side, autocast, mib] of measured) {
+    const spec = layers(name, side, 21);
+    const perSample = autocast ? spec.autocastSavedBytesPerSample ?? 2 * spec.savedElementsPerSample : 4 * spec.savedElementsPerSample;
+    // The convolutions' standardized weights (BiT), and under autocast every weight's half copy.
+    const weights = (spec.reparametrizedWeightElements ?? 0) * (autocast ? 2 : 4) + (autocast ? 2 * spec.castParameters : 0);
+    const ours = (batch * (perSample + spec.fixedBytesPerSample) + weights) / 2 ** 20;
+    assert.ok(Math.abs(ours / mib - 1) < 0.05, `${name} ${batch}x${side}${autocast ? ' autocast' : ''}: ${ours.toFixed(0)} MiB, measured ${mib}`);
+  }
+});
