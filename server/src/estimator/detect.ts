@@ -13,7 +13,7 @@ import { dtypeBytes } from './model';
 import { findVideoModel, findVisionModel, SEGFORMER_DEFAULTS, type VideoModel, SEGFORMER_SIZES, segformer, type SegformerShape, type VisionModel, type VisionOptions } from './catalog/vision';
 import { buildDetector, detectsInEvaluation, findDetectionModel, isSingleShot, type DetectionModel } from './catalog/detection';
 import { findFlowModel, type FlowModel } from './catalog/optical-flow';
-import { headClasses, isHeadPath, libraryVisionCall, partParameters, partsNamed, replacedHeadClasses, replacedResNetStem, stripTimmTag, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
+import { headClasses, isHeadPath, libraryVisionCall, partParameters, partsNamed, replacedHeadClasses, replacedResNetStem, stripTimmTag, timmTagClasses, TORCHVISION_GET_MODEL, TORCHVISION_MODEL, TORCHVISION_NOT_A_MODEL, visionFreezing } from './library-models';
 import { withFrozenPrefix, withPartsBefore } from './layers';
 import { isOptimizerClass } from '../engine/semantic/parameters';
 import { holdsModule, holdsValue, layerParameters, scriptModuleHoldsPartsOf, moduleNet, moduleParameters, TARGET_VARIABLE, trainedTogether, wrappersHolding, type CustomModuleInfo } from './module-tree';
@@ -52,6 +52,8 @@ export interface DetectedModel {
   defaultWeightDtype: WeightDtype;
   /** The input size the architecture is built for, where its name says (timm `vit_base_patch16_384`: 384). */
   nativeImageSize?: number;
+  /** How the name was found where the script names the model by a value (`getattr(models, args.arch)`: an argparse default). */
+  nameHow?: How;
 }
 
 export interface DetectedConfig {
@@ -60,6 +62,11 @@ export interface DetectedConfig {
   unresolved?: { line: number; reason: string };
   /** torch.nn layer types of a custom model that the estimator does not model. */
   unknownLayers?: string[];
+  /**
+   * parse_args calls given an argument list the script does not determine (or naming a file that is not found, or an
+   * argument the parser rejects): their lines, and the argument not read. The defaults were read there.
+   */
+  unreadArgumentLists?: ReadonlyArray<{ line: number; argument: string | undefined }>;
   /** The line of a pack_padded_sequence call (see the assumption it gives). */
   packedSequences?: number;
   /** The model's input folds leading axes into its rows, by an expression the estimate cannot size (see CustomModuleInfo). */
@@ -706,6 +713,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   const bindings = Bindings.fromTree(tree, filePath);
   const { calls, assignments } = treeIndex(tree.rootNode);
   const detected: DetectedConfig = { mode: { value: 'infer-grad' }, zeroGradMissing: false };
+  if (bindings.program.unreadArgumentLists.length > 0) detected.unreadArgumentLists = bindings.program.unreadArgumentLists;
   let configSpec: { spec: TransformerSpec; line: number; name: string; storedDtype?: WeightDtype } | undefined;
   let hasBackward: number | undefined;
   let backwardCall: Node | undefined;
@@ -806,7 +814,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     // Only one the script's run builds: a module class only run with its parameters' defaults (nothing the script
     // determines builds it) does not stand for the model, whatever default backbone it names.
     const built = backbone && !skippedBackbone && bindings.program.ranByScript(call) ? bindings.value(call) : undefined;
-    if (built?.kind === 'call' && libraryVisionCall(built)) skippedBackbone = built;
+    if (built?.kind === 'call' && (libraryVisionCall(built) || libraryVideoCall(built))) skippedBackbone = built;
 
     // Model.
     // SegFormer (a hierarchical encoder and an all-MLP decode head, a layer net): from a SegformerConfig or a
@@ -1045,14 +1053,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       }
       const video = vision || detector ? undefined : findVideoModel(tvMatch[1]!);
       if (video) {
-        // Built for the clip's frames once the step's clips are read (videoFrames below); the catalog's until then.
-        const classes = libraryKeyword('num_classes');
-        const numClasses = typeof classes === 'number' ? classes : 400;
-        const build = video.build(video.frames);
-        const model: DetectedModel = { name: tvMatch[1]!, source: 'torchvision', line, spec: build(video.imageSize, numClasses),
-          rebuildAt: (size: number) => build(size, numClasses), defaultWeightDtype: 'fp32' };
-        videoModel = { video, classes: numClasses, model };
-        [detected.model, libraryModelMade] = [model, made];
+        videoModel = videoDetectedModel(video, tvMatch[1]!, line, libraryKeyword('num_classes'));
+        [detected.model, libraryModelMade] = [videoModel.model, made];
       }
       const flow = vision || detector || video ? undefined : findFlowModel(tvMatch[1]!);
       if (flow) {
@@ -1687,11 +1689,23 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
     const originalsOnDevice = ensemble.members.every((member) => bindings.program.onDevice.has(member));
     detected.ensemble = { value: members, line: ensemble.line, originalsOnDevice };
   }
+  // A torchvision video model a module of the script holds whole (`self.net = s3d(num_classes=174)` in a
+  // LightningModule): the model, built for the step's clips below.
+  const heldVideo = !detected.model && !detected.unresolved && skippedBackbone?.kind === 'call' ? libraryVideoCall(skippedBackbone) : undefined;
+  if (heldVideo && skippedBackbone?.kind === 'call') {
+    videoModel = videoDetectedModel(heldVideo.video, heldVideo.name, skippedBackbone.line, toPy(skippedBackbone.kwargs.get('num_classes')));
+    [detected.model, libraryModelMade] = [videoModel.model, skippedBackbone];
+  }
   if (!detected.model && !detected.unresolved && skippedBackbone) {
     detected.model = libraryVisionModel(skippedBackbone);
     libraryModelMade = skippedBackbone;
     // Its new head or stem, set inside the module that holds it (`net.conv1 = nn.Conv2d(...)` in __init__).
     if (detected.model) applyVisionFreezing(detected, skippedBackbone, bindings.program);
+  }
+  // Where the script names its library model by a value, how that name was found (an argparse default is said).
+  if (detected.model && libraryModelMade?.kind === 'call' && (detected.model.source === 'timm' || detected.model.source === 'torchvision')) {
+    const nameHow = libraryNameHow(libraryModelMade, calls, bindings);
+    if (nameHow) detected.model = { ...detected.model, nameHow };
   }
   // A hub model whose block list the script cut down (`model.model.layers = model.model.layers[:12]`): the blocks kept.
   if (detected.model?.spec.kind === 'transformer' && hubModelCall) {
@@ -2396,6 +2410,43 @@ function libraryTransformerHeld(models: ReadonlyArray<CustomModuleInfo & { value
 }
 
 /** The timm / torchvision model a library call the program model made builds, with the arguments it ran with. */
+/**
+ * How the name of a library model was found where the script gives it as a value: timm's model_name, get_model's
+ * name, or the name `getattr(models, name)` / `vars(models)[name]` looks up (an argparse default, a config entry, an
+ * argument list the script hands parse_args). Undefined where the script calls the builder by its own name.
+ */
+function libraryNameHow(made: CallResultValue, calls: readonly Node[], bindings: Bindings): How | undefined {
+  const given = made.path === 'timm.create_model' ? made.kwargs.get('model_name') ?? made.args[0]
+    : TORCHVISION_GET_MODEL.test(made.path) ? made.kwargs.get('name') ?? made.args[0] : undefined;
+  if (given) return given.kind === 'string' ? given.origin?.how ?? 'literal' : undefined;
+  // The call that made it (a method chained on it, `.cuda()`, holds the same value on the same line).
+  for (const call of calls) {
+    if (call.startPosition.row !== made.line || bindings.value(call) !== made) continue;
+    const callee = call.childForFieldName('function');
+    const named = callee?.type === 'call' && callee.childForFieldName('function')?.text === 'getattr'
+      ? callee.childForFieldName('arguments')?.namedChildren[1]
+      : callee?.type === 'subscript' ? callee.childForFieldName('subscript') : undefined;
+    if (named && bindings.evaluate(named) !== undefined) return bindings.howOf(named);
+  }
+  return undefined;
+}
+
+/** A torchvision video classifier call (`torchvision.models.video.s3d(...)`) and its catalog entry. */
+function libraryVideoCall(made: CallResultValue): { name: string; video: VideoModel } | undefined {
+  const name = /^torchvision\.models\.video\.([a-z0-9_]+)$/.exec(made.path)?.[1];
+  const video = name ? findVideoModel(name) : undefined;
+  return video ? { name: name!, video } : undefined;
+}
+
+/** A video model at the catalog's clip length and size until the step's clips are read (see videoFrames); 400 classes unless told. */
+function videoDetectedModel(video: VideoModel, name: string, line: number, classes: PyValue | undefined): { video: VideoModel; classes: number; model: DetectedModel } {
+  const numClasses = typeof classes === 'number' ? classes : 400;
+  const build = video.build(video.frames);
+  const model: DetectedModel = { name, source: 'torchvision', line, spec: build(video.imageSize, numClasses),
+    rebuildAt: (size: number) => build(size, numClasses), defaultWeightDtype: 'fp32' };
+  return { video, classes: numClasses, model };
+}
+
 function libraryVisionModel(made: Value): DetectedModel | undefined {
   const found = made.kind === 'call' ? libraryVisionCall(made) : undefined;
   if (!found || made.kind !== 'call') return undefined;
@@ -3512,7 +3563,7 @@ function assignmentTarget(value: Node): Node | undefined {
 function visionModel(vision: VisionModel, name: string, source: ModelSource, line: number, classes: PyValue | undefined,
   keyword?: (key: string) => PyValue | undefined, changed: VisionOptions = {}): DetectedModel {
   // torchvision's segmentation builders default to 21 classes (VOC) and, without weights, to no auxiliary head.
-  const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : 1000;
+  const numClasses = typeof classes === 'number' ? classes : vision.segmentation ? 21 : (source === 'timm' ? timmTagClasses(name) : undefined) ?? 1000;
   const auxLogits = keyword?.('aux_logits');
   const weights = keyword?.('weights');
   // A ViT's dropout inside its blocks: torchvision's `dropout`, timm's `proj_drop_rate`.

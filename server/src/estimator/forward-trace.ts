@@ -424,13 +424,17 @@ export class ForwardTrace implements TensorTracer {
     const x = tensorsIn(args[0])[0];
     if (!backbone || !x) return undefined;
     if (backbone.featureParts) return this.featureMaps(model, args);
-    if (x.shape.length !== 4) {
+    // A video model reads clips (N, C, T, H, W), an image model images (N, C, H, W).
+    const clip = backbone.buildClip !== undefined;
+    if (x.shape.length !== (clip ? 5 : 4) || (clip && method !== 'forward')) {
       this.mismatches++;
       return undefined;
     }
     // A map that is not square (128 mel bins x 1024 frames) runs as the square of the same area: the activations
     // follow the area, and the feature map it returns keeps the input's sides.
-    const spec = backbone.build(Math.max(1, Math.round(Math.sqrt(x.shape[2]! * x.shape[3]!))));
+    const [h, w] = x.shape.slice(-2) as [number, number];
+    const side = Math.max(1, Math.round(Math.sqrt(h * w)));
+    const spec = backbone.buildClip ? backbone.buildClip(x.shape[2]!, side) : backbone.build(side);
     return this.recorded([x], true, () => {
       if (!this.librariesCounted.has(model)) {
         this.librariesCounted.add(model);
@@ -441,7 +445,7 @@ export class ForwardTrace implements TensorTracer {
       this.backwardPeak = Math.max(this.backwardPeak, before + n * (spec.backwardPeakElementsPerSample ?? spec.savedElementsPerSample + spec.largestElementsPerSample));
       this.largest = Math.max(this.largest, n * spec.largestElementsPerSample);
       if (spec.hasConvolution) this.convolutions++;
-      const [height, width] = [Math.ceil(x.shape[2]! / 32), Math.ceil(x.shape[3]! / 32)];
+      const [height, width] = [Math.ceil(h / 32), Math.ceil(w / 32)];
       const mapped = method === 'forward_features' || backbone.unpooled;
       const shape = mapped ? [x.shape[0]!, backbone.features, height, width] : [x.shape[0]!, backbone.classes > 0 ? backbone.classes : backbone.features];
       return this.precision(this.produce(shape, [x]), true);

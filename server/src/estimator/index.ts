@@ -56,7 +56,8 @@ export interface LocatedJson<T> {
 export interface EstimateJson {
   file: string;
   detected: {
-    model: { name: string | null; source: string; line: number | null; reason?: string };
+    /** `how`: how the model's name was found, where the script names it by a value (an argparse default, a config entry). */
+    model: { name: string | null; source: string; line: number | null; how?: string; reason?: string };
     parameters: number;
     trainableParameters: number;
     batchSize: LocatedJson<number>;
@@ -218,6 +219,12 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     // Never counted as 0 in silence: an op the trace does not know passes its input's shape on and keeps nothing.
     assumptions.push(t('operations in forward() not modelled, their outputs taken at their input\'s shape and what they keep not counted: {0}', model.spec.unmodelledOps.join(', ')));
   }
+  for (const { line, argument } of detected.unreadArgumentLists ?? []) {
+    // Never a default in silence where the script hands parse_args a list of its own.
+    assumptions.push(argument === undefined
+      ? t('parse_args (line {0}) is given an argument list the script does not determine: the argparse defaults are used', line + 1)
+      : t('parse_args (line {0}) is given an argument list whose "{1}" could not be read: the argparse defaults are used', line + 1, argument));
+  }
   if (detected.unknownLayers && detected.unknownLayers.length > 0) {
     assumptions.push(t('layer types not modelled, their parameters and activations not counted: {0}', detected.unknownLayers.join(', ')));
   }
@@ -249,7 +256,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   const isText = spec.kind === 'transformer' ? spec.family !== 'vit' : spec.input.kind === 'tokens';
   const isImage = spec.kind === 'transformer' ? (spec.family === 'vit' && !spec.spectrogram) || spec.family === 'clip' : spec.input.kind === 'image';
 
-  const how: TrainingConfig['how'] = { batchSize: detected.batchSize?.how, seqLen: detected.seqLen?.how, targetLen: detected.targetLen?.how, imageSize: detected.imageSize?.how };
+  const how: TrainingConfig['how'] = { ...(detected.model?.nameHow ? { model: detected.model.nameHow } : {}), batchSize: detected.batchSize?.how, seqLen: detected.seqLen?.how, targetLen: detected.targetLen?.how, imageSize: detected.imageSize?.how };
   let batchSize = detected.batchSize?.value;
   note('batchSize', detected.batchSize?.line);
   if (batchSize === undefined) {
@@ -695,7 +702,7 @@ export function estimateFromConfig(config: TrainingConfig, overrides: EstimateOv
   return {
     file,
     detected: {
-      model: { name: cfg.modelName, source: cfg.modelSource, line: located(0, cfg.lines.model).line },
+      model: { name: cfg.modelName, source: cfg.modelSource, line: located(0, cfg.lines.model).line, ...(cfg.how?.model ? { how: cfg.how.model } : {}) },
       parameters: numbers.parameters,
       trainableParameters: numbers.trainableParameters,
       batchSize: located(cfg.batchSize, cfg.lines.batchSize, cfg.how?.batchSize),

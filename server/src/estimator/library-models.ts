@@ -2,7 +2,7 @@
 // call the program model made: which catalog model, how many classes its head has, the width of its features.
 import type { CallResultValue, LayerValue, Value } from '../engine/program/values';
 import { CLASSIFIER_ATTRIBUTE } from '../engine/program/interpreter';
-import { findVisionModel, type ResNetStem, type VisionModel } from './catalog/vision';
+import { findVideoModel, findVisionModel, type ResNetStem, type VisionModel } from './catalog/vision';
 import { findCatalogModel } from './catalog/models';
 import { HEAD_PART } from './layers';
 import type { LayerNetSpec, LayerPart } from './types';
@@ -14,6 +14,18 @@ export const TORCHVISION_NOT_A_MODEL = /^(get_model|get_weight|list_models)$/;
 /** timm names may carry a pretrained tag (`vit_base_patch16_224.augreg_in21k`): the architecture is before the dot. */
 export function stripTimmTag(name: string): string {
   return name.replace(/^timm\//, '').split('.')[0]!;
+}
+
+/**
+ * The classes a timm pretrained tag's config gives the head where the script names none: Google's ImageNet-21k
+ * checkpoints (`resnetv2_50x1_bit.goog_in21k`, `vit_base_patch16_224.augreg_in21k`) have 21,843; Meta's ImageNet-22k
+ * ones (`convnext_base.fb_in22k`) 21,841. Undefined for any other tag (ImageNet-1k's 1000, the builder's default).
+ */
+export function timmTagClasses(name: string): number | undefined {
+  const tag = name.replace(/^timm\//, '').split('.')[1];
+  if (tag === 'goog_in21k' || tag === 'augreg_in21k') return 21_843;
+  if (tag === 'fb_in22k') return 21_841;
+  return undefined;
 }
 
 /** The catalog model a library call builds, by the name it is given. */
@@ -45,12 +57,14 @@ export interface LibraryBackbone {
   /** Where the script named the model by timm (its submodules then go by timm's names: `act1`, `global_pool`). */
   timm: boolean;
   build: (imageSize: number) => LayerNetSpec;
+  /** A torchvision video model: built for a clip of `frames` (build() is at the catalog's clip length). */
+  buildClip?: (frames: number, imageSize: number) => LayerNetSpec;
 }
 
 export function libraryBackbone(made: CallResultValue): LibraryBackbone | undefined {
   if (FEATURE_EXTRACTOR.test(made.path)) return featureExtractor(made);
   const found = libraryVisionCall(made);
-  if (!found) return undefined;
+  if (!found) return videoBackbone(made);
   const probe = found.vision.build(224, 1);
   if (probe.kind !== 'layers') return undefined;
   const features = probe.parameters - (found.vision.build(224, 0) as LayerNetSpec).parameters - 1;
@@ -68,6 +82,23 @@ export function libraryBackbone(made: CallResultValue): LibraryBackbone | undefi
   if (made.kwargs.has('features_only') && !featureParts && plain(made.kwargs.get('features_only')) !== undefined) return undefined;
   return { name: found.name, classes, features, unpooled: plain(made.kwargs.get('global_pool')) === '', build, timm: found.source === 'timm',
     ...(featureParts ? { featureParts } : {}) };
+}
+
+/**
+ * A torchvision video classifier (`torchvision.models.video.s3d(num_classes=174)`) held by a module of the script: its
+ * catalog build for the clip forward is given (frames x side), 400 classes (Kinetics) unless told.
+ */
+function videoBackbone(made: CallResultValue): LibraryBackbone | undefined {
+  const name = /^torchvision\.models\.video\.([a-z0-9_]+)$/.exec(made.path)?.[1];
+  const video = name ? findVideoModel(name) : undefined;
+  if (!video || made.kwargs.has('features_only')) return undefined;
+  const given = plain(made.kwargs.get('num_classes'));
+  const classes = typeof given === 'number' ? given : 400;
+  const buildClip = (frames: number, imageSize: number): LayerNetSpec => video.build(frames)(imageSize, classes);
+  // The classifier's input width: one class more adds a weight row of it and a bias.
+  const features = video.build(video.frames)(224, 1).parameters - video.build(video.frames)(224, 0).parameters - 1;
+  return { name: name!, classes, features, unpooled: false, timm: false,
+    build: (imageSize) => buildClip(video.frames, imageSize), buildClip };
 }
 
 /** torchvision.models.feature_extraction.create_feature_extractor(model, return_nodes=...). */

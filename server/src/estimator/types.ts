@@ -608,7 +608,7 @@ export interface TrainingConfig {
   /** The model construction could not be read: no figure that depends on it is given. */
   unresolved?: { line: number | null; reason: string };
   /** How the detected values were found (absent: a literal where `lines` has a line, else assumed). */
-  how?: Partial<Record<'batchSize' | 'seqLen' | 'targetLen' | 'imageSize', How | 'option'>>;
+  how?: Partial<Record<'model' | 'batchSize' | 'seqLen' | 'targetLen' | 'imageSize', How | 'option'>>;
 }
 
 export type ConfigField = 'model' | 'batchSize' | 'seqLen' | 'targetLen' | 'imageSize' | 'precision' | 'optimizer' | 'checkpointing' |

@@ -83,3 +83,67 @@ export function parseIniFile(text: string, line: number): Map<string, Value> {
   }
   return sections;
 }
+
+/**
+ * A CSV file as Python's csv module reads it with the default dialect (or the given delimiter): quoted fields (a
+ * doubled quote inside one is a quote, a newline inside one is kept), every other character as written. `reader`:
+ * each row a list of strings (an empty line an empty row); `dict`: csv.DictReader's rows, keyed by the first row's
+ * fields (blank lines skipped, a missing field None, extra fields a list under the None key: dropped here).
+ */
+export function parseCsvFile(text: string, line: number, shape: 'reader' | 'dict', delimiter = ','): Value {
+  const origin = { line, how: 'config' as const };
+  const rows = csvRows(text, delimiter);
+  const asString = (value: string): Value => ({ kind: 'string', value, origin });
+  if (shape === 'reader') return { kind: 'list', items: rows.map((row) => ({ kind: 'list', items: row.map(asString), tuple: false, origin })), tuple: false, origin };
+  const [fields, ...body] = rows.filter((row) => row.length > 0);
+  if (!fields) return { kind: 'list', items: [], tuple: false, origin };
+  const items: Value[] = body.map((row) => {
+    const entries = new Map<string, Value>();
+    fields.forEach((field, i) => entries.set(field, i < row.length ? asString(row[i]!) : { kind: 'none', origin }));
+    return { kind: 'dict', entries, origin };
+  });
+  return { kind: 'list', items, tuple: false, origin };
+}
+
+function csvRows(text: string, delimiter: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  let started = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+      continue;
+    }
+    if (c === '"' && field === '') {
+      quoted = true;
+      started = true;
+    } else if (c === delimiter) {
+      row.push(field);
+      field = '';
+      started = true;
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      if (started || field !== '') row.push(field);
+      rows.push(row);
+      [row, field, started] = [[], '', false];
+    } else {
+      field += c;
+      started = true;
+    }
+  }
+  if (started || field !== '') {
+    row.push(field);
+    rows.push(row);
+  }
+  return rows;
+}

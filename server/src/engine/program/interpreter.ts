@@ -18,7 +18,8 @@ import {
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
-import { parseConfigFile, parseIniFile } from './config-files';
+import { parseConfigFile, parseCsvFile, parseIniFile } from './config-files';
+import { expandArgumentFiles, parseArgumentList, type ArgumentOption, type ArgumentSpec, type Token } from './argv';
 import { loadedParser } from '../parser';
 import { copyTree } from '../syntax-tree';
 import { NodeValues, treeIndex } from './tree-index';
@@ -256,6 +257,10 @@ export class ProgramModel {
   private readonly wrapped = new Map<Value, Value>();
   /** An argparse parser's sub-commands action (`add_subparsers`) and the dest it writes the command's name under. */
   private readonly subcommands = new Map<Value, { action: ObjectValue; dest: string | undefined }>();
+  /** Each argparse parser's arguments, to read an argument list given to its parse_args (see argv.ts). */
+  private readonly argumentSpecs = new Map<Value, ArgumentSpec>();
+  /** parse_args calls given an argument list the script does not determine (their 0-based lines): defaults read. */
+  readonly unreadArgumentLists: Array<{ line: number; argument: string | undefined }> = [];
   /** Every value a deep copy made (the copies' submodules and layers included). */
   private readonly copied = new Set<Value>();
 
@@ -1252,6 +1257,8 @@ export class ProgramModel {
     const x = scalar(a);
     const y = scalar(b);
     if (op === 'in' || op === 'not in') {
+      // `"MOE_LR" in os.environ`: no variable is set as the CLI runs the script (os.environ.get gives its default).
+      if (b.kind === 'ref' && b.path === 'os.environ' && typeof x === 'string') return { kind: 'bool', value: op === 'not in', origin: { line: node.startPosition.row, how: 'environment' } };
       const items = iterationItems(b);
       if (x === undefined || !items) return UNKNOWN;
       const found = items.some((item) => scalar(item) === x);
@@ -1324,20 +1331,35 @@ export class ProgramModel {
     return UNKNOWN;
   }
 
+  /**
+   * `{k: v for k, v in d.items() if cond}`: its for clauses nested in order, each `if` clause skipping what it rules
+   * out (a condition the source does not decide keeps the entry).
+   */
   private evalDictComprehension(node: PyNode, scope: Scope): Value {
     const pair = node.childForFieldName('body');
-    const clause = node.namedChildren.find((c) => c?.type === 'for_in_clause');
-    const left = clause?.childForFieldName('left');
-    const values = iterationItems(this.evalExpr(clause?.childForFieldName('right'), scope));
-    if (!pair || !left || !values || values.length > MAX_UNROLL) return UNKNOWN;
+    const clauses = node.namedChildren.filter((c): c is PyNode => c?.type === 'for_in_clause' || c?.type === 'if_clause');
+    if (!pair || clauses[0]?.type !== 'for_in_clause') return UNKNOWN;
     const inner = new Scope(scope, 'function');
     const dict: DictValue = { kind: 'dict', entries: new Map<string, Value>() };
-    for (const value of values) {
-      this.assignTarget(left, value, inner);
-      const key = this.evalExpr(pair.childForFieldName('key'), inner);
-      if (key.kind === 'string' || key.kind === 'number') dictSet(dict, key, this.evalExpr(pair.childForFieldName('value'), inner));
-    }
-    return dict;
+    let unrolled = 0;
+    const loop = (index: number): boolean => {
+      if (index === clauses.length) {
+        const key = this.evalExpr(pair.childForFieldName('key'), inner);
+        if (key.kind === 'string' || key.kind === 'number') dictSet(dict, key, this.evalExpr(pair.childForFieldName('value'), inner));
+        return true;
+      }
+      const clause = clauses[index]!;
+      if (clause.type === 'if_clause') return truthy(this.evalExpr(clause.namedChildren[0], inner)) === false || loop(index + 1);
+      const left = clause.childForFieldName('left');
+      const values = iterationItems(this.evalExpr(clause.childForFieldName('right'), inner));
+      if (!left || !values || (unrolled += values.length) > MAX_UNROLL) return false;
+      for (const value of values) {
+        this.assignTarget(left, value, inner);
+        if (!loop(index + 1)) return false;
+      }
+      return true;
+    };
+    return loop(0) ? dict : UNKNOWN;
   }
 
   private evalAttribute(node: PyNode, scope: Scope): Value {
@@ -2183,6 +2205,14 @@ export class ProgramModel {
         for (const [k, v] of kwargs) entries.set(k, v);
         return { kind: 'dict', entries, origin: { line, how: 'literal' } };
       }
+      // `ChainMap(overrides, defaults)`: a key is looked up in each map in turn, the first that has it wins.
+      case 'collections.ChainMap': {
+        const maps = args.map(entriesOf);
+        if (maps.some((m) => !m)) return UNKNOWN;
+        const entries = new Map<string, Value>();
+        for (const map of [...maps].reverse()) for (const [k, v] of map!) entries.set(k, v);
+        return { kind: 'dict', entries, origin: { line, how: 'literal' } };
+      }
       case 'zip': {
         const lists = args.map(iterationItems);
         if (lists.some((l) => !l)) return UNKNOWN;
@@ -2277,7 +2307,7 @@ export class ProgramModel {
       case 'argparse.Namespace':
         return { kind: 'object', role: 'namespace', typeName: name, attrs: new Map(kwargs), line };
       case 'argparse.ArgumentParser':
-        return newParser(kwargs.get('parents'), line);
+        return this.newParser(kwargs, line);
       case 'os.environ.get':
       case 'os.getenv': {
         const fallback = args[1] ?? kwargs.get('default');
@@ -2304,6 +2334,13 @@ export class ProgramModel {
       case 'json.loads':
         if (args[0]?.kind === 'string') return parseConfigFile(path === 'json.loads' ? 'inline.json' : 'inline.yaml', args[0].value, line) ?? UNKNOWN;
         return args[0]?.kind === 'object' && args[0].role === 'file' ? this.loadConfigFile(args[0], line) : UNKNOWN;
+      // `csv.DictReader(open("sweep.csv"))`: its rows, dicts of strings keyed by the header; `csv.reader`: lists.
+      case 'csv.DictReader':
+      case 'csv.reader': {
+        const text = this.readLocalText(pathOf(args[0] ?? kwargs.get('f')));
+        const delimiter = stringOf(args[path === 'csv.reader' ? 1 : 3] ?? kwargs.get('delimiter')) ?? ',';
+        return text === undefined || delimiter.length !== 1 ? UNKNOWN : parseCsvFile(text, line, path === 'csv.reader' ? 'reader' : 'dict', delimiter);
+      }
       case 'json.load':
       case 'toml.load':
       case 'tomllib.load':
@@ -2594,7 +2631,8 @@ export class ProgramModel {
     }
     if (receiver.kind === 'object' && receiver.role === 'parser') {
       if (method === 'add_argument') {
-        addArgument(receiver, args, kwargs);
+        const option = addArgument(receiver, args, kwargs);
+        if (option) this.argumentSpecs.get(receiver)?.options.push(option);
         return NONE;
       }
       if (method === 'add_argument_group' || method === 'add_mutually_exclusive_group') return receiver;
@@ -2607,7 +2645,7 @@ export class ProgramModel {
       }
       if (method === 'add_parser' && receiver.typeName === SUBCOMMANDS) {
         const name = stringOf(args[0]);
-        const parser = newParser(kwargs.get('parents'), line);
+        const parser = this.newParser(kwargs, line);
         if (name !== undefined && !receiver.attrs.has(name)) receiver.attrs.set(name, parser);
         return parser;
       }
@@ -2627,7 +2665,13 @@ export class ProgramModel {
           if (subcommands.dest) namespace.attrs.set(subcommands.dest, { kind: 'string', value: name });
           if (chosen?.kind === 'object') for (const [key, value] of chosen.attrs) namespace.attrs.set(key, value);
         }
-        return method === 'parse_args' ? namespace : { kind: 'list', items: [namespace, { kind: 'list', items: [], tuple: false }], tuple: true };
+        const extras: Value[] = [];
+        if (!subcommands || subcommands.action.attrs.size === 0) {
+          const given = this.givenArguments(receiver, args[0] ?? kwargs.get('args'), method === 'parse_known_args', line);
+          for (const [key, value] of given?.values ?? []) namespace.attrs.set(key, value);
+          for (const token of given?.extras ?? []) extras.push({ kind: 'string', value: token.text, origin: token.origin });
+        }
+        return method === 'parse_args' ? namespace : { kind: 'list', items: [namespace, { kind: 'list', items: extras, tuple: false }], tuple: true };
       }
       return UNKNOWN;
     }
@@ -2810,6 +2854,42 @@ export class ProgramModel {
     }
   }
 
+  /** A parser of `argparse.ArgumentParser(...)` or `add_parser(...)`, with its parents' arguments and its @file prefix. */
+  private newParser(kwargs: Map<string, Value>, line: number): ObjectValue {
+    const parents = kwargs.get('parents');
+    const parser = newParser(parents, line);
+    const inherited = (parents ? iterationItems(parents) ?? [] : []).flatMap((p) => this.argumentSpecs.get(p)?.options ?? []);
+    this.argumentSpecs.set(parser, { options: [...inherited], fromfilePrefix: stringOf(kwargs.get('fromfile_prefix_chars')) });
+    return parser;
+  }
+
+  /**
+   * The values an argument list given to parse_args sets (`parse_args(["--lr", "0.1"])`; `parse_args(sys.argv[1:] or
+   * ["@run.args"])`, sys.argv empty as the CLI runs the script): undefined where none is given (or None: the empty
+   * command line), and where the list or a file it names is not determined, recorded in unreadArgumentLists (the
+   * defaults are read then, and the estimate says so).
+   */
+  private givenArguments(parser: ObjectValue, list: Value | undefined, known: boolean, line: number): { values: Map<string, Value>; extras: Token[] } | undefined {
+    if (list === undefined || list.kind === 'none') return undefined;
+    const spec = this.argumentSpecs.get(parser);
+    const items = iterationItems(list);
+    const unread = (argument: string | undefined): undefined => {
+      this.unreadArgumentLists.push({ line, argument });
+      return undefined;
+    };
+    if (!spec || !items) return unread(undefined);
+    const tokens: Token[] = [];
+    for (const item of items) {
+      const text = stringOf(item);
+      if (text === undefined || item.kind !== 'string') return unread(undefined);
+      tokens.push({ text, origin: { line: item.origin?.line ?? line, how: 'call-argument' } });
+    }
+    const expanded = expandArgumentFiles(tokens, spec.fromfilePrefix, (name) => this.readLocalText(name), { line, how: 'config' });
+    if (!Array.isArray(expanded)) return unread(`@${expanded.unread}`);
+    const parsed = parseArgumentList(spec, expanded, known);
+    return 'unread' in parsed ? unread(parsed.unread) : parsed;
+  }
+
   /**
    * Where a file the script names by a relative path is looked for: beside the script, then the working directory
    * (once, where the script lies in it: every import of a library is looked for as a settings module there).
@@ -2817,6 +2897,16 @@ export class ProgramModel {
   private localFolders(): string[] {
     const folders = [this.options.filePath ? path.dirname(this.options.filePath) : undefined, host().workingDirectory()].filter((f): f is string => !!f);
     return folders.length === 2 && path.resolve(folders[0]!) === path.resolve(folders[1]!) ? [folders[0]!] : folders;
+  }
+
+  /** The text of a file the script names by a path, looked for as loadConfigFile looks; undefined when unread. */
+  private readLocalText(file: string | undefined): string | undefined {
+    if (!file) return undefined;
+    for (const folder of this.localFolders()) {
+      const text = host().readLocalFile(path.resolve(folder, file), 1_000_000);
+      if (text !== undefined) return text;
+    }
+    return undefined;
   }
 
   /** The sections of an INI file the script names, read as loadConfigFile finds files; undefined when unread. */
@@ -3498,11 +3588,12 @@ function newParser(parents: Value | undefined, line: number): ObjectValue {
   return { kind: 'object', role: 'parser', typeName: 'ArgumentParser', attrs, line };
 }
 
-function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Value>): void {
+/** Records the argument's default under its dest; returns how an argument list sets it (see argv.ts). */
+function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Value>): ArgumentOption | undefined {
   const flags = args.map(stringOf).filter((f): f is string => f !== undefined);
   const long = flags.find((f) => f.startsWith('--')) ?? flags.find((f) => !f.startsWith('-')) ?? flags[0];
   const dest = stringOf(kwargs.get('dest')) ?? long?.replace(/^-+/, '').replace(/-/g, '_');
-  if (!dest) return;
+  if (!dest) return undefined;
   let value = kwargs.get('default');
   const action = stringOf(kwargs.get('action'));
   if (value === undefined) value = action === 'store_true' ? { kind: 'bool', value: false } : action === 'store_false' ? { kind: 'bool', value: true } : NONE;
@@ -3513,6 +3604,16 @@ function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Val
     if (Number.isFinite(n)) value = { kind: 'number', value: type.path === 'int' ? Math.trunc(n) : n, origin: value.origin };
   }
   parser.attrs.set(dest, readThrough(value, 'argparse-default'));
+  const nargs = kwargs.get('nargs');
+  const typePath = type?.kind === 'ref' ? type.path : type === undefined ? undefined : '?';
+  return {
+    flags: flags.filter((f) => f.startsWith('-')),
+    dest,
+    action: action ?? 'store',
+    ...(typePath !== undefined ? { type: typePath } : {}),
+    ...(nargs?.kind === 'number' ? { nargs: nargs.value } : nargs?.kind === 'string' && /^[?*+]$/.test(nargs.value) ? { nargs: nargs.value as '?' | '*' | '+' } : {}),
+    ...(kwargs.get('const') ? { constant: kwargs.get('const') } : {}),
+  };
 }
 
 export type { Value, How, DictValue };

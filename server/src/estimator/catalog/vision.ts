@@ -2,6 +2,7 @@
 // follow from the architecture at any input size (the figures are derived, not tabulated).
 import { NetBuilder, POOL_PART, type BranchPoint } from '../layers';
 import { makeSpec } from './models';
+import { hrnet, hrnetWide, type HrnetShape } from './hrnet';
 import type { LayerNetSpec, TransformerSpec } from '../types';
 
 /**
@@ -899,6 +900,75 @@ function resnetV2(blocks: number[], bottleneck: boolean, deep = false): (imageSi
   };
 }
 
+/**
+ * timm's BiT (`resnetv2_50x1_bit` .. `resnetv2_152x4_bit`): the pre-activation ResNet above, `widthFactor` times as
+ * wide (stem and every stage), with GroupNorm (32 groups, then ReLU in place) where it has BatchNorm, weight-
+ * standardized convolutions (StdConv2d: each call makes a standardized copy of its weight, which the convolution
+ * keeps for backward whatever the batch), and the 'fixed' stem: the 7x7 convolution, a zero pad of 1 (a new map, which
+ * the 3x3 max pool without padding keeps).
+ */
+function resnetV2Bit(blocks: number[], widthFactor: number): (imageSize: number, numClasses: number) => LayerNetSpec {
+  return (imageSize, numClasses) => {
+    const net = new NetBuilder({ kind: 'image', channels: 3, size: imageSize });
+    const groupNorm = (): NetBuilder => net.groupNormAct();
+    const stem = 64 * widthFactor;
+    net.part('stem').conv(stem, 7, 2);
+    net.concatTo(stem);
+    net.maxPool(3, 2, 1);
+    net.part('stages');
+    let inChannels = stem;
+    let convWeights = 3 * stem * 49;
+    blocks.forEach((count, stage) => {
+      const out = 256 * widthFactor * 2 ** stage;
+      const mid = out / 4;
+      net.beginStage();
+      for (let b = 0; b < count; b++) {
+        const stride = stage > 0 && b === 0 ? 2 : 1;
+        net.beginBlock();
+        groupNorm();
+        if (b === 0) {
+          // The shortcut's 1x1 convolution reads the normalised input (already kept).
+          net.addParameters(inChannels * out, inChannels * out);
+          convWeights += inChannels * out;
+        }
+        net.conv(mid, 1, 1, 1, false, 0);
+        groupNorm();
+        net.conv(mid, 3, stride);
+        groupNorm();
+        net.conv(out, 1, 1, 1, false, 0);
+        convWeights += inChannels * mid + 9 * mid * mid + mid * out;
+        net.addResidual();
+        net.concatTo(out);
+        net.endBlock();
+        inChannels = out;
+      }
+      net.endStage();
+    });
+    net.part('norm');
+    groupNorm();
+    net.part('head').globalPool().linear(numClasses);
+    return { ...net.build(true), reparametrizedWeightElements: convWeights };
+  };
+}
+
+/** timm's two small HRNets: fewer blocks and modules than the `hrnet_wN` family (w18_small's branches 16 to 128 wide). */
+const HRNET_W18_SMALL: HrnetShape = {
+  stage1: { blocks: 1, channels: 32 },
+  stages: [
+    { modules: 1, blocks: [2, 2], channels: [16, 32] },
+    { modules: 1, blocks: [2, 2, 2], channels: [16, 32, 64] },
+    { modules: 1, blocks: [2, 2, 2, 2], channels: [16, 32, 64, 128] },
+  ],
+};
+const HRNET_W18_SMALL_V2: HrnetShape = {
+  stage1: { blocks: 2, channels: 64 },
+  stages: [
+    { modules: 1, blocks: [2, 2], channels: [18, 36] },
+    { modules: 3, blocks: [2, 2, 2], channels: [18, 36, 72] },
+    { modules: 2, blocks: [2, 2, 2, 2], channels: [18, 36, 72, 144] },
+  ],
+};
+
 /** Python's round(): halves to the even neighbour (timm's depth rounding). */
 function pythonRound(value: number): number {
   const floor = Math.floor(value);
@@ -1584,6 +1654,23 @@ export const VISION_CATALOG: VisionCatalogModel[] = [
   { names: ['resnetv2_101'], publishedParameters: 44_540_000, build: resnetV2([3, 4, 23, 3], true) },
   { names: ['resnetv2_101d'], publishedParameters: 44_560_712, build: resnetV2([3, 4, 23, 3], true, true) },
   { names: ['resnetv2_152'], publishedParameters: 60_185_128, build: resnetV2([3, 8, 36, 3], true) },
+  // timm's HRNet classifiers, with 1000 classes (results-imagenet.csv, to 0.01M).
+  { names: ['hrnet_w18_small'], publishedParameters: 13_190_000, build: hrnet(HRNET_W18_SMALL) },
+  { names: ['hrnet_w18_small_v2'], publishedParameters: 15_600_000, build: hrnet(HRNET_W18_SMALL_V2) },
+  { names: ['hrnet_w18'], publishedParameters: 21_300_000, build: hrnet(hrnetWide(18)) },
+  { names: ['hrnet_w30'], publishedParameters: 37_710_000, build: hrnet(hrnetWide(30)) },
+  { names: ['hrnet_w32'], publishedParameters: 41_230_000, build: hrnet(hrnetWide(32)) },
+  { names: ['hrnet_w40'], publishedParameters: 57_560_000, build: hrnet(hrnetWide(40)) },
+  { names: ['hrnet_w44'], publishedParameters: 67_060_000, build: hrnet(hrnetWide(44)) },
+  { names: ['hrnet_w48'], publishedParameters: 77_470_000, build: hrnet(hrnetWide(48)) },
+  { names: ['hrnet_w64'], publishedParameters: 128_060_000, build: hrnet(hrnetWide(64)) },
+  // timm's BiT (GroupNorm, weight-standardized convolutions), with 1000 classes (results-imagenet.csv, to 0.01M).
+  { names: ['resnetv2_50x1_bit'], publishedParameters: 25_550_000, build: resnetV2Bit([3, 4, 6, 3], 1) },
+  { names: ['resnetv2_50x3_bit'], publishedParameters: 217_320_000, build: resnetV2Bit([3, 4, 6, 3], 3) },
+  { names: ['resnetv2_101x1_bit'], publishedParameters: 44_540_000, build: resnetV2Bit([3, 4, 23, 3], 1) },
+  { names: ['resnetv2_101x3_bit'], publishedParameters: 387_930_000, build: resnetV2Bit([3, 4, 23, 3], 3) },
+  { names: ['resnetv2_152x2_bit'], publishedParameters: 236_340_000, build: resnetV2Bit([3, 8, 36, 3], 2) },
+  { names: ['resnetv2_152x4_bit'], publishedParameters: 936_530_000, build: resnetV2Bit([3, 8, 36, 3], 4) },
   { names: ['mobilenet_v2', 'mobilenetv2_100'], publishedParameters: 3_504_872, build: mobilenetV2 },
   { names: ['efficientnet_b0', 'tf_efficientnet_b0'], publishedParameters: 5_288_548, build: efficientnetB0 },
   { names: ['efficientnet_b1', 'tf_efficientnet_b1'], publishedParameters: 7_794_184, build: efficientnet(1.0, 1.1) },
