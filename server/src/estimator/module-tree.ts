@@ -1412,7 +1412,10 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         if (!shape || shape.dims.length < 1 || shape.dims.slice(1).some((d) => d === undefined)) return undefined;
         return stepInput([1, ...(shape.dims.slice(1) as number[])], shape.integer);
       };
+      // The labels made beside the input do not say the step has a batch axis (a full graph's node labels).
+      const batchableBeforeLoss = batchable;
       keepStepLossOverOutput(program, program.moduleCallNodes.get(root) ?? [], returned, attempt, stepTensor);
+      batchable = batchableBeforeLoss;
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'batch', batch, 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'largest', attempt.largest, 'peak', attempt.backwardPeak, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements) || unbatched) return undefined;
