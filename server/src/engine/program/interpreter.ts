@@ -18,6 +18,7 @@ import {
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
+import { applyGivenArguments, declareArgument, inheritArguments, shellWords } from './argv';
 import { parseConfigFile, parseIniFile } from './config-files';
 import { loadedParser } from '../parser';
 import { copyTree } from '../syntax-tree';
@@ -2282,6 +2283,13 @@ export class ProgramModel {
         return { kind: 'object', role: 'namespace', typeName: name, attrs: new Map(kwargs), line };
       case 'argparse.ArgumentParser':
         return newParser(kwargs.get('parents'), line);
+      // A command line written as one string, split as the shell would.
+      case 'shlex.split': {
+        const text = args[0] ?? kwargs.get('s');
+        if (text?.kind !== 'string') return UNKNOWN;
+        const words = shellWords(text.value).map((word): Value => withOrigin({ kind: 'string', value: word }, text.origin));
+        return { kind: 'list', items: words, tuple: false, ...(text.origin ? { origin: text.origin } : {}) };
+      }
       case 'os.environ.get':
       case 'os.getenv': {
         const fallback = args[1] ?? kwargs.get('default');
@@ -2638,6 +2646,9 @@ export class ProgramModel {
           if (subcommands.dest) namespace.attrs.set(subcommands.dest, { kind: 'string', value: name });
           if (chosen?.kind === 'object') for (const [key, value] of chosen.attrs) namespace.attrs.set(key, value);
         }
+        // The arguments the script gives itself (`parse_args(shlex.split(os.environ.get("ARGS", "--img 512")))`).
+        const given = args[0] ?? kwargs.get('args');
+        if (given?.kind === 'list') applyGivenArguments(receiver, namespace, given);
         return method === 'parse_args' ? namespace : { kind: 'list', items: [namespace, { kind: 'list', items: [], tuple: false }], tuple: true };
       }
       return UNKNOWN;
@@ -3529,10 +3540,13 @@ const SUBCOMMANDS = '_SubParsersAction';
 /** An argparse parser, starting from the arguments of its `parents=[...]` (copied, as argparse does). */
 function newParser(parents: Value | undefined, line: number): ObjectValue {
   const attrs = new Map<string, Value>();
+  const parser: ObjectValue = { kind: 'object', role: 'parser', typeName: 'ArgumentParser', attrs, line };
   for (const parent of parents ? iterationItems(parents) ?? [] : []) {
-    if (parent.kind === 'object' && parent.role === 'parser') for (const [key, value] of parent.attrs) attrs.set(key, value);
+    if (parent.kind !== 'object' || parent.role !== 'parser') continue;
+    for (const [key, value] of parent.attrs) attrs.set(key, value);
+    inheritArguments(parser, parent);
   }
-  return { kind: 'object', role: 'parser', typeName: 'ArgumentParser', attrs, line };
+  return parser;
 }
 
 function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Value>): void {
@@ -3550,6 +3564,12 @@ function addArgument(parser: ObjectValue, args: Value[], kwargs: Map<string, Val
     if (Number.isFinite(n)) value = { kind: 'number', value: type.path === 'int' ? Math.trunc(n) : n, origin: value.origin };
   }
   parser.attrs.set(dest, readThrough(value, 'argparse-default'));
+  const nargs = kwargs.get('nargs');
+  declareArgument(parser, flags, {
+    dest, ...(type?.kind === 'ref' && (type.path === 'int' || type.path === 'float') ? { type: type.path } : {}), ...(action ? { action } : {}),
+    ...(kwargs.get('const') ? { constant: kwargs.get('const')! } : {}),
+    many: nargs !== undefined && (stringOf(nargs) === '+' || stringOf(nargs) === '*' || (nargs.kind === 'number' && nargs.value > 1)),
+  });
 }
 
 export type { Value, How, DictValue };
