@@ -5,19 +5,15 @@ import { Session } from 'node:inspector/promises';
 import { DocumentStore } from '../../server/src/engine/documents';
 import { analyzeIncrementally, completeFacts, completeFactsOnRows } from '../../server/src/engine/incremental';
 import { toDiagnostic } from '../../server/src/server';
-import { generateTrainingScript } from './generate';
+import { editSites, generateTrainingScript } from './generate';
 
 const size = Number(process.argv[2] ?? 20000);
 async function main(): Promise<void> {
   const text = generateTrainingScript(size);
   const lines = text.split('\n');
-  const sites: Array<{ line: number; character: number; original: string; replacement: string }> = [];
-  lines.forEach((line, i) => {
-    if (/^BLOCK_\d+_WIDTH = 256/.test(line)) sites.push({ line: i, character: line.indexOf('256') + 1, original: '5', replacement: '6' });
-    else if (line.includes('total += loss.item()')) sites.push({ line: i, character: line.indexOf('total') + 3, original: 'a', replacement: 'x' });
-    else if (line.includes('seen = 0')) sites.push({ line: i, character: line.indexOf('seen') + 1, original: 'e', replacement: 'a' });
-    else if (line.includes('"""Residual MLP block')) sites.push({ line: i, character: line.indexOf('MLP') + 1, original: 'L', replacement: 'K' });
-  });
+  // KINDS='docstring,module level' edits those kinds only (all but the end of the file otherwise).
+  const kinds = process.env.KINDS?.split(',');
+  const sites = editSites(lines).filter((site) => (kinds ? kinds.includes(site.kind) : site.kind !== 'end of file'));
   const store = new DocumentStore();
   let state = await store.open('file:///alloc.py', 1, text);
   let model = store.modelOf(state)!;
@@ -38,7 +34,9 @@ async function main(): Promise<void> {
       model = store.modelOf(state)!;
       const result = analyzeIncrementally(model, state.content, {}, 'options', cache, '', store.indentUnitOf(state));
       cache = result.cache;
-      result.findings.map((finding) => toDiagnostic(finding));
+      const diagnostics = result.findings.map((finding) => toDiagnostic(finding));
+      // The message the server sends (its JSON), as vscode-jsonrpc writes it.
+      Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', method: 'textDocument/publishDiagnostics', params: { uri: state.uri, version, diagnostics } }), 'utf8');
     }
   }
   const { profile } = await session.post('HeapProfiler.stopSampling');

@@ -450,6 +450,48 @@ test('callersOf, resolved once per name for every function of that name, gives e
   }
 });
 
+test('callersOf carried to the next version after an edit of a class, a method or a call equals the calls resolved afresh', async () => {
+  // Instances of local classes whose methods are called elsewhere (`helper.evaluate(…)` under no_grad), classes that
+  // gain or lose a method, a function and a method of one name, calls added and removed inside the edited statements.
+  let text = [
+    'import torch', 'import torch.nn as nn', '',
+    'class Helper:', '    """Helper."""', '', '    def __init__(self):', '        super().__init__()', '',
+    '    def evaluate(self, x):', '        return self.score(x)', '',
+    '    def score(self, x):', '        return x', '',
+    'class Other(nn.Module):', '    def __init__(self):', '        super().__init__()', '',
+    'def score(x):', '    return x', '',
+    'helper = Helper()', 'other = Other()', '',
+    'with torch.no_grad():', '    helper.evaluate(1)', '    other.evaluate(2)', '    score(3)', '    evaluate(5)', '',
+  ].join('\n');
+  const edits: Array<[string, string]> = [
+    ['"""Helper."""', '"""Helper, edited."""'],
+    ['        return self.score(x)', '        return self.score(x) + self.score(x)'],
+    ['        return self.score(x) + self.score(x)', '        return x'],
+    ['class Other(nn.Module):\n    def __init__(self):\n        super().__init__()', 'class Other(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n    def evaluate(self, x):\n        return x'],
+    ['    def evaluate(self, x):\n        return x\n', '    def evaluated(self, x):\n        return x\n'],
+    ['    def score(self, x):\n        return x', '    def scored(self, x):\n        return x'],
+    ['def score(x):', 'def score(y):'],
+    ['def score(y):', 'def evaluate(x):\n    return x\n\ndef score(y):'],
+    ['    helper.evaluate(1)', '    helper.evaluate(1)\n    helper.evaluate(4)'],
+  ];
+  const store = new DocumentStore();
+  let state = await store.open('mem://carried.py', 1, text);
+  const resolvedAfresh = (model: SemanticModel) => model.functions.map((info) =>
+    `${info.name}@${info.node.startIndex}: ${model.callsNamed(info.name).filter((call) => model.resolveLocalFunction(call)?.node.id === info.node.id).map((call) => call.startIndex).join(' ')}`);
+  const carried = (model: SemanticModel) => model.functions.map((info) => `${info.name}@${info.node.startIndex}: ${model.callersOf(info).map((call) => call.startIndex).join(' ')}`);
+  let model = store.modelOf(state)!;
+  assert.deepEqual(carried(model), resolvedAfresh(model));
+  for (const [version, [before, after]] of edits.entries()) {
+    const start = text.indexOf(before);
+    assert.ok(start >= 0, before);
+    state = (await store.change('mem://carried.py', version + 2, [{ range: { start: positionOf(text, start), end: positionOf(text, start + before.length) }, text: after }]))!;
+    text = text.slice(0, start) + after + text.slice(start + before.length);
+    model = store.modelOf(state)!;
+    assert.deepEqual(carried(model), resolvedAfresh(model), `callers differ after the edit of ${JSON.stringify(before)}`);
+    assert.deepEqual(carried(model), carried(new SemanticModel(model.root, text)), `callers differ from a fresh model's after the edit of ${JSON.stringify(before)}`);
+  }
+});
+
 test('a module-level edit right after opening computes first the facts of the statements that share a name with it: the rest stay pending, and the findings equal a full analysis', async () => {
   let text = generateTrainingScript(2000, 5);
   const store = new DocumentStore();

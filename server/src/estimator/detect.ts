@@ -37,7 +37,8 @@ import type {
   AttentionImpl, LayerNetSpec, Located, ModelSpec, OptimizerImpl, OptimizerKind, RunMode, Strategy,
   TransformerFamily, TransformerSpec, TransformerTask, WeightDtype,
 } from './types';
-import { LBFGS_DEFAULT_HISTORY, type DerivativeActivation } from './types';
+import { LBFGS_DEFAULT_HISTORY } from './types';
+import { derivativeActivationOf, type DerivativeActivation } from './derivative-graphs';
 
 export type ModelSource = 'catalog' | 'config-json' | 'from-config' | 'torchvision' | 'timm' | 'custom' | 'params' | 'unresolved';
 
@@ -1583,7 +1584,16 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   // gradient penalty): its own activations say how the derivative's graph grows, and only its share grows.
   const penalised = derivative && customModel?.className.includes(' + ')
     ? differentiatedModel(derivative.call, customModels.filter((m) => customModel.className.split(' + ').includes(m.className)), bindings.program) : undefined;
-  if (detected.inputDerivatives) detected.derivativeActivation = derivativeActivation((penalised && namesCalledBy(penalised.value, calls, calledNames)) ?? calledNames);
+  if (detected.inputDerivatives) {
+    // The activations the differentiated model's own class calls (the penalised critic's, else the trained model's),
+    // else those the script calls with grad on: not a no_grad data generator's (a simulator's torch.sin).
+    const trained = penalised ?? customModels.find((m) => m.className === customModel?.className);
+    const activationNames = calls.map((call, i) => calledNames[i]! + (inPlaceCall(call) ? '_' : ''));
+    const ownNames = trained && namesCalledBy(trained.value, calls, activationNames);
+    const order = detected.inputDerivatives.value;
+    detected.derivativeActivation = (ownNames && derivativeActivationOf(ownNames, order))
+      ?? derivativeActivationOf(activationNames.filter((_, i) => !underNoGrad(calls[i]!)), order);
+  }
   // A module of the script around a library ViT (`self.backbone = timm.create_model("vit_small_patch16_224",
   // num_classes=0)` and a head of its own): the layer net cannot hold a transformer, so the estimate is the library
   // model's, and the wrapper's own modules are said not counted (libraryWrapped), never the head alone.
@@ -3322,22 +3332,20 @@ function differentiatedModel<M extends { value: Value; variable?: string }>(grad
   return { ...model, forwards };
 }
 
+/**
+ * Whether a call makes an in-place activation: `inplace=True`, a True among its positional arguments
+ * (`nn.ReLU(True)`, `nn.LeakyReLU(0.2, True)`), or a function ending in `_` (`F.leaky_relu_`).
+ */
+function inPlaceCall(call: Node): boolean {
+  const args = callArguments(call);
+  return args.keywords.get('inplace')?.text === 'True' || args.positional.some((arg) => arg.text === 'True') || /_$/.test(callee(call));
+}
+
 /** The names of the calls a model's own class makes (its layers and functional activations). */
 function namesCalledBy(model: Value, calls: readonly Node[], calledNames: readonly string[]): string[] | undefined {
   const cls = model.kind === 'object' ? model.cls?.node : undefined;
   if (!cls) return undefined;
   return calls.flatMap((call, i) => (call.startIndex >= cls.startIndex && call.endIndex <= cls.endIndex ? [calledNames[i]!] : []));
-}
-
-/** The kind of activation the script's calls name, the one whose derivatives keep most where it names several. */
-function derivativeActivation(calledNames: readonly string[]): DerivativeActivation {
-  const names = new Set(calledNames.map((name) => name.toLowerCase()));
-  const any = (list: string[]): boolean => list.some((name) => names.has(name));
-  if (any(['silu', 'gelu', 'mish', 'swish', 'hardswish'])) return 'product';
-  if (any(['tanh', 'sigmoid', 'softplus', 'sin', 'cos', 'elu', 'selu', 'celu', 'logsigmoid'])) return 'smooth';
-  if (any(['relu', 'leakyrelu', 'leaky_relu', 'relu6', 'prelu', 'hardtanh'])) return 'piecewise';
-  // None named (an activation passed as a class, or an unknown one): the smooth kind's figures.
-  return 'smooth';
 }
 
 /**

@@ -10,6 +10,7 @@ import { drawnRange, madeTensorShape, makesIntegers, numberOf, UNKNOWN } from '.
 import { recurrentBackwardWorkspace, recurrentReserve } from './layers';
 import { featurePyramidLayers } from './feature-pyramid';
 import { isLazyLayer, materializeLazy } from './lazy-layers';
+import { gradientTensorsSaved } from './derivative-graphs';
 
 /**
  * torch functions that are their tensor method with the tensor first (`torch.topk(x, k)` is `x.topk(k)`): traced by
@@ -260,6 +261,19 @@ export class ForwardTrace implements TensorTracer {
   lossInputFp32 = { autocast: false, explicit: false };
   /** Whether forward itself computes a cross-entropy loss (a compiled forward then fuses the loss with its backward). */
   lossInForward = false;
+  /** cross_entropy calls traced, the step's loss included (keptApart leaves this count as it is). */
+  crossEntropyCalls = 0;
+  /**
+   * The step's own loss over the one tensor forward returns was traced without a cross-entropy (a hand-written
+   * transducer or Dice loss alone): what it keeps replaces the cross-entropy terms the model counts by default.
+   */
+  stepLossInPlaceOfOutputLoss = false;
+  /**
+   * Of what that loss keeps beside a cross-entropy (a Dice term's softmax), the tensors with history: at the start of
+   * backward each has its gradient and its own op's input gradient at once, beside the cross-entropy's (elements,
+   * and of them those in fp32 under autocast).
+   */
+  stepLossExtraGradients = { elements: 0, fp32: 0 };
   /**
    * Elements of the largest tensor a cross-entropy inside forward reads (the logits): what the loss keeps and makes
    * in backward follows it, whatever forward returns (`return lm_loss, aux_loss` hands back only scalars).
@@ -990,7 +1004,7 @@ export class ForwardTrace implements TensorTracer {
       const inputGradient = input && !this.noGrad.has(input.id) ? numel(input.shape) : 0;
       this.gradientPair = Math.max(this.gradientPair, numel(output.shape) + inputGradient);
       this.backwardElements(this.savedElements + numel(output.shape) + inputGradient + this.pendingBackwardWorkspace);
-      if (GRADIENT_KEEPING_LAYER.test(layer.type)) this.gradientKept += numel(output.shape);
+      if (GRADIENT_KEEPING_LAYER.test(layer.type)) this.gradientKept += gradientTensorsSaved(layer.type) * numel(output.shape);
     }
     if (this.trainable(layer)) this.trainableSoFar += this.parameterCount(layer);
     return out;
@@ -1532,7 +1546,7 @@ export class ForwardTrace implements TensorTracer {
     if (DEFORM_CONV.test(path)) return this.deformConv2d(args, kwargs);
     if (ROI_ALIGN.test(path)) return this.roiAlign(args, kwargs);
     const out = this.recorded([...args, ...kwargs.values()], false, () => this.functionOp(path, args, kwargs));
-    if (GRADIENT_KEEPING_FUNCTION.test(path)) this.keepsGradientOf(out);
+    if (GRADIENT_KEEPING_FUNCTION.test(path)) this.keepsGradientOf(out, path.slice(path.lastIndexOf('.') + 1));
     // A functional activation or pooling (`F.relu(x)`, `F.max_pool2d(x, 2)`) is a layer to backward: its output's
     // gradient and its input's are alive at once beside what is still kept, as for the module form (layer()).
     if (FUNCTIONAL_LAYER.test(path)) this.backwardPoint(tensorsIn(args[0])[0], out ? tensorsIn(out)[0] : undefined);
@@ -1644,6 +1658,11 @@ export class ForwardTrace implements TensorTracer {
   }
 
   /** Of tensors kept (elements by id, as keptApart gives them), the elements of those in fp32 under autocast. */
+  /** Of tensors kept (elements by id), those with autograd history (the loss's gradients reach them). */
+  withHistory(kept: ReadonlyMap<number, number>): Map<number, number> {
+    return new Map([...kept].filter(([id]) => !this.noGrad.has(id)));
+  }
+
   fullPrecisionElements(kept: ReadonlyMap<number, number>): number {
     return [...kept].reduce((sum, [id, elements]) => sum + (this.fullPrecision.has(id) ? elements : 0), 0);
   }
@@ -1853,6 +1872,7 @@ export class ForwardTrace implements TensorTracer {
       }
       case 'cross_entropy':
         this.lossInForward = true;
+        this.crossEntropyCalls += 1;
         this.lossInputElements = Math.max(this.lossInputElements, numel(x.shape));
         if (!x.integer && this.fullPrecision.has(x.id)) this.lossInputFp32.autocast = true;
         if (!x.integer && this.castToFp32.has(x.id)) this.lossInputFp32.explicit = true;
@@ -2095,14 +2115,17 @@ export class ForwardTrace implements TensorTracer {
 
   method(x: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value {
     const out = this.recorded([x, ...args, ...kwargs.values()], false, () => this.methodOp(x, name, args, kwargs));
-    if (GRADIENT_KEEPING_METHOD.test(name)) this.keepsGradientOf(out);
+    if (GRADIENT_KEEPING_METHOD.test(name)) this.keepsGradientOf(out, name);
     return out;
   }
 
-  /** An op whose double backward reads its output's gradient (see GRADIENT_KEEPING_LAYER), where it records. */
-  private keepsGradientOf(out: Value | undefined): void {
+  /**
+   * An op whose double backward reads its output's gradient (see GRADIENT_KEEPING_LAYER), where it records: that
+   * gradient, and what a composite activation's backward saves beside it (derivative-graphs.ts).
+   */
+  private keepsGradientOf(out: Value | undefined, op: string): void {
     const output = out ? tensorsIn(out)[0] : undefined;
-    if (output && !output.integer && !this.noGrad.has(output.id)) this.gradientKept += numel(output.shape);
+    if (output && !output.integer && !this.noGrad.has(output.id)) this.gradientKept += gradientTensorsSaved(op) * numel(output.shape);
   }
 
   private methodOp(x: TensorValue, name: string, args: Value[], kwargs: Map<string, Value>): Value {
@@ -2475,7 +2498,12 @@ export class ForwardTrace implements TensorTracer {
    * (the same tensor without autocast, see explicitUpcast). Either way the result is one the script cast to fp32.
    */
   private upcast(x: TensorValue): TensorValue {
-    if (x.integer) return { ...x, integer: false };
+    if (x.integer) {
+      // Integers made float (a one-hot of the labels for a Dice loss, a mask): a new tensor, fp32 under autocast too.
+      const out = this.produce(x.shape, [x]);
+      this.fullPrecision.add(out.id);
+      return out;
+    }
     let out = x;
     if (!this.fullPrecision.has(x.id)) {
       out = this.make(x.shape);
@@ -2493,7 +2521,7 @@ export class ForwardTrace implements TensorTracer {
     const out = this.recorded([a, b], false, () => this.binaryOp(operator, a, b));
     // A product's gradient is the other operand times the output's: where both have history, double backward reads it.
     const recordedOperands = [a, b].filter((v) => v.kind === 'tensor' && !this.noGrad.has(v.id)).length;
-    if (operator === '@' || ((operator === '*' || operator === '/') && recordedOperands === 2)) this.keepsGradientOf(out);
+    if (operator === '@' || ((operator === '*' || operator === '/') && recordedOperands === 2)) this.keepsGradientOf(out, operator);
     if ((operator === '*' || operator === '/') && recordedOperands > 0) this.productBackwardPoint(out, [a, b]);
     return out;
   }

@@ -10,6 +10,7 @@ import { t } from '../l10n';
 import { findGpu } from './catalog/gpus';
 import { detectConfig, type DetectedConfig } from './detect';
 import { activationMode, estimate, fitOnGpus } from './model';
+import { ACTIVATION_SHOWN, DEFAULT_DERIVATIVE_ACTIVATION, derivativeKeptRatio, HIGHEST_DERIVATIVE_ORDER } from './derivative-graphs';
 import { vggFeatures } from './catalog/vision';
 import { featureEncoderParameters } from './speech';
 import { keptRows, type KeptGraphs } from './kept-graphs';
@@ -452,6 +453,14 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}) through a forward of {2}, which runs {4} times into that backward: their graphs are kept with that forward\'s (one forward of {2} saves {3}% of what one of each model does) until backward, and backward runs through them too; sized from MLPs measured on the GPU, with the activations {2} calls', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1, penalised.name, Math.round(penalised.share * 100), penalised.forwards));
   } else if (detected.inputDerivatives && mode === 'train') {
     assumptions.push(t('derivatives of order up to {0} are taken with create_graph=True (line {1}): their graphs are kept with the forward\'s until backward, and backward runs through them too; sized from MLPs measured on the GPU, for the forward the script trains (a gradient penalty on one of several forwards is counted on all of them)', detected.inputDerivatives.value, (detected.inputDerivatives.line ?? 0) + 1));
+  }
+  if (detected.inputDerivatives && mode === 'train') {
+    const order = Math.min(detected.inputDerivatives.value, HIGHEST_DERIVATIVE_ORDER);
+    const activation = detected.derivativeActivation ?? DEFAULT_DERIVATIVE_ACTIVATION;
+    const ratio = Math.round(derivativeKeptRatio(activation, order) * 100) / 100;
+    assumptions.push(detected.derivativeActivation
+      ? t('the derivatives\' graphs are sized by what {0} saves for them, layer by layer: with the forward\'s, {1} x what the forward alone keeps', ACTIVATION_SHOWN[activation], ratio)
+      : t('no activation the derivatives go through is named in the script: their graphs are sized as {0}\'s, {1} x what the forward alone keeps', ACTIVATION_SHOWN[activation], ratio));
   }
   if (detected.perSampleGradients && mode === 'train') {
     assumptions.push(detected.perSampleGradients.value

@@ -199,13 +199,15 @@ export class StepGraphs {
   }
 
   /**
-   * Whether a name holds a method bound to the model (`rk4_step(model.vector_field, x, dt)` calls it as `f(x)`): each
-   * call runs the model's layers as a forward does. Read only through a name, where the method was handed on.
+   * Whether a name holds a method bound to the model (`rk4_step(model.vector_field, x, dt)` calls it as `f(x)`), or
+   * the call names one of the model's own methods that runs its layers (`net.field(s)`, whose body calls
+   * `self.body(s)`): each call runs the model's layers as a forward does.
    */
   private boundMethodOfModel(fn: Node): boolean {
-    if (fn.type !== 'identifier') return false;
+    if (fn.type !== 'identifier' && fn.type !== 'attribute') return false;
     const value = this.program.valueOf(fn);
-    return value?.kind === 'function' && value.self !== undefined && this.isModel(value.self);
+    if (value?.kind !== 'function' || value.self === undefined || !this.isModel(value.self)) return false;
+    return fn.type === 'identifier' || runsOwnLayers(value.node);
   }
 
   /**
@@ -527,6 +529,21 @@ function initialisation(fn: Node, name: string, at: Node): Node | undefined {
     if (binds && identifiersIn(binds).some((n) => n.text === name) && (!found || statement.startIndex > found.startIndex)) found = statement;
   }
   return found;
+}
+
+/**
+ * Whether a method's body calls the module itself or one of its attributes that is not a method of its class
+ * (`self(x)`, `self.body(s)`: a layer), as a forward does; not a method that only sets state or calls other methods.
+ */
+function runsOwnLayers(method: Node): boolean {
+  const classBody = method.parent?.type === 'decorated_definition' ? method.parent.parent : method.parent;
+  const methods = new Set((classBody?.namedChildren ?? []).map((child) => (child?.type === 'decorated_definition' ? child.childForFieldName('definition') : child))
+    .filter((child): child is Node => child?.type === 'function_definition').map((child) => child.childForFieldName('name')?.text));
+  return method.descendantsOfType('call').some((call) => {
+    const fn = call?.childForFieldName('function');
+    if (fn?.type === 'identifier') return fn.text === 'self';
+    return fn?.type === 'attribute' && fn.childForFieldName('object')?.text === 'self' && !methods.has(fn.childForFieldName('attribute')?.text);
+  });
 }
 
 /** Whether the forwards are more than one forward each before the backward (which the plain reading counts). */

@@ -4,7 +4,8 @@
 import { countTransformerParameters, transformerActivations, type ActivationContext, type ActivationMode } from './transformer';
 import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
 import type { Breakdown, EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, ShardingStrategy, TrainingConfig, TransformerSpec, WeightDtype } from './types';
-import { LBFGS_DEFAULT_HISTORY, MAX_BATCH_SIZE, type DerivativeActivation } from './types';
+import { LBFGS_DEFAULT_HISTORY, MAX_BATCH_SIZE } from './types';
+import { DEFAULT_DERIVATIVE_ACTIVATION, derivativeKeptRatio, HIGHEST_DERIVATIVE_ORDER } from './derivative-graphs';
 
 /** Allocated before the first forward by cuBLAS workspaces and library init (gpu-truth: alloc_at_start). */
 export const LIBRARY_WORKSPACE_BYTES = 68_157_440;
@@ -421,13 +422,23 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const ownLogSoftmax = net.outputKeptByForward === true;
   // Logits cast to fp32 before the loss (`logits.float()`, or fp32 under autocast): the loss is fp32's.
   const lossMode = (mode === 'amp' && net.lossInputFp32?.autocast) || (mode === 'half' && net.lossInputFp32?.explicit) ? 'fp32' : mode;
-  const lossKept = ownLogSoftmax ? 0 : logSoftmax * (lossMode === 'fp32' ? 1 : lossMode === 'amp' ? 1.5 : 0.5);
+  // What the step's own code keeps of the output (see stepKept below), its fp32 part at 4 bytes whatever the mode.
+  const forwardsRun = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
+  const stepKeptFp32 = net.stepKeptFp32ElementsPerSample ?? 0;
+  const stepKeptBytes = cfg.mode === 'train' ? (b / forwardsRun) * (((net.stepKeptElementsPerSample ?? 0) - stepKeptFp32) * act + stepKeptFp32 * FP32) : 0;
+  // A hand-written loss the trace followed, with no cross-entropy in it, keeps what the trace found in its place.
+  const handWrittenLoss = cfg.mode === 'train' && net.stepLossInPlaceOfOutputLoss === true;
+  const lossKept = ownLogSoftmax ? 0 : handWrittenLoss ? stepKeptBytes : logSoftmax * (lossMode === 'fp32' ? 1 : lossMode === 'amp' ? 1.5 : 0.5);
   // Compiled with the loss inside forward, inductor computes the logits' gradient in one fused kernel from what
   // forward kept, which it frees as it goes: no logits-sized gradient beside it (measured on the H200, a GPT of
   // vocabulary 8192: backward's peak 2 x the logits over what forward kept eager, 0.1 x compiled; compiled with
   // the loss outside forward, as eager; test/gpu/estimator/results/compile_saved.json).
   const fusedLoss = cfg.compiled === true && net.lossInForward === true;
-  const lossBackward = fusedLoss ? 0 : ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1);
+  // A hand-written term beside the cross-entropy (a soft Dice) adds its own gradients at backward's start.
+  const extraGradients = net.stepLossExtraGradientsPerSample;
+  const stepLossBackward = cfg.mode === 'train' && extraGradients
+    ? (b / forwardsRun) * ((extraGradients.elements - extraGradients.fp32) * act + extraGradients.fp32 * FP32) : 0;
+  const lossBackward = (fusedLoss ? 0 : ownLogSoftmax ? 2 * logSoftmax : logSoftmax * (lossMode === 'fp32' ? 2 : 1)) + stepLossBackward;
   const outputHeld = cfg.outputKept === true && cfg.mode === 'train' && !ownLogSoftmax;
   // A loss in checkpointed chunks: backward makes one chunk's logits again, with cross_entropy's fp32 log-softmax
   // and the two gradients its backward starts with (the fp32 units above), beside everything forward kept.
@@ -436,11 +447,10 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   // Weights weight_norm makes at every call, whatever the batch: one set per forward before the backward (b counts
   // the samples of all of them). What the step's code keeps of the returned outputs, once per sample: its loss's
   // tensors are freed first in backward, so a peak later in backward (the traced one below) is reached without them.
-  const forwardsRun = cfg.mode === 'train' ? Math.max(1, cfg.forwardsPerBackward ?? 1) : 1;
   const reparametrized = cfg.mode === 'train' ? forwardsRun * (net.reparametrizedWeightElements ?? 0) * act : 0;
-  // Its fp32 part (a loss over `logits.float()` under autocast) at 4 bytes an element whatever the mode.
-  const stepKeptFp32 = net.stepKeptFp32ElementsPerSample ?? 0;
-  const stepKept = cfg.mode === 'train' ? (b / forwardsRun) * (((net.stepKeptElementsPerSample ?? 0) - stepKeptFp32) * act + stepKeptFp32 * FP32) : 0;
+  // Its fp32 part (a loss over `logits.float()` under autocast) at 4 bytes an element whatever the mode; counted as the
+  // loss's own above where it is all the loss keeps.
+  const stepKept = handWrittenLoss ? 0 : stepKeptBytes;
   saved += reparametrized + stepKept;
   const stepLossGradients = cfg.mode === 'train' ? (b / forwardsRun) * (net.stepLossGradientElementsPerSample ?? 0) * act : 0;
   const convWorkspace = net.hasConvolution ? CUDNN_CONV_BACKWARD_WORKSPACE : 0;
@@ -618,18 +628,6 @@ function largestLayerParameters(cfg: TrainingConfig): number {
 const ENCODER_DECODER_LOGIT_COPIES = 4;
 
 /**
- * Derivatives taken with create_graph=True, by the kind of activation the net uses and by order (1: u_x; 2: u_xx of
- * u_x): what forward and the derivatives' graphs keep together before backward, in units of what the plain forward
- * keeps. Measured on the H200 (fp32 MLPs of 4 x 512 and 8 x 256, 32,768 points; test/gpu/estimator/
- * measure_step_keeps.py, results/step_keeps.json): tanh 3.0 and 8.8-8.9, SiLU 4.0 and 8.7, ReLU 2.0 and 3.0 (its
- * second derivative is zero: the mask graph stays small).
- */
-const INPUT_DERIVATIVE_KEPT: Record<DerivativeActivation, number[]> = {
-  smooth: [1, 3, 8.9],
-  product: [1, 4, 8.75],
-  piecewise: [1, 2, 3],
-};
-/**
  * Backward's transient over what is kept, in units of the plain backward's own transient: measured 1.3-1.7 for
  * orders 1 and 2 (a few layer-wide gradients at once, whatever the depth).
  */
@@ -650,8 +648,7 @@ function withLossNetwork(cfg: TrainingConfig, act: ActivationFigures): Activatio
 
 /** What a training step keeps and peaks at when its loss is made of derivatives with graphs of their own. */
 function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): ActivationFigures {
-  const profile = INPUT_DERIVATIVE_KEPT[cfg.inputDerivativeActivation ?? 'smooth'];
-  const order = cfg.mode === 'train' ? Math.min(cfg.inputDerivativeOrder ?? 0, profile.length - 1) : 0;
+  const order = cfg.mode === 'train' ? Math.min(cfg.inputDerivativeOrder ?? 0, HIGHEST_DERIVATIVE_ORDER) : 0;
   if (order <= 0) return act;
   // Backward walks the derivatives' graphs too: the layer order of the plain forward no longer says where it peaks.
   // Only the differentiated model's share grows (a critic's forward, not the generator's beside it).
@@ -660,7 +657,7 @@ function withInputDerivatives(cfg: TrainingConfig, act: ActivationFigures): Acti
   const otherForwards = cfg.inputDerivativeShare !== undefined ? Math.max(0, (cfg.inputDerivativeModelForwards ?? 1) - 1) : 0;
   return {
     ...act,
-    saved: act.saved * (1 + share * (otherForwards + profile[order]! - 1)),
+    saved: act.saved * (1 + share * (otherForwards + derivativeKeptRatio(cfg.inputDerivativeActivation ?? DEFAULT_DERIVATIVE_ACTIVATION, order) - 1)),
     backwardTransient: act.backwardTransient * INPUT_DERIVATIVE_TRANSIENT,
     backwardCurve: undefined,
   };

@@ -11,7 +11,7 @@ import { underNoGrad } from '../engine/program/grad-mode';
 import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, normAffine, type TracedLibraries } from './forward-trace';
-import { keepStepReturnedOutputs } from './step-returned-outputs';
+import { keepStepLossOverOutput, keepStepReturnedOutputs } from './step-returned-outputs';
 import { carriedArguments, type CarriedFrom } from './carried-state';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
@@ -1402,6 +1402,13 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       });
       const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
       keepStepReturnedOutputs(program, program.moduleCallNodes.get(root) ?? [], returned, attempt);
+      // A tensor the step makes beside the input (its labels), at the traced batch: its shape past the batch axis.
+      const stepTensor = (made: Value): TensorValue | undefined => {
+        const shape = made.kind === 'call' ? partialTensorShape(made) : undefined;
+        if (!shape || shape.dims.length < 1 || shape.dims.slice(1).some((d) => d === undefined)) return undefined;
+        return stepInput([1, ...(shape.dims.slice(1) as number[])], shape.integer);
+      };
+      keepStepLossOverOutput(program, program.moduleCallNodes.get(root) ?? [], returned, attempt, stepTensor);
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'batch', batch, 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'largest', attempt.largest, 'peak', attempt.backwardPeak, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements) || unbatched) return undefined;
@@ -1499,6 +1506,9 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(trace.reparametrizedWeights > 0 ? { reparametrizedWeightElements: trace.reparametrizedWeights } : {}),
       ...(trace.stepKeptElements > 0 ? { stepKeptElementsPerSample: perSample(trace.stepKeptElements) } : {}),
       ...(trace.stepKeptFp32Elements > 0 ? { stepKeptFp32ElementsPerSample: perSample(trace.stepKeptFp32Elements) } : {}),
+      ...(trace.stepLossInPlaceOfOutputLoss ? { stepLossInPlaceOfOutputLoss: true } : {}),
+      ...(trace.stepLossExtraGradients.elements > 0
+        ? { stepLossExtraGradientsPerSample: { elements: perSample(trace.stepLossExtraGradients.elements), fp32: perSample(trace.stepLossExtraGradients.fp32) } } : {}),
       ...(trace.stepLossGradientElements > 0 ? { stepLossGradientElementsPerSample: perSample(trace.stepLossGradientElements) } : {}),
       ...(trace.sparseGradient.rows > 0
         ? { sparseGradientPerSample: { rows: perSample(trace.sparseGradient.rows), values: perSample(trace.sparseGradient.values) } } : {}),
@@ -1618,6 +1628,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       ...(specs.some((s) => s.reparametrizedWeightElements) ? { reparametrizedWeightElements: sum((s) => s.reparametrizedWeightElements ?? 0) } : {}),
       ...(specs.some((s) => s.stepKeptElementsPerSample) ? { stepKeptElementsPerSample: sum((s) => s.stepKeptElementsPerSample ?? 0) } : {}),
       ...(specs.some((s) => s.stepKeptFp32ElementsPerSample) ? { stepKeptFp32ElementsPerSample: sum((s) => s.stepKeptFp32ElementsPerSample ?? 0) } : {}),
+      ...(specs.every((s) => s.stepLossInPlaceOfOutputLoss) ? { stepLossInPlaceOfOutputLoss: true } : {}),
       ...(specs.some((s) => s.stepLossGradientElementsPerSample)
         ? { stepLossGradientElementsPerSample: sum((s) => s.stepLossGradientElementsPerSample ?? 0) } : {}),
       largestElementsPerSample: max((s) => s.largestElementsPerSample),

@@ -23,6 +23,8 @@ import type { ForwardTrace } from './forward-trace';
 
 const UNPACKING = new Set(['pattern_list', 'tuple_pattern', 'list_pattern']);
 const UNBOUND: Value = { kind: 'none' };
+/** Layers a loss is written with: losses and activations, which hold no weights. */
+const LOSS_OR_ACTIVATION_LAYER = /Loss$|^(Softmax|LogSoftmax|Sigmoid|LogSigmoid|Tanh|ReLU|Softplus)$/;
 
 /**
  * Records in `trace` (stepKeptElements) what the step's code after one of the model's calls keeps of what
@@ -62,6 +64,92 @@ export function keepStepReturnedOutputs(program: ProgramModel, calls: readonly P
   trace.stepKeptElements = most;
   trace.stepKeptFp32Elements = fp32;
   trace.stepLossGradientElements = gradients;
+}
+
+/**
+ * A loss the step writes by hand over the one tensor forward returns (a soft Dice over a segmentation's logits: their
+ * softmax, a one-hot of the labels, products over the whole volume): what its ops keep for backward, recorded in
+ * `trace` as stepKeptElements, as keepStepReturnedOutputs does for feature lists. Read by running the statements after
+ * the call, up to the step's backward, with the traced output bound to the name it is assigned to, the step's other
+ * tensors (labels drawn or made with a batch axis) given by `stepTensor` at the traced batch, and its other names at
+ * the values the script's run gave them. cross_entropy keeps nothing in the trace (the model's loss terms size its
+ * log-softmax from the output), so a plain loss adds nothing here.
+ */
+export function keepStepLossOverOutput(program: ProgramModel, calls: readonly PyNode[], returned: Value | undefined, trace: ForwardTrace,
+  stepTensor: (made: Value) => TensorValue | undefined): void {
+  if (returned?.kind !== 'tensor' || returned.integer) return;
+  const modelCalls = new Set([...program.moduleCallNodes.values()].flat().map((node) => node.id));
+  let [most, fp32, withCrossEntropy] = [0, 0, false];
+  let extra = { elements: 0, fp32: 0 };
+  for (const call of calls) {
+    const statement = statementOf(call);
+    const left = call.parent?.childForFieldName('left');
+    if (!statement || left?.type !== 'identifier') continue;
+    const names = new Map<string, Value>([[left.text, returned]]);
+    // An expression that runs a module (another model's forward: a GAN's critic on the generator's output) is
+    // traced with that model, not as this one's loss.
+    const expressions = lossExpressions(statement, names, modelCalls).filter((node) => !runsModule(program, node));
+    if (expressions.length === 0) continue;
+    for (const node of expressions) bindReadNames(program, node, names, stepTensor);
+    const crossEntropies = trace.crossEntropyCalls;
+    // What the loss's input is cast to stays as the model's loss terms read it from forward.
+    const lossInputFp32 = { ...trace.lossInputFp32 };
+    const kept = trace.keptApart(() => {
+      for (const node of expressions) program.evaluateTraced(node, names, trace);
+    });
+    trace.lossInputFp32 = lossInputFp32;
+    const elements = [...kept.values()].reduce((sum, n) => sum + n, 0);
+    if (elements <= most) continue;
+    most = elements;
+    fp32 = trace.fullPrecisionElements(kept);
+    withCrossEntropy = trace.crossEntropyCalls > crossEntropies || expressions.some((node) => callsCrossEntropyLayer(program, node));
+    const graded = trace.withHistory(kept);
+    extra = { elements: [...graded.values()].reduce((sum, n) => sum + n, 0), fp32: trace.fullPrecisionElements(graded) };
+  }
+  if (most === 0) return;
+  trace.stepKeptElements = most;
+  trace.stepKeptFp32Elements = fp32;
+  trace.stepLossInPlaceOfOutputLoss = !withCrossEntropy;
+  // Measured on the H200 (probe_hnn13): a soft Dice beside cross-entropy over 3-D logits peaks at backward's start
+  // 4 x the fp32 logits over what is kept, cross-entropy alone 2 x: the softmax's gradient and its input's.
+  if (withCrossEntropy) trace.stepLossExtraGradients = { elements: 2 * extra.elements, fp32: 2 * extra.fp32 };
+}
+
+/** Whether an expression calls a cross-entropy loss module (`criterion = nn.CrossEntropyLoss()`). */
+function callsCrossEntropyLayer(program: ProgramModel, node: PyNode): boolean {
+  return [node, ...node.descendantsOfType('call')].some((call) => {
+    const value = call?.type === 'call' ? program.valueOf(call.childForFieldName('function')) : undefined;
+    return value?.kind === 'layer' && /^(CrossEntropyLoss|NLLLoss)$/.test(value.type);
+  });
+}
+
+/** Whether an expression calls a module of the script's or a layer with weights (not a loss or an activation). */
+function runsModule(program: ProgramModel, node: PyNode): boolean {
+  return [node, ...node.descendantsOfType('call')].some((call) => {
+    if (call?.type !== 'call') return false;
+    const value = program.valueOf(call.childForFieldName('function'));
+    return value?.kind === 'object' || (value?.kind === 'layer' && !LOSS_OR_ACTIVATION_LAYER.test(value.type));
+  });
+}
+
+/**
+ * Binds the names an expression of the step reads, other than those bound already, to what they held when the
+ * script ran it: a tensor the step made (labels from torch.randint) as `stepTensor` gives it at the traced batch, any
+ * other value as it was (a config dict, a class count). Module-level names are read from the program's globals.
+ */
+function bindReadNames(program: ProgramModel, node: PyNode, names: Map<string, Value>, stepTensor: (made: Value) => TensorValue | undefined): void {
+  for (const identifier of node.descendantsOfType('identifier')) {
+    if (!identifier || names.has(identifier.text)) continue;
+    const parent = identifier.parent;
+    // An attribute's name or a keyword's name is not a read of a variable.
+    if (parent?.type === 'attribute' && parent.childForFieldName('attribute')?.id === identifier.id) continue;
+    if (parent?.type === 'keyword_argument' && parent.childForFieldName('name')?.id === identifier.id) continue;
+    const value = program.valueOf(identifier);
+    if (!value || value.kind === 'unknown') continue;
+    const tensor = value.kind === 'call' ? stepTensor(value) : undefined;
+    if (value.kind === 'call' && !tensor) continue;
+    names.set(identifier.text, tensor ?? value);
+  }
 }
 
 /** The statement `targets = model(...)` a call is the right side of. */

@@ -1,18 +1,15 @@
 import type { How } from '../engine/program/values';
 import type { KeptOutputSite } from './kept-outputs';
 import type { AudioEncoderSpec } from './speech';
+import type { DerivativeActivation } from './derivative-graphs';
 
 // Plain data types of the memory estimator. Every size is in bytes and per GPU.
 // Lines are 0-based inside the library (as tree-sitter and LSP count); the CLI's JSON adds 1.
 
 export type Precision = 'fp32' | 'fp16-amp' | 'bf16-amp' | 'bf16' | 'fp16';
 export type OptimizerKind = 'sgd' | 'sgd-momentum' | 'adam' | 'adamw' | 'adafactor' | 'adam-8bit' | 'rmsprop' | 'adagrad' | 'adadelta' | 'sparse-adam' | 'lbfgs';
-/**
- * The activations of a net trained through derivatives with create_graph=True, by how their derivatives grow the
- * graph: tanh / sigmoid / softplus / sin (smooth), SiLU / GELU / Mish (a product with a sigmoid), ReLU-like
- * (piecewise linear: second derivatives vanish).
- */
-export type DerivativeActivation = 'smooth' | 'product' | 'piecewise';
+/** The activation a create_graph derivative goes through (derivative-graphs.ts says what each keeps). */
+export type { DerivativeActivation } from './derivative-graphs';
 /** torch.optim.LBFGS's default history_size. */
 export const LBFGS_DEFAULT_HISTORY = 100;
 /** How torch.optim runs step(): foreach (the CUDA default) keeps one parameter-sized temporary. */
@@ -230,6 +227,16 @@ export interface LayerNetSpec {
   stepKeptElementsPerSample?: number;
   /** Of stepKeptElementsPerSample, those in fp32 under autocast (a loss over `logits.float()`): 4 bytes each. */
   stepKeptFp32ElementsPerSample?: number;
+  /**
+   * The step's loss over the output, traced, calls no cross-entropy (a hand-written transducer loss): what it keeps
+   * (stepKeptElementsPerSample) is the loss's, in place of the log-softmax counted for a cross-entropy by default.
+   */
+  stepLossInPlaceOfOutputLoss?: boolean;
+  /**
+   * Gradients the step's loss makes at backward's start beside a cross-entropy's, for what it keeps with history
+   * besides (a Dice term's softmax), per sample: elements, and of them those in fp32 under autocast.
+   */
+  stepLossExtraGradientsPerSample?: { elements: number; fp32: number };
   /**
    * The gradients of the returned tensors that step's loss reads, made at once when its backward runs first, over
    * what the loss kept (freed then), per sample: a transient early in backward.

@@ -300,10 +300,24 @@ export class SemanticModel {
     // The callers of a name's functions (callersOf) are found by resolving every call by that name: the same when no
     // changed statement defines a function or makes a call by that name and the names' roles are the same (objects
     // of the same classes). A long script resolved the calls of a common method name (`forward`) on every keystroke.
+    // A name the changed statements call or define a method by is patched (patchedCallers): an edit of a class
+    // resolved every `super().__init__()` of the file again.
     if (sameRoles) {
       const carried = new LayeredMap(previous.callersByName);
-      for (const statement of [...beforeChanged, ...nowChanged]) for (const name of calleeIndex(statement).keys()) carried.delete(name);
-      for (const name of renamed) carried.delete(name);
+      const names = new Set(renamed);
+      for (const statement of [...beforeChanged, ...nowChanged]) for (const name of calleeIndex(statement).keys()) names.add(name);
+      const change: CallersChange = {
+        beforeChanged, nowChanged,
+        oldFunctions: previous.functions.slice(firstFunction, firstFunction + oldFunctions.size),
+        newFunctions: newFunctionInfos,
+        classPairs: oldClasses.map((node, i) => [node, newClasses[i]!] as const),
+      };
+      for (const name of names) {
+        const callers = previous.callersByName.get(name);
+        const patched = callers && this.patchedCallers(name, callers, change);
+        if (patched) carried.set(name, patched);
+        else carried.delete(name);
+      }
       this.callersByName = carried;
       // The previous version may go on resolving callers (its pending facts): into a layer of its own, not into the
       // map this version reads through.
@@ -1184,7 +1198,12 @@ export class SemanticModel {
     // Most calls name no function of this file (`xs.append`, `torch.zeros`): answered before their callee's shape
     // is made, which every function, `self.` method and instance method is looked up by the name of.
     const name = calleeName(call);
-    if (name === undefined || !this.functionsByName.has(name)) return undefined;
+    return name === undefined ? undefined : this.resolveCallNamed(call, name);
+  }
+
+  /** resolveLocalFunction of a call whose callee's last name is known (callersOf's calls, found by it). */
+  private resolveCallNamed(call: Node, name: string): FunctionInfo | undefined {
+    if (!this.functionsByName.has(name)) return undefined;
     const callee = calleeShape(call);
     switch (callee.kind) {
       case 'function':
@@ -1362,13 +1381,14 @@ export class SemanticModel {
     let index = this.statementIndexes.get(key) as StatementIndex<T> | undefined;
     if (!index) {
       const byName = new Map<string, T[]>();
-      for (const statement of this.root.children) {
-        for (const [name, found] of ofStatement(this, statement)) {
-          const list = byName.get(name);
-          if (list) for (const entry of found) list.push(entry);
-          else byName.set(name, found.slice());
-        }
-      }
+      // forEach, not for…of: a document's first analysis runs this before V8 optimises it, and each step of a Map's
+      // iterator then allocates (a 20,000-line script: 4 MiB of the open's 80, collected by young collections).
+      const add = (found: readonly T[], name: string) => {
+        const list = byName.get(name);
+        if (list) for (const entry of found) list.push(entry);
+        else byName.set(name, found.slice());
+      };
+      for (const statement of this.root.children) ofStatement(this, statement).forEach(add);
       index = { ofStatement, position, byName };
       this.statementIndexes.set(key, index as StatementIndex<unknown>);
     }
@@ -1384,7 +1404,8 @@ export class SemanticModel {
   calleeNames(): ReadonlySet<string> {
     return this.memo('callee-names', () => {
       const names = new Set<string>();
-      for (const statement of this.root.children) for (const name of calleeIndex(statement).keys()) names.add(name);
+      const add = (_: unknown, name: string) => names.add(name);
+      for (const statement of this.root.children) calleeIndex(statement).forEach(add);
       return names;
     });
   }
@@ -1504,6 +1525,46 @@ export class SemanticModel {
     });
   }
 
+  /**
+   * The previous version's callers of the functions named `name` (callersOf's groups), brought to this version when
+   * only some top-level statements changed and the roles of names did not: the changed statements' calls by that name
+   * out, their new ones resolved, and the calls elsewhere that resolved to a method of a changed class resolved again
+   * (the class is a new object). A call elsewhere resolves as before otherwise: by `self.` to a method of its own,
+   * unchanged class, by name to the first function of that name outside classes, by an instance to a method of the
+   * instance's class. Undefined (all calls by the name resolved again when asked) where the changed statements
+   * define a function of that name outside a class (which function a call by name reaches may change), or a changed
+   * class gains a method of that name (calls elsewhere on its instances may reach it now).
+   */
+  private patchedCallers(name: string, callers: ReadonlyMap<number, readonly Node[]>, change: CallersChange): ReadonlyMap<number, readonly Node[]> | undefined {
+    const named = (infos: readonly FunctionInfo[]) => infos.filter((info) => info.name === name);
+    const oldNamed = named(change.oldFunctions);
+    const newNamed = named(change.newFunctions);
+    if ([...oldNamed, ...newNamed].some((info) => !info.classInfo)) return undefined;
+    const definesMethod = (infos: readonly FunctionInfo[], cls: Node) => infos.some((info) => info.classInfo?.node === cls);
+    if (change.classPairs.some(([before, now]) => definesMethod(newNamed, now) && !definesMethod(oldNamed, before))) return undefined;
+    const oldIds = new Set(oldNamed.map((info) => info.node.id));
+    const callsIn = (statements: readonly Node[]) => statements.flatMap((statement) => calleeIndex(statement).get(name) ?? []);
+    const removedCalls = new Set(callsIn(change.beforeChanged));
+    const again = callsIn(change.nowChanged);
+    const patched = new Map<number, readonly Node[]>();
+    callers.forEach((calls, id) => {
+      const kept = removedCalls.size > 0 ? calls.filter((call) => !removedCalls.has(call)) : calls;
+      if (oldIds.has(id)) again.push(...kept);
+      else if (kept.length > 0) patched.set(id, kept.length === calls.length ? calls : kept);
+    });
+    // The lists that gain calls are new (the previous version's are shared) and in document order, as callersOf makes them.
+    const grown = new Map<number, Node[]>();
+    for (const call of again) {
+      const id = this.resolveCallNamed(call, name)?.node.id;
+      if (id === undefined) continue;
+      let list = grown.get(id);
+      if (!list) grown.set(id, (list = [...(patched.get(id) ?? [])]));
+      list.push(call);
+    }
+    grown.forEach((list, id) => patched.set(id, list.sort((a, b) => a.startIndex - b.startIndex)));
+    return patched;
+  }
+
   /** The calls of a local function from elsewhere in the file (memoised). */
   callersOf(info: FunctionInfo): readonly Node[] {
     const memo = this.callersMemo.get(info.node.id);
@@ -1514,7 +1575,7 @@ export class SemanticModel {
     if (!byCallee) {
       const resolved = new Map<number, Node[]>();
       for (const call of this.callsNamed(info.name)) {
-        const id = this.resolveLocalFunction(call)?.node.id;
+        const id = this.resolveCallNamed(call, info.name)?.node.id;
         if (id === undefined) continue;
         const calls = resolved.get(id);
         if (calls) calls.push(call);
@@ -1821,6 +1882,15 @@ function isDetachedExpression(node: Node): boolean {
 /** At most this many changed top-level statements are spliced into the previous model (deriveFrom). */
 const MAX_DERIVED_STATEMENTS = 16;
 
+/** What deriveFrom changed, as patchedCallers reads it: the top-level statements, their functions, their classes (before, now). */
+interface CallersChange {
+  beforeChanged: readonly Node[];
+  nowChanged: readonly Node[];
+  oldFunctions: readonly FunctionInfo[];
+  newFunctions: readonly FunctionInfo[];
+  classPairs: ReadonlyArray<readonly [Node, Node]>;
+}
+
 /** What a function definition says by itself (its class is filled in by the model). */
 function functionInfoOf(node: Node): FunctionInfo {
   const decorators: Node[] = [];
@@ -1968,7 +2038,11 @@ function roleCandidates(assignment: Node): RoleCandidate[] {
   const candidates: RoleCandidate[] = [];
   const left = assignment.childForFieldName('left');
   const right = assignment.childForFieldName('right');
-  for (const [target, value] of left && right ? pairTargets(left, right) : []) {
+  // Pairs by index, not destructured: every assignment of a document is read here before V8 optimises this, and
+  // destructuring a pair then steps an iterator that allocates.
+  for (const pair of left && right ? pairTargets(left, right) : []) {
+    const target = pair[0];
+    const value = pair[1];
     // The value first: most assignments bind no call, and then the target's name need not be spelled out.
     const call = unwrapCall(value);
     const callee = call ? dottedName(call.childForFieldName('function')) : undefined;
