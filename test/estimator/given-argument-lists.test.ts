@@ -56,14 +56,14 @@ test('shell words split as shlex does: quotes group, backslashes escape', () => 
 test('the arguments a script splits from an environment default replace the parser defaults', async () => {
   const estimate = await estimateText(script(`shlex.split(os.environ.get("RUN_ARGS", "--width 48 -n 24 --size=96 --hidden 32 40 --deep"))`), 'given_args_env.py');
   assert.equal(estimate.detected.batchSize.value, 24);
-  assert.equal(estimate.detected.imageSize.value, 96);
+  assert.equal(estimate.detected.imageSize?.value, 96);
   assert.equal(estimate.detected.parameters, parameters(48, [32, 40], true));
 });
 
 test('a list literal handed to parse_args sets only the options it names', async () => {
   const estimate = await estimateText(script(`["-n", "12"]`), 'given_args_list.py');
   assert.equal(estimate.detected.batchSize.value, 12);
-  assert.equal(estimate.detected.imageSize.value, 32);
+  assert.equal(estimate.detected.imageSize?.value, 32);
   assert.equal(estimate.detected.parameters, parameters(64, [16], false));
 });
 
