@@ -391,7 +391,8 @@ export class ForwardTrace implements TensorTracer {
       this.partsRun.add(key);
       if (trainable) this.trainableSoFar += part.parameters;
     }
-    const n = this.samples;
+    // Per sample, times the rows it is given: a pair of images concatenated on the batch axis runs it for both.
+    const n = x.shape[0] ?? this.samples;
     this.liveNoGrad = Math.max(this.liveNoGrad, n * run.liveElements);
     if (!this.recording) {
       // Nothing of it is kept, but its layers' tensors are alive while it runs (a BatchNorm's input and output, a
@@ -440,7 +441,7 @@ export class ForwardTrace implements TensorTracer {
         this.librariesCounted.add(model);
         this.trainableSoFar += spec.parameters;
       }
-      const [before, n] = [this.savedElements, this.samples];
+      const [before, n] = [this.savedElements, x.shape[0]!];
       this.keepBuffer(n * spec.savedElementsPerSample);
       this.backwardPeak = Math.max(this.backwardPeak, before + n * (spec.backwardPeakElementsPerSample ?? spec.savedElementsPerSample + spec.largestElementsPerSample));
       this.largest = Math.max(this.largest, n * spec.largestElementsPerSample);

@@ -189,3 +189,27 @@ function convert(token: Token, type: string | undefined): Value | undefined {
   }
   return undefined;
 }
+/** POSIX shell words, as `shlex.split` makes them: whitespace separates, quotes group, a backslash escapes. */
+export function shellWords(text: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === quote) quote = undefined;
+      else if (c === '\\' && quote === '"' && i + 1 < text.length) word += text[++i]!;
+      else word += c;
+    } else if (/\s/.test(c)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      word ??= '';
+    } else if (c === '\\' && i + 1 < text.length) word = (word ?? '') + text[++i]!;
+    else word = (word ?? '') + c;
+  }
+  if (word !== undefined) words.push(word);
+  return words;
+}
+

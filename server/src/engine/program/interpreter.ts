@@ -19,7 +19,7 @@ import {
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
 } from './values';
 import { parseConfigFile, parseCsvFile, parseIniFile } from './config-files';
-import { expandArgumentFiles, parseArgumentList, type ArgumentOption, type ArgumentSpec, type Token } from './argv';
+import { expandArgumentFiles, parseArgumentList, shellWords, type ArgumentOption, type ArgumentSpec, type Token } from './argv';
 import { loadedParser } from '../parser';
 import { copyTree } from '../syntax-tree';
 import { NodeValues, treeIndex } from './tree-index';
@@ -851,11 +851,12 @@ export class ProgramModel {
           const index = key.value >= 0 ? String(key.value) : this.libraryChildFromEnd(object, key.value);
           if (index !== undefined) this.recordReplacement(object, index, value);
         }
-        if (object.kind === 'dict' && key.kind === 'string') object.entries.set(key.value, value);
+        if (object.kind === 'dict') dictSet(object, key, value);
         else if (object.kind === 'list' && key.kind === 'number' && Number.isInteger(key.value)) {
           const index = key.value < 0 ? object.items.length + key.value : key.value;
           if (index >= 0 && index < object.items.length) object.items[index] = value;
         } else if (object.kind === 'object' && key.kind === 'string') object.attrs.set(key.value, value);
+        else if (object.kind === 'layer' && isContainer(object.type)) setContainerEntry(object, key, value);
         return;
       }
       default:
@@ -1203,7 +1204,10 @@ export class ProgramModel {
             dictSet(dict, key, this.evalExpr(pair.childForFieldName('value'), scope));
           } else if (pair?.type === 'dictionary_splat') {
             const spread = this.evalExpr(pair.namedChildren[0], scope);
-            if (spread.kind === 'dict') for (const [k, v] of spread.entries) dictSet(dict, spread.numberKeys?.has(k) ? { kind: 'number', value: Number(k) } : { kind: 'string', value: k }, v);
+            if (spread.kind === 'dict') {
+              const values = [...spread.entries.values()];
+              dictKeys(spread).forEach((k, i) => dictSet(dict, k, values[i]!));
+            }
             else for (const [k, v] of entriesOf(spread) ?? []) dict.entries.set(k, v);
           }
         }
@@ -1581,7 +1585,7 @@ export class ProgramModel {
     if (object.kind === 'ref' && object.path.endsWith('.__dict__') && key.kind === 'string') {
       return { kind: 'ref', path: `${object.path.slice(0, -'.__dict__'.length)}.${key.value}` };
     }
-    if (object.kind === 'dict' && (key.kind === 'string' || key.kind === 'number')) {
+    if (object.kind === 'dict' && (key.kind === 'string' || key.kind === 'number' || (key.kind === 'list' && key.tuple))) {
       const entry = dictGet(object, key);
       return entry !== undefined ? readThrough(entry, 'config') : UNKNOWN;
     }
@@ -2308,6 +2312,13 @@ export class ProgramModel {
         return { kind: 'object', role: 'namespace', typeName: name, attrs: new Map(kwargs), line };
       case 'argparse.ArgumentParser':
         return this.newParser(kwargs, line);
+      // A command line written as one string, split as the shell would.
+      case 'shlex.split': {
+        const text = args[0] ?? kwargs.get('s');
+        if (text?.kind !== 'string') return UNKNOWN;
+        const words = shellWords(text.value).map((word): Value => withOrigin({ kind: 'string', value: word }, text.origin));
+        return { kind: 'list', items: words, tuple: false, ...(text.origin ? { origin: text.origin } : {}) };
+      }
       case 'os.environ.get':
       case 'os.getenv': {
         const fallback = args[1] ?? kwargs.get('default');
@@ -2515,7 +2526,10 @@ export class ProgramModel {
         }
         case 'keys': return { kind: 'list', items: dictKeys(receiver), tuple: false };
         case 'values': return { kind: 'list', items: [...receiver.entries.values()], tuple: false };
-        case 'copy': return { kind: 'dict', entries: new Map(receiver.entries), ...(receiver.numberKeys ? { numberKeys: new Set(receiver.numberKeys) } : {}) };
+        case 'copy': return {
+          kind: 'dict', entries: new Map(receiver.entries), ...(receiver.numberKeys ? { numberKeys: new Set(receiver.numberKeys) } : {}),
+          ...(receiver.tupleKeys ? { tupleKeys: new Map(receiver.tupleKeys) } : {}),
+        };
         case 'pop': {
           const key = stringOf(args[0]);
           const value = key !== undefined ? receiver.entries.get(key) : undefined;
@@ -2594,6 +2608,10 @@ export class ProgramModel {
       return { kind: 'object', role: 'parameters', typeName: 'parameters', attrs: new Map([['module', receiver]]), line };
     }
     if (receiver.kind === 'layer') {
+      if (method === 'add_module' && isContainer(receiver.type) && args[0]) {
+        setContainerEntry(receiver, args[0], args[1] ?? UNKNOWN);
+        return NONE;
+      }
       if ((method === 'append' || method === 'add_module') && isContainer(receiver.type)) {
         receiver.children.push(args[method === 'append' ? 0 : 1] ?? UNKNOWN);
         return NONE;
@@ -3082,6 +3100,32 @@ function builtin(name: string): Value {
 
 function isContainer(type: string): boolean {
   return type === 'Sequential' || type === 'ModuleList' || type === 'ModuleDict';
+}
+
+/**
+ * `self.blocks[f"x{i}_{j}"] = Block(...)` / `add_module(name, m)` on a container layer: a ModuleDict (or a container
+ * whose children are all named) keeps the module under its name, a new name appended, an old one replaced in place;
+ * `blocks[i] = m` replaces the i-th child. Other names append the module, as before.
+ */
+function setContainerEntry(container: LayerValue, key: Value, value: Value): void {
+  if (key.kind === 'number' && Number.isInteger(key.value)) {
+    const index = key.value < 0 ? container.children.length + key.value : key.value;
+    if (index >= 0 && index < container.children.length) container.children[index] = value;
+    return;
+  }
+  if (key.kind !== 'string') {
+    container.children.push(value);
+    return;
+  }
+  const allNamed = container.type === 'ModuleDict' || (container.named?.size ?? 0) === container.children.length;
+  if (!allNamed) {
+    container.children.push(value);
+    return;
+  }
+  const named = container.named ?? new Map<string, Value>();
+  named.set(key.value, value);
+  container.named = named;
+  container.children = [...named.values()];
 }
 
 function isExpression(node: PyNode): boolean {

@@ -31,7 +31,13 @@ export interface ListValue { kind: 'list'; items: Value[]; tuple: boolean; origi
  * A dict keyed by strings, or by integers (`{8: [...], 16: [...]}`): an integer key is stored as its decimal text
  * and listed in numberKeys, so that `d[8]` finds it and `d["8"]` does not (see dictGet, dictSet, dictKeys).
  */
-export interface DictValue { kind: 'dict'; entries: Map<string, Value>; numberKeys?: Set<string>; origin?: Origin; ini?: 'parser' | 'section' }
+/**
+ * A tuple of such keys (`X[(i, j)]`, a nested U-Net's nodes by level and column) is stored under its text, the
+ * tuple itself kept in tupleKeys so that `keys()` gives it back.
+ */
+export interface DictValue {
+  kind: 'dict'; entries: Map<string, Value>; numberKeys?: Set<string>; tupleKeys?: Map<string, Value>; origin?: Origin; ini?: 'parser' | 'section';
+}
 /** `torch.float16` and friends. */
 export interface DtypeValue { kind: 'dtype'; name: string; origin?: Origin }
 
@@ -302,33 +308,50 @@ export function numberOf(value: Value | undefined): number | undefined {
   return undefined;
 }
 
-/** Where a dict stores a Python key: a string as itself, an integer as its decimal text; undefined for other keys. */
-function storedKey(key: Value | undefined): { text: string; number: boolean } | undefined {
-  if (key?.kind === 'string') return { text: key.value, number: false };
-  if (key?.kind === 'number' && Number.isInteger(key.value)) return { text: String(key.value), number: true };
-  return undefined;
+/** A tuple key's text: a control character no script key starts with, then its parts (strings quoted). */
+const TUPLE_KEY_MARK = '\u0001';
+
+function tupleKeyText(key: Value, depth = 0): string | undefined {
+  if (key.kind === 'string') return JSON.stringify(key.value);
+  if (key.kind === 'number' && Number.isInteger(key.value)) return String(key.value);
+  if (key.kind !== 'list' || !key.tuple || depth > 4) return undefined;
+  const parts = key.items.map((item) => tupleKeyText(item, depth + 1));
+  return parts.every((part) => part !== undefined) ? `(${parts.join(',')})` : undefined;
 }
 
-/** The entry of a dict under a string or integer key (`cfg["lr"]`, `strides[8]`). */
+/**
+ * Where a dict stores a Python key: a string as itself, an integer as its decimal text, a tuple of these as its
+ * marked text; undefined for other keys.
+ */
+function storedKey(key: Value | undefined): { text: string; number: boolean; tuple?: Value } | undefined {
+  if (key?.kind === 'string') return { text: key.value, number: false };
+  if (key?.kind === 'number' && Number.isInteger(key.value)) return { text: String(key.value), number: true };
+  const text = key?.kind === 'list' && key.tuple ? tupleKeyText(key) : undefined;
+  return text !== undefined ? { text: TUPLE_KEY_MARK + text, number: false, tuple: key } : undefined;
+}
+
+/** The entry of a dict under a string, integer or tuple key (`cfg["lr"]`, `strides[8]`, `nodes[(i, j)]`). */
 export function dictGet(dict: DictValue, key: Value | undefined): Value | undefined {
   const stored = storedKey(key);
   if (!stored || (dict.numberKeys?.has(stored.text) ?? false) !== stored.number) return undefined;
   return dict.entries.get(stored.text);
 }
 
-/** Sets a dict's entry under a string or integer key; false where the key is neither. */
+/** Sets a dict's entry under a string, integer or tuple key; false where the key is none of these. */
 export function dictSet(dict: DictValue, key: Value | undefined, value: Value): boolean {
   const stored = storedKey(key);
   if (!stored) return false;
   if (stored.number) (dict.numberKeys ??= new Set()).add(stored.text);
   else dict.numberKeys?.delete(stored.text);
+  if (stored.tuple) (dict.tupleKeys ??= new Map()).set(stored.text, stored.tuple);
   dict.entries.set(stored.text, value);
   return true;
 }
 
-/** A dict's keys as the script wrote them: integers for integer keys, strings for the rest. */
+/** A dict's keys as the script wrote them: integers for integer keys, tuples for tuple keys, strings for the rest. */
 export function dictKeys(dict: DictValue): Value[] {
-  return [...dict.entries.keys()].map((k): Value => (dict.numberKeys?.has(k) ? { kind: 'number', value: Number(k) } : { kind: 'string', value: k }));
+  return [...dict.entries.keys()].map((k): Value => dict.tupleKeys?.get(k)
+    ?? (dict.numberKeys?.has(k) ? { kind: 'number', value: Number(k) } : { kind: 'string', value: k }));
 }
 
 export function stringOf(value: Value | undefined): string | undefined {
