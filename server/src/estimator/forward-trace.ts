@@ -826,6 +826,29 @@ export class ForwardTrace implements TensorTracer {
     this.saved.set(this.nextId++, elements);
   }
 
+  /**
+   * The per-head attention weights nn.MultiheadAttention computes with need_weights (its default), on its math path:
+   * softmax keeps its output, fp32 under autocast (softmax is on autocast's fp32 list); dropout keeps its mask; the
+   * product with the values keeps the (dropped) weights, as the half copy autocast casts them to (without autocast,
+   * the dropout's output itself, or softmax's). Backward holds two fp32 gradients of the weights at once (dropout's
+   * and softmax's, each an output's gradient and its input's) beside them.
+   */
+  private attentionWeights(rows: number, seq: number, keySeq: number, dropout: boolean): void {
+    if (!this.recording) return;
+    const shape = [rows, seq, keySeq];
+    const weights = this.precision(this.make(shape), false);
+    this.keep(weights);
+    if (dropout) {
+      this.keepBuffer(numel(shape) / 4);
+      this.keepCastOperand('half', this.precision(this.make(shape), false));
+    } else {
+      this.keepCastOperand('half', weights);
+    }
+    const gradient = { elements: numel(shape), fp32: true };
+    this.pendingBackwardWorkspace += 2 * numel(shape);
+    this.blockGradients([gradient, gradient]);
+  }
+
   /** What keeping a tensor keeps alive: its storage, which a view shares with its base. */
   private storageOf(t: TensorValue): number {
     return Math.max(this.storage.get(t.id) ?? 0, numel(t.shape));
@@ -1296,7 +1319,8 @@ export class ForwardTrace implements TensorTracer {
         // With dropout the weights are also dropped: its mask and the dropped weights are kept too (as LayerNetBuilder's
         // multiheadAttention counts them).
         const dropout = num(2, 'dropout', 0);
-        if (needWeights) this.keepBuffer(this.samples * (heads * seq * keySeq * (1 + (dropout > 0 ? 1.25 : 0)) + seq * keySeq));
+        if (needWeights) this.attentionWeights(this.samples * heads, seq, keySeq, dropout > 0);
+        if (needWeights) this.keepBuffer(this.samples * seq * keySeq);
         const weights = needWeights ? this.produce(this.samples === 1 ? [seq, seq] : [this.samples, seq, seq]) : undefined;
         return { kind: 'list', items: [this.precision(this.produce(shape, [x]), true), weights ?? { kind: 'none' }], tuple: true };
       }

@@ -688,8 +688,10 @@ function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: V
   // The loop's target tuple that holds the batch's parts (`for step, (x, edge_index, ...) in enumerate(loader)`).
   const left = loop.childForFieldName('left');
   const patterns = [left, ...(left?.descendantsOfType(['tuple_pattern', 'pattern_list']) ?? [])];
-  const names = patterns.map((p) => p?.namedChildren.filter((c): c is PyNode => !!c).map((c) => (c.type === 'identifier' ? c.text : '')) ?? [])
-    .find((list) => list.length >= elements.length && list.length > 1);
+  // `for step, (x, lens, ...) in enumerate(loader)`: the inner tuple, whose names are all plain, before the outer one.
+  const lists = patterns.map((p) => p?.namedChildren.filter((c): c is PyNode => !!c).map((c) => (c.type === 'identifier' ? c.text : '')) ?? [])
+    .filter((list) => list.length >= elements.length && list.length > 1);
+  const names = lists.find((list) => !list.includes('')) ?? lists[0];
   if (!names || sample.every((s) => s === undefined)) return undefined;
   return { collate, sample, names };
 }
@@ -1418,7 +1420,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       const traced = traceInputs(candidate, others, fromData, blocks, 1);
       if (!traced) return false;
       if (!best || traced.trace.mismatches < best.trace.mismatches) {
-        best = { ...traced, fromData: fromData?.[0] !== undefined, again: (cut, batch) => traceInputs(candidate, others, fromData, cut, batch) };
+        // The data's sample, as a concatenating collate_fn makes the batch of it, is the data's input too.
+        best = { ...traced, fromData: fromData?.[0] !== undefined || (!!firstSample && candidate === firstSample), again: (cut, batch) => traceInputs(candidate, others, fromData, cut, batch) };
       }
       return traced.trace.mismatches === 0;
     };
