@@ -64,6 +64,9 @@ test('a collate_fn padding spectrograms to the batch\'s longest gives the step i
   for (const result of [short, long]) {
     assert.ok(!result.assumptions.some((a) => a.startsWith('image size not found')), result.assumptions.join('\n'));
   }
+  // The GRU runs packed over the frames the stem's stride leaves: the draw told on that axis, at its mean.
+  assert.ok(short.assumptions.some((a) => a.includes('lengths drawn from 150 to 450 (300 tokens a sample); the padded tensors at the longest, 450')),
+    short.assumptions.join('\n'));
   // Every tensor of the step follows the frames: twice the frames, about twice the activations.
   const ratio = long.breakdown.activations / short.breakdown.activations;
   assert.ok(ratio > 1.8 && ratio < 2.2, `activations ${short.breakdown.activations} at 900 frames, ${long.breakdown.activations} at 1800 (x${ratio.toFixed(2)})`);

@@ -1511,7 +1511,10 @@ export class ForwardTrace implements TensorTracer {
     const draw = lengths?.drawn ?? this.sequenceDraw;
     // The share of the padded length a sample fills on average: uniform draws, the batch padded to the longest.
     const share = draw && draw.most > 0 ? Math.min(1, (draw.least + draw.most) / 2 / draw.most) : 1;
-    if (draw) this.packedLengths = { ...draw, mean: padded * share, padded };
+    // A draw of the data's lengths before a subsampling stem (a spectrogram's frames, halved by a strided
+    // convolution) is told on the axis packed, as the stem leaves it.
+    const scale = draw && draw.most > 0 && draw.most !== padded ? padded / draw.most : 1;
+    if (draw) this.packedLengths = { least: Math.round(draw.least * scale), most: Math.round(draw.most * scale), mean: padded * share, padded };
     const data = this.produce(x.shape.map((d, k) => (k === axis ? d * share : d)), [x], x.integer);
     this.packedAxes.set(data.id, { axis, padded });
     return data;

@@ -666,7 +666,7 @@ type InputShape = { shape: number[]; integer: boolean };
  * it (each returned tensor's shape), and the names the loop around the step's call binds the collated parts to.
  * Undefined where no collate_fn concatenates.
  */
-function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: Value; sample: Array<InputShape | undefined>; names: string[] } | undefined {
+function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: Value; sample: Array<SampleShape | undefined>; names: string[] } | undefined {
   // The loader the step's loop iterates, its collate_fn and its dataset's __getitem__ (as dataset-samples reads them).
   const loop = enclosingLoops(site).find((outer) => outer.type === 'for_statement');
   const { value: loader } = loopLoader(program, loop);
@@ -683,7 +683,9 @@ function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: V
   const sample = elements.map((element): InputShape | undefined => {
     const value = program.valueOf(element);
     const shape = value?.kind === 'call' ? tensorShape(value) : undefined;
-    return shape && value?.kind === 'call' ? { shape: shape.dims, integer: isIntegerTensor(value) } : undefined;
+    // Sizes drawn at random keep their least (a spectrogram's frames): the lengths a packed sequence runs over.
+    const least = shape?.least?.some((d) => d !== undefined) ? { least: shape.least } : {};
+    return shape && value?.kind === 'call' ? { shape: shape.dims, integer: isIntegerTensor(value), ...least } : undefined;
   });
   // The loop's target tuple that holds the batch's parts (`for step, (x, edge_index, ...) in enumerate(loader)`).
   const left = loop.childForFieldName('left');
@@ -1333,7 +1335,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       batch: number, previous?: { trace: ForwardTrace; returned: Value }): Traced | undefined => {
       const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries,
         (layer) => layerParameters(layer).reparametrized ?? 0);
-      attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
+      attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : candidate === firstSample && firstSample ? drawnTokenAxis([firstSample]) : undefined);
       attempt.stackedParameters = stacked;
       attempt.samples = batch;
       // The step's tensors hold `batch` samples on their batch axis; one without a batch axis cannot be batched.
