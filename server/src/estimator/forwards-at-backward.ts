@@ -11,6 +11,7 @@ import type { Value } from '../engine/program/values';
 import { enclosingLoops } from '../engine/syntax';
 import { keepsGraphsOfLoops, keptRows, StepGraphs, type KeptGraphs } from './kept-graphs';
 import { wrappersHolding } from './module-tree';
+import { sampleArguments } from './dataset-samples';
 import type { Located } from './types';
 
 /** What the step's model is, as the detection found it: the calls to read and the values and names it goes by. */
@@ -54,6 +55,11 @@ export interface ForwardsAtBackward {
   graphs?: KeptGraphs;
   /** The rows of the first forward the backward runs through, where its input was made with a shape. */
   rows?: Located<number>;
+  /**
+   * For `wrapper`: the token length of each run of the hub model, in order, where the data gives every one (a
+   * late-interaction retriever encodes 32-token queries and 180-token passages with the same encoder).
+   */
+  lengths?: number[];
 }
 
 export function forwardsAtBackward(step: StepModel): ForwardsAtBackward {
@@ -68,7 +74,9 @@ export function forwardsAtBackward(step: StepModel): ForwardsAtBackward {
   const called = calledBeforeBackward(step.calls, step.forwards.filter((call) => !step.program.neverRuns(call)), step.variables);
   const found = called ? { why: 'calls' as const, ...called } : step.hub ? wrapperCalls(step, step.hub) : undefined;
   if (!found) return { ...one, why: 'one', forwards: 1, batches: members };
-  return { ...one, why: found.why, forwards: found.value, batches: found.value * members, ...(found.line !== undefined ? { line: found.line } : {}) };
+  const lengths = 'lengths' in found ? found.lengths : undefined;
+  return { ...one, why: found.why, forwards: found.value, batches: found.value * members, ...(found.line !== undefined ? { line: found.line } : {}),
+    ...(lengths ? { lengths } : {}) };
 }
 
 /** Whether a name's text is `name`: compared only where the lengths agree (no text is cut out for the others). */
@@ -165,16 +173,90 @@ function inOtherBranches(a: Node, b: Node): boolean {
  * AutoModel.from_pretrained(...)` in a sentence encoder): the step calls the wrapper (a triplet's anchor, positive
  * and negative), and each call runs the hub model as often as the wrapper's forward calls the attribute holding it.
  */
-function wrapperCalls(step: StepModel, hub: Value): (Located<number> & { why: 'wrapper' }) | undefined {
+function wrapperCalls(step: StepModel, hub: Value): (Located<number> & { why: 'wrapper'; lengths?: number[] }) | undefined {
   const { program, calls } = step;
   for (const wrapper of wrappersHolding(program, hub)) {
     const attributes = new Set([...wrapper.attrs].filter(([, value]) => value === hub).map(([name]) => `self.${name}`));
     const forward = wrapper.cls ? lookupClassAttribute(wrapper.cls, 'forward') : undefined;
-    const inner = forward?.kind === 'function' ? forward.node.descendantsOfType('call').filter((call) => attributes.has(call?.childForFieldName('function')?.text ?? '')).length : 0;
+    const runs = forward?.kind === 'function' ? hubRuns(forward.node, attributes, (name) => {
+      const method = wrapper.cls ? lookupClassAttribute(wrapper.cls, name) : undefined;
+      return method?.kind === 'function' ? method.node : undefined;
+    }) : [];
+    const inner = runs.length;
     // The variables the step calls it through (not `self` inside its own methods).
     const names = new Set([...program.assigned].filter(([name, values]) => name !== 'self' && values.includes(wrapper)).map(([name]) => name));
-    const outer = names.size > 0 ? calledBeforeBackward(calls, calls.filter((call) => callsOneOf(call, names)), names, 1) : undefined;
-    if (outer && outer.value * Math.max(1, inner) > 1) return { why: 'wrapper', value: outer.value * Math.max(1, inner), line: outer.line };
+    const stepCalls = calls.filter((call) => callsOneOf(call, names));
+    const outer = names.size > 0 ? calledBeforeBackward(calls, stepCalls, names, 1) : undefined;
+    if (outer && outer.value * Math.max(1, inner) > 1) {
+      const lengths = outer.value === 1 && forward?.kind === 'function' ? runLengths(step, forward.node, runs, stepCalls) : undefined;
+      return { why: 'wrapper', value: outer.value * Math.max(1, inner), line: outer.line, ...(lengths ? { lengths } : {}) };
+    }
   }
   return undefined;
+}
+
+/** One run of the hub model inside a wrapper's forward: the call, and the forward's expression of its token ids. */
+interface HubRun { call: Node; ids: Node | undefined }
+
+/**
+ * The runs of the hub model a wrapper's forward makes: its calls of the attribute holding it, and its calls of its
+ * own methods that call it (`Q = self.encode(q_ids, q_mask)`, once for each call), each with the expression of
+ * forward its token ids come from.
+ */
+function hubRuns(forward: Node, attributes: ReadonlySet<string>, method: (name: string) => Node | undefined): HubRun[] {
+  const runs: HubRun[] = [];
+  for (const call of forward.descendantsOfType('call')) {
+    const callee = call?.childForFieldName('function')?.text ?? '';
+    if (!call) continue;
+    if (attributes.has(callee)) {
+      runs.push({ call, ids: tokenIdsArgument(call) });
+      continue;
+    }
+    const own = /^self\.(\w+)$/.exec(callee)?.[1];
+    const body = own !== undefined && own !== 'forward' ? method(own) : undefined;
+    if (!body) continue;
+    const inside = body.descendantsOfType('call').filter((c) => attributes.has(c?.childForFieldName('function')?.text ?? ''));
+    const parameters = parameterNames(body).filter((name) => name !== 'self');
+    for (const hubCall of inside) {
+      // The method's parameter its hub call takes the ids from, and what forward passes for it.
+      const ids = hubCall ? tokenIdsArgument(hubCall) : undefined;
+      const index = ids?.type === 'identifier' ? parameters.indexOf(ids.text) : -1;
+      const given = index >= 0 ? positionalArguments(call)[index] : undefined;
+      runs.push({ call, ids: given });
+    }
+  }
+  return runs;
+}
+
+/** The token ids a hub model's call is given: `input_ids=`, else its first positional argument. */
+function tokenIdsArgument(call: Node): Node | undefined {
+  const args = call.childForFieldName('arguments')?.namedChildren ?? [];
+  const keyword = args.find((arg) => arg?.type === 'keyword_argument' && arg.childForFieldName('name')?.text === 'input_ids');
+  return keyword?.childForFieldName('value') ?? positionalArguments(call)[0];
+}
+
+function positionalArguments(call: Node): Node[] {
+  return (call.childForFieldName('arguments')?.namedChildren ?? []).filter((arg): arg is Node => !!arg && arg.type !== 'keyword_argument' && arg.type !== 'comment');
+}
+
+function parameterNames(fn: Node): string[] {
+  return (fn.childForFieldName('parameters')?.namedChildren ?? []).map((p) => (p?.type === 'identifier' ? p.text : p?.childForFieldName('name')?.text ?? p?.namedChildren[0]?.text ?? ''));
+}
+
+/**
+ * The token length of each run, where every run's ids are a parameter of forward the step's one call gives a tensor
+ * of the data (`model(q, qm, d, dm)` in the loader's loop): the last size of that tensor. Undefined otherwise.
+ */
+function runLengths(step: StepModel, forward: Node, runs: readonly HubRun[], stepCalls: readonly Node[]): number[] | undefined {
+  const stepCall = stepCalls.find((call) => !underNoGrad(call));
+  if (!stepCall || runs.length < 2) return undefined;
+  const parameters = parameterNames(forward).filter((name) => name !== 'self');
+  const given = positionalArguments(stepCall);
+  const lengths = runs.map((run) => {
+    const index = run.ids?.type === 'identifier' ? parameters.indexOf(run.ids.text) : -1;
+    const argument = index >= 0 ? given[index] : undefined;
+    const shape = argument ? sampleArguments(step.program, stepCall, [argument])?.[0]?.shape : undefined;
+    return shape && shape.length === 2 ? shape[1] : undefined;
+  });
+  return lengths.every((length): length is number => length !== undefined && length > 0) ? lengths : undefined;
 }

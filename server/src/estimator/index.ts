@@ -267,8 +267,14 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   }
 
   const maxPositions = spec.kind === 'transformer' ? spec.maxPositions : 512;
-  let seqLen = detected.seqLen?.value;
-  note('seqLen', detected.seqLen?.line);
+  // Runs of a hub model at token lengths of their own (a retriever's queries and passages through one encoder) the
+  // step's data gives: counted at the longest, as the share of its batches their tokens make (activations follow
+  // the tokens; see forwardBatches), from the step's call of the model.
+  const runs = detected.forwards;
+  const runLengths = spec.kind === 'transformer' && runs?.why === 'wrapper' && runs.lengths && new Set(runs.lengths).size > 1 ? runs.lengths : undefined;
+  let seqLen = runLengths ? Math.max(...runLengths) : detected.seqLen?.value;
+  note('seqLen', runLengths ? runs?.line : detected.seqLen?.line);
+  if (runLengths) how.seqLen = 'literal';
   if (seqLen === undefined && spec.kind === 'transformer' && spec.audio) {
     seqLen = ASSUMED_WAVEFORM_SAMPLES;
     assumptions.push(t('the waveform\'s length was not found in the script; assumed {0} samples (10 s at 16 kHz)', seqLen));
@@ -450,7 +456,12 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   note('checkpointing', detected.checkpointing?.line);
   note('attention', detected.attention?.line);
   note('strategy', detected.strategy?.line);
-  if ((forwards?.why === 'calls' || forwards?.why === 'wrapper') && mode === 'train') {
+  let forwardBatches = forwards?.batches ?? 1;
+  if (runLengths && forwards && mode === 'train') {
+    forwardBatches = (forwards.batches / forwards.forwards) * runLengths.reduce((sum, length) => sum + length, 0) / seqLen;
+    assumptions.push(t('the model runs {0} times before one backward (line {1}), on {2} tokens: counted at {3} tokens, as {4} of its batches (activations follow the tokens)',
+      forwards.forwards, (forwards.line ?? 0) + 1, runLengths.join(' + '), seqLen, forwardBatches.toFixed(2)));
+  } else if ((forwards?.why === 'calls' || forwards?.why === 'wrapper') && mode === 'train') {
     assumptions.push(t('the model is called {0} times before one backward (line {1}): the activations of all {0} forwards are kept until it runs', forwards.forwards, (forwards.line ?? 0) + 1));
   }
   const keptGraphs = forwards?.graphs && mode === 'train' ? keptGraphsConfig(forwards.graphs, forwards.line, batchSize, assumptions) : undefined;
@@ -538,7 +549,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),
     ...(detected.forwardsWithoutLabels !== undefined ? { lossAfterRebind: true } : {}),
     ...(detected.outputsUnscored !== undefined ? { outputsUnscored: true } : {}),
-    ...(forwards && forwards.batches > 1 && mode === 'train' ? { forwardsPerBackward: forwards.batches } : {}),
+    ...(forwards && forwardBatches > 1 && mode === 'train' ? { forwardsPerBackward: forwardBatches } : {}),
     ...(sequencesPerSample > 1 ? { sequencesPerSample } : {}),
     ...(keptGraphs ? { keptGraphs } : {}),
     ...(detected.inputDerivatives && mode === 'train' ? { inputDerivativeOrder: detected.inputDerivatives.value } : {}),

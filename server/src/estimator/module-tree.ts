@@ -670,7 +670,7 @@ type InputShape = { shape: number[]; integer: boolean };
  * it (each returned tensor's shape), and the names the loop around the step's call binds the collated parts to.
  * Undefined where no collate_fn concatenates.
  */
-function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: Value; sample: Array<InputShape | undefined>; names: string[] } | undefined {
+function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: Value; sample: Array<SampleShape | undefined>; names: string[] } | undefined {
   // The loader the step's loop iterates, its collate_fn and its dataset's __getitem__ (as dataset-samples reads them).
   const loop = enclosingLoops(site).find((outer) => outer.type === 'for_statement');
   const { value: loader } = loopLoader(program, loop);
@@ -687,13 +687,17 @@ function concatenatingCollate(program: ProgramModel, site: PyNode): { collate: V
   const sample = elements.map((element): InputShape | undefined => {
     const value = program.valueOf(element);
     const shape = value?.kind === 'call' ? tensorShape(value) : undefined;
-    return shape && value?.kind === 'call' ? { shape: shape.dims, integer: isIntegerTensor(value) } : undefined;
+    // Sizes drawn at random keep their least (a spectrogram's frames): the lengths a packed sequence runs over.
+    const least = shape?.least?.some((d) => d !== undefined) ? { least: shape.least } : {};
+    return shape && value?.kind === 'call' ? { shape: shape.dims, integer: isIntegerTensor(value), ...least } : undefined;
   });
   // The loop's target tuple that holds the batch's parts (`for step, (x, edge_index, ...) in enumerate(loader)`).
   const left = loop.childForFieldName('left');
   const patterns = [left, ...(left?.descendantsOfType(['tuple_pattern', 'pattern_list']) ?? [])];
-  const names = patterns.map((p) => p?.namedChildren.filter((c): c is PyNode => !!c).map((c) => (c.type === 'identifier' ? c.text : '')) ?? [])
-    .find((list) => list.length >= elements.length && list.length > 1);
+  // `for step, (x, lens, ...) in enumerate(loader)`: the inner tuple, whose names are all plain, before the outer one.
+  const lists = patterns.map((p) => p?.namedChildren.filter((c): c is PyNode => !!c).map((c) => (c.type === 'identifier' ? c.text : '')) ?? [])
+    .filter((list) => list.length >= elements.length && list.length > 1);
+  const names = lists.find((list) => !list.includes('')) ?? lists[0];
   if (!names || sample.every((s) => s === undefined)) return undefined;
   return { collate, sample, names };
 }
@@ -1335,7 +1339,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       batch: number, previous?: { trace: ForwardTrace; returned: Value }): Traced | undefined => {
       const attempt = new ForwardTrace(cut, (layer) => !program.frozen.has(layer) && layerParameters(layer).total > 0, (layer) => layerParameters(layer).total, libraries,
         (layer) => layerParameters(layer).reparametrized ?? 0);
-      attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : undefined);
+      attempt.drawnLengths(fromData ? drawnTokenAxis(fromData) : candidate === firstSample && firstSample ? drawnTokenAxis([firstSample]) : undefined);
       attempt.stackedParameters = stacked;
       attempt.samples = batch;
       // The step's tensors hold `batch` samples on their batch axis; one without a batch axis cannot be batched.
@@ -1432,7 +1436,8 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       const traced = traceInputs(candidate, others, fromData, blocks, 1);
       if (!traced) return false;
       if (!best || traced.trace.mismatches < best.trace.mismatches) {
-        best = { ...traced, fromData: fromData?.[0] !== undefined, again: (cut, batch) => traceInputs(candidate, others, fromData, cut, batch) };
+        // The data's sample, as a concatenating collate_fn makes the batch of it, is the data's input too.
+        best = { ...traced, fromData: fromData?.[0] !== undefined || (!!firstSample && candidate === firstSample), again: (cut, batch) => traceInputs(candidate, others, fromData, cut, batch) };
       }
       return traced.trace.mismatches === 0;
     };

@@ -13,7 +13,7 @@ import { basename as pathBasename, dirname as pathDirname, join as pathJoin, nor
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape,
+  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, drawnRange, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape,
   torchNnBase, truthy, withOrigin,
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
@@ -2171,6 +2171,14 @@ export class ProgramModel {
           const { least, most } = value.drawn;
           return { kind: 'number', value: most, origin: { line, how: 'literal' }, ...(least < most ? { least } : {}) };
         }
+        // One draw the trace keeps as its call (`int(torch.randint(lo, hi, (1,)))`, a sample's length): the same.
+        const oneDraw = value.kind === 'call' && tensorShape(value)?.dims.every((d) => d === 1) ? drawnRange(value) : undefined;
+        if (oneDraw) {
+          const { least, most } = oneDraw;
+          return { kind: 'number', value: most, origin: { line, how: 'literal' }, ...(least < most ? { least } : {}) };
+        }
+        const extreme = value.kind === 'call' ? listedExtreme(value) : undefined;
+        if (extreme) return { ...extreme, value: name === 'int' ? Math.trunc(extreme.value) : extreme.value, origin: extreme.origin ?? { line, how: 'literal' } };
         const n = value.kind === 'string' ? Number(value.value) : numberOf(value);
         if (n === undefined || !Number.isFinite(n)) return UNKNOWN;
         const least = value.kind === 'number' && value.least !== undefined ? { least: name === 'int' ? Math.trunc(value.least) : value.least } : {};
@@ -3074,6 +3082,25 @@ function randomBound(path: string, args: Value[], kwargs: Map<string, Value>): N
   const low = kwargs.get('low') ?? kwargs.get('a') ?? kwargs.get('start') ?? (args.length >= 2 ? args[0] : path === 'random.randint' ? undefined : { kind: 'number', value: 0 } as Value);
   const least = low?.kind === 'number' && Number.isInteger(low.value) && low.value <= value ? low.value : undefined;
   return value > 0 ? { kind: 'number', value, ...(high.origin ? { origin: high.origin } : {}), ...(least !== undefined && least < value ? { least } : {}) } : undefined;
+}
+
+/**
+ * The largest (or smallest) of a tensor the script makes from a list of numbers (`torch.tensor([s.shape[1] for s in
+ * specs]).max()`, a collate_fn's longest sample, which it pads the batch to). A drawn number counts at its largest,
+ * and the result can be no less than the largest of the draws' least values. Undefined where an item is not a number.
+ */
+function listedExtreme(call: CallResultValue): NumberValue | undefined {
+  const reduction = /\(\)\.(max|amax|min|amin)$/.exec(call.path)?.[1];
+  const made = call.receiver;
+  const listed = made && /^torch\.(tensor|as_tensor|LongTensor|IntTensor)$/.test(made.path) ? made.args[0] : undefined;
+  if (!reduction || call.args.length > 0 || listed?.kind !== 'list' || listed.items.length === 0) return undefined;
+  const items = listed.items.filter((item): item is NumberValue => item.kind === 'number');
+  if (items.length !== listed.items.length) return undefined;
+  const largest = reduction.endsWith('max');
+  const pick = (values: number[]): number => (largest ? Math.max(...values) : Math.min(...values));
+  const chosen = items.find((item) => item.value === pick(items.map((item) => item.value)))!;
+  const least = pick(items.map((item) => item.least ?? item.value));
+  return { kind: 'number', value: chosen.value, ...(chosen.origin ? { origin: chosen.origin } : {}), ...(least < chosen.value ? { least } : {}) };
 }
 
 /** The leading positional parameters of common torch.nn layers, which scripts read back as attributes. */
