@@ -300,7 +300,7 @@ const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'L
   'InstanceNorm3d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d',
   'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d',
-  'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6',
+  'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6', 'Hardtanh',
   'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d',
   'FeaturePyramidNetwork', ...['Zero', 'Constant', 'Reflection', 'Replication', 'Circular'].flatMap((kind) => [1, 2, 3].map((d) => `${kind}Pad${d}d`))]);
 
@@ -428,6 +428,7 @@ function apply(net: NetBuilder, layer: LayerValue): void {
       net.layerNorm(num(layer, 1, 'num_channels', net.channels), 2, normAffine(layer));
       return;
     case 'ReLU6':
+    case 'Hardtanh':
       net.relu6();
       return;
     case 'ReLU':

@@ -13,7 +13,7 @@ import { basename as pathBasename, dirname as pathDirname, join as pathJoin, nor
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape,
+  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, drawnRange, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape,
   torchNnBase, truthy, withOrigin,
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
@@ -1436,6 +1436,8 @@ export class ProgramModel {
       case 'call': {
         const own = object.attrs?.get(name);
         if (own) return own;
+        // The transpose of a tensor the script made (`sobel_x.T`), sized from it (see madeTensorShape).
+        if ((name === 'T' || name === 'mT') && madeTensorShape(object)) return { kind: 'call', path: `${object.path}().${name}`, args: [], kwargs: new Map(), line: object.line, receiver: object };
         const width = FEATURE_WIDTH_ATTRIBUTE.test(name) ? this.options.libraryFeatureWidth?.(object) : undefined;
         return width !== undefined ? { kind: 'number', value: width } : { kind: 'method', receiver: object, name };
       }
@@ -2145,6 +2147,10 @@ export class ProgramModel {
           const { least, most } = value.drawn;
           return { kind: 'number', value: most, origin: { line, how: 'literal' }, ...(least < most ? { least } : {}) };
         }
+        // One integer drawn by torch (`int(torch.randint(64, 97, (1,)))`, a number of steps to unroll): its largest value.
+        const single = value.kind === 'call' ? madeTensorShape(value) : undefined;
+        const draw = value.kind === 'call' && single?.every((d) => d === 1) ? drawnRange(value) : undefined;
+        if (draw) return { kind: 'number', value: draw.most, origin: { line, how: 'literal' }, ...(draw.least < draw.most ? { least: draw.least } : {}) };
         const n = value.kind === 'string' ? Number(value.value) : numberOf(value);
         if (n === undefined || !Number.isFinite(n)) return UNKNOWN;
         const least = value.kind === 'number' && value.least !== undefined ? { least: name === 'int' ? Math.trunc(value.least) : value.least } : {};

@@ -374,6 +374,8 @@ type TensorMaking =
   | { kind: 'real-view'; of: Value | undefined }
   | { kind: 'range'; bounds: Value[] }
   | { kind: 'repeated'; of: CallResultValue; times: Value[] }
+  | { kind: 'transposed'; of: CallResultValue }
+  | { kind: 'unsqueezed'; of: CallResultValue; dim: Value | undefined }
   | { kind: 'lists'; lists: ListValue }
   | { kind: 'joined'; parts: readonly Value[]; stack: boolean; dim: Value | undefined };
 
@@ -395,6 +397,9 @@ function tensorMaking(call: CallResultValue): TensorMaking | undefined {
   if (call.path === 'torch.view_as_real') return { kind: 'real-view', of: call.args[0] };
   if (call.path === 'torch.arange') return { kind: 'range', bounds: call.args };
   if (/\(\)\.repeat$/.test(call.path) && call.receiver) return { kind: 'repeated', of: call.receiver, times: spread(call.args) };
+  // A matrix's transpose (`sobel.T`) and a new axis (`kernels.unsqueeze(1)`, a filter bank shaped for conv2d).
+  if (/\(\)\.(T|mT)$/.test(call.path) && call.receiver) return { kind: 'transposed', of: call.receiver };
+  if (/\(\)\.unsqueeze$/.test(call.path) && call.receiver) return { kind: 'unsqueezed', of: call.receiver, dim: call.kwargs.get('dim') ?? call.args[0] };
   if (/^torch\.(tensor|as_tensor)$/.test(call.path) && call.args[0]?.kind === 'list') return { kind: 'lists', lists: call.args[0] };
   if (call.path === 'torch.stack' || call.path === 'torch.cat') {
     const parts = joinedParts(call);
@@ -484,6 +489,19 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
       // Python's repeat: the shape gains leading dimensions of 1 up to the number of repeats given.
       const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
       return padded.map((d, i) => d * times[i]!);
+    }
+    case 'lists':
+      return listTensorShape(call)?.dims;
+    case 'transposed': {
+      const base = madeTensorShape(made.of);
+      return base && base.length >= 2 ? [...base.slice(0, -2), base[base.length - 1]!, base[base.length - 2]!] : undefined;
+    }
+    case 'unsqueezed': {
+      const base = madeTensorShape(made.of);
+      const given = made.dim ? numberOf(made.dim) : undefined;
+      if (!base || given === undefined || given < -base.length - 1 || given > base.length) return undefined;
+      const at = given < 0 ? base.length + 1 + given : given;
+      return [...base.slice(0, at), 1, ...base.slice(at)];
     }
     case 'joined': {
       // Sized tensors joined (`torch.stack([torch.cat([src, loops]), torch.cat([dst, loops])])`, a graph's edge list):
