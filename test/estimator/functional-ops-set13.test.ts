@@ -84,6 +84,9 @@ test('a fixed depthwise filter given to F.conv2d, unrolled for the most steps th
   // the 1x1 convolution) and, from the second step on, the step's input (C x 16 x 16 = 1024, kept by F.conv2d;
   // the first step's is the data). The buffer is the module's, not the activations'.
   assert.equal(spec.savedElementsPerSample, 5 * 2048 + 4 * 1024);
+  // The estimate says which count it took, and where the draw is.
+  const line = diffusionScript.split('\n').findIndex((l) => l.includes('torch.randint(3, 6')) + 1;
+  assert.ok(r.assumptions.some((a) => a.includes(`drawn from 3 to 5 (line ${line})`) && a.includes('counted at 5')), r.assumptions.join('\n'));
 });
 
 const gateScript = `import torch

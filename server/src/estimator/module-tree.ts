@@ -1229,6 +1229,9 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
   const site = sites[siteIndex] ?? [];
   const siteNode = program?.moduleCallNodes.get(root)?.[siteIndex];
   const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
+  // Numbers drawn at random that the call gives forward (a count of steps to unroll): traced at their largest.
+  const drawnArguments = site.slice(1).flatMap((arg) => (arg.kind === 'number' && arg.least !== undefined
+    ? [{ least: arg.least, most: arg.value, line: arg.origin?.line ?? siteNode?.startPosition.row ?? 0 }] : []));
   // Arguments the loop hands back from the call's result (`logits, mems = model(inp, mems)`).
   const carried = siteNode ? carriedArguments(siteNode, argumentNodes) : new Map<number, CarriedFrom>();
   // The shapes of the step call's arguments, from the samples its loop's dataset makes (read once, at any size).
@@ -1528,6 +1531,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
       ...(trace.lossInForward ? { lossInForward: true } : {}),
       ...(trace.packedLengths ? { packedLengths: trace.packedLengths } : {}),
+      ...(drawnArguments.length > 0 ? { drawnArguments } : {}),
       ...(trace.unmodelled.size > 0 ? { unmodelledOps: [...trace.unmodelled].sort() } : {}),
       ...(blocksTraced && trace.blockBackwardPeak.length === trace.blockInputs.length
         ? { blockBackwardPeakElements: trace.blockBackwardPeak.map(perSample), blockBackwardPeakAutocastBytes: trace.blockBackwardPeakAutocastBytes.map(perSample) } : {}),
