@@ -911,8 +911,11 @@ function outputOf(value: Value | undefined): number | undefined {
   const items = value.kind === 'list' ? value.items : value.kind === 'dict' ? [...value.entries.values()] : value.kind === 'object' ? [...value.attrs.values()] : [];
   const sizes = items.map(outputOf).filter((n): n is number => n !== undefined);
   // A tuple's first tensor is the prediction the loss reads (`logits, attn = model(x)`; `output, hidden`); a scalar
-  // first (a loss computed inside forward) gives way to the largest of the rest.
-  if (value.kind === 'list' && value.tuple && sizes.length > 0 && sizes[0]! > 1) return sizes[0];
+  // first (a loss computed inside forward) gives way to the largest of the rest. A score per sample of two axes
+  // (`(B, 1)`) is no scalar, though one sample's has one element: so read, it stays the output at every batch.
+  const first = value.kind === 'list' ? value.items[0] : undefined;
+  const perSample = first?.kind === 'tensor' && first.shape.length >= 2;
+  if (value.kind === 'list' && value.tuple && sizes.length > 0 && (sizes[0]! > 1 || perSample)) return sizes[0];
   // A list forward grew (`predictions.append(flow)` each refinement step) or a dict of heads' outputs: every item is
   // alive, and the loss reads each (a sequence loss, one loss per head).
   if (((value.kind === 'list' && !value.tuple) || value.kind === 'dict') && sizes.length > 0) return sizes.reduce((a, b) => a + b, 0);

@@ -1381,12 +1381,13 @@ export class ProgramModel {
         if (this.tracer && own?.kind === 'layer' && own.type === 'Parameter') return this.tracer.parameter(own);
         // A tensor of a shape the script gives, kept on the module (a buffer: a window, a filterbank, a table).
         if (this.tracer?.buffer && own?.kind === 'call' && object.role === 'instance') {
+          // Of the lists it was given (`torch.tensor([[(c >> 2) & 1, (c >> 1) & 1, c & 1] for c in range(8)])`), integers
+          // where they all are.
+          const listed = listTensorShape(own);
+          if (listed) return this.tracer.buffer(own, listed.dims, listed.integer);
           // Also an expression of one (`F.normalize(torch.randn(dim, K), dim=0)`, `torch.zeros(n).long()`).
           const made = madeTensorShape(own);
           if (made) return this.tracer.buffer(own, made, isIntegerTensor(own));
-          // Or of the lists it was given (`torch.tensor([[(c >> 2) & 1, (c >> 1) & 1, c & 1] for c in range(8)])`).
-          const listed = listTensorShape(own);
-          if (listed) return this.tracer.buffer(own, listed.dims, listed.integer);
         }
         if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
         const fromClass = object.cls ? lookupClassAttribute(object.cls, name) : undefined;
