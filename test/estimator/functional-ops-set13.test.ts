@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { estimateText } from './helpers';
 import { parsePython } from '../../server/src/engine/parser';
 import { ProgramModel } from '../../server/src/engine/program/interpreter';
-import { madeTensorShape, type CallResultValue, type NumberValue } from '../../server/src/engine/program/values';
+import { madeTensorShape, sizedOrListedShape, type CallResultValue, type NumberValue } from '../../server/src/engine/program/values';
 import type { LayerNetSpec } from '../../server/src/estimator/types';
 
 test('a filter bank built from literal matrices (scaled, transposed, stacked, repeated, given an axis) has its shape; one integer drawn by torch is its largest value', async () => {
@@ -25,7 +25,9 @@ steps = int(torch.randint(12, 20, (1,)))
     const model = new ProgramModel(tree.rootNode);
     const value = (name: string) => model.assigned.get(name)?.[0];
     const shape = (name: string) => madeTensorShape(value(name) as CallResultValue);
-    assert.deepEqual(shape('edge'), [3, 3]);
+    // A matrix of literals divided by a number is that matrix: sized from its lists, not from sized parts.
+    assert.equal(shape('edge'), undefined);
+    assert.deepEqual(sizedOrListedShape(value('edge') as CallResultValue), [3, 3]);
     assert.deepEqual(shape('edge_t'), [3, 3]);
     assert.deepEqual(shape('bank'), [2, 3, 3]);
     assert.deepEqual(shape('filters'), [8, 1, 3, 3]);

@@ -13,7 +13,7 @@ import { basename as pathBasename, dirname as pathDirname, join as pathJoin, nor
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, drawnRange, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape,
+  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, drawnRange, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape, sizedOrListedShape,
   torchNnBase, truthy, withOrigin,
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
@@ -1381,13 +1381,12 @@ export class ProgramModel {
         if (this.tracer && own?.kind === 'layer' && own.type === 'Parameter') return this.tracer.parameter(own);
         // A tensor of a shape the script gives, kept on the module (a buffer: a window, a filterbank, a table).
         if (this.tracer?.buffer && own?.kind === 'call' && object.role === 'instance') {
-          // Of the lists it was given (`torch.tensor([[(c >> 2) & 1, (c >> 1) & 1, c & 1] for c in range(8)])`), integers
-          // where they all are.
-          const listed = listTensorShape(own);
-          if (listed) return this.tracer.buffer(own, listed.dims, listed.integer);
           // Also an expression of one (`F.normalize(torch.randn(dim, K), dim=0)`, `torch.zeros(n).long()`).
           const made = madeTensorShape(own);
           if (made) return this.tracer.buffer(own, made, isIntegerTensor(own));
+          // Or of the lists it was given (`torch.tensor([[(c >> 2) & 1, (c >> 1) & 1, c & 1] for c in range(8)])`).
+          const listed = listTensorShape(own);
+          if (listed) return this.tracer.buffer(own, listed.dims, listed.integer);
         }
         if (own !== undefined) return object.role === 'namespace' || object.role === 'hf-config' ? readThrough(own, object.typeName === 'Namespace' ? 'argparse-default' : 'config') : own;
         const fromClass = object.cls ? lookupClassAttribute(object.cls, name) : undefined;
@@ -1438,7 +1437,7 @@ export class ProgramModel {
         const own = object.attrs?.get(name);
         if (own) return own;
         // The transpose of a tensor the script made (`sobel_x.T`), sized from it (see madeTensorShape).
-        if ((name === 'T' || name === 'mT') && madeTensorShape(object)) return { kind: 'call', path: `${object.path}().${name}`, args: [], kwargs: new Map(), line: object.line, receiver: object };
+        if ((name === 'T' || name === 'mT') && sizedOrListedShape(object)) return { kind: 'call', path: `${object.path}().${name}`, args: [], kwargs: new Map(), line: object.line, receiver: object };
         const width = FEATURE_WIDTH_ATTRIBUTE.test(name) ? this.options.libraryFeatureWidth?.(object) : undefined;
         return width !== undefined ? { kind: 'number', value: width } : { kind: 'method', receiver: object, name };
       }
@@ -3437,7 +3436,7 @@ function binary(operator: string, a: Value, b: Value, line: number): Value {
   // frequencies `math.pi * torch.arange(n).float().repeat(d, 1)`): its shape is the tensor's.
   if (/^([+\-*/]|\/\/|\*\*)$/.test(operator)) {
     const sized = a.kind === 'call' && b.kind === 'number' ? a : b.kind === 'call' && a.kind === 'number' ? b : undefined;
-    if (sized?.kind === 'call' && madeTensorShape(sized)) return sized;
+    if (sized?.kind === 'call' && sizedOrListedShape(sized)) return sized;
     // Two tensors the script made combined element by element (a signal plus noise, `torch.sin(...) + 0.1 *
     // torch.randn(T, C)`): the broadcast of the two, which is one of them where the other fits in it. A term whose
     // shape is not known stands for one that fits (noise has the signal's shape): the sized term gives the shape.

@@ -483,21 +483,19 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
       return n > 0 ? [n] : undefined;
     }
     case 'repeated': {
-      const base = madeTensorShape(made.of);
+      const base = sizedOrListedShape(made.of);
       const times = made.times.map(numberOf);
       if (!base || times.some((t) => t === undefined) || times.length < base.length) return undefined;
       // Python's repeat: the shape gains leading dimensions of 1 up to the number of repeats given.
       const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
       return padded.map((d, i) => d * times[i]!);
     }
-    case 'lists':
-      return listTensorShape(call)?.dims;
     case 'transposed': {
-      const base = madeTensorShape(made.of);
+      const base = sizedOrListedShape(made.of);
       return base && base.length >= 2 ? [...base.slice(0, -2), base[base.length - 1]!, base[base.length - 2]!] : undefined;
     }
     case 'unsqueezed': {
-      const base = madeTensorShape(made.of);
+      const base = sizedOrListedShape(made.of);
       const given = made.dim ? numberOf(made.dim) : undefined;
       if (!base || given === undefined || given < -base.length - 1 || given > base.length) return undefined;
       const at = given < 0 ? base.length + 1 + given : given;
@@ -507,7 +505,7 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
       // Sized tensors joined (`torch.stack([torch.cat([src, loops]), torch.cat([dst, loops])])`, a graph's edge list):
       // stack adds an axis of the parts' count, cat adds their sizes along its axis.
       // A part may be a literal (`torch.tensor([bos])`, a decoder input's start token).
-      const shapes = made.parts.map((part) => (part.kind === 'call' ? madeTensorShape(part) ?? listTensorShape(part)?.dims : undefined));
+      const shapes = made.parts.map((part) => (part.kind === 'call' ? sizedOrListedShape(part) : undefined));
       if (shapes.length === 0 || shapes.some((shape) => !shape)) return undefined;
       const [first, ...others] = shapes as number[][];
       const rank = first!.length + (made.stack ? 1 : 0);
@@ -521,6 +519,14 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * The shape of a tensor the script makes from sized parts (madeTensorShape) or from nested lists (listTensorShape,
+ * `torch.tensor([[0.0, 1.0], [1.0, 0.0]])`): what an expression built on either (a transpose, a stack) starts from.
+ */
+export function sizedOrListedShape(call: CallResultValue): number[] | undefined {
+  return madeTensorShape(call) ?? listTensorShape(call)?.dims;
 }
 
 /** The tensors `torch.stack` / `torch.cat` joins, from their list argument. */
