@@ -83,7 +83,7 @@ const DEFORM_CONV = /^torchvision\.ops\.(?:deform_conv\.)?deform_conv2d$/;
 const ROI_ALIGN = /^torchvision\.ops\.(?:roi_align\.)?roi_align$/;
 /** One-dimensional discrete Fourier transforms (`torch.fft.rfft(u, n=2 * L)`, an FFT long convolution). */
 const FOURIER = /^torch\.fft\.(fft|ifft|rfft|irfft)$/;
-const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|leaky_relu|gelu|silu|elu|mish|hardswish|max_pool[123]d|avg_pool[123]d)$/;
+const FUNCTIONAL_LAYER = /^torch\.(nn\.functional\.)?(relu|relu6|hardtanh|leaky_relu|gelu|silu|elu|mish|hardswish|glu|conv[123]d|conv_transpose[123]d|max_pool[123]d|avg_pool[123]d)$/;
 
 /**
  * Operations whose backward, run with create_graph=True (a meta-learning inner step), keeps the gradient of their
@@ -1220,6 +1220,7 @@ export class ForwardTrace implements TensorTracer {
         this.keep(x);
         return this.produce(shape, [x]);
       case 'ReLU6':
+      case 'Hardtanh':
         this.keep(x);
         return this.produce(shape, [x]);
       case 'GELU':
@@ -1795,13 +1796,40 @@ export class ForwardTrace implements TensorTracer {
         return this.relu(x, name === 'relu_' || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value));
       // As their modules (LeakyReLU, ReLU6): backward reads the input out of place, the result in place.
       case 'relu6':
+      case 'hardtanh':
+      case 'hardtanh_':
       case 'leaky_relu':
       case 'leaky_relu_': {
-        const inplace = name === 'leaky_relu_' || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value);
+        const inplace = name.endsWith('_') || (kwargs.get('inplace')?.kind === 'bool' && (kwargs.get('inplace') as { value: boolean }).value);
         if (inplace) return this.relu(x, true);
         this.keep(x);
         return this.produce(x.shape, [x]);
       }
+      case 'conv1d':
+      case 'conv2d':
+      case 'conv3d':
+      case 'conv_transpose1d':
+      case 'conv_transpose2d':
+      case 'conv_transpose3d': {
+        const convolved = this.convolution(name, x, args, kwargs);
+        if (convolved) return convolved;
+        break;
+      }
+      // GLU halves `dim` (the last by default) into a value and a gate; backward reads the input.
+      case 'glu': {
+        const d = dim(1, -1);
+        const axis = d < 0 ? x.shape.length + d : d;
+        this.keep(x);
+        return this.produce(x.shape.map((size, i) => (i === axis ? Math.max(1, Math.floor(size / 2)) : size)), [x]);
+      }
+      // Clamping: backward reads the input (where it was in range), the output is a tensor of its own.
+      case 'clamp':
+      case 'clip':
+        return this.method(x, name, args.slice(1), kwargs);
+      // A norm over dimensions (the whole tensor without one): backward reads the input and the norm.
+      case 'norm':
+      case 'vector_norm':
+        return this.method(x, 'norm', args.slice(1), kwargs);
       case 'gelu':
       case 'silu':
       case 'mish':
@@ -2053,6 +2081,45 @@ export class ForwardTrace implements TensorTracer {
     }
     this.unmodelled.add(path);
     return this.produce(x.shape, [x]);
+  }
+
+  /**
+   * `F.conv2d(x, weight, bias, stride, padding, dilation, groups)` and the other convolutions as functions (a fixed
+   * filter bank, `groups=C` for a depthwise one): the weight's output channels (a transposed one's: its second axis
+   * times the groups) on the grid its kernel makes, as nn.Conv2d. Autograd keeps the input and the weight; a weight
+   * without a batch axis (a parameter, a buffer, a filter made from them) is not the activations'. Undefined where
+   * the weight's shape does not fit the input.
+   */
+  private convolution(name: string, x: TensorValue, args: Value[], kwargs: Map<string, Value>): TensorValue | undefined {
+    const weight = tensorsIn(kwargs.get('weight') ?? args[1])[0];
+    const spatial = spatialDims(name);
+    if (!weight || weight.shape.length !== spatial + 2 || x.shape.length < spatial + 1) {
+      this.mismatches++;
+      return undefined;
+    }
+    const transposed = name.startsWith('conv_transpose');
+    const at = (index: number, keyword: string): Value | undefined => kwargs.get(keyword) ?? args[index];
+    const perDimension = (value: Value | undefined, fallback: number): number[] => {
+      if (value?.kind === 'list') return Array.from({ length: spatial }, (_, d) => numberOf(value.items[d] ?? value.items[0]) ?? fallback);
+      return new Array<number>(spatial).fill(numberOf(value) ?? fallback);
+    };
+    const kernel = weight.shape.slice(2);
+    const stride = perDimension(at(3, 'stride'), 1);
+    const paddingValue = at(4, 'padding');
+    const dilation = perDimension(at(transposed ? 7 : 5, 'dilation'), 1);
+    const padding = paddingValue?.kind === 'string'
+      ? kernel.map((k, d) => (paddingValue.value === 'same' ? Math.floor((dilation[d]! * (k - 1)) / 2) : 0))
+      : perDimension(paddingValue, 0);
+    const outputPadding = transposed ? perDimension(at(5, 'output_padding'), 0) : [];
+    const groups = numberOf(at(6, 'groups')) ?? 1;
+    const channels = transposed ? weight.shape[1]! * groups : weight.shape[0]!;
+    const size = (n: number, d: number): number => (transposed
+      ? (n - 1) * stride[d]! - 2 * padding[d]! + dilation[d]! * (kernel[d]! - 1) + outputPadding[d]! + 1
+      : Math.floor((n + 2 * padding[d]! - dilation[d]! * (kernel[d]! - 1) - 1) / stride[d]!) + 1);
+    this.keepCastOperand('half', x, ...(this.batchless.has(weight.id) ? [] : [weight]));
+    this.convolutions++;
+    const lead = x.shape.slice(0, x.shape.length - spatial - 1);
+    return this.precision(this.produce([...lead, channels, ...x.shape.slice(-spatial).map(size)], [x, weight]), true);
   }
 
   /**
@@ -2358,11 +2425,26 @@ export class ForwardTrace implements TensorTracer {
       case 'masked_fill_':
       case 'add_':
       case 'mul_':
-      case 'clamp':
       case 'clamp_':
+      case 'clip_':
       case 'fill_':
       case 'zero_':
         return x;
+      // Out of place, clamp makes a tensor of its own and its backward reads the input (which elements were in range).
+      case 'clamp':
+      case 'clip': {
+        if (x.integer) return this.produce(x.shape, [x], true);
+        this.keep(x);
+        return this.produce(x.shape, [x]);
+      }
+      // `v.norm(dim=-1)`, `torch.linalg.vector_norm`: the input reduced over `dim` (every dimension without one);
+      // backward reads the input and the norm (the p=2 formula `x * grad / norm`).
+      case 'norm': {
+        const out = this.reduce(x, [kwargs.get('dim') ?? args[1] ?? { kind: 'none' }, kwargs.get('keepdim') ?? args[2] ?? { kind: 'none' }], new Map()) as TensorValue;
+        const reduced = this.precision(out, false);
+        this.keep(x, reduced);
+        return reduced;
+      }
       case 'relu':
       case 'relu_':
       case 'gelu':
@@ -2399,8 +2481,15 @@ export class ForwardTrace implements TensorTracer {
       // The order of the values: integer indices of the input's shape (sort also gives the sorted values).
       case 'argsort':
         return this.produce(x.shape, [], true);
-      case 'sort':
-        return { kind: 'list', items: [this.produce(x.shape, [x], x.integer), this.produce(x.shape, [], true)], tuple: true };
+      // sort's backward scatters the gradient back by the int64 indices it keeps.
+      case 'sort': {
+        const indices = this.produce(x.shape, [], true);
+        if (this.recording && !x.integer) {
+          this.fixedBytes += numel(indices.shape) * INT64_BYTES;
+          this.keptIntegers.add(indices.id);
+        }
+        return { kind: 'list', items: [this.produce(x.shape, [x], x.integer), indices], tuple: true };
+      }
       // Element-wise functions: the input's shape; backward reads the input (log, abs, square) or the result (sqrt,
       // rsqrt, reciprocal, expm1), or nothing (neg).
       case 'log':

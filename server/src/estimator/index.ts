@@ -234,6 +234,9 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   } else if (detected.packedSequences !== undefined) {
     assumptions.push(t('sequences are packed (line {0}): the recurrent layers are counted at the padded length for every sample, an upper bound where the lengths vary (packed, they run over the real tokens only)', detected.packedSequences + 1));
   }
+  for (const drawn of model.spec.kind === 'layers' ? model.spec.drawnArguments ?? [] : []) {
+    assumptions.push(t('forward() is given a number drawn from {0} to {1} (line {2}), such as a count of steps to unroll: counted at {1}, the most it can be', drawn.least, drawn.most, drawn.line + 1));
+  }
   if (detected.foldedInput) {
     const { value, line, rowsPerSample } = detected.foldedInput;
     assumptions.push(rowsPerSample.length > 0 ? t('the model is called on {0} (line {1}), which folds other axes into its rows: one batch sample makes {2} rows, found by running the step\'s code at its sizes', value, (line ?? 0) + 1, rowsPerSample.join(' / '))

@@ -300,7 +300,7 @@ const LAYER_TYPES = new Set(['Parameter', 'Linear', 'Bilinear', 'LazyLinear', 'L
   'InstanceNorm3d', 'LSTM', 'GRU', 'RNN', 'LSTMCell', 'GRUCell', 'RNNCell', 'MultiheadAttention',
   'TransformerEncoderLayer', 'TransformerDecoderLayer', 'ReLU', 'GELU', 'SiLU', 'Tanh', 'Sigmoid', 'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d',
   'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d',
-  'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6',
+  'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'LeakyReLU', 'ReLU6', 'Hardtanh',
   'Hardswish', 'Mish', 'ELU', 'SELU', 'CELU', 'GLU', 'PReLU', 'Softplus', 'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d',
   'FeaturePyramidNetwork', ...['Zero', 'Constant', 'Reflection', 'Replication', 'Circular'].flatMap((kind) => [1, 2, 3].map((d) => `${kind}Pad${d}d`))]);
 
@@ -428,6 +428,7 @@ function apply(net: NetBuilder, layer: LayerValue): void {
       net.layerNorm(num(layer, 1, 'num_channels', net.channels), 2, normAffine(layer));
       return;
     case 'ReLU6':
+    case 'Hardtanh':
       net.relu6();
       return;
     case 'ReLU':
@@ -918,8 +919,11 @@ function outputOf(value: Value | undefined): number | undefined {
   const items = value.kind === 'list' ? value.items : value.kind === 'dict' ? [...value.entries.values()] : value.kind === 'object' ? [...value.attrs.values()] : [];
   const sizes = items.map(outputOf).filter((n): n is number => n !== undefined);
   // A tuple's first tensor is the prediction the loss reads (`logits, attn = model(x)`; `output, hidden`); a scalar
-  // first (a loss computed inside forward) gives way to the largest of the rest.
-  if (value.kind === 'list' && value.tuple && sizes.length > 0 && sizes[0]! > 1) return sizes[0];
+  // first (a loss computed inside forward) gives way to the largest of the rest. A score per sample of two axes
+  // (`(B, 1)`) is no scalar, though one sample's has one element: so read, it stays the output at every batch.
+  const first = value.kind === 'list' ? value.items[0] : undefined;
+  const perSample = first?.kind === 'tensor' && first.shape.length >= 2;
+  if (value.kind === 'list' && value.tuple && sizes.length > 0 && (sizes[0]! > 1 || perSample)) return sizes[0];
   // A list forward grew (`predictions.append(flow)` each refinement step) or a dict of heads' outputs: every item is
   // alive, and the loss reads each (a sequence loss, one loss per head).
   if (((value.kind === 'list' && !value.tuple) || value.kind === 'dict') && sizes.length > 0) return sizes.reduce((a, b) => a + b, 0);
@@ -1236,6 +1240,9 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
   const site = sites[siteIndex] ?? [];
   const siteNode = program?.moduleCallNodes.get(root)?.[siteIndex];
   const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
+  // Numbers drawn at random that the call gives forward (a count of steps to unroll): traced at their largest.
+  const drawnArguments = site.slice(1).flatMap((arg) => (arg.kind === 'number' && arg.least !== undefined
+    ? [{ least: arg.least, most: arg.value, line: arg.origin?.line ?? siteNode?.startPosition.row ?? 0 }] : []));
   // Arguments the loop hands back from the call's result (`logits, mems = model(inp, mems)`).
   const carried = siteNode ? carriedArguments(siteNode, argumentNodes) : new Map<number, CarriedFrom>();
   // The shapes of the step call's arguments, from the samples its loop's dataset makes (read once, at any size).
@@ -1549,6 +1556,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(trace.lossInputFp32.autocast || trace.lossInputFp32.explicit ? { lossInputFp32: { ...trace.lossInputFp32 } } : {}),
       ...(trace.lossInForward ? { lossInForward: true } : {}),
       ...(trace.packedLengths ? { packedLengths: trace.packedLengths } : {}),
+      ...(drawnArguments.length > 0 ? { drawnArguments } : {}),
       ...(trace.unmodelled.size > 0 ? { unmodelledOps: [...trace.unmodelled].sort() } : {}),
       ...(blocksTraced && trace.blockBackwardPeak.length === trace.blockInputs.length
         ? { blockBackwardPeakElements: trace.blockBackwardPeak.map(perSample), blockBackwardPeakAutocastBytes: trace.blockBackwardPeakAutocastBytes.map(perSample) } : {}),

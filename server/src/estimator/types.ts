@@ -212,6 +212,11 @@ export interface LayerNetSpec {
    * their lengths, the mean length of a sample and the length the batch is padded to.
    */
   packedLengths?: { least: number; most: number; mean: number; padded: number };
+  /**
+   * Numbers the step's call gives forward that the script draws at random (`int(torch.randint(64, 97, (1,)))`, how
+   * many update steps to unroll): forward was traced at the largest (`most`), the draw's 0-based line.
+   */
+  drawnArguments?: Array<{ least: number; most: number; line: number }>;
   /** Bytes per sample that keep their dtype under AMP (max-pool indices, dropout masks). */
   fixedBytesPerSample: number;
   /**

@@ -13,7 +13,7 @@ import { basename as pathBasename, dirname as pathDirname, join as pathJoin, nor
 import { host } from '../../host';
 import type { PyNode } from './node';
 import {
-  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, drawnRange, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape,
+  NONE, UNKNOWN, Scope, dictGet, dictKeys, dictSet, drawnRange, isModuleClass, isModuleValue, methodResolutionOrder, numberOf, partialTensorShape, readThrough, stringOf, tensorShape, isIntegerTensor, madeTensorShape, listTensorShape, sizedOrListedShape,
   torchNnBase, truthy, withOrigin,
   type CallResultValue, type ClassValue, type DictValue, type FunctionValue, type How, type LayerValue, type ListValue, type ObjectValue, type StringValue,
   type NumberValue, type Origin, type RefValue, type TensorTracer, type Value,
@@ -1462,6 +1462,8 @@ export class ProgramModel {
       case 'call': {
         const own = object.attrs?.get(name);
         if (own) return own;
+        // The transpose of a tensor the script made (`sobel_x.T`), sized from it (see madeTensorShape).
+        if ((name === 'T' || name === 'mT') && sizedOrListedShape(object)) return { kind: 'call', path: `${object.path}().${name}`, args: [], kwargs: new Map(), line: object.line, receiver: object };
         const width = FEATURE_WIDTH_ATTRIBUTE.test(name) ? this.options.libraryFeatureWidth?.(object) : undefined;
         return width !== undefined ? { kind: 'number', value: width } : { kind: 'method', receiver: object, name };
       }
@@ -3591,7 +3593,7 @@ function binary(operator: string, a: Value, b: Value, line: number): Value {
   // frequencies `math.pi * torch.arange(n).float().repeat(d, 1)`): its shape is the tensor's.
   if (/^([+\-*/]|\/\/|\*\*)$/.test(operator)) {
     const sized = a.kind === 'call' && b.kind === 'number' ? a : b.kind === 'call' && a.kind === 'number' ? b : undefined;
-    if (sized?.kind === 'call' && madeTensorShape(sized)) return sized;
+    if (sized?.kind === 'call' && sizedOrListedShape(sized)) return sized;
     // Two tensors the script made combined element by element (a signal plus noise, `torch.sin(...) + 0.1 *
     // torch.randn(T, C)`): the broadcast of the two, which is one of them where the other fits in it. A term whose
     // shape is not known stands for one that fits (noise has the signal's shape): the sized term gives the shape.

@@ -397,6 +397,8 @@ type TensorMaking =
   | { kind: 'real-view'; of: Value | undefined }
   | { kind: 'range'; bounds: Value[] }
   | { kind: 'repeated'; of: CallResultValue; times: Value[] }
+  | { kind: 'transposed'; of: CallResultValue }
+  | { kind: 'unsqueezed'; of: CallResultValue; dim: Value | undefined }
   | { kind: 'lists'; lists: ListValue }
   | { kind: 'joined'; parts: readonly Value[]; stack: boolean; dim: Value | undefined };
 
@@ -418,6 +420,9 @@ function tensorMaking(call: CallResultValue): TensorMaking | undefined {
   if (call.path === 'torch.view_as_real') return { kind: 'real-view', of: call.args[0] };
   if (call.path === 'torch.arange') return { kind: 'range', bounds: call.args };
   if (/\(\)\.repeat$/.test(call.path) && call.receiver) return { kind: 'repeated', of: call.receiver, times: spread(call.args) };
+  // A matrix's transpose (`sobel.T`) and a new axis (`kernels.unsqueeze(1)`, a filter bank shaped for conv2d).
+  if (/\(\)\.(T|mT)$/.test(call.path) && call.receiver) return { kind: 'transposed', of: call.receiver };
+  if (/\(\)\.unsqueeze$/.test(call.path) && call.receiver) return { kind: 'unsqueezed', of: call.receiver, dim: call.kwargs.get('dim') ?? call.args[0] };
   if (/^torch\.(tensor|as_tensor)$/.test(call.path) && call.args[0]?.kind === 'list') return { kind: 'lists', lists: call.args[0] };
   if (call.path === 'torch.stack' || call.path === 'torch.cat') {
     const parts = joinedParts(call);
@@ -501,18 +506,29 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
       return n > 0 ? [n] : undefined;
     }
     case 'repeated': {
-      const base = madeTensorShape(made.of);
+      const base = sizedOrListedShape(made.of);
       const times = made.times.map(numberOf);
       if (!base || times.some((t) => t === undefined) || times.length < base.length) return undefined;
       // Python's repeat: the shape gains leading dimensions of 1 up to the number of repeats given.
       const padded = [...new Array<number>(times.length - base.length).fill(1), ...base];
       return padded.map((d, i) => d * times[i]!);
     }
+    case 'transposed': {
+      const base = sizedOrListedShape(made.of);
+      return base && base.length >= 2 ? [...base.slice(0, -2), base[base.length - 1]!, base[base.length - 2]!] : undefined;
+    }
+    case 'unsqueezed': {
+      const base = sizedOrListedShape(made.of);
+      const given = made.dim ? numberOf(made.dim) : undefined;
+      if (!base || given === undefined || given < -base.length - 1 || given > base.length) return undefined;
+      const at = given < 0 ? base.length + 1 + given : given;
+      return [...base.slice(0, at), 1, ...base.slice(at)];
+    }
     case 'joined': {
       // Sized tensors joined (`torch.stack([torch.cat([src, loops]), torch.cat([dst, loops])])`, a graph's edge list):
       // stack adds an axis of the parts' count, cat adds their sizes along its axis.
       // A part may be a literal (`torch.tensor([bos])`, a decoder input's start token).
-      const shapes = made.parts.map((part) => (part.kind === 'call' ? madeTensorShape(part) ?? listTensorShape(part)?.dims : undefined));
+      const shapes = made.parts.map((part) => (part.kind === 'call' ? sizedOrListedShape(part) : undefined));
       if (shapes.length === 0 || shapes.some((shape) => !shape)) return undefined;
       const [first, ...others] = shapes as number[][];
       const rank = first!.length + (made.stack ? 1 : 0);
@@ -526,6 +542,14 @@ export function madeTensorShape(call: CallResultValue): number[] | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * The shape of a tensor the script makes from sized parts (madeTensorShape) or from nested lists (listTensorShape,
+ * `torch.tensor([[0.0, 1.0], [1.0, 0.0]])`): what an expression built on either (a transpose, a stack) starts from.
+ */
+export function sizedOrListedShape(call: CallResultValue): number[] | undefined {
+  return madeTensorShape(call) ?? listTensorShape(call)?.dims;
 }
 
 /** The tensors `torch.stack` / `torch.cat` joins, from their list argument. */
