@@ -159,6 +159,11 @@ export interface DetectedConfig {
   /** The line of a zero_grad() that runs after the model's forward in the loop (before backward): the previous step's gradients live through forward. */
   zeroGradAfterForward?: number;
   /**
+   * Every loop that runs backward calls zero_grad() (set_to_none, the default) after it: no gradients are left
+   * allocated once the loop is done (an evaluation after training runs beside the weights and states alone).
+   */
+  gradientsFreedAfterSteps?: boolean;
+  /**
    * The forwards whose graphs one backward runs through (a triplet's anchor, positive and negative batches, a
    * stacked ensemble's members, forwards run in loops before it): see forwards-at-backward.ts. Absent: no model.
    */
@@ -1573,6 +1578,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   detected.forwardsWithoutLabels = forwardsWithoutLabels(scoredForwards);
   if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(scoredForwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
+  if (gradientsFreedAfterSteps(calls, calledNames, bindings)) detected.gradientsFreedAfterSteps = true;
   const hubValue = hubModelCall && bindings.value(hubModelCall);
   // A hub model given `inputs_embeds` the step builds (image tokens joined before the text's): its sequence is theirs.
   const embedded = hubValue ? forwards.filter((call) => !underNoGrad(call)).map((call) => embeddedSequence(bindings.program, call, hubValue, embeddedSources(call, bindings.program))).find((found) => found !== undefined) : undefined;
@@ -2896,6 +2902,28 @@ function zeroGradAfterForward(calls: readonly Node[], names: readonly string[], 
     if (forwardBefore && backwardAfter) return zero.startPosition.row;
   }
   return undefined;
+}
+
+/**
+ * Whether every loop that calls backward also calls zero_grad() after its last backward (`loss.backward();
+ * opt.step(); opt.zero_grad()`), none with set_to_none=False: the last step's gradients are then freed before the
+ * loop ends. A zero_grad before backward leaves the last step's gradients allocated after the loop.
+ */
+function gradientsFreedAfterSteps(calls: readonly Node[], names: readonly string[], bindings: Bindings): boolean {
+  const lastBackward = new Map<number, number>();
+  const lastZero = new Map<number, number>();
+  let keptInPlace = false;
+  calls.forEach((call, i) => {
+    const name = names[i];
+    if (name !== 'backward' && name !== 'zero_grad') return;
+    const loop = enclosingLoops(call)[0]?.id;
+    if (loop === undefined) return;
+    if (name === 'zero_grad' && bindings.evaluate(callArguments(call).keywords.get('set_to_none')) === false) keptInPlace = true;
+    const at = name === 'backward' ? lastBackward : lastZero;
+    at.set(loop, Math.max(at.get(loop) ?? -1, call.startIndex));
+  });
+  if (keptInPlace || lastBackward.size === 0) return false;
+  return [...lastBackward].every(([loop, backward]) => (lastZero.get(loop) ?? -1) > backward);
 }
 
 /** Names of a library transformer's block list (`bert.encoder.layer`, `model.layers`, `transformer.h`). */

@@ -526,6 +526,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.savedOnHost !== undefined ? { savedOnHost: true } : {}),
     gradsKeptAcrossSteps: detected.zeroGradMissing || (detected.zeroGradAfterForward !== undefined && mode === 'train') ||
       (detected.zeroGradKeepsBuffers !== undefined && mode === 'train'),
+    ...(detected.gradientsFreedAfterSteps && mode === 'train' ? { gradientsFreedAfterSteps: true } : {}),
     outputKept: detected.output === undefined ? undefined : detected.output.value === 'kept',
     ...(detected.graphFreedOnReturn !== undefined ? { graphFreedOnReturn: true } : {}),
     ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),

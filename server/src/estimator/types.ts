@@ -440,6 +440,8 @@ export interface TrainingConfig {
   accumulation: number;
   /** Gradients alive through the next forward: accumulation > 1 or a loop that never calls zero_grad. */
   gradsKeptAcrossSteps: boolean;
+  /** Every training loop frees its gradients after its last backward (zero_grad after step): none outlive the loop. */
+  gradientsFreedAfterSteps?: boolean;
   /**
    * A SparseAdam beside the optimizer holds the sparse embeddings' parameters (`sparseGradientParameters`): two dense
    * states each; `optimizer` covers the rest.
