@@ -133,7 +133,8 @@ export interface DetectedConfig {
   /** torch.compile(model): inductor's graphs fuse a loss forward computes with its backward. */
   compiled?: boolean;
   accumulation?: Located<number>;
-  lora?: Located<{ rank: number; targetModules: string[]; dropout: number }>;
+  /** parametrized: the adapters are a weight parametrization (see handWrittenLora), not a module beside the linear. */
+  lora?: Located<{ rank: number; targetModules: string[]; dropout: number; parametrized?: boolean }>;
   /**
    * `exact`: the frozen share the program model counted. `lowerLayers`: the embeddings and the first N blocks of a
    * library transformer are frozen, so those blocks see inputs without history and record nothing.
@@ -3192,7 +3193,9 @@ function handWrittenLora(root: Node, calls: readonly Node[], bindings: Bindings)
     }
     // Single-letter A / B matrices count only in a class named for what it is (`LoRALinear`, `LowRankAdapter`).
     if (!downNamed.some((name) => /lora/i.test(name)) && !/lora|low_?rank/i.test(cls.childForFieldName('name')?.text ?? '')) continue;
-    const made = down ? callArguments(down).positional[0] : undefined;
+    // `torch.randn(r, in_f) * 0.01`: the tensor made is the scaled one's.
+    let made = down ? callArguments(down).positional[0] : undefined;
+    while (made?.type === 'binary_operator') made = made.childForFieldName('left') ?? undefined;
     const rank = made?.type === 'call' ? passed(callArguments(made).positional[0] ?? callArguments(made).keywords.get('size')) : undefined;
     if (!up || rank === undefined || !Number.isInteger(rank) || rank <= 0) continue;
     const className = cls.childForFieldName('name')?.text;
@@ -3207,9 +3210,26 @@ function handWrittenLora(root: Node, calls: readonly Node[], bindings: Bindings)
       }
     }
     const rate = passed(dropout);
-    return { value: { rank, targetModules: [...targets], dropout: rate ?? 0 }, line: (built ?? cls).startPosition.row };
+    const parametrized = className !== undefined && registeredAsParametrization(root, calls, className);
+    return { value: { rank, targetModules: [...targets], dropout: rate ?? 0, ...(parametrized ? { parametrized } : {}) }, line: (built ?? cls).startPosition.row };
   }
   return undefined;
+}
+
+/**
+ * Whether the script registers instances of `className` as a weight parametrization
+ * (`parametrize.register_parametrization(linear, "weight", LoRA(...))`, directly or through a name bound to one):
+ * the linear's weight is then made anew from W + B @ A at every access, and the linear trains as a whole one.
+ */
+function registeredAsParametrization(root: Node, calls: readonly Node[], className: string): boolean {
+  const made = new RegExp(`^${className}\\(`);
+  const boundNames = new Set(root.descendantsOfType('assignment').filter((a) => a?.childForFieldName('left')?.type === 'identifier' &&
+    made.test(a.childForFieldName('right')?.text ?? '')).map((a) => a!.childForFieldName('left')!.text));
+  return calls.some((call) => {
+    if (!/(^|\.)register_parametrization$/.test(callee(call))) return false;
+    const given = callArguments(call).positional[2] ?? callArguments(call).keywords.get('parametrization');
+    return !!given && (made.test(given.text) || (given.type === 'identifier' && boundNames.has(given.text)));
+  });
 }
 
 /** torch.func transforms that differentiate a function of the parameters. */

@@ -331,7 +331,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.lora && spec.kind === 'transformer') {
     const targets = detected.lora.value.targetModules.length > 0 ? detected.lora.value.targetModules : LORA_DEFAULT_TARGETS[spec.family] ?? ['q_proj', 'v_proj'];
     if (detected.lora.value.targetModules.length === 0) assumptions.push(t('LoRA target_modules not given; assumed PEFT\'s default for this model ({0})', targets.join(', ')));
-    lora = { rank: detected.lora.value.rank, targetModules: targets, dropout: detected.lora.value.dropout };
+    lora = { rank: detected.lora.value.rank, targetModules: targets, dropout: detected.lora.value.dropout,
+      ...(detected.lora.value.parametrized ? { parametrized: true } : {}) };
     note('lora', detected.lora.line);
   }
   // Optimizers given tensors of the script's (an optimised image) hold none of the model's parameters.

@@ -97,6 +97,12 @@ function siteTargeted(site: LinearSite, targets: ReadonlySet<string>): boolean {
   return site.names.some((n) => targets.has(n) || targets.has(n.split('.').pop() ?? n));
 }
 
+/** The weight elements of the block linears `targets` names, over every layer (a LoRA's adapted weights). */
+export function adaptedWeightElements(s: TransformerSpec, targets: ReadonlySet<string>): number {
+  const perLayer = blockLinears(s).filter((site) => siteTargeted(site, targets)).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
+  return perLayer * (s.layers + s.decoderLayers);
+}
+
 function normParams(s: TransformerSpec): number {
   return s.norm === 'layernorm' ? 2 * s.hidden : s.hidden;
 }

@@ -545,7 +545,11 @@ export interface TrainingConfig {
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */
   /** dropout: LoraConfig's lora_dropout (absent: 0, PEFT's default). */
-  lora?: { rank: number; targetModules: string[]; dropout?: number };
+  /**
+   * parametrized: registered as a weight parametrization (W + B @ A made at every access): the adapted linears keep
+   * their inputs and that weight, as trained linears do, and no adapter copies.
+   */
+  lora?: { rank: number; targetModules: string[]; dropout?: number; parametrized?: boolean };
   /** Trainable parameters when the script freezes some (0..parameters); undefined means all. */
   frozenFraction?: number;
   /**
