@@ -1681,7 +1681,17 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
         const trainedApart = trainedValues.filter((trained) => !frozenModules.includes(trained));
         const apart = (i: number): boolean => isModuleValue(frozenModules[i]!) && trainedApart.length > 0 &&
           !trainedApart.some((trained) => holdsValue(trained, frozenModules[i]!));
-        if (freezeSites.every((site, i) => freezesOutside(site, trainedValues, bindings) || apart(i))) detected.frozen = undefined;
+        if (freezeSites.every((site, i) => freezesOutside(site, trainedValues, bindings) || apart(i))) {
+          detected.frozen = undefined;
+          // Built anew from the trained model's class and moved to the GPU: one more model's weights, never trained.
+          const rebuilt = frozenModules.find((module, i) => apart(i) && module.kind === 'object' && module.cls !== undefined &&
+            trainedApart.some((trained) => trained.kind === 'object' && trained.cls === module.cls) && bindings.program.onDevice.has(module));
+          const site = rebuilt ? freezeSites[frozenModules.indexOf(rebuilt)]! : undefined;
+          // Named where it is frozen (`ema = UNet(...).requires_grad_(False)`), else by any name bound to it.
+          const bound = site?.parent?.type === 'assignment' && site.parent.childForFieldName('left')?.type === 'identifier' ? site.parent.childForFieldName('left')!.text : undefined;
+          const name = rebuilt && (bound ?? [...bindings.program.assigned].find(([, values]) => values.includes(rebuilt))?.[0]);
+          if (site && name && !detected.untrainedModel) detected.untrainedModel = { value: { name, parameters: specParameters(spec) }, line: site.startPosition.row };
+        }
       }
       detected.unresolved = undefined;
     } else {
@@ -1747,7 +1757,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   }
   if (detected.model) {
     const trainedValues = customModel ? customModels.filter((m) => customModel.className.split(' + ').includes(m.className)).map((m) => m.value) : [];
-    detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues, calls, frozenModules);
+    detected.residentCopies = residentCopies(bindings.program, detected.model, trainedValues, calls);
     const kept = keptOutputSites(bindings.program, tree.rootNode, detected.model.line);
     if (kept.length > 0) detected.keptOutputs = kept;
     detected.residentData = residentGpuData(bindings.program);
@@ -2614,23 +2624,13 @@ function freezesCopy(node: Node | null, bindings: Bindings): boolean {
  * (or made from a model already there, or held by a module moved there): their weights only, no gradients or optimizer
  * states, in units of the model's weights.
  */
-function residentCopies(program: ProgramModel, model: DetectedModel, trainedValues: Value[], calls: readonly Node[],
-  frozenModules: readonly Value[] = []): DetectedConfig['residentCopies'] {
+function residentCopies(program: ProgramModel, model: DetectedModel, trainedValues: Value[], calls: readonly Node[]): DetectedConfig['residentCopies'] {
   const modelParameters = model.spec.kind === 'layers' ? model.spec.parameters : countTransformerParameters(model.spec).total;
   if (!(modelParameters > 0)) return undefined;
-  // Instances of the model's class the script freezes whole are not the trained model, where another one is.
-  const unfrozen = trainedValues.filter((trained) => !frozenModules.includes(trained));
-  if (unfrozen.length > 0) trainedValues = unfrozen;
   let copies = 0;
   let line: number | undefined;
   const counted: Value[] = [];
-  // A frozen instance of the trained model's own class, built anew (an EMA model filled by load_state_dict): a copy.
-  const trainedClasses = new Set(trainedValues.map((trained) => (trained.kind === 'object' ? trained.cls : undefined)).filter((cls) => cls !== undefined));
-  const rebuilt = [...new Set(frozenModules)].filter((module) => module.kind === 'object' && module.cls !== undefined && trainedClasses.has(module.cls) &&
-    !trainedValues.includes(module) && !program.copies.has(module));
-  const made = [...program.copies].map(([copy, { source, line: at }]) => [copy, { source, line: at }] as const);
-  for (const module of rebuilt) if (module.kind === 'object') made.push([module, { source: trainedValues.find((trained) => trained.kind === 'object' && trained.cls === module.cls)!, line: module.line }]);
-  for (const [copy, { source, line: at }] of made) {
+  for (const [copy, { source, line: at }] of program.copies) {
     // Moved there itself, or with a module that holds it (MoCo's key encoder, an attribute of the model moved).
     if (!program.onDevice.has(copy) && ![...program.onDevice].some((moved) => holdsValue(moved, copy))) continue;
     // Held by the model the estimate is of: its layers are already among the model's.
