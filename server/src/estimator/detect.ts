@@ -1688,7 +1688,8 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
             trainedApart.some((trained) => trained.kind === 'object' && trained.cls === module.cls) && bindings.program.onDevice.has(module));
           const site = rebuilt ? freezeSites[frozenModules.indexOf(rebuilt)]! : undefined;
           // Named where it is frozen (`ema = UNet(...).requires_grad_(False)`), else by any name bound to it.
-          const bound = site?.parent?.type === 'assignment' && site.parent.childForFieldName('left')?.type === 'identifier' ? site.parent.childForFieldName('left')!.text : undefined;
+          const target = site?.parent?.type === 'assignment' ? site.parent.childForFieldName('left') : undefined;
+          const bound = target?.type === 'identifier' ? target.text : undefined;
           const name = rebuilt && (bound ?? [...bindings.program.assigned].find(([, values]) => values.includes(rebuilt))?.[0]);
           if (site && name && !detected.untrainedModel) detected.untrainedModel = { value: { name, parameters: specParameters(spec) }, line: site.startPosition.row };
         }
