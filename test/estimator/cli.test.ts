@@ -139,6 +139,40 @@ test('a leak in a loop that runs no backward sits beside the state that outlives
   assert.equal(training.growth.heldBeside, undefined);
 });
 
+test('an evaluation leak after training loops that call zero_grad() after their step sits beside no gradients', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-freed-'));
+  const script = (zeroLast: boolean) => {
+    const file = path.join(dir, zeroLast ? 'zero_after.py' : 'zero_before.py');
+    const zero = '    adam.zero_grad()';
+    fs.writeFileSync(file, [
+      'import torch',
+      'import torch.nn as nn',
+      'net = nn.Sequential(nn.Linear(2048, 2048), nn.GELU(), nn.Linear(2048, 512)).cuda()',
+      'adam = torch.optim.Adam(net.parameters())',
+      'for step in range(4):',
+      ...(zeroLast ? [] : [zero]),
+      '    x = torch.randn(128, 2048, device="cuda")',
+      '    net(x).pow(2).mean().backward()',
+      '    adam.step()',
+      ...(zeroLast ? [zero] : []),
+      'outs = []',
+      'for step in range(3):',
+      '    outs.append(net(torch.randn(128, 2048, device="cuda")))',
+      '',
+    ].join('\n'));
+    return file;
+  };
+  type Json = { breakdown: { weights: number }; growth?: { heldBeside?: number } };
+  const after = JSON.parse((await run([script(true), '--json'])).stdout) as Json;
+  const before = JSON.parse((await run([script(false), '--json'])).stdout) as Json;
+  assert.ok(after.growth?.heldBeside && before.growth?.heldBeside, 'no heldBeside');
+  const weights = after.breakdown.weights;
+  // zero_grad() after step frees the last gradients: the weights and Adam's two moments. Before backward, the last
+  // step's gradients stay allocated after the loop.
+  assert.ok(Math.abs(after.growth.heldBeside - 3 * weights) < 0.01 * weights, `${after.growth.heldBeside} vs ${3 * weights}`);
+  assert.ok(Math.abs(before.growth.heldBeside - 4 * weights) < 0.01 * weights, `${before.growth.heldBeside} vs ${4 * weights}`);
+});
+
 test('the largest batch is capped at 65,536 (printed ≥ 65536) and is null when not even one sample fits', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oomguard-maxbatch-'));
   const script = path.join(dir, 'tiny.py');

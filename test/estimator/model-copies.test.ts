@@ -58,6 +58,17 @@ test('EMA models: deepcopy(model).requires_grad_(False) and timm ModelEmaV2 of a
   assert.ok(timmEma.assumptions.some((a) => /a copy of the model \(line 7/.test(a)), timmEma.assumptions.join('\n'));
 });
 
+test('an EMA model built anew from the trained model\'s class and frozen whole: its weights beside the model\'s, nothing of the model frozen', async () => {
+  const result = await fixture('ema_rebuilt_from_class.py');
+  // Conv(3, 64, 3) 1,792, GroupNorm 128, Conv(64, 64, 3) 36,928, GroupNorm 128, Conv(64, 3, 3) 1,731.
+  const parameters = 1_792 + 128 + 36_928 + 128 + 1_731;
+  assert.equal(result.detected.parameters, parameters);
+  assert.equal(result.detected.trainableParameters, parameters);
+  assert.ok(result.assumptions.some((a) => /^shadow \(line 21\) is on the GPU but no optimizer updates it/.test(a)), result.assumptions.join('\n'));
+  // Both models' fp32 weights.
+  assert.equal(result.breakdown.weights, 2 * 4 * parameters);
+});
+
 test('heads replaced after construction: classifier[-1] of a library model and a Sequential MLP in place of fc', async () => {
   // mobilenet_v2's features (2,223,872) and Linear(1280, 10).
   const mobilenet = await fixture('mobilenet_last_classifier_ema.py');

@@ -140,7 +140,8 @@ export interface DetectedConfig {
   /** torch.compile(model): inductor's graphs fuse a loss forward computes with its backward. */
   compiled?: boolean;
   accumulation?: Located<number>;
-  lora?: Located<{ rank: number; targetModules: string[]; dropout: number }>;
+  /** parametrized: the adapters are a weight parametrization (see handWrittenLora), not a module beside the linear. */
+  lora?: Located<{ rank: number; targetModules: string[]; dropout: number; parametrized?: boolean }>;
   /**
    * `exact`: the frozen share the program model counted. `lowerLayers`: the embeddings and the first N blocks of a
    * library transformer are frozen, so those blocks see inputs without history and record nothing.
@@ -165,6 +166,11 @@ export interface DetectedConfig {
   output?: Located<'kept' | 'dropped'>;
   /** The line of a zero_grad() that runs after the model's forward in the loop (before backward): the previous step's gradients live through forward. */
   zeroGradAfterForward?: number;
+  /**
+   * Every loop that runs backward calls zero_grad() (set_to_none, the default) after it: no gradients are left
+   * allocated once the loop is done (an evaluation after training runs beside the weights and states alone).
+   */
+  gradientsFreedAfterSteps?: boolean;
   /**
    * The forwards whose graphs one backward runs through (a triplet's anchor, positive and negative batches, a
    * stacked ensemble's members, forwards run in loops before it): see forwards-at-backward.ts. Absent: no model.
@@ -1575,6 +1581,7 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
   detected.forwardsWithoutLabels = forwardsWithoutLabels(scoredForwards);
   if (detected.forwardsWithoutLabels !== undefined) detected.outputsUnscored = outputsUnscored(scoredForwards);
   detected.zeroGradAfterForward = zeroGradAfterForward(calls, calledNames, forwards);
+  if (gradientsFreedAfterSteps(calls, calledNames, bindings)) detected.gradientsFreedAfterSteps = true;
   const hubValue = hubModelCall && bindings.value(hubModelCall);
   // A hub model given `inputs_embeds` the step builds (image tokens joined before the text's): its sequence is theirs.
   const embedded = hubValue ? forwards.filter((call) => !underNoGrad(call)).map((call) => embeddedSequence(bindings.program, call, hubValue, embeddedSources(call, bindings.program))).find((found) => found !== undefined) : undefined;
@@ -1672,7 +1679,22 @@ function detectConfigOf(tree: Tree, text: string, filePath?: string): DetectedCo
       // its __init__): nothing of the trained model is frozen.
       else if (info.frozenParameters === 0 && detected.frozen && freezeSites.length > 0) {
         const trainedValues = customModels.filter((m) => info.className.split(' + ').includes(m.className)).map((m) => m.value);
-        if (freezeSites.every((site) => freezesOutside(site, trainedValues, bindings))) detected.frozen = undefined;
+        // Or a module of its own the trained model does not hold (an EMA model built anew from the same class).
+        const trainedApart = trainedValues.filter((trained) => !frozenModules.includes(trained));
+        const apart = (i: number): boolean => isModuleValue(frozenModules[i]!) && trainedApart.length > 0 &&
+          !trainedApart.some((trained) => holdsValue(trained, frozenModules[i]!));
+        if (freezeSites.every((site, i) => freezesOutside(site, trainedValues, bindings) || apart(i))) {
+          detected.frozen = undefined;
+          // Built anew from the trained model's class and moved to the GPU: one more model's weights, never trained.
+          const rebuilt = frozenModules.find((module, i) => apart(i) && module.kind === 'object' && module.cls !== undefined &&
+            trainedApart.some((trained) => trained.kind === 'object' && trained.cls === module.cls) && bindings.program.onDevice.has(module));
+          const site = rebuilt ? freezeSites[frozenModules.indexOf(rebuilt)]! : undefined;
+          // Named where it is frozen (`ema = UNet(...).requires_grad_(False)`), else by any name bound to it.
+          const target = site?.parent?.type === 'assignment' ? site.parent.childForFieldName('left') : undefined;
+          const bound = target?.type === 'identifier' ? target.text : undefined;
+          const name = rebuilt && (bound ?? [...bindings.program.assigned].find(([, values]) => values.includes(rebuilt))?.[0]);
+          if (site && name && !detected.untrainedModel) detected.untrainedModel = { value: { name, parameters: specParameters(spec) }, line: site.startPosition.row };
+        }
       }
       detected.unresolved = undefined;
     } else {
@@ -2949,6 +2971,28 @@ function zeroGradAfterForward(calls: readonly Node[], names: readonly string[], 
   return undefined;
 }
 
+/**
+ * Whether every loop that calls backward also calls zero_grad() after its last backward (`loss.backward();
+ * opt.step(); opt.zero_grad()`), none with set_to_none=False: the last step's gradients are then freed before the
+ * loop ends. A zero_grad before backward leaves the last step's gradients allocated after the loop.
+ */
+function gradientsFreedAfterSteps(calls: readonly Node[], names: readonly string[], bindings: Bindings): boolean {
+  const lastBackward = new Map<number, number>();
+  const lastZero = new Map<number, number>();
+  let keptInPlace = false;
+  calls.forEach((call, i) => {
+    const name = names[i];
+    if (name !== 'backward' && name !== 'zero_grad') return;
+    const loop = enclosingLoops(call)[0]?.id;
+    if (loop === undefined) return;
+    if (name === 'zero_grad' && bindings.evaluate(callArguments(call).keywords.get('set_to_none')) === false) keptInPlace = true;
+    const at = name === 'backward' ? lastBackward : lastZero;
+    at.set(loop, Math.max(at.get(loop) ?? -1, call.startIndex));
+  });
+  if (keptInPlace || lastBackward.size === 0) return false;
+  return [...lastBackward].every(([loop, backward]) => (lastZero.get(loop) ?? -1) > backward);
+}
+
 /** Names of a library transformer's block list (`bert.encoder.layer`, `model.layers`, `transformer.h`). */
 const BLOCK_LIST = /(^|\.)(layer|layers|h|block|blocks)$/;
 
@@ -3215,7 +3259,9 @@ function handWrittenLora(root: Node, calls: readonly Node[], bindings: Bindings)
     }
     // Single-letter A / B matrices count only in a class named for what it is (`LoRALinear`, `LowRankAdapter`).
     if (!downNamed.some((name) => /lora/i.test(name)) && !/lora|low_?rank/i.test(cls.childForFieldName('name')?.text ?? '')) continue;
-    const made = down ? callArguments(down).positional[0] : undefined;
+    // `torch.randn(r, in_f) * 0.01`: the tensor made is the scaled one's.
+    let made = down ? callArguments(down).positional[0] : undefined;
+    while (made?.type === 'binary_operator') made = made.childForFieldName('left') ?? undefined;
     const rank = made?.type === 'call' ? passed(callArguments(made).positional[0] ?? callArguments(made).keywords.get('size')) : undefined;
     if (!up || rank === undefined || !Number.isInteger(rank) || rank <= 0) continue;
     const className = cls.childForFieldName('name')?.text;
@@ -3230,9 +3276,26 @@ function handWrittenLora(root: Node, calls: readonly Node[], bindings: Bindings)
       }
     }
     const rate = passed(dropout);
-    return { value: { rank, targetModules: [...targets], dropout: rate ?? 0 }, line: (built ?? cls).startPosition.row };
+    const parametrized = className !== undefined && registeredAsParametrization(root, calls, className);
+    return { value: { rank, targetModules: [...targets], dropout: rate ?? 0, ...(parametrized ? { parametrized } : {}) }, line: (built ?? cls).startPosition.row };
   }
   return undefined;
+}
+
+/**
+ * Whether the script registers instances of `className` as a weight parametrization
+ * (`parametrize.register_parametrization(linear, "weight", LoRA(...))`, directly or through a name bound to one):
+ * the linear's weight is then made anew from W + B @ A at every access, and the linear trains as a whole one.
+ */
+function registeredAsParametrization(root: Node, calls: readonly Node[], className: string): boolean {
+  const made = new RegExp(`^${className}\\(`);
+  const boundNames = new Set(root.descendantsOfType('assignment').filter((a) => a?.childForFieldName('left')?.type === 'identifier' &&
+    made.test(a.childForFieldName('right')?.text ?? '')).map((a) => a!.childForFieldName('left')!.text));
+  return calls.some((call) => {
+    if (!/(^|\.)register_parametrization$/.test(callee(call))) return false;
+    const given = callArguments(call).positional[2] ?? callArguments(call).keywords.get('parametrization');
+    return !!given && (made.test(given.text) || (given.type === 'identifier' && boundNames.has(given.text)));
+  });
 }
 
 /** torch.func transforms that differentiate a function of the parameters. */

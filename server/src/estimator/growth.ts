@@ -83,9 +83,14 @@ export function leakOutsideStep(model: SemanticModel, position: { line: number; 
   return loops.length > 0 && !loops.some((loop) => model.runsBackward(loop));
 }
 
-/** What stays allocated between steps: the weights, the gradients backward leaves and the optimizer's states. */
-export function persistentBytes(result: { breakdown: { weights: number; optimizerStates: number }; gradientsAfterBackward: number }): number {
-  return result.breakdown.weights + result.gradientsAfterBackward + result.breakdown.optimizerStates;
+/**
+ * What stays allocated after the training steps: the weights, the optimizer's states, and the gradients backward
+ * leaves unless every loop frees them after its step (zero_grad after optimizer.step()).
+ */
+export function persistentBytes(result: { breakdown: { weights: number; optimizerStates: number }; gradientsAfterBackward: number;
+  config: Pick<TrainingConfig, 'gradientsFreedAfterSteps'> }): number {
+  const gradients = result.config.gradientsFreedAfterSteps ? 0 : result.gradientsAfterBackward;
+  return result.breakdown.weights + gradients + result.breakdown.optimizerStates;
 }
 
 /** The outputs a configuration's batch loops keep without a graph (TrainingConfig.keptOutputs), as sized leaks. */

@@ -347,7 +347,8 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
   if (detected.lora && spec.kind === 'transformer') {
     const targets = detected.lora.value.targetModules.length > 0 ? detected.lora.value.targetModules : LORA_DEFAULT_TARGETS[spec.family] ?? ['q_proj', 'v_proj'];
     if (detected.lora.value.targetModules.length === 0) assumptions.push(t('LoRA target_modules not given; assumed PEFT\'s default for this model ({0})', targets.join(', ')));
-    lora = { rank: detected.lora.value.rank, targetModules: targets, dropout: detected.lora.value.dropout };
+    lora = { rank: detected.lora.value.rank, targetModules: targets, dropout: detected.lora.value.dropout,
+      ...(detected.lora.value.parametrized ? { parametrized: true } : {}) };
     note('lora', detected.lora.line);
   }
   // Optimizers given tensors of the script's (an optimised image) hold none of the model's parameters.
@@ -547,6 +548,7 @@ export function configFromDetection(detected: DetectedConfig, assumptions: strin
     ...(detected.savedOnHost !== undefined ? { savedOnHost: true } : {}),
     gradsKeptAcrossSteps: detected.zeroGradMissing || (detected.zeroGradAfterForward !== undefined && mode === 'train') ||
       (detected.zeroGradKeepsBuffers !== undefined && mode === 'train'),
+    ...(detected.gradientsFreedAfterSteps && mode === 'train' ? { gradientsFreedAfterSteps: true } : {}),
     outputKept: detected.output === undefined ? undefined : detected.output.value === 'kept',
     ...(detected.graphFreedOnReturn !== undefined ? { graphFreedOnReturn: true } : {}),
     ...(detected.outputObjectDropped !== undefined ? { outputObjectDropped: true } : {}),

@@ -1,7 +1,7 @@
 // The peak GPU memory of one training (or inference) step, phase by phase, the way PyTorch's caching allocator
 // sees it: persistent state (weights, gradients, optimizer states), what forward keeps for backward, and the
 // transients of the loss, of backward and of optimizer.step(). The peak is the largest of the phases.
-import { countTransformerParameters, transformerActivations, type ActivationContext, type ActivationMode } from './transformer';
+import { adaptedWeightElements, countTransformerParameters, transformerActivations, type ActivationContext, type ActivationMode } from './transformer';
 import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
 import type { Breakdown, EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, ShardingStrategy, TrainingConfig, TransformerSpec, WeightDtype } from './types';
 import { LBFGS_DEFAULT_HISTORY, MAX_BATCH_SIZE } from './types';
@@ -195,12 +195,17 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     // Frozen block by block: the frozen lower blocks keep nothing, the others keep what trained blocks keep.
     frozenBase: Boolean(cfg.lora) || (cfg.frozenLowerLayers === undefined && (cfg.frozenFraction ?? 0) > 0.5),
     loraTargets: new Set(cfg.lora?.targetModules ?? []),
-    loraDropout: cfg.lora ? (cfg.lora.dropout ?? 0) > 0 : undefined,
+    // A parametrized LoRA has no adapter module of its own: its linears read their inputs as trained ones do.
+    loraDropout: cfg.lora && !cfg.lora.parametrized ? (cfg.lora.dropout ?? 0) > 0 : undefined,
     autocast: cfg.precision === 'bf16-amp' || cfg.precision === 'fp16-amp',
     frozenLowerLayers: cfg.frozenLowerLayers,
   };
   const checkpointing = cfg.checkpointing && training;
   const a = transformerActivations(s, ctx, checkpointing);
+  // Each adapted linear keeps the weight its parametrization made (W + B @ A) for its input's gradient, in the
+  // activations' dtype (autocast's half copy of an fp32 one).
+  const parametrizedWeights = training && cfg.lora?.parametrized
+    ? adaptedWeightElements(s, ctx.loraTargets) * (mode === 'fp32' ? FP32 : 2) * (checkpointing ? 1 / Math.max(1, s.layers) : 1) : 0;
   // Autocast caches a half copy of every fp32 weight a linear uses; backward keeps them until it is done.
   const weightCopies = mode === 'amp' ? params.castable * 2 : 0;
   const headCopy = mode === 'amp' && (s.task === 'causal-lm' || s.task === 'masked-lm') ? s.vocab * s.hidden * 2 : 0;
@@ -269,7 +274,7 @@ function transformerFigures(s: TransformerSpec, cfg: TrainingConfig, params: Par
     };
   }
   return {
-    saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies),
+    saved: a.saved - droppedLogits + (checkpointing ? headCopy : weightCopies) + parametrizedWeights,
     // The feature encoder's peak comes first in forward (Wav2Vec2), when nothing else is kept or cached.
     // Logits the step drops are still alive while the loss over them runs, at the end of forward.
     forwardTransient: Math.max(a.forwardTransient + droppedLogits + (checkpointing ? weightCopies : 0),

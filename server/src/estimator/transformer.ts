@@ -65,14 +65,15 @@ function blockLinears(s: TransformerSpec, cross = false): LinearSite[] {
   const oBias = s.attnBias === 'all';
   const sites: LinearSite[] = [];
   if (s.qkvFused) {
-    sites.push({ names: ['c_attn', 'qkv_proj', 'query_key_value', 'Wqkv'], inFeatures: s.hidden, outFeatures: q + 2 * kv, bias: qkvBias });
+    // timm's blocks name theirs attn.qkv and attn.proj.
+    sites.push({ names: ['c_attn', 'qkv_proj', 'query_key_value', 'Wqkv', 'qkv'], inFeatures: s.hidden, outFeatures: q + 2 * kv, bias: qkvBias });
   } else {
     sites.push({ names: ['q_proj', 'query', 'q', 'q_lin'], inFeatures: s.hidden, outFeatures: q, bias: qkvBias });
     // Whisper's k_proj has no bias; the difference is 1/3 of h per layer, well below the catalog tolerance.
     sites.push({ names: ['k_proj', 'key', 'k', 'k_lin'], inFeatures: s.hidden, outFeatures: kv, bias: qkvBias && s.family !== 'whisper' });
     sites.push({ names: ['v_proj', 'value', 'v', 'v_lin'], inFeatures: s.hidden, outFeatures: kv, bias: qkvBias });
   }
-  sites.push({ names: ['o_proj', 'dense', 'out_proj', 'o', 'c_proj', 'out_lin'], inFeatures: q, outFeatures: s.hidden, bias: oBias });
+  sites.push({ names: ['o_proj', 'dense', 'out_proj', 'o', 'c_proj', 'out_lin', 'proj'], inFeatures: q, outFeatures: s.hidden, bias: oBias });
   if (cross) return sites;
   const gated = s.mlp === 'swiglu' || s.mlp === 'geglu';
   if (gated && s.qkvFused) {
@@ -94,6 +95,12 @@ function linearParams(site: LinearSite): number {
 function siteTargeted(site: LinearSite, targets: ReadonlySet<string>): boolean {
   if (targets.has('all-linear')) return true;
   return site.names.some((n) => targets.has(n) || targets.has(n.split('.').pop() ?? n));
+}
+
+/** The weight elements of the block linears `targets` names, over every layer (a LoRA's adapted weights). */
+export function adaptedWeightElements(s: TransformerSpec, targets: ReadonlySet<string>): number {
+  const perLayer = blockLinears(s).filter((site) => siteTargeted(site, targets)).reduce((sum, site) => sum + site.inFeatures * site.outFeatures, 0);
+  return perLayer * (s.layers + s.decoderLayers);
 }
 
 function normParams(s: TransformerSpec): number {

@@ -445,6 +445,8 @@ export interface TrainingConfig {
   accumulation: number;
   /** Gradients alive through the next forward: accumulation > 1 or a loop that never calls zero_grad. */
   gradsKeptAcrossSteps: boolean;
+  /** Every training loop frees its gradients after its last backward (zero_grad after step): none outlive the loop. */
+  gradientsFreedAfterSteps?: boolean;
   /**
    * A SparseAdam beside the optimizer holds the sparse embeddings' parameters (`sparseGradientParameters`): two dense
    * states each; `optimizer` covers the rest.
@@ -548,7 +550,11 @@ export interface TrainingConfig {
   attention: AttentionImpl;
   /** LoRA: rank and the module names it adapts; undefined when none. */
   /** dropout: LoraConfig's lora_dropout (absent: 0, PEFT's default). */
-  lora?: { rank: number; targetModules: string[]; dropout?: number };
+  /**
+   * parametrized: registered as a weight parametrization (W + B @ A made at every access): the adapted linears keep
+   * their inputs and that weight, as trained linears do, and no adapter copies.
+   */
+  lora?: { rank: number; targetModules: string[]; dropout?: number; parametrized?: boolean };
   /** Trainable parameters when the script freezes some (0..parameters); undefined means all. */
   frozenFraction?: number;
   /**
