@@ -12,6 +12,7 @@ import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, normAffine, type TracedLibraries } from './forward-trace';
 import { keepStepLossOverOutput, keepStepReturnedOutputs } from './step-returned-outputs';
+import { continuesEarlierCall, traceFollowingMethodCalls } from './step-method-calls';
 import { carriedArguments, type CarriedFrom } from './carried-state';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
@@ -1227,8 +1228,11 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
   const siteNodes = program?.moduleCallNodes.get(root) ?? [];
   const stepLike = (i: number): boolean => { const node = siteNodes[i]; return !!node && enclosingLoops(node).length > 0 && !underNoGrad(node); };
   const gradless = (i: number): boolean => { const node = siteNodes[i]; return !!node && underNoGrad(node); };
-  const siteIndex = sites.reduce((best, args, i) => (args.length > (sites[best]?.length ?? 0)
-    || (args.length === (sites[best]?.length ?? 0) && gradless(best) && stepLike(i)) ? i : best), 0);
+  // A call on what an earlier call of the module returned (`model.score(h, triples)` after `h = model.encode(x)`) is
+  // traced after that one (see traceFollowingMethodCalls), never as the step's own.
+  const continues = (i: number): boolean => { const node = siteNodes[i]; return !!node && continuesEarlierCall(node, siteNodes); };
+  const siteIndex = sites.reduce((best, args, i) => (continues(best) && !continues(i)) || (!continues(i) && (args.length > (sites[best]?.length ?? 0)
+    || (args.length === (sites[best]?.length ?? 0) && gradless(best) && stepLike(i)))) ? i : best, 0);
   const site = sites[siteIndex] ?? [];
   const siteNode = program?.moduleCallNodes.get(root)?.[siteIndex];
   const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
@@ -1405,14 +1409,20 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         return stepInput(others.shape, others.integer);
       });
       const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
-      keepStepReturnedOutputs(program, program.moduleCallNodes.get(root) ?? [], returned, attempt);
+      // The step's calls of the model's other methods on what this one returned (`model.score(h, triples)`).
+      const following = siteNode ? traceFollowingMethodCalls(program, root, siteNode, returned, attempt) : undefined;
+      const stepCalls = (program.moduleCallNodes.get(root) ?? []).filter((node) => !following?.calls.has(node.id));
+      // Whether the model's calls ran on a tensor with a batch axis; the labels the loss reads after them do not make
+      // a whole-graph step (every tensor of its forward given whole) a batched one.
+      const forwardBatchable = batchable;
+      keepStepReturnedOutputs(program, stepCalls, returned, attempt);
       // A tensor the step makes beside the input (its labels), at the traced batch: its shape past the batch axis.
       const stepTensor = (made: Value): TensorValue | undefined => {
         const shape = made.kind === 'call' ? partialTensorShape(made) : undefined;
         if (!shape || shape.dims.length < 1 || shape.dims.slice(1).some((d) => d === undefined)) return undefined;
         return stepInput([1, ...(shape.dims.slice(1) as number[])], shape.integer);
       };
-      keepStepLossOverOutput(program, program.moduleCallNodes.get(root) ?? [], returned, attempt, stepTensor);
+      keepStepLossOverOutput(program, stepCalls, returned, attempt, stepTensor, following?.names);
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'batch', batch, 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'largest', attempt.largest, 'peak', attempt.backwardPeak, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements) || unbatched) return undefined;
@@ -1422,7 +1432,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         ? traceInputs(candidate, others, fromData, cut, batch, { trace: attempt, returned }) : undefined;
       if (later) return later;
       return { trace: attempt, liveExcess: attempt.forwardLiveExcess(returned), output, outputKept: attempt.keepsLargest(returned), parts: attempt.outputParts(returned), targetTokens,
-        ...(!batchable && !collated ? { wholeStep: true } : {}) };
+        ...(!forwardBatchable && !collated ? { wholeStep: true } : {}) };
     };
     /** forward() run for one sample (see traceInputs); kept where it fits better than the best so far. */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
