@@ -1557,6 +1557,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
         ? { blockOutsideBeforeElements: trace.blockOutsideBefore.map(perSample), blockOutputsKeptOutsideElements: perSample(trace.blockOutputsKeptOutside) } : {}),
       ...(dependent ? { batchDependent: { batch: tracedBatch } } : {}),
+      ...(traced.wholeStep ? { wholeStep: true } : {}),
     };
   };
   // The fit check and the panel rebuild the net for many batch sizes at one input size: build once per size, and
