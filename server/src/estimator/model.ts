@@ -462,7 +462,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const checkpointed = cfg.checkpointing && cfg.mode === 'train';
   const gradientPair = b * (net.gradientPairElementsPerSample ?? 0) * act;
   const tracedBackward = net.backwardPeakElementsPerSample !== undefined && !checkpointed
-    ? Math.max(0, b * ((net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act - (net.fixedBytesAfterBackwardPeak ?? 0)) - stepKept) +
+    ? Math.max(0, b * ((net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act - (net.fixedBytesAfterBackwardPeak ?? 0)
+      + (mode === 'amp' ? net.backwardPeakAutocastSurplusBytesPerSample ?? 0 : 0)) - stepKept) +
       (net.backwardPeakWithoutConvolution ? 0 : convWorkspace) : 0;
   // A frozen prefix runs as a no-grad forward before anything is kept: its tensors alive at once may be the peak.
   const frozenPrefixLive = net.frozenPrefix ? b * net.frozenPrefix.liveElementsPerSample * act : 0;

@@ -1508,6 +1508,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       savedElementsPerSample: perSample(trace.savedElements),
       autocastSavedBytesPerSample: perSample(trace.autocastSavedBytes),
       backwardPeakElementsPerSample: perSample(trace.backwardPeak),
+      ...(trace.backwardPeakAutocastSurplus > 0 ? { backwardPeakAutocastSurplusBytesPerSample: perSample(trace.backwardPeakAutocastSurplus) } : {}),
       ...(trace.backwardPeakInBatchedProduct ? { backwardPeakWithoutConvolution: true } : {}),
       backwardPoints: tracedBatch === 1 ? trace.backwardPoints : trace.backwardPoints.map((point) => ({
         ...point, elements: perSample(point.elements), ...(point.compileRecomputed ? { compileRecomputed: perSample(point.compileRecomputed) } : {}),
@@ -1624,10 +1625,15 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     const max = (pick: (s: LayerNetSpec) => number): number => Math.max(...specs.map(pick));
     let before = 0;
     let backwardPeak = 0;
+    // Under autocast, as bytes (elements at 2 bytes, with each model's fp32 gradients' surplus): see ForwardTrace.
+    let autocastPeak = 0;
     for (const s of specs) {
-      backwardPeak = Math.max(backwardPeak, before + (s.backwardPeakElementsPerSample ?? s.savedElementsPerSample + s.largestElementsPerSample));
+      const own = s.backwardPeakElementsPerSample ?? s.savedElementsPerSample + s.largestElementsPerSample;
+      backwardPeak = Math.max(backwardPeak, before + own);
+      autocastPeak = Math.max(autocastPeak, 2 * (before + own) + (s.backwardPeakAutocastSurplusBytesPerSample ?? 0));
       before += s.savedElementsPerSample;
     }
+    const autocastSurplus = Math.max(0, autocastPeak - 2 * backwardPeak);
     const inputElements = (s: LayerNetSpec): number => s.input.kind === 'image' ? s.input.channels * s.input.size ** 2 : s.input.kind === 'vector' ? s.input.features : s.input.seqLen;
     // The data the step loads is the largest of the models' inputs (a GAN's images, not its noise).
     const fed = specs.reduce((best, s) => (inputElements(s) > inputElements(best) ? s : best));
@@ -1653,6 +1659,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       hasConvolution: specs.some((s) => s.hasConvolution),
       inferenceLiveElementsPerSample: max((s) => s.inferenceLiveElementsPerSample),
       backwardPeakElementsPerSample: backwardPeak,
+      ...(autocastSurplus > 0 ? { backwardPeakAutocastSurplusBytesPerSample: autocastSurplus } : {}),
       gradientPairElementsPerSample: max((s) => s.gradientPairElementsPerSample ?? 0),
       ...(specs.every((s) => s.createGraphElementsPerSample !== undefined) ? { createGraphElementsPerSample: sum((s) => s.createGraphElementsPerSample!) } : {}),
       blockSavedElements: specs.flatMap((s) => s.blockSavedElements),

@@ -327,6 +327,11 @@ export interface LayerNetSpec {
    */
   backwardPeakWithoutConvolution?: boolean;
   /**
+   * Under autocast, the bytes over 2 an element the gradients at that worst point take where they are fp32 (an
+   * element-wise product with fp32 softmax weights makes fp32 gradients), per sample (traced nets).
+   */
+  backwardPeakAutocastSurplusBytesPerSample?: number;
+  /**
    * Of fixedBytesPerSample, what layers after that worst point keep (max-pool indices, dropout masks): their
    * backward has freed it when backward reaches the worst point (traced nets).
    */
