@@ -173,6 +173,8 @@ export interface EstimateResponse {
   fits: boolean | null;
   /** Largest batch size whose peak fits the GPU, at most 65,536 (`MAX_BATCH_SIZE`); null: not even one, or no GPU. */
   maxBatchSize: number | null;
+  /** Why no largest batch is given where the batch size does not scale the step (a full-graph step). */
+  noMaxBatchSize?: string;
   /**
    * A leak that keeps memory every batch (OOM101/OOM104 with a size, or outputs a loop keeps without a graph): how
    * much, where, and when the GPU is full; `batches` and `keptAfterBatches` where the script fixes how many batches

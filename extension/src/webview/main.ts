@@ -158,7 +158,9 @@ function controls(response: EstimateResponse, s: WebviewStrings): HTMLElement {
     selectControl('strategy', s.strategy, c.strategy, STRATEGIES),
     selectControl('gpu', s.gpu, c.gpu, gpuNames),
   );
-  const maxBatch = response.maxBatchSize === null || !response.gpu ? null
+  // Where the batch does not scale the step (a full-graph step), the engine says why there is no largest batch.
+  const maxBatch = response.noMaxBatchSize ? el('p', { className: 'max-batch', attrs: { id: 'max-batch' }, text: response.noMaxBatchSize })
+    : response.maxBatchSize === null || !response.gpu ? null
     : el('p', { className: 'max-batch', attrs: { id: 'max-batch' }, text: format(s.maxBatch, response.gpu.name, maxBatchSizeText(response.maxBatchSize)) });
   return el('section', { attrs: { 'aria-labelledby': 'h-whatif' } }, el('h2', { text: s.whatIf, attrs: { id: 'h-whatif' } }), grid, maxBatch, reset);
 }

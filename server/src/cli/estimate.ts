@@ -269,7 +269,10 @@ export function formatTable(result: EstimateResult, cells?: readonly CellSpan[])
   }
   if (result.fits.length > 0) {
     out += `\n${t('Fit')}\n` + pad([[t('GPU'), t('memory'), t('fits'), t('max batch size')],
-      ...result.fits.map((f) => [f.gpu, gib(f.capacity), f.fits ? t('yes') : t('no'), f.maxBatchSize === null ? t('none') : maxBatchSizeText(f.maxBatchSize)])]);
+      ...result.fits.map((f) => [f.gpu, gib(f.capacity), f.fits ? t('yes') : t('no'),
+        f.noMaxBatchSize ? '-' : f.maxBatchSize === null ? t('none') : maxBatchSizeText(f.maxBatchSize)])]);
+    const unscaled = result.fits.find((f) => f.noMaxBatchSize)?.noMaxBatchSize;
+    if (unscaled) out += `${unscaled}\n`;
   }
   return out;
 }

@@ -307,6 +307,17 @@ export class ForwardTrace implements TensorTracer {
   backwardPeak = 0;
   /** Whether backwardPeak is a batched matmul's backward (see batchedProduct): no convolution runs beside it. */
   backwardPeakInBatchedProduct = false;
+  /**
+   * The most bytes alive at a point of backward under autocast, counted as backwardPeak counts elements at 2 bytes
+   * each, plus the bytes over 2 an element of the gradients there that are fp32 (a product with an fp32 softmax's
+   * weights makes fp32 gradients though activations are half). See productBackwardPoint.
+   */
+  private autocastBackwardPeak = 0;
+  /**
+   * Element-wise products already traced, by each operand with history: what was kept up to each, its gradients, and
+   * their autocast surplus (see productBackwardPoint).
+   */
+  private readonly productsReading = new Map<number, Array<{ saved: number; gradients: number; surplus: number }>>();
   /** The largest gradient pair of one layer (its output's gradient and its input's), alive while its backward runs. */
   gradientPair = 0;
   /**
@@ -797,7 +808,16 @@ export class ForwardTrace implements TensorTracer {
    * attention internals): saved, but not a tensor whose gradient is a transient of backward.
    */
   /** A point of backward with `alive` elements held: the peak so far, and the fixed bytes at it. */
-  private backwardElements(alive: number, inBatchedProduct = false): void {
+  /**
+   * What backward holds under autocast at its worst point over backwardPeak's elements at 2 bytes each: the surplus
+   * of fp32 gradients where a point holding them passes the elements' worst point.
+   */
+  get backwardPeakAutocastSurplus(): number {
+    return Math.max(0, this.autocastBackwardPeak - 2 * this.backwardPeak);
+  }
+
+  private backwardElements(alive: number, inBatchedProduct = false, autocastSurplus = 0): void {
+    this.autocastBackwardPeak = Math.max(this.autocastBackwardPeak, 2 * alive + autocastSurplus);
     if (alive > this.backwardPeak) {
       this.fixedBytesAtBackwardPeak = this.fixedBytes;
       this.backwardPeakInBatchedProduct = inBatchedProduct;
@@ -902,12 +922,13 @@ export class ForwardTrace implements TensorTracer {
    */
   keptApart(run: () => void): Map<number, number> {
     const before = new Set(this.saved.keys());
-    const figures = { largest: this.largest, backwardPeak: this.backwardPeak, inBatchedProduct: this.backwardPeakInBatchedProduct,
+    const figures = { largest: this.largest, backwardPeak: this.backwardPeak, inBatchedProduct: this.backwardPeakInBatchedProduct, autocastPeak: this.autocastBackwardPeak,
       fixedAtPeak: this.fixedBytesAtBackwardPeak, fixedBytes: this.fixedBytes, points: this.backwardPoints.length, live: this.liveNoGrad,
       liveSets: this.liveSets.length, mismatches: this.mismatches, unmodelled: [...this.unmodelled], gradientPair: this.gradientPair,
       gradientKept: this.gradientKept, lossInput: this.lossInputElements, lossInForward: this.lossInForward, convolutions: this.convolutions };
     run();
     [this.largest, this.backwardPeak, this.backwardPeakInBatchedProduct] = [figures.largest, figures.backwardPeak, figures.inBatchedProduct];
+    this.autocastBackwardPeak = figures.autocastPeak;
     [this.fixedBytesAtBackwardPeak, this.fixedBytes, this.liveNoGrad] = [figures.fixedAtPeak, figures.fixedBytes, figures.live];
     this.backwardPoints.length = figures.points;
     this.liveSets.length = figures.liveSets;
@@ -2697,8 +2718,29 @@ export class ForwardTrace implements TensorTracer {
   private productBackwardPoint(out: Value | undefined, operands: Value[]): void {
     const output = out?.kind === 'tensor' ? out : undefined;
     if (!output || output.integer || !this.recording || this.noGrad.has(output.id)) return;
-    const withHistory = operands.filter((v) => v.kind === 'tensor' && !this.noGrad.has(v.id)).length;
-    this.backwardElements(this.savedElements + (1 + withHistory) * numel(output.shape));
+    const recorded = operands.filter((v): v is TensorValue => v.kind === 'tensor' && !this.noGrad.has(v.id));
+    const gradients = (1 + recorded.length) * numel(output.shape);
+    // Under autocast a product's gradients take its output's dtype: fp32 where an operand is (softmax's weights).
+    const surplus = this.fullPrecision.has(output.id) ? 2 * gradients : 0;
+    // An operand an earlier product read too (softmax weights pooling both a mean and a second moment,
+    // `sum(x * w)` and `sum(x ** 2 * w)`): backward runs this later product first, and the gradient it makes for that
+    // operand waits in autograd's buffer, beside the earlier product's own gradients, until that one's backward has
+    // run and added its part. Measured on the H200 (test/gpu/estimator/results/probe_under12.jsonl, asp_b64):
+    // attentive statistics pooling over a (64, 1536, 301) half map with fp32 weights peaked 450 MiB (8 half maps)
+    // over what it kept: 4 fp32 gradients of the map.
+    for (const operand of recorded) {
+      const waiting = numel(operand.shape);
+      const waitingSurplus = this.fullPrecision.has(operand.id) ? 2 * waiting : 0;
+      for (const earlier of this.productsReading.get(operand.id) ?? []) {
+        this.backwardElements(earlier.saved + earlier.gradients + waiting, false, earlier.surplus + waitingSurplus);
+      }
+    }
+    for (const operand of recorded) {
+      const readers = this.productsReading.get(operand.id) ?? [];
+      readers.push({ saved: this.savedElements, gradients, surplus });
+      this.productsReading.set(operand.id, readers);
+    }
+    this.backwardElements(this.savedElements + gradients, false, surplus);
   }
 
   private binaryOp(operator: string, a: Value, b: Value): Value | undefined {

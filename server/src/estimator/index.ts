@@ -21,7 +21,7 @@ import type {
 
 export type { TrainingConfig, Precision, OptimizerKind, Strategy, GpuFit, Breakdown } from './types';
 export { detectConfig } from './detect';
-export { estimate, fitOnGpus, maxBatchSize } from './model';
+export { estimate, fitOnGpus, maxBatchSize, unscaledBatchReason } from './model';
 export { MAX_BATCH_SIZE, maxBatchSizeText } from './types';
 export { findGpu, GPU_CATALOG } from './catalog/gpus';
 export { findCatalogModel, MODEL_CATALOG } from './catalog/models';

@@ -5,6 +5,7 @@ import { adaptedWeightElements, countTransformerParameters, transformerActivatio
 import { GPU_CATALOG, findGpu, type GpuModel } from './catalog/gpus';
 import type { Breakdown, EstimateNumbers, GpuFit, LayerNetSpec, PeakPhase, ShardingStrategy, TrainingConfig, TransformerSpec, WeightDtype } from './types';
 import { LBFGS_DEFAULT_HISTORY, MAX_BATCH_SIZE } from './types';
+import { t } from '../l10n';
 import { DEFAULT_DERIVATIVE_ACTIVATION, derivativeKeptRatio, HIGHEST_DERIVATIVE_ORDER } from './derivative-graphs';
 
 /** Allocated before the first forward by cuBLAS workspaces and library init (gpu-truth: alloc_at_start). */
@@ -466,7 +467,8 @@ function layerNetFigures(spec: LayerNetSpec, cfg: TrainingConfig, params: Parame
   const checkpointed = cfg.checkpointing && cfg.mode === 'train';
   const gradientPair = b * (net.gradientPairElementsPerSample ?? 0) * act;
   const tracedBackward = net.backwardPeakElementsPerSample !== undefined && !checkpointed
-    ? Math.max(0, b * ((net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act - (net.fixedBytesAfterBackwardPeak ?? 0)) - stepKept) +
+    ? Math.max(0, b * ((net.backwardPeakElementsPerSample - net.savedElementsPerSample) * act - (net.fixedBytesAfterBackwardPeak ?? 0)
+      + (mode === 'amp' ? net.backwardPeakAutocastSurplusBytesPerSample ?? 0 : 0)) - stepKept) +
       (net.backwardPeakWithoutConvolution ? 0 : convWorkspace) : 0;
   // A frozen prefix runs as a no-grad forward before anything is kept: its tensors alive at once may be the peak.
   const frozenPrefixLive = net.frozenPrefix ? b * net.frozenPrefix.liveElementsPerSample * act : 0;
@@ -921,6 +923,15 @@ function batchFootprint(cfg: TrainingConfig): (batch: number) => number {
 }
 
 /** Fit of one estimate on the catalog GPUs, or on the one the user names. */
+/**
+ * Why the fit table gives no largest batch (a sentence the CLI, the hover and the panel show as it is): the step's tensors are given whole (a full-graph step), so the batch size
+ * does not scale its memory. Undefined where the batch scales it.
+ */
+export function unscaledBatchReason(cfg: TrainingConfig): string | undefined {
+  if (cfg.model.kind !== 'layers' || !cfg.model.wholeStep) return undefined;
+  return t('No largest batch size: the step runs on the whole graph (every tensor it is given is made whole, with no batch axis), so the batch size does not change its memory.');
+}
+
 export function fitOnGpus(cfg: TrainingConfig, result: EstimateNumbers, gpuName?: string): GpuFit[] {
   let gpus: GpuModel[] = GPU_CATALOG;
   if (gpuName) {
@@ -928,10 +939,12 @@ export function fitOnGpus(cfg: TrainingConfig, result: EstimateNumbers, gpuName?
     gpus = gpu ? [gpu] : [];
   }
   const footprint = batchFootprint(cfg);
+  const unscaled = unscaledBatchReason(cfg);
   return gpus.map((gpu) => ({
     gpu: gpu.name,
     capacity: gpu.capacity,
     fits: result.peakReserved + result.cudaContext <= gpu.capacity,
-    maxBatchSize: maxBatchSize(cfg, gpu.capacity, footprint),
+    maxBatchSize: unscaled ? null : maxBatchSize(cfg, gpu.capacity, footprint),
+    ...(unscaled ? { noMaxBatchSize: unscaled } : {}),
   }));
 }

@@ -12,6 +12,7 @@ import { loopLoader } from './growth';
 import type { PyNode } from '../engine/program/node';
 import { ForwardTrace, normAffine, type TracedLibraries } from './forward-trace';
 import { keepStepLossOverOutput, keepStepReturnedOutputs } from './step-returned-outputs';
+import { continuesEarlierCall, traceFollowingMethodCalls } from './step-method-calls';
 import { carriedArguments, type CarriedFrom } from './carried-state';
 import { dataLengthOrigin, sampleArguments, type SampleShape } from './dataset-samples';
 import { NetBuilder } from './layers';
@@ -1235,8 +1236,11 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
   const siteNodes = program?.moduleCallNodes.get(root) ?? [];
   const stepLike = (i: number): boolean => { const node = siteNodes[i]; return !!node && enclosingLoops(node).length > 0 && !underNoGrad(node); };
   const gradless = (i: number): boolean => { const node = siteNodes[i]; return !!node && underNoGrad(node); };
-  const siteIndex = sites.reduce((best, args, i) => (args.length > (sites[best]?.length ?? 0)
-    || (args.length === (sites[best]?.length ?? 0) && gradless(best) && stepLike(i)) ? i : best), 0);
+  // A call on what an earlier call of the module returned (`model.score(h, triples)` after `h = model.encode(x)`) is
+  // traced after that one (see traceFollowingMethodCalls), never as the step's own.
+  const continues = (i: number): boolean => { const node = siteNodes[i]; return !!node && continuesEarlierCall(node, siteNodes); };
+  const siteIndex = sites.reduce((best, args, i) => (continues(best) && !continues(i)) || (!continues(i) && (args.length > (sites[best]?.length ?? 0)
+    || (args.length === (sites[best]?.length ?? 0) && gradless(best) && stepLike(i)))) ? i : best, 0);
   const site = sites[siteIndex] ?? [];
   const siteNode = program?.moduleCallNodes.get(root)?.[siteIndex];
   const argumentNodes = siteNode?.childForFieldName('arguments')?.namedChildren.filter((n): n is PyNode => !!n && n.type !== 'keyword_argument' && n.type !== 'comment') ?? [];
@@ -1416,17 +1420,20 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         return stepInput(others.shape, others.integer);
       });
       const returned = program.trace(root, [x, ...rest], attempt, program.moduleCallMethods.get(root)?.[siteIndex]);
-      keepStepReturnedOutputs(program, program.moduleCallNodes.get(root) ?? [], returned, attempt);
+      // The step's calls of the model's other methods on what this one returned (`model.score(h, triples)`).
+      const following = siteNode ? traceFollowingMethodCalls(program, root, siteNode, returned, attempt) : undefined;
+      const stepCalls = (program.moduleCallNodes.get(root) ?? []).filter((node) => !following?.calls.has(node.id));
+      // Whether the model's calls ran on a tensor with a batch axis; the labels the loss reads after them do not make
+      // a whole-graph step (every tensor of its forward given whole) a batched one.
+      const forwardBatchable = batchable;
+      keepStepReturnedOutputs(program, stepCalls, returned, attempt);
       // A tensor the step makes beside the input (its labels), at the traced batch: its shape past the batch axis.
       const stepTensor = (made: Value): TensorValue | undefined => {
         const shape = made.kind === 'call' ? partialTensorShape(made) : undefined;
         if (!shape || shape.dims.length < 1 || shape.dims.slice(1).some((d) => d === undefined)) return undefined;
         return stepInput([1, ...(shape.dims.slice(1) as number[])], shape.integer);
       };
-      // The labels made beside the input do not say the step has a batch axis (a full graph's node labels).
-      const batchableBeforeLoss = batchable;
-      keepStepLossOverOutput(program, program.moduleCallNodes.get(root) ?? [], returned, attempt, stepTensor);
-      batchable = batchableBeforeLoss;
+      keepStepLossOverOutput(program, stepCalls, returned, attempt, stepTensor, following?.names);
       const output = outputOf(returned);
       if (process.env.OOMGUARD_DEBUG_TRACE) console.error('candidate', JSON.stringify(candidate), 'others', JSON.stringify(others), 'batch', batch, 'output', output, 'mismatches', attempt.mismatches, 'saved', attempt.savedElements, 'largest', attempt.largest, 'peak', attempt.backwardPeak, 'unmodelled', [...attempt.unmodelled].join(' '));
       if (output === undefined || !Number.isFinite(output) || !Number.isFinite(attempt.savedElements) || unbatched) return undefined;
@@ -1436,7 +1443,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
         ? traceInputs(candidate, others, fromData, cut, batch, { trace: attempt, returned }) : undefined;
       if (later) return later;
       return { trace: attempt, liveExcess: attempt.forwardLiveExcess(returned), output, outputKept: attempt.keepsLargest(returned), parts: attempt.outputParts(returned), targetTokens,
-        ...(!batchable && !collated ? { wholeStep: true } : {}) };
+        ...(!forwardBatchable && !collated ? { wholeStep: true } : {}) };
     };
     /** forward() run for one sample (see traceInputs); kept where it fits better than the best so far. */
     const tryInputs = (candidate: InputShape, others: InputShape = candidate, fromData?: ReadonlyArray<InputShape | undefined>): boolean => {
@@ -1513,6 +1520,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       savedElementsPerSample: perSample(trace.savedElements),
       autocastSavedBytesPerSample: perSample(trace.autocastSavedBytes),
       backwardPeakElementsPerSample: perSample(trace.backwardPeak),
+      ...(trace.backwardPeakAutocastSurplus > 0 ? { backwardPeakAutocastSurplusBytesPerSample: perSample(trace.backwardPeakAutocastSurplus) } : {}),
       ...(trace.backwardPeakInBatchedProduct ? { backwardPeakWithoutConvolution: true } : {}),
       backwardPoints: tracedBatch === 1 ? trace.backwardPoints : trace.backwardPoints.map((point) => ({
         ...point, elements: perSample(point.elements), ...(point.compileRecomputed ? { compileRecomputed: perSample(point.compileRecomputed) } : {}),
@@ -1563,6 +1571,7 @@ export function moduleNet(root: Value, program?: ProgramModel, options: ModuleNe
       ...(blocksTraced && trace.blockOutsideBefore.length === trace.blockInputs.length
         ? { blockOutsideBeforeElements: trace.blockOutsideBefore.map(perSample), blockOutputsKeptOutsideElements: perSample(trace.blockOutputsKeptOutside) } : {}),
       ...(dependent ? { batchDependent: { batch: tracedBatch } } : {}),
+      ...(traced.wholeStep ? { wholeStep: true } : {}),
     };
   };
   // The fit check and the panel rebuild the net for many batch sizes at one input size: build once per size, and
@@ -1629,10 +1638,15 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
     const max = (pick: (s: LayerNetSpec) => number): number => Math.max(...specs.map(pick));
     let before = 0;
     let backwardPeak = 0;
+    // Under autocast, as bytes (elements at 2 bytes, with each model's fp32 gradients' surplus): see ForwardTrace.
+    let autocastPeak = 0;
     for (const s of specs) {
-      backwardPeak = Math.max(backwardPeak, before + (s.backwardPeakElementsPerSample ?? s.savedElementsPerSample + s.largestElementsPerSample));
+      const own = s.backwardPeakElementsPerSample ?? s.savedElementsPerSample + s.largestElementsPerSample;
+      backwardPeak = Math.max(backwardPeak, before + own);
+      autocastPeak = Math.max(autocastPeak, 2 * (before + own) + (s.backwardPeakAutocastSurplusBytesPerSample ?? 0));
       before += s.savedElementsPerSample;
     }
+    const autocastSurplus = Math.max(0, autocastPeak - 2 * backwardPeak);
     const inputElements = (s: LayerNetSpec): number => s.input.kind === 'image' ? s.input.channels * s.input.size ** 2 : s.input.kind === 'vector' ? s.input.features : s.input.seqLen;
     // The data the step loads is the largest of the models' inputs (a GAN's images, not its noise).
     const fed = specs.reduce((best, s) => (inputElements(s) > inputElements(best) ? s : best));
@@ -1658,6 +1672,7 @@ export function trainedTogether(models: CustomModuleInfo[]): CustomModuleInfo {
       hasConvolution: specs.some((s) => s.hasConvolution),
       inferenceLiveElementsPerSample: max((s) => s.inferenceLiveElementsPerSample),
       backwardPeakElementsPerSample: backwardPeak,
+      ...(autocastSurplus > 0 ? { backwardPeakAutocastSurplusBytesPerSample: autocastSurplus } : {}),
       gradientPairElementsPerSample: max((s) => s.gradientPairElementsPerSample ?? 0),
       ...(specs.every((s) => s.createGraphElementsPerSample !== undefined) ? { createGraphElementsPerSample: sum((s) => s.createGraphElementsPerSample!) } : {}),
       blockSavedElements: specs.flatMap((s) => s.blockSavedElements),

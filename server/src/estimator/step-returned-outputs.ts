@@ -76,16 +76,18 @@ export function keepStepReturnedOutputs(program: ProgramModel, calls: readonly P
  * log-softmax from the output), so a plain loss adds nothing here.
  */
 export function keepStepLossOverOutput(program: ProgramModel, calls: readonly PyNode[], returned: Value | undefined, trace: ForwardTrace,
-  stepTensor: (made: Value) => TensorValue | undefined): void {
+  stepTensor: (made: Value) => TensorValue | undefined, following?: ReadonlyMap<string, Value>): void {
   if (returned?.kind !== 'tensor' || returned.integer) return;
-  const modelCalls = new Set([...program.moduleCallNodes.values()].flat().map((node) => node.id));
+  const modelCalls = new Set([...program.moduleCallNodes.values(), ...[...program.moduleMethodCalls.values()].map((calls) => calls.map((c) => c.node))]
+    .flat().map((node) => node.id));
   let [most, fp32, withCrossEntropy] = [0, 0, false];
   let extra = { elements: 0, fp32: 0 };
   for (const call of calls) {
     const statement = statementOf(call);
     const left = call.parent?.childForFieldName('left');
     if (!statement || left?.type !== 'identifier') continue;
-    const names = new Map<string, Value>([[left.text, returned]]);
+    // What the step's later calls of the model's methods returned (`logits = model.score(h, triples)`) is bound too.
+    const names = new Map<string, Value>([...(following ?? []), [left.text, returned]]);
     // An expression that runs a module (another model's forward: a GAN's critic on the generator's output) is
     // traced with that model, not as this one's loss.
     const expressions = lossExpressions(statement, names, modelCalls).filter((node) => !runsModule(program, node));

@@ -24,7 +24,7 @@ function targetPosition(left: PyNode, name: string): number | undefined | null {
 }
 
 /** The last assignment to `name` before `site` in its scope (not in a nested function or class), with the position. */
-function lastAssignment(site: PyNode, name: string): { right: PyNode; position: number | undefined } | undefined {
+export function lastAssignment(site: PyNode, name: string): { right: PyNode; position: number | undefined } | undefined {
   const scope = enclosingScope(site);
   if (!scope) return undefined;
   let found: { right: PyNode; position: number | undefined } | undefined;

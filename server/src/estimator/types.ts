@@ -332,6 +332,11 @@ export interface LayerNetSpec {
    */
   backwardPeakWithoutConvolution?: boolean;
   /**
+   * Under autocast, the bytes over 2 an element the gradients at that worst point take where they are fp32 (an
+   * element-wise product with fp32 softmax weights makes fp32 gradients), per sample (traced nets).
+   */
+  backwardPeakAutocastSurplusBytesPerSample?: number;
+  /**
    * Of fixedBytesPerSample, what layers after that worst point keep (max-pool indices, dropout masks): their
    * backward has freed it when backward reaches the worst point (traced nets).
    */
@@ -396,6 +401,11 @@ export interface LayerNetSpec {
    * and the net is rebuilt (traced again) for the batch it is estimated at.
    */
   batchDependent?: { batch: number };
+  /**
+   * Every tensor the step's forward was given is given whole (a full graph's node table and edge list, made once):
+   * the figures are the whole step's, whatever batch size is assumed, so no largest batch can be read from them.
+   */
+  wholeStep?: boolean;
 }
 
 export type ModelSpec = TransformerSpec | LayerNetSpec;
@@ -666,8 +676,13 @@ export interface GpuFit {
   gpu: string;
   capacity: number;
   fits: boolean;
-  /** Largest batch size that fits, at most `MAX_BATCH_SIZE`; null when not even one sample fits. */
+  /**
+   * Largest batch size that fits, at most `MAX_BATCH_SIZE`; null when not even one sample fits, or where the batch
+   * does not scale the step (see noMaxBatchSize).
+   */
   maxBatchSize: number | null;
+  /** Why no largest batch is given where the batch size does not scale the step (a full-graph step). */
+  noMaxBatchSize?: string;
 }
 
 export interface Located<T> {

@@ -39,7 +39,8 @@ export function contributions(base: BaseEstimate, line: number, gpuName: string)
         const perSample = config.batchSize > 1 ? (total - peakWith({ batchSize: 1 })) / (config.batchSize - 1) : 0;
         let text = t('**batch size {0}**: activations {1} of the {2} peak; each sample adds about {3}.', config.batchSize, formatBytes(b.activations), formatBytes(total), formatBytes(perSample));
         if (fit) {
-          text += ' ' + (fit.maxBatchSize === null
+          text += ' ' + (fit.noMaxBatchSize ? fit.noMaxBatchSize
+            : fit.maxBatchSize === null
             ? t('Not even one sample fits {0}.', fit.gpu)
             : t('The largest batch that fits {0} is {1}.', fit.gpu, maxBatchSizeText(fit.maxBatchSize)));
         }

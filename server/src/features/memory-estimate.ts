@@ -6,7 +6,7 @@ import type { DocumentState } from '../engine/documents';
 import type { Node } from '../engine/parser';
 import type { SemanticModel } from '../engine/semantic/model';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/analyze';
-import { configFromDetection, detectConfig, estimateFromConfig, maxBatchSize, type EstimateResult } from '../estimator/index';
+import { configFromDetection, detectConfig, estimateFromConfig, maxBatchSize, unscaledBatchReason, type EstimateResult } from '../estimator/index';
 import { AUTO_GPU, CUSTOM_GPU, lookupGpu } from './gpu-target';
 export { keptBytes } from '../estimator/growth';
 import { growthOf, persistentBytes } from '../estimator/growth';
@@ -150,7 +150,9 @@ export function estimateWith(base: BaseEstimate, overrides: EstimateOverrides, g
   const assumptions = result.assumptions.filter((note) => note !== notInCatalog);
   if (!gpu) return { ...result, assumptions };
   const fits = totalOf(result) <= gpu.capacity;
-  return { ...result, assumptions, fits: [{ gpu: name, capacity: gpu.capacity, fits, maxBatchSize: maxBatchSize(result.config, gpu.capacity) }] };
+  const unscaled = unscaledBatchReason(result.config);
+  const fit = unscaled ? { maxBatchSize: null, noMaxBatchSize: unscaled } : { maxBatchSize: maxBatchSize(result.config, gpu.capacity) };
+  return { ...result, assumptions, fits: [{ gpu: name, capacity: gpu.capacity, fits, ...fit }] };
 }
 
 /** The configuration of the inference loop: the same model and batch, without gradients or optimizer. */
@@ -306,6 +308,7 @@ export function estimateResponse(state: DocumentState, base: BaseEstimate, overr
     gpu,
     fits: fit ? fit.fits : null,
     maxBatchSize: fit ? fit.maxBatchSize : null,
+    ...(fit?.noMaxBatchSize ? { noMaxBatchSize: fit.noMaxBatchSize } : {}),
     growth: growthOf(leaks, config, totalOf(result), gpu?.capacity, persistentBytes(result)) ?? null,
     inputs: inputsOf(result, overrides),
     assumptions: result.assumptions,

@@ -206,6 +206,11 @@ export class ProgramModel {
    * policy's `get_action_and_value(x)`): what the step runs as its forward. Parallel to moduleCalls.
    */
   readonly moduleCallMethods = new Map<Value, string[]>();
+  /**
+   * Calls of a script module's own methods other than forward outside a trace (`model.encode(x)`, `model.score(h, t)`),
+   * for any module, in order: the step's calls on what its traced call returned (see estimator/step-method-calls).
+   */
+  readonly moduleMethodCalls = new Map<Value, Array<{ method: string; node: PyNode }>>();
   /** The call expression `call` is evaluating (read once by `call`). */
   private pendingCallNode: PyNode | undefined;
   /**
@@ -1872,6 +1877,11 @@ export class ProgramModel {
     } else if (!this.tracer && callee.kind === 'function' && callee.self && forwardlessModule(callee.self)) {
       this.recordModuleCall(callee.self, args, node, callee.name);
     }
+    if (!this.tracer && node && callee.kind === 'function' && callee.self && isModuleInstance(callee.self) && callee.name !== 'forward') {
+      const calls = this.moduleMethodCalls.get(callee.self) ?? [];
+      if (calls.length < 16 && !calls.some((c) => c.node.id === node.id)) calls.push({ method: callee.name, node });
+      this.moduleMethodCalls.set(callee.self, calls);
+    }
     switch (callee.kind) {
       case 'function':
         return this.invoke(callee, callee.self ? [callee.self, ...args] : args, kwargs, line, false);
@@ -3201,6 +3211,11 @@ function pickedRows(object: CallResultValue, index: CallResultValue, line: numbe
 }
 
 /** An instance of a script's module class that defines no forward() (an actor-critic called through `act`). */
+/** A script module's instance (`model = Net()`). */
+function isModuleInstance(value: Value): boolean {
+  return value.kind === 'object' && value.role === 'instance' && !!value.cls && isModuleClass(value.cls);
+}
+
 function forwardlessModule(value: Value): boolean {
   if (value.kind !== 'object' || value.role !== 'instance' || !value.cls || !isModuleClass(value.cls)) return false;
   const order = methodResolutionOrder(value.cls);
