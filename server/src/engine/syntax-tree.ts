@@ -761,3 +761,103 @@ export function copyCursorAt(cursor: TreeCursor, tree: Tree, holder: SourceText,
   context.offset = offset;
   return copySubtreeAt(tree, cursor, context);
 }
+
+/**
+ * A copy's nodes as one table of absolute offsets and rows (the memory estimate's worker reads it instead of parsing
+ * the text again, estimate-worker.ts): the root's row, then each top-level statement's rows, in document order. Type
+ * and field ids are the grammar's (`types`, `fields`); a row of a table with names of its own (a standalone root's)
+ * is given the grammar's id of its name.
+ */
+export interface FlatTree {
+  data: Int32Array;
+  types: readonly string[];
+  fields: ReadonlyArray<string | null>;
+}
+
+/** Flattens a copy whose root's children are its top-level statements (every document's copy). */
+export function flattenTree(root: SyntaxNode, types: readonly string[], fields: ReadonlyArray<string | null>): FlatTree {
+  const statements = root.children;
+  let rows = 1;
+  for (const statement of statements) {
+    const place = statement.placement;
+    rows += place.table.data[place.first * ROW_WORDS + SUBTREE_END]! - place.first;
+  }
+  const data = new Int32Array(rows * ROW_WORDS);
+  const typeIds = new Map<readonly string[], number[]>();
+  const fieldIds = new Map<ReadonlyArray<string | null>, number[]>();
+  /** The grammar's id of each of a table's ids (the same ids when the table's names are the grammar's). */
+  const remap = <T>(cache: Map<readonly T[], number[]>, own: readonly T[], grammar: readonly T[]): number[] | undefined => {
+    if (own === grammar) return undefined;
+    let ids = cache.get(own);
+    if (!ids) cache.set(own, (ids = own.map((name) => Math.max(0, grammar.indexOf(name)))));
+    return ids;
+  };
+  const rootPlace = root.placement;
+  const rootWord = rootPlace.first * ROW_WORDS;
+  const rootKind = rootPlace.table.data[rootWord + KIND]!;
+  const rootTypes = remap(typeIds, rootPlace.table.types, types);
+  const rootType = rootKind & 0xffff;
+  const rootFlags = (rootKind >>> FLAGS_SHIFT) & 0xf & ~GIVEN_CHILDREN;
+  data[KIND] = (rootTypes ? (rootType === ERROR_TYPE_ID ? rootType : rootTypes[rootType]!) : rootType) | (rootFlags << FLAGS_SHIFT);
+  data[START] = root.startIndex;
+  data[END] = root.endIndex;
+  data[ROW] = root.startRow;
+  data[PARENT] = -1;
+  data[SUBTREE_END] = rows;
+  const statementFields = root.childFields;
+  let next = 1;
+  statements.forEach((statement, i) => {
+    const place = statement.placement;
+    const { data: from, types: ownTypes, fields: ownFields } = place.table;
+    const first = place.first;
+    const end = from[first * ROW_WORDS + SUBTREE_END]!;
+    const typeMap = remap(typeIds, ownTypes, types);
+    const fieldMap = remap(fieldIds, ownFields, fields);
+    const shift = next - first;
+    for (let row = first; row < end; row++, next++) {
+      const source = row * ROW_WORDS;
+      const target = next * ROW_WORDS;
+      let kind = from[source + KIND]!;
+      if (typeMap || fieldMap) {
+        const type = kind & 0xffff;
+        const field = kind >>> FIELD_SHIFT;
+        const flags = (kind >>> FLAGS_SHIFT) & 0xf;
+        kind = (typeMap && type !== ERROR_TYPE_ID ? typeMap[type]! : type) | (flags << FLAGS_SHIFT) | ((fieldMap ? fieldMap[field]! : field) << FIELD_SHIFT);
+      }
+      if (row === first) {
+        // A statement's field is its root's (given children's fields lie in the root's placement).
+        const field = statementFields[i] ?? null;
+        kind = (kind & ~(0xfff << FIELD_SHIFT)) | (field === null ? 0 : Math.max(0, fields.indexOf(field)) << FIELD_SHIFT);
+      }
+      data[target + KIND] = kind;
+      data[target + START] = from[source + START]! + place.index;
+      data[target + END] = from[source + END]! + place.index;
+      data[target + ROW] = from[source + ROW]! + place.row;
+      data[target + PARENT] = row === first ? 0 : from[source + PARENT]! + shift;
+      data[target + SUBTREE_END] = from[source + SUBTREE_END]! + shift;
+    }
+  });
+  return { data, types, fields };
+}
+
+/** The copy a FlatTree holds (flattenTree), reading `source`: the statements placed on their own, as copyTree does. */
+export function unflattenTree({ data, types, fields }: FlatTree, source: string | SourceText): SyntaxNode {
+  const ref = typeof source === 'string' ? new SourceText(source) : source;
+  const rows = data.length / ROW_WORDS;
+  const table = new NodeTable(data, types, fields, nextId);
+  nextId += rows;
+  const placed = (row: number): Placement => {
+    const place = new Placement(ref, 0, 0);
+    place.first = row;
+    place.table = table;
+    place.owner = new SyntaxNode(place, row);
+    return place;
+  };
+  const root = placed(0).owner!;
+  const statements: Placement[] = [];
+  for (let row = 1; row < rows; row = data[row * ROW_WORDS + SUBTREE_END]!) statements.push(placed(row));
+  root.children = statements.map((place) => place.owner!);
+  root.childFields = fieldNamesOf(fields, statements.map((place) => data[place.first * ROW_WORDS + KIND]! >>> FIELD_SHIFT));
+  for (const place of statements) place.ownerParent = root;
+  return root;
+}

@@ -4,6 +4,8 @@ import { analyze } from '../engine/analyze';
 import type { AnalysisOptions } from '../engine/analyze';
 import type { DocumentState } from '../engine/documents';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/limits';
+import { loadedParser } from '../engine/parser';
+import { flattenTree } from '../engine/syntax-tree';
 import { leakOutsideStep } from '../estimator/growth';
 import { programOf } from '../estimator/python-values';
 import { host } from '../host';
@@ -74,12 +76,15 @@ function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<Si
     return { version, table: currentTable(serverContext, current), text: current.analysisText };
   };
   const worker = host().estimateWorker;
-  // The worker parses the text itself: it needs only that the document was parsed (a tree, or the copy of one: a
-  // document not edited since its open, or edited statement by statement, keeps no tree-sitter tree).
-  if (worker && state.text.length <= MAX_ANALYZED_CHARACTERS && (state.analysisTree || state.syntaxRoot)) {
+  const language = loadedParser()?.language;
+  // The worker reads this thread's copy of the tree (made for the diagnostics already), flattened into one table
+  // that moves to it: it parses nothing again.
+  const root = worker && language && state.text.length <= MAX_ANALYZED_CHARACTERS && (state.analysisTree || state.syntaxRoot) ? serverContext.modelOf(state)?.root : undefined;
+  if (worker && language && root) {
     const lastTable = last?.table;
     const text = state.analysisText;
-    return worker.leakSizes(text, filePathOf(state.uri), last?.read).then(
+    const tree = flattenTree(root, language.types, language.fields);
+    return worker.leakSizes(text, tree, filePathOf(state.uri), last?.read).then(
       (sizes) => ({ version, table: sizes.unchanged ? lastTable : sizes.table, read: sizes.read, text }),
       // The worker could not run: the estimate runs here, as it does without one.
       () => onThisThread(),
