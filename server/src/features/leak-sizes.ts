@@ -77,9 +77,9 @@ function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<Si
   };
   const worker = host().estimateWorker;
   const language = loadedParser()?.language;
-  // The worker reads this thread's copy of the tree (made for the diagnostics already), flattened into one table
-  // that moves to it: it parses nothing again.
-  const root = worker && language && state.text.length <= MAX_ANALYZED_CHARACTERS && (state.analysisTree || state.syntaxRoot) ? serverContext.modelOf(state)?.root : undefined;
+  // The worker reads this thread's copy of the tree (made for the diagnostics already: the model's root), flattened
+  // into one table that moves to it: it parses nothing again, and no model is built here for it.
+  const root = worker && language && state.text.length <= MAX_ANALYZED_CHARACTERS ? (state.syntaxRoot ?? (state.analysisTree && serverContext.modelOf(state)?.root)) : undefined;
   if (worker && language && root) {
     const lastTable = last?.table;
     const text = state.analysisText;
