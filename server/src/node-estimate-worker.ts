@@ -1,7 +1,7 @@
 // The Node server's side of the memory estimate's worker thread (estimate-worker.ts): started when an estimate is
-// asked for, stopped once none has been for a moment (its WebAssembly memory keeps the size of the largest file it
-// parsed, and its heap what the estimate built). A worker that cannot start or that fails leaves the estimate to the
-// server's thread.
+// asked for, stopped once none has been for a moment (its heap keeps what the estimate built; it parses no document:
+// the server hands it its copy of the tree, syntax-tree.ts flattenTree). A worker that cannot start or that fails
+// leaves the estimate to the server's thread.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as WorkerThreads from 'node:worker_threads';

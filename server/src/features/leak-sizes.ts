@@ -65,8 +65,8 @@ function currentTable(serverContext: ServerContext, state: DocumentState): LeakS
 function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<SizesEntry | undefined> {
   const version = state.version;
   const last = tables.get(state);
-  // Every edit since the last estimate was undone: its sizes stand. The worker would start a thread (30-40 MiB
-  // resident for a few seconds with a 5,000-line script) to find the same.
+  // Every edit since the last estimate was undone: its sizes stand. The worker would start a thread (about 28
+  // MiB resident for a few seconds with a 5,000-line script) to find the same.
   if (last?.text === state.analysisText) return Promise.resolve({ ...last, version });
   const document = new WeakRef(state);
   const onThisThread = (): SizesEntry | undefined => {
