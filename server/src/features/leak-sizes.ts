@@ -5,7 +5,7 @@ import type { AnalysisOptions } from '../engine/analyze';
 import type { DocumentState } from '../engine/documents';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/limits';
 import { loadedParser } from '../engine/parser';
-import { flattenTree } from '../engine/syntax-tree';
+import { flattenTreeInSlices } from '../engine/syntax-tree';
 import { leakOutsideStep } from '../estimator/growth';
 import { programOf } from '../estimator/python-values';
 import { host } from '../host';
@@ -83,12 +83,17 @@ function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<Si
   if (worker && language && root) {
     const lastTable = last?.table;
     const text = state.analysisText;
-    const tree = flattenTree(root, language.types, language.fields);
-    return worker.leakSizes(text, tree, filePathOf(state.uri), last?.read).then(
+    const file = filePathOf(state.uri);
+    // In slices: a keystroke that comes meanwhile is not kept waiting (and makes this version's sizes moot).
+    const stillCurrent = () => {
+      const current = document.deref();
+      return !!current && serverContext.documents.get(current.uri) === current && current.version === version;
+    };
+    return flattenTreeInSlices(root, language.types, language.fields, stillCurrent).then((tree) => !tree ? undefined : worker.leakSizes(text, tree, file, last?.read).then(
       (sizes) => ({ version, table: sizes.unchanged ? lastTable : sizes.table, read: sizes.read, text }),
       // The worker could not run: the estimate runs here, as it does without one.
       () => onThisThread(),
-    );
+    ));
   }
   return Promise.resolve(onThisThread());
 }
