@@ -10,7 +10,7 @@ import * as vm from 'node:vm';
 import type { Node as TreeSitterNode } from 'web-tree-sitter';
 import { DocumentStore } from '../../server/src/engine/documents';
 import { loadedParser, parsePython } from '../../server/src/engine/parser';
-import { copyTree, flattenTree, unflattenTree } from '../../server/src/engine/syntax-tree';
+import { copyTree, flattenTree, flattenTreeInSlices, unflattenTree } from '../../server/src/engine/syntax-tree';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
 import { directWalkAvailable, setDirectWalk } from '../../server/src/engine/tree-walk';
 import { generateTrainingScript } from '../../scripts/bench/generate';
@@ -111,6 +111,19 @@ test('a copy flattened into one table (the estimate worker reads it) says what t
     fresh.delete();
     store.close('mem://parts.py');
   }
+});
+
+test('a copy flattened in slices is the one flattened at once, and a flattening whose copy went stale stops', async () => {
+  const text = generateTrainingScript(6000, 7);
+  const tree = (await parsePython(text))!;
+  const root = copyTree(tree, text);
+  const { types, fields } = tree.language;
+  tree.delete();
+  assert.deepEqual(await flattenTreeInSlices(root, types, fields, () => true), flattenTree(root, types, fields));
+  // Slices end by time (a 6,000-line copy takes one or several): a flattening asked after a pause stops there.
+  let asked = 0;
+  const stale = await flattenTreeInSlices(root, types, fields, () => (asked++, false));
+  assert.equal(stale === undefined, asked > 0);
 });
 
 /** The LSP position of an offset (lines end with \n). */
