@@ -1,12 +1,13 @@
 // The Node server's side of the memory estimate's worker thread (estimate-worker.ts): started when an estimate is
-// asked for, stopped once none has been for a moment (its WebAssembly memory keeps the size of the largest file it
-// parsed, and its heap what the estimate built). A worker that cannot start or that fails leaves the estimate to the
-// server's thread.
+// asked for, stopped once none has been for a moment (its heap keeps what the estimate built; it parses no document:
+// the server hands it its copy of the tree, syntax-tree.ts flattenTree). A worker that cannot start or that fails
+// leaves the estimate to the server's thread.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as WorkerThreads from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
 import { BusySignal } from './busy-signal';
+import type { FlatTree } from './engine/syntax-tree';
 import type { LeakSizeTable } from './estimator/leak-size-table';
 
 /** node:worker_threads, loaded when the worker first starts: not on the way to a start's first diagnostics. */
@@ -18,6 +19,8 @@ export interface EstimateWorkerRequest {
   file: string;
   /** What the last estimate of the document read (EstimatedSizes.read): the same again is not estimated again. */
   lastRead?: string;
+  /** The server's copy of the text's tree, flattened: the worker reads it instead of parsing the text again. */
+  tree: FlatTree;
 }
 
 /** What the worker is started with. */
@@ -54,7 +57,7 @@ const MAX_START_DELAY_MS = 30_000;
 
 export interface EstimateWorker {
   /** The leak sizes of one version of a document, computed in the worker; rejects where the worker cannot run. */
-  leakSizes(text: string, file: string, lastRead: string | undefined): Promise<EstimatedSizes>;
+  leakSizes(text: string, tree: FlatTree, file: string, lastRead: string | undefined): Promise<EstimatedSizes>;
   /** Whether the server has diagnostics to compute: meanwhile the worker pauses its estimate (busy-signal.ts). */
   serverBusy(busy: boolean): void;
 }
@@ -111,7 +114,8 @@ export function estimateWorker(): EstimateWorker | undefined {
   };
   const post = (request: EstimateWorkerRequest) => {
     try {
-      started().postMessage(request);
+      // The tree's rows move to the worker rather than being copied.
+      started().postMessage(request, [request.tree.data.buffer as ArrayBuffer]);
     } catch (error) {
       const asked = waiting.get(request.id);
       waiting.delete(request.id);
@@ -125,11 +129,11 @@ export function estimateWorker(): EstimateWorker | undefined {
     for (const request of queued.splice(0)) post(request);
   };
   return {
-    leakSizes(text, file, lastRead) {
+    leakSizes(text, tree, file, lastRead) {
       return new Promise((resolve, reject) => {
         const id = nextId++;
         waiting.set(id, { resolve, reject });
-        const request = { id, text, file, lastRead } satisfies EstimateWorkerRequest;
+        const request = { id, text, file, lastRead, tree } satisfies EstimateWorkerRequest;
         if (worker) {
           post(request);
           return;

@@ -9,8 +9,8 @@ import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import type { Node as TreeSitterNode } from 'web-tree-sitter';
 import { DocumentStore } from '../../server/src/engine/documents';
-import { parsePython } from '../../server/src/engine/parser';
-import { copyTree } from '../../server/src/engine/syntax-tree';
+import { loadedParser, parsePython } from '../../server/src/engine/parser';
+import { copyTree, flattenTree, flattenTreeInSlices, unflattenTree } from '../../server/src/engine/syntax-tree';
 import type { SyntaxNode } from '../../server/src/engine/syntax-tree';
 import { directWalkAvailable, setDirectWalk } from '../../server/src/engine/tree-walk';
 import { generateTrainingScript } from '../../scripts/bench/generate';
@@ -67,6 +67,70 @@ for (const direct of [true, false]) {
       }
     }
   });
+}
+
+test('a copy flattened into one table (the estimate worker reads it) says what tree-sitter says, however the copy was made', async () => {
+  const flatCopy = (root: SyntaxNode, text: string) => {
+    const language = loadedParser()!.language!;
+    return unflattenTree(flattenTree(root, language.types, language.fields), text);
+  };
+  for (const [name, text] of samples) {
+    const tree = (await parsePython(text))!;
+    try {
+      assert.deepEqual(differences(flatCopy(copyTree(tree, text), text), tree.rootNode), [], name);
+    } finally {
+      tree.delete();
+    }
+  }
+  // A document edited statement by statement (its root is a node of its own, its statements copied apart), and one
+  // parsed in parts: compared with a fresh parse of the same text.
+  const store = new DocumentStore();
+  let text = generateTrainingScript(300, 4);
+  let state = await store.open('mem://flat.py', 1, text);
+  store.modelOf(state);
+  for (let version = 2; version <= 6; version++) {
+    const at = text.indexOf('\n', (text.length * version) / 8) + 1;
+    state = (await store.change('mem://flat.py', version, [{ range: { start: positionOfIndex(text, at), end: positionOfIndex(text, at) }, text: `z${version} = ${version}\n` }]))!;
+    text = text.slice(0, at) + `z${version} = ${version}\n` + text.slice(at);
+    const root = store.modelOf(state)!.root;
+    const fresh = (await parsePython(text))!;
+    try {
+      assert.deepEqual(differences(flatCopy(root, text), fresh.rootNode), [], `after edit ${version}`);
+    } finally {
+      fresh.delete();
+    }
+  }
+  store.close('mem://flat.py');
+  const long = generateTrainingScript(6000, 2);
+  const parts = await store.open('mem://parts.py', 1, long);
+  assert.ok(parts.treeBehind, 'the long script was parsed in parts');
+  const fresh = (await parsePython(long))!;
+  try {
+    assert.deepEqual(differences(flatCopy(store.modelOf(parts)!.root, long), fresh.rootNode), [], 'parsed in parts');
+  } finally {
+    fresh.delete();
+    store.close('mem://parts.py');
+  }
+});
+
+test('a copy flattened in slices is the one flattened at once, and a flattening whose copy went stale stops', async () => {
+  const text = generateTrainingScript(6000, 7);
+  const tree = (await parsePython(text))!;
+  const root = copyTree(tree, text);
+  const { types, fields } = tree.language;
+  tree.delete();
+  assert.deepEqual(await flattenTreeInSlices(root, types, fields, () => true), flattenTree(root, types, fields));
+  // Slices end by time (a 6,000-line copy takes one or several): a flattening asked after a pause stops there.
+  let asked = 0;
+  const stale = await flattenTreeInSlices(root, types, fields, () => (asked++, false));
+  assert.equal(stale === undefined, asked > 0);
+});
+
+/** The LSP position of an offset (lines end with \n). */
+function positionOfIndex(text: string, offset: number) {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length - 1;
+  return { line, character: offset - (before.lastIndexOf('\n') + 1) };
 }
 
 test('after an edit inside a deeply nested statement, the statements after it are copied right (the cursor is handed back)', async () => {

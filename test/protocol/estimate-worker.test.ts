@@ -6,14 +6,30 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { after, before, test } from 'node:test';
 import { BusySignal } from '../../server/src/busy-signal';
+import { parsePython } from '../../server/src/engine/parser';
+import { copyTree, flattenTree, type FlatTree } from '../../server/src/engine/syntax-tree';
+import { configFromDetection, detectConfig } from '../../server/src/estimator/index';
+import { leakSizeTable } from '../../server/src/estimator/leak-size-table';
+import { programOf } from '../../server/src/estimator/python-values';
 import type { EstimatedSizes, EstimateWorkerData, EstimateWorkerReply, EstimateWorkerRequest } from '../../server/src/node-estimate-worker';
 import { repoRoot } from '../helpers/analysis';
 
 let worker: Worker;
 let nextId = 0;
 
-function ask(text: string, lastRead?: string): Promise<EstimatedSizes> {
+/** What the server hands the worker with a text: its copy of the text's tree, flattened. */
+async function flatTreeOf(text: string): Promise<FlatTree> {
+  const tree = (await parsePython(text))!;
+  try {
+    return flattenTree(copyTree(tree, text), tree.language.types, tree.language.fields);
+  } finally {
+    tree.delete();
+  }
+}
+
+async function ask(text: string, lastRead?: string): Promise<EstimatedSizes> {
   const id = nextId++;
+  const tree = await flatTreeOf(text);
   return new Promise((resolve, reject) => {
     const onReply = (reply: EstimateWorkerReply) => {
       if (reply.id !== id) return;
@@ -22,7 +38,7 @@ function ask(text: string, lastRead?: string): Promise<EstimatedSizes> {
       else resolve(reply.sizes);
     };
     worker.on('message', onReply);
-    worker.postMessage({ id, text, file: '', lastRead } satisfies EstimateWorkerRequest);
+    worker.postMessage({ id, text, file: '', lastRead, tree } satisfies EstimateWorkerRequest, [tree.data.buffer as ArrayBuffer]);
   });
 }
 
@@ -59,6 +75,15 @@ test('the worker sizes the leaks of a script and says what its estimate read', a
   assert.deepEqual(changed.table, first.table);
 });
 
+test('the sizes the worker reads from the flattened tree are those computed on this thread from a parse of the text', async () => {
+  const tree = (await parsePython(SCRIPT))!;
+  const root = copyTree(tree, SCRIPT);
+  tree.delete();
+  const config = configFromDetection(detectConfig({ rootNode: root }, SCRIPT, ''), []);
+  const expected = leakSizeTable(config, programOf({ rootNode: root }, ''), root);
+  assert.deepEqual((await ask(SCRIPT)).table, expected);
+});
+
 test('a script whose model the estimator cannot read has no sizes, and a broken one no error', async () => {
   assert.equal((await ask('import torch\nmodel = make_model()\nfor b in loader:\n    model(b)\n')).table, undefined);
   assert.equal((await ask('def f(:\n  )))\x00')).table, undefined);
@@ -70,7 +95,7 @@ test('the worker gives way while the server is busy, and estimates once it has b
   try {
     const answered = new Promise<number>((resolve) => busyWorker.once('message', () => resolve(performance.now())));
     signal.set(true);
-    busyWorker.postMessage({ id: 0, text: SCRIPT, file: '' } satisfies EstimateWorkerRequest);
+    busyWorker.postMessage({ id: 0, text: SCRIPT, file: '', tree: await flatTreeOf(SCRIPT) } satisfies EstimateWorkerRequest);
     // Long enough for the estimate of this small script (a few milliseconds once the worker has loaded).
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const idleAt = performance.now();

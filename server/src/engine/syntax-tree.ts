@@ -761,3 +761,136 @@ export function copyCursorAt(cursor: TreeCursor, tree: Tree, holder: SourceText,
   context.offset = offset;
   return copySubtreeAt(tree, cursor, context);
 }
+
+/**
+ * A copy's nodes as one table (the memory estimate's worker reads it instead of parsing the text again,
+ * estimate-worker.ts): the root's row (absolute), then each top-level statement's rows, in document order, as its
+ * own table holds them. `statements` says, per statement, its first row here, its placement's offset and row (its
+ * rows' offsets and rows are relative to them), and how far its rows moved from its own table's (its parent and
+ * subtree-end rows are still its table's: the reader moves them, off the server's thread). Type and field ids are the
+ * grammar's (`types`, `fields`).
+ */
+export interface FlatTree {
+  data: Int32Array;
+  statements: Int32Array;
+  types: readonly string[];
+  fields: ReadonlyArray<string | null>;
+}
+
+/** Words per statement in FlatTree.statements: first row, offset, row, how far its rows moved. */
+const FLAT_STATEMENT_WORDS = 4;
+
+/** Flattens a copy whose root's children are its top-level statements (every document's copy), at once. */
+export function flattenTree(root: SyntaxNode, types: readonly string[], fields: ReadonlyArray<string | null>): FlatTree {
+  const flat = startFlatTree(root, types, fields);
+  while (flat.next()) {
+    // Every statement, without a pause.
+  }
+  return flat.tree;
+}
+
+/**
+ * Flattens a copy in slices of the server's thread, pausing between them (setImmediate: the editor's messages that
+ * came meanwhile are handled first); undefined once `stillCurrent` says the copy is no longer the document's (edited
+ * meanwhile: its statements may have moved). Its rows are copied statement by statement, a block each, into a table
+ * whose memory the system maps as it is first written: a 20,000-line script's 5 MiB took 16-30 ms at once here.
+ */
+export async function flattenTreeInSlices(root: SyntaxNode, types: readonly string[], fields: ReadonlyArray<string | null>, stillCurrent: () => boolean): Promise<FlatTree | undefined> {
+  const flat = startFlatTree(root, types, fields);
+  for (let sliceStart = performance.now(); flat.next(); ) {
+    if (performance.now() - sliceStart < FLATTEN_SLICE_MS) continue;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!stillCurrent()) return undefined;
+    sliceStart = performance.now();
+  }
+  return flat.tree;
+}
+
+/** How long one slice of flattenTreeInSlices runs. */
+const FLATTEN_SLICE_MS = 2;
+
+/** A flattening under way: `next` copies the next statement's rows, and says whether one was left to copy. */
+function startFlatTree(root: SyntaxNode, types: readonly string[], fields: ReadonlyArray<string | null>): { tree: FlatTree; next(): boolean } {
+  const statements = root.children;
+  let rows = 1;
+  for (const statement of statements) {
+    const place = statement.placement;
+    rows += place.table.data[place.first * ROW_WORDS + SUBTREE_END]! - place.first;
+  }
+  const data = new Int32Array(rows * ROW_WORDS);
+  const placed = new Int32Array(statements.length * FLAT_STATEMENT_WORDS);
+  const rootPlace = root.placement;
+  const rootKind = rootPlace.table.data[rootPlace.first * ROW_WORDS + KIND]!;
+  const rootFlags = (rootKind >>> FLAGS_SHIFT) & 0xf & ~GIVEN_CHILDREN;
+  data[KIND] = grammarId(rootKind & 0xffff, rootPlace.table.types, types) | (rootFlags << FLAGS_SHIFT);
+  data[START] = root.startIndex;
+  data[END] = root.endIndex;
+  data[ROW] = root.startRow;
+  data[PARENT] = -1;
+  data[SUBTREE_END] = rows;
+  const statementFields = root.childFields;
+  let next = 1;
+  let i = 0;
+  const copyStatement = (): boolean => {
+    if (i >= statements.length) return false;
+    const place = statements[i]!.placement;
+    const { data: from, types: ownTypes, fields: ownFields } = place.table;
+    const first = place.first;
+    const end = from[first * ROW_WORDS + SUBTREE_END]!;
+    data.set(from.subarray(first * ROW_WORDS, end * ROW_WORDS), next * ROW_WORDS);
+    // A table whose names are not the grammar's (none a copy makes): its rows are given the grammar's ids.
+    if (ownTypes !== types || ownFields !== fields) {
+      for (let row = next; row < next + end - first; row++) {
+        const kind = data[row * ROW_WORDS + KIND]!;
+        const flags = (kind >>> FLAGS_SHIFT) & 0xf;
+        data[row * ROW_WORDS + KIND] = grammarId(kind & 0xffff, ownTypes, types) | (flags << FLAGS_SHIFT) | (grammarId(kind >>> FIELD_SHIFT, ownFields, fields) << FIELD_SHIFT);
+      }
+    }
+    // A statement's field is its root's (given children's fields lie in the root's placement).
+    const field = statementFields[i] ?? null;
+    const word = next * ROW_WORDS + KIND;
+    data[word] = (data[word]! & ~(0xfff << FIELD_SHIFT)) | ((field === null ? 0 : Math.max(0, fields.indexOf(field))) << FIELD_SHIFT);
+    placed.set([next, place.index, place.row, next - first], i * FLAT_STATEMENT_WORDS);
+    next += end - first;
+    i++;
+    return true;
+  };
+  return { tree: { data, statements: placed, types, fields }, next: copyStatement };
+}
+
+/** The grammar's id of a name that has `id` in `own` (the same id where `own` is the grammar's table). */
+function grammarId<T>(id: number, own: readonly T[], grammar: readonly T[]): number {
+  if (own === grammar || id === ERROR_TYPE_ID) return id;
+  return Math.max(0, grammar.indexOf(own[id]!));
+}
+
+/** The copy a FlatTree holds (flattenTree), reading `source`: the statements placed on their own, as copyTree does. */
+export function unflattenTree({ data, statements, types, fields }: FlatTree, source: string | SourceText): SyntaxNode {
+  const ref = typeof source === 'string' ? new SourceText(source) : source;
+  const rows = data.length / ROW_WORDS;
+  const table = new NodeTable(data, types, fields, nextId);
+  nextId += rows;
+  const placed = (row: number, index: number, startRow: number): Placement => {
+    const place = new Placement(ref, index, startRow);
+    place.first = row;
+    place.table = table;
+    place.owner = new SyntaxNode(place, row);
+    return place;
+  };
+  const root = placed(0, 0, 0).owner!;
+  const places: Placement[] = [];
+  for (let k = 0; k < statements.length; k += FLAT_STATEMENT_WORDS) {
+    const [first, index, startRow, moved] = [statements[k]!, statements[k + 1]!, statements[k + 2]!, statements[k + 3]!];
+    const end = data[first * ROW_WORDS + SUBTREE_END]! + moved;
+    // The rows moved by `moved` from their own table's: their parent and subtree-end rows move with them.
+    for (let row = first; row < end; row++) {
+      data[row * ROW_WORDS + PARENT] = row === first ? 0 : data[row * ROW_WORDS + PARENT]! + moved;
+      data[row * ROW_WORDS + SUBTREE_END] = data[row * ROW_WORDS + SUBTREE_END]! + moved;
+    }
+    places.push(placed(first, index, startRow));
+  }
+  root.children = places.map((place) => place.owner!);
+  root.childFields = fieldNamesOf(fields, places.map((place) => data[place.first * ROW_WORDS + KIND]! >>> FIELD_SHIFT));
+  for (const place of places) place.ownerParent = root;
+  return root;
+}

@@ -4,6 +4,8 @@ import { analyze } from '../engine/analyze';
 import type { AnalysisOptions } from '../engine/analyze';
 import type { DocumentState } from '../engine/documents';
 import { MAX_ANALYZED_CHARACTERS } from '../engine/limits';
+import { loadedParser } from '../engine/parser';
+import { flattenTreeInSlices } from '../engine/syntax-tree';
 import { leakOutsideStep } from '../estimator/growth';
 import { programOf } from '../estimator/python-values';
 import { host } from '../host';
@@ -63,8 +65,8 @@ function currentTable(serverContext: ServerContext, state: DocumentState): LeakS
 function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<SizesEntry | undefined> {
   const version = state.version;
   const last = tables.get(state);
-  // Every edit since the last estimate was undone: its sizes stand. The worker would start a thread (30-40 MiB
-  // resident for a few seconds with a 5,000-line script) to find the same.
+  // Every edit since the last estimate was undone: its sizes stand. The worker would start a thread (about 28
+  // MiB resident for a few seconds with a 5,000-line script) to find the same.
   if (last?.text === state.analysisText) return Promise.resolve({ ...last, version });
   const document = new WeakRef(state);
   const onThisThread = (): SizesEntry | undefined => {
@@ -74,16 +76,24 @@ function sizesOf(serverContext: ServerContext, state: DocumentState): Promise<Si
     return { version, table: currentTable(serverContext, current), text: current.analysisText };
   };
   const worker = host().estimateWorker;
-  // The worker parses the text itself: it needs only that the document was parsed (a tree, or the copy of one: a
-  // document not edited since its open, or edited statement by statement, keeps no tree-sitter tree).
-  if (worker && state.text.length <= MAX_ANALYZED_CHARACTERS && (state.analysisTree || state.syntaxRoot)) {
+  const language = loadedParser()?.language;
+  // The worker reads this thread's copy of the tree (made for the diagnostics already: the model's root), flattened
+  // into one table that moves to it: it parses nothing again, and no model is built here for it.
+  const root = worker && language && state.text.length <= MAX_ANALYZED_CHARACTERS ? (state.syntaxRoot ?? (state.analysisTree && serverContext.modelOf(state)?.root)) : undefined;
+  if (worker && language && root) {
     const lastTable = last?.table;
     const text = state.analysisText;
-    return worker.leakSizes(text, filePathOf(state.uri), last?.read).then(
+    const file = filePathOf(state.uri);
+    // In slices: a keystroke that comes meanwhile is not kept waiting (and makes this version's sizes moot).
+    const stillCurrent = () => {
+      const current = document.deref();
+      return !!current && serverContext.documents.get(current.uri) === current && current.version === version;
+    };
+    return flattenTreeInSlices(root, language.types, language.fields, stillCurrent).then((tree) => !tree ? undefined : worker.leakSizes(text, tree, file, last?.read).then(
       (sizes) => ({ version, table: sizes.unchanged ? lastTable : sizes.table, read: sizes.read, text }),
       // The worker could not run: the estimate runs here, as it does without one.
       () => onThisThread(),
-    );
+    ));
   }
   return Promise.resolve(onThisThread());
 }
