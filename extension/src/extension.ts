@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind } from 'vscode-languageclient/node';
 import type { ServerOptions } from 'vscode-languageclient/node';
-import { SERVER_NODE_ARGS, serverEnvironment } from '../../server/src/launch-args';
+import { SERVER_NODE_ARGS } from '../../server/src/launch-args';
 import { activateWith, deactivate } from './client';
 
 export { deactivate };
@@ -10,11 +10,9 @@ export { deactivate };
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   await activateWith(context, async (context, options, name) => {
     const serverModule = vscode.Uri.joinPath(context.extensionUri, 'dist', 'server.js').fsPath;
-    // The client adds `env` to the extension host's environment.
-    const env = serverEnvironment(process.env);
     const serverOptions: ServerOptions = {
-      run: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_ARGS], env } },
-      debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_ARGS, '--nolazy', '--inspect=6019'], env } },
+      run: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_ARGS] } },
+      debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_ARGS, '--nolazy', '--inspect=6019'] } },
     };
     return new LanguageClient('oomguard', name, serverOptions, options);
   }, () => ({ server: vscode.Uri.joinPath(context.extensionUri, 'dist', 'server.js').fsPath, runtime: `Node ${process.version}` }));

@@ -15,22 +15,7 @@ export const SERVER_NODE_ARGS: readonly string[] = [
   '--max-semi-space-size=4',
 ];
 
-/**
- * glibc's malloc (Linux) raises the size from which it maps a freed block's memory on its own, up to 32 MiB, each time
- * such a block is freed. The server then took its large buffers (the estimate worker's, off-heap tables, messages)
- * from heaps that keep freed memory resident. A fixed threshold of 1 MiB (`npm run bench`, runs alternated with the
- * default, loaded machine): a 5,000-line script settled at 104-105 MiB after the edits instead of 107-111, ten
- * 2,000-line scripts at 126-130 instead of 130-137 (closed again: 82-85 instead of 84-89), a 20,000-line script at 128
- * instead of 140, its estimate's peak 232 instead of 257. 128 KiB (glibc's start) saved 5-8 MiB more, but mapped and
- * unmapped buffers on every keystroke: two to three times the page faults, 0.8 ms more server CPU per edit (means of
- * three alternated runs of 640 edits of a 5,000-line script).
- */
-const MALLOC_TUNABLE = 'glibc.malloc.mmap_threshold=1048576';
-
-/** The variables the server is started with, beside the environment it inherits: glibc reads them as a process starts. */
-export function serverEnvironment(inherited: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const tunables = inherited.GLIBC_TUNABLES;
-  // The user's own malloc settings stand.
-  if (tunables?.includes('glibc.malloc.mmap_threshold')) return {};
-  return { GLIBC_TUNABLES: tunables ? `${tunables}:${MALLOC_TUNABLE}` : MALLOC_TUNABLE };
-}
+// Not set: a fixed malloc mmap threshold (GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1048576, measured
+// and left out). It saved 4-12 MiB of settled RSS, but at 20,000 lines every keystroke's buffers over the threshold were
+// mapped and unmapped again: edit-to-diagnostics p50 16-21 ms instead of 8-11 (npm run bench, same minutes, load
+// about 1; 4 MiB gave the same 16-20 ms). The memory targets hold without it.

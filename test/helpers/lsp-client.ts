@@ -8,7 +8,7 @@ import {
   StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
 import type { Diagnostic, InitializeResult, ProtocolConnection, PublishDiagnosticsParams } from 'vscode-languageserver-protocol/node';
-import { SERVER_NODE_ARGS, serverEnvironment } from '../../server/src/launch-args';
+import { SERVER_NODE_ARGS } from '../../server/src/launch-args';
 import { repoRoot } from './analysis';
 
 export interface TestClient {
@@ -31,9 +31,7 @@ export async function startServer(initializationOptions: unknown = {}, capabilit
   // benchmark), and OOMGUARD_SERVER_LAUNCH_ARGS replaces the extension's (a benchmark of a build that had none).
   const launchArgs = process.env.OOMGUARD_SERVER_LAUNCH_ARGS?.split(' ').filter(Boolean) ?? SERVER_NODE_ARGS;
   const nodeArgs = [...launchArgs, ...(process.env.OOMGUARD_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
-  // The environment as the extension gives it too (malloc's settings); OOMGUARD_SERVER_LAUNCH_ARGS leaves it as it is.
-  const env = process.env.OOMGUARD_SERVER_LAUNCH_ARGS === undefined ? { ...process.env, ...serverEnvironment(process.env) } : process.env;
-  const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { stdio: 'pipe', env });
+  const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { stdio: 'pipe' });
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
